@@ -1,0 +1,216 @@
+/* tpusim.h - the simulator layer's public interface (C11).
+ *
+ * Three parts, all described in docs/isa.md:
+ *   1. the instruction set: encodings, names and a disassembler;
+ *   2. the cycle-accurate device: the verilated tpu_core plus a memory model;
+ *   3. the golden model: an instruction-level model of the same ISA (no timing).
+ * No Verilator or C++ type appears here. */
+#ifndef TPUSIM_H
+#define TPUSIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- ISA -- */
+
+enum tpu_opcode {
+    TPU_OP_RD_HOST = 0x01,
+    TPU_OP_RD_WEIGHT = 0x02,
+    TPU_OP_RD_PARAMS = 0x03,
+    TPU_OP_MATMUL = 0x04,
+    TPU_OP_ACTIVATE = 0x05,
+    TPU_OP_WR_HOST = 0x06,
+    TPU_OP_SYNC = 0x07,
+    TPU_OP_HALT = 0x08,
+};
+
+enum tpu_flag {
+    TPU_F_ACC = 1u << 0,      /* MATMUL: accumulate into ACC instead of overwriting */
+    TPU_F_LOAD = 1u << 1,     /* MATMUL: first pop the next weight tile */
+    TPU_F_UNSIGNED = 1u << 2, /* MATMUL: activations are uint8 */
+    TPU_F_BIAS = 1u << 3,     /* ACTIVATE, WR_HOST+SRC_ACC: add bias */
+    TPU_F_RELU = 1u << 4,     /* ACTIVATE, WR_HOST+SRC_ACC: clamp at zero */
+    TPU_F_SRC_ACC = 1u << 5,  /* WR_HOST: source is ACC (int32) rather than UB */
+};
+
+enum tpu_error {
+    TPU_ERR_OK = 0,
+    TPU_ERR_ILLEGAL_OPCODE = 1,
+    TPU_ERR_BAD_OPERAND = 2,
+    TPU_ERR_UB_RANGE = 3,
+    TPU_ERR_ACC_RANGE = 4,
+    TPU_ERR_MEM_RANGE = 5,
+    TPU_ERR_MEM_FAULT = 6,
+    TPU_ERR_WFIFO_EMPTY = 7,
+    TPU_ERR_WFIFO_FULL = 8,
+};
+
+/* One 128-bit instruction as four little-endian words. */
+typedef struct {
+    uint32_t w[4];
+} tpu_insn;
+
+/* Decoded fields. */
+typedef struct {
+    uint32_t op, flags, rows, a, b, len, stride;
+} tpu_fields;
+
+tpu_insn tpu_encode(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
+                    uint32_t len, uint32_t stride);
+tpu_fields tpu_decode(const tpu_insn *insn);
+const char *tpu_opcode_name(uint32_t op);   /* "MATMUL", or "?" */
+const char *tpu_error_name(uint32_t code);  /* "UB_RANGE", or "?" */
+/* Writes one line of assembly ("MATMUL.LOAD.ACC rows=16 ub=0 acc=32") into buf; returns buf. */
+char *tpu_disasm(const tpu_insn *insn, char *buf, size_t size);
+
+/* Control/status register byte offsets. */
+enum tpu_csr {
+    TPU_CSR_ID = 0x00,
+    TPU_CSR_VERSION = 0x04,
+    TPU_CSR_ARRAY_N = 0x08,
+    TPU_CSR_UB_ROWS = 0x0C,
+    TPU_CSR_ACC_ROWS = 0x10,
+    TPU_CSR_WFIFO_TILES = 0x14,
+    TPU_CSR_IQ_DEPTH = 0x18,
+    TPU_CSR_BUS_BYTES = 0x1C,
+    TPU_CSR_CTRL = 0x20,
+    TPU_CSR_STATUS = 0x24,
+    TPU_CSR_ERROR_CODE = 0x28,
+    TPU_CSR_ERROR_PC = 0x2C,
+    TPU_CSR_SYNC_COUNT = 0x30,
+    TPU_CSR_MEM_SIZE = 0x34,
+    TPU_CSR_IQ_FREE = 0x38,
+    TPU_CSR_INSN_COUNT = 0x3C,
+    TPU_CSR_PERF_BASE = 0x40, /* TPU_PERF_COUNT 64-bit counters, 8 bytes apart */
+};
+
+#define TPU_ID_MAGIC 0x54505531u
+#define TPU_VERSION 0x00010000u
+#define TPU_CTRL_CLEAR_PERF 2u
+#define TPU_STATUS_BUSY 1u
+#define TPU_STATUS_HALTED 2u
+#define TPU_STATUS_ERROR 4u
+
+enum tpu_perf_counter {
+    TPU_PERF_ACTIVE,
+    TPU_PERF_MXU_BUSY,
+    TPU_PERF_STALL_HAZARD,
+    TPU_PERF_STALL_UNIT,
+    TPU_PERF_STALL_WEIGHT,
+    TPU_PERF_STALL_MEM,
+    TPU_PERF_STALL_ISSUE,
+    TPU_PERF_DMA_RD_BYTES,
+    TPU_PERF_DMA_WR_BYTES,
+    TPU_PERF_RETIRED,
+    TPU_PERF_COUNT
+};
+const char *tpu_perf_name(int counter); /* "mxu_busy", ... */
+
+/* Hardware configuration, as the ID registers report it. */
+typedef struct {
+    uint32_t array_n, ub_rows, acc_rows, wfifo_tiles, iq_depth;
+    uint64_t mem_size;
+} tpu_hwcfg;
+
+/* ------------------------------------------------ cycle-accurate device -- */
+
+typedef struct tpusim tpusim;
+
+typedef struct {
+    uint32_t array_n;            /* N: a model for it must be built in (tpusim_arrays) */
+    uint64_t mem_size;           /* bytes of memory behind the port */
+    uint32_t mem_latency;        /* cycles from a request's acceptance to its response */
+    uint32_t mem_bytes_per_cycle;/* bandwidth: bytes the memory accepts per cycle */
+} tpusim_config;
+
+void tpusim_config_default(tpusim_config *cfg);
+/* The array sizes built into this library, ascending; returns how many (up to max). */
+int tpusim_arrays(uint32_t *sizes, int max);
+
+/* NULL on failure, with the reason in err. The device comes out of reset with MEM_SIZE set. */
+tpusim *tpusim_create(const tpusim_config *cfg, char *err, size_t errlen);
+void tpusim_destroy(tpusim *sim);
+/* Pulse rst for a cycle and set MEM_SIZE. Memories keep their contents; the memory model's
+ * queues are emptied. */
+void tpusim_reset(tpusim *sim);
+void tpusim_hwcfg(tpusim *sim, tpu_hwcfg *out); /* read from the ID registers */
+
+uint64_t tpusim_cycle(const tpusim *sim); /* clock edges since creation */
+void tpusim_step(tpusim *sim, uint64_t cycles);
+
+uint32_t tpusim_reg_read(tpusim *sim, uint32_t offset);          /* no clock edge */
+void tpusim_reg_write(tpusim *sim, uint32_t offset, uint32_t v); /* one clock edge */
+uint64_t tpusim_perf(tpusim *sim, int counter);                  /* no clock edge */
+
+/* Offer one instruction for one clock edge. Returns 1 if the queue took it, 0 if it was full. */
+int tpusim_push(tpusim *sim, const tpu_insn *insn);
+
+enum tpusim_result {
+    TPUSIM_HALTED = 0,  /* a HALT retired */
+    TPUSIM_ERROR = 1,   /* the core stopped with ERROR_CODE set */
+    TPUSIM_TIMEOUT = 2, /* max_cycles clock edges passed first */
+};
+/* Step until HALTED or ERROR, at most max_cycles edges. */
+int tpusim_run(tpusim *sim, uint64_t max_cycles);
+/* Push a whole program as queue space frees up and run it; the program should end in HALT.
+ * max_cycles bounds the whole call. */
+int tpusim_run_program(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max_cycles);
+
+/* Backdoor access, no clock edge. Return 0, or -1 if the range is outside the memory. */
+int tpusim_mem_write(tpusim *sim, uint64_t addr, const void *src, size_t n);
+int tpusim_mem_read(tpusim *sim, uint64_t addr, void *dst, size_t n);
+/* Read UB row (N bytes) or ACC row (N int32). Return 0, or -1 if row is out of range. */
+int tpusim_ub_read(tpusim *sim, uint32_t row, int8_t *dst);
+int tpusim_acc_read(tpusim *sim, uint32_t row, int32_t *dst);
+
+/* Change the memory model's timing between runs. */
+void tpusim_mem_timing(tpusim *sim, uint32_t latency, uint32_t bytes_per_cycle);
+
+enum tpusim_trace_format { TPUSIM_TRACE_FST = 0, TPUSIM_TRACE_VCD = 1 };
+/* Trace to path from cycle `from` (inclusive) until cycle `to` (exclusive; 0 = until closed).
+ * Returns 0, or -1 with the reason in err. */
+int tpusim_trace_open(tpusim *sim, const char *path, int format, uint64_t from, uint64_t to,
+                      char *err, size_t errlen);
+void tpusim_trace_close(tpusim *sim);
+
+/* --------------------------------------------------------- golden model -- */
+
+typedef struct tpu_golden tpu_golden;
+
+tpu_golden *tpu_golden_create(const tpu_hwcfg *cfg); /* NULL if out of memory */
+void tpu_golden_destroy(tpu_golden *g);
+/* Reset as the device does: clear FIFO, weights, params, error; keep UB, ACC, memory. */
+void tpu_golden_reset(tpu_golden *g);
+/* Execute one instruction. Returns its tpu_error code; after a non-zero code the model
+ * refuses further instructions (returning the same code) until reset. */
+int tpu_golden_exec(tpu_golden *g, const tpu_insn *insn);
+/* Execute until HALT or an error; returns the error code. *executed gets the index of the HALT
+ * or of the failing instruction (may be NULL). */
+int tpu_golden_run(tpu_golden *g, const tpu_insn *prog, size_t n, size_t *executed);
+uint8_t *tpu_golden_mem(tpu_golden *g);          /* mem_size bytes */
+int8_t *tpu_golden_ub(tpu_golden *g, uint32_t row);   /* N bytes, or NULL if out of range */
+int32_t *tpu_golden_acc(tpu_golden *g, uint32_t row); /* N values, or NULL if out of range */
+uint32_t tpu_golden_sync_count(const tpu_golden *g);
+
+/* ------------------------------------------------------------ checking -- */
+
+enum tpusim_verdict {
+    TPUSIM_AGREE = 0,    /* same final memory, UB, ACC, error code and ERROR_PC */
+    TPUSIM_DIFFER = 1,   /* report names the first instruction whose effects differ */
+    TPUSIM_HUNG = 2,     /* the device hit max_cycles */
+};
+/* Run prog on the device (tpusim_run_program) and on a golden model started from the device's
+ * memory, UB and ACC as they are now, then compare all of them. On a difference the report
+ * names the earliest instruction (in program order) that wrote a differing location, the
+ * location, and the expected and actual values. */
+int tpusim_verify(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max_cycles,
+                  char *report, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
