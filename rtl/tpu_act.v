@@ -1,0 +1,110 @@
+`default_nettype none
+// Activation datapath, per column (docs/isa.md "Activation arithmetic"):
+//   stage 1: x = relu(acc + bias)                 32-bit wrapping add
+//   stage 2: p = (int64)x * (int64)mult            exact in 64 bits
+//   stage 3: q = round(p >> shift), ties away from zero, 64-bit wrapping add; clamp to int8
+// Fixed latency 3. stall holds every pipeline register, so a row's latency grows by the number
+// of stalled cycles and the outputs stay stable while stalled. bias, mult and shift must be
+// static while a row is in the pipeline (each stage reads its own operand).
+module tpu_act #(
+    parameter N = 16,
+    parameter TAG_W = 21
+) (
+    input wire clk,
+    input wire rst,
+    input wire stall,
+    input wire in_valid,
+    input wire [32*N-1:0] in_data,
+    input wire in_bias,
+    input wire in_relu,
+    input wire [TAG_W-1:0] in_tag,
+    input wire [32*N-1:0] bias,
+    input wire [32*N-1:0] mult,
+    input wire [6*N-1:0] shift,
+    output reg out_valid,
+    output reg [32*N-1:0] out_i32,
+    output reg [8*N-1:0] out_i8,
+    output reg [TAG_W-1:0] out_tag
+);
+    reg s1_valid;
+    reg s2_valid;
+    reg [TAG_W-1:0] s1_tag;
+    reg [TAG_W-1:0] s2_tag;
+    reg [32*N-1:0] s1_x;
+    reg [32*N-1:0] s2_x;
+    reg [64*N-1:0] s2_p;
+
+    reg [32*N-1:0] x_next;
+    reg [64*N-1:0] p_next;
+    reg [8*N-1:0] q_next;
+
+    // The datapath is procedural, one loop over the columns per stage: Icarus evaluates a 64-bit
+    // multiply in a continuous assignment tens of times slower than in procedural code.
+    always @* begin : stage1
+        integer c;
+        reg [31:0] sum;
+        for (c = 0; c < N; c = c + 1) begin
+            sum = in_data[32*c +: 32] + (in_bias ? bias[32*c +: 32] : 32'd0);
+            x_next[32*c +: 32] = (in_relu && sum[31]) ? 32'd0 : sum;
+        end
+    end
+
+    always @* begin : stage2
+        integer c;
+        reg [31:0] x;
+        reg [31:0] m;
+        for (c = 0; c < N; c = c + 1) begin
+            x = s1_x[32*c +: 32];
+            m = mult[32*c +: 32];
+            // Sign-extend both operands; the low 64 bits of the product are exact.
+            p_next[64*c +: 64] = {{32{x[31]}}, x} * {{32{m[31]}}, m};
+        end
+    end
+
+    always @* begin : stage3
+        integer c;
+        reg [63:0] p;
+        reg [5:0] s;
+        reg [63:0] half;
+        reg [63:0] q;
+        for (c = 0; c < N; c = c + 1) begin
+            p = s2_p[64*c +: 64];
+            s = shift[6*c +: 6];
+            // Add 2^(s-1) (one less when p < 0, so ties go away from zero), then shift
+            // arithmetically; s == 0 passes p through. (An if, not ?: with the unsigned p,
+            // which would make the shift logical.)
+            half = 64'd1 << (s - 6'd1);
+            if (s == 6'd0) q = p;
+            else q = $signed(p + (p[63] ? half - 64'd1 : half)) >>> s;
+            // q fits in int8 exactly when bits 63..7 are all copies of the sign.
+            if (q[63:7] == {57{1'b0}} || q[63:7] == {57{1'b1}}) q_next[8*c +: 8] = q[7:0];
+            else q_next[8*c +: 8] = q[63] ? 8'h80 : 8'h7f;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            s1_valid <= 1'b0;
+            s2_valid <= 1'b0;
+            out_valid <= 1'b0;
+        end else if (!stall) begin
+            s1_valid <= in_valid;
+            s2_valid <= s1_valid;
+            out_valid <= s2_valid;
+        end
+    end
+
+    // Data registers need no reset: the valid bits qualify them.
+    always @(posedge clk) begin
+        if (!stall) begin
+            s1_x <= x_next;
+            s1_tag <= in_tag;
+            s2_x <= s1_x;
+            s2_p <= p_next;
+            s2_tag <= s1_tag;
+            out_i32 <= s2_x;
+            out_i8 <= q_next;
+            out_tag <= s2_tag;
+        end
+    end
+endmodule

@@ -1,0 +1,69 @@
+`default_nettype none
+// Weight FIFO: TILES tiles of N rows of N int8, stored as one memory of TILES*N rows.
+// The producer writes rows of the tail tile in any order and then pushes it; the consumer reads
+// rows of the head tile combinationally and then pops it. The sequencer never pushes when full
+// or pops when empty, so there are no guards for either.
+module tpu_wfifo #(
+    parameter N = 16,
+    parameter TILES = 4
+) (
+    input wire clk,
+    input wire rst,
+    input wire wr_en,
+    // Row indices are below N: only their low RW bits are used, hence the UNUSEDSIGNAL waivers.
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [8:0] wr_row,
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [8*N-1:0] wr_data,
+    input wire push,
+    output wire full,
+    output wire empty,
+    output reg [8:0] count,
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [8:0] rd_row,
+    /* verilator lint_on UNUSEDSIGNAL */
+    output wire [8*N-1:0] rd_data,
+    input wire pop
+);
+    localparam DEPTH = TILES * N;
+    localparam AW = (DEPTH > 1) ? $clog2(DEPTH) : 1;
+    localparam RW = (N > 1) ? $clog2(N) : 1;
+    // Integer copies so the sized constants below are part-selects, not width-mismatched
+    // assignments of (possibly overridden, 32-bit) parameters.
+    localparam integer STEP_I = N;
+    localparam integer LAST_I = (TILES - 1) * N;
+    localparam integer TILES_I = TILES;
+    localparam [AW-1:0] STEP = STEP_I[AW-1:0];
+    localparam [AW-1:0] LAST_BASE = LAST_I[AW-1:0];
+    localparam [8:0] CNT_FULL = TILES_I[8:0];
+
+    reg [8*N-1:0] mem [0:DEPTH-1];
+    // First memory row of the tail and head tiles; they step by N and wrap explicitly, so
+    // neither N nor TILES has to be a power of two.
+    reg [AW-1:0] wr_base;
+    reg [AW-1:0] rd_base;
+
+    wire [AW-1:0] wr_addr = wr_base + {{(AW - RW){1'b0}}, wr_row[RW-1:0]};
+    wire [AW-1:0] rd_addr = rd_base + {{(AW - RW){1'b0}}, rd_row[RW-1:0]};
+
+    assign rd_data = mem[rd_addr];
+    assign full = count == CNT_FULL;
+    assign empty = count == 9'd0;
+
+    always @(posedge clk) begin
+        if (wr_en) mem[wr_addr] <= wr_data;
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            wr_base <= {AW{1'b0}};
+            rd_base <= {AW{1'b0}};
+            count <= 9'd0;
+        end else begin
+            if (push) wr_base <= (wr_base == LAST_BASE) ? {AW{1'b0}} : wr_base + STEP;
+            if (pop) rd_base <= (rd_base == LAST_BASE) ? {AW{1'b0}} : rd_base + STEP;
+            if (push && !pop) count <= count + 9'd1;
+            else if (pop && !push) count <= count - 9'd1;
+        end
+    end
+endmodule

@@ -1,0 +1,331 @@
+`default_nettype none
+// tpu_act against a reference written here with 128-bit integers: the exact product, the rounding
+// offset added exactly and then wrapped to 64 bits (the ISA's 64-bit wrapping add), and a
+// flooring division instead of a shift. The reference is itself checked against hand-computed
+// values first: exact ties both signs, shift 0, 1, 62 and 63, x and mult at INT32_MIN/MAX
+// (including the one case where the 64-bit add wraps), saturation both ways, bias wrap, ReLU.
+// Each of those cases then runs through the DUT, followed by random batches: per column bias,
+// mult and shift drawn from edge values and random ones (held while the batch is in flight, as
+// the contract requires), rows with random lanes, BIAS and RELU flags and tags, and batches of
+// exact ties. Every cycle stall, in_valid and the inputs are random (a stalled or invalid input
+// must be ignored) and the outputs are compared with a model of a 3-stage pipeline that holds
+// while stalled: out_valid always, data and tag when valid. A reset (with stall high) must
+// flush the pipeline.
+module tb_act;
+    parameter N = 8;
+    localparam TAG_W = 21;
+    localparam BATCHES = 500;
+    localparam [31:0] MIN = 32'h80000000;
+    localparam [31:0] MAX = 32'h7fffffff;
+
+    reg clk = 1'b0;
+    always #5 clk = ~clk;
+
+    reg rst = 1'b1;
+    reg stall = 1'b0;
+    reg in_valid = 1'b0;
+    reg [32*N-1:0] in_data = {32*N{1'b0}};
+    reg in_bias = 1'b0;
+    reg in_relu = 1'b0;
+    reg [TAG_W-1:0] in_tag = {TAG_W{1'b0}};
+    reg [32*N-1:0] bias = {32*N{1'b0}};
+    reg [32*N-1:0] mult = {32*N{1'b0}};
+    reg [6*N-1:0] shift = {6*N{1'b0}};
+    wire out_valid;
+    wire [32*N-1:0] out_i32;
+    wire [8*N-1:0] out_i8;
+    wire [TAG_W-1:0] out_tag;
+
+    tpu_act #(.N(N), .TAG_W(TAG_W)) dut (
+        .clk(clk), .rst(rst), .stall(stall),
+        .in_valid(in_valid), .in_data(in_data), .in_bias(in_bias), .in_relu(in_relu),
+        .in_tag(in_tag), .bias(bias), .mult(mult), .shift(shift),
+        .out_valid(out_valid), .out_i32(out_i32), .out_i8(out_i8), .out_tag(out_tag)
+    );
+
+    // ------------------------------------------------------------------ reference --
+    function [31:0] ref_x(input [31:0] acc, input [31:0] b, input use_bias, input relu);
+        reg signed [63:0] sum;
+        begin
+            sum = $signed(acc) + (use_bias ? $signed(b) : 64'sd0);
+            // 32-bit wrap: keep the low word, reinterpreted as signed.
+            sum = $signed(sum[31:0]);
+            if (relu && sum < 0) sum = 0;
+            ref_x = sum[31:0];
+        end
+    endfunction
+
+    function [7:0] ref_i8(input [31:0] x, input [31:0] m, input [5:0] s);
+        reg signed [127:0] p;
+        reg signed [127:0] t;
+        reg signed [127:0] d;
+        reg signed [127:0] q;
+        begin
+            p = $signed(x) * $signed(m);
+            if (s == 0) begin
+                q = p;
+            end else begin
+                d = 128'sd1 << s;
+                t = p + (p < 0 ? d / 2 - 1 : d / 2);
+                t = $signed(t[63:0]);
+                q = t / d;
+                if (t < 0 && q * d != t) q = q - 1;
+            end
+            if (q > 127) q = 127;
+            if (q < -128) q = -128;
+            ref_i8 = q[7:0];
+        end
+    endfunction
+
+    // ------------------------------------------------------- pipeline model, checks --
+    reg m_valid [0:2];
+    reg [32*N-1:0] m_i32 [0:2];
+    reg [8*N-1:0] m_i8 [0:2];
+    reg [TAG_W-1:0] m_tag [0:2];
+    integer cycle = 0;
+    integer accepted;
+
+    // One clock cycle: at the falling edge compare the outputs with the model's last stage,
+    // apply the inputs for the next rising edge and advance the model as the DUT will.
+    task step(input v, input [32*N-1:0] d, input ub, input ur, input [TAG_W-1:0] tag,
+              input st, input rs);
+        integer c;
+        integer i;
+        begin
+            @(negedge clk);
+            if (!rst) begin
+                if (out_valid !== m_valid[2]) begin
+                    $display("FAIL: act cycle %0d: out_valid expected %b, actual %b",
+                             cycle, m_valid[2], out_valid);
+                    $finish;
+                end
+                if (m_valid[2] && (out_i32 !== m_i32[2] || out_i8 !== m_i8[2] || out_tag !== m_tag[2])) begin
+                    $display("FAIL: act cycle %0d: out_i32/out_i8/out_tag expected %h/%h/%h, actual %h/%h/%h",
+                             cycle, m_i32[2], m_i8[2], m_tag[2], out_i32, out_i8, out_tag);
+                    $finish;
+                end
+            end
+            in_valid = v;
+            in_data = d;
+            in_bias = ub;
+            in_relu = ur;
+            in_tag = tag;
+            stall = st;
+            rst = rs;
+            accepted = v && !st && !rs;
+            if (rs) begin
+                for (i = 0; i < 3; i = i + 1) m_valid[i] = 1'b0;
+            end else if (!st) begin
+                for (i = 2; i > 0; i = i - 1) begin
+                    m_valid[i] = m_valid[i-1];
+                    m_i32[i] = m_i32[i-1];
+                    m_i8[i] = m_i8[i-1];
+                    m_tag[i] = m_tag[i-1];
+                end
+                m_valid[0] = v;
+                m_tag[0] = tag;
+                for (c = 0; c < N && v; c = c + 1) begin
+                    m_i32[0][32*c +: 32] = ref_x(d[32*c +: 32], bias[32*c +: 32], ub, ur);
+                    m_i8[0][8*c +: 8] = ref_i8(m_i32[0][32*c +: 32], mult[32*c +: 32], shift[6*c +: 6]);
+                end
+            end
+            cycle = cycle + 1;
+        end
+    endtask
+
+    // An idle cycle: in_valid low, garbage inputs, random stall.
+    task idle;
+        integer k;
+        reg [32*N-1:0] garbage;
+        begin
+            for (k = 0; k < N; k = k + 1) garbage[32*k +: 32] = $urandom;
+            step(1'b0, garbage, $urandom % 2, $urandom % 2, $urandom, $urandom % 10 < 3, 1'b0);
+        end
+    endtask
+
+    // Offer a row until it is accepted, with a random stall every cycle; returns after the
+    // accepting cycle's inputs are applied.
+    task send(input [32*N-1:0] d, input ub, input ur, input [TAG_W-1:0] tag);
+        begin
+            accepted = 0;
+            while (!accepted) step(1'b1, d, ub, ur, tag, $urandom % 10 < 3, 1'b0);
+        end
+    endtask
+
+    task drain;
+        while (m_valid[0] || m_valid[1] || m_valid[2]) idle;
+    endtask
+
+    integer i;
+
+    // ------------------------------------------------------------- directed cases --
+    integer directed_count = 0;
+
+    task directed(input [31:0] acc, input [31:0] b, input ub, input ur, input [31:0] m,
+                  input [5:0] s, input [31:0] exp_i32, input [7:0] exp_i8);
+        reg [31:0] x;
+        reg [7:0] q;
+        reg [TAG_W-1:0] tag;
+        begin
+            x = ref_x(acc, b, ub, ur);
+            q = ref_i8(x, m, s);
+            if (x !== exp_i32 || q !== exp_i8) begin
+                $display("FAIL: act reference, case %0d (acc %h bias %h use %b relu %b mult %h shift %0d): expected %h/%h, reference gives %h/%h",
+                         directed_count, acc, b, ub, ur, m, s, exp_i32, exp_i8, x, q);
+                $finish;
+            end
+            bias = {N{b}};
+            mult = {N{m}};
+            shift = {N{s}};
+            tag = directed_count;
+            send({N{acc}}, ub, ur, tag);
+            // The pipeline model checks the DUT; also compare with the hand-computed values
+            // once the row has reached the outputs (just after the next rising edge).
+            while (!(m_valid[2] && m_tag[2] == tag)) idle;
+            @(posedge clk) #1;
+            if (out_i32 !== {N{exp_i32}} || out_i8 !== {N{exp_i8}}) begin
+                $display("FAIL: act case %0d: expected %h/%h in every column, actual %h/%h",
+                         directed_count, exp_i32, exp_i8, out_i32, out_i8);
+                $finish;
+            end
+            drain;
+            directed_count = directed_count + 1;
+        end
+    endtask
+
+    // ------------------------------------------------------------- random batches --
+    function [31:0] pick_mult(input integer r);
+        case (r % 9)
+            0: pick_mult = 32'd0;
+            1: pick_mult = 32'd1;
+            2: pick_mult = 32'hffffffff;
+            3: pick_mult = MIN;
+            4: pick_mult = MAX;
+            5: pick_mult = $urandom;
+            6: pick_mult = 32'd1 << ($urandom % 31);
+            default: pick_mult = $urandom % 2001 - 1000;
+        endcase
+    endfunction
+
+    function [5:0] pick_shift(input integer r);
+        case (r % 9)
+            0: pick_shift = 6'd0;
+            1: pick_shift = 6'd1;
+            2: pick_shift = 6'd63;
+            3: pick_shift = 6'd62;
+            4: pick_shift = 6'd31;
+            5: pick_shift = 6'd32;
+            6: pick_shift = $urandom;
+            default: pick_shift = 6'd1 + $urandom % 12;
+        endcase
+    endfunction
+
+    function [31:0] pick_i32(input integer r);
+        case (r % 8)
+            0: pick_i32 = 32'd0;
+            1: pick_i32 = MIN;
+            2: pick_i32 = MAX;
+            3: pick_i32 = 32'hffffffff;
+            4: pick_i32 = 32'd1;
+            5: pick_i32 = $urandom % 4001 - 2000;
+            default: pick_i32 = $urandom;
+        endcase
+    endfunction
+
+    integer batch;
+    integer rows;
+    integer r;
+    integer c;
+    integer ties;
+    reg [5:0] sh;
+    reg [32*N-1:0] d;
+
+    initial begin
+        for (i = 0; i < 3; i = i + 1) m_valid[i] = 1'b0;
+        step(1'b0, 0, 0, 0, 0, 0, 1'b1);
+        step(1'b0, 0, 0, 0, 0, 0, 1'b1);
+
+        //        acc          bias   use relu mult         shift  int32        int8
+        // Exact ties round away from zero.
+        directed(32'd3,        0,     0, 0, 32'd1,        6'd1,  32'd3,       8'd2);
+        directed(-32'd3,       0,     0, 0, 32'd1,        6'd1,  -32'd3,      -8'd2);
+        directed(32'd1,        0,     0, 0, 32'd1,        6'd1,  32'd1,       8'd1);
+        directed(-32'd1,       0,     0, 0, 32'd1,        6'd1,  -32'd1,      -8'd1);
+        directed(32'd6,        0,     0, 0, 32'd1,        6'd2,  32'd6,       8'd2);
+        directed(-32'd6,       0,     0, 0, 32'd1,        6'd2,  -32'd6,      -8'd2);
+        directed(32'd3,        0,     0, 0, -32'd1,       6'd1,  32'd3,       -8'd2);
+        // Not ties: nearest.
+        directed(32'd5,        0,     0, 0, 32'd1,        6'd2,  32'd5,       8'd1);
+        directed(-32'd5,       0,     0, 0, 32'd1,        6'd2,  -32'd5,      -8'd1);
+        directed(-32'd7,       0,     0, 0, 32'd1,        6'd2,  -32'd7,      -8'd2);
+        // Shift 0 and saturation both ways (including by rounding: 127.5 -> 128 -> 127).
+        directed(32'd100,      0,     0, 0, 32'd1,        6'd0,  32'd100,     8'd100);
+        directed(32'd200,      0,     0, 0, 32'd1,        6'd0,  32'd200,     8'd127);
+        directed(-32'd200,     0,     0, 0, 32'd1,        6'd0,  -32'd200,    -8'd128);
+        directed(32'd255,      0,     0, 0, 32'd1,        6'd1,  32'd255,     8'd127);
+        directed(-32'd255,     0,     0, 0, 32'd1,        6'd1,  -32'd255,    -8'd128);
+        directed(-32'd257,     0,     0, 0, 32'd1,        6'd1,  -32'd257,    -8'd128);
+        directed(32'd253,      0,     0, 0, 32'd1,        6'd1,  32'd253,     8'd127);
+        directed(MIN,          0,     0, 0, MIN,          6'd0,  MIN,         8'd127);
+        directed(MIN,          0,     0, 0, MAX,          6'd0,  MIN,         -8'd128);
+        directed(32'd5,        0,     0, 0, 32'd0,        6'd7,  32'd5,       8'd0);
+        // Extremes with large shifts. 2^62 + 2^62 wraps to -2^63 in 64 bits: -1.
+        directed(MIN,          0,     0, 0, MIN,          6'd63, MIN,         -8'd1);
+        directed(MIN,          0,     0, 0, MIN,          6'd62, MIN,         8'd1);
+        directed(MAX,          0,     0, 0, MAX,          6'd63, MAX,         8'd0);
+        directed(MAX,          0,     0, 0, MAX,          6'd62, MAX,         8'd1);
+        directed(MIN,          0,     0, 0, MAX,          6'd62, MIN,         -8'd1);
+        directed(MIN,          0,     0, 0, MAX,          6'd63, MIN,         8'd0);
+        directed(MIN,          0,     0, 0, 32'd1,        6'd63, MIN,         8'd0);
+        directed(MIN,          0,     0, 0, 32'd1,        6'd31, MIN,         -8'd1);
+        directed(MIN,          0,     0, 0, 32'd1,        6'd32, MIN,         -8'd1);
+        directed(MIN,          0,     0, 0, 32'd1,        6'd33, MIN,         8'd0);
+        directed(MAX,          0,     0, 0, 32'd1,        6'd24, MAX,         8'd127);
+        directed(MAX,          0,     0, 0, 32'd1,        6'd25, MAX,         8'd64);
+        // Bias: added only with the flag, wraps at 32 bits; ReLU clamps at zero.
+        directed(32'd10,       32'd5, 0, 0, 32'd1,        6'd0,  32'd10,      8'd10);
+        directed(32'd10,       32'd5, 1, 0, 32'd1,        6'd0,  32'd15,      8'd15);
+        directed(MAX,          32'd1, 1, 0, 32'd1,        6'd0,  MIN,         -8'd128);
+        directed(MAX,          32'd1, 1, 1, 32'd1,        6'd0,  32'd0,       8'd0);
+        directed(MIN,          -32'd1, 1, 1, 32'd1,       6'd0,  MAX,         8'd127);
+        directed(-32'd5,       0,     0, 1, 32'd1,        6'd0,  32'd0,       8'd0);
+        directed(32'd5,        -32'd9, 1, 1, 32'd1,       6'd0,  32'd0,       8'd0);
+        directed(-32'd5,       32'd9, 1, 1, 32'd3,        6'd1,  32'd4,       8'd6);
+
+        for (batch = 0; batch < BATCHES; batch = batch + 1) begin
+            ties = batch % 4 == 3;
+            for (c = 0; c < N; c = c + 1) begin
+                bias[32*c +: 32] = pick_i32($urandom);
+                if (ties) begin
+                    mult[32*c +: 32] = ($urandom % 2) ? 32'd1 : 32'hffffffff;
+                    shift[6*c +: 6] = 6'd1 + $urandom % 10;
+                end else begin
+                    mult[32*c +: 32] = pick_mult($urandom);
+                    shift[6*c +: 6] = pick_shift($urandom);
+                end
+            end
+            rows = 1 + $urandom % 12;
+            for (r = 0; r < rows; r = r + 1) begin
+                for (c = 0; c < N; c = c + 1) begin
+                    sh = shift[6*c +: 6];
+                    // Tie rows: an odd multiple of 2^(s-1), either sign, magnitude around the
+                    // int8 range so some saturate.
+                    if (ties)
+                        d[32*c +: 32] = (($urandom % 2) ? 32'd1 : 32'hffffffff) *
+                                        (((2 * ($urandom % 160)) + 1) << (sh - 1));
+                    else
+                        d[32*c +: 32] = pick_i32($urandom);
+                end
+                while ($urandom % 3 == 0) idle;
+                if (ties) send(d, 1'b0, 1'b0, $urandom);
+                else send(d, $urandom % 2, $urandom % 2, $urandom);
+            end
+            // A reset with stall high in the middle of one batch, rows in flight.
+            if (batch == BATCHES / 2)
+                step(1'b1, d, 1'b0, 1'b0, $urandom, 1'b1, 1'b1);
+            drain;
+        end
+        $display("PASS");
+        $finish;
+    end
+endmodule
