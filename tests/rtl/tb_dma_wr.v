@@ -1,0 +1,397 @@
+`default_nettype none
+// tpu_dma_wr (with tpu_act) against a behavioural memory (byte array, fixed ack latency, random
+// req_ready, random gaps between acks, in-order acks, err beyond MEM_SIZE) and UB/ACC models
+// that answer the cycle after a read with junk in every other cycle.
+// Each instruction is checked for: the whole memory afterwards (bytes 0..len-1 of each source row,
+// in row order, relu(acc + bias) for ACC rows), the request sequence (a + i*stride, len), the
+// source reads (b, b+1, ... once each), exactly one done pulse after the last ack, fault, no activity outside the
+// instruction, at most DEPTH rows read ahead of the memory while it refuses requests, and one
+// request per cycle when the memory always accepts.
+module tb_dma_wr;
+    parameter N = 8;
+    localparam DEPTH = 8;
+    localparam MEM_SIZE = 4096;
+    localparam ROWS = 64;  // UB and ACC rows
+    localparam QD = 64;    // ack queue entries
+
+    reg clk = 1'b0;
+    always #5 clk = !clk;
+    reg rst = 1'b1;
+
+    reg cmd_valid = 1'b0;
+    wire cmd_ready;
+    reg [15:0] cmd_rows = 16'd0;
+    reg [31:0] cmd_a = 32'd0;
+    reg [19:0] cmd_b = 20'd0;
+    reg [11:0] cmd_len = 12'd0;
+    reg [31:0] cmd_stride = 32'd0;
+    reg cmd_src_acc = 1'b0;
+    reg cmd_bias = 1'b0;
+    reg cmd_relu = 1'b0;
+    wire done;
+    wire fault;
+    wire req_valid;
+    reg req_ready = 1'b0;
+    wire [31:0] req_addr;
+    wire [15:0] req_len;
+    wire [32*N-1:0] req_wdata;
+    reg rsp_valid = 1'b0;
+    reg rsp_err = 1'b0;
+    wire ub_en;
+    wire [19:0] ub_addr;
+    reg [8*N-1:0] ub_data = {8 * N{1'b0}};
+    wire acc_en;
+    wire [19:0] acc_addr;
+    reg [32*N-1:0] acc_data = {32 * N{1'b0}};
+    reg [32*N-1:0] bias = {32 * N{1'b0}};
+
+    tpu_dma_wr #(
+        .N(N),
+        .DEPTH(DEPTH)
+    ) dut (
+        .clk(clk),
+        .rst(rst),
+        .cmd_valid(cmd_valid),
+        .cmd_ready(cmd_ready),
+        .cmd_rows(cmd_rows),
+        .cmd_a(cmd_a),
+        .cmd_b(cmd_b),
+        .cmd_len(cmd_len),
+        .cmd_stride(cmd_stride),
+        .cmd_src_acc(cmd_src_acc),
+        .cmd_bias(cmd_bias),
+        .cmd_relu(cmd_relu),
+        .done(done),
+        .fault(fault),
+        .req_valid(req_valid),
+        .req_ready(req_ready),
+        .req_addr(req_addr),
+        .req_len(req_len),
+        .req_wdata(req_wdata),
+        .rsp_valid(rsp_valid),
+        .rsp_err(rsp_err),
+        .ub_en(ub_en),
+        .ub_addr(ub_addr),
+        .ub_data(ub_data),
+        .acc_en(acc_en),
+        .acc_addr(acc_addr),
+        .acc_data(acc_data),
+        .bias(bias)
+    );
+
+    integer seed = 7;
+    integer cycle = 0;
+
+    // A request is answered with err unless all its bytes are below MEM_SIZE (no wrap at 2^32).
+    function in_range(input [31:0] addr, input [15:0] len);
+        in_range = {32'd0, addr} + len <= MEM_SIZE;
+    endfunction
+
+    // ---------------------------------------------------------------- memory --
+    reg [7:0] mem[0:MEM_SIZE-1];
+    integer latency = 1;      // cycles from acceptance to the earliest ack, >= 1
+    integer ready_pct = 100;  // chance per cycle that req_ready is high
+    integer rsp_pct = 100;    // chance per cycle that a due ack is given
+    integer refuse = 0;       // cycles left in which req_ready is held low
+    reg q_err[0:QD-1];
+    integer q_due[0:QD-1];
+    integer q_head = 0;
+    integer q_tail = 0;
+    reg m_err;
+    reg [31:0] m_r;
+    integer m_j;
+
+    always @(posedge clk) begin
+        cycle <= cycle + 1;
+        m_r = $random(seed);
+        req_ready <= refuse == 0 && ({m_r} % 100) < ready_pct;
+        if (refuse > 0) refuse = refuse - 1;
+        if (req_valid && req_ready) begin
+            m_err = !in_range(req_addr, req_len);
+            if (!m_err) for (m_j = 0; m_j < req_len; m_j = m_j + 1) mem[req_addr+m_j] = req_wdata[8*m_j+:8];
+            if (q_tail - q_head == QD) begin
+                $display("FAIL: memory queue overflow (%0d requests outstanding)", QD);
+                $finish;
+            end
+            q_err[q_tail%QD] = m_err;
+            q_due[q_tail%QD] = cycle + latency;
+            q_tail = q_tail + 1;
+        end
+        m_r = $random(seed);
+        if (q_head != q_tail && q_due[q_head%QD] <= cycle && ({m_r} % 100) < rsp_pct) begin
+            rsp_valid <= 1'b1;
+            rsp_err <= q_err[q_head%QD];
+            q_head = q_head + 1;
+        end else begin
+            rsp_valid <= 1'b0;
+            rsp_err <= m_r[31];
+        end
+    end
+
+    // ---------------------------------------------------- UB and ACC models --
+    reg [8*N-1:0] ub[0:ROWS-1];
+    reg [32*N-1:0] acc[0:ROWS-1];
+    integer s_j;
+
+    always @(posedge clk) begin
+        for (s_j = 0; s_j < N; s_j = s_j + 1) begin
+            ub_data[8*s_j+:8] <= $random(seed);
+            acc_data[32*s_j+:32] <= $random(seed);
+        end
+        if (ub_en) ub_data <= ub[ub_addr];
+        if (acc_en) acc_data <= acc[acc_addr];
+        if ((ub_en && ub_addr >= ROWS) || (acc_en && acc_addr >= ROWS)) begin
+            $display("FAIL: read beyond the %0d rows (ub %b %0d, acc %b %0d)", ROWS, ub_en, ub_addr,
+                     acc_en, acc_addr);
+            $finish;
+        end
+    end
+
+    // --------------------------------------------------------------- monitor --
+    reg busy = 1'b0;
+    reg cur_src_acc;
+    reg [19:0] cur_b;
+    reg [31:0] cur_a;
+    reg [31:0] cur_stride;
+    reg [11:0] cur_len;
+    integer n_req;
+    integer n_rd;
+    integer n_ack;
+    integer n_done;
+    integer max_ahead;  // most rows read and not yet accepted by the memory
+    integer first_req;
+    integer last_req;
+    reg fault_seen;
+
+    always @(posedge clk) begin
+        if (!rst) begin
+            if (!busy && (req_valid || ub_en || acc_en || done)) begin
+                $display("FAIL: activity while idle at cycle %0d (req %b ub %b acc %b done %b)", cycle,
+                         req_valid, ub_en, acc_en, done);
+                $finish;
+            end
+            if (ub_en || acc_en) begin
+                if ((cur_src_acc ? ub_en : acc_en) || (cur_src_acc ? acc_addr : ub_addr) !== cur_b + n_rd) begin
+                    $display("FAIL: read %0d: ub_en %b ub_addr %0d acc_en %b acc_addr %0d, expected %s row %0d",
+                             n_rd, ub_en, ub_addr, acc_en, acc_addr, cur_src_acc ? "ACC" : "UB", cur_b + n_rd);
+                    $finish;
+                end
+                n_rd = n_rd + 1;
+            end
+            if (req_valid && req_ready) begin
+                if (req_addr !== cur_a + n_req * cur_stride || req_len !== {4'd0, cur_len}) begin
+                    $display("FAIL: request %0d: addr %h len %0d, expected addr %h len %0d", n_req,
+                             req_addr, req_len, cur_a + n_req * cur_stride, cur_len);
+                    $finish;
+                end
+                if (n_req == 0) first_req = cycle;
+                last_req = cycle;
+                n_req = n_req + 1;
+            end
+            if (rsp_valid) n_ack = n_ack + 1;
+            if (n_rd - n_req > max_ahead) max_ahead = n_rd - n_req;
+            if (done) begin
+                if (n_ack != n_req) begin
+                    $display("FAIL: done after %0d of %0d acknowledgements", n_ack, n_req);
+                    $finish;
+                end
+                fault_seen = fault;
+                n_done = n_done + 1;
+                busy = 1'b0;
+            end
+            if (cmd_valid && cmd_ready) begin
+                busy = 1'b1;
+                cur_src_acc = cmd_src_acc;
+                cur_b = cmd_b;
+                cur_a = cmd_a;
+                cur_stride = cmd_stride;
+                cur_len = cmd_len;
+                n_req = 0;
+                n_rd = 0;
+                n_ack = 0;
+                n_done = 0;
+                max_ahead = 0;
+            end
+        end
+    end
+
+    // ------------------------------------------------------- one instruction --
+    reg [7:0] exp_mem[0:MEM_SIZE-1];
+    integer n_tests = 0;
+
+    // The int32 row WR_HOST stores from ACC: relu(acc + bias), lane by lane, wrapping.
+    function [32*N-1:0] act_row(input [32*N-1:0] a, input [32*N-1:0] bv, input use_bias, input use_relu);
+        integer c;
+        reg [31:0] x;
+        begin
+            for (c = 0; c < N; c = c + 1) begin
+                x = a[32*c+:32] + (use_bias ? bv[32*c+:32] : 32'd0);
+                act_row[32*c+:32] = (use_relu && x[31]) ? 32'd0 : x;
+            end
+        end
+    endfunction
+
+    // refuse_cycles: the memory takes no request for that many cycles after the instruction starts.
+    task run(input src_acc, input use_bias, input use_relu, input [15:0] rows, input [31:0] a,
+             input [19:0] b, input [11:0] len, input [31:0] stride, input integer refuse_cycles);
+        integer i;
+        integer k;
+        integer t;
+        reg [31:0] addr;
+        reg [32*N-1:0] row;
+        reg exp_fault;
+        begin
+            n_tests = n_tests + 1;
+            exp_fault = 1'b0;
+            for (i = 0; i < MEM_SIZE; i = i + 1) exp_mem[i] = mem[i];
+            for (i = 0; i < rows; i = i + 1) begin
+                addr = a + i * stride;
+                row = src_acc ? act_row(acc[b+i], bias, use_bias, use_relu) : {{24 * N{1'b0}}, ub[b+i]};
+                if (in_range(addr, {4'd0, len})) for (k = 0; k < len; k = k + 1) exp_mem[addr+k] = row[8*k+:8];
+                else exp_fault = 1'b1;
+            end
+
+            @(posedge clk);
+            cmd_valid <= 1'b1;
+            cmd_rows <= rows;
+            cmd_a <= a;
+            cmd_b <= b;
+            cmd_len <= len;
+            cmd_stride <= stride;
+            cmd_src_acc <= src_acc;
+            cmd_bias <= use_bias;
+            cmd_relu <= use_relu;
+            @(posedge clk);
+            t = 0;
+            while (!cmd_ready) begin
+                @(posedge clk);
+                t = t + 1;
+                if (t > 100) begin
+                    $display("FAIL: cmd_ready stayed low");
+                    $finish;
+                end
+            end
+            cmd_valid <= 1'b0;
+            refuse = refuse_cycles;
+            t = 0;
+            while (!done) begin
+                @(posedge clk);
+                t = t + 1;
+                if (t > 20000) begin
+                    $display("FAIL: src_acc %b rows %0d a %h len %0d stride %0d: no done after %0d cycles",
+                             src_acc, rows, a, len, stride, t);
+                    $finish;
+                end
+            end
+            repeat (2) @(posedge clk);
+
+            if (n_done != 1 || fault_seen !== exp_fault) begin
+                $display("FAIL: src_acc %b rows %0d a %h len %0d stride %0d: %0d done pulses, fault %b, expected 1 and %b",
+                         src_acc, rows, a, len, stride, n_done, fault_seen, exp_fault);
+                $finish;
+            end
+            if (n_req != rows || n_rd != rows) begin
+                $display("FAIL: src_acc %b rows %0d: %0d requests, %0d reads", src_acc, rows, n_req, n_rd);
+                $finish;
+            end
+            if (max_ahead > DEPTH) begin
+                $display("FAIL: src_acc %b rows %0d: %0d rows read ahead of the memory, buffer is %0d",
+                         src_acc, rows, max_ahead, DEPTH);
+                $finish;
+            end
+            if (ready_pct == 100 && refuse_cycles == 0 && last_req - first_req != rows - 1) begin
+                $display("FAIL: src_acc %b rows %0d: requests took %0d cycles with an always-ready memory",
+                         src_acc, rows, last_req - first_req + 1);
+                $finish;
+            end
+            for (i = 0; i < MEM_SIZE; i = i + 1)
+            if (mem[i] !== exp_mem[i]) begin
+                $display("FAIL: src_acc %b bias %b relu %b rows %0d a %h b %0d len %0d stride %0d: mem[%0d] = %h, expected %h",
+                         src_acc, use_bias, use_relu, rows, a, b, len, stride, i, mem[i], exp_mem[i]);
+                $finish;
+            end
+        end
+    endtask
+
+    // A random int32, often one of the values where wrapping and relu matter.
+    function [31:0] edgy(input [31:0] r1, input [31:0] r2);
+        case (r1 % 8)
+            0: edgy = 32'h7fff_ffff;
+            1: edgy = 32'h8000_0000;
+            2: edgy = 32'hffff_ffff;
+            3: edgy = 32'd0;
+            4: edgy = 32'd1;
+            default: edgy = r2;
+        endcase
+    endfunction
+
+    integer it;
+    integer ik;
+    reg [15:0] rr;
+    reg [19:0] rb;
+    reg [11:0] rl;
+    reg [31:0] ra;
+    reg [31:0] rs;
+    reg rsrc;
+
+    initial begin
+        for (it = 0; it < MEM_SIZE; it = it + 1) mem[it] = $random(seed);
+        for (it = 0; it < ROWS; it = it + 1)
+        for (ik = 0; ik < N; ik = ik + 1) begin
+            ub[it][8*ik+:8] = $random(seed);
+            acc[it][32*ik+:32] = edgy($random(seed), $random(seed));
+        end
+        for (ik = 0; ik < N; ik = ik + 1) bias[32*ik+:32] = edgy($random(seed), $random(seed));
+        repeat (3) @(posedge clk);
+        rst <= 1'b0;
+
+        // UB: one byte, full rows, a partial row repeated at one address, then full rate.
+        run(0, 0, 0, 1, 0, 0, 1, 0, 0);
+        run(0, 0, 0, 5, 100, 3, N, N, 0);
+        run(0, 0, 0, 4, 301, 9, N - 1, 0, 0);
+        run(0, 0, 0, 1, MEM_SIZE - 1, 63, 1, 0, 0);
+        latency = 10;
+        run(0, 0, 0, 40, 7, 12, N, N, 0);
+        // ACC: every bias/relu combination, partial and full rows, full rate.
+        run(1, 0, 0, 40, 513, 0, 4 * N, 4 * N, 0);
+        run(1, 1, 0, 6, 1000, 20, 4, 4, 0);
+        run(1, 0, 1, 6, 2001, 30, 4 * (N / 2 + 1), 4 * N + 3, 0);
+        run(1, 1, 1, 20, 3, 40, 4 * N, 4 * N, 0);
+        // Back-pressure: a memory that refuses for a long time, then random ready and ack gaps.
+        run(0, 0, 0, 30, 50, 0, N, N, 40);
+        run(1, 1, 1, 30, 60, 30, 4 * N, 4 * N + 1, 40);
+        ready_pct = 30;
+        rsp_pct = 50;
+        run(0, 0, 0, 25, 77, 5, N / 2, 3 * N, 0);
+        run(1, 1, 1, 25, 99, 2, 4 * N - 4, 2 * N, 0);
+        ready_pct = 100;
+        rsp_pct = 100;
+        // Errors: the instruction still runs to the end.
+        run(0, 0, 0, 6, MEM_SIZE - 3 * N - 1, 0, N, N, 0);
+        run(0, 0, 0, 3, MEM_SIZE - 2 * N - 1, 0, N, N, 0);  // only the last row fails
+        run(1, 1, 0, 3, MEM_SIZE - 8 * N - 1, 0, 4 * N, 4 * N, 0);  // only the last row fails
+        run(1, 0, 1, 2, 32'hffff_ff00, 0, 4 * N, 32'h100, 0);
+
+        for (it = 0; it < 80; it = it + 1) begin
+            rsrc = $random(seed);
+            latency = 1 + {$random(seed)} % 12;
+            ready_pct = (it % 3 == 0) ? 100 : 10 + {$random(seed)} % 90;
+            rsp_pct = (it % 4 == 0) ? 100 : 30 + {$random(seed)} % 70;
+            ra = {$random(seed)} % MEM_SIZE;
+            case ({$random(seed)} % 4)
+                0: rs = 0;
+                1: rs = 1 + {$random(seed)} % (4 * N);
+                2: rs = {$random(seed)} % (MEM_SIZE / 4);
+                default: rs = {$random(seed)};
+            endcase
+            rr = 1 + {$random(seed)} % 24;
+            rb = {$random(seed)} % (ROWS - rr + 1);
+            rl = rsrc ? 4 * (1 + {$random(seed)} % N) : 1 + {$random(seed)} % N;
+            run(rsrc, rsrc & $random(seed), rsrc & $random(seed), rr, ra, rb, rl, rs,
+                (it % 5 == 0) ? {$random(seed)} % 30 : 0);
+        end
+        $display("%0d instructions checked", n_tests);
+        $display("PASS");
+        $finish;
+    end
+endmodule
