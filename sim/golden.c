@@ -1,0 +1,347 @@
+/* golden.c - instruction-level golden model of docs/isa.md: every instruction runs to completion
+ * before the next, which is what the hardware interlocks make the RTL equivalent to. No timing. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpusim.h"
+
+struct tpu_golden {
+    tpu_hwcfg cfg;
+    int8_t *ub;       /* ub_rows x N */
+    int32_t *acc;     /* acc_rows x N */
+    uint8_t *mem;     /* mem_size bytes */
+    int8_t *fifo;     /* ring of wfifo_tiles tiles, N x N each */
+    uint32_t fifo_head, fifo_count;
+    uint32_t *weights; /* current tile, sign-extended at LOAD so MATMUL is a plain uint32 MAC */
+    uint32_t *row;     /* one UB row widened for MATMUL */
+    int32_t *bias, *mult;
+    uint8_t *shift;
+    uint32_t sync_count;
+    int error;
+};
+
+/* Two's-complement reinterpretations without implementation-defined conversions. */
+static int32_t s32(uint32_t u)
+{
+    return u <= INT32_MAX ? (int32_t)u : (int32_t)(u - 0x80000000u) + INT32_MIN;
+}
+
+static int64_t asr64(uint64_t u, unsigned s) /* arithmetic shift right, 1 <= s <= 63 */
+{
+    return u >> 63 ? -1 - (int64_t)(~u >> s) : (int64_t)(u >> s);
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* relu(acc + bias), 32-bit wrapping: the int32 output of WR_HOST SRC_ACC and ACTIVATE's input. */
+static int32_t act_x(int32_t acc, int32_t bias, int relu)
+{
+    int32_t x = s32((uint32_t)acc + (uint32_t)bias);
+    return relu && x < 0 ? 0 : x;
+}
+
+static int8_t requant(int32_t x, int32_t mult, unsigned s)
+{
+    int64_t p = (int64_t)x * mult; /* |p| <= 2^62: exact */
+    int64_t q = p;
+    if (s) {
+        uint64_t half = (uint64_t)1 << (s - 1);
+        /* Wraps only for p = 2^62, s = 63, as the hardware's 64-bit adder does. */
+        q = asr64((uint64_t)p + (p < 0 ? half - 1 : half), s);
+    }
+    return q < -128 ? -128 : q > 127 ? 127 : (int8_t)q;
+}
+
+static void *alloc(uint64_t count, size_t size)
+{
+    if (count > SIZE_MAX / size)
+        return NULL;
+    return calloc(count ? (size_t)count : 1, size);
+}
+
+tpu_golden *tpu_golden_create(const tpu_hwcfg *cfg)
+{
+    if (!cfg->array_n)
+        return NULL;
+    tpu_golden *g = calloc(1, sizeof *g);
+    if (!g)
+        return NULL;
+    const uint64_t n = cfg->array_n;
+    g->cfg = *cfg;
+    g->ub = alloc((uint64_t)cfg->ub_rows * n, 1);
+    g->acc = alloc((uint64_t)cfg->acc_rows * n, sizeof *g->acc);
+    g->mem = alloc(cfg->mem_size, 1);
+    g->fifo = alloc((uint64_t)cfg->wfifo_tiles * n * n, 1);
+    g->weights = alloc(n * n, sizeof *g->weights);
+    g->row = alloc(n, sizeof *g->row);
+    g->bias = alloc(n, sizeof *g->bias);
+    g->mult = alloc(n, sizeof *g->mult);
+    g->shift = alloc(n, 1);
+    if (!g->ub || !g->acc || !g->mem || !g->fifo || !g->weights || !g->row || !g->bias ||
+        !g->mult || !g->shift) {
+        tpu_golden_destroy(g);
+        return NULL;
+    }
+    return g;
+}
+
+void tpu_golden_destroy(tpu_golden *g)
+{
+    if (!g)
+        return;
+    free(g->ub);
+    free(g->acc);
+    free(g->mem);
+    free(g->fifo);
+    free(g->weights);
+    free(g->row);
+    free(g->bias);
+    free(g->mult);
+    free(g->shift);
+    free(g);
+}
+
+void tpu_golden_reset(tpu_golden *g)
+{
+    const size_t n = g->cfg.array_n;
+    g->fifo_head = g->fifo_count = 0;
+    memset(g->weights, 0, n * n * sizeof *g->weights);
+    memset(g->bias, 0, n * sizeof *g->bias);
+    memset(g->mult, 0, n * sizeof *g->mult);
+    memset(g->shift, 0, n);
+    g->sync_count = 0;
+    g->error = TPU_ERR_OK;
+}
+
+enum { F_ROWS = 1, F_A = 2, F_B = 4, F_LEN = 8, F_STRIDE = 16 };
+
+/* The checks of docs/isa.md "Validation and errors", in their order. */
+static int validate(const tpu_golden *g, const tpu_fields *f)
+{
+    const uint32_t n = g->cfg.array_n;
+    uint32_t flags_ok = 0, used = 0, rows_min = 1, rows_max = 0xffff;
+    uint32_t len_min = 1, len_max = n, len_step = 1;
+    int64_t ub = -1, acc = -1; /* first row of the UB / ACC range touched, -1 for none */
+    int mem = 0;
+    switch (f->op) {
+    case TPU_OP_RD_HOST:
+        used = F_ROWS | F_A | F_B | F_LEN | F_STRIDE;
+        ub = f->b;
+        mem = 1;
+        break;
+    case TPU_OP_RD_WEIGHT:
+        used = F_ROWS | F_A | F_LEN | F_STRIDE;
+        rows_max = n;
+        mem = 1;
+        break;
+    case TPU_OP_RD_PARAMS:
+        used = F_ROWS | F_A | F_LEN | F_STRIDE;
+        rows_min = rows_max = 3;
+        len_min = len_step = 4;
+        len_max = 4 * n;
+        mem = 1;
+        break;
+    case TPU_OP_MATMUL:
+        flags_ok = TPU_F_ACC | TPU_F_LOAD | TPU_F_UNSIGNED;
+        used = F_ROWS | F_A | F_B;
+        ub = f->a;
+        acc = f->b;
+        break;
+    case TPU_OP_ACTIVATE:
+        flags_ok = TPU_F_BIAS | TPU_F_RELU;
+        used = F_ROWS | F_A | F_B;
+        ub = f->a;
+        acc = f->b;
+        break;
+    case TPU_OP_WR_HOST:
+        used = F_ROWS | F_A | F_B | F_LEN | F_STRIDE;
+        mem = 1;
+        if (f->flags & TPU_F_SRC_ACC) {
+            flags_ok = TPU_F_SRC_ACC | TPU_F_BIAS | TPU_F_RELU;
+            len_min = len_step = 4;
+            len_max = 4 * n;
+            acc = f->b;
+        } else {
+            ub = f->b;
+        }
+        break;
+    case TPU_OP_SYNC:
+    case TPU_OP_HALT:
+        break;
+    default:
+        return TPU_ERR_ILLEGAL_OPCODE;
+    }
+
+    if ((f->flags & ~flags_ok) || (!(used & F_ROWS) && f->rows) || (!(used & F_A) && f->a) ||
+        (!(used & F_B) && f->b) || (!(used & F_LEN) && f->len) ||
+        (!(used & F_STRIDE) && f->stride))
+        return TPU_ERR_BAD_OPERAND;
+    if ((used & F_ROWS) && (f->rows < rows_min || f->rows > rows_max))
+        return TPU_ERR_BAD_OPERAND;
+    if ((used & F_LEN) && (f->len < len_min || f->len > len_max || f->len % len_step))
+        return TPU_ERR_BAD_OPERAND;
+
+    if (ub >= 0 && (uint64_t)ub + f->rows > g->cfg.ub_rows)
+        return TPU_ERR_UB_RANGE;
+    if (acc >= 0 && (uint64_t)acc + f->rows > g->cfg.acc_rows)
+        return TPU_ERR_ACC_RANGE;
+    if (mem && (uint64_t)f->a + (uint64_t)(f->rows - 1) * f->stride + f->len > g->cfg.mem_size)
+        return TPU_ERR_MEM_RANGE;
+
+    if (f->op == TPU_OP_MATMUL && (f->flags & TPU_F_LOAD) && g->fifo_count == 0)
+        return TPU_ERR_WFIFO_EMPTY;
+    if (f->op == TPU_OP_RD_WEIGHT && g->fifo_count >= g->cfg.wfifo_tiles)
+        return TPU_ERR_WFIFO_FULL;
+    return TPU_ERR_OK;
+}
+
+static void matmul(tpu_golden *g, const tpu_fields *f)
+{
+    const size_t n = g->cfg.array_n;
+    if (f->flags & TPU_F_LOAD) {
+        const int8_t *tile = g->fifo + (size_t)g->fifo_head * n * n;
+        for (size_t k = 0; k < n * n; k++)
+            g->weights[k] = (uint32_t)tile[k];
+        g->fifo_head = (g->fifo_head + 1) % g->cfg.wfifo_tiles;
+        g->fifo_count--;
+    }
+    /* uint32 arithmetic is the wrapping int32 accumulation; int32 objects may be accessed as
+     * uint32 (C11 6.5p7). */
+    uint32_t *const row = g->row;
+    for (uint32_t i = 0; i < f->rows; i++) {
+        const int8_t *x = g->ub + ((size_t)f->a + i) * n;
+        uint32_t *out = (uint32_t *)g->acc + ((size_t)f->b + i) * n;
+        if (!(f->flags & TPU_F_ACC))
+            memset(out, 0, n * sizeof *out);
+        if (f->flags & TPU_F_UNSIGNED)
+            for (size_t r = 0; r < n; r++)
+                row[r] = (uint8_t)x[r];
+        else
+            for (size_t r = 0; r < n; r++)
+                row[r] = (uint32_t)x[r];
+        for (size_t r = 0; r < n; r++) {
+            const uint32_t xr = row[r];
+            if (!xr)
+                continue; /* zero padding is common and free to skip */
+            const uint32_t *w = g->weights + r * n;
+            for (size_t c = 0; c < n; c++)
+                out[c] += xr * w[c];
+        }
+    }
+}
+
+static void execute(tpu_golden *g, const tpu_fields *f)
+{
+    const size_t n = g->cfg.array_n;
+    switch (f->op) {
+    case TPU_OP_RD_HOST:
+        for (uint32_t i = 0; i < f->rows; i++) {
+            int8_t *dst = g->ub + ((size_t)f->b + i) * n;
+            memcpy(dst, g->mem + f->a + (size_t)i * f->stride, f->len);
+            memset(dst + f->len, 0, n - f->len);
+        }
+        break;
+    case TPU_OP_RD_WEIGHT: {
+        const uint32_t slot = (g->fifo_head + g->fifo_count) % g->cfg.wfifo_tiles;
+        int8_t *tile = g->fifo + (size_t)slot * n * n;
+        memset(tile, 0, n * n);
+        for (uint32_t r = 0; r < f->rows; r++)
+            memcpy(tile + r * n, g->mem + f->a + (size_t)r * f->stride, f->len);
+        g->fifo_count++;
+        break;
+    }
+    case TPU_OP_RD_PARAMS: {
+        const uint8_t *p = g->mem + f->a;
+        for (size_t c = 0; c < n; c++) {
+            const int have = c < f->len / 4;
+            g->bias[c] = have ? s32(rd32(p + 4 * c)) : 0;
+            g->mult[c] = have ? s32(rd32(p + f->stride + 4 * c)) : 0;
+            g->shift[c] = have ? rd32(p + 2 * (size_t)f->stride + 4 * c) & 63u : 0;
+        }
+        break;
+    }
+    case TPU_OP_MATMUL:
+        matmul(g, f);
+        break;
+    case TPU_OP_ACTIVATE: {
+        const int bias = (f->flags & TPU_F_BIAS) != 0, relu = (f->flags & TPU_F_RELU) != 0;
+        for (uint32_t i = 0; i < f->rows; i++) {
+            const int32_t *x = g->acc + ((size_t)f->b + i) * n;
+            int8_t *y = g->ub + ((size_t)f->a + i) * n;
+            for (size_t c = 0; c < n; c++)
+                y[c] = requant(act_x(x[c], bias ? g->bias[c] : 0, relu), g->mult[c], g->shift[c]);
+        }
+        break;
+    }
+    case TPU_OP_WR_HOST: {
+        const int bias = (f->flags & TPU_F_BIAS) != 0, relu = (f->flags & TPU_F_RELU) != 0;
+        for (uint32_t i = 0; i < f->rows; i++) {
+            uint8_t *dst = g->mem + f->a + (size_t)i * f->stride;
+            if (!(f->flags & TPU_F_SRC_ACC)) {
+                memcpy(dst, g->ub + ((size_t)f->b + i) * n, f->len);
+                continue;
+            }
+            const int32_t *x = g->acc + ((size_t)f->b + i) * n;
+            for (size_t c = 0; c < f->len / 4; c++) {
+                const uint32_t v = (uint32_t)act_x(x[c], bias ? g->bias[c] : 0, relu);
+                for (unsigned k = 0; k < 4; k++)
+                    dst[4 * c + k] = (uint8_t)(v >> 8 * k);
+            }
+        }
+        break;
+    }
+    case TPU_OP_SYNC:
+        g->sync_count++;
+        break;
+    default: /* HALT: the model has nothing in flight to wait for */
+        break;
+    }
+}
+
+int tpu_golden_exec(tpu_golden *g, const tpu_insn *insn)
+{
+    if (g->error)
+        return g->error;
+    const tpu_fields f = tpu_decode(insn);
+    g->error = validate(g, &f);
+    if (!g->error)
+        execute(g, &f);
+    return g->error;
+}
+
+int tpu_golden_run(tpu_golden *g, const tpu_insn *prog, size_t n, size_t *executed)
+{
+    size_t i = 0;
+    int code = TPU_ERR_OK;
+    for (; i < n; i++) {
+        code = tpu_golden_exec(g, &prog[i]);
+        if (code || (prog[i].w[0] & 0xffu) == TPU_OP_HALT)
+            break;
+    }
+    if (executed)
+        *executed = i;
+    return code;
+}
+
+uint8_t *tpu_golden_mem(tpu_golden *g)
+{
+    return g->mem;
+}
+
+int8_t *tpu_golden_ub(tpu_golden *g, uint32_t row)
+{
+    return row < g->cfg.ub_rows ? g->ub + (size_t)row * g->cfg.array_n : NULL;
+}
+
+int32_t *tpu_golden_acc(tpu_golden *g, uint32_t row)
+{
+    return row < g->cfg.acc_rows ? g->acc + (size_t)row * g->cfg.array_n : NULL;
+}
+
+uint32_t tpu_golden_sync_count(const tpu_golden *g)
+{
+    return g->sync_count;
+}

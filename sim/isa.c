@@ -1,0 +1,147 @@
+/* isa.c - instruction encoding, decoding, names and disassembly (docs/isa.md). */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "tpusim.h"
+
+tpu_insn tpu_encode(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
+                    uint32_t len, uint32_t stride)
+{
+    tpu_insn insn;
+    insn.w[0] = (op & 0xffu) | (flags & 0xffu) << 8 | (rows & 0xffffu) << 16;
+    insn.w[1] = a;
+    insn.w[2] = (b & 0xfffffu) | (len & 0xfffu) << 20;
+    insn.w[3] = stride;
+    return insn;
+}
+
+tpu_fields tpu_decode(const tpu_insn *insn)
+{
+    tpu_fields f;
+    f.op = insn->w[0] & 0xffu;
+    f.flags = insn->w[0] >> 8 & 0xffu;
+    f.rows = insn->w[0] >> 16;
+    f.a = insn->w[1];
+    f.b = insn->w[2] & 0xfffffu;
+    f.len = insn->w[2] >> 20;
+    f.stride = insn->w[3];
+    return f;
+}
+
+const char *tpu_opcode_name(uint32_t op)
+{
+    static const char *const names[] = {
+        [TPU_OP_RD_HOST] = "RD_HOST",   [TPU_OP_RD_WEIGHT] = "RD_WEIGHT",
+        [TPU_OP_RD_PARAMS] = "RD_PARAMS", [TPU_OP_MATMUL] = "MATMUL",
+        [TPU_OP_ACTIVATE] = "ACTIVATE", [TPU_OP_WR_HOST] = "WR_HOST",
+        [TPU_OP_SYNC] = "SYNC",         [TPU_OP_HALT] = "HALT",
+    };
+    if (op < sizeof names / sizeof names[0] && names[op])
+        return names[op];
+    return "?";
+}
+
+const char *tpu_error_name(uint32_t code)
+{
+    static const char *const names[] = {
+        "OK",        "ILLEGAL_OPCODE", "BAD_OPERAND", "UB_RANGE",   "ACC_RANGE",
+        "MEM_RANGE", "MEM_FAULT",      "WFIFO_EMPTY", "WFIFO_FULL",
+    };
+    return code < sizeof names / sizeof names[0] ? names[code] : "?";
+}
+
+const char *tpu_perf_name(int counter)
+{
+    static const char *const names[TPU_PERF_COUNT] = {
+        "active",      "mxu_busy",   "stall_hazard", "stall_unit",   "stall_weight",
+        "stall_mem",   "stall_issue", "dma_rd_bytes", "dma_wr_bytes", "retired",
+    };
+    return counter >= 0 && counter < TPU_PERF_COUNT ? names[counter] : "?";
+}
+
+/* Appends printf-style text at *pos, never past size; *pos keeps counting so truncation is
+ * harmless. */
+static void put(char *buf, size_t size, size_t *pos, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void put(char *buf, size_t size, size_t *pos, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(*pos < size ? buf + *pos : NULL, *pos < size ? size - *pos : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *pos += (size_t)n;
+}
+
+enum { F_ROWS = 1, F_A = 2, F_B = 4, F_LEN = 8, F_STRIDE = 16 };
+
+char *tpu_disasm(const tpu_insn *insn, char *buf, size_t size)
+{
+    /* Flag suffixes in reading order ("MATMUL.LOAD.ACC": the pop happens before the add). */
+    static const struct {
+        uint32_t bit;
+        const char *name;
+    } flag_order[] = {
+        {TPU_F_LOAD, "LOAD"}, {TPU_F_ACC, "ACC"},   {TPU_F_UNSIGNED, "UNSIGNED"},
+        {TPU_F_SRC_ACC, "SRC_ACC"}, {TPU_F_BIAS, "BIAS"}, {TPU_F_RELU, "RELU"},
+    };
+    const tpu_fields f = tpu_decode(insn);
+    size_t pos = 0;
+    if (size)
+        buf[0] = '\0';
+    const char *name = tpu_opcode_name(f.op);
+    if (name[0] == '?') {
+        put(buf, size, &pos, "ILLEGAL(0x%02x) w=0x%08x,0x%08x,0x%08x,0x%08x", f.op, insn->w[0],
+            insn->w[1], insn->w[2], insn->w[3]);
+        return buf;
+    }
+    put(buf, size, &pos, "%s", name);
+    for (size_t i = 0; i < sizeof flag_order / sizeof flag_order[0]; i++)
+        if (f.flags & flag_order[i].bit)
+            put(buf, size, &pos, ".%s", flag_order[i].name);
+
+    /* Operands source first, destination last, as the data flows. */
+    const int src_acc = (f.flags & TPU_F_SRC_ACC) != 0;
+    unsigned used = 0;
+    switch (f.op) {
+    case TPU_OP_RD_HOST:
+        put(buf, size, &pos, " rows=%u mem=0x%x stride=%u len=%u ub=%u", f.rows, f.a, f.stride,
+            f.len, f.b);
+        used = F_ROWS | F_A | F_B | F_LEN | F_STRIDE;
+        break;
+    case TPU_OP_RD_WEIGHT:
+    case TPU_OP_RD_PARAMS:
+        put(buf, size, &pos, " rows=%u mem=0x%x stride=%u len=%u", f.rows, f.a, f.stride, f.len);
+        used = F_ROWS | F_A | F_LEN | F_STRIDE;
+        break;
+    case TPU_OP_MATMUL:
+        put(buf, size, &pos, " rows=%u ub=%u acc=%u", f.rows, f.a, f.b);
+        used = F_ROWS | F_A | F_B;
+        break;
+    case TPU_OP_ACTIVATE:
+        put(buf, size, &pos, " rows=%u acc=%u ub=%u", f.rows, f.b, f.a);
+        used = F_ROWS | F_A | F_B;
+        break;
+    case TPU_OP_WR_HOST:
+        put(buf, size, &pos, " rows=%u %s=%u mem=0x%x stride=%u len=%u", f.rows,
+            src_acc ? "acc" : "ub", f.b, f.a, f.stride, f.len);
+        used = F_ROWS | F_A | F_B | F_LEN | F_STRIDE;
+        break;
+    default: /* SYNC, HALT */
+        break;
+    }
+    /* Whatever makes the instruction malformed stays visible. */
+    if (f.flags & 0xc0u)
+        put(buf, size, &pos, " flags=0x%02x", f.flags);
+    if (!(used & F_ROWS) && f.rows)
+        put(buf, size, &pos, " rows=%u", f.rows);
+    if (!(used & F_A) && f.a)
+        put(buf, size, &pos, " a=0x%x", f.a);
+    if (!(used & F_B) && f.b)
+        put(buf, size, &pos, " b=%u", f.b);
+    if (!(used & F_LEN) && f.len)
+        put(buf, size, &pos, " len=%u", f.len);
+    if (!(used & F_STRIDE) && f.stride)
+        put(buf, size, &pos, " stride=%u", f.stride);
+    return buf;
+}

@@ -1,0 +1,506 @@
+/* progs.c - test-program support (see progs.h). */
+#include "progs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ------------------------------------------------------------ buffers -- */
+
+void prog_push(tpu_prog *p, tpu_insn insn)
+{
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 64;
+        tpu_insn *v = realloc(p->insns, cap * sizeof *v);
+        if (!v) {
+            fprintf(stderr, "prog_push: out of memory\n");
+            abort();
+        }
+        p->insns = v;
+        p->cap = cap;
+    }
+    p->insns[p->n++] = insn;
+}
+
+void prog_emit(tpu_prog *p, uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
+               uint32_t len, uint32_t stride)
+{
+    prog_push(p, tpu_encode(op, flags, rows, a, b, len, stride));
+}
+
+void prog_free(tpu_prog *p)
+{
+    free(p->insns);
+    p->insns = NULL;
+    p->n = p->cap = 0;
+}
+
+/* ---------------------------------------------------------------- RNG -- */
+
+uint64_t rng_next(tpu_rng *r)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+uint32_t rng_below(tpu_rng *r, uint32_t n)
+{
+    return (uint32_t)(((rng_next(r) >> 32) * n) >> 32);
+}
+
+int64_t rng_range(tpu_rng *r, int64_t lo, int64_t hi)
+{
+    const uint64_t span = (uint64_t)hi - (uint64_t)lo + 1; /* 0: the whole 64-bit range */
+    const uint64_t v = span ? rng_next(r) % span : rng_next(r);
+    const uint64_t u = (uint64_t)lo + v;
+    return u <= INT64_MAX ? (int64_t)u : (int64_t)(u - (uint64_t)INT64_MAX - 1) + INT64_MIN;
+}
+
+int rng_chance(tpu_rng *r, uint32_t percent)
+{
+    return rng_below(r, 100) < percent;
+}
+
+int8_t rng_int8(tpu_rng *r)
+{
+    static const int8_t extremes[] = {-128, -1, 0, 127};
+    if (rng_chance(r, 25))
+        return extremes[rng_below(r, 4)];
+    return (int8_t)((int)rng_below(r, 256) - 128);
+}
+
+void rng_fill(tpu_rng *r, void *buf, size_t n)
+{
+    uint8_t *p = buf;
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t v = rng_next(r);
+        for (size_t k = 0; k < 8 && i + k < n; k++)
+            p[i + k] = (uint8_t)(v >> 8 * k);
+    }
+}
+
+void rng_fill_int8(tpu_rng *r, int8_t *buf, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = rng_int8(r);
+}
+
+/* --------------------------------------------------------------- GEMM -- */
+
+static uint32_t min32(uint32_t a, uint32_t b)
+{
+    return a < b ? a : b;
+}
+
+static uint64_t align64(uint64_t x)
+{
+    return (x + 63) & ~(uint64_t)63;
+}
+
+uint64_t gemm_layout(gemm_desc *d, uint32_t base)
+{
+    const uint64_t a = align64(base);
+    const uint64_t b = align64(a + (uint64_t)d->m * d->k);
+    const uint64_t c = align64(b + (uint64_t)d->k * d->n);
+    const uint64_t params = align64(c + (uint64_t)d->m * d->n * (d->out_int8 ? 1 : 4));
+    d->a = (uint32_t)a;
+    d->b = (uint32_t)b;
+    d->c = (uint32_t)c;
+    d->params = (uint32_t)params;
+    return params + 12 * (uint64_t)d->n;
+}
+
+int gemm_program(tpu_prog *p, const tpu_hwcfg *cfg, const gemm_desc *d)
+{
+    const uint32_t N = cfg->array_n;
+    const uint64_t csize = d->out_int8 ? 1 : 4;
+    const int params = d->bias || d->out_int8;
+    if (!d->m || !d->k || !d->n || !N || !cfg->ub_rows || !cfg->acc_rows || !cfg->wfifo_tiles)
+        return -1;
+    if ((uint64_t)d->a + (uint64_t)d->m * d->k > 1ull << 32 ||
+        (uint64_t)d->b + (uint64_t)d->k * d->n > 1ull << 32 ||
+        (uint64_t)d->c + (uint64_t)d->m * d->n * csize > 1ull << 32 ||
+        (params && (uint64_t)d->params + 12ull * d->n > 1ull << 32))
+        return -1;
+    const uint32_t chunk = min32(min32(cfg->ub_rows, cfg->acc_rows), 0xffff);
+    const uint32_t out_flags = (d->bias ? TPU_F_BIAS : 0) | (d->relu ? TPU_F_RELU : 0);
+
+    for (uint32_t j0 = 0; j0 < d->n; j0 += N) {
+        const uint32_t nw = min32(N, d->n - j0);
+        if (params)
+            prog_emit(p, TPU_OP_RD_PARAMS, 0, 3, d->params + 4 * j0, 0, 4 * nw, 4 * d->n);
+        for (uint32_t m0 = 0; m0 < d->m; m0 += chunk) {
+            const uint32_t mc = min32(chunk, d->m - m0);
+            for (uint32_t k0 = 0; k0 < d->k; k0 += N) {
+                const uint32_t kw = min32(N, d->k - k0);
+                prog_emit(p, TPU_OP_RD_HOST, 0, mc, d->a + m0 * d->k + k0, 0, kw, d->k);
+                prog_emit(p, TPU_OP_RD_WEIGHT, 0, kw, d->b + k0 * d->n + j0, 0, nw, d->n);
+                prog_emit(p, TPU_OP_MATMUL,
+                          TPU_F_LOAD | (k0 ? TPU_F_ACC : 0) | (d->unsigned_a ? TPU_F_UNSIGNED : 0),
+                          mc, 0, 0, 0, 0);
+            }
+            if (d->out_int8) {
+                prog_emit(p, TPU_OP_ACTIVATE, out_flags, mc, 0, 0, 0, 0);
+                prog_emit(p, TPU_OP_WR_HOST, 0, mc, d->c + m0 * d->n + j0, 0, nw, d->n);
+            } else {
+                prog_emit(p, TPU_OP_WR_HOST, TPU_F_SRC_ACC | out_flags, mc,
+                          d->c + 4 * (m0 * d->n + j0), 0, 4 * nw, 4 * d->n);
+            }
+        }
+    }
+    prog_emit(p, TPU_OP_HALT, 0, 0, 0, 0, 0, 0);
+    return 0;
+}
+
+static int32_t wrap32(int64_t v)
+{
+    const uint32_t u = (uint32_t)(uint64_t)v;
+    return u <= INT32_MAX ? (int32_t)u : (int32_t)(u - 0x80000000u) + INT32_MIN;
+}
+
+/* docs/isa.md requantization, written as a floor division (independent of the golden model's
+ * shift) with the sum wrapped to 64 bits first, as the formula specifies. */
+static int8_t ref_requant(int32_t x, int32_t mult, int32_t shift)
+{
+    const unsigned s = (unsigned)shift & 63u;
+    const int64_t p = (int64_t)x * mult;
+    int64_t q = p;
+    if (s) {
+        const uint64_t half = (uint64_t)1 << (s - 1);
+        const uint64_t u = (uint64_t)p + (p < 0 ? half - 1 : half);
+        const int64_t v =
+            u <= INT64_MAX ? (int64_t)u : (int64_t)(u - (uint64_t)INT64_MAX - 1) + INT64_MIN;
+        if (s == 63) {
+            q = v < 0 ? -1 : 0;
+        } else {
+            const int64_t d = (int64_t)1 << s;
+            q = v / d - (v % d < 0);
+        }
+    }
+    return (int8_t)(q < -128 ? -128 : q > 127 ? 127 : q);
+}
+
+void gemm_reference(const gemm_desc *d, const void *a, const int8_t *b, const int32_t *params,
+                    void *c)
+{
+    const uint8_t *au = a;
+    const int8_t *as = a;
+    for (uint32_t i = 0; i < d->m; i++) {
+        for (uint32_t j = 0; j < d->n; j++) {
+            int64_t sum = 0;
+            for (uint32_t k = 0; k < d->k; k++) {
+                const size_t ai = (size_t)i * d->k + k;
+                sum += (int64_t)(d->unsigned_a ? au[ai] : as[ai]) * b[(size_t)k * d->n + j];
+            }
+            int32_t x = wrap32(sum + (d->bias ? params[j] : 0));
+            if (d->relu && x < 0)
+                x = 0;
+            const size_t ci = (size_t)i * d->n + j;
+            if (d->out_int8)
+                ((int8_t *)c)[ci] = ref_requant(x, params[d->n + j], params[2 * d->n + j]);
+            else
+                ((int32_t *)c)[ci] = x;
+        }
+    }
+}
+
+/* ----------------------------------------------------- random programs -- */
+
+typedef struct {
+    tpu_prog *p;
+    tpu_rng *r;
+    const tpu_hwcfg *cfg;
+    uint32_t n;          /* array size */
+    uint32_t ubw, accw;  /* UB / ACC rows the operands lie in */
+    uint32_t memw;       /* memory bytes the operands lie in */
+    uint32_t fifo;       /* tiles queued: RD_WEIGHTs minus MATMUL.LOADs */
+} gen;
+
+/* 1..max, mostly at most N or 2N rows. */
+static uint32_t pick_rows(gen *g, uint32_t max)
+{
+    uint32_t lim = rng_chance(g->r, 60) ? g->n : rng_chance(g->r, 50) ? 2 * g->n : max;
+    return 1 + rng_below(g->r, min32(lim, max));
+}
+
+static uint32_t pick_start(gen *g, uint32_t window, uint32_t rows)
+{
+    return rng_below(g->r, window - rows + 1);
+}
+
+/* A memory range of rows x len bytes inside the window: sets f->a and f->stride. */
+static void pick_mem(gen *g, tpu_fields *f)
+{
+    uint32_t s;
+    switch (rng_below(g->r, 5)) {
+    case 0: s = 0; break;
+    case 1: s = f->len; break;
+    case 2: s = 4 * g->n; break;
+    case 3: s = rng_below(g->r, 2 * f->len + 1); break; /* rows may overlap each other */
+    default: s = rng_below(g->r, g->memw / f->rows + 1); break;
+    }
+    if (f->rows > 1 && (uint64_t)(f->rows - 1) * s + f->len > g->memw)
+        s = (g->memw - f->len) / (f->rows - 1);
+    f->stride = s;
+    f->a = rng_below(g->r, g->memw - ((f->rows - 1) * s + f->len) + 1);
+}
+
+/* A valid instruction of opcode op (MATMUL pops a tile if load). Does not track the FIFO. */
+static tpu_fields make_valid(gen *g, uint32_t op, int load)
+{
+    tpu_fields f = {.op = op};
+    tpu_rng *r = g->r;
+    switch (op) {
+    case TPU_OP_RD_HOST:
+        f.rows = pick_rows(g, g->ubw);
+        f.b = pick_start(g, g->ubw, f.rows);
+        f.len = 1 + rng_below(r, g->n);
+        pick_mem(g, &f);
+        break;
+    case TPU_OP_RD_WEIGHT:
+        f.rows = 1 + rng_below(r, g->n);
+        f.len = 1 + rng_below(r, g->n);
+        pick_mem(g, &f);
+        break;
+    case TPU_OP_RD_PARAMS:
+        f.rows = 3;
+        f.len = 4 * (1 + rng_below(r, g->n));
+        pick_mem(g, &f);
+        break;
+    case TPU_OP_MATMUL:
+    case TPU_OP_ACTIVATE:
+        f.rows = pick_rows(g, min32(g->ubw, g->accw));
+        f.a = pick_start(g, g->ubw, f.rows);
+        f.b = pick_start(g, g->accw, f.rows);
+        if (op == TPU_OP_MATMUL)
+            f.flags = (rng_chance(r, 50) ? TPU_F_ACC : 0) |
+                      (rng_chance(r, 25) ? TPU_F_UNSIGNED : 0) | (load ? TPU_F_LOAD : 0);
+        else
+            f.flags = (rng_chance(r, 50) ? TPU_F_BIAS : 0) | (rng_chance(r, 50) ? TPU_F_RELU : 0);
+        break;
+    case TPU_OP_WR_HOST:
+        if (rng_chance(r, 50)) {
+            f.flags = TPU_F_SRC_ACC | (rng_chance(r, 50) ? TPU_F_BIAS : 0) |
+                      (rng_chance(r, 50) ? TPU_F_RELU : 0);
+            f.rows = pick_rows(g, g->accw);
+            f.b = pick_start(g, g->accw, f.rows);
+            f.len = 4 * (1 + rng_below(r, g->n));
+        } else {
+            f.rows = pick_rows(g, g->ubw);
+            f.b = pick_start(g, g->ubw, f.rows);
+            f.len = 1 + rng_below(r, g->n);
+        }
+        pick_mem(g, &f);
+        break;
+    default: /* SYNC, HALT */
+        break;
+    }
+    return f;
+}
+
+static long emit(gen *g, const tpu_fields *f)
+{
+    prog_emit(g->p, f->op, f->flags, f->rows, f->a, f->b, f->len, f->stride);
+    if (f->op == TPU_OP_RD_WEIGHT)
+        g->fifo++;
+    if (f->op == TPU_OP_MATMUL && (f->flags & TPU_F_LOAD))
+        g->fifo--;
+    return (long)g->p->n - 1;
+}
+
+static void emit_random(gen *g)
+{
+    /* Percent weights of RD_HOST..SYNC. */
+    static const uint32_t weight[] = {18, 14, 6, 26, 12, 18, 6};
+    uint32_t x = rng_below(g->r, 100), op = TPU_OP_RD_HOST;
+    while (x >= weight[op - TPU_OP_RD_HOST])
+        x -= weight[op++ - TPU_OP_RD_HOST];
+    if (op == TPU_OP_RD_WEIGHT && g->fifo == g->cfg->wfifo_tiles)
+        op = TPU_OP_MATMUL; /* full: pop instead */
+    int load = g->fifo && (g->fifo == g->cfg->wfifo_tiles || rng_chance(g->r, 50));
+    tpu_fields f = make_valid(g, op, load);
+    emit(g, &f);
+}
+
+/* Makes f fail BAD_OPERAND (and nothing earlier) by one random change. */
+static void break_operand(gen *g, tpu_fields *f)
+{
+    const uint32_t n = g->n;
+    for (;;) {
+        switch (rng_below(g->r, 6)) {
+        case 0: /* reserved flag */
+            f->flags |= 0x40u << rng_below(g->r, 2);
+            return;
+        case 1: { /* a flag the opcode (or WR_HOST's source) does not take */
+            uint32_t ok = f->op == TPU_OP_MATMUL     ? TPU_F_ACC | TPU_F_LOAD | TPU_F_UNSIGNED
+                          : f->op == TPU_OP_ACTIVATE ? TPU_F_BIAS | TPU_F_RELU
+                          : f->op == TPU_OP_WR_HOST && (f->flags & TPU_F_SRC_ACC)
+                              ? TPU_F_SRC_ACC | TPU_F_BIAS | TPU_F_RELU
+                              : 0;
+            const uint32_t bad = 0x3fu & ~ok & ~(f->op == TPU_OP_WR_HOST ? TPU_F_SRC_ACC : 0u);
+            uint32_t bit;
+            do
+                bit = 1u << rng_below(g->r, 6);
+            while (!(bad & bit));
+            f->flags |= bit;
+            return;
+        }
+        case 2: /* an unused field set */
+            switch (f->op) {
+            case TPU_OP_RD_WEIGHT:
+            case TPU_OP_RD_PARAMS:
+                f->b = 1 + rng_below(g->r, 0xfffff);
+                return;
+            case TPU_OP_MATMUL:
+            case TPU_OP_ACTIVATE:
+                if (rng_chance(g->r, 50))
+                    f->len = 1 + rng_below(g->r, 4095);
+                else
+                    f->stride = 1 + rng_below(g->r, 0xffffffffu);
+                return;
+            case TPU_OP_SYNC:
+            case TPU_OP_HALT:
+                switch (rng_below(g->r, 5)) {
+                case 0: f->rows = 1 + rng_below(g->r, 0xffff); break;
+                case 1: f->a = 1 + rng_below(g->r, 0xffffffffu); break;
+                case 2: f->b = 1 + rng_below(g->r, 0xfffff); break;
+                case 3: f->len = 1 + rng_below(g->r, 4095); break;
+                default: f->stride = 1 + rng_below(g->r, 0xffffffffu); break;
+                }
+                return;
+            default: /* RD_HOST, WR_HOST use every field */
+                break;
+            }
+            break;
+        case 3: /* rows 0 */
+            if (f->op != TPU_OP_SYNC && f->op != TPU_OP_HALT) {
+                f->rows = 0;
+                return;
+            }
+            break;
+        case 4: /* rows above the opcode's range */
+            if (f->op == TPU_OP_RD_WEIGHT && n < 0xffff) {
+                f->rows = n + 1 + rng_below(g->r, 0xffff - n);
+                return;
+            }
+            if (f->op == TPU_OP_RD_PARAMS) {
+                f->rows = rng_chance(g->r, 50) ? 1 + rng_below(g->r, 2)
+                                               : 4 + rng_below(g->r, 0xfffc);
+                return;
+            }
+            break;
+        default: { /* len out of range */
+            const int words = f->op == TPU_OP_RD_PARAMS ||
+                              (f->op == TPU_OP_WR_HOST && (f->flags & TPU_F_SRC_ACC));
+            const uint32_t max = words ? 4 * n : n;
+            if (f->op != TPU_OP_RD_HOST && f->op != TPU_OP_RD_WEIGHT &&
+                f->op != TPU_OP_RD_PARAMS && f->op != TPU_OP_WR_HOST)
+                break;
+            switch (rng_below(g->r, 3)) {
+            case 0: f->len = 0; return;
+            case 1:
+                if (max < 4095) {
+                    f->len = max + 1 + rng_below(g->r, 4095 - max);
+                    return;
+                }
+                break;
+            default:
+                if (words) {
+                    f->len = 4 * rng_below(g->r, n) + 1 + rng_below(g->r, 3);
+                    return;
+                }
+                break;
+            }
+            break;
+        }
+        }
+    }
+}
+
+/* An instruction that raises exactly code (not OK or MEM_FAULT) at the current FIFO count. */
+static long emit_bad(gen *g, int code)
+{
+    static const uint32_t ub_ops[] = {TPU_OP_RD_HOST, TPU_OP_MATMUL, TPU_OP_ACTIVATE,
+                                      TPU_OP_WR_HOST};
+    static const uint32_t acc_ops[] = {TPU_OP_MATMUL, TPU_OP_ACTIVATE, TPU_OP_WR_HOST};
+    static const uint32_t mem_ops[] = {TPU_OP_RD_HOST, TPU_OP_RD_WEIGHT, TPU_OP_RD_PARAMS,
+                                       TPU_OP_WR_HOST};
+    const tpu_hwcfg *cfg = g->cfg;
+    tpu_rng *r = g->r;
+    tpu_fields f;
+    switch (code) {
+    case TPU_ERR_ILLEGAL_OPCODE: {
+        const uint32_t op = rng_chance(r, 30) ? 0 : 9 + rng_below(r, 247);
+        prog_emit(g->p, op, rng_below(r, 256), rng_below(r, 0x10000), (uint32_t)rng_next(r),
+                  rng_below(r, 0x100000), rng_below(r, 4096), (uint32_t)rng_next(r));
+        return (long)g->p->n - 1;
+    }
+    case TPU_ERR_BAD_OPERAND:
+        f = make_valid(g, TPU_OP_RD_HOST + rng_below(r, 8), rng_chance(r, 50));
+        break_operand(g, &f);
+        break;
+    case TPU_ERR_UB_RANGE: /* past the end by 1..rows rows */
+        do
+            f = make_valid(g, ub_ops[rng_below(r, 4)], 0);
+        while (f.flags & TPU_F_SRC_ACC);
+        if (f.op == TPU_OP_MATMUL || f.op == TPU_OP_ACTIVATE)
+            f.a = cfg->ub_rows - f.rows + 1 + rng_below(r, f.rows);
+        else
+            f.b = cfg->ub_rows - f.rows + 1 + rng_below(r, f.rows);
+        break;
+    case TPU_ERR_ACC_RANGE:
+        do
+            f = make_valid(g, acc_ops[rng_below(r, 3)], 0);
+        while (f.op == TPU_OP_WR_HOST && !(f.flags & TPU_F_SRC_ACC));
+        f.b = cfg->acc_rows - f.rows + 1 + rng_below(r, f.rows);
+        break;
+    case TPU_ERR_MEM_RANGE:
+        f = make_valid(g, mem_ops[rng_below(r, 4)], 0);
+        if (f.rows > 1 && rng_chance(r, 50)) {
+            /* 64-bit footprint: a 32-bit sum would wrap back into range */
+            f.stride = 0xffffffffu - rng_below(r, 16);
+        } else {
+            const uint64_t span = (uint64_t)(f.rows - 1) * f.stride + f.len;
+            const uint64_t a = cfg->mem_size - span + 1 + rng_below(r, 4);
+            f.a = a <= 0xffffffffu ? (uint32_t)a : 0xffffffffu;
+        }
+        break;
+    case TPU_ERR_WFIFO_EMPTY:
+        while (g->fifo) {
+            f = make_valid(g, TPU_OP_MATMUL, 1);
+            emit(g, &f);
+        }
+        f = make_valid(g, TPU_OP_MATMUL, 1);
+        break;
+    case TPU_ERR_WFIFO_FULL:
+        while (g->fifo < cfg->wfifo_tiles) {
+            f = make_valid(g, TPU_OP_RD_WEIGHT, 0);
+            emit(g, &f);
+        }
+        f = make_valid(g, TPU_OP_RD_WEIGHT, 0);
+        break;
+    default:
+        fprintf(stderr, "random_program: cannot inject error %d\n", code);
+        abort();
+    }
+    return emit(g, &f);
+}
+
+long random_program(tpu_prog *p, tpu_rng *r, const tpu_hwcfg *cfg, size_t n_insns, int inject)
+{
+    gen g = {.p = p, .r = r, .cfg = cfg, .n = cfg->array_n};
+    g.ubw = min32(cfg->ub_rows, 4 * g.n);
+    g.accw = min32(cfg->acc_rows, 4 * g.n);
+    g.memw = (uint32_t)(cfg->mem_size < 2048 + 64ull * g.n ? cfg->mem_size : 2048 + 64ull * g.n);
+    const size_t at = inject ? rng_below(r, (uint32_t)n_insns + 1) : SIZE_MAX;
+    long bad = -1;
+    for (size_t i = 0; i <= n_insns; i++) {
+        if (i == at)
+            bad = emit_bad(&g, inject);
+        if (i < n_insns)
+            emit_random(&g);
+    }
+    prog_emit(p, TPU_OP_HALT, 0, 0, 0, 0, 0, 0);
+    return bad;
+}

@@ -1,0 +1,75 @@
+/* progs.h - test-program support: instruction buffers, a deterministic RNG, a plain GEMM program
+ * builder with its naive C reference, and a random-program generator. */
+#ifndef TPU_PROGS_H
+#define TPU_PROGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tpusim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Growable instruction buffer. Start from {0}; allocation failure aborts (test code). */
+typedef struct {
+    tpu_insn *insns;
+    size_t n, cap;
+} tpu_prog;
+
+void prog_push(tpu_prog *p, tpu_insn insn);
+void prog_emit(tpu_prog *p, uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
+               uint32_t len, uint32_t stride);
+void prog_free(tpu_prog *p);
+
+/* splitmix64: the same seed gives the same sequence everywhere. Start from {seed}. */
+typedef struct {
+    uint64_t s;
+} tpu_rng;
+
+uint64_t rng_next(tpu_rng *r);
+uint32_t rng_below(tpu_rng *r, uint32_t n);             /* uniform in [0, n), n > 0 */
+int64_t rng_range(tpu_rng *r, int64_t lo, int64_t hi);  /* uniform in [lo, hi] */
+int rng_chance(tpu_rng *r, uint32_t percent);           /* 1 with that probability */
+int8_t rng_int8(tpu_rng *r);                            /* -128, -1, 0, 127 often, else uniform */
+void rng_fill(tpu_rng *r, void *buf, size_t n);         /* uniform random bytes */
+void rng_fill_int8(tpu_rng *r, int8_t *buf, size_t n);  /* rng_int8 each */
+
+/* C[m x n] = A[m x k] * B[k x n], all row-major and contiguous in device memory. */
+typedef struct {
+    uint32_t m, k, n;
+    uint32_t a, b, c; /* addresses: A int8 (uint8 with unsigned_a), B int8, C int32 or int8 */
+    uint32_t params;  /* int32 bias[n], mult[n], shift[n] back to back (shift: bits 5:0);
+                         read when bias or out_int8 */
+    int unsigned_a;
+    int bias, relu;   /* add bias[j] to column j; clamp at zero (before requantization) */
+    int out_int8;     /* C as int8 requantized by ACTIVATE with mult/shift, else int32 */
+} gemm_desc;
+
+/* Places A, B, C and the parameters one after another from base (64-byte aligned); returns the
+ * first byte after them. */
+uint64_t gemm_layout(gemm_desc *d, uint32_t base);
+/* Appends a plain, unoverlapped program computing d on a core of configuration cfg, ending in
+ * HALT: per N-column block, per chunk of rows that fits both UB and ACC, per K tile: RD_HOST,
+ * RD_WEIGHT, MATMUL.LOAD (ACC after the first tile); then WR_HOST SRC_ACC, or ACTIVATE + WR_HOST.
+ * Returns 0, or -1 if a dimension is 0 or an address or stride does not fit its field. */
+int gemm_program(tpu_prog *p, const tpu_hwcfg *cfg, const gemm_desc *d);
+/* Naive reference of d (int64 accumulation, then 32-bit wrap, bias, relu, requantization):
+ * a, b, params as laid out in memory; c receives m x n int32 or int8 values. */
+void gemm_reference(const gemm_desc *d, const void *a, const int8_t *b, const int32_t *params,
+                    void *c);
+
+/* Appends n_insns random instructions and a HALT. Operands lie in small windows of UB, ACC and
+ * memory (the first min(mem_size, 2048 + 64 N) bytes) so that instructions often overlap, and the
+ * weight FIFO is tracked so that it never under- or overflows. With inject set to an error code
+ * (any but OK and MEM_FAULT), one instruction at a random position raises exactly that code
+ * (preceded by the MATMUL.LOADs or RD_WEIGHTs that empty or fill the FIFO for WFIFO_EMPTY /
+ * WFIFO_FULL); its index in p is returned, else -1. Needs 16 N <= mem_size <= 2^31 and fewer than
+ * 2^20 UB and ACC rows. */
+long random_program(tpu_prog *p, tpu_rng *r, const tpu_hwcfg *cfg, size_t n_insns, int inject);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
