@@ -32,7 +32,7 @@ lint: configure
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure -R '^lint\.'
 
 soak: build
-	TPU_SOAK_PROGRAMS=5000 $(BUILD)/bin/test_random --gtest_filter='*Random*'
+	TPU_SOAK_PROGRAMS=2000 $(BUILD)/bin/test_core --gtest_filter='*.RandomPrograms/*'
 
 clean:
 	rm -rf $(BUILD)

@@ -1,0 +1,133 @@
+/* firmware.h - the device firmware's public interface (freestanding C11).
+ *
+ * The firmware runs on the device's control processor. It reads a command stream from device
+ * memory (format: docs/command-stream.md), validates all of it, then expands each command into
+ * core instructions (docs/isa.md) pushed into the core's instruction queue. It reaches the core
+ * and the memory only through an fw_hal; it uses no libc beyond <stdint.h>/<stddef.h>/<stdbool.h>
+ * and no memory but its own fixed-size locals. */
+#ifndef TPU_FIRMWARE_H
+#define TPU_FIRMWARE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The control processor's view of the core. */
+typedef struct fw_hal {
+    void *ctx;
+    /* Offer one 128-bit instruction to the instruction queue; costs one clock cycle.
+       Returns 1 if accepted, 0 if the queue was full (the firmware retries). */
+    int (*iq_push)(void *ctx, const uint32_t insn[4]);
+    uint32_t (*reg_read)(void *ctx, uint32_t offset); /* CSR read, no cycle */
+    /* Control-processor load from device memory; returns 0, or -1 if outside memory. */
+    int (*mem_read)(void *ctx, uint32_t addr, void *dst, uint32_t n);
+    /* Spend n cycles of control-processor time (the modelled cost of firmware work). */
+    void (*spend)(void *ctx, uint32_t cycles);
+} fw_hal;
+
+/* ------------------------------------------------------ command stream -- */
+/* All multi-byte fields are little-endian; the byte offsets below are from the start of the
+ * structure they belong to. */
+
+#define FW_STREAM_MAGIC 0x53555054u /* the bytes "TPUS" */
+#define FW_STREAM_VERSION 1u
+
+/* Header: FW_HEADER_BYTES bytes at the start of the stream, all u32. */
+enum fw_header_field {
+    FW_HDR_MAGIC = 0,     /* FW_STREAM_MAGIC */
+    FW_HDR_VERSION = 4,   /* FW_STREAM_VERSION */
+    FW_HDR_BYTES = 8,     /* total stream length, header included */
+    FW_HDR_BUFFERS = 12,  /* entries in the buffer table */
+    FW_HDR_COMMANDS = 16, /* commands after the buffer table */
+    FW_HDR_RESERVED = 20, /* must be zero */
+    FW_HEADER_BYTES = 24
+};
+
+/* Buffer table: right after the header, one entry per buffer, all u32. Commands name buffers by
+ * index; an entry must lie inside device memory (MEM_SIZE). Buffers may overlap each other. */
+enum fw_buffer_field {
+    FW_BUF_ADDR = 0, /* device byte address */
+    FW_BUF_SIZE = 4, /* bytes, >= 1 */
+    FW_BUFFER_BYTES = 8
+};
+
+/* Commands: after the buffer table, back to back. Every command starts with u16 op, u16 bytes
+ * (the command's length, header included, a multiple of 4). */
+enum fw_command_op { FW_CMD_GEMM = 1 };
+enum fw_command_field { FW_CMD_OP = 0, FW_CMD_BYTES = 2 };
+
+/* GEMM: C[m x n] = act(A[m x k] . B[k x n] (+ bias)), all row-major with a leading dimension
+ * (row pitch in elements). A is int8 (uint8 with FW_GEMM_A_UNSIGNED), B int8, C int32 or, with
+ * FW_GEMM_OUT_INT8, int8 requantized per column. Operands are (buffer index, byte offset). The
+ * params operand (used with BIAS or OUT_INT8, else its fields must be zero) is int32 bias[n],
+ * mult[n], shift[n] back to back (shift: bits 5:0); see docs/isa.md for the arithmetic. All u32. */
+enum fw_gemm_field {
+    FW_GEMM_FLAGS = 4,
+    FW_GEMM_M = 8,
+    FW_GEMM_K = 12,
+    FW_GEMM_N = 16,
+    FW_GEMM_A_BUF = 20,
+    FW_GEMM_A_OFF = 24,
+    FW_GEMM_LDA = 28,
+    FW_GEMM_B_BUF = 32,
+    FW_GEMM_B_OFF = 36,
+    FW_GEMM_LDB = 40,
+    FW_GEMM_C_BUF = 44,
+    FW_GEMM_C_OFF = 48,
+    FW_GEMM_LDC = 52,
+    FW_GEMM_P_BUF = 56,
+    FW_GEMM_P_OFF = 60,
+    FW_GEMM_BYTES = 64
+};
+
+enum fw_gemm_flag {
+    FW_GEMM_BIAS = 1u << 0,       /* add bias[j] to column j */
+    FW_GEMM_RELU = 1u << 1,       /* clamp at zero (after bias, before requantization) */
+    FW_GEMM_OUT_INT8 = 1u << 2,   /* C is int8: requantize with mult[j], shift[j] */
+    FW_GEMM_A_UNSIGNED = 1u << 3, /* A is uint8 */
+    FW_GEMM_FLAGS_ALL = 0xfu
+};
+
+/* ------------------------------------------------------------ cost model -- */
+/* Control-processor cycles (hal->spend): once per stream for reading the ID registers, header
+ * and buffer table, then once per command for decoding and validating it. Each instruction push
+ * costs one more cycle (the push itself, retries included). */
+#define FW_CYCLES_STREAM 64u
+#define FW_CYCLES_COMMAND 128u
+
+/* ---------------------------------------------------------------- result -- */
+
+enum fw_error {
+    FW_OK = 0,
+    FW_ERR_HW = 1,      /* the core's ID registers: not a supported core (field: register) */
+    FW_ERR_HEADER = 2,  /* the stream header or the stream's extent (field: header field) */
+    FW_ERR_BUFFER = 3,  /* a buffer-table entry (buf: its index; field: "addr" or "size") */
+    FW_ERR_COMMAND = 4, /* a command (cmd: its index; field: see docs/command-stream.md) */
+    FW_ERR_MEM = 5,     /* hal->mem_read refused a read inside MEM_SIZE (field: "stream") */
+    FW_ERR_CORE = 6,    /* the core is stopped with an error (found at start, or when a push
+                           is refused); cmd: command being expanded, FW_NO_INDEX before the
+                           first or at the final HALT; core_error: ERROR_CODE; field: "STATUS" */
+};
+
+#define FW_NO_INDEX 0xffffffffu
+
+typedef struct fw_result {
+    int code;            /* enum fw_error */
+    uint32_t cmd;        /* command index for FW_ERR_COMMAND and FW_ERR_CORE, else FW_NO_INDEX */
+    uint32_t buf;        /* buffer index for FW_ERR_BUFFER, else FW_NO_INDEX */
+    const char *field;   /* static string naming the failing field; "" on success */
+    uint32_t core_error; /* the core's ERROR_CODE for FW_ERR_CORE, else 0 */
+    uint64_t insns;      /* instructions pushed */
+} fw_result;
+
+/* Validate the whole stream of stream_bytes bytes at device address stream_addr; if it is valid,
+ * expand every command (each followed by SYNC) and push HALT. Nothing is pushed unless the
+ * whole stream is valid. Returns res->code. The caller runs the core to the HALT. */
+int fw_run(const fw_hal *hal, uint32_t stream_addr, uint32_t stream_bytes, fw_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
