@@ -1,0 +1,421 @@
+`default_nettype none
+// Sequencer: instruction queue, validation, hardware interlocks and in-order issue (docs/isa.md
+// "Validation and errors", "Execution and interlocks").
+//
+// Two stages. The queue head is decoded combinationally into the head register: its unit, the
+// first failing static check (codes 1..4), the end of its memory range, and its footprint (the UB,
+// ACC and memory ranges and the parameter registers it reads or writes). The head register is
+// checked against MEM_SIZE and the weight-FIFO count (codes 5, 7, 8) and against the footprint of
+// every instruction in flight, and issues to its unit when nothing conflicts; the queue refills it
+// in the same cycle, so independent instructions issue one per cycle.
+//
+// In flight: one instruction each in the load, activate and store units, up to MXU_SLOTS MATMULs
+// (freed in order by the MXU's done pulses). A unit's done frees its record in the same cycle,
+// so a dependent instruction issues in the cycle its producer completes: every unit signals done
+// no earlier than the clock edge of its last write, and a newly issued unit reads or writes
+// at the earliest one cycle later.
+//
+// Errors: a failing check at the head, or a unit's fault, stops the sequencer and records the
+// code and the instruction's index (the oldest instruction wins); nothing issues after it, the
+// queue is emptied and refuses pushes until rst. STATUS.ERROR (and so irq) rises once the
+// instructions in flight have completed: only they can fault, so ERROR_CODE and ERROR_PC are
+// final by then, and software sees a core that has stopped. Likewise HALT, once everything before
+// it has completed, sets HALTED, and nothing issues until the next push clears it.
+module tpu_seq #(
+    parameter N = 16,
+    parameter UB_ROWS = 16384,
+    parameter ACC_ROWS = 4096,
+    parameter WFIFO_TILES = 4,
+    parameter IQ_DEPTH = 32
+) (
+    input wire clk,
+    input wire rst,
+    // instruction push
+    input wire iq_valid,
+    output wire iq_ready,
+    input wire [127:0] iq_data,
+    input wire [31:0] mem_size,
+    // fields of the head instruction, shared by the units' command ports
+    output wire [7:0] cmd_op,
+    output wire [5:0] cmd_flags,
+    output wire [15:0] cmd_rows,
+    output wire [31:0] cmd_a,
+    output wire [19:0] cmd_b,
+    output wire [11:0] cmd_len,
+    output wire [31:0] cmd_stride,
+    // load unit: RD_HOST, RD_WEIGHT, RD_PARAMS
+    output wire ld_valid,
+    input wire ld_ready,
+    input wire ld_done,
+    input wire ld_fault,
+    // MXU: MATMUL
+    output wire mx_valid,
+    input wire mx_ready,
+    input wire mx_done,
+    // activate unit: ACTIVATE
+    output wire ac_valid,
+    input wire ac_ready,
+    input wire ac_done,
+    // store unit: WR_HOST
+    output wire st_valid,
+    input wire st_ready,
+    input wire st_done,
+    input wire st_fault,
+    // status
+    output wire busy,
+    output reg halted,
+    output wire error,              // stopped on an error, nothing left in flight
+    output reg [3:0] error_code,
+    output reg [31:0] error_pc,
+    output wire [31:0] iq_free,
+    output wire [7:0] head_op,      // opcode of the head instruction, 0 when the queue is empty
+    output wire issue,              // an instruction issues (SYNC, HALT: retires) this cycle
+    // performance events
+    output wire stall_hazard,
+    output wire stall_unit,
+    output wire stall_issue,
+    output wire sync_retire,
+    output wire [2:0] retired
+);
+    localparam [7:0] OP_RD_HOST = 8'h01, OP_RD_WEIGHT = 8'h02, OP_RD_PARAMS = 8'h03,
+                     OP_MATMUL = 8'h04, OP_ACTIVATE = 8'h05, OP_WR_HOST = 8'h06,
+                     OP_SYNC = 8'h07, OP_HALT = 8'h08;
+    localparam [3:0] E_OK = 4'd0, E_ILLEGAL_OPCODE = 4'd1, E_BAD_OPERAND = 4'd2,
+                     E_UB_RANGE = 4'd3, E_ACC_RANGE = 4'd4, E_MEM_RANGE = 4'd5,
+                     E_MEM_FAULT = 4'd6, E_WFIFO_EMPTY = 4'd7, E_WFIFO_FULL = 4'd8;
+    localparam integer N_I = N;
+    localparam [11:0] LEN_N = N_I[11:0];
+    localparam [11:0] LEN_4N = LEN_N << 2;
+    localparam [15:0] ROWS_N = N_I[15:0];
+    localparam [32:0] UB_LIM = UB_ROWS;
+    localparam [32:0] ACC_LIM = ACC_ROWS;
+    localparam integer TILES_I = WFIFO_TILES;
+    localparam [8:0] TILES = TILES_I[8:0];
+    localparam CW = $clog2(IQ_DEPTH + 1);
+    localparam integer IQ_DEPTH_I = IQ_DEPTH;
+    localparam [31:0] IQ_DEPTH_W = IQ_DEPTH_I;
+
+    // Footprint: three range slots (UB, ACC, memory) of {write, valid, hi, lo}, range [lo, hi),
+    // then {param write, param valid}. Two footprints conflict when a slot overlaps with at least
+    // one of the two writing it.
+    localparam SLOT = 66;
+    localparam FP_W = 3 * SLOT + 2;
+    localparam PRM = 3 * SLOT;
+
+    function slot_conflict(input [SLOT-1:0] x, input [SLOT-1:0] y);
+        slot_conflict = x[64] && y[64] && (x[65] || y[65]) && x[31:0] < y[63:32] && y[31:0] < x[63:32];
+    endfunction
+
+    function conflict(input [FP_W-1:0] x, input [FP_W-1:0] y);
+        conflict = slot_conflict(x[0 +: SLOT], y[0 +: SLOT])
+            || slot_conflict(x[SLOT +: SLOT], y[SLOT +: SLOT])
+            || slot_conflict(x[2*SLOT +: SLOT], y[2*SLOT +: SLOT])
+            || (x[PRM] && y[PRM] && (x[PRM+1] || y[PRM+1]));
+    endfunction
+
+    // ------------------------------------------------------------------ queue
+    wire push = iq_valid && iq_ready;
+    wire q_full;
+    wire q_empty;
+    wire [CW-1:0] q_count;
+    wire [127:0] q;
+    wire q_pop;
+
+    // The queue is emptied at the edge an error is raised and held in reset after it.
+    reg stop;    // an error was raised
+    wire raise;  // one is raised this cycle
+    tpu_fifo #(
+        .W(128),
+        .DEPTH(IQ_DEPTH)
+    ) u_iq (
+        .clk(clk),
+        .rst(rst || stop || raise),
+        .push(push),
+        .din(iq_data),
+        .full(q_full),
+        .pop(q_pop),
+        .dout(q),
+        .empty(q_empty),
+        .count(q_count)
+    );
+
+    assign iq_ready = !q_full && !stop;
+    assign iq_free = IQ_DEPTH_W - {{(32 - CW) {1'b0}}, q_count};
+
+    // ------------------------------------------------------ decode of the queue head
+    wire [7:0] d_op = q[7:0];
+    wire [7:0] d_flags = q[15:8];
+    wire [15:0] d_rows = q[31:16];
+    wire [31:0] d_a = q[63:32];
+    wire [19:0] d_b = q[83:64];
+    wire [11:0] d_len = q[95:84];
+    wire [31:0] d_stride = q[127:96];
+
+    wire d_rdh = d_op == OP_RD_HOST;
+    wire d_rdw = d_op == OP_RD_WEIGHT;
+    wire d_rdp = d_op == OP_RD_PARAMS;
+    wire d_mm = d_op == OP_MATMUL;
+    wire d_act = d_op == OP_ACTIVATE;
+    wire d_wr = d_op == OP_WR_HOST;
+    wire d_sync = d_op == OP_SYNC;
+    wire d_halt = d_op == OP_HALT;
+    wire d_src_acc = d_flags[5];
+
+    wire d_len_n = d_len != 12'd0 && d_len <= LEN_N;                               // 1..N
+    wire d_len_4n = d_len >= 12'd4 && d_len <= LEN_4N && d_len[1:0] == 2'b00;      // 4..4N, x4
+    wire d_ab_zero = d_len == 12'd0 && d_stride == 32'd0;
+    reg d_bad;
+    always @* begin
+        case (1'b1)
+            d_rdh: d_bad = d_flags != 8'd0 || d_rows == 16'd0 || !d_len_n;
+            d_rdw: d_bad = d_flags != 8'd0 || d_b != 20'd0 || d_rows == 16'd0 || d_rows > ROWS_N
+                           || !d_len_n;
+            d_rdp: d_bad = d_flags != 8'd0 || d_b != 20'd0 || d_rows != 16'd3 || !d_len_4n;
+            d_mm: d_bad = (d_flags & 8'hf8) != 8'd0 || d_rows == 16'd0 || !d_ab_zero;
+            d_act: d_bad = (d_flags & 8'he7) != 8'd0 || d_rows == 16'd0 || !d_ab_zero;
+            d_wr: d_bad = (d_flags & 8'hc7) != 8'd0 || (!d_src_acc && d_flags[4:3] != 2'b00)
+                          || d_rows == 16'd0 || !(d_src_acc ? d_len_4n : d_len_n);
+            default: d_bad = q[127:8] != 120'd0;  // SYNC, HALT: no operands
+        endcase
+    end
+
+    // Ranges. UB: RD_HOST and WR_HOST from UB use row b, MATMUL and ACTIVATE row a.
+    wire d_ub_v = d_rdh || d_mm || d_act || (d_wr && !d_src_acc);
+    wire d_ub_w = d_rdh || d_act;
+    wire [31:0] d_ub_lo = (d_rdh || d_wr) ? {12'd0, d_b} : d_a;
+    wire [32:0] d_ub_hi = {1'b0, d_ub_lo} + {17'd0, d_rows};
+    wire d_acc_v = d_mm || d_act || (d_wr && d_src_acc);
+    wire [32:0] d_acc_hi = {13'd0, d_b} + {17'd0, d_rows};
+    wire d_mem_v = d_rdh || d_rdw || d_rdp || d_wr;
+    wire [15:0] d_rows_m1 = d_rows - 16'd1;
+    wire [48:0] d_mem_hi = {17'd0, d_a} + {33'd0, d_rows_m1} * {17'd0, d_stride} + {37'd0, d_len};
+    // ACTIVATE reads mult and shift always, bias only with BIAS; WR_HOST reads bias.
+    wire d_prm_v = d_rdp || d_act || (d_wr && d_src_acc && d_flags[3]);
+
+    reg [3:0] d_code;
+    always @* begin
+        if (!(d_rdh || d_rdw || d_rdp || d_mm || d_act || d_wr || d_sync || d_halt))
+            d_code = E_ILLEGAL_OPCODE;
+        else if (d_bad) d_code = E_BAD_OPERAND;
+        else if (d_ub_v && d_ub_hi > UB_LIM) d_code = E_UB_RANGE;
+        else if (d_acc_v && d_acc_hi > ACC_LIM) d_code = E_ACC_RANGE;
+        else d_code = E_OK;
+    end
+
+    // Only the footprints of instructions that pass every check are ever compared, and those
+    // have their upper bounds within UB_ROWS, ACC_ROWS and MEM_SIZE: 32 bits each.
+    wire [FP_W-1:0] d_fp = {
+        d_rdp, d_prm_v,
+        d_wr, d_mem_v, d_mem_hi[31:0], d_a,
+        d_mm, d_acc_v, d_acc_hi[31:0], {12'd0, d_b},
+        d_ub_w, d_ub_v, d_ub_hi[31:0], d_ub_lo
+    };
+
+    // ------------------------------------------------------------- head register
+    reg h_valid;
+    reg [31:0] h_pc;
+    reg [7:0] h_op;
+    reg [5:0] h_flags;
+    reg [15:0] h_rows;
+    reg [31:0] h_a;
+    reg [19:0] h_b;
+    reg [11:0] h_len;
+    reg [31:0] h_stride;
+    reg h_ld;  // unit classes
+    reg h_mm;
+    reg h_act;
+    reg h_wr;
+    reg h_sys;
+    reg h_rdw;
+    reg h_halt;
+    reg [3:0] h_code;
+    reg [48:0] h_mem_hi;
+    reg [FP_W-1:0] h_fp;
+    reg [31:0] next_pc;  // index of the next instruction to enter the head register
+
+    assign cmd_op = h_op;
+    assign cmd_flags = h_flags;
+    assign cmd_rows = h_rows;
+    assign cmd_a = h_a;
+    assign cmd_b = h_b;
+    assign cmd_len = h_len;
+    assign cmd_stride = h_stride;
+    assign head_op = h_valid ? h_op : 8'd0;
+
+    // ------------------------------------------------------ in-flight records
+    localparam MXU_SLOTS = 4;  // a power of two: the slot pointers wrap naturally
+    localparam MXP = $clog2(MXU_SLOTS);
+    localparam [MXP-1:0] MXP_ONE = 1;
+    reg ld_v;
+    reg [FP_W-1:0] ld_fp;
+    reg [31:0] ld_pc;
+    reg st_v;
+    reg [FP_W-1:0] st_fp;
+    reg [31:0] st_pc;
+    reg ac_v;
+    reg [FP_W-1:0] ac_fp;
+    reg [MXU_SLOTS-1:0] mx_v;
+    reg [FP_W*MXU_SLOTS-1:0] mx_fp;  // one footprint per slot
+    reg [MXP-1:0] mx_wp;  // next slot to fill
+    reg [MXP-1:0] mx_rp;  // oldest MATMUL, freed by the next mx_done
+
+    // Records still occupied this cycle (a done frees its record at once).
+    wire ld_busy = ld_v && !ld_done;
+    wire st_busy = st_v && !st_done;
+    wire ac_busy = ac_v && !ac_done;
+    wire [MXU_SLOTS-1:0] mx_busy = mx_v & ~({{(MXU_SLOTS - 1) {1'b0}}, mx_done} << mx_rp);
+    wire idle = !ld_busy && !st_busy && !ac_busy && mx_busy == {MXU_SLOTS{1'b0}};
+
+    // Hazards of the head against the other units' instructions in flight.
+    reg hazard;
+    integer i;
+    always @* begin
+        hazard = (!h_ld && ld_busy && conflict(h_fp, ld_fp))
+              || (!h_wr && st_busy && conflict(h_fp, st_fp))
+              || (!h_act && ac_busy && conflict(h_fp, ac_fp));
+        for (i = 0; i < MXU_SLOTS; i = i + 1)
+            if (!h_mm && mx_busy[i] && conflict(h_fp, mx_fp[FP_W*i +: FP_W])) hazard = 1'b1;
+    end
+
+    // Weight-FIFO tiles counted at issue: RD_WEIGHTs issued minus MATMUL LOADs issued.
+    reg [8:0] wf_count;
+    wire h_load = h_mm && h_flags[1];
+
+    reg [3:0] h_err;
+    always @* begin
+        if (h_code != E_OK) h_err = h_code;
+        else if (h_fp[2*SLOT+64] && h_mem_hi > {17'd0, mem_size}) h_err = E_MEM_RANGE;
+        else if (h_load && wf_count == 9'd0) h_err = E_WFIFO_EMPTY;
+        else if (h_rdw && wf_count == TILES) h_err = E_WFIFO_FULL;
+        else h_err = E_OK;
+    end
+
+    // ------------------------------------------------------------------ errors
+    wire ld_err = ld_done && ld_fault;
+    wire st_err = st_done && st_fault;
+    wire head_err = h_valid && !halted && !stop && h_err != E_OK;
+    reg [3:0] new_code;
+    reg [31:0] new_pc;
+    always @* begin
+        if (ld_err && !(st_err && st_pc < ld_pc)) begin
+            new_code = E_MEM_FAULT;
+            new_pc = ld_pc;
+        end else if (st_err) begin
+            new_code = E_MEM_FAULT;
+            new_pc = st_pc;
+        end else begin
+            new_code = h_err;
+            new_pc = h_pc;
+        end
+    end
+    assign raise = (ld_err || st_err || head_err) && (!stop || new_pc < error_pc);
+
+    // ------------------------------------------------------------------- issue
+    wire go = h_valid && !halted && !stop && !ld_err && !st_err && h_err == E_OK;
+    assign ld_valid = go && h_ld && !ld_busy && !hazard;
+    assign mx_valid = go && h_mm && mx_busy != {MXU_SLOTS{1'b1}} && !hazard;
+    assign ac_valid = go && h_act && !ac_busy && !hazard;
+    assign st_valid = go && h_wr && !st_busy && !hazard;
+    wire ld_issue = ld_valid && ld_ready;
+    wire mx_issue = mx_valid && mx_ready;
+    wire ac_issue = ac_valid && ac_ready;
+    wire st_issue = st_valid && st_ready;
+    wire sys_issue = go && h_sys && idle;
+    assign issue = ld_issue || mx_issue || ac_issue || st_issue || sys_issue;
+    assign q_pop = !q_empty && (!h_valid || issue) && !stop && !raise;
+
+    wire in_flight = ld_v || st_v || ac_v || mx_v != {MXU_SLOTS{1'b0}};
+    assign busy = !q_empty || h_valid || in_flight;
+    assign error = stop && !in_flight;
+    assign stall_hazard = go && !issue && (h_sys || hazard);
+    assign stall_unit = go && !issue && !h_sys && !hazard;
+    assign stall_issue = busy && q_empty && !h_valid && !stop;
+    assign sync_retire = sys_issue && !h_halt;
+    assign retired = {2'd0, ld_done && !ld_fault} + {2'd0, st_done && !st_fault}
+                   + {2'd0, ac_done} + {2'd0, mx_done} + {2'd0, sys_issue};
+
+    always @(posedge clk) begin
+        if (rst) begin
+            h_valid <= 1'b0;
+            next_pc <= 32'd0;
+            halted <= 1'b0;
+            stop <= 1'b0;
+            error_code <= E_OK;
+            error_pc <= 32'd0;
+            wf_count <= 9'd0;
+        end else begin
+            if (raise) begin
+                stop <= 1'b1;
+                error_code <= new_code;
+                error_pc <= new_pc;
+            end
+            if (raise || stop) h_valid <= 1'b0;
+            else if (q_pop) h_valid <= 1'b1;
+            else if (issue) h_valid <= 1'b0;
+            if (q_pop) next_pc <= next_pc + 32'd1;
+            if (sys_issue && h_halt) halted <= 1'b1;
+            else if (push) halted <= 1'b0;
+            if (ld_issue && h_rdw) wf_count <= wf_count + 9'd1;
+            else if (mx_issue && h_load) wf_count <= wf_count - 9'd1;
+        end
+    end
+
+    // The head register's contents are qualified by h_valid.
+    always @(posedge clk) begin
+        if (q_pop) begin
+            h_pc <= next_pc;
+            h_op <= d_op;
+            h_flags <= d_flags[5:0];
+            h_rows <= d_rows;
+            h_a <= d_a;
+            h_b <= d_b;
+            h_len <= d_len;
+            h_stride <= d_stride;
+            h_ld <= d_rdh || d_rdw || d_rdp;
+            h_mm <= d_mm;
+            h_act <= d_act;
+            h_wr <= d_wr;
+            h_sys <= d_sync || d_halt;
+            h_rdw <= d_rdw;
+            h_halt <= d_halt;
+            h_code <= d_code;
+            h_mem_hi <= d_mem_hi;
+            h_fp <= d_fp;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            ld_v <= 1'b0;
+            st_v <= 1'b0;
+            ac_v <= 1'b0;
+            mx_v <= {MXU_SLOTS{1'b0}};
+            mx_wp <= {MXP{1'b0}};
+            mx_rp <= {MXP{1'b0}};
+        end else begin
+            if (ld_issue) ld_v <= 1'b1;
+            else if (ld_done) ld_v <= 1'b0;
+            if (st_issue) st_v <= 1'b1;
+            else if (st_done) st_v <= 1'b0;
+            if (ac_issue) ac_v <= 1'b1;
+            else if (ac_done) ac_v <= 1'b0;
+            // A MATMUL fills slot mx_wp, which is free or being freed this cycle.
+            mx_v <= mx_busy | ({{(MXU_SLOTS - 1) {1'b0}}, mx_issue} << mx_wp);
+            if (mx_issue) mx_wp <= mx_wp + MXP_ONE;
+            if (mx_done) mx_rp <= mx_rp + MXP_ONE;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (ld_issue) begin
+            ld_fp <= h_fp;
+            ld_pc <= h_pc;
+        end
+        if (st_issue) begin
+            st_fp <= h_fp;
+            st_pc <= h_pc;
+        end
+        if (ac_issue) ac_fp <= h_fp;
+        if (mx_issue) mx_fp[FP_W*mx_wp +: FP_W] <= h_fp;
+    end
+endmodule

@@ -1,0 +1,246 @@
+`default_nettype none
+// tpu_act_eng with a behavioural ACC (registered read) and a UB write monitor, against a
+// reference of docs/isa.md's activation arithmetic. Random ACTIVATE commands (rows 1..40, random
+// UB/ACC rows, BIAS/RELU flags, parameters changed while idle), some offered while the previous
+// one runs, some after idle gaps, plus directed edge cases: identity requantization, shift 63, the 64-bit
+// wrap of p + 2^62 when x = mult = -2^31, saturation both ways, bias wrap-around.
+// Checked every cycle: cmd_ready is low exactly while a command is in flight, except in the cycle
+// of its done (the next command is accepted then, and at least 10 must be); ACC reads go to
+// b, b+1, ... one per cycle, starting the cycle after acceptance; row k is written to UB[a+k]
+// exactly 4 cycles after its read (one row per cycle sustained) with the reference value;
+// done pulses with the last write and never otherwise.
+module tb_act_eng;
+    parameter N = 8;
+    localparam ACC_ROWS = 128;
+    localparam UB_ROWS = 128;
+    localparam CMDS = 120;
+
+    reg clk = 1'b0;
+    reg rst = 1'b1;
+    reg cmd_valid = 1'b0;
+    wire cmd_ready;
+    reg [15:0] cmd_rows = 16'd0;
+    reg [19:0] cmd_ub_addr = 20'd0;
+    reg [19:0] cmd_acc_addr = 20'd0;
+    reg cmd_bias = 1'b0;
+    reg cmd_relu = 1'b0;
+    wire done;
+    wire acc_en;
+    wire [19:0] acc_addr;
+    reg [32*N-1:0] acc_data;
+    wire ub_en;
+    wire [19:0] ub_addr;
+    wire [8*N-1:0] ub_data;
+    reg [32*N-1:0] bias = {32 * N{1'b0}};
+    reg [32*N-1:0] mult = {32 * N{1'b0}};
+    reg [6*N-1:0] shift = {6 * N{1'b0}};
+
+    tpu_act_eng #(.N(N)) dut (
+        .clk(clk), .rst(rst), .cmd_valid(cmd_valid), .cmd_ready(cmd_ready), .cmd_rows(cmd_rows),
+        .cmd_ub_addr(cmd_ub_addr), .cmd_acc_addr(cmd_acc_addr), .cmd_bias(cmd_bias),
+        .cmd_relu(cmd_relu), .done(done), .acc_en(acc_en), .acc_addr(acc_addr),
+        .acc_data(acc_data), .ub_en(ub_en), .ub_addr(ub_addr), .ub_data(ub_data),
+        .bias(bias), .mult(mult), .shift(shift)
+    );
+
+    reg [32*N-1:0] accm [0:ACC_ROWS-1];
+
+    always #5 clk = ~clk;
+    always @(posedge clk) if (acc_en) acc_data <= accm[acc_addr];
+
+    // docs/isa.md activation arithmetic, int8 output, one column.
+    function [7:0] ref_q(input [31:0] acc, input [31:0] b, input [31:0] m, input [5:0] s,
+                         input fb, input fr);
+        reg [31:0] x;
+        reg signed [63:0] p;
+        reg signed [63:0] q;
+        reg signed [63:0] half;
+        begin
+            x = acc + (fb ? b : 32'd0);
+            if (fr && x[31]) x = 32'd0;
+            p = $signed(x) * $signed(m);
+            if (s == 6'd0) begin
+                q = p;
+            end else begin
+                half = 64'sd1 <<< (s - 6'd1);
+                q = (p + (p < 0 ? half - 64'sd1 : half)) >>> s;
+            end
+            if (q > 127) ref_q = 8'h7f;
+            else if (q < -128) ref_q = 8'h80;
+            else ref_q = q[7:0];
+        end
+    endfunction
+
+    function [31:0] edge_word(input integer pick);
+        case (pick)
+            0: edge_word = 32'h80000000;
+            1: edge_word = 32'h7fffffff;
+            2: edge_word = 32'hffffffff;
+            3: edge_word = 32'd0;
+            4: edge_word = 32'd1;
+            default: edge_word = $urandom;
+        endcase
+    endfunction
+
+    // Model state.
+    integer edges = 0;      // rising edges since time 0
+    reg active = 1'b0;      // a command is in flight
+    integer accept_edge;    // the edge at which it was accepted
+    integer reads;          // ACC rows it has read
+    integer writes;         // UB rows it has written
+    reg [15:0] c_rows;
+    reg [19:0] c_ub;
+    reg [19:0] c_acc;
+    reg c_bias;
+    reg c_relu;
+    reg [32*N-1:0] exp_row;
+    integer cmds = 0;
+    integer rows_total = 0;
+    integer c;
+    integer r;
+    integer phase;
+    integer offered = 0;     // commands offered so far
+    integer overlapped = 0;  // commands accepted in the cycle the previous one finished
+    reg exp_done;
+    reg took = 1'b0;
+
+    always @(posedge clk) edges <= edges + 1;
+
+    task set_params(input integer mode);
+        begin
+            for (c = 0; c < N; c = c + 1) begin
+                case (mode)
+                    0: begin  // identity
+                        bias[32*c +: 32] = $urandom % 64 - 32;
+                        mult[32*c +: 32] = 32'd1;
+                        shift[6*c +: 6] = 6'd0;
+                    end
+                    1: begin  // realistic requantization
+                        bias[32*c +: 32] = $urandom % 4096 - 2048;
+                        mult[32*c +: 32] = $urandom % 65536;
+                        shift[6*c +: 6] = 14 + $urandom % 12;
+                    end
+                    2: begin  // extremes
+                        bias[32*c +: 32] = edge_word($urandom % 8);
+                        mult[32*c +: 32] = edge_word($urandom % 8);
+                        shift[6*c +: 6] = ($urandom % 2) ? 6'd63 : $urandom;
+                    end
+                    default: begin  // x = mult = -2^31, s = 63: p + 2^62 wraps
+                        bias[32*c +: 32] = 32'd0;
+                        mult[32*c +: 32] = 32'h80000000;
+                        shift[6*c +: 6] = 6'd63 - c % 3;
+                    end
+                endcase
+            end
+        end
+    endtask
+
+    initial begin
+        for (r = 0; r < ACC_ROWS; r = r + 1)
+            for (c = 0; c < N; c = c + 1)
+                accm[r][32*c +: 32] = r < 4 ? 32'h80000000 : (r % 5 == 0 ? edge_word($urandom % 6)
+                                      : $urandom % 200000 - 100000);
+    end
+
+    // Everything is sampled and driven at the falling edge; a handshake seen here happens at the
+    // next rising edge.
+    always @(negedge clk) begin
+        exp_done = 1'b0;
+        if (!rst) begin
+            if (acc_en !== (active && reads < c_rows)) begin
+                $display("FAIL: act_eng edge %0d: acc_en expected %0d, actual %b", edges, active && reads < c_rows, acc_en);
+                $finish;
+            end
+            if (acc_en) begin
+                if (acc_addr !== c_acc + reads || edges != accept_edge + reads) begin
+                    $display("FAIL: act_eng edge %0d: ACC read %0d of command %0d: expected row %0d at edge %0d, actual row %0d",
+                             edges, reads, cmds, c_acc + reads, accept_edge + reads, acc_addr);
+                    $finish;
+                end
+                reads = reads + 1;
+            end
+            if (ub_en) begin
+                for (c = 0; c < N; c = c + 1)
+                    exp_row[8*c +: 8] = ref_q(accm[c_acc + writes][32*c +: 32], bias[32*c +: 32],
+                                              mult[32*c +: 32], shift[6*c +: 6], c_bias, c_relu);
+                if (!active || ub_addr !== c_ub + writes || ub_data !== exp_row[8*N-1:0]
+                    || edges != accept_edge + 4 + writes) begin
+                    $display("FAIL: act_eng edge %0d: UB write %0d of command %0d (rows %0d bias %0d relu %0d): expected row %0d = %h at edge %0d, actual row %0d = %h",
+                             edges, writes, cmds, c_rows, c_bias, c_relu, c_ub + writes,
+                             exp_row[8*N-1:0], accept_edge + 4 + writes, ub_addr, ub_data);
+                    $finish;
+                end
+                writes = writes + 1;
+                exp_done = writes == c_rows;
+            end
+            if (done !== exp_done) begin
+                $display("FAIL: act_eng edge %0d: done expected %0d, actual %b (command %0d, %0d of %0d rows written)",
+                         edges, exp_done, done, cmds, writes, c_rows);
+                $finish;
+            end
+            // The next command is accepted in the cycle the current one's last row is written.
+            if (cmd_ready !== (!active || exp_done)) begin
+                $display("FAIL: act_eng edge %0d: cmd_ready expected %0d, actual %b", edges, !active || exp_done, cmd_ready);
+                $finish;
+            end
+        end
+        if (exp_done) begin
+            active = 1'b0;
+            cmds = cmds + 1;
+            rows_total = rows_total + c_rows;
+            if (cmds == CMDS) begin
+                if (overlapped < 10) begin
+                    $display("FAIL: act_eng: only %0d commands accepted back to back", overlapped);
+                    $finish;
+                end
+                $display("act_eng: %0d commands, %0d rows, %0d accepted in the previous one's done cycle",
+                         cmds, rows_total, overlapped);
+                $display("PASS");
+                $finish;
+            end
+        end
+        rst = edges < 2;
+        if (took) cmd_valid = 1'b0;  // accepted at the last rising edge
+        took = 1'b0;
+        // Offer the next command: back to back (while the current one runs) in even phases, after
+        // idle gaps in odd ones.
+        phase = (offered / 10) % 2;
+        if (!rst && !cmd_valid && offered < CMDS && (phase == 0 ? 1 : (!active && ($urandom % 4) == 0))) begin
+            cmd_rows = offered < 4 ? offered + 1 : 1 + $urandom % 40;
+            cmd_ub_addr = $urandom % (UB_ROWS - cmd_rows + 1);
+            cmd_bias = $urandom;
+            cmd_relu = $urandom;
+            cmd_acc_addr = $urandom % (ACC_ROWS - cmd_rows + 1);
+            // Parameters only change while nothing is in flight.
+            if (!active) begin
+                if (offered % 7 == 0) begin
+                    cmd_acc_addr = 0;
+                    cmd_bias = 1'b0;
+                    cmd_relu = 1'b0;
+                end
+                set_params(offered % 7 == 0 ? 3 : $urandom % 3);
+            end
+            cmd_valid = 1'b1;
+            offered = offered + 1;
+        end
+        if (cmd_valid && cmd_ready) begin
+            if (exp_done) overlapped = overlapped + 1;
+            active = 1'b1;
+            accept_edge = edges + 1;
+            reads = 0;
+            writes = 0;
+            c_rows = cmd_rows;
+            c_ub = cmd_ub_addr;
+            c_acc = cmd_acc_addr;
+            c_bias = cmd_bias;
+            c_relu = cmd_relu;
+            took = 1'b1;
+        end
+    end
+
+    initial begin
+        #2000000;
+        $display("FAIL: act_eng timeout after %0d commands", cmds);
+        $finish;
+    end
+endmodule

@@ -1,0 +1,788 @@
+`default_nettype none
+`timescale 1ns / 1ps
+// tpu_core with a behavioural memory: fixed latency (+lat=, default LAT), random back-pressure
+// (+bp= percent of cycles refusing requests, default BP), err for any byte beyond its size,
+// responses in request order.
+//
+// Built-in mode (no plusargs): programs run and are checked against an instruction-level
+// reference model of docs/isa.md kept in this bench (final memory, every UB and ACC row):
+//   gemm     RD_PARAMS (len < 4N), RD_WEIGHT (full, and rows < N, len < N, odd stride), RD_HOST
+//            (full, and len < N with stride 2N), MATMUL LOAD, MATMUL LOAD ACC, MATMUL UNSIGNED
+//            on the current tile, ACTIVATE with and without BIAS/RELU, WR_HOST int8 (len N and
+//            N-1) and SRC_ACC int32 (BIAS, RELU, len < 4N, stride > len), SYNC, HALT; run twice,
+//            with a fast memory and with a slow, back-pressured one; CSRs and counters checked.
+//   stream   back-to-back MATMULs (three LOADs, the shortest 2N-1 rows, then one without):
+//            their rows must enter the array in consecutive cycles; counters, CTRL clear.
+//   chain    a 52-instruction program (more than the queue holds) where every unit depends on
+//            the others through UB, ACC, parameters and memory (WR_HOST output read back by
+//            the next instruction, an RD_HOST, and by RD_PARAMS), with a back-pressured memory.
+//   errors   ILLEGAL_OPCODE, BAD_OPERAND, UB_RANGE (before ACC_RANGE), MEM_RANGE, WFIFO_EMPTY,
+//            WFIFO_FULL and MEM_FAULT (MEM_SIZE larger than the memory): ERROR_CODE, ERROR_PC,
+//            STATUS (ERROR rises with BUSY already clear), pushes refused, and everything before
+//            the failing instruction completed.
+// File mode: +prog=P.hex (one instruction per line, 32 hex digits, MSB first) +mem=M.hex (one
+// byte per line) +memsize=BYTES (at most MEM_MAX) +dump=D.hex +dumpbytes=K [+maxcycles=C,
+// default 1000000]: loads both, sets MEM_SIZE = memsize, pushes the program as the queue takes
+// it, runs until HALTED or ERROR, writes the first K memory bytes to D.hex (one byte per line) and
+// prints RESULT status=<hex> error=<dec> pc=<dec> cycles=<dec> (cycles: from the first push until
+// HALTED or ERROR), then PASS, or FAIL if the cycle limit came first. UB and ACC start at zero.
+module tb_core;
+    parameter N = 8;
+    parameter UB_ROWS = 16384;
+    parameter ACC_ROWS = 4096;
+    parameter WFIFO_TILES = 4;
+    parameter IQ_DEPTH = 32;
+    parameter MEM_MAX = 1 << 20;   // bytes the behavioural memory can hold
+    parameter PROG_MAX = 1 << 16;  // instructions in file mode
+    parameter LAT = 4;
+    parameter BP = 0;
+    localparam ID_W = 4;
+    localparam BUS = 4 * N;
+    localparam RQ = 64;  // response queue entries
+
+    localparam [7:0] OP_RD_HOST = 8'h01, OP_RD_WEIGHT = 8'h02, OP_RD_PARAMS = 8'h03,
+                     OP_MATMUL = 8'h04, OP_ACTIVATE = 8'h05, OP_WR_HOST = 8'h06,
+                     OP_SYNC = 8'h07, OP_HALT = 8'h08;
+    localparam [7:0] F_ACC = 8'h01, F_LOAD = 8'h02, F_UNSIGNED = 8'h04, F_BIAS = 8'h08,
+                     F_RELU = 8'h10, F_SRC_ACC = 8'h20;
+    localparam [7:0] A_ID = 8'h00, A_VERSION = 8'h04, A_ARRAY_N = 8'h08, A_UB_ROWS = 8'h0C,
+                     A_ACC_ROWS = 8'h10, A_WFIFO_TILES = 8'h14, A_IQ_DEPTH = 8'h18,
+                     A_BUS_BYTES = 8'h1C, A_CTRL = 8'h20, A_STATUS = 8'h24,
+                     A_ERROR_CODE = 8'h28, A_ERROR_PC = 8'h2C, A_SYNC_COUNT = 8'h30,
+                     A_MEM_SIZE = 8'h34, A_IQ_FREE = 8'h38, A_INSN_COUNT = 8'h3C;
+    localparam P_ACTIVE = 0, P_MXU_BUSY = 1, P_STALL_HAZARD = 2, P_STALL_UNIT = 3,
+               P_STALL_WEIGHT = 4, P_STALL_MEM = 5, P_STALL_ISSUE = 6, P_DMA_RD = 7,
+               P_DMA_WR = 8, P_RETIRED = 9;
+
+    reg clk = 1'b0;
+    reg rst = 1'b1;
+    reg iq_valid = 1'b0;
+    wire iq_ready;
+    reg [127:0] iq_data = 128'd0;
+    reg csr_we = 1'b0;
+    reg [7:0] csr_addr = 8'd0;
+    reg [31:0] csr_wdata = 32'd0;
+    wire [31:0] csr_rdata;
+    wire mem_req_valid;
+    wire mem_req_ready;
+    wire mem_req_we;
+    wire [31:0] mem_req_addr;
+    wire [15:0] mem_req_len;
+    wire [ID_W-1:0] mem_req_id;
+    wire [32*N-1:0] mem_req_wdata;
+    wire mem_rsp_valid;
+    wire mem_rsp_ready;
+    wire [ID_W-1:0] mem_rsp_id;
+    wire mem_rsp_err;
+    wire [32*N-1:0] mem_rsp_rdata;
+    wire irq;
+
+    tpu_core #(
+        .N(N), .UB_ROWS(UB_ROWS), .ACC_ROWS(ACC_ROWS), .WFIFO_TILES(WFIFO_TILES),
+        .IQ_DEPTH(IQ_DEPTH), .ID_W(ID_W)
+    ) dut (
+        .clk(clk), .rst(rst), .iq_valid(iq_valid), .iq_ready(iq_ready), .iq_data(iq_data),
+        .csr_we(csr_we), .csr_addr(csr_addr), .csr_wdata(csr_wdata), .csr_rdata(csr_rdata),
+        .mem_req_valid(mem_req_valid), .mem_req_ready(mem_req_ready), .mem_req_we(mem_req_we),
+        .mem_req_addr(mem_req_addr), .mem_req_len(mem_req_len), .mem_req_id(mem_req_id),
+        .mem_req_wdata(mem_req_wdata), .mem_rsp_valid(mem_rsp_valid),
+        .mem_rsp_ready(mem_rsp_ready), .mem_rsp_id(mem_rsp_id), .mem_rsp_err(mem_rsp_err),
+        .mem_rsp_rdata(mem_rsp_rdata), .irq(irq)
+    );
+
+    always #5 clk = ~clk;
+
+    // ------------------------------------------------------------ behavioural memory
+    reg [7:0] mem [0:MEM_MAX-1];
+    integer mem_bytes = 0;  // size: any byte at or beyond it answers err
+    integer lat = LAT;
+    integer bp = BP;
+    integer cycle = 0;
+    reg [63:0] rq_due [0:RQ-1];
+    reg [ID_W-1:0] rq_id [0:RQ-1];
+    reg rq_err [0:RQ-1];
+    reg [32*N-1:0] rq_data [0:RQ-1];
+    integer rq_head = 0;
+    integer rq_tail = 0;
+    reg refuse = 1'b0;
+    reg [32*N-1:0] rdata;
+    reg bad;
+    integer k;
+
+    assign mem_req_ready = !refuse && rq_tail - rq_head < RQ;
+    assign mem_rsp_valid = rq_head != rq_tail && cycle >= rq_due[rq_head % RQ];
+    assign mem_rsp_id = rq_id[rq_head % RQ];
+    assign mem_rsp_err = rq_err[rq_head % RQ];
+    assign mem_rsp_rdata = rq_data[rq_head % RQ];
+
+    // A request is performed when it is accepted; its response follows lat cycles later.
+    always @(posedge clk) begin
+        cycle <= cycle + 1;
+        refuse <= ($urandom % 100) < bp;
+        if (rst) begin
+            rq_head <= 0;
+            rq_tail <= 0;
+        end else begin
+            if (mem_req_valid && mem_req_ready) begin
+                bad = mem_req_len == 0 || mem_req_len > BUS || mem_req_addr + mem_req_len > mem_bytes;
+                rdata = {32 * N{1'b0}};
+                if (!bad)
+                    for (k = 0; k < mem_req_len; k = k + 1)
+                        if (mem_req_we) mem[mem_req_addr + k] = mem_req_wdata[8*k +: 8];
+                        else rdata[8*k +: 8] = mem[mem_req_addr + k];
+                rq_due[rq_tail % RQ] <= cycle + lat;
+                rq_id[rq_tail % RQ] <= mem_req_id;
+                rq_err[rq_tail % RQ] <= bad;
+                rq_data[rq_tail % RQ] <= rdata;
+                rq_tail <= rq_tail + 1;
+            end
+            if (mem_rsp_valid && mem_rsp_ready) rq_head <= rq_head + 1;
+        end
+    end
+
+    // ----------------------------------------------------------------- reference model
+    reg [7:0] rmem [0:MEM_MAX-1];
+    reg [8*N-1:0] rub [0:UB_ROWS-1];
+    reg [32*N-1:0] racc [0:ACC_ROWS-1];
+    reg [8*N-1:0] rwf [0:WFIFO_TILES*N-1];  // weight FIFO, tile t at rows t*N..
+    integer rwf_head = 0;
+    integer rwf_count = 0;
+    reg [8*N-1:0] rw [0:N-1];                // current tile
+    reg [32*N-1:0] rbias;
+    reg [32*N-1:0] rmult;
+    reg [6*N-1:0] rshift;
+
+    function [7:0] requant(input [31:0] x, input [31:0] m, input [5:0] s);
+        reg signed [63:0] p;
+        reg signed [63:0] q;
+        reg signed [63:0] half;
+        begin
+            p = $signed(x) * $signed(m);
+            if (s == 6'd0) begin
+                q = p;
+            end else begin
+                half = 64'sd1 <<< (s - 6'd1);
+                q = (p + (p < 0 ? half - 64'sd1 : half)) >>> s;
+            end
+            if (q > 127) requant = 8'h7f;
+            else if (q < -128) requant = 8'h80;
+            else requant = q[7:0];
+        end
+    endfunction
+
+    function [31:0] act32(input [31:0] acc, input [31:0] b, input fb, input fr);
+        reg [31:0] x;
+        begin
+            x = acc + (fb ? b : 32'd0);
+            act32 = (fr && x[31]) ? 32'd0 : x;
+        end
+    endfunction
+
+    task ref_reset;
+        integer r;
+        begin
+            rwf_head = 0;
+            rwf_count = 0;
+            for (r = 0; r < N; r = r + 1) rw[r] = {8 * N{1'b0}};
+            rbias = {32 * N{1'b0}};
+            rmult = {32 * N{1'b0}};
+            rshift = {6 * N{1'b0}};
+        end
+    endtask
+
+    // Executes one valid instruction (the bench only gives it instructions that pass).
+    task ref_exec(input [127:0] insn);
+        reg [7:0] op;
+        reg [7:0] fl;
+        reg [15:0] rows;
+        reg [31:0] a;
+        reg [19:0] b;
+        reg [11:0] len;
+        reg [31:0] stride;
+        reg [63:0] addr;
+        reg [31:0] x;
+        reg [31:0] sum;
+        reg [31:0] av;
+        integer i;
+        integer c;
+        integer r;
+        integer t;
+        begin
+            op = insn[7:0];
+            fl = insn[15:8];
+            rows = insn[31:16];
+            a = insn[63:32];
+            b = insn[83:64];
+            len = insn[95:84];
+            stride = insn[127:96];
+            case (op)
+                OP_RD_HOST:
+                for (i = 0; i < rows; i = i + 1)
+                    for (c = 0; c < N; c = c + 1)
+                        rub[b + i][8*c +: 8] = c < len ? rmem[a + i * stride + c] : 8'd0;
+                OP_RD_WEIGHT: begin
+                    t = (rwf_head + rwf_count) % WFIFO_TILES;
+                    for (r = 0; r < N; r = r + 1)
+                        for (c = 0; c < N; c = c + 1)
+                            rwf[t * N + r][8*c +: 8] = (r < rows && c < len) ? rmem[a + r * stride + c] : 8'd0;
+                    rwf_count = rwf_count + 1;
+                end
+                OP_RD_PARAMS:
+                for (c = 0; c < N; c = c + 1)
+                    for (i = 0; i < 4; i = i + 1) begin
+                        addr = a + 4 * c + i;
+                        rbias[32*c + 8*i +: 8] = 4 * c < len ? rmem[addr] : 8'd0;
+                        rmult[32*c + 8*i +: 8] = 4 * c < len ? rmem[addr + stride] : 8'd0;
+                        if (i == 0) rshift[6*c +: 6] = 4 * c < len ? rmem[addr + 2 * stride] : 8'd0;
+                    end
+                OP_MATMUL: begin
+                    if (fl & F_LOAD) begin
+                        for (r = 0; r < N; r = r + 1) rw[r] = rwf[rwf_head * N + r];
+                        rwf_head = (rwf_head + 1) % WFIFO_TILES;
+                        rwf_count = rwf_count - 1;
+                    end
+                    for (i = 0; i < rows; i = i + 1)
+                        for (c = 0; c < N; c = c + 1) begin
+                            sum = (fl & F_ACC) ? racc[b + i][32*c +: 32] : 32'd0;
+                            for (r = 0; r < N; r = r + 1) begin
+                                av = (fl & F_UNSIGNED) ? {24'd0, rub[a + i][8*r +: 8]}
+                                                       : {{24{rub[a + i][8*r+7]}}, rub[a + i][8*r +: 8]};
+                                sum = sum + av * {{24{rw[r][8*c+7]}}, rw[r][8*c +: 8]};
+                            end
+                            racc[b + i][32*c +: 32] = sum;
+                        end
+                end
+                OP_ACTIVATE:
+                for (i = 0; i < rows; i = i + 1)
+                    for (c = 0; c < N; c = c + 1) begin
+                        x = act32(racc[b + i][32*c +: 32], rbias[32*c +: 32], fl[3], fl[4]);
+                        rub[a + i][8*c +: 8] = requant(x, rmult[32*c +: 32], rshift[6*c +: 6]);
+                    end
+                OP_WR_HOST:
+                for (i = 0; i < rows; i = i + 1)
+                    for (c = 0; c < len; c = c + 1) begin
+                        addr = a + i * stride + c;
+                        if (fl & F_SRC_ACC) begin
+                            x = act32(racc[b + i][32*(c/4) +: 32], rbias[32*(c/4) +: 32], fl[3], fl[4]);
+                            rmem[addr] = x[8*(c%4) +: 8];
+                        end else begin
+                            rmem[addr] = rub[b + i][8*c +: 8];
+                        end
+                    end
+                default: ;  // SYNC, HALT
+            endcase
+        end
+    endtask
+
+    // ------------------------------------------------------------------ program and driver
+    reg [127:0] prog [0:PROG_MAX-1];
+    integer nprog = 0;
+    integer pushed = 0;
+    reg pushing = 1'b0;
+    integer run_cycles;
+    reg [31:0] status_at_stop;  // STATUS in the cycle HALTED or ERROR rose
+
+    function [127:0] insn(input [7:0] op, input [7:0] fl, input [15:0] rows, input [31:0] a,
+                          input [19:0] b, input [11:0] len, input [31:0] stride);
+        insn = {stride, len, b, a, rows, fl, op};
+    endfunction
+
+    task emit(input [127:0] i);
+        begin
+            prog[nprog] = i;
+            nprog = nprog + 1;
+        end
+    endtask
+
+    always @(posedge clk) if (iq_valid && iq_ready) pushed <= pushed + 1;
+    always @(negedge clk) begin
+        iq_valid = pushing && pushed < nprog;
+        iq_data = prog[pushed];
+    end
+
+    task csr_write(input [7:0] addr, input [31:0] data);
+        begin
+            @(negedge clk);
+            csr_we = 1'b1;
+            csr_addr = addr;
+            csr_wdata = data;
+            @(negedge clk);
+            csr_we = 1'b0;
+        end
+    endtask
+
+    task csr_read(input [7:0] addr, output [31:0] data);
+        begin
+            csr_addr = addr;
+            #1 data = csr_rdata;
+        end
+    endtask
+
+    task perf_read(input integer idx, output [63:0] data);
+        begin
+            csr_read(8'h40 + 8 * idx, data[31:0]);
+            csr_read(8'h44 + 8 * idx, data[63:32]);
+        end
+    endtask
+
+    // Reset the core (memories keep their contents) and set MEM_SIZE.
+    task core_reset(input integer mem_size_csr);
+        begin
+            @(negedge clk);
+            rst = 1'b1;
+            pushing = 1'b0;
+            @(negedge clk);
+            @(negedge clk);
+            rst = 1'b0;
+            csr_write(A_MEM_SIZE, mem_size_csr);
+            pushed = 0;
+        end
+    endtask
+
+    // Push prog[0..nprog) as the queue takes it until HALTED or ERROR (at most maxc cycles), stop
+    // pushing, then (unless the cycles ran out) wait for the instructions in flight.
+    task run(input integer maxc);
+        reg [31:0] st;
+        integer w;
+        begin
+            @(negedge clk);
+            pushing = 1'b1;
+            run_cycles = 0;
+            while (irq !== 1'b1 && run_cycles < maxc) begin
+                @(negedge clk);
+                run_cycles = run_cycles + 1;
+            end
+            pushing = 1'b0;
+            iq_valid = 1'b0;
+            csr_read(A_STATUS, status_at_stop);
+            st = {31'd0, irq};
+            for (w = 0; w < 100000 && st[0]; w = w + 1) begin
+                @(negedge clk);
+                csr_read(A_STATUS, st);
+            end
+        end
+    endtask
+
+    integer errors = 0;
+    task check(input ok, input [8*64-1:0] what, input [63:0] expv, input [63:0] actv);
+        if (!ok) begin
+            $display("FAIL: %0s: expected %0d (0x%h), actual %0d (0x%h)", what, expv, expv, actv, actv);
+            $finish;
+        end
+    endtask
+
+    task check_csr(input [7:0] addr, input [31:0] expv, input [8*64-1:0] what);
+        reg [31:0] v;
+        begin
+            csr_read(addr, v);
+            check(v === expv, what, expv, v);
+        end
+    endtask
+
+    task check_perf(input integer idx, input [63:0] expv, input [8*64-1:0] what);
+        reg [63:0] v;
+        begin
+            perf_read(idx, v);
+            check(v === expv, what, expv, v);
+        end
+    endtask
+
+    // Compare memory [0, mem_bytes), every UB row and every ACC row with the reference.
+    task compare(input [8*32-1:0] name);
+        integer i;
+        begin
+            for (i = 0; i < mem_bytes; i = i + 1)
+                if (mem[i] !== rmem[i]) begin
+                    $display("FAIL: %0s: memory byte 0x%0h: expected %h, actual %h", name, i, rmem[i], mem[i]);
+                    $finish;
+                end
+            for (i = 0; i < UB_ROWS; i = i + 1)
+                if (dut.u_ub.mem[i] !== rub[i]) begin
+                    $display("FAIL: %0s: UB row %0d: expected %h, actual %h", name, i, rub[i], dut.u_ub.mem[i]);
+                    $finish;
+                end
+            for (i = 0; i < ACC_ROWS; i = i + 1)
+                if (dut.u_acc.mem[i] !== racc[i]) begin
+                    $display("FAIL: %0s: ACC row %0d: expected %h, actual %h", name, i, racc[i], dut.u_acc.mem[i]);
+                    $finish;
+                end
+        end
+    endtask
+
+    // Run the reference over prog[0..upto).
+    task ref_run(input integer upto);
+        integer i;
+        begin
+            ref_reset;
+            for (i = 0; i < upto; i = i + 1) ref_exec(prog[i]);
+        end
+    endtask
+
+    // Fill memory (device and reference) with random bytes.
+    task mem_random(input integer bytes);
+        integer i;
+        begin
+            mem_bytes = bytes;
+            for (i = 0; i < bytes; i = i + 1) begin
+                mem[i] = $urandom;
+                rmem[i] = mem[i];
+            end
+        end
+    endtask
+
+    // ------------------------------------------------------------------ built-in programs
+    localparam MEMB = 1 << 16;  // memory used by the built-in programs
+    integer m_rows;
+    integer xa, x2a, w1a, w2a, w3a, pa, o8a, o8b, o32a, o32b;
+    integer rd_bytes;
+    integer wr_bytes;
+    integer j;
+    reg [63:0] pv;
+
+    // Parameters: random bias, mult and shift that give a spread of int8 results.
+    task put_params(input integer at, input integer stride);
+        integer c;
+        reg [31:0] v;
+        begin
+            for (c = 0; c < N; c = c + 1) begin
+                v = $urandom % 8192 - 4096;
+                {rmem[at + 4*c + 3], rmem[at + 4*c + 2], rmem[at + 4*c + 1], rmem[at + 4*c]} = v;
+                v = $urandom % 32768;
+                {rmem[at + stride + 4*c + 3], rmem[at + stride + 4*c + 2],
+                 rmem[at + stride + 4*c + 1], rmem[at + stride + 4*c]} = v;
+                v = ($urandom & 32'hffffffc0) | (10 + $urandom % 10);  // shift: low 6 bits only
+                {rmem[at + 2*stride + 4*c + 3], rmem[at + 2*stride + 4*c + 2],
+                 rmem[at + 2*stride + 4*c + 1], rmem[at + 2*stride + 4*c]} = v;
+            end
+            for (c = 0; c < 2 * stride + 4 * N; c = c + 1) mem[at + c] = rmem[at + c];
+        end
+    endtask
+
+    task gemm_prog;
+        begin
+            m_rows = 2 * N + 3;
+            xa = 0;
+            x2a = xa + m_rows * N;
+            w1a = x2a + m_rows * 2 * N;
+            w2a = w1a + N * N;
+            pa = w2a + N * (N + 3);
+            o8a = pa + 3 * (4 * N + 4);
+            o8b = o8a + m_rows * N;
+            o32a = o8b + m_rows * N;
+            o32b = o32a + m_rows * 4 * N;
+            put_params(pa, 4 * N + 4);
+            nprog = 0;
+            emit(insn(OP_RD_PARAMS, 0, 3, pa, 0, 4 * N - 4, 4 * N + 4));
+            emit(insn(OP_RD_WEIGHT, 0, N, w1a, 0, N, N));
+            emit(insn(OP_RD_WEIGHT, 0, N - 1, w2a, 0, N - 1, N + 3));
+            emit(insn(OP_RD_HOST, 0, m_rows, xa, 0, N, N));
+            emit(insn(OP_RD_HOST, 0, m_rows, x2a, 64, N - 1, 2 * N));
+            emit(insn(OP_MATMUL, F_LOAD, m_rows, 0, 0, 0, 0));
+            emit(insn(OP_MATMUL, F_LOAD | F_ACC, m_rows, 64, 0, 0, 0));
+            emit(insn(OP_MATMUL, F_UNSIGNED, m_rows, 0, m_rows, 0, 0));
+            emit(insn(OP_ACTIVATE, F_BIAS | F_RELU, m_rows, 128, 0, 0, 0));
+            emit(insn(OP_ACTIVATE, 0, m_rows, 192, m_rows, 0, 0));
+            emit(insn(OP_WR_HOST, 0, m_rows, o8a, 128, N, N));
+            emit(insn(OP_WR_HOST, 0, m_rows, o8b, 192, N - 1, N));
+            emit(insn(OP_WR_HOST, F_SRC_ACC | F_BIAS, m_rows, o32a, 0, 4 * N, 4 * N));
+            emit(insn(OP_WR_HOST, F_SRC_ACC | F_RELU, m_rows, o32b, m_rows, 4 * N - 4, 4 * N + 8));
+            emit(insn(OP_SYNC, 0, 0, 0, 0, 0, 0));
+            emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
+            rd_bytes = 3 * (4 * N - 4) + N * N + (N - 1) * (N - 1) + m_rows * N + m_rows * (N - 1);
+            wr_bytes = m_rows * (N + N - 1 + 4 * N + 4 * N - 4);
+        end
+    endtask
+
+    task check_counters(input [31:0] n_insn, input [31:0] n_sync, input [63:0] rd, input [63:0] wr);
+        begin
+            check_csr(A_STATUS, 32'h2, "STATUS after HALT");
+            check_csr(A_ERROR_CODE, 32'd0, "ERROR_CODE");
+            check_csr(A_INSN_COUNT, n_insn, "INSN_COUNT");
+            check_csr(A_SYNC_COUNT, n_sync, "SYNC_COUNT");
+            check_csr(A_IQ_FREE, IQ_DEPTH, "IQ_FREE");
+            check_perf(P_RETIRED, n_insn, "PERF_RETIRED");
+            check_perf(P_DMA_RD, rd, "PERF_DMA_RD_BYTES");
+            check_perf(P_DMA_WR, wr, "PERF_DMA_WR_BYTES");
+        end
+    endtask
+
+    task gemm(input integer l, input integer b);
+        begin
+            lat = l;
+            bp = b;
+            mem_random(MEMB);
+            gemm_prog;
+            core_reset(MEMB);
+            run(200000);
+            ref_run(nprog);
+            compare("gemm");
+            check_counters(nprog, 1, rd_bytes, wr_bytes);
+            check_csr(A_MEM_SIZE, MEMB, "MEM_SIZE");
+            $display("gemm (latency %0d, back-pressure %0d%%): %0d cycles", l, b, run_cycles);
+        end
+    endtask
+
+    // Rows entering the array: count and span from the first to the last.
+    integer fire_count = 0;
+    integer fire_first = -1;
+    integer fire_last = -1;
+    always @(posedge clk) if (!rst && dut.u_mxu.row_fire) begin
+        fire_count = fire_count + 1;
+        if (fire_first < 0) fire_first = cycle;
+        fire_last = cycle;
+    end
+
+    task stream;
+        reg [31:0] v;
+        integer rows_total;
+        begin
+            lat = 2;
+            bp = 0;
+            mem_random(MEMB);
+            nprog = 0;
+            emit(insn(OP_RD_WEIGHT, 0, N, 0, 0, N, N));
+            emit(insn(OP_RD_WEIGHT, 0, N, N * N, 0, N, N));
+            emit(insn(OP_RD_WEIGHT, 0, N, 2 * N * N, 0, N, N));
+            emit(insn(OP_RD_HOST, 0, 2 * N, 4 * N * N, 0, N, N));
+            emit(insn(OP_SYNC, 0, 0, 0, 0, 0, 0));
+            emit(insn(OP_MATMUL, F_LOAD, 2 * N, 0, 0, 0, 0));
+            emit(insn(OP_MATMUL, F_LOAD, 2 * N, 0, 2 * N, 0, 0));
+            emit(insn(OP_MATMUL, F_LOAD | F_ACC, 2 * N - 1, 1, 0, 0, 0));
+            emit(insn(OP_MATMUL, F_UNSIGNED, 2 * N, 0, 4 * N, 0, 0));
+            emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
+            rows_total = 8 * N - 1;
+            core_reset(MEMB);
+            fire_count = 0;
+            fire_first = -1;
+            run(100000);
+            ref_run(nprog);
+            compare("stream");
+            if (fire_count != rows_total || fire_last - fire_first + 1 != rows_total) begin
+                $display("FAIL: stream: %0d MATMUL rows entered the array over %0d cycles, expected %0d rows in consecutive cycles",
+                         fire_count, fire_last - fire_first + 1, rows_total);
+                $finish;
+            end
+            check_counters(nprog, 1, 3 * N * N + 2 * N * N, 0);
+            check_perf(P_MXU_BUSY, rows_total, "PERF_MXU_BUSY");
+            perf_read(P_ACTIVE, pv);
+            check(pv >= run_cycles - 2 && pv <= run_cycles + 2, "PERF_ACTIVE ~ cycles to HALT", run_cycles, pv);
+            check_csr(A_ID, 32'h54505531, "ID");
+            check_csr(A_VERSION, 32'h00010000, "VERSION");
+            check_csr(A_ARRAY_N, N, "ARRAY_N");
+            check_csr(A_UB_ROWS, UB_ROWS, "UB_ROWS");
+            check_csr(A_ACC_ROWS, ACC_ROWS, "ACC_ROWS");
+            check_csr(A_WFIFO_TILES, WFIFO_TILES, "WFIFO_TILES");
+            check_csr(A_IQ_DEPTH, IQ_DEPTH, "IQ_DEPTH");
+            check_csr(A_BUS_BYTES, 4 * N, "BUS_BYTES");
+            csr_write(A_CTRL, 32'h2);
+            for (j = 0; j < 10; j = j + 1) check_perf(j, 0, "performance counter after CTRL clear");
+            check_csr(A_SYNC_COUNT, 1, "SYNC_COUNT after CTRL clear");
+            check_csr(A_INSN_COUNT, nprog, "INSN_COUNT after CTRL clear");
+            $display("stream: %0d MATMUL rows in %0d consecutive cycles, %0d cycles in all",
+                     rows_total, fire_last - fire_first + 1, run_cycles);
+        end
+    endtask
+
+    // A chain where each unit waits for another: RD_HOST -> MATMUL -> ACTIVATE -> WR_HOST ->
+    // (memory) -> the next round's RD_HOST, with parameters reloaded mid-way.
+    task chain;
+        integer r;
+        integer rows;
+        integer src;
+        integer dst;
+        begin
+            lat = 5;
+            bp = 30;
+            mem_random(MEMB);
+            put_params(8192, 4 * N);
+            nprog = 0;
+            emit(insn(OP_RD_PARAMS, 0, 3, 8192, 0, 4 * N, 4 * N));
+            emit(insn(OP_RD_WEIGHT, 0, N, 0, 0, N, N));
+            emit(insn(OP_RD_WEIGHT, 0, N, N * N, 0, N, N));
+            emit(insn(OP_MATMUL, F_LOAD, 1, 0, 0, 0, 0));
+            for (r = 0; r < 9; r = r + 1) begin
+                rows = 1 + r % 4;
+                src = 4096 + 512 * r;
+                dst = src + 512;  // the next round's source
+                emit(insn(OP_RD_HOST, 0, rows, src, 8 * (r % 2), N, N));
+                emit(insn(OP_MATMUL, (r == 4 ? F_LOAD : 0) | (r % 3 == 0 ? F_ACC : 0), rows,
+                          8 * (r % 2), 4 * (r % 3), 0, 0));
+                emit(insn(OP_ACTIVATE, (r % 2) ? F_RELU : F_BIAS, rows, 32 + 8 * (r % 2), 4 * (r % 3), 0, 0));
+                emit(insn(OP_WR_HOST, F_SRC_ACC | F_BIAS | F_RELU, rows, 12288 + 256 * r, 4 * (r % 3), 4 * N, 4 * N));
+                emit(insn(OP_WR_HOST, 0, rows, dst, 32 + 8 * (r % 2), N, N));
+                if (r == 5) emit(insn(OP_RD_PARAMS, 0, 3, dst, 0, 4 * N, N));
+            end
+            emit(insn(OP_SYNC, 0, 0, 0, 0, 0, 0));
+            emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
+            core_reset(MEMB);
+            run(200000);
+            ref_run(nprog);
+            compare("chain");
+            check_csr(A_STATUS, 32'h2, "chain: STATUS after HALT");
+            check_csr(A_INSN_COUNT, nprog, "chain: INSN_COUNT");
+            $display("chain: %0d instructions, %0d cycles", nprog, run_cycles);
+        end
+    endtask
+
+    // Runs prog (built by the caller) and expects the error; the reference runs the instructions
+    // before the failing one unless compare_state is 0.
+    task expect_error(input [8*16-1:0] name, input [31:0] code, input [31:0] pc,
+                      input integer mem_size_csr, input compare_state);
+        reg [31:0] v;
+        begin
+            core_reset(mem_size_csr);
+            run(20000);
+            check(status_at_stop === 32'h4, "STATUS when ERROR rises (nothing in flight)", 4, status_at_stop);
+            check_csr(A_STATUS, 32'h4, "STATUS after an error");
+            check_csr(A_ERROR_CODE, code, "ERROR_CODE");
+            check_csr(A_ERROR_PC, pc, "ERROR_PC");
+            check(iq_ready === 1'b0, "iq_ready after an error", 0, iq_ready);
+            check(irq === 1'b1, "irq after an error", 1, irq);
+            if (compare_state) begin
+                ref_run(pc);
+                compare(name);
+            end
+            csr_read(A_ERROR_CODE, v);
+            $display("error %0s: code %0d at pc %0d", name, v, pc);
+        end
+    endtask
+
+    task errors_all;
+        integer t;
+        begin
+            lat = 3;
+            bp = 20;
+            mem_random(MEMB);
+            nprog = 0;
+            emit(insn(OP_RD_HOST, 0, 4, 0, 300, N, N));
+            emit(insn(OP_SYNC, 0, 0, 0, 0, 0, 0));
+            emit(insn(8'h09, 0, 1, 0, 0, 0, 0));
+            emit(insn(OP_RD_HOST, 0, 4, 0, 310, N, N));
+            emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
+            expect_error("illegal", 1, 2, MEMB, 1);
+
+            nprog = 0;
+            emit(insn(OP_RD_HOST, 0, 3, 64, 320, N, N));
+            emit(insn(OP_ACTIVATE, 0, 3, 330, 0, 1, 0));  // len must be 0
+            emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
+            expect_error("bad operand", 2, 1, MEMB, 1);
+
+            nprog = 0;
+            emit(insn(OP_RD_HOST, 0, 2, 128, 340, N, N));
+            emit(insn(OP_WR_HOST, 0, 2, 4096, 340, N, N));
+            emit(insn(OP_MATMUL, 0, 3, UB_ROWS - 2, ACC_ROWS, 0, 0));  // UB and ACC out of range
+            emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
+            expect_error("UB range", 3, 2, MEMB, 1);
+
+            nprog = 0;
+            emit(insn(OP_RD_WEIGHT, 0, N, 256, 0, N, N));
+            emit(insn(OP_RD_HOST, 0, 2, MEMB - N, 350, N, N));  // ends N bytes past MEM_SIZE
+            emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
+            expect_error("MEM range", 5, 1, MEMB, 1);
+
+            nprog = 0;
+            emit(insn(OP_RD_HOST, 0, 1, 512, 360, N, N));
+            emit(insn(OP_MATMUL, F_LOAD, 1, 360, 0, 0, 0));
+            emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
+            expect_error("WFIFO empty", 7, 1, MEMB, 1);
+
+            nprog = 0;
+            for (t = 0; t <= WFIFO_TILES; t = t + 1) emit(insn(OP_RD_WEIGHT, 0, N, 64 * t, 0, N, N));
+            emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
+            expect_error("WFIFO full", 8, WFIFO_TILES, MEMB, 1);
+
+            // MEM_SIZE beyond the memory: the memory answers err; the load unit's instruction
+            // is named, not the one at the head.
+            nprog = 0;
+            emit(insn(OP_RD_HOST, 0, 2, 0, 370, N, N));
+            emit(insn(OP_RD_HOST, 0, 2, MEMB + 64, 380, N, N));
+            emit(insn(OP_MATMUL, 0, 1, 0, 8, 0, 0));
+            emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
+            expect_error("MEM fault", 6, 1, MEMB + 4096, 0);
+        end
+    endtask
+
+    // ------------------------------------------------------------------ file mode
+    reg [8*1024-1:0] prog_file;
+    reg [8*1024-1:0] mem_file;
+    reg [8*1024-1:0] dump_file;
+    integer memsize;
+    integer dumpbytes;
+    integer maxcycles;
+    integer fd;
+    integer i;
+    reg [31:0] st;
+    reg [31:0] ec;
+    reg [31:0] epc;
+    reg [7:0] byte_in;
+    reg [127:0] insn_in;
+
+    initial begin
+        for (i = 0; i < UB_ROWS; i = i + 1) begin
+            dut.u_ub.mem[i] = {8 * N{1'b0}};
+            rub[i] = {8 * N{1'b0}};
+        end
+        for (i = 0; i < ACC_ROWS; i = i + 1) begin
+            dut.u_acc.mem[i] = {32 * N{1'b0}};
+            racc[i] = {32 * N{1'b0}};
+        end
+        if ($value$plusargs("lat=%d", lat)) ;
+        if ($value$plusargs("bp=%d", bp)) ;
+        if ($value$plusargs("prog=%s", prog_file)) begin
+            if (!$value$plusargs("mem=%s", mem_file) || !$value$plusargs("memsize=%d", memsize)
+                || !$value$plusargs("dump=%s", dump_file) || !$value$plusargs("dumpbytes=%d", dumpbytes)) begin
+                $display("FAIL: file mode needs +prog= +mem= +memsize= +dump= +dumpbytes=");
+                $finish;
+            end
+            if (memsize > MEM_MAX || dumpbytes > memsize) begin
+                $display("FAIL: memsize %0d (at most MEM_MAX = %0d) or dumpbytes %0d (at most memsize) too large",
+                         memsize, MEM_MAX, dumpbytes);
+                $finish;
+            end
+            if (!$value$plusargs("maxcycles=%d", maxcycles)) maxcycles = 1000000;
+            for (i = 0; i < memsize; i = i + 1) mem[i] = 8'd0;
+            mem_bytes = memsize;
+            fd = $fopen(mem_file, "r");
+            if (fd == 0) begin
+                $display("FAIL: cannot open %0s", mem_file);
+                $finish;
+            end
+            for (i = 0; i < memsize && $fscanf(fd, "%h", byte_in) == 1; i = i + 1) mem[i] = byte_in;
+            $fclose(fd);
+            fd = $fopen(prog_file, "r");
+            if (fd == 0) begin
+                $display("FAIL: cannot open %0s", prog_file);
+                $finish;
+            end
+            nprog = 0;
+            while (nprog < PROG_MAX && $fscanf(fd, "%h", insn_in) == 1) begin
+                prog[nprog] = insn_in;
+                nprog = nprog + 1;
+            end
+            $fclose(fd);
+            core_reset(memsize);
+            run(maxcycles);
+            csr_read(A_STATUS, st);
+            csr_read(A_ERROR_CODE, ec);
+            csr_read(A_ERROR_PC, epc);
+            fd = $fopen(dump_file, "w");
+            if (fd == 0) begin
+                $display("FAIL: cannot open %0s", dump_file);
+                $finish;
+            end
+            for (i = 0; i < dumpbytes; i = i + 1) $fwrite(fd, "%02x\n", mem[i]);
+            $fclose(fd);
+            $display("RESULT status=%0h error=%0d pc=%0d cycles=%0d", st, ec, epc, run_cycles);
+            if (st[2:1] == 2'b00) $display("FAIL: neither HALTED nor ERROR after %0d cycles", run_cycles);
+            else $display("PASS");
+            $finish;
+        end
+        gemm(3, 0);
+        gemm(9, 40);
+        stream;
+        chain;
+        errors_all;
+        $display("PASS");
+        $finish;
+    end
+endmodule

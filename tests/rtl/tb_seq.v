@@ -1,0 +1,803 @@
+`default_nettype none
+`timescale 1ns / 1ps
+// tpu_seq with fake units and a cycle-exact reference of docs/isa.md's validation and
+// interlocks. The fake load, activate and store units take a command whenever their random
+// cmd_ready is high and pulse done (load/store: with fault when the test asks) after a random
+// delay; the fake MXU queues up to 6 commands and completes them in order after random delays.
+//
+// Every cycle the bench computes from its own model (the instructions in flight, the head, the
+// weight-FIFO count, ERROR/HALTED) what the sequencer must do and compares: head register
+// loaded exactly one cycle after the push (or after the previous head issues), the head's
+// command fields, each unit's cmd_valid (so no issue with a RAW/WAR/WAW overlap on UB, ACC,
+// memory or parameters with another unit's instruction in flight, MATMULs exempt among
+// themselves; at most 1 load/activate/store and 4 MATMULs in flight; and no cycle lost: a
+// held instruction issues in the cycle its blocker's done arrives), SYNC/HALT waiting for
+// everything, the issue pulse, stall/retire events, iq_ready, IQ_FREE, BUSY, HALTED (set by HALT,
+// nothing issues until the next push), ERROR_CODE/ERROR_PC (first failing check in order, or
+// MEM_FAULT of a load/store; the oldest instruction wins; the queue is emptied) and ERROR (once
+// the instructions in flight have completed).
+//
+// Programs: directed error cases for every code and the check order (each code's expected value
+// is written here by hand and must match the model too); random valid programs over small
+// address ranges, in four timing phases; random programs with malformed instructions; random
+// faults; HALT held until the next push; four MATMULs issuing on consecutive cycles; an older
+// fault overriding a younger validation error. Coverage: each hazard kind that can occur between
+// units (UB RAW/WAR/WAW, ACC RAW/WAR, memory RAW/WAR, parameter RAW/WAR) must have held an
+// instruction back, units must have overlapped, SYNC must have waited.
+module tb_seq;
+    parameter N = 8;
+    localparam UB_ROWS = 64;
+    localparam ACC_ROWS = 32;
+    localparam TILES = 2;
+    localparam IQ_DEPTH = 4;
+    localparam MEMSZ = 4096;
+    localparam PMAX = 512;
+    localparam MXCAP = 6;  // commands the fake MXU holds
+
+    localparam U_LD = 0, U_MX = 1, U_AC = 2, U_ST = 3, U_SYS = 4, U_NONE = 5;
+
+    reg clk = 1'b0;
+    reg rst = 1'b1;
+    reg iq_valid = 1'b0;
+    wire iq_ready;
+    reg [127:0] iq_data = 128'd0;
+    reg [31:0] mem_size = MEMSZ;
+    wire [7:0] cmd_op;
+    wire [5:0] cmd_flags;
+    wire [15:0] cmd_rows;
+    wire [31:0] cmd_a;
+    wire [19:0] cmd_b;
+    wire [11:0] cmd_len;
+    wire [31:0] cmd_stride;
+    wire ld_valid, mx_valid, ac_valid, st_valid;
+    reg ld_ready = 1'b0, mx_ready = 1'b0, ac_ready = 1'b0, st_ready = 1'b0;
+    reg ld_done = 1'b0, ld_fault = 1'b0, mx_done = 1'b0, ac_done = 1'b0, st_done = 1'b0, st_fault = 1'b0;
+    wire busy, halted, error;
+    wire [3:0] error_code;
+    wire [31:0] error_pc;
+    wire [31:0] iq_free;
+    wire [7:0] head_op;
+    wire issue;
+    wire stall_hazard, stall_unit, stall_issue, sync_retire;
+    wire [2:0] retired;
+
+    tpu_seq #(
+        .N(N), .UB_ROWS(UB_ROWS), .ACC_ROWS(ACC_ROWS), .WFIFO_TILES(TILES), .IQ_DEPTH(IQ_DEPTH)
+    ) dut (
+        .clk(clk), .rst(rst), .iq_valid(iq_valid), .iq_ready(iq_ready), .iq_data(iq_data),
+        .mem_size(mem_size), .cmd_op(cmd_op), .cmd_flags(cmd_flags), .cmd_rows(cmd_rows),
+        .cmd_a(cmd_a), .cmd_b(cmd_b), .cmd_len(cmd_len), .cmd_stride(cmd_stride),
+        .ld_valid(ld_valid), .ld_ready(ld_ready), .ld_done(ld_done), .ld_fault(ld_fault),
+        .mx_valid(mx_valid), .mx_ready(mx_ready), .mx_done(mx_done),
+        .ac_valid(ac_valid), .ac_ready(ac_ready), .ac_done(ac_done),
+        .st_valid(st_valid), .st_ready(st_ready), .st_done(st_done), .st_fault(st_fault),
+        .busy(busy), .halted(halted), .error(error), .error_code(error_code),
+        .error_pc(error_pc), .iq_free(iq_free), .head_op(head_op), .issue(issue),
+        .stall_hazard(stall_hazard), .stall_unit(stall_unit), .stall_issue(stall_issue),
+        .sync_retire(sync_retire), .retired(retired)
+    );
+
+    always #5 clk = ~clk;
+
+    // ------------------------------------------------------------ reference: decode
+    function [127:0] insn(input [7:0] op, input [7:0] fl, input [15:0] rows, input [31:0] a,
+                          input [19:0] b, input [11:0] len, input [31:0] stride);
+        insn = {stride, len, b, a, rows, fl, op};
+    endfunction
+
+    function integer unit_of(input [127:0] x);
+        case (x[7:0])
+            8'h01, 8'h02, 8'h03: unit_of = U_LD;
+            8'h04: unit_of = U_MX;
+            8'h05: unit_of = U_AC;
+            8'h06: unit_of = U_ST;
+            8'h07, 8'h08: unit_of = U_SYS;
+            default: unit_of = U_NONE;
+        endcase
+    endfunction
+
+    // docs/isa.md "Validation and errors", with wc the tiles counted at issue.
+    function [3:0] ref_code(input [127:0] x, input [31:0] msize, input integer wc);
+        reg [7:0] op;
+        reg [7:0] fl;
+        reg [63:0] rows, a, b, len, stride;
+        reg src;
+        reg bad;
+        begin
+            op = x[7:0];
+            fl = x[15:8];
+            rows = x[31:16];
+            a = x[63:32];
+            b = x[83:64];
+            len = x[95:84];
+            stride = x[127:96];
+            src = fl[5];
+            case (op)
+                1: bad = fl != 0 || rows == 0 || len < 1 || len > N;
+                2: bad = fl != 0 || b != 0 || rows < 1 || rows > N || len < 1 || len > N;
+                3: bad = fl != 0 || b != 0 || rows != 3 || len < 4 || len > 4 * N || len % 4 != 0;
+                4: bad = (fl & ~8'h07) != 0 || rows == 0 || len != 0 || stride != 0;
+                5: bad = (fl & ~8'h18) != 0 || rows == 0 || len != 0 || stride != 0;
+                6: bad = (fl & ~8'h38) != 0 || (!src && (fl & 8'h18) != 0) || rows == 0
+                         || (src ? (len < 4 || len > 4 * N || len % 4 != 0) : (len < 1 || len > N));
+                default: bad = x[127:8] != 0;
+            endcase
+            if (op < 1 || op > 8) ref_code = 1;
+            else if (bad) ref_code = 2;
+            else if ((op == 1 || (op == 6 && !src)) && b + rows > UB_ROWS) ref_code = 3;
+            else if ((op == 4 || op == 5) && a + rows > UB_ROWS) ref_code = 3;
+            else if ((op == 4 || op == 5 || (op == 6 && src)) && b + rows > ACC_ROWS) ref_code = 4;
+            else if (op >= 1 && op <= 3 || op == 6) begin
+                if (a + (rows - 1) * stride + len > msize) ref_code = 5;
+                else if (op == 2 && wc == TILES) ref_code = 8;
+                else ref_code = 0;
+            end else if (op == 4 && fl[1] && wc == 0) ref_code = 7;
+            else ref_code = 0;
+        end
+    endfunction
+
+    // The rows/bytes an instruction reads (wr = 0) or writes (wr = 1) of one resource
+    // (0 UB, 1 ACC, 2 memory, 3 parameters), as {hi, lo}, [lo, hi); empty is {0, 0}.
+    function [127:0] rng(input [127:0] x, input integer res, input integer wr);
+        reg [7:0] op;
+        reg [7:0] fl;
+        reg [63:0] rows, a, b, len, stride;
+        reg src;
+        begin
+            op = x[7:0];
+            fl = x[15:8];
+            rows = x[31:16];
+            a = x[63:32];
+            b = x[83:64];
+            len = x[95:84];
+            stride = x[127:96];
+            src = fl[5];
+            rng = 128'd0;
+            case (res)
+                0: if (!wr && op == 4) rng = {a + rows, a};
+                   else if (!wr && op == 6 && !src) rng = {b + rows, b};
+                   else if (wr && op == 1) rng = {b + rows, b};
+                   else if (wr && op == 5) rng = {a + rows, a};
+                1: if (!wr && (op == 5 || (op == 6 && src) || (op == 4 && fl[0]))) rng = {b + rows, b};
+                   else if (wr && op == 4) rng = {b + rows, b};
+                2: if ((!wr && op >= 1 && op <= 3) || (wr && op == 6))
+                       rng = {a + (rows - 64'd1) * stride + len, a};
+                default: if ((!wr && (op == 5 || (op == 6 && src && fl[3]))) || (wr && op == 3))
+                             rng = {64'd1, 64'd0};
+            endcase
+        end
+    endfunction
+
+    function ovl(input [127:0] x, input [127:0] y);
+        ovl = x[127:64] != 0 && y[127:64] != 0 && x[63:0] < y[127:64] && y[63:0] < x[127:64];
+    endfunction
+
+    // Kinds of dependency of nw on old, as bits {res*3 + kind}, kind 0 RAW, 1 WAR, 2 WAW.
+    function [11:0] deps(input [127:0] nw, input [127:0] old);
+        integer r;
+        begin
+            deps = 12'd0;
+            for (r = 0; r < 4; r = r + 1) begin
+                deps[3*r] = ovl(rng(nw, r, 0), rng(old, r, 1));
+                deps[3*r+1] = ovl(rng(nw, r, 1), rng(old, r, 0));
+                deps[3*r+2] = ovl(rng(nw, r, 1), rng(old, r, 1));
+            end
+        end
+    endfunction
+
+    // ------------------------------------------------------------ program and model state
+    reg [127:0] prog [0:PMAX-1];
+    integer push_edge [0:PMAX-1];
+    integer issue_edge [0:PMAX-1];
+    reg fault_at [0:PMAX-1];   // the load/store unit answers this instruction with fault
+    integer delay_at [0:PMAX-1];  // fixed unit delay for it, 0: random
+    integer plen = 0;
+    integer push_limit = 0;
+    integer edges = 0;
+    always @(posedge clk) edges <= edges + 1;
+
+    integer npushed, next_issue, wcount;
+    reg m_error, m_halted;
+    reg [3:0] m_code;
+    reg [3:0] m_first_code;
+    integer m_pc;
+    integer ld_j, st_j, ac_j;          // instruction in each unit, -1 if none
+    integer ld_t, st_t, ac_t;          // cycles until its done
+    integer mx_j [0:MXCAP-1];          // MATMULs in the fake MXU, oldest first
+    integer mx_t [0:MXCAP-1];
+    integer mx_n;
+    reg running = 1'b0;
+
+    // timing of the current phase
+    integer p_ready = 100;
+    integer p_push = 100;
+    integer max_delay = 3;
+    integer mx_delay = 0;  // fixed MXU delay, 0: random
+
+    // coverage
+    reg [11:0] cov_held = 12'd0;
+    reg [15:0] codes_seen = 16'd0;
+    integer sync_waits = 0, overlap_cycles = 0, mm_b2b = 0, total_issued = 0, faults_seen = 0;
+
+    task model_reset;
+        begin
+            npushed = 0;
+            next_issue = 0;
+            wcount = 0;
+            m_error = 1'b0;
+            m_halted = 1'b0;
+            m_code = 4'd0;
+            m_pc = 0;
+            ld_j = -1;
+            st_j = -1;
+            ac_j = -1;
+            mx_n = 0;
+        end
+    endtask
+
+    function integer delay(input integer j);
+        delay = delay_at[j] != 0 ? delay_at[j] : 1 + $urandom % max_delay;
+    endfunction
+
+    // ------------------------------------------------------------ per-cycle check
+    reg exp_hv, exp_go, exp_hz, exp_busy, exp_err, exp_ld, exp_mx, exp_ac, exp_st, exp_sys, exp_issue;
+    reg ld_free, st_free, ac_free, mx_room, all_free, fault_now;
+    reg [127:0] hx;
+    reg [3:0] hcode;
+    integer hu, qcount, i, mx_busy_n, n_ret;
+    reg [11:0] d;
+    integer cand_pc;
+    reg [3:0] cand_code;
+
+    task fail(input [8*40-1:0] what, input [127:0] expv, input [127:0] actv);
+        begin
+            $display("FAIL: seq edge %0d, next instruction %0d (%h): %0s: expected %0h, actual %0h",
+                     edges, next_issue, prog[next_issue], what, expv, actv);
+            $finish;
+        end
+    endtask
+
+    always @(negedge clk) if (running) begin
+        // Unit outputs and inputs for this cycle.
+        ld_done = 1'b0;
+        ld_fault = 1'b0;
+        st_done = 1'b0;
+        st_fault = 1'b0;
+        ac_done = 1'b0;
+        mx_done = 1'b0;
+        if (ld_j >= 0) begin
+            ld_t = ld_t - 1;
+            if (ld_t <= 0) begin
+                ld_done = 1'b1;
+                ld_fault = fault_at[ld_j];
+            end
+        end
+        if (st_j >= 0) begin
+            st_t = st_t - 1;
+            if (st_t <= 0) begin
+                st_done = 1'b1;
+                st_fault = fault_at[st_j];
+            end
+        end
+        if (ac_j >= 0) begin
+            ac_t = ac_t - 1;
+            if (ac_t <= 0) ac_done = 1'b1;
+        end
+        for (i = 0; i < mx_n; i = i + 1) mx_t[i] = mx_t[i] - 1;
+        mx_done = mx_n > 0 && mx_t[0] <= 0;
+        ld_ready = ($urandom % 100) < p_ready;
+        st_ready = ($urandom % 100) < p_ready;
+        ac_ready = ($urandom % 100) < p_ready;
+        mx_ready = mx_n < MXCAP && ($urandom % 100) < p_ready;
+        iq_valid = npushed < push_limit && ($urandom % 100) < p_push;
+        iq_data = iq_valid ? prog[npushed] : {$urandom, $urandom, $urandom, $urandom};
+        #1;
+
+        // What the sequencer must do this cycle.
+        exp_hv = !m_error && next_issue < npushed && push_edge[next_issue] <= edges - 1;
+        hx = prog[next_issue];
+        hu = exp_hv ? unit_of(hx) : U_NONE;
+        hcode = ref_code(hx, mem_size, wcount);
+        fault_now = (ld_done && ld_fault) || (st_done && st_fault);
+        exp_go = exp_hv && !m_halted && !m_error && !fault_now && hcode == 0;
+        ld_free = ld_j < 0 || ld_done;
+        st_free = st_j < 0 || st_done;
+        ac_free = ac_j < 0 || ac_done;
+        mx_busy_n = mx_n - mx_done;
+        mx_room = mx_busy_n < 4;
+        all_free = ld_free && st_free && ac_free && mx_busy_n == 0;
+        d = 12'd0;
+        if (hu != U_LD && !ld_free) d = d | deps(hx, prog[ld_j]);
+        if (hu != U_ST && !st_free) d = d | deps(hx, prog[st_j]);
+        if (hu != U_AC && !ac_free) d = d | deps(hx, prog[ac_j]);
+        if (hu != U_MX)
+            for (i = mx_done; i < mx_n; i = i + 1) d = d | deps(hx, prog[mx_j[i]]);
+        exp_hz = d != 12'd0;
+        exp_ld = exp_go && hu == U_LD && ld_free && !exp_hz;
+        exp_mx = exp_go && hu == U_MX && mx_room && !exp_hz;
+        exp_ac = exp_go && hu == U_AC && ac_free && !exp_hz;
+        exp_st = exp_go && hu == U_ST && st_free && !exp_hz;
+        exp_sys = exp_go && hu == U_SYS && all_free;
+        exp_issue = (exp_ld && ld_ready) || (exp_mx && mx_ready) || (exp_ac && ac_ready)
+                    || (exp_st && st_ready) || exp_sys;
+        qcount = m_error ? 0 : npushed - next_issue - exp_hv;
+        exp_busy = qcount != 0 || exp_hv || ld_j >= 0 || st_j >= 0 || ac_j >= 0 || mx_n != 0;
+        n_ret = (ld_done && !ld_fault) + (st_done && !st_fault) + ac_done + mx_done + exp_sys;
+
+        if (dut.h_valid !== exp_hv) fail("head register valid", exp_hv, dut.h_valid);
+        if (head_op !== (exp_hv ? hx[7:0] : 8'd0)) fail("head_op", exp_hv ? hx[7:0] : 8'd0, head_op);
+        if (exp_hv && {cmd_stride, cmd_len, cmd_b, cmd_a, cmd_rows, cmd_flags, cmd_op}
+                      !== {hx[127:16], hx[13:8], hx[7:0]})
+            fail("command fields", hx, {cmd_stride, cmd_len, cmd_b, cmd_a, cmd_rows, 2'b00, cmd_flags, cmd_op});
+        if ({ld_valid, mx_valid, ac_valid, st_valid} !== {exp_ld, exp_mx, exp_ac, exp_st})
+            fail("cmd_valid {ld,mx,ac,st}", {exp_ld, exp_mx, exp_ac, exp_st}, {ld_valid, mx_valid, ac_valid, st_valid});
+        if (issue !== exp_issue) fail("issue", exp_issue, issue);
+        if (stall_hazard !== (exp_go && !exp_issue && (hu == U_SYS || exp_hz)))
+            fail("stall_hazard", exp_go && !exp_issue && (hu == U_SYS || exp_hz), stall_hazard);
+        if (stall_unit !== (exp_go && !exp_issue && hu != U_SYS && !exp_hz))
+            fail("stall_unit", exp_go && !exp_issue && hu != U_SYS && !exp_hz, stall_unit);
+        if (retired !== n_ret) fail("retired", n_ret, retired);
+        if (sync_retire !== (exp_sys && hx[7:0] == 8'h07)) fail("sync_retire", exp_sys && hx[7:0] == 8'h07, sync_retire);
+        if (busy !== exp_busy) fail("busy", exp_busy, busy);
+        if (stall_issue !== (exp_busy && !m_error && qcount == 0 && !exp_hv))
+            fail("stall_issue", exp_busy && !m_error && qcount == 0 && !exp_hv, stall_issue);
+        if (iq_ready !== (!m_error && qcount < IQ_DEPTH)) fail("iq_ready", !m_error && qcount < IQ_DEPTH, iq_ready);
+        if (iq_free !== IQ_DEPTH - qcount) fail("iq_free", IQ_DEPTH - qcount, iq_free);
+        if (halted !== m_halted) fail("halted", m_halted, halted);
+        // ERROR shows once nothing is in flight; code and pc are recorded when it is raised.
+        exp_err = m_error && ld_j < 0 && st_j < 0 && ac_j < 0 && mx_n == 0;
+        if (error !== exp_err || (m_error && (error_code !== m_code || error_pc !== m_pc)))
+            fail("error {flag, code, pc}", {exp_err, m_code, m_pc[31:0]}, {error, error_code, error_pc});
+
+        // Coverage.
+        if (exp_go && exp_hz) cov_held = cov_held | d;
+        if (exp_go && hu == U_SYS && !all_free && hx[7:0] == 8'h07) sync_waits = sync_waits + 1;
+        if ((ld_j >= 0) + (st_j >= 0) + (ac_j >= 0) + (mx_n > 0) >= 2) overlap_cycles = overlap_cycles + 1;
+
+        // The model follows the next rising edge: errors, completions, issue, push.
+        cand_pc = -1;
+        cand_code = 4'd0;
+        if (ld_done && ld_fault) begin
+            cand_pc = ld_j;
+            cand_code = 4'd6;
+        end
+        if (st_done && st_fault && (cand_pc < 0 || st_j < cand_pc)) begin
+            cand_pc = st_j;
+            cand_code = 4'd6;
+        end
+        if (cand_pc < 0 && exp_hv && !m_halted && !m_error && hcode != 0) begin
+            cand_pc = next_issue;
+            cand_code = hcode;
+        end
+        if (cand_pc >= 0 && (!m_error || cand_pc < m_pc)) begin
+            if (!m_error) m_first_code = cand_code;
+            codes_seen[cand_code] = 1'b1;
+            m_error = 1'b1;
+            m_code = cand_code;
+            m_pc = cand_pc;
+        end
+        if (ld_done) ld_j = -1;
+        if (st_done) st_j = -1;
+        if (ac_done) ac_j = -1;
+        if (mx_done) begin
+            for (i = 1; i < mx_n; i = i + 1) begin
+                mx_j[i-1] = mx_j[i];
+                mx_t[i-1] = mx_t[i];
+            end
+            mx_n = mx_n - 1;
+        end
+        if (fault_now) faults_seen = faults_seen + 1;
+        if (exp_issue) begin
+            if (exp_ld && ld_ready) begin
+                ld_j = next_issue;
+                ld_t = delay(next_issue);
+            end
+            if (exp_st && st_ready) begin
+                st_j = next_issue;
+                st_t = delay(next_issue);
+            end
+            if (exp_ac && ac_ready) begin
+                ac_j = next_issue;
+                ac_t = delay(next_issue);
+            end
+            if (exp_mx && mx_ready) begin
+                mx_j[mx_n] = next_issue;
+                mx_t[mx_n] = mx_delay != 0 ? mx_delay : 1 + $urandom % (3 * max_delay);
+                mx_n = mx_n + 1;
+                if (next_issue > 0 && prog[next_issue - 1][7:0] == 8'h04
+                    && issue_edge[next_issue - 1] == edges) mm_b2b = mm_b2b + 1;
+            end
+            if (hx[7:0] == 8'h02) wcount = wcount + 1;
+            if (hx[7:0] == 8'h04 && hx[9]) wcount = wcount - 1;
+            if (hx[7:0] == 8'h08) m_halted = 1'b1;
+            issue_edge[next_issue] = edges + 1;
+            next_issue = next_issue + 1;
+            total_issued = total_issued + 1;
+        end
+        if (iq_valid && iq_ready) begin
+            if (!(exp_issue && hx[7:0] == 8'h08)) m_halted = 1'b0;
+            push_edge[npushed] = edges + 1;
+            npushed = npushed + 1;
+        end
+    end
+
+    // ------------------------------------------------------------ running programs
+    // Reset the sequencer and run prog[0..plen) (pushing up to push_limit) until everything
+    // pushed has issued or an error stopped it, and nothing is in flight.
+    task start;
+        begin
+            running = 1'b0;
+            @(negedge clk);
+            {ld_done, ld_fault, st_done, st_fault, ac_done, mx_done} = 6'd0;
+            iq_valid = 1'b0;
+            rst = 1'b1;
+            @(negedge clk);
+            @(negedge clk);
+            rst = 1'b0;
+            model_reset;
+            running = 1'b1;
+        end
+    endtask
+
+    task wait_idle;
+        integer t;
+        begin
+            t = 0;
+            while (!((m_error || next_issue == push_limit) && ld_j < 0 && st_j < 0 && ac_j < 0 && mx_n == 0)) begin
+                @(negedge clk);
+                t = t + 1;
+                if (t > 20000) begin
+                    $display("FAIL: seq: program stuck at instruction %0d of %0d (%h)", next_issue, plen, prog[next_issue]);
+                    $finish;
+                end
+            end
+            @(negedge clk);
+        end
+    endtask
+
+    task run_prog;
+        begin
+            push_limit = plen;
+            start;
+            wait_idle;
+        end
+    endtask
+
+    task emit(input [127:0] x);
+        begin
+            prog[plen] = x;
+            fault_at[plen] = 1'b0;
+            delay_at[plen] = 0;
+            plen = plen + 1;
+        end
+    endtask
+
+    // A random valid instruction over small ranges (so that they overlap often), with wc the
+    // tiles counted so far in program order.
+    task gen_valid(inout integer wc);
+        integer pick, rows, len, src;
+        reg [7:0] fl;
+        reg [31:0] a, stride;
+        reg [19:0] b;
+        begin
+            pick = $urandom % 100;
+            rows = 1 + $urandom % 4;
+            a = $urandom % 160;
+            stride = ($urandom % 3 == 0) ? 0 : (($urandom % 2) ? N : $urandom % 40);
+            if (pick < 8 && wc < TILES) begin
+                emit(insn(8'h02, 0, 1 + $urandom % N, a, 0, 1 + $urandom % N, stride));
+                wc = wc + 1;
+            end else if (pick < 18) begin
+                emit(insn(8'h03, 0, 3, a, 0, 4 * (1 + $urandom % N), stride));
+            end else if (pick < 34) begin
+                emit(insn(8'h01, 0, rows, a, $urandom % (17 - rows), 1 + $urandom % N, stride));
+            end else if (pick < 58) begin
+                fl = $urandom % 8;
+                if (wc == 0) fl[1] = 1'b0;
+                if (fl[1]) wc = wc - 1;
+                emit(insn(8'h04, fl, rows, $urandom % (17 - rows), $urandom % (17 - rows), 0, 0));
+            end else if (pick < 72) begin
+                emit(insn(8'h05, ($urandom % 4) << 3, rows, $urandom % (17 - rows), $urandom % (17 - rows), 0, 0));
+            end else if (pick < 94) begin
+                src = $urandom % 2;
+                fl = src ? (8'h20 | (($urandom % 4) << 3)) : 8'h00;
+                len = src ? 4 * (1 + $urandom % N) : 1 + $urandom % N;
+                emit(insn(8'h06, fl, rows, a, $urandom % (17 - rows), len, stride));
+            end else begin
+                emit(insn(8'h07, 0, 0, 0, 0, 0, 0));
+            end
+        end
+    endtask
+
+    // A random instruction, malformed in one of many ways or valid.
+    function [127:0] gen_any(input integer dummy);
+        reg [7:0] op, fl;
+        reg [15:0] rows;
+        reg [31:0] a, stride;
+        reg [19:0] b;
+        reg [11:0] len;
+        begin
+            op = ($urandom % 8 == 0) ? $urandom % 12 : 1 + $urandom % 8;
+            fl = ($urandom % 3 == 0) ? (8'h01 << ($urandom % 8)) : 8'h00;
+            case ($urandom % 6)
+                0: rows = 0;
+                1: rows = 3;
+                2: rows = N;
+                3: rows = N + 1;
+                default: rows = 1 + $urandom % 4;
+            endcase
+            case ($urandom % 5)
+                0: a = UB_ROWS - 1 - $urandom % 3;
+                1: a = MEMSZ - $urandom % (4 * N + 8);
+                2: a = 32'hffffffff - $urandom % 4;
+                default: a = $urandom % 32;
+            endcase
+            case ($urandom % 5)
+                0: b = UB_ROWS - $urandom % 3;
+                1: b = ACC_ROWS - $urandom % 3;
+                2: b = 0;
+                default: b = $urandom % 16;
+            endcase
+            case ($urandom % 6)
+                0: len = 0;
+                1: len = N + ($urandom % 2);
+                2: len = 4 * N + 4 * ($urandom % 2);
+                3: len = 4 + $urandom % 8;
+                default: len = 1 + $urandom % N;
+            endcase
+            case ($urandom % 4)
+                0: stride = 0;
+                1: stride = 32'hffffffff;
+                2: stride = MEMSZ / 2;
+                default: stride = $urandom % 64;
+            endcase
+            if (op >= 4 && op <= 5 && $urandom % 2) begin
+                len = 0;
+                stride = 0;
+            end
+            if (op >= 7 && $urandom % 2) gen_any = insn(op, 0, 0, 0, 0, 0, 0);
+            else gen_any = insn(op, fl, rows, a, b, len, stride);
+        end
+    endfunction
+
+    // Directed error case: a valid prefix (with `tiles` RD_WEIGHTs), the instruction x that
+    // must fail with `code`, then instructions that must not issue.
+    integer err_cases = 0;
+    task err_case(input [127:0] x, input [3:0] code, input integer tiles);
+        integer t;
+        begin
+            plen = 0;
+            emit(insn(8'h01, 0, 2, 0, 0, N, N));
+            for (t = 0; t < tiles; t = t + 1) emit(insn(8'h02, 0, N, 64, 0, N, N));
+            emit(insn(8'h07, 0, 0, 0, 0, 0, 0));
+            emit(x);
+            emit(insn(8'h01, 0, 2, 0, 4, N, N));
+            emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
+            run_prog;
+            if (code == 0 ? (m_error || !m_halted) : (!m_error || m_code != code || m_pc != tiles + 2)) begin
+                $display("FAIL: seq: error case %0d (%h): expected code %0d at pc %0d, model says error %0d code %0d at pc %0d",
+                         err_cases, x, code, tiles + 2, m_error, m_code, m_pc);
+                $finish;
+            end
+            err_cases = err_cases + 1;
+        end
+    endtask
+
+    task errors_directed;
+        begin
+            // 1: illegal opcode, before any other check
+            err_case(insn(8'h00, 0, 1, 0, 0, 0, 0), 1, 0);
+            err_case(insn(8'h09, 0, 0, 0, 0, 0, 0), 1, 0);
+            err_case(insn(8'hff, 8'hff, 0, 32'hffffffff, 20'hfffff, 0, 0), 1, 0);
+            // 2: bad operands, each opcode
+            err_case(insn(8'h01, 8'h01, 1, 0, 0, N, N), 2, 0);
+            err_case(insn(8'h01, 0, 0, 0, 0, N, N), 2, 0);
+            err_case(insn(8'h01, 0, 1, 0, 0, 0, N), 2, 0);
+            err_case(insn(8'h01, 0, 1, 0, 0, N + 1, N), 2, 0);
+            err_case(insn(8'h02, 0, N, 0, 1, N, N), 2, 0);
+            err_case(insn(8'h02, 0, N + 1, 0, 0, N, N), 2, 0);
+            err_case(insn(8'h02, 0, N, 0, 0, N + 1, N), 2, 0);
+            err_case(insn(8'h02, 8'h02, N, 0, 0, N, N), 2, 0);
+            err_case(insn(8'h03, 0, 2, 0, 0, 4 * N, 4 * N), 2, 0);
+            err_case(insn(8'h03, 0, 3, 0, 0, 4 * N + 4, 4 * N), 2, 0);
+            err_case(insn(8'h03, 0, 3, 0, 0, 6, 4 * N), 2, 0);
+            err_case(insn(8'h03, 0, 3, 0, 0, 0, 4 * N), 2, 0);
+            err_case(insn(8'h03, 0, 3, 0, 2, 4, 4 * N), 2, 0);
+            err_case(insn(8'h04, 8'h08, 1, 0, 0, 0, 0), 2, 0);
+            err_case(insn(8'h04, 0, 1, 0, 0, 1, 0), 2, 0);
+            err_case(insn(8'h04, 0, 1, 0, 0, 0, 4), 2, 0);
+            err_case(insn(8'h04, 0, 0, 0, 0, 0, 0), 2, 0);
+            err_case(insn(8'h05, 8'h01, 1, 0, 0, 0, 0), 2, 0);
+            err_case(insn(8'h05, 8'h20, 1, 0, 0, 0, 0), 2, 0);
+            err_case(insn(8'h05, 0, 1, 0, 0, 0, 1), 2, 0);
+            err_case(insn(8'h06, 8'h08, 1, 0, 0, N, N), 2, 0);
+            err_case(insn(8'h06, 8'h10, 1, 0, 0, N, N), 2, 0);
+            err_case(insn(8'h06, 0, 1, 0, 0, N + 1, N), 2, 0);
+            err_case(insn(8'h06, 8'h20, 1, 0, 0, 4 * N + 4, 4 * N), 2, 0);
+            err_case(insn(8'h06, 8'h20, 1, 0, 0, 5, 4 * N), 2, 0);
+            err_case(insn(8'h06, 8'h40, 1, 0, 0, N, N), 2, 0);
+            err_case(insn(8'h06, 8'h80 | 8'h20, 1, 0, 0, 4, 4), 2, 0);
+            err_case(insn(8'h06, 8'h01, 1, 0, 0, N, N), 2, 0);
+            err_case(insn(8'h07, 0, 1, 0, 0, 0, 0), 2, 0);
+            err_case(insn(8'h07, 0, 0, 0, 0, 0, 1), 2, 0);
+            err_case(insn(8'h08, 0, 0, 1, 0, 0, 0), 2, 0);
+            err_case(insn(8'h08, 8'h01, 0, 0, 0, 0, 0), 2, 0);
+            // 2 before 3 (bad flag and UB out of range), 2 before 7 (bad MATMUL LOAD, no tile)
+            err_case(insn(8'h01, 8'h01, 2, 0, UB_ROWS, N, N), 2, 0);
+            err_case(insn(8'h04, 8'h0a, 1, 0, 0, 0, 0), 2, 0);
+            // 3: UB range
+            err_case(insn(8'h01, 0, 2, 0, UB_ROWS - 1, N, N), 3, 0);
+            err_case(insn(8'h04, 0, 1, 32'hffffffff, 0, 0, 0), 3, 0);
+            err_case(insn(8'h04, 0, 1, UB_ROWS, 0, 0, 0), 3, 0);
+            err_case(insn(8'h05, 0, 65535, 0, 0, 0, 0), 3, 0);
+            err_case(insn(8'h06, 0, 3, 0, UB_ROWS - 2, N, N), 3, 0);
+            // 3 before 4, 3 before 5, 4 before 5
+            err_case(insn(8'h04, 0, 2, UB_ROWS - 1, ACC_ROWS, 0, 0), 3, 0);
+            err_case(insn(8'h01, 0, 2, MEMSZ, UB_ROWS - 1, N, N), 3, 0);
+            err_case(insn(8'h06, 8'h20, 2, MEMSZ, ACC_ROWS - 1, 4, 4), 4, 0);
+            // 4: ACC range
+            err_case(insn(8'h04, 0, 2, 0, ACC_ROWS - 1, 0, 0), 4, 0);
+            err_case(insn(8'h05, 8'h18, 1, 0, ACC_ROWS, 0, 0), 4, 0);
+            err_case(insn(8'h06, 8'h28, 3, 0, ACC_ROWS - 2, 4, 4), 4, 0);
+            // 5: memory range, including 64-bit sums
+            err_case(insn(8'h01, 0, 1, MEMSZ - N + 1, 0, N, N), 5, 0);
+            err_case(insn(8'h01, 0, 2, MEMSZ - 2 * N, 0, N, N + 1), 5, 0);
+            err_case(insn(8'h02, 0, 2, 0, 0, 1, 32'hffffffff), 5, 0);
+            err_case(insn(8'h03, 0, 3, 0, 0, 4, MEMSZ / 2), 5, 0);
+            err_case(insn(8'h06, 0, 1, 32'hffffffff, 0, 1, 0), 5, 0);
+            err_case(insn(8'h06, 8'h20, 16, MEMSZ - 4, 0, 4, 0), 0, 0);  // fits: runs to HALT
+            // 5 before 8, 7, 8
+            err_case(insn(8'h02, 0, 1, MEMSZ, 0, 1, 0), 5, TILES);
+            err_case(insn(8'h04, 8'h02, 1, 0, 0, 0, 0), 7, 0);
+            err_case(insn(8'h02, 0, 1, 0, 0, 1, 0), 8, TILES);
+            err_case(insn(8'h04, 8'h02, 1, 0, 0, 0, 0), 0, 1);  // a tile is on its way: runs
+        end
+    endtask
+
+    // HALT: retires after everything before it, then nothing issues until the next push.
+    task halt_hold;
+        integer t;
+        begin
+            plen = 0;
+            emit(insn(8'h01, 0, 2, 0, 0, N, N));
+            emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
+            emit(insn(8'h01, 0, 2, 0, 2, N, N));
+            emit(insn(8'h07, 0, 0, 0, 0, 0, 0));
+            emit(insn(8'h07, 0, 0, 0, 0, 0, 0));
+            push_limit = 4;
+            start;
+            for (t = 0; t < 200 && !m_halted; t = t + 1) @(negedge clk);
+            repeat (30) @(negedge clk);
+            if (!m_halted || next_issue != 2 || npushed != 4) begin
+                $display("FAIL: seq: HALT hold: halted %0d, %0d issued, %0d pushed; expected halted after 2 issued, 4 pushed",
+                         m_halted, next_issue, npushed);
+                $finish;
+            end
+            push_limit = 5;
+            wait_idle;
+            if (m_halted || next_issue != 5) begin
+                $display("FAIL: seq: HALT hold: after the next push %0d issued (expected 5), halted %0d", next_issue, m_halted);
+                $finish;
+            end
+        end
+    endtask
+
+    // MATMULs writing the same ACC rows issue on consecutive cycles, up to four in flight.
+    task matmul_b2b;
+        integer t;
+        begin
+            p_ready = 100;
+            mx_delay = 30;
+            plen = 0;
+            for (t = 0; t < 6; t = t + 1) emit(insn(8'h04, 8'h01, 4, t, 0, 0, 0));
+            emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
+            run_prog;
+            mx_delay = 0;
+            for (t = 1; t < 4; t = t + 1)
+                if (issue_edge[t] != issue_edge[t-1] + 1) begin
+                    $display("FAIL: seq: MATMUL %0d issued at edge %0d, MATMUL %0d at %0d: expected consecutive",
+                             t - 1, issue_edge[t-1], t, issue_edge[t]);
+                    $finish;
+                end
+            if (issue_edge[4] < issue_edge[0] + 30) begin
+                $display("FAIL: seq: a fifth MATMUL issued at edge %0d with four in flight since %0d",
+                         issue_edge[4], issue_edge[0]);
+                $finish;
+            end
+        end
+    endtask
+
+    // A load that faults after a younger instruction failed validation: the fault is reported.
+    task oldest_wins;
+        begin
+            p_ready = 100;
+            plen = 0;
+            emit(insn(8'h01, 0, 2, 0, 0, N, N));
+            fault_at[0] = 1'b1;
+            delay_at[0] = 20;
+            emit(insn(8'h04, 0, 2, 8, 0, 0, 0));
+            emit(insn(8'h0a, 0, 0, 0, 0, 0, 0));
+            emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
+            run_prog;
+            if (m_first_code != 1 || m_code != 6 || m_pc != 0) begin
+                $display("FAIL: seq: oldest error: first code %0d, final code %0d at pc %0d; expected 1, then 6 at pc 0",
+                         m_first_code, m_code, m_pc);
+                $finish;
+            end
+        end
+    endtask
+
+    task random_valid(input integer n, input integer fault_pct);
+        integer t, wc;
+        begin
+            plen = 0;
+            wc = 0;
+            for (t = 0; t < n; t = t + 1) begin
+                gen_valid(wc);
+                if ((prog[plen-1][7:0] <= 8'h03 || prog[plen-1][7:0] == 8'h06) && ($urandom % 100) < fault_pct)
+                    fault_at[plen-1] = 1'b1;
+            end
+            emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
+            run_prog;
+            if (fault_pct == 0 && (m_error || !m_halted || next_issue != plen)) begin
+                $display("FAIL: seq: valid program stopped: error %0d code %0d pc %0d, %0d of %0d issued",
+                         m_error, m_code, m_pc, next_issue, plen);
+                $finish;
+            end
+        end
+    endtask
+
+    task random_malformed;
+        integer t, wc;
+        begin
+            plen = 0;
+            wc = 0;
+            for (t = 0; t < 2 + $urandom % 6; t = t + 1) gen_valid(wc);
+            for (t = 0; t < 12; t = t + 1) emit(gen_any(0));
+            emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
+            run_prog;
+        end
+    endtask
+
+    integer ph;
+    initial begin
+        errors_directed;
+        halt_hold;
+        matmul_b2b;
+        oldest_wins;
+        for (ph = 0; ph < 8; ph = ph + 1) begin
+            case (ph % 4)
+                0: begin p_ready = 100; p_push = 100; max_delay = 3; end
+                1: begin p_ready = 70; p_push = 80; max_delay = 12; end
+                2: begin p_ready = 30; p_push = 100; max_delay = 30; end
+                default: begin p_ready = 90; p_push = 20; max_delay = 5; end
+            endcase
+            random_valid(120, 0);
+        end
+        p_ready = 80;
+        p_push = 90;
+        max_delay = 8;
+        for (ph = 0; ph < 8; ph = ph + 1) random_valid(40, 6);
+        for (ph = 0; ph < 40; ph = ph + 1) random_malformed;
+        if ((cov_held & 12'h6df) != 12'h6df) begin
+            $display("FAIL: seq: hazard coverage %b: expected bits UB RAW/WAR/WAW, ACC RAW/WAR, memory RAW/WAR, param RAW/WAR (mask 011011011111)",
+                     cov_held);
+            $finish;
+        end
+        if (codes_seen[8:1] != 8'hff || sync_waits == 0 || overlap_cycles == 0 || mm_b2b < 10 || faults_seen == 0) begin
+            $display("FAIL: seq: coverage: error codes seen %b, SYNC waits %0d, overlap cycles %0d, back-to-back MATMULs %0d, faults %0d",
+                     codes_seen[8:0], sync_waits, overlap_cycles, mm_b2b, faults_seen);
+            $finish;
+        end
+        $display("seq: %0d directed error cases, %0d instructions issued, %0d cycles; overlap cycles %0d, back-to-back MATMULs %0d, faults %0d",
+                 err_cases, total_issued, edges, overlap_cycles, mm_b2b, faults_seen);
+        $display("PASS");
+        $finish;
+    end
+
+    initial begin
+        #20000000;
+        $display("FAIL: seq: timeout");
+        $finish;
+    end
+endmodule
