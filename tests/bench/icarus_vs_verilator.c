@@ -1,0 +1,183 @@
+/* The same small GEMM instruction stream on the verilated core and on the RTL under Icarus
+ * Verilog (tests/rtl/tb_core.v, file mode): both must leave the golden model's memory; prints
+ * each simulator's speed (median of several runs) and their ratio.
+ * usage: bench_icarus <source dir> <work dir> [N] [M K N_cols] */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sys/stat.h>
+
+#include "progs.h"
+#include "tpusim.h"
+
+enum { RUNS_VL = 5, RUNS_IV = 3, MEM = 1 << 16 };
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return v[n / 2];
+}
+
+static int write_hex(const char *path, const tpu_prog *p, const uint8_t *mem, size_t n) {
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    if (p)
+        for (size_t i = 0; i < p->n; i++)
+            fprintf(f, "%08x%08x%08x%08x\n", p->insns[i].w[3], p->insns[i].w[2], p->insns[i].w[1],
+                    p->insns[i].w[0]);
+    else
+        for (size_t i = 0; i < n; i++) fprintf(f, "%02x\n", mem[i]);
+    return fclose(f);
+}
+
+/* Runs a shell command; returns its first line of output matching prefix in line. */
+static int run_capture(const char *cmd, const char *prefix, char *line, size_t size) {
+    FILE *f = popen(cmd, "r");
+    if (!f) return -1;
+    int found = 0;
+    char buf[512];
+    while (fgets(buf, sizeof buf, f))
+        if (!found && strncmp(buf, prefix, strlen(prefix)) == 0) {
+            snprintf(line, size, "%s", buf);
+            found = 1;
+        }
+    return (pclose(f) == 0 && found) ? 0 : -1;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s <source dir> <work dir> [N] [M K Ncols]\n", argv[0]);
+        return 2;
+    }
+    const char *src = argv[1], *work = argv[2];
+    uint32_t n_arr = argc > 3 ? (uint32_t)atoi(argv[3]) : 8;
+    gemm_desc d = {0};
+    d.m = argc > 6 ? (uint32_t)atoi(argv[4]) : 32;
+    d.k = argc > 6 ? (uint32_t)atoi(argv[5]) : 32;
+    d.n = argc > 6 ? (uint32_t)atoi(argv[6]) : 32;
+
+    tpusim_config cfg;
+    tpusim_config_default(&cfg);
+    cfg.array_n = n_arr;
+    cfg.mem_size = MEM;
+    cfg.mem_latency = 4; /* tb_core's default memory latency */
+    char err[256];
+    tpusim *sim = tpusim_create(&cfg, err, sizeof err);
+    if (!sim) {
+        fprintf(stderr, "bench_icarus: %s\n", err);
+        return 1;
+    }
+    tpu_hwcfg hw;
+    tpusim_hwcfg(sim, &hw);
+    uint64_t end = gemm_layout(&d, 64);
+    static uint8_t img[MEM], out_vl[MEM];
+    tpu_rng r = {7};
+    rng_fill_int8(&r, (int8_t *)img, end);
+    tpu_prog p = {0};
+    if (end > MEM || gemm_program(&p, &hw, &d) != 0) {
+        fprintf(stderr, "bench_icarus: GEMM does not fit\n");
+        return 1;
+    }
+    tpu_golden *g = tpu_golden_create(&hw);
+    memcpy(tpu_golden_mem(g), img, MEM);
+    if (!g || tpu_golden_run(g, p.insns, p.n, NULL) != TPU_ERR_OK) {
+        fprintf(stderr, "bench_icarus: golden model failed\n");
+        return 1;
+    }
+
+    double vl_t[RUNS_VL];
+    uint64_t cycles_vl = 0;
+    for (int i = 0; i < RUNS_VL; i++) {
+        tpusim_reset(sim);
+        tpusim_mem_write(sim, 0, img, MEM);
+        uint64_t c0 = tpusim_cycle(sim);
+        double t0 = now();
+        if (tpusim_run_program(sim, p.insns, p.n, 10000000) != TPUSIM_HALTED) {
+            fprintf(stderr, "bench_icarus: Verilator run did not halt\n");
+            return 1;
+        }
+        vl_t[i] = now() - t0;
+        cycles_vl = tpusim_cycle(sim) - c0;
+    }
+    tpusim_mem_read(sim, 0, out_vl, MEM);
+
+    char path[1024], cmd[4096], line[512];
+    mkdir(work, 0777);
+    snprintf(path, sizeof path, "%s/prog.hex", work);
+    int ok = write_hex(path, &p, NULL, 0) == 0;
+    snprintf(path, sizeof path, "%s/mem.hex", work);
+    if (!ok || write_hex(path, NULL, img, MEM) != 0) {
+        fprintf(stderr, "bench_icarus: cannot write %s\n", path);
+        return 1;
+    }
+    snprintf(cmd, sizeof cmd,
+             "iverilog -g2012 -o '%s/core.vvp' -s tb_core -P tb_core.N=%u "
+             "-P tb_core.MEM_MAX=%d %s/rtl/*.v %s/tests/rtl/tb_core.v",
+             work, n_arr, MEM, src, src);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "bench_icarus: iverilog failed\n");
+        return 1;
+    }
+    /* vvp start-up (loading the images, initialising the memories) is timed with a program that
+     * only halts, and subtracted. */
+    tpu_prog halt = {0};
+    prog_emit(&halt, TPU_OP_HALT, 0, 0, 0, 0, 0, 0);
+    snprintf(path, sizeof path, "%s/halt.hex", work);
+    write_hex(path, &halt, NULL, 0);
+    prog_free(&halt);
+    double iv_t[RUNS_IV], start_t[RUNS_IV];
+    unsigned long cycles_iv = 0;
+    for (int i = 0; i < 2 * RUNS_IV; i++) {
+        snprintf(cmd, sizeof cmd,
+                 "vvp -n '%s/core.vvp' +prog=%s/%s.hex +mem=%s/mem.hex +memsize=%d "
+                 "+dump=%s/dump.hex +dumpbytes=%d",
+                 work, work, i % 2 ? "prog" : "halt", work, MEM, work, MEM);
+        double t0 = now();
+        if (run_capture(cmd, "RESULT", line, sizeof line) != 0) {
+            fprintf(stderr, "bench_icarus: Icarus run failed\n");
+            return 1;
+        }
+        (i % 2 ? iv_t : start_t)[i / 2] = now() - t0;
+        const char *c = strstr(line, "cycles=");
+        if (i % 2) cycles_iv = c ? strtoul(c + 7, NULL, 10) : 0;
+    }
+    snprintf(path, sizeof path, "%s/dump.hex", work);
+    FILE *f = fopen(path, "r");
+    int same = f != NULL;
+    const uint8_t *gm = tpu_golden_mem(g);
+    for (size_t i = 0; same && i < MEM; i++) {
+        unsigned b;
+        same = fscanf(f, "%x", &b) == 1 && b == gm[i] && out_vl[i] == gm[i];
+    }
+    if (f) fclose(f);
+
+    double vl = median(vl_t, RUNS_VL), start = median(start_t, RUNS_IV);
+    double iv = median(iv_t, RUNS_IV) - start;
+    double vl_rate = (double)cycles_vl / vl, iv_rate = (double)cycles_iv / iv;
+    printf("GEMM %ux%ux%u at N=%u, %zu instructions, memory latency 4\n", d.m, d.k, d.n, n_arr,
+           p.n);
+    printf("  %-10s %10s %12s %16s\n", "simulator", "cycles", "wall (s)", "cycles/s");
+    printf("  %-10s %10llu %12.4f %16.0f   median of %d\n", "Verilator",
+           (unsigned long long)cycles_vl, vl, vl_rate, RUNS_VL);
+    printf("  %-10s %10lu %12.4f %16.0f   median of %d, less %.3f s vvp start-up\n", "Icarus",
+           cycles_iv, iv, iv_rate, RUNS_IV, start);
+    printf("  Verilator / Icarus speed: %.0fx; results bit-exact vs golden: %s\n",
+           vl_rate / iv_rate, same ? "yes" : "NO");
+    tpu_golden_destroy(g);
+    prog_free(&p);
+    tpusim_destroy(sim);
+    return same ? 0 : 1;
+}
