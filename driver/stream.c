@@ -1,0 +1,158 @@
+/* stream.c - the command-stream builder of tpu.h: the bytes of docs/command-stream.md.
+ *
+ * The stream is kept assembled (header, buffer table, commands) so that tpu_stream_data is a
+ * plain accessor. Host-side checks are only those needed to encode a command at all; the
+ * firmware validates everything else, so a stream that the firmware rejects can be built. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "firmware.h"
+#include "tpu.h"
+
+struct tpu_stream {
+    uint8_t *data;
+    size_t len, cap;
+    uint32_t buffers, commands;
+};
+
+static void put16(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    put16(p, v);
+    put16(p + 2, v >> 16);
+}
+
+/* Rewrites the header for the current contents. */
+static void header(tpu_stream *s)
+{
+    put32(s->data + FW_HDR_MAGIC, FW_STREAM_MAGIC);
+    put32(s->data + FW_HDR_VERSION, FW_STREAM_VERSION);
+    put32(s->data + FW_HDR_BYTES, (uint32_t)s->len);
+    put32(s->data + FW_HDR_BUFFERS, s->buffers);
+    put32(s->data + FW_HDR_COMMANDS, s->commands);
+    put32(s->data + FW_HDR_RESERVED, 0);
+}
+
+/* Room for extra more bytes; the header's u32 `bytes` bounds the stream. */
+static tpu_status grow(tpu_stream *s, size_t extra)
+{
+    if (s->len + extra > UINT32_MAX)
+        return TPU_E_NOMEM;
+    if (s->len + extra <= s->cap)
+        return TPU_OK;
+    size_t cap = 2 * s->cap;
+    if (cap < s->len + extra)
+        cap = s->len + extra;
+    uint8_t *d = realloc(s->data, cap);
+    if (!d)
+        return TPU_E_NOMEM;
+    s->data = d;
+    s->cap = cap;
+    return TPU_OK;
+}
+
+tpu_stream *tpu_stream_new(void)
+{
+    tpu_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    if (grow(s, 256) != TPU_OK) {
+        free(s);
+        return NULL;
+    }
+    s->len = FW_HEADER_BYTES;
+    header(s);
+    return s;
+}
+
+void tpu_stream_free(tpu_stream *s)
+{
+    if (!s)
+        return;
+    free(s->data);
+    free(s);
+}
+
+tpu_status tpu_stream_buffer(tpu_stream *s, uint32_t addr, uint32_t bytes, uint32_t *idx)
+{
+    if (!s || bytes == 0 || (uint64_t)addr + bytes > (uint64_t)UINT32_MAX + 1)
+        return TPU_E_ARG;
+    if (s->buffers == UINT32_MAX)
+        return TPU_E_NOMEM;
+    tpu_status st = grow(s, FW_BUFFER_BYTES);
+    if (st != TPU_OK)
+        return st;
+    /* The table ends where the commands begin: make room there. */
+    uint8_t *at = s->data + FW_HEADER_BYTES + (size_t)s->buffers * FW_BUFFER_BYTES;
+    memmove(at + FW_BUFFER_BYTES, at, (size_t)(s->data + s->len - at));
+    put32(at + FW_BUF_ADDR, addr);
+    put32(at + FW_BUF_SIZE, bytes);
+    s->len += FW_BUFFER_BYTES;
+    if (idx)
+        *idx = s->buffers;
+    s->buffers++;
+    header(s);
+    return TPU_OK;
+}
+
+tpu_status tpu_stream_gemm(tpu_stream *s, const tpu_gemm *g)
+{
+    static const struct {
+        uint32_t api, fw;
+    } flag_map[] = {
+        {TPU_GEMM_BIAS, FW_GEMM_BIAS},
+        {TPU_GEMM_RELU, FW_GEMM_RELU},
+        {TPU_GEMM_OUT_INT8, FW_GEMM_OUT_INT8},
+        {TPU_GEMM_A_UNSIGNED, FW_GEMM_A_UNSIGNED},
+    };
+    if (!s || !g)
+        return TPU_E_ARG;
+    uint32_t flags = 0, known = 0;
+    for (size_t i = 0; i < sizeof flag_map / sizeof flag_map[0]; i++) {
+        known |= flag_map[i].api;
+        if (g->flags & flag_map[i].api)
+            flags |= flag_map[i].fw;
+    }
+    if (g->flags & ~known)
+        return TPU_E_ARG;
+    if (s->commands == UINT32_MAX)
+        return TPU_E_NOMEM;
+    tpu_status st = grow(s, FW_GEMM_BYTES);
+    if (st != TPU_OK)
+        return st;
+    uint8_t *c = s->data + s->len;
+    memset(c, 0, FW_GEMM_BYTES);
+    put16(c + FW_CMD_OP, FW_CMD_GEMM);
+    put16(c + FW_CMD_BYTES, FW_GEMM_BYTES);
+    put32(c + FW_GEMM_FLAGS, flags);
+    put32(c + FW_GEMM_M, g->m);
+    put32(c + FW_GEMM_K, g->k);
+    put32(c + FW_GEMM_N, g->n);
+    put32(c + FW_GEMM_A_BUF, g->a.buf);
+    put32(c + FW_GEMM_A_OFF, g->a.offset);
+    put32(c + FW_GEMM_LDA, g->a.ld);
+    put32(c + FW_GEMM_B_BUF, g->b.buf);
+    put32(c + FW_GEMM_B_OFF, g->b.offset);
+    put32(c + FW_GEMM_LDB, g->b.ld);
+    put32(c + FW_GEMM_C_BUF, g->c.buf);
+    put32(c + FW_GEMM_C_OFF, g->c.offset);
+    put32(c + FW_GEMM_LDC, g->c.ld);
+    put32(c + FW_GEMM_P_BUF, g->params.buf);
+    put32(c + FW_GEMM_P_OFF, g->params.offset);
+    s->len += FW_GEMM_BYTES;
+    s->commands++;
+    header(s);
+    return TPU_OK;
+}
+
+const void *tpu_stream_data(const tpu_stream *s, size_t *bytes)
+{
+    if (bytes)
+        *bytes = s ? s->len : 0;
+    return s ? s->data : NULL;
+}

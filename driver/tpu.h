@@ -1,0 +1,124 @@
+/* tpu.h - the host driver's public interface (C11).
+ *
+ * The driver knows devices, memory and command streams, nothing about models. It opens a device
+ * (today always the cycle-accurate simulator of sim/tpusim.h), allocates device memory, copies
+ * buffers in and out, builds and submits command streams (docs/command-stream.md) that the device
+ * firmware (firmware/firmware.h) expands into core instructions, waits for completion and reads the
+ * performance counters. Every call that can fail returns a tpu_status; tpu_last_error(dev) gives a
+ * message naming what failed and where. A device stays usable after any error. */
+#ifndef TPU_DRIVER_H
+#define TPU_DRIVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tpu_status {
+    TPU_OK = 0,
+    TPU_E_ARG,      /* a bad argument (NULL, zero size, unknown buffer, ...) */
+    TPU_E_NOMEM,    /* out of device memory (or of host memory) */
+    TPU_E_DEVICE,   /* the device could not be opened (no model for that array size, ...) */
+    TPU_E_STREAM,   /* the firmware rejected the command stream (message: command and field) */
+    TPU_E_CORE,     /* the core stopped with an error code (message: code name and instruction) */
+    TPU_E_TIMEOUT,  /* the work did not finish within the cycle budget */
+    TPU_E_MISMATCH, /* verification on: the device's result differs from the golden model */
+    TPU_E_IO,       /* a trace file could not be written */
+} tpu_status;
+
+const char *tpu_status_name(tpu_status s); /* "TPU_E_CORE" */
+
+typedef struct tpu_device tpu_device;
+
+typedef struct {
+    uint32_t array_n;             /* 0: the default (16) */
+    uint64_t mem_size;            /* device memory bytes; 0: the default (64 MiB) */
+    uint32_t mem_latency;         /* cycles; 0: the simulator default */
+    uint32_t mem_bytes_per_cycle; /* 0: the simulator default */
+    int verify;                   /* check every submitted stream against the golden model */
+} tpu_options;
+
+/* Fills opts with the defaults (all zero but meaningful). */
+void tpu_options_default(tpu_options *opts);
+/* On failure *dev is NULL and, if err is not NULL, the reason is written there. */
+tpu_status tpu_open(const tpu_options *opts, tpu_device **dev, char *err, size_t errlen);
+void tpu_close(tpu_device *dev);
+const char *tpu_last_error(const tpu_device *dev);
+
+/* The hardware as its ID registers describe it. */
+typedef struct {
+    uint32_t array_n, ub_rows, acc_rows, wfifo_tiles, iq_depth, version;
+    uint64_t mem_size;
+    uint32_t mem_latency, mem_bytes_per_cycle; /* the memory model's timing */
+} tpu_info;
+tpu_status tpu_query(tpu_device *dev, tpu_info *info);
+
+/* Device memory: 64-byte aligned blocks. Addresses are device addresses. */
+tpu_status tpu_alloc(tpu_device *dev, uint64_t bytes, uint32_t *addr);
+tpu_status tpu_free(tpu_device *dev, uint32_t addr);
+tpu_status tpu_write(tpu_device *dev, uint32_t addr, const void *src, size_t bytes);
+tpu_status tpu_read(tpu_device *dev, uint32_t addr, void *dst, size_t bytes);
+
+/* ------------------------------------------------------ command streams -- */
+typedef struct tpu_stream tpu_stream;
+
+tpu_stream *tpu_stream_new(void); /* NULL if out of host memory */
+void tpu_stream_free(tpu_stream *s);
+/* Declare a device buffer the stream may touch; returns its index through idx. */
+tpu_status tpu_stream_buffer(tpu_stream *s, uint32_t addr, uint32_t bytes, uint32_t *idx);
+
+typedef struct {
+    uint32_t buf, offset; /* buffer index (tpu_stream_buffer) and byte offset */
+    uint32_t ld;          /* leading dimension: row pitch in elements */
+} tpu_operand;
+
+enum tpu_gemm_flags {
+    TPU_GEMM_BIAS = 1u << 0,
+    TPU_GEMM_RELU = 1u << 1,
+    TPU_GEMM_OUT_INT8 = 1u << 2,
+    TPU_GEMM_A_UNSIGNED = 1u << 3,
+};
+typedef struct {
+    uint32_t m, k, n, flags;
+    tpu_operand a, b, c;
+    tpu_operand params; /* int32 bias[n], mult[n], shift[n]; ld unused; with BIAS or OUT_INT8 */
+} tpu_gemm;
+tpu_status tpu_stream_gemm(tpu_stream *s, const tpu_gemm *g);
+/* The stream's bytes as the firmware reads them. */
+const void *tpu_stream_data(const tpu_stream *s, size_t *bytes);
+
+/* ------------------------------------------------------ running work -- */
+/* Called about every 65536 simulated cycles during tpu_submit and tpu_wait, for progress bars:
+ * instructions retired by the core and pushed by the firmware so far in this submission. */
+typedef void (*tpu_progress_fn)(void *ctx, uint64_t retired, uint64_t pushed, uint64_t cycles);
+void tpu_set_progress(tpu_device *dev, tpu_progress_fn fn, void *ctx);
+
+/* Copy the stream into device memory and run the firmware on it, in step with the device clock,
+ * until it has pushed every instruction; the device keeps running after this returns. */
+tpu_status tpu_submit(tpu_device *dev, const tpu_stream *s);
+/* Run the device until the submitted work halts, at most max_cycles more cycles (0: no limit).
+ * With verify on, compares the device's memory with the golden model's after the same
+ * instructions. */
+tpu_status tpu_wait(tpu_device *dev, uint64_t max_cycles);
+
+typedef struct {
+    uint64_t cycles;            /* device cycles of the last submit + wait, firmware included */
+    uint64_t counters[16];      /* the core's counters (tpusim.h enum tpu_perf_counter) */
+    uint64_t firmware_cycles;   /* cycles the control processor spent (cost model) */
+    uint64_t instructions;      /* core instructions the firmware pushed */
+    double wall_seconds;        /* host time spent simulating */
+} tpu_perf_report;
+/* Counters of the last submit + wait. */
+tpu_status tpu_perf(tpu_device *dev, tpu_perf_report *out);
+
+/* Waveform of the coming work: FST (or VCD if path ends in .vcd), optionally only cycles
+ * [from, to) counted from the next submit (to = 0: until closed). */
+tpu_status tpu_trace_open(tpu_device *dev, const char *path, uint64_t from, uint64_t to);
+tpu_status tpu_trace_close(tpu_device *dev);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

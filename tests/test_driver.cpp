@@ -1,0 +1,889 @@
+// test_driver.cpp - the host driver (driver/tpu.h): opening devices, the allocator, host copies,
+// the command-stream bytes, GEMMs through the firmware on the cycle-accurate device (checked
+// against gemm_reference, with the driver's golden-model verification on), stream and timeout
+// errors, performance counters, progress and traces.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "firmware.h"
+#include "progs.h"
+#include "tpu.h"
+#include "tpusim.h"
+
+namespace {
+
+std::vector<uint32_t> built_sizes() {
+    uint32_t sizes[16];
+    const int n = tpusim_arrays(sizes, 16);
+    return std::vector<uint32_t>(sizes, sizes + n);
+}
+
+bool built(uint32_t n) {
+    const std::vector<uint32_t> s = built_sizes();
+    return std::find(s.begin(), s.end(), n) != s.end();
+}
+
+bool contains(const char *haystack, const std::string &needle) {
+    return std::strstr(haystack, needle.c_str()) != nullptr;
+}
+
+// An open device for one test; options from the test.
+struct Dev {
+    tpu_device *d = nullptr;
+    explicit Dev(uint32_t n, uint64_t mem = 4u << 20, int verify = 1) {
+        tpu_options o;
+        tpu_options_default(&o);
+        o.array_n = n;
+        o.mem_size = mem;
+        o.verify = verify;
+        char err[256] = "";
+        EXPECT_EQ(tpu_open(&o, &d, err, sizeof err), TPU_OK) << err;
+    }
+    ~Dev() { tpu_close(d); }
+    Dev(const Dev &) = delete;
+    Dev &operator=(const Dev &) = delete;
+    operator tpu_device *() const { return d; }
+};
+
+uint32_t rd32(const uint8_t *p) {
+    return p[0] | p[1] << 8 | p[2] << 16 | static_cast<uint32_t>(p[3]) << 24;
+}
+
+// ---------------------------------------------------------------- open --
+
+TEST(DriverOpen, StatusNames) {
+    EXPECT_STREQ(tpu_status_name(TPU_OK), "TPU_OK");
+    EXPECT_STREQ(tpu_status_name(TPU_E_CORE), "TPU_E_CORE");
+    EXPECT_STREQ(tpu_status_name(TPU_E_IO), "TPU_E_IO");
+    EXPECT_STREQ(tpu_status_name(static_cast<tpu_status>(99)), "?");
+}
+
+TEST(DriverOpen, Defaults) {
+    if (!built(16)) GTEST_SKIP() << "the default array size (16) is not built";
+    tpusim_config sim;
+    tpusim_config_default(&sim);
+    tpu_options o;
+    tpu_options_default(&o);
+    EXPECT_EQ(o.array_n, 0u);
+    EXPECT_EQ(o.mem_size, 0u);
+    EXPECT_EQ(o.verify, 0);
+    for (const tpu_options *opts : {static_cast<const tpu_options *>(&o),
+                                    static_cast<const tpu_options *>(nullptr)}) {
+        tpu_device *d = nullptr;
+        char err[256] = "";
+        ASSERT_EQ(tpu_open(opts, &d, err, sizeof err), TPU_OK) << err;
+        tpu_info info;
+        ASSERT_EQ(tpu_query(d, &info), TPU_OK);
+        EXPECT_EQ(info.array_n, 16u);
+        EXPECT_EQ(info.mem_size, 64ull << 20);
+        EXPECT_EQ(info.mem_latency, sim.mem_latency);
+        EXPECT_EQ(info.mem_bytes_per_cycle, sim.mem_bytes_per_cycle);
+        EXPECT_EQ(info.version, TPU_VERSION);
+        tpu_close(d);
+    }
+}
+
+TEST(DriverOpen, EveryBuiltSizeMatchesItsOptions) {
+    const std::vector<uint32_t> sizes = built_sizes();
+    ASSERT_FALSE(sizes.empty());
+    for (uint32_t n : sizes) {
+        tpu_options o;
+        tpu_options_default(&o);
+        o.array_n = n;
+        o.mem_size = (1u << 20) + 100; // not a multiple of the allocation unit
+        o.mem_latency = 7;
+        o.mem_bytes_per_cycle = 16;
+        tpu_device *d = nullptr;
+        char err[256] = "";
+        ASSERT_EQ(tpu_open(&o, &d, err, sizeof err), TPU_OK) << "N=" << n << ": " << err;
+        tpu_info info;
+        ASSERT_EQ(tpu_query(d, &info), TPU_OK);
+        EXPECT_EQ(info.array_n, n);
+        EXPECT_EQ(info.mem_size, o.mem_size);
+        EXPECT_EQ(info.mem_latency, 7u);
+        EXPECT_EQ(info.mem_bytes_per_cycle, 16u);
+        EXPECT_EQ(info.version, TPU_VERSION);
+        EXPECT_GE(info.ub_rows, 4u);
+        EXPECT_GE(info.acc_rows, 2u);
+        EXPECT_GE(info.wfifo_tiles, 1u);
+        EXPECT_GE(info.iq_depth, 1u);
+        EXPECT_EQ(tpu_query(d, nullptr), TPU_E_ARG);
+        EXPECT_STRNE(tpu_last_error(d), "");
+        tpu_close(d);
+    }
+}
+
+TEST(DriverOpen, BadOptions) {
+    const std::vector<uint32_t> sizes = built_sizes();
+    uint32_t unbuilt = 3;
+    while (built(unbuilt)) unbuilt++;
+    struct Case {
+        const char *what;
+        uint32_t n;
+        uint64_t mem;
+        const char *mentions;
+    };
+    const Case cases[] = {
+        {"unbuilt N", unbuilt, 0, "array_n"},
+        {"huge N", 1u << 20, 0, "array_n"},
+        {"memory too small for anything", sizes[0], 1, "mem_size"},
+        {"memory beyond 32-bit addresses", sizes[0], 1ull << 32, "mem_size"},
+        {"huge memory", sizes[0], 1ull << 40, "mem_size"},
+    };
+    for (const Case &c : cases) {
+        tpu_options o;
+        tpu_options_default(&o);
+        o.array_n = c.n;
+        o.mem_size = c.mem;
+        tpu_device *d = reinterpret_cast<tpu_device *>(&o); // must be overwritten
+        char err[256] = "";
+        EXPECT_EQ(tpu_open(&o, &d, err, sizeof err), TPU_E_DEVICE) << c.what;
+        EXPECT_EQ(d, nullptr) << c.what;
+        EXPECT_TRUE(contains(err, c.mentions)) << c.what << ": " << err;
+        EXPECT_EQ(tpu_open(&o, &d, nullptr, 0), TPU_E_DEVICE) << c.what; // no message buffer
+    }
+    EXPECT_EQ(tpu_open(nullptr, nullptr, nullptr, 0), TPU_E_ARG);
+    EXPECT_STREQ(tpu_last_error(nullptr), "no device");
+    tpu_close(nullptr);
+}
+
+// ----------------------------------------------------------- allocator --
+
+const uint64_t kSmallMem = 64u << 10;
+
+TEST(DriverAlloc, AlignmentAndNoOverlap) {
+    Dev d(built_sizes()[0], kSmallMem, 0);
+    struct Blk {
+        uint32_t addr;
+        uint64_t bytes;
+    };
+    std::vector<Blk> blocks;
+    for (uint64_t bytes : {1u, 63u, 64u, 65u, 100u, 1000u, 4096u, 7u}) {
+        uint32_t a = 1;
+        ASSERT_EQ(tpu_alloc(d, bytes, &a), TPU_OK) << tpu_last_error(d);
+        EXPECT_EQ(a % 64, 0u) << bytes;
+        EXPECT_LE(a + bytes, kSmallMem);
+        for (const Blk &b : blocks)
+            EXPECT_TRUE(a >= b.addr + b.bytes || b.addr >= a + bytes)
+                << "block at 0x" << std::hex << a << " overlaps 0x" << b.addr;
+        blocks.push_back({a, bytes});
+    }
+    // First fit from the bottom: consecutive blocks, each rounded up to 64 bytes.
+    EXPECT_EQ(blocks[0].addr, 0u);
+    EXPECT_EQ(blocks[1].addr, 64u);
+    EXPECT_EQ(blocks[3].addr, 192u);
+    EXPECT_EQ(blocks[4].addr, 320u);
+    for (const Blk &b : blocks) EXPECT_EQ(tpu_free(d, b.addr), TPU_OK);
+}
+
+TEST(DriverAlloc, ReuseAfterFree) {
+    Dev d(built_sizes()[0], kSmallMem, 0);
+    uint32_t a, b, c, x;
+    ASSERT_EQ(tpu_alloc(d, 256, &a), TPU_OK);
+    ASSERT_EQ(tpu_alloc(d, 256, &b), TPU_OK);
+    ASSERT_EQ(tpu_alloc(d, 256, &c), TPU_OK);
+    ASSERT_EQ(tpu_free(d, b), TPU_OK);
+    ASSERT_EQ(tpu_alloc(d, 200, &x), TPU_OK); // fits the hole: first fit takes it
+    EXPECT_EQ(x, b);
+    ASSERT_EQ(tpu_free(d, x), TPU_OK);
+    ASSERT_EQ(tpu_alloc(d, 257, &x), TPU_OK); // does not fit the hole
+    EXPECT_GT(x, c);
+    ASSERT_EQ(tpu_alloc(d, 64, &b), TPU_OK); // a smaller block goes back into the hole
+    EXPECT_EQ(b, a + 256);
+    for (uint32_t addr : {a, b, c, x}) EXPECT_EQ(tpu_free(d, addr), TPU_OK);
+}
+
+TEST(DriverAlloc, CoalescingGivesBackTheWholeMemory) {
+    Dev d(built_sizes()[0], kSmallMem, 0);
+    const uint64_t quarter = kSmallMem / 4;
+    uint32_t q[4];
+    for (uint32_t &a : q) ASSERT_EQ(tpu_alloc(d, quarter, &a), TPU_OK);
+    uint32_t x;
+    EXPECT_EQ(tpu_alloc(d, 1, &x), TPU_E_NOMEM); // full
+    // Free in an order that merges with the previous, the next, and both neighbours.
+    for (int i : {1, 3, 2, 0}) ASSERT_EQ(tpu_free(d, q[i]), TPU_OK);
+    ASSERT_EQ(tpu_alloc(d, kSmallMem, &x), TPU_OK) << tpu_last_error(d);
+    EXPECT_EQ(x, 0u);
+    EXPECT_EQ(tpu_free(d, x), TPU_OK);
+}
+
+TEST(DriverAlloc, ExhaustionAndBadFrees) {
+    Dev d(built_sizes()[0], kSmallMem, 0);
+    uint32_t x;
+    EXPECT_EQ(tpu_alloc(d, kSmallMem + 1, &x), TPU_E_NOMEM);
+    EXPECT_TRUE(contains(tpu_last_error(d), "tpu_alloc")) << tpu_last_error(d);
+    EXPECT_EQ(tpu_alloc(d, UINT64_MAX, &x), TPU_E_NOMEM);
+    std::vector<uint32_t> all;
+    while (tpu_alloc(d, 1000, &x) == TPU_OK) all.push_back(x);
+    EXPECT_EQ(all.size(), kSmallMem / 1024);
+    EXPECT_TRUE(contains(tpu_last_error(d), "1024")) << tpu_last_error(d);
+    EXPECT_EQ(tpu_alloc(d, 0, &x), TPU_E_ARG);
+    EXPECT_EQ(tpu_alloc(d, 64, nullptr), TPU_E_ARG);
+    EXPECT_EQ(tpu_free(d, all[1] + 64), TPU_E_ARG); // inside a block, not its start
+    EXPECT_TRUE(contains(tpu_last_error(d), "not an allocated block")) << tpu_last_error(d);
+    EXPECT_EQ(tpu_free(d, 0xfffffc0u), TPU_E_ARG); // never allocated
+    ASSERT_EQ(tpu_free(d, all[1]), TPU_OK);
+    EXPECT_EQ(tpu_free(d, all[1]), TPU_E_ARG); // double free
+    for (size_t i = 0; i < all.size(); i++) {
+        if (i != 1) {
+            EXPECT_EQ(tpu_free(d, all[i]), TPU_OK);
+        }
+    }
+    ASSERT_EQ(tpu_alloc(d, kSmallMem, &x), TPU_OK);
+    EXPECT_EQ(tpu_free(d, x), TPU_OK);
+    EXPECT_EQ(tpu_alloc(nullptr, 64, &x), TPU_E_ARG);
+    EXPECT_EQ(tpu_free(nullptr, 0), TPU_E_ARG);
+}
+
+TEST(DriverAlloc, WriteReadRoundTripAndRanges) {
+    Dev d(built_sizes()[0], kSmallMem, 0);
+    tpu_rng rng{7};
+    std::vector<uint8_t> in(1000), out(1000);
+    for (uint32_t addr : {0u, 1u, 4095u, static_cast<uint32_t>(kSmallMem - 1000)}) {
+        rng_fill(&rng, in.data(), in.size());
+        ASSERT_EQ(tpu_write(d, addr, in.data(), in.size()), TPU_OK) << tpu_last_error(d);
+        ASSERT_EQ(tpu_read(d, addr, out.data(), out.size()), TPU_OK) << tpu_last_error(d);
+        EXPECT_EQ(in, out) << addr;
+    }
+    const uint32_t end = static_cast<uint32_t>(kSmallMem);
+    EXPECT_EQ(tpu_write(d, end - 999, in.data(), 1000), TPU_E_ARG);
+    EXPECT_TRUE(contains(tpu_last_error(d), "outside device memory")) << tpu_last_error(d);
+    EXPECT_EQ(tpu_read(d, end - 999, out.data(), 1000), TPU_E_ARG);
+    EXPECT_EQ(tpu_read(d, end, out.data(), 1), TPU_E_ARG);
+    EXPECT_EQ(tpu_write(d, 0xffffffffu, in.data(), 2), TPU_E_ARG);
+    EXPECT_EQ(tpu_read(d, 0, nullptr, 1), TPU_E_ARG);
+    EXPECT_EQ(tpu_write(d, 0, nullptr, 1), TPU_E_ARG);
+    EXPECT_EQ(tpu_write(d, 0, in.data(), 0), TPU_E_ARG);
+    EXPECT_EQ(tpu_read(nullptr, 0, out.data(), 1), TPU_E_ARG);
+    // Errors left the contents alone.
+    ASSERT_EQ(tpu_read(d, end - 1000, out.data(), 1000), TPU_OK);
+    EXPECT_EQ(out[999], in[999]);
+}
+
+// -------------------------------------------------------- stream bytes --
+
+TEST(DriverStream, BytesAsDocumented) {
+    tpu_stream *s = tpu_stream_new();
+    ASSERT_NE(s, nullptr);
+    size_t bytes = 0;
+    const uint8_t *p = static_cast<const uint8_t *>(tpu_stream_data(s, &bytes));
+    ASSERT_EQ(bytes, 24u);
+    EXPECT_EQ(std::memcmp(p, "TPUS", 4), 0);
+    EXPECT_EQ(rd32(p + 4), 1u);
+    EXPECT_EQ(rd32(p + 8), 24u);
+
+    uint32_t i0 = 99, i1 = 99, i2 = 99;
+    ASSERT_EQ(tpu_stream_buffer(s, 0x1000, 300, &i0), TPU_OK);
+    ASSERT_EQ(tpu_stream_buffer(s, 0x2001, 77, &i1), TPU_OK);
+    tpu_gemm g{};
+    g.m = 0x01020304;
+    g.k = 5;
+    g.n = 6;
+    g.flags = TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8 | TPU_GEMM_A_UNSIGNED;
+    g.a = {1, 7, 8};
+    g.b = {0, 9, 10};
+    g.c = {1, 11, 12};
+    g.params = {0, 13, 0};
+    ASSERT_EQ(tpu_stream_gemm(s, &g), TPU_OK);
+    g.flags = TPU_GEMM_RELU;
+    ASSERT_EQ(tpu_stream_gemm(s, &g), TPU_OK);
+    // A buffer declared after commands still goes into the table, before them.
+    ASSERT_EQ(tpu_stream_buffer(s, 0xfffffff0u, 16, &i2), TPU_OK);
+    EXPECT_EQ(i0, 0u);
+    EXPECT_EQ(i1, 1u);
+    EXPECT_EQ(i2, 2u);
+
+    p = static_cast<const uint8_t *>(tpu_stream_data(s, &bytes));
+    ASSERT_EQ(bytes, 24u + 3 * 8 + 2 * 64);
+    EXPECT_EQ(rd32(p + 0), 0x53555054u);
+    EXPECT_EQ(rd32(p + 8), bytes);
+    EXPECT_EQ(rd32(p + 12), 3u);
+    EXPECT_EQ(rd32(p + 16), 2u);
+    EXPECT_EQ(rd32(p + 20), 0u);
+    const uint32_t table[] = {0x1000, 300, 0x2001, 77, 0xfffffff0u, 16};
+    for (int i = 0; i < 6; i++) EXPECT_EQ(rd32(p + 24 + 4 * i), table[i]) << i;
+    const uint8_t *c = p + 48;
+    EXPECT_EQ(c[0] | c[1] << 8, 1);  // op GEMM
+    EXPECT_EQ(c[2] | c[3] << 8, 64); // bytes
+    const uint32_t fields[] = {0xf, 0x01020304, 5, 6, 1, 7, 8, 0, 9, 10, 1, 11, 12, 0, 13};
+    for (int i = 0; i < 15; i++) EXPECT_EQ(rd32(c + 4 + 4 * i), fields[i]) << "field " << i;
+    EXPECT_EQ(std::memcmp(c + 8, c + 64 + 8, 56), 0); // the second command differs in flags
+    EXPECT_EQ(rd32(c + 64 + 4), 2u);
+
+    // Host-side checks: only what cannot be encoded.
+    EXPECT_EQ(tpu_stream_buffer(s, 0, 0, nullptr), TPU_E_ARG);
+    EXPECT_EQ(tpu_stream_buffer(s, 0xffffff00u, 0x101, nullptr), TPU_E_ARG);
+    EXPECT_EQ(tpu_stream_buffer(nullptr, 0, 1, nullptr), TPU_E_ARG);
+    g.flags = 1u << 4;
+    EXPECT_EQ(tpu_stream_gemm(s, &g), TPU_E_ARG);
+    EXPECT_EQ(tpu_stream_gemm(s, nullptr), TPU_E_ARG);
+    tpu_stream_data(s, &bytes);
+    EXPECT_EQ(bytes, 24u + 3 * 8 + 2 * 64); // unchanged by the refusals
+    tpu_stream_free(s);
+    tpu_stream_free(nullptr);
+}
+
+// ------------------------------------------------------------- GEMMs --
+
+enum Fill { RANDOM, EXTREME };
+
+struct GemmCase {
+    uint32_t m, k, n, flags;
+    uint32_t lda_pad = 0, ldb_pad = 0, ldc_pad = 0;
+    Fill fill = RANDOM;
+    bool one_buffer = false; // all operands in one buffer at unaligned offsets
+};
+
+std::string describe(const GemmCase &g) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%ux%ux%u flags=%x pads=%u/%u/%u fill=%d one_buffer=%d", g.m,
+                  g.k, g.n, g.flags, g.lda_pad, g.ldb_pad, g.ldc_pad, static_cast<int>(g.fill),
+                  g.one_buffer);
+    return buf;
+}
+
+// A GEMM's operands in device memory, and the reference result.
+struct Placed {
+    GemmCase g;
+    std::vector<uint32_t> allocs;
+    uint32_t a = 0, b = 0, c = 0, p = 0; // device addresses
+    uint32_t a_buf = 0, b_buf = 0, c_buf = 0, p_buf = 0, a_off = 0, b_off = 0, c_off = 0, p_off = 0;
+    std::vector<uint8_t> c_image; // C's extent as written before the run
+    std::vector<uint8_t> expect;  // packed m x n reference (int32 or int8)
+    size_t esize() const { return g.flags & TPU_GEMM_OUT_INT8 ? 1 : 4; }
+    uint32_t lda() const { return g.k + g.lda_pad; }
+    uint32_t ldb() const { return g.n + g.ldb_pad; }
+    uint32_t ldc() const { return g.n + g.ldc_pad; }
+    size_t c_extent() const { return ((size_t)(g.m - 1) * ldc() + g.n) * esize(); }
+};
+
+// Writes the operands of g (values from rng) into fresh device memory, declares buffers in s,
+// computes the reference. a_src, when given, is A's packed contents.
+void place(tpu_device *d, tpu_stream *s, tpu_rng &rng, Placed &pl, const GemmCase &g,
+           const std::vector<uint8_t> *a_src = nullptr) {
+    pl.g = g;
+    const bool params = g.flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8);
+    std::vector<uint8_t> a(static_cast<size_t>(g.m) * g.k);
+    std::vector<int8_t> b(static_cast<size_t>(g.k) * g.n);
+    std::vector<int32_t> prm(3 * g.n);
+    if (a_src) {
+        a = *a_src;
+    } else if (g.fill == EXTREME) {
+        std::fill(a.begin(), a.end(), g.flags & TPU_GEMM_A_UNSIGNED ? 0xff : 0x80);
+    } else {
+        rng_fill_int8(&rng, reinterpret_cast<int8_t *>(a.data()), a.size());
+    }
+    if (g.fill == EXTREME)
+        std::fill(b.begin(), b.end(), -128);
+    else
+        rng_fill_int8(&rng, b.data(), b.size());
+    for (uint32_t j = 0; j < g.n; j++) {
+        prm[j] = g.fill == EXTREME ? (j % 2 ? INT32_MAX : INT32_MIN)
+                                   : static_cast<int32_t>(rng_range(&rng, -100000, 100000));
+        // Per-column scales: some identity, most scaling the sums into int8 range.
+        const bool identity = j % 5 == 0;
+        prm[g.n + j] = identity ? 1 : static_cast<int32_t>(rng_range(&rng, -40000, 40000));
+        prm[2 * g.n + j] = identity ? 0 : static_cast<int32_t>(rng_range(&rng, 12, 30));
+    }
+
+    const size_t a_ext = static_cast<size_t>(g.m - 1) * pl.lda() + g.k;
+    const size_t b_ext = static_cast<size_t>(g.k - 1) * pl.ldb() + g.n;
+    const size_t c_ext = pl.c_extent(), p_ext = params ? 12u * g.n : 0;
+    auto alloc = [&](size_t bytes) {
+        uint32_t addr = 0;
+        EXPECT_EQ(tpu_alloc(d, bytes, &addr), TPU_OK) << tpu_last_error(d);
+        pl.allocs.push_back(addr);
+        return addr;
+    };
+    auto declare = [&](uint32_t addr, size_t bytes) {
+        uint32_t idx = 0;
+        EXPECT_EQ(tpu_stream_buffer(s, addr, static_cast<uint32_t>(bytes), &idx), TPU_OK);
+        return idx;
+    };
+    if (g.one_buffer) {
+        const size_t total = 3 + a_ext + 5 + b_ext + 1 + c_ext + 2 + p_ext + 7;
+        const uint32_t base = alloc(total);
+        const uint32_t idx = declare(base, total);
+        pl.a_buf = pl.b_buf = pl.c_buf = pl.p_buf = idx;
+        pl.a_off = 3;
+        pl.b_off = static_cast<uint32_t>(pl.a_off + a_ext + 5);
+        pl.c_off = static_cast<uint32_t>(pl.b_off + b_ext + 1);
+        pl.p_off = static_cast<uint32_t>(pl.c_off + c_ext + 2);
+        pl.a = base + pl.a_off;
+        pl.b = base + pl.b_off;
+        pl.c = base + pl.c_off;
+        pl.p = base + pl.p_off;
+    } else {
+        pl.a = alloc(a_ext);
+        pl.b = alloc(b_ext);
+        pl.c = alloc(c_ext);
+        pl.a_buf = declare(pl.a, a_ext);
+        pl.b_buf = declare(pl.b, b_ext);
+        pl.c_buf = declare(pl.c, c_ext);
+        if (params) {
+            pl.p = alloc(p_ext);
+            pl.p_buf = declare(pl.p, p_ext);
+        }
+    }
+    if (!params) pl.p_buf = pl.p_off = 0;
+    for (uint32_t i = 0; i < g.m; i++)
+        EXPECT_EQ(tpu_write(d, pl.a + i * pl.lda(), &a[static_cast<size_t>(i) * g.k], g.k), TPU_OK);
+    for (uint32_t i = 0; i < g.k; i++)
+        EXPECT_EQ(tpu_write(d, pl.b + i * pl.ldb(), &b[static_cast<size_t>(i) * g.n], g.n), TPU_OK);
+    if (params) {
+        EXPECT_EQ(tpu_write(d, pl.p, prm.data(), p_ext), TPU_OK); // little-endian host
+    }
+    pl.c_image.resize(c_ext);
+    rng_fill(&rng, pl.c_image.data(), c_ext);
+    EXPECT_EQ(tpu_write(d, pl.c, pl.c_image.data(), c_ext), TPU_OK);
+
+    gemm_desc desc{};
+    desc.m = g.m;
+    desc.k = g.k;
+    desc.n = g.n;
+    desc.unsigned_a = (g.flags & TPU_GEMM_A_UNSIGNED) != 0;
+    desc.bias = (g.flags & TPU_GEMM_BIAS) != 0;
+    desc.relu = (g.flags & TPU_GEMM_RELU) != 0;
+    desc.out_int8 = (g.flags & TPU_GEMM_OUT_INT8) != 0;
+    pl.expect.resize(static_cast<size_t>(g.m) * g.n * pl.esize());
+    gemm_reference(&desc, a.data(), b.data(), prm.data(), pl.expect.data());
+}
+
+tpu_gemm command(const Placed &pl) {
+    tpu_gemm c{};
+    c.m = pl.g.m;
+    c.k = pl.g.k;
+    c.n = pl.g.n;
+    c.flags = pl.g.flags;
+    c.a = {pl.a_buf, pl.a_off, pl.lda()};
+    c.b = {pl.b_buf, pl.b_off, pl.ldb()};
+    c.c = {pl.c_buf, pl.c_off, pl.ldc()};
+    c.params = {pl.p_buf, pl.p_off, 0};
+    return c;
+}
+
+// C against the reference, and the bytes between C's rows untouched.
+void check_result(tpu_device *d, const Placed &pl) {
+    std::vector<uint8_t> got(pl.c_extent());
+    ASSERT_EQ(tpu_read(d, pl.c, got.data(), got.size()), TPU_OK);
+    const size_t es = pl.esize(), row = pl.g.n * es;
+    for (uint32_t i = 0; i < pl.g.m; i++) {
+        const uint8_t *r = &got[i * pl.ldc() * es];
+        const uint8_t *e = &pl.expect[i * row];
+        if (std::memcmp(r, e, row) != 0) {
+            uint32_t j = 0;
+            while (std::memcmp(r + j * es, e + j * es, es) == 0) j++;
+            ADD_FAILURE() << describe(pl.g) << ": C[" << i << "][" << j << "] differs";
+            return;
+        }
+        if (i + 1 < pl.g.m && pl.g.ldc_pad) {
+            const size_t gap = i * pl.ldc() * es + row;
+            ASSERT_EQ(std::memcmp(&got[gap], &pl.c_image[gap], pl.g.ldc_pad * es), 0)
+                << describe(pl.g) << ": bytes after row " << i << " were written";
+        }
+    }
+}
+
+void release(tpu_device *d, const Placed &pl) {
+    for (uint32_t a : pl.allocs) EXPECT_EQ(tpu_free(d, a), TPU_OK);
+}
+
+// Runs one GEMM stream to completion and checks it; returns the wait status.
+tpu_status run_gemm(tpu_device *d, tpu_rng &rng, const GemmCase &g) {
+    tpu_stream *s = tpu_stream_new();
+    Placed pl;
+    place(d, s, rng, pl, g);
+    const tpu_gemm c = command(pl);
+    EXPECT_EQ(tpu_stream_gemm(s, &c), TPU_OK);
+    tpu_status st = tpu_submit(d, s);
+    EXPECT_EQ(st, TPU_OK) << describe(g) << ": " << tpu_last_error(d);
+    if (st == TPU_OK) {
+        st = tpu_wait(d, 50000000);
+        EXPECT_EQ(st, TPU_OK) << describe(g) << ": " << tpu_last_error(d);
+        if (st == TPU_OK) check_result(d, pl);
+    }
+    release(d, pl);
+    tpu_stream_free(s);
+    return st;
+}
+
+class DriverDevice : public ::testing::TestWithParam<uint32_t> {
+  protected:
+    uint32_t N() const { return GetParam(); }
+};
+
+TEST_P(DriverDevice, GemmShapes) {
+    const uint32_t n = N();
+    Dev d(n);
+    tpu_rng rng{n};
+    const uint32_t B = TPU_GEMM_BIAS, R = TPU_GEMM_RELU, I8 = TPU_GEMM_OUT_INT8,
+                   U = TPU_GEMM_A_UNSIGNED;
+    std::vector<GemmCase> cases = {
+        {1, 1, 1, 0},
+        {n, n, n, 0},
+        {n + 1, n - 1, 2 * n + 3, 0},
+        {37, 1, 19, 0},                  // K = 1
+        {1, 3 * n + 1, 2 * n - 1, 0},    // M = 1 (GEMV)
+        {2 * n + 3, 5, 1, 0},            // N = 1
+        {300, 2 * n + 5, 3 * n - 1, 0},  // several M chunks
+        {20, 40 * n + 3, n + 1, 0},      // long K
+        {3 * n + 2, 2 * n + 1, n + 2, B},
+        {3 * n + 2, 2 * n + 1, n + 2, R},
+        {3 * n + 2, 2 * n + 1, n + 2, B | R},
+        {3 * n + 2, 2 * n + 1, n + 2, I8},            // per-column scales
+        {3 * n + 2, 2 * n + 1, n + 2, B | R | I8},
+        {3 * n + 2, 2 * n + 1, n + 2, U},
+        {2 * n + 1, 3 * n, 2 * n + 5, U | B | I8},
+        {n + 3, 2 * n + 3, n + 5, 0, 7, 3, 5},         // leading dims > width
+        {n + 3, 2 * n + 3, n + 5, I8 | B, 1, 13, 2},
+        {2 * n, 4 * n, 2 * n, B | R, 0, 0, 0, EXTREME},  // -128 everywhere, extreme biases
+        {2 * n, 4 * n, 2 * n, U | B, 0, 0, 0, EXTREME},  // 255 x -128
+        {2 * n, 4 * n, 2 * n, I8 | B, 0, 0, 0, EXTREME},
+        {n + 2, n + 3, n + 4, B | I8, 2, 1, 3, RANDOM, true},
+        {n + 2, n + 3, n + 4, 0, 0, 0, 0, RANDOM, true},
+    };
+    for (const GemmCase &g : cases) {
+        SCOPED_TRACE(describe(g));
+        run_gemm(d, rng, g);
+    }
+}
+
+// Two commands in one stream, the second reading the first's int8 output.
+TEST_P(DriverDevice, TwoLayerStream) {
+    const uint32_t n = N();
+    Dev d(n);
+    tpu_rng rng{100 + n};
+    tpu_stream *s = tpu_stream_new();
+    Placed l1, l2;
+    place(d, s, rng, l1, {2 * n + 1, 3 * n + 2, 2 * n + 3, TPU_GEMM_BIAS | TPU_GEMM_RELU |
+                                                               TPU_GEMM_OUT_INT8});
+    place(d, s, rng, l2, {2 * n + 1, 2 * n + 3, n + 1, TPU_GEMM_BIAS}, &l1.expect);
+    Placed l2c = l2; // layer 2 reads layer 1's C instead of its own A buffer
+    l2c.a_buf = l1.c_buf;
+    l2c.a_off = l1.c_off;
+    const tpu_gemm c1 = command(l1), c2 = command(l2c);
+    ASSERT_EQ(tpu_stream_gemm(s, &c1), TPU_OK);
+    ASSERT_EQ(tpu_stream_gemm(s, &c2), TPU_OK);
+    ASSERT_EQ(tpu_submit(d, s), TPU_OK) << tpu_last_error(d);
+    ASSERT_EQ(tpu_wait(d, 0), TPU_OK) << tpu_last_error(d);
+    check_result(d, l1);
+    check_result(d, l2);
+    tpu_perf_report p;
+    ASSERT_EQ(tpu_perf(d, &p), TPU_OK);
+    EXPECT_GE(p.firmware_cycles, FW_CYCLES_STREAM + 2 * FW_CYCLES_COMMAND + p.instructions);
+    release(d, l1);
+    release(d, l2);
+    tpu_stream_free(s);
+}
+
+TEST_P(DriverDevice, MalformedStreamsNameCommandAndField) {
+    const uint32_t n = N();
+    Dev d(n);
+    tpu_rng rng{200 + n};
+    uint32_t probe;
+    ASSERT_EQ(tpu_alloc(d, 64, &probe), TPU_OK);
+    ASSERT_EQ(tpu_free(d, probe), TPU_OK);
+
+    struct Case {
+        const char *what;
+        void (*spoil)(tpu_gemm &g); // nullptr: the commands are good
+        uint32_t cmd;               // the command spoiled (the other one is good)
+        uint32_t buf0;              // address of buffer 0, which no command uses
+        const char *expect;
+    };
+    const Case cases[] = {
+        {"lda < k", [](tpu_gemm &g) { g.a.ld = g.k - 1; }, 0, 0x40, "command 0: field 'lda'"},
+        {"n = 0", [](tpu_gemm &g) { g.n = 0; }, 1, 0x40, "command 1: field 'n'"},
+        {"unknown buffer", [](tpu_gemm &g) { g.b.buf = 9; }, 1, 0x40, "command 1: field 'b.buf'"},
+        {"C past its buffer", [](tpu_gemm &g) { g.c.offset = 1; }, 0, 0x40,
+         "command 0: field 'c.off'"},
+        {"params without flags", [](tpu_gemm &g) { g.params.offset = 4; }, 0, 0x40,
+         "command 0: field 'params.off'"},
+        {"buffer outside memory", nullptr, 0, 0xfffff000u, "buffer 0: field 'addr'"},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.what);
+        tpu_stream *s = tpu_stream_new();
+        ASSERT_EQ(tpu_stream_buffer(s, c.buf0, 64, nullptr), TPU_OK);
+        Placed pl;
+        place(d, s, rng, pl, {n + 1, n + 2, n + 3, 0});
+        const tpu_gemm good = command(pl);
+        tpu_gemm bad = good;
+        if (c.spoil) c.spoil(bad);
+        ASSERT_EQ(tpu_stream_gemm(s, c.cmd == 0 ? &bad : &good), TPU_OK);
+        ASSERT_EQ(tpu_stream_gemm(s, c.cmd == 1 ? &bad : &good), TPU_OK);
+        EXPECT_EQ(tpu_submit(d, s), TPU_E_STREAM);
+        EXPECT_TRUE(contains(tpu_last_error(d), c.expect)) << tpu_last_error(d);
+        EXPECT_EQ(tpu_wait(d, 0), TPU_E_ARG); // nothing is pending
+        // C untouched: nothing was pushed.
+        std::vector<uint8_t> got(pl.c_extent());
+        ASSERT_EQ(tpu_read(d, pl.c, got.data(), got.size()), TPU_OK);
+        EXPECT_EQ(got, pl.c_image);
+        release(d, pl);
+        tpu_stream_free(s);
+        // The stream's memory was given back.
+        uint32_t again;
+        ASSERT_EQ(tpu_alloc(d, 64, &again), TPU_OK);
+        EXPECT_EQ(again, probe);
+        ASSERT_EQ(tpu_free(d, again), TPU_OK);
+    }
+    run_gemm(d, rng, {n + 5, 2 * n, n + 1, TPU_GEMM_BIAS});
+}
+
+TEST_P(DriverDevice, TimeoutResetsTheDevice) {
+    const uint32_t n = N();
+    Dev d(n);
+    tpu_rng rng{300 + n};
+    tpu_stream *s = tpu_stream_new();
+    Placed pl;
+    place(d, s, rng, pl, {4 * n, 4 * n, 4 * n, 0});
+    const tpu_gemm c = command(pl);
+    ASSERT_EQ(tpu_stream_gemm(s, &c), TPU_OK);
+    ASSERT_EQ(tpu_submit(d, s), TPU_OK) << tpu_last_error(d);
+    EXPECT_EQ(tpu_wait(d, 10), TPU_E_TIMEOUT);
+    EXPECT_TRUE(contains(tpu_last_error(d), "10 cycles")) << tpu_last_error(d);
+    tpu_perf_report p;
+    ASSERT_EQ(tpu_perf(d, &p), TPU_OK); // the aborted run's counters
+    EXPECT_LT(p.counters[TPU_PERF_RETIRED], p.instructions);
+    EXPECT_EQ(tpu_wait(d, 0), TPU_E_ARG);
+    release(d, pl);
+    tpu_stream_free(s);
+    // The device works normally afterwards, verified against the golden model.
+    run_gemm(d, rng, {4 * n, 4 * n, 4 * n, TPU_GEMM_OUT_INT8});
+}
+
+TEST_P(DriverDevice, PerfCounters) {
+    const uint32_t n = N();
+    Dev d(n);
+    tpu_rng rng{400 + n};
+    tpu_perf_report p;
+    EXPECT_EQ(tpu_perf(d, &p), TPU_E_ARG); // nothing ran yet
+    const GemmCase g = {5 * n + 3, 3 * n + 1, 2 * n + 1, 0};
+    ASSERT_EQ(run_gemm(d, rng, g), TPU_OK);
+    ASSERT_EQ(tpu_perf(d, &p), TPU_OK);
+    const uint64_t kt = (g.k + n - 1) / n, nt = (g.n + n - 1) / n;
+    EXPECT_GE(p.cycles * n * n, uint64_t{g.m} * g.k * g.n);
+    EXPECT_EQ(p.counters[TPU_PERF_RETIRED], p.instructions);
+    EXPECT_EQ(p.counters[TPU_PERF_MXU_BUSY], g.m * kt * nt); // every A row streams once a tile
+    EXPECT_EQ(p.counters[TPU_PERF_DMA_WR_BYTES], uint64_t{4} * g.m * g.n);
+    EXPECT_GE(p.counters[TPU_PERF_DMA_RD_BYTES], uint64_t{g.m} * g.k + uint64_t{g.k} * g.n);
+    EXPECT_LE(p.counters[TPU_PERF_ACTIVE], p.cycles);
+    EXPECT_GE(p.firmware_cycles, FW_CYCLES_STREAM + FW_CYCLES_COMMAND + p.instructions);
+    EXPECT_LE(p.firmware_cycles, p.cycles);
+    EXPECT_GT(p.wall_seconds, 0.0);
+    for (int i = TPU_PERF_COUNT; i < 16; i++) EXPECT_EQ(p.counters[i], 0u);
+    // Counters are per submission.
+    const GemmCase small = {n, n, n, 0};
+    ASSERT_EQ(run_gemm(d, rng, small), TPU_OK);
+    tpu_perf_report q;
+    ASSERT_EQ(tpu_perf(d, &q), TPU_OK);
+    EXPECT_EQ(q.counters[TPU_PERF_MXU_BUSY], n);
+    EXPECT_EQ(q.counters[TPU_PERF_RETIRED], q.instructions);
+    EXPECT_LT(q.cycles, p.cycles);
+    EXPECT_EQ(tpu_perf(d, nullptr), TPU_E_ARG);
+}
+
+// Mismatch reporting: memory the host changes behind the device's back after the golden model's
+// snapshot differs from the golden result.
+TEST_P(DriverDevice, VerifyReportsTheFirstDifference) {
+    const uint32_t n = N();
+    Dev d(n);
+    tpu_rng rng{500 + n};
+    uint32_t spare;
+    ASSERT_EQ(tpu_alloc(d, 64, &spare), TPU_OK);
+    // 1. A byte no instruction writes.
+    {
+        tpu_stream *s = tpu_stream_new();
+        Placed pl;
+        place(d, s, rng, pl, {n, n, n, 0});
+        const tpu_gemm c = command(pl);
+        ASSERT_EQ(tpu_stream_gemm(s, &c), TPU_OK);
+        const uint8_t zero = 0, x = 0x5a;
+        ASSERT_EQ(tpu_write(d, spare + 3, &zero, 1), TPU_OK);
+        ASSERT_EQ(tpu_submit(d, s), TPU_OK) << tpu_last_error(d);
+        ASSERT_EQ(tpu_write(d, spare + 3, &x, 1), TPU_OK);
+        EXPECT_EQ(tpu_wait(d, 0), TPU_E_MISMATCH);
+        char want[96];
+        std::snprintf(want, sizeof want, "at 0x%x: expected 0x00, device 0x5a", spare + 3);
+        EXPECT_TRUE(contains(tpu_last_error(d), want)) << tpu_last_error(d);
+        EXPECT_TRUE(contains(tpu_last_error(d), "written by no instruction")) << tpu_last_error(d);
+        release(d, pl);
+        tpu_stream_free(s);
+    }
+    // 2. C's first byte, overwritten after its WR_HOST completed: with 8 M chunks of 8 N-tiles,
+    // the first visit is written out long before the firmware pushes the last instructions.
+    {
+        tpu_stream *s = tpu_stream_new();
+        Placed pl;
+        place(d, s, rng, pl, {2048, n, 8 * n, TPU_GEMM_OUT_INT8});
+        const tpu_gemm c = command(pl);
+        ASSERT_EQ(tpu_stream_gemm(s, &c), TPU_OK);
+        ASSERT_EQ(tpu_submit(d, s), TPU_OK) << tpu_last_error(d);
+        const uint8_t x = static_cast<uint8_t>(pl.expect[0] ^ 0xff);
+        ASSERT_EQ(tpu_write(d, pl.c, &x, 1), TPU_OK);
+        EXPECT_EQ(tpu_wait(d, 0), TPU_E_MISMATCH);
+        char want[96];
+        std::snprintf(want, sizeof want, "at 0x%x: expected 0x%02x, device 0x%02x", pl.c,
+                      pl.expect[0], x);
+        EXPECT_TRUE(contains(tpu_last_error(d), want)) << tpu_last_error(d);
+        // The WR_HOST of the first visit: the only instruction writing to C's first row.
+        char wr[96];
+        std::snprintf(wr, sizeof wr, " mem=0x%x ", pl.c);
+        EXPECT_TRUE(contains(tpu_last_error(d), "WR_HOST rows=")) << tpu_last_error(d);
+        EXPECT_TRUE(contains(tpu_last_error(d), wr)) << tpu_last_error(d);
+        release(d, pl);
+        tpu_stream_free(s);
+    }
+    EXPECT_EQ(tpu_free(d, spare), TPU_OK);
+    run_gemm(d, rng, {n + 1, n + 1, n + 1, 0});
+}
+
+TEST_P(DriverDevice, SubmitAndWaitMisuse) {
+    const uint32_t n = N();
+    Dev d(n, kSmallMem);
+    tpu_rng rng{600 + n};
+    EXPECT_EQ(tpu_wait(d, 0), TPU_E_ARG);
+    EXPECT_EQ(tpu_submit(d, nullptr), TPU_E_ARG);
+    tpu_stream *empty = tpu_stream_new(); // no commands: just HALT
+    ASSERT_EQ(tpu_submit(d, empty), TPU_OK) << tpu_last_error(d);
+    EXPECT_EQ(tpu_submit(d, empty), TPU_E_ARG);
+    EXPECT_TRUE(contains(tpu_last_error(d), "not waited for")) << tpu_last_error(d);
+    EXPECT_EQ(tpu_wait(d, 0), TPU_OK) << tpu_last_error(d);
+    tpu_perf_report p;
+    ASSERT_EQ(tpu_perf(d, &p), TPU_OK);
+    EXPECT_EQ(p.instructions, 1u);
+    EXPECT_EQ(p.counters[TPU_PERF_RETIRED], 1u);
+    EXPECT_EQ(p.firmware_cycles, FW_CYCLES_STREAM + 1);
+    // No device memory left for the stream.
+    uint32_t all;
+    ASSERT_EQ(tpu_alloc(d, kSmallMem, &all), TPU_OK);
+    EXPECT_EQ(tpu_submit(d, empty), TPU_E_NOMEM);
+    EXPECT_TRUE(contains(tpu_last_error(d), "stream")) << tpu_last_error(d);
+    ASSERT_EQ(tpu_free(d, all), TPU_OK);
+    ASSERT_EQ(tpu_submit(d, empty), TPU_OK) << tpu_last_error(d);
+    EXPECT_EQ(tpu_wait(d, 0), TPU_OK) << tpu_last_error(d);
+    // Closing with work in flight releases everything (AddressSanitizer checks).
+    tpu_stream *s = tpu_stream_new();
+    Placed pl;
+    place(d, s, rng, pl, {3 * n, 3 * n, 3 * n, 0});
+    const tpu_gemm c = command(pl);
+    ASSERT_EQ(tpu_stream_gemm(s, &c), TPU_OK);
+    ASSERT_EQ(tpu_submit(d, s), TPU_OK) << tpu_last_error(d);
+    tpu_stream_free(s);
+    tpu_stream_free(empty);
+}
+
+struct Progress {
+    std::vector<uint64_t> retired, pushed, cycles;
+    static void fn(void *ctx, uint64_t retired, uint64_t pushed, uint64_t cycles) {
+        auto *p = static_cast<Progress *>(ctx);
+        p->retired.push_back(retired);
+        p->pushed.push_back(pushed);
+        p->cycles.push_back(cycles);
+    }
+};
+
+TEST_P(DriverDevice, ProgressOnALongGemm) {
+    const uint32_t n = N();
+    Dev d(n, 4u << 20, 0);
+    tpu_rng rng{700 + n};
+    Progress prog;
+    tpu_set_progress(d, Progress::fn, &prog);
+    // About 300k cycles at any N: compute bound, m k n / N^2.
+    const GemmCase g = {2048, 10 * n, 15 * n, 0};
+    ASSERT_EQ(run_gemm(d, rng, g), TPU_OK);
+    tpu_perf_report p;
+    ASSERT_EQ(tpu_perf(d, &p), TPU_OK);
+    ASSERT_GE(p.cycles, 4 * 65536u);
+    EXPECT_GE(prog.cycles.size(), p.cycles / 65536 - 1);
+    EXPECT_LE(prog.cycles.size(), p.cycles / 65536 + 1);
+    for (size_t i = 0; i < prog.cycles.size(); i++) {
+        EXPECT_LE(prog.retired[i], prog.pushed[i]);
+        EXPECT_LE(prog.pushed[i], p.instructions);
+        EXPECT_LE(prog.cycles[i], p.cycles);
+        if (i) {
+            EXPECT_GE(prog.cycles[i] - prog.cycles[i - 1], 65536u);
+            EXPECT_GE(prog.retired[i], prog.retired[i - 1]);
+            EXPECT_GE(prog.pushed[i], prog.pushed[i - 1]);
+        }
+    }
+    // Switched off: no more calls.
+    const size_t calls = prog.cycles.size();
+    tpu_set_progress(d, nullptr, nullptr);
+    ASSERT_EQ(run_gemm(d, rng, g), TPU_OK);
+    EXPECT_EQ(prog.cycles.size(), calls);
+}
+
+std::string scratch(const std::string &name) {
+    return ::testing::TempDir() + "tpu_driver_" + std::to_string(getpid()) + "_" + name;
+}
+
+TEST_P(DriverDevice, Traces) {
+    const uint32_t n = N();
+    Dev d(n, kSmallMem);
+    tpu_rng rng{800 + n};
+    EXPECT_EQ(tpu_trace_open(d, "/nonexistent-dir/x.fst", 0, 0), TPU_E_IO);
+    EXPECT_TRUE(contains(tpu_last_error(d), "/nonexistent-dir/x.fst")) << tpu_last_error(d);
+    EXPECT_EQ(tpu_trace_open(d, nullptr, 0, 0), TPU_E_ARG);
+    const std::string path = scratch("t.fst");
+    EXPECT_EQ(tpu_trace_open(d, path.c_str(), 100, 100), TPU_E_ARG); // empty window
+    ASSERT_EQ(tpu_trace_open(d, path.c_str(), 10, 200), TPU_OK) << tpu_last_error(d);
+    ASSERT_EQ(run_gemm(d, rng, {n, n, n, 0}), TPU_OK);
+    ASSERT_EQ(tpu_trace_close(d), TPU_OK);
+    FILE *f = std::fopen(path.c_str(), "rb");
+    ASSERT_NE(f, nullptr);
+    std::fseek(f, 0, SEEK_END);
+    EXPECT_GT(std::ftell(f), 100);
+    std::fclose(f);
+    std::remove(path.c_str());
+    // A path ending in .vcd gets a VCD.
+    const std::string vcd = scratch("t.vcd");
+    ASSERT_EQ(tpu_trace_open(d, vcd.c_str(), 0, 50), TPU_OK) << tpu_last_error(d);
+    ASSERT_EQ(run_gemm(d, rng, {n, n, n, 0}), TPU_OK);
+    ASSERT_EQ(tpu_trace_close(d), TPU_OK);
+    f = std::fopen(vcd.c_str(), "rb");
+    ASSERT_NE(f, nullptr);
+    std::string text;
+    char buf[4096];
+    for (size_t got; (got = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, got);
+    std::fclose(f);
+    EXPECT_EQ(text.compare(0, 5, "$date"), 0);
+    EXPECT_NE(text.find("$enddefinitions"), std::string::npos);
+    std::remove(vcd.c_str());
+    // A trace opened and closed without a submit traces nothing and leaks nothing.
+    ASSERT_EQ(tpu_trace_open(d, path.c_str(), 0, 0), TPU_OK);
+    ASSERT_EQ(tpu_trace_close(d), TPU_OK);
+    std::remove(path.c_str());
+    // The path became unwritable before the submit: the submit fails, the next one runs.
+    std::string dir = scratch("dirXXXXXX");
+    ASSERT_NE(mkdtemp(&dir[0]), nullptr);
+    const std::string gone = dir + "/t.fst";
+    ASSERT_EQ(tpu_trace_open(d, gone.c_str(), 0, 0), TPU_OK);
+    ASSERT_EQ(std::remove(gone.c_str()), 0);
+    ASSERT_EQ(rmdir(dir.c_str()), 0);
+    tpu_stream *s = tpu_stream_new();
+    EXPECT_EQ(tpu_submit(d, s), TPU_E_IO);
+    EXPECT_TRUE(contains(tpu_last_error(d), gone)) << tpu_last_error(d);
+    tpu_stream_free(s);
+    uint32_t probe;
+    ASSERT_EQ(tpu_alloc(d, 64, &probe), TPU_OK); // the stream's memory was given back
+    EXPECT_EQ(probe, 0u);
+    ASSERT_EQ(tpu_free(d, probe), TPU_OK);
+    ASSERT_EQ(run_gemm(d, rng, {n, n, n, 0}), TPU_OK);
+}
+
+INSTANTIATE_TEST_SUITE_P(Arrays, DriverDevice, ::testing::ValuesIn(built_sizes()),
+                         [](const ::testing::TestParamInfo<uint32_t> &info) {
+                             return "N" + std::to_string(info.param);
+                         });
+
+} // namespace
