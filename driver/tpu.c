@@ -55,7 +55,11 @@ struct tpu_device {
     uint32_t pc_base; /* INSN_COUNT at submit: ERROR_PC - pc_base indexes insns */
     tpu_insn *insns;  /* what the firmware pushed */
     size_t n_insns, cap_insns;
-    int record_failed; /* host memory ran out while recording */
+    /* The firmware is let through the rest of its schedule without the device when recording
+     * ran out of host memory or the cycle budget ran out; tpu_submit then fails. */
+    enum { RUNNING, OUT_OF_MEMORY, OUT_OF_CYCLES } abandoned;
+    uint64_t budget;     /* tpu_set_budget: cycles per submission, 0 = none */
+    uint64_t budget_end; /* absolute cycle where the current submission's budget ends */
     uint64_t t0, next_progress, fw_cycles;
     double wall;
     tpu_perf_report perf;
@@ -356,19 +360,20 @@ static int hal_push(void *ctx, const uint32_t w[4])
 {
     tpu_device *d = ctx;
     d->fw_cycles++;
-    /* Without a record of it, an instruction must not reach the core either; the firmware is
-     * then let through the rest of its schedule without the device, and tpu_submit fails. */
-    if (d->n_insns == d->cap_insns && !d->record_failed) {
+    if (d->abandoned == RUNNING && tpusim_cycle(d->sim) >= d->budget_end)
+        d->abandoned = OUT_OF_CYCLES;
+    /* Without a record of it, an instruction must not reach the core either. */
+    if (d->n_insns == d->cap_insns && d->abandoned == RUNNING) {
         const size_t cap = d->cap_insns ? 2 * d->cap_insns : 1024;
         tpu_insn *v = realloc(d->insns, cap * sizeof *v);
         if (v) {
             d->insns = v;
             d->cap_insns = cap;
         } else {
-            d->record_failed = 1;
+            d->abandoned = OUT_OF_MEMORY;
         }
     }
-    if (d->record_failed)
+    if (d->abandoned != RUNNING)
         return 1;
     tpu_insn insn;
     memcpy(insn.w, w, sizeof insn.w);
@@ -393,6 +398,8 @@ static void hal_spend(void *ctx, uint32_t cycles)
 {
     tpu_device *d = ctx;
     d->fw_cycles += cycles;
+    if (d->abandoned != RUNNING)
+        return;
     tpusim_step(d->sim, cycles);
     tick(d);
 }
@@ -498,7 +505,7 @@ tpu_status tpu_submit(tpu_device *dev, const tpu_stream *s)
         return fail(dev, TPU_E_ARG, "tpu_submit: NULL stream");
     if (dev->pending)
         return fail(dev, TPU_E_ARG, "tpu_submit: the previous submission was not waited for");
-    const double t_start = now();
+    double t_start = now();
     size_t bytes;
     const void *data = tpu_stream_data(s, &bytes);
     uint32_t addr;
@@ -525,11 +532,13 @@ tpu_status tpu_submit(tpu_device *dev, const tpu_stream *s)
     tpusim_mem_write(dev->sim, addr, data, bytes);
     if (dev->golden) /* the golden model starts from memory as the firmware finds it */
         tpusim_mem_read(dev->sim, 0, tpu_golden_mem(dev->golden), dev->hw.mem_size);
+    t_start = now(); /* the simulation's wall time starts here, after the host-side copies */
 
     dev->pending = 1;
     dev->stream_addr = addr;
     dev->n_insns = 0;
-    dev->record_failed = 0;
+    dev->abandoned = RUNNING;
+    dev->budget_end = dev->budget ? t0 + dev->budget : UINT64_MAX;
     dev->fw_cycles = 0;
     dev->wall = 0;
     dev->t0 = t0;
@@ -540,9 +549,16 @@ tpu_status tpu_submit(tpu_device *dev, const tpu_stream *s)
     const fw_hal hal = {dev, hal_push, hal_reg_read, hal_mem_read, hal_spend};
     fw_result r;
     fw_run(&hal, addr, (uint32_t)bytes, &r);
-    if (dev->record_failed) {
+    if (dev->abandoned == OUT_OF_MEMORY) {
         finish(dev, 1, t_start);
         return fail(dev, TPU_E_NOMEM, "tpu_submit: out of host memory recording instructions");
+    }
+    if (dev->abandoned == OUT_OF_CYCLES) {
+        finish(dev, 1, t_start);
+        return fail(dev, TPU_E_TIMEOUT,
+                    "tpu_submit: the firmware was still pushing instructions after %llu cycles "
+                    "(%zu pushed); the device was reset",
+                    (unsigned long long)dev->budget, dev->n_insns);
     }
     if (r.code == FW_OK) {
         dev->wall += now() - t_start;
@@ -626,8 +642,11 @@ tpu_status tpu_wait(tpu_device *dev, uint64_t max_cycles)
     if (!dev->pending)
         return fail(dev, TPU_E_ARG, "tpu_wait: nothing submitted");
     const double t_start = now();
-    const uint64_t budget = max_cycles ? max_cycles : UINT64_MAX;
     const uint64_t start = tpusim_cycle(dev->sim);
+    uint64_t budget = max_cycles ? max_cycles : UINT64_MAX;
+    const uint64_t left = dev->budget_end > start ? dev->budget_end - start : 0;
+    if (left < budget)
+        budget = left;
     for (;;) {
         tick(dev); /* after it, next_progress lies ahead */
         const uint64_t c = tpusim_cycle(dev->sim);
@@ -656,6 +675,12 @@ tpu_status tpu_wait(tpu_device *dev, uint64_t max_cycles)
     }
     finish(dev, 0, t_start);
     return dev->golden ? verify(dev) : TPU_OK;
+}
+
+void tpu_set_budget(tpu_device *dev, uint64_t max_cycles)
+{
+    if (dev)
+        dev->budget = max_cycles;
 }
 
 tpu_status tpu_perf(tpu_device *dev, tpu_perf_report *out)

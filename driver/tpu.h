@@ -95,10 +95,14 @@ const void *tpu_stream_data(const tpu_stream *s, size_t *bytes);
 typedef void (*tpu_progress_fn)(void *ctx, uint64_t retired, uint64_t pushed, uint64_t cycles);
 void tpu_set_progress(tpu_device *dev, tpu_progress_fn fn, void *ctx);
 
+/* Cycle budget of each following submission, from tpu_submit through tpu_wait (0: none, the
+ * default). A submission that runs out fails with TPU_E_TIMEOUT and the device is reset. */
+void tpu_set_budget(tpu_device *dev, uint64_t max_cycles);
 /* Copy the stream into device memory and run the firmware on it, in step with the device clock,
  * until it has pushed every instruction; the device keeps running after this returns. */
 tpu_status tpu_submit(tpu_device *dev, const tpu_stream *s);
-/* Run the device until the submitted work halts, at most max_cycles more cycles (0: no limit).
+/* Run the device until the submitted work halts, at most max_cycles more cycles (0: no limit
+ * beyond the budget).
  * With verify on, compares the device's memory with the golden model's after the same
  * instructions. */
 tpu_status tpu_wait(tpu_device *dev, uint64_t max_cycles);

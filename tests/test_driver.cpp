@@ -661,6 +661,30 @@ TEST_P(DriverDevice, TimeoutResetsTheDevice) {
     run_gemm(d, rng, {4 * n, 4 * n, 4 * n, TPU_GEMM_OUT_INT8});
 }
 
+// The budget also bounds the firmware's pushing: a GEMM far longer than the budget stops inside
+// tpu_submit, and the device works normally afterwards.
+TEST_P(DriverDevice, BudgetBoundsTheSubmitToo) {
+    const uint32_t n = N();
+    Dev d(n);
+    tpu_rng rng{350 + n};
+    tpu_stream *s = tpu_stream_new();
+    Placed pl;
+    place(d, s, rng, pl, {16 * n, 16 * n, 16 * n, 0});
+    const tpu_gemm c = command(pl);
+    ASSERT_EQ(tpu_stream_gemm(s, &c), TPU_OK);
+    tpu_set_budget(d, 500);
+    EXPECT_EQ(tpu_submit(d, s), TPU_E_TIMEOUT);
+    EXPECT_TRUE(contains(tpu_last_error(d), "500 cycles")) << tpu_last_error(d);
+    tpu_perf_report p;
+    ASSERT_EQ(tpu_perf(d, &p), TPU_OK);
+    EXPECT_LE(p.cycles, 600u);
+    EXPECT_EQ(tpu_wait(d, 0), TPU_E_ARG);
+    release(d, pl);
+    tpu_stream_free(s);
+    tpu_set_budget(d, 0);
+    run_gemm(d, rng, {4 * n, 4 * n, 4 * n, TPU_GEMM_OUT_INT8});
+}
+
 TEST_P(DriverDevice, PerfCounters) {
     const uint32_t n = N();
     Dev d(n);

@@ -1,0 +1,19 @@
+/* gtkw.h - GTKWave save file for a tpusim trace. */
+#ifndef TPU_GTKW_H
+#define TPU_GTKW_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Writes a GTKWave save file beside trace_path (the .fst or .vcd from tpu_trace_open) that opens
+ * the trace with the core's signals of an array_n core grouped and labelled. Returns 0, or -1 with
+ * the reason in err. */
+int tpu_gtkw_write(const char *trace_path, unsigned array_n, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
