@@ -3,6 +3,9 @@
 #   make test       run every test (RTL benches, lint, GoogleTest suites) through ctest
 #   make lint       verilator --lint-only -Wall on every RTL module
 #   make soak       thousands of random programs, RTL against the golden model
+#   make bench      GEMM table at N = 16 and 32, and the same GEMM on Verilator vs Icarus
+#   make demo       a GEMM on the simulated TPU with its report and a waveform
+#   make wave       open the demo's waveform in GTKWave
 #   make ARRAY=8    build only the N = 8 model (any list: ARRAY="8 16")
 
 BUILD  ?= build
@@ -12,7 +15,7 @@ CMAKE_FLAGS ?=
 
 CMAKE_FLAGS += -DTPU_ARRAYS="$(subst $() ,;,$(strip $(ARRAY)))"
 
-.PHONY: all deps configure build test lint soak clean
+.PHONY: all deps configure build test lint soak bench demo wave clean
 
 all: build
 
@@ -33,6 +36,21 @@ lint: configure
 
 soak: build
 	TPU_SOAK_PROGRAMS=2000 $(BUILD)/bin/test_core --gtest_filter='*.RandomPrograms/*'
+
+bench: build
+	$(BUILD)/bin/tpusim bench --array 16,32
+	$(BUILD)/bin/bench_icarus $(CURDIR) $(BUILD)/bench-icarus 8
+
+DEMO = $(BUILD)/demo
+demo: build
+	@mkdir -p $(DEMO)
+	$(BUILD)/bin/tpusim gemm --m 200 --k 300 --n 100 --bias --relu --requant 1200,20 \
+	    --json $(DEMO)/report.json --trace $(DEMO)/wave.fst --trace-window 0:1500
+	@echo "report: $(DEMO)/report.json  waveform: $(DEMO)/wave.fst (make wave opens it)"
+
+wave:
+	@test -f $(DEMO)/wave.gtkw || $(MAKE) demo
+	gtkwave $(DEMO)/wave.gtkw
 
 clean:
 	rm -rf $(BUILD)

@@ -6,28 +6,14 @@
 
 #include "tpusim.h"
 
-/* The figures both reports print; NAN where a ratio has no denominator. */
-typedef struct {
-    uint64_t macs;
-    uint64_t bytes;          /* A, B, C and the parameters: each crosses the memory port once */
-    double ideal;            /* MACs / N^2 */
-    double utilization;      /* percent: ideal / measured */
-    double memory_bound;     /* bytes / bandwidth */
-    double bound;            /* the larger of ideal and memory_bound */
-    double ratio;            /* cycles / bound */
-    uint64_t overhead;       /* cycles the core idled or starved waiting for the firmware */
-    double overhead_percent; /* of all cycles */
-    double speed;            /* simulated cycles per wall second */
-} figures;
-
 static double ratio(double num, double den)
 {
     return den > 0 ? num / den : NAN;
 }
 
-static figures derive(const report_run *r)
+report_figures report_derive(const report_run *r)
 {
-    figures f;
+    report_figures f;
     const uint64_t n = r->info.array_n;
     const int params = r->bias || r->requant != REPORT_INT32_OUT;
     f.macs = (uint64_t)r->m * r->k * r->n;
@@ -69,7 +55,7 @@ static const char *requant_name(const report_run *r)
     return "none";
 }
 
-static const char *bound_by(const figures *f)
+static const char *bound_by(const report_figures *f)
 {
     return f->ideal >= f->memory_bound ? "compute" : "memory";
 }
@@ -108,7 +94,7 @@ static char *num(char *buf, double v)
 
 void report_text(FILE *out, const report_run *r)
 {
-    const figures f = derive(r);
+    const report_figures f = report_derive(r);
     const tpu_perf_report *p = &r->perf;
     char b1[32], b2[32];
 
@@ -158,7 +144,7 @@ static json_t *real_or_null(double v)
 
 json_t *report_json(const report_run *r)
 {
-    const figures f = derive(r);
+    const report_figures f = report_derive(r);
     const tpu_perf_report *p = &r->perf;
 
     json_t *stalls = json_object(), *counters = json_object();

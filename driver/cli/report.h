@@ -26,6 +26,21 @@ typedef struct {
     tpu_perf_report perf; /* of the submit + wait */
 } report_run;
 
+/* The figures both reports print; NAN where a ratio has no denominator. */
+typedef struct {
+    uint64_t macs;
+    uint64_t bytes;          /* A, B, C and the parameters: each crosses the memory port once */
+    double ideal;            /* MACs / N^2 */
+    double utilization;      /* percent: ideal / measured */
+    double memory_bound;     /* bytes / bandwidth */
+    double bound;            /* the larger of ideal and memory_bound */
+    double ratio;            /* cycles / bound */
+    uint64_t overhead;       /* cycles the core idled or starved waiting for the firmware */
+    double overhead_percent; /* of all cycles */
+    double speed;            /* simulated cycles per wall second */
+} report_figures;
+
+report_figures report_derive(const report_run *r);
 void report_text(FILE *out, const report_run *r);
 /* A new JSON object (nested, numbers as numbers), or NULL if out of memory. */
 json_t *report_json(const report_run *r);
