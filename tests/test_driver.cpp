@@ -818,7 +818,7 @@ struct Progress {
 
 TEST_P(DriverDevice, ProgressOnALongGemm) {
     const uint32_t n = N();
-    Dev d(n, 4u << 20, 0);
+    Dev d(n, 16u << 20, 0); // C alone is 4 bytes x 2048 x 15 N
     tpu_rng rng{700 + n};
     Progress prog;
     tpu_set_progress(d, Progress::fn, &prog);

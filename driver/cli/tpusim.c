@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gtkw.h"
 #include "npy.h"
 #include "report.h"
 #include "tpu.h"
@@ -692,6 +693,11 @@ static int run_device(const options *o, const problem *p, void *c, run_result *r
             const tpu_status ts = tpu_trace_close(dev);
             if (s == TPU_OK)
                 s = ts;
+            if (s == TPU_OK && tpu_gtkw_write(o->trace, res->info.array_n, err, sizeof err)) {
+                tpu_stream_free(st);
+                tpu_close(dev);
+                return fail(EXIT_USAGE, "trace", "%s", err);
+            }
         }
     }
     if (s == TPU_OK)
