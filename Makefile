@@ -1,6 +1,7 @@
 # tpusim top-level build. CMake (with Verilator's verilate()) does the work underneath.
 #   make            build everything into build/
-#   make test       run every test (RTL benches, lint, GoogleTest suites) through ctest
+#   make test       run every test (RTL benches, lint, GoogleTest suites) through ctest, then
+#                   the C/C++ suites again under AddressSanitizer and UBSan
 #   make lint       verilator --lint-only -Wall on every RTL module
 #   make soak       thousands of random programs, RTL against the golden model
 #   make bench      GEMM table at N = 16 and 32, and the same GEMM on Verilator vs Icarus
@@ -15,7 +16,7 @@ CMAKE_FLAGS ?=
 
 CMAKE_FLAGS += -DTPU_ARRAYS="$(subst $() ,;,$(strip $(ARRAY)))"
 
-.PHONY: all deps configure build test lint soak bench demo wave clean
+.PHONY: all deps configure build test test-asan lint soak bench demo wave clean
 
 all: build
 
@@ -28,8 +29,15 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The tests, then the C/C++ suites again with AddressSanitizer and UBSan (N = 4 and 8 models).
 test: build
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure
+	$(MAKE) test-asan
+
+test-asan: deps
+	cmake -S . -B $(BUILD)-asan -G Ninja -DTPU_SANITIZE=ON -DTPU_ARRAYS="4;8"
+	cmake --build $(BUILD)-asan -j $(JOBS)
+	cd $(BUILD)-asan && ctest -j $(JOBS) --output-on-failure -E '^(rtl|lint)[.]'
 
 lint: configure
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure -R '^lint\.'
