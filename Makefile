@@ -52,7 +52,7 @@ bench: build
 DEMO = $(BUILD)/demo
 demo: build
 	@mkdir -p $(DEMO)
-	$(BUILD)/bin/tpusim gemm --m 200 --k 300 --n 100 --bias --relu --requant 1200,20 \
+	$(BUILD)/bin/tpusim gemm --m 256 --k 256 --n 256 --bias --relu --requant 1200,20 \
 	    --json $(DEMO)/report.json --trace $(DEMO)/wave.fst --trace-window 0:1500
 	@echo "report: $(DEMO)/report.json  waveform: $(DEMO)/wave.fst (make wave opens it)"
 
