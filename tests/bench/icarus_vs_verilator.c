@@ -65,9 +65,9 @@ int main(int argc, char **argv) {
     const char *src = argv[1], *work = argv[2];
     uint32_t n_arr = argc > 3 ? (uint32_t)atoi(argv[3]) : 8;
     gemm_desc d = {0};
-    d.m = argc > 6 ? (uint32_t)atoi(argv[4]) : 32;
-    d.k = argc > 6 ? (uint32_t)atoi(argv[5]) : 32;
-    d.n = argc > 6 ? (uint32_t)atoi(argv[6]) : 32;
+    d.m = argc > 6 ? (uint32_t)atoi(argv[4]) : 64;
+    d.k = argc > 6 ? (uint32_t)atoi(argv[5]) : 64;
+    d.n = argc > 6 ? (uint32_t)atoi(argv[6]) : 64;
 
     tpusim_config cfg;
     tpusim_config_default(&cfg);
