@@ -1,7 +1,7 @@
 # tpusim top-level build. CMake (with Verilator's verilate()) does the work underneath.
 #   make            build everything into build/
 #   make test       run every test (RTL benches, lint, GoogleTest suites) through ctest, then
-#                   the C/C++ suites again under AddressSanitizer and UBSan
+#                   the C/C++ suites again under AddressSanitizer and UBSan, and the HLO fuzzer
 #   make lint       verilator --lint-only -Wall on every RTL module
 #   make soak       thousands of random programs, RTL against the golden model
 #   make bench      GEMM table at N = 16 and 32, and the same GEMM on Verilator vs Icarus
@@ -35,7 +35,7 @@ test: build
 	$(MAKE) test-asan
 
 test-asan: deps
-	cmake -S . -B $(BUILD)-asan -G Ninja -DTPU_SANITIZE=ON -DTPU_ARRAYS="4;8"
+	cmake -S . -B $(BUILD)-asan -G Ninja -DTPU_SANITIZE=ON -DTPU_FUZZ=ON -DTPU_ARRAYS="4;8"
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	cd $(BUILD)-asan && ctest -j $(JOBS) --output-on-failure -E '^(rtl|lint)[.]'
 

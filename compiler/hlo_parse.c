@@ -1,0 +1,1131 @@
+/* hlo_parse.c - XLA HLO text to the AST of hlo.h.
+ *
+ * Grammar (after XLA's hlo_parser.cc; whitespace and comments are insignificant):
+ *   module      ::= ('HloModule' name attrs)? computation+
+ *   computation ::= 'ENTRY'? name ('(' (name ':' shape),* ')' '->' shape)? '{' instr+ '}' attrs
+ *   instr       ::= 'ROOT'? name '=' shape opcode '(' operands ')' attrs
+ *   operand     ::= shape? name
+ *   attrs       ::= (',' attr_name '=' value)*
+ * Operand and computation names are resolved after their computation (module) is read, so
+ * definition order does not matter. Every allocation comes from one arena owned by the module;
+ * an error longjmps out of the parse and drops the arena, so no partial AST survives. */
+#include "hlo.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- arena -- */
+
+struct hlo_arena {
+    struct hlo_arena *next;
+    size_t size, used;
+    _Alignas(16) unsigned char data[];
+};
+
+#define ARENA_CHUNK ((size_t)64 << 10)
+
+static void arena_free(struct hlo_arena *a)
+{
+    while (a) {
+        struct hlo_arena *next = a->next;
+        free(a);
+        a = next;
+    }
+}
+
+/* ------------------------------------------------------------- parser -- */
+
+typedef enum {
+    T_EOF, T_NAME, T_NUM, T_STRING, T_ARROW, T_ELLIPSIS, T_LE, T_PUNCT
+} tok_kind;
+
+typedef struct {
+    tok_kind kind;
+    size_t at;       /* where the token starts, for messages */
+    size_t pos, len; /* its text; a T_NAME's excludes the leading '%' */
+    char ch;         /* T_PUNCT */
+} tok;
+
+/* An operand or computation name to resolve once its scope is complete. */
+typedef struct {
+    int comp, instr;
+    int slot;       /* operand index, or REF_TO_APPLY / REF_CALLS */
+    size_t at, pos, len;
+} ref;
+
+enum { REF_TO_APPLY = -1, REF_CALLS = -2 };
+
+typedef struct {
+    const char *s;
+    size_t len;
+    const char *file;
+    struct hlo_arena *arena;
+    hlo_error *err;
+    jmp_buf fail;
+    size_t lc_pos; /* line/column cache: positions are mostly requested in increasing order */
+    int lc_line, lc_col;
+    size_t pos;    /* next unread byte */
+    ref *refs;
+    int n_refs, cap_refs;
+} parser;
+
+static void locate(parser *p, size_t pos, int *line, int *col)
+{
+    if (pos < p->lc_pos) {
+        p->lc_pos = 0;
+        p->lc_line = 1;
+        p->lc_col = 1;
+    }
+    for (; p->lc_pos < pos && p->lc_pos < p->len; p->lc_pos++) {
+        if (p->s[p->lc_pos] == '\n') {
+            p->lc_line++;
+            p->lc_col = 1;
+        } else {
+            p->lc_col++;
+        }
+    }
+    *line = p->lc_line;
+    *col = p->lc_col;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4), noreturn))
+#endif
+static void fail_at(parser *p, size_t pos, const char *fmt, ...)
+{
+    if (p->err) {
+        char what[400];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(what, sizeof what, fmt, ap);
+        va_end(ap);
+        locate(p, pos, &p->err->line, &p->err->col);
+        snprintf(p->err->msg, sizeof p->err->msg, "%s:%d:%d: %s", p->file, p->err->line,
+                 p->err->col, what);
+    }
+    longjmp(p->fail, 1);
+}
+
+static void *alloc(parser *p, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    struct hlo_arena *a = p->arena;
+    if (!a || a->size - a->used < n) {
+        size_t size = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+        a = malloc(sizeof *a + size);
+        if (!a)
+            fail_at(p, p->pos, "out of memory");
+        a->next = p->arena;
+        a->size = size;
+        a->used = 0;
+        p->arena = a;
+    }
+    void *r = a->data + a->used;
+    a->used += n;
+    memset(r, 0, n);
+    return r;
+}
+
+/* Makes room for one more element in an arena array of *cap elements of size sz. */
+static void *grow(parser *p, void *v, int n, int *cap, size_t sz)
+{
+    if (n < *cap)
+        return v;
+    if (*cap > (1 << 28))
+        fail_at(p, p->pos, "too many elements");
+    int ncap = *cap ? *cap * 2 : 8;
+    void *nv = alloc(p, (size_t)ncap * sz);
+    if (n)
+        memcpy(nv, v, (size_t)n * sz);
+    *cap = ncap;
+    return nv;
+}
+
+static char *dup_str(parser *p, size_t pos, size_t len)
+{
+    char *r = alloc(p, len + 1);
+    memcpy(r, p->s + pos, len);
+    return r;
+}
+
+/* ------------------------------------------------------------- lexer -- */
+
+static int peekc(const parser *p, size_t at) { return at < p->len ? (unsigned char)p->s[at] : -1; }
+
+static bool is_name_start(int c) { return c >= 0 && (isalpha(c) || c == '_'); }
+static bool is_name_char(int c)
+{
+    return c >= 0 && (isalnum(c) || c == '_' || c == '.' || c == '-');
+}
+
+/* Skips whitespace and comments from pos; returns the next significant position. */
+static size_t skip_space(parser *p, size_t pos)
+{
+    for (;;) {
+        int c = peekc(p, pos);
+        if (c >= 0 && isspace(c)) {
+            pos++;
+        } else if (c == '/' && peekc(p, pos + 1) == '/') {
+            while (pos < p->len && p->s[pos] != '\n')
+                pos++;
+        } else if (c == '/' && peekc(p, pos + 1) == '*') {
+            size_t start = pos;
+            pos += 2;
+            while (pos < p->len && !(p->s[pos] == '*' && peekc(p, pos + 1) == '/'))
+                pos++;
+            if (pos >= p->len)
+                fail_at(p, start, "unterminated comment");
+            pos += 2;
+        } else {
+            return pos;
+        }
+    }
+}
+
+static size_t skip_string(parser *p, size_t pos)
+{
+    size_t start = pos++;
+    while (pos < p->len && p->s[pos] != '"')
+        pos += p->s[pos] == '\\' ? 2 : 1;
+    if (pos >= p->len)
+        fail_at(p, start, "unterminated string");
+    return pos + 1;
+}
+
+/* Lexes the token at or after pos without consuming it; *end gets the position after it. */
+static tok lex_at(parser *p, size_t pos, size_t *end)
+{
+    tok t = {T_EOF, 0, 0, 0, 0};
+    pos = skip_space(p, pos);
+    t.at = t.pos = pos;
+    int c = peekc(p, pos);
+    size_t e = pos;
+    if (c < 0) {
+        t.kind = T_EOF;
+    } else if (c == '%' || is_name_start(c)) {
+        if (c == '%') {
+            if (!is_name_start(peekc(p, pos + 1)))
+                fail_at(p, pos, "expected a name after '%%'");
+            t.pos = ++e;
+        }
+        while (is_name_char(peekc(p, e)))
+            e++;
+        t.kind = T_NAME;
+        t.len = e - t.pos;
+        if (t.len > HLO_MAX_NAME)
+            fail_at(p, pos, "name longer than %d bytes", HLO_MAX_NAME);
+        *end = e;
+        return t;
+    } else if (c == '.' && peekc(p, pos + 1) == '.' && peekc(p, pos + 2) == '.') {
+        e += 3;
+        t.kind = T_ELLIPSIS;
+    } else if (isdigit(c) || ((c == '-' || c == '.') && (isalnum(peekc(p, pos + 1)) ||
+                                                        peekc(p, pos + 1) == '.'))) {
+        /* Numbers and number-like atoms (1e-05, -inf, 0_-1x1_1); validated by their users. */
+        e++;
+        for (;;) {
+            int d = peekc(p, e), prev = (unsigned char)p->s[e - 1];
+            if (d >= 0 && (isalnum(d) || d == '_' || d == '.'))
+                e++;
+            else if (d == '+' && (prev == 'e' || prev == 'E'))
+                e++;
+            else if (d == '-' && (prev == 'e' || prev == 'E' || prev == '_' || prev == 'x'))
+                e++;
+            else
+                break;
+        }
+        t.kind = T_NUM;
+    } else if (c == '"') {
+        e = skip_string(p, pos);
+        t.kind = T_STRING;
+    } else if (c == '-' && peekc(p, pos + 1) == '>') {
+        e += 2;
+        t.kind = T_ARROW;
+    } else if (c == '<' && peekc(p, pos + 1) == '=') {
+        e += 2;
+        t.kind = T_LE;
+    } else {
+        e++;
+        t.kind = T_PUNCT;
+        t.ch = (char)c;
+    }
+    t.len = e - t.pos;
+    *end = e;
+    return t;
+}
+
+static tok peek(parser *p)
+{
+    size_t end;
+    return lex_at(p, p->pos, &end);
+}
+
+static tok next(parser *p)
+{
+    size_t end;
+    tok t = lex_at(p, p->pos, &end);
+    p->pos = end;
+    return t;
+}
+
+static bool is_punct(tok t, char ch) { return t.kind == T_PUNCT && t.ch == ch; }
+
+static bool tok_is(const parser *p, tok t, const char *word)
+{
+    return t.kind == T_NAME && strlen(word) == t.len && memcmp(p->s + t.pos, word, t.len) == 0;
+}
+
+/* Describes a token for "found ..." in messages. */
+static const char *describe(parser *p, tok t, char *buf, size_t n)
+{
+    if (t.kind == T_EOF)
+        return "end of input";
+    size_t full = t.pos + t.len - t.at, len = full > 24 ? 24 : full;
+    snprintf(buf, n, "'%.*s%s'", (int)len, p->s + t.at, full > len ? "..." : "");
+    return buf;
+}
+
+#if defined(__GNUC__)
+__attribute__((noreturn))
+#endif
+static void expected(parser *p, tok t, const char *what)
+{
+    char buf[40];
+    fail_at(p, t.at, "expected %s, found %s", what, describe(p, t, buf, sizeof buf));
+}
+
+static tok expect_punct(parser *p, char ch, const char *ctx)
+{
+    tok t = next(p);
+    if (!is_punct(t, ch)) {
+        char what[80];
+        snprintf(what, sizeof what, "'%c' %s", ch, ctx);
+        expected(p, t, what);
+    }
+    return t;
+}
+
+static bool eat_punct(parser *p, char ch)
+{
+    if (!is_punct(peek(p), ch))
+        return false;
+    next(p);
+    return true;
+}
+
+static tok expect_name(parser *p, const char *what)
+{
+    tok t = next(p);
+    if (t.kind != T_NAME)
+        expected(p, t, what);
+    return t;
+}
+
+/* A decimal integer token, range-checked against [lo, hi]. */
+static int64_t parse_int(parser *p, const char *what, int64_t lo, int64_t hi)
+{
+    tok t = next(p);
+    if (t.kind != T_NUM)
+        expected(p, t, what);
+    const char *s = p->s + t.pos;
+    size_t i = s[0] == '-';
+    if (i == t.len)
+        expected(p, t, what);
+    int64_t v = 0;
+    for (; i < t.len; i++) {
+        if (!isdigit((unsigned char)s[i]))
+            fail_at(p, t.pos, "bad integer '%.*s' for %s", (int)t.len, s, what);
+        int d = s[i] - '0';
+        if (v > (INT64_MAX - d) / 10)
+            fail_at(p, t.pos, "integer '%.*s' out of range for %s", (int)t.len, s, what);
+        v = v * 10 + d;
+    }
+    if (s[0] == '-')
+        v = -v;
+    if (v < lo || v > hi)
+        fail_at(p, t.pos, "%s %lld out of range [%lld, %lld]", what, (long long)v, (long long)lo,
+                (long long)hi);
+    return v;
+}
+
+/* Skips one balanced group ( { [ or one atom starting at the next token: used for attribute
+ * values and layouts we do not interpret. Strings and comments inside may hold any bracket. */
+static void skip_value(parser *p, const char *what)
+{
+    char stack[HLO_MAX_DEPTH]; /* the opening brackets */
+    size_t opened[HLO_MAX_DEPTH];
+    int depth = 0;
+    size_t pos = skip_space(p, p->pos), start = pos;
+    for (;;) {
+        int c = peekc(p, pos);
+        if (depth == 0 && (c < 0 || isspace(c) || c == ',' || c == ')' || c == '}' || c == ']' ||
+                           (c == '/' && (peekc(p, pos + 1) == '/' || peekc(p, pos + 1) == '*'))))
+            break;
+        if (c < 0) {
+            int line, col;
+            locate(p, opened[depth - 1], &line, &col);
+            fail_at(p, pos, "unterminated '%c' (opened at %d:%d) in %s", stack[depth - 1], line,
+                    col, what);
+        }
+        if (c == '"') {
+            pos = skip_string(p, pos);
+        } else if (c == '/' && (peekc(p, pos + 1) == '/' || peekc(p, pos + 1) == '*')) {
+            pos = skip_space(p, pos);
+        } else if (c == '(' || c == '{' || c == '[') {
+            if (depth == HLO_MAX_DEPTH)
+                fail_at(p, pos, "%s nested deeper than %d", what, HLO_MAX_DEPTH);
+            stack[depth] = (char)c;
+            opened[depth++] = pos++;
+        } else if (c == ')' || c == '}' || c == ']') {
+            char close = stack[depth - 1] == '(' ? ')' : stack[depth - 1] == '{' ? '}' : ']';
+            if (c != close)
+                fail_at(p, pos, "expected '%c' in %s, found '%c'", close, what, c);
+            depth--;
+            pos++;
+        } else {
+            pos++;
+        }
+    }
+    if (pos == start)
+        expected(p, peek(p), what);
+    p->pos = pos;
+}
+
+/* ------------------------------------------------------------ shapes -- */
+
+static const char *const type_names[] = {
+    [HLO_PRED] = "pred", [HLO_S8] = "s8",   [HLO_S16] = "s16",     [HLO_S32] = "s32",
+    [HLO_S64] = "s64",   [HLO_U8] = "u8",   [HLO_U16] = "u16",     [HLO_U32] = "u32",
+    [HLO_U64] = "u64",   [HLO_F16] = "f16", [HLO_BF16] = "bf16",   [HLO_F32] = "f32",
+    [HLO_F64] = "f64",   [HLO_TOKEN] = "token", [HLO_TUPLE] = "(tuple)",
+};
+
+static int lookup_type(const parser *p, tok t)
+{
+    if (t.at != t.pos) /* %f32 is a name */
+        return -1;
+    for (int i = 0; i < HLO_TUPLE; i++)
+        if (tok_is(p, t, type_names[i]))
+            return i;
+    return -1;
+}
+
+/* Does a shape start here (as opposed to a name)? A type name directly followed by '['. */
+static bool at_shape(parser *p)
+{
+    size_t end;
+    tok t = lex_at(p, p->pos, &end);
+    if (is_punct(t, '('))
+        return true;
+    if (t.kind != T_NAME || lookup_type(p, t) < 0)
+        return false;
+    return is_punct(lex_at(p, end, &end), '[');
+}
+
+static void parse_shape(parser *p, hlo_shape *sh, int depth)
+{
+    tok t = next(p);
+    if (depth >= HLO_MAX_DEPTH)
+        fail_at(p, t.pos, "tuple shape nested deeper than %d", HLO_MAX_DEPTH);
+    if (is_punct(t, '(')) {
+        sh->type = HLO_TUPLE;
+        int cap = 0;
+        while (!eat_punct(p, ')')) {
+            if (sh->n_tuple > 0)
+                expect_punct(p, ',', "or ')' in tuple shape");
+            sh->tuple = grow(p, sh->tuple, sh->n_tuple, &cap, sizeof *sh->tuple);
+            parse_shape(p, &sh->tuple[sh->n_tuple++], depth + 1);
+        }
+        return;
+    }
+    if (t.kind != T_NAME)
+        expected(p, t, "a shape");
+    int type = lookup_type(p, t);
+    if (type < 0 && is_punct(peek(p), '('))
+        fail_at(p, t.pos, "expected a shape before opcode '%.*s'", (int)t.len, p->s + t.pos);
+    if (type < 0)
+        fail_at(p, t.pos, "unknown element type '%.*s'", (int)t.len, p->s + t.pos);
+    sh->type = (hlo_type)type;
+    if (type == HLO_TOKEN) {
+        if (eat_punct(p, '['))
+            expect_punct(p, ']', "in token shape");
+        return;
+    }
+    expect_punct(p, '[', "after element type");
+    sh->elements = 1;
+    if (!eat_punct(p, ']')) {
+        do {
+            tok d = peek(p);
+            if (sh->rank == HLO_MAX_RANK)
+                fail_at(p, d.pos, "shape has more than %d dimensions", HLO_MAX_RANK);
+            if (d.kind == T_LE)
+                next(p); /* bounded dynamic dimension: the bound is the size */
+            int64_t n = parse_int(p, "dimension size", 0, HLO_MAX_ELEMENTS);
+            if (n && sh->elements > HLO_MAX_ELEMENTS / n)
+                fail_at(p, d.pos, "shape has more than %lld elements", HLO_MAX_ELEMENTS);
+            sh->elements *= n;
+            sh->dims[sh->rank++] = n;
+        } while (eat_punct(p, ','));
+        expect_punct(p, ']', "in shape");
+    }
+    /* A layout follows only when its first token is a number or ':'; otherwise the '{' opens
+     * something else (an instruction list). */
+    size_t end;
+    tok b = lex_at(p, p->pos, &end);
+    if (is_punct(b, '{')) {
+        tok first = lex_at(p, end, &end);
+        if (first.kind == T_NUM || is_punct(first, ':') || is_punct(first, '}'))
+            skip_value(p, "layout");
+    }
+}
+
+/* ----------------------------------------------------------- literals -- */
+
+typedef struct {
+    double *v;
+    int n, cap;
+} values;
+
+static void literal_value(parser *p, values *vals)
+{
+    tok t = next(p);
+    const char *s = p->s + t.pos;
+    double v;
+    if (tok_is(p, t, "true")) {
+        v = 1;
+    } else if (tok_is(p, t, "false")) {
+        v = 0;
+    } else if (tok_is(p, t, "inf") || (t.kind == T_NUM && t.len == 4 && !memcmp(s, "-inf", 4))) {
+        v = s[0] == '-' ? -INFINITY : INFINITY;
+    } else if (tok_is(p, t, "nan") || (t.kind == T_NUM && t.len == 4 && !memcmp(s, "-nan", 4))) {
+        v = NAN;
+    } else if (t.kind == T_NUM) {
+        /* [-]digits[.digits][e[+-]digits], or [-].digits...: strtod alone would take hex too. */
+        size_t i = s[0] == '-', digits = 0;
+        while (i < t.len && isdigit((unsigned char)s[i]))
+            i++, digits++;
+        if (i < t.len && s[i] == '.')
+            for (i++; i < t.len && isdigit((unsigned char)s[i]); i++)
+                digits++;
+        if (digits && i < t.len && (s[i] == 'e' || s[i] == 'E')) {
+            size_t j = i + 1 + (i + 1 < t.len && (s[i + 1] == '+' || s[i + 1] == '-'));
+            if (j < t.len && isdigit((unsigned char)s[j]))
+                for (i = j; i < t.len && isdigit((unsigned char)s[i]); i++)
+                    ;
+        }
+        if (!digits || i != t.len)
+            fail_at(p, t.pos, "bad number '%.*s' in constant", (int)t.len, s);
+        char buf[128];
+        if (t.len >= sizeof buf)
+            fail_at(p, t.pos, "number '%.24s...' too long in constant", s);
+        memcpy(buf, s, t.len);
+        buf[t.len] = 0;
+        v = strtod(buf, NULL);
+    } else {
+        expected(p, t, "a number in constant");
+    }
+    vals->v = grow(p, vals->v, vals->n, &vals->cap, sizeof *vals->v);
+    vals->v[vals->n++] = v;
+}
+
+/* One brace level of an array literal: dims[level] entries, each a value or a sub-level. */
+static void literal_level(parser *p, const hlo_shape *sh, int level, values *vals)
+{
+    tok open = expect_punct(p, '{', "in array constant");
+    int64_t count = 0;
+    if (!is_punct(peek(p), '}')) {
+        do {
+            if (level + 1 < sh->rank)
+                literal_level(p, sh, level + 1, vals);
+            else
+                literal_value(p, vals);
+            count++;
+        } while (eat_punct(p, ','));
+    }
+    expect_punct(p, '}', "in array constant");
+    /* An empty top level `{}` stands for any shape with no elements. */
+    if (count != sh->dims[level] && !(count == 0 && level == 0 && sh->elements == 0))
+        fail_at(p, open.pos, "constant has %lld entries in dimension %d, shape has %lld",
+                (long long)count, level, (long long)sh->dims[level]);
+}
+
+static void parse_literal(parser *p, hlo_instr *in)
+{
+    tok t = peek(p);
+    if (in->shape.type == HLO_TUPLE || in->shape.type == HLO_TOKEN) {
+        skip_value(p, "constant");
+        in->literal_elided = true;
+        return;
+    }
+    if (is_punct(t, '{')) {
+        size_t end;
+        tok inner = lex_at(p, t.pos + 1, &end);
+        if (inner.kind == T_ELLIPSIS) {
+            next(p);
+            next(p);
+            expect_punct(p, '}', "after '...' in elided constant");
+            in->literal_elided = true;
+            return;
+        }
+        if (in->shape.rank == 0)
+            fail_at(p, t.pos, "expected a scalar constant for shape %s[]",
+                    hlo_type_name(in->shape.type));
+    } else if (in->shape.rank > 0) {
+        expected(p, t, "'{' for an array constant");
+    }
+    values vals = {NULL, 0, 0};
+    if (in->shape.rank == 0)
+        literal_value(p, &vals);
+    else
+        literal_level(p, &in->shape, 0, &vals);
+    in->literal = vals.v;
+    in->n_literal = (size_t)vals.n;
+}
+
+/* -------------------------------------------------------- attributes -- */
+
+static void add_ref(parser *p, int comp, int instr, int slot, tok name)
+{
+    p->refs = grow(p, p->refs, p->n_refs, &p->cap_refs, sizeof *p->refs);
+    p->refs[p->n_refs++] = (ref){comp, instr, slot, name.at, name.pos, name.len};
+}
+
+static void ints_push(parser *p, hlo_ints *l, int *cap, int64_t v)
+{
+    l->v = grow(p, l->v, l->n, cap, sizeof *l->v);
+    l->v[l->n++] = v;
+}
+
+static void parse_int_list(parser *p, hlo_ints *l, const char *what)
+{
+    int cap = 0;
+    expect_punct(p, '{', what);
+    if (!eat_punct(p, '}')) {
+        do
+            ints_push(p, l, &cap, parse_int(p, what, 0, HLO_MAX_ELEMENTS));
+        while (eat_punct(p, ','));
+        expect_punct(p, '}', what);
+    }
+}
+
+static void parse_slice(parser *p, hlo_instr *in)
+{
+    int cs = 0, cl = 0, ct = 0;
+    expect_punct(p, '{', "in slice");
+    if (!eat_punct(p, '}')) {
+        do {
+            expect_punct(p, '[', "in slice");
+            ints_push(p, &in->slice_start, &cs, parse_int(p, "slice start", 0, HLO_MAX_ELEMENTS));
+            expect_punct(p, ':', "in slice");
+            ints_push(p, &in->slice_limit, &cl, parse_int(p, "slice limit", 0, HLO_MAX_ELEMENTS));
+            int64_t stride = 1;
+            if (eat_punct(p, ':'))
+                stride = parse_int(p, "slice stride", 1, HLO_MAX_ELEMENTS);
+            ints_push(p, &in->slice_stride, &ct, stride);
+            expect_punct(p, ']', "in slice");
+        } while (eat_punct(p, ','));
+        expect_punct(p, '}', "in slice");
+    }
+}
+
+/* padding=lo_hi[_interior]x... : one atom, e.g. 0_0x1_1_0 (negative edges allowed). */
+static void parse_padding(parser *p, hlo_instr *in)
+{
+    tok t = next(p);
+    if (t.kind != T_NUM)
+        expected(p, t, "padding such as 0_0x1_1");
+    int cl = 0, ch = 0, ci = 0;
+    const char *s = p->s + t.pos, *end = s + t.len;
+    while (s < end) {
+        int64_t f[3] = {0, 0, 0};
+        int nf = 0;
+        for (;;) {
+            bool neg = *s == '-';
+            const char *d = s + neg;
+            int64_t v = 0;
+            while (d < end && isdigit((unsigned char)*d) && v <= HLO_MAX_ELEMENTS)
+                v = v * 10 + (*d++ - '0');
+            if (d == s + neg || v > HLO_MAX_ELEMENTS || nf == 3)
+                fail_at(p, t.pos, "bad padding '%.*s'", (int)t.len, p->s + t.pos);
+            f[nf++] = neg ? -v : v;
+            s = d;
+            if (s < end && *s == '_') {
+                s++;
+                continue;
+            }
+            break;
+        }
+        if (nf < 2 || f[2] < 0 || (s < end && *s != 'x') || (s < end && s + 1 == end))
+            fail_at(p, t.pos, "bad padding '%.*s'", (int)t.len, p->s + t.pos);
+        if (s < end)
+            s++;
+        ints_push(p, &in->pad_low, &cl, f[0]);
+        ints_push(p, &in->pad_high, &ch, f[1]);
+        ints_push(p, &in->pad_interior, &ci, f[2]);
+    }
+    in->pad_low.present = in->pad_high.present = in->pad_interior.present = true;
+}
+
+static void parse_direction(parser *p, hlo_instr *in)
+{
+    static const char *const names[] = {"", "EQ", "NE", "LT", "LE", "GT", "GE"};
+    tok t = expect_name(p, "a comparison direction");
+    for (int i = 1; i < 7; i++)
+        if (tok_is(p, t, names[i])) {
+            in->comparison_direction = (hlo_cmp)i;
+            return;
+        }
+    fail_at(p, t.pos, "unknown comparison_direction '%.*s' (expected EQ NE LT LE GT GE)",
+            (int)t.len, p->s + t.pos);
+}
+
+/* (',' name '=' value)*; in may be NULL (module and computation attributes: all skipped). */
+static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
+{
+    while (eat_punct(p, ',')) {
+        tok name = expect_name(p, "an attribute name");
+        expect_punct(p, '=', "after attribute name");
+        hlo_ints *list = NULL;
+        bool dup = false;
+        if (!in) {
+            skip_value(p, "attribute value");
+            continue;
+        }
+        if (tok_is(p, name, "dimensions"))
+            list = &in->dimensions;
+        else if (tok_is(p, name, "lhs_contracting_dims"))
+            list = &in->lhs_contracting_dims;
+        else if (tok_is(p, name, "rhs_contracting_dims"))
+            list = &in->rhs_contracting_dims;
+        else if (tok_is(p, name, "lhs_batch_dims"))
+            list = &in->lhs_batch_dims;
+        else if (tok_is(p, name, "rhs_batch_dims"))
+            list = &in->rhs_batch_dims;
+        if (list) {
+            dup = list->present;
+            list->present = true;
+            if (!dup)
+                parse_int_list(p, list, "in dimension list");
+        } else if (tok_is(p, name, "to_apply") || tok_is(p, name, "calls")) {
+            bool calls = tok_is(p, name, "calls");
+            int *target = calls ? &in->calls : &in->to_apply;
+            dup = *target != -1;
+            *target = 0; /* resolved when the module is complete */
+            add_ref(p, comp, instr, calls ? REF_CALLS : REF_TO_APPLY,
+                    expect_name(p, "a computation name"));
+        } else if (tok_is(p, name, "index")) {
+            dup = in->has_index;
+            in->has_index = true;
+            in->index = parse_int(p, "tuple index", 0, INT32_MAX);
+        } else if (tok_is(p, name, "slice")) {
+            dup = in->slice_start.present;
+            in->slice_start.present = in->slice_limit.present = in->slice_stride.present = true;
+            if (!dup)
+                parse_slice(p, in);
+        } else if (tok_is(p, name, "padding")) {
+            dup = in->pad_low.present;
+            if (!dup)
+                parse_padding(p, in);
+        } else if (tok_is(p, name, "comparison_direction")) {
+            dup = in->comparison_direction != HLO_CMP_NONE;
+            parse_direction(p, in);
+        } else {
+            skip_value(p, "attribute value");
+        }
+        if (dup)
+            fail_at(p, name.at, "duplicate attribute '%.*s'", (int)name.len, p->s + name.pos);
+    }
+}
+
+/* -------------------------------------------------------- structure -- */
+
+static const char *const opcode_names[HLO_OP_COUNT_] = {
+    [HLO_OP_OTHER] = "", [HLO_OP_PARAMETER] = "parameter", [HLO_OP_CONSTANT] = "constant",
+    [HLO_OP_DOT] = "dot", [HLO_OP_ADD] = "add", [HLO_OP_SUBTRACT] = "subtract",
+    [HLO_OP_MULTIPLY] = "multiply", [HLO_OP_DIVIDE] = "divide", [HLO_OP_MAXIMUM] = "maximum",
+    [HLO_OP_MINIMUM] = "minimum", [HLO_OP_BROADCAST] = "broadcast", [HLO_OP_RESHAPE] = "reshape",
+    [HLO_OP_TRANSPOSE] = "transpose", [HLO_OP_CONVERT] = "convert", [HLO_OP_TUPLE] = "tuple",
+    [HLO_OP_GET_TUPLE_ELEMENT] = "get-tuple-element", [HLO_OP_CALL] = "call",
+    [HLO_OP_REDUCE] = "reduce", [HLO_OP_EXPONENTIAL] = "exponential", [HLO_OP_LOG] = "log",
+    [HLO_OP_NEGATE] = "negate", [HLO_OP_COMPARE] = "compare", [HLO_OP_SELECT] = "select",
+    [HLO_OP_RSQRT] = "rsqrt", [HLO_OP_SQRT] = "sqrt", [HLO_OP_TANH] = "tanh",
+    [HLO_OP_LOGISTIC] = "logistic", [HLO_OP_ABS] = "abs", [HLO_OP_POWER] = "power",
+    [HLO_OP_CLAMP] = "clamp", [HLO_OP_SLICE] = "slice", [HLO_OP_CONCATENATE] = "concatenate",
+    [HLO_OP_PAD] = "pad", [HLO_OP_IOTA] = "iota", [HLO_OP_COPY] = "copy",
+    [HLO_OP_BITCAST] = "bitcast", [HLO_OP_FUSION] = "fusion", [HLO_OP_CUSTOM_CALL] = "custom-call",
+    [HLO_OP_REDUCE_WINDOW] = "reduce-window", [HLO_OP_CONVOLUTION] = "convolution",
+};
+
+static void parse_operands(parser *p, hlo_instr *in, int comp, int instr)
+{
+    int cap = 0;
+    if (eat_punct(p, ')'))
+        return;
+    do {
+        in->operands = grow(p, in->operands, in->n_operands, &cap, sizeof *in->operands);
+        hlo_operand *op = &in->operands[in->n_operands];
+        if (at_shape(p)) {
+            op->has_shape = true;
+            parse_shape(p, &op->shape, 0);
+        }
+        add_ref(p, comp, instr, in->n_operands++, expect_name(p, "an operand name"));
+    } while (eat_punct(p, ','));
+    expect_punct(p, ')', "after operands");
+}
+
+/* Returns the position of the instruction's name. */
+static size_t parse_instr(parser *p, hlo_instr *in, int comp, int instr)
+{
+    tok name = next(p);
+    if (tok_is(p, name, "ROOT")) {
+        in->is_root = true;
+        name = next(p);
+    }
+    if (name.kind != T_NAME)
+        expected(p, name, "an instruction name");
+    in->name = dup_str(p, name.pos, name.len);
+    locate(p, name.at, &in->line, &in->col);
+    in->parameter_number = -1;
+    in->to_apply = in->calls = -1;
+    expect_punct(p, '=', "after instruction name");
+    parse_shape(p, &in->shape, 0);
+    tok op = expect_name(p, "an opcode");
+    in->opcode_name = dup_str(p, op.pos, op.len);
+    for (int i = 1; i < HLO_OP_COUNT_; i++)
+        if (!strcmp(in->opcode_name, opcode_names[i]))
+            in->opcode = (hlo_opcode)i;
+    expect_punct(p, '(', "after opcode");
+    if (in->opcode == HLO_OP_PARAMETER) {
+        in->parameter_number = parse_int(p, "parameter number", 0, INT32_MAX);
+        expect_punct(p, ')', "after parameter number");
+    } else if (in->opcode == HLO_OP_CONSTANT) {
+        parse_literal(p, in);
+        expect_punct(p, ')', "after constant");
+    } else {
+        parse_operands(p, in, comp, instr);
+    }
+    parse_attributes(p, in, comp, instr);
+    return name.at;
+}
+
+/* Open-addressing name table over arena memory: index+1 per slot, 0 empty. */
+typedef struct {
+    int *slots;
+    size_t mask;
+} name_table;
+
+static uint64_t hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    while (n--)
+        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+    return h;
+}
+
+static void table_init(parser *p, name_table *t, int n)
+{
+    size_t size = 16;
+    while (size < (size_t)n * 2)
+        size *= 2;
+    t->slots = alloc(p, size * sizeof *t->slots);
+    t->mask = size - 1;
+}
+
+/* Finds name; returns the index, or -1 after inserting `insert` (if >= 0) in the empty slot. */
+static int table_find(name_table *t, char *const *names, const char *s, size_t n, int insert)
+{
+    for (size_t i = hash(s, n) & t->mask;; i = (i + 1) & t->mask) {
+        int v = t->slots[i] - 1;
+        if (v < 0) {
+            if (insert >= 0)
+                t->slots[i] = insert + 1;
+            return -1;
+        }
+        if (strlen(names[v]) == n && !memcmp(names[v], s, n))
+            return v;
+    }
+}
+
+/* Name tables want a names array; instructions and computations keep theirs in structs. */
+static char **names_of_instrs(parser *p, const hlo_computation *c)
+{
+    char **names = alloc(p, ((size_t)c->n_instrs + 1) * sizeof *names);
+    for (int i = 0; i < c->n_instrs; i++)
+        names[i] = c->instrs[i].name;
+    return names;
+}
+
+static void resolve_operands(parser *p, hlo_computation *c, int comp, int first_ref,
+                             const size_t *name_pos)
+{
+    name_table t;
+    char **names = names_of_instrs(p, c);
+    table_init(p, &t, c->n_instrs);
+    for (int i = 0; i < c->n_instrs; i++) {
+        int prev = table_find(&t, names, names[i], strlen(names[i]), i);
+        if (prev >= 0)
+            fail_at(p, name_pos[i], "duplicate instruction name '%s' (first defined at %d:%d)",
+                    names[i], c->instrs[prev].line, c->instrs[prev].col);
+    }
+    for (int r = first_ref; r < p->n_refs; r++) {
+        ref *f = &p->refs[r];
+        if (f->comp != comp || f->slot < 0)
+            continue;
+        int idx = table_find(&t, names, p->s + f->pos, f->len, -1);
+        if (idx < 0)
+            fail_at(p, f->at, "unknown operand '%.*s' in computation '%s'", (int)f->len,
+                    p->s + f->pos, c->name);
+        c->instrs[f->instr].operands[f->slot].index = idx;
+    }
+}
+
+/* Returns the position of the computation's name. */
+static size_t parse_computation(parser *p, hlo_computation *c, int comp)
+{
+    tok name = next(p);
+    if (tok_is(p, name, "ENTRY")) {
+        c->is_entry = true;
+        name = next(p);
+    }
+    if (name.kind != T_NAME)
+        expected(p, name, "a computation name");
+    c->name = dup_str(p, name.pos, name.len);
+    locate(p, name.at, &c->line, &c->col);
+    if (eat_punct(p, '(')) { /* signature: (name: shape, ...) -> shape, checked and dropped */
+        hlo_shape ignored;
+        int n = 0;
+        while (!eat_punct(p, ')')) {
+            if (n++)
+                expect_punct(p, ',', "or ')' in computation signature");
+            expect_name(p, "a parameter name");
+            expect_punct(p, ':', "after parameter name");
+            memset(&ignored, 0, sizeof ignored);
+            parse_shape(p, &ignored, 0);
+        }
+        tok arrow = next(p);
+        if (arrow.kind != T_ARROW)
+            expected(p, arrow, "'->' after computation parameters");
+        memset(&ignored, 0, sizeof ignored);
+        parse_shape(p, &ignored, 0);
+    }
+    expect_punct(p, '{', "to open the computation's instructions");
+    int cap = 0, pos_cap = 0, first_ref = p->n_refs;
+    size_t *name_pos = NULL;
+    c->root = -1;
+    do {
+        c->instrs = grow(p, c->instrs, c->n_instrs, &cap, sizeof *c->instrs);
+        name_pos = grow(p, name_pos, c->n_instrs, &pos_cap, sizeof *name_pos);
+        hlo_instr *in = &c->instrs[c->n_instrs];
+        size_t at = skip_space(p, p->pos);
+        name_pos[c->n_instrs] = parse_instr(p, in, comp, c->n_instrs);
+        if (in->is_root) {
+            if (c->root >= 0)
+                fail_at(p, at, "second ROOT in computation '%s' (first is '%s')", c->name,
+                        c->instrs[c->root].name);
+            c->root = c->n_instrs;
+        }
+        c->n_instrs++;
+    } while (!is_punct(peek(p), '}'));
+    next(p);
+    if (c->root < 0) /* as XLA: without ROOT the last instruction is the root */
+        c->root = c->n_instrs - 1;
+    resolve_operands(p, c, comp, first_ref, name_pos);
+    parse_attributes(p, NULL, comp, -1);
+    return name.at;
+}
+
+/* Newer XLA prints a stack-frame table after the header (FileNames 1 "a.py" ... FunctionNames ...
+ * FileLocations 1 {...} ... StackFrames 1 {...}) for metadata to refer to; we do not use it. */
+static void skip_stack_frames(parser *p)
+{
+    if (!tok_is(p, peek(p), "FileNames"))
+        return;
+    for (;;) {
+        tok t = peek(p);
+        if (t.kind == T_NUM || t.kind == T_STRING || tok_is(p, t, "FileNames") ||
+            tok_is(p, t, "FunctionNames") || tok_is(p, t, "FileLocations") ||
+            tok_is(p, t, "StackFrames"))
+            next(p);
+        else if (is_punct(t, '{'))
+            skip_value(p, "stack frame table");
+        else
+            return;
+    }
+}
+
+static void parse_module(parser *p, hlo_module *m)
+{
+    tok first = peek(p);
+    if (first.kind == T_EOF)
+        fail_at(p, first.pos, "empty input: expected 'HloModule' or a computation");
+    if (tok_is(p, first, "HloModule")) {
+        next(p);
+        tok name = expect_name(p, "a module name after 'HloModule'");
+        m->name = dup_str(p, name.pos, name.len);
+        parse_attributes(p, NULL, -1, -1);
+        skip_stack_frames(p);
+        if (peek(p).kind == T_EOF)
+            fail_at(p, peek(p).pos, "expected a computation after the module header");
+    }
+    int cap = 0, pos_cap = 0;
+    size_t entry_at = 0, *name_pos = NULL;
+    m->entry = -1;
+    while (peek(p).kind != T_EOF) {
+        if (m->n_comps > (1 << 24))
+            fail_at(p, p->pos, "too many computations");
+        m->comps = grow(p, m->comps, m->n_comps, &cap, sizeof *m->comps);
+        name_pos = grow(p, name_pos, m->n_comps, &pos_cap, sizeof *name_pos);
+        hlo_computation *c = &m->comps[m->n_comps];
+        size_t at = skip_space(p, p->pos);
+        name_pos[m->n_comps] = parse_computation(p, c, m->n_comps);
+        if (c->is_entry) {
+            if (m->entry >= 0) {
+                int line, col;
+                locate(p, entry_at, &line, &col);
+                fail_at(p, at, "second ENTRY computation '%s' (first is '%s' at %d:%d)", c->name,
+                        m->comps[m->entry].name, line, col);
+            }
+            m->entry = m->n_comps;
+            entry_at = at;
+        }
+        m->n_comps++;
+    }
+    if (m->entry < 0)
+        fail_at(p, name_pos[0], "no computation is marked ENTRY");
+    name_table t;
+    char **names = alloc(p, (size_t)m->n_comps * sizeof *names);
+    for (int i = 0; i < m->n_comps; i++)
+        names[i] = m->comps[i].name;
+    table_init(p, &t, m->n_comps);
+    for (int i = 0; i < m->n_comps; i++) {
+        int prev = table_find(&t, names, names[i], strlen(names[i]), i);
+        if (prev >= 0)
+            fail_at(p, name_pos[i], "duplicate computation name '%s' (first defined at %d:%d)",
+                    names[i], m->comps[prev].line, m->comps[prev].col);
+    }
+    for (int r = 0; r < p->n_refs; r++) {
+        const ref *f = &p->refs[r];
+        if (f->slot >= 0)
+            continue;
+        int idx = table_find(&t, names, p->s + f->pos, f->len, -1);
+        if (idx < 0)
+            fail_at(p, f->at, "unknown computation '%.*s'", (int)f->len, p->s + f->pos);
+        hlo_instr *in = &m->comps[f->comp].instrs[f->instr];
+        *(f->slot == REF_CALLS ? &in->calls : &in->to_apply) = idx;
+    }
+    if (!m->name) {
+        const char *entry = m->comps[m->entry].name;
+        size_t n = strlen(entry);
+        m->name = alloc(p, n + 8);
+        memcpy(m->name, "module_", 7);
+        memcpy(m->name + 7, entry, n);
+    }
+}
+
+/* --------------------------------------------------------------- API -- */
+
+/* Parses into p's arena; NULL after an error (the arena is left for the caller to free). The
+ * setjmp() is here so that nothing it could clobber is live in the caller. */
+static hlo_module *run(parser *const p)
+{
+    if (setjmp(p->fail))
+        return NULL;
+    hlo_module *m = alloc(p, sizeof *m);
+    parse_module(p, m);
+    m->arena_ = p->arena;
+    return m;
+}
+
+hlo_module *hlo_parse(const char *text, size_t len, const char *file, hlo_error *err)
+{
+    if (err)
+        memset(err, 0, sizeof *err);
+    parser p;
+    memset(&p, 0, sizeof p);
+    p.s = text;
+    p.len = text ? len : 0;
+    p.file = file ? file : "<input>";
+    p.err = err;
+    p.lc_line = p.lc_col = 1;
+    hlo_module *m = run(&p);
+    if (!m)
+        arena_free(p.arena);
+    return m;
+}
+
+hlo_module *hlo_parse_file(const char *path, hlo_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    if (f) {
+        for (;;) {
+            if (n == cap) {
+                char *nb = cap < SIZE_MAX / 2 ? realloc(buf, cap = cap ? cap * 2 : 65536) : NULL;
+                if (!nb)
+                    break;
+                buf = nb;
+            }
+            size_t got = fread(buf + n, 1, cap - n, f);
+            n += got;
+            if (got == 0)
+                break;
+        }
+    }
+    if (!f || ferror(f) || !feof(f)) {
+        int e = errno;
+        if (err) {
+            memset(err, 0, sizeof *err);
+            snprintf(err->msg, sizeof err->msg, "%s:0:0: cannot read file: %s", path,
+                     e ? strerror(e) : "read error");
+        }
+        if (f)
+            fclose(f);
+        free(buf);
+        return NULL;
+    }
+    fclose(f);
+    hlo_module *m = hlo_parse(buf, n, path, err);
+    free(buf);
+    return m;
+}
+
+void hlo_module_free(hlo_module *m)
+{
+    if (m)
+        arena_free(m->arena_); /* the module itself lives in its arena */
+}
+
+const hlo_computation *hlo_entry(const hlo_module *m) { return &m->comps[m->entry]; }
+
+int hlo_find_computation(const hlo_module *m, const char *name)
+{
+    for (int i = 0; i < m->n_comps; i++)
+        if (!strcmp(m->comps[i].name, name))
+            return i;
+    return -1;
+}
+
+int hlo_find_instr(const hlo_computation *c, const char *name)
+{
+    for (int i = 0; i < c->n_instrs; i++)
+        if (!strcmp(c->instrs[i].name, name))
+            return i;
+    return -1;
+}
+
+const char *hlo_type_name(hlo_type t)
+{
+    return (unsigned)t <= HLO_TUPLE ? type_names[t] : "?";
+}
+
+const char *hlo_opcode_name(hlo_opcode op)
+{
+    return (unsigned)op < HLO_OP_COUNT_ ? opcode_names[op] : "";
+}
