@@ -136,6 +136,79 @@ int hlo_find_instr(const hlo_computation *c, const char *name);
 const char *hlo_type_name(hlo_type t);     /* "f32", "(tuple)" for tuples */
 const char *hlo_opcode_name(hlo_opcode op); /* "dot"; "" for HLO_OP_OTHER */
 
+
+/* ---------------------------------------------------------------- hlo_check.c -- */
+
+/* Shape checking of a parsed module, after XLA's shape inference and HLO verifier, for the ops
+ * the compiler handles: parameter, constant, dot, add, subtract, multiply, divide, maximum,
+ * minimum, negate, exponential, log, is-finite, compare, select, broadcast, reshape, transpose,
+ * convert, tuple, get-tuple-element, call, reduce. Any other opcode is an error naming it. Also
+ * checked: operand shapes printed inline agree with their definitions, parameter numbers are
+ * 0..n-1 without gaps, and neither operands nor calls form a cycle.
+ * Returns 0, or -1 with the first error in *err (err may be NULL):
+ * "<file>:<line>:<col>: <opcode>: <what differs>" at the instruction's name. */
+int hlo_check(const hlo_module *m, const char *file, hlo_error *err);
+
+/* The instructions of c in an order where every operand comes before its users (text order
+ * where the text already is one). order has room for c->n_instrs. Returns 0, or -1 when the
+ * operands form a cycle (*cycle_at is then an instruction on it). */
+int hlo_topo_order(const hlo_computation *c, int *order, int *cycle_at);
+
+/* Shapes are equal when element types, dims and tuple elements are (layouts are not kept). */
+bool hlo_shape_equal(const hlo_shape *a, const hlo_shape *b);
+/* Writes a shape as XLA prints it without layout ("f32[16,784]", "(f32[2], s32[])") into buf,
+ * truncated to n bytes; returns buf. */
+char *hlo_shape_str(const hlo_shape *s, char *buf, size_t n);
+
+/* ---------------------------------------------------------------- hlo_eval.c -- */
+
+/* A dense array in row-major order. data holds shape.elements values of the element type:
+ * f32 float, s8 int8_t, s32 int32_t, u8 uint8_t, pred uint8_t 0 or 1. shape is never a tuple. */
+typedef struct {
+    hlo_shape shape;
+    void *data;
+} hlo_array;
+
+/* Allocates a zeroed array of type t and the given dims; NULL for an unsupported type, a bad
+ * rank or when out of memory. */
+hlo_array *hlo_array_new(hlo_type t, int rank, const int64_t *dims);
+void hlo_array_free(hlo_array *a); /* a may be NULL */
+size_t hlo_type_size(hlo_type t);  /* bytes per element of the evaluator's types; 0 otherwise */
+
+/* Reference evaluator: runs the ENTRY computation of a module that passes hlo_check on
+ * params[k] for parameter(k) (n_params of them, each of exactly the parameter's shape) and
+ * returns the root's value: one array, or one per element of a root tuple (nested tuples are
+ * flattened in order). Element types f32, s8, s32, u8, pred.
+ *
+ * Arithmetic is XLA's: f32 ops are done in float (expf, logf; maximum/minimum propagate NaN);
+ * integer ops wrap modulo 2^bits, and integer division by zero gives -1 (x / 0) as XLA defines;
+ * a dot accumulates in its result type: exactly (modulo 2^32 for s32) for integers, in float for
+ * f32, adding the products in increasing order of the contracting index (row-major over the
+ * contracting dims in the order listed), without fused multiply-add. reduce folds the elements in
+ * increasing row-major order starting from the init value; call and reduce's to_apply evaluate
+ * the called computation on the operand values. Convert from float to integer truncates toward
+ * zero and saturates, NaN giving 0; between integers it wraps; to pred it is x != 0.
+ * Values are freed once their last user has run.
+ *
+ * Returns 0 with *outs (n_outs arrays, free with hlo_arrays_free), or -1 with *err:
+ * "<file>:<line>:<col>: ..." for a located problem (an elided constant whose value is needed,
+ * an unsupported type), "<file>:0:0: ..." for bad arguments. */
+int hlo_eval(const hlo_module *m, const char *file, hlo_array *const *params, int n_params,
+             hlo_array ***outs, int *n_outs, hlo_error *err);
+void hlo_arrays_free(hlo_array **arrays, int n); /* frees each array and the list */
+
+struct st_file;
+/* Binds the tensors of a safetensors file (safetensors.h) to the ENTRY parameters, for each
+ * parameter the first rule that matches: a tensor of the same name ("w1.1"); a tensor whose
+ * name equals the parameter's without its ".N" suffix ("w1"), or the other way round; a tensor
+ * whose __metadata__ entry is the parameter number as a decimal string ("w1.1": "0"). A bound
+ * tensor must have the parameter's element type and dims. params[k] receives a new array for
+ * parameter k, or NULL when no tensor binds to it (the caller supplies those, e.g. the input).
+ * params has room for n_params entries, at least the number of ENTRY parameters.
+ * Returns 0, or -1 with *err (params all NULL then). */
+int hlo_bind_safetensors(const hlo_module *m, const char *file, const struct st_file *st,
+                         hlo_array **params, int n_params, hlo_error *err);
+
 #ifdef __cplusplus
 }
 #endif
