@@ -1,0 +1,723 @@
+/* hlo_check.c - shape checking of a parsed HLO module (hlo.h), after XLA's shape_inference.cc
+ * and hlo_verifier.cc for the ops the compiler handles. Every rule reports the first mismatch at
+ * the instruction's name with the two sizes or shapes that differ. */
+#include "hlo.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const hlo_module *m;
+    const char *file;
+    hlo_error *err;
+    const hlo_computation *c;
+    const hlo_instr *in;
+} checker;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static int fail(checker *k, const char *fmt, ...)
+{
+    if (k->err) {
+        char what[400];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(what, sizeof what, fmt, ap);
+        va_end(ap);
+        k->err->line = k->in->line;
+        k->err->col = k->in->col;
+        snprintf(k->err->msg, sizeof k->err->msg, "%s:%d:%d: %s: %s", k->file, k->in->line,
+                 k->in->col, k->in->opcode_name, what);
+    }
+    return -1;
+}
+
+bool hlo_shape_equal(const hlo_shape *a, const hlo_shape *b)
+{
+    if (a->type != b->type || a->rank != b->rank || a->n_tuple != b->n_tuple)
+        return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i])
+            return false;
+    for (int i = 0; i < a->n_tuple; i++)
+        if (!hlo_shape_equal(&a->tuple[i], &b->tuple[i]))
+            return false;
+    return true;
+}
+
+static size_t append(char *buf, size_t n, size_t at, const char *fmt, ...)
+{
+    if (at >= n)
+        return at;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(buf + at, n - at, fmt, ap);
+    va_end(ap);
+    return w < 0 ? n : at + (size_t)w;
+}
+
+static size_t shape_str(const hlo_shape *s, char *buf, size_t n, size_t at)
+{
+    if (s->type == HLO_TUPLE) {
+        at = append(buf, n, at, "(");
+        for (int i = 0; i < s->n_tuple; i++)
+            at = shape_str(&s->tuple[i], buf, n, append(buf, n, at, i ? ", " : ""));
+        return append(buf, n, at, ")");
+    }
+    at = append(buf, n, at, "%s[", hlo_type_name(s->type));
+    for (int i = 0; i < s->rank; i++)
+        at = append(buf, n, at, i ? ",%lld" : "%lld", (long long)s->dims[i]);
+    return append(buf, n, at, "]");
+}
+
+char *hlo_shape_str(const hlo_shape *s, char *buf, size_t n)
+{
+    if (n) {
+        buf[0] = 0;
+        shape_str(s, buf, n, 0);
+    }
+    return buf;
+}
+
+/* Two shape strings for one message. */
+typedef struct {
+    char a[160], b[160];
+} shape_strs;
+
+static shape_strs strs(const hlo_shape *a, const hlo_shape *b)
+{
+    shape_strs s;
+    hlo_shape_str(a, s.a, sizeof s.a);
+    hlo_shape_str(b, s.b, sizeof s.b);
+    return s;
+}
+
+static int out_of_memory(checker *k)
+{
+    if (k->err) {
+        k->err->line = k->err->col = 0;
+        snprintf(k->err->msg, sizeof k->err->msg, "%s:0:0: out of memory", k->file);
+    }
+    return -1;
+}
+
+static bool is_array(const hlo_shape *s) { return s->type != HLO_TUPLE && s->type != HLO_TOKEN; }
+static bool is_float(hlo_type t) { return t >= HLO_F16 && t <= HLO_F64; }
+static bool is_int(hlo_type t) { return t >= HLO_S8 && t <= HLO_U64; }
+
+static bool same_dims(const hlo_shape *a, const hlo_shape *b)
+{
+    if (a->rank != b->rank)
+        return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i])
+            return false;
+    return true;
+}
+
+static const hlo_shape *operand(const checker *k, int i)
+{
+    return &k->c->instrs[k->in->operands[i].index].shape;
+}
+
+static int arity(checker *k, int n)
+{
+    if (k->in->n_operands != n)
+        return fail(k, "expects %d operand%s, has %d", n, n == 1 ? "" : "s", k->in->n_operands);
+    return 0;
+}
+
+static int need_array(checker *k, const hlo_shape *s, const char *what)
+{
+    char b[160];
+    if (!is_array(s))
+        return fail(k, "%s must be an array, is %s", what, hlo_shape_str(s, b, sizeof b));
+    return 0;
+}
+
+/* Operands 0..n-1 of exactly the result's shape (elementwise add, negate, ...). */
+static int check_elementwise(checker *k, int n)
+{
+    if (arity(k, n) || need_array(k, &k->in->shape, "the result"))
+        return -1;
+    for (int i = 0; i < n; i++) {
+        const hlo_shape *s = operand(k, i);
+        if (!hlo_shape_equal(s, &k->in->shape)) {
+            shape_strs t = strs(s, &k->in->shape);
+            return fail(k, "operand %d has shape %s but the result has %s", i, t.a, t.b);
+        }
+    }
+    return 0;
+}
+
+static int check_float_unary(checker *k)
+{
+    if (check_elementwise(k, 1))
+        return -1;
+    if (!is_float(k->in->shape.type))
+        return fail(k, "element type %s is not floating point", hlo_type_name(k->in->shape.type));
+    return 0;
+}
+
+static int check_is_finite(checker *k)
+{
+    const hlo_shape *s;
+    if (arity(k, 1) || need_array(k, s = operand(k, 0), "the operand"))
+        return -1;
+    if (!is_float(s->type))
+        return fail(k, "operand element type %s is not floating point", hlo_type_name(s->type));
+    if (k->in->shape.type != HLO_PRED || !same_dims(s, &k->in->shape)) {
+        shape_strs t = strs(&k->in->shape, s);
+        return fail(k, "result %s must be pred with the dims of the operand %s", t.a, t.b);
+    }
+    return 0;
+}
+
+static int check_compare(checker *k)
+{
+    if (arity(k, 2) || need_array(k, operand(k, 0), "operand 0"))
+        return -1;
+    const hlo_shape *a = operand(k, 0), *b = operand(k, 1);
+    if (!hlo_shape_equal(a, b)) {
+        shape_strs t = strs(a, b);
+        return fail(k, "operand 0 has shape %s but operand 1 has %s", t.a, t.b);
+    }
+    if (k->in->shape.type != HLO_PRED || !same_dims(a, &k->in->shape)) {
+        shape_strs t = strs(&k->in->shape, a);
+        return fail(k, "result %s must be pred with the dims of the operands %s", t.a, t.b);
+    }
+    if (k->in->comparison_direction == HLO_CMP_NONE)
+        return fail(k, "missing comparison_direction");
+    return 0;
+}
+
+static int check_select(checker *k)
+{
+    if (arity(k, 3))
+        return -1;
+    const hlo_shape *p = operand(k, 0);
+    if (p->type != HLO_PRED || (p->rank && !same_dims(p, &k->in->shape))) {
+        shape_strs t = strs(p, &k->in->shape);
+        return fail(k, "predicate %s must be pred[] or pred with the dims of the result %s", t.a,
+                    t.b);
+    }
+    for (int i = 1; i < 3; i++) {
+        const hlo_shape *s = operand(k, i);
+        if (!hlo_shape_equal(s, &k->in->shape)) {
+            shape_strs t = strs(s, &k->in->shape);
+            return fail(k, "operand %d has shape %s but the result has %s", i, t.a, t.b);
+        }
+    }
+    return need_array(k, &k->in->shape, "the result");
+}
+
+static int check_same_type(checker *k, const hlo_shape *s)
+{
+    if (s->type != k->in->shape.type)
+        return fail(k, "operand element type %s differs from the result's %s",
+                    hlo_type_name(s->type), hlo_type_name(k->in->shape.type));
+    return 0;
+}
+
+/* A list of distinct dims of a rank-`rank` array; what names it in messages. */
+static int check_dim_list(checker *k, const hlo_ints *l, int rank, const char *what)
+{
+    for (int i = 0; i < l->n; i++) {
+        if (l->v[i] < 0 || l->v[i] >= rank)
+            return fail(k, "%s %lld out of range for rank %d", what, (long long)l->v[i], rank);
+        for (int j = 0; j < i; j++)
+            if (l->v[j] == l->v[i])
+                return fail(k, "%s %lld repeated", what, (long long)l->v[i]);
+    }
+    return 0;
+}
+
+static int check_broadcast(checker *k)
+{
+    const hlo_instr *in = k->in;
+    const hlo_shape *s;
+    if (arity(k, 1) || need_array(k, s = operand(k, 0), "the operand") ||
+        need_array(k, &in->shape, "the result") || check_same_type(k, s))
+        return -1;
+    if (!in->dimensions.present)
+        return fail(k, "missing dimensions");
+    if (in->dimensions.n != s->rank)
+        return fail(k, "dimensions has %d entries but the operand has rank %d", in->dimensions.n,
+                    s->rank);
+    if (check_dim_list(k, &in->dimensions, in->shape.rank, "dimension"))
+        return -1;
+    for (int i = 0; i < s->rank; i++) {
+        int64_t d = in->dimensions.v[i];
+        if (s->dims[i] != in->shape.dims[d])
+            return fail(k, "operand dim %d has size %lld but result dim %lld has size %lld", i,
+                        (long long)s->dims[i], (long long)d, (long long)in->shape.dims[d]);
+    }
+    return 0;
+}
+
+static int check_reshape(checker *k)
+{
+    const hlo_shape *s;
+    if (arity(k, 1) || need_array(k, s = operand(k, 0), "the operand") ||
+        need_array(k, &k->in->shape, "the result") || check_same_type(k, s))
+        return -1;
+    if (s->elements != k->in->shape.elements) {
+        shape_strs t = strs(s, &k->in->shape);
+        return fail(k, "operand %s has %lld elements but the result %s has %lld", t.a,
+                    (long long)s->elements, t.b, (long long)k->in->shape.elements);
+    }
+    return 0;
+}
+
+static int check_transpose(checker *k)
+{
+    const hlo_instr *in = k->in;
+    const hlo_shape *s;
+    if (arity(k, 1) || need_array(k, s = operand(k, 0), "the operand") ||
+        need_array(k, &in->shape, "the result") || check_same_type(k, s))
+        return -1;
+    if (!in->dimensions.present)
+        return fail(k, "missing dimensions");
+    if (in->dimensions.n != s->rank || in->shape.rank != s->rank)
+        return fail(k, "dimensions has %d entries, operand rank %d, result rank %d: must be equal",
+                    in->dimensions.n, s->rank, in->shape.rank);
+    if (check_dim_list(k, &in->dimensions, s->rank, "dimension"))
+        return -1;
+    for (int i = 0; i < s->rank; i++) {
+        int64_t d = in->dimensions.v[i];
+        if (in->shape.dims[i] != s->dims[d])
+            return fail(k, "result dim %d has size %lld but operand dim %lld has size %lld", i,
+                        (long long)in->shape.dims[i], (long long)d, (long long)s->dims[d]);
+    }
+    return 0;
+}
+
+static int check_convert(checker *k)
+{
+    const hlo_shape *s;
+    if (arity(k, 1) || need_array(k, s = operand(k, 0), "the operand") ||
+        need_array(k, &k->in->shape, "the result"))
+        return -1;
+    if (!same_dims(s, &k->in->shape)) {
+        shape_strs t = strs(s, &k->in->shape);
+        return fail(k, "operand %s and result %s differ in dims", t.a, t.b);
+    }
+    return 0;
+}
+
+static int check_tuple(checker *k)
+{
+    const hlo_shape *r = &k->in->shape;
+    if (r->type != HLO_TUPLE || r->n_tuple != k->in->n_operands)
+        return fail(k, "result must be a tuple of %d elements", k->in->n_operands);
+    for (int i = 0; i < r->n_tuple; i++)
+        if (!hlo_shape_equal(operand(k, i), &r->tuple[i])) {
+            shape_strs t = strs(operand(k, i), &r->tuple[i]);
+            return fail(k, "operand %d has shape %s but tuple element %d is %s", i, t.a, i, t.b);
+        }
+    return 0;
+}
+
+static int check_gte(checker *k)
+{
+    if (arity(k, 1))
+        return -1;
+    const hlo_shape *s = operand(k, 0);
+    if (s->type != HLO_TUPLE)
+        return fail(k, "operand is not a tuple");
+    if (!k->in->has_index)
+        return fail(k, "missing index");
+    if (k->in->index >= s->n_tuple)
+        return fail(k, "index %lld out of range for a tuple of %d", (long long)k->in->index,
+                    s->n_tuple);
+    const hlo_shape *e = &s->tuple[k->in->index];
+    if (!hlo_shape_equal(e, &k->in->shape)) {
+        shape_strs t = strs(&k->in->shape, e);
+        return fail(k, "result %s differs from tuple element %lld %s", t.a,
+                    (long long)k->in->index, t.b);
+    }
+    return 0;
+}
+
+/* The parameters of c by number (parameter numbers are checked to be 0..n-1 first). */
+static int param_count(const hlo_computation *c)
+{
+    int n = 0;
+    for (int i = 0; i < c->n_instrs; i++)
+        n += c->instrs[i].opcode == HLO_OP_PARAMETER;
+    return n;
+}
+
+static const hlo_shape *param_shape(const hlo_computation *c, int64_t number)
+{
+    for (int i = 0; i < c->n_instrs; i++)
+        if (c->instrs[i].opcode == HLO_OP_PARAMETER && c->instrs[i].parameter_number == number)
+            return &c->instrs[i].shape;
+    return NULL;
+}
+
+static int check_call(checker *k)
+{
+    int ci = k->in->to_apply >= 0 ? k->in->to_apply : k->in->calls;
+    if (ci < 0)
+        return fail(k, "missing to_apply or calls");
+    const hlo_computation *callee = &k->m->comps[ci];
+    int n = param_count(callee);
+    if (n != k->in->n_operands)
+        return fail(k, "%d operands but computation '%s' has %d parameters", k->in->n_operands,
+                    callee->name, n);
+    for (int i = 0; i < n; i++)
+        if (!hlo_shape_equal(operand(k, i), param_shape(callee, i))) {
+            shape_strs t = strs(operand(k, i), param_shape(callee, i));
+            return fail(k, "operand %d has shape %s but parameter %d of '%s' is %s", i, t.a, i,
+                        callee->name, t.b);
+        }
+    const hlo_shape *r = &callee->instrs[callee->root].shape;
+    if (!hlo_shape_equal(r, &k->in->shape)) {
+        shape_strs t = strs(&k->in->shape, r);
+        return fail(k, "result %s differs from the root of '%s' %s", t.a, callee->name, t.b);
+    }
+    return 0;
+}
+
+static int check_reduce(checker *k)
+{
+    const hlo_instr *in = k->in;
+    int n = in->n_operands / 2;
+    if (in->n_operands < 2 || in->n_operands % 2)
+        return fail(k, "expects inputs and as many init values, has %d operands", in->n_operands);
+    if (in->to_apply < 0)
+        return fail(k, "missing to_apply");
+    if (!in->dimensions.present)
+        return fail(k, "missing dimensions");
+    const hlo_shape *s0 = operand(k, 0);
+    if (need_array(k, s0, "operand 0") || check_dim_list(k, &in->dimensions, s0->rank,
+                                                          "dimension"))
+        return -1;
+    /* Each input keeps the dims not reduced, in order, with its init value's type. */
+    hlo_shape want = {.type = HLO_PRED, .rank = 0, .elements = 1};
+    for (int d = 0; d < s0->rank; d++) {
+        bool reduced = false;
+        for (int j = 0; j < in->dimensions.n; j++)
+            reduced |= in->dimensions.v[j] == d;
+        if (!reduced)
+            want.dims[want.rank++] = s0->dims[d];
+    }
+    const hlo_computation *f = &k->m->comps[in->to_apply];
+    if (param_count(f) != 2 * n)
+        return fail(k, "to_apply '%s' has %d parameters, needs %d", f->name, param_count(f), 2 * n);
+    const hlo_shape *root = &f->instrs[f->root].shape;
+    if (n > 1 && (root->type != HLO_TUPLE || root->n_tuple != n))
+        return fail(k, "to_apply '%s' must return a tuple of %d scalars", f->name, n);
+    if (n > 1 && (in->shape.type != HLO_TUPLE || in->shape.n_tuple != n))
+        return fail(k, "result must be a tuple of %d arrays", n);
+    for (int i = 0; i < n; i++) {
+        const hlo_shape *s = operand(k, i), *init = operand(k, n + i);
+        if (need_array(k, s, "an input"))
+            return -1;
+        if (!same_dims(s, s0)) {
+            shape_strs t = strs(s, s0);
+            return fail(k, "input %d has shape %s but input 0 has %s", i, t.a, t.b);
+        }
+        if (!is_array(init) || init->rank || init->type != s->type) {
+            shape_strs t = strs(init, s);
+            return fail(k, "init value %d has shape %s, must be a scalar of input %s's type", i,
+                        t.a, t.b);
+        }
+        for (int j = 0; j < 2; j++)
+            if (!hlo_shape_equal(param_shape(f, i + j * n), init)) {
+                shape_strs t = strs(param_shape(f, i + j * n), init);
+                return fail(k, "parameter %d of to_apply '%s' is %s, must be %s", i + j * n,
+                            f->name, t.a, t.b);
+            }
+        const hlo_shape *r = n > 1 ? &root->tuple[i] : root;
+        if (!hlo_shape_equal(r, init)) {
+            shape_strs t = strs(r, init);
+            return fail(k, "to_apply '%s' returns %s, must be %s", f->name, t.a, t.b);
+        }
+        want.type = s->type;
+        const hlo_shape *res = n > 1 ? &in->shape.tuple[i] : &in->shape;
+        if (!hlo_shape_equal(res, &want)) {
+            shape_strs t = strs(res, &want);
+            return fail(k, "result %s, expected %s", t.a, t.b);
+        }
+    }
+    return 0;
+}
+
+/* One side of a dot: contracting and batch dims in range, distinct, not shared. */
+static int dot_side(checker *k, const hlo_shape *s, const hlo_ints *con, const hlo_ints *bat,
+                    const char *side, bool *used)
+{
+    char what[64];
+    snprintf(what, sizeof what, "%s contracting dim", side);
+    if (check_dim_list(k, con, s->rank, what))
+        return -1;
+    snprintf(what, sizeof what, "%s batch dim", side);
+    if (check_dim_list(k, bat, s->rank, what))
+        return -1;
+    memset(used, 0, sizeof(bool) * HLO_MAX_RANK);
+    for (int i = 0; i < con->n; i++)
+        used[con->v[i]] = true;
+    for (int i = 0; i < bat->n; i++) {
+        if (used[bat->v[i]])
+            return fail(k, "%s dim %lld is both batch and contracting", side,
+                        (long long)bat->v[i]);
+        used[bat->v[i]] = true;
+    }
+    return 0;
+}
+
+static int check_dot(checker *k)
+{
+    const hlo_instr *in = k->in;
+    const hlo_shape *l, *r;
+    if (arity(k, 2) || need_array(k, l = operand(k, 0), "lhs") ||
+        need_array(k, r = operand(k, 1), "rhs") || need_array(k, &in->shape, "the result"))
+        return -1;
+    const hlo_ints *lc = &in->lhs_contracting_dims, *rc = &in->rhs_contracting_dims;
+    const hlo_ints *lb = &in->lhs_batch_dims, *rb = &in->rhs_batch_dims;
+    if (l->type != r->type)
+        return fail(k, "lhs element type %s differs from rhs %s", hlo_type_name(l->type),
+                    hlo_type_name(r->type));
+    hlo_type t = in->shape.type;
+    if (t != l->type && !(is_int(t) && is_int(l->type)) && !(is_float(t) && is_float(l->type)))
+        return fail(k, "result element type %s cannot accumulate %s", hlo_type_name(t),
+                    hlo_type_name(l->type));
+    if (lc->n != rc->n)
+        return fail(k, "%d lhs contracting dims but %d rhs", lc->n, rc->n);
+    if (lb->n != rb->n)
+        return fail(k, "%d lhs batch dims but %d rhs", lb->n, rb->n);
+    bool lused[HLO_MAX_RANK], rused[HLO_MAX_RANK];
+    if (dot_side(k, l, lc, lb, "lhs", lused) || dot_side(k, r, rc, rb, "rhs", rused))
+        return -1;
+    for (int i = 0; i < lc->n; i++)
+        if (l->dims[lc->v[i]] != r->dims[rc->v[i]])
+            return fail(k, "lhs contracting dim %lld has size %lld but rhs contracting dim %lld "
+                        "has size %lld", (long long)lc->v[i], (long long)l->dims[lc->v[i]],
+                        (long long)rc->v[i], (long long)r->dims[rc->v[i]]);
+    for (int i = 0; i < lb->n; i++)
+        if (l->dims[lb->v[i]] != r->dims[rb->v[i]])
+            return fail(k, "lhs batch dim %lld has size %lld but rhs batch dim %lld has size %lld",
+                        (long long)lb->v[i], (long long)l->dims[lb->v[i]], (long long)rb->v[i],
+                        (long long)r->dims[rb->v[i]]);
+    /* Result: batch dims, then lhs free dims, then rhs free dims, each in order. */
+    int rank = l->rank + r->rank - lb->n - 2 * lc->n;
+    if (rank != in->shape.rank)
+        return fail(k, "result has rank %d, expected %d", in->shape.rank, rank);
+    hlo_shape want = {.type = t, .rank = 0};
+    for (int i = 0; i < lb->n; i++)
+        want.dims[want.rank++] = l->dims[lb->v[i]];
+    for (int d = 0; d < l->rank; d++)
+        if (!lused[d])
+            want.dims[want.rank++] = l->dims[d];
+    for (int d = 0; d < r->rank; d++)
+        if (!rused[d])
+            want.dims[want.rank++] = r->dims[d];
+    if (!same_dims(&in->shape, &want)) {
+        shape_strs s = strs(&in->shape, &want);
+        return fail(k, "result %s, expected %s", s.a, s.b);
+    }
+    return 0;
+}
+
+static int check_instr(checker *k)
+{
+    const hlo_instr *in = k->in;
+    for (int i = 0; i < in->n_operands; i++)
+        if (in->operands[i].has_shape && !hlo_shape_equal(&in->operands[i].shape, operand(k, i))) {
+            shape_strs t = strs(&in->operands[i].shape, operand(k, i));
+            return fail(k, "operand %d is written %s but '%s' is %s", i, t.a,
+                        k->c->instrs[in->operands[i].index].name, t.b);
+        }
+    switch (in->opcode) {
+    case HLO_OP_PARAMETER:
+    case HLO_OP_CONSTANT:
+        return 0; /* the parser checked literal sizes; numbers are checked per computation */
+    case HLO_OP_ADD:
+    case HLO_OP_SUBTRACT:
+    case HLO_OP_MULTIPLY:
+    case HLO_OP_DIVIDE:
+    case HLO_OP_MAXIMUM:
+    case HLO_OP_MINIMUM:
+        return check_elementwise(k, 2);
+    case HLO_OP_NEGATE:
+        return check_elementwise(k, 1);
+    case HLO_OP_EXPONENTIAL:
+    case HLO_OP_LOG:
+        return check_float_unary(k);
+    case HLO_OP_COMPARE:
+        return check_compare(k);
+    case HLO_OP_SELECT:
+        return check_select(k);
+    case HLO_OP_BROADCAST:
+        return check_broadcast(k);
+    case HLO_OP_RESHAPE:
+        return check_reshape(k);
+    case HLO_OP_TRANSPOSE:
+        return check_transpose(k);
+    case HLO_OP_CONVERT:
+        return check_convert(k);
+    case HLO_OP_TUPLE:
+        return check_tuple(k);
+    case HLO_OP_GET_TUPLE_ELEMENT:
+        return check_gte(k);
+    case HLO_OP_CALL:
+        return check_call(k);
+    case HLO_OP_REDUCE:
+        return check_reduce(k);
+    case HLO_OP_DOT:
+        return check_dot(k);
+    default:
+        /* is-finite has no opcode enum value in the parser; JAX's log_softmax emits it. */
+        if (!strcmp(in->opcode_name, "is-finite"))
+            return check_is_finite(k);
+        return fail(k, "unsupported op");
+    }
+}
+
+int hlo_topo_order(const hlo_computation *c, int *order, int *cycle_at)
+{
+    int n = c->n_instrs, n_out = 0, rc = 0;
+    /* state: 0 unvisited, 1 on the DFS stack, 2 emitted; next: operand to visit next. */
+    unsigned char *state = calloc((size_t)n + 1, 1);
+    int *stack = malloc(((size_t)n + 1) * sizeof *stack);
+    int *next = calloc((size_t)n + 1, sizeof *next);
+    if (!state || !stack || !next) {
+        rc = -1;
+        *cycle_at = -1;
+        goto out;
+    }
+    for (int s = 0; s < n && !rc; s++) {
+        if (state[s])
+            continue;
+        int sp = 0;
+        stack[sp++] = s;
+        state[s] = 1;
+        while (sp) {
+            int i = stack[sp - 1];
+            const hlo_instr *in = &c->instrs[i];
+            if (next[i] < in->n_operands) {
+                int o = in->operands[next[i]++].index;
+                if (state[o] == 1) {
+                    *cycle_at = o;
+                    rc = -1;
+                    break;
+                }
+                if (!state[o]) {
+                    state[o] = 1;
+                    stack[sp++] = o;
+                }
+            } else {
+                state[i] = 2;
+                order[n_out++] = i;
+                sp--;
+            }
+        }
+    }
+out:
+    free(state);
+    free(stack);
+    free(next);
+    return rc;
+}
+
+/* Parameter numbers of c are 0..n-1, each once. */
+static int check_params(checker *k)
+{
+    int n = param_count(k->c);
+    for (int i = 0; i < k->c->n_instrs; i++) {
+        const hlo_instr *in = k->in = &k->c->instrs[i];
+        if (in->opcode != HLO_OP_PARAMETER)
+            continue;
+        if (in->parameter_number >= n)
+            return fail(k, "number %lld but the computation has %d parameters",
+                        (long long)in->parameter_number, n);
+        for (int j = 0; j < i; j++)
+            if (k->c->instrs[j].opcode == HLO_OP_PARAMETER &&
+                k->c->instrs[j].parameter_number == in->parameter_number)
+                return fail(k, "number %lld already used by '%s'", (long long)in->parameter_number,
+                            k->c->instrs[j].name);
+    }
+    return 0;
+}
+
+/* Calls form no cycle: repeatedly mark computations whose callees are all marked. */
+static int check_call_graph(checker *k)
+{
+    const hlo_module *m = k->m;
+    bool *done = calloc((size_t)m->n_comps + 1, sizeof *done);
+    if (!done)
+        return out_of_memory(k);
+    int n_done = 0;
+    for (bool progress = true; progress;) {
+        progress = false;
+        for (int c = 0; c < m->n_comps; c++) {
+            bool ready = !done[c];
+            for (int i = 0; ready && i < m->comps[c].n_instrs; i++) {
+                const hlo_instr *in = &m->comps[c].instrs[i];
+                ready = (in->to_apply < 0 || done[in->to_apply]) &&
+                        (in->calls < 0 || done[in->calls]);
+            }
+            if (ready) {
+                done[c] = progress = true;
+                n_done++;
+            }
+        }
+    }
+    int rc = 0;
+    for (int c = 0; c < m->n_comps && n_done < m->n_comps; c++) {
+        if (done[c])
+            continue;
+        for (int i = 0; i < m->comps[c].n_instrs; i++) {
+            const hlo_instr *in = &m->comps[c].instrs[i];
+            if ((in->to_apply >= 0 && !done[in->to_apply]) || (in->calls >= 0 && !done[in->calls])) {
+                k->c = &m->comps[c];
+                k->in = in;
+                rc = fail(k, "calls '%s', which is on or leads into a cycle of calls",
+                          m->comps[in->to_apply >= 0 && !done[in->to_apply] ? in->to_apply
+                                                                             : in->calls].name);
+                break;
+            }
+        }
+        break;
+    }
+    free(done);
+    return rc;
+}
+
+int hlo_check(const hlo_module *m, const char *file, hlo_error *err)
+{
+    checker k = {m, file, err, NULL, NULL};
+    if (check_call_graph(&k))
+        return -1;
+    /* All parameter lists first: call and reduce look up their callee's parameters by number. */
+    for (int c = 0; c < m->n_comps; c++) {
+        k.c = &m->comps[c];
+        if (check_params(&k))
+            return -1;
+    }
+    for (int c = 0; c < m->n_comps; c++) {
+        k.c = &m->comps[c];
+        int *order = malloc(((size_t)k.c->n_instrs + 1) * sizeof *order), at = -1;
+        if (!order)
+            return out_of_memory(&k);
+        if (hlo_topo_order(k.c, order, &at)) {
+            free(order);
+            if (at < 0)
+                return out_of_memory(&k);
+            k.in = &k.c->instrs[at];
+            return fail(&k, "operands form a cycle through '%s'", k.in->name);
+        }
+        free(order);
+        for (int i = 0; i < k.c->n_instrs; i++) {
+            k.in = &k.c->instrs[i];
+            if (check_instr(&k))
+                return -1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,848 @@
+/* hlo_eval.c - reference evaluator for checked HLO modules (hlo.h), and binding of safetensors
+ * weights to ENTRY parameters.
+ *
+ * Elements are read and written as double: it holds every f32, s8, s32, u8 and pred value
+ * exactly, and each op rounds or wraps its result to the element type before it is stored, so
+ * f32 math is float math and integer math is exact modulo 2^bits (see hlo.h). */
+#include "hlo.h"
+#include "safetensors.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A value: an array, or a tuple of values (a == NULL). */
+typedef struct val {
+    hlo_array *a;
+    int n;
+    struct val *t;
+} val;
+
+typedef struct {
+    const hlo_module *m;
+    const char *file;
+    hlo_error *err;
+} evaluator;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static int fail(evaluator *e, const hlo_instr *in, const char *fmt, ...)
+{
+    if (e->err) {
+        char what[400];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(what, sizeof what, fmt, ap);
+        va_end(ap);
+        e->err->line = in ? in->line : 0;
+        e->err->col = in ? in->col : 0;
+        snprintf(e->err->msg, sizeof e->err->msg, "%s:%d:%d: %s%s%s", e->file, e->err->line,
+                 e->err->col, in ? in->opcode_name : "", in ? ": " : "", what);
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------ arrays -- */
+
+size_t hlo_type_size(hlo_type t)
+{
+    switch (t) {
+    case HLO_F32:
+    case HLO_S32:
+        return 4;
+    case HLO_S8:
+    case HLO_U8:
+    case HLO_PRED:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+hlo_array *hlo_array_new(hlo_type t, int rank, const int64_t *dims)
+{
+    size_t size = hlo_type_size(t);
+    if (!size || rank < 0 || rank > HLO_MAX_RANK)
+        return NULL;
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 0 || (dims[i] && n > HLO_MAX_ELEMENTS / dims[i]))
+            return NULL;
+        n *= dims[i];
+    }
+    hlo_array *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    a->shape.type = t;
+    a->shape.rank = rank;
+    for (int i = 0; i < rank; i++)
+        a->shape.dims[i] = dims[i];
+    a->shape.elements = n;
+    a->data = calloc(n ? (size_t)n : 1, size);
+    if (!a->data) {
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+void hlo_array_free(hlo_array *a)
+{
+    if (a) {
+        free(a->data);
+        free(a);
+    }
+}
+
+void hlo_arrays_free(hlo_array **arrays, int n)
+{
+    if (!arrays)
+        return;
+    for (int i = 0; i < n; i++)
+        hlo_array_free(arrays[i]);
+    free(arrays);
+}
+
+static double getd(const hlo_array *a, int64_t i)
+{
+    switch (a->shape.type) {
+    case HLO_F32:
+        return ((const float *)a->data)[i];
+    case HLO_S32:
+        return ((const int32_t *)a->data)[i];
+    case HLO_S8:
+        return ((const int8_t *)a->data)[i];
+    default: /* u8, pred */
+        return ((const uint8_t *)a->data)[i];
+    }
+}
+
+/* v must already be representable in the element type (see wrap()). */
+static void setd(hlo_array *a, int64_t i, double v)
+{
+    switch (a->shape.type) {
+    case HLO_F32:
+        ((float *)a->data)[i] = (float)v;
+        break;
+    case HLO_S32:
+        ((int32_t *)a->data)[i] = (int32_t)v;
+        break;
+    case HLO_S8:
+        ((int8_t *)a->data)[i] = (int8_t)v;
+        break;
+    default:
+        ((uint8_t *)a->data)[i] = (uint8_t)v;
+        break;
+    }
+}
+
+/* An integer reduced modulo 2^bits of t into t's range (pred: nonzero is true). */
+static int64_t wrap(hlo_type t, int64_t v)
+{
+    uint64_t u = (uint64_t)v;
+    switch (t) {
+    case HLO_S32:
+        return (int64_t)(u & 0xffffffffu) - (int64_t)((u & 0x80000000u) << 1);
+    case HLO_S8:
+        return (int64_t)(u & 0xffu) - (int64_t)((u & 0x80u) << 1);
+    case HLO_U8:
+        return (int64_t)(u & 0xffu);
+    default:
+        return v != 0;
+    }
+}
+
+/* --------------------------------------------------------------- values -- */
+
+static void val_free(val *v)
+{
+    hlo_array_free(v->a);
+    for (int i = 0; i < v->n; i++)
+        val_free(&v->t[i]);
+    free(v->t);
+    *v = (val){NULL, 0, NULL};
+}
+
+static hlo_array *array_copy(const hlo_array *a)
+{
+    hlo_array *c = hlo_array_new(a->shape.type, a->shape.rank, a->shape.dims);
+    if (c)
+        memcpy(c->data, a->data, (size_t)a->shape.elements * hlo_type_size(a->shape.type));
+    return c;
+}
+
+static int val_copy(const val *src, val *dst)
+{
+    *dst = (val){NULL, 0, NULL};
+    if (src->a)
+        return (dst->a = array_copy(src->a)) ? 0 : -1;
+    if (!(dst->t = calloc((size_t)src->n + 1, sizeof *dst->t)))
+        return -1;
+    dst->n = src->n;
+    for (int i = 0; i < src->n; i++)
+        if (val_copy(&src->t[i], &dst->t[i])) {
+            val_free(dst);
+            return -1;
+        }
+    return 0;
+}
+
+/* ------------------------------------------------------------- scalars -- */
+
+static bool is_float_type(hlo_type t) { return t == HLO_F32; }
+
+static double binop(hlo_opcode op, hlo_type t, double a, double b)
+{
+    if (is_float_type(t)) {
+        float x = (float)a, y = (float)b;
+        switch (op) {
+        case HLO_OP_ADD:
+            return x + y;
+        case HLO_OP_SUBTRACT:
+            return x - y;
+        case HLO_OP_MULTIPLY:
+            return x * y;
+        case HLO_OP_DIVIDE:
+            return x / y;
+        case HLO_OP_MAXIMUM: /* XLA's maximum and minimum propagate NaN */
+            return isnan(x) || isnan(y) ? NAN : x > y ? x : y;
+        default:
+            return isnan(x) || isnan(y) ? NAN : x < y ? x : y;
+        }
+    }
+    int64_t x = (int64_t)a, y = (int64_t)b, r; /* 32-bit values: no int64 overflow below */
+    switch (op) {
+    case HLO_OP_ADD:
+        r = x + y;
+        break;
+    case HLO_OP_SUBTRACT:
+        r = x - y;
+        break;
+    case HLO_OP_MULTIPLY:
+        r = x * y;
+        break;
+    case HLO_OP_DIVIDE: /* XLA: x / 0 is -1 (all bits set); INT_MIN / -1 wraps to INT_MIN */
+        r = y ? x / y : -1;
+        break;
+    case HLO_OP_MAXIMUM:
+        r = x > y ? x : y;
+        break;
+    default:
+        r = x < y ? x : y;
+        break;
+    }
+    return (double)wrap(t, r);
+}
+
+static bool compare(hlo_cmp d, double a, double b)
+{
+    switch (d) {
+    case HLO_CMP_EQ:
+        return a == b;
+    case HLO_CMP_NE:
+        return a != b;
+    case HLO_CMP_LT:
+        return a < b;
+    case HLO_CMP_LE:
+        return a <= b;
+    case HLO_CMP_GT:
+        return a > b;
+    default:
+        return a >= b;
+    }
+}
+
+static double convert(hlo_type from, hlo_type to, double v)
+{
+    if (to == HLO_PRED)
+        return v != 0;
+    if (is_float_type(to))
+        return (float)v;
+    if (is_float_type(from)) { /* truncate toward zero, saturate, NaN -> 0 */
+        double lo = to == HLO_S32 ? -2147483648.0 : to == HLO_S8 ? -128 : 0;
+        double hi = to == HLO_S32 ? 2147483647.0 : to == HLO_S8 ? 127 : 255;
+        return isnan(v) ? 0 : v < lo ? lo : v > hi ? hi : trunc(v);
+    }
+    return (double)wrap(to, (int64_t)v);
+}
+
+/* ------------------------------------------------------------ indexing -- */
+
+static void row_major_strides(const hlo_shape *s, int64_t *st)
+{
+    int64_t m = 1;
+    for (int i = s->rank - 1; i >= 0; i--) {
+        st[i] = m;
+        m *= s->dims[i];
+    }
+}
+
+/* Advances a row-major multi-index over dims; returns the lowest dim that changed. */
+static int odometer(int64_t *idx, const int64_t *dims, int rank)
+{
+    int d = rank - 1;
+    while (d >= 0 && ++idx[d] == dims[d])
+        idx[d--] = 0;
+    return d;
+}
+
+/* out[i] = in[sum idx(i)[d] * step[d]]: broadcast and transpose. */
+static void gather(hlo_array *out, const hlo_array *in, const int64_t *step)
+{
+    int64_t idx[HLO_MAX_RANK] = {0};
+    size_t size = hlo_type_size(in->shape.type);
+    for (int64_t i = 0; i < out->shape.elements; i++) {
+        int64_t src = 0;
+        for (int d = 0; d < out->shape.rank; d++)
+            src += idx[d] * step[d];
+        memcpy((char *)out->data + i * (int64_t)size, (const char *)in->data + src * (int64_t)size,
+               size);
+        odometer(idx, out->shape.dims, out->shape.rank);
+    }
+}
+
+/* ------------------------------------------------------------------ ops -- */
+
+static int eval_comp(evaluator *e, const hlo_computation *c, const val *args, val *out);
+
+static int eval_dot(const hlo_instr *in, const hlo_array *l, const hlo_array *r, hlo_array *o)
+{
+    const hlo_ints *lc = &in->lhs_contracting_dims, *rc = &in->rhs_contracting_dims;
+    const hlo_ints *lb = &in->lhs_batch_dims, *rb = &in->rhs_batch_dims;
+    int64_t ls[HLO_MAX_RANK], rs[HLO_MAX_RANK];
+    row_major_strides(&l->shape, ls);
+    row_major_strides(&r->shape, rs);
+    /* Per result dim: the operand strides it moves along (batch dims, lhs free, rhs free). */
+    int64_t lstep[HLO_MAX_RANK] = {0}, rstep[HLO_MAX_RANK] = {0};
+    bool lused[HLO_MAX_RANK] = {false}, rused[HLO_MAX_RANK] = {false};
+    int k = 0;
+    for (int i = 0; i < lb->n; i++, k++) {
+        lstep[k] = ls[lb->v[i]];
+        rstep[k] = rs[rb->v[i]];
+        lused[lb->v[i]] = rused[rb->v[i]] = true;
+    }
+    for (int i = 0; i < lc->n; i++)
+        lused[lc->v[i]] = rused[rc->v[i]] = true;
+    for (int d = 0; d < l->shape.rank; d++)
+        if (!lused[d])
+            lstep[k++] = ls[d];
+    for (int d = 0; d < r->shape.rank; d++)
+        if (!rused[d])
+            rstep[k++] = rs[d];
+    /* Offsets of every contracting position, row-major over the contracting dims as listed. */
+    int64_t cdims[HLO_MAX_RANK], cidx[HLO_MAX_RANK] = {0}, nk = 1;
+    for (int i = 0; i < lc->n; i++)
+        nk *= cdims[i] = l->shape.dims[lc->v[i]];
+    int64_t *loff = malloc(((size_t)nk + 1) * sizeof *loff);
+    int64_t *roff = malloc(((size_t)nk + 1) * sizeof *roff);
+    if (!loff || !roff) {
+        free(loff);
+        free(roff);
+        return -1;
+    }
+    for (int64_t j = 0; j < nk; j++) {
+        loff[j] = roff[j] = 0;
+        for (int i = 0; i < lc->n; i++) {
+            loff[j] += cidx[i] * ls[lc->v[i]];
+            roff[j] += cidx[i] * rs[rc->v[i]];
+        }
+        odometer(cidx, cdims, lc->n);
+    }
+    int64_t idx[HLO_MAX_RANK] = {0};
+    bool fl = is_float_type(l->shape.type);
+    for (int64_t i = 0; i < o->shape.elements; i++) {
+        int64_t lbase = 0, rbase = 0;
+        for (int d = 0; d < o->shape.rank; d++) {
+            lbase += idx[d] * lstep[d];
+            rbase += idx[d] * rstep[d];
+        }
+        if (fl) {
+            const float *lp = (const float *)l->data + lbase, *rp = (const float *)r->data + rbase;
+            float acc = 0;
+            for (int64_t j = 0; j < nk; j++) {
+                float p = lp[loff[j]] * rp[roff[j]]; /* rounded separately: no fused multiply-add */
+                acc += p;
+            }
+            setd(o, i, acc);
+        } else {
+            uint64_t acc = 0; /* exact modulo 2^64, wrapped to the result type at the end */
+            for (int64_t j = 0; j < nk; j++)
+                acc += (uint64_t)((int64_t)getd(l, lbase + loff[j]) *
+                                  (int64_t)getd(r, rbase + roff[j]));
+            setd(o, i, (double)wrap(o->shape.type, (int64_t)acc));
+        }
+        odometer(idx, o->shape.dims, o->shape.rank);
+    }
+    free(loff);
+    free(roff);
+    return 0;
+}
+
+/* A to_apply that is a plain binary op of its two parameters, or HLO_OP_OTHER. */
+static hlo_opcode simple_reducer(const hlo_computation *f)
+{
+    const hlo_instr *r = &f->instrs[f->root];
+    if (r->n_operands != 2 || r->shape.type == HLO_TUPLE)
+        return HLO_OP_OTHER;
+    const hlo_instr *a = &f->instrs[r->operands[0].index], *b = &f->instrs[r->operands[1].index];
+    if (a->opcode != HLO_OP_PARAMETER || b->opcode != HLO_OP_PARAMETER ||
+        a->parameter_number == b->parameter_number)
+        return HLO_OP_OTHER;
+    switch (r->opcode) {
+    case HLO_OP_ADD:
+    case HLO_OP_MULTIPLY:
+    case HLO_OP_MAXIMUM:
+    case HLO_OP_MINIMUM:
+        return r->opcode; /* commutative: parameter order does not matter */
+    default:
+        return HLO_OP_OTHER;
+    }
+}
+
+static int eval_reduce(evaluator *e, const hlo_instr *in, const val *ops, val *out)
+{
+    int n = in->n_operands / 2;
+    const hlo_array *s0 = ops[0].a;
+    const hlo_computation *f = &e->m->comps[in->to_apply];
+    hlo_opcode fast = n == 1 ? simple_reducer(f) : HLO_OP_OTHER;
+    bool reduced[HLO_MAX_RANK] = {false};
+    for (int j = 0; j < in->dimensions.n; j++)
+        reduced[in->dimensions.v[j]] = true;
+    /* Result dims and the input strides of kept and reduced dims. */
+    int64_t st[HLO_MAX_RANK], kdims[HLO_MAX_RANK], kstep[HLO_MAX_RANK], rdims[HLO_MAX_RANK],
+        rstep[HLO_MAX_RANK];
+    int nkept = 0, nred = 0;
+    int64_t nr = 1;
+    row_major_strides(&s0->shape, st);
+    for (int d = 0; d < s0->shape.rank; d++) {
+        if (reduced[d]) {
+            rdims[nred] = s0->shape.dims[d];
+            rstep[nred++] = st[d];
+            nr *= s0->shape.dims[d];
+        } else {
+            kdims[nkept] = s0->shape.dims[d];
+            kstep[nkept++] = st[d];
+        }
+    }
+    /* Scalar arguments for a general to_apply: accumulators 0..n-1, elements n..2n-1. */
+    val *args = calloc(2 * (size_t)n, sizeof *args);
+    out->t = n > 1 ? calloc((size_t)n, sizeof *out->t) : NULL;
+    if (!args || (n > 1 && !out->t))
+        goto oom;
+    out->n = n > 1 ? n : 0;
+    for (int i = 0; i < n; i++) {
+        const hlo_array *s = ops[i].a;
+        hlo_array **res = n > 1 ? &out->t[i].a : &out->a;
+        if (!(*res = hlo_array_new(s->shape.type, nkept, kdims)))
+            goto oom;
+        for (int j = 0; j < 2; j++)
+            if (!(args[i + j * n].a = hlo_array_new(s->shape.type, 0, NULL)))
+                goto oom;
+    }
+    int64_t kidx[HLO_MAX_RANK] = {0}, nout = n > 1 ? out->t[0].a->shape.elements
+                                                   : out->a->shape.elements;
+    for (int64_t o = 0; o < nout; o++) {
+        int64_t base = 0, ridx[HLO_MAX_RANK] = {0};
+        for (int d = 0; d < nkept; d++)
+            base += kidx[d] * kstep[d];
+        for (int i = 0; i < n; i++)
+            setd(args[i].a, 0, getd(ops[n + i].a, 0));
+        for (int64_t j = 0; j < nr; j++) {
+            int64_t at = base;
+            for (int d = 0; d < nred; d++)
+                at += ridx[d] * rstep[d];
+            if (fast != HLO_OP_OTHER) {
+                setd(args[0].a, 0, binop(fast, s0->shape.type, getd(args[0].a, 0), getd(s0, at)));
+            } else {
+                for (int i = 0; i < n; i++)
+                    setd(args[n + i].a, 0, getd(ops[i].a, at));
+                val r;
+                if (eval_comp(e, f, args, &r))
+                    goto error;
+                for (int i = 0; i < n; i++)
+                    setd(args[i].a, 0, getd(n > 1 ? r.t[i].a : r.a, 0));
+                val_free(&r);
+            }
+            odometer(ridx, rdims, nred);
+        }
+        for (int i = 0; i < n; i++)
+            setd(n > 1 ? out->t[i].a : out->a, o, getd(args[i].a, 0));
+        odometer(kidx, kdims, nkept);
+    }
+    for (int i = 0; i < 2 * n; i++)
+        val_free(&args[i]);
+    free(args);
+    return 0;
+oom:
+    fail(e, in, "out of memory");
+error:
+    for (int i = 0; args && i < 2 * n; i++)
+        val_free(&args[i]);
+    free(args);
+    val_free(out);
+    return -1;
+}
+
+static int eval_constant(evaluator *e, const hlo_instr *in, hlo_array *o)
+{
+    if (in->literal_elided)
+        return fail(e, in, "value of '%s' is elided ({...}) but needed", in->name);
+    hlo_type t = o->shape.type;
+    for (int64_t i = 0; i < o->shape.elements; i++) {
+        double v = in->literal[i];
+        if (t == HLO_PRED)
+            v = v != 0;
+        else if (!is_float_type(t) && !(fabs(v) < 0x1p62 && trunc(v) == v &&
+                                         (double)wrap(t, (int64_t)v) == v))
+            return fail(e, in, "value %g of '%s' is not a %s", v, in->name, hlo_type_name(t));
+        setd(o, i, v);
+    }
+    return 0;
+}
+
+/* Evaluates one array-valued instruction into o (allocated with the result shape). */
+static int eval_array_op(evaluator *e, const hlo_instr *in, const val *ops, hlo_array *o)
+{
+    hlo_type t = o->shape.type;
+    int64_t n = o->shape.elements;
+    const hlo_array *a = in->n_operands ? ops[0].a : NULL;
+    switch (in->opcode) {
+    case HLO_OP_CONSTANT:
+        return eval_constant(e, in, o);
+    case HLO_OP_ADD:
+    case HLO_OP_SUBTRACT:
+    case HLO_OP_MULTIPLY:
+    case HLO_OP_DIVIDE:
+    case HLO_OP_MAXIMUM:
+    case HLO_OP_MINIMUM:
+        for (int64_t i = 0; i < n; i++)
+            setd(o, i, binop(in->opcode, t, getd(a, i), getd(ops[1].a, i)));
+        return 0;
+    case HLO_OP_NEGATE:
+        for (int64_t i = 0; i < n; i++)
+            setd(o, i, is_float_type(t) ? -(float)getd(a, i)
+                                        : (double)wrap(t, -(int64_t)getd(a, i)));
+        return 0;
+    case HLO_OP_EXPONENTIAL:
+    case HLO_OP_LOG:
+        for (int64_t i = 0; i < n; i++) {
+            float x = (float)getd(a, i);
+            setd(o, i, in->opcode == HLO_OP_LOG ? logf(x) : expf(x));
+        }
+        return 0;
+    case HLO_OP_COMPARE:
+        for (int64_t i = 0; i < n; i++)
+            setd(o, i, compare(in->comparison_direction, getd(a, i), getd(ops[1].a, i)));
+        return 0;
+    case HLO_OP_SELECT:
+        for (int64_t i = 0; i < n; i++)
+            setd(o, i, getd(a, a->shape.rank ? i : 0) != 0 ? getd(ops[1].a, i)
+                                                            : getd(ops[2].a, i));
+        return 0;
+    case HLO_OP_CONVERT:
+        for (int64_t i = 0; i < n; i++)
+            setd(o, i, convert(a->shape.type, t, getd(a, i)));
+        return 0;
+    case HLO_OP_RESHAPE:
+        memcpy(o->data, a->data, (size_t)n * hlo_type_size(t));
+        return 0;
+    case HLO_OP_BROADCAST:
+    case HLO_OP_TRANSPOSE: {
+        int64_t st[HLO_MAX_RANK], step[HLO_MAX_RANK] = {0};
+        row_major_strides(&a->shape, st);
+        for (int i = 0; i < in->dimensions.n; i++) {
+            if (in->opcode == HLO_OP_BROADCAST)
+                step[in->dimensions.v[i]] = st[i]; /* operand dim i is result dim dims[i] */
+            else
+                step[i] = st[in->dimensions.v[i]]; /* result dim i is operand dim dims[i] */
+        }
+        gather(o, a, step);
+        return 0;
+    }
+    case HLO_OP_DOT:
+        return eval_dot(in, a, ops[1].a, o) ? fail(e, in, "out of memory") : 0;
+    default: /* is-finite, the only other op hlo_check lets through */
+        for (int64_t i = 0; i < n; i++)
+            setd(o, i, isfinite(getd(a, i)));
+        return 0;
+    }
+}
+
+/* The evaluator's element types throughout a shape. */
+static bool supported(const hlo_shape *s)
+{
+    if (s->type == HLO_TUPLE) {
+        for (int i = 0; i < s->n_tuple; i++)
+            if (!supported(&s->tuple[i]))
+                return false;
+        return true;
+    }
+    return hlo_type_size(s->type) != 0;
+}
+
+static int eval_instr(evaluator *e, const hlo_instr *in, const val *vals, val *out)
+{
+    char b[160];
+    if (!supported(&in->shape))
+        return fail(e, in, "shape %s of '%s' has an element type the evaluator does not support",
+                    hlo_shape_str(&in->shape, b, sizeof b), in->name);
+    val *op = malloc(((size_t)in->n_operands + 1) * sizeof *op);
+    if (!op)
+        return fail(e, in, "out of memory");
+    for (int i = 0; i < in->n_operands; i++)
+        op[i] = vals[in->operands[i].index]; /* borrowed */
+    int rc = 0;
+    *out = (val){NULL, 0, NULL};
+    switch (in->opcode) {
+    case HLO_OP_TUPLE:
+        if (!(out->t = calloc((size_t)in->n_operands + 1, sizeof *out->t))) {
+            rc = fail(e, in, "out of memory");
+            break;
+        }
+        out->n = in->n_operands;
+        for (int i = 0; i < in->n_operands && !rc; i++)
+            if (val_copy(&op[i], &out->t[i]))
+                rc = fail(e, in, "out of memory");
+        break;
+    case HLO_OP_GET_TUPLE_ELEMENT:
+        if (val_copy(&op[0].t[in->index], out))
+            rc = fail(e, in, "out of memory");
+        break;
+    case HLO_OP_CALL:
+        rc = eval_comp(e, &e->m->comps[in->to_apply >= 0 ? in->to_apply : in->calls], op, out);
+        break;
+    case HLO_OP_REDUCE:
+        rc = eval_reduce(e, in, op, out);
+        break;
+    default:
+        if (in->shape.type == HLO_TUPLE) /* a tuple constant: its literal is never kept */
+            rc = fail(e, in, "value of '%s' is elided but needed", in->name);
+        else if (!(out->a = hlo_array_new(in->shape.type, in->shape.rank, in->shape.dims)))
+            rc = fail(e, in, "out of memory");
+        else
+            rc = eval_array_op(e, in, op, out->a);
+        break;
+    }
+    free(op);
+    if (rc)
+        val_free(out);
+    return rc;
+}
+
+/* Evaluates c on args (borrowed, by parameter number) into *out (owned). */
+static int eval_comp(evaluator *e, const hlo_computation *c, const val *args, val *out)
+{
+    int n = c->n_instrs, at, rc = 0;
+    int *order = malloc(((size_t)n + 1) * sizeof *order);
+    int *last = malloc(((size_t)n + 1) * sizeof *last);
+    bool *live = calloc((size_t)n + 1, sizeof *live);
+    val *v = calloc((size_t)n + 1, sizeof *v);
+    *out = (val){NULL, 0, NULL};
+    if (!order || !last || !live || !v || hlo_topo_order(c, order, &at)) {
+        rc = fail(e, NULL, "out of memory");
+        goto done;
+    }
+    /* Only what the root needs is evaluated; each value is freed after its last user. */
+    live[c->root] = true;
+    for (int p = n - 1; p >= 0; p--) {
+        const hlo_instr *in = &c->instrs[order[p]];
+        last[order[p]] = order[p] == c->root ? n : -1;
+        for (int i = 0; live[order[p]] && i < in->n_operands; i++)
+            live[in->operands[i].index] = true;
+    }
+    for (int p = 0; p < n; p++)
+        for (int i = 0; live[order[p]] && i < c->instrs[order[p]].n_operands; i++) {
+            int o = c->instrs[order[p]].operands[i].index;
+            if (last[o] < p)
+                last[o] = p;
+        }
+    for (int p = 0; p < n && !rc; p++) {
+        int i = order[p];
+        const hlo_instr *in = &c->instrs[i];
+        if (!live[i])
+            continue;
+        if (in->opcode == HLO_OP_PARAMETER)
+            rc = val_copy(&args[in->parameter_number], &v[i]) ? fail(e, in, "out of memory") : 0;
+        else
+            rc = eval_instr(e, in, v, &v[i]);
+        for (int j = 0; j < in->n_operands; j++)
+            if (last[in->operands[j].index] == p)
+                val_free(&v[in->operands[j].index]);
+    }
+    if (!rc) {
+        *out = v[c->root];
+        v[c->root] = (val){NULL, 0, NULL};
+    }
+done:
+    for (int i = 0; v && i < n; i++)
+        val_free(&v[i]);
+    free(order);
+    free(last);
+    free(live);
+    free(v);
+    return rc;
+}
+
+/* Moves the arrays of v, depth first, into list[*k...]. */
+static void flatten(val *v, hlo_array **list, int *k)
+{
+    if (v->a) {
+        list[(*k)++] = v->a;
+        v->a = NULL;
+    }
+    for (int i = 0; i < v->n; i++)
+        flatten(&v->t[i], list, k);
+}
+
+static int count_arrays(const val *v)
+{
+    int n = v->a != NULL;
+    for (int i = 0; i < v->n; i++)
+        n += count_arrays(&v->t[i]);
+    return n;
+}
+
+int hlo_eval(const hlo_module *m, const char *file, hlo_array *const *params, int n_params,
+             hlo_array ***outs, int *n_outs, hlo_error *err)
+{
+    evaluator e = {m, file, err};
+    *outs = NULL;
+    *n_outs = 0;
+    if (hlo_check(m, file, err))
+        return -1;
+    const hlo_computation *c = hlo_entry(m);
+    int np = 0;
+    for (int i = 0; i < c->n_instrs; i++)
+        np += c->instrs[i].opcode == HLO_OP_PARAMETER;
+    if (n_params != np)
+        return fail(&e, NULL, "ENTRY '%s' has %d parameters, %d arrays given", c->name, np,
+                    n_params);
+    val *args = calloc((size_t)np + 1, sizeof *args);
+    if (!args)
+        return fail(&e, NULL, "out of memory");
+    for (int i = 0; i < c->n_instrs; i++) {
+        const hlo_instr *in = &c->instrs[i];
+        if (in->opcode != HLO_OP_PARAMETER)
+            continue;
+        const hlo_array *a = params[in->parameter_number];
+        char s1[160], s2[160];
+        if (!a || !hlo_shape_equal(&a->shape, &in->shape)) {
+            free(args);
+            return fail(&e, in, "'%s' is %s but the array given is %s", in->name,
+                        hlo_shape_str(&in->shape, s1, sizeof s1),
+                        a ? hlo_shape_str(&a->shape, s2, sizeof s2) : "missing");
+        }
+        args[in->parameter_number].a = (hlo_array *)a; /* borrowed: never freed here */
+    }
+    val r;
+    int rc = eval_comp(&e, c, args, &r);
+    free(args);
+    if (rc)
+        return -1;
+    int n = count_arrays(&r), k = 0;
+    hlo_array **list = calloc((size_t)n + 1, sizeof *list);
+    if (!list) {
+        val_free(&r);
+        return fail(&e, NULL, "out of memory");
+    }
+    flatten(&r, list, &k);
+    val_free(&r);
+    *outs = list;
+    *n_outs = n;
+    return 0;
+}
+
+/* ------------------------------------------------------------- binding -- */
+
+/* Length of name without a ".N" suffix (N decimal digits). */
+static size_t base_len(const char *name)
+{
+    size_t n = strlen(name), i = n;
+    while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9')
+        i--;
+    return i > 1 && i < n && name[i - 1] == '.' ? i - 1 : n;
+}
+
+static bool same_base(const char *a, const char *b)
+{
+    size_t la = base_len(a), lb = base_len(b);
+    return (la < strlen(a) && la == strlen(b) && !strncmp(a, b, la)) ||
+           (lb < strlen(b) && lb == strlen(a) && !strncmp(a, b, lb));
+}
+
+static const st_tensor *bind_one(const st_file *st, const hlo_instr *p)
+{
+    char num[24];
+    snprintf(num, sizeof num, "%lld", (long long)p->parameter_number);
+    for (int rule = 0; rule < 3; rule++)
+        for (int i = 0; i < st->n_tensors; i++) {
+            const char *name = st->tensors[i].name, *meta;
+            if ((rule == 0 && !strcmp(name, p->name)) || (rule == 1 && same_base(name, p->name)) ||
+                (rule == 2 && (meta = st_meta(st, name)) && !strcmp(meta, num)))
+                return &st->tensors[i];
+        }
+    return NULL;
+}
+
+static hlo_type tensor_type(st_dtype d)
+{
+    switch (d) {
+    case ST_F32:
+        return HLO_F32;
+    case ST_I8:
+        return HLO_S8;
+    case ST_I32:
+        return HLO_S32;
+    default:
+        return HLO_U8;
+    }
+}
+
+int hlo_bind_safetensors(const hlo_module *m, const char *file, const struct st_file *st,
+                         hlo_array **params, int n_params, hlo_error *err)
+{
+    evaluator e = {m, file, err};
+    const hlo_computation *c = hlo_entry(m);
+    for (int i = 0; i < n_params; i++)
+        params[i] = NULL;
+    for (int i = 0; i < c->n_instrs; i++) {
+        const hlo_instr *in = &c->instrs[i];
+        if (in->opcode != HLO_OP_PARAMETER)
+            continue;
+        if (in->parameter_number >= n_params) {
+            fail(&e, in, "parameter number %lld but room for %d", (long long)in->parameter_number,
+                 n_params);
+            goto error;
+        }
+        const st_tensor *t = bind_one(st, in);
+        if (!t)
+            continue;
+        hlo_type ty = tensor_type(t->dtype);
+        hlo_shape ts = {.type = ty, .rank = t->rank};
+        memcpy(ts.dims, t->shape, sizeof(int64_t) * (size_t)t->rank);
+        char s1[160], s2[160];
+        if (!hlo_shape_equal(&ts, &in->shape)) {
+            fail(&e, in, "'%s' is %s but tensor '%s' is %s", in->name,
+                 hlo_shape_str(&in->shape, s1, sizeof s1), t->name,
+                 hlo_shape_str(&ts, s2, sizeof s2));
+            goto error;
+        }
+        hlo_array *a = hlo_array_new(ty, t->rank, t->shape);
+        if (!a) {
+            fail(&e, in, "out of memory");
+            goto error;
+        }
+        memcpy(a->data, t->data, t->size); /* little-endian host, as everywhere in tpusim */
+        params[in->parameter_number] = a;
+    }
+    return 0;
+error:
+    for (int i = 0; i < n_params; i++) {
+        hlo_array_free(params[i]);
+        params[i] = NULL;
+    }
+    return -1;
+}

@@ -1,0 +1,57 @@
+/* safetensors.h - reader for the safetensors weight format: an 8-byte little-endian header
+ * length N, N bytes of JSON {"name": {"dtype": "F32", "shape": [..], "data_offsets": [b, e]},
+ * ..., "__metadata__": {"key": "value", ...}}, then the raw little-endian tensor data, offsets
+ * counted from the end of the header. Tensors of dtype F32, I8, I32 and U8 are accepted; the
+ * header is validated completely (JSON syntax, known keys, offsets within the data, no overlap,
+ * dtype size * element count == bytes) and every refusal says where and why. */
+#ifndef TPUC_SAFETENSORS_H
+#define TPUC_SAFETENSORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ST_MAX_RANK 16
+#define ST_MAX_HEADER 100000000 /* bytes, as the reference implementation */
+
+typedef enum { ST_F32, ST_I8, ST_I32, ST_U8 } st_dtype;
+
+typedef struct {
+    char *name;
+    st_dtype dtype;
+    int rank;
+    int64_t shape[ST_MAX_RANK];
+    int64_t elements;  /* product of shape */
+    size_t offset;     /* data_offsets[0], from the start of the data */
+    size_t size;       /* bytes */
+    const void *data;  /* into st_file's copy of the file; may be unaligned */
+} st_tensor;
+
+typedef struct st_file {
+    int n_tensors;
+    st_tensor *tensors;  /* in header order */
+    int n_meta;
+    char **meta_keys;    /* __metadata__, in header order */
+    char **meta_values;
+    unsigned char *buf_; /* owns the file's bytes */
+} st_file;
+
+/* Parses a whole file image (copied). Returns 0, or -1 with the reason in err (out is then
+ * empty and needs no st_free). */
+int st_parse(const void *buf, size_t len, st_file *out, char *err, size_t errlen);
+/* st_parse of a file's contents; err does not repeat the path. */
+int st_load(const char *path, st_file *out, char *err, size_t errlen);
+void st_free(st_file *f); /* f may be reused */
+
+const st_tensor *st_find(const st_file *f, const char *name); /* NULL when absent */
+const char *st_meta(const st_file *f, const char *key);       /* NULL when absent */
+size_t st_dtype_size(st_dtype t);
+const char *st_dtype_name(st_dtype t); /* "F32", ... */
+
+#ifdef __cplusplus
+}
+#endif
+#endif
