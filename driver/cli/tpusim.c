@@ -81,7 +81,7 @@ static const char usage_gemm[] =
     "  --trace FILE.fst|.vcd  waveform of the run (kept even when the run fails)\n"
     "  --trace-window FROM:TO only cycles [FROM, TO) after the submit (TO empty: to the end)\n"
     "  --max-cycles C         give up unless the device halts within C cycles of the\n"
-    "                         firmware's last push (default: no limit)\n"
+    "                         submit, firmware included (default: no limit)\n"
     "  --quiet                no report on stdout, no progress bar\n"
     "\n"
     "Output files are written only when the run succeeds.\n"
