@@ -228,7 +228,8 @@ TEST_P(Device, CopyThroughUb) {
     fill_random(0, rows * stride, &src);
     // Twice, to different places: the second run starts from HALTED and must not stop at once.
     for (uint32_t run = 0; run < 2; run++) {
-        const uint32_t dst = 0x8000 + 0x4000 * run;
+        // Past the source (at N = 128 the source reaches beyond 0x8000), a new place each run.
+        const uint32_t dst = ((rows * stride + 0xFFFu) & ~0xFFFu) + run * ((rows * len + 0xFFFu) & ~0xFFFu);
         const std::vector<tpu_insn> prog = {
             tpu_encode(TPU_OP_RD_HOST, 0, rows, 0, ub, len, stride),
             tpu_encode(TPU_OP_WR_HOST, 0, rows, dst, ub, len, len),
