@@ -601,6 +601,13 @@ TEST_F(Cli, UsageErrorsExit2)
         {"gemm --m 1 --k 1 --n 1 --max-cycles", "--max-cycles"},
         {"gemm --m 1 --k 1 --n 1 stray", "usage"},
         {"gemm --m 100000 --k 100000 --n 100000", "shapes"},
+        {"bench --sizes 0", "--sizes"},
+        {"bench --sizes 8,x", "--sizes"},
+        {"bench --sizes ,", "--sizes"},
+        {"bench --array 0", "--array"},
+        {"bench --repeat 0", "--repeat"},
+        {"bench --repeat", "usage"},
+        {"bench --bogus 1", "usage"},
     };
     for (const auto &c : cases) {
         SCOPED_TRACE(c[0]);
@@ -610,6 +617,18 @@ TEST_F(Cli, UsageErrorsExit2)
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
         EXPECT_TRUE(r.out.empty());
     }
+}
+
+TEST_F(Cli, BenchPrintsARowPerSize)
+{
+    const uint32_t n = small_n();
+    const Result r = run("bench --array " + std::to_string(n) + " --sizes 5,16 --repeat 2");
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(r.err.empty()) << r.err;
+    EXPECT_NE(r.out.find("cycles/s"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" 5 x 5 x 5 "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" 16 x 16 x 16 "), std::string::npos) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3) << r.out;
 }
 
 TEST_F(Cli, HelpAndVersion)
