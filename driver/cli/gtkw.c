@@ -19,13 +19,13 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "gtkw.h"
+#include "errmsg.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <spawn.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,17 +69,6 @@ enum {
 #define MXU "tpu_core.u_mxu."
 #define PE "tpu_core.u_mxu.u_array.g_row[%u].g_col[%u].u_pe.%s"
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* ------------------------------------------------------------ layout -- */
 
@@ -288,7 +277,7 @@ static int open_vcd(const char *path, vcd_stream *v, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        set_err(err, errlen, "cannot read %s: %s", path, strerror(errno));
+        cli_set_err(err, errlen, "cannot read %s: %s", path, strerror(errno));
         return -1;
     }
     int ch;
@@ -303,7 +292,7 @@ static int open_vcd(const char *path, vcd_stream *v, char *err, size_t errlen)
 
     int fds[2];
     if (pipe(fds)) {
-        set_err(err, errlen, "pipe: %s", strerror(errno));
+        cli_set_err(err, errlen, "pipe: %s", strerror(errno));
         return -1;
     }
     posix_spawn_file_actions_t fa;
@@ -318,13 +307,13 @@ static int open_vcd(const char *path, vcd_stream *v, char *err, size_t errlen)
     close(fds[1]);
     if (rc) {
         close(fds[0]);
-        set_err(err, errlen, "cannot run fst2vcd (gtkwave package) to read %s: %s", path,
+        cli_set_err(err, errlen, "cannot run fst2vcd (gtkwave package) to read %s: %s", path,
                 strerror(rc));
         return -1;
     }
     v->f = fdopen(fds[0], "r");
     if (!v->f) {
-        set_err(err, errlen, "fdopen: %s", strerror(errno));
+        cli_set_err(err, errlen, "fdopen: %s", strerror(errno));
         close(fds[0]);
         kill(v->pid, SIGTERM);
         waitpid(v->pid, NULL, 0);
@@ -432,12 +421,12 @@ static int read_trace(layout *l, const char *path, trace_times *t, char *err, si
     free(line);
     const int failed = close_vcd(&v, t->write != NO_TIME || missing || bad);
     if (missing) {
-        set_err(err, errlen, "%s has no signal %s: not a trace of a tpusim core with a %ux%u array",
+        cli_set_err(err, errlen, "%s has no signal %s: not a trace of a tpusim core with a %ux%u array",
                 path, missing, l->n, l->n);
         return -1;
     }
     if (failed || bad || header) {
-        set_err(err, errlen, "cannot read %s as a trace (FST or VCD)", path);
+        cli_set_err(err, errlen, "cannot read %s as a trace (FST or VCD)", path);
         return -1;
     }
     return 0;
@@ -449,7 +438,7 @@ static int finish(FILE *f, const char *path, char *err, size_t errlen)
 {
     const int bad = ferror(f);
     if (fclose(f) || bad) {
-        set_err(err, errlen, "cannot write %s", path);
+        cli_set_err(err, errlen, "cannot write %s", path);
         return -1;
     }
     return 0;
@@ -459,7 +448,7 @@ static FILE *create(const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "w");
     if (!f)
-        set_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        cli_set_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
     return f;
 }
 
@@ -532,14 +521,14 @@ static char *absolute(const char *path, char *err, size_t errlen)
     char cwd[4096] = "";
     if (path[0] != '/') {
         if (!getcwd(cwd, sizeof cwd - 1)) {
-            set_err(err, errlen, "getcwd: %s", strerror(errno));
+            cli_set_err(err, errlen, "getcwd: %s", strerror(errno));
             return NULL;
         }
         strcat(cwd, "/");
     }
     char *abs = concat(cwd, strlen(cwd), path);
     if (!abs)
-        set_err(err, errlen, "out of memory");
+        cli_set_err(err, errlen, "out of memory");
     return abs;
 }
 
@@ -552,7 +541,7 @@ static int check_array(const layout *l, const char *trace, char *err, size_t err
     snprintf(want, sizeof want, "[%u:0]", 32 * l->n - 1);
     if (!strcmp(acc->range, want))
         return 0;
-    set_err(err, errlen, "%s: %s is %s, not %s: the trace is not of a %ux%u array", trace,
+    cli_set_err(err, errlen, "%s: %s is %s, not %s: the trace is not of a %ux%u array", trace,
             acc->name, acc->range, want, l->n, l->n);
     return -1;
 }
@@ -560,11 +549,11 @@ static int check_array(const layout *l, const char *trace, char *err, size_t err
 int tpu_gtkw_write(const char *trace_path, unsigned array_n, char *err, size_t errlen)
 {
     if (!trace_path || !*trace_path || !array_n) {
-        set_err(err, errlen, "tpu_gtkw_write: no trace path or array size");
+        cli_set_err(err, errlen, "tpu_gtkw_write: no trace path or array size");
         return -1;
     }
     if (strchr(trace_path, '\n')) {
-        set_err(err, errlen, "trace path contains a newline, which a save file cannot hold");
+        cli_set_err(err, errlen, "trace path contains a newline, which a save file cannot hold");
         return -1;
     }
     char *trace = absolute(trace_path, err, errlen);
@@ -583,7 +572,7 @@ int tpu_gtkw_write(const char *trace_path, unsigned array_n, char *err, size_t e
     if (save && filter)
         run_layout(&l);
     if (!save || !filter || l.oom)
-        set_err(err, errlen, "out of memory");
+        cli_set_err(err, errlen, "out of memory");
     else if (!read_trace(&l, trace, &t, err, errlen) && !check_array(&l, trace, err, errlen) &&
              !write_filter(filter, err, errlen))
         rc = write_save(&l, save, trace, &t, err, errlen);

@@ -3,26 +3,15 @@
  * (a Python dict literal with 'descr', 'fortran_order' and 'shape', padded with spaces and ended
  * by a newline), then the raw data. */
 #include "npy.h"
+#include "errmsg.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char npy_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 size_t npy_dtype_size(npy_dtype t)
 {
@@ -95,7 +84,7 @@ static int expect(hdr *h, char c, const char *where)
 {
     if (accept(h, c))
         return 0;
-    set_err(h->err, h->errlen, "malformed header: expected '%c' %s", c, where);
+    cli_set_err(h->err, h->errlen, "malformed header: expected '%c' %s", c, where);
     return -1;
 }
 
@@ -104,20 +93,20 @@ static int parse_string(hdr *h, char *out, size_t size, const char *what)
 {
     skip_space(h);
     if (h->p >= h->end || (*h->p != '\'' && *h->p != '"')) {
-        set_err(h->err, h->errlen, "malformed header: expected a string for %s", what);
+        cli_set_err(h->err, h->errlen, "malformed header: expected a string for %s", what);
         return -1;
     }
     const char quote = *h->p++;
     size_t n = 0;
     while (h->p < h->end && *h->p != quote) {
         if (*h->p == '\\' || n + 1 >= size) {
-            set_err(h->err, h->errlen, "malformed header: unsupported %s", what);
+            cli_set_err(h->err, h->errlen, "malformed header: unsupported %s", what);
             return -1;
         }
         out[n++] = *h->p++;
     }
     if (h->p >= h->end) {
-        set_err(h->err, h->errlen, "malformed header: unterminated string");
+        cli_set_err(h->err, h->errlen, "malformed header: unterminated string");
         return -1;
     }
     h->p++;
@@ -136,7 +125,7 @@ static int parse_bool(hdr *h, int *out)
         *out = 0;
         h->p += 5;
     } else {
-        set_err(h->err, h->errlen, "malformed header: fortran_order is not True or False");
+        cli_set_err(h->err, h->errlen, "malformed header: fortran_order is not True or False");
         return -1;
     }
     return 0;
@@ -151,20 +140,20 @@ static int parse_shape(hdr *h, npy_array *a)
     while (!accept(h, ')')) {
         skip_space(h);
         if (h->p >= h->end || *h->p < '0' || *h->p > '9') {
-            set_err(h->err, h->errlen, "malformed header: shape is not a tuple of integers");
+            cli_set_err(h->err, h->errlen, "malformed header: shape is not a tuple of integers");
             return -1;
         }
         uint64_t v = 0;
         while (h->p < h->end && *h->p >= '0' && *h->p <= '9') {
             const unsigned digit = (unsigned)(*h->p++ - '0');
             if (v > (UINT64_MAX - digit) / 10) {
-                set_err(h->err, h->errlen, "malformed header: a dimension is too large");
+                cli_set_err(h->err, h->errlen, "malformed header: a dimension is too large");
                 return -1;
             }
             v = v * 10 + digit;
         }
         if (a->ndim == NPY_MAX_DIMS) {
-            set_err(h->err, h->errlen, "more than %d dimensions", NPY_MAX_DIMS);
+            cli_set_err(h->err, h->errlen, "more than %d dimensions", NPY_MAX_DIMS);
             return -1;
         }
         a->shape[a->ndim++] = v;
@@ -181,7 +170,7 @@ static int parse_descr(hdr *h, npy_array *a)
 {
     skip_space(h);
     if (h->p < h->end && *h->p == '[') {
-        set_err(h->err, h->errlen, "unsupported dtype: structured arrays are not supported");
+        cli_set_err(h->err, h->errlen, "unsupported dtype: structured arrays are not supported");
         return -1;
     }
     char d[32];
@@ -198,10 +187,10 @@ static int parse_descr(hdr *h, npy_array *a)
     } else if (!strcmp(d, "<f4")) {
         a->dtype = NPY_FLOAT32;
     } else if (d[0] == '>') {
-        set_err(h->err, h->errlen, "big-endian data ('%s') is not supported", d);
+        cli_set_err(h->err, h->errlen, "big-endian data ('%s') is not supported", d);
         return -1;
     } else {
-        set_err(h->err, h->errlen,
+        cli_set_err(h->err, h->errlen,
                 "unsupported dtype '%s' (supported: int8, uint8, int32, float32)", d);
         return -1;
     }
@@ -230,13 +219,13 @@ static int parse_header(hdr *h, npy_array *a)
             seen = &have_shape;
             rc = parse_shape(h, a);
         } else {
-            set_err(h->err, h->errlen, "malformed header: unknown key '%s'", key);
+            cli_set_err(h->err, h->errlen, "malformed header: unknown key '%s'", key);
             return -1;
         }
         if (rc)
             return -1;
         if (*seen) {
-            set_err(h->err, h->errlen, "malformed header: key '%s' given twice", key);
+            cli_set_err(h->err, h->errlen, "malformed header: key '%s' given twice", key);
             return -1;
         }
         *seen = 1;
@@ -248,17 +237,17 @@ static int parse_header(hdr *h, npy_array *a)
     }
     skip_space(h);
     if (h->p != h->end) {
-        set_err(h->err, h->errlen, "malformed header: text after the dict");
+        cli_set_err(h->err, h->errlen, "malformed header: text after the dict");
         return -1;
     }
     if (!have_descr || !have_order || !have_shape) {
-        set_err(h->err, h->errlen, "malformed header: no '%s'",
+        cli_set_err(h->err, h->errlen, "malformed header: no '%s'",
                 !have_descr ? "descr" : !have_order ? "fortran_order" : "shape");
         return -1;
     }
     /* With at most one dimension the two orders are the same bytes. */
     if (fortran && a->ndim > 1) {
-        set_err(h->err, h->errlen, "Fortran-order arrays are not supported (save C order)");
+        cli_set_err(h->err, h->errlen, "Fortran-order arrays are not supported (save C order)");
         return -1;
     }
     return 0;
@@ -271,27 +260,27 @@ int npy_parse(const void *buf, size_t len, npy_array *out, char *err, size_t err
     const uint8_t *b = buf;
     memset(out, 0, sizeof *out);
     if (len < sizeof npy_magic || memcmp(b, npy_magic, sizeof npy_magic)) {
-        set_err(err, errlen, "not a .npy file (bad magic)");
+        cli_set_err(err, errlen, "not a .npy file (bad magic)");
         return -1;
     }
     if (len < 8) {
-        set_err(err, errlen, "truncated header (no version)");
+        cli_set_err(err, errlen, "truncated header (no version)");
         return -1;
     }
     const unsigned major = b[6], minor = b[7];
     if ((major != 1 && major != 2) || minor != 0) {
-        set_err(err, errlen, "unsupported .npy format version %u.%u (only 1.0 and 2.0)", major,
+        cli_set_err(err, errlen, "unsupported .npy format version %u.%u (only 1.0 and 2.0)", major,
                 minor);
         return -1;
     }
     const size_t pre = major == 1 ? 10 : 12;
     if (len < pre) {
-        set_err(err, errlen, "truncated header (no header length)");
+        cli_set_err(err, errlen, "truncated header (no header length)");
         return -1;
     }
     const size_t hlen = major == 1 ? (size_t)(b[8] | b[9] << 8) : load_le32(b + 8);
     if (hlen > len - pre) {
-        set_err(err, errlen, "truncated header: %zu bytes announced, %zu present", hlen,
+        cli_set_err(err, errlen, "truncated header: %zu bytes announced, %zu present", hlen,
                 len - pre);
         return -1;
     }
@@ -305,25 +294,25 @@ int npy_parse(const void *buf, size_t len, npy_array *out, char *err, size_t err
     uint64_t count = 1;
     for (int i = 0; i < a.ndim; i++) {
         if (a.shape[i] && count > UINT64_MAX / a.shape[i]) {
-            set_err(err, errlen, "shape too large");
+            cli_set_err(err, errlen, "shape too large");
             return -1;
         }
         count *= a.shape[i];
     }
     if (count > have / esize) {
-        set_err(err, errlen, "truncated data: %llu bytes expected, %zu present",
+        cli_set_err(err, errlen, "truncated data: %llu bytes expected, %zu present",
                 (unsigned long long)count * esize, have);
         return -1;
     }
     const size_t bytes = (size_t)count * esize;
     if (bytes != have) {
-        set_err(err, errlen, "%zu unexpected bytes after the data", have - bytes);
+        cli_set_err(err, errlen, "%zu unexpected bytes after the data", have - bytes);
         return -1;
     }
     a.count = count;
     a.data = malloc(bytes ? bytes : 1);
     if (!a.data) {
-        set_err(err, errlen, "out of memory for %zu bytes", bytes);
+        cli_set_err(err, errlen, "out of memory for %zu bytes", bytes);
         return -1;
     }
     const uint8_t *src = b + pre + hlen;
@@ -343,7 +332,7 @@ int npy_load(const char *path, npy_array *out, char *err, size_t errlen)
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
     if (!f) {
-        set_err(err, errlen, "cannot open: %s", strerror(errno));
+        cli_set_err(err, errlen, "cannot open: %s", strerror(errno));
         return -1;
     }
     size_t len = 0, cap = 1 << 16;
@@ -363,9 +352,9 @@ int npy_load(const char *path, npy_array *out, char *err, size_t errlen)
         cap *= 2;
     }
     if (!buf)
-        set_err(err, errlen, "out of memory reading the file");
+        cli_set_err(err, errlen, "out of memory reading the file");
     else if (ferror(f))
-        set_err(err, errlen, "read error: %s", strerror(errno));
+        cli_set_err(err, errlen, "read error: %s", strerror(errno));
     else
         rc = npy_parse(buf, len, out, err, errlen);
     free(buf);
