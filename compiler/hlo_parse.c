@@ -9,393 +9,16 @@
  * Operand and computation names are resolved after their computation (module) is read, so
  * definition order does not matter. Every allocation comes from one arena owned by the module;
  * an error longjmps out of the parse and drops the arena, so no partial AST survives. */
-#include "hlo.h"
+#include "hlo_lex.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---------------------------------------------------------------- arena -- */
-
-struct hlo_arena {
-    struct hlo_arena *next;
-    size_t size, used;
-    _Alignas(16) unsigned char data[];
-};
-
-#define ARENA_CHUNK ((size_t)64 << 10)
-
-static void arena_free(struct hlo_arena *a)
-{
-    while (a) {
-        struct hlo_arena *next = a->next;
-        free(a);
-        a = next;
-    }
-}
-
-/* ------------------------------------------------------------- parser -- */
-
-typedef enum {
-    T_EOF, T_NAME, T_NUM, T_STRING, T_ARROW, T_ELLIPSIS, T_LE, T_PUNCT
-} tok_kind;
-
-typedef struct {
-    tok_kind kind;
-    size_t at;       /* where the token starts, for messages */
-    size_t pos, len; /* its text; a T_NAME's excludes the leading '%' */
-    char ch;         /* T_PUNCT */
-} tok;
-
-/* An operand or computation name to resolve once its scope is complete. */
-typedef struct {
-    int comp, instr;
-    int slot;       /* operand index, or REF_TO_APPLY / REF_CALLS */
-    size_t at, pos, len;
-} ref;
-
-enum { REF_TO_APPLY = -1, REF_CALLS = -2 };
-
-typedef struct {
-    const char *s;
-    size_t len;
-    const char *file;
-    struct hlo_arena *arena;
-    hlo_error *err;
-    jmp_buf fail;
-    size_t lc_pos; /* line/column cache: positions are mostly requested in increasing order */
-    int lc_line, lc_col;
-    size_t pos;    /* next unread byte */
-    ref *refs;
-    int n_refs, cap_refs;
-} parser;
-
-static void locate(parser *p, size_t pos, int *line, int *col)
-{
-    if (pos < p->lc_pos) {
-        p->lc_pos = 0;
-        p->lc_line = 1;
-        p->lc_col = 1;
-    }
-    for (; p->lc_pos < pos && p->lc_pos < p->len; p->lc_pos++) {
-        if (p->s[p->lc_pos] == '\n') {
-            p->lc_line++;
-            p->lc_col = 1;
-        } else {
-            p->lc_col++;
-        }
-    }
-    *line = p->lc_line;
-    *col = p->lc_col;
-}
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4), noreturn))
-#endif
-static void fail_at(parser *p, size_t pos, const char *fmt, ...)
-{
-    if (p->err) {
-        char what[400];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(what, sizeof what, fmt, ap);
-        va_end(ap);
-        locate(p, pos, &p->err->line, &p->err->col);
-        snprintf(p->err->msg, sizeof p->err->msg, "%s:%d:%d: %s", p->file, p->err->line,
-                 p->err->col, what);
-    }
-    longjmp(p->fail, 1);
-}
-
-static void *alloc(parser *p, size_t n)
-{
-    n = (n + 15) & ~(size_t)15;
-    struct hlo_arena *a = p->arena;
-    if (!a || a->size - a->used < n) {
-        size_t size = n > ARENA_CHUNK ? n : ARENA_CHUNK;
-        a = malloc(sizeof *a + size);
-        if (!a)
-            fail_at(p, p->pos, "out of memory");
-        a->next = p->arena;
-        a->size = size;
-        a->used = 0;
-        p->arena = a;
-    }
-    void *r = a->data + a->used;
-    a->used += n;
-    memset(r, 0, n);
-    return r;
-}
-
-/* Makes room for one more element in an arena array of *cap elements of size sz. */
-static void *grow(parser *p, void *v, int n, int *cap, size_t sz)
-{
-    if (n < *cap)
-        return v;
-    if (*cap > (1 << 28))
-        fail_at(p, p->pos, "too many elements");
-    int ncap = *cap ? *cap * 2 : 8;
-    void *nv = alloc(p, (size_t)ncap * sz);
-    if (n)
-        memcpy(nv, v, (size_t)n * sz);
-    *cap = ncap;
-    return nv;
-}
-
-static char *dup_str(parser *p, size_t pos, size_t len)
-{
-    char *r = alloc(p, len + 1);
-    memcpy(r, p->s + pos, len);
-    return r;
-}
-
-/* ------------------------------------------------------------- lexer -- */
-
-static int peekc(const parser *p, size_t at) { return at < p->len ? (unsigned char)p->s[at] : -1; }
-
-static bool is_name_start(int c) { return c >= 0 && (isalpha(c) || c == '_'); }
-static bool is_name_char(int c)
-{
-    return c >= 0 && (isalnum(c) || c == '_' || c == '.' || c == '-');
-}
-
-/* Skips whitespace and comments from pos; returns the next significant position. */
-static size_t skip_space(parser *p, size_t pos)
-{
-    for (;;) {
-        int c = peekc(p, pos);
-        if (c >= 0 && isspace(c)) {
-            pos++;
-        } else if (c == '/' && peekc(p, pos + 1) == '/') {
-            while (pos < p->len && p->s[pos] != '\n')
-                pos++;
-        } else if (c == '/' && peekc(p, pos + 1) == '*') {
-            size_t start = pos;
-            pos += 2;
-            while (pos < p->len && !(p->s[pos] == '*' && peekc(p, pos + 1) == '/'))
-                pos++;
-            if (pos >= p->len)
-                fail_at(p, start, "unterminated comment");
-            pos += 2;
-        } else {
-            return pos;
-        }
-    }
-}
-
-static size_t skip_string(parser *p, size_t pos)
-{
-    size_t start = pos++;
-    while (pos < p->len && p->s[pos] != '"')
-        pos += p->s[pos] == '\\' ? 2 : 1;
-    if (pos >= p->len)
-        fail_at(p, start, "unterminated string");
-    return pos + 1;
-}
-
-/* Lexes the token at or after pos without consuming it; *end gets the position after it. */
-static tok lex_at(parser *p, size_t pos, size_t *end)
-{
-    tok t = {T_EOF, 0, 0, 0, 0};
-    pos = skip_space(p, pos);
-    t.at = t.pos = pos;
-    int c = peekc(p, pos);
-    size_t e = pos;
-    if (c < 0) {
-        t.kind = T_EOF;
-    } else if (c == '%' || is_name_start(c)) {
-        if (c == '%') {
-            if (!is_name_start(peekc(p, pos + 1)))
-                fail_at(p, pos, "expected a name after '%%'");
-            t.pos = ++e;
-        }
-        while (is_name_char(peekc(p, e)))
-            e++;
-        t.kind = T_NAME;
-        t.len = e - t.pos;
-        if (t.len > HLO_MAX_NAME)
-            fail_at(p, pos, "name longer than %d bytes", HLO_MAX_NAME);
-        *end = e;
-        return t;
-    } else if (c == '.' && peekc(p, pos + 1) == '.' && peekc(p, pos + 2) == '.') {
-        e += 3;
-        t.kind = T_ELLIPSIS;
-    } else if (isdigit(c) || ((c == '-' || c == '.') && (isalnum(peekc(p, pos + 1)) ||
-                                                        peekc(p, pos + 1) == '.'))) {
-        /* Numbers and number-like atoms (1e-05, -inf, 0_-1x1_1); validated by their users. */
-        e++;
-        for (;;) {
-            int d = peekc(p, e), prev = (unsigned char)p->s[e - 1];
-            if (d >= 0 && (isalnum(d) || d == '_' || d == '.'))
-                e++;
-            else if (d == '+' && (prev == 'e' || prev == 'E'))
-                e++;
-            else if (d == '-' && (prev == 'e' || prev == 'E' || prev == '_' || prev == 'x'))
-                e++;
-            else
-                break;
-        }
-        t.kind = T_NUM;
-    } else if (c == '"') {
-        e = skip_string(p, pos);
-        t.kind = T_STRING;
-    } else if (c == '-' && peekc(p, pos + 1) == '>') {
-        e += 2;
-        t.kind = T_ARROW;
-    } else if (c == '<' && peekc(p, pos + 1) == '=') {
-        e += 2;
-        t.kind = T_LE;
-    } else {
-        e++;
-        t.kind = T_PUNCT;
-        t.ch = (char)c;
-    }
-    t.len = e - t.pos;
-    *end = e;
-    return t;
-}
-
-static tok peek(parser *p)
-{
-    size_t end;
-    return lex_at(p, p->pos, &end);
-}
-
-static tok next(parser *p)
-{
-    size_t end;
-    tok t = lex_at(p, p->pos, &end);
-    p->pos = end;
-    return t;
-}
-
-static bool is_punct(tok t, char ch) { return t.kind == T_PUNCT && t.ch == ch; }
-
-static bool tok_is(const parser *p, tok t, const char *word)
-{
-    return t.kind == T_NAME && strlen(word) == t.len && memcmp(p->s + t.pos, word, t.len) == 0;
-}
-
-/* Describes a token for "found ..." in messages. */
-static const char *describe(parser *p, tok t, char *buf, size_t n)
-{
-    if (t.kind == T_EOF)
-        return "end of input";
-    size_t full = t.pos + t.len - t.at, len = full > 24 ? 24 : full;
-    snprintf(buf, n, "'%.*s%s'", (int)len, p->s + t.at, full > len ? "..." : "");
-    return buf;
-}
-
-#if defined(__GNUC__)
-__attribute__((noreturn))
-#endif
-static void expected(parser *p, tok t, const char *what)
-{
-    char buf[40];
-    fail_at(p, t.at, "expected %s, found %s", what, describe(p, t, buf, sizeof buf));
-}
-
-static tok expect_punct(parser *p, char ch, const char *ctx)
-{
-    tok t = next(p);
-    if (!is_punct(t, ch)) {
-        char what[80];
-        snprintf(what, sizeof what, "'%c' %s", ch, ctx);
-        expected(p, t, what);
-    }
-    return t;
-}
-
-static bool eat_punct(parser *p, char ch)
-{
-    if (!is_punct(peek(p), ch))
-        return false;
-    next(p);
-    return true;
-}
-
-static tok expect_name(parser *p, const char *what)
-{
-    tok t = next(p);
-    if (t.kind != T_NAME)
-        expected(p, t, what);
-    return t;
-}
-
-/* A decimal integer token, range-checked against [lo, hi]. */
-static int64_t parse_int(parser *p, const char *what, int64_t lo, int64_t hi)
-{
-    tok t = next(p);
-    if (t.kind != T_NUM)
-        expected(p, t, what);
-    const char *s = p->s + t.pos;
-    size_t i = s[0] == '-';
-    if (i == t.len)
-        expected(p, t, what);
-    int64_t v = 0;
-    for (; i < t.len; i++) {
-        if (!isdigit((unsigned char)s[i]))
-            fail_at(p, t.pos, "bad integer '%.*s' for %s", (int)t.len, s, what);
-        int d = s[i] - '0';
-        if (v > (INT64_MAX - d) / 10)
-            fail_at(p, t.pos, "integer '%.*s' out of range for %s", (int)t.len, s, what);
-        v = v * 10 + d;
-    }
-    if (s[0] == '-')
-        v = -v;
-    if (v < lo || v > hi)
-        fail_at(p, t.pos, "%s %lld out of range [%lld, %lld]", what, (long long)v, (long long)lo,
-                (long long)hi);
-    return v;
-}
-
-/* Skips one balanced group ( { [ or one atom starting at the next token: used for attribute
- * values and layouts we do not interpret. Strings and comments inside may hold any bracket. */
-static void skip_value(parser *p, const char *what)
-{
-    char stack[HLO_MAX_DEPTH]; /* the opening brackets */
-    size_t opened[HLO_MAX_DEPTH];
-    int depth = 0;
-    size_t pos = skip_space(p, p->pos), start = pos;
-    for (;;) {
-        int c = peekc(p, pos);
-        if (depth == 0 && (c < 0 || isspace(c) || c == ',' || c == ')' || c == '}' || c == ']' ||
-                           (c == '/' && (peekc(p, pos + 1) == '/' || peekc(p, pos + 1) == '*'))))
-            break;
-        if (c < 0) {
-            int line, col;
-            locate(p, opened[depth - 1], &line, &col);
-            fail_at(p, pos, "unterminated '%c' (opened at %d:%d) in %s", stack[depth - 1], line,
-                    col, what);
-        }
-        if (c == '"') {
-            pos = skip_string(p, pos);
-        } else if (c == '/' && (peekc(p, pos + 1) == '/' || peekc(p, pos + 1) == '*')) {
-            pos = skip_space(p, pos);
-        } else if (c == '(' || c == '{' || c == '[') {
-            if (depth == HLO_MAX_DEPTH)
-                fail_at(p, pos, "%s nested deeper than %d", what, HLO_MAX_DEPTH);
-            stack[depth] = (char)c;
-            opened[depth++] = pos++;
-        } else if (c == ')' || c == '}' || c == ']') {
-            char close = stack[depth - 1] == '(' ? ')' : stack[depth - 1] == '{' ? '}' : ']';
-            if (c != close)
-                fail_at(p, pos, "expected '%c' in %s, found '%c'", close, what, c);
-            depth--;
-            pos++;
-        } else {
-            pos++;
-        }
-    }
-    if (pos == start)
-        expected(p, peek(p), what);
-    p->pos = pos;
-}
 
 /* ------------------------------------------------------------ shapes -- */
 
@@ -411,7 +34,7 @@ static int lookup_type(const parser *p, tok t)
     if (t.at != t.pos) /* %f32 is a name */
         return -1;
     for (int i = 0; i < HLO_TUPLE; i++)
-        if (tok_is(p, t, type_names[i]))
+        if (lx_tok_is(p, t, type_names[i]))
             return i;
     return -1;
 }
@@ -420,68 +43,68 @@ static int lookup_type(const parser *p, tok t)
 static bool at_shape(parser *p)
 {
     size_t end;
-    tok t = lex_at(p, p->pos, &end);
-    if (is_punct(t, '('))
+    tok t = lx_lex_at(p, p->pos, &end);
+    if (lx_is_punct(t, '('))
         return true;
     if (t.kind != T_NAME || lookup_type(p, t) < 0)
         return false;
-    return is_punct(lex_at(p, end, &end), '[');
+    return lx_is_punct(lx_lex_at(p, end, &end), '[');
 }
 
 static void parse_shape(parser *p, hlo_shape *sh, int depth)
 {
-    tok t = next(p);
+    tok t = lx_next(p);
     if (depth >= HLO_MAX_DEPTH)
-        fail_at(p, t.pos, "tuple shape nested deeper than %d", HLO_MAX_DEPTH);
-    if (is_punct(t, '(')) {
+        lx_fail_at(p, t.pos, "tuple shape nested deeper than %d", HLO_MAX_DEPTH);
+    if (lx_is_punct(t, '(')) {
         sh->type = HLO_TUPLE;
         int cap = 0;
-        while (!eat_punct(p, ')')) {
+        while (!lx_eat_punct(p, ')')) {
             if (sh->n_tuple > 0)
-                expect_punct(p, ',', "or ')' in tuple shape");
-            sh->tuple = grow(p, sh->tuple, sh->n_tuple, &cap, sizeof *sh->tuple);
+                lx_expect_punct(p, ',', "or ')' in tuple shape");
+            sh->tuple = lx_grow(p, sh->tuple, sh->n_tuple, &cap, sizeof *sh->tuple);
             parse_shape(p, &sh->tuple[sh->n_tuple++], depth + 1);
         }
         return;
     }
     if (t.kind != T_NAME)
-        expected(p, t, "a shape");
+        lx_expected(p, t, "a shape");
     int type = lookup_type(p, t);
-    if (type < 0 && is_punct(peek(p), '('))
-        fail_at(p, t.pos, "expected a shape before opcode '%.*s'", (int)t.len, p->s + t.pos);
+    if (type < 0 && lx_is_punct(lx_peek(p), '('))
+        lx_fail_at(p, t.pos, "expected a shape before opcode '%.*s'", (int)t.len, p->s + t.pos);
     if (type < 0)
-        fail_at(p, t.pos, "unknown element type '%.*s'", (int)t.len, p->s + t.pos);
+        lx_fail_at(p, t.pos, "unknown element type '%.*s'", (int)t.len, p->s + t.pos);
     sh->type = (hlo_type)type;
     if (type == HLO_TOKEN) {
-        if (eat_punct(p, '['))
-            expect_punct(p, ']', "in token shape");
+        if (lx_eat_punct(p, '['))
+            lx_expect_punct(p, ']', "in token shape");
         return;
     }
-    expect_punct(p, '[', "after element type");
+    lx_expect_punct(p, '[', "after element type");
     sh->elements = 1;
-    if (!eat_punct(p, ']')) {
+    if (!lx_eat_punct(p, ']')) {
         do {
-            tok d = peek(p);
+            tok d = lx_peek(p);
             if (sh->rank == HLO_MAX_RANK)
-                fail_at(p, d.pos, "shape has more than %d dimensions", HLO_MAX_RANK);
+                lx_fail_at(p, d.pos, "shape has more than %d dimensions", HLO_MAX_RANK);
             if (d.kind == T_LE)
-                next(p); /* bounded dynamic dimension: the bound is the size */
-            int64_t n = parse_int(p, "dimension size", 0, HLO_MAX_ELEMENTS);
+                lx_next(p); /* bounded dynamic dimension: the bound is the size */
+            int64_t n = lx_parse_int(p, "dimension size", 0, HLO_MAX_ELEMENTS);
             if (n && sh->elements > HLO_MAX_ELEMENTS / n)
-                fail_at(p, d.pos, "shape has more than %lld elements", HLO_MAX_ELEMENTS);
+                lx_fail_at(p, d.pos, "shape has more than %lld elements", HLO_MAX_ELEMENTS);
             sh->elements *= n;
             sh->dims[sh->rank++] = n;
-        } while (eat_punct(p, ','));
-        expect_punct(p, ']', "in shape");
+        } while (lx_eat_punct(p, ','));
+        lx_expect_punct(p, ']', "in shape");
     }
     /* A layout follows only when its first token is a number or ':'; otherwise the '{' opens
      * something else (an instruction list). */
     size_t end;
-    tok b = lex_at(p, p->pos, &end);
-    if (is_punct(b, '{')) {
-        tok first = lex_at(p, end, &end);
-        if (first.kind == T_NUM || is_punct(first, ':') || is_punct(first, '}'))
-            skip_value(p, "layout");
+    tok b = lx_lex_at(p, p->pos, &end);
+    if (lx_is_punct(b, '{')) {
+        tok first = lx_lex_at(p, end, &end);
+        if (first.kind == T_NUM || lx_is_punct(first, ':') || lx_is_punct(first, '}'))
+            lx_skip_value(p, "layout");
     }
 }
 
@@ -494,16 +117,16 @@ typedef struct {
 
 static void literal_value(parser *p, values *vals)
 {
-    tok t = next(p);
+    tok t = lx_next(p);
     const char *s = p->s + t.pos;
     double v;
-    if (tok_is(p, t, "true")) {
+    if (lx_tok_is(p, t, "true")) {
         v = 1;
-    } else if (tok_is(p, t, "false")) {
+    } else if (lx_tok_is(p, t, "false")) {
         v = 0;
-    } else if (tok_is(p, t, "inf") || (t.kind == T_NUM && t.len == 4 && !memcmp(s, "-inf", 4))) {
+    } else if (lx_tok_is(p, t, "inf") || (t.kind == T_NUM && t.len == 4 && !memcmp(s, "-inf", 4))) {
         v = s[0] == '-' ? -INFINITY : INFINITY;
-    } else if (tok_is(p, t, "nan") || (t.kind == T_NUM && t.len == 4 && !memcmp(s, "-nan", 4))) {
+    } else if (lx_tok_is(p, t, "nan") || (t.kind == T_NUM && t.len == 4 && !memcmp(s, "-nan", 4))) {
         v = NAN;
     } else if (t.kind == T_NUM) {
         /* [-]digits[.digits][e[+-]digits], or [-].digits...: strtod alone would take hex too. */
@@ -520,64 +143,64 @@ static void literal_value(parser *p, values *vals)
                     ;
         }
         if (!digits || i != t.len)
-            fail_at(p, t.pos, "bad number '%.*s' in constant", (int)t.len, s);
+            lx_fail_at(p, t.pos, "bad number '%.*s' in constant", (int)t.len, s);
         char buf[128];
         if (t.len >= sizeof buf)
-            fail_at(p, t.pos, "number '%.24s...' too long in constant", s);
+            lx_fail_at(p, t.pos, "number '%.24s...' too long in constant", s);
         memcpy(buf, s, t.len);
         buf[t.len] = 0;
         v = strtod(buf, NULL);
     } else {
-        expected(p, t, "a number in constant");
+        lx_expected(p, t, "a number in constant");
     }
-    vals->v = grow(p, vals->v, vals->n, &vals->cap, sizeof *vals->v);
+    vals->v = lx_grow(p, vals->v, vals->n, &vals->cap, sizeof *vals->v);
     vals->v[vals->n++] = v;
 }
 
 /* One brace level of an array literal: dims[level] entries, each a value or a sub-level. */
 static void literal_level(parser *p, const hlo_shape *sh, int level, values *vals)
 {
-    tok open = expect_punct(p, '{', "in array constant");
+    tok open = lx_expect_punct(p, '{', "in array constant");
     int64_t count = 0;
-    if (!is_punct(peek(p), '}')) {
+    if (!lx_is_punct(lx_peek(p), '}')) {
         do {
             if (level + 1 < sh->rank)
                 literal_level(p, sh, level + 1, vals);
             else
                 literal_value(p, vals);
             count++;
-        } while (eat_punct(p, ','));
+        } while (lx_eat_punct(p, ','));
     }
-    expect_punct(p, '}', "in array constant");
+    lx_expect_punct(p, '}', "in array constant");
     /* An empty top level `{}` stands for any shape with no elements. */
     if (count != sh->dims[level] && !(count == 0 && level == 0 && sh->elements == 0))
-        fail_at(p, open.pos, "constant has %lld entries in dimension %d, shape has %lld",
+        lx_fail_at(p, open.pos, "constant has %lld entries in dimension %d, shape has %lld",
                 (long long)count, level, (long long)sh->dims[level]);
 }
 
 static void parse_literal(parser *p, hlo_instr *in)
 {
-    tok t = peek(p);
+    tok t = lx_peek(p);
     if (in->shape.type == HLO_TUPLE || in->shape.type == HLO_TOKEN) {
-        skip_value(p, "constant");
+        lx_skip_value(p, "constant");
         in->literal_elided = true;
         return;
     }
-    if (is_punct(t, '{')) {
+    if (lx_is_punct(t, '{')) {
         size_t end;
-        tok inner = lex_at(p, t.pos + 1, &end);
+        tok inner = lx_lex_at(p, t.pos + 1, &end);
         if (inner.kind == T_ELLIPSIS) {
-            next(p);
-            next(p);
-            expect_punct(p, '}', "after '...' in elided constant");
+            lx_next(p);
+            lx_next(p);
+            lx_expect_punct(p, '}', "after '...' in elided constant");
             in->literal_elided = true;
             return;
         }
         if (in->shape.rank == 0)
-            fail_at(p, t.pos, "expected a scalar constant for shape %s[]",
+            lx_fail_at(p, t.pos, "expected a scalar constant for shape %s[]",
                     hlo_type_name(in->shape.type));
     } else if (in->shape.rank > 0) {
-        expected(p, t, "'{' for an array constant");
+        lx_expected(p, t, "'{' for an array constant");
     }
     values vals = {NULL, 0, 0};
     if (in->shape.rank == 0)
@@ -592,54 +215,54 @@ static void parse_literal(parser *p, hlo_instr *in)
 
 static void add_ref(parser *p, int comp, int instr, int slot, tok name)
 {
-    p->refs = grow(p, p->refs, p->n_refs, &p->cap_refs, sizeof *p->refs);
+    p->refs = lx_grow(p, p->refs, p->n_refs, &p->cap_refs, sizeof *p->refs);
     p->refs[p->n_refs++] = (ref){comp, instr, slot, name.at, name.pos, name.len};
 }
 
 static void ints_push(parser *p, hlo_ints *l, int *cap, int64_t v)
 {
-    l->v = grow(p, l->v, l->n, cap, sizeof *l->v);
+    l->v = lx_grow(p, l->v, l->n, cap, sizeof *l->v);
     l->v[l->n++] = v;
 }
 
 static void parse_int_list(parser *p, hlo_ints *l, const char *what)
 {
     int cap = 0;
-    expect_punct(p, '{', what);
-    if (!eat_punct(p, '}')) {
+    lx_expect_punct(p, '{', what);
+    if (!lx_eat_punct(p, '}')) {
         do
-            ints_push(p, l, &cap, parse_int(p, what, 0, HLO_MAX_ELEMENTS));
-        while (eat_punct(p, ','));
-        expect_punct(p, '}', what);
+            ints_push(p, l, &cap, lx_parse_int(p, what, 0, HLO_MAX_ELEMENTS));
+        while (lx_eat_punct(p, ','));
+        lx_expect_punct(p, '}', what);
     }
 }
 
 static void parse_slice(parser *p, hlo_instr *in)
 {
     int cs = 0, cl = 0, ct = 0;
-    expect_punct(p, '{', "in slice");
-    if (!eat_punct(p, '}')) {
+    lx_expect_punct(p, '{', "in slice");
+    if (!lx_eat_punct(p, '}')) {
         do {
-            expect_punct(p, '[', "in slice");
-            ints_push(p, &in->slice_start, &cs, parse_int(p, "slice start", 0, HLO_MAX_ELEMENTS));
-            expect_punct(p, ':', "in slice");
-            ints_push(p, &in->slice_limit, &cl, parse_int(p, "slice limit", 0, HLO_MAX_ELEMENTS));
+            lx_expect_punct(p, '[', "in slice");
+            ints_push(p, &in->slice_start, &cs, lx_parse_int(p, "slice start", 0, HLO_MAX_ELEMENTS));
+            lx_expect_punct(p, ':', "in slice");
+            ints_push(p, &in->slice_limit, &cl, lx_parse_int(p, "slice limit", 0, HLO_MAX_ELEMENTS));
             int64_t stride = 1;
-            if (eat_punct(p, ':'))
-                stride = parse_int(p, "slice stride", 1, HLO_MAX_ELEMENTS);
+            if (lx_eat_punct(p, ':'))
+                stride = lx_parse_int(p, "slice stride", 1, HLO_MAX_ELEMENTS);
             ints_push(p, &in->slice_stride, &ct, stride);
-            expect_punct(p, ']', "in slice");
-        } while (eat_punct(p, ','));
-        expect_punct(p, '}', "in slice");
+            lx_expect_punct(p, ']', "in slice");
+        } while (lx_eat_punct(p, ','));
+        lx_expect_punct(p, '}', "in slice");
     }
 }
 
 /* padding=lo_hi[_interior]x... : one atom, e.g. 0_0x1_1_0 (negative edges allowed). */
 static void parse_padding(parser *p, hlo_instr *in)
 {
-    tok t = next(p);
+    tok t = lx_next(p);
     if (t.kind != T_NUM)
-        expected(p, t, "padding such as 0_0x1_1");
+        lx_expected(p, t, "padding such as 0_0x1_1");
     int cl = 0, ch = 0, ci = 0;
     const char *s = p->s + t.pos, *end = s + t.len;
     while (s < end) {
@@ -652,7 +275,7 @@ static void parse_padding(parser *p, hlo_instr *in)
             while (d < end && isdigit((unsigned char)*d) && v <= HLO_MAX_ELEMENTS)
                 v = v * 10 + (*d++ - '0');
             if (d == s + neg || v > HLO_MAX_ELEMENTS || nf == 3)
-                fail_at(p, t.pos, "bad padding '%.*s'", (int)t.len, p->s + t.pos);
+                lx_fail_at(p, t.pos, "bad padding '%.*s'", (int)t.len, p->s + t.pos);
             f[nf++] = neg ? -v : v;
             s = d;
             if (s < end && *s == '_') {
@@ -662,7 +285,7 @@ static void parse_padding(parser *p, hlo_instr *in)
             break;
         }
         if (nf < 2 || f[2] < 0 || (s < end && *s != 'x') || (s < end && s + 1 == end))
-            fail_at(p, t.pos, "bad padding '%.*s'", (int)t.len, p->s + t.pos);
+            lx_fail_at(p, t.pos, "bad padding '%.*s'", (int)t.len, p->s + t.pos);
         if (s < end)
             s++;
         ints_push(p, &in->pad_low, &cl, f[0]);
@@ -675,71 +298,71 @@ static void parse_padding(parser *p, hlo_instr *in)
 static void parse_direction(parser *p, hlo_instr *in)
 {
     static const char *const names[] = {"", "EQ", "NE", "LT", "LE", "GT", "GE"};
-    tok t = expect_name(p, "a comparison direction");
+    tok t = lx_expect_name(p, "a comparison direction");
     for (int i = 1; i < 7; i++)
-        if (tok_is(p, t, names[i])) {
+        if (lx_tok_is(p, t, names[i])) {
             in->comparison_direction = (hlo_cmp)i;
             return;
         }
-    fail_at(p, t.pos, "unknown comparison_direction '%.*s' (expected EQ NE LT LE GT GE)",
+    lx_fail_at(p, t.pos, "unknown comparison_direction '%.*s' (expected EQ NE LT LE GT GE)",
             (int)t.len, p->s + t.pos);
 }
 
 /* (',' name '=' value)*; in may be NULL (module and computation attributes: all skipped). */
 static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
 {
-    while (eat_punct(p, ',')) {
-        tok name = expect_name(p, "an attribute name");
-        expect_punct(p, '=', "after attribute name");
+    while (lx_eat_punct(p, ',')) {
+        tok name = lx_expect_name(p, "an attribute name");
+        lx_expect_punct(p, '=', "after attribute name");
         hlo_ints *list = NULL;
         bool dup = false;
         if (!in) {
-            skip_value(p, "attribute value");
+            lx_skip_value(p, "attribute value");
             continue;
         }
-        if (tok_is(p, name, "dimensions"))
+        if (lx_tok_is(p, name, "dimensions"))
             list = &in->dimensions;
-        else if (tok_is(p, name, "lhs_contracting_dims"))
+        else if (lx_tok_is(p, name, "lhs_contracting_dims"))
             list = &in->lhs_contracting_dims;
-        else if (tok_is(p, name, "rhs_contracting_dims"))
+        else if (lx_tok_is(p, name, "rhs_contracting_dims"))
             list = &in->rhs_contracting_dims;
-        else if (tok_is(p, name, "lhs_batch_dims"))
+        else if (lx_tok_is(p, name, "lhs_batch_dims"))
             list = &in->lhs_batch_dims;
-        else if (tok_is(p, name, "rhs_batch_dims"))
+        else if (lx_tok_is(p, name, "rhs_batch_dims"))
             list = &in->rhs_batch_dims;
         if (list) {
             dup = list->present;
             list->present = true;
             if (!dup)
                 parse_int_list(p, list, "in dimension list");
-        } else if (tok_is(p, name, "to_apply") || tok_is(p, name, "calls")) {
-            bool calls = tok_is(p, name, "calls");
+        } else if (lx_tok_is(p, name, "to_apply") || lx_tok_is(p, name, "calls")) {
+            bool calls = lx_tok_is(p, name, "calls");
             int *target = calls ? &in->calls : &in->to_apply;
             dup = *target != -1;
             *target = 0; /* resolved when the module is complete */
             add_ref(p, comp, instr, calls ? REF_CALLS : REF_TO_APPLY,
-                    expect_name(p, "a computation name"));
-        } else if (tok_is(p, name, "index")) {
+                    lx_expect_name(p, "a computation name"));
+        } else if (lx_tok_is(p, name, "index")) {
             dup = in->has_index;
             in->has_index = true;
-            in->index = parse_int(p, "tuple index", 0, INT32_MAX);
-        } else if (tok_is(p, name, "slice")) {
+            in->index = lx_parse_int(p, "tuple index", 0, INT32_MAX);
+        } else if (lx_tok_is(p, name, "slice")) {
             dup = in->slice_start.present;
             in->slice_start.present = in->slice_limit.present = in->slice_stride.present = true;
             if (!dup)
                 parse_slice(p, in);
-        } else if (tok_is(p, name, "padding")) {
+        } else if (lx_tok_is(p, name, "padding")) {
             dup = in->pad_low.present;
             if (!dup)
                 parse_padding(p, in);
-        } else if (tok_is(p, name, "comparison_direction")) {
+        } else if (lx_tok_is(p, name, "comparison_direction")) {
             dup = in->comparison_direction != HLO_CMP_NONE;
             parse_direction(p, in);
         } else {
-            skip_value(p, "attribute value");
+            lx_skip_value(p, "attribute value");
         }
         if (dup)
-            fail_at(p, name.at, "duplicate attribute '%.*s'", (int)name.len, p->s + name.pos);
+            lx_fail_at(p, name.at, "duplicate attribute '%.*s'", (int)name.len, p->s + name.pos);
     }
 }
 
@@ -765,48 +388,48 @@ static const char *const opcode_names[HLO_OP_COUNT_] = {
 static void parse_operands(parser *p, hlo_instr *in, int comp, int instr)
 {
     int cap = 0;
-    if (eat_punct(p, ')'))
+    if (lx_eat_punct(p, ')'))
         return;
     do {
-        in->operands = grow(p, in->operands, in->n_operands, &cap, sizeof *in->operands);
+        in->operands = lx_grow(p, in->operands, in->n_operands, &cap, sizeof *in->operands);
         hlo_operand *op = &in->operands[in->n_operands];
         if (at_shape(p)) {
             op->has_shape = true;
             parse_shape(p, &op->shape, 0);
         }
-        add_ref(p, comp, instr, in->n_operands++, expect_name(p, "an operand name"));
-    } while (eat_punct(p, ','));
-    expect_punct(p, ')', "after operands");
+        add_ref(p, comp, instr, in->n_operands++, lx_expect_name(p, "an operand name"));
+    } while (lx_eat_punct(p, ','));
+    lx_expect_punct(p, ')', "after operands");
 }
 
 /* Returns the position of the instruction's name. */
 static size_t parse_instr(parser *p, hlo_instr *in, int comp, int instr)
 {
-    tok name = next(p);
-    if (tok_is(p, name, "ROOT")) {
+    tok name = lx_next(p);
+    if (lx_tok_is(p, name, "ROOT")) {
         in->is_root = true;
-        name = next(p);
+        name = lx_next(p);
     }
     if (name.kind != T_NAME)
-        expected(p, name, "an instruction name");
-    in->name = dup_str(p, name.pos, name.len);
-    locate(p, name.at, &in->line, &in->col);
+        lx_expected(p, name, "an instruction name");
+    in->name = lx_dup_str(p, name.pos, name.len);
+    lx_locate(p, name.at, &in->line, &in->col);
     in->parameter_number = -1;
     in->to_apply = in->calls = -1;
-    expect_punct(p, '=', "after instruction name");
+    lx_expect_punct(p, '=', "after instruction name");
     parse_shape(p, &in->shape, 0);
-    tok op = expect_name(p, "an opcode");
-    in->opcode_name = dup_str(p, op.pos, op.len);
+    tok op = lx_expect_name(p, "an opcode");
+    in->opcode_name = lx_dup_str(p, op.pos, op.len);
     for (int i = 1; i < HLO_OP_COUNT_; i++)
         if (!strcmp(in->opcode_name, opcode_names[i]))
             in->opcode = (hlo_opcode)i;
-    expect_punct(p, '(', "after opcode");
+    lx_expect_punct(p, '(', "after opcode");
     if (in->opcode == HLO_OP_PARAMETER) {
-        in->parameter_number = parse_int(p, "parameter number", 0, INT32_MAX);
-        expect_punct(p, ')', "after parameter number");
+        in->parameter_number = lx_parse_int(p, "parameter number", 0, INT32_MAX);
+        lx_expect_punct(p, ')', "after parameter number");
     } else if (in->opcode == HLO_OP_CONSTANT) {
         parse_literal(p, in);
-        expect_punct(p, ')', "after constant");
+        lx_expect_punct(p, ')', "after constant");
     } else {
         parse_operands(p, in, comp, instr);
     }
@@ -833,7 +456,7 @@ static void table_init(parser *p, name_table *t, int n)
     size_t size = 16;
     while (size < (size_t)n * 2)
         size *= 2;
-    t->slots = alloc(p, size * sizeof *t->slots);
+    t->slots = lx_alloc(p, size * sizeof *t->slots);
     t->mask = size - 1;
 }
 
@@ -855,7 +478,7 @@ static int table_find(name_table *t, char *const *names, const char *s, size_t n
 /* Name tables want a names array; instructions and computations keep theirs in structs. */
 static char **names_of_instrs(parser *p, const hlo_computation *c)
 {
-    char **names = alloc(p, ((size_t)c->n_instrs + 1) * sizeof *names);
+    char **names = lx_alloc(p, ((size_t)c->n_instrs + 1) * sizeof *names);
     for (int i = 0; i < c->n_instrs; i++)
         names[i] = c->instrs[i].name;
     return names;
@@ -870,7 +493,7 @@ static void resolve_operands(parser *p, hlo_computation *c, int comp, int first_
     for (int i = 0; i < c->n_instrs; i++) {
         int prev = table_find(&t, names, names[i], strlen(names[i]), i);
         if (prev >= 0)
-            fail_at(p, name_pos[i], "duplicate instruction name '%s' (first defined at %d:%d)",
+            lx_fail_at(p, name_pos[i], "duplicate instruction name '%s' (first defined at %d:%d)",
                     names[i], c->instrs[prev].line, c->instrs[prev].col);
     }
     for (int r = first_ref; r < p->n_refs; r++) {
@@ -879,7 +502,7 @@ static void resolve_operands(parser *p, hlo_computation *c, int comp, int first_
             continue;
         int idx = table_find(&t, names, p->s + f->pos, f->len, -1);
         if (idx < 0)
-            fail_at(p, f->at, "unknown operand '%.*s' in computation '%s'", (int)f->len,
+            lx_fail_at(p, f->at, "unknown operand '%.*s' in computation '%s'", (int)f->len,
                     p->s + f->pos, c->name);
         c->instrs[f->instr].operands[f->slot].index = idx;
     }
@@ -888,51 +511,51 @@ static void resolve_operands(parser *p, hlo_computation *c, int comp, int first_
 /* Returns the position of the computation's name. */
 static size_t parse_computation(parser *p, hlo_computation *c, int comp)
 {
-    tok name = next(p);
-    if (tok_is(p, name, "ENTRY")) {
+    tok name = lx_next(p);
+    if (lx_tok_is(p, name, "ENTRY")) {
         c->is_entry = true;
-        name = next(p);
+        name = lx_next(p);
     }
     if (name.kind != T_NAME)
-        expected(p, name, "a computation name");
-    c->name = dup_str(p, name.pos, name.len);
-    locate(p, name.at, &c->line, &c->col);
-    if (eat_punct(p, '(')) { /* signature: (name: shape, ...) -> shape, checked and dropped */
+        lx_expected(p, name, "a computation name");
+    c->name = lx_dup_str(p, name.pos, name.len);
+    lx_locate(p, name.at, &c->line, &c->col);
+    if (lx_eat_punct(p, '(')) { /* signature: (name: shape, ...) -> shape, checked and dropped */
         hlo_shape ignored;
         int n = 0;
-        while (!eat_punct(p, ')')) {
+        while (!lx_eat_punct(p, ')')) {
             if (n++)
-                expect_punct(p, ',', "or ')' in computation signature");
-            expect_name(p, "a parameter name");
-            expect_punct(p, ':', "after parameter name");
+                lx_expect_punct(p, ',', "or ')' in computation signature");
+            lx_expect_name(p, "a parameter name");
+            lx_expect_punct(p, ':', "after parameter name");
             memset(&ignored, 0, sizeof ignored);
             parse_shape(p, &ignored, 0);
         }
-        tok arrow = next(p);
+        tok arrow = lx_next(p);
         if (arrow.kind != T_ARROW)
-            expected(p, arrow, "'->' after computation parameters");
+            lx_expected(p, arrow, "'->' after computation parameters");
         memset(&ignored, 0, sizeof ignored);
         parse_shape(p, &ignored, 0);
     }
-    expect_punct(p, '{', "to open the computation's instructions");
+    lx_expect_punct(p, '{', "to open the computation's instructions");
     int cap = 0, pos_cap = 0, first_ref = p->n_refs;
     size_t *name_pos = NULL;
     c->root = -1;
     do {
-        c->instrs = grow(p, c->instrs, c->n_instrs, &cap, sizeof *c->instrs);
-        name_pos = grow(p, name_pos, c->n_instrs, &pos_cap, sizeof *name_pos);
+        c->instrs = lx_grow(p, c->instrs, c->n_instrs, &cap, sizeof *c->instrs);
+        name_pos = lx_grow(p, name_pos, c->n_instrs, &pos_cap, sizeof *name_pos);
         hlo_instr *in = &c->instrs[c->n_instrs];
-        size_t at = skip_space(p, p->pos);
+        size_t at = lx_skip_space(p, p->pos);
         name_pos[c->n_instrs] = parse_instr(p, in, comp, c->n_instrs);
         if (in->is_root) {
             if (c->root >= 0)
-                fail_at(p, at, "second ROOT in computation '%s' (first is '%s')", c->name,
+                lx_fail_at(p, at, "second ROOT in computation '%s' (first is '%s')", c->name,
                         c->instrs[c->root].name);
             c->root = c->n_instrs;
         }
         c->n_instrs++;
-    } while (!is_punct(peek(p), '}'));
-    next(p);
+    } while (!lx_is_punct(lx_peek(p), '}'));
+    lx_next(p);
     if (c->root < 0) /* as XLA: without ROOT the last instruction is the root */
         c->root = c->n_instrs - 1;
     resolve_operands(p, c, comp, first_ref, name_pos);
@@ -944,16 +567,16 @@ static size_t parse_computation(parser *p, hlo_computation *c, int comp)
  * FileLocations 1 {...} ... StackFrames 1 {...}) for metadata to refer to; we do not use it. */
 static void skip_stack_frames(parser *p)
 {
-    if (!tok_is(p, peek(p), "FileNames"))
+    if (!lx_tok_is(p, lx_peek(p), "FileNames"))
         return;
     for (;;) {
-        tok t = peek(p);
-        if (t.kind == T_NUM || t.kind == T_STRING || tok_is(p, t, "FileNames") ||
-            tok_is(p, t, "FunctionNames") || tok_is(p, t, "FileLocations") ||
-            tok_is(p, t, "StackFrames"))
-            next(p);
-        else if (is_punct(t, '{'))
-            skip_value(p, "stack frame table");
+        tok t = lx_peek(p);
+        if (t.kind == T_NUM || t.kind == T_STRING || lx_tok_is(p, t, "FileNames") ||
+            lx_tok_is(p, t, "FunctionNames") || lx_tok_is(p, t, "FileLocations") ||
+            lx_tok_is(p, t, "StackFrames"))
+            lx_next(p);
+        else if (lx_is_punct(t, '{'))
+            lx_skip_value(p, "stack frame table");
         else
             return;
     }
@@ -961,34 +584,34 @@ static void skip_stack_frames(parser *p)
 
 static void parse_module(parser *p, hlo_module *m)
 {
-    tok first = peek(p);
+    tok first = lx_peek(p);
     if (first.kind == T_EOF)
-        fail_at(p, first.pos, "empty input: expected 'HloModule' or a computation");
-    if (tok_is(p, first, "HloModule")) {
-        next(p);
-        tok name = expect_name(p, "a module name after 'HloModule'");
-        m->name = dup_str(p, name.pos, name.len);
+        lx_fail_at(p, first.pos, "empty input: expected 'HloModule' or a computation");
+    if (lx_tok_is(p, first, "HloModule")) {
+        lx_next(p);
+        tok name = lx_expect_name(p, "a module name after 'HloModule'");
+        m->name = lx_dup_str(p, name.pos, name.len);
         parse_attributes(p, NULL, -1, -1);
         skip_stack_frames(p);
-        if (peek(p).kind == T_EOF)
-            fail_at(p, peek(p).pos, "expected a computation after the module header");
+        if (lx_peek(p).kind == T_EOF)
+            lx_fail_at(p, lx_peek(p).pos, "expected a computation after the module header");
     }
     int cap = 0, pos_cap = 0;
     size_t entry_at = 0, *name_pos = NULL;
     m->entry = -1;
-    while (peek(p).kind != T_EOF) {
+    while (lx_peek(p).kind != T_EOF) {
         if (m->n_comps > (1 << 24))
-            fail_at(p, p->pos, "too many computations");
-        m->comps = grow(p, m->comps, m->n_comps, &cap, sizeof *m->comps);
-        name_pos = grow(p, name_pos, m->n_comps, &pos_cap, sizeof *name_pos);
+            lx_fail_at(p, p->pos, "too many computations");
+        m->comps = lx_grow(p, m->comps, m->n_comps, &cap, sizeof *m->comps);
+        name_pos = lx_grow(p, name_pos, m->n_comps, &pos_cap, sizeof *name_pos);
         hlo_computation *c = &m->comps[m->n_comps];
-        size_t at = skip_space(p, p->pos);
+        size_t at = lx_skip_space(p, p->pos);
         name_pos[m->n_comps] = parse_computation(p, c, m->n_comps);
         if (c->is_entry) {
             if (m->entry >= 0) {
                 int line, col;
-                locate(p, entry_at, &line, &col);
-                fail_at(p, at, "second ENTRY computation '%s' (first is '%s' at %d:%d)", c->name,
+                lx_locate(p, entry_at, &line, &col);
+                lx_fail_at(p, at, "second ENTRY computation '%s' (first is '%s' at %d:%d)", c->name,
                         m->comps[m->entry].name, line, col);
             }
             m->entry = m->n_comps;
@@ -997,16 +620,16 @@ static void parse_module(parser *p, hlo_module *m)
         m->n_comps++;
     }
     if (m->entry < 0)
-        fail_at(p, name_pos[0], "no computation is marked ENTRY");
+        lx_fail_at(p, name_pos[0], "no computation is marked ENTRY");
     name_table t;
-    char **names = alloc(p, (size_t)m->n_comps * sizeof *names);
+    char **names = lx_alloc(p, (size_t)m->n_comps * sizeof *names);
     for (int i = 0; i < m->n_comps; i++)
         names[i] = m->comps[i].name;
     table_init(p, &t, m->n_comps);
     for (int i = 0; i < m->n_comps; i++) {
         int prev = table_find(&t, names, names[i], strlen(names[i]), i);
         if (prev >= 0)
-            fail_at(p, name_pos[i], "duplicate computation name '%s' (first defined at %d:%d)",
+            lx_fail_at(p, name_pos[i], "duplicate computation name '%s' (first defined at %d:%d)",
                     names[i], m->comps[prev].line, m->comps[prev].col);
     }
     for (int r = 0; r < p->n_refs; r++) {
@@ -1015,14 +638,14 @@ static void parse_module(parser *p, hlo_module *m)
             continue;
         int idx = table_find(&t, names, p->s + f->pos, f->len, -1);
         if (idx < 0)
-            fail_at(p, f->at, "unknown computation '%.*s'", (int)f->len, p->s + f->pos);
+            lx_fail_at(p, f->at, "unknown computation '%.*s'", (int)f->len, p->s + f->pos);
         hlo_instr *in = &m->comps[f->comp].instrs[f->instr];
         *(f->slot == REF_CALLS ? &in->calls : &in->to_apply) = idx;
     }
     if (!m->name) {
         const char *entry = m->comps[m->entry].name;
         size_t n = strlen(entry);
-        m->name = alloc(p, n + 8);
+        m->name = lx_alloc(p, n + 8);
         memcpy(m->name, "module_", 7);
         memcpy(m->name + 7, entry, n);
     }
@@ -1036,7 +659,7 @@ static hlo_module *run(parser *const p)
 {
     if (setjmp(p->fail))
         return NULL;
-    hlo_module *m = alloc(p, sizeof *m);
+    hlo_module *m = lx_alloc(p, sizeof *m);
     parse_module(p, m);
     m->arena_ = p->arena;
     return m;
@@ -1055,7 +678,7 @@ hlo_module *hlo_parse(const char *text, size_t len, const char *file, hlo_error 
     p.lc_line = p.lc_col = 1;
     hlo_module *m = run(&p);
     if (!m)
-        arena_free(p.arena);
+        lx_arena_free(p.arena);
     return m;
 }
 
@@ -1099,7 +722,7 @@ hlo_module *hlo_parse_file(const char *path, hlo_error *err)
 void hlo_module_free(hlo_module *m)
 {
     if (m)
-        arena_free(m->arena_); /* the module itself lives in its arena */
+        lx_arena_free(m->arena_); /* the module itself lives in its arena */
 }
 
 const hlo_computation *hlo_entry(const hlo_module *m) { return &m->comps[m->entry]; }
@@ -1129,3 +752,4 @@ const char *hlo_opcode_name(hlo_opcode op)
 {
     return (unsigned)op < HLO_OP_COUNT_ ? opcode_names[op] : "";
 }
+

@@ -1,0 +1,79 @@
+/* hlo_lex.h - the HLO parser's state, arena and lexer, shared by hlo_lex.c and hlo_parse.c
+ * (internal to the compiler; the public AST is hlo.h). Errors longjmp to parser.fail. */
+#ifndef TPU_HLO_LEX_H
+#define TPU_HLO_LEX_H
+
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hlo.h"
+
+struct hlo_arena {
+    struct hlo_arena *next;
+    size_t size, used;
+    _Alignas(16) unsigned char data[];
+};
+
+#define ARENA_CHUNK ((size_t)64 << 10)
+
+typedef enum {
+    T_EOF, T_NAME, T_NUM, T_STRING, T_ARROW, T_ELLIPSIS, T_LE, T_PUNCT
+} tok_kind;
+
+typedef struct {
+    tok_kind kind;
+    size_t at;       /* where the token starts, for messages */
+    size_t pos, len; /* its text; a T_NAME's excludes the leading '%' */
+    char ch;         /* T_PUNCT */
+} tok;
+
+/* An operand or computation name to resolve once its scope is complete. */
+typedef struct {
+    int comp, instr;
+    int slot;       /* operand index, or REF_TO_APPLY / REF_CALLS */
+    size_t at, pos, len;
+} ref;
+
+enum { REF_TO_APPLY = -1, REF_CALLS = -2 };
+
+typedef struct {
+    const char *s;
+    size_t len;
+    const char *file;
+    struct hlo_arena *arena;
+    hlo_error *err;
+    jmp_buf fail;
+    size_t lc_pos; /* line/column cache: positions are mostly requested in increasing order */
+    int lc_line, lc_col;
+    size_t pos;    /* next unread byte */
+    ref *refs;
+    int n_refs, cap_refs;
+} parser;
+
+void lx_arena_free(struct hlo_arena *a);
+void lx_locate(parser *p, size_t pos, int *line, int *col);
+/* Records "file:line:col: message" and longjmps out of the parse. */
+void lx_fail_at(parser *p, size_t pos, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), noreturn));
+void *lx_alloc(parser *p, size_t n); /* zeroed, from the arena */
+/* Makes room for one more element in an arena array of *cap elements of size sz. */
+void *lx_grow(parser *p, void *v, int n, int *cap, size_t sz);
+char *lx_dup_str(parser *p, size_t pos, size_t len);
+
+size_t lx_skip_space(parser *p, size_t pos);
+tok lx_lex_at(parser *p, size_t pos, size_t *end);
+tok lx_peek(parser *p);
+tok lx_next(parser *p);
+bool lx_is_punct(tok t, char ch);
+bool lx_tok_is(const parser *p, tok t, const char *word);
+void lx_expected(parser *p, tok t, const char *what) __attribute__((noreturn));
+tok lx_expect_punct(parser *p, char ch, const char *ctx);
+bool lx_eat_punct(parser *p, char ch);
+tok lx_expect_name(parser *p, const char *what);
+int64_t lx_parse_int(parser *p, const char *what, int64_t lo, int64_t hi);
+/* Skips one attribute value by balanced scanning of (), {}, [] and strings. */
+void lx_skip_value(parser *p, const char *what);
+
+#endif
