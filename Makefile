@@ -6,7 +6,7 @@
 #   make soak       thousands of random programs, RTL against the golden model
 #   make bench      GEMM table at N = 16 and 32, and the same GEMM on Verilator vs Icarus
 #   make demo       a GEMM on the simulated TPU with its report and a waveform
-#   make wave       open the demo's waveform in GTKWave
+#   make wave       trace a small GEMM and open it in GTKWave (a screenshot without a display)
 #   make ARRAY=8    build only the N = 8 model (any list: ARRAY="8 16")
 
 BUILD  ?= build
