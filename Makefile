@@ -54,7 +54,7 @@ demo: build
 	@mkdir -p $(DEMO)
 	$(BUILD)/bin/tpusim gemm --m 256 --k 256 --n 256 --bias --relu --requant 1200,20 \
 	    --json $(DEMO)/report.json --trace $(DEMO)/wave.fst --trace-window 0:1500
-	@echo "report: $(DEMO)/report.json  waveform: $(DEMO)/wave.fst (make wave opens it)"
+	@echo "report: $(DEMO)/report.json  waveform: $(DEMO)/wave.fst (gtkwave $(DEMO)/wave.gtkw)"
 
 # A small GEMM on the 8 x 8 array, traced in full, opened in GTKWave (or, with no display, a
 # screenshot taken under Xvfb).
