@@ -109,6 +109,7 @@ tpu_status tpu_stream_gemm(tpu_stream *s, const tpu_gemm *g)
         {TPU_GEMM_RELU, FW_GEMM_RELU},
         {TPU_GEMM_OUT_INT8, FW_GEMM_OUT_INT8},
         {TPU_GEMM_A_UNSIGNED, FW_GEMM_A_UNSIGNED},
+        {TPU_GEMM_B_TILED, FW_GEMM_B_TILED},
     };
     if (!s || !g)
         return TPU_E_ARG;

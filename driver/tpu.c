@@ -3,8 +3,15 @@
  * A submission: the stream is copied into freshly allocated device memory, the firmware
  * (firmware/firmware.h) runs on the host with its HAL bound to the simulator, so its time and its
  * pushes pass on the device clock, and every instruction it pushes is recorded. tpu_wait runs the
- * device to the HALT; with verify on it then replays the recorded instructions on the golden model,
- * started from a copy of device memory taken before the firmware ran, and compares memories. */
+ * device to the HALT; with verify on it then replays the recorded instructions on the golden model
+ * and compares what they can have written.
+ *
+ * Verification keeps the golden model's memory equal to the device's between submissions, at a
+ * cost proportional to the bytes that change rather than to the memory size: it is copied from
+ * the device once at open; tpu_write and the stream copy write both memories; a submission
+ * changes device memory only at its WR_HOST destinations (and where tpu_write wrote while it was
+ * pending), which are compared after a HALT and copied from the device whenever they may differ
+ * (a mismatch, an error, a timeout). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, strdup */
 
 #include <errno.h>
@@ -22,7 +29,7 @@
 #define DEFAULT_ARRAY_N 16u
 #define DEFAULT_MEM_SIZE (64ull << 20)
 #define PROGRESS_PERIOD 65536u
-#define COMPARE_CHUNK (1u << 16) /* bytes of device memory compared at a time */
+#define COMPARE_CHUNK 4096u /* bytes of device memory compared at a time */
 
 /* A device memory range [addr, addr + size). */
 typedef struct {
@@ -40,7 +47,9 @@ struct tpu_device {
     tpu_hwcfg hw;
     uint32_t version, mem_latency, mem_bytes_per_cycle;
     block_list free_blocks, used_blocks; /* the allocator: first fit, coalescing */
-    tpu_golden *golden;                  /* verify on */
+    tpu_golden *golden;                  /* verify on: mirrors device memory (see the top) */
+    block_list pending_writes;           /* tpu_write ranges while a submission is pending */
+    int mirror_lost; /* a pending write went unrecorded: compare and copy all of memory */
     char msg[1024];
 
     tpu_progress_fn progress;
@@ -204,13 +213,30 @@ static tpu_status check_range(tpu_device *dev, const char *fn, uint32_t addr, co
     return TPU_OK;
 }
 
+/* Device memory written by the host (in range): the golden model's mirror follows at once, or,
+ * while a submission is pending, after its verification (which counts the write as a change
+ * behind the device's back). */
+static void mem_write(tpu_device *d, uint32_t addr, const void *src, size_t bytes)
+{
+    tpusim_mem_write(d->sim, addr, src, bytes); /* in range: cannot fail */
+    if (!d->golden)
+        return;
+    if (!d->pending) {
+        memcpy(tpu_golden_mem(d->golden) + addr, src, bytes);
+        return;
+    }
+    const block b = {addr, (uint32_t)bytes}; /* bytes <= mem_size < 2^32 */
+    if (list_insert(&d->pending_writes, list_lower(&d->pending_writes, addr), b))
+        d->mirror_lost = 1;
+}
+
 tpu_status tpu_write(tpu_device *dev, uint32_t addr, const void *src, size_t bytes)
 {
     if (!dev)
         return TPU_E_ARG;
     const tpu_status st = check_range(dev, "tpu_write", addr, src, bytes);
     if (st == TPU_OK)
-        tpusim_mem_write(dev->sim, addr, src, bytes); /* in range: cannot fail */
+        mem_write(dev, addr, src, bytes);
     return st;
 }
 
@@ -294,6 +320,8 @@ tpu_status tpu_open(const tpu_options *opts, tpu_device **dev, char *err, size_t
         return open_fail(d, fail(d, TPU_E_NOMEM, "tpu_open: out of host memory for the golden "
                                  "model (%llu bytes)", (unsigned long long)d->hw.mem_size),
                          err, errlen);
+    if (d->golden) /* the only full copy: from here on the mirror follows every change */
+        tpusim_mem_read(d->sim, 0, tpu_golden_mem(d->golden), d->hw.mem_size);
     *dev = d;
     return TPU_OK;
 }
@@ -305,6 +333,7 @@ void tpu_close(tpu_device *dev)
     if (dev->sim)
         tpusim_destroy(dev->sim); /* closes an open trace */
     tpu_golden_destroy(dev->golden);
+    free(dev->pending_writes.v);
     free(dev->free_blocks.v);
     free(dev->used_blocks.v);
     free(dev->insns);
@@ -404,9 +433,136 @@ static void hal_spend(void *ctx, uint32_t cycles)
     tick(d);
 }
 
+/* ---------------------------------------------------------- verification -- */
+
+/* Index of the last instruction that wrote memory byte addr, or n_insns if none did. */
+static size_t last_writer(const tpu_device *d, uint32_t addr)
+{
+    for (size_t i = d->n_insns; i-- > 0;) {
+        const tpu_fields f = tpu_decode(&d->insns[i]);
+        if (f.op != TPU_OP_WR_HOST || addr < f.a)
+            continue;
+        const uint64_t off = addr - f.a;
+        if (f.stride == 0) {
+            if (off < f.len)
+                return i;
+            continue;
+        }
+        /* Rows r with r * stride <= off < r * stride + len; more than one when rows overlap. */
+        const uint64_t hi = off / f.stride;
+        const uint64_t lo = off >= f.len ? (off - f.len) / f.stride + 1 : 0;
+        if (lo < f.rows && lo <= hi)
+            return i;
+    }
+    return d->n_insns;
+}
+
+typedef void range_fn(tpu_device *d, uint64_t addr, uint64_t size, void *ctx);
+
+/* Calls fn on every device memory range the submission can have changed: each tpu_write made
+ * while it was pending and each recorded WR_HOST's destination (clamped to memory: a WR_HOST
+ * reaching past it never executes); all of memory instead if a pending write went unrecorded. */
+static void for_each_change(tpu_device *d, range_fn *fn, void *ctx)
+{
+    const uint64_t end = d->hw.mem_size;
+    if (d->mirror_lost) {
+        fn(d, 0, end, ctx);
+        return;
+    }
+    for (size_t i = 0; i < d->pending_writes.n; i++)
+        fn(d, d->pending_writes.v[i].addr, d->pending_writes.v[i].size, ctx);
+    for (size_t i = 0; i < d->n_insns; i++) {
+        const tpu_fields f = tpu_decode(&d->insns[i]);
+        if (f.op != TPU_OP_WR_HOST || f.rows == 0)
+            continue;
+        /* Rows that touch or overlap make one span; rows with gaps are visited one by one. */
+        const int span = f.stride <= f.len;
+        const uint64_t len = span ? (uint64_t)(f.rows - 1) * f.stride + f.len : f.len;
+        for (uint32_t r = 0; r < (span ? 1 : f.rows); r++) {
+            const uint64_t a = f.a + (uint64_t)r * f.stride;
+            if (a >= end)
+                break;
+            fn(d, a, len < end - a ? len : end - a, ctx);
+        }
+    }
+}
+
+/* range_fn: lowers *(uint64_t *)ctx to the lowest address in the range where device and golden
+ * memory differ. */
+static void compare_range(tpu_device *d, uint64_t addr, uint64_t size, void *ctx)
+{
+    uint64_t *first = ctx;
+    const uint8_t *expect = tpu_golden_mem(d->golden);
+    uint8_t chunk[COMPARE_CHUNK];
+    for (uint64_t at = addr; at < addr + size && at < *first; at += COMPARE_CHUNK) {
+        const size_t n = addr + size - at < COMPARE_CHUNK ? (size_t)(addr + size - at)
+                                                          : COMPARE_CHUNK;
+        tpusim_mem_read(d->sim, at, chunk, n);
+        if (memcmp(chunk, expect + at, n) == 0)
+            continue;
+        size_t i = 0;
+        while (chunk[i] == expect[at + i])
+            i++;
+        if (at + i < *first)
+            *first = at + i;
+        return;
+    }
+}
+
+/* range_fn: the golden model's memory takes the device's bytes. */
+static void copy_range(tpu_device *d, uint64_t addr, uint64_t size, void *ctx)
+{
+    (void)ctx;
+    tpusim_mem_read(d->sim, addr, tpu_golden_mem(d->golden) + addr, size);
+}
+
+/* Did tpu_write change addr while the submission was pending? */
+static int pending_write(const tpu_device *d, uint32_t addr)
+{
+    for (size_t i = 0; i < d->pending_writes.n; i++)
+        if (addr - d->pending_writes.v[i].addr < d->pending_writes.v[i].size)
+            return 1;
+    return 0;
+}
+
+/* The golden model runs the recorded instructions; every range they (or a pending tpu_write)
+ * can have changed must hold the same bytes on the device. */
+static tpu_status verify(tpu_device *d)
+{
+    tpu_golden *g = d->golden;
+    tpu_golden_reset(g);
+    size_t at;
+    const int code = tpu_golden_run(g, d->insns, d->n_insns, &at);
+    char text[160];
+    if (code != TPU_ERR_OK)
+        return fail(d, TPU_E_MISMATCH,
+                    "verify: the device halted but the golden model stops with %s at "
+                    "instruction %zu: %s", tpu_error_name((uint32_t)code), at,
+                    tpu_disasm(&d->insns[at], text, sizeof text));
+    uint64_t first = d->hw.mem_size;
+    for_each_change(d, compare_range, &first);
+    if (first == d->hw.mem_size)
+        return TPU_OK;
+    const uint32_t addr = (uint32_t)first;
+    uint8_t got;
+    tpusim_mem_read(d->sim, addr, &got, 1);
+    const size_t w = last_writer(d, addr);
+    if (w == d->n_insns)
+        snprintf(text, sizeof text, "written by no instruction");
+    else
+        tpu_disasm(&d->insns[w], text, sizeof text);
+    return fail(d, TPU_E_MISMATCH,
+                "verify: memory differs at 0x%x: expected 0x%02x, device 0x%02x; last writer: "
+                "instruction %zu: %s%s", addr, tpu_golden_mem(g)[addr], got, w, text,
+                pending_write(d, addr) ? "; tpu_write changed it while the work was pending"
+                                       : "");
+}
+
 /* Ends the submission: takes the performance report, frees the stream, and resets the device
- * when work may be left in it. */
-static void finish(tpu_device *d, int reset, double t_start)
+ * when work may be left in it. With verify on it then brings the golden model's memory back to
+ * the device's: after a HALT by verifying (TPU_E_MISMATCH on a difference), and by copying the
+ * ranges the submission can have changed from the device whenever they may differ. */
+static tpu_status finish(tpu_device *d, int reset, int halted, double t_start)
 {
     tpu_perf_report *p = &d->perf;
     d->wall += now() - t_start;
@@ -422,6 +578,14 @@ static void finish(tpu_device *d, int reset, double t_start)
         tpusim_reset(d->sim);
     tpu_free(d, d->stream_addr);
     d->pending = 0;
+    if (!d->golden)
+        return TPU_OK;
+    const tpu_status st = halted ? verify(d) : TPU_OK;
+    if (!halted || st != TPU_OK)
+        for_each_change(d, copy_range, NULL);
+    d->pending_writes.n = 0;
+    d->mirror_lost = 0;
+    return st;
 }
 
 /* The message for a core stopped with an error: code, ERROR_PC and that instruction. */
@@ -461,7 +625,7 @@ static const char *field_meaning(const char *field)
         {"c.buf", "not a buffer-table index"},
         {"params.buf", "not a buffer-table index, or not 0 without BIAS or OUT_INT8"},
         {"lda", "smaller than k"},
-        {"ldb", "smaller than n"},
+        {"ldb", "smaller than n, or not 0 with B_TILED"},
         {"ldc", "smaller than n, or its byte pitch does not fit 32 bits"},
         {"a.off", "the operand does not fit in its buffer"},
         {"b.off", "the operand does not fit in its buffer"},
@@ -529,9 +693,7 @@ tpu_status tpu_submit(tpu_device *dev, const tpu_stream *s)
             return fail(dev, TPU_E_IO, "tpu_submit: trace: %s", why);
         }
     }
-    tpusim_mem_write(dev->sim, addr, data, bytes);
-    if (dev->golden) /* the golden model starts from memory as the firmware finds it */
-        tpusim_mem_read(dev->sim, 0, tpu_golden_mem(dev->golden), dev->hw.mem_size);
+    mem_write(dev, addr, data, bytes);
     t_start = now(); /* the simulation's wall time starts here, after the host-side copies */
 
     dev->pending = 1;
@@ -550,11 +712,11 @@ tpu_status tpu_submit(tpu_device *dev, const tpu_stream *s)
     fw_result r;
     fw_run(&hal, addr, (uint32_t)bytes, &r);
     if (dev->abandoned == OUT_OF_MEMORY) {
-        finish(dev, 1, t_start);
+        finish(dev, 1, 0, t_start);
         return fail(dev, TPU_E_NOMEM, "tpu_submit: out of host memory recording instructions");
     }
     if (dev->abandoned == OUT_OF_CYCLES) {
-        finish(dev, 1, t_start);
+        finish(dev, 1, 0, t_start);
         return fail(dev, TPU_E_TIMEOUT,
                     "tpu_submit: the firmware was still pushing instructions after %llu cycles "
                     "(%zu pushed); the device was reset",
@@ -567,72 +729,12 @@ tpu_status tpu_submit(tpu_device *dev, const tpu_stream *s)
     if (r.code == FW_ERR_CORE) {
         /* The firmware saw STATUS.ERROR: nothing is in flight any more. */
         core_error(dev, "tpu_submit");
-        finish(dev, 1, t_start);
+        finish(dev, 1, 0, t_start);
         return TPU_E_CORE;
     }
     const tpu_status st = firmware_error(dev, &r);
-    finish(dev, r.insns != 0, t_start);
+    finish(dev, r.insns != 0, 0, t_start);
     return st;
-}
-
-/* Index of the last instruction that wrote memory byte addr, or n_insns if none did. */
-static size_t last_writer(const tpu_device *d, uint32_t addr)
-{
-    for (size_t i = d->n_insns; i-- > 0;) {
-        const tpu_fields f = tpu_decode(&d->insns[i]);
-        if (f.op != TPU_OP_WR_HOST || addr < f.a)
-            continue;
-        const uint64_t off = addr - f.a;
-        if (f.stride == 0) {
-            if (off < f.len)
-                return i;
-            continue;
-        }
-        /* Rows r with r * stride <= off < r * stride + len; more than one when rows overlap. */
-        const uint64_t hi = off / f.stride;
-        const uint64_t lo = off >= f.len ? (off - f.len) / f.stride + 1 : 0;
-        if (lo < f.rows && lo <= hi)
-            return i;
-    }
-    return d->n_insns;
-}
-
-/* With verify on: the golden model's memory after the recorded instructions against the
- * device's. */
-static tpu_status verify(tpu_device *d)
-{
-    tpu_golden *g = d->golden;
-    tpu_golden_reset(g);
-    size_t at;
-    const int code = tpu_golden_run(g, d->insns, d->n_insns, &at);
-    char text[160];
-    if (code != TPU_ERR_OK)
-        return fail(d, TPU_E_MISMATCH,
-                    "verify: the device halted but the golden model stops with %s at "
-                    "instruction %zu: %s", tpu_error_name((uint32_t)code), at,
-                    tpu_disasm(&d->insns[at], text, sizeof text));
-    const uint8_t *expect = tpu_golden_mem(g);
-    uint8_t chunk[COMPARE_CHUNK];
-    for (uint64_t base = 0; base < d->hw.mem_size; base += COMPARE_CHUNK) {
-        const size_t n = d->hw.mem_size - base < COMPARE_CHUNK ? (size_t)(d->hw.mem_size - base)
-                                                               : COMPARE_CHUNK;
-        tpusim_mem_read(d->sim, base, chunk, n);
-        if (memcmp(chunk, expect + base, n) == 0)
-            continue;
-        size_t i = 0;
-        while (chunk[i] == expect[base + i])
-            i++;
-        const uint32_t addr = (uint32_t)(base + i);
-        const size_t w = last_writer(d, addr);
-        if (w == d->n_insns)
-            snprintf(text, sizeof text, "written by no instruction");
-        else
-            tpu_disasm(&d->insns[w], text, sizeof text);
-        return fail(d, TPU_E_MISMATCH,
-                    "verify: memory differs at 0x%x: expected 0x%02x, device 0x%02x; last "
-                    "writer: instruction %zu: %s", addr, expect[addr], chunk[i], w, text);
-    }
-    return TPU_OK;
 }
 
 tpu_status tpu_wait(tpu_device *dev, uint64_t max_cycles)
@@ -661,20 +763,19 @@ tpu_status tpu_wait(tpu_device *dev, uint64_t max_cycles)
             while (tpusim_reg_read(dev->sim, TPU_CSR_STATUS) & TPU_STATUS_BUSY)
                 tpusim_step(dev->sim, 1);
             core_error(dev, "tpu_wait");
-            finish(dev, 1, t_start);
+            finish(dev, 1, 0, t_start);
             return TPU_E_CORE;
         }
         if (tpusim_cycle(dev->sim) - start >= budget) {
             const uint64_t retired = tpusim_perf(dev->sim, TPU_PERF_RETIRED);
-            finish(dev, 1, t_start);
+            finish(dev, 1, 0, t_start);
             return fail(dev, TPU_E_TIMEOUT,
                         "tpu_wait: no HALT within %llu cycles (%llu of %zu instructions "
                         "retired); the device was reset",
                         (unsigned long long)budget, (unsigned long long)retired, dev->n_insns);
         }
     }
-    finish(dev, 0, t_start);
-    return dev->golden ? verify(dev) : TPU_OK;
+    return finish(dev, 0, 1, t_start);
 }
 
 void tpu_set_budget(tpu_device *dev, uint64_t max_cycles)

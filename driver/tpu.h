@@ -79,12 +79,17 @@ enum tpu_gemm_flags {
     TPU_GEMM_RELU = 1u << 1,
     TPU_GEMM_OUT_INT8 = 1u << 2,
     TPU_GEMM_A_UNSIGNED = 1u << 3,
+    /* B in N x N tiles for the device's array size (tpu_info.array_n), b.ld 0: tile (kt, nt) at
+     * byte (nt * ceil(k/N) + kt) * N * N, zero-padded past k and n (docs/command-stream.md). */
+    TPU_GEMM_B_TILED = 1u << 4,
 };
 typedef struct {
     uint32_t m, k, n, flags;
     tpu_operand a, b, c;
     tpu_operand params; /* int32 bias[n], mult[n], shift[n]; ld unused; with BIAS or OUT_INT8 */
 } tpu_gemm;
+/* Appends a GEMM command (docs/command-stream.md): TPU_E_ARG for a NULL argument or an unknown
+ * flag, TPU_E_NOMEM if the stream cannot grow; the firmware checks the rest at tpu_submit. */
 tpu_status tpu_stream_gemm(tpu_stream *s, const tpu_gemm *g);
 /* The stream's bytes as the firmware reads them. */
 const void *tpu_stream_data(const tpu_stream *s, size_t *bytes);
@@ -103,8 +108,11 @@ void tpu_set_budget(tpu_device *dev, uint64_t max_cycles);
 tpu_status tpu_submit(tpu_device *dev, const tpu_stream *s);
 /* Run the device until the submitted work halts, at most max_cycles more cycles (0: no limit
  * beyond the budget).
- * With verify on, compares the device's memory with the golden model's after the same
- * instructions. */
+ * With verify on, the golden model, which mirrors device memory, executes the same
+ * instructions; the bytes they can have written (WR_HOST destinations) and the bytes tpu_write
+ * changed while the work was pending (which the golden model sees only afterwards) are compared
+ * with the device's, and TPU_E_MISMATCH names the lowest differing address. The cost is
+ * proportional to those bytes, not to mem_size. */
 tpu_status tpu_wait(tpu_device *dev, uint64_t max_cycles);
 
 typedef struct {

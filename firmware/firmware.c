@@ -224,6 +224,15 @@ static uint64_t extent(uint32_t rows, uint32_t ld, uint32_t width, uint32_t esiz
     return ((uint64_t)(rows - 1) * ld + width) * esize;
 }
 
+/* Bytes of a k x n B in N x N tiles (FW_GEMM_B_TILED). A padded side above 32 bits is larger
+ * than any buffer: the result is then clamped where adding a 32-bit offset cannot wrap. */
+static uint64_t tiled_extent(uint32_t k, uint32_t n, uint32_t tile)
+{
+    const uint64_t rows = (uint64_t)ceil_div(k, tile) * tile;
+    const uint64_t cols = (uint64_t)ceil_div(n, tile) * tile;
+    return rows > UINT32_MAX || cols > UINT32_MAX ? (uint64_t)1 << 33 : rows * cols;
+}
+
 static int decode_gemm(fw_ctx *c, const uint8_t *raw, gemm *g)
 {
     g->flags = le32(raw + FW_GEMM_FLAGS);
@@ -250,10 +259,12 @@ static int decode_gemm(fw_ctx *c, const uint8_t *raw, gemm *g)
     if (operand(c, raw, FW_GEMM_A_BUF, FW_GEMM_A_OFF, "a.buf", "a.off",
                 extent(g->m, g->lda, g->k, 1), &g->a, &a))
         return c->res->code;
-    if (g->ldb < g->n)
+    const bool tiled = g->flags & FW_GEMM_B_TILED;
+    if (tiled ? g->ldb != 0 : g->ldb < g->n)
         return fail(c, FW_ERR_COMMAND, FW_NO_INDEX, "ldb");
     if (operand(c, raw, FW_GEMM_B_BUF, FW_GEMM_B_OFF, "b.buf", "b.off",
-                extent(g->k, g->ldb, g->n, 1), &g->b, &b))
+                tiled ? tiled_extent(g->k, g->n, c->hw.n) : extent(g->k, g->ldb, g->n, 1),
+                &g->b, &b))
         return c->res->code;
     /* The WR_HOST stride is ldc elements in bytes. */
     if (g->ldc < g->n || (uint64_t)g->ldc * c_size > UINT32_MAX)
@@ -442,16 +453,19 @@ static int load_until(sched *s, uint64_t u, uint32_t j)
     return FW_OK;
 }
 
-/* The weight tile of the next step to fetch. */
+/* The weight tile of the next step to fetch: only its k x n part, also when B is tiled (the
+ * core zero-pads the rest, so edge tiles cost fewer memory requests). */
 static int fetch_weights(sched *s)
 {
     const gemm *g = s->g;
-    const uint32_t k0 = (uint32_t)(s->rw_next % s->kt) * s->n;
-    const uint32_t n0 = (uint32_t)(s->rw_next / s->kt % s->nt) * s->n;
-    const uint64_t a = g->b + (uint64_t)k0 * g->ldb + n0;
+    const uint32_t kt = (uint32_t)(s->rw_next % s->kt), nt = (uint32_t)(s->rw_next / s->kt % s->nt);
+    const uint32_t k0 = kt * s->n, n0 = nt * s->n;
+    const bool tiled = g->flags & FW_GEMM_B_TILED;
+    const uint64_t a = tiled ? g->b + ((uint64_t)nt * s->kt + kt) * s->n * s->n
+                             : g->b + (uint64_t)k0 * g->ldb + n0;
     s->rw_next++;
     return push(s->c, TPU_OP_RD_WEIGHT, 0, min32(s->n, g->k - k0), (uint32_t)a, 0,
-                min32(s->n, g->n - n0), g->ldb);
+                min32(s->n, g->n - n0), tiled ? s->n : g->ldb);
 }
 
 /* Write out visit v's accumulator buffer. */

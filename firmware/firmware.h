@@ -59,10 +59,11 @@ enum fw_command_op { FW_CMD_GEMM = 1 };
 enum fw_command_field { FW_CMD_OP = 0, FW_CMD_BYTES = 2 };
 
 /* GEMM: C[m x n] = act(A[m x k] . B[k x n] (+ bias)), all row-major with a leading dimension
- * (row pitch in elements). A is int8 (uint8 with FW_GEMM_A_UNSIGNED), B int8, C int32 or, with
- * FW_GEMM_OUT_INT8, int8 requantized per column. Operands are (buffer index, byte offset). The
- * params operand (used with BIAS or OUT_INT8, else its fields must be zero) is int32 bias[n],
- * mult[n], shift[n] back to back (shift: bits 5:0); see docs/isa.md for the arithmetic. All u32. */
+ * (row pitch in elements), or B in tile order with FW_GEMM_B_TILED. A is int8 (uint8 with
+ * FW_GEMM_A_UNSIGNED), B int8, C int32 or, with FW_GEMM_OUT_INT8, int8 requantized per column.
+ * Operands are (buffer index, byte offset). The params operand (used with BIAS or OUT_INT8, else
+ * its fields must be zero) is int32 bias[n], mult[n], shift[n] back to back (shift: bits 5:0);
+ * see docs/isa.md for the arithmetic. All u32. */
 enum fw_gemm_field {
     FW_GEMM_FLAGS = 4,
     FW_GEMM_M = 8,
@@ -87,7 +88,11 @@ enum fw_gemm_flag {
     FW_GEMM_RELU = 1u << 1,       /* clamp at zero (after bias, before requantization) */
     FW_GEMM_OUT_INT8 = 1u << 2,   /* C is int8: requantize with mult[j], shift[j] */
     FW_GEMM_A_UNSIGNED = 1u << 3, /* A is uint8 */
-    FW_GEMM_FLAGS_ALL = 0xfu
+    /* B in tile order for the core's array size N (ARRAY_N), ldb 0: with KT = ceil(k/N) and
+     * NT = ceil(n/N), tile (kt, nt) is N rows of N bytes (B rows kt*N.., columns nt*N..),
+     * zero-padded past k and n, at byte offset (nt*KT + kt) * N * N; KT*NT*N*N bytes in all. */
+    FW_GEMM_B_TILED = 1u << 4,
+    FW_GEMM_FLAGS_ALL = 0x1fu
 };
 
 /* ------------------------------------------------------------ cost model -- */

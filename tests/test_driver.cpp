@@ -1,7 +1,8 @@
 // test_driver.cpp - the host driver (driver/tpu.h): opening devices, the allocator, host copies,
-// the command-stream bytes, GEMMs through the firmware on the cycle-accurate device (checked
-// against gemm_reference, with the driver's golden-model verification on), stream and timeout
-// errors, performance counters, progress and traces.
+// the command-stream bytes, GEMMs (B row-major or tiled) through the firmware on the
+// cycle-accurate device (checked against gemm_reference, with the driver's golden-model
+// verification on), verification's mirror of device memory and its mismatch reports, stream and
+// timeout errors, performance counters, progress and traces.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -288,7 +289,8 @@ TEST(DriverStream, BytesAsDocumented) {
     g.m = 0x01020304;
     g.k = 5;
     g.n = 6;
-    g.flags = TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8 | TPU_GEMM_A_UNSIGNED;
+    g.flags = TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8 | TPU_GEMM_A_UNSIGNED |
+              TPU_GEMM_B_TILED;
     g.a = {1, 7, 8};
     g.b = {0, 9, 10};
     g.c = {1, 11, 12};
@@ -314,7 +316,7 @@ TEST(DriverStream, BytesAsDocumented) {
     const uint8_t *c = p + 48;
     EXPECT_EQ(c[0] | c[1] << 8, 1);  // op GEMM
     EXPECT_EQ(c[2] | c[3] << 8, 64); // bytes
-    const uint32_t fields[] = {0xf, 0x01020304, 5, 6, 1, 7, 8, 0, 9, 10, 1, 11, 12, 0, 13};
+    const uint32_t fields[] = {0x1f, 0x01020304, 5, 6, 1, 7, 8, 0, 9, 10, 1, 11, 12, 0, 13};
     for (int i = 0; i < 15; i++) EXPECT_EQ(rd32(c + 4 + 4 * i), fields[i]) << "field " << i;
     EXPECT_EQ(std::memcmp(c + 8, c + 64 + 8, 56), 0); // the second command differs in flags
     EXPECT_EQ(rd32(c + 64 + 4), 2u);
@@ -323,7 +325,7 @@ TEST(DriverStream, BytesAsDocumented) {
     EXPECT_EQ(tpu_stream_buffer(s, 0, 0, nullptr), TPU_E_ARG);
     EXPECT_EQ(tpu_stream_buffer(s, 0xffffff00u, 0x101, nullptr), TPU_E_ARG);
     EXPECT_EQ(tpu_stream_buffer(nullptr, 0, 1, nullptr), TPU_E_ARG);
-    g.flags = 1u << 4;
+    g.flags = 1u << 5;
     EXPECT_EQ(tpu_stream_gemm(s, &g), TPU_E_ARG);
     EXPECT_EQ(tpu_stream_gemm(s, nullptr), TPU_E_ARG);
     tpu_stream_data(s, &bytes);
@@ -360,14 +362,16 @@ struct Placed {
     std::vector<uint8_t> c_image; // C's extent as written before the run
     std::vector<uint8_t> expect;  // packed m x n reference (int32 or int8)
     size_t esize() const { return g.flags & TPU_GEMM_OUT_INT8 ? 1 : 4; }
+    bool tiled() const { return g.flags & TPU_GEMM_B_TILED; }
     uint32_t lda() const { return g.k + g.lda_pad; }
-    uint32_t ldb() const { return g.n + g.ldb_pad; }
+    uint32_t ldb() const { return tiled() ? 0 : g.n + g.ldb_pad; }
     uint32_t ldc() const { return g.n + g.ldc_pad; }
     size_t c_extent() const { return ((size_t)(g.m - 1) * ldc() + g.n) * esize(); }
 };
 
 // Writes the operands of g (values from rng) into fresh device memory, declares buffers in s,
-// computes the reference. a_src, when given, is A's packed contents.
+// computes the reference (from the row-major B also when B is tiled). a_src, when given, is A's
+// packed contents.
 void place(tpu_device *d, tpu_stream *s, tpu_rng &rng, Placed &pl, const GemmCase &g,
            const std::vector<uint8_t> *a_src = nullptr) {
     pl.g = g;
@@ -395,8 +399,11 @@ void place(tpu_device *d, tpu_stream *s, tpu_rng &rng, Placed &pl, const GemmCas
         prm[2 * g.n + j] = identity ? 0 : static_cast<int32_t>(rng_range(&rng, 12, 30));
     }
 
+    tpu_info info;
+    EXPECT_EQ(tpu_query(d, &info), TPU_OK);
     const size_t a_ext = static_cast<size_t>(g.m - 1) * pl.lda() + g.k;
-    const size_t b_ext = static_cast<size_t>(g.k - 1) * pl.ldb() + g.n;
+    const size_t b_ext = pl.tiled() ? gemm_tiled_b_bytes(g.k, g.n, info.array_n)
+                                    : static_cast<size_t>(g.k - 1) * pl.ldb() + g.n;
     const size_t c_ext = pl.c_extent(), p_ext = params ? 12u * g.n : 0;
     auto alloc = [&](size_t bytes) {
         uint32_t addr = 0;
@@ -437,8 +444,15 @@ void place(tpu_device *d, tpu_stream *s, tpu_rng &rng, Placed &pl, const GemmCas
     if (!params) pl.p_buf = pl.p_off = 0;
     for (uint32_t i = 0; i < g.m; i++)
         EXPECT_EQ(tpu_write(d, pl.a + i * pl.lda(), &a[static_cast<size_t>(i) * g.k], g.k), TPU_OK);
-    for (uint32_t i = 0; i < g.k; i++)
-        EXPECT_EQ(tpu_write(d, pl.b + i * pl.ldb(), &b[static_cast<size_t>(i) * g.n], g.n), TPU_OK);
+    if (pl.tiled()) {
+        std::vector<int8_t> tiles(b_ext);
+        gemm_tile_b(b.data(), g.k, g.n, info.array_n, tiles.data());
+        EXPECT_EQ(tpu_write(d, pl.b, tiles.data(), b_ext), TPU_OK);
+    } else {
+        for (uint32_t i = 0; i < g.k; i++)
+            EXPECT_EQ(tpu_write(d, pl.b + i * pl.ldb(), &b[static_cast<size_t>(i) * g.n], g.n),
+                      TPU_OK);
+    }
     if (params) {
         EXPECT_EQ(tpu_write(d, pl.p, prm.data(), p_ext), TPU_OK); // little-endian host
     }
@@ -526,7 +540,7 @@ TEST_P(DriverDevice, GemmShapes) {
     Dev d(n);
     tpu_rng rng{n};
     const uint32_t B = TPU_GEMM_BIAS, R = TPU_GEMM_RELU, I8 = TPU_GEMM_OUT_INT8,
-                   U = TPU_GEMM_A_UNSIGNED;
+                   U = TPU_GEMM_A_UNSIGNED, T = TPU_GEMM_B_TILED;
     std::vector<GemmCase> cases = {
         {1, 1, 1, 0},
         {n, n, n, 0},
@@ -550,6 +564,23 @@ TEST_P(DriverDevice, GemmShapes) {
         {2 * n, 4 * n, 2 * n, I8 | B, 0, 0, 0, EXTREME},
         {n + 2, n + 3, n + 4, B | I8, 2, 1, 3, RANDOM, true},
         {n + 2, n + 3, n + 4, 0, 0, 0, 0, RANDOM, true},
+        // B tiled: the same variety.
+        {1, 1, 1, T},
+        {n, n, n, T},
+        {n + 1, n - 1, 2 * n + 3, T},
+        {37, 1, 19, T},                   // K = 1: one row per tile
+        {1, 3 * n + 1, 2 * n - 1, T},     // M = 1
+        {2 * n + 3, 5, 1, T},             // N = 1: one column per tile
+        {300, 2 * n + 5, 3 * n - 1, T},   // several M chunks
+        {20, 40 * n + 3, n + 1, T | B},   // long K
+        {3 * n + 2, 2 * n + 1, n + 2, T | B | R},
+        {3 * n + 2, 2 * n + 1, n + 2, T | I8},
+        {3 * n + 2, 2 * n + 1, n + 2, T | B | R | I8},
+        {2 * n + 1, 3 * n, 2 * n + 5, T | U | B | I8},
+        {3 * n + 2, 2 * n + 1, n + 2, T | U | R},
+        {n + 3, 2 * n + 3, n + 5, T | I8 | B, 1, 0, 2},
+        {2 * n, 4 * n, 2 * n, T | U | B, 0, 0, 0, EXTREME},
+        {n + 2, n + 3, n + 4, T | B | I8, 2, 0, 3, RANDOM, true},
     };
     for (const GemmCase &g : cases) {
         SCOPED_TRACE(describe(g));
@@ -609,6 +640,15 @@ TEST_P(DriverDevice, MalformedStreamsNameCommandAndField) {
         {"params without flags", [](tpu_gemm &g) { g.params.offset = 4; }, 0, 0x40,
          "command 0: field 'params.off'"},
         {"buffer outside memory", nullptr, 0, 0xfffff000u, "buffer 0: field 'addr'"},
+        {"tiled B with ldb", [](tpu_gemm &g) { g.flags |= TPU_GEMM_B_TILED; }, 1, 0x40,
+         "command 1: field 'ldb'"},
+        // B's buffer holds it row-major: (n + 2) x (n + 3) bytes, not the 2 x 2 tiles.
+        {"tiled B past its buffer",
+         [](tpu_gemm &g) {
+             g.flags |= TPU_GEMM_B_TILED;
+             g.b.ld = 0;
+         },
+         0, 0x40, "command 0: field 'b.off'"},
     };
     for (const Case &c : cases) {
         SCOPED_TRACE(c.what);
@@ -716,8 +756,8 @@ TEST_P(DriverDevice, PerfCounters) {
     EXPECT_EQ(tpu_perf(d, nullptr), TPU_E_ARG);
 }
 
-// Mismatch reporting: memory the host changes behind the device's back after the golden model's
-// snapshot differs from the golden result.
+// Mismatch reporting: memory the host changes behind the device's back while a submission is
+// pending differs from the golden result (the golden model sees that write only afterwards).
 TEST_P(DriverDevice, VerifyReportsTheFirstDifference) {
     const uint32_t n = N();
     Dev d(n);
@@ -740,6 +780,8 @@ TEST_P(DriverDevice, VerifyReportsTheFirstDifference) {
         std::snprintf(want, sizeof want, "at 0x%x: expected 0x00, device 0x5a", spare + 3);
         EXPECT_TRUE(contains(tpu_last_error(d), want)) << tpu_last_error(d);
         EXPECT_TRUE(contains(tpu_last_error(d), "written by no instruction")) << tpu_last_error(d);
+        EXPECT_TRUE(contains(tpu_last_error(d), "tpu_write changed it while the work was pending"))
+            << tpu_last_error(d);
         release(d, pl);
         tpu_stream_free(s);
     }
@@ -764,11 +806,105 @@ TEST_P(DriverDevice, VerifyReportsTheFirstDifference) {
         std::snprintf(wr, sizeof wr, " mem=0x%x ", pl.c);
         EXPECT_TRUE(contains(tpu_last_error(d), "WR_HOST rows=")) << tpu_last_error(d);
         EXPECT_TRUE(contains(tpu_last_error(d), wr)) << tpu_last_error(d);
+        EXPECT_TRUE(contains(tpu_last_error(d), "while the work was pending")) << tpu_last_error(d);
         release(d, pl);
         tpu_stream_free(s);
     }
     EXPECT_EQ(tpu_free(d, spare), TPU_OK);
     run_gemm(d, rng, {n + 1, n + 1, n + 1, 0});
+}
+
+// The device's own result differing from the golden model's is found in what the instructions
+// wrote: an input changed after tpu_submit but before the core reads it (command 1 waits behind
+// command 0's SYNC) makes the device compute another C than the golden model, which sees the write
+// only afterwards. C lies below the input, so it is the first difference reported.
+TEST_P(DriverDevice, VerifyComparesWhatTheInstructionsWrote) {
+    const uint32_t n = N();
+    Dev d(n);
+    tpu_rng rng{520 + n};
+    tpu_stream *s = tpu_stream_new();
+    Placed l1, l2;
+    place(d, s, rng, l1, {512, 4 * n, 4 * n, 0}); // keeps the core busy past the last push
+    place(d, s, rng, l2, {1, 1, 1, 0});
+    Placed l2c = l2; // A is one byte at x, above everything of l2
+    uint32_t x;
+    ASSERT_EQ(tpu_alloc(d, 1, &x), TPU_OK);
+    ASSERT_EQ(tpu_stream_buffer(s, x, 1, &l2c.a_buf), TPU_OK);
+    l2c.a_off = 0;
+    const int8_t one = 1, two = 2;
+    ASSERT_EQ(tpu_write(d, l2.b, &one, 1), TPU_OK);
+    ASSERT_EQ(tpu_write(d, x, &one, 1), TPU_OK);
+    const tpu_gemm c1 = command(l1), c2 = command(l2c);
+    ASSERT_EQ(tpu_stream_gemm(s, &c1), TPU_OK);
+    ASSERT_EQ(tpu_stream_gemm(s, &c2), TPU_OK);
+    ASSERT_EQ(tpu_submit(d, s), TPU_OK) << tpu_last_error(d);
+    ASSERT_EQ(tpu_write(d, x, &two, 1), TPU_OK);
+    EXPECT_EQ(tpu_wait(d, 0), TPU_E_MISMATCH);
+    int32_t got = 0;
+    ASSERT_EQ(tpu_read(d, l2.c, &got, 4), TPU_OK);
+    ASSERT_EQ(got, 2) << "the core read A before the host changed it";
+    char want[96];
+    std::snprintf(want, sizeof want, "at 0x%x: expected 0x01, device 0x02", l2.c);
+    EXPECT_TRUE(contains(tpu_last_error(d), want)) << tpu_last_error(d);
+    EXPECT_TRUE(contains(tpu_last_error(d), "WR_HOST")) << tpu_last_error(d);
+    EXPECT_FALSE(contains(tpu_last_error(d), "pending")) << tpu_last_error(d);
+    check_result(d, l1);
+    EXPECT_EQ(tpu_free(d, x), TPU_OK);
+    release(d, l1);
+    release(d, l2);
+    tpu_stream_free(s);
+    run_gemm(d, rng, {n + 1, n + 1, n + 1, 0});
+}
+
+// Verification's golden model mirrors device memory between submissions without copying all of
+// it: after a timeout (which leaves C partly written) and after a mismatch it takes the device's
+// bytes, so a later stream reading them as its input verifies, and computes the right result.
+TEST_P(DriverDevice, VerifyMirrorFollowsFailedSubmissions) {
+    const uint32_t n = N();
+    Dev d(n, 16u << 20);
+    tpu_rng rng{550 + n};
+    const GemmCase g = {2048, n, 8 * n, TPU_GEMM_OUT_INT8};
+    ASSERT_EQ(run_gemm(d, rng, g), TPU_OK);
+    tpu_perf_report p;
+    ASSERT_EQ(tpu_perf(d, &p), TPU_OK);
+    // 1. The same GEMM stopped by the budget half-way, in tpu_submit or in tpu_wait.
+    tpu_stream *s = tpu_stream_new();
+    Placed l1;
+    place(d, s, rng, l1, g);
+    const tpu_gemm c1 = command(l1);
+    ASSERT_EQ(tpu_stream_gemm(s, &c1), TPU_OK);
+    tpu_set_budget(d, p.cycles / 2);
+    tpu_status st = tpu_submit(d, s);
+    if (st == TPU_OK) st = tpu_wait(d, 0);
+    EXPECT_EQ(st, TPU_E_TIMEOUT) << tpu_last_error(d);
+    tpu_set_budget(d, 0);
+    tpu_stream_free(s);
+    std::vector<uint8_t> a2(l1.c_extent());
+    ASSERT_EQ(tpu_read(d, l1.c, a2.data(), a2.size()), TPU_OK);
+    EXPECT_NE(a2, l1.c_image); // partly written
+    EXPECT_NE(a2, l1.expect);  // but not all
+    // 2. A byte of that C changed while an empty stream is pending: a mismatch.
+    tpu_stream *empty = tpu_stream_new();
+    ASSERT_EQ(tpu_submit(d, empty), TPU_OK) << tpu_last_error(d);
+    a2.back() ^= 0x5a;
+    ASSERT_EQ(tpu_write(d, l1.c + static_cast<uint32_t>(a2.size()) - 1, &a2.back(), 1), TPU_OK);
+    EXPECT_EQ(tpu_wait(d, 0), TPU_E_MISMATCH);
+    tpu_stream_free(empty);
+    // 3. A GEMM whose A is that C, read in place.
+    s = tpu_stream_new();
+    Placed l2;
+    place(d, s, rng, l2, {g.m, g.n, n + 1, TPU_GEMM_BIAS}, &a2);
+    Placed l2c = l2;
+    ASSERT_EQ(tpu_stream_buffer(s, l1.c, static_cast<uint32_t>(a2.size()), &l2c.a_buf), TPU_OK);
+    l2c.a_off = 0;
+    const tpu_gemm c2 = command(l2c);
+    ASSERT_EQ(tpu_stream_gemm(s, &c2), TPU_OK);
+    ASSERT_EQ(tpu_submit(d, s), TPU_OK) << tpu_last_error(d);
+    ASSERT_EQ(tpu_wait(d, 0), TPU_OK) << tpu_last_error(d);
+    check_result(d, l2);
+    release(d, l1);
+    release(d, l2);
+    tpu_stream_free(s);
 }
 
 TEST_P(DriverDevice, SubmitAndWaitMisuse) {

@@ -1,6 +1,6 @@
 // test_firmware.cpp - the firmware (firmware/firmware.h) driving the golden model through a HAL:
-// GEMM results against a naive reference on many shapes, layouts, flags and core
-// configurations; command-stream validation; the cost model.
+// GEMM results against a naive reference on many shapes, layouts (B row-major or tiled), flags
+// and core configurations; command-stream validation; the cost model.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -174,9 +174,10 @@ uint32_t rd32(const uint8_t *p)
     return p[0] | p[1] << 8 | p[2] << 16 | static_cast<uint32_t>(p[3]) << 24;
 }
 
-// Writes C as the command defines it into mem (A, B and params read from mem at the given
-// addresses; c is C's address).
-void reference(uint8_t *mem, const GemmCmd &g, uint32_t a, uint32_t b, uint32_t c, uint32_t p)
+// Writes C as the command defines it into mem (A and params read from mem at the given
+// addresses; B row-major at b with a pitch of ldb; c is C's address).
+void reference(uint8_t *mem, const GemmCmd &g, uint32_t a, const uint8_t *b, uint32_t ldb,
+               uint32_t c, uint32_t p)
 {
     const bool i8 = g.flags & FW_GEMM_OUT_INT8;
     const uint32_t es = i8 ? 1 : 4;
@@ -186,7 +187,7 @@ void reference(uint8_t *mem, const GemmCmd &g, uint32_t a, uint32_t b, uint32_t 
             for (uint32_t k = 0; k < g.k; k++) {
                 const uint8_t x = mem[a + static_cast<size_t>(i) * g.lda + k];
                 const int64_t xa = g.flags & FW_GEMM_A_UNSIGNED ? x : static_cast<int8_t>(x);
-                sum += xa * static_cast<int8_t>(mem[b + static_cast<size_t>(k) * g.ldb + j]);
+                sum += xa * static_cast<int8_t>(b[static_cast<size_t>(k) * ldb + j]);
             }
             int32_t x = wrap32(sum);
             if (g.flags & FW_GEMM_BIAS)
@@ -262,13 +263,14 @@ enum Fill { RANDOM, MIN_INT8 };
 struct GemmCase {
     uint32_t m, k, n;
     uint32_t flags = 0;
-    uint32_t pad_a = 0, pad_b = 0, pad_c = 0; // leading dimension minus width
+    uint32_t pad_a = 0, pad_b = 0, pad_c = 0; // leading dimension minus width (pad_b: not tiled)
     uint32_t misalign = 0;                    // extra bytes before buffers and operands
     Fill fill = RANDOM;
 };
 
 // Lays a case out in memory (one buffer per operand, then the stream), runs the firmware and
 // checks all of memory against the reference: C's elements rewritten, nothing else touched.
+// A tiled B's padding holds junk, which must not reach C.
 void run_case(const tpu_hwcfg &cfg, const GemmCase &gc, uint64_t seed)
 {
     SCOPED_TRACE(::testing::Message() << "N=" << cfg.array_n << " ub=" << cfg.ub_rows
@@ -280,9 +282,12 @@ void run_case(const tpu_hwcfg &cfg, const GemmCase &gc, uint64_t seed)
     tpu_rng rng{seed};
     const bool i8 = gc.flags & FW_GEMM_OUT_INT8;
     const bool params = gc.flags & (FW_GEMM_BIAS | FW_GEMM_OUT_INT8);
+    const bool tiled = gc.flags & FW_GEMM_B_TILED;
     GemmCmd g{gc.flags, gc.m, gc.k, gc.n, 0, gc.misalign, gc.k + gc.pad_a,
-              1, gc.misalign, gc.n + gc.pad_b, 2, gc.misalign, gc.n + gc.pad_c, 0, 0};
-    const uint64_t sizes[4] = {(uint64_t{g.m} - 1) * g.lda + g.k, (uint64_t{g.k} - 1) * g.ldb + g.n,
+              1, gc.misalign, tiled ? 0 : gc.n + gc.pad_b, 2, gc.misalign, gc.n + gc.pad_c, 0, 0};
+    const uint64_t sizes[4] = {(uint64_t{g.m} - 1) * g.lda + g.k,
+                               tiled ? gemm_tiled_b_bytes(g.k, g.n, cfg.array_n)
+                                     : (uint64_t{g.k} - 1) * g.ldb + g.n,
                                ((uint64_t{g.m} - 1) * g.ldc + g.n) * (i8 ? 1 : 4),
                                params ? 12 * uint64_t{g.n} : 0};
     std::vector<Buffer> bufs;
@@ -304,12 +309,28 @@ void run_case(const tpu_hwcfg &cfg, const GemmCase &gc, uint64_t seed)
     rng_fill(&rng, mem, at); // gaps, margins and the stale output too
     const uint32_t a = bufs[0].addr + gc.misalign, b = bufs[1].addr + gc.misalign;
     const uint32_t c = bufs[2].addr + gc.misalign, p = params ? bufs[3].addr + gc.misalign : 0;
+    // B row-major (pitch ldb_rm) as the reference reads it: in memory, or the original of the
+    // tiled copy.
+    std::vector<uint8_t> b_rm(tiled ? size_t{g.k} * g.n : 0);
+    uint8_t *b_src = tiled ? b_rm.data() : mem + b;
+    const uint32_t ldb_rm = tiled ? g.n : g.ldb;
+    const size_t b_rm_size = tiled ? b_rm.size() : sizes[1];
     if (gc.fill == MIN_INT8) {
         std::memset(mem + a, 0x80, sizes[0]);
-        std::memset(mem + b, 0x80, sizes[1]);
+        std::memset(b_src, 0x80, b_rm_size);
     } else {
         rng_fill_int8(&rng, reinterpret_cast<int8_t *>(mem + a), sizes[0]);
-        rng_fill_int8(&rng, reinterpret_cast<int8_t *>(mem + b), sizes[1]);
+        rng_fill_int8(&rng, reinterpret_cast<int8_t *>(b_src), b_rm_size);
+    }
+    if (tiled) {
+        const uint32_t t = cfg.array_n, kt = (g.k + t - 1) / t;
+        gemm_tile_b(reinterpret_cast<const int8_t *>(b_src), g.k, g.n, t,
+                    reinterpret_cast<int8_t *>(mem + b));
+        for (uint64_t i = 0; i < sizes[1]; i++) {
+            const uint64_t tile = i / (t * t), r = i / t % t, col = i % t;
+            if ((tile % kt) * t + r >= g.k || (tile / kt) * t + col >= g.n)
+                mem[b + i] = static_cast<uint8_t>(rng_next(&rng) | 1); // junk, never zero
+        }
     }
     // Scales that land int32 sums near the int8 range, so both rounding and saturation show.
     for (uint32_t j = 0; params && j < g.n; j++) {
@@ -320,7 +341,7 @@ void run_case(const tpu_hwcfg &cfg, const GemmCase &gc, uint64_t seed)
     }
     std::vector<uint8_t> expect(mem, mem + cfg.mem_size);
     std::memcpy(expect.data() + at, stream.data(), stream.size());
-    reference(expect.data(), g, a, b, c, p);
+    reference(expect.data(), g, a, b_src, ldb_rm, c, p);
     const Outcome r = run_stream(h, stream, static_cast<uint32_t>(at));
     ASSERT_EQ(r.res.code, FW_OK) << r.res.field;
     expect_memory(h, expect);
@@ -338,12 +359,23 @@ void run_case(const tpu_hwcfg &cfg, const GemmCase &gc, uint64_t seed)
         char text[128];
         ASSERT_TRUE(f.a >= lo[which] && end <= hi[which])
             << "instruction " << i << ": " << tpu_disasm(&h.pushed[i], text, sizeof text);
+        // A tiled B's RD_WEIGHT reads one tile's k x n part: rows and len cut at k and n.
+        const uint32_t t = cfg.array_n;
+        if (!tiled || f.op != TPU_OP_RD_WEIGHT)
+            continue;
+        const uint64_t tile = (f.a - b) / (t * t), kt_count = (g.k + t - 1) / t;
+        const uint32_t k0 = static_cast<uint32_t>(tile % kt_count) * t;
+        const uint32_t n0 = static_cast<uint32_t>(tile / kt_count) * t;
+        ASSERT_TRUE((f.a - b) % (t * t) == 0 && f.stride == t &&
+                    f.rows == std::min(t, g.k - k0) && f.len == std::min(t, g.n - n0))
+            << "instruction " << i << ": " << tpu_disasm(&h.pushed[i], text, sizeof text);
     }
 }
 
 const uint32_t kArrays[] = {4, 8, 16};
 
-// Every combination of edge dimensions around the array size, cycling through the flags.
+// Every combination of edge dimensions around the array size, cycling through the flags (B
+// tiled in every other run of 16).
 TEST(FirmwareGemm, EdgeShapes)
 {
     uint64_t seed = 1;
@@ -355,7 +387,7 @@ TEST(FirmwareGemm, EdgeShapes)
                     if (!m || !k || !nc)
                         continue;
                     GemmCase gc{m, k, nc};
-                    gc.flags = static_cast<uint32_t>(seed % 16);
+                    gc.flags = static_cast<uint32_t>(seed % (FW_GEMM_FLAGS_ALL + 1));
                     run_case(make_cfg(n), gc, seed++);
                 }
     }
@@ -368,6 +400,9 @@ TEST(FirmwareGemm, LargerShapes)
     run_case(make_cfg(16), {256, 256, 256, FW_GEMM_RELU}, 13);
     run_case(make_cfg(4), {1, 1000, 3}, 14);
     run_case(make_cfg(16), {1000, 1, 40, FW_GEMM_BIAS | FW_GEMM_RELU}, 15);
+    run_case(make_cfg(8), {257, 257, 257, FW_GEMM_B_TILED}, 16);
+    run_case(make_cfg(16), {300, 300, 129, FW_GEMM_B_TILED | FW_GEMM_BIAS | FW_GEMM_OUT_INT8}, 17);
+    run_case(make_cfg(4), {1, 1000, 3, FW_GEMM_B_TILED | FW_GEMM_A_UNSIGNED}, 18);
 }
 
 // -128 x -128 summed over long K: the largest products, and int32 wrap-around past 2^31.
@@ -381,6 +416,8 @@ TEST(FirmwareGemm, Int8Extremes)
     run_case(make_cfg(16), gc, 22);
     gc.flags = FW_GEMM_A_UNSIGNED | FW_GEMM_BIAS;
     run_case(make_cfg(16), gc, 23);
+    gc.flags = FW_GEMM_B_TILED | FW_GEMM_RELU; // N = 4: a tiled B takes k x 4 bytes
+    run_case(make_cfg(4), gc, 24);
 }
 
 // Leading dimensions larger than the widths, and buffers and operands at odd addresses.
@@ -389,7 +426,8 @@ TEST(FirmwareGemm, LayoutsAndAlignment)
     uint64_t seed = 31;
     for (uint32_t n : kArrays)
         for (uint32_t flags :
-             {0u, uint32_t{FW_GEMM_OUT_INT8 | FW_GEMM_RELU}, uint32_t{FW_GEMM_BIAS}}) {
+             {0u, uint32_t{FW_GEMM_OUT_INT8 | FW_GEMM_RELU}, uint32_t{FW_GEMM_BIAS},
+              uint32_t{FW_GEMM_B_TILED | FW_GEMM_A_UNSIGNED | FW_GEMM_BIAS}}) {
             GemmCase gc{2 * n + 3, 3 * n + 1, n + 2, flags, 7, 5, 3, 1};
             run_case(make_cfg(n), gc, seed++);
             gc.misalign = 3;
@@ -410,7 +448,8 @@ TEST(FirmwareGemm, SmallCores)
     for (const tpu_hwcfg &cfg : cfgs)
         for (const GemmCase &gc : {GemmCase{37, 45, 19}, GemmCase{5, 200, 33, FW_GEMM_OUT_INT8},
                                    GemmCase{130, 7, 9, FW_GEMM_BIAS | FW_GEMM_RELU},
-                                   GemmCase{1, 1, 1}})
+                                   GemmCase{1, 1, 1},
+                                   GemmCase{37, 90, 19, FW_GEMM_B_TILED | FW_GEMM_OUT_INT8}})
             run_case(cfg, gc, seed++);
 }
 
@@ -423,7 +462,7 @@ TEST(FirmwareGemm, RandomCases)
         const tpu_hwcfg cfg = make_cfg(n, 4 + rng_below(&rng, 400), 2 + rng_below(&rng, 300),
                                        1 + rng_below(&rng, 5));
         GemmCase gc{1 + rng_below(&rng, 90), 1 + rng_below(&rng, 90), 1 + rng_below(&rng, 90),
-                    rng_below(&rng, 16)};
+                    rng_below(&rng, FW_GEMM_FLAGS_ALL + 1)};
         if (rng_chance(&rng, 50)) {
             gc.pad_a = rng_below(&rng, 9);
             gc.pad_b = rng_below(&rng, 9);
@@ -457,8 +496,8 @@ TEST(FirmwareGemm, ChainedCommands)
                      2, 0, n1, 3, 0};
     const GemmCmd g2{0, m, n1, n2, 2, 0, n1, 4, 0, n2, 5, 0, n2, 0, 0};
     std::vector<uint8_t> expect(mem, mem + cfg.mem_size);
-    reference(expect.data(), g1, 0x1000, 0x2000, 0x3000, 0x4000);
-    reference(expect.data(), g2, 0x3000, 0x5000, 0x6000, 0);
+    reference(expect.data(), g1, 0x1000, expect.data() + 0x2000, g1.ldb, 0x3000, 0x4000);
+    reference(expect.data(), g2, 0x3000, expect.data() + 0x5000, g2.ldb, 0x6000, 0);
     const auto stream = stream_bytes(bufs, {gemm_bytes(g1), gemm_bytes(g2)});
     std::memcpy(expect.data() + 0x8000, stream.data(), stream.size());
     const Outcome r = run_stream(h, stream, 0x8000);
@@ -494,12 +533,11 @@ struct BadStream {
 
 const uint32_t kStreamAt = 0x10000;
 
-// Expects the stream to be rejected with code, command index, buffer index and field, and no
-// instruction pushed.
-void expect_reject(const std::vector<uint8_t> &stream, int code, uint32_t cmd, uint32_t buf,
-                   const char *field, uint32_t stream_len = 0)
+// Expects the stream, run on h, to be rejected with code, command index, buffer index and field,
+// and no instruction pushed.
+void expect_reject_on(GoldenHal &h, const std::vector<uint8_t> &stream, int code, uint32_t cmd,
+                      uint32_t buf, const char *field, uint32_t stream_len = 0)
 {
-    GoldenHal h(make_cfg(8));
     std::memcpy(h.mem() + kStreamAt, stream.data(), stream.size());
     const fw_hal hal = h.hal();
     fw_result res;
@@ -511,6 +549,13 @@ void expect_reject(const std::vector<uint8_t> &stream, int code, uint32_t cmd, u
     EXPECT_STREQ(res.field, field);
     EXPECT_EQ(res.insns, 0u) << field;
     EXPECT_TRUE(h.pushed.empty()) << field;
+}
+
+void expect_reject(const std::vector<uint8_t> &stream, int code, uint32_t cmd, uint32_t buf,
+                   const char *field, uint32_t stream_len = 0)
+{
+    GoldenHal h(make_cfg(8));
+    expect_reject_on(h, stream, code, cmd, buf, field, stream_len);
 }
 
 TEST(FirmwareValidation, ValidBaselineRuns)
@@ -595,6 +640,13 @@ TEST(FirmwareValidation, CommandHeader)
     expect_reject(s, FW_ERR_COMMAND, 1, FW_NO_INDEX, "bytes");
 }
 
+// Makes a valid command's B tiled.
+void tile_b(GemmCmd &g)
+{
+    g.flags |= FW_GEMM_B_TILED;
+    g.ldb = 0;
+}
+
 // Breaks one GEMM field of command `which` and expects it named.
 void expect_gemm_reject(int which, void (*breaker)(GemmCmd &), const char *field,
                         void (*buffers)(std::vector<Buffer> &) = nullptr)
@@ -609,7 +661,7 @@ void expect_gemm_reject(int which, void (*breaker)(GemmCmd &), const char *field
 TEST(FirmwareValidation, GemmFields)
 {
     for (int w = 0; w < 2; w++) {
-        expect_gemm_reject(w, [](GemmCmd &g) { g.flags |= 16; }, "flags");
+        expect_gemm_reject(w, [](GemmCmd &g) { g.flags |= 32; }, "flags");
         expect_gemm_reject(w, [](GemmCmd &g) { g.flags |= 0x80000000u; }, "flags");
         expect_gemm_reject(w, [](GemmCmd &g) { g.m = 0; }, "m");
         expect_gemm_reject(w, [](GemmCmd &g) { g.k = 0; }, "k");
@@ -626,6 +678,14 @@ TEST(FirmwareValidation, GemmFields)
         expect_gemm_reject(w, [](GemmCmd &g) { g.ldb = 7; }, "ldb");
         expect_gemm_reject(w, [](GemmCmd &g) { g.b_off = 0x400 - 127; }, "b.off");
         expect_gemm_reject(w, [](GemmCmd &g) { g.m = 1; g.k = g.lda = 200; }, "b.off"); // 1600 B
+        // Tiled B (N = 8): ldb must be 0 (checked before b.buf); 16 x 8 is two tiles, 128 bytes;
+        // 16 x 9 is four.
+        expect_gemm_reject(w, [](GemmCmd &g) { g.flags |= FW_GEMM_B_TILED; }, "ldb");
+        expect_gemm_reject(w, [](GemmCmd &g) { g.flags |= FW_GEMM_B_TILED; g.b_buf = 9; }, "ldb");
+        expect_gemm_reject(w, [](GemmCmd &g) { tile_b(g); g.b_buf = 9; }, "b.buf");
+        expect_gemm_reject(w, [](GemmCmd &g) { tile_b(g); g.b_off = 0x400 - 127; }, "b.off");
+        expect_gemm_reject(w, [](GemmCmd &g) { tile_b(g); g.n = g.ldc = 9; g.b_off = 0x400 - 255; },
+                           "b.off");
         expect_gemm_reject(w, [](GemmCmd &g) { g.c_buf = 5; }, "c.buf");
         expect_gemm_reject(w, [](GemmCmd &g) { g.ldc = 7; }, "ldc");
         expect_gemm_reject(w, [](GemmCmd &g) { g.c_off = 0x1000; }, "c.off");
@@ -662,6 +722,28 @@ TEST(FirmwareValidation, GemmFields)
     // Output over the stream itself.
     expect_gemm_reject(1, [](GemmCmd &) {}, "c overlaps stream",
                        [](std::vector<Buffer> &b) { b[4] = {kStreamAt - 8, 0x400}; });
+    // A tiled B that just fits, and one overlapping C by its padding alone.
+    {
+        BadStream b;
+        tile_b(b.g0);
+        b.g0.b_off = 0x400 - 128;
+        GoldenHal h(make_cfg(8));
+        EXPECT_EQ(run_stream(h, b.bytes(), kStreamAt).res.code, FW_OK);
+    }
+    expect_gemm_reject(0, [](GemmCmd &g) { tile_b(g); g.n = 7; g.c_buf = 1; g.c_off = 0x7f; },
+                       "c overlaps b", [](std::vector<Buffer> &b) { b[1].size = 0x1000; });
+}
+
+// A tiled B whose padded sides reach 2^32 (N = 8, k = n = 2^32 - 1): its size, 2^64, must not wrap
+// to zero and pass the buffer check. MEM_SIZE claims 4 GiB so that such buffers are declarable.
+TEST(FirmwareValidation, TiledExtentDoesNotWrap)
+{
+    GoldenHal h(make_cfg(8));
+    h.regs[TPU_CSR_MEM_SIZE] = 0xffffffffu;
+    const GemmCmd g{FW_GEMM_B_TILED, 1, 0xffffffffu, 0xffffffffu, 0, 0, 0xffffffffu, 0, 0, 0,
+                    0, 0, 0xffffffffu, 0, 0};
+    expect_reject_on(h, stream_bytes({{0, 0xffffffffu}}, {gemm_bytes(g)}), FW_ERR_COMMAND, 0,
+                     FW_NO_INDEX, "b.off");
 }
 
 TEST(FirmwareValidation, Hardware)

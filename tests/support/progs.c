@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ------------------------------------------------------------ buffers -- */
 
@@ -203,6 +204,27 @@ void gemm_reference(const gemm_desc *d, const void *a, const int8_t *b, const in
                 ((int32_t *)c)[ci] = x;
         }
     }
+}
+
+static uint64_t tiles(uint32_t x, uint32_t tile)
+{
+    return (x + (uint64_t)tile - 1) / tile;
+}
+
+uint64_t gemm_tiled_b_bytes(uint32_t k, uint32_t n, uint32_t tile)
+{
+    return tiles(k, tile) * tiles(n, tile) * tile * tile;
+}
+
+void gemm_tile_b(const int8_t *b, uint32_t k, uint32_t n, uint32_t tile, int8_t *out)
+{
+    const uint64_t kt_count = tiles(k, tile);
+    memset(out, 0, (size_t)gemm_tiled_b_bytes(k, n, tile));
+    for (uint32_t r = 0; r < k; r++)
+        for (uint32_t c = 0; c < n; c++) {
+            const uint64_t t = (uint64_t)(c / tile) * kt_count + r / tile;
+            out[(t * tile + r % tile) * tile + c % tile] = b[(size_t)r * n + c];
+        }
 }
 
 /* ----------------------------------------------------- random programs -- */

@@ -1,5 +1,6 @@
 /* progs.h - test-program support: instruction buffers, a deterministic RNG, a plain GEMM program
- * builder with its naive C reference, and a random-program generator. */
+ * builder with its naive C reference, the tiled B layout of GEMM commands, and a random-program
+ * generator. */
 #ifndef TPU_PROGS_H
 #define TPU_PROGS_H
 
@@ -59,6 +60,12 @@ int gemm_program(tpu_prog *p, const tpu_hwcfg *cfg, const gemm_desc *d);
  * a, b, params as laid out in memory; c receives m x n int32 or int8 values. */
 void gemm_reference(const gemm_desc *d, const void *a, const int8_t *b, const int32_t *params,
                     void *c);
+
+/* B_TILED layout (docs/command-stream.md): a k x n int8 B in tile x tile tiles, tile (kt, nt) at
+ * byte (nt * ceil(k/tile) + kt) * tile^2, zero-padded past k and n. gemm_tiled_b_bytes is its
+ * size; gemm_tile_b writes row-major b (pitch n) into out in that layout. */
+uint64_t gemm_tiled_b_bytes(uint32_t k, uint32_t n, uint32_t tile);
+void gemm_tile_b(const int8_t *b, uint32_t k, uint32_t n, uint32_t tile, int8_t *out);
 
 /* Appends n_insns random instructions and a HALT. Operands lie in small windows of UB, ACC and
  * memory (the first min(mem_size, 2048 + 64 N) bytes) so that instructions often overlap, and the
