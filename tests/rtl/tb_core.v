@@ -1,8 +1,10 @@
 `default_nettype none
 `timescale 1ns / 1ps
-// tpu_core with a behavioural memory: fixed latency (+lat=, default LAT), random back-pressure
-// (+bp= percent of cycles refusing requests, default BP), err for any byte beyond its size,
-// responses in request order.
+// tpu_core with the shared memory model (model/mem_model.v): latency (+lat=, default LAT), random
+// back-pressure (+bp= percent of cycles refusing requests, default BP), err for any byte beyond
+// its size, junk on every lane that carries no data, refused requests held stable. File mode
+// answers in request order; the built-in gemm and chain also run with random response gaps and
+// latencies, so that the load and store units' responses (different ids) interleave.
 //
 // Built-in mode (no plusargs): programs run and are checked against an instruction-level
 // reference model of docs/isa.md kept in this bench (final memory, every UB and ACC row):
@@ -10,12 +12,14 @@
 //            (full, and len < N with stride 2N), MATMUL LOAD, MATMUL LOAD ACC, MATMUL UNSIGNED
 //            on the current tile, ACTIVATE with and without BIAS/RELU, WR_HOST int8 (len N and
 //            N-1) and SRC_ACC int32 (BIAS, RELU, len < 4N, stride > len), SYNC, HALT; run twice,
-//            with a fast memory and with a slow, back-pressured one; CSRs and counters checked.
+//            with a fast memory and with a slow, back-pressured, interleaving one; CSRs and
+//            counters checked.
 //   stream   back-to-back MATMULs (three LOADs, the shortest 2N-1 rows, then one without):
 //            their rows must enter the array in consecutive cycles; counters, CTRL clear.
-//   chain    a 52-instruction program (more than the queue holds) where every unit depends on
+//   chain    a 61-instruction program (more than the queue holds) where every unit depends on
 //            the others through UB, ACC, parameters and memory (WR_HOST output read back by
-//            the next instruction, an RD_HOST, and by RD_PARAMS), with a back-pressured memory.
+//            the next instruction, an RD_HOST, and by RD_PARAMS), and an independent RD_HOST
+//            overlaps each round's last store, with a back-pressured, interleaving memory.
 //   errors   ILLEGAL_OPCODE, BAD_OPERAND, UB_RANGE (before ACC_RANGE), MEM_RANGE, WFIFO_EMPTY,
 //            WFIFO_FULL and MEM_FAULT (MEM_SIZE larger than the memory): ERROR_CODE, ERROR_PC,
 //            STATUS (ERROR rises with BUSY already clear), pushes refused, and everything before
@@ -38,7 +42,6 @@ module tb_core;
     parameter BP = 0;
     localparam ID_W = 4;
     localparam BUS = 4 * N;
-    localparam RQ = 64;  // response queue entries
 
     localparam [7:0] OP_RD_HOST = 8'h01, OP_RD_WEIGHT = 8'h02, OP_RD_PARAMS = 8'h03,
                      OP_MATMUL = 8'h04, OP_ACTIVATE = 8'h05, OP_WR_HOST = 8'h06,
@@ -92,53 +95,26 @@ module tb_core;
 
     always #5 clk = ~clk;
 
-    // ------------------------------------------------------------ behavioural memory
-    reg [7:0] mem [0:MEM_MAX-1];
+    // ------------------------------------------------------------------------- memory
     integer mem_bytes = 0;  // size: any byte at or beyond it answers err
     integer lat = LAT;
     integer bp = BP;
+    integer rsp = 100;  // percent of cycles in which a due response is given
+    integer jit = 0;    // responses come up to jit cycles later than lat, ids interleaving
     integer cycle = 0;
-    reg [63:0] rq_due [0:RQ-1];
-    reg [ID_W-1:0] rq_id [0:RQ-1];
-    reg rq_err [0:RQ-1];
-    reg [32*N-1:0] rq_data [0:RQ-1];
-    integer rq_head = 0;
-    integer rq_tail = 0;
-    reg refuse = 1'b0;
-    reg [32*N-1:0] rdata;
-    reg bad;
-    integer k;
 
-    assign mem_req_ready = !refuse && rq_tail - rq_head < RQ;
-    assign mem_rsp_valid = rq_head != rq_tail && cycle >= rq_due[rq_head % RQ];
-    assign mem_rsp_id = rq_id[rq_head % RQ];
-    assign mem_rsp_err = rq_err[rq_head % RQ];
-    assign mem_rsp_rdata = rq_data[rq_head % RQ];
+    always @(posedge clk) cycle <= cycle + 1;
 
-    // A request is performed when it is accepted; its response follows lat cycles later.
-    always @(posedge clk) begin
-        cycle <= cycle + 1;
-        refuse <= ($urandom % 100) < bp;
-        if (rst) begin
-            rq_head <= 0;
-            rq_tail <= 0;
-        end else begin
-            if (mem_req_valid && mem_req_ready) begin
-                bad = mem_req_len == 0 || mem_req_len > BUS || mem_req_addr + mem_req_len > mem_bytes;
-                rdata = {32 * N{1'b0}};
-                if (!bad)
-                    for (k = 0; k < mem_req_len; k = k + 1)
-                        if (mem_req_we) mem[mem_req_addr + k] = mem_req_wdata[8*k +: 8];
-                        else rdata[8*k +: 8] = mem[mem_req_addr + k];
-                rq_due[rq_tail % RQ] <= cycle + lat;
-                rq_id[rq_tail % RQ] <= mem_req_id;
-                rq_err[rq_tail % RQ] <= bad;
-                rq_data[rq_tail % RQ] <= rdata;
-                rq_tail <= rq_tail + 1;
-            end
-            if (mem_rsp_valid && mem_rsp_ready) rq_head <= rq_head + 1;
-        end
-    end
+    mem_model #(
+        .BUS(BUS), .ID_W(ID_W), .BYTES(MEM_MAX), .SEED(17)
+    ) u_mem (
+        .clk(clk), .rst(rst), .size(mem_bytes), .latency(lat), .jitter(jit),
+        .ready_pct(100 - bp), .rsp_pct(rsp), .req_valid(mem_req_valid),
+        .req_ready(mem_req_ready), .req_we(mem_req_we), .req_addr(mem_req_addr),
+        .req_len(mem_req_len), .req_id(mem_req_id), .req_wdata(mem_req_wdata),
+        .rsp_valid(mem_rsp_valid), .rsp_ready(mem_rsp_ready), .rsp_id(mem_rsp_id),
+        .rsp_err(mem_rsp_err), .rsp_rdata(mem_rsp_rdata)
+    );
 
     // ----------------------------------------------------------------- reference model
     reg [7:0] rmem [0:MEM_MAX-1];
@@ -392,8 +368,8 @@ module tb_core;
         integer i;
         begin
             for (i = 0; i < mem_bytes; i = i + 1)
-                if (mem[i] !== rmem[i]) begin
-                    $display("FAIL: %0s: memory byte 0x%0h: expected %h, actual %h", name, i, rmem[i], mem[i]);
+                if (u_mem.mem[i] !== rmem[i]) begin
+                    $display("FAIL: %0s: memory byte 0x%0h: expected %h, actual %h", name, i, rmem[i], u_mem.mem[i]);
                     $finish;
                 end
             for (i = 0; i < UB_ROWS; i = i + 1)
@@ -424,8 +400,8 @@ module tb_core;
         begin
             mem_bytes = bytes;
             for (i = 0; i < bytes; i = i + 1) begin
-                mem[i] = $urandom;
-                rmem[i] = mem[i];
+                u_mem.mem[i] = $urandom;
+                rmem[i] = u_mem.mem[i];
             end
         end
     endtask
@@ -454,7 +430,7 @@ module tb_core;
                 {rmem[at + 2*stride + 4*c + 3], rmem[at + 2*stride + 4*c + 2],
                  rmem[at + 2*stride + 4*c + 1], rmem[at + 2*stride + 4*c]} = v;
             end
-            for (c = 0; c < 2 * stride + 4 * N; c = c + 1) mem[at + c] = rmem[at + c];
+            for (c = 0; c < 2 * stride + 4 * N; c = c + 1) u_mem.mem[at + c] = rmem[at + c];
         end
     endtask
 
@@ -506,10 +482,19 @@ module tb_core;
         end
     endtask
 
-    task gemm(input integer l, input integer b);
+    // The memory for the next run: latency, back-pressure %, response %, jitter.
+    task mem_timing(input integer l, input integer b, input integer r, input integer j);
         begin
             lat = l;
             bp = b;
+            rsp = r;
+            jit = j;
+        end
+    endtask
+
+    task gemm(input integer l, input integer b, input integer r, input integer j);
+        begin
+            mem_timing(l, b, r, j);
             mem_random(MEMB);
             gemm_prog;
             core_reset(MEMB);
@@ -518,7 +503,8 @@ module tb_core;
             compare("gemm");
             check_counters(nprog, 1, rd_bytes, wr_bytes);
             check_csr(A_MEM_SIZE, MEMB, "MEM_SIZE");
-            $display("gemm (latency %0d, back-pressure %0d%%): %0d cycles", l, b, run_cycles);
+            $display("gemm (latency %0d+%0d, back-pressure %0d%%, responses %0d%%): %0d cycles", l, j, b, r,
+                     run_cycles);
         end
     endtask
 
@@ -536,8 +522,7 @@ module tb_core;
         reg [31:0] v;
         integer rows_total;
         begin
-            lat = 2;
-            bp = 0;
+            mem_timing(2, 0, 100, 0);
             mem_random(MEMB);
             nprog = 0;
             emit(insn(OP_RD_WEIGHT, 0, N, 0, 0, N, N));
@@ -591,8 +576,7 @@ module tb_core;
         integer src;
         integer dst;
         begin
-            lat = 5;
-            bp = 30;
+            mem_timing(5, 30, 60, 4);
             mem_random(MEMB);
             put_params(8192, 4 * N);
             nprog = 0;
@@ -610,6 +594,8 @@ module tb_core;
                 emit(insn(OP_ACTIVATE, (r % 2) ? F_RELU : F_BIAS, rows, 32 + 8 * (r % 2), 4 * (r % 3), 0, 0));
                 emit(insn(OP_WR_HOST, F_SRC_ACC | F_BIAS | F_RELU, rows, 12288 + 256 * r, 4 * (r % 3), 4 * N, 4 * N));
                 emit(insn(OP_WR_HOST, 0, rows, dst, 32 + 8 * (r % 2), N, N));
+                // Independent of the round: it loads while the store above runs (ids interleave).
+                emit(insn(OP_RD_HOST, 0, 2 * N, 20480 + 512 * r, 96, N, N));
                 if (r == 5) emit(insn(OP_RD_PARAMS, 0, 3, dst, 0, 4 * N, N));
             end
             emit(insn(OP_SYNC, 0, 0, 0, 0, 0, 0));
@@ -650,8 +636,7 @@ module tb_core;
     task errors_all;
         integer t;
         begin
-            lat = 3;
-            bp = 20;
+            mem_timing(3, 20, 100, 0);
             mem_random(MEMB);
             nprog = 0;
             emit(insn(OP_RD_HOST, 0, 4, 0, 300, N, N));
@@ -740,14 +725,14 @@ module tb_core;
                 $finish;
             end
             if (!$value$plusargs("maxcycles=%d", maxcycles)) maxcycles = 1000000;
-            for (i = 0; i < memsize; i = i + 1) mem[i] = 8'd0;
+            for (i = 0; i < memsize; i = i + 1) u_mem.mem[i] = 8'd0;
             mem_bytes = memsize;
             fd = $fopen(mem_file, "r");
             if (fd == 0) begin
                 $display("FAIL: cannot open %0s", mem_file);
                 $finish;
             end
-            for (i = 0; i < memsize && $fscanf(fd, "%h", byte_in) == 1; i = i + 1) mem[i] = byte_in;
+            for (i = 0; i < memsize && $fscanf(fd, "%h", byte_in) == 1; i = i + 1) u_mem.mem[i] = byte_in;
             $fclose(fd);
             fd = $fopen(prog_file, "r");
             if (fd == 0) begin
@@ -770,15 +755,15 @@ module tb_core;
                 $display("FAIL: cannot open %0s", dump_file);
                 $finish;
             end
-            for (i = 0; i < dumpbytes; i = i + 1) $fwrite(fd, "%02x\n", mem[i]);
+            for (i = 0; i < dumpbytes; i = i + 1) $fwrite(fd, "%02x\n", u_mem.mem[i]);
             $fclose(fd);
             $display("RESULT status=%0h error=%0d pc=%0d cycles=%0d", st, ec, epc, run_cycles);
             if (st[2:1] == 2'b00) $display("FAIL: neither HALTED nor ERROR after %0d cycles", run_cycles);
             else $display("PASS");
             $finish;
         end
-        gemm(3, 0);
-        gemm(9, 40);
+        gemm(3, 0, 100, 0);
+        gemm(9, 40, 50, 6);
         stream;
         chain;
         errors_all;

@@ -1,7 +1,8 @@
 `default_nettype none
-// tpu_dma_rd against a behavioural memory (byte array, fixed latency, random req_ready, random
-// gaps between responses, in-order responses, err beyond MEM_SIZE, junk on every lane that
-// carries no data) and models of the UB, the weight tile being written and the parameter rows.
+// tpu_dma_rd against the shared memory model (model/mem_model.v: fixed latency, random req_ready,
+// random gaps between responses, err beyond MEM_SIZE, junk on every lane that carries no data,
+// refused requests held stable) and models of the UB, the weight tile being written and the
+// parameter rows.
 // Each instruction is checked for: the request sequence (addresses a + i*stride, len, one per
 // row, none for the zero rows of a tile, none while the FIFO is full), every destination row
 // (bytes >= len zero, err rows zero, untouched rows unchanged), exactly one done pulse with the
@@ -11,7 +12,6 @@ module tb_dma_rd;
     parameter N = 8;
     localparam MEM_SIZE = 4096;
     localparam UB_ROWS = 64;
-    localparam QD = 64;  // response queue entries
     localparam [7:0] OP_HOST = 8'h01;
     localparam [7:0] OP_WEIGHT = 8'h02;
     localparam [7:0] OP_PARAMS = 8'h03;
@@ -31,12 +31,12 @@ module tb_dma_rd;
     wire done;
     wire fault;
     wire req_valid;
-    reg req_ready = 1'b0;
+    wire req_ready;
     wire [31:0] req_addr;
     wire [15:0] req_len;
-    reg rsp_valid = 1'b0;
-    reg rsp_err = 1'b0;
-    reg [32*N-1:0] rsp_rdata = {32 * N{1'b0}};
+    wire rsp_valid;
+    wire rsp_err;
+    wire [32*N-1:0] rsp_rdata;
     wire ub_en;
     wire [19:0] ub_addr;
     wire [8*N-1:0] ub_data;
@@ -87,57 +87,27 @@ module tb_dma_rd;
     integer seed = 1;
     integer cycle = 0;
 
+    always @(posedge clk) cycle <= cycle + 1;
+
     // ---------------------------------------------------------------- memory --
-    reg [7:0] mem[0:MEM_SIZE-1];
-    integer latency = 1;    // cycles from acceptance to the earliest response, >= 1
+    integer latency = 1;      // cycles from acceptance to the earliest response, >= 1
     integer ready_pct = 100;  // chance per cycle that req_ready is high
     integer rsp_pct = 100;    // chance per cycle that a due response is given
-    reg [32*N-1:0] q_data[0:QD-1];
-    reg q_err[0:QD-1];
-    integer q_due[0:QD-1];
-    integer q_head = 0;
-    integer q_tail = 0;
+
+    mem_model #(
+        .BUS(4 * N), .BYTES(MEM_SIZE), .SEED(11)
+    ) u_mem (
+        .clk(clk), .rst(rst), .size(MEM_SIZE), .latency(latency), .jitter(32'd0),
+        .ready_pct(ready_pct), .rsp_pct(rsp_pct), .req_valid(req_valid), .req_ready(req_ready),
+        .req_we(1'b0), .req_addr(req_addr), .req_len(req_len), .req_id(1'b0),
+        .req_wdata({32 * N{1'b0}}), .rsp_valid(rsp_valid), .rsp_ready(1'b1), .rsp_id(),
+        .rsp_err(rsp_err), .rsp_rdata(rsp_rdata)
+    );
+
     // A request is answered with err unless all its bytes are below MEM_SIZE (no wrap at 2^32).
     function in_range(input [31:0] addr, input [15:0] len);
         in_range = {32'd0, addr} + len <= MEM_SIZE;
     endfunction
-
-    reg [32*N-1:0] m_row;
-    reg m_err;
-    reg [31:0] m_r;
-    integer m_j;
-    always @(posedge clk) begin
-        cycle <= cycle + 1;
-        m_r = $random(seed);
-        req_ready <= ({m_r} % 100) < ready_pct;
-        if (req_valid && req_ready) begin
-            m_err = !in_range(req_addr, req_len);
-            for (m_j = 0; m_j < 4 * N; m_j = m_j + 1) begin
-                m_r = $random(seed);
-                if (m_j < req_len && !m_err) m_row[8*m_j+:8] = mem[req_addr+m_j];
-                else m_row[8*m_j+:8] = m_r[7:0];
-            end
-            if (q_tail - q_head == QD) begin
-                $display("FAIL: memory queue overflow (%0d requests outstanding)", QD);
-                $finish;
-            end
-            q_data[q_tail%QD] = m_row;
-            q_err[q_tail%QD] = m_err;
-            q_due[q_tail%QD] = cycle + latency;
-            q_tail = q_tail + 1;
-        end
-        m_r = $random(seed);
-        if (q_head != q_tail && q_due[q_head%QD] <= cycle && ({m_r} % 100) < rsp_pct) begin
-            rsp_valid <= 1'b1;
-            rsp_err <= q_err[q_head%QD];
-            rsp_rdata <= q_data[q_head%QD];
-            q_head = q_head + 1;
-        end else begin
-            rsp_valid <= 1'b0;
-            rsp_err <= m_r[31];
-            for (m_j = 0; m_j < N; m_j = m_j + 1) rsp_rdata[32*m_j+:32] <= $random(seed);
-        end
-    end
 
     // -------------------------------------------------- destination models --
     reg [8*N-1:0] ub_img[0:UB_ROWS-1];
@@ -253,7 +223,7 @@ module tb_dma_rd;
         integer k;
         begin
             exp_row = {32 * N{1'b0}};
-            if (in_range(addr, {4'd0, len})) for (k = 0; k < len; k = k + 1) exp_row[8*k+:8] = mem[addr+k];
+            if (in_range(addr, {4'd0, len})) for (k = 0; k < len; k = k + 1) exp_row[8*k+:8] = u_mem.mem[addr+k];
         end
     endfunction
 
@@ -374,7 +344,7 @@ module tb_dma_rd;
     reg [31:0] rs;
 
     initial begin
-        for (it = 0; it < MEM_SIZE; it = it + 1) mem[it] = $random(seed);
+        for (it = 0; it < MEM_SIZE; it = it + 1) u_mem.mem[it] = $random(seed);
         for (it = 0; it < UB_ROWS; it = it + 1) begin
             for (ik = 0; ik < N; ik = ik + 1) ub_img[it][8*ik+:8] = $random(seed);
         end
@@ -387,7 +357,7 @@ module tb_dma_rd;
         run(OP_HOST, 5, 13, 7, N - 1, 0, 0);
         run(OP_HOST, 4, 3, 20, N, 997, 0);
         // Many rows in flight; then back-pressure and gaps between responses.
-        latency = 9;
+        latency = 10;
         run(OP_HOST, 40, 1, 10, N, N, 0);
         ready_pct = 30;
         rsp_pct = 50;
@@ -398,7 +368,7 @@ module tb_dma_rd;
         run(OP_WEIGHT, N, 64, 0, N, N, 0);
         run(OP_WEIGHT, 1, 7, 0, 1, 0, 0);
         run(OP_WEIGHT, N / 2, 1001, 0, 3, 0, 12);  // waits for a free tile
-        latency = 2;
+        latency = 3;
         rsp_pct = 40;
         run(OP_WEIGHT, N - 1, 5, 0, N - 1, 1000, 3);
 
@@ -417,7 +387,7 @@ module tb_dma_rd;
 
         for (it = 0; it < 80; it = it + 1) begin
             op_i = 1 + {$random(seed)} % 3;
-            latency = 1 + {$random(seed)} % 12;
+            latency = 1 + {$random(seed)} % 13;
             ready_pct = (it % 3 == 0) ? 100 : 20 + {$random(seed)} % 80;
             rsp_pct = (it % 4 == 0) ? 100 : 30 + {$random(seed)} % 70;
             ra = {$random(seed)} % MEM_SIZE;

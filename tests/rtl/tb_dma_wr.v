@@ -1,7 +1,7 @@
 `default_nettype none
-// tpu_dma_wr (with tpu_act) against a behavioural memory (byte array, fixed ack latency, random
-// req_ready, random gaps between acks, in-order acks, err beyond MEM_SIZE) and UB/ACC models
-// that answer the cycle after a read with junk in every other cycle.
+// tpu_dma_wr (with tpu_act) against the shared memory model (model/mem_model.v: fixed ack
+// latency, random req_ready, random gaps between acks, err beyond MEM_SIZE, refused requests held
+// stable) and UB/ACC models that answer the cycle after a read with junk in every other cycle.
 // Each instruction is checked for: the whole memory afterwards (bytes 0..len-1 of each source row,
 // in row order, relu(acc + bias) for ACC rows), the request sequence (a + i*stride, len), the
 // source reads (b, b+1, ... once each), exactly one done pulse after the last ack, fault, no activity outside the
@@ -12,7 +12,6 @@ module tb_dma_wr;
     localparam DEPTH = 8;
     localparam MEM_SIZE = 4096;
     localparam ROWS = 64;  // UB and ACC rows
-    localparam QD = 64;    // ack queue entries
 
     reg clk = 1'b0;
     always #5 clk = !clk;
@@ -31,12 +30,12 @@ module tb_dma_wr;
     wire done;
     wire fault;
     wire req_valid;
-    reg req_ready = 1'b0;
+    wire req_ready;
     wire [31:0] req_addr;
     wire [15:0] req_len;
     wire [32*N-1:0] req_wdata;
-    reg rsp_valid = 1'b0;
-    reg rsp_err = 1'b0;
+    wire rsp_valid;
+    wire rsp_err;
     wire ub_en;
     wire [19:0] ub_addr;
     reg [8*N-1:0] ub_data = {8 * N{1'b0}};
@@ -87,46 +86,25 @@ module tb_dma_wr;
         in_range = {32'd0, addr} + len <= MEM_SIZE;
     endfunction
 
+    always @(posedge clk) cycle <= cycle + 1;
+
     // ---------------------------------------------------------------- memory --
-    reg [7:0] mem[0:MEM_SIZE-1];
     integer latency = 1;      // cycles from acceptance to the earliest ack, >= 1
     integer ready_pct = 100;  // chance per cycle that req_ready is high
     integer rsp_pct = 100;    // chance per cycle that a due ack is given
     integer refuse = 0;       // cycles left in which req_ready is held low
-    reg q_err[0:QD-1];
-    integer q_due[0:QD-1];
-    integer q_head = 0;
-    integer q_tail = 0;
-    reg m_err;
-    reg [31:0] m_r;
-    integer m_j;
 
-    always @(posedge clk) begin
-        cycle <= cycle + 1;
-        m_r = $random(seed);
-        req_ready <= refuse == 0 && ({m_r} % 100) < ready_pct;
-        if (refuse > 0) refuse = refuse - 1;
-        if (req_valid && req_ready) begin
-            m_err = !in_range(req_addr, req_len);
-            if (!m_err) for (m_j = 0; m_j < req_len; m_j = m_j + 1) mem[req_addr+m_j] = req_wdata[8*m_j+:8];
-            if (q_tail - q_head == QD) begin
-                $display("FAIL: memory queue overflow (%0d requests outstanding)", QD);
-                $finish;
-            end
-            q_err[q_tail%QD] = m_err;
-            q_due[q_tail%QD] = cycle + latency;
-            q_tail = q_tail + 1;
-        end
-        m_r = $random(seed);
-        if (q_head != q_tail && q_due[q_head%QD] <= cycle && ({m_r} % 100) < rsp_pct) begin
-            rsp_valid <= 1'b1;
-            rsp_err <= q_err[q_head%QD];
-            q_head = q_head + 1;
-        end else begin
-            rsp_valid <= 1'b0;
-            rsp_err <= m_r[31];
-        end
-    end
+    always @(posedge clk) if (refuse > 0) refuse <= refuse - 1;
+
+    mem_model #(
+        .BUS(4 * N), .BYTES(MEM_SIZE), .SEED(13)
+    ) u_mem (
+        .clk(clk), .rst(rst), .size(MEM_SIZE), .latency(latency), .jitter(32'd0),
+        .ready_pct(refuse > 0 ? 0 : ready_pct), .rsp_pct(rsp_pct), .req_valid(req_valid),
+        .req_ready(req_ready), .req_we(1'b1), .req_addr(req_addr), .req_len(req_len),
+        .req_id(1'b0), .req_wdata(req_wdata), .rsp_valid(rsp_valid), .rsp_ready(1'b1), .rsp_id(),
+        .rsp_err(rsp_err), .rsp_rdata()
+    );
 
     // ---------------------------------------------------- UB and ACC models --
     reg [8*N-1:0] ub[0:ROWS-1];
@@ -243,7 +221,7 @@ module tb_dma_wr;
         begin
             n_tests = n_tests + 1;
             exp_fault = 1'b0;
-            for (i = 0; i < MEM_SIZE; i = i + 1) exp_mem[i] = mem[i];
+            for (i = 0; i < MEM_SIZE; i = i + 1) exp_mem[i] = u_mem.mem[i];
             for (i = 0; i < rows; i = i + 1) begin
                 addr = a + i * stride;
                 row = src_acc ? act_row(acc[b+i], bias, use_bias, use_relu) : {{24 * N{1'b0}}, ub[b+i]};
@@ -272,7 +250,7 @@ module tb_dma_wr;
                 end
             end
             cmd_valid <= 1'b0;
-            refuse = refuse_cycles;
+            refuse <= refuse_cycles;
             t = 0;
             while (!done) begin
                 @(posedge clk);
@@ -305,9 +283,9 @@ module tb_dma_wr;
                 $finish;
             end
             for (i = 0; i < MEM_SIZE; i = i + 1)
-            if (mem[i] !== exp_mem[i]) begin
+            if (u_mem.mem[i] !== exp_mem[i]) begin
                 $display("FAIL: src_acc %b bias %b relu %b rows %0d a %h b %0d len %0d stride %0d: mem[%0d] = %h, expected %h",
-                         src_acc, use_bias, use_relu, rows, a, b, len, stride, i, mem[i], exp_mem[i]);
+                         src_acc, use_bias, use_relu, rows, a, b, len, stride, i, u_mem.mem[i], exp_mem[i]);
                 $finish;
             end
         end
@@ -335,7 +313,7 @@ module tb_dma_wr;
     reg rsrc;
 
     initial begin
-        for (it = 0; it < MEM_SIZE; it = it + 1) mem[it] = $random(seed);
+        for (it = 0; it < MEM_SIZE; it = it + 1) u_mem.mem[it] = $random(seed);
         for (it = 0; it < ROWS; it = it + 1)
         for (ik = 0; ik < N; ik = ik + 1) begin
             ub[it][8*ik+:8] = $random(seed);
@@ -350,7 +328,7 @@ module tb_dma_wr;
         run(0, 0, 0, 5, 100, 3, N, N, 0);
         run(0, 0, 0, 4, 301, 9, N - 1, 0, 0);
         run(0, 0, 0, 1, MEM_SIZE - 1, 63, 1, 0, 0);
-        latency = 10;
+        latency = 11;
         run(0, 0, 0, 40, 7, 12, N, N, 0);
         // ACC: every bias/relu combination, partial and full rows, full rate.
         run(1, 0, 0, 40, 513, 0, 4 * N, 4 * N, 0);
@@ -374,7 +352,7 @@ module tb_dma_wr;
 
         for (it = 0; it < 80; it = it + 1) begin
             rsrc = $random(seed);
-            latency = 1 + {$random(seed)} % 12;
+            latency = 1 + {$random(seed)} % 13;
             ready_pct = (it % 3 == 0) ? 100 : 10 + {$random(seed)} % 90;
             rsp_pct = (it % 4 == 0) ? 100 : 30 + {$random(seed)} % 70;
             ra = {$random(seed)} % MEM_SIZE;

@@ -1,21 +1,22 @@
 `default_nettype none
-// tpu_mem_arb between two random masters and a behavioural memory. Master 0 reads the lower half
-// of memory (which nobody writes) or beyond the end (err); master 1 writes the upper half,
-// sometimes across the end (err). Masters hold each request stable until it is accepted. The
-// memory has random req_ready (and refuses while 32 requests are outstanding), random latency,
-// and answers the two ids from separate in-order queues, so the two masters' responses interleave
-// in any order.
+// tpu_mem_arb between two random masters and the shared memory model (model/mem_model.v). Master 0
+// reads the lower half of memory (which nobody writes) or beyond the end (err); master 1 writes the
+// upper half, sometimes across the end (err). Masters hold each request stable until it is
+// accepted. The memory has random req_ready (and refuses while 32 requests are outstanding),
+// random latency per request, and keeps only each id's responses in order, so the two masters'
+// responses interleave in any order.
 // Checks: each memory-side request is exactly the granted master's (we, addr, len, id, wdata) and
-// exactly one master sees ready; a refused request stays stable; a master that was waiting when
-// the other was granted gets the next grant (round robin, no starvation); saturating masters split
-// the grants evenly and use every cycle of an always-ready memory; every response reaches
-// the right master, in order, with its err and (reads) data; final memory matches the writes.
+// exactly one master sees ready; a refused request stays stable (checked by the model); a master
+// that was waiting when the other was granted gets the next grant (round robin, no starvation);
+// saturating masters split the grants evenly and use every cycle of an always-ready memory; every
+// response reaches the right master, in order, with its err and (reads) data; final memory
+// matches the writes.
 module tb_mem_arb;
     parameter N = 8;
     localparam ID_W = 4;
     localparam MEM_SIZE = 4096;
     localparam HALF = MEM_SIZE / 2;
-    localparam QD = 64;
+    localparam QD = 64;  // expected responses per master
 
     reg clk = 1'b0;
     always #5 clk = !clk;
@@ -36,17 +37,17 @@ module tb_mem_arb;
     wire m1_rsp_valid;
     wire m1_rsp_err;
     wire mem_req_valid;
-    reg mem_req_ready = 1'b0;
+    wire mem_req_ready;
     wire mem_req_we;
     wire [31:0] mem_req_addr;
     wire [15:0] mem_req_len;
     wire [ID_W-1:0] mem_req_id;
     wire [32*N-1:0] mem_req_wdata;
-    reg mem_rsp_valid = 1'b0;
+    wire mem_rsp_valid;
     wire mem_rsp_ready;
-    reg [ID_W-1:0] mem_rsp_id = {ID_W{1'b0}};
-    reg mem_rsp_err = 1'b0;
-    reg [32*N-1:0] mem_rsp_rdata = {32 * N{1'b0}};
+    wire [ID_W-1:0] mem_rsp_id;
+    wire mem_rsp_err;
+    wire [32*N-1:0] mem_rsp_rdata;
 
     tpu_mem_arb #(
         .N(N),
@@ -83,7 +84,6 @@ module tb_mem_arb;
     );
 
     integer seed = 3;
-    integer cycle = 0;
     integer p0 = 50;         // chance per cycle that an idle master 0 starts a request
     integer p1 = 50;
     integer ready_pct = 70;  // chance per cycle that mem_req_ready is high
@@ -96,91 +96,19 @@ module tb_mem_arb;
     endfunction
 
     // ---------------------------------------------------------------- memory --
-    reg [7:0] mem[0:MEM_SIZE-1];
     reg [7:0] init_mem[0:MEM_SIZE-1];  // the lower half never changes
     reg [7:0] exp_mem[0:MEM_SIZE-1];   // the upper half as master 1's writes leave it
-    // One in-order response queue per id.
-    reg [32*N-1:0] q_data[0:1][0:QD-1];
-    reg q_err[0:1][0:QD-1];
-    integer q_due[0:1][0:QD-1];
-    integer q_head[0:1];
-    integer q_tail[0:1];
-    reg m_err;
-    reg [31:0] m_r;
-    reg [32*N-1:0] m_row;
-    integer m_j;
-    integer m_q;
-    integer m_lat;
-    // The request refused last cycle, which must be offered again unchanged.
-    reg held = 1'b0;
-    reg h_we;
-    reg [31:0] h_addr;
-    reg [15:0] h_len;
-    reg [ID_W-1:0] h_id;
-    reg [32*N-1:0] h_wdata;
 
-    always @(posedge clk) begin
-        cycle <= cycle + 1;
-        m_r = $random(seed);
-        mem_req_ready <= ({m_r} % 100) < ready_pct &&
-                         q_tail[0] - q_head[0] + q_tail[1] - q_head[1] < QD / 2;
-        if (!rst) begin
-            if (held && (!mem_req_valid || mem_req_we !== h_we || mem_req_addr !== h_addr ||
-                         mem_req_len !== h_len || mem_req_id !== h_id || (h_we && mem_req_wdata !== h_wdata))) begin
-                $display("FAIL: refused request (we %b addr %h len %0d id %0d) changed to valid %b we %b addr %h len %0d id %0d",
-                         h_we, h_addr, h_len, h_id, mem_req_valid, mem_req_we, mem_req_addr, mem_req_len,
-                         mem_req_id);
-                $finish;
-            end
-            held = mem_req_valid && !mem_req_ready;
-            h_we = mem_req_we;
-            h_addr = mem_req_addr;
-            h_len = mem_req_len;
-            h_id = mem_req_id;
-            h_wdata = mem_req_wdata;
-            if (mem_req_valid && mem_req_ready) begin
-                if (mem_req_id !== {{(ID_W - 1) {1'b0}}, mem_req_we}) begin
-                    $display("FAIL: request id %0d with we %b", mem_req_id, mem_req_we);
-                    $finish;
-                end
-                m_err = !in_range(mem_req_addr, mem_req_len);
-                for (m_j = 0; m_j < 4 * N; m_j = m_j + 1) begin
-                    m_r = $random(seed);
-                    if (!m_err && !mem_req_we && m_j < mem_req_len) m_row[8*m_j+:8] = mem[mem_req_addr+m_j];
-                    else m_row[8*m_j+:8] = m_r[7:0];
-                    if (!m_err && mem_req_we && m_j < mem_req_len) mem[mem_req_addr+m_j] = mem_req_wdata[8*m_j+:8];
-                end
-                m_q = mem_req_id[0];
-                if (q_tail[m_q] - q_head[m_q] == QD) begin
-                    $display("FAIL: memory queue %0d overflow", m_q);
-                    $finish;
-                end
-                m_lat = 1 + {$random(seed)} % 8;
-                // Keep each queue in order: never due before the entry ahead of it.
-                if (q_tail[m_q] != q_head[m_q] && q_due[m_q][(q_tail[m_q]-1)%QD] > cycle + m_lat)
-                    m_lat = q_due[m_q][(q_tail[m_q]-1)%QD] - cycle;
-                q_data[m_q][q_tail[m_q]%QD] = m_row;
-                q_err[m_q][q_tail[m_q]%QD] = m_err;
-                q_due[m_q][q_tail[m_q]%QD] = cycle + m_lat;
-                q_tail[m_q] = q_tail[m_q] + 1;
-            end
-            m_r = $random(seed);
-            m_q = m_r[0];
-            if (!(q_head[m_q] != q_tail[m_q] && q_due[m_q][q_head[m_q]%QD] <= cycle)) m_q = 1 - m_q;
-            if (q_head[m_q] != q_tail[m_q] && q_due[m_q][q_head[m_q]%QD] <= cycle && ({m_r} % 100) < rsp_pct) begin
-                mem_rsp_valid <= 1'b1;
-                mem_rsp_id <= m_q;
-                mem_rsp_err <= q_err[m_q][q_head[m_q]%QD];
-                mem_rsp_rdata <= q_data[m_q][q_head[m_q]%QD];
-                q_head[m_q] = q_head[m_q] + 1;
-            end else begin
-                mem_rsp_valid <= 1'b0;
-                mem_rsp_id <= m_r[ID_W-1:0];
-                mem_rsp_err <= m_r[31];
-                for (m_j = 0; m_j < N; m_j = m_j + 1) mem_rsp_rdata[32*m_j+:32] <= $random(seed);
-            end
-        end
-    end
+    mem_model #(
+        .BUS(4 * N), .ID_W(ID_W), .BYTES(MEM_SIZE), .DEPTH(QD / 2), .SEED(5)
+    ) u_mem (
+        .clk(clk), .rst(rst), .size(MEM_SIZE), .latency(32'd1), .jitter(32'd8),
+        .ready_pct(ready_pct), .rsp_pct(rsp_pct), .req_valid(mem_req_valid),
+        .req_ready(mem_req_ready), .req_we(mem_req_we), .req_addr(mem_req_addr),
+        .req_len(mem_req_len), .req_id(mem_req_id), .req_wdata(mem_req_wdata),
+        .rsp_valid(mem_rsp_valid), .rsp_ready(mem_rsp_ready), .rsp_id(mem_rsp_id),
+        .rsp_err(mem_rsp_err), .rsp_rdata(mem_rsp_rdata)
+    );
 
     // --------------------------------------------------------------- masters --
     // Expected responses, in order, per master.
@@ -217,6 +145,10 @@ module tb_mem_arb;
                                     mem_req_len !== m1_req_len || mem_req_wdata !== m1_req_wdata)) begin
                     $display("FAIL: master %0d granted, memory sees we %b addr %h len %0d", m1_req_ready,
                              mem_req_we, mem_req_addr, mem_req_len);
+                    $finish;
+                end
+                if (mem_req_id !== {{(ID_W - 1) {1'b0}}, mem_req_we}) begin
+                    $display("FAIL: request id %0d with we %b", mem_req_id, mem_req_we);
                     $finish;
                 end
                 if (m0_req_ready ? owed1 : owed0) begin
@@ -360,14 +292,10 @@ module tb_mem_arb;
     integer i;
 
     initial begin
-        q_head[0] = 0;
-        q_head[1] = 0;
-        q_tail[0] = 0;
-        q_tail[1] = 0;
         for (i = 0; i < MEM_SIZE; i = i + 1) begin
-            mem[i] = $random(seed);
-            init_mem[i] = mem[i];
-            exp_mem[i] = mem[i];
+            u_mem.mem[i] = $random(seed);
+            init_mem[i] = u_mem.mem[i];
+            exp_mem[i] = u_mem.mem[i];
         end
         repeat (3) @(posedge clk);
         rst <= 1'b0;
@@ -381,8 +309,8 @@ module tb_mem_arb;
         phase(90, 20, 20, 100, 500);
 
         for (i = HALF; i < MEM_SIZE; i = i + 1)
-        if (mem[i] !== exp_mem[i]) begin
-            $display("FAIL: mem[%0d] = %h after master 1's writes, expected %h", i, mem[i], exp_mem[i]);
+        if (u_mem.mem[i] !== exp_mem[i]) begin
+            $display("FAIL: mem[%0d] = %h after master 1's writes, expected %h", i, u_mem.mem[i], exp_mem[i]);
             $finish;
         end
         if (waiting_grants == 0) begin
