@@ -96,6 +96,7 @@ typedef struct {
     hlo_ints slice_start, slice_limit, slice_stride; /* slice={[s:l:stride], ...} (stride 1) */
     hlo_ints pad_low, pad_high, pad_interior;        /* padding=l_h[_i]x... (interior 0) */
     hlo_cmp comparison_direction;
+    char *custom_call_target; /* custom-call's custom_call_target="..."; NULL otherwise */
 } hlo_instr;
 
 typedef struct {
@@ -142,8 +143,9 @@ const char *hlo_opcode_name(hlo_opcode op); /* "dot"; "" for HLO_OP_OTHER */
 /* Shape checking of a parsed module, after XLA's shape inference and HLO verifier, for the ops
  * the compiler handles: parameter, constant, dot, add, subtract, multiply, divide, maximum,
  * minimum, negate, exponential, log, is-finite, compare, select, broadcast, reshape, transpose,
- * convert, tuple, get-tuple-element, call, reduce. Any other opcode is an error naming it. Also
- * checked: operand shapes printed inline agree with their definitions, parameter numbers are
+ * convert, tuple, get-tuple-element, call, reduce, and custom-call (array operands, an array
+ * or a tuple of arrays as result, custom_call_target required). Any other opcode is an error
+ * naming it. Also checked: operand shapes printed inline agree with their definitions, parameter numbers are
  * 0..n-1 without gaps, and neither operands nor calls form a cycle.
  * Returns 0, or -1 with the first error in *err (err may be NULL):
  * "<file>:<line>:<col>: <opcode>: <what differs>" at the instruction's name. */
@@ -197,6 +199,29 @@ int hlo_eval(const hlo_module *m, const char *file, hlo_array *const *params, in
              hlo_array ***outs, int *n_outs, hlo_error *err);
 void hlo_arrays_free(hlo_array **arrays, int n); /* frees each array and the list */
 
+/* Evaluation with hooks: hlo_eval, plus
+ *  - custom_call: evaluates a custom-call instruction (hlo_check accepts any custom-call whose
+ *    shape is an array or a tuple of arrays). operands are borrowed; the hook fills outs[0..n_outs)
+ *    with new arrays, one per array of in->shape (its tuple elements in order), which the
+ *    evaluator then owns, also when the hook fails (a failing hook may instead free them and
+ *    leave NULL). Returns 0, or -1 with a message in err (the evaluator locates it).
+ *    Without the hook a custom-call is an evaluation error naming its target. */
+typedef struct {
+    void *ctx;
+    int (*custom_call)(void *ctx, const hlo_instr *in, hlo_array *const *operands,
+                       int n_operands, hlo_array **outs, int n_outs, char *err, size_t errlen);
+} hlo_eval_hooks;
+int hlo_eval_with(const hlo_module *m, const char *file, hlo_array *const *params, int n_params,
+                  const hlo_eval_hooks *hooks, hlo_array ***outs, int *n_outs, hlo_error *err);
+
+/* Evaluates one array-shaped instruction in of a checked module m (in must point into m: the
+ * operand shapes come from its computation; any op hlo_eval handles except
+ * parameter, tuple, get-tuple-element, call and custom-call) on the given operand arrays (one
+ * per operand, of the operands' shapes), for constant folding. Returns 0 with *out (new), or -1
+ * with *err located at the instruction. */
+int hlo_eval_instr(const hlo_module *m, const char *file, const hlo_instr *in,
+                   hlo_array *const *operands, hlo_array **out, hlo_error *err);
+
 struct st_file;
 /* Binds the tensors of a safetensors file (safetensors.h) to the ENTRY parameters, for each
  * parameter the first rule that matches: a tensor of the same name ("w1.1"); a tensor whose
@@ -208,6 +233,36 @@ struct st_file;
  * Returns 0, or -1 with *err (params all NULL then). */
 int hlo_bind_safetensors(const hlo_module *m, const char *file, const struct st_file *st,
                          hlo_array **params, int n_params, hlo_error *err);
+
+/* --------------------------------------------------------------- hlo_print.c -- */
+
+/* A growing NUL-terminated text buffer; after an allocation failure oom is set and further
+ * appends do nothing. Zero-initialize before use. */
+typedef struct {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} hlo_text;
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void hlo_text_printf(hlo_text *t, const char *fmt, ...);
+void hlo_text_free(hlo_text *t);
+
+/* Printers of text hlo_parse reads back, in JAX's short style (bare names, no layouts). */
+void hlo_print_shape(hlo_text *t, const hlo_shape *s);
+/* A computation of m, verbatim apart from style, named as_name (NULL: its own name). */
+void hlo_print_computation(hlo_text *t, const hlo_module *m, int comp, const char *as_name);
+/* One instruction line "  [ROOT ]name = shape opcode(operands), attributes\n": opcode and the
+ * attributes hlo_instr keeps come from attrs (to_apply/calls print m's computation names, a
+ * constant its literal), name, shape and operand names from the arguments. Hand-built attrs
+ * set to_apply and calls to -1. */
+void hlo_print_instr(hlo_text *t, const hlo_module *m, const hlo_instr *attrs, bool root,
+                     const char *name, const hlo_shape *shape, const char *const *operands,
+                     int n_operands);
+/* A constant instruction line holding value exactly (f32 printed with 9 significant digits,
+ * inf/-inf/nan as XLA spells them). */
+void hlo_print_constant(hlo_text *t, bool root, const char *name, const hlo_array *value);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* hlo_check.c - shape checking of a parsed HLO module (hlo.h), after XLA's shape_inference.cc
- * and hlo_verifier.cc for the ops the compiler handles. Every rule reports the first mismatch at
- * the instruction's name with the two sizes or shapes that differ. */
+ * and hlo_verifier.cc for the ops the compiler handles, plus custom-call (device work for
+ * hlo_eval_with's hook). Every rule reports the first mismatch at the instruction's name with the
+ * two sizes or shapes that differ. */
 #include "hlo.h"
 
 #include <stdarg.h>
@@ -48,37 +49,14 @@ bool hlo_shape_equal(const hlo_shape *a, const hlo_shape *b)
     return true;
 }
 
-static size_t append(char *buf, size_t n, size_t at, const char *fmt, ...)
-{
-    if (at >= n)
-        return at;
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(buf + at, n - at, fmt, ap);
-    va_end(ap);
-    return w < 0 ? n : at + (size_t)w;
-}
-
-static size_t shape_str(const hlo_shape *s, char *buf, size_t n, size_t at)
-{
-    if (s->type == HLO_TUPLE) {
-        at = append(buf, n, at, "(");
-        for (int i = 0; i < s->n_tuple; i++)
-            at = shape_str(&s->tuple[i], buf, n, append(buf, n, at, i ? ", " : ""));
-        return append(buf, n, at, ")");
-    }
-    at = append(buf, n, at, "%s[", hlo_type_name(s->type));
-    for (int i = 0; i < s->rank; i++)
-        at = append(buf, n, at, i ? ",%lld" : "%lld", (long long)s->dims[i]);
-    return append(buf, n, at, "]");
-}
-
+/* The printer's text, truncated to the buffer (hlo_print.c). */
 char *hlo_shape_str(const hlo_shape *s, char *buf, size_t n)
 {
-    if (n) {
-        buf[0] = 0;
-        shape_str(s, buf, n, 0);
-    }
+    hlo_text t = {0};
+    hlo_print_shape(&t, s);
+    if (n)
+        snprintf(buf, n, "%s", t.oom || !t.s ? "(out of memory)" : t.s);
+    hlo_text_free(&t);
     return buf;
 }
 
@@ -524,6 +502,23 @@ static int check_dot(checker *k)
     return 0;
 }
 
+/* Any array operands; a result that is an array or a tuple of arrays; a target to call. */
+static int check_custom_call(checker *k)
+{
+    const hlo_instr *in = k->in;
+    if (!in->custom_call_target)
+        return fail(k, "'%s' has no custom_call_target", in->name);
+    for (int i = 0; i < in->shape.n_tuple; i++)
+        if (need_array(k, &in->shape.tuple[i], "a result tuple element"))
+            return -1;
+    if (in->shape.type != HLO_TUPLE && need_array(k, &in->shape, "the result"))
+        return -1;
+    for (int i = 0; i < in->n_operands; i++)
+        if (need_array(k, operand(k, i), "an operand"))
+            return -1;
+    return 0;
+}
+
 static int check_instr(checker *k)
 {
     const hlo_instr *in = k->in;
@@ -571,6 +566,8 @@ static int check_instr(checker *k)
         return check_reduce(k);
     case HLO_OP_DOT:
         return check_dot(k);
+    case HLO_OP_CUSTOM_CALL:
+        return check_custom_call(k);
     default:
         /* is-finite has no opcode enum value in the parser; JAX's log_softmax emits it. */
         if (!strcmp(in->opcode_name, "is-finite"))

@@ -1,4 +1,5 @@
-/* hlo_eval.c - reference evaluator for checked HLO modules (hlo.h), and binding of safetensors
+/* hlo_eval.c - reference evaluator for checked HLO modules (hlo.h), with a hook for
+ * custom-calls, single-instruction evaluation for constant folding, and binding of safetensors
  * weights to ENTRY parameters.
  *
  * Elements are read and written as double: it holds every f32, s8, s32, u8 and pred value
@@ -24,7 +25,10 @@ typedef struct {
     const hlo_module *m;
     const char *file;
     hlo_error *err;
+    const hlo_eval_hooks *hooks;
 } evaluator;
+
+static const hlo_eval_hooks no_hooks;
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
@@ -583,19 +587,74 @@ static bool supported(const hlo_shape *s)
     return hlo_type_size(s->type) != 0;
 }
 
-static int eval_instr(evaluator *e, const hlo_instr *in, const val *vals, val *out)
+static bool in_list(const hlo_array *a, hlo_array *const *list, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (list[i] == a)
+            return true;
+    return false;
+}
+
+/* A custom-call through the hook: the hook's arrays become out (a tuple of them when the
+ * instruction's shape is one) once they prove to be new arrays of the promised shapes. */
+static int eval_custom_call(evaluator *e, const hlo_instr *in, const val *op, val *out)
+{
+    if (!e->hooks->custom_call)
+        return fail(e, in, "no custom_call hook to evaluate target \"%s\"",
+                    in->custom_call_target);
+    bool tuple = in->shape.type == HLO_TUPLE;
+    int n = tuple ? in->shape.n_tuple : 1, n_ins = in->n_operands, rc = 0;
+    hlo_array **ins = malloc(((size_t)n_ins + 1) * sizeof *ins);
+    hlo_array **outs = calloc((size_t)n + 1, sizeof *outs);
+    if (!ins || !outs || (tuple && !(out->t = calloc((size_t)n + 1, sizeof *out->t)))) {
+        rc = fail(e, in, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < n_ins; i++)
+        ins[i] = op[i].a;
+    char msg[300] = "";
+    if (e->hooks->custom_call(e->hooks->ctx, in, ins, n_ins, outs, n, msg, sizeof msg)) {
+        rc = fail(e, in, "%s", msg[0] ? msg : "the hook failed without a message");
+        goto done;
+    }
+    for (int i = 0; i < n && !rc; i++) {
+        const hlo_shape *want = tuple ? &in->shape.tuple[i] : &in->shape;
+        char b1[160], b2[160];
+        if (!outs[i] || !hlo_shape_equal(&outs[i]->shape, want))
+            rc = fail(e, in, "the hook for target \"%s\" returned %s for result %d, expected %s",
+                      in->custom_call_target,
+                      outs[i] ? hlo_shape_str(&outs[i]->shape, b1, sizeof b1) : "nothing", i,
+                      hlo_shape_str(want, b2, sizeof b2));
+        else if (in_list(outs[i], ins, n_ins) || in_list(outs[i], outs, i))
+            rc = fail(e, in, "the hook for target \"%s\" returned an operand or one array twice "
+                      "as result %d", in->custom_call_target, i);
+    }
+    if (!rc) {
+        for (int i = 0; i < n; i++) {
+            *(tuple ? &out->t[i].a : &out->a) = outs[i];
+            outs[i] = NULL;
+        }
+        out->n = tuple ? n : 0;
+    }
+done:
+    /* The hook's arrays are ours even when it failed; operands and repeats are not freed. */
+    for (int i = 0; outs && i < n; i++)
+        if (outs[i] && !in_list(outs[i], ins, n_ins) && !in_list(outs[i], outs, i))
+            hlo_array_free(outs[i]);
+    free(ins);
+    free(outs);
+    return rc;
+}
+
+/* Evaluates in on its operand values op (borrowed) into *out (owned). */
+static int eval_instr(evaluator *e, const hlo_instr *in, const val *op, val *out)
 {
     char b[160];
+    *out = (val){NULL, 0, NULL};
     if (!supported(&in->shape))
         return fail(e, in, "shape %s of '%s' has an element type the evaluator does not support",
                     hlo_shape_str(&in->shape, b, sizeof b), in->name);
-    val *op = malloc(((size_t)in->n_operands + 1) * sizeof *op);
-    if (!op)
-        return fail(e, in, "out of memory");
-    for (int i = 0; i < in->n_operands; i++)
-        op[i] = vals[in->operands[i].index]; /* borrowed */
     int rc = 0;
-    *out = (val){NULL, 0, NULL};
     switch (in->opcode) {
     case HLO_OP_TUPLE:
         if (!(out->t = calloc((size_t)in->n_operands + 1, sizeof *out->t))) {
@@ -617,6 +676,9 @@ static int eval_instr(evaluator *e, const hlo_instr *in, const val *vals, val *o
     case HLO_OP_REDUCE:
         rc = eval_reduce(e, in, op, out);
         break;
+    case HLO_OP_CUSTOM_CALL:
+        rc = eval_custom_call(e, in, op, out);
+        break;
     default:
         if (in->shape.type == HLO_TUPLE) /* a tuple constant: its literal is never kept */
             rc = fail(e, in, "value of '%s' is elided but needed", in->name);
@@ -626,7 +688,6 @@ static int eval_instr(evaluator *e, const hlo_instr *in, const val *vals, val *o
             rc = eval_array_op(e, in, op, out->a);
         break;
     }
-    free(op);
     if (rc)
         val_free(out);
     return rc;
@@ -635,13 +696,16 @@ static int eval_instr(evaluator *e, const hlo_instr *in, const val *vals, val *o
 /* Evaluates c on args (borrowed, by parameter number) into *out (owned). */
 static int eval_comp(evaluator *e, const hlo_computation *c, const val *args, val *out)
 {
-    int n = c->n_instrs, at, rc = 0;
+    int n = c->n_instrs, at, rc = 0, max_ops = 0;
+    for (int i = 0; i < n; i++)
+        max_ops = c->instrs[i].n_operands > max_ops ? c->instrs[i].n_operands : max_ops;
     int *order = malloc(((size_t)n + 1) * sizeof *order);
     int *last = malloc(((size_t)n + 1) * sizeof *last);
     bool *live = calloc((size_t)n + 1, sizeof *live);
     val *v = calloc((size_t)n + 1, sizeof *v);
+    val *op = malloc(((size_t)max_ops + 1) * sizeof *op); /* one instruction's operands */
     *out = (val){NULL, 0, NULL};
-    if (!order || !last || !live || !v || hlo_topo_order(c, order, &at)) {
+    if (!order || !last || !live || !v || !op || hlo_topo_order(c, order, &at)) {
         rc = fail(e, NULL, "out of memory");
         goto done;
     }
@@ -664,10 +728,13 @@ static int eval_comp(evaluator *e, const hlo_computation *c, const val *args, va
         const hlo_instr *in = &c->instrs[i];
         if (!live[i])
             continue;
-        if (in->opcode == HLO_OP_PARAMETER)
+        if (in->opcode == HLO_OP_PARAMETER) {
             rc = val_copy(&args[in->parameter_number], &v[i]) ? fail(e, in, "out of memory") : 0;
-        else
-            rc = eval_instr(e, in, v, &v[i]);
+        } else {
+            for (int j = 0; j < in->n_operands; j++)
+                op[j] = v[in->operands[j].index]; /* borrowed */
+            rc = eval_instr(e, in, op, &v[i]);
+        }
         for (int j = 0; j < in->n_operands; j++)
             if (last[in->operands[j].index] == p)
                 val_free(&v[in->operands[j].index]);
@@ -683,6 +750,7 @@ done:
     free(last);
     free(live);
     free(v);
+    free(op);
     return rc;
 }
 
@@ -708,7 +776,13 @@ static int count_arrays(const val *v)
 int hlo_eval(const hlo_module *m, const char *file, hlo_array *const *params, int n_params,
              hlo_array ***outs, int *n_outs, hlo_error *err)
 {
-    evaluator e = {m, file, err};
+    return hlo_eval_with(m, file, params, n_params, NULL, outs, n_outs, err);
+}
+
+int hlo_eval_with(const hlo_module *m, const char *file, hlo_array *const *params, int n_params,
+                  const hlo_eval_hooks *hooks, hlo_array ***outs, int *n_outs, hlo_error *err)
+{
+    evaluator e = {m, file, err, hooks ? hooks : &no_hooks};
     *outs = NULL;
     *n_outs = 0;
     if (hlo_check(m, file, err))
@@ -752,6 +826,65 @@ int hlo_eval(const hlo_module *m, const char *file, hlo_array *const *params, in
     val_free(&r);
     *outs = list;
     *n_outs = n;
+    return 0;
+}
+
+/* The computation of m that holds in, or NULL. Addresses compare as integers: in may point
+ * anywhere. */
+static const hlo_computation *owner(const hlo_module *m, const hlo_instr *in)
+{
+    uintptr_t a = (uintptr_t)in;
+    for (int k = 0; k < m->n_comps; k++) {
+        const hlo_computation *c = &m->comps[k];
+        uintptr_t lo = (uintptr_t)c->instrs, hi = (uintptr_t)(c->instrs + c->n_instrs);
+        if (a >= lo && a < hi && (a - lo) % sizeof *in == 0)
+            return c;
+    }
+    return NULL;
+}
+
+int hlo_eval_instr(const hlo_module *m, const char *file, const hlo_instr *in,
+                   hlo_array *const *operands, hlo_array **out, hlo_error *err)
+{
+    evaluator e = {m, file, err, &no_hooks};
+    *out = NULL;
+    const hlo_computation *c = owner(m, in);
+    if (!c)
+        return fail(&e, NULL, "instruction '%s' is not one of the module's", in->name);
+    switch (in->opcode) {
+    case HLO_OP_PARAMETER:
+    case HLO_OP_TUPLE:
+    case HLO_OP_GET_TUPLE_ELEMENT:
+    case HLO_OP_CALL:
+    case HLO_OP_CUSTOM_CALL:
+        return fail(&e, in, "'%s' is not evaluated on its own", in->name);
+    default:
+        break;
+    }
+    char s1[160], s2[160];
+    if (in->shape.type == HLO_TUPLE)
+        return fail(&e, in, "'%s' is %s, not an array", in->name,
+                    hlo_shape_str(&in->shape, s1, sizeof s1));
+    val *op = calloc((size_t)in->n_operands + 1, sizeof *op);
+    if (!op)
+        return fail(&e, in, "out of memory");
+    for (int i = 0; i < in->n_operands; i++) {
+        const hlo_shape *want = &c->instrs[in->operands[i].index].shape;
+        if (!operands[i] || !hlo_shape_equal(&operands[i]->shape, want)) {
+            free(op);
+            return fail(&e, in, "operand %d of '%s' is %s but the array given is %s", i, in->name,
+                        hlo_shape_str(want, s1, sizeof s1),
+                        operands[i] ? hlo_shape_str(&operands[i]->shape, s2, sizeof s2)
+                                    : "missing");
+        }
+        op[i].a = operands[i]; /* borrowed */
+    }
+    val r;
+    int rc = eval_instr(&e, in, op, &r);
+    free(op);
+    if (rc)
+        return -1;
+    *out = r.a;
     return 0;
 }
 
@@ -804,7 +937,7 @@ static hlo_type tensor_type(st_dtype d)
 int hlo_bind_safetensors(const hlo_module *m, const char *file, const struct st_file *st,
                          hlo_array **params, int n_params, hlo_error *err)
 {
-    evaluator e = {m, file, err};
+    evaluator e = {m, file, err, &no_hooks};
     const hlo_computation *c = hlo_entry(m);
     for (int i = 0; i < n_params; i++)
         params[i] = NULL;

@@ -142,6 +142,47 @@ static size_t skip_string(parser *p, size_t pos)
     return pos + 1;
 }
 
+static int hex_digit(int c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                          : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* absl::CUnescape's escapes: XLA's printer writes strings with CEscape. */
+char *lx_unescape(parser *p, tok t, const char *what)
+{
+    static const char simple[] = "n\nt\tr\r\"\"''\\\\??a\ab\bf\fv\v";
+    char *r = lx_alloc(p, t.len), *w = r; /* the decoded text is shorter than the quotes */
+    size_t i = t.pos + 1, end = t.pos + t.len - 1;
+    while (i < end) {
+        size_t at = i;
+        int c = (unsigned char)p->s[i++];
+        if (c == '\\') {
+            int e = (unsigned char)p->s[i++];
+            const char *s = strchr(simple, e);
+            if (e && s && (s - simple) % 2 == 0) {
+                c = (unsigned char)s[1];
+            } else if (e >= '0' && e <= '7') { /* up to three octal digits */
+                c = e - '0';
+                for (int k = 0; k < 2 && i < end && p->s[i] >= '0' && p->s[i] <= '7'; k++)
+                    c = c * 8 + (p->s[i++] - '0');
+                if (c > 0xff)
+                    lx_fail_at(p, at, "octal escape out of range in %s", what);
+            } else if (e == 'x' && i < end && hex_digit((unsigned char)p->s[i]) >= 0) {
+                c = hex_digit((unsigned char)p->s[i++]);
+                if (i < end && hex_digit((unsigned char)p->s[i]) >= 0)
+                    c = c * 16 + hex_digit((unsigned char)p->s[i++]);
+            } else {
+                lx_fail_at(p, at, "unknown escape '\\%c' in %s", e, what);
+            }
+        }
+        if (c == 0)
+            lx_fail_at(p, at, "NUL character in %s", what);
+        *w++ = (char)c;
+    }
+    return r;
+}
+
 /* Lexes the token at or after pos without consuming it; *end gets the position after it. */
 tok lx_lex_at(parser *p, size_t pos, size_t *end)
 {

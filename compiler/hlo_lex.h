@@ -61,6 +61,9 @@ void *lx_alloc(parser *p, size_t n); /* zeroed, from the arena */
 /* Makes room for one more element in an arena array of *cap elements of size sz. */
 void *lx_grow(parser *p, void *v, int n, int *cap, size_t sz);
 char *lx_dup_str(parser *p, size_t pos, size_t len);
+/* The contents of a T_STRING token with the C escapes XLA's printer writes (\" \\ \n \ooo \xhh
+ * ...) decoded, NUL-terminated, from the arena; what names the string in messages. */
+char *lx_unescape(parser *p, tok t, const char *what);
 
 size_t lx_skip_space(parser *p, size_t pos);
 tok lx_lex_at(parser *p, size_t pos, size_t *end);

@@ -355,9 +355,16 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
             dup = in->pad_low.present;
             if (!dup)
                 parse_padding(p, in);
-        } else if (lx_tok_is(p, name, "comparison_direction")) {
+        } else if (lx_tok_is(p, name, "direction") ||
+                   lx_tok_is(p, name, "comparison_direction")) { /* XLA prints direction= */
             dup = in->comparison_direction != HLO_CMP_NONE;
             parse_direction(p, in);
+        } else if (lx_tok_is(p, name, "custom_call_target") && in->opcode == HLO_OP_CUSTOM_CALL) {
+            dup = in->custom_call_target != NULL;
+            tok s = lx_next(p);
+            if (s.kind != T_STRING)
+                lx_expected(p, s, "a quoted custom_call_target");
+            in->custom_call_target = lx_unescape(p, s, "custom_call_target");
         } else {
             lx_skip_value(p, "attribute value");
         }

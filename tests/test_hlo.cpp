@@ -426,6 +426,27 @@ TEST(HloConstructs, SkippedAttributes)
     EXPECT_EQ(p.operand("main", "r", 0), "cc");
 }
 
+TEST(HloConstructs, CustomCallTargetAndDirection)
+{
+    // The target is kept with absl::CUnescape's escapes decoded; XLA spells compare's attribute
+    // direction=, the older comparison_direction= is still read.
+    PARSE(p, entry("  a = f32[2]{0} parameter(0)\n"
+                   "  c0 = f32[2]{0} custom-call(a), custom_call_target=\"tpu.segment.0\", "
+                   "backend_config=\"{}\"\n"
+                   "  c1 = (f32[2]{0}, s8[]) custom-call(), "
+                   "custom_call_target=\"q\\\"\\\\\\n\\t\\101\\x42\\7z\\377\\?\"\n"
+                   "  n = f32[2]{0} negate(a), custom_call_target=\"not kept\"\n"
+                   "  lt = pred[2]{0} compare(a, a), direction=LT, type=TOTALORDER\n"
+                   "  ROOT ge = pred[2]{0} compare(a, a), comparison_direction=GE\n"));
+    EXPECT_STREQ(p.instr("main", "c0").custom_call_target, "tpu.segment.0");
+    EXPECT_STREQ(p.instr("main", "c1").custom_call_target, "q\"\\\n\tAB\az\xff?");
+    EXPECT_EQ(p.instr("main", "c1").n_operands, 0);
+    EXPECT_EQ(p.instr("main", "a").custom_call_target, nullptr);
+    EXPECT_EQ(p.instr("main", "n").custom_call_target, nullptr);
+    EXPECT_EQ(p.instr("main", "lt").comparison_direction, HLO_CMP_LT);
+    EXPECT_EQ(p.instr("main", "ge").comparison_direction, HLO_CMP_GE);
+}
+
 TEST(HloConstructs, StackFrameTable)
 {
     PARSE(p, "HloModule m, entry_computation_layout={(f32[2]{0})->f32[2]{0}}\n\n"
@@ -548,6 +569,21 @@ TEST(HloErrors, Located)
          "unknown comparison_direction 'GTE'"},
         {entry("  ROOT p = f32[] add(p, p), dimensions={1}, dimensions={2}\n"), "dimensions={2}",
          "duplicate attribute 'dimensions'"},
+        {entry("  ROOT p = f32[] compare(p, p), direction=LT, comparison_direction=LT\n"),
+         "comparison_direction", "duplicate attribute 'comparison_direction'"},
+        {entry("  ROOT c = f32[] custom-call(), custom_call_target=foo\n"), "foo",
+         "expected a quoted custom_call_target, found 'foo'"},
+        {entry("  ROOT c = f32[] custom-call(), custom_call_target=\"a\\qb\"\n"), "\\q",
+         "unknown escape '\\q' in custom_call_target"},
+        {entry("  ROOT c = f32[] custom-call(), custom_call_target=\"a\\000\"\n"), "\\000",
+         "NUL character in custom_call_target"},
+        {entry("  ROOT c = f32[] custom-call(), custom_call_target=\"\\x\"\n"), "\\x",
+         "unknown escape '\\x' in custom_call_target"},
+        {entry("  ROOT c = f32[] custom-call(), custom_call_target=\"\\777\"\n"), "\\777",
+         "octal escape out of range in custom_call_target"},
+        {entry("  ROOT c = f32[] custom-call(), custom_call_target=\"a\", "
+               "custom_call_target=\"b\"\n"),
+         "custom_call_target=\"b", "duplicate attribute 'custom_call_target'"},
         {entry("  ROOT p = f32[] pad(p, p), padding=0_0x1\n"), "0_0x1", "bad padding '0_0x1'"},
         {entry("  ROOT p = f32[] slice(p), slice={[0:2:0]}\n"), "0]",
          "slice stride 0 out of range"},

@@ -1,0 +1,276 @@
+/* hlo_print.c - HLO text from the AST of hlo.h, in JAX's short style (bare names, no layouts,
+ * attributes spelled as XLA prints them), such that hlo_parse reads back what was printed:
+ * constants exactly (f32 with 9 significant digits), custom_call_target escaped as by XLA's
+ * CEscape. */
+#include "hlo.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------- text -- */
+
+void hlo_text_printf(hlo_text *t, const char *fmt, ...)
+{
+    if (t->oom)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        t->oom = true;
+        return;
+    }
+    if (t->len + (size_t)n + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 256;
+        while (cap < t->len + (size_t)n + 1)
+            cap *= 2;
+        char *s = realloc(t->s, cap);
+        if (!s) {
+            t->oom = true;
+            return;
+        }
+        t->s = s;
+        t->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+void hlo_text_free(hlo_text *t)
+{
+    free(t->s);
+    *t = (hlo_text){NULL, 0, 0, false};
+}
+
+/* ------------------------------------------------------------ shapes -- */
+
+void hlo_print_shape(hlo_text *t, const hlo_shape *s)
+{
+    if (s->type == HLO_TUPLE) {
+        hlo_text_printf(t, "(");
+        for (int i = 0; i < s->n_tuple; i++) {
+            hlo_text_printf(t, "%s", i ? ", " : "");
+            hlo_print_shape(t, &s->tuple[i]);
+        }
+        hlo_text_printf(t, ")");
+        return;
+    }
+    hlo_text_printf(t, "%s[", hlo_type_name(s->type));
+    for (int i = 0; i < s->rank; i++)
+        hlo_text_printf(t, i ? ",%lld" : "%lld", (long long)s->dims[i]);
+    hlo_text_printf(t, "]");
+}
+
+/* ---------------------------------------------------------- literals -- */
+
+/* The elements of a literal: the parser's doubles, or an evaluator array. */
+typedef struct {
+    const double *d;
+    const hlo_array *a;
+} elements;
+
+static double element(const elements *e, int64_t i)
+{
+    if (e->d)
+        return e->d[i];
+    switch (e->a->shape.type) {
+    case HLO_F32:
+        return ((const float *)e->a->data)[i];
+    case HLO_S32:
+        return ((const int32_t *)e->a->data)[i];
+    case HLO_S8:
+        return ((const int8_t *)e->a->data)[i];
+    default: /* u8, pred */
+        return ((const uint8_t *)e->a->data)[i];
+    }
+}
+
+/* One value as XLA spells it; f32 goes through float, the type the evaluator computes in, and
+ * other floating-point types keep the parser's double. */
+static void print_value(hlo_text *t, hlo_type type, double v)
+{
+    if (type == HLO_F32)
+        v = (float)v;
+    if (type == HLO_PRED)
+        hlo_text_printf(t, "%s", v != 0 ? "true" : "false");
+    else if (isnan(v))
+        hlo_text_printf(t, "nan");
+    else if (isinf(v))
+        hlo_text_printf(t, "%sinf", v < 0 ? "-" : "");
+    else if (type == HLO_F32)
+        hlo_text_printf(t, "%.9g", v);
+    else if (type >= HLO_S8 && type <= HLO_U64 && trunc(v) == v && fabs(v) < 0x1p63)
+        hlo_text_printf(t, "%lld", (long long)v);
+    else
+        hlo_text_printf(t, "%.17g", v);
+}
+
+/* Brace level `level` of an array literal from element *next on: `{1, 2}` innermost,
+ * `{ {1, 2}, {3, 4} }` around inner levels, `{}` for no entries, as XLA prints. */
+static void print_level(hlo_text *t, const hlo_shape *s, int level, const elements *e,
+                        int64_t *next)
+{
+    int64_t n = s->dims[level];
+    bool inner = level + 1 == s->rank;
+    hlo_text_printf(t, n == 0 ? "{" : inner ? "{" : "{ ");
+    for (int64_t i = 0; i < n; i++) {
+        hlo_text_printf(t, "%s", i ? ", " : "");
+        if (inner)
+            print_value(t, s->type, element(e, (*next)++));
+        else
+            print_level(t, s, level + 1, e, next);
+    }
+    hlo_text_printf(t, n == 0 ? "}" : inner ? "}" : " }");
+}
+
+static void print_literal(hlo_text *t, const hlo_shape *s, const elements *e)
+{
+    int64_t next = 0;
+    if (s->rank == 0)
+        print_value(t, s->type, element(e, 0));
+    else
+        print_level(t, s, 0, e, &next);
+}
+
+/* -------------------------------------------------------- instructions -- */
+
+static void print_head(hlo_text *t, bool root, const char *name, const hlo_shape *shape,
+                       const char *opcode)
+{
+    hlo_text_printf(t, "  %s%s = ", root ? "ROOT " : "", name);
+    hlo_print_shape(t, shape);
+    hlo_text_printf(t, " %s(", opcode);
+}
+
+static void print_ints(hlo_text *t, const char *attr, const hlo_ints *l)
+{
+    if (!l->present)
+        return;
+    hlo_text_printf(t, ", %s={", attr);
+    for (int i = 0; i < l->n; i++)
+        hlo_text_printf(t, i ? ",%lld" : "%lld", (long long)l->v[i]);
+    hlo_text_printf(t, "}");
+}
+
+/* A quoted string with CEscape's escapes: \" \\ \n \r \t by name, other control and non-ASCII
+ * bytes in octal. */
+static void print_string(hlo_text *t, const char *s)
+{
+    hlo_text_printf(t, "\"");
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        const char *named = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n"
+                          : c == '\r' ? "\\r" : c == '\t' ? "\\t" : NULL;
+        if (named)
+            hlo_text_printf(t, "%s", named);
+        else if (c < 0x20 || c >= 0x7f)
+            hlo_text_printf(t, "\\%03o", c);
+        else
+            hlo_text_printf(t, "%c", c);
+    }
+    hlo_text_printf(t, "\"");
+}
+
+static void print_attributes(hlo_text *t, const hlo_module *m, const hlo_instr *a)
+{
+    static const char *const directions[] = {"", "EQ", "NE", "LT", "LE", "GT", "GE"};
+    print_ints(t, "dimensions", &a->dimensions);
+    if (a->slice_start.present) {
+        hlo_text_printf(t, ", slice={");
+        for (int i = 0; i < a->slice_start.n; i++) {
+            hlo_text_printf(t, "%s[%lld:%lld", i ? ", " : "", (long long)a->slice_start.v[i],
+                            (long long)a->slice_limit.v[i]);
+            if (a->slice_stride.v[i] != 1)
+                hlo_text_printf(t, ":%lld", (long long)a->slice_stride.v[i]);
+            hlo_text_printf(t, "]");
+        }
+        hlo_text_printf(t, "}");
+    }
+    if (a->pad_low.present) {
+        bool interior = false; /* XLA prints _interior for every dim when any has some */
+        for (int i = 0; i < a->pad_interior.n; i++)
+            interior |= a->pad_interior.v[i] != 0;
+        hlo_text_printf(t, ", padding=");
+        for (int i = 0; i < a->pad_low.n; i++) {
+            hlo_text_printf(t, "%s%lld_%lld", i ? "x" : "", (long long)a->pad_low.v[i],
+                            (long long)a->pad_high.v[i]);
+            if (interior)
+                hlo_text_printf(t, "_%lld", (long long)a->pad_interior.v[i]);
+        }
+    }
+    print_ints(t, "lhs_batch_dims", &a->lhs_batch_dims);
+    print_ints(t, "lhs_contracting_dims", &a->lhs_contracting_dims);
+    print_ints(t, "rhs_batch_dims", &a->rhs_batch_dims);
+    print_ints(t, "rhs_contracting_dims", &a->rhs_contracting_dims);
+    if (a->has_index)
+        hlo_text_printf(t, ", index=%lld", (long long)a->index);
+    if (a->to_apply >= 0)
+        hlo_text_printf(t, ", to_apply=%s", m->comps[a->to_apply].name);
+    if (a->calls >= 0)
+        hlo_text_printf(t, ", calls=%s", m->comps[a->calls].name);
+    if (a->comparison_direction != HLO_CMP_NONE)
+        hlo_text_printf(t, ", direction=%s", directions[a->comparison_direction]);
+    if (a->custom_call_target) {
+        hlo_text_printf(t, ", custom_call_target=");
+        print_string(t, a->custom_call_target);
+    }
+}
+
+void hlo_print_instr(hlo_text *t, const hlo_module *m, const hlo_instr *attrs, bool root,
+                     const char *name, const hlo_shape *shape, const char *const *operands,
+                     int n_operands)
+{
+    print_head(t, root, name, shape,
+               attrs->opcode_name ? attrs->opcode_name : hlo_opcode_name(attrs->opcode));
+    if (attrs->opcode == HLO_OP_PARAMETER) {
+        hlo_text_printf(t, "%lld", (long long)attrs->parameter_number);
+    } else if (attrs->opcode == HLO_OP_CONSTANT) {
+        elements e = {attrs->literal, NULL};
+        if (attrs->literal_elided)
+            hlo_text_printf(t, "{...}");
+        else
+            print_literal(t, &attrs->shape, &e);
+    } else {
+        for (int i = 0; i < n_operands; i++)
+            hlo_text_printf(t, "%s%s", i ? ", " : "", operands[i]);
+    }
+    hlo_text_printf(t, ")");
+    print_attributes(t, m, attrs);
+    hlo_text_printf(t, "\n");
+}
+
+void hlo_print_constant(hlo_text *t, bool root, const char *name, const hlo_array *value)
+{
+    elements e = {NULL, value};
+    print_head(t, root, name, &value->shape, "constant");
+    print_literal(t, &value->shape, &e);
+    hlo_text_printf(t, ")\n");
+}
+
+void hlo_print_computation(hlo_text *t, const hlo_module *m, int comp, const char *as_name)
+{
+    const hlo_computation *c = &m->comps[comp];
+    int max_ops = 0;
+    for (int i = 0; i < c->n_instrs; i++)
+        max_ops = c->instrs[i].n_operands > max_ops ? c->instrs[i].n_operands : max_ops;
+    const char **names = malloc(((size_t)max_ops + 1) * sizeof *names);
+    if (!names) {
+        t->oom = true;
+        return;
+    }
+    hlo_text_printf(t, "%s%s {\n", c->is_entry ? "ENTRY " : "", as_name ? as_name : c->name);
+    for (int i = 0; i < c->n_instrs; i++) {
+        const hlo_instr *in = &c->instrs[i];
+        for (int j = 0; j < in->n_operands; j++)
+            names[j] = c->instrs[in->operands[j].index].name;
+        hlo_print_instr(t, m, in, i == c->root, in->name, &in->shape, names, in->n_operands);
+    }
+    hlo_text_printf(t, "}\n");
+    free(names);
+}
