@@ -1,0 +1,209 @@
+/* quant.c - calibration and int8 quantization of the float GEMMs.
+ *
+ * Weights: symmetric per output column, scale = max|w| / 127, q = round(w / scale) in
+ * [-127, 127]. Activations: per tensor from the range calibration saw: u8 with scale max / 255
+ * when the value never went negative (inputs in [0, 1], ReLU outputs), else s8 with
+ * max|x| / 127. Bias: int32 in accumulator units (a_scale * w_scale). A GEMM whose result feeds
+ * only GEMMs of its segment hands it on as int8: requantized on the device with a fixed-point
+ * multiplier mult / 2^shift = acc_scale / out_scale (docs/isa.md, ACTIVATE). */
+#include "tpuc_internal.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool any_float_gemm(const tc_graph *g)
+{
+    for (int i = 0; i < g->n_gemms; i++)
+        if (!g->gemms[i].exact)
+            return true;
+    return false;
+}
+
+static void observe(tc_graph *g, int node, const hlo_array *a)
+{
+    for (int64_t e = 0; e < a->shape.elements; e++) {
+        double v = ((const float *)a->data)[e];
+        if (v != v)
+            continue;
+        if (v < g->cal_min[node])
+            g->cal_min[node] = v;
+        if (v > g->cal_max[node])
+            g->cal_max[node] = v;
+    }
+}
+
+int tc_calibrate(tc_graph *g, hlo_array *const *calib, int n_calib)
+{
+    if (!any_float_gemm(g))
+        return 0;
+    if (n_calib != g->n_inputs)
+        return tc_fail(g, NULL,
+                       "the float GEMMs need calibration samples: one array per model input "
+                       "(%d) with --calibrate, %d given", g->n_inputs, n_calib);
+    int64_t batches = -1;
+    for (int k = 0; k < n_calib; k++) {
+        const tc_node *in = &g->nodes[g->inputs[k]];
+        const hlo_shape *s = &in->shape, *c = &calib[k]->shape;
+        bool ok = c->type == s->type && c->rank == s->rank && s->rank >= 1 && s->dims[0] > 0;
+        for (int d = 1; ok && d < s->rank; d++)
+            ok = c->dims[d] == s->dims[d];
+        char a[160], b[160];
+        if (!ok)
+            return tc_fail(g, NULL, "calibration array %d is %s; input '%s' is %s (any count "
+                           "of rows)", k, hlo_shape_str(c, a, sizeof a), in->name,
+                           hlo_shape_str(s, b, sizeof b));
+        int64_t nb = c->dims[0] / s->dims[0];
+        if (nb == 0)
+            return tc_fail(g, NULL, "calibration array %d has %lld rows, fewer than one batch "
+                           "of %lld", k, (long long)c->dims[0], (long long)s->dims[0]);
+        if (batches < 0 || nb < batches)
+            batches = nb;
+    }
+    size_t n = (size_t)g->n_nodes + 1;
+    hlo_array **vals = calloc(n, sizeof *vals), **ins = calloc((size_t)n_calib + 1, sizeof *ins);
+    if (!vals || !ins || !(g->cal_min = malloc(n * sizeof(double))) ||
+        !(g->cal_max = malloc(n * sizeof(double)))) {
+        free(vals);
+        free(ins);
+        return tc_fail(g, NULL, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        g->cal_min[i] = DBL_MAX;
+        g->cal_max[i] = -DBL_MAX;
+    }
+    int rc = 0;
+    for (int64_t b = 0; b < batches && !rc; b++) {
+        for (int k = 0; k < n_calib && !rc; k++) {
+            const hlo_shape *s = &g->nodes[g->inputs[k]].shape;
+            if (!(ins[k] = hlo_array_new(s->type, s->rank, s->dims))) {
+                rc = tc_fail(g, NULL, "out of memory");
+                break;
+            }
+            size_t bytes = (size_t)s->elements * hlo_type_size(s->type);
+            memcpy(ins[k]->data, (const char *)calib[k]->data + (size_t)b * bytes, bytes);
+        }
+        if (!rc && !(rc = tc_eval(g, ins, vals)))
+            for (int i = 0; i < g->n_gemms; i++) {
+                const tc_gemm *gm = &g->gemms[i];
+                if (!gm->exact) {
+                    observe(g, gm->x, vals[gm->x]);
+                    observe(g, gm->out, vals[gm->out]);
+                }
+            }
+        tc_values_free(g, vals);
+        for (int k = 0; k < n_calib; k++) {
+            hlo_array_free(ins[k]);
+            ins[k] = NULL;
+        }
+    }
+    g->cal_samples = (int)(batches * g->nodes[g->inputs[0]].shape.dims[0]);
+    free(vals);
+    free(ins);
+    return rc;
+}
+
+static double absmax(const tc_graph *g, int node)
+{
+    double a = fabs(g->cal_min[node]), b = fabs(g->cal_max[node]);
+    return g->cal_min[node] > g->cal_max[node] ? 0 : a > b ? a : b;
+}
+
+/* mult / 2^shift ~ ratio, mult in [2^30, 2^31), shift in 0..63. */
+static int fixed_point(double ratio, int32_t *mult, int32_t *shift)
+{
+    if (!(ratio > 0) || ratio >= 2147483648.0)
+        return -1;
+    int e;
+    double f = frexp(ratio, &e); /* ratio = f * 2^e, f in [0.5, 1) */
+    int64_t mm = llround(f * 2147483648.0);
+    int s = 31 - e;
+    if (mm == 2147483648LL) {
+        mm /= 2;
+        s--;
+    }
+    while (s > 63) { /* a tiny ratio: give up low bits of the multiplier */
+        mm = (mm + 1) / 2;
+        s--;
+    }
+    if (s < 0)
+        return -1;
+    *mult = (int32_t)mm;
+    *shift = s;
+    return 0;
+}
+
+static int32_t round_i32(double v)
+{
+    if (v >= 2147483647.0)
+        return INT32_MAX;
+    if (v <= -2147483648.0)
+        return INT32_MIN;
+    return (int32_t)llround(v);
+}
+
+int tc_quantize(tc_graph *g)
+{
+    for (int i = 0; i < g->n_gemms; i++) {
+        tc_gemm *gm = &g->gemms[i];
+        if (gm->exact) {
+            gm->a_unsigned = g->nodes[gm->x].shape.type == HLO_U8;
+            continue;
+        }
+        const tc_node *x = &g->nodes[gm->x];
+        if (x->role == TC_DEVICE && g->gemms[x->gemm].out_int8 &&
+            g->gemms[x->gemm].seg == gm->seg) {
+            gm->a_scale = g->gemms[x->gemm].out_scale;
+            gm->a_unsigned = false;
+        } else {
+            double mx = absmax(g, gm->x);
+            gm->a_unsigned = g->cal_min[gm->x] >= 0;
+            gm->a_scale = mx > 0 ? (float)(mx / (gm->a_unsigned ? 255.0 : 127.0)) : 1.0f;
+        }
+        float *bias_f = gm->acc_scale; /* pick_gemms left the float bias here */
+        size_t kn = (size_t)gm->k * gm->n;
+        if (!(gm->wq = malloc(kn)) || !(gm->acc_scale = malloc(gm->n * sizeof(float)))) {
+            free(bias_f);
+            return tc_fail(g, NULL, "out of memory");
+        }
+        gm->w_absmax_min = DBL_MAX;
+        gm->w_absmax_max = 0;
+        for (uint32_t j = 0; j < gm->n; j++) {
+            double mx = 0;
+            for (uint32_t k = 0; k < gm->k; k++) {
+                double w = fabs(gm->wf[(size_t)k * gm->n + j]);
+                if (w > mx)
+                    mx = w;
+            }
+            if (mx < gm->w_absmax_min)
+                gm->w_absmax_min = mx;
+            if (mx > gm->w_absmax_max)
+                gm->w_absmax_max = mx;
+            double ws = mx > 0 ? mx / 127.0 : 1.0;
+            for (uint32_t k = 0; k < gm->k; k++) {
+                long q = lround(gm->wf[(size_t)k * gm->n + j] / ws);
+                gm->wq[(size_t)k * gm->n + j] = (int8_t)(q > 127 ? 127 : q < -127 ? -127 : q);
+            }
+            gm->acc_scale[j] = (float)(gm->a_scale * ws);
+            if (bias_f)
+                gm->bias_q[j] = round_i32(bias_f[j] / ((double)gm->a_scale * ws));
+        }
+        free(bias_f);
+        if (!gm->out_int8)
+            continue;
+        double mx = absmax(g, gm->out);
+        gm->out_scale = mx > 0 ? (float)(mx / 127.0) : 1.0f;
+        if (!(gm->mult = malloc(gm->n * sizeof *gm->mult)) ||
+            !(gm->shift = malloc(gm->n * sizeof *gm->shift)))
+            return tc_fail(g, NULL, "out of memory");
+        for (uint32_t j = 0; j < gm->n; j++)
+            if (fixed_point((double)gm->acc_scale[j] / gm->out_scale, &gm->mult[j],
+                            &gm->shift[j]))
+                return tc_fail(g, g->nodes[gm->dot].src,
+                               "'%s': column %u's requantization ratio %g has no fixed-point "
+                               "form", g->nodes[gm->dot].name, j,
+                               (double)gm->acc_scale[j] / gm->out_scale);
+    }
+    return 0;
+}

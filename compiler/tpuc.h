@@ -1,0 +1,41 @@
+/* tpuc.h - the compiler: an XLA HLO module and its weights in, a package (tpub.h) out.
+ *
+ * Stages (docs/compiler.md): parse and shape-check (hlo.h); bind weights to parameters; inline
+ * calls into one graph; fold every op whose operands are all constants; pick the dots the device
+ * runs (a dot with a constant right-hand side whose left-hand side contracts its trailing
+ * dimensions) and fuse a following bias add and ReLU (`maximum` with zeros) into each; group
+ * them into segments; calibrate and quantize float GEMMs to int8; plan device memory; print the
+ * remaining ops as the host program. */
+#ifndef TPUC_TPUC_H
+#define TPUC_TPUC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hlo.h"
+#include "tpub.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    const char *hlo_path;     /* the model */
+    const char *weights_path; /* safetensors file, or NULL: every parameter is an input */
+    uint32_t array_n;         /* the device's array size the weights are tiled for; 0: 16 */
+    /* Calibration samples, one array per model input (in input order), each with the input's
+     * dims except dims[0], which may be any count (split into batches of the input's dims[0];
+     * a last partial batch is ignored). Needed when a float dot runs on the device. */
+    hlo_array *const *calib;
+    int n_calib;
+} tpuc_options;
+
+/* Compiles; on success *out is a complete package (free with tpub_free), including its report.
+ * Returns 0, or -1 with the reason in err: "<file>:<line>:<col>: ..." when it concerns an
+ * instruction. */
+int tpuc_compile(const tpuc_options *opts, tpub_package *out, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
