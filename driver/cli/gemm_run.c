@@ -27,8 +27,7 @@ static int has_params(const problem *p)
     return p->bias || p->requant != REPORT_INT32_OUT;
 }
 
-/* "[3, 4]" */
-static const char *shape_str(const npy_array *a, char *buf, size_t size)
+const char *shape_str(const npy_array *a, char *buf, size_t size)
 {
     size_t n = (size_t)snprintf(buf, size, "[");
     for (int i = 0; i < a->ndim && n < size; i++)
@@ -291,7 +290,7 @@ static void show_progress(void *ctx, uint64_t retired, uint64_t pushed, uint64_t
 /* -------------------------------------------------------------- device -- */
 
 /* The driver's message names the call and the cause. */
-static int device_error(tpu_device *dev, tpu_status s)
+int device_error(tpu_device *dev, tpu_status s, const char *where)
 {
     const char *what;
     int code = EXIT_DEVICE;
@@ -304,41 +303,57 @@ static int device_error(tpu_device *dev, tpu_status s)
     default: what = "device"; break;
     }
     const char *msg = tpu_last_error(dev);
-    return cli_fail(code, what, "%s", msg && *msg ? msg : tpu_status_name(s));
+    return cli_fail(code, what, "%s%s%s", where ? where : "", where ? ": " : "",
+                    msg && *msg ? msg : tpu_status_name(s));
 }
 
-
-/* Runs p on a device opened with o's options; C's bytes go to c. */
-int run_device(const options *o, const problem *p, void *c, run_result *res)
+int open_device(const options *o, uint64_t need, tpu_device **dev, tpu_info *info)
 {
-    uint64_t bytes[4]; /* A, B, C, params */
-    operand_bytes(p, bytes);
-    /* Each buffer is rounded up to 64 bytes; the stream needs a few hundred. */
-    const uint64_t need = bytes[0] + bytes[1] + bytes[2] + bytes[3] + (1u << 20);
-
     tpu_options opts;
     tpu_options_default(&opts);
     opts.array_n = o->array_n;
     opts.mem_latency = o->mem_latency;
     opts.mem_bytes_per_cycle = o->mem_bandwidth;
     opts.verify = 1;
-    if (need > (32u << 20)) /* else the driver's default (64 MiB) holds it with room to spare */
+    /* 1 MiB more for the streams (a few hundred bytes each) and the 64-byte rounding of the
+     * blocks; the driver's default memory (64 MiB) holds up to 32 MiB with room to spare. */
+    need += 1u << 20;
+    if (need > (32u << 20))
         opts.mem_size = (need + (need >> 3) + (1u << 20) - 1) & ~(uint64_t)((1u << 20) - 1);
+    char err[512];
+    if (tpu_open(&opts, dev, err, sizeof err) != TPU_OK)
+        return cli_fail(EXIT_DEVICE, "device", "%s", err);
+    tpu_query(*dev, info); /* an open device answers */
+    return 0;
+}
 
+int end_trace(tpu_device *dev, const char *path, uint32_t array_n, int ok)
+{
+    tpu_trace_close(dev);
+    char err[512];
+    if (ok && tpu_gtkw_write(path, array_n, err, sizeof err))
+        return cli_fail(EXIT_USAGE, "trace", "%s", err);
+    return 0;
+}
+
+/* Runs p on a device opened with o's options; C's bytes go to c. */
+int run_device(const options *o, const problem *p, void *c, run_result *res)
+{
+    uint64_t bytes[4]; /* A, B, C, params */
+    operand_bytes(p, bytes);
     tpu_stream *st = tpu_stream_new();
     if (!st)
         return cli_fail(EXIT_USAGE, "memory", "out of host memory for the command stream");
-    char err[512];
     tpu_device *dev;
-    tpu_status s = tpu_open(&opts, &dev, err, sizeof err);
-    if (s != TPU_OK) {
+    int rc = open_device(o, bytes[0] + bytes[1] + bytes[2] + bytes[3], &dev, &res->info);
+    if (rc) {
         tpu_stream_free(st);
-        return cli_fail(EXIT_DEVICE, "device", "%s", err);
+        return rc;
     }
 
     const void *host[4] = {p->a, p->b, NULL, p->params};
     uint32_t addr[4], idx[4];
-    s = tpu_query(dev, &res->info);
+    tpu_status s = TPU_OK;
     for (int i = 0; i < 4 && s == TPU_OK; i++) {
         if (!bytes[i])
             continue;
@@ -375,22 +390,17 @@ int run_device(const options *o, const problem *p, void *c, run_result *res)
             s = tpu_wait(dev, 0);
         if (pr.shown)
             fputs("\r\033[K", stderr);
-        if (o->trace) {
-            const tpu_status ts = tpu_trace_close(dev);
-            if (s == TPU_OK)
-                s = ts;
-            if (s == TPU_OK && tpu_gtkw_write(o->trace, res->info.array_n, err, sizeof err)) {
-                tpu_stream_free(st);
-                tpu_close(dev);
-                return cli_fail(EXIT_USAGE, "trace", "%s", err);
-            }
+        if (o->trace && (rc = end_trace(dev, o->trace, res->info.array_n, s == TPU_OK))) {
+            tpu_stream_free(st);
+            tpu_close(dev);
+            return rc;
         }
     }
     if (s == TPU_OK)
         s = tpu_read(dev, addr[2], c, bytes[2]);
     if (s == TPU_OK)
         s = tpu_perf(dev, &res->perf);
-    const int rc = s == TPU_OK ? 0 : device_error(dev, s);
+    rc = s == TPU_OK ? 0 : device_error(dev, s, NULL);
     tpu_stream_free(st);
     tpu_close(dev);
     return rc;

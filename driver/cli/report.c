@@ -62,8 +62,7 @@ static const char *bound_by(const report_figures *f)
 
 /* ---------------------------------------------------------------- text -- */
 
-/* v with thousands separators, into buf (at least 32 bytes); returns buf. */
-static char *grp(char *buf, uint64_t v)
+char *report_group(char *buf, uint64_t v)
 {
     char digits[24];
     const int n = snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
@@ -84,7 +83,7 @@ static char *num(char *buf, double v)
     if (!isfinite(v))
         strcpy(buf, "-");
     else if (v >= 1000)
-        grp(buf, (uint64_t)llround(v));
+        report_group(buf, (uint64_t)llround(v));
     else
         snprintf(buf, 32, "%.3g", v);
     return buf;
@@ -109,26 +108,26 @@ void report_text(FILE *out, const report_run *r)
     fprintf(out, LABEL "latency %u cycles, %u bytes/cycle, %s MiB\n", "memory:",
             r->info.mem_latency, r->info.mem_bytes_per_cycle,
             num(b1, (double)r->info.mem_size / (1 << 20)));
-    fprintf(out, LABEL "%s\n", "cycles:", grp(b1, p->cycles));
+    fprintf(out, LABEL "%s\n", "cycles:", report_group(b1, p->cycles));
     fprintf(out, LABEL "%s  (%.1f %%: the core idle or starved of instructions)\n",
-            "firmware overhead:", grp(b1, f.overhead), f.overhead_percent);
-    fprintf(out, LABEL "%s\n", "MACs:", grp(b1, f.macs));
+            "firmware overhead:", report_group(b1, f.overhead), f.overhead_percent);
+    fprintf(out, LABEL "%s\n", "MACs:", report_group(b1, f.macs));
     fprintf(out, LABEL "%s  (MACs / %u^2)\n", "ideal cycles:", num(b1, f.ideal), r->info.array_n);
     fprintf(out, LABEL "%.1f %%\n", "MXU utilization:", f.utilization);
     fprintf(out, LABEL "%s cycles\n", "lower bound, compute:", num(b1, f.ideal));
     fprintf(out, LABEL "%s cycles  (%s bytes / %u bytes per cycle)\n", "lower bound, memory:",
-            num(b1, f.memory_bound), grp(b2, f.bytes), r->info.mem_bytes_per_cycle);
+            num(b1, f.memory_bound), report_group(b2, f.bytes), r->info.mem_bytes_per_cycle);
     fprintf(out, LABEL "%.3f  (%s-bound)\n", "cycles / larger bound:", f.ratio, bound_by(&f));
     fprintf(out, LABEL, "stall cycles:");
     for (int c = TPU_PERF_STALL_HAZARD; c <= TPU_PERF_STALL_ISSUE; c++)
         fprintf(out, "%s%s %s", c > TPU_PERF_STALL_HAZARD ? ", " : "",
-                tpu_perf_name(c) + strlen("stall_"), grp(b1, p->counters[c]));
+                tpu_perf_name(c) + strlen("stall_"), report_group(b1, p->counters[c]));
     fprintf(out, "\n");
     fprintf(out, LABEL "%s bytes read, %s bytes written\n", "DMA:",
-            grp(b1, p->counters[TPU_PERF_DMA_RD_BYTES]),
-            grp(b2, p->counters[TPU_PERF_DMA_WR_BYTES]));
+            report_group(b1, p->counters[TPU_PERF_DMA_RD_BYTES]),
+            report_group(b2, p->counters[TPU_PERF_DMA_WR_BYTES]));
     fprintf(out, LABEL "%s  (control processor busy %s cycles)\n", "instructions:",
-            grp(b1, p->instructions), grp(b2, p->firmware_cycles));
+            report_group(b1, p->instructions), report_group(b2, p->firmware_cycles));
     fprintf(out, LABEL "%s cycles/s  (%.3f s wall)\n", "simulation speed:", num(b1, f.speed),
             p->wall_seconds);
     fprintf(out, LABEL "yes\n", "bit-exact vs golden model:");

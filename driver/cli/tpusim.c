@@ -1,6 +1,7 @@
 /* tpusim.c - the tpusim command line: argument parsing, output files, and the gemm and bench
  * subcommands. A GEMM runs on the cycle-accurate device through the driver (gemm_run.c), is
- * checked against the golden model and a plain C GEMM, and is reported (report.c). */
+ * checked against the golden model and a plain C GEMM, and is reported (report.c). The run
+ * subcommand (run.c) executes a compiled package. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include "cli.h"
 #include "npy.h"
 #include "report.h"
+#include "run.h"
 #include "tpu.h"
 #include "tpusim.h"
 
@@ -35,6 +37,7 @@ int cli_fail(int code, const char *what, const char *fmt, ...)
 static const char usage_main[] =
     "usage: tpusim gemm [options]   run a GEMM on the simulated TPU (tpusim gemm --help)\n"
     "       tpusim bench [options]  GEMM benchmark table (tpusim bench --help)\n"
+    "       tpusim run PKG ...      run a compiled model (tpusim run --help)\n"
     "       tpusim --help | --version\n";
 
 static const char usage_bench[] =
@@ -87,8 +90,7 @@ static const char usage_gemm[] =
 /* ------------------------------------------------------------ options -- */
 
 
-/* A whole decimal number in [min, max]. */
-static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
     if (*s < '0' || *s > '9')
         return -1;
@@ -101,7 +103,7 @@ static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
     return 0;
 }
 
-static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
 {
     uint64_t v;
     if (parse_u64(s, min, max, &v))
@@ -149,24 +151,92 @@ static int ends_with(const char *s, const char *suffix)
     return n >= m && !strcmp(s + n - m, suffix);
 }
 
-static int bad_value(const char *opt, const char *val, const char *want)
+int bad_value(const char *opt, const char *val, const char *want)
 {
     return cli_fail(EXIT_USAGE, opt, "'%s' is not %s", val, want);
 }
 
-/* The options that take a value. */
-enum {
-    OPT_A, OPT_B, OPT_BIAS, OPT_PARAMS, OPT_OUT, OPT_JSON, OPT_TRACE, OPT_WINDOW, OPT_REQUANT,
-    OPT_M, OPT_K, OPT_N, OPT_SEED, OPT_ARRAY, OPT_LATENCY, OPT_BANDWIDTH, OPT_MAX_CYCLES,
-    OPT_COUNT
+int split_option(const char *cmd, const char *arg, char *name, size_t size, const char **eq)
+{
+    if (strncmp(arg, "--", 2))
+        return cli_fail(EXIT_USAGE, "usage", "unexpected argument '%s' (see tpusim %s --help)",
+                        arg, cmd);
+    *eq = strchr(arg, '=');
+    const size_t len = *eq ? (size_t)(*eq - arg) : strlen(arg);
+    if (len >= size)
+        return cli_fail(EXIT_USAGE, "usage", "unknown option '%s'", arg);
+    memcpy(name, arg, len);
+    name[len] = '\0';
+    return 0;
+}
+
+const char *option_value(const char *cmd, const char *name, const char *eq, int argc, char **argv,
+                         int *i)
+{
+    const char *val = eq ? eq + 1 : *i + 1 < argc ? argv[++*i] : NULL;
+    if (!val)
+        cli_fail(EXIT_USAGE, name, "needs a value (see tpusim %s --help)", cmd);
+    return val;
+}
+
+enum { COMMON_ARRAY, COMMON_LATENCY, COMMON_BANDWIDTH, COMMON_JSON, COMMON_TRACE, COMMON_WINDOW,
+       COMMON_MAX_CYCLES, COMMON_COUNT };
+static const char *const common_options[COMMON_COUNT] = {
+    [COMMON_ARRAY] = "--array", [COMMON_LATENCY] = "--mem-latency",
+    [COMMON_BANDWIDTH] = "--mem-bandwidth", [COMMON_JSON] = "--json", [COMMON_TRACE] = "--trace",
+    [COMMON_WINDOW] = "--trace-window", [COMMON_MAX_CYCLES] = "--max-cycles",
 };
+
+int common_option(const char *cmd, const char *name, const char *eq, int argc, char **argv,
+                  int *i, options *o)
+{
+    int opt = 0;
+    while (opt < COMMON_COUNT && strcmp(name, common_options[opt]))
+        opt++;
+    if (opt == COMMON_COUNT)
+        return -1;
+    const char *val = option_value(cmd, name, eq, argc, argv, i);
+    if (!val)
+        return EXIT_USAGE;
+    switch (opt) {
+    case COMMON_ARRAY:
+        if (parse_u32(val, 1, 4096, &o->array_n))
+            return bad_value(name, val, "an array size (1..4096)");
+        break;
+    case COMMON_LATENCY:
+        if (parse_u32(val, 1, UINT32_MAX, &o->mem_latency))
+            return bad_value(name, val, "a latency in cycles (at least 1)");
+        break;
+    case COMMON_BANDWIDTH:
+        if (parse_u32(val, 1, UINT32_MAX, &o->mem_bandwidth))
+            return bad_value(name, val, "a bandwidth in bytes per cycle (at least 1)");
+        break;
+    case COMMON_JSON: o->json = val; break;
+    case COMMON_TRACE:
+        if (!ends_with(val, ".fst") && !ends_with(val, ".vcd"))
+            return cli_fail(EXIT_USAGE, name, "'%s' does not end in .fst or .vcd", val);
+        o->trace = val;
+        break;
+    case COMMON_WINDOW:
+        if (parse_window(val, &o->trace_from, &o->trace_to))
+            return bad_value(name, val, "FROM:TO or FROM: with FROM < TO");
+        o->have_window = 1;
+        break;
+    case COMMON_MAX_CYCLES:
+        if (parse_u64(val, 1, UINT64_MAX, &o->max_cycles))
+            return bad_value(name, val, "a cycle count (at least 1)");
+        break;
+    }
+    return 0;
+}
+
+/* The options of gemm alone that take a value. */
+enum { OPT_A, OPT_B, OPT_BIAS, OPT_PARAMS, OPT_OUT, OPT_REQUANT, OPT_M, OPT_K, OPT_N, OPT_SEED,
+       OPT_COUNT };
 static const char *const value_options[OPT_COUNT] = {
     [OPT_A] = "--a", [OPT_B] = "--b", [OPT_BIAS] = "--bias", [OPT_PARAMS] = "--requant-params",
-    [OPT_OUT] = "--out", [OPT_JSON] = "--json", [OPT_TRACE] = "--trace",
-    [OPT_WINDOW] = "--trace-window", [OPT_REQUANT] = "--requant", [OPT_M] = "--m",
-    [OPT_K] = "--k", [OPT_N] = "--n", [OPT_SEED] = "--seed", [OPT_ARRAY] = "--array",
-    [OPT_LATENCY] = "--mem-latency", [OPT_BANDWIDTH] = "--mem-bandwidth",
-    [OPT_MAX_CYCLES] = "--max-cycles",
+    [OPT_OUT] = "--out", [OPT_REQUANT] = "--requant", [OPT_M] = "--m", [OPT_K] = "--k",
+    [OPT_N] = "--n", [OPT_SEED] = "--seed",
 };
 
 /* Parses the arguments after "gemm". Returns 0, EXIT_USAGE (message printed), or -1 after
@@ -185,17 +255,11 @@ static int parse_gemm(int argc, char **argv, options *o)
     int seed_given = 0;
 
     for (int i = 0; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strncmp(arg, "--", 2))
-            return cli_fail(EXIT_USAGE, "usage", "unexpected argument '%s' (see tpusim gemm --help)",
-                        arg);
         char name[32];
-        const char *eq = strchr(arg, '=');
-        const size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-        if (len >= sizeof name)
-            return cli_fail(EXIT_USAGE, "usage", "unknown option '%s'", arg);
-        memcpy(name, arg, len);
-        name[len] = '\0';
+        const char *eq;
+        int rc = split_option("gemm", argv[i], name, sizeof name, &eq);
+        if (rc)
+            return rc;
 
         int *flag = !strcmp(name, "--relu")         ? &o->relu
                     : !strcmp(name, "--unsigned-a") ? &o->unsigned_a
@@ -212,15 +276,20 @@ static int parse_gemm(int argc, char **argv, options *o)
             *flag = 1;
             continue;
         }
+        if ((rc = common_option("gemm", name, eq, argc, argv, &i, o)) >= 0) {
+            if (rc)
+                return rc;
+            continue;
+        }
         size_t opt = 0;
         while (opt < OPT_COUNT && strcmp(name, value_options[opt]))
             opt++;
         if (opt == OPT_COUNT)
             return cli_fail(EXIT_USAGE, "usage", "unknown option '%s' (see tpusim gemm --help)",
                         name);
-        const char *val = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
+        const char *val = option_value("gemm", name, eq, argc, argv, &i);
         if (!val)
-            return cli_fail(EXIT_USAGE, name, "needs a value (see tpusim gemm --help)");
+            return EXIT_USAGE;
 
         switch (opt) {
         case OPT_A: o->a = val; break;
@@ -231,17 +300,6 @@ static int parse_gemm(int argc, char **argv, options *o)
             break;
         case OPT_PARAMS: o->params_file = val; break;
         case OPT_OUT: o->out = val; break;
-        case OPT_JSON: o->json = val; break;
-        case OPT_TRACE:
-            if (!ends_with(val, ".fst") && !ends_with(val, ".vcd"))
-                return cli_fail(EXIT_USAGE, name, "'%s' does not end in .fst or .vcd", val);
-            o->trace = val;
-            break;
-        case OPT_WINDOW:
-            if (parse_window(val, &o->trace_from, &o->trace_to))
-                return bad_value(name, val, "FROM:TO or FROM: with FROM < TO");
-            o->have_window = 1;
-            break;
         case OPT_REQUANT:
             if (parse_requant(val, &o->mult, &o->shift))
                 return bad_value(name, val, "MULT,SHIFT (an int32, then 0..63)");
@@ -260,22 +318,6 @@ static int parse_gemm(int argc, char **argv, options *o)
             if (parse_u64(val, 0, UINT64_MAX, &o->seed))
                 return bad_value(name, val, "a number");
             seed_given = 1;
-            break;
-        case OPT_ARRAY:
-            if (parse_u32(val, 1, 4096, &o->array_n))
-                return bad_value(name, val, "an array size (1..4096)");
-            break;
-        case OPT_LATENCY:
-            if (parse_u32(val, 1, UINT32_MAX, &o->mem_latency))
-                return bad_value(name, val, "a latency in cycles (at least 1)");
-            break;
-        case OPT_BANDWIDTH:
-            if (parse_u32(val, 1, UINT32_MAX, &o->mem_bandwidth))
-                return bad_value(name, val, "a bandwidth in bytes per cycle (at least 1)");
-            break;
-        case OPT_MAX_CYCLES:
-            if (parse_u64(val, 1, UINT64_MAX, &o->max_cycles))
-                return bad_value(name, val, "a cycle count (at least 1)");
             break;
         }
     }
@@ -303,13 +345,7 @@ static int parse_gemm(int argc, char **argv, options *o)
 
 /* -------------------------------------------------------------- output -- */
 
-/* An output written to a temporary name beside it, renamed into place once every output is. */
-typedef struct {
-    const char *path;
-    char *tmp;
-} staged;
-
-static int stage(staged *f, const char *path, const void *data, size_t len)
+int stage(staged *f, const char *path, const void *data, size_t len)
 {
     f->path = path;
     f->tmp = malloc(strlen(path) + 16);
@@ -345,6 +381,43 @@ static int stage(staged *f, const char *path, const void *data, size_t len)
     return 0;
 }
 
+int stage_json(staged *f, const char *path, json_t *j)
+{
+    char *text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
+    json_decref(j);
+    const size_t len = text ? strlen(text) : 0;
+    char *line = text ? realloc(text, len + 2) : NULL;
+    if (!line) {
+        free(text);
+        return cli_fail(EXIT_USAGE, path, "out of host memory building the report");
+    }
+    line[len] = '\n';
+    const int rc = stage(f, path, line, len + 1);
+    free(line);
+    return rc;
+}
+
+int commit_staged(staged *files, int n, int rc)
+{
+    int committed = 0;
+    while (!rc && committed < n) {
+        const staged *f = &files[committed];
+        if (f->tmp && rename(f->tmp, f->path))
+            rc = cli_fail(EXIT_USAGE, f->path, "cannot rename into place: %s", strerror(errno));
+        else
+            committed++;
+    }
+    for (int i = 0; i < n; i++) {
+        if (rc && i < committed && files[i].tmp)
+            unlink(files[i].path);
+        else if (rc && files[i].tmp)
+            unlink(files[i].tmp);
+        free(files[i].tmp);
+        files[i].tmp = NULL;
+    }
+    return rc;
+}
+
 static int write_outputs(const options *o, const problem *p, void *c, const report_run *rep)
 {
     staged files[2] = {{0}};
@@ -361,38 +434,9 @@ static int write_outputs(const options *o, const problem *p, void *c, const repo
                  : cli_fail(EXIT_USAGE, o->out, "out of host memory encoding C");
         free(img);
     }
-    if (!rc && o->json) {
-        json_t *j = report_json(rep);
-        char *text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
-        json_decref(j);
-        const size_t len = text ? strlen(text) : 0;
-        char *line = text ? realloc(text, len + 2) : NULL;
-        if (!line) {
-            free(text);
-            rc = cli_fail(EXIT_USAGE, o->json, "out of host memory building the report");
-        } else {
-            line[len] = '\n';
-            rc = stage(&files[1], o->json, line, len + 1);
-            free(line);
-        }
-    }
-    /* All or nothing: a failed rename takes back the outputs already renamed. */
-    int committed = 0;
-    while (!rc && committed < 2) {
-        const staged *f = &files[committed];
-        if (f->tmp && rename(f->tmp, f->path))
-            rc = cli_fail(EXIT_USAGE, f->path, "cannot rename into place: %s", strerror(errno));
-        else
-            committed++;
-    }
-    for (int i = 0; i < 2; i++) {
-        if (rc && i < committed && files[i].tmp)
-            unlink(files[i].path);
-        else if (rc && files[i].tmp)
-            unlink(files[i].tmp);
-        free(files[i].tmp);
-    }
-    return rc;
+    if (!rc && o->json)
+        rc = stage_json(&files[1], o->json, report_json(rep));
+    return commit_staged(files, 2, rc);
 }
 
 /* --------------------------------------------------------------- main -- */
@@ -561,6 +605,8 @@ int main(int argc, char **argv)
         fputs(usage_gemm, stdout);
         fputs("\n", stdout);
         fputs(usage_bench, stdout);
+        fputs("\n", stdout);
+        fputs(usage_run, stdout);
         return EXIT_OK;
     }
     if (!strcmp(argv[1], "--version")) {
@@ -571,5 +617,7 @@ int main(int argc, char **argv)
         return cmd_gemm(argc - 2, argv + 2);
     if (!strcmp(argv[1], "bench"))
         return cmd_bench(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "run"))
+        return cmd_run(argc - 2, argv + 2);
     return cli_fail(EXIT_USAGE, "usage", "unknown command '%s' (tpusim --help lists them)", argv[1]);
 }
