@@ -5,7 +5,7 @@
 #   make lint       verilator --lint-only -Wall on every RTL module
 #   make soak       thousands of random programs, RTL against the golden model
 #   make bench      GEMM table at N = 16 and 32, and the same GEMM on Verilator vs Icarus
-#   make demo       a GEMM on the simulated TPU with its report and a waveform
+#   make demo       MNIST: compile the JAX model, run 2,000 digits on the simulated TPU
 #   make wave       trace a small GEMM and open it in GTKWave (a screenshot without a display)
 #   make ARRAY=8    build only the N = 8 model (any list: ARRAY="8 16")
 
@@ -49,12 +49,19 @@ bench: build
 	$(BUILD)/bin/tpusim bench --array 16,32
 	$(BUILD)/bin/bench_icarus $(CURDIR) $(BUILD)/bench-icarus 8
 
-DEMO = $(BUILD)/demo
+# MNIST on the simulated TPU: compile the committed JAX model, run the 2,000 test digits, compare
+# with the labels and JAX's own predictions, and trace the first batch.
+DEMO  = $(BUILD)/demo
+MNIST = models/mnist
 demo: build
 	@mkdir -p $(DEMO)
-	$(BUILD)/bin/tpusim gemm --m 256 --k 256 --n 256 --bias --relu --requant 1200,20 \
-	    --json $(DEMO)/report.json --trace $(DEMO)/wave.fst --trace-window 0:1500
-	@echo "report: $(DEMO)/report.json  waveform: $(DEMO)/wave.fst (gtkwave $(DEMO)/wave.gtkw)"
+	$(BUILD)/bin/tpuc $(MNIST)/mlp.hlo --weights $(MNIST)/mlp.safetensors \
+	    --calibrate $(MNIST)/calib.npy -o $(DEMO)/mnist.tpub
+	$(BUILD)/bin/tpusim run $(DEMO)/mnist.tpub --input $(MNIST)/test_x_u8.npy --input-divide 255 \
+	    --labels $(MNIST)/test_y.npy --expect $(MNIST)/jax_pred.npy --show 0 \
+	    --output $(DEMO)/mnist_logprobs.npy --json $(DEMO)/mnist.json --trace $(DEMO)/mnist.fst
+	@echo "report: $(DEMO)/mnist.json  waveform of the first batch: $(DEMO)/mnist.fst" \
+	     "(gtkwave $(DEMO)/mnist.gtkw)"
 
 # A small GEMM on the 8 x 8 array, traced in full, opened in GTKWave (or, with no display, a
 # screenshot taken under Xvfb).
