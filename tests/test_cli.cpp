@@ -16,12 +16,15 @@
 
 #include "npy.h"
 #include "progs.h"
+#include "tool_test.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kTool = TPU_BINARY_DIR "/bin/tpusim";
+using tool_test::Result;
+using tool_test::slurp;
+using tool_test::spit;
 
 // The array sizes built in (make ARRAY=... chooses them), ascending.
 std::vector<uint32_t> built_arrays()
@@ -46,25 +49,6 @@ std::string next_array()
 {
     const std::vector<uint32_t> b = built_arrays();
     return " --array " + std::to_string(b.size() > 1 ? b[1] : b[0]) + " ";
-}
-
-struct Result {
-    int code;
-    std::string out, err;
-};
-
-std::string slurp(const fs::path &p)
-{
-    std::ifstream f(p, std::ios::binary);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
-void spit(const fs::path &p, const std::string &bytes)
-{
-    std::ofstream f(p, std::ios::binary);
-    f << bytes;
 }
 
 // A .npy image of the given array (npy_encode), as a string.
@@ -103,47 +87,11 @@ std::string raw_npy(const std::string &dict, const std::string &data, int versio
     return s + h + data;
 }
 
-class Cli : public ::testing::Test {
+class Cli : public tool_test::ToolTest {
   protected:
-    fs::path dir;
-
-    void SetUp() override
-    {
-        const ::testing::TestInfo *t = ::testing::UnitTest::GetInstance()->current_test_info();
-        std::string name = std::string(t->test_suite_name()) + "." + t->name();
-        for (char &c : name)
-            if (c == '/')
-                c = '_';
-        dir = fs::path(TPU_BINARY_DIR) / "test_cli" / name;
-        fs::remove_all(dir);
-        fs::create_directories(dir);
-    }
-
-    std::string path(const std::string &file) const { return (dir / file).string(); }
-    // The same, quoted for the shell.
-    std::string arg(const std::string &file) const { return "'" + path(file) + "'"; }
-
-    Result run(const std::string &args) const
-    {
-        const std::string cmd =
-            "'" + kTool + "' " + args + " >" + arg("stdout.txt") + " 2>" + arg("stderr.txt");
-        const int st = std::system(cmd.c_str());
-        return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(dir / "stdout.txt"),
-                slurp(dir / "stderr.txt")};
-    }
-
-    // Files the tool left in dir other than the ones the test made (and stdout/stderr).
-    std::vector<std::string> leftovers(const std::vector<std::string> &mine) const
-    {
-        std::vector<std::string> extra;
-        for (const auto &e : fs::directory_iterator(dir)) {
-            const std::string f = e.path().filename().string();
-            if (f != "stdout.txt" && f != "stderr.txt" &&
-                std::find(mine.begin(), mine.end(), f) == mine.end())
-                extra.push_back(f);
-        }
-        return extra;
-    }
+    Cli() : ToolTest("test_cli") {}
+    std::string arg(const std::string &file) const { return quoted(file); }
+    Result run(const std::string &args) const { return tool(args); }
 };
 
 // One line "tpusim: <what>: <why>\n" naming `what`, with `why` somewhere in it.

@@ -21,13 +21,16 @@
 #include "npy.h"
 #include "progs.h"
 #include "tpu.h"
+#include "tool_test.h"
 #include "tpub.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kTool = TPU_BINARY_DIR "/bin/tpusim";
+using tool_test::Result;
+using tool_test::slurp;
+using tool_test::spit;
 
 // The smallest array size built: packages are compiled for it.
 uint32_t array_n()
@@ -40,20 +43,6 @@ uint32_t array_n()
 uint64_t align64(uint64_t v)
 {
     return (v + 63) & ~63ull;
-}
-
-std::string slurp(const fs::path &p)
-{
-    std::ifstream f(p, std::ios::binary);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
-void spit(const fs::path &p, const std::string &bytes)
-{
-    std::ofstream f(p, std::ios::binary);
-    f << bytes;
 }
 
 void save_npy(const fs::path &p, npy_dtype t, std::vector<uint64_t> shape, const void *data)
@@ -392,49 +381,14 @@ std::vector<int32_t> argmax_rows(const std::vector<float> &v, size_t cols)
 
 // ------------------------------------------------------------- fixture --
 
-struct Result {
-    int code;
-    std::string out, err;
-};
-
-class Run : public ::testing::Test {
+class Run : public tool_test::ToolTest {
   protected:
-    fs::path dir;
     ModelA a;
 
-    void SetUp() override
-    {
-        const ::testing::TestInfo *t = ::testing::UnitTest::GetInstance()->current_test_info();
-        dir = fs::path(TPU_BINARY_DIR) / "test_run" / (std::string(t->test_suite_name()) + "." +
-                                                       t->name());
-        fs::remove_all(dir);
-        fs::create_directories(dir);
-    }
-
-    std::string path(const std::string &file) const { return (dir / file).string(); }
-    std::string arg(const std::string &file) const { return " '" + path(file) + "' "; }
-
-    Result run(const std::string &args) const
-    {
-        const std::string cmd = "'" + kTool + "' run " + args + " >" + arg("stdout.txt") +
-                                " 2>" + arg("stderr.txt");
-        const int st = std::system(cmd.c_str());
-        return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(dir / "stdout.txt"),
-                slurp(dir / "stderr.txt")};
-    }
-
-    // Files the tool left in dir besides the ones the test made (and stdout/stderr).
-    std::vector<std::string> leftovers(const std::vector<std::string> &mine) const
-    {
-        std::vector<std::string> extra;
-        for (const auto &e : fs::directory_iterator(dir)) {
-            const std::string f = e.path().filename().string();
-            if (f != "stdout.txt" && f != "stderr.txt" &&
-                std::find(mine.begin(), mine.end(), f) == mine.end())
-                extra.push_back(f);
-        }
-        return extra;
-    }
+    Run() : ToolTest("test_run") {}
+    // A quoted path with a space on either side.
+    std::string arg(const std::string &file) const { return " " + quoted(file) + " "; }
+    Result run(const std::string &args) const { return tool("run " + args); }
 
     // Model A's package and an input of `rows` rows; returns the input.
     std::vector<float> setup_a(uint64_t rows, uint64_t seed = 1)
@@ -852,9 +806,9 @@ TEST_F(Run, Help)
     EXPECT_EQ(r.out.rfind("usage: tpusim run PKG.tpub", 0), 0u) << r.out;
     const Result all = run("");
     EXPECT_EQ(all.code, 2);
-    const std::string cmd = "'" + kTool + "' --help > " + arg("help.txt");
-    ASSERT_EQ(std::system(cmd.c_str()), 0);
-    EXPECT_NE(slurp(dir / "help.txt").find("--input-divide"), std::string::npos);
+    const Result top = tool("--help");
+    ASSERT_EQ(top.code, 0);
+    EXPECT_NE(top.out.find("--input-divide"), std::string::npos);
 }
 
 } // namespace
