@@ -324,6 +324,23 @@ static int emit_node(host_writer *w, int i)
     return rc;
 }
 
+/* Computation c of m after every computation it calls, each once (printed[] marks them). */
+static void print_callee(hlo_text *t, const hlo_module *m, int c, bool *printed)
+{
+    if (printed[c])
+        return;
+    printed[c] = true;
+    const hlo_computation *comp = &m->comps[c];
+    for (int i = 0; i < comp->n_instrs; i++) {
+        if (comp->instrs[i].to_apply >= 0)
+            print_callee(t, m, comp->instrs[i].to_apply, printed);
+        if (comp->instrs[i].calls >= 0)
+            print_callee(t, m, comp->instrs[i].calls, printed);
+    }
+    hlo_print_computation(t, m, c, NULL);
+    hlo_text_printf(t, "\n");
+}
+
 static int host_program(tc_graph *g, tpub_package *p)
 {
     host_writer w = {g, {0}, calloc((size_t)g->n_nodes + 1, 1),
@@ -348,15 +365,9 @@ static int host_program(tc_graph *g, tpub_package *p)
         hlo_text_printf(&w.t, ")\n}\n");
         /* The reducers the host's reduce ops apply, before the ENTRY that uses them. */
         hlo_text_printf(&body, "HloModule %s_host\n\n", g->m->name);
-        for (int i = 0; i < g->n_nodes; i++) {
-            const hlo_instr *s = g->nodes[i].src;
-            if (w.done[i] && g->nodes[i].role == TC_HOST && s->to_apply >= 0 &&
-                !w.reducer[s->to_apply]) {
-                w.reducer[s->to_apply] = true;
-                hlo_print_computation(&body, g->m, s->to_apply, NULL);
-                hlo_text_printf(&body, "\n");
-            }
-        }
+        for (int i = 0; i < g->n_nodes; i++)
+            if (w.done[i] && g->nodes[i].role == TC_HOST && g->nodes[i].src->to_apply >= 0)
+                print_callee(&body, g->m, g->nodes[i].src->to_apply, w.reducer);
         hlo_text_printf(&body, "ENTRY host {\n%s", w.t.s ? w.t.s : "");
         if (body.oom || w.t.oom)
             rc = tc_fail(g, NULL, "out of memory");

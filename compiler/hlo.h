@@ -226,7 +226,8 @@ struct st_file;
 /* Binds the tensors of a safetensors file (safetensors.h) to the ENTRY parameters, for each
  * parameter the first rule that matches: a tensor of the same name ("w1.1"); a tensor whose
  * name equals the parameter's without its ".N" suffix ("w1"), or the other way round; a tensor
- * whose __metadata__ entry is the parameter number as a decimal string ("w1.1": "0"). A bound
+ * named by the parameter number ("0"); a tensor whose __metadata__ entry is the parameter
+ * number as a decimal string ("w1.1": "0"). A bound
  * tensor must have the parameter's element type and dims. params[k] receives a new array for
  * parameter k, or NULL when no tensor binds to it (the caller supplies those, e.g. the input).
  * params has room for n_params entries, at least the number of ENTRY parameters.

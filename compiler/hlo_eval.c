@@ -910,11 +910,12 @@ static const st_tensor *bind_one(const st_file *st, const hlo_instr *p)
 {
     char num[24];
     snprintf(num, sizeof num, "%lld", (long long)p->parameter_number);
-    for (int rule = 0; rule < 3; rule++)
+    for (int rule = 0; rule < 4; rule++)
         for (int i = 0; i < st->n_tensors; i++) {
             const char *name = st->tensors[i].name, *meta;
             if ((rule == 0 && !strcmp(name, p->name)) || (rule == 1 && same_base(name, p->name)) ||
-                (rule == 2 && (meta = st_meta(st, name)) && !strcmp(meta, num)))
+                (rule == 2 && !strcmp(name, num)) ||
+                (rule == 3 && (meta = st_meta(st, name)) && !strcmp(meta, num)))
                 return &st->tensors[i];
         }
     return NULL;

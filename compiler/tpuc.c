@@ -109,6 +109,16 @@ static void report(tc_graph *g, const tpub_package *p)
             hlo_text_printf(t, "%s %s (%s)", k++ ? "," : "", nd->name, nd->src->opcode_name);
     }
     hlo_text_printf(t, host ? "\n" : " nothing\n");
+    if (dead) {
+        hlo_text_printf(t, "  unused (no output depends on them):");
+        for (int i = 0, k = 0; i < g->n_nodes; i++) {
+            const tc_node *nd = &g->nodes[i];
+            if (nd->role != TC_INPUT && !nd->n_users)
+                hlo_text_printf(t, "%s %s (%s)", k++ ? "," : "", nd->name,
+                                nd->src->opcode_name);
+        }
+        hlo_text_printf(t, "\n");
+    }
     for (int i = 0; i < g->n_nodes; i++) {
         const tc_node *nd = &g->nodes[i];
         if (nd->role == TC_HOST && nd->n_users && nd->host_reason)

@@ -1422,9 +1422,15 @@ TEST(HloEndToEnd, MnistBindingWithoutSuffixAndByNumber)
         meta += (i ? ",\"" : "\"") + anon[i] + "\":\"" + st_meta(&st, names[i].c_str()) + "\"";
     }
     std::string anon_image = renamed(st, anon, meta + ",\"input\":\"x.1=4\"}");
+    // Tensors named by the parameter number.
+    std::vector<std::string> numbered;
+    for (const std::string &s : names)
+        numbered.push_back(st_meta(&st, s.c_str()));
+    std::string numbered_image = renamed(st, numbered, "{}");
     st_free(&st);
     check_mlp("models/mnist/mlp.hlo", bare_image);
     check_mlp("models/mnist/mlp.dump.hlo", anon_image);
+    check_mlp("models/mnist/mlp.hlo", numbered_image);
 
     // A tensor whose shape does not fit its parameter is a located error.
     std::string text = slurp(kSrc + "models/mnist/mlp.hlo");

@@ -142,14 +142,39 @@ double value(const hlo_array *a, int64_t i)
 
 // Compiles text (calibrating on calib batches of the inputs), runs one batch of random inputs on
 // the device and on the reference evaluator.
+// A safetensors file of f32 tensors named by their parameter numbers.
+void save_weights(const fs::path &p, const std::vector<std::pair<int, hlo_array *>> &weights)
+{
+    std::string header = "{", data;
+    for (const auto &[k, a] : weights) {
+        std::string shape;
+        for (int d = 0; d < a->shape.rank; d++)
+            shape += (d ? "," : "") + std::to_string(a->shape.dims[d]);
+        const size_t bytes = (size_t)a->shape.elements * 4;
+        header += std::string(header.size() > 1 ? "," : "") + "\"" + std::to_string(k) +
+                  "\":{\"dtype\":\"F32\",\"shape\":[" + shape + "],\"data_offsets\":[" +
+                  std::to_string(data.size()) + "," + std::to_string(data.size() + bytes) + "]}";
+        data.append((const char *)a->data, bytes);
+    }
+    header += "}";
+    std::string len(8, '\0');
+    for (int i = 0; i < 8; i++)
+        len[i] = (char)(header.size() >> (8 * i));
+    std::ofstream(p, std::ios::binary) << len << header << data;
+}
+
+// Compiles text (calibrating on calib batches of the inputs, with weights bound to parameters
+// by number), runs one batch of random inputs on the device and on the reference evaluator.
 Outcome compile_and_run(const std::string &name, const std::string &text,
                         std::vector<hlo_array *> inputs, int calib_batches = 8,
-                        double lo = -1, double hi = 1)
+                        double lo = -1, double hi = 1,
+                        const std::vector<std::pair<int, hlo_array *>> &weights = {})
 {
     Outcome o;
     const fs::path dir = scratch(name);
-    const fs::path hlo = dir / "model.hlo", pkg = dir / "model.tpub";
+    const fs::path hlo = dir / "model.hlo", pkg = dir / "model.tpub", st = dir / "w.safetensors";
     std::ofstream(hlo) << text;
+    save_weights(st, weights);
     std::mt19937 rng(7);
     std::vector<hlo_array *> calib;
     for (hlo_array *in : inputs) {
@@ -159,6 +184,7 @@ Outcome compile_and_run(const std::string &name, const std::string &text,
     }
     tpuc_options opts{};
     opts.hlo_path = hlo.c_str();
+    opts.weights_path = st.c_str();
     opts.array_n = small_n();
     opts.calib = calib.data();
     opts.n_calib = (int)calib.size();
@@ -181,7 +207,15 @@ Outcome compile_and_run(const std::string &name, const std::string &text,
     EXPECT_NE(m, nullptr) << he.msg;
     hlo_array **outs = nullptr;
     int n_outs = 0;
-    EXPECT_EQ(hlo_eval(m, "model.hlo", inputs.data(), (int)inputs.size(), &outs, &n_outs, &he), 0)
+    std::vector<hlo_array *> params(inputs.size() + weights.size(), nullptr);
+    for (const auto &[k, a] : weights)
+        params[k] = a;
+    for (size_t i = 0, k = 0; i < inputs.size(); i++, k++) {
+        while (params[k])
+            k++;
+        params[k] = inputs[i];
+    }
+    EXPECT_EQ(hlo_eval(m, "model.hlo", params.data(), (int)params.size(), &outs, &n_outs, &he), 0)
         << he.msg;
     for (int k = 0; k < n_outs; k++)
         cmd += " --output " + (dir / ("out" + std::to_string(k) + ".npy")).string();
@@ -211,6 +245,8 @@ Outcome compile_and_run(const std::string &name, const std::string &text,
         hlo_array_free(a);
     for (hlo_array *a : inputs)
         hlo_array_free(a);
+    for (const auto &w : weights)
+        hlo_array_free(w.second);
     return o;
 }
 
@@ -307,6 +343,40 @@ TEST(Lower, KEqualsOneAndRank3)
     expect_close(o, 0.03);
 }
 
+std::string slurp(const std::string &path)
+{
+    std::ifstream f(path);
+    std::stringstream t;
+    t << f.rdbuf();
+    return t.str();
+}
+
+TEST(Lower, PyTorchXlaStyle)
+{
+    // PyTorch/XLA's long style: x . W^T through a transpose of the weights, inline operand
+    // shapes, log-softmax; weights bound by parameter number.
+    Outcome o = compile_and_run("torch", slurp(TPU_SOURCE_DIR "/tests/hlo/mlp_torch_xla.hlo"),
+                                {random_array(rng(), HLO_F32, {32, 784}, 0, 1)}, 4, 0, 1,
+                                {{0, random_array(rng(), HLO_F32, {10}, -0.1, 0.1)},
+                                 {1, random_array(rng(), HLO_F32, {10, 128}, -0.1, 0.1)},
+                                 {2, random_array(rng(), HLO_F32, {128}, -0.1, 0.1)},
+                                 {3, random_array(rng(), HLO_F32, {128, 784}, -0.05, 0.05)}});
+    EXPECT_NE(o.report.find("2 GEMMs in 1 segments"), std::string::npos) << o.report;
+    expect_close(o, 0.05);
+}
+
+TEST(Lower, XlaDumpStyle)
+{
+    Outcome o = compile_and_run("dump", slurp(TPU_SOURCE_DIR "/tests/hlo/mlp_xla_dump.hlo"),
+                                {random_array(rng(), HLO_F32, {1, 784}, 0, 1)}, 16, 0, 1,
+                                {{0, random_array(rng(), HLO_F32, {784, 128}, -0.05, 0.05)},
+                                 {1, random_array(rng(), HLO_F32, {128}, -0.1, 0.1)},
+                                 {2, random_array(rng(), HLO_F32, {128, 10}, -0.1, 0.1)},
+                                 {3, random_array(rng(), HLO_F32, {10}, -0.1, 0.1)}});
+    EXPECT_NE(o.report.find("2 GEMMs in 1 segments"), std::string::npos) << o.report;
+    expect_close(o, 0.05);
+}
+
 // ------------------------------------------------------------- host ops --
 
 TEST(Lower, HostOpsAreExact)
@@ -331,6 +401,21 @@ TEST(Lower, HostOpsAreExact)
     hlo_array *y = random_array(rng(), HLO_F32, {6, 4}, -20, 20);
     Outcome o = compile_and_run("host", t, {x, y});
     EXPECT_NE(o.report.find("0 GEMMs in 0 segments"), std::string::npos) << o.report;
+    expect_exact(o);
+}
+
+TEST(Lower, ReducerThatCallsAComputation)
+{
+    // The host program carries the reducer and what it calls, callees first.
+    const std::string t =
+        "HloModule red\n"
+        "mx {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT m = f32[] maximum(a, b)\n}\n"
+        "f {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  c = f32[] call(a, b), to_apply=mx\n  ROOT s = f32[] add(c, b)\n}\n"
+        "ENTRY e {\n  x = f32[3,7] parameter(0)\n  z = f32[] constant(0)\n"
+        "  ROOT r = f32[3] reduce(x, z), dimensions={1}, to_apply=f\n}\n";
+    Outcome o = compile_and_run("reducer", t, {f32({3, 7})});
     expect_exact(o);
 }
 
