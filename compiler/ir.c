@@ -246,6 +246,8 @@ int tc_build(tc_graph *g, hlo_array **params, int n_params)
     for (int i = g->n_nodes - 1; i >= 0; i--)
         for (int j = 0; g->nodes[i].n_users && j < g->nodes[i].n_in; j++)
             g->nodes[g->nodes[i].in[j]].n_users++;
+    for (int i = 0; i < g->n_nodes; i++)
+        g->nodes[i].needed = g->nodes[i].n_users > 0;
     return 0;
 }
 

@@ -80,7 +80,7 @@ static void report(tc_graph *g, const tpub_package *p)
         const tc_node *nd = &g->nodes[i];
         if (nd->role == TC_INPUT)
             continue;
-        if (!nd->n_users)
+        if (!nd->needed)
             dead++;
         else if (nd->role == TC_CONST)
             folded++;
@@ -113,7 +113,7 @@ static void report(tc_graph *g, const tpub_package *p)
         hlo_text_printf(t, "  unused (no output depends on them):");
         for (int i = 0, k = 0; i < g->n_nodes; i++) {
             const tc_node *nd = &g->nodes[i];
-            if (nd->role != TC_INPUT && !nd->n_users)
+            if (nd->role != TC_INPUT && !nd->needed)
                 hlo_text_printf(t, "%s %s (%s)", k++ ? "," : "", nd->name,
                                 nd->src->opcode_name);
         }

@@ -31,6 +31,7 @@ typedef struct {
     int gemm;             /* TC_DEVICE: its GEMM */
     int n_users;          /* live nodes using it, plus one per model output it is */
     bool output;          /* a model output */
+    bool needed;          /* an output depends on it (before folding) */
     const char *host_reason; /* a dot the device cannot run: why (static string) */
 } tc_node;
 
