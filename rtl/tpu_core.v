@@ -9,6 +9,7 @@ module tpu_core #(
     parameter ACC_ROWS = 4096,
     parameter WFIFO_TILES = 4,
     parameter IQ_DEPTH = 32,
+    parameter LD_SLOTS = 4,  // load instructions in flight
     parameter ID_W = 4
 ) (
     input wire clk,
@@ -65,7 +66,8 @@ module tpu_core #(
         .UB_ROWS(UB_ROWS),
         .ACC_ROWS(ACC_ROWS),
         .WFIFO_TILES(WFIFO_TILES),
-        .IQ_DEPTH(IQ_DEPTH)
+        .IQ_DEPTH(IQ_DEPTH),
+        .LD_SLOTS(LD_SLOTS)
     ) u_seq (
         .clk(clk),
         .rst(rst),
@@ -193,12 +195,12 @@ module tpu_core #(
         .r1_data(acc_r1_data)
     );
 
-    wire wf_wr_en, wf_push, wf_full, wf_empty, wf_pop;
-    wire [8:0] wf_wr_row, wf_rd_row;
+    wire wf_wr_en, wf_push, wf_empty, wf_pop;
+    wire [8:0] wf_count, wf_wr_row, wf_rd_row;
     wire [8*N-1:0] wf_wr_data, wf_rd_data;
-    // The sequencer counts tiles itself (docs/isa.md: at issue); the FIFO's count is not needed.
+    // The load unit reserves tiles against the FIFO's count; full is not needed.
     /* verilator lint_off UNUSEDSIGNAL */
-    wire [8:0] wf_count_unused;
+    wire wf_full_unused;
     /* verilator lint_on UNUSEDSIGNAL */
 
     tpu_wfifo #(
@@ -211,9 +213,9 @@ module tpu_core #(
         .wr_row(wf_wr_row),
         .wr_data(wf_wr_data),
         .push(wf_push),
-        .full(wf_full),
+        .full(wf_full_unused),
         .empty(wf_empty),
-        .count(wf_count_unused),
+        .count(wf_count),
         .rd_row(wf_rd_row),
         .rd_data(wf_rd_data),
         .pop(wf_pop)
@@ -249,7 +251,9 @@ module tpu_core #(
     wire [32*N-1:0] m1_req_wdata;
 
     tpu_dma_rd #(
-        .N(N)
+        .N(N),
+        .WFIFO_TILES(WFIFO_TILES),
+        .LD_SLOTS(LD_SLOTS)
     ) u_dma_rd (
         .clk(clk),
         .rst(rst),
@@ -273,7 +277,7 @@ module tpu_core #(
         .ub_en(ub_w0_en),
         .ub_addr(ub_w0_addr),
         .ub_data(ub_w0_data),
-        .wf_full(wf_full),
+        .wf_count(wf_count),
         .wf_en(wf_wr_en),
         .wf_row(wf_wr_row),
         .wf_data(wf_wr_data),

@@ -1,15 +1,28 @@
 `default_nettype none
-// Load unit: RD_HOST, RD_WEIGHT and RD_PARAMS (docs/isa.md), one instruction at a time.
-// Each memory row is one read request; requests go out back to back, one per cycle the port
-// accepts, without waiting for responses, so the memory's latency overlaps. Responses come back
-// in order and each is written to its destination (UB row, weight tile row or parameter row) the
-// cycle after it arrives, with bytes >= len forced to zero.
+// Load unit: RD_HOST, RD_WEIGHT and RD_PARAMS (docs/isa.md), up to LD_SLOTS instructions in flight.
+// Two decoupled sides joined by a FIFO of write-back descriptors (destination, base row, rows,
+// len), one per instruction accepted and not yet done:
+// - Request side: one instruction at a time, one read request per memory row, back to back, one
+//   per cycle the port accepts. It takes the next instruction in the cycle it issues the last
+//   request of the current one, so the memory's latency overlaps across instructions too.
+// - Write-back side: responses come back in request order (one id) and are written, in order, to
+//   the destination of the oldest descriptor (UB row, weight tile row or parameter row) the cycle
+//   after they arrive, with bytes >= len forced to zero. Done (with fault) pulses with the last
+//   write of an instruction, or with its tile push, and retires the descriptor.
 // A response with err is written as a zero row, so the result never depends on what a failing
 // memory drives on rdata; the instruction still runs to the end and raises fault with done.
-// RD_WEIGHT waits for a free tail tile, fills the rows below `rows` from memory and the rest with
-// zeros (in cycles with no response to write), then pushes the tile a cycle after its last row.
+// Responses cannot be held, so an RD_WEIGHT issues no request before it has reserved a free tile:
+// the FIFO's tiles plus those reserved and not yet pushed must be below WFIFO_TILES. Its rows
+// below `rows` come from memory and the rest are zeros, written in cycles with no response once
+// its first response has arrived (its tile is then the FIFO's tail, as every older tile has been
+// pushed). The push comes with the tile's last write, so a following RD_WEIGHT's responses
+// may arrive right after. Only a short tile (rows < N) needs cycles of its own for the zeros:
+// while one is in flight no new instruction is accepted, so no younger response can arrive
+// while its zeros are written.
 module tpu_dma_rd #(
-    parameter N = 16
+    parameter N = 16,
+    parameter WFIFO_TILES = 4,
+    parameter LD_SLOTS = 4
 ) (
     input wire clk,
     input wire rst,
@@ -36,7 +49,7 @@ module tpu_dma_rd #(
     output reg [19:0] ub_addr,
     output wire [8*N-1:0] ub_data,
     // weight FIFO write side
-    input wire wf_full,
+    input wire [8:0] wf_count,
     output reg wf_en,
     output wire [8:0] wf_row,
     output wire [8*N-1:0] wf_data,
@@ -51,32 +64,76 @@ module tpu_dma_rd #(
     localparam [7:0] OP_RD_PARAMS = 8'h03;
     localparam integer N_I = N;
     localparam [15:0] TILE_ROWS = N_I[15:0];
+    localparam integer TILES_I = WFIFO_TILES;
+    localparam [9:0] TILES = TILES_I[9:0];
+    localparam PW = $clog2(LD_SLOTS + 1);
+    localparam [PW-1:0] PEND_ONE = 1;
+    localparam DW = 3 + 16 + 20 + 12;  // descriptor: {ub, wf, prm}, rows, base, len
 
-    localparam [1:0] S_IDLE = 2'd0;
-    localparam [1:0] S_WAIT_TILE = 2'd1;  // RD_WEIGHT: the FIFO has no free tail tile yet
-    localparam [1:0] S_RUN = 2'd2;
-    reg [1:0] state;
+    // ---------------------------------------------------------------- request side
+    reg r_busy;          // an instruction is issuing its requests
+    reg r_wf;            // it is an RD_WEIGHT
+    reg r_tile;          // ... and has reserved its tile
+    reg [15:0] r_left;   // requests still to issue (nonzero while r_busy)
+    reg [31:0] r_stride;
+    reg [11:0] r_len;
+    reg short_wf;        // a short RD_WEIGHT (rows < N) is in flight
+    reg [PW-1:0] pend;   // tiles reserved and not yet pushed
 
-    // The instruction being executed.
-    reg to_ub;
-    reg to_wf;
-    reg to_prm;
-    reg [15:0] rows;
-    reg [19:0] ub_base;
-    reg [11:0] len;
-    reg [31:0] stride;
-    reg [4*N-1:0] byte_keep;  // byte k of a row is kept when k < len
+    wire [9:0] tiles_used = {1'b0, wf_count} + {{(10 - PW) {1'b0}}, pend};
+    wire tile_free = tiles_used < TILES;
+    wire reserve = r_busy && r_wf && !r_tile && tile_free;
+    assign req_valid = r_busy && (!r_wf || r_tile || tile_free);
+    assign req_len = {4'd0, r_len};
+    wire req_take = req_valid && req_ready;
+    wire req_last = req_take && r_left == 16'd1;
 
-    reg [15:0] issued;     // requests accepted by the port
-    reg [15:0] received;   // responses received
-    reg [15:0] zero_row;   // RD_WEIGHT: next tile row to fill with zeros (rows..N-1)
+    wire d_full;
+    wire d_empty;
+    assign cmd_ready = (!r_busy || req_last) && !d_full && !short_wf;
+    wire accept = cmd_valid && cmd_ready;
+
+    // ------------------------------------------------------------ descriptor FIFO
+    wire [DW-1:0] d_in = {cmd_op == OP_RD_HOST, cmd_op == OP_RD_WEIGHT, cmd_op == OP_RD_PARAMS,
+                          cmd_rows, cmd_b, cmd_len};
+    wire [DW-1:0] d_head;
+    wire h_ub = d_head[DW-1];
+    wire h_wf = d_head[DW-2];
+    wire h_prm = d_head[DW-3];
+    wire [15:0] h_rows = d_head[DW-4 -: 16];
+    wire [19:0] h_base = d_head[31:12];
+    wire [11:0] h_len = d_head[11:0];
+    wire complete;
+    // The FIFO's count is not needed: full and empty say all.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [PW-1:0] d_count_unused;
+    /* verilator lint_on UNUSEDSIGNAL */
+
+    tpu_fifo #(
+        .W(DW),
+        .DEPTH(LD_SLOTS)
+    ) u_desc (
+        .clk(clk),
+        .rst(rst),
+        .push(accept),
+        .din(d_in),
+        .full(d_full),
+        .pop(complete),
+        .dout(d_head),
+        .empty(d_empty),
+        .count(d_count_unused)
+    );
+
+    // --------------------------------------------------------------- write-back side
+    reg [15:0] received;   // responses written for the oldest instruction
+    reg [15:0] zeros;      // RD_WEIGHT: zero rows written after its `rows` rows
     reg err_seen;
 
     // The row being written: one data register and one row index serve all three destinations.
     reg [32*N-1:0] wdata;
     reg [8:0] wrow;
 
-    wire [4*N-1:0] len_mask = ~({4 * N{1'b1}} << cmd_len);
+    wire [4*N-1:0] byte_keep = ~({4 * N{1'b1}} << h_len);  // byte k of a row is kept when k < len
     wire [32*N-1:0] rsp_kept;
     genvar k;
     generate
@@ -85,14 +142,13 @@ module tpu_dma_rd #(
         end
     endgenerate
 
-    wire running = state == S_RUN;
-    wire last_rsp = rsp_valid && received + 16'd1 == rows;
-    wire fill_zero = running && to_wf && !rsp_valid && zero_row != TILE_ROWS;
-    wire tile_done = running && to_wf && received == rows && zero_row == TILE_ROWS;
+    wire [15:0] zero_row = h_rows + zeros;
+    wire fill_zero = !d_empty && h_wf && !rsp_valid && received != 16'd0 && zero_row != TILE_ROWS;
+    wire [15:0] received_n = received + {15'd0, rsp_valid};
+    wire [15:0] zero_row_n = zero_row + {15'd0, fill_zero};
+    assign complete = (rsp_valid || fill_zero) && received_n == h_rows
+                      && (!h_wf || zero_row_n == TILE_ROWS);
 
-    assign cmd_ready = state == S_IDLE;
-    assign req_valid = running && issued != rows;
-    assign req_len = {4'd0, len};
     assign ub_data = wdata[8*N-1:0];
     assign wf_data = wdata[8*N-1:0];
     assign prm_data = wdata;
@@ -101,73 +157,69 @@ module tpu_dma_rd #(
 
     always @(posedge clk) begin
         if (rst) begin
-            state <= S_IDLE;
-            ub_en <= 1'b0;
-            wf_en <= 1'b0;
-            prm_en <= 1'b0;
-            wf_push <= 1'b0;
-            done <= 1'b0;
-            fault <= 1'b0;
+            r_busy <= 1'b0;
+            short_wf <= 1'b0;
+            pend <= {PW{1'b0}};
         end else begin
+            if (accept) begin
+                r_busy <= 1'b1;
+                r_wf <= cmd_op == OP_RD_WEIGHT;
+                r_tile <= 1'b0;
+                r_left <= cmd_rows;
+                r_stride <= cmd_stride;
+                r_len <= cmd_len;
+                req_addr <= cmd_a;
+                short_wf <= cmd_op == OP_RD_WEIGHT && cmd_rows != TILE_ROWS;
+            end else begin
+                if (req_last) r_busy <= 1'b0;
+                if (req_take) begin
+                    req_addr <= req_addr + r_stride;
+                    r_left <= r_left - 16'd1;
+                end
+                if (reserve) r_tile <= 1'b1;
+                if (complete && h_wf && h_rows != TILE_ROWS) short_wf <= 1'b0;
+            end
+            // The FIFO counts a pushed tile at the edge that ends wf_push's cycle: so does pend.
+            if (reserve && !wf_push) pend <= pend + PEND_ONE;
+            else if (wf_push && !reserve) pend <= pend - PEND_ONE;
+        end
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
             ub_en <= 1'b0;
             wf_en <= 1'b0;
             prm_en <= 1'b0;
             wf_push <= 1'b0;
             done <= 1'b0;
             fault <= 1'b0;
-            case (state)
-                S_IDLE:
-                if (cmd_valid) begin
-                    to_ub <= cmd_op == OP_RD_HOST;
-                    to_wf <= cmd_op == OP_RD_WEIGHT;
-                    to_prm <= cmd_op == OP_RD_PARAMS;
-                    rows <= cmd_rows;
-                    ub_base <= cmd_b;
-                    len <= cmd_len;
-                    stride <= cmd_stride;
-                    byte_keep <= len_mask;
-                    req_addr <= cmd_a;
-                    issued <= 16'd0;
-                    received <= 16'd0;
-                    zero_row <= cmd_rows;
-                    err_seen <= 1'b0;
-                    state <= (cmd_op == OP_RD_WEIGHT) ? S_WAIT_TILE : S_RUN;
-                end
-                S_WAIT_TILE:
-                if (!wf_full) state <= S_RUN;
-                default: begin  // S_RUN
-                    if (req_valid && req_ready) begin
-                        req_addr <= req_addr + stride;
-                        issued <= issued + 16'd1;
-                    end
-                    if (rsp_valid) begin
-                        ub_en <= to_ub;
-                        wf_en <= to_wf;
-                        prm_en <= to_prm;
-                        ub_addr <= ub_base + {4'd0, received};
-                        wrow <= received[8:0];
-                        wdata <= rsp_kept;
-                        received <= received + 16'd1;
-                        err_seen <= err_seen || rsp_err;
-                        if (last_rsp && !to_wf) begin
-                            done <= 1'b1;
-                            fault <= err_seen || rsp_err;
-                            state <= S_IDLE;
-                        end
-                    end else if (fill_zero) begin
-                        wf_en <= 1'b1;
-                        wrow <= zero_row[8:0];
-                        wdata <= {32 * N{1'b0}};
-                        zero_row <= zero_row + 16'd1;
-                    end
-                    if (tile_done) begin
-                        wf_push <= 1'b1;
-                        done <= 1'b1;
-                        fault <= err_seen;
-                        state <= S_IDLE;
-                    end
-                end
-            endcase
+            received <= 16'd0;
+            zeros <= 16'd0;
+            err_seen <= 1'b0;
+        end else begin
+            ub_en <= rsp_valid && h_ub;
+            wf_en <= (rsp_valid && h_wf) || fill_zero;
+            prm_en <= rsp_valid && h_prm;
+            wf_push <= complete && h_wf;
+            done <= complete;
+            fault <= complete && (err_seen || (rsp_valid && rsp_err));
+            if (rsp_valid) begin
+                ub_addr <= h_base + {4'd0, received};
+                wrow <= received[8:0];
+                wdata <= rsp_kept;
+            end else if (fill_zero) begin
+                wrow <= zero_row[8:0];
+                wdata <= {32 * N{1'b0}};
+            end
+            if (complete) begin
+                received <= 16'd0;
+                zeros <= 16'd0;
+                err_seen <= 1'b0;
+            end else begin
+                received <= received_n;
+                zeros <= zeros + {15'd0, fill_zero};
+                err_seen <= err_seen || (rsp_valid && rsp_err);
+            end
         end
     end
 endmodule

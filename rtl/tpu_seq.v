@@ -9,11 +9,12 @@
 // every instruction in flight, and issues to its unit when nothing conflicts; the queue refills it
 // in the same cycle, so independent instructions issue one per cycle.
 //
-// In flight: one instruction each in the load, activate and store units, up to MXU_SLOTS MATMULs
-// (freed in order by the MXU's done pulses). A unit's done frees its record in the same cycle,
-// so a dependent instruction issues in the cycle its producer completes: every unit signals done
-// no earlier than the clock edge of its last write, and a newly issued unit reads or writes
-// at the earliest one cycle later.
+// In flight: one instruction each in the activate and store units, up to LD_SLOTS loads and
+// MXU_SLOTS MATMULs (each freed in order by its unit's done pulses). A unit's done frees its
+// record in the same cycle, so a dependent instruction issues in the cycle its producer
+// completes: every unit signals done no earlier than the clock edge of its last write, and a
+// newly issued unit reads or writes at the earliest one cycle later. The load unit may hold
+// fewer than LD_SLOTS loads (its cmd_ready says when it takes one), never more.
 //
 // Errors: a failing check at the head, or a unit's fault, stops the sequencer and records the
 // code and the instruction's index (the oldest instruction wins); nothing issues after it, the
@@ -26,7 +27,8 @@ module tpu_seq #(
     parameter UB_ROWS = 16384,
     parameter ACC_ROWS = 4096,
     parameter WFIFO_TILES = 4,
-    parameter IQ_DEPTH = 32
+    parameter IQ_DEPTH = 32,
+    parameter LD_SLOTS = 4
 ) (
     input wire clk,
     input wire rst,
@@ -246,9 +248,18 @@ module tpu_seq #(
     localparam MXU_SLOTS = 4;  // a power of two: the slot pointers wrap naturally
     localparam MXP = $clog2(MXU_SLOTS);
     localparam [MXP-1:0] MXP_ONE = 1;
-    reg ld_v;
-    reg [FP_W-1:0] ld_fp;
-    reg [31:0] ld_pc;
+    // Load slots: any number, the pointers wrap explicitly.
+    localparam LDP = (LD_SLOTS > 1) ? $clog2(LD_SLOTS) : 1;
+    localparam integer LD_LAST_I = LD_SLOTS - 1;
+    localparam [LDP-1:0] LD_LAST = LD_LAST_I[LDP-1:0];
+    localparam [LDP-1:0] LDP_ONE = 1;
+    localparam [LD_SLOTS-1:0] LD_BIT0 = 1;
+    reg [LD_SLOTS-1:0] ld_v;
+    reg [FP_W*LD_SLOTS-1:0] ld_fp;  // one footprint and pc per slot
+    reg [32*LD_SLOTS-1:0] ld_pcs;
+    reg [LDP-1:0] ld_wp;  // next slot to fill
+    reg [LDP-1:0] ld_rp;  // oldest load, freed by the next ld_done
+    wire [31:0] ld_pc = ld_pcs[32*ld_rp +: 32];
     reg st_v;
     reg [FP_W-1:0] st_fp;
     reg [31:0] st_pc;
@@ -260,19 +271,23 @@ module tpu_seq #(
     reg [MXP-1:0] mx_rp;  // oldest MATMUL, freed by the next mx_done
 
     // Records still occupied this cycle (a done frees its record at once).
-    wire ld_busy = ld_v && !ld_done;
+    wire [LD_SLOTS-1:0] ld_busy = ld_v & ~({LD_SLOTS{ld_done}} & (LD_BIT0 << ld_rp));
     wire st_busy = st_v && !st_done;
     wire ac_busy = ac_v && !ac_done;
     wire [MXU_SLOTS-1:0] mx_busy = mx_v & ~({{(MXU_SLOTS - 1) {1'b0}}, mx_done} << mx_rp);
-    wire idle = !ld_busy && !st_busy && !ac_busy && mx_busy == {MXU_SLOTS{1'b0}};
+    wire idle = ld_busy == {LD_SLOTS{1'b0}} && !st_busy && !ac_busy && mx_busy == {MXU_SLOTS{1'b0}};
 
-    // Hazards of the head against the other units' instructions in flight.
+    // Hazards of the head against the other units' instructions in flight. Loads are exempt
+    // among themselves like MATMULs: they read only memory, which no load writes, and write UB
+    // rows, tiles or parameters in program order (the load unit writes back in order), so a
+    // younger load overwriting an older one's rows leaves the younger one's data, as in order.
     reg hazard;
     integer i;
     always @* begin
-        hazard = (!h_ld && ld_busy && conflict(h_fp, ld_fp))
-              || (!h_wr && st_busy && conflict(h_fp, st_fp))
+        hazard = (!h_wr && st_busy && conflict(h_fp, st_fp))
               || (!h_act && ac_busy && conflict(h_fp, ac_fp));
+        for (i = 0; i < LD_SLOTS; i = i + 1)
+            if (!h_ld && ld_busy[i] && conflict(h_fp, ld_fp[FP_W*i +: FP_W])) hazard = 1'b1;
         for (i = 0; i < MXU_SLOTS; i = i + 1)
             if (!h_mm && mx_busy[i] && conflict(h_fp, mx_fp[FP_W*i +: FP_W])) hazard = 1'b1;
     end
@@ -312,7 +327,7 @@ module tpu_seq #(
 
     // ------------------------------------------------------------------- issue
     wire go = h_valid && !halted && !stop && !ld_err && !st_err && h_err == E_OK;
-    assign ld_valid = go && h_ld && !ld_busy && !hazard;
+    assign ld_valid = go && h_ld && ld_busy != {LD_SLOTS{1'b1}} && !hazard;
     assign mx_valid = go && h_mm && mx_busy != {MXU_SLOTS{1'b1}} && !hazard;
     assign ac_valid = go && h_act && !ac_busy && !hazard;
     assign st_valid = go && h_wr && !st_busy && !hazard;
@@ -324,7 +339,7 @@ module tpu_seq #(
     assign issue = ld_issue || mx_issue || ac_issue || st_issue || sys_issue;
     assign q_pop = !q_empty && (!h_valid || issue) && !stop && !raise;
 
-    wire in_flight = ld_v || st_v || ac_v || mx_v != {MXU_SLOTS{1'b0}};
+    wire in_flight = ld_v != {LD_SLOTS{1'b0}} || st_v || ac_v || mx_v != {MXU_SLOTS{1'b0}};
     assign busy = !q_empty || h_valid || in_flight;
     assign error = stop && !in_flight;
     assign stall_hazard = go && !issue && (h_sys || hazard);
@@ -386,15 +401,19 @@ module tpu_seq #(
 
     always @(posedge clk) begin
         if (rst) begin
-            ld_v <= 1'b0;
+            ld_v <= {LD_SLOTS{1'b0}};
+            ld_wp <= {LDP{1'b0}};
+            ld_rp <= {LDP{1'b0}};
             st_v <= 1'b0;
             ac_v <= 1'b0;
             mx_v <= {MXU_SLOTS{1'b0}};
             mx_wp <= {MXP{1'b0}};
             mx_rp <= {MXP{1'b0}};
         end else begin
-            if (ld_issue) ld_v <= 1'b1;
-            else if (ld_done) ld_v <= 1'b0;
+            // A load fills slot ld_wp, which is free or being freed this cycle.
+            ld_v <= ld_busy | ({LD_SLOTS{ld_issue}} & (LD_BIT0 << ld_wp));
+            if (ld_issue) ld_wp <= (ld_wp == LD_LAST) ? {LDP{1'b0}} : ld_wp + LDP_ONE;
+            if (ld_done) ld_rp <= (ld_rp == LD_LAST) ? {LDP{1'b0}} : ld_rp + LDP_ONE;
             if (st_issue) st_v <= 1'b1;
             else if (st_done) st_v <= 1'b0;
             if (ac_issue) ac_v <= 1'b1;
@@ -408,8 +427,8 @@ module tpu_seq #(
 
     always @(posedge clk) begin
         if (ld_issue) begin
-            ld_fp <= h_fp;
-            ld_pc <= h_pc;
+            ld_fp[FP_W*ld_wp +: FP_W] <= h_fp;
+            ld_pcs[32*ld_wp +: 32] <= h_pc;
         end
         if (st_issue) begin
             st_fp <= h_fp;

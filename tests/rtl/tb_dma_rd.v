@@ -1,17 +1,25 @@
 `default_nettype none
-// tpu_dma_rd against the shared memory model (model/mem_model.v: fixed latency, random req_ready,
+// tpu_dma_rd against the shared memory model (model/mem_model.v: latency, random req_ready,
 // random gaps between responses, err beyond MEM_SIZE, junk on every lane that carries no data,
-// refused requests held stable) and models of the UB, the weight tile being written and the
-// parameter rows.
-// Each instruction is checked for: the request sequence (addresses a + i*stride, len, one per
-// row, none for the zero rows of a tile, none while the FIFO is full), every destination row
-// (bytes >= len zero, err rows zero, untouched rows unchanged), exactly one done pulse with the
-// last write or the tile push, fault, no activity outside the instruction, and one request per
-// cycle when the memory always accepts.
+// refused requests held stable), a model of the weight FIFO's count (tiles popped at random) and
+// models of the UB, the tail tile being written and the parameter rows.
+// Instructions are offered in batches, back to back or with random gaps, so several are in
+// flight. Checked for every batch and instruction: the request stream (addresses a + i*stride and
+// len, one per row, in program order across instructions, none for the zero rows of a tile), no
+// RD_WEIGHT request unless a tile is free counting the tiles of RD_WEIGHTs already started and
+// not pushed, at most LD_SLOTS instructions accepted and not done, writes only for the oldest
+// instruction not done (so write-back is in order), every destination row (bytes >= len zero,
+// err rows zero, untouched rows unchanged, tiles row by row at their push), exactly one done per
+// instruction in order, with its last write or its tile push, and its fault; no activity
+// outside instructions; one request per cycle when the memory always accepts, and, for chains of
+// full-size instructions, no cycle lost between instructions (so they overlap).
 module tb_dma_rd;
     parameter N = 8;
     localparam MEM_SIZE = 4096;
     localparam UB_ROWS = 64;
+    localparam TILES = 4;
+    localparam LD_SLOTS = 4;
+    localparam MAXI = 4096;  // instructions in the whole run
     localparam [7:0] OP_HOST = 8'h01;
     localparam [7:0] OP_WEIGHT = 8'h02;
     localparam [7:0] OP_PARAMS = 8'h03;
@@ -40,7 +48,7 @@ module tb_dma_rd;
     wire ub_en;
     wire [19:0] ub_addr;
     wire [8*N-1:0] ub_data;
-    reg wf_full = 1'b0;
+    reg [8:0] wf_count = 9'd0;
     wire wf_en;
     wire [8:0] wf_row;
     wire [8*N-1:0] wf_data;
@@ -50,37 +58,15 @@ module tb_dma_rd;
     wire [32*N-1:0] prm_data;
 
     tpu_dma_rd #(
-        .N(N)
+        .N(N), .WFIFO_TILES(TILES), .LD_SLOTS(LD_SLOTS)
     ) dut (
-        .clk(clk),
-        .rst(rst),
-        .cmd_valid(cmd_valid),
-        .cmd_ready(cmd_ready),
-        .cmd_op(cmd_op),
-        .cmd_rows(cmd_rows),
-        .cmd_a(cmd_a),
-        .cmd_b(cmd_b),
-        .cmd_len(cmd_len),
-        .cmd_stride(cmd_stride),
-        .done(done),
-        .fault(fault),
-        .req_valid(req_valid),
-        .req_ready(req_ready),
-        .req_addr(req_addr),
-        .req_len(req_len),
-        .rsp_valid(rsp_valid),
-        .rsp_err(rsp_err),
-        .rsp_rdata(rsp_rdata),
-        .ub_en(ub_en),
-        .ub_addr(ub_addr),
-        .ub_data(ub_data),
-        .wf_full(wf_full),
-        .wf_en(wf_en),
-        .wf_row(wf_row),
-        .wf_data(wf_data),
-        .wf_push(wf_push),
-        .prm_en(prm_en),
-        .prm_sel(prm_sel),
+        .clk(clk), .rst(rst), .cmd_valid(cmd_valid), .cmd_ready(cmd_ready), .cmd_op(cmd_op),
+        .cmd_rows(cmd_rows), .cmd_a(cmd_a), .cmd_b(cmd_b), .cmd_len(cmd_len),
+        .cmd_stride(cmd_stride), .done(done), .fault(fault), .req_valid(req_valid),
+        .req_ready(req_ready), .req_addr(req_addr), .req_len(req_len), .rsp_valid(rsp_valid),
+        .rsp_err(rsp_err), .rsp_rdata(rsp_rdata), .ub_en(ub_en), .ub_addr(ub_addr),
+        .ub_data(ub_data), .wf_count(wf_count), .wf_en(wf_en), .wf_row(wf_row),
+        .wf_data(wf_data), .wf_push(wf_push), .prm_en(prm_en), .prm_sel(prm_sel),
         .prm_data(prm_data)
     );
 
@@ -93,6 +79,8 @@ module tb_dma_rd;
     integer latency = 1;      // cycles from acceptance to the earliest response, >= 1
     integer ready_pct = 100;  // chance per cycle that req_ready is high
     integer rsp_pct = 100;    // chance per cycle that a due response is given
+    integer pop_pct = 100;    // chance per cycle that the FIFO's head tile is popped
+    integer gap_pct = 0;      // chance per cycle that the driver offers nothing
 
     mem_model #(
         .BUS(4 * N), .BYTES(MEM_SIZE), .SEED(11)
@@ -109,115 +97,6 @@ module tb_dma_rd;
         in_range = {32'd0, addr} + len <= MEM_SIZE;
     endfunction
 
-    // -------------------------------------------------- destination models --
-    reg [8*N-1:0] ub_img[0:UB_ROWS-1];
-    reg [8*N-1:0] tile_img[0:N-1];
-    reg tile_written[0:N-1];
-    reg [32*N-1:0] prm_img[0:2];
-
-    // What the monitor saw during the current instruction.
-    reg busy = 1'b0;
-    reg [7:0] cur_op = 8'd0;
-    reg [31:0] cur_a;
-    reg [31:0] cur_stride;
-    reg [11:0] cur_len;
-    integer n_req;
-    integer n_ub;
-    integer n_wf;
-    integer n_prm;
-    integer n_push;
-    integer n_done;
-    integer first_req;
-    integer last_req;
-    reg fault_seen;
-    integer w_j;
-
-    always @(posedge clk) begin
-        if (!rst) begin
-            if (!busy && (req_valid || ub_en || wf_en || wf_push || prm_en || done)) begin
-                $display("FAIL: activity while idle at cycle %0d (req %b ub %b wf %b push %b prm %b done %b)",
-                         cycle, req_valid, ub_en, wf_en, wf_push, prm_en, done);
-                $finish;
-            end
-            if (cur_op == OP_WEIGHT && wf_full && (req_valid || wf_en)) begin
-                $display("FAIL: RD_WEIGHT started while the FIFO was full (cycle %0d)", cycle);
-                $finish;
-            end
-            if (req_valid && req_ready) begin
-                if (req_addr !== cur_a + n_req * cur_stride || req_len !== {4'd0, cur_len}) begin
-                    $display("FAIL: request %0d: addr %h len %0d, expected addr %h len %0d", n_req,
-                             req_addr, req_len, cur_a + n_req * cur_stride, cur_len);
-                    $finish;
-                end
-                if (n_req == 0) first_req = cycle;
-                last_req = cycle;
-                n_req = n_req + 1;
-            end
-            if (ub_en) begin
-                if (ub_addr >= UB_ROWS) begin
-                    $display("FAIL: UB write to row %0d, beyond the %0d rows", ub_addr, UB_ROWS);
-                    $finish;
-                end
-                ub_img[ub_addr] = ub_data;
-                n_ub = n_ub + 1;
-            end
-            if (wf_en) begin
-                if (wf_row >= N) begin
-                    $display("FAIL: weight write to tile row %0d >= N", wf_row);
-                    $finish;
-                end
-                tile_img[wf_row] = wf_data;
-                tile_written[wf_row] = 1'b1;
-                n_wf = n_wf + 1;
-            end
-            if (wf_push) begin
-                for (w_j = 0; w_j < N; w_j = w_j + 1)
-                if (!tile_written[w_j]) begin
-                    $display("FAIL: tile pushed before row %0d was written", w_j);
-                    $finish;
-                end
-                n_push = n_push + 1;
-            end
-            if (prm_en) begin
-                if (prm_sel > 2) begin
-                    $display("FAIL: parameter write to register %0d", prm_sel);
-                    $finish;
-                end
-                prm_img[prm_sel] = prm_data;
-                n_prm = n_prm + 1;
-            end
-            if (done) begin
-                if (!(cur_op == OP_HOST ? ub_en : cur_op == OP_WEIGHT ? wf_push : prm_en)) begin
-                    $display("FAIL: done (op %0d) not with the last write or push", cur_op);
-                    $finish;
-                end
-                fault_seen = fault;
-                n_done = n_done + 1;
-                busy = 1'b0;
-            end
-            if (cmd_valid && cmd_ready) begin
-                busy = 1'b1;
-                cur_op = cmd_op;
-                cur_a = cmd_a;
-                cur_stride = cmd_stride;
-                cur_len = cmd_len;
-                n_req = 0;
-                n_ub = 0;
-                n_wf = 0;
-                n_prm = 0;
-                n_push = 0;
-                n_done = 0;
-            end
-        end
-    end
-
-    // ------------------------------------------------------- one instruction --
-    reg [8*N-1:0] exp_ub[0:UB_ROWS-1];
-    reg [8*N-1:0] exp_tile[0:N-1];
-    reg [32*N-1:0] exp_prm[0:2];
-    reg exp_fault;
-    integer n_tests = 0;
-
     // What an instruction should write for a memory row: bytes < len, zero elsewhere and on err.
     function [32*N-1:0] exp_row(input [31:0] addr, input [11:0] len);
         integer k;
@@ -227,169 +106,246 @@ module tb_dma_rd;
         end
     endfunction
 
-    // full_cycles: hold wf_full high that many cycles after the instruction is offered.
-    task run(input [7:0] op, input [15:0] rows, input [31:0] a, input [19:0] b, input [11:0] len,
-             input [31:0] stride, input integer full_cycles);
-        integer i;
-        integer k;
-        integer t;
-        reg [31:0] addr;
-        reg [32*N-1:0] row;
+    // ------------------------------------------------------------ the program --
+    reg [7:0] p_op[0:MAXI-1];
+    reg [15:0] p_rows[0:MAXI-1];
+    reg [31:0] p_a[0:MAXI-1];
+    reg [19:0] p_b[0:MAXI-1];
+    reg [11:0] p_len[0:MAXI-1];
+    reg [31:0] p_stride[0:MAXI-1];
+    integer p_first[0:MAXI-1];  // cycles of the first and last request
+    integer p_last[0:MAXI-1];
+    integer n_prog = 0;   // instructions generated
+    integer n_acc = 0;    // accepted
+    integer n_done = 0;   // done
+    integer rq_j = 0;     // instruction and row of the next expected request
+    integer rq_i = 0;
+    integer started = 0;  // RD_WEIGHTs with a request out and no push yet
+
+    task fail;
         begin
-            n_tests = n_tests + 1;
-            exp_fault = 1'b0;
-            for (i = 0; i < UB_ROWS; i = i + 1) exp_ub[i] = ub_img[i];
-            for (i = 0; i < N; i = i + 1) begin
-                for (k = 0; k < N; k = k + 1) tile_img[i][8*k+:8] = $random(seed);
-                tile_written[i] = 1'b0;
-                exp_tile[i] = {8 * N{1'b0}};
-            end
-            for (i = 0; i < 3; i = i + 1) begin
-                for (k = 0; k < N; k = k + 1) prm_img[i][32*k+:32] = $random(seed);
-                exp_prm[i] = prm_img[i];
-            end
-            for (i = 0; i < rows; i = i + 1) begin
-                addr = a + i * stride;
-                row = exp_row(addr, len);
-                exp_fault = exp_fault | !in_range(addr, {4'd0, len});
-                if (op == OP_HOST) exp_ub[b+i] = row[8*N-1:0];
-                else if (op == OP_WEIGHT) exp_tile[i] = row[8*N-1:0];
-                else exp_prm[i] = row;
-            end
+            $display("      at cycle %0d: instruction %0d (op %0d rows %0d a %h b %0d len %0d stride %0d)",
+                     cycle, n_done, p_op[n_done], p_rows[n_done], p_a[n_done], p_b[n_done],
+                     p_len[n_done], p_stride[n_done]);
+            $finish;
+        end
+    endtask
 
-            @(posedge clk);
-            cmd_valid <= 1'b1;
-            cmd_op <= op;
-            cmd_rows <= rows;
-            cmd_a <= a;
-            cmd_b <= b;
-            cmd_len <= len;
-            cmd_stride <= stride;
-            // Other instructions must ignore wf_full: hold it at random for their whole run.
-            wf_full <= (op == OP_WEIGHT) ? full_cycles > 0 : $random(seed) % 2 != 0;
-            @(posedge clk);
-            t = 0;
-            while (!cmd_ready) begin
-                @(posedge clk);
-                t = t + 1;
-                if (t > 100) begin
-                    $display("FAIL: cmd_ready stayed low");
-                    $finish;
+    // -------------------------------------------------- destination models --
+    reg [8*N-1:0] ub_img[0:UB_ROWS-1];
+    reg [8*N-1:0] exp_ub[0:UB_ROWS-1];
+    reg [8*N-1:0] tile_img[0:N-1];
+    reg tile_written[0:N-1];
+    reg [32*N-1:0] prm_img[0:2];
+    integer n_ub = 0;   // writes for the oldest instruction not done
+    integer n_wf = 0;
+    integer n_prm = 0;
+    integer n_push = 0;
+    reg exp_fault;
+    reg [32*N-1:0] row;
+    integer w_j;
+    integer pops;
+
+    always @(posedge clk) begin
+        if (!rst) begin
+            if (n_done == n_acc && (ub_en || wf_en || wf_push || prm_en || done)) begin
+                $display("FAIL: activity with no instruction in flight (ub %b wf %b push %b prm %b done %b)",
+                         ub_en, wf_en, wf_push, prm_en, done);
+                fail;
+            end
+            if (n_acc - n_done > LD_SLOTS) begin
+                $display("FAIL: %0d instructions in flight, more than %0d", n_acc - n_done, LD_SLOTS);
+                fail;
+            end
+            if (req_valid && req_ready) begin
+                if (rq_j >= n_acc) begin
+                    $display("FAIL: request at %h with every accepted row requested", req_addr);
+                    fail;
+                end
+                if (req_addr !== p_a[rq_j] + rq_i * p_stride[rq_j] || req_len !== {4'd0, p_len[rq_j]}) begin
+                    $display("FAIL: request %0d of instruction %0d: addr %h len %0d, expected addr %h len %0d",
+                             rq_i, rq_j, req_addr, req_len, p_a[rq_j] + rq_i * p_stride[rq_j], p_len[rq_j]);
+                    fail;
+                end
+                if (rq_i == 0) begin
+                    p_first[rq_j] = cycle;
+                    if (p_op[rq_j] == OP_WEIGHT) started = started + 1;
+                end
+                p_last[rq_j] = cycle;
+                rq_i = rq_i + 1;
+                if (rq_i == p_rows[rq_j]) begin
+                    rq_i = 0;
+                    rq_j = rq_j + 1;
                 end
             end
-            cmd_valid <= 1'b0;
+            if (ub_en) begin
+                if (p_op[n_done] != OP_HOST || ub_addr < p_b[n_done] || ub_addr >= p_b[n_done] + p_rows[n_done]) begin
+                    $display("FAIL: UB write to row %0d outside the oldest instruction", ub_addr);
+                    fail;
+                end
+                ub_img[ub_addr] = ub_data;
+                n_ub = n_ub + 1;
+            end
+            if (wf_en) begin
+                if (p_op[n_done] != OP_WEIGHT || wf_row >= N) begin
+                    $display("FAIL: tile row %0d written outside an RD_WEIGHT", wf_row);
+                    fail;
+                end
+                tile_img[wf_row] = wf_data;
+                tile_written[wf_row] = 1'b1;
+                n_wf = n_wf + 1;
+            end
+            if (prm_en) begin
+                if (p_op[n_done] != OP_PARAMS || prm_sel > 2) begin
+                    $display("FAIL: parameter register %0d written outside an RD_PARAMS", prm_sel);
+                    fail;
+                end
+                prm_img[prm_sel] = prm_data;
+                n_prm = n_prm + 1;
+            end
+            if (wf_push) begin
+                if (p_op[n_done] != OP_WEIGHT) begin
+                    $display("FAIL: tile pushed outside an RD_WEIGHT");
+                    fail;
+                end
+                for (w_j = 0; w_j < N; w_j = w_j + 1) begin
+                    row = w_j < p_rows[n_done] ? exp_row(p_a[n_done] + w_j * p_stride[n_done], p_len[n_done])
+                                              : {32 * N{1'b0}};
+                    if (!tile_written[w_j] || tile_img[w_j] !== row[8*N-1:0]) begin
+                        $display("FAIL: tile row %0d at its push: written %b, %h, expected %h", w_j,
+                                 tile_written[w_j], tile_img[w_j], row[8*N-1:0]);
+                        fail;
+                    end
+                    tile_written[w_j] = 1'b0;
+                end
+                n_push = n_push + 1;
+                started = started - 1;
+            end
+            if (done) begin
+                if (!(p_op[n_done] == OP_HOST ? ub_en : p_op[n_done] == OP_WEIGHT ? wf_push : prm_en)) begin
+                    $display("FAIL: done not with the last write or push");
+                    fail;
+                end
+                exp_fault = 1'b0;
+                for (w_j = 0; w_j < p_rows[n_done]; w_j = w_j + 1) begin
+                    exp_fault = exp_fault | !in_range(p_a[n_done] + w_j * p_stride[n_done], {4'd0, p_len[n_done]});
+                    row = exp_row(p_a[n_done] + w_j * p_stride[n_done], p_len[n_done]);
+                    if (p_op[n_done] == OP_HOST) exp_ub[p_b[n_done]+w_j] = row[8*N-1:0];
+                    if (p_op[n_done] == OP_HOST && ub_img[p_b[n_done]+w_j] !== row[8*N-1:0]) begin
+                        $display("FAIL: UB[%0d] = %h, expected %h", p_b[n_done] + w_j,
+                                 ub_img[p_b[n_done]+w_j], row[8*N-1:0]);
+                        fail;
+                    end
+                    if (p_op[n_done] == OP_PARAMS && prm_img[w_j] !== row) begin
+                        $display("FAIL: parameter register %0d = %h, expected %h", w_j, prm_img[w_j], row);
+                        fail;
+                    end
+                end
+                if (fault !== exp_fault) begin
+                    $display("FAIL: fault %b, expected %b", fault, exp_fault);
+                    fail;
+                end
+                if (n_ub != (p_op[n_done] == OP_HOST ? p_rows[n_done] : 0) ||
+                    n_wf != (p_op[n_done] == OP_WEIGHT ? N : 0) ||
+                    n_push != (p_op[n_done] == OP_WEIGHT ? 1 : 0) ||
+                    n_prm != (p_op[n_done] == OP_PARAMS ? 3 : 0)) begin
+                    $display("FAIL: %0d UB writes, %0d tile row writes, %0d pushes, %0d parameter writes",
+                             n_ub, n_wf, n_push, n_prm);
+                    fail;
+                end
+                if (ready_pct == 100 && p_last[n_done] - p_first[n_done] != p_rows[n_done] - 1) begin
+                    $display("FAIL: requests took %0d cycles with an always-ready memory",
+                             p_last[n_done] - p_first[n_done] + 1);
+                    fail;
+                end
+                n_ub = 0;
+                n_wf = 0;
+                n_prm = 0;
+                n_push = 0;
+                n_done = n_done + 1;
+            end
+            if (cmd_valid && cmd_ready) n_acc = n_acc + 1;
+
+            // The driver offers the instructions generated so far in order; gaps at random.
+            if (n_acc < n_prog && {$random(seed)} % 100 >= gap_pct) begin
+                cmd_valid <= 1'b1;
+                cmd_op <= p_op[n_acc];
+                cmd_rows <= p_rows[n_acc];
+                cmd_a <= p_a[n_acc];
+                cmd_b <= p_b[n_acc];
+                cmd_len <= p_len[n_acc];
+                cmd_stride <= p_stride[n_acc];
+            end else cmd_valid <= 1'b0;
+
+            // The FIFO: pushed tiles count from the next cycle, as do pops of the head tile.
+            pops = (wf_count != 0 && {$random(seed)} % 100 < pop_pct) ? 1 : 0;
+            wf_count <= wf_count + wf_push - pops;
+            if (wf_count + wf_push - pops + started > TILES) begin
+                $display("FAIL: %0d tiles in the FIFO and %0d RD_WEIGHTs started: more than %0d",
+                         wf_count + wf_push - pops, started, TILES);
+                fail;
+            end
+        end
+    end
+
+
+    // ----------------------------------------------------------------- batches --
+    task add(input [7:0] op, input [15:0] rows, input [31:0] a, input [19:0] b, input [11:0] len,
+             input [31:0] stride);
+        begin
+            p_op[n_prog] = op;
+            p_rows[n_prog] = rows;
+            p_a[n_prog] = a;
+            p_b[n_prog] = b;
+            p_len[n_prog] = len;
+            p_stride[n_prog] = stride;
+            n_prog = n_prog + 1;
+        end
+    endtask
+
+    // Runs the instructions added since the last batch and waits until all are done.
+    task run_batch;
+        integer t;
+        integer i;
+        begin
             t = 0;
-            while (!done) begin
-                if (op == OP_WEIGHT && t == full_cycles) wf_full <= 1'b0;
+            while (n_done != n_prog) begin
                 @(posedge clk);
                 t = t + 1;
-                if (t > 20000) begin
-                    $display("FAIL: op %0d rows %0d a %h len %0d stride %0d: no done after %0d cycles",
-                             op, rows, a, len, stride, t);
-                    $finish;
+                if (t > 50000) begin
+                    $display("FAIL: %0d of %0d instructions done after %0d cycles", n_done, n_prog, t);
+                    fail;
                 end
             end
-            wf_full <= 1'b0;
-            repeat (2) @(posedge clk);
-
-            if (n_done != 1 || fault_seen !== exp_fault) begin
-                $display("FAIL: op %0d rows %0d a %h len %0d stride %0d: %0d done pulses, fault %b, expected 1 and %b",
-                         op, rows, a, len, stride, n_done, fault_seen, exp_fault);
-                $finish;
-            end
-            if (n_req != rows) begin
-                $display("FAIL: op %0d rows %0d: %0d requests", op, rows, n_req);
-                $finish;
-            end
-            if (ready_pct == 100 && last_req - first_req != rows - 1) begin
-                $display("FAIL: op %0d rows %0d latency %0d: requests took %0d cycles with an always-ready memory",
-                         op, rows, latency, last_req - first_req + 1);
-                $finish;
-            end
-            if (n_ub != (op == OP_HOST ? rows : 0) || n_wf != (op == OP_WEIGHT ? N : 0) ||
-                n_push != (op == OP_WEIGHT ? 1 : 0) || n_prm != (op == OP_PARAMS ? 3 : 0)) begin
-                $display("FAIL: op %0d rows %0d: %0d UB writes, %0d tile row writes, %0d pushes, %0d parameter writes",
-                         op, rows, n_ub, n_wf, n_push, n_prm);
-                $finish;
-            end
+            repeat (3) @(posedge clk);
             for (i = 0; i < UB_ROWS; i = i + 1)
             if (ub_img[i] !== exp_ub[i]) begin
-                $display("FAIL: RD_HOST rows %0d a %h b %0d len %0d stride %0d: UB[%0d] = %h, expected %h",
-                         rows, a, b, len, stride, i, ub_img[i], exp_ub[i]);
-                $finish;
+                $display("FAIL: after the batch UB[%0d] = %h, expected %h", i, ub_img[i], exp_ub[i]);
+                fail;
             end
-            if (op == OP_WEIGHT)
-                for (i = 0; i < N; i = i + 1)
-                if (tile_img[i] !== exp_tile[i]) begin
-                    $display("FAIL: RD_WEIGHT rows %0d a %h len %0d stride %0d: tile row %0d = %h, expected %h",
-                             rows, a, len, stride, i, tile_img[i], exp_tile[i]);
-                    $finish;
-                end
-            for (i = 0; i < 3; i = i + 1)
-            if (prm_img[i] !== exp_prm[i]) begin
-                $display("FAIL: RD_PARAMS a %h len %0d stride %0d: register %0d = %h, expected %h",
-                         a, len, stride, i, prm_img[i], exp_prm[i]);
+        end
+    endtask
+
+    // Instructions [from, n_prog) must have issued their requests with no cycle between them.
+    task check_gapless(input integer from);
+        integer j;
+        begin
+            for (j = from + 1; j < n_prog; j = j + 1)
+            if (p_first[j] != p_last[j-1] + 1) begin
+                $display("FAIL: chain: instruction %0d's first request %0d cycles after the previous one's last",
+                         j, p_first[j] - p_last[j-1]);
                 $finish;
             end
         end
     endtask
 
-    integer it;
-    integer ik;
-    integer op_i;
-    reg [15:0] rr;
-    reg [19:0] rb;
-    reg [11:0] rl;
-    reg [31:0] ra;
-    reg [31:0] rs;
-
-    initial begin
-        for (it = 0; it < MEM_SIZE; it = it + 1) u_mem.mem[it] = $random(seed);
-        for (it = 0; it < UB_ROWS; it = it + 1) begin
-            for (ik = 0; ik < N; ik = ik + 1) ub_img[it][8*ik+:8] = $random(seed);
-        end
-        repeat (3) @(posedge clk);
-        rst <= 1'b0;
-
-        // Edges: one row of one byte, the last byte of memory, stride 0, a large stride.
-        run(OP_HOST, 1, 0, 0, 1, 0, 0);
-        run(OP_HOST, 1, MEM_SIZE - 1, 63, 1, 0, 0);
-        run(OP_HOST, 5, 13, 7, N - 1, 0, 0);
-        run(OP_HOST, 4, 3, 20, N, 997, 0);
-        // Many rows in flight; then back-pressure and gaps between responses.
-        latency = 10;
-        run(OP_HOST, 40, 1, 10, N, N, 0);
-        ready_pct = 30;
-        rsp_pct = 50;
-        run(OP_HOST, 20, 101, 30, N / 2, 3 * N + 1, 0);
-        ready_pct = 100;
-        rsp_pct = 100;
-
-        run(OP_WEIGHT, N, 64, 0, N, N, 0);
-        run(OP_WEIGHT, 1, 7, 0, 1, 0, 0);
-        run(OP_WEIGHT, N / 2, 1001, 0, 3, 0, 12);  // waits for a free tile
-        latency = 3;
-        rsp_pct = 40;
-        run(OP_WEIGHT, N - 1, 5, 0, N - 1, 1000, 3);
-
-        run(OP_PARAMS, 3, 32, 0, 4 * N, 4 * N, 0);
-        run(OP_PARAMS, 3, 9, 0, 4, 0, 0);
-        run(OP_PARAMS, 3, 2, 0, 4 * (N / 2 + 1), 1500, 0);
-
-        // Errors: the instruction still runs to the end.
-        rsp_pct = 100;
-        run(OP_HOST, 6, MEM_SIZE - 3 * N - 1, 40, N, N, 0);
-        run(OP_HOST, 3, MEM_SIZE - 2 * N - 1, 40, N, N, 0);  // only the last row fails
-        run(OP_HOST, 2, 32'hffff_fff0, 0, N, 16, 0);
-        run(OP_WEIGHT, 3, MEM_SIZE - 2, 0, 4, 0, 0);
-        run(OP_PARAMS, 3, 0, 0, 4 * N, MEM_SIZE - 2 * N, 0);
-        run(OP_PARAMS, 3, 0, 0, 4 * N, MEM_SIZE / 2 - N, 0);  // only the last row fails
-
-        for (it = 0; it < 80; it = it + 1) begin
+    task rand_insn;
+        integer op_i;
+        reg [15:0] rr;
+        reg [31:0] ra;
+        reg [31:0] rs;
+        begin
             op_i = 1 + {$random(seed)} % 3;
-            latency = 1 + {$random(seed)} % 13;
-            ready_pct = (it % 3 == 0) ? 100 : 20 + {$random(seed)} % 80;
-            rsp_pct = (it % 4 == 0) ? 100 : 30 + {$random(seed)} % 70;
             ra = {$random(seed)} % MEM_SIZE;
             case ({$random(seed)} % 4)
                 0: rs = 0;
@@ -399,19 +355,114 @@ module tb_dma_rd;
             endcase
             if (op_i == 1) begin
                 rr = 1 + {$random(seed)} % 24;
-                rb = {$random(seed)} % (UB_ROWS - rr + 1);
-                rl = 1 + {$random(seed)} % N;
-                run(OP_HOST, rr, ra, rb, rl, rs, 0);
+                add(OP_HOST, rr, ra, {$random(seed)} % (UB_ROWS - rr + 1), 1 + {$random(seed)} % N, rs);
             end else if (op_i == 2) begin
-                rr = 1 + {$random(seed)} % N;
-                rl = 1 + {$random(seed)} % N;
-                run(OP_WEIGHT, rr, ra, 0, rl, rs, {$random(seed)} % 6);
-            end else begin
-                rl = 4 * (1 + {$random(seed)} % N);
-                run(OP_PARAMS, 3, ra, 0, rl, rs, 0);
-            end
+                // Mostly full tiles, which overlap; short ones hold the instructions behind them.
+                rr = ({$random(seed)} % 2) ? N : 1 + {$random(seed)} % N;
+                add(OP_WEIGHT, rr, ra, 0, 1 + {$random(seed)} % N, rs);
+            end else add(OP_PARAMS, 3, ra, 0, 4 * (1 + {$random(seed)} % N), rs);
         end
-        $display("%0d instructions checked", n_tests);
+    endtask
+
+    integer it;
+    integer ik;
+    integer from;
+
+    initial begin
+        for (it = 0; it < MEM_SIZE; it = it + 1) u_mem.mem[it] = $random(seed);
+        for (it = 0; it < UB_ROWS; it = it + 1) begin
+            for (ik = 0; ik < N; ik = ik + 1) ub_img[it][8*ik+:8] = $random(seed);
+            exp_ub[it] = ub_img[it];
+        end
+        for (it = 0; it < N; it = it + 1) tile_written[it] = 1'b0;
+        repeat (3) @(posedge clk);
+        rst <= 1'b0;
+
+        // Edges, one at a time: one row of one byte, the last byte of memory, stride 0, a large
+        // stride, every opcode.
+        add(OP_HOST, 1, 0, 0, 1, 0);
+        run_batch;
+        add(OP_HOST, 1, MEM_SIZE - 1, 63, 1, 0);
+        run_batch;
+        add(OP_HOST, 5, 13, 7, N - 1, 0);
+        run_batch;
+        add(OP_HOST, 4, 3, 20, N, 997);
+        run_batch;
+        add(OP_WEIGHT, N, 64, 0, N, N);
+        run_batch;
+        add(OP_WEIGHT, 1, 7, 0, 1, 0);
+        run_batch;
+        add(OP_PARAMS, 3, 32, 0, 4 * N, 4 * N);
+        run_batch;
+        add(OP_PARAMS, 3, 9, 0, 4, 0);
+        run_batch;
+
+        // Chains of full-size instructions, back to back with an always-ready memory: no cycle
+        // lost between them, several in flight at once.
+        latency = 6;
+        from = n_prog;
+        for (it = 0; it < 10; it = it + 1) add(OP_HOST, N, 17 * it, (5 * it) % (UB_ROWS - N), N, N + it);
+        run_batch;
+        check_gapless(from);
+        latency = 3;
+        from = n_prog;
+        for (it = 0; it < 10; it = it + 1) add(OP_WEIGHT, N, 31 * it, 0, N - it % N, 2 * N);
+        run_batch;
+        check_gapless(from);
+        // Mixed: RD_HOST and RD_PARAMS after RD_WEIGHTs and the other way round.
+        latency = 4;
+        from = n_prog;
+        add(OP_WEIGHT, N, 100, 0, N, N);
+        add(OP_HOST, 3, 200, 40, N / 2, 7);
+        add(OP_WEIGHT, N, 300, 0, N, 0);
+        add(OP_PARAMS, 3, 400, 0, 4 * N, 4 * N);
+        add(OP_HOST, 2, 500, 41, N, N);  // overlaps the first RD_HOST's rows: written after it
+        add(OP_WEIGHT, N, 600, 0, 3, 5);
+        run_batch;
+        check_gapless(from);
+
+        // The FIFO nearly full: tiles are popped rarely, RD_WEIGHTs wait for a free tile.
+        pop_pct = 3;
+        latency = 5;
+        for (it = 0; it < 12; it = it + 1) add(OP_WEIGHT, it % 3 == 0 ? N / 2 + 1 : N, 7 * it, 0, N, 3);
+        add(OP_HOST, 4, 9, 0, N, N);
+        add(OP_WEIGHT, N, 9, 0, N, N);
+        run_batch;
+        pop_pct = 100;
+        repeat (10) @(posedge clk);
+        pop_pct = 0;
+        for (it = 0; it < 3; it = it + 1) add(OP_WEIGHT, N, 11 * it, 0, N, 1);
+        add(OP_HOST, 2, 1, 3, N, N);  // runs while the FIFO stays full
+        run_batch;
+        pop_pct = 40;
+
+        // Errors in the middle of overlapped instructions: each faulting one still runs to the
+        // end, the others are unaffected.
+        latency = 8;
+        add(OP_HOST, 4, 0, 0, N, N);
+        add(OP_HOST, 6, MEM_SIZE - 3 * N - 1, 40, N, N);
+        add(OP_WEIGHT, N, 64, 0, N, N);
+        add(OP_HOST, 3, MEM_SIZE - 2 * N - 1, 10, N, N);  // only the last row fails
+        add(OP_WEIGHT, 3, MEM_SIZE - 2, 0, 4, 0);
+        add(OP_PARAMS, 3, 0, 0, 4 * N, MEM_SIZE - 2 * N);
+        add(OP_HOST, 2, 32'hffff_fff0, 0, N, 16);
+        add(OP_PARAMS, 3, 0, 0, 4 * N, MEM_SIZE / 2 - N);  // only the last row fails
+        add(OP_WEIGHT, N, MEM_SIZE - N * N, 0, N, N + 1);  // the last rows fail
+        add(OP_HOST, 5, 77, 50, N, 1);
+        run_batch;
+
+        // Random batches: random memory timing, FIFO pops and gaps between instructions.
+        for (it = 0; it < 40; it = it + 1) begin
+            latency = 1 + {$random(seed)} % 13;
+            ready_pct = (it % 3 == 0) ? 100 : 20 + {$random(seed)} % 80;
+            rsp_pct = (it % 4 == 0) ? 100 : 30 + {$random(seed)} % 70;
+            pop_pct = 5 + {$random(seed)} % 96;
+            gap_pct = (it % 2 == 0) ? 0 : {$random(seed)} % 80;
+            from = 1 + {$random(seed)} % 8;
+            for (ik = 0; ik < from; ik = ik + 1) rand_insn;
+            run_batch;
+        end
+        $display("%0d instructions checked", n_prog);
         $display("PASS");
         $finish;
     end

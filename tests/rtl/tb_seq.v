@@ -1,16 +1,18 @@
 `default_nettype none
 `timescale 1ns / 1ps
 // tpu_seq with fake units and a cycle-exact reference of docs/isa.md's validation and
-// interlocks. The fake load, activate and store units take a command whenever their random
-// cmd_ready is high and pulse done (load/store: with fault when the test asks) after a random
-// delay; the fake MXU queues up to 6 commands and completes them in order after random delays.
+// interlocks. The fake activate and store units take a command whenever their random cmd_ready
+// is high and pulse done (store: with fault when the test asks) after a random delay; the fake
+// load unit and MXU queue up to 6 commands each and complete them in order after random delays
+// (loads with fault when the test asks).
 //
 // Every cycle the bench computes from its own model (the instructions in flight, the head, the
 // weight-FIFO count, ERROR/HALTED) what the sequencer must do and compares: head register
 // loaded exactly one cycle after the push (or after the previous head issues), the head's
 // command fields, each unit's cmd_valid (so no issue with a RAW/WAR/WAW overlap on UB, ACC,
 // memory or parameters with another unit's instruction in flight, MATMULs exempt among
-// themselves; at most 1 load/activate/store and 4 MATMULs in flight; and no cycle lost: a
+// themselves, and so are loads; at most 1 activate/store, 4 loads and 4 MATMULs in flight
+// (the sequencer's limits, as the fake units would take more); and no cycle lost: a
 // held instruction issues in the cycle its blocker's done arrives), SYNC/HALT waiting for
 // everything, the issue pulse, stall/retire events, iq_ready, IQ_FREE, BUSY, HALTED (set by HALT,
 // nothing issues until the next push), ERROR_CODE/ERROR_PC (first failing check in order, or
@@ -20,8 +22,9 @@
 // Programs: directed error cases for every code and the check order (each code's expected value
 // is written here by hand and must match the model too); random valid programs over small
 // address ranges, in four timing phases; random programs with malformed instructions; random
-// faults; HALT held until the next push; four MATMULs issuing on consecutive cycles; an older
-// fault overriding a younger validation error. Coverage: each hazard kind that can occur between
+// faults; HALT held until the next push; four MATMULs issuing on consecutive cycles; loads
+// filling all four slots; an older fault overriding a younger validation error; an older load
+// fault winning over a younger one. Coverage: each hazard kind that can occur between
 // units (UB RAW/WAR/WAW, ACC RAW/WAR, memory RAW/WAR, parameter RAW/WAR) must have held an
 // instruction back, units must have overlapped, SYNC must have waited.
 module tb_seq;
@@ -33,6 +36,8 @@ module tb_seq;
     localparam MEMSZ = 4096;
     localparam PMAX = 512;
     localparam MXCAP = 6;  // commands the fake MXU holds
+    localparam LDCAP = 6;  // ... and the fake load unit
+    localparam LD_SLOTS = 4;
 
     localparam U_LD = 0, U_MX = 1, U_AC = 2, U_ST = 3, U_SYS = 4, U_NONE = 5;
 
@@ -201,8 +206,11 @@ module tb_seq;
     reg [3:0] m_code;
     reg [3:0] m_first_code;
     integer m_pc;
-    integer ld_j, st_j, ac_j;          // instruction in each unit, -1 if none
-    integer ld_t, st_t, ac_t;          // cycles until its done
+    integer st_j, ac_j;                // instruction in each unit, -1 if none
+    integer st_t, ac_t;                // cycles until its done
+    integer ld_j [0:LDCAP-1];          // loads in the fake load unit, oldest first
+    integer ld_t [0:LDCAP-1];
+    integer ld_n;
     integer mx_j [0:MXCAP-1];          // MATMULs in the fake MXU, oldest first
     integer mx_t [0:MXCAP-1];
     integer mx_n;
@@ -218,6 +226,7 @@ module tb_seq;
     reg [11:0] cov_held = 12'd0;
     reg [15:0] codes_seen = 16'd0;
     integer sync_waits = 0, overlap_cycles = 0, mm_b2b = 0, total_issued = 0, faults_seen = 0;
+    integer ld_full_cycles = 0;
 
     task model_reset;
         begin
@@ -228,7 +237,7 @@ module tb_seq;
             m_halted = 1'b0;
             m_code = 4'd0;
             m_pc = 0;
-            ld_j = -1;
+            ld_n = 0;
             st_j = -1;
             ac_j = -1;
             mx_n = 0;
@@ -241,10 +250,10 @@ module tb_seq;
 
     // ------------------------------------------------------------ per-cycle check
     reg exp_hv, exp_go, exp_hz, exp_busy, exp_err, exp_ld, exp_mx, exp_ac, exp_st, exp_sys, exp_issue;
-    reg ld_free, st_free, ac_free, mx_room, all_free, fault_now;
+    reg ld_room, st_free, ac_free, mx_room, all_free, fault_now;
     reg [127:0] hx;
     reg [3:0] hcode;
-    integer hu, qcount, i, mx_busy_n, n_ret;
+    integer hu, qcount, i, mx_busy_n, ld_busy_n, n_ret;
     reg [11:0] d;
     integer cand_pc;
     reg [3:0] cand_code;
@@ -265,12 +274,10 @@ module tb_seq;
         st_fault = 1'b0;
         ac_done = 1'b0;
         mx_done = 1'b0;
-        if (ld_j >= 0) begin
-            ld_t = ld_t - 1;
-            if (ld_t <= 0) begin
-                ld_done = 1'b1;
-                ld_fault = fault_at[ld_j];
-            end
+        for (i = 0; i < ld_n; i = i + 1) ld_t[i] = ld_t[i] - 1;
+        if (ld_n > 0 && ld_t[0] <= 0) begin
+            ld_done = 1'b1;
+            ld_fault = fault_at[ld_j[0]];
         end
         if (st_j >= 0) begin
             st_t = st_t - 1;
@@ -285,7 +292,7 @@ module tb_seq;
         end
         for (i = 0; i < mx_n; i = i + 1) mx_t[i] = mx_t[i] - 1;
         mx_done = mx_n > 0 && mx_t[0] <= 0;
-        ld_ready = ($urandom % 100) < p_ready;
+        ld_ready = ld_n < LDCAP && ($urandom % 100) < p_ready;
         st_ready = ($urandom % 100) < p_ready;
         ac_ready = ($urandom % 100) < p_ready;
         mx_ready = mx_n < MXCAP && ($urandom % 100) < p_ready;
@@ -300,20 +307,22 @@ module tb_seq;
         hcode = ref_code(hx, mem_size, wcount);
         fault_now = (ld_done && ld_fault) || (st_done && st_fault);
         exp_go = exp_hv && !m_halted && !m_error && !fault_now && hcode == 0;
-        ld_free = ld_j < 0 || ld_done;
+        ld_busy_n = ld_n - ld_done;
+        ld_room = ld_busy_n < LD_SLOTS;
         st_free = st_j < 0 || st_done;
         ac_free = ac_j < 0 || ac_done;
         mx_busy_n = mx_n - mx_done;
         mx_room = mx_busy_n < 4;
-        all_free = ld_free && st_free && ac_free && mx_busy_n == 0;
+        all_free = ld_busy_n == 0 && st_free && ac_free && mx_busy_n == 0;
         d = 12'd0;
-        if (hu != U_LD && !ld_free) d = d | deps(hx, prog[ld_j]);
+        if (hu != U_LD)
+            for (i = ld_done; i < ld_n; i = i + 1) d = d | deps(hx, prog[ld_j[i]]);
         if (hu != U_ST && !st_free) d = d | deps(hx, prog[st_j]);
         if (hu != U_AC && !ac_free) d = d | deps(hx, prog[ac_j]);
         if (hu != U_MX)
             for (i = mx_done; i < mx_n; i = i + 1) d = d | deps(hx, prog[mx_j[i]]);
         exp_hz = d != 12'd0;
-        exp_ld = exp_go && hu == U_LD && ld_free && !exp_hz;
+        exp_ld = exp_go && hu == U_LD && ld_room && !exp_hz;
         exp_mx = exp_go && hu == U_MX && mx_room && !exp_hz;
         exp_ac = exp_go && hu == U_AC && ac_free && !exp_hz;
         exp_st = exp_go && hu == U_ST && st_free && !exp_hz;
@@ -321,7 +330,7 @@ module tb_seq;
         exp_issue = (exp_ld && ld_ready) || (exp_mx && mx_ready) || (exp_ac && ac_ready)
                     || (exp_st && st_ready) || exp_sys;
         qcount = m_error ? 0 : npushed - next_issue - exp_hv;
-        exp_busy = qcount != 0 || exp_hv || ld_j >= 0 || st_j >= 0 || ac_j >= 0 || mx_n != 0;
+        exp_busy = qcount != 0 || exp_hv || ld_n != 0 || st_j >= 0 || ac_j >= 0 || mx_n != 0;
         n_ret = (ld_done && !ld_fault) + (st_done && !st_fault) + ac_done + mx_done + exp_sys;
 
         if (dut.h_valid !== exp_hv) fail("head register valid", exp_hv, dut.h_valid);
@@ -345,20 +354,21 @@ module tb_seq;
         if (iq_free !== IQ_DEPTH - qcount) fail("iq_free", IQ_DEPTH - qcount, iq_free);
         if (halted !== m_halted) fail("halted", m_halted, halted);
         // ERROR shows once nothing is in flight; code and pc are recorded when it is raised.
-        exp_err = m_error && ld_j < 0 && st_j < 0 && ac_j < 0 && mx_n == 0;
+        exp_err = m_error && ld_n == 0 && st_j < 0 && ac_j < 0 && mx_n == 0;
         if (error !== exp_err || (m_error && (error_code !== m_code || error_pc !== m_pc)))
             fail("error {flag, code, pc}", {exp_err, m_code, m_pc[31:0]}, {error, error_code, error_pc});
 
         // Coverage.
         if (exp_go && exp_hz) cov_held = cov_held | d;
         if (exp_go && hu == U_SYS && !all_free && hx[7:0] == 8'h07) sync_waits = sync_waits + 1;
-        if ((ld_j >= 0) + (st_j >= 0) + (ac_j >= 0) + (mx_n > 0) >= 2) overlap_cycles = overlap_cycles + 1;
+        if (ld_busy_n == LD_SLOTS) ld_full_cycles = ld_full_cycles + 1;
+        if ((ld_n > 0) + (st_j >= 0) + (ac_j >= 0) + (mx_n > 0) >= 2) overlap_cycles = overlap_cycles + 1;
 
         // The model follows the next rising edge: errors, completions, issue, push.
         cand_pc = -1;
         cand_code = 4'd0;
         if (ld_done && ld_fault) begin
-            cand_pc = ld_j;
+            cand_pc = ld_j[0];
             cand_code = 4'd6;
         end
         if (st_done && st_fault && (cand_pc < 0 || st_j < cand_pc)) begin
@@ -376,7 +386,13 @@ module tb_seq;
             m_code = cand_code;
             m_pc = cand_pc;
         end
-        if (ld_done) ld_j = -1;
+        if (ld_done) begin
+            for (i = 1; i < ld_n; i = i + 1) begin
+                ld_j[i-1] = ld_j[i];
+                ld_t[i-1] = ld_t[i];
+            end
+            ld_n = ld_n - 1;
+        end
         if (st_done) st_j = -1;
         if (ac_done) ac_j = -1;
         if (mx_done) begin
@@ -389,8 +405,9 @@ module tb_seq;
         if (fault_now) faults_seen = faults_seen + 1;
         if (exp_issue) begin
             if (exp_ld && ld_ready) begin
-                ld_j = next_issue;
-                ld_t = delay(next_issue);
+                ld_j[ld_n] = next_issue;
+                ld_t[ld_n] = delay(next_issue);
+                ld_n = ld_n + 1;
             end
             if (exp_st && st_ready) begin
                 st_j = next_issue;
@@ -443,7 +460,7 @@ module tb_seq;
         integer t;
         begin
             t = 0;
-            while (!((m_error || next_issue == push_limit) && ld_j < 0 && st_j < 0 && ac_j < 0 && mx_n == 0)) begin
+            while (!((m_error || next_issue == push_limit) && ld_n == 0 && st_j < 0 && ac_j < 0 && mx_n == 0)) begin
                 @(negedge clk);
                 t = t + 1;
                 if (t > 20000) begin
@@ -727,6 +744,49 @@ module tb_seq;
         end
     endtask
 
+    // Loads writing the same UB rows issue on consecutive cycles, up to four in flight; a MATMUL
+    // reading those rows waits for all of them; of two faulting loads the older one is reported.
+    task loads_b2b;
+        integer t;
+        begin
+            p_ready = 100;
+            plen = 0;
+            for (t = 0; t < 6; t = t + 1) begin
+                emit(insn(8'h01, 0, 4, 64 * t, 2, N, N));
+                delay_at[t] = 30;
+            end
+            emit(insn(8'h04, 0, 1, 5, 0, 0, 0));
+            emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
+            run_prog;
+            for (t = 1; t < 4; t = t + 1)
+                if (issue_edge[t] != issue_edge[t-1] + 1) begin
+                    $display("FAIL: seq: load %0d issued at edge %0d, load %0d at %0d: expected consecutive",
+                             t - 1, issue_edge[t-1], t, issue_edge[t]);
+                    $finish;
+                end
+            if (issue_edge[4] < issue_edge[0] + 30 || issue_edge[6] < issue_edge[5] + 30) begin
+                $display("FAIL: seq: a fifth load issued at edge %0d with four in flight since %0d, or the MATMUL at %0d before the last load (%0d) was done",
+                         issue_edge[4], issue_edge[0], issue_edge[6], issue_edge[5]);
+                $finish;
+            end
+            plen = 0;
+            emit(insn(8'h01, 0, 2, 0, 0, N, N));
+            emit(insn(8'h02, 0, 2, 0, 0, N, N));
+            emit(insn(8'h01, 0, 2, 0, 0, N, N));
+            emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
+            fault_at[1] = 1'b1;
+            fault_at[2] = 1'b1;
+            delay_at[0] = 10;
+            delay_at[1] = 3;
+            delay_at[2] = 1;
+            run_prog;
+            if (m_code != 6 || m_pc != 1) begin
+                $display("FAIL: seq: two load faults: code %0d at pc %0d; expected 6 at pc 1", m_code, m_pc);
+                $finish;
+            end
+        end
+    endtask
+
     task random_valid(input integer n, input integer fault_pct);
         integer t, wc;
         begin
@@ -765,6 +825,7 @@ module tb_seq;
         halt_hold;
         matmul_b2b;
         oldest_wins;
+        loads_b2b;
         for (ph = 0; ph < 8; ph = ph + 1) begin
             case (ph % 4)
                 0: begin p_ready = 100; p_push = 100; max_delay = 3; end
@@ -784,13 +845,14 @@ module tb_seq;
                      cov_held);
             $finish;
         end
-        if (codes_seen[8:1] != 8'hff || sync_waits == 0 || overlap_cycles == 0 || mm_b2b < 10 || faults_seen == 0) begin
-            $display("FAIL: seq: coverage: error codes seen %b, SYNC waits %0d, overlap cycles %0d, back-to-back MATMULs %0d, faults %0d",
-                     codes_seen[8:0], sync_waits, overlap_cycles, mm_b2b, faults_seen);
+        if (codes_seen[8:1] != 8'hff || sync_waits == 0 || overlap_cycles == 0 || mm_b2b < 10 || faults_seen == 0
+            || ld_full_cycles == 0) begin
+            $display("FAIL: seq: coverage: error codes seen %b, SYNC waits %0d, overlap cycles %0d, back-to-back MATMULs %0d, faults %0d, cycles with all load slots full %0d",
+                     codes_seen[8:0], sync_waits, overlap_cycles, mm_b2b, faults_seen, ld_full_cycles);
             $finish;
         end
-        $display("seq: %0d directed error cases, %0d instructions issued, %0d cycles; overlap cycles %0d, back-to-back MATMULs %0d, faults %0d",
-                 err_cases, total_issued, edges, overlap_cycles, mm_b2b, faults_seen);
+        $display("seq: %0d directed error cases, %0d instructions issued, %0d cycles; overlap cycles %0d, back-to-back MATMULs %0d, faults %0d, cycles with all load slots full %0d",
+                 err_cases, total_issued, edges, overlap_cycles, mm_b2b, faults_seen, ld_full_cycles);
         $display("PASS");
         $finish;
     end
