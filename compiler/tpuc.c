@@ -92,7 +92,7 @@ static void report(tc_graph *g, const tpub_package *p)
                     g->n_inputs, g->n_outputs, (unsigned long long)p->arena_bytes,
                     (unsigned long long)p->const_bytes);
     hlo_text_printf(t, "graph: %d instructions once calls are inlined: %d on the device "
-                    "(%d GEMMs in %d segments), %d on the host, %d constants or folded at "
+                    "(GEMMs: %d, segments: %d), %d on the host, %d constants or folded at "
                     "compile time, %d unused\n", g->n_nodes - g->n_inputs,
                     g->n_nodes - g->n_inputs - folded - host - dead, g->n_gemms, g->n_segs,
                     host, folded, dead);

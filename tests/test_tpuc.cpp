@@ -289,7 +289,7 @@ TEST(Lower, DenseOnDevice)
                           ")\n  ROOT d = f32[8,12] dot(x, w), lhs_contracting_dims={1}, "
                           "rhs_contracting_dims={0}\n}\n";
     Outcome o = compile_and_run("dense", t, {f32({8, 20})});
-    EXPECT_NE(o.report.find("1 GEMMs in 1 segments"), std::string::npos) << o.report;
+    EXPECT_NE(o.report.find("(GEMMs: 1, segments: 1)"), std::string::npos) << o.report;
     expect_close(o, 0.03);
 }
 
@@ -361,7 +361,7 @@ TEST(Lower, PyTorchXlaStyle)
                                  {1, random_array(rng(), HLO_F32, {10, 128}, -0.1, 0.1)},
                                  {2, random_array(rng(), HLO_F32, {128}, -0.1, 0.1)},
                                  {3, random_array(rng(), HLO_F32, {128, 784}, -0.05, 0.05)}});
-    EXPECT_NE(o.report.find("2 GEMMs in 1 segments"), std::string::npos) << o.report;
+    EXPECT_NE(o.report.find("(GEMMs: 2, segments: 1)"), std::string::npos) << o.report;
     expect_close(o, 0.05);
 }
 
@@ -373,7 +373,7 @@ TEST(Lower, XlaDumpStyle)
                                  {1, random_array(rng(), HLO_F32, {128}, -0.1, 0.1)},
                                  {2, random_array(rng(), HLO_F32, {128, 10}, -0.1, 0.1)},
                                  {3, random_array(rng(), HLO_F32, {10}, -0.1, 0.1)}});
-    EXPECT_NE(o.report.find("2 GEMMs in 1 segments"), std::string::npos) << o.report;
+    EXPECT_NE(o.report.find("(GEMMs: 2, segments: 1)"), std::string::npos) << o.report;
     expect_close(o, 0.05);
 }
 
@@ -400,7 +400,7 @@ TEST(Lower, HostOpsAreExact)
     hlo_array *x = random_array(rng(), HLO_F32, {4, 6}, -20, 20);
     hlo_array *y = random_array(rng(), HLO_F32, {6, 4}, -20, 20);
     Outcome o = compile_and_run("host", t, {x, y});
-    EXPECT_NE(o.report.find("0 GEMMs in 0 segments"), std::string::npos) << o.report;
+    EXPECT_NE(o.report.find("(GEMMs: 0, segments: 0)"), std::string::npos) << o.report;
     expect_exact(o);
 }
 
@@ -497,7 +497,7 @@ TEST(Mnist, PlacementAndReport)
     tpub_package p;
     ASSERT_EQ(tpuc_compile(&o, &p, err, sizeof err), 0) << err;
     const std::string r = p.report;
-    EXPECT_NE(r.find("2 GEMMs in 1 segments"), std::string::npos) << r;
+    EXPECT_NE(r.find("(GEMMs: 2, segments: 1)"), std::string::npos) << r;
     EXPECT_NE(r.find("dot_general.2  16 x 784 x 256 + add.11 (bias) + max.3 (relu) -> s8"),
               std::string::npos) << r;
     EXPECT_NE(r.find("dot_general.3  16 x 256 x 10 + add.15 (bias) -> s32"), std::string::npos)

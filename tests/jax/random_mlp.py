@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""Random JAX MLPs through tpuc and `tpusim run`, compared with JAX's float32 outputs.
+
+Each model in MODELS gets seeded random He-initialized weights (no training), is exported the way
+models/mnist/export.py exports MNIST (HLO text in JAX's short style, float32 safetensors named after
+the HLO parameters), compiled by tpuc with calibration inputs, run on the simulated device by
+`tpusim run` on different test inputs, and compared with the exported function as JAX runs it.
+
+Tolerance. The device computes with int8 weights (per column) and int8 activations (per tensor), so
+every product carries a rounding error of up to about 1/254 of its operands' ranges, and a ReLU
+hidden layer handed on as int8 adds one more rounding of up to 1/254 of its range. Summed over K
+terms these errors mostly cancel (they grow like sqrt(K), not K): measured, the largest error of a
+model is 1-2.5% of its largest |output|. A value beyond its calibrated range is clamped, an error
+that can be as large as the excess (with 128 calibration rows one such row cost 5% of max |JAX|), so
+calibration uses many rows of the test inputs' distribution, as a real calibration set would. We
+require:
+  - logits: max |device - JAX| <= REL_TOL * max |JAX| over the test set;
+  - log_softmax: the same bound on the logits gives |error| <= 2 * REL_TOL * max |JAX logits| on the
+    log-probabilities (log_softmax moves by at most the logits' error plus that of their logsumexp),
+    and argmax agreement >= MIN_AGREEMENT (near-ties may flip);
+  - every model: all GEMMs on the device in one segment, every hidden layer's ReLU fused and handed
+    on as int8 on the device, every bias fused, and the input quantized to u8 or s8 as its sign says
+    (the compiler's report), so that the test exercises what it claims to.
+
+Usage: random_mlp.py --tpuc BIN --tpusim BIN --array N [--work-dir DIR]
+Prints per-model figures and `N passed, M failed`; exits 0 when all pass, 1 on any failure, 77 (the
+ctest SKIP_RETURN_CODE) when jax cannot be imported.
+"""
+import argparse
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import namedtuple
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")  # before jax starts: no probing for accelerators
+try:
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+except ImportError as e:
+    MISSING = e
+else:
+    MISSING = None
+
+SKIP = 77
+REL_TOL = 0.05
+MIN_AGREEMENT = 0.95
+CALIB_ROWS = 1024  # at least 8 batches of every model's batch size
+TEST_ROWS = 256  # fresh rows from the same distribution; 95% agreement allows 12 flips
+SEED = 4242
+MAX_CYCLES = 2_000_000  # per submission, ~80x the largest here: a device hang fails in seconds
+
+# sizes: input, hidden..., output. bias: one flag per layer. inputs: "signed" (standard normal, A is
+# s8) or "unit" (uniform [0, 1), A is u8). output: "logits" or "log_softmax".
+Model = namedtuple("Model", "name sizes batch bias inputs output")
+MODELS = [
+    Model("mnist_like", (784, 100, 10), 16, (True, True), "unit", "logits"),
+    Model("small_signed", (50, 37, 3), 8, (True, True), "signed", "log_softmax"),
+    Model("deep_signed", (64, 45, 29, 10), 16, (True, True, True), "signed", "logits"),
+    Model("deep_nobias", (20, 24, 17, 5), 1, (True, False, True), "unit", "log_softmax"),
+    Model("nobias_first", (100, 30, 6), 8, (False, True), "unit", "logits"),
+    Model("single_row", (13, 70, 9), 1, (True, False), "signed", "logits"),
+    Model("wide_hidden", (96, 300, 33), 8, (True, True), "signed", "log_softmax"),
+]
+
+
+def load_mnist_export():
+    """models/mnist/export.py as a module: the safetensors writer and the HLO parameter reader."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "mnist", "export.py")
+    spec = importlib.util.spec_from_file_location("mnist_export", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def random_params(model, rng):
+    """He-initialized float32 weights, small random biases, keyed w1, b1, w2, ..."""
+    params = {}
+    for i, (fan_in, fan_out) in enumerate(zip(model.sizes, model.sizes[1:]), 1):
+        params[f"w{i}"] = (rng.standard_normal((fan_in, fan_out)) * np.sqrt(2 / fan_in)).astype(np.float32)
+        if model.bias[i - 1]:
+            params[f"b{i}"] = (0.1 * rng.standard_normal(fan_out)).astype(np.float32)
+    return params
+
+
+def random_inputs(model, rng, rows):
+    shape = (rows, model.sizes[0])
+    x = rng.standard_normal(shape) if model.inputs == "signed" else rng.random(shape)
+    return x.astype(np.float32)
+
+
+def check_report(model, report):
+    """Problems with where the compiler put things, from its report (docs/compiler.md)."""
+    layers = len(model.sizes) - 1
+    problems = []
+    placed = re.search(r"\(GEMMs: (\d+), segments: (\d+)\)", report)
+    if not placed or placed.groups() != (str(layers), "1"):
+        problems.append(f"expected {layers} GEMMs in 1 segment, report says "
+                        f"'{placed.group(0) if placed else 'no GEMMs'}'")
+    for what, want in (("stays on the device", layers - 1), ("(relu)", layers - 1), ("(bias)", sum(model.bias))):
+        if report.count(what) != want:
+            problems.append(f"expected {want} GEMMs with '{what}', the report shows {report.count(what)}")
+    a_type = "s8" if model.inputs == "signed" else "u8"
+    if not re.search(rf"A = '[^']*' f32 -> {a_type},", report):
+        problems.append(f"expected the input quantized to {a_type}")
+    return problems
+
+
+def run(cmd, log):
+    """Run cmd with its output in log; return an error string, or None on success."""
+    with open(log, "w", encoding="utf-8") as f:
+        done = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, check=False)
+    if done.returncode:
+        with open(log, encoding="utf-8") as f:
+            tail = f.read().strip().splitlines()[-3:]
+        return f"{os.path.basename(cmd[0])} exited {done.returncode}: " + " | ".join(tail)
+    return None
+
+
+def test_model(model, index, args, work, export):
+    """Export, compile, run and compare one model; return (passed, figures text)."""
+    rng = np.random.default_rng(SEED + index)
+    params = random_params(model, rng)
+    calib = random_inputs(model, rng, CALIB_ROWS)
+    test_x = random_inputs(model, rng, TEST_ROWS)
+    layers = len(model.sizes) - 1
+
+    def logits(x, params):
+        h = x
+        for i in range(1, layers + 1):
+            h = h @ params[f"w{i}"]
+            if f"b{i}" in params:
+                h = h + params[f"b{i}"]
+            if i < layers:
+                h = jax.nn.relu(h)
+        return h
+
+    def predict(x, params):
+        z = logits(x, params)
+        return jax.nn.log_softmax(z, axis=-1) if model.output == "log_softmax" else z
+
+    x_spec = jax.ShapeDtypeStruct((model.batch, model.sizes[0]), jnp.float32)
+    lowered = jax.jit(predict).lower(x_spec, params)
+    compiled = lowered.compile()
+    hlo = lowered.as_text(dialect="hlo")
+    batches = range(0, TEST_ROWS, model.batch)
+    want = np.concatenate([np.asarray(compiled(test_x[i:i + model.batch], params)) for i in batches])
+    want_logits = np.asarray(jax.jit(logits)(test_x, params))
+
+    # x is parameter 0; the weights follow in the pytree's flattening order (sorted keys).
+    names = export.entry_parameters(hlo)
+    leaves = jax.tree_util.tree_leaves(params)
+    if sorted(names) != list(range(len(leaves) + 1)):
+        return False, f"unexpected ENTRY parameters {names}"
+    os.makedirs(work, exist_ok=True)
+    hlo_file, weights, calib_file, x_file, tpub, tpuc_log, y_file = (os.path.join(work, f) for f in (
+        "model.hlo", "model.safetensors", "calib.npy", "test_x.npy", "model.tpub", "tpuc.txt", "device_y.npy"))
+    with open(hlo_file, "w", encoding="utf-8") as f:
+        f.write(hlo)
+    export.save_safetensors(weights, [(names[i + 1], leaf) for i, leaf in enumerate(leaves)],
+                            {**{names[i + 1]: str(i + 1) for i in range(len(leaves))}, "input": f"{names[0]}=0"})
+    np.save(calib_file, calib)
+    np.save(x_file, test_x)
+    np.save(os.path.join(work, "jax_y.npy"), want)
+
+    error = run([args.tpuc, hlo_file, "--weights", weights, "--calibrate", calib_file, "--array", str(args.array),
+                 "-o", tpub], tpuc_log)
+    if error:
+        return False, error
+    with open(tpuc_log, encoding="utf-8") as f:
+        problems = check_report(model, f.read())
+    error = run([args.tpusim, "run", tpub, "--input", x_file, "--output", y_file, "--max-cycles", str(MAX_CYCLES),
+                 "--quiet"], os.path.join(work, "run.txt"))
+    if error:
+        return False, error
+    got = np.load(y_file)
+    if got.shape != want.shape or got.dtype != np.float32:
+        return False, f"device output {got.dtype}{list(got.shape)}, expected float32{list(want.shape)}"
+
+    err = float(np.max(np.abs(got.astype(np.float64) - want)))
+    scale = float(np.max(np.abs(want)))
+    agree = float(np.mean(np.argmax(got, axis=1) == np.argmax(want, axis=1)))
+    if model.output == "log_softmax":
+        bound = 2 * REL_TOL * float(np.max(np.abs(want_logits)))
+        if agree < MIN_AGREEMENT:
+            problems.append(f"argmax agreement {agree:.1%} < {MIN_AGREEMENT:.0%}")
+    else:
+        bound = REL_TOL * scale
+    if not err <= bound:  # NaN fails too
+        problems.append(f"max abs error {err:.4g} > bound {bound:.4g}")
+    figures = (f"max abs error {err:.4g} (bound {bound:.4g}), relative {err / scale:.2%} of max |JAX| "
+               f"{scale:.4g}, argmax agreement {agree:.1%}")
+    return not problems, "; ".join([figures] + problems)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tpuc", required=True, help="the tpuc binary")
+    parser.add_argument("--tpusim", required=True, help="the tpusim binary")
+    parser.add_argument("--array", type=int, required=True, help="array size N (a model tpusim was built with)")
+    parser.add_argument("--work-dir", help="keep every model's files here (default: a temporary directory)")
+    args = parser.parse_args()
+
+    if MISSING:
+        print(f"SKIP: jax cannot be imported ({MISSING})")
+        return SKIP
+    export = load_mnist_export()
+
+    work = args.work_dir or tempfile.mkdtemp(prefix="random-mlp-")
+    passed = failed = 0
+    try:
+        for index, model in enumerate(MODELS):
+            start = time.monotonic()
+            shape = "-".join(map(str, model.sizes))
+            ok, text = test_model(model, index, args, os.path.join(work, model.name), export)
+            print(f"{'PASS' if ok else 'FAIL'}: {model.name} ({shape}, batch {model.batch}, {model.inputs} "
+                  f"inputs, {model.output}, bias {''.join('y' if b else 'n' for b in model.bias)}, "
+                  f"{time.monotonic() - start:.1f} s): {text}", flush=True)
+            passed, failed = passed + ok, failed + (not ok)
+    finally:
+        if not args.work_dir:
+            shutil.rmtree(work)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
