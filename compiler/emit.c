@@ -81,7 +81,7 @@ static int plan_segment(tc_graph *g, int s, tpub_segment *seg, uint64_t base, ui
         for (int i = 0; i < nb && at < 0; i++)
             at = b[i].node == gm->x ? i : -1;
         if (at < 0 && !internal)
-            b[at = nb++] = (dbuf){gm->x, (uint64_t)gm->m * gm->k, 0, -1, j};
+            b[at = nb++] = (dbuf){gm->x, (uint64_t)gm->batch * gm->m * gm->k, 0, -1, j};
         if (at >= 0)
             b[at].last = j;
     }
@@ -94,7 +94,8 @@ static int plan_segment(tc_graph *g, int s, tpub_segment *seg, uint64_t base, ui
             for (int k = j + 1; k < count; k++)
                 if (g->gemms[first + k].x == gm->out)
                     last = k;
-        b[nb++] = (dbuf){gm->out, (uint64_t)gm->m * gm->n * (gm->out_int8 ? 1 : 4), 0, j, last};
+        b[nb++] = (dbuf){gm->out, (uint64_t)gm->batch * gm->m * gm->n * (gm->out_int8 ? 1 : 4),
+                         0, j, last};
     }
     *end = base;
     for (int i = 0; i < nb; i++) {
@@ -112,8 +113,8 @@ static int plan_segment(tc_graph *g, int s, tpub_segment *seg, uint64_t base, ui
                 rc = -1;
                 break;
             }
-            *x = (tpub_xfer){b[i].off, gm->m, gm->k, gm->k, gm->a_unsigned ? HLO_U8 : HLO_S8,
-                             nd->shape.type, 0, NULL};
+            *x = (tpub_xfer){b[i].off, gm->batch * gm->m, gm->k, gm->k,
+                             gm->a_unsigned ? HLO_U8 : HLO_S8, nd->shape.type, 0, NULL};
             for (int k = 0; k < count; k++)
                 if (g->gemms[first + k].x == b[i].node)
                     g->gemms[first + k].a_off = b[i].off;
@@ -133,8 +134,8 @@ static int plan_segment(tc_graph *g, int s, tpub_segment *seg, uint64_t base, ui
             rc = -1;
             break;
         }
-        *x = (tpub_xfer){b[i].off, gm->m, gm->n, gm->n, HLO_S32, gm->exact ? HLO_S32 : HLO_F32,
-                         0, NULL};
+        *x = (tpub_xfer){b[i].off, gm->batch * gm->m, gm->n, gm->n, HLO_S32,
+                         gm->exact ? HLO_S32 : HLO_F32, 0, NULL};
         if (!gm->exact)
             rc = set_scales(x, gm->n, gm->acc_scale);
     }
@@ -150,7 +151,7 @@ static int const_image(tc_graph *g, tpub_package *p)
     for (int i = 0; i < g->n_gemms; i++) {
         tc_gemm *gm = &g->gemms[i];
         gm->b_off = at;
-        at = align_up(at + (uint64_t)tiles(gm->k, N) * tiles(gm->n, N) * N * N);
+        at = align_up(at + (uint64_t)gm->batch * tiles(gm->k, N) * tiles(gm->n, N) * N * N);
         if (gm->bias_q || gm->out_int8) {
             gm->p_off = at;
             at = align_up(at + 12ull * gm->n);
@@ -161,13 +162,15 @@ static int const_image(tc_graph *g, tpub_package *p)
         return tc_fail(g, NULL, "out of memory");
     for (int i = 0; i < g->n_gemms; i++) {
         const tc_gemm *gm = &g->gemms[i];
-        uint32_t KT = tiles(gm->k, N);
-        for (uint32_t k = 0; k < gm->k; k++)
-            for (uint32_t n = 0; n < gm->n; n++) {
-                uint64_t tile = (uint64_t)(n / N) * KT + k / N;
-                p->const_image[gm->b_off + tile * N * N + (k % N) * N + n % N] =
-                    (uint8_t)gm->wq[(size_t)k * gm->n + n];
-            }
+        const uint32_t KT = tiles(gm->k, N);
+        const uint64_t per_batch = (uint64_t)KT * tiles(gm->n, N) * N * N;
+        for (uint32_t b = 0; b < gm->batch; b++)
+            for (uint32_t k = 0; k < gm->k; k++)
+                for (uint32_t n = 0; n < gm->n; n++) {
+                    uint64_t tile = (uint64_t)(n / N) * KT + k / N;
+                    p->const_image[gm->b_off + b * per_batch + tile * N * N + (k % N) * N +
+                                   n % N] = (uint8_t)gm->wq[((size_t)b * gm->k + k) * gm->n + n];
+                }
         if (!(gm->bias_q || gm->out_int8))
             continue;
         for (uint32_t j = 0; j < gm->n; j++) {
@@ -191,31 +194,43 @@ static char *dup(const char *s)
     return d;
 }
 
+/* One command per GEMM of a batch: batch b's A, B and C follow batch b - 1's. */
 static int make_gemms(tc_graph *g, tpub_package *p)
 {
+    const uint32_t N = g->array_n;
     for (int i = 0; i < g->n_gemms; i++) {
         const tc_gemm *gm = &g->gemms[i];
         tpub_segment *s = &p->segments[gm->seg];
-        tpub_gemm *q = realloc(s->gemms, ((size_t)s->n_gemms + 1) * sizeof *q);
+        tpub_gemm *q = realloc(s->gemms, ((size_t)s->n_gemms + gm->batch) * sizeof *q);
         if (!q)
             return tc_fail(g, NULL, "out of memory");
         s->gemms = q;
-        q = &q[s->n_gemms++];
         uint32_t flags = TPUB_GEMM_B_TILED;
         flags |= gm->bias_q ? TPUB_GEMM_BIAS : 0;
         flags |= gm->relu >= 0 ? TPUB_GEMM_RELU : 0;
         flags |= gm->out_int8 ? TPUB_GEMM_OUT_INT8 : 0;
         flags |= gm->a_unsigned ? TPUB_GEMM_A_UNSIGNED : 0;
-        hlo_text fused = {0};
-        if (gm->bias >= 0)
-            hlo_text_printf(&fused, "%s", g->nodes[gm->bias].name);
-        if (gm->relu >= 0)
-            hlo_text_printf(&fused, "%s%s", fused.len ? "," : "", g->nodes[gm->relu].name);
-        *q = (tpub_gemm){gm->m, gm->k, gm->n, flags, gm->a_off, gm->b_off, gm->c_off,
-                         (flags & (TPUB_GEMM_BIAS | TPUB_GEMM_OUT_INT8)) ? gm->p_off : 0,
-                         gm->k, gm->n, dup(g->nodes[gm->dot].name), fused.s ? fused.s : dup("")};
-        if (!q->name || !q->fused || fused.oom)
-            return tc_fail(g, NULL, "out of memory");
+        const uint64_t b_bytes = (uint64_t)tiles(gm->k, N) * tiles(gm->n, N) * N * N;
+        const uint64_t c_elt = gm->out_int8 ? 1 : 4;
+        for (uint32_t b = 0; b < gm->batch; b++) {
+            hlo_text name = {0}, fused = {0};
+            hlo_text_printf(&name, "%s", g->nodes[gm->dot].name);
+            if (gm->batch > 1)
+                hlo_text_printf(&name, "[%u]", b);
+            hlo_text_printf(&fused, "%s", "");
+            if (gm->bias >= 0)
+                hlo_text_printf(&fused, "%s", g->nodes[gm->bias].name);
+            if (gm->relu >= 0)
+                hlo_text_printf(&fused, "%s%s", fused.len ? "," : "", g->nodes[gm->relu].name);
+            const uint64_t rows = (uint64_t)b * gm->m;
+            q = &s->gemms[s->n_gemms++];
+            *q = (tpub_gemm){gm->m, gm->k, gm->n, flags, gm->a_off + rows * gm->k,
+                             gm->b_off + b * b_bytes, gm->c_off + rows * gm->n * c_elt,
+                             (flags & (TPUB_GEMM_BIAS | TPUB_GEMM_OUT_INT8)) ? gm->p_off : 0,
+                             gm->k, gm->n, name.s, fused.s};
+            if (name.oom || fused.oom || !q->name || !q->fused)
+                return tc_fail(g, NULL, "out of memory");
+        }
     }
     return 0;
 }

@@ -380,15 +380,14 @@ static bool is_relu(const tc_graph *g, int u, int v)
     return true;
 }
 
-/* Why dot node d stays on the host, or NULL when the device can run it (then m, k, n set). */
-static const char *device_dot(const tc_graph *g, int d, uint32_t *m, uint32_t *k, uint32_t *n,
-                              bool *exact)
+/* Why dot node d stays on the host, or NULL when the device can run it (then batch, m, k, n
+ * set): batch dimensions lead the left-hand side, contracting dimensions trail it. */
+static const char *device_dot(const tc_graph *g, int d, uint32_t *batch, uint32_t *m, uint32_t *k,
+                              uint32_t *n, bool *exact)
 {
     const tc_node *nd = &g->nodes[d];
     const hlo_instr *in = nd->src;
     const tc_node *l = &g->nodes[nd->in[0]], *r = &g->nodes[nd->in[1]];
-    if (in->lhs_batch_dims.n)
-        return "batch dimensions (the device runs one GEMM per command)";
     if (r->role != TC_CONST)
         return "its right-hand side is computed at run time (the device's B operand is weights)";
     hlo_type lt = l->shape.type, rt = r->shape.type, ot = nd->shape.type;
@@ -398,57 +397,71 @@ static const char *device_dot(const tc_graph *g, int d, uint32_t *m, uint32_t *k
         *exact = true;
     else
         return "element types the device does not multiply (f32 x f32 or s8/u8 x s8 -> s32)";
-    const hlo_ints *lc = &in->lhs_contracting_dims;
-    int lr = l->shape.rank, nc = lc->present ? lc->n : 0;
+    const hlo_ints *lc = &in->lhs_contracting_dims, *lb = &in->lhs_batch_dims;
+    int lr = l->shape.rank, nc = lc->present ? lc->n : 0, nb = lb->present ? lb->n : 0;
+    for (int i = 0; i < nb; i++)
+        if (lb->v[i] != i)
+            return "its batch dimensions are not the left-hand side's leading ones";
     for (int i = 0; i < nc; i++)
         if (lc->v[i] != lr - nc + i)
             return "its left-hand side does not contract its trailing dimensions in order";
-    int64_t kk = 1;
+    int64_t bb = 1, kk = 1;
+    for (int i = 0; i < nb; i++)
+        bb *= l->shape.dims[i];
     for (int i = lr - nc; i < lr; i++)
         kk *= l->shape.dims[i];
-    if (kk == 0 || l->shape.elements == 0 || r->shape.elements == 0)
+    if (bb == 0 || kk == 0 || l->shape.elements == 0 || r->shape.elements == 0)
         return "an empty operand";
-    int64_t mm = l->shape.elements / kk, n2 = r->shape.elements / kk;
-    if (mm > 65535 * 1024LL || kk > (1 << 24) || n2 > (1 << 24))
-        return "dimensions beyond what one GEMM command addresses";
+    int64_t mm = l->shape.elements / kk / bb, n2 = r->shape.elements / kk / bb;
+    if (mm > 65535 * 1024LL || kk > (1 << 24) || n2 > (1 << 24) || bb > 65536)
+        return "dimensions beyond what the GEMM commands address";
+    *batch = (uint32_t)bb;
     *m = (uint32_t)mm;
     *k = (uint32_t)kk;
     *n = (uint32_t)n2;
     return NULL;
 }
 
-/* The weights of dot d as k x n row-major: contracting dims of the rhs (in the listed order)
- * make the row, the remaining dims (in order) the column. */
+/* The weights of dot d as batch x k x n row-major: the rhs's batch dims (in the listed order)
+ * make the batch index, its contracting dims the row, the remaining dims (in order) the column. */
 static int take_weights(tc_graph *g, tc_gemm *gm)
 {
     const tc_node *nd = &g->nodes[gm->dot];
     const hlo_array *w = g->nodes[nd->in[1]].value;
-    const hlo_ints *rc = &nd->src->rhs_contracting_dims;
-    int rank = w->shape.rank, nc = rc->present ? rc->n : 0;
-    int64_t step_k[HLO_MAX_RANK] = {0}, step_n[HLO_MAX_RANK] = {0}, idx[HLO_MAX_RANK] = {0};
-    bool contracted[HLO_MAX_RANK] = {false};
+    const hlo_ints *rc = &nd->src->rhs_contracting_dims, *rb = &nd->src->rhs_batch_dims;
+    int rank = w->shape.rank, nc = rc->present ? rc->n : 0, nb = rb->present ? rb->n : 0;
+    int64_t step_b[HLO_MAX_RANK] = {0}, step_k[HLO_MAX_RANK] = {0}, step_n[HLO_MAX_RANK] = {0};
+    int64_t idx[HLO_MAX_RANK] = {0};
+    bool taken[HLO_MAX_RANK] = {false};
     int64_t s = 1;
+    for (int i = nb - 1; i >= 0; i--) {
+        step_b[rb->v[i]] = s;
+        taken[rb->v[i]] = true;
+        s *= w->shape.dims[rb->v[i]];
+    }
+    s = 1;
     for (int i = nc - 1; i >= 0; i--) {
         step_k[rc->v[i]] = s;
-        contracted[rc->v[i]] = true;
+        taken[rc->v[i]] = true;
         s *= w->shape.dims[rc->v[i]];
     }
     s = 1;
     for (int i = rank - 1; i >= 0; i--)
-        if (!contracted[i]) {
+        if (!taken[i]) {
             step_n[i] = s;
             s *= w->shape.dims[i];
         }
-    size_t count = (size_t)gm->k * gm->n;
+    size_t count = (size_t)gm->batch * gm->k * gm->n;
     if (gm->exact ? !(gm->wq = malloc(count)) : !(gm->wf = malloc(count * sizeof(float))))
         return tc_fail(g, NULL, "out of memory");
     for (int64_t e = 0; e < w->shape.elements; e++) {
-        int64_t kk = 0, nn = 0;
+        int64_t bb = 0, kk = 0, nn = 0;
         for (int i = 0; i < rank; i++) {
+            bb += idx[i] * step_b[i];
             kk += idx[i] * step_k[i];
             nn += idx[i] * step_n[i];
         }
-        size_t at = (size_t)kk * gm->n + (size_t)nn;
+        size_t at = ((size_t)bb * gm->k + (size_t)kk) * gm->n + (size_t)nn;
         if (gm->exact)
             gm->wq[at] = ((const int8_t *)w->data)[e];
         else
@@ -464,10 +477,10 @@ static int pick_gemms(tc_graph *g)
 {
     for (int d = 0; d < g->n_nodes; d++) {
         tc_node *nd = &g->nodes[d];
-        uint32_t m, k, n;
+        uint32_t batch, m, k, n;
         bool exact;
         if (!live(g, d) || nd->role != TC_HOST || nd->src->opcode != HLO_OP_DOT ||
-            (nd->host_reason = device_dot(g, d, &m, &k, &n, &exact)))
+            (nd->host_reason = device_dot(g, d, &batch, &m, &k, &n, &exact)))
             continue;
         tc_gemm *p = realloc(g->gemms, ((size_t)g->n_gemms + 1) * sizeof *p);
         if (!p)
@@ -475,12 +488,13 @@ static int pick_gemms(tc_graph *g)
         g->gemms = p;
         tc_gemm *gm = &g->gemms[g->n_gemms];
         *gm = (tc_gemm){.dot = d, .bias = -1, .relu = -1, .out = d, .x = nd->in[0],
-                        .exact = exact, .m = m, .k = k, .n = n, .seg = -1};
+                        .exact = exact, .batch = batch, .m = m, .k = k, .n = n,
+                        .seg = -1};
         if (take_weights(g, gm))
             return -1;
         int u = only_user(g, d);
         bool negate = false;
-        int c = u >= 0 ? bias_of(g, u, d, m, n, &negate) : -1;
+        int c = u >= 0 ? bias_of(g, u, d, batch * m, n, &negate) : -1;
         if (c >= 0) {
             const hlo_array *b = g->nodes[c].value;
             if (!(gm->bias_q = malloc(n * sizeof *gm->bias_q)) ||

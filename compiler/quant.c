@@ -1,7 +1,7 @@
 /* quant.c - calibration and int8 quantization of the float GEMMs.
  *
- * Weights: symmetric per output column, scale = max|w| / 127, q = round(w / scale) in
- * [-127, 127]. Activations: per tensor from the range calibration saw: u8 with scale max / 255
+ * Weights: symmetric per output column (across the batch of a batched dot), scale =
+ * max|w| / 127, q = round(w / scale) in [-127, 127]. Activations: per tensor from the range calibration saw: u8 with scale max / 255
  * when the value never went negative (inputs in [0, 1], ReLU outputs), else s8 with
  * max|x| / 127. Bias: int32 in accumulator units (a_scale * w_scale). A GEMM whose result feeds
  * only GEMMs of its segment hands it on as int8: requantized on the device with a fixed-point
@@ -162,8 +162,8 @@ int tc_quantize(tc_graph *g)
             gm->a_scale = mx > 0 ? (float)(mx / (gm->a_unsigned ? 255.0 : 127.0)) : 1.0f;
         }
         float *bias_f = gm->acc_scale; /* pick_gemms left the float bias here */
-        size_t kn = (size_t)gm->k * gm->n;
-        if (!(gm->wq = malloc(kn)) || !(gm->acc_scale = malloc(gm->n * sizeof(float)))) {
+        const size_t rows = (size_t)gm->batch * gm->k; /* of every batch's weights */
+        if (!(gm->wq = malloc(rows * gm->n)) || !(gm->acc_scale = malloc(gm->n * sizeof(float)))) {
             free(bias_f);
             return tc_fail(g, NULL, "out of memory");
         }
@@ -171,8 +171,8 @@ int tc_quantize(tc_graph *g)
         gm->w_absmax_max = 0;
         for (uint32_t j = 0; j < gm->n; j++) {
             double mx = 0;
-            for (uint32_t k = 0; k < gm->k; k++) {
-                double w = fabs(gm->wf[(size_t)k * gm->n + j]);
+            for (size_t k = 0; k < rows; k++) {
+                double w = fabs(gm->wf[k * gm->n + j]);
                 if (w > mx)
                     mx = w;
             }
@@ -181,9 +181,9 @@ int tc_quantize(tc_graph *g)
             if (mx > gm->w_absmax_max)
                 gm->w_absmax_max = mx;
             double ws = mx > 0 ? mx / 127.0 : 1.0;
-            for (uint32_t k = 0; k < gm->k; k++) {
-                long q = lround(gm->wf[(size_t)k * gm->n + j] / ws);
-                gm->wq[(size_t)k * gm->n + j] = (int8_t)(q > 127 ? 127 : q < -127 ? -127 : q);
+            for (size_t k = 0; k < rows; k++) {
+                long q = lround(gm->wf[k * gm->n + j] / ws);
+                gm->wq[k * gm->n + j] = (int8_t)(q > 127 ? 127 : q < -127 ? -127 : q);
             }
             gm->acc_scale[j] = (float)(gm->a_scale * ws);
             if (bias_f)

@@ -18,8 +18,10 @@ static void range_i32(const int32_t *v, uint32_t n, long long *lo, long long *hi
 static void report_gemm(tc_graph *g, const tc_gemm *gm, int i)
 {
     hlo_text *t = &g->report;
-    hlo_text_printf(t, "    gemm %d  %s  %u x %u x %u", i, g->nodes[gm->dot].name, gm->m, gm->k,
-                    gm->n);
+    hlo_text_printf(t, "    gemm %d  %s  ", i, g->nodes[gm->dot].name);
+    if (gm->batch > 1)
+        hlo_text_printf(t, "%u x ", gm->batch);
+    hlo_text_printf(t, "%u x %u x %u", gm->m, gm->k, gm->n);
     if (gm->bias >= 0)
         hlo_text_printf(t, " + %s (bias)", g->nodes[gm->bias].name);
     if (gm->relu >= 0)

@@ -43,9 +43,9 @@ typedef struct {
     bool a_unsigned;      /* A is u8 on the device */
     bool out_int8;        /* output stays on the device as int8 for the next GEMM */
     int seg;
-    uint32_t m, k, n;
-    float *wf;            /* float weights, k x n row-major (float dots) */
-    int8_t *wq;           /* int8 weights, k x n row-major */
+    uint32_t batch, m, k, n; /* batch GEMMs of m x k x n, one per index of the batch dims */
+    float *wf;            /* float weights, batch x k x n row-major (float dots) */
+    int8_t *wq;           /* int8 weights, batch x k x n row-major */
     int32_t *bias_q;      /* n, or NULL */
     int32_t *mult, *shift;/* n each, with out_int8 */
     float *acc_scale;     /* n: the real value of one accumulator unit per column */

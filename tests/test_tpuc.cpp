@@ -419,16 +419,47 @@ TEST(Lower, ReducerThatCallsAComputation)
     expect_exact(o);
 }
 
-TEST(Lower, BatchDotStaysOnHost)
+TEST(Lower, BatchDotOnDevice)
 {
+    // One GEMM per batch index; the weights' batch dimension need not lead (rhs [5,2,4], batch
+    // dim 1), and a bias shared by the batch is fused.
     const std::string t =
         "HloModule bdot\nENTRY e {\n  x = f32[2,3,5] parameter(0)\n"
-        "  w = f32[2,5,4] constant(" + literal(rng(), {2, 5, 4}, -1, 1) + ")\n"
-        "  ROOT d = f32[2,3,4] dot(x, w), lhs_batch_dims={0}, lhs_contracting_dims={2}, "
-        "rhs_batch_dims={0}, rhs_contracting_dims={1}\n}\n";
+        "  w = f32[5,2,4] constant(" + literal(rng(), {5, 2, 4}, -1, 1) + ")\n"
+        "  d = f32[2,3,4] dot(x, w), lhs_batch_dims={0}, lhs_contracting_dims={2}, "
+        "rhs_batch_dims={1}, rhs_contracting_dims={0}\n"
+        "  b = f32[4] constant(" + literal(rng(), {4}, -1, 1) + ")\n"
+        "  bb = f32[2,3,4] broadcast(b), dimensions={2}\n  ROOT a = f32[2,3,4] add(d, bb)\n}\n";
     Outcome o = compile_and_run("bdot", t, {f32({2, 3, 5})});
-    EXPECT_NE(o.report.find("d stays on the host: batch dimensions"), std::string::npos)
+    EXPECT_NE(o.report.find("gemm 0  d  2 x 3 x 5 x 4 + a (bias)"), std::string::npos)
         << o.report;
+    expect_close(o, 0.03);
+}
+
+TEST(Lower, IntegerBatchDotIsExact)
+{
+    const std::string t =
+        "HloModule ibdot\nENTRY e {\n  x = s8[3,2,7] parameter(0)\n"
+        "  w = s8[3,7,5] constant({" + int_literal(rng(), 7, 5, -128, 127) + ", " +
+        int_literal(rng(), 7, 5, -128, 127) + ", " + int_literal(rng(), 7, 5, -128, 127) +
+        "})\n  ROOT d = s32[3,2,5] dot(x, w), lhs_batch_dims={0}, lhs_contracting_dims={2}, "
+        "rhs_batch_dims={0}, rhs_contracting_dims={1}\n}\n";
+    Outcome o = compile_and_run("ibdot", t, {random_array(rng(), HLO_S8, {3, 2, 7}, -128, 127)},
+                                1, -128, 127);
+    EXPECT_NE(o.report.find("3 x 2 x 7 x 5"), std::string::npos) << o.report;
+    expect_exact(o);
+}
+
+TEST(Lower, TrailingBatchDimStaysOnHost)
+{
+    const std::string t =
+        "HloModule tbdot\nENTRY e {\n  x = f32[3,2] parameter(0)\n"
+        "  w = f32[3,2,4] constant(" + literal(rng(), {3, 2, 4}, -1, 1) + ")\n"
+        "  ROOT d = f32[2,4] dot(x, w), lhs_batch_dims={1}, lhs_contracting_dims={0}, "
+        "rhs_batch_dims={1}, rhs_contracting_dims={0}\n}\n";
+    Outcome o = compile_and_run("tbdot", t, {f32({3, 2})});
+    EXPECT_NE(o.report.find("d stays on the host: its batch dimensions are not the left-hand "
+                            "side's leading ones"), std::string::npos) << o.report;
     expect_exact(o);
 }
 
