@@ -333,8 +333,29 @@ static int emit_node(host_writer *w, int i)
         rc = emit_node(w, nd->in[j]);
         names[j] = g->nodes[nd->in[j]].name;
     }
-    if (!rc)
+    if (!rc && nd->elem < 0)
         hlo_print_instr(&w->t, g->m, nd->src, false, nd->name, &nd->shape, names, nd->n_in);
+    if (!rc && nd->elem >= 0) {
+        /* The tuple-valued instruction under its elements' base name, then every element. */
+        const int first = i - nd->elem;
+        const size_t base = strrchr(nd->name, '_') - nd->name;
+        char *tuple = malloc(base + 1);
+        if (!tuple) {
+            free(names);
+            return tc_fail(g, NULL, "out of memory");
+        }
+        memcpy(tuple, nd->name, base);
+        tuple[base] = 0;
+        hlo_print_instr(&w->t, g->m, nd->src, false, tuple, &nd->src->shape, names, nd->n_in);
+        for (int j = 0; j < nd->src->shape.n_tuple; j++) {
+            const tc_node *e = &g->nodes[first + j];
+            hlo_text_printf(&w->t, "  %s = ", e->name);
+            hlo_print_shape(&w->t, &e->shape);
+            hlo_text_printf(&w->t, " get-tuple-element(%s), index=%d\n", tuple, j);
+            w->done[first + j] = 1;
+        }
+        free(tuple);
+    }
     free(names);
     return rc;
 }

@@ -50,6 +50,7 @@ typedef enum {
     HLO_OP_RSQRT, HLO_OP_SQRT, HLO_OP_TANH, HLO_OP_LOGISTIC, HLO_OP_ABS, HLO_OP_POWER,
     HLO_OP_CLAMP, HLO_OP_SLICE, HLO_OP_CONCATENATE, HLO_OP_PAD, HLO_OP_IOTA, HLO_OP_COPY,
     HLO_OP_BITCAST, HLO_OP_FUSION, HLO_OP_CUSTOM_CALL, HLO_OP_REDUCE_WINDOW, HLO_OP_CONVOLUTION,
+    HLO_OP_AND, HLO_OP_OR, HLO_OP_XOR, HLO_OP_NOT,
     HLO_OP_COUNT_
 } hlo_opcode;
 
@@ -96,6 +97,7 @@ typedef struct {
     hlo_ints slice_start, slice_limit, slice_stride; /* slice={[s:l:stride], ...} (stride 1) */
     hlo_ints pad_low, pad_high, pad_interior;        /* padding=l_h[_i]x... (interior 0) */
     hlo_cmp comparison_direction;
+    int64_t iota_dimension;   /* iota's iota_dimension=N; -1 otherwise */
     char *custom_call_target; /* custom-call's custom_call_target="..."; NULL otherwise */
 } hlo_instr;
 
@@ -143,10 +145,11 @@ const char *hlo_opcode_name(hlo_opcode op); /* "dot"; "" for HLO_OP_OTHER */
 /* Shape checking of a parsed module, after XLA's shape inference and HLO verifier, for the ops
  * the compiler handles: parameter, constant, dot, add, subtract, multiply, divide, maximum,
  * minimum, negate, exponential, log, is-finite, compare, select, broadcast, reshape, transpose,
- * convert, tuple, get-tuple-element, call, reduce, and custom-call (array operands, an array
- * or a tuple of arrays as result, custom_call_target required). Any other opcode is an error
- * naming it. Also checked: operand shapes printed inline agree with their definitions, parameter numbers are
- * 0..n-1 without gaps, and neither operands nor calls form a cycle.
+ * convert, tuple, get-tuple-element, call, reduce (variadic too), and, or, xor, not, iota, and
+ * custom-call (array operands, an array or a tuple of arrays as result, custom_call_target
+ * required). Any other opcode is an error naming it. Also checked: operand shapes printed inline
+ * agree with their definitions, parameter numbers are 0..n-1 without gaps, and neither operands
+ * nor calls form a cycle.
  * Returns 0, or -1 with the first error in *err (err may be NULL):
  * "<file>:<line>:<col>: <opcode>: <what differs>" at the instruction's name. */
 int hlo_check(const hlo_module *m, const char *file, hlo_error *err);
@@ -214,11 +217,13 @@ typedef struct {
 int hlo_eval_with(const hlo_module *m, const char *file, hlo_array *const *params, int n_params,
                   const hlo_eval_hooks *hooks, hlo_array ***outs, int *n_outs, hlo_error *err);
 
-/* Evaluates one array-shaped instruction in of a checked module m (in must point into m: the
- * operand shapes come from its computation; any op hlo_eval handles except
- * parameter, tuple, get-tuple-element, call and custom-call) on the given operand arrays (one
- * per operand, of the operands' shapes), for constant folding. Returns 0 with *out (new), or -1
- * with *err located at the instruction. */
+/* Evaluates one instruction in of a checked module m (in must point into m: the operand shapes
+ * come from its computation; any op hlo_eval handles except parameter, tuple, get-tuple-element,
+ * call and custom-call) on the given operand arrays (one per operand, of the operands' shapes),
+ * for constant folding. out has one slot per array of the result: in->shape.n_tuple for a
+ * tuple-shaped (variadic) reduce, which fills them in tuple order, and one for any array-shaped
+ * instruction. Returns 0 with every slot holding a new array, or -1 with every slot NULL and
+ * *err located at the instruction. */
 int hlo_eval_instr(const hlo_module *m, const char *file, const hlo_instr *in,
                    hlo_array *const *operands, hlo_array **out, hlo_error *err);
 

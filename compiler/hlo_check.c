@@ -140,6 +140,35 @@ static int check_float_unary(checker *k)
     return 0;
 }
 
+/* and, or, xor (n = 2) and not (n = 1): logical on pred, bitwise on integers. */
+static int check_logical(checker *k, int n)
+{
+    if (check_elementwise(k, n))
+        return -1;
+    hlo_type t = k->in->shape.type;
+    if (t != HLO_PRED && !is_int(t))
+        return fail(k, "element type %s is not pred or integral", hlo_type_name(t));
+    return 0;
+}
+
+static int check_iota(checker *k)
+{
+    const hlo_shape *s = &k->in->shape;
+    if (arity(k, 0) || need_array(k, s, "the result"))
+        return -1;
+    if (s->rank == 0)
+        return fail(k, "the result must not be a scalar");
+    if (k->in->iota_dimension < 0)
+        return fail(k, "missing iota_dimension");
+    if (k->in->iota_dimension >= s->rank)
+        return fail(k, "iota_dimension %lld out of range for rank %d",
+                    (long long)k->in->iota_dimension, s->rank);
+    if (!is_int(s->type) && !is_float(s->type))
+        return fail(k, "element type %s is not integral or floating point",
+                    hlo_type_name(s->type));
+    return 0;
+}
+
 static int check_is_finite(checker *k)
 {
     const hlo_shape *s;
@@ -544,6 +573,14 @@ static int check_instr(checker *k)
     case HLO_OP_EXPONENTIAL:
     case HLO_OP_LOG:
         return check_float_unary(k);
+    case HLO_OP_AND:
+    case HLO_OP_OR:
+    case HLO_OP_XOR:
+        return check_logical(k, 2);
+    case HLO_OP_NOT:
+        return check_logical(k, 1);
+    case HLO_OP_IOTA:
+        return check_iota(k);
     case HLO_OP_COMPARE:
         return check_compare(k);
     case HLO_OP_SELECT:

@@ -241,6 +241,13 @@ static double binop(hlo_opcode op, hlo_type t, double a, double b)
     return (double)wrap(t, r);
 }
 
+/* and, or, xor: bitwise on integers, which on pred's 0 and 1 is logical. */
+static double bitop(hlo_opcode op, hlo_type t, double a, double b)
+{
+    int64_t x = (int64_t)a, y = (int64_t)b;
+    return (double)wrap(t, op == HLO_OP_AND ? x & y : op == HLO_OP_OR ? x | y : x ^ y);
+}
+
 static bool compare(hlo_cmp d, double a, double b)
 {
     switch (d) {
@@ -530,6 +537,24 @@ static int eval_array_op(evaluator *e, const hlo_instr *in, const val *ops, hlo_
             setd(o, i, is_float_type(t) ? -(float)getd(a, i)
                                         : (double)wrap(t, -(int64_t)getd(a, i)));
         return 0;
+    case HLO_OP_AND:
+    case HLO_OP_OR:
+    case HLO_OP_XOR:
+        for (int64_t i = 0; i < n; i++)
+            setd(o, i, bitop(in->opcode, t, getd(a, i), getd(ops[1].a, i)));
+        return 0;
+    case HLO_OP_NOT: /* ~ on pred's 1 would be -2, still true: pred is logical */
+        for (int64_t i = 0; i < n; i++)
+            setd(o, i, t == HLO_PRED ? getd(a, i) == 0 : (double)wrap(t, ~(int64_t)getd(a, i)));
+        return 0;
+    case HLO_OP_IOTA: {
+        int64_t idx[HLO_MAX_RANK] = {0};
+        for (int64_t i = 0; i < n; i++) {
+            setd(o, i, convert(HLO_S64, t, (double)idx[in->iota_dimension]));
+            odometer(idx, o->shape.dims, o->shape.rank);
+        }
+        return 0;
+    }
     case HLO_OP_EXPONENTIAL:
     case HLO_OP_LOG:
         for (int64_t i = 0; i < n; i++) {
@@ -847,7 +872,10 @@ int hlo_eval_instr(const hlo_module *m, const char *file, const hlo_instr *in,
                    hlo_array *const *operands, hlo_array **out, hlo_error *err)
 {
     evaluator e = {m, file, err, &no_hooks};
-    *out = NULL;
+    bool tuple = in->opcode == HLO_OP_REDUCE && in->shape.type == HLO_TUPLE;
+    int n_out = tuple ? in->shape.n_tuple : 1;
+    for (int i = 0; i < n_out; i++)
+        out[i] = NULL;
     const hlo_computation *c = owner(m, in);
     if (!c)
         return fail(&e, NULL, "instruction '%s' is not one of the module's", in->name);
@@ -862,7 +890,7 @@ int hlo_eval_instr(const hlo_module *m, const char *file, const hlo_instr *in,
         break;
     }
     char s1[160], s2[160];
-    if (in->shape.type == HLO_TUPLE)
+    if (in->shape.type == HLO_TUPLE && !tuple)
         return fail(&e, in, "'%s' is %s, not an array", in->name,
                     hlo_shape_str(&in->shape, s1, sizeof s1));
     val *op = calloc((size_t)in->n_operands + 1, sizeof *op);
@@ -884,7 +912,15 @@ int hlo_eval_instr(const hlo_module *m, const char *file, const hlo_instr *in,
     free(op);
     if (rc)
         return -1;
-    *out = r.a;
+    if (!tuple) {
+        *out = r.a;
+        return 0;
+    }
+    for (int i = 0; i < n_out; i++) {
+        out[i] = r.t[i].a;
+        r.t[i].a = NULL;
+    }
+    val_free(&r);
     return 0;
 }
 

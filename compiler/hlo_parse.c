@@ -359,6 +359,9 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
                    lx_tok_is(p, name, "comparison_direction")) { /* XLA prints direction= */
             dup = in->comparison_direction != HLO_CMP_NONE;
             parse_direction(p, in);
+        } else if (lx_tok_is(p, name, "iota_dimension") && in->opcode == HLO_OP_IOTA) {
+            dup = in->iota_dimension >= 0;
+            in->iota_dimension = lx_parse_int(p, "iota dimension", 0, INT32_MAX);
         } else if (lx_tok_is(p, name, "custom_call_target") && in->opcode == HLO_OP_CUSTOM_CALL) {
             dup = in->custom_call_target != NULL;
             tok s = lx_next(p);
@@ -390,6 +393,7 @@ static const char *const opcode_names[HLO_OP_COUNT_] = {
     [HLO_OP_PAD] = "pad", [HLO_OP_IOTA] = "iota", [HLO_OP_COPY] = "copy",
     [HLO_OP_BITCAST] = "bitcast", [HLO_OP_FUSION] = "fusion", [HLO_OP_CUSTOM_CALL] = "custom-call",
     [HLO_OP_REDUCE_WINDOW] = "reduce-window", [HLO_OP_CONVOLUTION] = "convolution",
+    [HLO_OP_AND] = "and", [HLO_OP_OR] = "or", [HLO_OP_XOR] = "xor", [HLO_OP_NOT] = "not",
 };
 
 static void parse_operands(parser *p, hlo_instr *in, int comp, int instr)
@@ -421,7 +425,7 @@ static size_t parse_instr(parser *p, hlo_instr *in, int comp, int instr)
         lx_expected(p, name, "an instruction name");
     in->name = lx_dup_str(p, name.pos, name.len);
     lx_locate(p, name.at, &in->line, &in->col);
-    in->parameter_number = -1;
+    in->parameter_number = in->iota_dimension = -1;
     in->to_apply = in->calls = -1;
     lx_expect_punct(p, '=', "after instruction name");
     parse_shape(p, &in->shape, 0);

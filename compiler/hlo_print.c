@@ -210,6 +210,9 @@ static void print_attributes(hlo_text *t, const hlo_module *m, const hlo_instr *
     print_ints(t, "rhs_contracting_dims", &a->rhs_contracting_dims);
     if (a->has_index)
         hlo_text_printf(t, ", index=%lld", (long long)a->index);
+    /* Only iota's: hand-built attrs of other ops may leave the field 0. */
+    if (a->opcode == HLO_OP_IOTA && a->iota_dimension >= 0)
+        hlo_text_printf(t, ", iota_dimension=%lld", (long long)a->iota_dimension);
     if (a->to_apply >= 0)
         hlo_text_printf(t, ", to_apply=%s", m->comps[a->to_apply].name);
     if (a->calls >= 0)

@@ -63,7 +63,7 @@ static int add_node(tc_graph *g, const hlo_instr *src, int n_in, const int *in)
         g->cap_nodes = cap;
     }
     tc_node *nd = &g->nodes[g->n_nodes];
-    *nd = (tc_node){.src = src, .shape = src->shape, .n_in = n_in, .role = TC_HOST,
+    *nd = (tc_node){.src = src, .elem = -1, .shape = src->shape, .n_in = n_in, .role = TC_HOST,
                     .input = -1, .gemm = -1};
     nd->shape.n_tuple = 0;
     nd->shape.tuple = NULL;
@@ -127,15 +127,32 @@ static int inline_comp(tc_graph *g, int comp, const tval *args, tval *out)
                          in->name, in->custom_call_target ? in->custom_call_target : "");
             goto done;
         default:
-            if (in->shape.type == HLO_TUPLE) {
+            for (int i = 0; i < in->n_operands; i++)
+                ops[i] = v[in->operands[i].index].node;
+            if (in->shape.type != HLO_TUPLE) {
+                r->node = add_node(g, in, in->n_operands, ops);
+                rc = r->node < 0;
+                break;
+            }
+            /* A variadic reduce: one node per element, consecutive, sharing the operands. */
+            if (in->opcode != HLO_OP_REDUCE) {
                 rc = tc_fail(g, in, "'%s': tuple-valued %s is not supported", in->name,
                              in->opcode_name);
                 goto done;
             }
-            for (int i = 0; i < in->n_operands; i++)
-                ops[i] = v[in->operands[i].index].node;
-            r->node = add_node(g, in, in->n_operands, ops);
-            rc = r->node < 0;
+            if (!(r->t = calloc((size_t)in->shape.n_tuple + 1, sizeof *r->t))) {
+                rc = -1;
+                break;
+            }
+            r->n = in->shape.n_tuple;
+            for (int j = 0; j < r->n && !rc; j++) {
+                int id = add_node(g, in, in->n_operands, ops);
+                r->t[j] = (tval){id, 0, NULL};
+                if ((rc = id < 0))
+                    break;
+                g->nodes[id].elem = j;
+                g->nodes[id].shape = in->shape.tuple[j];
+            }
             break;
         }
     }
@@ -169,21 +186,23 @@ static int collect_outputs(tc_graph *g, const tval *v)
 }
 
 /* Names unique among nodes: the instruction's, with "_<node>" when an inlined computation
- * repeats it. */
+ * repeats it; the elements of a tuple-valued instruction add "_<element>" to theirs. */
 static int name_nodes(tc_graph *g)
 {
     for (int i = 0; i < g->n_nodes; i++) {
-        const char *base = g->nodes[i].src->name;
+        tc_node *nd = &g->nodes[i];
+        const int first = i - (nd->elem > 0 ? nd->elem : 0); /* of its tuple's elements */
+        const char *base = nd->src->name;
         bool clash = false;
-        for (int j = 0; j < i && !clash; j++)
+        for (int j = 0; j < first && !clash; j++)
             clash = !strcmp(g->nodes[j].src->name, base);
-        size_t len = strlen(base) + 16;
-        if (!(g->nodes[i].name = malloc(len)))
+        size_t len = strlen(base) + 32;
+        if (!(nd->name = malloc(len)))
             return -1;
-        if (clash)
-            snprintf(g->nodes[i].name, len, "%s_%d", base, i);
-        else
-            snprintf(g->nodes[i].name, len, "%s", base);
+        int at = clash ? snprintf(nd->name, len, "%s_%d", base, first)
+                       : snprintf(nd->name, len, "%s", base);
+        if (nd->elem >= 0)
+            snprintf(nd->name + at, len - (size_t)at, "_%d", nd->elem);
     }
     return 0;
 }
@@ -278,6 +297,26 @@ void tc_graph_free(tc_graph *g)
 
 /* ---------------------------------------------------------------- folding -- */
 
+/* Evaluates node nd on its operand values into *out: for an element of a tuple-valued
+ * instruction, the whole instruction, keeping that element. */
+static int eval_node(tc_graph *g, const tc_node *nd, hlo_array *const *ops, hlo_array **out)
+{
+    hlo_array *elems[64] = {NULL};
+    hlo_error e;
+    const int n = nd->elem >= 0 ? nd->src->shape.n_tuple : 1;
+    if (n > (int)(sizeof elems / sizeof *elems))
+        return tc_fail(g, nd->src, "'%s' has too many results", nd->src->name);
+    if (hlo_eval_instr(g->m, g->file, nd->src, ops, elems, &e)) {
+        snprintf(g->err, g->errlen, "%s", e.msg);
+        return -1;
+    }
+    *out = elems[nd->elem >= 0 ? nd->elem : 0];
+    for (int j = 0; j < n; j++)
+        if (j != (nd->elem >= 0 ? nd->elem : 0))
+            hlo_array_free(elems[j]);
+    return 0;
+}
+
 static bool live(const tc_graph *g, int i) { return g->nodes[i].n_users > 0; }
 
 int tc_fold(tc_graph *g)
@@ -294,11 +333,8 @@ int tc_fold(tc_graph *g)
         }
         if (!all)
             continue;
-        hlo_error e;
-        if (hlo_eval_instr(g->m, g->file, nd->src, ops, &nd->value, &e)) {
-            snprintf(g->err, g->errlen, "%s", e.msg);
+        if (eval_node(g, nd, ops, &nd->value))
             return -1;
-        }
         nd->role = TC_CONST;
     }
     /* Constants only constants use are no longer needed. */
@@ -617,11 +653,8 @@ int tc_eval(tc_graph *g, hlo_array *const *inputs, hlo_array **vals)
             return tc_fail(g, nd->src, "'%s' has too many operands", nd->name);
         for (int j = 0; j < nd->n_in; j++)
             ops[j] = vals[nd->in[j]];
-        hlo_error e;
-        if (hlo_eval_instr(g->m, g->file, nd->src, ops, &vals[i], &e)) {
-            snprintf(g->err, g->errlen, "%s", e.msg);
+        if (eval_node(g, nd, ops, &vals[i]))
             return -1;
-        }
     }
     return 0;
 }

@@ -21,11 +21,12 @@ enum tc_role {
 
 typedef struct {
     const hlo_instr *src; /* attributes and location, in the original module */
+    int elem;             /* element of a tuple-valued src (a variadic reduce), else -1 */
     hlo_shape shape;      /* an array shape (tuples are resolved while inlining) */
     int n_in;
     int *in;              /* operand node ids */
     hlo_array *value;     /* TC_CONST: the value */
-    char *name;           /* unique among nodes */
+    char *name;           /* unique among nodes; "<base>_<elem>" for elements of a tuple */
     int role;
     int input;            /* TC_INPUT: input number */
     int gemm;             /* TC_DEVICE: its GEMM */

@@ -240,6 +240,35 @@ TEST(HloFixtures, JaxShort)
     EXPECT_EQ(p.instr("main.37", "Arg_2.3").parameter_number, 2);
 }
 
+TEST(HloFixtures, JaxArgmax)
+{
+    // jnp.argmax(x, axis=1): a variadic reduce over (values, iota) with a tie-breaking reducer.
+    PARSE(p, slurp(kFixtures + "jax_argmax.hlo"));
+    EXPECT_STREQ(p.m->name, "jit_f");
+    ASSERT_EQ(p.m->n_comps, 3);
+    EXPECT_STREQ(hlo_entry(p.m)->name, "main.3");
+    EXPECT_EQ(p.instr("region_0.1", "or.2").opcode, HLO_OP_OR);
+    EXPECT_EQ(p.instr("region_0.1", "and.1").opcode, HLO_OP_AND);
+    EXPECT_EQ(p.operand("region_0.1", "or.3", 1), "and.1");
+    const hlo_instr &iota = p.instr("argmax.2", "iota.2");
+    EXPECT_EQ(iota.opcode, HLO_OP_IOTA);
+    EXPECT_EQ(iota.n_operands, 0);
+    EXPECT_EQ(iota.iota_dimension, 0);
+    const hlo_instr &r = p.instr("argmax.2", "reduce.11");
+    EXPECT_EQ(r.opcode, HLO_OP_REDUCE);
+    ASSERT_EQ(r.shape.type, HLO_TUPLE);
+    ASSERT_EQ(r.shape.n_tuple, 2);
+    EXPECT_EQ(r.shape.tuple[0].type, HLO_F32);
+    EXPECT_EQ(r.shape.tuple[1].type, HLO_S32);
+    EXPECT_EQ(dims(r.shape.tuple[1]), std::vector<int64_t>{4});
+    EXPECT_EQ(r.n_operands, 4);
+    EXPECT_EQ(p.operand("argmax.2", "reduce.11", 1), "iota.3");
+    EXPECT_EQ(p.operand("argmax.2", "reduce.11", 3), "constant.2");
+    EXPECT_EQ(r.to_apply, hlo_find_computation(p.m, "region_0.1"));
+    EXPECT_EQ(r.iota_dimension, -1);
+    EXPECT_EQ(p.instr("argmax.2", "reduce.13").index, 1);
+}
+
 // ------------------------------------------------------------ constructs --
 
 TEST(HloConstructs, ShapesAndLayouts)
@@ -447,6 +476,32 @@ TEST(HloConstructs, CustomCallTargetAndDirection)
     EXPECT_EQ(p.instr("main", "ge").comparison_direction, HLO_CMP_GE);
 }
 
+TEST(HloConstructs, LogicalOpsAndIota)
+{
+    // iota_dimension is kept for iota only (-1 when absent or on another op); and, or, xor and
+    // not have enum values under XLA's names.
+    PARSE(p, entry("  i = s32[2,3]{1,0} iota(), iota_dimension=1\n"
+                   "  j = f32[4]{0} iota(), iota_dimension=0, metadata={op_name=\"x\"}\n"
+                   "  k = s32[4]{0} iota()\n"
+                   "  a = s32[2,3]{1,0} and(i, i), iota_dimension=1\n"
+                   "  o = s32[2,3]{1,0} or(i, a)\n"
+                   "  x = s32[2,3]{1,0} xor(o, a)\n"
+                   "  ROOT n = s32[2,3]{1,0} not(x)\n"));
+    EXPECT_EQ(p.instr("main", "i").opcode, HLO_OP_IOTA);
+    EXPECT_EQ(p.instr("main", "i").iota_dimension, 1);
+    EXPECT_EQ(p.instr("main", "j").iota_dimension, 0);
+    EXPECT_EQ(p.instr("main", "k").iota_dimension, -1);
+    EXPECT_EQ(p.instr("main", "a").iota_dimension, -1);
+    const char *names[] = {"a", "o", "x", "n"};
+    const hlo_opcode ops[] = {HLO_OP_AND, HLO_OP_OR, HLO_OP_XOR, HLO_OP_NOT};
+    for (int i = 0; i < 4; i++) {
+        EXPECT_EQ(p.instr("main", names[i]).opcode, ops[i]) << names[i];
+        EXPECT_STREQ(hlo_opcode_name(ops[i]), p.instr("main", names[i]).opcode_name);
+    }
+    EXPECT_EQ(p.instr("main", "n").n_operands, 1);
+    EXPECT_EQ(p.operand("main", "o", 1), "a");
+}
+
 TEST(HloConstructs, StackFrameTable)
 {
     PARSE(p, "HloModule m, entry_computation_layout={(f32[2]{0})->f32[2]{0}}\n\n"
@@ -584,6 +639,12 @@ TEST(HloErrors, Located)
         {entry("  ROOT c = f32[] custom-call(), custom_call_target=\"a\", "
                "custom_call_target=\"b\"\n"),
          "custom_call_target=\"b", "duplicate attribute 'custom_call_target'"},
+        {entry("  ROOT i = s32[2] iota(), iota_dimension=0, iota_dimension=0\n"),
+         "iota_dimension=0\n", "duplicate attribute 'iota_dimension'"},
+        {entry("  ROOT i = s32[2] iota(), iota_dimension=-1\n"), "-1",
+         "iota dimension -1 out of range [0, 2147483647]"},
+        {entry("  ROOT i = s32[2] iota(), iota_dimension=x\n"), "x\n",
+         "expected iota dimension, found 'x'"},
         {entry("  ROOT p = f32[] pad(p, p), padding=0_0x1\n"), "0_0x1", "bad padding '0_0x1'"},
         {entry("  ROOT p = f32[] slice(p), slice={[0:2:0]}\n"), "0]",
          "slice stride 0 out of range"},

@@ -889,6 +889,330 @@ TEST(HloEval, Errors)
     EXPECT_EQ(r.err, at(text, "c =") + "constant: value 300 of 'c' is not a s8");
 }
 
+// ============================================== logical ops, iota, variadic reduce --
+
+TEST(HloCheck, LogicalOpsAndIota)
+{
+    expect_checks(entry("  p = pred[2,3] parameter(0)\n  i = s8[2,3] parameter(1)\n"
+                        "  u = u8[4] parameter(2)\n"
+                        "  a = pred[2,3] and(p, p)\n  o = s8[2,3] or(i, i)\n"
+                        "  x = u8[4] xor(u, u)\n  n = pred[2,3] not(a)\n  m = s8[2,3] not(o)\n"
+                        "  i0 = s32[2,3] iota(), iota_dimension=0\n"
+                        "  i1 = f32[2,3] iota(), iota_dimension=1\n"
+                        "  i2 = u8[300] iota(), iota_dimension=0\n"
+                        "  ROOT t = (pred[2,3], s8[2,3], u8[4], pred[2,3], s8[2,3], s32[2,3], "
+                        "f32[2,3], u8[300]) tuple(a, o, x, n, m, i0, i1, i2)\n"));
+    const std::string p = "  a = f32[2,3] parameter(0)\n  i = s32[2,3] parameter(1)\n"
+                          "  j = s32[3,2] parameter(2)\n  q = pred[2,3] parameter(3)\n";
+    for (const char *op : {"and", "or", "xor"}) {
+        expect_bad(p + "  bad = f32[2,3] " + op + "(a, a)\n",
+                   std::string(op) + ": element type f32 is not pred or integral");
+        expect_bad(p + "  bad = s32[2,3] " + op + "(i, j)\n",
+                   std::string(op) + ": operand 1 has shape s32[3,2] but the result has s32[2,3]");
+        expect_bad(p + "  bad = pred[2,3] " + op + "(q, i)\n",
+                   std::string(op) + ": operand 1 has shape s32[2,3] but the result has pred[2,3]");
+        expect_bad(p + "  bad = s32[2,3] " + op + "(i)\n",
+                   std::string(op) + ": expects 2 operands, has 1");
+    }
+    expect_bad(p + "  bad = s32[2,3] not(i, i)\n", "not: expects 1 operand, has 2");
+    expect_bad(p + "  bad = f32[2,3] not(a)\n", "not: element type f32 is not pred or integral");
+    expect_bad(p + "  bad = pred[3,2] not(q)\n",
+               "not: operand 0 has shape pred[2,3] but the result has pred[3,2]");
+    expect_bad(p + "  t = (s32[2,3]) tuple(i)\n  bad = (s32[2,3]) not(t)\n",
+               "not: the result must be an array, is (s32[2,3])");
+    expect_bad(p + "  bad = s32[2,3] iota(i), iota_dimension=0\n",
+               "iota: expects 0 operands, has 1");
+    expect_bad(p + "  bad = s32[] iota(), iota_dimension=0\n",
+               "iota: the result must not be a scalar");
+    expect_bad(p + "  bad = s32[2,3] iota()\n", "iota: missing iota_dimension");
+    expect_bad(p + "  bad = s32[2,3] iota(), iota_dimension=2\n",
+               "iota: iota_dimension 2 out of range for rank 2");
+    expect_bad(p + "  bad = pred[2,3] iota(), iota_dimension=0\n",
+               "iota: element type pred is not integral or floating point");
+    expect_bad(p + "  bad = (s32[2]) iota(), iota_dimension=0\n",
+               "iota: the result must be an array, is (s32[2])");
+}
+
+TEST(HloCheck, VariadicReduceErrors)
+{
+    const std::string comps = R"(HloModule m
+pair {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  ROOT t = (f32[], s32[]) tuple(a, bi)
+}
+flat {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  ROOT s = f32[] add(a, b)
+}
+swapped {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  ROOT t = (s32[], f32[]) tuple(bi, a)
+}
+add2 {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+three {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  ROOT t = (f32[], s32[], f32[]) tuple(a, bi, b)
+}
+wide {
+  a = f32[] parameter(0)
+  ai = s8[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s8[] parameter(3)
+  ROOT t = (f32[], s8[]) tuple(a, bi)
+}
+ENTRY main {
+  a = f32[2,3] parameter(0)
+  i = s32[2,3] parameter(1)
+  j = s32[3,2] parameter(2)
+  k = f32[] constant(0)
+  z = s32[] constant(0)
+  zz = s32[1] constant({0})
+  e = s8[2,3] parameter(3)
+  zs = s8[] constant(0)
+)";
+    auto bad = [&](const std::string &line, const std::string &what) {
+        std::string text = comps + line + "}\n";
+        std::string msg = check_error(text);
+        EXPECT_EQ(msg.rfind(at(text, "bad ="), 0), 0u) << msg;
+        EXPECT_NE(msg.find(what), std::string::npos) << msg << "\nwanted: " << what;
+    };
+    expect_checks(comps + "  ROOT r = (f32[2], s32[2]) reduce(a, i, k, z), dimensions={1}, "
+                          "to_apply=pair\n}\n");
+    expect_checks(comps + "  ROOT r = (f32[], s32[]) reduce(a, i, k, z), dimensions={0,1}, "
+                          "to_apply=pair\n}\n");
+    bad("  bad = (f32[2], s32[2]) reduce(a, j, k, z), dimensions={1}, to_apply=pair\n",
+        "reduce: input 1 has shape s32[3,2] but input 0 has f32[2,3]");
+    bad("  bad = (f32[2], s32[2]) reduce(a, i, k, k), dimensions={1}, to_apply=pair\n",
+        "reduce: init value 1 has shape f32[], must be a scalar of input s32[2,3]'s type");
+    bad("  bad = (f32[2], s32[2]) reduce(a, i, k, zz), dimensions={1}, to_apply=pair\n",
+        "reduce: init value 1 has shape s32[1], must be a scalar of input s32[2,3]'s type");
+    bad("  bad = (f32[2], s32[2]) reduce(a, i, k, z), dimensions={1}, to_apply=add2\n",
+        "reduce: to_apply 'add2' has 2 parameters, needs 4");
+    bad("  bad = (f32[2], s32[2]) reduce(a, i, k, z), dimensions={1}, to_apply=flat\n",
+        "reduce: to_apply 'flat' must return a tuple of 2 scalars");
+    bad("  bad = (f32[2], s32[2]) reduce(a, i, k, z), dimensions={1}, to_apply=three\n",
+        "reduce: to_apply 'three' must return a tuple of 2 scalars");
+    bad("  bad = (f32[2], s32[2]) reduce(a, i, k, z), dimensions={1}, to_apply=swapped\n",
+        "reduce: to_apply 'swapped' returns s32[], must be f32[]");
+    bad("  bad = (f32[2], s8[2]) reduce(a, e, k, zs), dimensions={1}, to_apply=pair\n",
+        "reduce: parameter 1 of to_apply 'pair' is s32[], must be s8[]");
+    bad("  bad = (f32[2], s32[2]) reduce(a, i, k, z), dimensions={1}, to_apply=wide\n",
+        "reduce: parameter 1 of to_apply 'wide' is s8[], must be s32[]");
+    bad("  bad = f32[2] reduce(a, i, k, z), dimensions={1}, to_apply=pair\n",
+        "reduce: result must be a tuple of 2 arrays");
+    bad("  bad = (f32[2], s32[2], f32[2]) reduce(a, i, k, z), dimensions={1}, to_apply=pair\n",
+        "reduce: result must be a tuple of 2 arrays");
+    bad("  bad = (f32[2], s32[3]) reduce(a, i, k, z), dimensions={1}, to_apply=pair\n",
+        "reduce: result s32[3], expected s32[2]");
+    bad("  bad = (f32[2], f32[2]) reduce(a, i, k, z), dimensions={1}, to_apply=pair\n",
+        "reduce: result f32[2], expected s32[2]");
+    bad("  bad = (f32[2], s32[2]) reduce(a, i, k), dimensions={1}, to_apply=pair\n",
+        "reduce: expects inputs and as many init values, has 3 operands");
+}
+
+TEST(HloEval, LogicalOps)
+{
+    auto bin = [&](hlo_type t, const char *ty, const char *op, std::vector<double> a,
+                   std::vector<double> b) {
+        std::string s = std::string("  a = ") + ty + "[4] parameter(0)\n  b = " + ty +
+                        "[4] parameter(1)\n  ROOT r = " + ty + "[4] " + op + "(a, b)\n";
+        return run1(entry(s), {make(t, {4}, a), make(t, {4}, b)});
+    };
+    auto un = [&](hlo_type t, const char *ty, std::vector<double> a) {
+        return run1(entry(std::string("  a = ") + ty + "[4] parameter(0)\n  ROOT r = " + ty +
+                          "[4] not(a)\n"),
+                    {make(t, {4}, a)});
+    };
+    // pred: logical, every combination.
+    const std::vector<double> p = {0, 0, 1, 1}, q = {0, 1, 0, 1};
+    expect_same(bin(HLO_PRED, "pred", "and", p, q), {0, 0, 0, 1});
+    expect_same(bin(HLO_PRED, "pred", "or", p, q), {0, 1, 1, 1});
+    expect_same(bin(HLO_PRED, "pred", "xor", p, q), {0, 1, 1, 0});
+    expect_same(un(HLO_PRED, "pred", p), {1, 1, 0, 0});
+    // Integers: bitwise on the two's complement bits, in the element type.
+    const double mn = -2147483648.0, mx = 2147483647.0;
+    expect_same(bin(HLO_S32, "s32", "and", {-1, mn, 12, -6}, {mx, -1, 10, 7}), {mx, mn, 8, 2});
+    expect_same(bin(HLO_S32, "s32", "or", {mn, 0, 12, -8}, {mx, 0, 10, 3}), {-1, 0, 14, -5});
+    expect_same(bin(HLO_S32, "s32", "xor", {-1, mn, 12, -1}, {mx, mx, 10, -1}), {mn, -1, 6, 0});
+    expect_same(un(HLO_S32, "s32", {0, -1, mx, mn}), {-1, 0, mn, mx});
+    expect_same(bin(HLO_S8, "s8", "and", {-128, -1, 127, -3}, {-1, 127, -128, 6}),
+                {-128, 127, 0, 4});
+    expect_same(bin(HLO_S8, "s8", "xor", {-128, -1, 127, 5}, {127, 1, -1, 5}), {-1, -2, -128, 0});
+    expect_same(un(HLO_S8, "s8", {0, -128, 127, 5}), {-1, 127, -128, -6});
+    expect_same(bin(HLO_U8, "u8", "or", {128, 0, 255, 3}, {127, 0, 1, 12}), {255, 0, 255, 15});
+    expect_same(bin(HLO_U8, "u8", "xor", {255, 0, 170, 3}, {1, 0, 85, 12}), {254, 0, 255, 15});
+    expect_same(un(HLO_U8, "u8", {0, 255, 1, 170}), {255, 0, 254, 85});
+}
+
+TEST(HloEval, Iota)
+{
+    expect_same(run1(entry("  ROOT r = s32[2,3] iota(), iota_dimension=0\n"), {}),
+                {0, 0, 0, 1, 1, 1});
+    expect_same(run1(entry("  ROOT r = f32[2,3] iota(), iota_dimension=1\n"), {}),
+                {0, 1, 2, 0, 1, 2});
+    // [2,3,4] along the middle dim: element (i,j,k) is j.
+    std::vector<double> want;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++)
+            for (int k = 0; k < 4; k++)
+                want.push_back(j);
+    Result r = run(entry("  ROOT r = s8[2,3,4] iota(), iota_dimension=1\n"), {});
+    ASSERT_EQ(r.err, "");
+    EXPECT_EQ(r.types[0], HLO_S8);
+    EXPECT_EQ(r.dims[0], (std::vector<int64_t>{2, 3, 4}));
+    expect_same(r.out[0], want);
+    // Converted to the element type: u8 and s8 wrap past their range, as XLA's convert does.
+    std::vector<double> u = run1(entry("  ROOT r = u8[300] iota(), iota_dimension=0\n"), {});
+    std::vector<double> s = run1(entry("  ROOT r = s8[300] iota(), iota_dimension=0\n"), {});
+    ASSERT_EQ(u.size(), 300u);
+    ASSERT_EQ(s.size(), 300u);
+    for (int i = 0; i < 300; i++) {
+        EXPECT_EQ(u[i], i % 256) << i;
+        EXPECT_EQ(s[i], (int8_t)(uint8_t)i) << i;
+    }
+    // Empty dims give no elements.
+    r = run(entry("  ROOT r = f32[0,3] iota(), iota_dimension=1\n"), {});
+    ASSERT_EQ(r.err, "");
+    EXPECT_TRUE(r.out[0].empty());
+}
+
+// XLA's argmax as the fixture's comparator defines it: the first index of the maximum, where
+// NaN is greater than everything (so the first NaN), and -0 equals +0.
+std::vector<double> argmax_rows(const std::vector<float> &x, int rows, int cols)
+{
+    std::vector<double> idx;
+    for (int r = 0; r < rows; r++) {
+        int best = 0;
+        for (int c = 1; c < cols; c++) {
+            float b = x[r * cols + best], v = x[r * cols + c];
+            if (std::isnan(b))
+                break;
+            if (std::isnan(v) || v > b)
+                best = c;
+        }
+        idx.push_back(best);
+    }
+    return idx;
+}
+
+TEST(HloEval, JaxArgmaxAgainstReference)
+{
+    const std::string text = [] {
+        std::ifstream f(kSrc + "tests/hlo/jax_argmax.hlo");
+        std::ostringstream s;
+        s << f.rdbuf();
+        return s.str();
+    }();
+    ASSERT_FALSE(text.empty());
+    const int R = 4, C = 10;
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = INFINITY;
+    auto check = [&](const std::vector<float> &x, const char *what) {
+        std::vector<double> xd(x.begin(), x.end());
+        Result r = run(text, {make(HLO_F32, {R, C}, xd)});
+        ASSERT_EQ(r.err, "") << what;
+        ASSERT_EQ(r.out.size(), 1u);
+        EXPECT_EQ(r.types[0], HLO_S32);
+        EXPECT_EQ(r.dims[0], std::vector<int64_t>{R});
+        EXPECT_EQ(r.out[0], argmax_rows(x, R, C)) << what;
+    };
+    // Edge rows: all -inf (index 0: the init value's index wins a tie), a late NaN, several
+    // NaNs, -0 before +0 (a tie), +inf after NaN.
+    std::vector<float> edge(R * C, -inf);
+    for (int c = 0; c < C; c++) {
+        edge[C + c] = (float)(c % 3);
+        edge[2 * C + c] = c == 4 || c == 7 ? nan : (float)c;
+        edge[3 * C + c] = c == 2 ? -0.0f : c == 5 ? 0.0f : c == 6 ? nan : c == 8 ? inf : -1;
+    }
+    edge[C + C - 1] = nan;
+    check(edge, "edges");
+    EXPECT_EQ(argmax_rows(edge, R, C), (std::vector<double>{0, 9, 4, 6}));
+    // Random rows from a few values: many ties, some NaN and infinities.
+    std::mt19937 rng(5);
+    const float pool[] = {-2, -1, -0.0f, 0, 1, 2, inf, -inf, nan};
+    for (int run = 0; run < 300; run++) {
+        std::vector<float> x(R * C);
+        int kinds = run % 3 == 0 ? 9 : 6; // a third of the runs with NaN and infinities
+        for (float &v : x)
+            v = pool[rng() % kinds];
+        check(x, "random");
+    }
+}
+
+TEST(HloEval, VariadicReduceFoldOrder)
+{
+    // Two folds in one reduce over dims {0,2} of [2,3,4]: acc - x (order matters in float, and
+    // for its sign) and the index of the element folded last: row-major over the reduced dims,
+    // from the init values.
+    const std::string text = R"(HloModule m
+fold {
+  acc = f32[] parameter(0)
+  last = s32[] parameter(1)
+  x = f32[] parameter(2)
+  xi = s32[] parameter(3)
+  d = f32[] subtract(acc, x)
+  ROOT t = (f32[], s32[]) tuple(d, xi)
+}
+ENTRY main {
+  a = f32[2,3,4] parameter(0)
+  i = s32[2,3,4] parameter(1)
+  k = f32[] constant(100000000)
+  m = s32[] constant(-7)
+  ROOT r = (f32[3], s32[3]) reduce(a, i, k, m), dimensions={0,2}, to_apply=fold
+}
+)";
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> u(-4, 4);
+    std::vector<double> a(24), ids(24);
+    for (int n = 0; n < 24; n++) {
+        a[n] = n % 5 == 0 ? 1 : u(rng); // the 1s vanish against 1e8 in float
+        ids[n] = 1000 + (int)(rng() % 1000);
+    }
+    std::vector<double> want_v, want_i;
+    for (int j = 0; j < 3; j++) {
+        float acc = 1e8f;
+        double last = -7;
+        for (int i = 0; i < 2; i++)
+            for (int k = 0; k < 4; k++) {
+                acc -= (float)a[(i * 3 + j) * 4 + k];
+                last = ids[(i * 3 + j) * 4 + k];
+            }
+        want_v.push_back(acc);
+        want_i.push_back(last);
+    }
+    Result r = run(text, {make(HLO_F32, {2, 3, 4}, a), make(HLO_S32, {2, 3, 4}, ids)});
+    ASSERT_EQ(r.err, "");
+    ASSERT_EQ(r.out.size(), 2u);
+    EXPECT_EQ(r.types[1], HLO_S32);
+    expect_same(r.out[0], want_v);
+    expect_same(r.out[1], want_i);
+    // With nothing to fold, the init values: reduce of a [2,0] array over dim 1.
+    r = run("HloModule m\n" + text.substr(text.find("fold {"), text.find("ENTRY") -
+                                                                   text.find("fold {")) +
+                "ENTRY main {\n  a = f32[2,0] parameter(0)\n  i = s32[2,0] parameter(1)\n"
+                "  k = f32[] constant(1.5)\n  m = s32[] constant(-7)\n"
+                "  ROOT r = (f32[2], s32[2]) reduce(a, i, k, m), dimensions={1}, to_apply=fold\n}\n",
+            {make(HLO_F32, {2, 0}, {}), make(HLO_S32, {2, 0}, {})});
+    ASSERT_EQ(r.err, "");
+    expect_same(r.out[0], {1.5, 1.5});
+    expect_same(r.out[1], {-7, -7});
+}
+
 // ============================================================ hooks --
 
 hlo_array *copy_of(const hlo_array *a)
@@ -1147,6 +1471,120 @@ ENTRY main {
     EXPECT_EQ(hlo_eval_instr(q.m, "t.hlo", &e->instrs[1], nullptr, &out, &err), -1);
     EXPECT_EQ(std::string(err.msg),
               at(t2, "e =") + "constant: value of 'e' is elided ({...}) but needed");
+}
+
+TEST(HloEvalHooks, EvalInstrOnTupleReduceAndNewOps)
+{
+    // hlo_eval_instr fills one slot per tuple element of a variadic reduce, and evaluates the
+    // logical ops and iota, bit for bit as hlo_eval does.
+    std::string text;
+    {
+        std::ifstream f(kSrc + "tests/hlo/jax_argmax.hlo");
+        std::ostringstream s;
+        s << f.rdbuf();
+        text = s.str();
+    }
+    Parsed p(text);
+    ASSERT_NE(p.m, nullptr) << p.err.msg;
+    const hlo_computation *c = &p.m->comps[hlo_find_computation(p.m, "argmax.2")];
+    const hlo_instr *iota = &c->instrs[hlo_find_instr(c, "iota.2")];
+    const hlo_instr *bc = &c->instrs[hlo_find_instr(c, "iota.3")];
+    const hlo_instr *ninf = &c->instrs[hlo_find_instr(c, "constant.3")];
+    const hlo_instr *zero = &c->instrs[hlo_find_instr(c, "constant.2")];
+    const hlo_instr *red = &c->instrs[hlo_find_instr(c, "reduce.11")];
+    hlo_error err{};
+    hlo_array *iv = nullptr, *bv = nullptr, *nv = nullptr, *zv = nullptr;
+    ASSERT_EQ(hlo_eval_instr(p.m, "t.hlo", iota, nullptr, &iv, &err), 0) << err.msg;
+    expect_same(values(iv), {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+    ASSERT_EQ(hlo_eval_instr(p.m, "t.hlo", bc, &iv, &bv, &err), 0) << err.msg;
+    ASSERT_EQ(hlo_eval_instr(p.m, "t.hlo", ninf, nullptr, &nv, &err), 0) << err.msg;
+    ASSERT_EQ(hlo_eval_instr(p.m, "t.hlo", zero, nullptr, &zv, &err), 0) << err.msg;
+    std::vector<double> x(40);
+    for (int i = 0; i < 40; i++)
+        x[i] = (i * 7) % 11 == 3 ? 9 : (i * 13) % 5;
+    x[25] = kNaN;
+    hlo_array *xa = make(HLO_F32, {4, 10}, x);
+    hlo_array *ops[4] = {xa, bv, nv, zv};
+    hlo_array *outs[2] = {nullptr, nullptr};
+    ASSERT_EQ(hlo_eval_instr(p.m, "t.hlo", red, ops, outs, &err), 0) << err.msg;
+    ASSERT_NE(outs[0], nullptr);
+    ASSERT_NE(outs[1], nullptr);
+    EXPECT_EQ(outs[0]->shape.type, HLO_F32);
+    EXPECT_EQ(outs[1]->shape.type, HLO_S32);
+    std::vector<float> xf(x.begin(), x.end());
+    std::vector<double> idx = argmax_rows(xf, 4, 10), maxv;
+    for (int r = 0; r < 4; r++)
+        maxv.push_back(x[r * 10 + (int)idx[r]]);
+    expect_same(values(outs[0]), maxv);
+    expect_same(values(outs[1]), idx);
+    // The same as hlo_eval of the whole module.
+    hlo_array **all = nullptr;
+    int n = 0;
+    ASSERT_EQ(hlo_eval(p.m, "t.hlo", &xa, 1, &all, &n, &err), 0) << err.msg;
+    ASSERT_EQ(n, 1);
+    EXPECT_TRUE(same_bits(all[0], outs[1]));
+    hlo_arrays_free(all, n);
+    hlo_array_free(outs[0]);
+    hlo_array_free(outs[1]);
+
+    // A failure leaves every slot NULL, located at the reduce.
+    outs[0] = outs[1] = xa;
+    ops[1] = iv;
+    EXPECT_EQ(hlo_eval_instr(p.m, "t.hlo", red, ops, outs, &err), -1);
+    EXPECT_EQ(outs[0], nullptr);
+    EXPECT_EQ(outs[1], nullptr);
+    EXPECT_EQ(std::string(err.msg),
+              at(text, "reduce.11 =") + "reduce: operand 1 of 'reduce.11' is s32[4,10] but the "
+                                        "array given is s32[10]");
+    for (hlo_array *a : {iv, bv, nv, zv, xa})
+        hlo_array_free(a);
+
+    // The reducer's logical ops, one scalar at a time.
+    const hlo_computation *reg = &p.m->comps[hlo_find_computation(p.m, "region_0.1")];
+    hlo_array *t = make(HLO_PRED, {}, {1}), *f = make(HLO_PRED, {}, {0});
+    auto one = [&](const char *name, hlo_array *a, hlo_array *b) {
+        hlo_array *o = nullptr, *in[2] = {a, b};
+        EXPECT_EQ(hlo_eval_instr(p.m, "t.hlo", &reg->instrs[hlo_find_instr(reg, name)], in, &o,
+                                 &err), 0) << err.msg;
+        double v = o ? values(o)[0] : -1;
+        hlo_array_free(o);
+        return v;
+    };
+    EXPECT_EQ(one("and.1", t, f), 0);
+    EXPECT_EQ(one("and.1", t, t), 1);
+    EXPECT_EQ(one("or.2", f, f), 0);
+    EXPECT_EQ(one("or.3", f, t), 1);
+    hlo_array_free(t);
+    hlo_array_free(f);
+
+    // xor, not on integers, and iota of f32, through hlo_eval_instr against hlo_eval.
+    const std::string t2 = entry("  a = s8[5] parameter(0)\n  b = s8[5] parameter(1)\n"
+                                 "  x = s8[5] xor(a, b)\n  n = s8[5] not(x)\n"
+                                 "  i = f32[5,2] iota(), iota_dimension=0\n"
+                                 "  ROOT r = (s8[5], s8[5], f32[5,2]) tuple(x, n, i)\n");
+    Parsed q(t2);
+    ASSERT_NE(q.m, nullptr) << q.err.msg;
+    const hlo_computation *e = hlo_entry(q.m);
+    hlo_array *params[2] = {make(HLO_S8, {5}, {-128, 127, -1, 0, 85}),
+                            make(HLO_S8, {5}, {1, -128, 127, 0, -86})};
+    ASSERT_EQ(hlo_eval(q.m, "t.hlo", params, 2, &all, &n, &err), 0) << err.msg;
+    ASSERT_EQ(n, 3);
+    expect_same(values(all[0]), {-127, -1, -128, 0, -1});
+    expect_same(values(all[1]), {126, 0, 127, -1, 0});
+    expect_same(values(all[2]), {0, 0, 1, 1, 2, 2, 3, 3, 4, 4});
+    hlo_array *o = nullptr;
+    ASSERT_EQ(hlo_eval_instr(q.m, "t.hlo", &e->instrs[2], params, &o, &err), 0) << err.msg;
+    EXPECT_TRUE(same_bits(o, all[0]));
+    hlo_array_free(o);
+    ASSERT_EQ(hlo_eval_instr(q.m, "t.hlo", &e->instrs[3], &all[0], &o, &err), 0) << err.msg;
+    EXPECT_TRUE(same_bits(o, all[1]));
+    hlo_array_free(o);
+    ASSERT_EQ(hlo_eval_instr(q.m, "t.hlo", &e->instrs[4], nullptr, &o, &err), 0) << err.msg;
+    EXPECT_TRUE(same_bits(o, all[2]));
+    hlo_array_free(o);
+    hlo_arrays_free(all, n);
+    hlo_array_free(params[0]);
+    hlo_array_free(params[1]);
 }
 
 // ============================================================ safetensors --

@@ -127,6 +127,7 @@ void expect_same_instr(const hlo_module *ma, const hlo_instr &a, const hlo_modul
     EXPECT_EQ(ints(a.pad_high), ints(b.pad_high));
     EXPECT_EQ(ints(a.pad_interior), ints(b.pad_interior));
     EXPECT_EQ(a.comparison_direction, b.comparison_direction);
+    EXPECT_EQ(a.iota_dimension, b.iota_dimension);
     EXPECT_STREQ(a.custom_call_target ? a.custom_call_target : "(none)",
                  b.custom_call_target ? b.custom_call_target : "(none)");
 }
@@ -351,6 +352,68 @@ ENTRY main {
     EXPECT_EQ(print_module(p.m), text);
     EXPECT_STREQ(p.m->comps[2].instrs[16].custom_call_target, "a\"b\\c\n\t\r\001\377");
     round_trip(text, "t.hlo", 0);
+}
+
+TEST(HloPrint, LogicalOpsIotaAndTupleReduce)
+{
+    // The argmax reducer's ops, iota_dimension and a tuple-shaped reduce print as XLA spells
+    // them, and read back to the same module that evaluates to the same bits.
+    const std::string text = R"(HloModule ops
+
+pair {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  ne = pred[] compare(a, a), direction=NE
+  o = pred[] or(gt, ne)
+  eq = pred[] compare(a, b), direction=EQ
+  lt = pred[] compare(ai, bi), direction=LT
+  n = pred[] and(eq, lt)
+  x = pred[] xor(o, n)
+  y = pred[] not(x)
+  v = f32[] select(y, b, a)
+  i = s32[] select(y, bi, ai)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+
+ENTRY main {
+  p = f32[3,5] parameter(0)
+  q = s8[3,5] parameter(1)
+  io = s32[3,5] iota(), iota_dimension=1
+  fi = f32[3,5] iota(), iota_dimension=0
+  nq = s8[3,5] not(q)
+  aq = s8[3,5] and(q, nq)
+  k = f32[] constant(-inf)
+  z = s32[] constant(0)
+  r = (f32[3], s32[3]) reduce(p, io, k, z), dimensions={1}, to_apply=pair
+  ROOT out = ((f32[3], s32[3]), f32[3,5], s8[3,5]) tuple(r, fi, aq)
+}
+)";
+    Parsed p(text);
+    ASSERT_NE(p.m, nullptr) << p.err.msg;
+    EXPECT_EQ(print_module(p.m), text);
+    round_trip(text, "t.hlo", 3);
+    // iota_dimension is printed for iota only: hand-built attrs of other ops leave it 0.
+    hlo_instr neg = {};
+    neg.opcode = HLO_OP_NEGATE;
+    neg.parameter_number = -1;
+    neg.to_apply = neg.calls = -1;
+    hlo_instr iota = neg;
+    iota.opcode = HLO_OP_IOTA;
+    iota.iota_dimension = 2;
+    hlo_shape s = {};
+    s.type = HLO_S32;
+    s.rank = 3;
+    s.dims[0] = s.dims[1] = s.dims[2] = 2;
+    s.elements = 8;
+    const char *ops[] = {"i"};
+    hlo_text t{};
+    hlo_print_instr(&t, p.m, &iota, false, "i", &s, nullptr, 0);
+    hlo_print_instr(&t, p.m, &neg, true, "n", &s, ops, 1);
+    EXPECT_EQ(take(&t), "  i = s32[2,2,2] iota(), iota_dimension=2\n"
+                        "  ROOT n = s32[2,2,2] negate(i)\n");
 }
 
 TEST(HloPrint, ConstantsRoundTripExactly)

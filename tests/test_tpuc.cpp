@@ -419,6 +419,31 @@ TEST(Lower, ReducerThatCallsAComputation)
     expect_exact(o);
 }
 
+TEST(Lower, ArgmaxOnHost)
+{
+    // jnp.argmax: iota, a variadic reduce with a comparator of compare/or/and/select; exact.
+    Outcome o = compile_and_run("argmax", slurp(TPU_SOURCE_DIR "/tests/hlo/jax_argmax.hlo"),
+                                {f32({4, 10})});
+    expect_exact(o);
+}
+
+TEST(Lower, MlpWithArgmax)
+{
+    // Two GEMMs on the device, then argmax on the host: the predicted classes agree with the
+    // float model's except where quantization flips a near tie.
+    Outcome o = compile_and_run("mlp_argmax", slurp(TPU_SOURCE_DIR "/tests/hlo/jax_mlp_argmax.hlo"),
+                                {random_array(rng(), HLO_F32, {8, 20}, 0, 1)}, 8, 0, 1,
+                                {{0, random_array(rng(), HLO_F32, {20, 12}, -0.5, 0.5)},
+                                 {1, random_array(rng(), HLO_F32, {12, 5}, -0.5, 0.5)}});
+    EXPECT_NE(o.report.find("(GEMMs: 2, segments: 1)"), std::string::npos) << o.report;
+    EXPECT_NE(o.report.find("reduce.11_1 (reduce)"), std::string::npos) << o.report;
+    ASSERT_EQ(o.device.size(), 1u);
+    int agree = 0;
+    for (size_t i = 0; i < o.device[0].size(); i++)
+        agree += o.device[0][i] == o.reference[0][i];
+    EXPECT_GE(agree, 7) << "of 8";
+}
+
 TEST(Lower, BatchDotOnDevice)
 {
     // One GEMM per batch index; the weights' batch dimension need not lead (rhs [5,2,4], batch
