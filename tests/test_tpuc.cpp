@@ -6,7 +6,9 @@
 // and the compiler's errors.
 #include <gtest/gtest.h>
 #include <jansson.h>
+#include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -529,6 +531,45 @@ TEST(Errors, Located)
                                       "  ROOT y = f32[2] add(x, c)\n}\n")
                   .find("m.hlo:4:"),
               std::string::npos);
+}
+
+// The tpuc command: each bad input is one line naming it, exit 1 (input rejected) or 2 (usage,
+// output not writable), and no package written.
+TEST(Errors, TpucCommand)
+{
+    const fs::path dir = scratch("tpuc_cmd");
+    const std::string m = TPU_SOURCE_DIR "/models/mnist/", out = (dir / "o.tpub").string();
+    std::ofstream(dir / "junk") << "junk";
+    const std::string junk = (dir / "junk").string(), tpuc = TPU_BINARY_DIR "/bin/tpuc ";
+    struct Case {
+        std::string args, says;
+        int code;
+    } cases[] = {
+        {(dir / "none.hlo").string(), "none.hlo:0:0: cannot read file", 1},
+        {m + "mlp.hlo --weights " + junk, "junk: file is 4 bytes", 1},
+        {m + "mlp.hlo --weights " + m + "mlp.safetensors --calibrate " + junk, "junk: not a .npy",
+         1},
+        {m + "mlp.hlo --weights " + m + "mlp.safetensors", "need calibration samples", 1},
+        {m + "mlp.hlo --array 0", "--array 0: expected an array size", 2},
+        {m + "mlp.hlo --bogus", "unknown option --bogus", 2},
+    };
+    for (const Case &c : cases) {
+        const std::string cmd = tpuc + c.args + " -o " + out + " 2> " + (dir / "err").string();
+        const int st = std::system(cmd.c_str());
+        EXPECT_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : -1, c.code) << c.args;
+        const std::string err = slurp((dir / "err").string());
+        EXPECT_EQ(err.rfind("tpuc: ", 0), 0u) << err;
+        EXPECT_NE(err.find(c.says), std::string::npos) << err;
+        EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+        EXPECT_FALSE(fs::exists(out)) << c.args;
+    }
+    // An unwritable output: exit 2, and nothing (not even the temporary file) left.
+    const std::string cmd = tpuc + m + "mlp.hlo --weights " + m + "mlp.safetensors --calibrate " +
+                            m + "calib.npy --quiet -o " + (dir / "no" / "o.tpub").string() +
+                            " 2>/dev/null";
+    const int st = std::system(cmd.c_str());
+    EXPECT_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 2);
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 2); // junk, err
 }
 
 // ------------------------------------------------------------------ MNIST --

@@ -1,6 +1,7 @@
 /* tpuc_main.c - the tpuc command: compile an HLO module into a package, or disassemble one. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,13 +22,20 @@ static const char usage[] =
     "file per input: the input's shape with any number of rows). --array: the array size the\n"
     "weights are tiled for (default 16). Prints the compiler's report (what runs where, the\n"
     "quantization chosen) and the compile time.\n"
-    "exit status: 0 success, 1 the model or the package is rejected, 2 usage or files.\n";
+    "exit status: 0 success, 1 an input (model, weights, calibration data, package) is\n"
+    "rejected or unreadable, 2 usage, or the output cannot be written.\n";
 
-static int fail(int code, const char *fmt, const char *a, const char *b)
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static int fail(int code, const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     fprintf(stderr, "tpuc: ");
-    fprintf(stderr, fmt, a, b);
+    vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
+    va_end(ap);
     return code;
 }
 
@@ -68,7 +76,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--weights") || !strcmp(a, "--calibrate") || !strcmp(a, "-o") ||
                    !strcmp(a, "--dump") || !strcmp(a, "--array")) {
             if (!v)
-                return fail(2, "%s needs a value%s", a, "");
+                return fail(2, "%s needs a value", a);
             i++;
             if (!strcmp(a, "--weights"))
                 o.weights_path = v;
@@ -78,33 +86,33 @@ int main(int argc, char **argv)
                 dump = v;
             else if (!strcmp(a, "--calibrate")) {
                 if (n_calib == 64)
-                    return fail(2, "too many --calibrate files%s%s", "", "");
+                    return fail(2, "too many --calibrate files");
                 calib_paths[n_calib++] = v;
             } else {
                 char *end;
                 unsigned long n = strtoul(v, &end, 10);
                 if (*end || n < 1 || n > 256)
-                    return fail(2, "--array %s: expected an array size 1..256%s", v, "");
+                    return fail(2, "--array %s: expected an array size 1..256", v);
                 o.array_n = (uint32_t)n;
             }
         } else if (a[0] == '-' && a[1]) {
-            return fail(2, "unknown option %s (tpuc --help)%s", a, "");
+            return fail(2, "unknown option %s (tpuc --help)", a);
         } else if (!o.hlo_path) {
             o.hlo_path = a;
         } else {
-            return fail(2, "more than one model given: %s%s", a, "");
+            return fail(2, "more than one model given: %s", a);
         }
     }
     char err[1024];
     if (dump) {
         if (o.hlo_path || out)
-            return fail(2, "--dump takes only the package%s%s", "", "");
+            return fail(2, "--dump takes only the package");
         tpub_package p;
         if (tpub_load(dump, &p, err, sizeof err))
             return fail(1, "%s: %s", dump, err);
         int rc = tpub_dump(&p, stdout);
         tpub_free(&p);
-        return rc ? fail(2, "%s: cannot write the listing%s", dump, "") : 0;
+        return rc ? fail(2, "%s: cannot write the listing", dump) : 0;
     }
     if (!o.hlo_path || !out) {
         fputs(usage, stderr);
@@ -124,7 +132,7 @@ int main(int argc, char **argv)
         if (bad) {
             while (k--)
                 hlo_array_free(calib[k]);
-            return fail(2, "%s: %s", path, err);
+            return fail(1, "%s: %s", path, err);
         }
     }
     o.calib = calib;
@@ -136,7 +144,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < n_calib; k++)
         hlo_array_free(calib[k]);
     if (rc)
-        return fail(1, "%s%s", err, "");
+        return fail(1, "%s", err);
     if (tpub_save(&p, out, err, sizeof err)) {
         tpub_free(&p);
         return fail(2, "%s: %s", out, err);
