@@ -165,7 +165,7 @@ bool hlo_shape_equal(const hlo_shape *a, const hlo_shape *b);
  * truncated to n bytes; returns buf. */
 char *hlo_shape_str(const hlo_shape *s, char *buf, size_t n);
 
-/* ---------------------------------------------------------------- hlo_eval.c -- */
+/* ------------------------------------------------------ hlo_eval.c, hlo_array.c -- */
 
 /* A dense array in row-major order. data holds shape.elements values of the element type:
  * f32 float, s8 int8_t, s32 int32_t, u8 uint8_t, pred uint8_t 0 or 1. shape is never a tuple. */
@@ -226,6 +226,8 @@ int hlo_eval_with(const hlo_module *m, const char *file, hlo_array *const *param
  * *err located at the instruction. */
 int hlo_eval_instr(const hlo_module *m, const char *file, const hlo_instr *in,
                    hlo_array *const *operands, hlo_array **out, hlo_error *err);
+
+/* ---------------------------------------------------------------- hlo_bind.c -- */
 
 struct st_file;
 /* Binds the tensors of a safetensors file (safetensors.h) to the ENTRY parameters, for each

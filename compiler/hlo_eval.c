@@ -1,12 +1,11 @@
 /* hlo_eval.c - reference evaluator for checked HLO modules (hlo.h), with a hook for
- * custom-calls, single-instruction evaluation for constant folding, and binding of safetensors
- * weights to ENTRY parameters.
+ * custom-calls, and single-instruction evaluation for constant folding. Binding safetensors
+ * weights to ENTRY parameters is hlo_bind.c.
  *
  * Elements are read and written as double: it holds every f32, s8, s32, u8 and pred value
  * exactly, and each op rounds or wraps its result to the element type before it is stored, so
  * f32 math is float math and integer math is exact modulo 2^bits (see hlo.h). */
 #include "hlo.h"
-#include "safetensors.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -47,67 +46,6 @@ static int fail(evaluator *e, const hlo_instr *in, const char *fmt, ...)
                  e->err->col, in ? in->opcode_name : "", in ? ": " : "", what);
     }
     return -1;
-}
-
-/* ------------------------------------------------------------ arrays -- */
-
-size_t hlo_type_size(hlo_type t)
-{
-    switch (t) {
-    case HLO_F32:
-    case HLO_S32:
-        return 4;
-    case HLO_S8:
-    case HLO_U8:
-    case HLO_PRED:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-hlo_array *hlo_array_new(hlo_type t, int rank, const int64_t *dims)
-{
-    size_t size = hlo_type_size(t);
-    if (!size || rank < 0 || rank > HLO_MAX_RANK)
-        return NULL;
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) {
-        if (dims[i] < 0 || (dims[i] && n > HLO_MAX_ELEMENTS / dims[i]))
-            return NULL;
-        n *= dims[i];
-    }
-    hlo_array *a = calloc(1, sizeof *a);
-    if (!a)
-        return NULL;
-    a->shape.type = t;
-    a->shape.rank = rank;
-    for (int i = 0; i < rank; i++)
-        a->shape.dims[i] = dims[i];
-    a->shape.elements = n;
-    a->data = calloc(n ? (size_t)n : 1, size);
-    if (!a->data) {
-        free(a);
-        return NULL;
-    }
-    return a;
-}
-
-void hlo_array_free(hlo_array *a)
-{
-    if (a) {
-        free(a->data);
-        free(a);
-    }
-}
-
-void hlo_arrays_free(hlo_array **arrays, int n)
-{
-    if (!arrays)
-        return;
-    for (int i = 0; i < n; i++)
-        hlo_array_free(arrays[i]);
-    free(arrays);
 }
 
 static double getd(const hlo_array *a, int64_t i)
@@ -922,97 +860,4 @@ int hlo_eval_instr(const hlo_module *m, const char *file, const hlo_instr *in,
     }
     val_free(&r);
     return 0;
-}
-
-/* ------------------------------------------------------------- binding -- */
-
-/* Length of name without a ".N" suffix (N decimal digits). */
-static size_t base_len(const char *name)
-{
-    size_t n = strlen(name), i = n;
-    while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9')
-        i--;
-    return i > 1 && i < n && name[i - 1] == '.' ? i - 1 : n;
-}
-
-static bool same_base(const char *a, const char *b)
-{
-    size_t la = base_len(a), lb = base_len(b);
-    return (la < strlen(a) && la == strlen(b) && !strncmp(a, b, la)) ||
-           (lb < strlen(b) && lb == strlen(a) && !strncmp(a, b, lb));
-}
-
-static const st_tensor *bind_one(const st_file *st, const hlo_instr *p)
-{
-    char num[24];
-    snprintf(num, sizeof num, "%lld", (long long)p->parameter_number);
-    for (int rule = 0; rule < 4; rule++)
-        for (int i = 0; i < st->n_tensors; i++) {
-            const char *name = st->tensors[i].name, *meta;
-            if ((rule == 0 && !strcmp(name, p->name)) || (rule == 1 && same_base(name, p->name)) ||
-                (rule == 2 && !strcmp(name, num)) ||
-                (rule == 3 && (meta = st_meta(st, name)) && !strcmp(meta, num)))
-                return &st->tensors[i];
-        }
-    return NULL;
-}
-
-static hlo_type tensor_type(st_dtype d)
-{
-    switch (d) {
-    case ST_F32:
-        return HLO_F32;
-    case ST_I8:
-        return HLO_S8;
-    case ST_I32:
-        return HLO_S32;
-    default:
-        return HLO_U8;
-    }
-}
-
-int hlo_bind_safetensors(const hlo_module *m, const char *file, const struct st_file *st,
-                         hlo_array **params, int n_params, hlo_error *err)
-{
-    evaluator e = {m, file, err, &no_hooks};
-    const hlo_computation *c = hlo_entry(m);
-    for (int i = 0; i < n_params; i++)
-        params[i] = NULL;
-    for (int i = 0; i < c->n_instrs; i++) {
-        const hlo_instr *in = &c->instrs[i];
-        if (in->opcode != HLO_OP_PARAMETER)
-            continue;
-        if (in->parameter_number >= n_params) {
-            fail(&e, in, "parameter number %lld but room for %d", (long long)in->parameter_number,
-                 n_params);
-            goto error;
-        }
-        const st_tensor *t = bind_one(st, in);
-        if (!t)
-            continue;
-        hlo_type ty = tensor_type(t->dtype);
-        hlo_shape ts = {.type = ty, .rank = t->rank};
-        memcpy(ts.dims, t->shape, sizeof(int64_t) * (size_t)t->rank);
-        char s1[160], s2[160];
-        if (!hlo_shape_equal(&ts, &in->shape)) {
-            fail(&e, in, "'%s' is %s but tensor '%s' is %s", in->name,
-                 hlo_shape_str(&in->shape, s1, sizeof s1), t->name,
-                 hlo_shape_str(&ts, s2, sizeof s2));
-            goto error;
-        }
-        hlo_array *a = hlo_array_new(ty, t->rank, t->shape);
-        if (!a) {
-            fail(&e, in, "out of memory");
-            goto error;
-        }
-        memcpy(a->data, t->data, t->size); /* little-endian host, as everywhere in tpusim */
-        params[in->parameter_number] = a;
-    }
-    return 0;
-error:
-    for (int i = 0; i < n_params; i++) {
-        hlo_array_free(params[i]);
-        params[i] = NULL;
-    }
-    return -1;
 }

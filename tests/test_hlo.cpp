@@ -7,14 +7,18 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "hlo.h"
+#include "hlo_test.h"
 
 namespace {
+
+using hlo_test::at;
+using hlo_test::entry;
+using hlo_test::Parsed;
+using hlo_test::slurp;
 
 const std::string kFixtures = std::string(TPU_SOURCE_DIR) + "/tests/hlo/";
 
@@ -28,48 +32,6 @@ std::vector<std::string> fixture_names()
     std::sort(names.begin(), names.end());
     return names;
 }
-
-std::string slurp(const std::string &path)
-{
-    std::ifstream f(path, std::ios::binary);
-    std::ostringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
-// Owns a parsed module; fails the test with the parser's message if parsing failed.
-struct Parsed {
-    hlo_module *m = nullptr;
-    hlo_error err{};
-    explicit Parsed(const std::string &text, const char *file = "t.hlo")
-        : m(hlo_parse(text.data(), text.size(), file, &err))
-    {
-    }
-    ~Parsed() { hlo_module_free(m); }
-    Parsed(const Parsed &) = delete;
-    Parsed &operator=(const Parsed &) = delete;
-    const hlo_computation &comp(const char *name) const
-    {
-        int i = hlo_find_computation(m, name);
-        EXPECT_GE(i, 0) << name;
-        return m->comps[i < 0 ? 0 : i];
-    }
-    const hlo_instr &instr(const char *comp_name, const char *name) const
-    {
-        const hlo_computation &c = comp(comp_name);
-        int i = hlo_find_instr(&c, name);
-        EXPECT_GE(i, 0) << name;
-        return c.instrs[i < 0 ? 0 : i];
-    }
-    // The name of operand k of an instruction.
-    std::string operand(const char *comp_name, const char *name, int k) const
-    {
-        const hlo_computation &c = comp(comp_name);
-        const hlo_instr &in = instr(comp_name, name);
-        EXPECT_LT(k, in.n_operands);
-        return k < in.n_operands ? c.instrs[in.operands[k].index].name : "";
-    }
-};
 
 #define PARSE(var, text)                                                                          \
     Parsed var(text);                                                                             \
@@ -85,23 +47,6 @@ std::vector<double> lit(const hlo_instr &in)
     return std::vector<double>(in.literal, in.literal + in.n_literal);
 }
 
-// "t.hlo:L:C: " for the first occurrence of needle in text (1-based line and column).
-std::string at(const std::string &text, const std::string &needle)
-{
-    size_t pos = text.find(needle);
-    EXPECT_NE(pos, std::string::npos) << needle;
-    int line = 1, col = 1;
-    for (size_t i = 0; i < pos && i < text.size(); i++) {
-        if (text[i] == '\n') {
-            line++;
-            col = 1;
-        } else {
-            col++;
-        }
-    }
-    return "t.hlo:" + std::to_string(line) + ":" + std::to_string(col) + ": ";
-}
-
 // The parser's message for text, which must be rejected.
 std::string error_of(const std::string &text)
 {
@@ -111,9 +56,6 @@ std::string error_of(const std::string &text)
     hlo_module_free(m);
     return err.msg;
 }
-
-// Wraps instruction lines into a module with one ENTRY computation.
-std::string entry(const std::string &body) { return "HloModule m\nENTRY main {\n" + body + "}\n"; }
 
 // ------------------------------------------------------------- fixtures --
 

@@ -16,23 +16,14 @@
 #include <vector>
 
 #include "hlo.h"
+#include "hlo_test.h"
 
 namespace {
 
-const std::string kSrc = std::string(TPU_SOURCE_DIR) + "/";
-
-// Owns a parsed module; the test fails if parsing fails.
-struct Parsed {
-    hlo_module *m = nullptr;
-    hlo_error err{};
-    explicit Parsed(const std::string &text, const char *file = "t.hlo")
-        : m(hlo_parse(text.data(), text.size(), file, &err))
-    {
-    }
-    ~Parsed() { hlo_module_free(m); }
-    Parsed(const Parsed &) = delete;
-    Parsed &operator=(const Parsed &) = delete;
-};
+using hlo_test::entry;
+using hlo_test::kSrc;
+using hlo_test::Parsed;
+using hlo_test::slurp;
 
 // Takes the text out of t.
 std::string take(hlo_text *t)
@@ -61,8 +52,6 @@ std::string shape_text(const hlo_shape &s)
     hlo_print_shape(&t, &s);
     return take(&t);
 }
-
-std::string entry(const std::string &body) { return "HloModule m\nENTRY main {\n" + body + "}\n"; }
 
 // ------------------------------------------------------ module equality --
 
@@ -235,20 +224,6 @@ std::string round_trip(const std::string &text, const char *file, int runs)
             hlo_array_free(p);
     }
     return printed;
-}
-
-std::string slurp(const std::string &path)
-{
-    FILE *f = std::fopen(path.c_str(), "rb");
-    EXPECT_NE(f, nullptr) << path;
-    std::string s;
-    char buf[65536];
-    size_t n;
-    while (f && (n = std::fread(buf, 1, sizeof buf, f)) > 0)
-        s.append(buf, n);
-    if (f)
-        std::fclose(f);
-    return s;
 }
 
 // =============================================================== tests --

@@ -1,0 +1,64 @@
+/* hlo_array.c - the dense arrays the evaluator, the binder and the compiler pass around
+ * (hlo.h, hlo_eval.c section). */
+#include "hlo.h"
+
+#include <stdlib.h>
+
+size_t hlo_type_size(hlo_type t)
+{
+    switch (t) {
+    case HLO_F32:
+    case HLO_S32:
+        return 4;
+    case HLO_S8:
+    case HLO_U8:
+    case HLO_PRED:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+hlo_array *hlo_array_new(hlo_type t, int rank, const int64_t *dims)
+{
+    size_t size = hlo_type_size(t);
+    if (!size || rank < 0 || rank > HLO_MAX_RANK)
+        return NULL;
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 0 || (dims[i] && n > HLO_MAX_ELEMENTS / dims[i]))
+            return NULL;
+        n *= dims[i];
+    }
+    hlo_array *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    a->shape.type = t;
+    a->shape.rank = rank;
+    for (int i = 0; i < rank; i++)
+        a->shape.dims[i] = dims[i];
+    a->shape.elements = n;
+    a->data = calloc(n ? (size_t)n : 1, size);
+    if (!a->data) {
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+void hlo_array_free(hlo_array *a)
+{
+    if (a) {
+        free(a->data);
+        free(a);
+    }
+}
+
+void hlo_arrays_free(hlo_array **arrays, int n)
+{
+    if (!arrays)
+        return;
+    for (int i = 0; i < n; i++)
+        hlo_array_free(arrays[i]);
+    free(arrays);
+}

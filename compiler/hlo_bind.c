@@ -1,0 +1,118 @@
+/* hlo_bind.c - binding of the tensors of a safetensors file (safetensors.h) to the ENTRY
+ * parameters of an HLO module (hlo.h): the matching rules, and a new array per bound
+ * parameter whose type and dims must be the parameter's. */
+#include "hlo.h"
+#include "safetensors.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The evaluator's error format, "<file>:<line>:<col>: <opcode>: <what>", at parameter in. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static void fail(hlo_error *err, const char *file, const hlo_instr *in, const char *fmt, ...)
+{
+    if (err) {
+        char what[400];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(what, sizeof what, fmt, ap);
+        va_end(ap);
+        err->line = in->line;
+        err->col = in->col;
+        snprintf(err->msg, sizeof err->msg, "%s:%d:%d: %s: %s", file, in->line, in->col,
+                 in->opcode_name, what);
+    }
+}
+
+/* Length of name without a ".N" suffix (N decimal digits). */
+static size_t base_len(const char *name)
+{
+    size_t n = strlen(name), i = n;
+    while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9')
+        i--;
+    return i > 1 && i < n && name[i - 1] == '.' ? i - 1 : n;
+}
+
+static bool same_base(const char *a, const char *b)
+{
+    size_t la = base_len(a), lb = base_len(b);
+    return (la < strlen(a) && la == strlen(b) && !strncmp(a, b, la)) ||
+           (lb < strlen(b) && lb == strlen(a) && !strncmp(a, b, lb));
+}
+
+static const st_tensor *bind_one(const st_file *st, const hlo_instr *p)
+{
+    char num[24];
+    snprintf(num, sizeof num, "%lld", (long long)p->parameter_number);
+    for (int rule = 0; rule < 4; rule++)
+        for (int i = 0; i < st->n_tensors; i++) {
+            const char *name = st->tensors[i].name, *meta;
+            if ((rule == 0 && !strcmp(name, p->name)) || (rule == 1 && same_base(name, p->name)) ||
+                (rule == 2 && !strcmp(name, num)) ||
+                (rule == 3 && (meta = st_meta(st, name)) && !strcmp(meta, num)))
+                return &st->tensors[i];
+        }
+    return NULL;
+}
+
+static hlo_type tensor_type(st_dtype d)
+{
+    switch (d) {
+    case ST_F32:
+        return HLO_F32;
+    case ST_I8:
+        return HLO_S8;
+    case ST_I32:
+        return HLO_S32;
+    default:
+        return HLO_U8;
+    }
+}
+
+int hlo_bind_safetensors(const hlo_module *m, const char *file, const struct st_file *st,
+                         hlo_array **params, int n_params, hlo_error *err)
+{
+    const hlo_computation *c = hlo_entry(m);
+    for (int i = 0; i < n_params; i++)
+        params[i] = NULL;
+    for (int i = 0; i < c->n_instrs; i++) {
+        const hlo_instr *in = &c->instrs[i];
+        if (in->opcode != HLO_OP_PARAMETER)
+            continue;
+        if (in->parameter_number >= n_params) {
+            fail(err, file, in, "parameter number %lld but room for %d",
+                 (long long)in->parameter_number, n_params);
+            goto error;
+        }
+        const st_tensor *t = bind_one(st, in);
+        if (!t)
+            continue;
+        hlo_type ty = tensor_type(t->dtype);
+        hlo_shape ts = {.type = ty, .rank = t->rank};
+        memcpy(ts.dims, t->shape, sizeof(int64_t) * (size_t)t->rank);
+        char s1[160], s2[160];
+        if (!hlo_shape_equal(&ts, &in->shape)) {
+            fail(err, file, in, "'%s' is %s but tensor '%s' is %s", in->name,
+                 hlo_shape_str(&in->shape, s1, sizeof s1), t->name,
+                 hlo_shape_str(&ts, s2, sizeof s2));
+            goto error;
+        }
+        hlo_array *a = hlo_array_new(ty, t->rank, t->shape);
+        if (!a) {
+            fail(err, file, in, "out of memory");
+            goto error;
+        }
+        memcpy(a->data, t->data, t->size); /* little-endian host, as everywhere in tpusim */
+        params[in->parameter_number] = a;
+    }
+    return 0;
+error:
+    for (int i = 0; i < n_params; i++) {
+        hlo_array_free(params[i]);
+        params[i] = NULL;
+    }
+    return -1;
+}
