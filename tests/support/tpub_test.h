@@ -1,0 +1,335 @@
+// tpub_test.h - shared by the package-format tests (test_tpub.cpp, test_tpub_errors.cpp): a
+// realistic two-segment package to mutate, an independent encoder written from docs/package.md,
+// tpub_parse's error message of an image, and a scratch-directory fixture.
+#ifndef TPU_TPUB_TEST_H
+#define TPU_TPUB_TEST_H
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tpu.h"
+#include "tpub.h"
+
+namespace tpub_test {
+
+namespace fs = std::filesystem;
+
+using Bytes = std::vector<uint8_t>;
+
+inline constexpr uint32_t kTiled = TPU_GEMM_B_TILED;
+
+// A two-segment MLP-like package at N = 8, owning everything its tpub_package view points to.
+// Tests mutate the view (pkg) to break one rule at a time.
+//   arena: constants [0, 0x680): W1 0x0 (16x32: 2x4 tiles), P1 0x200 (12*32), W2 0x380 (32x10:
+//   4x2 tiles), P2 0x580 (12*10), W3 0x600 (10x4: 2x1 tiles); activations from 0x800.
+struct Model {
+    std::deque<std::string> strings;
+    Bytes image;
+    std::vector<tpub_sig> inputs, outputs;
+    std::vector<float> in_scale{1.0f / 128}, out_scales, z_scale{0.25f};
+    std::vector<tpub_xfer> seg0_in, seg0_out, seg1_in, seg1_out;
+    std::vector<tpub_gemm> seg0_gemms, seg1_gemms;
+    std::vector<tpub_segment> segments;
+    tpub_package pkg{};
+
+    char *str(const std::string &s)
+    {
+        strings.push_back(s);
+        return strings.back().data();
+    }
+
+    tpub_sig sig(const char *name, hlo_type t, std::vector<int64_t> dims)
+    {
+        tpub_sig s{};
+        s.name = str(name);
+        s.type = t;
+        s.rank = (int)dims.size();
+        for (size_t d = 0; d < dims.size(); d++)
+            s.dims[d] = dims[d];
+        return s;
+    }
+
+    Model()
+    {
+        image.resize(0x680);
+        uint32_t x = 12345;
+        for (auto &b : image) {
+            x = x * 1103515245u + 12345u;
+            b = (uint8_t)(x >> 16);
+        }
+        for (int c = 0; c < 10; c++)
+            out_scales.push_back(0.001f * (float)(c + 1));
+        inputs = {sig("x", HLO_F32, {4, 16}), sig("ids", HLO_U8, {4, 10})};
+        outputs = {sig("y", HLO_F32, {4, 10}), sig("h", HLO_S8, {4, 32}),
+                   sig("z", HLO_F32, {2, 2, 4}), sig("count", HLO_S32, {})};
+        seg0_in = {{0x800, 4, 16, 16, HLO_S8, HLO_F32, 1, in_scale.data()}};
+        seg0_out = {{0xA00, 4, 10, 12, HLO_S32, HLO_F32, 10, out_scales.data()},
+                    {0x900, 4, 32, 32, HLO_S8, HLO_S8, 0, nullptr}};
+        seg0_gemms = {
+            {4, 16, 32, TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8 | kTiled, 0x800, 0x0,
+             0x900, 0x200, 16, 32, str("dot.3"), str("add.4,maximum.5,convert.6")},
+            {4, 32, 10, TPU_GEMM_BIAS | kTiled, 0x900, 0x380, 0xA00, 0x580, 32, 12, str("dot.7"),
+             str("add.8")}};
+        seg1_in = {{0xC00, 4, 10, 16, HLO_U8, HLO_U8, 0, nullptr}};
+        seg1_out = {{0xD00, 4, 4, 4, HLO_S32, HLO_F32, 1, z_scale.data()}};
+        seg1_gemms = {{4, 10, 4, TPU_GEMM_A_UNSIGNED | kTiled, 0xC00, 0x600, 0xD00, 0, 16, 4,
+                       str("dot.12"), str("")}};
+        segments = {{1, 2, 2, seg0_in.data(), seg0_out.data(), seg0_gemms.data()},
+                    {1, 1, 1, seg1_in.data(), seg1_out.data(), seg1_gemms.data()}};
+        pkg.array_n = 8;
+        pkg.arena_bytes = 0x2000;
+        pkg.const_bytes = image.size();
+        pkg.const_image = image.data();
+        pkg.host_hlo = str(
+            "HloModule mlp\n\n"
+            "ENTRY main {\n"
+            "  x = f32[4,16] parameter(0)\n"
+            "  ids = u8[4,10] parameter(1)\n"
+            "  seg0 = (f32[4,10], s8[4,32]) custom-call(x), custom_call_target=\"tpu.segment.0\"\n"
+            "  y = f32[4,10] get-tuple-element(seg0), index=0\n"
+            "  h = s8[4,32] get-tuple-element(seg0), index=1\n"
+            "  seg1 = f32[4,4] custom-call(ids), custom_call_target=\"tpu.segment.1\"\n"
+            "  z = f32[2,2,4] reshape(seg1)\n"
+            "  count = s32[] constant(7)\n"
+            "  ROOT out = (f32[4,10], s8[4,32], f32[2,2,4], s32[]) tuple(y, h, z, count)\n"
+            "}\n");
+        pkg.n_inputs = (uint32_t)inputs.size();
+        pkg.inputs = inputs.data();
+        pkg.n_outputs = (uint32_t)outputs.size();
+        pkg.outputs = outputs.data();
+        pkg.n_segments = (uint32_t)segments.size();
+        pkg.segments = segments.data();
+        pkg.report = str("segment 0: dot.3 dot.7 on the device\n"
+                         "segment 1: dot.12 on the device\n"
+                         "x: per-tensor scale 0.0078125");
+    }
+    Model(const Model &) = delete;
+    Model &operator=(const Model &) = delete;
+};
+
+// ---- an independent encoder, written from docs/package.md ----
+
+inline void le(Bytes &b, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        b.push_back((uint8_t)(v >> 8 * i));
+}
+
+inline void put_str(Bytes &b, const char *s)
+{
+    const size_t n = s ? strlen(s) : 0;
+    le(b, n, 4);
+    b.insert(b.end(), s, s + n);
+}
+
+inline uint32_t type_code(hlo_type t)
+{
+    static const hlo_type codes[] = {HLO_PRED, HLO_S8,  HLO_S16, HLO_S32,  HLO_S64,
+                                     HLO_U8,   HLO_U16, HLO_U32, HLO_U64,  HLO_F16,
+                                     HLO_BF16, HLO_F32, HLO_F64};
+    for (uint32_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+        if (codes[i] == t)
+            return i;
+    return UINT32_MAX;
+}
+
+struct Section {
+    std::string tag;
+    Bytes payload;
+};
+
+inline Bytes arna(const tpub_package &p)
+{
+    Bytes b;
+    le(b, p.array_n, 4);
+    le(b, 0, 4);
+    le(b, p.arena_bytes, 8);
+    le(b, p.const_bytes, 8);
+    b.insert(b.end(), p.const_image, p.const_image + p.const_bytes);
+    return b;
+}
+
+inline void put_sig(Bytes &b, const tpub_sig &s)
+{
+    put_str(b, s.name);
+    le(b, type_code(s.type), 4);
+    le(b, (uint32_t)s.rank, 4);
+    for (int d = 0; d < s.rank && d < TPUB_MAX_RANK; d++)
+        le(b, (uint64_t)s.dims[d], 8);
+}
+
+inline Bytes sigs(const tpub_package &p)
+{
+    Bytes b;
+    le(b, p.n_inputs, 4);
+    le(b, p.n_outputs, 4);
+    for (uint32_t i = 0; i < p.n_inputs; i++)
+        put_sig(b, p.inputs[i]);
+    for (uint32_t i = 0; i < p.n_outputs; i++)
+        put_sig(b, p.outputs[i]);
+    return b;
+}
+
+inline void put_xfer(Bytes &b, const tpub_xfer &x)
+{
+    le(b, x.off, 8);
+    le(b, x.rows, 4);
+    le(b, x.cols, 4);
+    le(b, x.ld, 4);
+    le(b, type_code(x.dev_type), 4);
+    le(b, type_code(x.host_type), 4);
+    le(b, x.n_scale, 4);
+    for (uint32_t i = 0; i < x.n_scale; i++) {
+        uint32_t v;
+        memcpy(&v, &x.scale[i], 4);
+        le(b, v, 4);
+    }
+}
+
+inline void put_gemm(Bytes &b, const tpub_gemm &g)
+{
+    for (uint32_t v : {g.m, g.k, g.n, g.flags})
+        le(b, v, 4);
+    for (uint64_t v : {g.a_off, g.b_off, g.c_off, g.p_off})
+        le(b, v, 8);
+    le(b, g.lda, 4);
+    le(b, g.ldc, 4);
+    put_str(b, g.name);
+    put_str(b, g.fused);
+}
+
+inline Bytes segs(const tpub_package &p)
+{
+    Bytes b;
+    le(b, p.n_segments, 4);
+    for (uint32_t s = 0; s < p.n_segments; s++) {
+        const tpub_segment &seg = p.segments[s];
+        le(b, seg.n_inputs, 4);
+        le(b, seg.n_outputs, 4);
+        le(b, seg.n_gemms, 4);
+        for (uint32_t i = 0; i < seg.n_inputs; i++)
+            put_xfer(b, seg.inputs[i]);
+        for (uint32_t i = 0; i < seg.n_outputs; i++)
+            put_xfer(b, seg.outputs[i]);
+        for (uint32_t i = 0; i < seg.n_gemms; i++)
+            put_gemm(b, seg.gemms[i]);
+    }
+    return b;
+}
+
+inline Bytes text(const char *s)
+{
+    return Bytes(s, s + (s ? strlen(s) : 0));
+}
+
+inline std::vector<Section> sections(const tpub_package &p)
+{
+    return {{"ARNA", arna(p)}, {"SIGS", sigs(p)}, {"SEGS", segs(p)}, {"HOST", text(p.host_hlo)},
+            {"REPT", text(p.report)}};
+}
+
+inline size_t padding(size_t bytes)
+{
+    return (8 - bytes % 8) % 8;
+}
+
+inline Bytes file(const std::vector<Section> &secs, uint32_t count)
+{
+    Bytes b = {'T', 'P', 'U', 'B'};
+    le(b, 1, 4);
+    le(b, count, 4);
+    le(b, 0, 4);
+    for (const Section &s : secs) {
+        b.insert(b.end(), s.tag.begin(), s.tag.end());
+        le(b, 0, 4);
+        le(b, s.payload.size(), 8);
+        b.insert(b.end(), s.payload.begin(), s.payload.end());
+        b.resize(b.size() + padding(s.payload.size()), 0);
+    }
+    return b;
+}
+
+inline Bytes file(const std::vector<Section> &secs)
+{
+    return file(secs, (uint32_t)secs.size());
+}
+
+inline Bytes encode(const tpub_package &p)
+{
+    return file(sections(p));
+}
+
+// Where section i's header starts in an image of secs.
+inline size_t section_at(const std::vector<Section> &secs, size_t i)
+{
+    size_t at = 16;
+    for (size_t j = 0; j < i; j++)
+        at += 16 + secs[j].payload.size() + padding(secs[j].payload.size());
+    return at;
+}
+
+inline bool is_empty(const tpub_package &p)
+{
+    tpub_package zero{};
+    return !memcmp(&p, &zero, sizeof p);
+}
+
+// tpub_parse of an exactly sized heap copy (so ASan sees any over-read); "" when it parses.
+inline std::string parse_error(const Bytes &img)
+{
+    std::vector<uint8_t> copy(img);
+    tpub_package out;
+    char err[256] = "";
+    if (tpub_parse(copy.data(), copy.size(), &out, err, sizeof err) == 0) {
+        tpub_free(&out);
+        return "";
+    }
+    EXPECT_TRUE(is_empty(out)) << err;
+    EXPECT_STRNE(err, "");
+    return err;
+}
+
+inline Bytes slurp(const std::string &path)
+{
+    std::ifstream f(path, std::ios::binary);
+    return Bytes(std::istreambuf_iterator<char>(f), {});
+}
+
+inline std::vector<std::string> listing(const std::string &dir)
+{
+    std::vector<std::string> names;
+    for (const auto &e : fs::directory_iterator(dir))
+        names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+// A fresh scratch directory, removed afterwards.
+class Tpub : public ::testing::Test {
+protected:
+    std::string dir;
+    void SetUp() override
+    {
+        char tmpl[] = "/tmp/test_tpub.XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        dir = tmpl;
+    }
+    void TearDown() override
+    {
+        chmod(dir.c_str(), 0700);
+        fs::remove_all(dir);
+    }
+};
+
+} // namespace tpub_test
+
+#endif
