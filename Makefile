@@ -69,7 +69,7 @@ wave: build
 	@mkdir -p $(DEMO)
 	$(BUILD)/bin/tpusim gemm --m 8 --k 8 --n 8 --array 8 --quiet --trace $(DEMO)/wave8.fst
 	@if [ -n "$$DISPLAY" ]; then gtkwave $(DEMO)/wave8.gtkw; \
-	else driver/cli/wave-screenshot.sh $(DEMO)/wave8.gtkw $(DEMO)/wave8.png && \
+	else tools/tpusim/wave-screenshot.sh $(DEMO)/wave8.gtkw $(DEMO)/wave8.png && \
 	     echo "no display: screenshot in $(DEMO)/wave8.png"; fi
 
 clean:

@@ -1,5 +1,5 @@
 /* emit.c - device memory plan, constant image, host program and report: the package. */
-#include "tpuc_internal.h"
+#include "compiler/tpuc_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* hlo_array.c - the dense arrays the evaluator, the binder and the compiler pass around
  * (hlo.h, hlo_eval.c section). */
-#include "hlo.h"
+#include "compiler/hlo.h"
 
 #include <stdlib.h>
 

@@ -1,8 +1,8 @@
 /* hlo_bind.c - binding of the tensors of a safetensors file (safetensors.h) to the ENTRY
  * parameters of an HLO module (hlo.h): the matching rules, and a new array per bound
  * parameter whose type and dims must be the parameter's. */
-#include "hlo.h"
-#include "safetensors.h"
+#include "compiler/hlo.h"
+#include "io/safetensors.h"
 
 #include <stdarg.h>
 #include <stdio.h>

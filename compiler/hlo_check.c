@@ -2,7 +2,7 @@
  * and hlo_verifier.cc for the ops the compiler handles, plus custom-call (device work for
  * hlo_eval_with's hook). Every rule reports the first mismatch at the instruction's name with the
  * two sizes or shapes that differ. */
-#include "hlo.h"
+#include "compiler/hlo.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * Elements are read and written as double: it holds every f32, s8, s32, u8 and pred value
  * exactly, and each op rounds or wraps its result to the element type before it is stored, so
  * f32 math is float math and integer math is exact modulo 2^bits (see hlo.h). */
-#include "hlo.h"
+#include "compiler/hlo.h"
 
 #include <math.h>
 #include <stdarg.h>

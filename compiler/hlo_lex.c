@@ -1,5 +1,5 @@
 /* hlo_lex.c - the HLO parser's arena, error reporting and lexer (see hlo_lex.h). */
-#include "hlo_lex.h"
+#include "compiler/hlo_lex.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hlo.h"
+#include "compiler/hlo.h"
 
 struct hlo_arena {
     struct hlo_arena *next;

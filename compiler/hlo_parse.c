@@ -9,7 +9,7 @@
  * Operand and computation names are resolved after their computation (module) is read, so
  * definition order does not matter. Every allocation comes from one arena owned by the module;
  * an error longjmps out of the parse and drops the arena, so no partial AST survives. */
-#include "hlo_lex.h"
+#include "compiler/hlo_lex.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -2,7 +2,7 @@
  * attributes spelled as XLA prints them), such that hlo_parse reads back what was printed:
  * constants exactly (f32 with 9 significant digits), custom_call_target escaped as by XLA's
  * CEscape. */
-#include "hlo.h"
+#include "compiler/hlo.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* ir.c - the compiler's graph: built from the checked module with calls inlined and tuples
  * resolved, constants folded, then the device GEMMs picked, fused and grouped into segments. */
-#include "tpuc_internal.h"
+#include "compiler/tpuc_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
  * max|x| / 127. Bias: int32 in accumulator units (a_scale * w_scale). A GEMM whose result feeds
  * only GEMMs of its segment hands it on as int8: requantized on the device with a fixed-point
  * multiplier mult / 2^shift = acc_scale / out_scale (docs/isa.md, ACTIVATE). */
-#include "tpuc_internal.h"
+#include "compiler/tpuc_internal.h"
 
 #include <float.h>
 #include <math.h>

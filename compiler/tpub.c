@@ -4,7 +4,7 @@
  * everything it has allocated is then reachable from the package being built, which tpub_free
  * releases. */
 #define _POSIX_C_SOURCE 200809L /* fileno, fstat, fsync, getpid */
-#include "tpub.h"
+#include "compiler/tpub.h"
 
 #include <errno.h>
 #include <inttypes.h>

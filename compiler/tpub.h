@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "hlo.h"
+#include "compiler/hlo.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,6 +1,6 @@
 /* tpuc.c - the compiler's stages in order, and its report. */
-#include "tpuc_internal.h"
-#include "safetensors.h"
+#include "compiler/tpuc_internal.h"
+#include "io/safetensors.h"
 
 #include <float.h>
 #include <stdlib.h>

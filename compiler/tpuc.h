@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hlo.h"
-#include "tpub.h"
+#include "compiler/hlo.h"
+#include "compiler/tpub.h"
 
 #ifdef __cplusplus
 extern "C" {

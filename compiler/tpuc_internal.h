@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "tpuc.h"
+#include "compiler/tpuc.h"
 
 /* What became of a node. */
 enum tc_role {

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "firmware.h"
-#include "tpu.h"
+#include "firmware/firmware.h"
+#include "driver/tpu.h"
 
 struct tpu_stream {
     uint8_t *data;

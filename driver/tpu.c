@@ -21,9 +21,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "firmware.h"
-#include "tpu.h"
-#include "tpusim.h"
+#include "firmware/firmware.h"
+#include "driver/tpu.h"
+#include "sim/tpusim.h"
 
 #define ALIGN 64u
 #define DEFAULT_ARRAY_N 16u

@@ -4,8 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "firmware.h"
-#include "tpusim.h" /* ISA and CSR constants only; the firmware links nothing of the simulator */
+#include "firmware/firmware.h"
+#include "sim/tpusim.h" /* ISA and CSR constants only; the firmware links nothing of the simulator */
 
 /* The MXU holds at most this many MATMULs (docs/isa.md "Execution"): an instruction pushed this
  * many MATMULs after another finds that one's UB reads and ACC writes complete. */

@@ -15,9 +15,9 @@
 //
 // CSR offsets are 8 bits on the core's port: reads beyond 0xFF return 0 and writes beyond it
 // only spend their clock edge.
-#include "memmodel.h"
-#include "tpusim.h"
-#include "tpu_models.h" // generated: the Vtpu_n<N> headers and TPU_FOR_EACH_MODEL
+#include "sim/memmodel.h"
+#include "sim/tpusim.h"
+#include "sim/tpu_models.h" // generated: the Vtpu_n<N> headers and TPU_FOR_EACH_MODEL
 
 #include <verilated.h>
 #include <verilated_fst_c.h>

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tpusim.h"
+#include "sim/tpusim.h"
 
 struct tpu_golden {
     tpu_hwcfg cfg;

@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "tpusim.h"
+#include "sim/tpusim.h"
 
 tpu_insn tpu_encode(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
                     uint32_t len, uint32_t stride)

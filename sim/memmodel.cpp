@@ -1,5 +1,5 @@
 // memmodel.cpp - see memmodel.h for the timing and semantics.
-#include "memmodel.h"
+#include "sim/memmodel.h"
 
 #include <algorithm>
 #include <cstdlib>

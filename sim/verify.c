@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tpusim.h"
+#include "sim/tpusim.h"
 
 enum { CHUNK = 4096,     /* memory is compared and attributed in chunks of this many bytes */
        READ_CHUNKS = 16 }; /* chunks per device read */

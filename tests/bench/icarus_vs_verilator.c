@@ -10,8 +10,8 @@
 
 #include <sys/stat.h>
 
-#include "progs.h"
-#include "tpusim.h"
+#include "tests/support/progs.h"
+#include "sim/tpusim.h"
 
 enum { RUNS_VL = 5, RUNS_IV = 3, MEM = 1 << 16 };
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "tpu.h"
-#include "tpusim.h"
+#include "driver/tpu.h"
+#include "sim/tpusim.h"
 
 namespace driver_test {
 

@@ -9,7 +9,7 @@
 #include <new>
 #include <vector>
 
-#include "progs.h"
+#include "tests/support/progs.h"
 
 namespace golden_test {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "hlo.h"
+#include "compiler/hlo.h"
 
 namespace hlo_test {
 

@@ -1,5 +1,5 @@
 /* progs.c - test-program support (see progs.h). */
-#include "progs.h"
+#include "tests/support/progs.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tpusim.h"
+#include "sim/tpusim.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "tpu.h"
-#include "tpub.h"
+#include "driver/tpu.h"
+#include "compiler/tpub.h"
 
 namespace tpub_test {
 

@@ -1,0 +1,428 @@
+/* npy.c - NumPy .npy reader and writer (see npy.h). The format: the magic "\x93NUMPY", a major
+ * and minor version byte, the header length (u16 little-endian in 1.0, u32 in 2.0), the header
+ * (a Python dict literal with 'descr', 'fortran_order' and 'shape', padded with spaces and ended
+ * by a newline), then the raw data. */
+#include "io/npy.h"
+#include "io/errmsg.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char npy_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
+
+
+size_t npy_dtype_size(npy_dtype t)
+{
+    return t == NPY_INT8 || t == NPY_UINT8 ? 1 : 4;
+}
+
+const char *npy_dtype_name(npy_dtype t)
+{
+    switch (t) {
+    case NPY_INT8: return "int8";
+    case NPY_UINT8: return "uint8";
+    case NPY_INT32: return "int32";
+    case NPY_FLOAT32: return "float32";
+    }
+    return "?";
+}
+
+/* The descr numpy writes for each dtype. */
+static const char *dtype_descr(npy_dtype t)
+{
+    switch (t) {
+    case NPY_INT8: return "|i1";
+    case NPY_UINT8: return "|u1";
+    case NPY_INT32: return "<i4";
+    case NPY_FLOAT32: return "<f4";
+    }
+    return NULL;
+}
+
+static uint32_t load_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void store_le32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+/* ------------------------------------------------------ header parsing -- */
+
+/* A cursor over the header text. */
+typedef struct {
+    const char *p, *end;
+    char *err;
+    size_t errlen;
+} hdr;
+
+static void skip_space(hdr *h)
+{
+    while (h->p < h->end && (*h->p == ' ' || *h->p == '\t' || *h->p == '\n' || *h->p == '\r'))
+        h->p++;
+}
+
+/* Consumes c after optional white space; 0 if it is not there. */
+static int accept(hdr *h, char c)
+{
+    skip_space(h);
+    if (h->p < h->end && *h->p == c) {
+        h->p++;
+        return 1;
+    }
+    return 0;
+}
+
+static int expect(hdr *h, char c, const char *where)
+{
+    if (accept(h, c))
+        return 0;
+    cli_set_err(h->err, h->errlen, "malformed header: expected '%c' %s", c, where);
+    return -1;
+}
+
+/* A quoted string without escapes, copied into out (NUL-terminated). */
+static int parse_string(hdr *h, char *out, size_t size, const char *what)
+{
+    skip_space(h);
+    if (h->p >= h->end || (*h->p != '\'' && *h->p != '"')) {
+        cli_set_err(h->err, h->errlen, "malformed header: expected a string for %s", what);
+        return -1;
+    }
+    const char quote = *h->p++;
+    size_t n = 0;
+    while (h->p < h->end && *h->p != quote) {
+        if (*h->p == '\\' || n + 1 >= size) {
+            cli_set_err(h->err, h->errlen, "malformed header: unsupported %s", what);
+            return -1;
+        }
+        out[n++] = *h->p++;
+    }
+    if (h->p >= h->end) {
+        cli_set_err(h->err, h->errlen, "malformed header: unterminated string");
+        return -1;
+    }
+    h->p++;
+    out[n] = '\0';
+    return 0;
+}
+
+static int parse_bool(hdr *h, int *out)
+{
+    skip_space(h);
+    const size_t left = (size_t)(h->end - h->p);
+    if (left >= 4 && !memcmp(h->p, "True", 4)) {
+        *out = 1;
+        h->p += 4;
+    } else if (left >= 5 && !memcmp(h->p, "False", 5)) {
+        *out = 0;
+        h->p += 5;
+    } else {
+        cli_set_err(h->err, h->errlen, "malformed header: fortran_order is not True or False");
+        return -1;
+    }
+    return 0;
+}
+
+/* A tuple of non-negative integers: (), (5,), (3, 4). */
+static int parse_shape(hdr *h, npy_array *a)
+{
+    if (expect(h, '(', "before the shape"))
+        return -1;
+    a->ndim = 0;
+    while (!accept(h, ')')) {
+        skip_space(h);
+        if (h->p >= h->end || *h->p < '0' || *h->p > '9') {
+            cli_set_err(h->err, h->errlen, "malformed header: shape is not a tuple of integers");
+            return -1;
+        }
+        uint64_t v = 0;
+        while (h->p < h->end && *h->p >= '0' && *h->p <= '9') {
+            const unsigned digit = (unsigned)(*h->p++ - '0');
+            if (v > (UINT64_MAX - digit) / 10) {
+                cli_set_err(h->err, h->errlen, "malformed header: a dimension is too large");
+                return -1;
+            }
+            v = v * 10 + digit;
+        }
+        if (a->ndim == NPY_MAX_DIMS) {
+            cli_set_err(h->err, h->errlen, "more than %d dimensions", NPY_MAX_DIMS);
+            return -1;
+        }
+        a->shape[a->ndim++] = v;
+        if (!accept(h, ',')) {
+            if (expect(h, ')', "after the shape"))
+                return -1;
+            break;
+        }
+    }
+    return 0;
+}
+
+static int parse_descr(hdr *h, npy_array *a)
+{
+    skip_space(h);
+    if (h->p < h->end && *h->p == '[') {
+        cli_set_err(h->err, h->errlen, "unsupported dtype: structured arrays are not supported");
+        return -1;
+    }
+    char d[32];
+    if (parse_string(h, d, sizeof d, "dtype"))
+        return -1;
+    /* One-byte types have no byte order; numpy writes '|', accept any order mark. */
+    const int one_byte_order = d[0] == '|' || d[0] == '<' || d[0] == '>' || d[0] == '=';
+    if (one_byte_order && !strcmp(d + 1, "i1")) {
+        a->dtype = NPY_INT8;
+    } else if (one_byte_order && !strcmp(d + 1, "u1")) {
+        a->dtype = NPY_UINT8;
+    } else if (!strcmp(d, "<i4")) {
+        a->dtype = NPY_INT32;
+    } else if (!strcmp(d, "<f4")) {
+        a->dtype = NPY_FLOAT32;
+    } else if (d[0] == '>') {
+        cli_set_err(h->err, h->errlen, "big-endian data ('%s') is not supported", d);
+        return -1;
+    } else {
+        cli_set_err(h->err, h->errlen,
+                "unsupported dtype '%s' (supported: int8, uint8, int32, float32)", d);
+        return -1;
+    }
+    return 0;
+}
+
+/* The header dict: the three keys in any order, each once, nothing else. */
+static int parse_header(hdr *h, npy_array *a)
+{
+    int have_descr = 0, have_order = 0, have_shape = 0, fortran = 0;
+    if (expect(h, '{', "at the start of the header"))
+        return -1;
+    while (!accept(h, '}')) {
+        char key[32];
+        if (parse_string(h, key, sizeof key, "key") || expect(h, ':', "after a key"))
+            return -1;
+        int *seen;
+        int rc;
+        if (!strcmp(key, "descr")) {
+            seen = &have_descr;
+            rc = parse_descr(h, a);
+        } else if (!strcmp(key, "fortran_order")) {
+            seen = &have_order;
+            rc = parse_bool(h, &fortran);
+        } else if (!strcmp(key, "shape")) {
+            seen = &have_shape;
+            rc = parse_shape(h, a);
+        } else {
+            cli_set_err(h->err, h->errlen, "malformed header: unknown key '%s'", key);
+            return -1;
+        }
+        if (rc)
+            return -1;
+        if (*seen) {
+            cli_set_err(h->err, h->errlen, "malformed header: key '%s' given twice", key);
+            return -1;
+        }
+        *seen = 1;
+        if (!accept(h, ',')) {
+            if (expect(h, '}', "at the end of the header"))
+                return -1;
+            break;
+        }
+    }
+    skip_space(h);
+    if (h->p != h->end) {
+        cli_set_err(h->err, h->errlen, "malformed header: text after the dict");
+        return -1;
+    }
+    if (!have_descr || !have_order || !have_shape) {
+        cli_set_err(h->err, h->errlen, "malformed header: no '%s'",
+                !have_descr ? "descr" : !have_order ? "fortran_order" : "shape");
+        return -1;
+    }
+    /* With at most one dimension the two orders are the same bytes. */
+    if (fortran && a->ndim > 1) {
+        cli_set_err(h->err, h->errlen, "Fortran-order arrays are not supported (save C order)");
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ reading -- */
+
+int npy_parse(const void *buf, size_t len, npy_array *out, char *err, size_t errlen)
+{
+    const uint8_t *b = buf;
+    memset(out, 0, sizeof *out);
+    if (len < sizeof npy_magic || memcmp(b, npy_magic, sizeof npy_magic)) {
+        cli_set_err(err, errlen, "not a .npy file (bad magic)");
+        return -1;
+    }
+    if (len < 8) {
+        cli_set_err(err, errlen, "truncated header (no version)");
+        return -1;
+    }
+    const unsigned major = b[6], minor = b[7];
+    if ((major != 1 && major != 2) || minor != 0) {
+        cli_set_err(err, errlen, "unsupported .npy format version %u.%u (only 1.0 and 2.0)", major,
+                minor);
+        return -1;
+    }
+    const size_t pre = major == 1 ? 10 : 12;
+    if (len < pre) {
+        cli_set_err(err, errlen, "truncated header (no header length)");
+        return -1;
+    }
+    const size_t hlen = major == 1 ? (size_t)(b[8] | b[9] << 8) : load_le32(b + 8);
+    if (hlen > len - pre) {
+        cli_set_err(err, errlen, "truncated header: %zu bytes announced, %zu present", hlen,
+                len - pre);
+        return -1;
+    }
+    npy_array a = {0};
+    hdr h = {(const char *)b + pre, (const char *)b + pre + hlen, err, errlen};
+    if (parse_header(&h, &a))
+        return -1;
+
+    const size_t esize = npy_dtype_size(a.dtype);
+    const size_t have = len - pre - hlen;
+    uint64_t count = 1;
+    for (int i = 0; i < a.ndim; i++) {
+        if (a.shape[i] && count > UINT64_MAX / a.shape[i]) {
+            cli_set_err(err, errlen, "shape too large");
+            return -1;
+        }
+        count *= a.shape[i];
+    }
+    if (count > have / esize) {
+        cli_set_err(err, errlen, "truncated data: %llu bytes expected, %zu present",
+                (unsigned long long)count * esize, have);
+        return -1;
+    }
+    const size_t bytes = (size_t)count * esize;
+    if (bytes != have) {
+        cli_set_err(err, errlen, "%zu unexpected bytes after the data", have - bytes);
+        return -1;
+    }
+    a.count = count;
+    a.data = malloc(bytes ? bytes : 1);
+    if (!a.data) {
+        cli_set_err(err, errlen, "out of memory for %zu bytes", bytes);
+        return -1;
+    }
+    const uint8_t *src = b + pre + hlen;
+    if (esize == 1) {
+        memcpy(a.data, src, bytes);
+    } else {
+        uint32_t *dst = a.data; /* int32 and float32 share the 32-bit pattern */
+        for (size_t i = 0; i < count; i++)
+            dst[i] = load_le32(src + 4 * i);
+    }
+    *out = a;
+    return 0;
+}
+
+int npy_load(const char *path, npy_array *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        cli_set_err(err, errlen, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    size_t len = 0, cap = 1 << 16;
+    uint8_t *buf = malloc(cap);
+    int rc = -1;
+    while (buf) {
+        len += fread(buf + len, 1, cap - len, f);
+        if (len < cap)
+            break;
+        uint8_t *bigger = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+        if (!bigger) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = bigger;
+        cap *= 2;
+    }
+    if (!buf)
+        cli_set_err(err, errlen, "out of memory reading the file");
+    else if (ferror(f))
+        cli_set_err(err, errlen, "read error: %s", strerror(errno));
+    else
+        rc = npy_parse(buf, len, out, err, errlen);
+    free(buf);
+    fclose(f);
+    return rc;
+}
+
+/* ------------------------------------------------------------ writing -- */
+
+void *npy_encode(const npy_array *arr, int version, size_t *len)
+{
+    const char *descr = arr ? dtype_descr(arr->dtype) : NULL;
+    if (!descr || version < 0 || version > 2 || arr->ndim < 0 || arr->ndim > NPY_MAX_DIMS)
+        return NULL;
+    char dict[64 + 24 * NPY_MAX_DIMS];
+    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
+                     descr);
+    uint64_t count = 1;
+    for (int i = 0; i < arr->ndim; i++) {
+        n += snprintf(dict + n, sizeof dict - (size_t)n, "%s%llu", i ? ", " : "",
+                      (unsigned long long)arr->shape[i]);
+        count *= arr->shape[i];
+    }
+    n += snprintf(dict + n, sizeof dict - (size_t)n, "%s), }", arr->ndim == 1 ? "," : "");
+    if (count != arr->count)
+        return NULL;
+    if (version == 0)
+        version = 1;
+
+    /* Pad with spaces and a final newline so that the data starts 64-byte aligned. */
+    const size_t pre = version == 1 ? 10 : 12;
+    const size_t hlen = (pre + (size_t)n + 1 + 63) / 64 * 64 - pre;
+    const size_t esize = npy_dtype_size(arr->dtype);
+    if (version == 1 && hlen > 0xFFFF)
+        return NULL;
+    if (count > (SIZE_MAX - pre - hlen) / esize)
+        return NULL;
+    const size_t total = pre + hlen + (size_t)count * esize;
+    uint8_t *out = malloc(total);
+    if (!out)
+        return NULL;
+    memcpy(out, npy_magic, sizeof npy_magic);
+    out[6] = (uint8_t)version;
+    out[7] = 0;
+    if (version == 1) {
+        out[8] = (uint8_t)hlen;
+        out[9] = (uint8_t)(hlen >> 8);
+    } else {
+        store_le32(out + 8, (uint32_t)hlen);
+    }
+    memcpy(out + pre, dict, (size_t)n);
+    memset(out + pre + n, ' ', hlen - (size_t)n - 1);
+    out[pre + hlen - 1] = '\n';
+    uint8_t *dst = out + pre + hlen;
+    if (esize == 1) {
+        if (count)
+            memcpy(dst, arr->data, (size_t)count);
+    } else {
+        const uint32_t *src = arr->data;
+        for (size_t i = 0; i < count; i++)
+            store_le32(dst + 4 * i, src[i]);
+    }
+    *len = total;
+    return out;
+}
+
+void npy_free(npy_array *arr)
+{
+    free(arr->data);
+    memset(arr, 0, sizeof *arr);
+}

@@ -1,0 +1,740 @@
+// test_driver_device.cpp - the host driver (driver/tpu.h) running the cycle-accurate device at
+// every built array size: GEMMs (B row-major or tiled) through the firmware, checked against
+// gemm_reference with the driver's golden-model verification on; verification's mirror of device
+// memory and its mismatch reports; stream and timeout errors; performance counters, progress and
+// traces.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "tests/support/driver_test.h"
+#include "firmware/firmware.h"
+#include "tests/support/progs.h"
+#include "driver/tpu.h"
+#include "sim/tpusim.h"
+
+namespace {
+
+using namespace driver_test;
+
+// ------------------------------------------------------------- GEMMs --
+
+enum Fill { RANDOM, EXTREME };
+
+struct GemmCase {
+    uint32_t m, k, n, flags;
+    uint32_t lda_pad = 0, ldb_pad = 0, ldc_pad = 0;
+    Fill fill = RANDOM;
+    bool one_buffer = false; // all operands in one buffer at unaligned offsets
+};
+
+std::string describe(const GemmCase &g) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%ux%ux%u flags=%x pads=%u/%u/%u fill=%d one_buffer=%d", g.m,
+                  g.k, g.n, g.flags, g.lda_pad, g.ldb_pad, g.ldc_pad, static_cast<int>(g.fill),
+                  g.one_buffer);
+    return buf;
+}
+
+// A GEMM's operands in device memory, and the reference result.
+struct Placed {
+    GemmCase g;
+    std::vector<uint32_t> allocs;
+    uint32_t a = 0, b = 0, c = 0, p = 0; // device addresses
+    uint32_t a_buf = 0, b_buf = 0, c_buf = 0, p_buf = 0, a_off = 0, b_off = 0, c_off = 0, p_off = 0;
+    std::vector<uint8_t> c_image; // C's extent as written before the run
+    std::vector<uint8_t> expect;  // packed m x n reference (int32 or int8)
+    size_t esize() const { return g.flags & TPU_GEMM_OUT_INT8 ? 1 : 4; }
+    bool tiled() const { return g.flags & TPU_GEMM_B_TILED; }
+    uint32_t lda() const { return g.k + g.lda_pad; }
+    uint32_t ldb() const { return tiled() ? 0 : g.n + g.ldb_pad; }
+    uint32_t ldc() const { return g.n + g.ldc_pad; }
+    size_t c_extent() const { return ((size_t)(g.m - 1) * ldc() + g.n) * esize(); }
+};
+
+// Writes the operands of g (values from rng) into fresh device memory, declares buffers in s,
+// computes the reference (from the row-major B also when B is tiled). a_src, when given, is A's
+// packed contents.
+void place(tpu_device *d, tpu_stream *s, tpu_rng &rng, Placed &pl, const GemmCase &g,
+           const std::vector<uint8_t> *a_src = nullptr) {
+    pl.g = g;
+    const bool params = g.flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8);
+    std::vector<uint8_t> a(static_cast<size_t>(g.m) * g.k);
+    std::vector<int8_t> b(static_cast<size_t>(g.k) * g.n);
+    std::vector<int32_t> prm(3 * g.n);
+    if (a_src) {
+        a = *a_src;
+    } else if (g.fill == EXTREME) {
+        std::fill(a.begin(), a.end(), g.flags & TPU_GEMM_A_UNSIGNED ? 0xff : 0x80);
+    } else {
+        rng_fill_int8(&rng, reinterpret_cast<int8_t *>(a.data()), a.size());
+    }
+    if (g.fill == EXTREME)
+        std::fill(b.begin(), b.end(), -128);
+    else
+        rng_fill_int8(&rng, b.data(), b.size());
+    for (uint32_t j = 0; j < g.n; j++) {
+        prm[j] = g.fill == EXTREME ? (j % 2 ? INT32_MAX : INT32_MIN)
+                                   : static_cast<int32_t>(rng_range(&rng, -100000, 100000));
+        // Per-column scales: some identity, most scaling the sums into int8 range.
+        const bool identity = j % 5 == 0;
+        prm[g.n + j] = identity ? 1 : static_cast<int32_t>(rng_range(&rng, -40000, 40000));
+        prm[2 * g.n + j] = identity ? 0 : static_cast<int32_t>(rng_range(&rng, 12, 30));
+    }
+
+    tpu_info info;
+    EXPECT_EQ(tpu_query(d, &info), TPU_OK);
+    const size_t a_ext = static_cast<size_t>(g.m - 1) * pl.lda() + g.k;
+    const size_t b_ext = pl.tiled() ? gemm_tiled_b_bytes(g.k, g.n, info.array_n)
+                                    : static_cast<size_t>(g.k - 1) * pl.ldb() + g.n;
+    const size_t c_ext = pl.c_extent(), p_ext = params ? 12u * g.n : 0;
+    auto alloc = [&](size_t bytes) {
+        uint32_t addr = 0;
+        EXPECT_EQ(tpu_alloc(d, bytes, &addr), TPU_OK) << tpu_last_error(d);
+        pl.allocs.push_back(addr);
+        return addr;
+    };
+    auto declare = [&](uint32_t addr, size_t bytes) {
+        uint32_t idx = 0;
+        EXPECT_EQ(tpu_stream_buffer(s, addr, static_cast<uint32_t>(bytes), &idx), TPU_OK);
+        return idx;
+    };
+    if (g.one_buffer) {
+        const size_t total = 3 + a_ext + 5 + b_ext + 1 + c_ext + 2 + p_ext + 7;
+        const uint32_t base = alloc(total);
+        const uint32_t idx = declare(base, total);
+        pl.a_buf = pl.b_buf = pl.c_buf = pl.p_buf = idx;
+        pl.a_off = 3;
+        pl.b_off = static_cast<uint32_t>(pl.a_off + a_ext + 5);
+        pl.c_off = static_cast<uint32_t>(pl.b_off + b_ext + 1);
+        pl.p_off = static_cast<uint32_t>(pl.c_off + c_ext + 2);
+        pl.a = base + pl.a_off;
+        pl.b = base + pl.b_off;
+        pl.c = base + pl.c_off;
+        pl.p = base + pl.p_off;
+    } else {
+        pl.a = alloc(a_ext);
+        pl.b = alloc(b_ext);
+        pl.c = alloc(c_ext);
+        pl.a_buf = declare(pl.a, a_ext);
+        pl.b_buf = declare(pl.b, b_ext);
+        pl.c_buf = declare(pl.c, c_ext);
+        if (params) {
+            pl.p = alloc(p_ext);
+            pl.p_buf = declare(pl.p, p_ext);
+        }
+    }
+    if (!params) pl.p_buf = pl.p_off = 0;
+    for (uint32_t i = 0; i < g.m; i++)
+        EXPECT_EQ(tpu_write(d, pl.a + i * pl.lda(), &a[static_cast<size_t>(i) * g.k], g.k), TPU_OK);
+    if (pl.tiled()) {
+        std::vector<int8_t> tiles(b_ext);
+        gemm_tile_b(b.data(), g.k, g.n, info.array_n, tiles.data());
+        EXPECT_EQ(tpu_write(d, pl.b, tiles.data(), b_ext), TPU_OK);
+    } else {
+        for (uint32_t i = 0; i < g.k; i++)
+            EXPECT_EQ(tpu_write(d, pl.b + i * pl.ldb(), &b[static_cast<size_t>(i) * g.n], g.n),
+                      TPU_OK);
+    }
+    if (params) {
+        EXPECT_EQ(tpu_write(d, pl.p, prm.data(), p_ext), TPU_OK); // little-endian host
+    }
+    pl.c_image.resize(c_ext);
+    rng_fill(&rng, pl.c_image.data(), c_ext);
+    EXPECT_EQ(tpu_write(d, pl.c, pl.c_image.data(), c_ext), TPU_OK);
+
+    gemm_desc desc{};
+    desc.m = g.m;
+    desc.k = g.k;
+    desc.n = g.n;
+    desc.unsigned_a = (g.flags & TPU_GEMM_A_UNSIGNED) != 0;
+    desc.bias = (g.flags & TPU_GEMM_BIAS) != 0;
+    desc.relu = (g.flags & TPU_GEMM_RELU) != 0;
+    desc.out_int8 = (g.flags & TPU_GEMM_OUT_INT8) != 0;
+    pl.expect.resize(static_cast<size_t>(g.m) * g.n * pl.esize());
+    gemm_reference(&desc, a.data(), b.data(), prm.data(), pl.expect.data());
+}
+
+tpu_gemm command(const Placed &pl) {
+    tpu_gemm c{};
+    c.m = pl.g.m;
+    c.k = pl.g.k;
+    c.n = pl.g.n;
+    c.flags = pl.g.flags;
+    c.a = {pl.a_buf, pl.a_off, pl.lda()};
+    c.b = {pl.b_buf, pl.b_off, pl.ldb()};
+    c.c = {pl.c_buf, pl.c_off, pl.ldc()};
+    c.params = {pl.p_buf, pl.p_off, 0};
+    return c;
+}
+
+// C against the reference, and the bytes between C's rows untouched.
+void check_result(tpu_device *d, const Placed &pl) {
+    std::vector<uint8_t> got(pl.c_extent());
+    ASSERT_EQ(tpu_read(d, pl.c, got.data(), got.size()), TPU_OK);
+    const size_t es = pl.esize(), row = pl.g.n * es;
+    for (uint32_t i = 0; i < pl.g.m; i++) {
+        const uint8_t *r = &got[i * pl.ldc() * es];
+        const uint8_t *e = &pl.expect[i * row];
+        if (std::memcmp(r, e, row) != 0) {
+            uint32_t j = 0;
+            while (std::memcmp(r + j * es, e + j * es, es) == 0) j++;
+            ADD_FAILURE() << describe(pl.g) << ": C[" << i << "][" << j << "] differs";
+            return;
+        }
+        if (i + 1 < pl.g.m && pl.g.ldc_pad) {
+            const size_t gap = i * pl.ldc() * es + row;
+            ASSERT_EQ(std::memcmp(&got[gap], &pl.c_image[gap], pl.g.ldc_pad * es), 0)
+                << describe(pl.g) << ": bytes after row " << i << " were written";
+        }
+    }
+}
+
+void release(tpu_device *d, const Placed &pl) {
+    for (uint32_t a : pl.allocs) EXPECT_EQ(tpu_free(d, a), TPU_OK);
+}
+
+// Runs one GEMM stream to completion and checks it; returns the wait status.
+tpu_status run_gemm(tpu_device *d, tpu_rng &rng, const GemmCase &g) {
+    tpu_stream *s = tpu_stream_new();
+    Placed pl;
+    place(d, s, rng, pl, g);
+    const tpu_gemm c = command(pl);
+    EXPECT_EQ(tpu_stream_gemm(s, &c), TPU_OK);
+    tpu_status st = tpu_submit(d, s);
+    EXPECT_EQ(st, TPU_OK) << describe(g) << ": " << tpu_last_error(d);
+    if (st == TPU_OK) {
+        st = tpu_wait(d, 50000000);
+        EXPECT_EQ(st, TPU_OK) << describe(g) << ": " << tpu_last_error(d);
+        if (st == TPU_OK) check_result(d, pl);
+    }
+    release(d, pl);
+    tpu_stream_free(s);
+    return st;
+}
+
+class DriverDevice : public ::testing::TestWithParam<uint32_t> {
+  protected:
+    uint32_t N() const { return GetParam(); }
+};
+
+TEST_P(DriverDevice, GemmShapes) {
+    const uint32_t n = N();
+    Dev d(n);
+    tpu_rng rng{n};
+    const uint32_t B = TPU_GEMM_BIAS, R = TPU_GEMM_RELU, I8 = TPU_GEMM_OUT_INT8,
+                   U = TPU_GEMM_A_UNSIGNED, T = TPU_GEMM_B_TILED;
+    std::vector<GemmCase> cases = {
+        {1, 1, 1, 0},
+        {n, n, n, 0},
+        {n + 1, n - 1, 2 * n + 3, 0},
+        {37, 1, 19, 0},                  // K = 1
+        {1, 3 * n + 1, 2 * n - 1, 0},    // M = 1 (GEMV)
+        {2 * n + 3, 5, 1, 0},            // N = 1
+        {300, 2 * n + 5, 3 * n - 1, 0},  // several M chunks
+        {20, 40 * n + 3, n + 1, 0},      // long K
+        {3 * n + 2, 2 * n + 1, n + 2, B},
+        {3 * n + 2, 2 * n + 1, n + 2, R},
+        {3 * n + 2, 2 * n + 1, n + 2, B | R},
+        {3 * n + 2, 2 * n + 1, n + 2, I8},            // per-column scales
+        {3 * n + 2, 2 * n + 1, n + 2, B | R | I8},
+        {3 * n + 2, 2 * n + 1, n + 2, U},
+        {2 * n + 1, 3 * n, 2 * n + 5, U | B | I8},
+        {n + 3, 2 * n + 3, n + 5, 0, 7, 3, 5},         // leading dims > width
+        {n + 3, 2 * n + 3, n + 5, I8 | B, 1, 13, 2},
+        {2 * n, 4 * n, 2 * n, B | R, 0, 0, 0, EXTREME},  // -128 everywhere, extreme biases
+        {2 * n, 4 * n, 2 * n, U | B, 0, 0, 0, EXTREME},  // 255 x -128
+        {2 * n, 4 * n, 2 * n, I8 | B, 0, 0, 0, EXTREME},
+        {n + 2, n + 3, n + 4, B | I8, 2, 1, 3, RANDOM, true},
+        {n + 2, n + 3, n + 4, 0, 0, 0, 0, RANDOM, true},
+        // B tiled: the same variety.
+        {1, 1, 1, T},
+        {n, n, n, T},
+        {n + 1, n - 1, 2 * n + 3, T},
+        {37, 1, 19, T},                   // K = 1: one row per tile
+        {1, 3 * n + 1, 2 * n - 1, T},     // M = 1
+        {2 * n + 3, 5, 1, T},             // N = 1: one column per tile
+        {300, 2 * n + 5, 3 * n - 1, T},   // several M chunks
+        {20, 40 * n + 3, n + 1, T | B},   // long K
+        {3 * n + 2, 2 * n + 1, n + 2, T | B | R},
+        {3 * n + 2, 2 * n + 1, n + 2, T | I8},
+        {3 * n + 2, 2 * n + 1, n + 2, T | B | R | I8},
+        {2 * n + 1, 3 * n, 2 * n + 5, T | U | B | I8},
+        {3 * n + 2, 2 * n + 1, n + 2, T | U | R},
+        {n + 3, 2 * n + 3, n + 5, T | I8 | B, 1, 0, 2},
+        {2 * n, 4 * n, 2 * n, T | U | B, 0, 0, 0, EXTREME},
+        {n + 2, n + 3, n + 4, T | B | I8, 2, 0, 3, RANDOM, true},
+    };
+    for (const GemmCase &g : cases) {
+        SCOPED_TRACE(describe(g));
+        run_gemm(d, rng, g);
+    }
+}
+
+// Two commands in one stream, the second reading the first's int8 output.
+TEST_P(DriverDevice, TwoLayerStream) {
+    const uint32_t n = N();
+    Dev d(n);
+    tpu_rng rng{100 + n};
+    tpu_stream *s = tpu_stream_new();
+    Placed l1, l2;
+    place(d, s, rng, l1, {2 * n + 1, 3 * n + 2, 2 * n + 3, TPU_GEMM_BIAS | TPU_GEMM_RELU |
+                                                               TPU_GEMM_OUT_INT8});
+    place(d, s, rng, l2, {2 * n + 1, 2 * n + 3, n + 1, TPU_GEMM_BIAS}, &l1.expect);
+    Placed l2c = l2; // layer 2 reads layer 1's C instead of its own A buffer
+    l2c.a_buf = l1.c_buf;
+    l2c.a_off = l1.c_off;
+    const tpu_gemm c1 = command(l1), c2 = command(l2c);
+    ASSERT_EQ(tpu_stream_gemm(s, &c1), TPU_OK);
+    ASSERT_EQ(tpu_stream_gemm(s, &c2), TPU_OK);
+    ASSERT_EQ(tpu_submit(d, s), TPU_OK) << tpu_last_error(d);
+    ASSERT_EQ(tpu_wait(d, 0), TPU_OK) << tpu_last_error(d);
+    check_result(d, l1);
+    check_result(d, l2);
+    tpu_perf_report p;
+    ASSERT_EQ(tpu_perf(d, &p), TPU_OK);
+    EXPECT_GE(p.firmware_cycles, FW_CYCLES_STREAM + 2 * FW_CYCLES_COMMAND + p.instructions);
+    release(d, l1);
+    release(d, l2);
+    tpu_stream_free(s);
+}
+
+TEST_P(DriverDevice, MalformedStreamsNameCommandAndField) {
+    const uint32_t n = N();
+    Dev d(n);
+    tpu_rng rng{200 + n};
+    uint32_t probe;
+    ASSERT_EQ(tpu_alloc(d, 64, &probe), TPU_OK);
+    ASSERT_EQ(tpu_free(d, probe), TPU_OK);
+
+    struct Case {
+        const char *what;
+        void (*spoil)(tpu_gemm &g); // nullptr: the commands are good
+        uint32_t cmd;               // the command spoiled (the other one is good)
+        uint32_t buf0;              // address of buffer 0, which no command uses
+        const char *expect;
+    };
+    const Case cases[] = {
+        {"lda < k", [](tpu_gemm &g) { g.a.ld = g.k - 1; }, 0, 0x40, "command 0: field 'lda'"},
+        {"n = 0", [](tpu_gemm &g) { g.n = 0; }, 1, 0x40, "command 1: field 'n'"},
+        {"unknown buffer", [](tpu_gemm &g) { g.b.buf = 9; }, 1, 0x40, "command 1: field 'b.buf'"},
+        {"C past its buffer", [](tpu_gemm &g) { g.c.offset = 1; }, 0, 0x40,
+         "command 0: field 'c.off'"},
+        {"params without flags", [](tpu_gemm &g) { g.params.offset = 4; }, 0, 0x40,
+         "command 0: field 'params.off'"},
+        {"buffer outside memory", nullptr, 0, 0xfffff000u, "buffer 0: field 'addr'"},
+        {"tiled B with ldb", [](tpu_gemm &g) { g.flags |= TPU_GEMM_B_TILED; }, 1, 0x40,
+         "command 1: field 'ldb'"},
+        // B's buffer holds it row-major: (n + 2) x (n + 3) bytes, not the 2 x 2 tiles.
+        {"tiled B past its buffer",
+         [](tpu_gemm &g) {
+             g.flags |= TPU_GEMM_B_TILED;
+             g.b.ld = 0;
+         },
+         0, 0x40, "command 0: field 'b.off'"},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.what);
+        tpu_stream *s = tpu_stream_new();
+        ASSERT_EQ(tpu_stream_buffer(s, c.buf0, 64, nullptr), TPU_OK);
+        Placed pl;
+        place(d, s, rng, pl, {n + 1, n + 2, n + 3, 0});
+        const tpu_gemm good = command(pl);
+        tpu_gemm bad = good;
+        if (c.spoil) c.spoil(bad);
+        ASSERT_EQ(tpu_stream_gemm(s, c.cmd == 0 ? &bad : &good), TPU_OK);
+        ASSERT_EQ(tpu_stream_gemm(s, c.cmd == 1 ? &bad : &good), TPU_OK);
+        EXPECT_EQ(tpu_submit(d, s), TPU_E_STREAM);
+        EXPECT_TRUE(contains(tpu_last_error(d), c.expect)) << tpu_last_error(d);
+        EXPECT_EQ(tpu_wait(d, 0), TPU_E_ARG); // nothing is pending
+        // C untouched: nothing was pushed.
+        std::vector<uint8_t> got(pl.c_extent());
+        ASSERT_EQ(tpu_read(d, pl.c, got.data(), got.size()), TPU_OK);
+        EXPECT_EQ(got, pl.c_image);
+        release(d, pl);
+        tpu_stream_free(s);
+        // The stream's memory was given back.
+        uint32_t again;
+        ASSERT_EQ(tpu_alloc(d, 64, &again), TPU_OK);
+        EXPECT_EQ(again, probe);
+        ASSERT_EQ(tpu_free(d, again), TPU_OK);
+    }
+    run_gemm(d, rng, {n + 5, 2 * n, n + 1, TPU_GEMM_BIAS});
+}
+
+TEST_P(DriverDevice, TimeoutResetsTheDevice) {
+    const uint32_t n = N();
+    Dev d(n);
+    tpu_rng rng{300 + n};
+    tpu_stream *s = tpu_stream_new();
+    Placed pl;
+    place(d, s, rng, pl, {4 * n, 4 * n, 4 * n, 0});
+    const tpu_gemm c = command(pl);
+    ASSERT_EQ(tpu_stream_gemm(s, &c), TPU_OK);
+    ASSERT_EQ(tpu_submit(d, s), TPU_OK) << tpu_last_error(d);
+    EXPECT_EQ(tpu_wait(d, 10), TPU_E_TIMEOUT);
+    EXPECT_TRUE(contains(tpu_last_error(d), "10 cycles")) << tpu_last_error(d);
+    tpu_perf_report p;
+    ASSERT_EQ(tpu_perf(d, &p), TPU_OK); // the aborted run's counters
+    EXPECT_LT(p.counters[TPU_PERF_RETIRED], p.instructions);
+    EXPECT_EQ(tpu_wait(d, 0), TPU_E_ARG);
+    release(d, pl);
+    tpu_stream_free(s);
+    // The device works normally afterwards, verified against the golden model.
+    run_gemm(d, rng, {4 * n, 4 * n, 4 * n, TPU_GEMM_OUT_INT8});
+}
+
+// The budget also bounds the firmware's pushing: a GEMM far longer than the budget stops inside
+// tpu_submit, and the device works normally afterwards.
+TEST_P(DriverDevice, BudgetBoundsTheSubmitToo) {
+    const uint32_t n = N();
+    Dev d(n);
+    tpu_rng rng{350 + n};
+    tpu_stream *s = tpu_stream_new();
+    Placed pl;
+    place(d, s, rng, pl, {16 * n, 16 * n, 16 * n, 0});
+    const tpu_gemm c = command(pl);
+    ASSERT_EQ(tpu_stream_gemm(s, &c), TPU_OK);
+    tpu_set_budget(d, 500);
+    EXPECT_EQ(tpu_submit(d, s), TPU_E_TIMEOUT);
+    EXPECT_TRUE(contains(tpu_last_error(d), "500 cycles")) << tpu_last_error(d);
+    tpu_perf_report p;
+    ASSERT_EQ(tpu_perf(d, &p), TPU_OK);
+    EXPECT_LE(p.cycles, 600u);
+    EXPECT_EQ(tpu_wait(d, 0), TPU_E_ARG);
+    release(d, pl);
+    tpu_stream_free(s);
+    tpu_set_budget(d, 0);
+    run_gemm(d, rng, {4 * n, 4 * n, 4 * n, TPU_GEMM_OUT_INT8});
+}
+
+TEST_P(DriverDevice, PerfCounters) {
+    const uint32_t n = N();
+    Dev d(n);
+    tpu_rng rng{400 + n};
+    tpu_perf_report p;
+    EXPECT_EQ(tpu_perf(d, &p), TPU_E_ARG); // nothing ran yet
+    const GemmCase g = {5 * n + 3, 3 * n + 1, 2 * n + 1, 0};
+    ASSERT_EQ(run_gemm(d, rng, g), TPU_OK);
+    ASSERT_EQ(tpu_perf(d, &p), TPU_OK);
+    const uint64_t kt = (g.k + n - 1) / n, nt = (g.n + n - 1) / n;
+    EXPECT_GE(p.cycles * n * n, uint64_t{g.m} * g.k * g.n);
+    EXPECT_EQ(p.counters[TPU_PERF_RETIRED], p.instructions);
+    EXPECT_EQ(p.counters[TPU_PERF_MXU_BUSY], g.m * kt * nt); // every A row streams once a tile
+    EXPECT_EQ(p.counters[TPU_PERF_DMA_WR_BYTES], uint64_t{4} * g.m * g.n);
+    EXPECT_GE(p.counters[TPU_PERF_DMA_RD_BYTES], uint64_t{g.m} * g.k + uint64_t{g.k} * g.n);
+    EXPECT_LE(p.counters[TPU_PERF_ACTIVE], p.cycles);
+    EXPECT_GE(p.firmware_cycles, FW_CYCLES_STREAM + FW_CYCLES_COMMAND + p.instructions);
+    EXPECT_LE(p.firmware_cycles, p.cycles);
+    EXPECT_GT(p.wall_seconds, 0.0);
+    for (int i = TPU_PERF_COUNT; i < 16; i++) EXPECT_EQ(p.counters[i], 0u);
+    // Counters are per submission.
+    const GemmCase small = {n, n, n, 0};
+    ASSERT_EQ(run_gemm(d, rng, small), TPU_OK);
+    tpu_perf_report q;
+    ASSERT_EQ(tpu_perf(d, &q), TPU_OK);
+    EXPECT_EQ(q.counters[TPU_PERF_MXU_BUSY], n);
+    EXPECT_EQ(q.counters[TPU_PERF_RETIRED], q.instructions);
+    EXPECT_LT(q.cycles, p.cycles);
+    EXPECT_EQ(tpu_perf(d, nullptr), TPU_E_ARG);
+}
+
+// Mismatch reporting: memory the host changes behind the device's back while a submission is
+// pending differs from the golden result (the golden model sees that write only afterwards).
+TEST_P(DriverDevice, VerifyReportsTheFirstDifference) {
+    const uint32_t n = N();
+    Dev d(n);
+    tpu_rng rng{500 + n};
+    uint32_t spare;
+    ASSERT_EQ(tpu_alloc(d, 64, &spare), TPU_OK);
+    // 1. A byte no instruction writes.
+    {
+        tpu_stream *s = tpu_stream_new();
+        Placed pl;
+        place(d, s, rng, pl, {n, n, n, 0});
+        const tpu_gemm c = command(pl);
+        ASSERT_EQ(tpu_stream_gemm(s, &c), TPU_OK);
+        const uint8_t zero = 0, x = 0x5a;
+        ASSERT_EQ(tpu_write(d, spare + 3, &zero, 1), TPU_OK);
+        ASSERT_EQ(tpu_submit(d, s), TPU_OK) << tpu_last_error(d);
+        ASSERT_EQ(tpu_write(d, spare + 3, &x, 1), TPU_OK);
+        EXPECT_EQ(tpu_wait(d, 0), TPU_E_MISMATCH);
+        char want[96];
+        std::snprintf(want, sizeof want, "at 0x%x: expected 0x00, device 0x5a", spare + 3);
+        EXPECT_TRUE(contains(tpu_last_error(d), want)) << tpu_last_error(d);
+        EXPECT_TRUE(contains(tpu_last_error(d), "written by no instruction")) << tpu_last_error(d);
+        EXPECT_TRUE(contains(tpu_last_error(d), "tpu_write changed it while the work was pending"))
+            << tpu_last_error(d);
+        release(d, pl);
+        tpu_stream_free(s);
+    }
+    // 2. C's first byte, overwritten after its WR_HOST completed: with 8 M chunks of 8 N-tiles,
+    // the first visit is written out long before the firmware pushes the last instructions.
+    {
+        tpu_stream *s = tpu_stream_new();
+        Placed pl;
+        place(d, s, rng, pl, {2048, n, 8 * n, TPU_GEMM_OUT_INT8});
+        const tpu_gemm c = command(pl);
+        ASSERT_EQ(tpu_stream_gemm(s, &c), TPU_OK);
+        ASSERT_EQ(tpu_submit(d, s), TPU_OK) << tpu_last_error(d);
+        const uint8_t x = static_cast<uint8_t>(pl.expect[0] ^ 0xff);
+        ASSERT_EQ(tpu_write(d, pl.c, &x, 1), TPU_OK);
+        EXPECT_EQ(tpu_wait(d, 0), TPU_E_MISMATCH);
+        char want[96];
+        std::snprintf(want, sizeof want, "at 0x%x: expected 0x%02x, device 0x%02x", pl.c,
+                      pl.expect[0], x);
+        EXPECT_TRUE(contains(tpu_last_error(d), want)) << tpu_last_error(d);
+        // The WR_HOST of the first visit: the only instruction writing to C's first row.
+        char wr[96];
+        std::snprintf(wr, sizeof wr, " mem=0x%x ", pl.c);
+        EXPECT_TRUE(contains(tpu_last_error(d), "WR_HOST rows=")) << tpu_last_error(d);
+        EXPECT_TRUE(contains(tpu_last_error(d), wr)) << tpu_last_error(d);
+        EXPECT_TRUE(contains(tpu_last_error(d), "while the work was pending")) << tpu_last_error(d);
+        release(d, pl);
+        tpu_stream_free(s);
+    }
+    EXPECT_EQ(tpu_free(d, spare), TPU_OK);
+    run_gemm(d, rng, {n + 1, n + 1, n + 1, 0});
+}
+
+// The device's own result differing from the golden model's is found in what the instructions
+// wrote: an input changed after tpu_submit but before the core reads it (command 1 waits behind
+// command 0's SYNC) makes the device compute another C than the golden model, which sees the write
+// only afterwards. C lies below the input, so it is the first difference reported.
+TEST_P(DriverDevice, VerifyComparesWhatTheInstructionsWrote) {
+    const uint32_t n = N();
+    Dev d(n);
+    tpu_rng rng{520 + n};
+    tpu_stream *s = tpu_stream_new();
+    Placed l1, l2;
+    place(d, s, rng, l1, {512, 4 * n, 4 * n, 0}); // keeps the core busy past the last push
+    place(d, s, rng, l2, {1, 1, 1, 0});
+    Placed l2c = l2; // A is one byte at x, above everything of l2
+    uint32_t x;
+    ASSERT_EQ(tpu_alloc(d, 1, &x), TPU_OK);
+    ASSERT_EQ(tpu_stream_buffer(s, x, 1, &l2c.a_buf), TPU_OK);
+    l2c.a_off = 0;
+    const int8_t one = 1, two = 2;
+    ASSERT_EQ(tpu_write(d, l2.b, &one, 1), TPU_OK);
+    ASSERT_EQ(tpu_write(d, x, &one, 1), TPU_OK);
+    const tpu_gemm c1 = command(l1), c2 = command(l2c);
+    ASSERT_EQ(tpu_stream_gemm(s, &c1), TPU_OK);
+    ASSERT_EQ(tpu_stream_gemm(s, &c2), TPU_OK);
+    ASSERT_EQ(tpu_submit(d, s), TPU_OK) << tpu_last_error(d);
+    ASSERT_EQ(tpu_write(d, x, &two, 1), TPU_OK);
+    EXPECT_EQ(tpu_wait(d, 0), TPU_E_MISMATCH);
+    int32_t got = 0;
+    ASSERT_EQ(tpu_read(d, l2.c, &got, 4), TPU_OK);
+    ASSERT_EQ(got, 2) << "the core read A before the host changed it";
+    char want[96];
+    std::snprintf(want, sizeof want, "at 0x%x: expected 0x01, device 0x02", l2.c);
+    EXPECT_TRUE(contains(tpu_last_error(d), want)) << tpu_last_error(d);
+    EXPECT_TRUE(contains(tpu_last_error(d), "WR_HOST")) << tpu_last_error(d);
+    EXPECT_FALSE(contains(tpu_last_error(d), "pending")) << tpu_last_error(d);
+    check_result(d, l1);
+    EXPECT_EQ(tpu_free(d, x), TPU_OK);
+    release(d, l1);
+    release(d, l2);
+    tpu_stream_free(s);
+    run_gemm(d, rng, {n + 1, n + 1, n + 1, 0});
+}
+
+// Verification's golden model mirrors device memory between submissions without copying all of
+// it: after a timeout (which leaves C partly written) and after a mismatch it takes the device's
+// bytes, so a later stream reading them as its input verifies, and computes the right result.
+TEST_P(DriverDevice, VerifyMirrorFollowsFailedSubmissions) {
+    const uint32_t n = N();
+    Dev d(n, 16u << 20);
+    tpu_rng rng{550 + n};
+    const GemmCase g = {2048, n, 8 * n, TPU_GEMM_OUT_INT8};
+    ASSERT_EQ(run_gemm(d, rng, g), TPU_OK);
+    tpu_perf_report p;
+    ASSERT_EQ(tpu_perf(d, &p), TPU_OK);
+    // 1. The same GEMM stopped by the budget half-way, in tpu_submit or in tpu_wait.
+    tpu_stream *s = tpu_stream_new();
+    Placed l1;
+    place(d, s, rng, l1, g);
+    const tpu_gemm c1 = command(l1);
+    ASSERT_EQ(tpu_stream_gemm(s, &c1), TPU_OK);
+    tpu_set_budget(d, p.cycles / 2);
+    tpu_status st = tpu_submit(d, s);
+    if (st == TPU_OK) st = tpu_wait(d, 0);
+    EXPECT_EQ(st, TPU_E_TIMEOUT) << tpu_last_error(d);
+    tpu_set_budget(d, 0);
+    tpu_stream_free(s);
+    std::vector<uint8_t> a2(l1.c_extent());
+    ASSERT_EQ(tpu_read(d, l1.c, a2.data(), a2.size()), TPU_OK);
+    EXPECT_NE(a2, l1.c_image); // partly written
+    EXPECT_NE(a2, l1.expect);  // but not all
+    // 2. A byte of that C changed while an empty stream is pending: a mismatch.
+    tpu_stream *empty = tpu_stream_new();
+    ASSERT_EQ(tpu_submit(d, empty), TPU_OK) << tpu_last_error(d);
+    a2.back() ^= 0x5a;
+    ASSERT_EQ(tpu_write(d, l1.c + static_cast<uint32_t>(a2.size()) - 1, &a2.back(), 1), TPU_OK);
+    EXPECT_EQ(tpu_wait(d, 0), TPU_E_MISMATCH);
+    tpu_stream_free(empty);
+    // 3. A GEMM whose A is that C, read in place.
+    s = tpu_stream_new();
+    Placed l2;
+    place(d, s, rng, l2, {g.m, g.n, n + 1, TPU_GEMM_BIAS}, &a2);
+    Placed l2c = l2;
+    ASSERT_EQ(tpu_stream_buffer(s, l1.c, static_cast<uint32_t>(a2.size()), &l2c.a_buf), TPU_OK);
+    l2c.a_off = 0;
+    const tpu_gemm c2 = command(l2c);
+    ASSERT_EQ(tpu_stream_gemm(s, &c2), TPU_OK);
+    ASSERT_EQ(tpu_submit(d, s), TPU_OK) << tpu_last_error(d);
+    ASSERT_EQ(tpu_wait(d, 0), TPU_OK) << tpu_last_error(d);
+    check_result(d, l2);
+    release(d, l1);
+    release(d, l2);
+    tpu_stream_free(s);
+}
+
+TEST_P(DriverDevice, SubmitAndWaitMisuse) {
+    const uint32_t n = N();
+    Dev d(n, kSmallMem);
+    tpu_rng rng{600 + n};
+    EXPECT_EQ(tpu_wait(d, 0), TPU_E_ARG);
+    EXPECT_EQ(tpu_submit(d, nullptr), TPU_E_ARG);
+    tpu_stream *empty = tpu_stream_new(); // no commands: just HALT
+    ASSERT_EQ(tpu_submit(d, empty), TPU_OK) << tpu_last_error(d);
+    EXPECT_EQ(tpu_submit(d, empty), TPU_E_ARG);
+    EXPECT_TRUE(contains(tpu_last_error(d), "not waited for")) << tpu_last_error(d);
+    EXPECT_EQ(tpu_wait(d, 0), TPU_OK) << tpu_last_error(d);
+    tpu_perf_report p;
+    ASSERT_EQ(tpu_perf(d, &p), TPU_OK);
+    EXPECT_EQ(p.instructions, 1u);
+    EXPECT_EQ(p.counters[TPU_PERF_RETIRED], 1u);
+    EXPECT_EQ(p.firmware_cycles, FW_CYCLES_STREAM + 1);
+    // No device memory left for the stream.
+    uint32_t all;
+    ASSERT_EQ(tpu_alloc(d, kSmallMem, &all), TPU_OK);
+    EXPECT_EQ(tpu_submit(d, empty), TPU_E_NOMEM);
+    EXPECT_TRUE(contains(tpu_last_error(d), "stream")) << tpu_last_error(d);
+    ASSERT_EQ(tpu_free(d, all), TPU_OK);
+    ASSERT_EQ(tpu_submit(d, empty), TPU_OK) << tpu_last_error(d);
+    EXPECT_EQ(tpu_wait(d, 0), TPU_OK) << tpu_last_error(d);
+    // Closing with work in flight releases everything (AddressSanitizer checks).
+    tpu_stream *s = tpu_stream_new();
+    Placed pl;
+    place(d, s, rng, pl, {3 * n, 3 * n, 3 * n, 0});
+    const tpu_gemm c = command(pl);
+    ASSERT_EQ(tpu_stream_gemm(s, &c), TPU_OK);
+    ASSERT_EQ(tpu_submit(d, s), TPU_OK) << tpu_last_error(d);
+    tpu_stream_free(s);
+    tpu_stream_free(empty);
+}
+
+struct Progress {
+    std::vector<uint64_t> retired, pushed, cycles;
+    static void fn(void *ctx, uint64_t retired, uint64_t pushed, uint64_t cycles) {
+        auto *p = static_cast<Progress *>(ctx);
+        p->retired.push_back(retired);
+        p->pushed.push_back(pushed);
+        p->cycles.push_back(cycles);
+    }
+};
+
+TEST_P(DriverDevice, ProgressOnALongGemm) {
+    const uint32_t n = N();
+    Dev d(n, 16u << 20, 0); // C alone is 4 bytes x 2048 x 15 N
+    tpu_rng rng{700 + n};
+    Progress prog;
+    tpu_set_progress(d, Progress::fn, &prog);
+    // About 300k cycles at any N: compute bound, m k n / N^2.
+    const GemmCase g = {2048, 10 * n, 15 * n, 0};
+    ASSERT_EQ(run_gemm(d, rng, g), TPU_OK);
+    tpu_perf_report p;
+    ASSERT_EQ(tpu_perf(d, &p), TPU_OK);
+    ASSERT_GE(p.cycles, 4 * 65536u);
+    EXPECT_GE(prog.cycles.size(), p.cycles / 65536 - 1);
+    EXPECT_LE(prog.cycles.size(), p.cycles / 65536 + 1);
+    for (size_t i = 0; i < prog.cycles.size(); i++) {
+        EXPECT_LE(prog.retired[i], prog.pushed[i]);
+        EXPECT_LE(prog.pushed[i], p.instructions);
+        EXPECT_LE(prog.cycles[i], p.cycles);
+        if (i) {
+            EXPECT_GE(prog.cycles[i] - prog.cycles[i - 1], 65536u);
+            EXPECT_GE(prog.retired[i], prog.retired[i - 1]);
+            EXPECT_GE(prog.pushed[i], prog.pushed[i - 1]);
+        }
+    }
+    // Switched off: no more calls.
+    const size_t calls = prog.cycles.size();
+    tpu_set_progress(d, nullptr, nullptr);
+    ASSERT_EQ(run_gemm(d, rng, g), TPU_OK);
+    EXPECT_EQ(prog.cycles.size(), calls);
+}
+
+std::string scratch(const std::string &name) {
+    return ::testing::TempDir() + "tpu_driver_" + std::to_string(getpid()) + "_" + name;
+}
+
+TEST_P(DriverDevice, Traces) {
+    const uint32_t n = N();
+    Dev d(n, kSmallMem);
+    tpu_rng rng{800 + n};
+    EXPECT_EQ(tpu_trace_open(d, "/nonexistent-dir/x.fst", 0, 0), TPU_E_IO);
+    EXPECT_TRUE(contains(tpu_last_error(d), "/nonexistent-dir/x.fst")) << tpu_last_error(d);
+    EXPECT_EQ(tpu_trace_open(d, nullptr, 0, 0), TPU_E_ARG);
+    const std::string path = scratch("t.fst");
+    EXPECT_EQ(tpu_trace_open(d, path.c_str(), 100, 100), TPU_E_ARG); // empty window
+    ASSERT_EQ(tpu_trace_open(d, path.c_str(), 10, 200), TPU_OK) << tpu_last_error(d);
+    ASSERT_EQ(run_gemm(d, rng, {n, n, n, 0}), TPU_OK);
+    ASSERT_EQ(tpu_trace_close(d), TPU_OK);
+    FILE *f = std::fopen(path.c_str(), "rb");
+    ASSERT_NE(f, nullptr);
+    std::fseek(f, 0, SEEK_END);
+    EXPECT_GT(std::ftell(f), 100);
+    std::fclose(f);
+    std::remove(path.c_str());
+    // A path ending in .vcd gets a VCD.
+    const std::string vcd = scratch("t.vcd");
+    ASSERT_EQ(tpu_trace_open(d, vcd.c_str(), 0, 50), TPU_OK) << tpu_last_error(d);
+    ASSERT_EQ(run_gemm(d, rng, {n, n, n, 0}), TPU_OK);
+    ASSERT_EQ(tpu_trace_close(d), TPU_OK);
+    f = std::fopen(vcd.c_str(), "rb");
+    ASSERT_NE(f, nullptr);
+    std::string text;
+    char buf[4096];
+    for (size_t got; (got = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, got);
+    std::fclose(f);
+    EXPECT_EQ(text.compare(0, 5, "$date"), 0);
+    EXPECT_NE(text.find("$enddefinitions"), std::string::npos);
+    std::remove(vcd.c_str());
+    // A trace opened and closed without a submit traces nothing and leaks nothing.
+    ASSERT_EQ(tpu_trace_open(d, path.c_str(), 0, 0), TPU_OK);
+    ASSERT_EQ(tpu_trace_close(d), TPU_OK);
+    std::remove(path.c_str());
+    // The path became unwritable before the submit: the submit fails, the next one runs.
+    std::string dir = scratch("dirXXXXXX");
+    ASSERT_NE(mkdtemp(&dir[0]), nullptr);
+    const std::string gone = dir + "/t.fst";
+    ASSERT_EQ(tpu_trace_open(d, gone.c_str(), 0, 0), TPU_OK);
+    ASSERT_EQ(std::remove(gone.c_str()), 0);
+    ASSERT_EQ(rmdir(dir.c_str()), 0);
+    tpu_stream *s = tpu_stream_new();
+    EXPECT_EQ(tpu_submit(d, s), TPU_E_IO);
+    EXPECT_TRUE(contains(tpu_last_error(d), gone)) << tpu_last_error(d);
+    tpu_stream_free(s);
+    uint32_t probe;
+    ASSERT_EQ(tpu_alloc(d, 64, &probe), TPU_OK); // the stream's memory was given back
+    EXPECT_EQ(probe, 0u);
+    ASSERT_EQ(tpu_free(d, probe), TPU_OK);
+    ASSERT_EQ(run_gemm(d, rng, {n, n, n, 0}), TPU_OK);
+}
+
+INSTANTIATE_TEST_SUITE_P(Arrays, DriverDevice, ::testing::ValuesIn(built_sizes()),
+                         [](const ::testing::TestParamInfo<uint32_t> &info) {
+                             return "N" + std::to_string(info.param);
+                         });
+
+} // namespace

@@ -1,0 +1,176 @@
+// ISA helpers: encoding layout, decode round trip, names and disassembly.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "tests/support/progs.h"
+
+namespace {
+
+std::string disasm(const tpu_insn &insn)
+{
+    char buf[160];
+    return tpu_disasm(&insn, buf, sizeof buf);
+}
+
+std::string disasm(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
+                   uint32_t len, uint32_t stride)
+{
+    return disasm(tpu_encode(op, flags, rows, a, b, len, stride));
+}
+
+TEST(Isa, FieldLayout)
+{
+    const tpu_insn i = tpu_encode(0xab, 0xcd, 0x1234, 0xdeadbeef, 0x12345, 0xabc, 0x01020304);
+    EXPECT_EQ(i.w[0], 0x1234cdabu);
+    EXPECT_EQ(i.w[1], 0xdeadbeefu);
+    EXPECT_EQ(i.w[2], 0xabc12345u);
+    EXPECT_EQ(i.w[3], 0x01020304u);
+    const tpu_insn full = tpu_encode(0xff, 0xff, 0xffff, 0xffffffff, 0xfffff, 0xfff, 0xffffffff);
+    for (int k = 0; k < 4; k++)
+        EXPECT_EQ(full.w[k], 0xffffffffu) << "word " << k;
+}
+
+TEST(Isa, EncodeMasksOversizedFields)
+{
+    // A field too wide for its slot must not spill into its neighbours.
+    const tpu_insn i = tpu_encode(0x1ff, 0x100, 0x10000, 0, 0x100000, 0x1000, 0);
+    EXPECT_EQ(i.w[0], 0x000000ffu);
+    EXPECT_EQ(i.w[2], 0u);
+}
+
+TEST(Isa, RoundTripRandomFields)
+{
+    tpu_rng r = {1};
+    for (int it = 0; it < 100000; it++) {
+        tpu_fields f;
+        f.op = rng_below(&r, 256);
+        f.flags = rng_below(&r, 256);
+        f.rows = rng_below(&r, 0x10000);
+        f.a = (uint32_t)rng_next(&r);
+        f.b = rng_below(&r, 0x100000);
+        f.len = rng_below(&r, 0x1000);
+        f.stride = (uint32_t)rng_next(&r);
+        const tpu_insn i = tpu_encode(f.op, f.flags, f.rows, f.a, f.b, f.len, f.stride);
+        const tpu_fields d = tpu_decode(&i);
+        ASSERT_EQ(d.op, f.op);
+        ASSERT_EQ(d.flags, f.flags);
+        ASSERT_EQ(d.rows, f.rows);
+        ASSERT_EQ(d.a, f.a);
+        ASSERT_EQ(d.b, f.b);
+        ASSERT_EQ(d.len, f.len);
+        ASSERT_EQ(d.stride, f.stride);
+        // and every instruction word decodes to fields that encode back to it
+        tpu_insn raw;
+        for (auto &w : raw.w)
+            w = (uint32_t)rng_next(&r);
+        const tpu_fields rf = tpu_decode(&raw);
+        const tpu_insn back = tpu_encode(rf.op, rf.flags, rf.rows, rf.a, rf.b, rf.len, rf.stride);
+        for (int k = 0; k < 4; k++)
+            ASSERT_EQ(back.w[k], raw.w[k]);
+    }
+}
+
+TEST(Isa, OpcodeNames)
+{
+    EXPECT_STREQ(tpu_opcode_name(TPU_OP_RD_HOST), "RD_HOST");
+    EXPECT_STREQ(tpu_opcode_name(TPU_OP_RD_WEIGHT), "RD_WEIGHT");
+    EXPECT_STREQ(tpu_opcode_name(TPU_OP_RD_PARAMS), "RD_PARAMS");
+    EXPECT_STREQ(tpu_opcode_name(TPU_OP_MATMUL), "MATMUL");
+    EXPECT_STREQ(tpu_opcode_name(TPU_OP_ACTIVATE), "ACTIVATE");
+    EXPECT_STREQ(tpu_opcode_name(TPU_OP_WR_HOST), "WR_HOST");
+    EXPECT_STREQ(tpu_opcode_name(TPU_OP_SYNC), "SYNC");
+    EXPECT_STREQ(tpu_opcode_name(TPU_OP_HALT), "HALT");
+    for (uint32_t op : {0u, 9u, 0x2au, 0xffu, 0x100u, 0xffffffffu})
+        EXPECT_STREQ(tpu_opcode_name(op), "?") << op;
+}
+
+TEST(Isa, ErrorNames)
+{
+    const char *names[] = {"OK",        "ILLEGAL_OPCODE", "BAD_OPERAND", "UB_RANGE",  "ACC_RANGE",
+                           "MEM_RANGE", "MEM_FAULT",      "WFIFO_EMPTY", "WFIFO_FULL"};
+    for (uint32_t c = 0; c < 9; c++)
+        EXPECT_STREQ(tpu_error_name(c), names[c]);
+    EXPECT_STREQ(tpu_error_name(TPU_ERR_UB_RANGE), "UB_RANGE");
+    EXPECT_STREQ(tpu_error_name(9), "?");
+    EXPECT_STREQ(tpu_error_name(0xffffffffu), "?");
+}
+
+TEST(Isa, PerfNames)
+{
+    const char *names[] = {"active",    "mxu_busy",    "stall_hazard", "stall_unit",
+                           "stall_weight", "stall_mem", "stall_issue", "dma_rd_bytes",
+                           "dma_wr_bytes", "retired"};
+    ASSERT_EQ(TPU_PERF_COUNT, 10);
+    for (int c = 0; c < TPU_PERF_COUNT; c++)
+        EXPECT_STREQ(tpu_perf_name(c), names[c]);
+    EXPECT_STREQ(tpu_perf_name(-1), "?");
+    EXPECT_STREQ(tpu_perf_name(TPU_PERF_COUNT), "?");
+}
+
+TEST(Isa, DisasmExamples)
+{
+    EXPECT_EQ(disasm(TPU_OP_MATMUL, TPU_F_LOAD | TPU_F_ACC, 64, 0, 128, 0, 0),
+              "MATMUL.LOAD.ACC rows=64 ub=0 acc=128");
+    EXPECT_EQ(disasm(TPU_OP_RD_HOST, 0, 16, 0x1000, 32, 16, 64),
+              "RD_HOST rows=16 mem=0x1000 stride=64 len=16 ub=32");
+    EXPECT_EQ(disasm(TPU_OP_WR_HOST, TPU_F_SRC_ACC | TPU_F_RELU, 4, 0x2000, 0, 64, 256),
+              "WR_HOST.SRC_ACC.RELU rows=4 acc=0 mem=0x2000 stride=256 len=64");
+}
+
+TEST(Isa, DisasmEveryOpcode)
+{
+    EXPECT_EQ(disasm(TPU_OP_RD_WEIGHT, 0, 8, 0xabc0, 0, 7, 100),
+              "RD_WEIGHT rows=8 mem=0xabc0 stride=100 len=7");
+    EXPECT_EQ(disasm(TPU_OP_RD_PARAMS, 0, 3, 0x40, 0, 32, 64),
+              "RD_PARAMS rows=3 mem=0x40 stride=64 len=32");
+    EXPECT_EQ(disasm(TPU_OP_MATMUL, TPU_F_UNSIGNED, 1, 5, 6, 0, 0),
+              "MATMUL.UNSIGNED rows=1 ub=5 acc=6");
+    EXPECT_EQ(disasm(TPU_OP_MATMUL, TPU_F_ACC | TPU_F_LOAD | TPU_F_UNSIGNED, 2, 0, 0, 0, 0),
+              "MATMUL.LOAD.ACC.UNSIGNED rows=2 ub=0 acc=0");
+    EXPECT_EQ(disasm(TPU_OP_ACTIVATE, TPU_F_BIAS | TPU_F_RELU, 4, 10, 20, 0, 0),
+              "ACTIVATE.BIAS.RELU rows=4 acc=20 ub=10");
+    EXPECT_EQ(disasm(TPU_OP_ACTIVATE, 0, 1, 0, 0, 0, 0), "ACTIVATE rows=1 acc=0 ub=0");
+    EXPECT_EQ(disasm(TPU_OP_WR_HOST, 0, 3, 0xffffffff, 7, 16, 0),
+              "WR_HOST rows=3 ub=7 mem=0xffffffff stride=0 len=16");
+    EXPECT_EQ(disasm(TPU_OP_WR_HOST, TPU_F_SRC_ACC | TPU_F_BIAS | TPU_F_RELU, 1, 0, 0, 4, 4),
+              "WR_HOST.SRC_ACC.BIAS.RELU rows=1 acc=0 mem=0x0 stride=4 len=4");
+    EXPECT_EQ(disasm(TPU_OP_SYNC, 0, 0, 0, 0, 0, 0), "SYNC");
+    EXPECT_EQ(disasm(TPU_OP_HALT, 0, 0, 0, 0, 0, 0), "HALT");
+}
+
+TEST(Isa, DisasmShowsWhatMakesAnInstructionMalformed)
+{
+    EXPECT_EQ(disasm(TPU_OP_MATMUL, 0, 1, 0, 0, 5, 9), "MATMUL rows=1 ub=0 acc=0 len=5 stride=9");
+    EXPECT_EQ(disasm(TPU_OP_RD_WEIGHT, 0, 1, 0, 3, 1, 0),
+              "RD_WEIGHT rows=1 mem=0x0 stride=0 len=1 b=3");
+    EXPECT_EQ(disasm(TPU_OP_SYNC, 0, 2, 0x10, 1, 4, 8), "SYNC rows=2 a=0x10 b=1 len=4 stride=8");
+    EXPECT_EQ(disasm(TPU_OP_HALT, TPU_F_RELU | 0x80, 0, 0, 0, 0, 0), "HALT.RELU flags=0x90");
+    EXPECT_EQ(disasm(TPU_OP_RD_HOST, TPU_F_LOAD, 0, 0, 0, 0, 0),
+              "RD_HOST.LOAD rows=0 mem=0x0 stride=0 len=0 ub=0");
+}
+
+TEST(Isa, DisasmIllegal)
+{
+    EXPECT_EQ(disasm(tpu_insn{{0x0000002a, 0, 0, 0}}),
+              "ILLEGAL(0x2a) w=0x0000002a,0x00000000,0x00000000,0x00000000");
+    EXPECT_EQ(disasm(tpu_insn{{0x00010300, 0x12345678, 0x9abcdef0, 0xffffffff}}),
+              "ILLEGAL(0x00) w=0x00010300,0x12345678,0x9abcdef0,0xffffffff");
+    EXPECT_EQ(disasm(tpu_insn{{0xff, 0, 0, 0}}).rfind("ILLEGAL(0xff) ", 0), 0u);
+}
+
+TEST(Isa, DisasmTruncatesSafely)
+{
+    const tpu_insn i = tpu_encode(TPU_OP_MATMUL, TPU_F_LOAD | TPU_F_ACC, 64, 0, 128, 0, 0);
+    char buf[12];
+    memset(buf, 'x', sizeof buf);
+    EXPECT_EQ(tpu_disasm(&i, buf, 8), buf);
+    EXPECT_STREQ(buf, "MATMUL.");
+    EXPECT_EQ(buf[8], 'x');
+    EXPECT_EQ(tpu_disasm(&i, buf, 1), buf);
+    EXPECT_STREQ(buf, "");
+    EXPECT_EQ(tpu_disasm(&i, nullptr, 0), nullptr);
+}
+
+} // namespace

@@ -1,0 +1,814 @@
+// test_run.cpp - `tpusim run`, run as a program on packages built here (tpub_save): outputs
+// bit-exact against a C reference of the same quantized arithmetic, batching (padding trimmed,
+// --limit), --input-divide, two segments with a tuple result and copies, the classification
+// extras, the JSON report, the trace, and every error class with its exit code and no output
+// file left behind.
+#include <gtest/gtest.h>
+#include <jansson.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "io/npy.h"
+#include "tests/support/progs.h"
+#include "driver/tpu.h"
+#include "tests/support/tool_test.h"
+#include "compiler/tpub.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using tool_test::Result;
+using tool_test::slurp;
+using tool_test::spit;
+
+// The smallest array size built: packages are compiled for it.
+uint32_t array_n()
+{
+    uint32_t sizes[64];
+    const int n = tpusim_arrays(sizes, 64);
+    return n ? sizes[0] : 8;
+}
+
+uint64_t align64(uint64_t v)
+{
+    return (v + 63) & ~63ull;
+}
+
+void save_npy(const fs::path &p, npy_dtype t, std::vector<uint64_t> shape, const void *data)
+{
+    npy_array a{};
+    a.dtype = t;
+    a.ndim = (int)shape.size();
+    a.count = 1;
+    for (size_t i = 0; i < shape.size(); i++)
+        a.count *= a.shape[i] = shape[i];
+    a.data = const_cast<void *>(data);
+    size_t len = 0;
+    void *img = npy_encode(&a, 0, &len);
+    ASSERT_NE(img, nullptr);
+    spit(p, std::string(static_cast<char *>(img), len));
+    free(img);
+}
+
+// An .npy file's array (empty data on failure, with a test failure).
+struct Npy {
+    npy_array a{};
+    explicit Npy(const fs::path &p)
+    {
+        char err[256] = "";
+        EXPECT_EQ(npy_load(p.string().c_str(), &a, err, sizeof err), 0) << p << ": " << err;
+    }
+    ~Npy() { npy_free(&a); }
+    std::vector<uint64_t> shape() const { return std::vector<uint64_t>(a.shape, a.shape + a.ndim); }
+    template <typename T> std::vector<T> values() const
+    {
+        const T *p = static_cast<const T *>(a.data);
+        return p ? std::vector<T>(p, p + a.count) : std::vector<T>();
+    }
+};
+
+// ----------------------------------------------------------- packages --
+
+// A tpub_package assembled by hand; owns everything it points at.
+class Package {
+  public:
+    explicit Package(uint32_t n) { pkg_.array_n = n; }
+
+    std::vector<uint8_t> image; // the constant image
+    uint64_t arena = 0;
+
+    // Places bytes in the constant image (64-byte aligned); returns their offset.
+    uint64_t constant(const void *data, size_t bytes)
+    {
+        const uint64_t off = align64(image.size());
+        image.resize(off + bytes);
+        memcpy(image.data() + off, data, bytes);
+        return off;
+    }
+    // B (k x n, row-major) in tile order for the package's array size.
+    uint64_t weights(const std::vector<int8_t> &b, uint32_t k, uint32_t n)
+    {
+        std::vector<int8_t> t(gemm_tiled_b_bytes(k, n, pkg_.array_n));
+        gemm_tile_b(b.data(), k, n, pkg_.array_n, t.data());
+        return constant(t.data(), t.size());
+    }
+    // Room for an activation after the constants and earlier activations.
+    uint64_t activation(uint64_t bytes)
+    {
+        const uint64_t off = align64(std::max<uint64_t>(arena, align64(image.size())));
+        arena = off + bytes;
+        return off;
+    }
+
+    void input(const char *name, hlo_type t, std::vector<int64_t> dims)
+    {
+        inputs_.push_back(sig(name, t, dims));
+    }
+    void output(const char *name, hlo_type t, std::vector<int64_t> dims)
+    {
+        outputs_.push_back(sig(name, t, dims));
+    }
+    tpub_xfer xfer(uint64_t off, uint32_t rows, uint32_t cols, uint32_t ld, hlo_type dev,
+                   hlo_type host, std::vector<float> scale = {})
+    {
+        scales_.push_back(scale);
+        return tpub_xfer{off, rows, cols, ld, dev, host, (uint32_t)scale.size(),
+                         scales_.back().empty() ? nullptr : scales_.back().data()};
+    }
+    tpub_gemm gemm(const char *name, uint32_t m, uint32_t k, uint32_t n, uint32_t flags,
+                   uint64_t a, uint32_t lda, uint64_t b, uint64_t c, uint32_t ldc, uint64_t p)
+    {
+        return tpub_gemm{m, k, n, flags | TPU_GEMM_B_TILED, a, b, c, p, lda, ldc, str(name),
+                         str("")};
+    }
+    void segment(std::vector<tpub_xfer> in, std::vector<tpub_xfer> out,
+                 std::vector<tpub_gemm> gemms)
+    {
+        xfers_.push_back(in);
+        tpub_xfer *i = xfers_.back().data();
+        xfers_.push_back(out);
+        tpub_xfer *o = xfers_.back().data();
+        gemms_.push_back(gemms);
+        segments_.push_back(tpub_segment{(uint32_t)in.size(), (uint32_t)out.size(),
+                                         (uint32_t)gemms.size(), i, o, gemms_.back().data()});
+    }
+
+    void save(const fs::path &path, const std::string &host)
+    {
+        host_ = host;
+        pkg_.arena_bytes = arena;
+        pkg_.const_bytes = image.size();
+        pkg_.const_image = image.data();
+        pkg_.host_hlo = host_.data();
+        pkg_.n_inputs = (uint32_t)inputs_.size();
+        pkg_.inputs = inputs_.data();
+        pkg_.n_outputs = (uint32_t)outputs_.size();
+        pkg_.outputs = outputs_.data();
+        pkg_.n_segments = (uint32_t)segments_.size();
+        pkg_.segments = segments_.data();
+        pkg_.report = str("built by test_run");
+        char err[512] = "";
+        ASSERT_EQ(tpub_save(&pkg_, path.string().c_str(), err, sizeof err), 0) << err;
+    }
+
+  private:
+    char *str(const std::string &s)
+    {
+        strings_.push_back(s);
+        return strings_.back().data();
+    }
+    tpub_sig sig(const char *name, hlo_type t, const std::vector<int64_t> &dims)
+    {
+        tpub_sig s{};
+        s.name = str(name);
+        s.type = t;
+        s.rank = (int)dims.size();
+        std::copy(dims.begin(), dims.end(), s.dims);
+        return s;
+    }
+
+    tpub_package pkg_{};
+    std::string host_;
+    std::deque<std::string> strings_;
+    std::deque<std::vector<float>> scales_;
+    std::deque<std::vector<tpub_xfer>> xfers_;
+    std::deque<std::vector<tpub_gemm>> gemms_;
+    std::vector<tpub_segment> segments_;
+    std::vector<tpub_sig> inputs_, outputs_;
+};
+
+// What tpub.h says an input transfer does to a float.
+int8_t quantize(float x, float scale)
+{
+    const float q = nearbyintf(x / scale);
+    return std::isnan(q) ? 0 : (int8_t)std::min(127.0f, std::max(-128.0f, q));
+}
+
+// The GEMM arithmetic of the device (docs/command-stream.md) on m rows.
+template <typename Out>
+std::vector<Out> gemm(const void *a, int unsigned_a, const std::vector<int8_t> &b,
+                      const std::vector<int32_t> &params, uint32_t m, uint32_t k, uint32_t n,
+                      uint32_t flags)
+{
+    gemm_desc d{};
+    d.m = m;
+    d.k = k;
+    d.n = n;
+    d.unsigned_a = unsigned_a;
+    d.bias = (flags & TPU_GEMM_BIAS) != 0;
+    d.relu = (flags & TPU_GEMM_RELU) != 0;
+    d.out_int8 = (flags & TPU_GEMM_OUT_INT8) != 0;
+    std::vector<Out> c((size_t)m * n);
+    gemm_reference(&d, a, b.data(), params.empty() ? nullptr : params.data(), c.data());
+    return c;
+}
+
+// Model A: r = max(segment0(x), 0) with x f32[4,36] (a 6x6 image) and one segment of two GEMMs:
+// quantize x (scale 1/32, row pitch 40 on the device), h = requant(relu(x.W1 + b1)) int8, then
+// y = h.W2 + b2 int32, dequantized per column.
+struct ModelA {
+    static constexpr uint32_t kBatch = 4, kIn = 36, kHidden = 12, kClasses = 10, kLd = 40;
+    static constexpr float kScaleX = 1.0f / 32;
+    static constexpr uint32_t kFlags1 = TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8;
+    static constexpr uint32_t kFlags2 = TPU_GEMM_BIAS;
+    std::vector<int8_t> w1, w2;
+    std::vector<int32_t> p1, p2; // bias, mult, shift
+    std::vector<float> scale_y;
+
+    ModelA()
+    {
+        tpu_rng rng{2024};
+        w1.resize(kIn * kHidden);
+        w2.resize(kHidden * kClasses);
+        rng_fill_int8(&rng, w1.data(), w1.size());
+        rng_fill_int8(&rng, w2.data(), w2.size());
+        p1.assign(3 * kHidden, 0);
+        for (uint32_t j = 0; j < kHidden; j++) {
+            p1[j] = (int32_t)rng_range(&rng, -3000, 3000);
+            p1[kHidden + j] = (int32_t)rng_range(&rng, 1, 300);
+            p1[2 * kHidden + j] = (int32_t)rng_range(&rng, 8, 14);
+        }
+        p2.assign(3 * kClasses, 0);
+        for (uint32_t j = 0; j < kClasses; j++)
+            p2[j] = (int32_t)rng_range(&rng, -5000, 5000);
+        for (uint32_t j = 0; j < kClasses; j++)
+            scale_y.push_back(0.001f * (float)(j + 1));
+    }
+
+    void save(const fs::path &path, uint32_t n, const char *target = "tpu.segment.0",
+              int64_t out_rows = kBatch) const
+    {
+        Package p(n);
+        const uint64_t b1 = p.weights(w1, kIn, kHidden), pp1 = p.constant(p1.data(), 12 * kHidden);
+        const uint64_t b2 = p.weights(w2, kHidden, kClasses);
+        const uint64_t pp2 = p.constant(p2.data(), 12 * kClasses);
+        const uint64_t x = p.activation((kBatch - 1) * kLd + kIn);
+        const uint64_t h = p.activation(kBatch * kHidden);
+        const uint64_t y = p.activation(4 * kBatch * kClasses);
+        p.input("x", HLO_F32, {kBatch, kIn});
+        p.output("r", HLO_F32, {out_rows, kClasses});
+        p.segment({p.xfer(x, kBatch, kIn, kLd, HLO_S8, HLO_F32, {kScaleX})},
+                  {p.xfer(y, kBatch, kClasses, kClasses, HLO_S32, HLO_F32, scale_y)},
+                  {p.gemm("dot.1", kBatch, kIn, kHidden, kFlags1, x, kLd, b1, h, kHidden, pp1),
+                   p.gemm("dot.2", kBatch, kHidden, kClasses, kFlags2, h, kHidden, b2, y,
+                          kClasses, pp2)});
+        p.save(path, std::string("HloModule model_a\n"
+                                 "ENTRY main {\n"
+                                 "  x = f32[4,36] parameter(0)\n"
+                                 "  s = f32[4,10] custom-call(x), custom_call_target=\"") +
+                         target +
+                         "\"\n"
+                         "  zero = f32[] constant(0)\n"
+                         "  zeros = f32[4,10] broadcast(zero), dimensions={}\n"
+                         "  ROOT r = f32[4,10] maximum(s, zeros)\n"
+                         "}\n");
+    }
+
+    // r for the rows of x (rows x 36).
+    std::vector<float> reference(const std::vector<float> &x) const
+    {
+        const uint32_t m = (uint32_t)(x.size() / kIn);
+        std::vector<int8_t> q(x.size());
+        for (size_t i = 0; i < x.size(); i++)
+            q[i] = quantize(x[i], kScaleX);
+        const auto h = gemm<int8_t>(q.data(), 0, w1, p1, m, kIn, kHidden, kFlags1);
+        const auto y = gemm<int32_t>(h.data(), 0, w2, p2, m, kHidden, kClasses, kFlags2);
+        std::vector<float> r(y.size());
+        for (size_t i = 0; i < y.size(); i++)
+            r[i] = std::max((float)y[i] * scale_y[i % kClasses], 0.0f);
+        return r;
+    }
+};
+
+// Model B: two segments. Segment 0 copies x u8[4,20] to the device, h = requant(x.W0) int8
+// (A unsigned) and returns h twice: as a copy (s8) and dequantized with one scale (f32). The
+// host negates the float one; segment 1 quantizes it (scale 1/2) and returns relu(n.W1) int32
+// as a copy. Outputs (y s32[4,8], h s8[4,16]).
+struct ModelB {
+    static constexpr uint32_t kBatch = 4, kIn = 20, kHidden = 16, kOut = 8;
+    static constexpr float kScaleH = 0.25f, kScaleN = 0.5f;
+    static constexpr uint32_t kFlags0 = TPU_GEMM_A_UNSIGNED | TPU_GEMM_OUT_INT8;
+    static constexpr uint32_t kFlags1 = TPU_GEMM_RELU;
+    std::vector<int8_t> w0, w1;
+    std::vector<int32_t> p0;
+
+    ModelB()
+    {
+        tpu_rng rng{77};
+        w0.resize(kIn * kHidden);
+        w1.resize(kHidden * kOut);
+        rng_fill_int8(&rng, w0.data(), w0.size());
+        rng_fill_int8(&rng, w1.data(), w1.size());
+        p0.assign(3 * kHidden, 0);
+        for (uint32_t j = 0; j < kHidden; j++) {
+            p0[kHidden + j] = 1;
+            p0[2 * kHidden + j] = 9;
+        }
+    }
+
+    void save(const fs::path &path, uint32_t n) const
+    {
+        Package p(n);
+        const uint64_t b0 = p.weights(w0, kIn, kHidden), pp0 = p.constant(p0.data(), 12 * kHidden);
+        const uint64_t b1 = p.weights(w1, kHidden, kOut);
+        const uint64_t x = p.activation(kBatch * kIn), h = p.activation(kBatch * kHidden);
+        const uint64_t x1 = p.activation(kBatch * kHidden), y = p.activation(4 * kBatch * kOut);
+        p.input("x", HLO_U8, {kBatch, kIn});
+        p.output("y", HLO_S32, {kBatch, kOut});
+        p.output("h", HLO_S8, {kBatch, kHidden});
+        p.segment({p.xfer(x, kBatch, kIn, kIn, HLO_U8, HLO_U8)},
+                  {p.xfer(h, kBatch, kHidden, kHidden, HLO_S8, HLO_S8),
+                   p.xfer(h, kBatch, kHidden, kHidden, HLO_S8, HLO_F32, {kScaleH})},
+                  {p.gemm("dot.0", kBatch, kIn, kHidden, kFlags0, x, kIn, b0, h, kHidden, pp0)});
+        p.segment({p.xfer(x1, kBatch, kHidden, kHidden, HLO_S8, HLO_F32, {kScaleN})},
+                  {p.xfer(y, kBatch, kOut, kOut, HLO_S32, HLO_S32)},
+                  {p.gemm("dot.1", kBatch, kHidden, kOut, kFlags1, x1, kHidden, b1, y, kOut, 0)});
+        p.save(path, "HloModule model_b\n"
+                     "ENTRY main {\n"
+                     "  x = u8[4,20] parameter(0)\n"
+                     "  t = (s8[4,16], f32[4,16]) custom-call(x), "
+                     "custom_call_target=\"tpu.segment.0\"\n"
+                     "  h8 = s8[4,16] get-tuple-element(t), index=0\n"
+                     "  hf = f32[4,16] get-tuple-element(t), index=1\n"
+                     "  n = f32[4,16] negate(hf)\n"
+                     "  y = s32[4,8] custom-call(n), custom_call_target=\"tpu.segment.1\"\n"
+                     "  ROOT out = (s32[4,8], s8[4,16]) tuple(y, h8)\n"
+                     "}\n");
+    }
+
+    void reference(const std::vector<uint8_t> &x, std::vector<int32_t> &y,
+                   std::vector<int8_t> &h) const
+    {
+        const uint32_t m = (uint32_t)(x.size() / kIn);
+        h = gemm<int8_t>(x.data(), 1, w0, p0, m, kIn, kHidden, kFlags0);
+        std::vector<int8_t> q(h.size());
+        for (size_t i = 0; i < h.size(); i++)
+            q[i] = quantize(-((float)h[i] * kScaleH), kScaleN);
+        y = gemm<int32_t>(q.data(), 0, w1, {}, m, kHidden, kOut, kFlags1);
+    }
+};
+
+// Rows of model A inputs: mostly in the quantizer's range, some clamped.
+std::vector<float> random_x(uint64_t rows, uint64_t seed)
+{
+    tpu_rng rng{seed};
+    std::vector<float> x(rows * ModelA::kIn);
+    for (float &v : x)
+        v = (float)rng_range(&rng, -4500, 4500) / 1000.0f;
+    return x;
+}
+
+// numpy's argmax of each row.
+std::vector<int32_t> argmax_rows(const std::vector<float> &v, size_t cols)
+{
+    std::vector<int32_t> r;
+    for (size_t i = 0; i < v.size(); i += cols)
+        r.push_back((int32_t)(std::max_element(v.begin() + (long)i, v.begin() + (long)(i + cols)) -
+                              (v.begin() + (long)i)));
+    return r;
+}
+
+// ------------------------------------------------------------- fixture --
+
+class Run : public tool_test::ToolTest {
+  protected:
+    ModelA a;
+
+    Run() : ToolTest("test_run") {}
+    // A quoted path with a space on either side.
+    std::string arg(const std::string &file) const { return " " + quoted(file) + " "; }
+    Result run(const std::string &args) const { return tool("run " + args); }
+
+    // Model A's package and an input of `rows` rows; returns the input.
+    std::vector<float> setup_a(uint64_t rows, uint64_t seed = 1)
+    {
+        a.save(dir / "a.tpub", array_n());
+        std::vector<float> x = random_x(rows, seed);
+        save_npy(dir / "x.npy", NPY_FLOAT32, {rows, ModelA::kIn}, x.data());
+        return x;
+    }
+};
+
+// One line "tpusim: <what>: <why>\n" naming `what`, with `why` in it; stdout empty.
+void expect_error(const Result &r, int code, const std::string &what, const std::string &why)
+{
+    EXPECT_EQ(r.code, code) << r.err;
+    EXPECT_EQ(r.err.rfind("tpusim: " + what + ": ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(why), std::string::npos) << "want '" << why << "' in: " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+bool same_bits(const std::vector<float> &a, const std::vector<float> &b)
+{
+    return a.size() == b.size() && !memcmp(a.data(), b.data(), a.size() * sizeof(float));
+}
+
+// ---------------------------------------------------------------- runs --
+
+TEST_F(Run, OneBatchMatchesTheQuantizedReference)
+{
+    std::vector<float> x = setup_a(ModelA::kBatch);
+    x[3] = NAN; // quantizes to 0
+    x[40] = INFINITY;
+    x[41] = -INFINITY;
+    x[42] = 100.0f;
+    save_npy(dir / "x.npy", NPY_FLOAT32, {ModelA::kBatch, ModelA::kIn}, x.data());
+    const Result r = run(arg("a.tpub") + "--input" + arg("x.npy") + "--output" + arg("y.npy"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(r.err.empty()) << r.err;
+    const Npy y(dir / "y.npy");
+    EXPECT_EQ(y.a.dtype, NPY_FLOAT32);
+    EXPECT_EQ(y.shape(), (std::vector<uint64_t>{ModelA::kBatch, ModelA::kClasses}));
+    const std::vector<float> want = a.reference(x);
+    EXPECT_TRUE(same_bits(y.values<float>(), want));
+    EXPECT_GT(*std::max_element(want.begin(), want.end()), 0.0f); // not all clamped away
+    EXPECT_NE(r.out.find("\nbatches:                   1 (4 images)\n"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("\nbit-exact vs golden model: 2/2 submissions\n"), std::string::npos)
+        << r.out;
+    for (const char *layer : {"\n  dot.1 ", "\n  dot.2 ", " 4 x 36 x 12 ", " 4 x 12 x 10 "})
+        EXPECT_NE(r.out.find(layer), std::string::npos) << layer << " in " << r.out;
+    EXPECT_EQ(leftovers({"a.tpub", "x.npy", "y.npy"}), std::vector<std::string>{});
+}
+
+TEST_F(Run, BatchesArePaddedAndTrimmed)
+{
+    const std::vector<float> x = setup_a(10, 5);
+    Result r = run(arg("a.tpub") + "--input" + arg("x.npy") + "--output" + arg("y.npy"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    {
+        const Npy y(dir / "y.npy");
+        EXPECT_EQ(y.shape(), (std::vector<uint64_t>{10, ModelA::kClasses}));
+        EXPECT_TRUE(same_bits(y.values<float>(), a.reference(x)));
+    }
+    EXPECT_NE(r.out.find("\nbatches:                   3 of 4 rows each (10 images; the last "
+                         "batch padded with 2 rows)\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("\nbit-exact vs golden model: 6/6 submissions\n"), std::string::npos)
+        << r.out;
+
+    // --limit: the first 5 rows, two batches; an exact batch with --limit 3 is padded too.
+    r = run(arg("a.tpub") + "--input" + arg("x.npy") + "--output" + arg("y.npy") + "--limit 5");
+    ASSERT_EQ(r.code, 0) << r.err;
+    {
+        const Npy y(dir / "y.npy");
+        EXPECT_EQ(y.shape(), (std::vector<uint64_t>{5, ModelA::kClasses}));
+        const std::vector<float> x5(x.begin(), x.begin() + 5 * ModelA::kIn);
+        EXPECT_TRUE(same_bits(y.values<float>(), a.reference(x5)));
+    }
+    EXPECT_NE(r.out.find("2 of 4 rows each (5 images; the last batch padded with 3 rows)"),
+              std::string::npos)
+        << r.out;
+    const std::vector<float> x4(x.begin(), x.begin() + 4 * ModelA::kIn);
+    save_npy(dir / "x4.npy", NPY_FLOAT32, {4, ModelA::kIn}, x4.data());
+    r = run(arg("a.tpub") + "--input" + arg("x4.npy") + "--output" + arg("y.npy") +
+            "--limit 3 --quiet");
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out, "");
+    const Npy y(dir / "y.npy");
+    EXPECT_EQ(y.shape(), (std::vector<uint64_t>{3, ModelA::kClasses}));
+    const std::vector<float> x3(x.begin(), x.begin() + 3 * ModelA::kIn);
+    EXPECT_TRUE(same_bits(y.values<float>(), a.reference(x3)));
+}
+
+TEST_F(Run, IntegerInputsAreDividedAsNumpyDoes)
+{
+    a.save(dir / "a.tpub", array_n());
+    tpu_rng rng{9};
+    std::vector<uint8_t> pixels(7 * ModelA::kIn);
+    rng_fill(&rng, pixels.data(), pixels.size());
+    save_npy(dir / "x.npy", NPY_UINT8, {7, ModelA::kIn}, pixels.data());
+    const Result r = run(arg("a.tpub") + "--input" + arg("x.npy") + "--input-divide 255 " +
+                         "--output" + arg("y.npy"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    std::vector<float> x(pixels.size());
+    for (size_t i = 0; i < x.size(); i++)
+        x[i] = (float)pixels[i] / 255.0f;
+    const Npy y(dir / "y.npy");
+    EXPECT_TRUE(same_bits(y.values<float>(), a.reference(x)));
+
+    // Without --input-divide the dtype is wrong, and the message says what converts it.
+    fs::remove(dir / "y.npy");
+    expect_error(run(arg("a.tpub") + "--input" + arg("x.npy") + "--output" + arg("y.npy")), 2,
+                 path("x.npy"), "dtype uint8, but input 0 'x' f32[4,36] is float32 "
+                                "(--input-divide D converts integers)");
+    EXPECT_EQ(leftovers({"a.tpub", "x.npy"}), std::vector<std::string>{});
+}
+
+TEST_F(Run, TwoSegmentsWithATupleAndCopies)
+{
+    ModelB b;
+    b.save(dir / "b.tpub", array_n());
+    tpu_rng rng{3};
+    std::vector<uint8_t> x(6 * ModelB::kIn);
+    rng_fill(&rng, x.data(), x.size());
+    save_npy(dir / "x.npy", NPY_UINT8, {6, ModelB::kIn}, x.data());
+    const Result r = run(arg("b.tpub") + "--input" + arg("x.npy") + "--output" + arg("y.npy") +
+                         "--output" + arg("h.npy"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    std::vector<int32_t> want_y;
+    std::vector<int8_t> want_h;
+    b.reference(x, want_y, want_h);
+    const Npy y(dir / "y.npy"), h(dir / "h.npy");
+    EXPECT_EQ(y.a.dtype, NPY_INT32);
+    EXPECT_EQ(h.a.dtype, NPY_INT8);
+    EXPECT_EQ(y.shape(), (std::vector<uint64_t>{6, ModelB::kOut}));
+    EXPECT_EQ(h.shape(), (std::vector<uint64_t>{6, ModelB::kHidden}));
+    EXPECT_EQ(y.values<int32_t>(), want_y);
+    EXPECT_EQ(h.values<int8_t>(), want_h);
+    EXPECT_GT(std::count_if(want_y.begin(), want_y.end(), [](int32_t v) { return v > 0; }), 0);
+    EXPECT_NE(r.out.find("\nbit-exact vs golden model: 4/4 submissions\n"), std::string::npos)
+        << r.out;
+
+    // Only the first output is written when only one --output is given.
+    fs::remove(dir / "h.npy");
+    ASSERT_EQ(run(arg("b.tpub") + "--input" + arg("x.npy") + "--output" + arg("y.npy")).code, 0);
+    EXPECT_EQ(leftovers({"b.tpub", "x.npy", "y.npy"}), std::vector<std::string>{});
+}
+
+TEST_F(Run, ClassificationFigures)
+{
+    const std::vector<float> x = setup_a(10, 11);
+    const std::vector<int32_t> pred = argmax_rows(a.reference(x), ModelA::kClasses);
+    std::vector<int32_t> labels = pred, expect = pred;
+    for (int i : {0, 4, 9})
+        labels[i] = (labels[i] + 1) % 10; // 7 of 10 right
+    for (int i : {4, 6})
+        expect[i] = (expect[i] + 3) % 10; // agree on 8; the reference gets 6 right
+    labels.push_back(5);                   // more labels than images: the rest unused
+    std::vector<uint8_t> labels_u8(labels.begin(), labels.end());
+    save_npy(dir / "y.npy", NPY_UINT8, {labels.size()}, labels_u8.data());
+    save_npy(dir / "p.npy", NPY_INT32, {expect.size()}, expect.data());
+    const Result r = run(arg("a.tpub") + "--input" + arg("x.npy") + "--labels" + arg("y.npy") +
+                         "--expect" + arg("p.npy") + "--show 6 --json" + arg("r.json"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("\naccuracy:                  7/10 = 70.00 %  (labels " +
+                         path("y.npy") + ")\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("\nagreement:                 8/10 = 80.00 %  (reference " +
+                         path("p.npy") + ")\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("\nreference accuracy:        6/10 = 60.00 %\n"), std::string::npos)
+        << r.out;
+
+    // Sample 6 as a 6x6 picture scaled to its maximum, then the three classes.
+    const size_t at = r.out.find("sample 6 of " + path("x.npy") + ":\n");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    std::istringstream lines(r.out.substr(at));
+    std::string line;
+    std::getline(lines, line);
+    const float *s = &x[6 * ModelA::kIn];
+    const float max = *std::max_element(s, s + ModelA::kIn);
+    for (int row = 0; row < 6; row++) {
+        std::getline(lines, line);
+        ASSERT_EQ(line.size(), 6u) << line;
+        for (int col = 0; col < 6; col++) {
+            const float v = s[row * 6 + col];
+            const long level = v > 0 ? std::lround((double)v / max * 9) : 0;
+            EXPECT_EQ(line[col], " .:-=+*#%@"[level]) << row << "," << col;
+        }
+    }
+    std::getline(lines, line);
+    EXPECT_EQ(line, "predicted " + std::to_string(pred[6]) + ", label " +
+                        std::to_string(labels[6]) + ", reference " + std::to_string(expect[6]));
+
+    json_error_t jerr;
+    json_t *j = json_load_file(path("r.json").c_str(), 0, &jerr);
+    ASSERT_NE(j, nullptr) << jerr.text;
+    for (const char *key : {"accuracy", "agreement", "reference_accuracy"})
+        EXPECT_EQ(json_integer_value(json_object_get(json_object_get(j, key), "total")), 10);
+    EXPECT_EQ(json_integer_value(json_object_get(json_object_get(j, "accuracy"), "correct")), 7);
+    EXPECT_EQ(json_integer_value(json_object_get(json_object_get(j, "agreement"), "correct")), 8);
+    EXPECT_EQ(json_real_value(json_object_get(json_object_get(j, "accuracy"), "percent")), 70.0);
+    json_decref(j);
+
+    // --show alone prints with --quiet; no labels, no reference.
+    const Result q = run(arg("a.tpub") + "--input" + arg("x.npy") + "--show 0 --quiet");
+    ASSERT_EQ(q.code, 0) << q.err;
+    EXPECT_EQ(q.out.rfind("sample 0 of ", 0), 0u) << q.out;
+    EXPECT_NE(q.out.find("\npredicted " + std::to_string(pred[0]) + "\n"), std::string::npos)
+        << q.out;
+}
+
+TEST_F(Run, JsonReportHasTheFigures)
+{
+    setup_a(10);
+    const Result r = run(arg("a.tpub") + "--input" + arg("x.npy") + "--json" + arg("r.json"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    json_error_t jerr;
+    json_t *j = json_load_file(path("r.json").c_str(), 0, &jerr);
+    ASSERT_NE(j, nullptr) << jerr.text;
+    auto num = [&](json_t *o, const char *key) {
+        json_t *v = json_object_get(o, key);
+        EXPECT_TRUE(json_is_number(v)) << key;
+        return json_number_value(v);
+    };
+    EXPECT_STREQ(json_string_value(json_object_get(j, "package")), path("a.tpub").c_str());
+    EXPECT_EQ(num(j, "array_n"), array_n());
+    EXPECT_EQ(num(j, "batches"), 3);
+    EXPECT_EQ(num(j, "batch_rows"), 4);
+    EXPECT_EQ(num(j, "images"), 10);
+    EXPECT_EQ(num(j, "submissions"), 6);
+    EXPECT_EQ(num(j, "bit_exact_submissions"), 6);
+    json_t *layers = json_object_get(j, "layers");
+    ASSERT_EQ(json_array_size(layers), 2u);
+    const double n2 = (double)array_n() * array_n();
+    double per_batch = 0, ideal = 0;
+    const uint32_t shapes[2][3] = {{4, 36, 12}, {4, 12, 10}};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *l = json_array_get(layers, i);
+        EXPECT_STREQ(json_string_value(json_object_get(l, "name")), i ? "dot.2" : "dot.1");
+        EXPECT_EQ(num(l, "m"), shapes[i][0]);
+        EXPECT_EQ(num(l, "k"), shapes[i][1]);
+        EXPECT_EQ(num(l, "n"), shapes[i][2]);
+        EXPECT_EQ(num(l, "macs"), shapes[i][0] * shapes[i][1] * shapes[i][2]);
+        EXPECT_EQ(num(l, "submissions"), 3);
+        const double cycles = num(l, "cycles_per_batch");
+        EXPECT_GT(cycles, 0);
+        EXPECT_NEAR(num(l, "mxu_utilization_percent"), 100 * num(l, "macs") / n2 / cycles, 1e-9);
+        EXPECT_GE(num(l, "cycles_over_bound"), 1.0);
+        per_batch += cycles;
+        ideal += num(l, "macs") / n2;
+    }
+    EXPECT_STREQ(json_string_value(json_array_get(
+                     json_object_get(json_array_get(layers, 0), "flags"), 2)),
+                 "out_int8");
+    json_t *cycles = json_object_get(j, "cycles");
+    EXPECT_NEAR(num(cycles, "per_batch"), per_batch, 1e-6);
+    EXPECT_NEAR(num(cycles, "total"), 3 * per_batch, 1e-6);
+    EXPECT_NEAR(num(cycles, "per_image"), 3 * per_batch / 10, 1e-6);
+    EXPECT_NEAR(num(j, "mxu_utilization_percent"), 100 * ideal / per_batch, 1e-9);
+    json_t *sim = json_object_get(j, "simulation");
+    EXPECT_GT(num(sim, "device_seconds"), 0);
+    EXPECT_GE(num(sim, "wall_seconds"), num(sim, "device_seconds"));
+    EXPECT_GE(num(sim, "host_seconds"), 0);
+    EXPECT_NEAR(num(sim, "cycles_per_second"), num(cycles, "total") / num(sim, "device_seconds"),
+                1e-6 * num(sim, "cycles_per_second"));
+    EXPECT_EQ(json_object_get(j, "accuracy"), nullptr);
+    // The text report shows the same run.
+    std::string total = std::to_string(std::llround(per_batch));
+    for (int i = (int)total.size() - 3; i > 0; i -= 3)
+        total.insert((size_t)i, ",");
+    EXPECT_NE(r.out.find("\ncycles per batch:          " + total + "\n"), std::string::npos)
+        << r.out;
+    json_decref(j);
+}
+
+TEST_F(Run, TraceOfTheFirstBatch)
+{
+    setup_a(6);
+    const Result r = run(arg("a.tpub") + "--input" + arg("x.npy") + "--quiet --trace" +
+                         arg("t.fst") + "--trace-window 0:400");
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(fs::exists(dir / "t.fst") && fs::file_size(dir / "t.fst") > 0);
+    EXPECT_NE(slurp(dir / "t.gtkw").find("t.fst"), std::string::npos);
+}
+
+// ------------------------------------------------------------- errors --
+
+TEST_F(Run, InputErrorsExit2AndWriteNothing)
+{
+    setup_a(4);
+    const std::vector<float> f(8 * 36, 0.5f);
+    const std::vector<int32_t> i32(8 * 36, 1);
+    save_npy(dir / "x35.npy", NPY_FLOAT32, {4, 35}, f.data());
+    save_npy(dir / "x3d.npy", NPY_FLOAT32, {2, 4, 36}, f.data());
+    save_npy(dir / "xi.npy", NPY_INT32, {4, 36}, i32.data());
+    save_npy(dir / "flt.npy", NPY_FLOAT32, {4}, f.data());
+    save_npy(dir / "short.npy", NPY_INT32, {3}, i32.data());
+    save_npy(dir / "empty.npy", NPY_FLOAT32, {0, 36}, f.data());
+    spit(dir / "bad.npy", slurp(dir / "x.npy").substr(0, 100));
+    spit(dir / "junk.tpub", "TPUB\x02\0\0\0");
+    const std::string x = "--input" + arg("x.npy"), out = "--output" + arg("y.npy") + "--json" +
+                                                          arg("r.json");
+    struct Case {
+        std::string args, what, why;
+    };
+    const std::vector<Case> cases = {
+        {arg("junk.tpub") + x, path("junk.tpub"), "header"},
+        {arg("missing.tpub") + x, path("missing.tpub"), "cannot open"},
+        {arg("a.tpub") + "--input" + arg("bad.npy"), path("bad.npy"), "truncated"},
+        {arg("a.tpub") + "--input" + arg("missing.npy"), path("missing.npy"), "cannot open"},
+        {arg("a.tpub") + "--input" + arg("x35.npy"), path("x35.npy"),
+         "shape [4, 35] fits neither input 0 'x' f32[4,36] nor [count, ...] batches of it"},
+        {arg("a.tpub") + "--input" + arg("x3d.npy"), path("x3d.npy"), "fits neither"},
+        {arg("a.tpub") + "--input" + arg("empty.npy"), path("empty.npy"), "has no rows"},
+        {arg("a.tpub") + "--input" + arg("xi.npy"), path("xi.npy"),
+         "dtype int32, but input 0 'x' f32[4,36] is float32"},
+        {arg("a.tpub"), "--input", "0 given, but the package takes 1: 'x' f32[4,36]"},
+        {arg("a.tpub") + x + x, "--input", "2 given"},
+        {arg("a.tpub") + x + "--output" + arg("z.npy"), "--output",
+         "2 given, but the package has 1 output"},
+        {arg("a.tpub") + x + "--array " + std::to_string(array_n() + 1), "--array",
+         "is compiled for the " + std::to_string(array_n()) + " x"},
+        {arg("a.tpub") + x + "--labels" + arg("flt.npy"), path("flt.npy"), "dtype float32"},
+        {arg("a.tpub") + x + "--expect" + arg("short.npy"), path("short.npy"),
+         "shape [3]; --expect needs one class per image: [4]"},
+        {arg("a.tpub") + x + "--show 4", "--show", "sample 4, but there are 4 images"},
+        {arg("a.tpub") + x + "--limit 0", "--limit", "'0' is not"},
+        {arg("a.tpub") + x + "--input-divide 0", "--input-divide", "'0' is not"},
+        {arg("a.tpub") + x + "--trace-window 1:5", "usage", "--trace-window needs --trace"},
+        {arg("a.tpub") + x + "--trace" + arg("t.txt"), "--trace", "does not end in .fst"},
+        {arg("a.tpub") + x + "--bogus", "usage", "unknown option '--bogus'"},
+        {arg("a.tpub") + x + arg("stray"), "usage", "unexpected argument"},
+        {x, "usage", "no package"},
+        {arg("a.tpub") + x + "--output", "--output", "needs a value"},
+    };
+    const std::vector<std::string> mine = {"a.tpub", "x.npy",     "x35.npy",   "x3d.npy",
+                                           "xi.npy", "flt.npy",   "short.npy", "empty.npy",
+                                           "bad.npy", "junk.tpub"};
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.args);
+        expect_error(run(out + c.args), 2, c.what, c.why);
+        EXPECT_EQ(leftovers(mine), std::vector<std::string>{});
+    }
+}
+
+TEST_F(Run, PackageErrorsExit2)
+{
+    // A custom-call the package has no segment for: located in the host program.
+    a.save(dir / "t.tpub", array_n(), "tpu.segment.5");
+    std::vector<float> x = random_x(8, 2);
+    save_npy(dir / "x.npy", NPY_FLOAT32, {8, ModelA::kIn}, x.data());
+    const std::string out = "--output" + arg("y.npy") + "--json" + arg("r.json");
+    expect_error(run(arg("t.tpub") + "--input" + arg("x.npy") + out), 2, path("t.tpub"),
+                 "host program:4:3: custom-call: custom_call_target \"tpu.segment.5\" is not a "
+                 "segment of the package");
+    a.save(dir / "t.tpub", array_n(), "my.kernel");
+    expect_error(run(arg("t.tpub") + "--input" + arg("x.npy") + out), 2, path("t.tpub"),
+                 "\"my.kernel\"");
+
+    // An output whose first dimension is not the batch: no batches, and the host program's
+    // result differs from the signature.
+    a.save(dir / "t.tpub", array_n(), "tpu.segment.0", 2);
+    expect_error(run(arg("t.tpub") + "--input" + arg("x.npy") + out), 2, path("t.tpub"),
+                 "output 0 'r' f32[2,10]: to run the inputs in batches of 4 rows, the first "
+                 "dimension of every output must be 4");
+    save_npy(dir / "x4.npy", NPY_FLOAT32, {4, ModelA::kIn}, x.data());
+    expect_error(run(arg("t.tpub") + "--input" + arg("x4.npy") + out), 2, path("t.tpub"),
+                 "host program: result 0 is f32[4,10], but output 0 is 'r' f32[2,10]");
+    EXPECT_EQ(leftovers({"t.tpub", "x.npy", "x4.npy"}), std::vector<std::string>{});
+}
+
+TEST_F(Run, DeviceErrorsExit3)
+{
+    // No model of the package's array size is built.
+    uint32_t sizes[64];
+    const int n = tpusim_arrays(sizes, 64);
+    uint32_t unbuilt = 3;
+    while (std::find(sizes, sizes + n, unbuilt) != sizes + n)
+        unbuilt++;
+    a.save(dir / "u.tpub", unbuilt);
+    setup_a(8);
+    const std::string out = "--output" + arg("y.npy") + "--json" + arg("r.json");
+    expect_error(run(arg("u.tpub") + "--input" + arg("x.npy") + out), 3, "device",
+                 std::to_string(unbuilt));
+
+    // The first GEMM runs out of cycles (the firmware alone needs more).
+    expect_error(run(arg("a.tpub") + "--input" + arg("x.npy") + out + "--max-cycles 40"), 3,
+                 "timeout", "batch 0, segment 0, gemm 0 'dot.1': ");
+    EXPECT_EQ(leftovers({"u.tpub", "a.tpub", "x.npy"}), std::vector<std::string>{});
+}
+
+TEST_F(Run, UnwritableOutputsLeaveNothing)
+{
+    setup_a(4);
+    Result r = run(arg("a.tpub") + "--input" + arg("x.npy") + "--output" + arg("y.npy") +
+                   "--json" + arg("nodir/r.json"));
+    expect_error(r, 2, path("nodir/r.json"), "cannot create");
+    EXPECT_EQ(leftovers({"a.tpub", "x.npy"}), std::vector<std::string>{});
+    fs::create_directory(dir / "r.json");
+    r = run(arg("a.tpub") + "--input" + arg("x.npy") + "--output" + arg("y.npy") + "--json" +
+            arg("r.json"));
+    expect_error(r, 2, path("r.json"), "cannot rename");
+    EXPECT_EQ(leftovers({"a.tpub", "x.npy", "r.json"}), std::vector<std::string>{});
+}
+
+TEST_F(Run, Help)
+{
+    const Result r = run("--help");
+    EXPECT_EQ(r.code, 0);
+    EXPECT_EQ(r.out.rfind("usage: tpusim run PKG.tpub", 0), 0u) << r.out;
+    const Result all = run("");
+    EXPECT_EQ(all.code, 2);
+    const Result top = tool("--help");
+    ASSERT_EQ(top.code, 0);
+    EXPECT_NE(top.out.find("--input-divide"), std::string::npos);
+}
+
+} // namespace

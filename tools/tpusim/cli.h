@@ -1,0 +1,100 @@
+/* cli.h - what the tpusim command's files share (internal to tools/tpusim). */
+#ifndef TPU_CLI_H
+#define TPU_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "io/npy.h"
+#include "tools/tpusim/report.h"
+#include "driver/tpu.h"
+
+enum exit_code { EXIT_OK = 0, EXIT_MISMATCH = 1, EXIT_USAGE = 2, EXIT_DEVICE = 3 };
+
+/* Prints "tpusim: <what>: <why>" on stderr; returns code. */
+int cli_fail(int code, const char *what, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The options of tpusim gemm (tpusim bench and tpusim run fill the ones they need). */
+typedef struct {
+    const char *a, *b, *bias_file, *params_file, *out, *json, *trace;
+    int random, bias, relu, unsigned_a, requant, quiet;
+    uint32_t m, k, n, mult, shift;
+    uint64_t seed;
+    uint32_t array_n, mem_latency, mem_bandwidth;
+    uint64_t max_cycles, trace_from, trace_to;
+    int have_window;
+} options;
+
+/* tpusim.c: what every subcommand's argument parsing and output files use. */
+
+/* A whole decimal number in [min, max]: 0, or -1. */
+int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out);
+/* "--opt: '<val>' is not <want>", EXIT_USAGE. */
+int bad_value(const char *opt, const char *val, const char *want);
+/* Splits arg, "--name" or "--name=value", of subcommand cmd: the name into name[size] and
+ * *eq at the '=' (NULL without one). Returns 0, or EXIT_USAGE (message printed). */
+int split_option(const char *cmd, const char *arg, char *name, size_t size, const char **eq);
+/* The value of option name: after its '=', else the next argument (*i advances); NULL (message
+ * printed) when there is none. */
+const char *option_value(const char *cmd, const char *name, const char *eq, int argc, char **argv,
+                         int *i);
+/* The options every device-running subcommand has: --array, --mem-latency, --mem-bandwidth,
+ * --json, --trace, --trace-window, --max-cycles (fetching the value like option_value). Returns 0,
+ * EXIT_USAGE (message printed), or -1 when name is none of them. */
+int common_option(const char *cmd, const char *name, const char *eq, int argc, char **argv,
+                  int *i, options *o);
+
+/* An output written to a temporary name beside it, renamed into place once every output is. */
+typedef struct {
+    const char *path;
+    char *tmp;
+} staged;
+/* Writes data to a new temporary file for path. Returns 0, or EXIT_USAGE (message printed). */
+int stage(staged *f, const char *path, const void *data, size_t len);
+/* j (taken, may be NULL when out of memory) as indented JSON text ending in a newline. */
+int stage_json(staged *f, const char *path, json_t *j);
+/* All or nothing: with rc 0 renames the n staged files into place, else (or when a rename fails)
+ * removes every one, those already renamed too. Frees the temporary names; returns rc or the
+ * rename's exit code. Entries never staged ({0}) are skipped. */
+int commit_staged(staged *files, int n, int rc);
+
+/* One GEMM's operands, as the firmware reads them. */
+typedef struct {
+    uint32_t m, k, n;
+    int unsigned_a, bias, relu;
+    enum report_requant requant;
+    uint8_t *a;      /* m x k: int8, or uint8 with unsigned_a */
+    int8_t *b;       /* k x n */
+    int32_t *params; /* bias[n], mult[n], shift[n] as the firmware reads them, or NULL */
+} problem;
+
+typedef struct {
+    tpu_info info;
+    tpu_perf_report perf;
+} run_result;
+
+/* gemm_run.c: operands from .npy files or random, the run on the device, the reference check.
+ * Each returns 0 or an exit code, with the message printed. */
+/* A device opened with o's array size and memory timing, verify on, and room for need bytes of
+ * operands besides the command streams; *info as it reports itself. */
+int open_device(const options *o, uint64_t need, tpu_device **dev, tpu_info *info);
+/* The exit code and message of a failed driver call (TPU_E_MISMATCH: EXIT_MISMATCH, TPU_E_IO:
+ * EXIT_USAGE, else EXIT_DEVICE); where (NULL: none) prefixes the driver's message. */
+int device_error(tpu_device *dev, tpu_status s, const char *where);
+/* Closes the trace being written to path and, when the traced work went well (ok), writes the
+ * GTKWave save file beside it (the trace itself is kept either way). */
+int end_trace(tpu_device *dev, const char *path, uint32_t array_n, int ok);
+/* An array's shape as "[3, 4]" into buf; returns buf. */
+const char *shape_str(const npy_array *a, char *buf, size_t size);
+int load_problem(const options *o, problem *p);
+int random_problem(const options *o, problem *p);
+void problem_free(problem *p);
+/* Runs p on a device opened with o's options; C's bytes go to c. */
+int run_device(const options *o, const problem *p, void *c, run_result *res);
+/* C against a plain C GEMM of the tool's own (the firmware's tiling is not trusted). */
+int check_reference(const problem *p, const void *c);
+
+#endif

@@ -1,0 +1,53 @@
+/* report.h - the performance report of one GEMM run, as aligned text or as JSON (jansson). Both
+ * show the same figures, derived in one place from what the run measured. */
+#ifndef TPU_REPORT_H
+#define TPU_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "driver/tpu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum report_requant { REPORT_INT32_OUT, REPORT_REQUANT_TENSOR, REPORT_REQUANT_COLUMN };
+
+/* What was run and what it measured. The run was checked before it is reported: bit-exact against
+ * the golden model (the driver's verify) and equal to the tool's own reference. */
+typedef struct {
+    uint32_t m, k, n;
+    int unsigned_a, bias, relu;
+    enum report_requant requant;
+    tpu_info info;        /* array size and memory model, as the device reports them */
+    tpu_perf_report perf; /* of the submit + wait */
+} report_run;
+
+/* The figures both reports print; NAN where a ratio has no denominator. */
+typedef struct {
+    uint64_t macs;
+    uint64_t bytes;          /* A, B, C and the parameters: each crosses the memory port once */
+    double ideal;            /* MACs / N^2 */
+    double utilization;      /* percent: ideal / measured */
+    double memory_bound;     /* bytes / bandwidth */
+    double bound;            /* the larger of ideal and memory_bound */
+    double ratio;            /* cycles / bound */
+    uint64_t overhead;       /* cycles the core idled or starved waiting for the firmware */
+    double overhead_percent; /* of all cycles */
+    double speed;            /* simulated cycles per wall second */
+} report_figures;
+
+report_figures report_derive(const report_run *r);
+/* v with thousands separators ("1,234,567") into buf (at least 32 bytes); returns buf. */
+char *report_group(char *buf, uint64_t v);
+void report_text(FILE *out, const report_run *r);
+/* A new JSON object (nested, numbers as numbers), or NULL if out of memory. */
+json_t *report_json(const report_run *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

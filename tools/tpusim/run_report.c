@@ -1,0 +1,310 @@
+/* run_report.c - what tpusim run reports: the classification figures (--labels, --expect,
+ * --show), the summary on stdout and the --json report, and the output files. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "tools/tpusim/cli.h"
+#include "io/npy.h"
+#include "tools/tpusim/report.h"
+#include "tools/tpusim/run.h"
+
+/* ------------------------------------------------------------- classes -- */
+
+/* numpy's argmax of row r: the first maximum, or the first NaN. */
+static uint64_t argmax(const npy_array *a, uint64_t r)
+{
+    const uint64_t n = a->shape[1];
+    uint64_t best = 0;
+    double v = npy_value(a, r * n);
+    for (uint64_t j = 1; j < n && !isnan(v); j++) {
+        const double x = npy_value(a, r * n + j);
+        if (isnan(x) || x > v) {
+            v = x;
+            best = j;
+        }
+    }
+    return best;
+}
+
+/* Loads one class per image from an integer .npy of at least `images` entries. */
+static int load_classes(const char *opt, const char *path, uint64_t images, npy_array *a)
+{
+    char err[256], s[200];
+    if (npy_load(path, a, err, sizeof err))
+        return cli_fail(EXIT_USAGE, path, "%s", err);
+    if (a->dtype == NPY_FLOAT32)
+        return cli_fail(EXIT_USAGE, path, "dtype float32; %s needs integer classes (int8, uint8 "
+                        "or int32)", opt);
+    if (a->ndim != 1 || a->shape[0] < images)
+        return cli_fail(EXIT_USAGE, path, "shape %s; %s needs one class per image: [%llu] (or "
+                        "more, the rest unused)", shape_str(a, s, sizeof s), opt,
+                        (unsigned long long)images);
+    return 0;
+}
+
+int setup_classes(const run_options *o, const tpub_package *pkg, const plan *pl,
+                  const npy_array *res, classes *cl)
+{
+    if (!o->labels && !o->expect && !o->have_show)
+        return 0;
+    const char *opt = o->labels ? "--labels" : o->expect ? "--expect" : "--show";
+    char s1[200];
+    if (!pkg->n_outputs || pkg->outputs[0].rank != 2 || !pkg->outputs[0].dims[1])
+        return cli_fail(EXIT_USAGE, opt, "needs a first output [images, classes]; the package's "
+                        "is %s", pkg->n_outputs ? sig_str(&pkg->outputs[0], s1, sizeof s1)
+                                                : "missing");
+    cl->out = &res[0];
+    cl->images = res[0].shape[0];
+    if (o->have_show && (o->show >= cl->images || o->show >= pl->images))
+        return cli_fail(EXIT_USAGE, "--show", "sample %llu, but there are %llu images",
+                        (unsigned long long)o->show, (unsigned long long)pl->images);
+    int rc = 0;
+    if (o->labels)
+        rc = load_classes("--labels", o->labels, cl->images, &cl->labels);
+    if (!rc && o->expect)
+        rc = load_classes("--expect", o->expect, cl->images, &cl->expect);
+    return rc;
+}
+
+static void count_classes(classes *cl)
+{
+    for (uint64_t i = 0; cl->out && i < cl->images; i++) {
+        const double p = (double)argmax(cl->out, i);
+        cl->correct += cl->labels.data && npy_value(&cl->labels, i) == p;
+        cl->agree += cl->expect.data && npy_value(&cl->expect, i) == p;
+        cl->ref_correct += cl->labels.data && cl->expect.data &&
+                           npy_value(&cl->labels, i) == npy_value(&cl->expect, i);
+    }
+}
+
+/* Sample k of the first input, one character per element when it is a square image. */
+static void show_sample(const bound_input *in, const classes *cl, uint64_t k)
+{
+    static const char ramp[] = " .:-=+*#%@";
+    const uint64_t n = in->row_elements, first = k * n;
+    const uint64_t side = (uint64_t)llround(sqrt((double)n));
+    printf("sample %llu of %s:\n", (unsigned long long)k, in->path);
+    if (side * side == n) {
+        double max = 0;
+        for (uint64_t i = 0; i < n; i++)
+            max = fmax(max, npy_value(&in->arr, first + i));
+        for (uint64_t r = 0; r < side; r++) {
+            for (uint64_t col = 0; col < side; col++) {
+                const double v = npy_value(&in->arr, first + r * side + col);
+                const int level = max > 0 && v > 0 ? (int)lround(v / max * 9) : 0;
+                putchar(ramp[level > 9 ? 9 : level]);
+            }
+            putchar('\n');
+        }
+    }
+    printf("predicted %llu", (unsigned long long)argmax(cl->out, k));
+    if (cl->labels.data)
+        printf(", label %.0f", npy_value(&cl->labels, k));
+    if (cl->expect.data)
+        printf(", reference %.0f", npy_value(&cl->expect, k));
+    printf("\n");
+}
+
+/* -------------------------------------------------------------- report -- */
+
+typedef struct {
+    const run_ctx *c;
+    const plan *pl;
+    const classes *cl;
+    double wall_seconds, host_seconds;
+    double ideal, bound; /* the layers' sums */
+} summary;
+
+static double ratio(double num, double den)
+{
+    return den > 0 ? num / den : NAN;
+}
+
+static json_t *real_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *fraction_json(uint64_t hits, uint64_t total)
+{
+    return json_pack("{s:I, s:I, s:o}", "correct", (json_int_t)hits, "total", (json_int_t)total,
+                     "percent", real_or_null(100 * ratio((double)hits, (double)total)));
+}
+
+static json_t *flags_json(uint32_t f)
+{
+    json_t *a = json_array();
+    static const struct {
+        uint32_t flag;
+        const char *name;
+    } names[] = {{TPU_GEMM_BIAS, "bias"}, {TPU_GEMM_RELU, "relu"},
+                 {TPU_GEMM_OUT_INT8, "out_int8"}, {TPU_GEMM_A_UNSIGNED, "a_unsigned"}};
+    for (size_t i = 0; a && i < sizeof names / sizeof names[0]; i++)
+        if (f & names[i].flag)
+            json_array_append_new(a, json_string(names[i].name));
+    return a;
+}
+
+static json_t *summary_json(const summary *s)
+{
+    const run_ctx *c = s->c;
+    const double batches = (double)s->pl->batches;
+    json_t *layers = json_array();
+    for (uint32_t i = 0; layers && i < c->n_layers; i++) {
+        const layer *l = &c->layers[i];
+        json_array_append_new(layers, json_pack(
+            "{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:f, s:o, s:o}",
+            "name", l->g->name, "fused", l->g->fused, "segment", (json_int_t)l->segment,
+            "gemm", (json_int_t)l->index, "m", (json_int_t)l->g->m, "k", (json_int_t)l->g->k,
+            "n", (json_int_t)l->g->n, "flags", flags_json(l->g->flags),
+            "macs", (json_int_t)l->macs, "submissions", (json_int_t)l->submissions,
+            "cycles_per_batch", (double)l->cycles / batches,
+            "mxu_utilization_percent", real_or_null(100 * ratio(l->ideal, (double)l->cycles)),
+            "cycles_over_bound", real_or_null(ratio((double)l->cycles, l->bound))));
+    }
+    json_t *j = json_pack(
+        "{s:s, s:I, s:{s:I, s:I, s:I}, s:I, s:I, s:I, s:o,"
+        " s:{s:I, s:f, s:o}, s:o, s:o,"
+        " s:{s:f, s:f, s:f, s:o}, s:I, s:I}",
+        "package", c->o->package, "array_n", (json_int_t)c->info.array_n,
+        "memory", "latency_cycles", (json_int_t)c->info.mem_latency,
+        "bytes_per_cycle", (json_int_t)c->info.mem_bytes_per_cycle,
+        "size_bytes", (json_int_t)c->info.mem_size,
+        "batches", (json_int_t)s->pl->batches, "batch_rows", (json_int_t)s->pl->batch,
+        "images", (json_int_t)s->pl->images, "layers", layers,
+        "cycles", "total", (json_int_t)c->cycles, "per_batch", (double)c->cycles / batches,
+        "per_image", real_or_null(ratio((double)c->cycles, (double)s->pl->images)),
+        "mxu_utilization_percent", real_or_null(100 * ratio(s->ideal, (double)c->cycles)),
+        "cycles_over_bound", real_or_null(ratio((double)c->cycles, s->bound)),
+        "simulation", "wall_seconds", s->wall_seconds, "device_seconds", c->device_seconds,
+        "host_seconds", s->host_seconds,
+        "cycles_per_second", real_or_null(ratio((double)c->cycles, c->device_seconds)),
+        "submissions", (json_int_t)c->submissions,
+        "bit_exact_submissions", (json_int_t)c->verified);
+    const classes *cl = s->cl;
+    if (j && cl->labels.data)
+        json_object_set_new(j, "accuracy", fraction_json(cl->correct, cl->images));
+    if (j && cl->expect.data)
+        json_object_set_new(j, "agreement", fraction_json(cl->agree, cl->images));
+    if (j && cl->labels.data && cl->expect.data)
+        json_object_set_new(j, "reference_accuracy", fraction_json(cl->ref_correct, cl->images));
+    return j;
+}
+
+#define LABEL "%-27s" /* as report.c */
+
+/* v rounded, with thousands separators, or "-" when undefined; into buf (32 bytes). */
+static const char *rounded(char *buf, double v)
+{
+    return isfinite(v) ? report_group(buf, (uint64_t)llround(v)) : strcpy(buf, "-");
+}
+
+static void print_fraction(const char *label, uint64_t hits, uint64_t total, const char *what,
+                           const char *path)
+{
+    printf(LABEL "%llu/%llu = %.2f %%", label, (unsigned long long)hits,
+           (unsigned long long)total, 100 * ratio((double)hits, (double)total));
+    if (what)
+        printf("  (%s %s)", what, path);
+    printf("\n");
+}
+
+static void print_summary(const summary *s)
+{
+    const run_ctx *c = s->c;
+    const plan *pl = s->pl;
+    char b1[32], b2[32];
+    printf(LABEL "%s\n", "package:", c->o->package);
+    printf(LABEL "%u x %u\n", "array:", c->info.array_n, c->info.array_n);
+    printf(LABEL "latency %u cycles, %u bytes/cycle\n", "memory:", c->info.mem_latency,
+           c->info.mem_bytes_per_cycle);
+    const uint64_t padding = pl->batches * pl->batch - pl->images;
+    if (pl->batched)
+        printf(LABEL "%llu of %llu rows each (%llu images", "batches:",
+               (unsigned long long)pl->batches, (unsigned long long)pl->batch,
+               (unsigned long long)pl->images);
+    else
+        printf(LABEL "1 (%llu images", "batches:", (unsigned long long)pl->images);
+    if (pl->batched && padding)
+        printf("; the last batch padded with %llu rows", (unsigned long long)padding);
+    printf(")\n");
+
+    int width = 5;
+    for (uint32_t i = 0; i < c->n_layers; i++) {
+        const int w = (int)strlen(c->layers[i].g->name);
+        width = w > width ? w : width;
+    }
+    printf("layers, per batch:\n  %-*s %20s %14s %11s %13s\n", width, "name", "m x k x n",
+           "cycles", "MXU util %", "cycles/bound");
+    const double batches = (double)pl->batches;
+    for (uint32_t i = 0; i < c->n_layers; i++) {
+        const layer *l = &c->layers[i];
+        char shape[48];
+        snprintf(shape, sizeof shape, "%u x %u x %u", l->g->m, l->g->k, l->g->n);
+        printf("  %-*s %20s %14s %11.1f %13.3f\n", width, l->g->name, shape,
+               rounded(b1, (double)l->cycles / batches),
+               100 * ratio(l->ideal, (double)l->cycles), ratio((double)l->cycles, l->bound));
+    }
+    printf(LABEL "%s\n", "cycles per batch:", rounded(b1, (double)c->cycles / batches));
+    printf(LABEL "%s\n", "cycles per image:",
+           rounded(b1, ratio((double)c->cycles, (double)pl->images)));
+    printf(LABEL "%.1f %%\n", "MXU utilization:", 100 * ratio(s->ideal, (double)c->cycles));
+    printf(LABEL "%.3f\n", "cycles / lower bound:", ratio((double)c->cycles, s->bound));
+    const double speed = ratio((double)c->cycles, c->device_seconds);
+    printf(LABEL "%s cycles/s  (%.3f s simulating)\n", "simulation speed:", rounded(b1, speed),
+           c->device_seconds);
+    printf(LABEL "%.3f s\n", "wall time:", s->wall_seconds);
+    printf(LABEL "%.3f s\n", "host program time:", s->host_seconds);
+    printf(LABEL "%s/%s submissions\n", "bit-exact vs golden model:",
+           report_group(b1, c->verified), report_group(b2, c->submissions));
+    const classes *cl = s->cl;
+    if (cl->labels.data)
+        print_fraction("accuracy:", cl->correct, cl->images, "labels", c->o->labels);
+    if (cl->expect.data)
+        print_fraction("agreement:", cl->agree, cl->images, "reference", c->o->expect);
+    if (cl->labels.data && cl->expect.data)
+        print_fraction("reference accuracy:", cl->ref_correct, cl->images, NULL, NULL);
+}
+
+/* The --output files and the --json report, all or nothing. */
+static int write_files(const run_options *o, const npy_array *res, const summary *s)
+{
+    staged *files = calloc((size_t)o->n_outputs + 1, sizeof *files);
+    if (!files)
+        return cli_fail(EXIT_USAGE, "memory", "out of host memory");
+    int rc = 0;
+    for (uint32_t j = 0; j < o->n_outputs && !rc; j++) {
+        size_t len;
+        void *img = npy_encode(&res[j], 0, &len);
+        rc = img ? stage(&files[j], o->outputs[j], img, len)
+                 : cli_fail(EXIT_USAGE, o->outputs[j], "out of host memory encoding output %u", j);
+        free(img);
+    }
+    if (!rc && o->dev.json)
+        rc = stage_json(&files[o->n_outputs], o->dev.json, summary_json(s));
+    rc = commit_staged(files, (int)o->n_outputs + 1, rc);
+    free(files);
+    return rc;
+}
+
+int finish_run(const run_ctx *c, const plan *pl, classes *cl, const bound_input *in,
+               const npy_array *res, double t_start, double host_seconds)
+{
+    summary sum = {.c = c, .pl = pl, .cl = cl, .host_seconds = host_seconds};
+    count_classes(cl);
+    for (uint32_t i = 0; i < c->n_layers; i++) {
+        sum.ideal += c->layers[i].ideal;
+        sum.bound += c->layers[i].bound;
+    }
+    sum.wall_seconds = now() - t_start;
+    int rc = write_files(c->o, res, &sum);
+    if (!rc && !c->o->dev.quiet)
+        print_summary(&sum);
+    if (!rc && c->o->have_show)
+        show_sample(&in[0], cl, c->o->show);
+    return rc;
+}
