@@ -38,6 +38,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+// Verilated::threadContextp(ctx), from vlcontext.cpp.
+void tpu_vl_thread_context(VerilatedContext *ctx);
+
 extern char **environ;
 
 namespace {
@@ -238,6 +241,13 @@ template <class V> class Model final : public Core {
     ~Model() override {
         trace_close();
         v_->final();
+        // The model's scopes unregister from the thread's current context, which is the one
+        // constructed last: with several devices that may be another device's, or one already
+        // freed. Make it this model's own, and leave none behind once it is gone.
+        tpu_vl_thread_context(ctx_.get());
+        v_.reset();
+        ctx_.reset();
+        tpu_vl_thread_context(nullptr);
     }
 
     void clock(bool memory) override {
