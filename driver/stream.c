@@ -2,7 +2,9 @@
  *
  * The stream is kept assembled (header, buffer table, commands) so that tpu_stream_data is a
  * plain accessor. Host-side checks are only those needed to encode a command at all; the
- * firmware validates everything else, so a stream that the firmware rejects can be built. */
+ * firmware validates everything else, so a stream that the firmware rejects can be built.
+ * tpu_gemm_cost, the lower bounds a GEMM command's cycles are measured against, is here too. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,4 +158,30 @@ const void *tpu_stream_data(const tpu_stream *s, size_t *bytes)
     if (bytes)
         *bytes = s ? s->len : 0;
     return s ? s->data : NULL;
+}
+
+/* ---------------------------------------------------------------- cost -- */
+
+static double ratio(double num, double den)
+{
+    return den > 0 ? num / den : NAN;
+}
+
+tpu_status tpu_gemm_cost(const tpu_info *info, const tpu_gemm *g, tpu_cost *out)
+{
+    if (!info || !g || !out)
+        return TPU_E_ARG;
+    const uint64_t n2 = (uint64_t)info->array_n * info->array_n;
+    const int params = (g->flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8)) != 0;
+    out->macs = (uint64_t)g->m * g->k * g->n;
+    /* The firmware reads bias, mult and shift together whenever it needs any of them. */
+    out->bytes = (uint64_t)g->m * g->k + (uint64_t)g->k * g->n +
+                 (uint64_t)g->m * g->n * (g->flags & TPU_GEMM_OUT_INT8 ? 1 : 4) +
+                 (params ? 12ull * g->n : 0);
+    out->ideal_cycles = ratio((double)out->macs, (double)n2);
+    out->memory_cycles = ratio((double)out->bytes, info->mem_bytes_per_cycle);
+    /* fmax's choice: a NaN bound gives way to the other. */
+    const double c = out->ideal_cycles, m = out->memory_cycles;
+    out->bound_cycles = c >= m || isnan(m) ? c : m;
+    return TPU_OK;
 }

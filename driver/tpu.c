@@ -23,6 +23,7 @@
 
 #include "firmware/firmware.h"
 #include "driver/tpu.h"
+#include "sim/gtkw.h"
 #include "sim/tpusim.h"
 
 #define ALIGN 64u
@@ -57,6 +58,7 @@ struct tpu_device {
 
     char *trace_path; /* a trace waiting for the next submit */
     uint64_t trace_from, trace_to;
+    char *traced_path; /* the trace a submit opened: it gets a save file when closed */
 
     /* The current (pending) or last submission. */
     int pending;
@@ -326,18 +328,23 @@ tpu_status tpu_open(const tpu_options *opts, tpu_device **dev, char *err, size_t
     return TPU_OK;
 }
 
+static tpu_status end_trace(tpu_device *d, const char *call);
+
 void tpu_close(tpu_device *dev)
 {
     if (!dev)
         return;
-    if (dev->sim)
-        tpusim_destroy(dev->sim); /* closes an open trace */
+    if (dev->sim) {
+        end_trace(dev, "tpu_close"); /* nowhere to report a save file that cannot be written */
+        tpusim_destroy(dev->sim);
+    }
     tpu_golden_destroy(dev->golden);
     free(dev->pending_writes.v);
     free(dev->free_blocks.v);
     free(dev->used_blocks.v);
     free(dev->insns);
     free(dev->trace_path);
+    free(dev->traced_path);
     free(dev);
 }
 
@@ -686,12 +693,14 @@ tpu_status tpu_submit(tpu_device *dev, const tpu_stream *s)
                                          vcd ? TPUSIM_TRACE_VCD : TPUSIM_TRACE_FST,
                                          t0 + dev->trace_from,
                                          dev->trace_to ? t0 + dev->trace_to : 0, why, sizeof why);
-        free(dev->trace_path);
-        dev->trace_path = NULL;
         if (rc) {
+            free(dev->trace_path);
+            dev->trace_path = NULL;
             tpu_free(dev, addr);
             return fail(dev, TPU_E_IO, "tpu_submit: trace: %s", why);
         }
+        dev->traced_path = dev->trace_path;
+        dev->trace_path = NULL;
     }
     mem_write(dev, addr, data, bytes);
     t_start = now(); /* the simulation's wall time starts here, after the host-side copies */
@@ -815,7 +824,11 @@ tpu_status tpu_trace_open(tpu_device *dev, const char *path, uint64_t from, uint
     char *p = strdup(path);
     if (!p)
         return fail(dev, TPU_E_NOMEM, "tpu_trace_open: out of host memory");
-    tpusim_trace_close(dev->sim);
+    const tpu_status st = end_trace(dev, "tpu_trace_open");
+    if (st != TPU_OK) {
+        free(p);
+        return st;
+    }
     free(dev->trace_path);
     dev->trace_path = p;
     dev->trace_from = from;
@@ -823,12 +836,43 @@ tpu_status tpu_trace_open(tpu_device *dev, const char *path, uint64_t from, uint
     return TPU_OK;
 }
 
+/* Closes the simulator's trace; one a submit opened gets its GTKWave save file. */
+static tpu_status end_trace(tpu_device *d, const char *call)
+{
+    tpusim_trace_close(d->sim);
+    if (!d->traced_path)
+        return TPU_OK;
+    char why[512];
+    const int rc = tpu_gtkw_write(d->traced_path, d->hw.array_n, why, sizeof why);
+    free(d->traced_path);
+    d->traced_path = NULL;
+    return rc ? fail(d, TPU_E_IO, "%s: save file: %s", call, why) : TPU_OK;
+}
+
 tpu_status tpu_trace_close(tpu_device *dev)
 {
     if (!dev)
         return TPU_E_ARG;
-    tpusim_trace_close(dev->sim);
     free(dev->trace_path);
     dev->trace_path = NULL;
-    return TPU_OK;
+    return end_trace(dev, "tpu_trace_close");
+}
+
+/* ---------------------------------------------------------- configuration -- */
+
+int tpu_array_sizes(uint32_t *sizes, int max)
+{
+    return sizes && max > 0 ? tpusim_arrays(sizes, max) : 0;
+}
+
+uint64_t tpu_mem_size_for(uint64_t bytes)
+{
+    const uint64_t mib = 1u << 20;
+    if (bytes > (3ull << 30))
+        return 0;
+    /* 1 MiB for the streams (a few hundred bytes each) and the rounding of the blocks. */
+    const uint64_t need = bytes + mib;
+    if (need <= DEFAULT_MEM_SIZE / 2)
+        return DEFAULT_MEM_SIZE;
+    return (need + (need >> 3) + mib - 1) & ~(mib - 1);
 }

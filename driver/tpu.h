@@ -55,6 +55,16 @@ typedef struct {
 } tpu_info;
 tpu_status tpu_query(tpu_device *dev, tpu_info *info);
 
+/* The array sizes N the simulator has a model for (tpu_options.array_n), ascending: writes at
+ * most max of them and returns how many it wrote. */
+int tpu_array_sizes(uint32_t *sizes, int max);
+
+/* Device memory (tpu_options.mem_size) for buffers of `bytes` in all, with room for the command
+ * streams and the 64-byte rounding of blocks: the default (64 MiB) while it holds them with room
+ * to spare, else an eighth more than they need, in whole MiB. 0 when they cannot fit the 32-bit
+ * device addresses beside the streams (more than 3 GiB). */
+uint64_t tpu_mem_size_for(uint64_t bytes);
+
 /* Device memory: 64-byte aligned blocks. Addresses are device addresses. */
 tpu_status tpu_alloc(tpu_device *dev, uint64_t bytes, uint32_t *addr);
 tpu_status tpu_free(tpu_device *dev, uint32_t addr);
@@ -91,6 +101,20 @@ typedef struct {
 /* Appends a GEMM command (docs/command-stream.md): TPU_E_ARG for a NULL argument or an unknown
  * flag, TPU_E_NOMEM if the stream cannot grow; the firmware checks the rest at tpu_submit. */
 tpu_status tpu_stream_gemm(tpu_stream *s, const tpu_gemm *g);
+
+/* What a GEMM costs at best on a device: the figures every report compares measured cycles
+ * with. A, B, C and the parameters each cross the memory port once (B counted unpadded, the
+ * parameters whenever BIAS or OUT_INT8 needs any of them); the MXU does N^2 MACs a cycle. A
+ * figure whose divisor is zero is NaN. */
+typedef struct {
+    uint64_t macs;        /* m * k * n */
+    uint64_t bytes;       /* m*k + k*n + m*n*(1 with OUT_INT8, else 4) + 12*n with parameters */
+    double ideal_cycles;  /* macs / N^2: the compute bound */
+    double memory_cycles; /* bytes / info->mem_bytes_per_cycle: the memory bound */
+    double bound_cycles;  /* the larger of the two: no schedule can take fewer cycles */
+} tpu_cost;
+/* g's operands and ld fields are not used. TPU_E_ARG for a NULL argument. */
+tpu_status tpu_gemm_cost(const tpu_info *info, const tpu_gemm *g, tpu_cost *out);
 /* The stream's bytes as the firmware reads them. */
 const void *tpu_stream_data(const tpu_stream *s, size_t *bytes);
 
@@ -126,8 +150,13 @@ typedef struct {
 tpu_status tpu_perf(tpu_device *dev, tpu_perf_report *out);
 
 /* Waveform of the coming work: FST (or VCD if path ends in .vcd), optionally only cycles
- * [from, to) counted from the next submit (to = 0: until closed). */
+ * [from, to) counted from the next submit (to = 0: until closed). The simulator opens the file at
+ * that submit and writes every following submission into it until the window ends or the trace
+ * is closed. A trace still open is closed first, as tpu_trace_close does. */
 tpu_status tpu_trace_open(tpu_device *dev, const char *path, uint64_t from, uint64_t to);
+/* Closes the trace and, when a submit opened it, writes the GTKWave save file beside it
+ * (sim/gtkw.h: wave.gtkw and wave.opcodes.txt beside wave.fst); TPU_E_IO if that fails (the
+ * trace itself is complete). tpu_close does the same for a trace left open. */
 tpu_status tpu_trace_close(tpu_device *dev);
 
 #ifdef __cplusplus

@@ -1,10 +1,12 @@
 // test_driver.cpp - the host driver (driver/tpu.h) without running the device: opening devices,
-// the allocator, host copies, the command-stream bytes and the host-side stream checks. GEMMs on
+// the built array sizes and memory sizing, the allocator, host copies, the command-stream bytes,
+// the host-side stream checks and the GEMM cost. GEMMs on
 // the device, verification, stream and timeout errors, counters, progress and traces are in
 // test_driver_device.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -124,6 +126,34 @@ TEST(DriverOpen, BadOptions) {
     EXPECT_EQ(tpu_open(nullptr, nullptr, nullptr, 0), TPU_E_ARG);
     EXPECT_STREQ(tpu_last_error(nullptr), "no device");
     tpu_close(nullptr);
+}
+
+TEST(DriverOpen, ArraySizesAreTheSimulators) {
+    uint32_t sizes[16] = {0}, sim[16] = {0};
+    const int n = tpu_array_sizes(sizes, 16);
+    ASSERT_EQ(n, tpusim_arrays(sim, 16));
+    ASSERT_GT(n, 0);
+    EXPECT_TRUE(std::equal(sizes, sizes + n, sim));
+    EXPECT_TRUE(std::is_sorted(sizes, sizes + n));
+    uint32_t one[2] = {0, 77};
+    EXPECT_EQ(tpu_array_sizes(one, 1), 1);
+    EXPECT_EQ(one[0], sizes[0]);
+    EXPECT_EQ(one[1], 77u); // nothing past max
+    EXPECT_EQ(tpu_array_sizes(one, 0), 0);
+    EXPECT_EQ(tpu_array_sizes(nullptr, 4), 0);
+}
+
+TEST(DriverOpen, MemorySizeForBuffers) {
+    const uint64_t mib = 1u << 20;
+    EXPECT_EQ(tpu_mem_size_for(0), 64 * mib);
+    EXPECT_EQ(tpu_mem_size_for(31 * mib), 64 * mib); // 32 MiB with the streams' MiB
+    // Above: an eighth more than buffers + 1 MiB, rounded up to whole MiB.
+    EXPECT_EQ(tpu_mem_size_for(31 * mib + 1), (32 * mib + 1 + 4 * mib + mib - 1) / mib * mib);
+    EXPECT_EQ(tpu_mem_size_for(63 * mib), 72 * mib);
+    const uint64_t most = tpu_mem_size_for(3ull << 30);
+    EXPECT_GE(most, (3ull << 30) + mib);
+    EXPECT_LE(most, 1ull << 32); // still 32-bit addresses
+    EXPECT_EQ(tpu_mem_size_for((3ull << 30) + 1), 0u);
 }
 
 // ----------------------------------------------------------- allocator --
@@ -299,6 +329,44 @@ TEST(DriverStream, BytesAsDocumented) {
     EXPECT_EQ(bytes, 24u + 3 * 8 + 2 * 64); // unchanged by the refusals
     tpu_stream_free(s);
     tpu_stream_free(nullptr);
+}
+
+// ---------------------------------------------------------------- cost --
+
+TEST(DriverCost, GemmCostAsDocumented) {
+    tpu_info info{};
+    info.array_n = 8;
+    info.mem_bytes_per_cycle = 16;
+    tpu_gemm g{};
+    g.m = 10;
+    g.k = 20;
+    g.n = 30;
+    g.flags = TPU_GEMM_RELU | TPU_GEMM_A_UNSIGNED | TPU_GEMM_B_TILED; // no parameters
+    tpu_cost c;
+    ASSERT_EQ(tpu_gemm_cost(&info, &g, &c), TPU_OK);
+    EXPECT_EQ(c.macs, 6000u);
+    EXPECT_EQ(c.bytes, 200u + 600 + 300 * 4);
+    EXPECT_EQ(c.ideal_cycles, 6000.0 / 64);
+    EXPECT_EQ(c.memory_cycles, 2000.0 / 16);
+    EXPECT_EQ(c.bound_cycles, c.memory_cycles); // memory-bound
+    // Parameters with BIAS or OUT_INT8 alone; an int8 C.
+    for (uint32_t f : {TPU_GEMM_BIAS, TPU_GEMM_OUT_INT8}) {
+        g.flags = f;
+        ASSERT_EQ(tpu_gemm_cost(&info, &g, &c), TPU_OK);
+        EXPECT_EQ(c.bytes, 200u + 600 + 300 * (f == TPU_GEMM_OUT_INT8 ? 1 : 4) + 12 * 30) << f;
+    }
+    // Compute-bound once the bandwidth is high.
+    info.mem_bytes_per_cycle = 1000;
+    ASSERT_EQ(tpu_gemm_cost(&info, &g, &c), TPU_OK);
+    EXPECT_EQ(c.bound_cycles, c.ideal_cycles);
+    // No bandwidth: the memory bound is undefined and gives way to the compute bound.
+    info.mem_bytes_per_cycle = 0;
+    ASSERT_EQ(tpu_gemm_cost(&info, &g, &c), TPU_OK);
+    EXPECT_TRUE(std::isnan(c.memory_cycles));
+    EXPECT_EQ(c.bound_cycles, c.ideal_cycles);
+    EXPECT_EQ(tpu_gemm_cost(nullptr, &g, &c), TPU_E_ARG);
+    EXPECT_EQ(tpu_gemm_cost(&info, nullptr, &c), TPU_E_ARG);
+    EXPECT_EQ(tpu_gemm_cost(&info, &g, nullptr), TPU_E_ARG);
 }
 
 } // namespace

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/support/driver_test.h"
@@ -689,13 +690,23 @@ TEST_P(DriverDevice, Traces) {
     EXPECT_EQ(tpu_trace_open(d, path.c_str(), 100, 100), TPU_E_ARG); // empty window
     ASSERT_EQ(tpu_trace_open(d, path.c_str(), 10, 200), TPU_OK) << tpu_last_error(d);
     ASSERT_EQ(run_gemm(d, rng, {n, n, n, 0}), TPU_OK);
-    ASSERT_EQ(tpu_trace_close(d), TPU_OK);
+    ASSERT_EQ(tpu_trace_close(d), TPU_OK) << tpu_last_error(d);
     FILE *f = std::fopen(path.c_str(), "rb");
     ASSERT_NE(f, nullptr);
     std::fseek(f, 0, SEEK_END);
     EXPECT_GT(std::ftell(f), 100);
     std::fclose(f);
-    std::remove(path.c_str());
+    // The save file beside it names the trace.
+    const std::string stem = path.substr(0, path.size() - 4);
+    std::string save;
+    f = std::fopen((stem + ".gtkw").c_str(), "rb");
+    ASSERT_NE(f, nullptr);
+    char buf[4096];
+    for (size_t got; (got = std::fread(buf, 1, sizeof buf, f)) > 0;) save.append(buf, got);
+    std::fclose(f);
+    EXPECT_NE(save.find(path), std::string::npos);
+    for (const char *file : {path.c_str(), (stem + ".gtkw").c_str()}) std::remove(file);
+    std::remove((stem + ".opcodes.txt").c_str());
     // A path ending in .vcd gets a VCD.
     const std::string vcd = scratch("t.vcd");
     ASSERT_EQ(tpu_trace_open(d, vcd.c_str(), 0, 50), TPU_OK) << tpu_last_error(d);
@@ -704,15 +715,36 @@ TEST_P(DriverDevice, Traces) {
     f = std::fopen(vcd.c_str(), "rb");
     ASSERT_NE(f, nullptr);
     std::string text;
-    char buf[4096];
     for (size_t got; (got = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, got);
     std::fclose(f);
     EXPECT_EQ(text.compare(0, 5, "$date"), 0);
     EXPECT_NE(text.find("$enddefinitions"), std::string::npos);
     std::remove(vcd.c_str());
-    // A trace opened and closed without a submit traces nothing and leaks nothing.
+    EXPECT_EQ(std::remove((stem + ".gtkw").c_str()), 0); // a VCD gets one too
+    std::remove((stem + ".opcodes.txt").c_str());
+    // A trace opened and closed without a submit traces nothing, writes no save file and leaks
+    // nothing.
     ASSERT_EQ(tpu_trace_open(d, path.c_str(), 0, 0), TPU_OK);
     ASSERT_EQ(tpu_trace_close(d), TPU_OK);
+    std::remove(path.c_str());
+    EXPECT_NE(std::remove((stem + ".gtkw").c_str()), 0);
+    // A save file that cannot be written (a directory in its place): TPU_E_IO, the trace kept.
+    ASSERT_EQ(tpu_trace_open(d, path.c_str(), 0, 100), TPU_OK);
+    ASSERT_EQ(run_gemm(d, rng, {n, n, n, 0}), TPU_OK);
+    ASSERT_EQ(mkdir((stem + ".gtkw").c_str(), 0700), 0);
+    EXPECT_EQ(tpu_trace_close(d), TPU_E_IO);
+    EXPECT_TRUE(contains(tpu_last_error(d), "tpu_trace_close: save file: ")) << tpu_last_error(d);
+    EXPECT_EQ(rmdir((stem + ".gtkw").c_str()), 0);
+    EXPECT_EQ(std::remove(path.c_str()), 0);
+    std::remove((stem + ".opcodes.txt").c_str());
+    // A trace left open gets its save file when the device closes.
+    {
+        Dev d2(n, kSmallMem);
+        ASSERT_EQ(tpu_trace_open(d2, path.c_str(), 0, 100), TPU_OK);
+        ASSERT_EQ(run_gemm(d2, rng, {n, n, n, 0}), TPU_OK);
+    }
+    EXPECT_EQ(std::remove((stem + ".gtkw").c_str()), 0);
+    std::remove((stem + ".opcodes.txt").c_str());
     std::remove(path.c_str());
     // The path became unwritable before the submit: the submit fails, the next one runs.
     std::string dir = scratch("dirXXXXXX");

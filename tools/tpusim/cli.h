@@ -84,9 +84,6 @@ int open_device(const options *o, uint64_t need, tpu_device **dev, tpu_info *inf
 /* The exit code and message of a failed driver call (TPU_E_MISMATCH: EXIT_MISMATCH, TPU_E_IO:
  * EXIT_USAGE, else EXIT_DEVICE); where (NULL: none) prefixes the driver's message. */
 int device_error(tpu_device *dev, tpu_status s, const char *where);
-/* Closes the trace being written to path and, when the traced work went well (ok), writes the
- * GTKWave save file beside it (the trace itself is kept either way). */
-int end_trace(tpu_device *dev, const char *path, uint32_t array_n, int ok);
 /* An array's shape as "[3, 4]" into buf; returns buf. */
 const char *shape_str(const npy_array *a, char *buf, size_t size);
 int load_problem(const options *o, problem *p);

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "tools/tpusim/cli.h"
-#include "sim/gtkw.h"
 #include "io/npy.h"
 #include "sim/tpusim.h"
 /* ------------------------------------------------------------ problem -- */
@@ -82,7 +81,7 @@ static int check_size(const problem *p)
     uint64_t bytes[4];
     operand_bytes(p, bytes);
     const uint64_t total = bytes[0] + bytes[1] + bytes[2] + bytes[3];
-    if (total > (3ull << 30))
+    if (!tpu_mem_size_for(total))
         return cli_fail(EXIT_USAGE, "shapes",
                     "M %u x K %u x N %u needs %llu bytes of device memory; at most 3 GiB fit",
                     p->m, p->k, p->n, (unsigned long long)total);
@@ -315,24 +314,11 @@ int open_device(const options *o, uint64_t need, tpu_device **dev, tpu_info *inf
     opts.mem_latency = o->mem_latency;
     opts.mem_bytes_per_cycle = o->mem_bandwidth;
     opts.verify = 1;
-    /* 1 MiB more for the streams (a few hundred bytes each) and the 64-byte rounding of the
-     * blocks; the driver's default memory (64 MiB) holds up to 32 MiB with room to spare. */
-    need += 1u << 20;
-    if (need > (32u << 20))
-        opts.mem_size = (need + (need >> 3) + (1u << 20) - 1) & ~(uint64_t)((1u << 20) - 1);
+    opts.mem_size = tpu_mem_size_for(need); /* check_size made sure it fits */
     char err[512];
     if (tpu_open(&opts, dev, err, sizeof err) != TPU_OK)
         return cli_fail(EXIT_DEVICE, "device", "%s", err);
     tpu_query(*dev, info); /* an open device answers */
-    return 0;
-}
-
-int end_trace(tpu_device *dev, const char *path, uint32_t array_n, int ok)
-{
-    tpu_trace_close(dev);
-    char err[512];
-    if (ok && tpu_gtkw_write(path, array_n, err, sizeof err))
-        return cli_fail(EXIT_USAGE, "trace", "%s", err);
     return 0;
 }
 
@@ -390,11 +376,10 @@ int run_device(const options *o, const problem *p, void *c, run_result *res)
             s = tpu_wait(dev, 0);
         if (pr.shown)
             fputs("\r\033[K", stderr);
-        if (o->trace && (rc = end_trace(dev, o->trace, res->info.array_n, s == TPU_OK))) {
-            tpu_stream_free(st);
-            tpu_close(dev);
-            return rc;
-        }
+        /* The trace is kept when the run failed; that failure is the one to report. */
+        const tpu_status ts = o->trace ? tpu_trace_close(dev) : TPU_OK;
+        if (s == TPU_OK)
+            s = ts;
     }
     if (s == TPU_OK)
         s = tpu_read(dev, addr[2], c, bytes[2]);

@@ -529,7 +529,7 @@ static int cmd_bench(int argc, char **argv)
         i++;
     }
     uint32_t built[64];
-    const int n_built = tpusim_arrays(built, 64);
+    const int n_built = tpu_array_sizes(built, 64);
     printf("%5s %18s %13s %8s %13s %8s %14s\n", "N", "M x K x N", "cycles", "util %",
            "lower bound", "ratio", "cycles/s");
     int rc = 0;
@@ -587,7 +587,7 @@ static int cmd_bench(int argc, char **argv)
 static void print_version(void)
 {
     uint32_t sizes[64];
-    const int n = tpusim_arrays(sizes, 64);
+    const int n = tpu_array_sizes(sizes, 64);
     printf("tpusim " TOOL_VERSION " (ISA %u.%u; array sizes built:", TPU_VERSION >> 16,
            TPU_VERSION & 0xFFFF);
     for (int i = 0; i < n; i++)

@@ -14,17 +14,18 @@ static double ratio(double num, double den)
 report_figures report_derive(const report_run *r)
 {
     report_figures f;
-    const uint64_t n = r->info.array_n;
-    const int params = r->bias || r->requant != REPORT_INT32_OUT;
-    f.macs = (uint64_t)r->m * r->k * r->n;
-    /* The firmware reads bias, mult and shift together whenever it needs any of them. */
-    f.bytes = (uint64_t)r->m * r->k + (uint64_t)r->k * r->n +
-              (uint64_t)r->m * r->n * (r->requant != REPORT_INT32_OUT ? 1 : 4) +
-              (params ? 12ull * r->n : 0);
-    f.ideal = ratio((double)f.macs, (double)(n * n));
+    /* The per-column and per-tensor requantizations cost the same: the cost needs only int8. */
+    const tpu_gemm g = {.m = r->m, .k = r->k, .n = r->n,
+                        .flags = (r->bias ? TPU_GEMM_BIAS : 0) |
+                                 (r->requant != REPORT_INT32_OUT ? TPU_GEMM_OUT_INT8 : 0)};
+    tpu_cost cost;
+    tpu_gemm_cost(&r->info, &g, &cost);
+    f.macs = cost.macs;
+    f.bytes = cost.bytes;
+    f.ideal = cost.ideal_cycles;
+    f.memory_bound = cost.memory_cycles;
+    f.bound = cost.bound_cycles;
     f.utilization = 100 * ratio(f.ideal, (double)r->perf.cycles);
-    f.memory_bound = ratio((double)f.bytes, r->info.mem_bytes_per_cycle);
-    f.bound = fmax(f.ideal, f.memory_bound);
     f.ratio = ratio((double)r->perf.cycles, f.bound);
     /* Not firmware_cycles: most of those are pushes that overlap the core's work. */
     const uint64_t active = r->perf.counters[TPU_PERF_ACTIVE];

@@ -26,7 +26,8 @@ typedef struct {
     tpu_perf_report perf; /* of the submit + wait */
 } report_run;
 
-/* The figures both reports print; NAN where a ratio has no denominator. */
+/* The figures both reports print: the GEMM's cost (tpu_gemm_cost) and what the run measured
+ * against it; NAN where a ratio has no denominator. */
 typedef struct {
     uint64_t macs;
     uint64_t bytes;          /* A, B, C and the parameters: each crosses the memory port once */

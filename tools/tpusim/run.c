@@ -641,8 +641,9 @@ static int run_batches(run_ctx *c, const hlo_module *m, const bound_input *in, c
             *host_seconds += now() - t0 - (c->segment_seconds - inside);
         }
         if (trace) {
-            const int tr = end_trace(c->dev, o->dev.trace, c->info.array_n, !rc);
-            rc = rc ? rc : tr;
+            const tpu_status ts = tpu_trace_close(c->dev);
+            if (!rc && ts != TPU_OK)
+                rc = device_error(c->dev, ts, NULL);
         }
         if (!rc)
             rc = keep_results(o, pkg, pl, b, outs, n_outs, res);
