@@ -1,0 +1,260 @@
+/* segment.c - the device segments of a package (compiler/tpub.h) as the host program calls
+ * them: checking each custom-call against its segment when the runtime opens, and running one
+ * when the evaluator reaches it: its inputs quantized (or copied) into the arena, each GEMM one
+ * submission, its outputs read back and dequantized (or copied). */
+#include "runtime/tpurt_internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "tpu.segment.K" with K < n: 0 and *k, else -1. */
+static int segment_index(const char *target, uint32_t n, uint32_t *k)
+{
+    static const char prefix[] = "tpu.segment.";
+    if (!target || strncmp(target, prefix, sizeof prefix - 1))
+        return -1;
+    const char *p = target + sizeof prefix - 1;
+    uint64_t v = 0;
+    if (!*p)
+        return -1;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9' || (v = v * 10 + (uint64_t)(*p - '0')) >= n)
+            return -1;
+    }
+    *k = (uint32_t)v;
+    return 0;
+}
+
+/* The evaluator's way of locating a message at an instruction. */
+static void located(tpurt *rt, const hlo_instr *in, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void located(tpurt *rt, const hlo_instr *in, const char *fmt, ...)
+{
+    char what[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    rt_fail(rt, TPURT_E_PACKAGE, RT_HOST_FILE ":%d:%d: %s: %s", in->line, in->col,
+            in->opcode_name, what);
+}
+
+/* A host array of shape s is what transfer x moves: its type on the host, rows x cols elements. */
+static int xfer_fits(const tpub_xfer *x, const hlo_shape *s)
+{
+    return s->type == x->host_type && (uint64_t)s->elements == (uint64_t)x->rows * x->cols;
+}
+
+/* Result j of a custom-call: its shape, or tuple element j's. */
+static const hlo_shape *result_shape(const hlo_instr *in, uint32_t j)
+{
+    return in->shape.type == HLO_TUPLE ? &in->shape.tuple[j] : &in->shape;
+}
+
+const tpub_segment *rt_segment_of(tpurt *rt, const hlo_computation *c, const hlo_instr *in)
+{
+    const tpub_package *pkg = rt->pkg;
+    char s1[160];
+    uint32_t k;
+    if (segment_index(in->custom_call_target, pkg->n_segments, &k)) {
+        located(rt, in, "custom_call_target \"%s\" is not a segment of the package "
+                "(tpu.segment.K, K < %u)", rt_name(in->custom_call_target), pkg->n_segments);
+        return NULL;
+    }
+    const tpub_segment *seg = &pkg->segments[k];
+    const int n_outs = in->shape.type == HLO_TUPLE ? in->shape.n_tuple : 1;
+    if ((uint32_t)in->n_operands != seg->n_inputs || (uint32_t)n_outs != seg->n_outputs) {
+        located(rt, in, "segment %u has %u inputs and %u outputs, the custom-call %d operands and "
+                "%d results", k, seg->n_inputs, seg->n_outputs, in->n_operands, n_outs);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < seg->n_inputs; i++) {
+        const tpub_xfer *x = &seg->inputs[i];
+        const hlo_shape *s = &c->instrs[in->operands[i].index].shape;
+        if (!xfer_fits(x, s)) {
+            located(rt, in, "operand %u is %s, segment %u input %u takes %u x %u %s", i,
+                    hlo_shape_str(s, s1, sizeof s1), k, i, x->rows, x->cols,
+                    hlo_type_name(x->host_type));
+            return NULL;
+        }
+    }
+    for (uint32_t j = 0; j < seg->n_outputs; j++) {
+        const tpub_xfer *x = &seg->outputs[j];
+        const hlo_shape *s = result_shape(in, j);
+        if (!xfer_fits(x, s)) {
+            located(rt, in, "result %u is %s, segment %u output %u gives %u x %u %s", j,
+                    hlo_shape_str(s, s1, sizeof s1), k, j, x->rows, x->cols,
+                    hlo_type_name(x->host_type));
+            return NULL;
+        }
+    }
+    return seg;
+}
+
+static size_t dev_size(hlo_type t)
+{
+    return t == HLO_S32 ? 4 : 1;
+}
+
+/* Bytes a transfer spans on the device: rows at a pitch of ld elements. */
+static size_t extent(const tpub_xfer *x)
+{
+    return ((size_t)(x->rows - 1) * x->ld + x->cols) * dev_size(x->dev_type);
+}
+
+tpurt_status rt_segments_init(tpurt *rt)
+{
+    const tpub_package *pkg = rt->pkg;
+    size_t staging = 1;
+    for (uint32_t k = 0; k < pkg->n_segments; k++) {
+        const tpub_segment *seg = &pkg->segments[k];
+        for (uint32_t g = 0; g < seg->n_gemms; g++) {
+            rt_layer *l = &rt->layers[rt->first_layer[k] + g];
+            l->g = &seg->gemms[g];
+            l->segment = k;
+            l->index = g;
+        }
+        for (uint32_t i = 0; i < seg->n_inputs; i++)
+            staging = seg->inputs[i].cols > staging ? seg->inputs[i].cols : staging;
+        for (uint32_t j = 0; j < seg->n_outputs; j++)
+            staging = extent(&seg->outputs[j]) > staging ? extent(&seg->outputs[j]) : staging;
+    }
+    if (!(rt->staging = malloc(staging)))
+        return rt_fail(rt, TPURT_E_NOMEM, "out of host memory for %zu bytes of transfers",
+                       staging);
+    return TPURT_OK;
+}
+
+/* ----------------------------------------------------------------- run -- */
+
+/* The device byte of host element i: a copy, or x / scale rounded half to even and clamped
+ * (NaN gives 0). */
+static uint8_t to_device(const hlo_array *a, uint64_t i, const tpub_xfer *x)
+{
+    if (x->host_type == x->dev_type)
+        return ((const uint8_t *)a->data)[i];
+    const float q = nearbyintf(((const float *)a->data)[i] / x->scale[0]);
+    const float lo = x->dev_type == HLO_U8 ? 0 : -128, hi = x->dev_type == HLO_U8 ? 255 : 127;
+    if (isnan(q))
+        return 0;
+    const float v = q < lo ? lo : q > hi ? hi : q;
+    return x->dev_type == HLO_U8 ? (uint8_t)v : (uint8_t)(int8_t)v;
+}
+
+/* Quantizes segment k's input i into the arena, row by row: the bytes between the rows may
+ * belong to other activations. */
+static tpurt_status write_input(tpurt *rt, uint32_t k, uint32_t i, const hlo_array *a)
+{
+    const tpub_xfer *x = &rt->pkg->segments[k].inputs[i];
+    uint8_t *row = rt->staging;
+    for (uint32_t r = 0; r < x->rows; r++) {
+        for (uint32_t col = 0; col < x->cols; col++)
+            row[col] = to_device(a, (uint64_t)r * x->cols + col, x);
+        const uint32_t at = rt->arena + (uint32_t)(x->off + (uint64_t)r * x->ld);
+        const tpu_status s = tpu_write(rt->dev, at, row, x->cols);
+        if (s != TPU_OK) {
+            char where[96];
+            snprintf(where, sizeof where, "batch %llu, segment %u, input %u",
+                     (unsigned long long)rt->batch, k, i);
+            return rt_driver_fail(rt, s, where);
+        }
+    }
+    return TPURT_OK;
+}
+
+/* Reads segment k's output j from the arena into a new array of shape s (its host type):
+ * dequantized per column or with one scale, or copied. */
+static tpurt_status read_output(tpurt *rt, uint32_t k, uint32_t j, const hlo_shape *s,
+                                hlo_array **out)
+{
+    const tpub_xfer *x = &rt->pkg->segments[k].outputs[j];
+    char where[96];
+    snprintf(where, sizeof where, "batch %llu, segment %u, output %u",
+             (unsigned long long)rt->batch, k, j);
+    hlo_array *a = *out = hlo_array_new(s->type, s->rank, s->dims);
+    if (!a)
+        return rt_fail(rt, TPURT_E_NOMEM, "%s: out of host memory", where);
+    const size_t esize = dev_size(x->dev_type);
+    const uint8_t *buf = rt->staging;
+    const tpu_status st = tpu_read(rt->dev, rt->arena + (uint32_t)x->off, rt->staging, extent(x));
+    if (st != TPU_OK)
+        return rt_driver_fail(rt, st, where);
+    for (uint32_t r = 0; r < x->rows; r++)
+        for (uint32_t col = 0; col < x->cols; col++) {
+            const size_t at = (size_t)r * x->ld + col, i = (size_t)r * x->cols + col;
+            int32_t q;
+            if (esize == 4)
+                memcpy(&q, buf + at * 4, 4);
+            else
+                q = (int8_t)buf[at];
+            if (x->host_type == HLO_F32)
+                ((float *)a->data)[i] = (float)q * x->scale[x->n_scale == 1 ? 0 : col];
+            else if (esize == 4)
+                ((int32_t *)a->data)[i] = q;
+            else
+                ((int8_t *)a->data)[i] = (int8_t)q;
+        }
+    return TPURT_OK;
+}
+
+/* Submits one GEMM and adds what it measured to its layer and to the totals. */
+static tpurt_status run_gemm(tpurt *rt, rt_layer *l)
+{
+    tpu_status s = tpu_submit(rt->dev, l->stream);
+    if (s == TPU_OK)
+        s = tpu_wait(rt->dev, 0);
+    tpu_perf_report perf;
+    if (s == TPU_OK)
+        s = tpu_perf(rt->dev, &perf);
+    if (s != TPU_OK) {
+        char where[160];
+        snprintf(where, sizeof where, "batch %llu, segment %u, gemm %u '%s'",
+                 (unsigned long long)rt->batch, l->segment, l->index, rt_name(l->g->name));
+        return rt_driver_fail(rt, s, where);
+    }
+    l->submissions++;
+    l->cycles += perf.cycles;
+    l->ideal += l->cost.ideal_cycles;
+    l->bound += l->cost.bound_cycles;
+    rt->stats.submissions++;
+    rt->stats.verified += rt->verify; /* tpu_wait compared it with the golden model */
+    rt->stats.cycles += perf.cycles;
+    rt->stats.device_seconds += perf.wall_seconds;
+    return TPURT_OK;
+}
+
+static tpurt_status run_segment(tpurt *rt, uint32_t k, const hlo_instr *in,
+                                hlo_array *const *ops, hlo_array **outs)
+{
+    const tpub_segment *seg = &rt->pkg->segments[k];
+    tpurt_status st = TPURT_OK;
+    for (uint32_t i = 0; i < seg->n_inputs && st == TPURT_OK; i++)
+        st = write_input(rt, k, i, ops[i]);
+    for (uint32_t g = 0; g < seg->n_gemms && st == TPURT_OK; g++)
+        st = run_gemm(rt, &rt->layers[rt->first_layer[k] + g]);
+    for (uint32_t j = 0; j < seg->n_outputs && st == TPURT_OK; j++)
+        st = read_output(rt, k, j, result_shape(in, j), &outs[j]);
+    return st;
+}
+
+int rt_segment_hook(void *ctx, const hlo_instr *in, hlo_array *const *operands, int n_operands,
+                    hlo_array **outs, int n_outs, char *err, size_t errlen)
+{
+    (void)n_operands; /* tpurt_open matched both counts with the segment's */
+    (void)n_outs;
+    tpurt *rt = ctx;
+    uint32_t k = 0;
+    /* tpurt_open checked every custom-call of the host program. */
+    segment_index(in->custom_call_target, rt->pkg->n_segments, &k);
+    const double t0 = rt_seconds();
+    const tpurt_status st = run_segment(rt, k, in, operands, outs);
+    rt->segment_seconds += rt_seconds() - t0;
+    if (st == TPURT_OK)
+        return 0;
+    rt->hook_status = st;
+    snprintf(err, errlen, "segment %u failed", k); /* rt's message says how */
+    return -1;
+}

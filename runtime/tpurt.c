@@ -1,0 +1,525 @@
+/* tpurt.c - the runtime of tpurt.h: opening a package on a device, its signatures, runs of the
+ * host program, statistics. The device segments the host program calls are in segment.c.
+ *
+ * The host program is parsed and checked once. Its parameters are views of the caller's input
+ * buffers (the evaluator only reads them), so a run copies inputs only where a segment
+ * quantizes them into the arena. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+
+#include "runtime/tpurt_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* The package's GEMM flags are the command's bit for bit (docs/package.md): the runtime passes
+ * them to the driver as they are. (The enums differ in type: compared as unsigned.) */
+#define SAME_FLAG(f) ((unsigned)TPUB_GEMM_##f == (unsigned)TPU_GEMM_##f)
+_Static_assert(SAME_FLAG(BIAS), "TPUB_GEMM_BIAS differs from TPU_GEMM_BIAS");
+_Static_assert(SAME_FLAG(RELU), "TPUB_GEMM_RELU differs from TPU_GEMM_RELU");
+_Static_assert(SAME_FLAG(OUT_INT8), "TPUB_GEMM_OUT_INT8 differs from TPU_GEMM_OUT_INT8");
+_Static_assert(SAME_FLAG(A_UNSIGNED), "TPUB_GEMM_A_UNSIGNED differs from TPU_GEMM_A_UNSIGNED");
+_Static_assert(SAME_FLAG(B_TILED), "TPUB_GEMM_B_TILED differs from TPU_GEMM_B_TILED");
+_Static_assert((unsigned)(TPUB_GEMM_BIAS | TPUB_GEMM_RELU | TPUB_GEMM_OUT_INT8 |
+                          TPUB_GEMM_A_UNSIGNED | TPUB_GEMM_B_TILED) ==
+                   (unsigned)(TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8 |
+                              TPU_GEMM_A_UNSIGNED | TPU_GEMM_B_TILED),
+               "the GEMM flag sets of tpub.h and tpu.h differ");
+#undef SAME_FLAG
+
+tpurt_status rt_fail(tpurt *rt, tpurt_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rt->msg, sizeof rt->msg, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+tpurt_status rt_from_driver(tpu_status s)
+{
+    switch (s) {
+    case TPU_OK: return TPURT_OK;
+    case TPU_E_STREAM: return TPURT_E_FIRMWARE;
+    case TPU_E_CORE: return TPURT_E_CORE;
+    case TPU_E_TIMEOUT: return TPURT_E_TIMEOUT;
+    case TPU_E_MISMATCH: return TPURT_E_MISMATCH;
+    case TPU_E_IO: return TPURT_E_IO;
+    /* The runtime's own calls are well formed: a refused argument is the device refusing what
+     * the package asks of it. Out of memory (the device's or the driver's) stops the device. */
+    case TPU_E_ARG:
+    case TPU_E_NOMEM:
+    case TPU_E_DEVICE: break;
+    }
+    return TPURT_E_DEVICE;
+}
+
+tpurt_status rt_driver_fail(tpurt *rt, tpu_status s, const char *where)
+{
+    const char *msg = tpu_last_error(rt->dev);
+    return rt_fail(rt, rt_from_driver(s), "%s: %s", where, msg && *msg ? msg : tpu_status_name(s));
+}
+
+double rt_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+const char *tpurt_status_name(tpurt_status s)
+{
+    static const char *const names[] = {
+        "TPURT_OK",     "TPURT_E_ARG",      "TPURT_E_NOMEM", "TPURT_E_PACKAGE",
+        "TPURT_E_EVAL", "TPURT_E_DEVICE",   "TPURT_E_FIRMWARE", "TPURT_E_CORE",
+        "TPURT_E_TIMEOUT", "TPURT_E_MISMATCH", "TPURT_E_IO",
+    };
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
+
+void tpurt_options_default(tpurt_options *opts)
+{
+    if (!opts)
+        return;
+    memset(opts, 0, sizeof *opts);
+    opts->verify = 1;
+}
+
+const char *tpurt_last_error(const tpurt *rt)
+{
+    return rt ? rt->msg : "no runtime";
+}
+
+/* "'x' f32[4,784]" into buf. */
+static const char *sig_str(const rt_sig *s, char *buf, size_t size)
+{
+    char shape[160];
+    snprintf(buf, size, "'%s' %s", s->sig->name, hlo_shape_str(&s->shape, shape, sizeof shape));
+    return buf;
+}
+
+/* ---------------------------------------------------------------- open -- */
+
+static void sig_init(rt_sig *s, const tpub_sig *sig)
+{
+    s->sig = sig;
+    s->shape.type = sig->type;
+    s->shape.rank = sig->rank;
+    s->shape.elements = 1;
+    for (int d = 0; d < sig->rank; d++) {
+        s->shape.dims[d] = sig->dims[d];
+        s->shape.elements *= sig->dims[d];
+    }
+}
+
+/* The ENTRY parameters are the inputs, in order and shape: the runs pass the caller's buffers
+ * to the evaluator as they are. */
+static tpurt_status check_parameters(tpurt *rt)
+{
+    const hlo_computation *c = hlo_entry(rt->host);
+    uint32_t n = 0;
+    for (int i = 0; i < c->n_instrs; i++)
+        n += c->instrs[i].opcode == HLO_OP_PARAMETER;
+    if (n != rt->pkg->n_inputs)
+        return rt_fail(rt, TPURT_E_PACKAGE, RT_HOST_FILE ": ENTRY '%s' has %u parameters, but the "
+                       "package has %u inputs", c->name, n, rt->pkg->n_inputs);
+    for (int i = 0; i < c->n_instrs; i++) {
+        const hlo_instr *in = &c->instrs[i];
+        if (in->opcode != HLO_OP_PARAMETER)
+            continue;
+        const rt_sig *s = &rt->inputs[in->parameter_number]; /* hlo_check: 0..n-1 */
+        char s1[160], s2[200];
+        if (!hlo_shape_equal(&in->shape, &s->shape))
+            return rt_fail(rt, TPURT_E_PACKAGE, RT_HOST_FILE ":%d:%d: parameter: '%s' is %s, but "
+                           "input %lld is %s", in->line, in->col, in->name,
+                           hlo_shape_str(&in->shape, s1, sizeof s1),
+                           (long long)in->parameter_number, sig_str(s, s2, sizeof s2));
+    }
+    return TPURT_OK;
+}
+
+/* Every custom-call of the host program runs a segment of the package (rt_segment_of). */
+static tpurt_status check_custom_calls(tpurt *rt)
+{
+    for (int k = 0; k < rt->host->n_comps; k++) {
+        const hlo_computation *c = &rt->host->comps[k];
+        for (int i = 0; i < c->n_instrs; i++) {
+            const hlo_instr *in = &c->instrs[i];
+            if (in->opcode == HLO_OP_CUSTOM_CALL && !rt_segment_of(rt, c, in))
+                return TPURT_E_PACKAGE;
+        }
+    }
+    return TPURT_OK;
+}
+
+/* The device of the package's array size, the arena with the constant image, a command stream
+ * per GEMM (operands as offsets into the arena, B in tile order) and what each one costs. */
+static tpurt_status setup_device(tpurt *rt, const tpurt_options *opts)
+{
+    const tpub_package *pkg = rt->pkg;
+    tpu_options o;
+    tpu_options_default(&o);
+    o.array_n = pkg->array_n;
+    o.mem_latency = opts->mem_latency;
+    o.mem_bytes_per_cycle = opts->mem_bytes_per_cycle;
+    o.verify = rt->verify = opts->verify != 0;
+    if (!(o.mem_size = tpu_mem_size_for(pkg->arena_bytes)))
+        return rt_fail(rt, TPURT_E_PACKAGE, "an arena of %llu bytes; at most 3 GiB fit the "
+                       "device's addresses", (unsigned long long)pkg->arena_bytes);
+    tpu_status s = tpu_open(&o, &rt->dev, rt->msg, sizeof rt->msg);
+    if (s != TPU_OK)
+        return rt_from_driver(s);
+    tpu_set_budget(rt->dev, opts->max_cycles);
+    tpu_query(rt->dev, &rt->info); /* an open device answers */
+    if (pkg->arena_bytes)
+        s = tpu_alloc(rt->dev, pkg->arena_bytes, &rt->arena);
+    if (s == TPU_OK && pkg->const_bytes)
+        s = tpu_write(rt->dev, rt->arena, pkg->const_image, pkg->const_bytes);
+    if (s != TPU_OK)
+        return rt_driver_fail(rt, s, "arena");
+
+    for (uint32_t i = 0; i < rt->n_layers; i++) {
+        rt_layer *l = &rt->layers[i];
+        const tpub_gemm *g = l->g;
+        if (!(l->stream = tpu_stream_new()))
+            return rt_fail(rt, TPURT_E_NOMEM, "out of host memory for the command streams");
+        uint32_t buf;
+        s = tpu_stream_buffer(l->stream, rt->arena, (uint32_t)pkg->arena_bytes, &buf);
+        const int params = (g->flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8)) != 0;
+        const tpu_gemm cmd = {
+            .m = g->m, .k = g->k, .n = g->n, .flags = g->flags,
+            .a = {buf, (uint32_t)g->a_off, g->lda},
+            .b = {buf, (uint32_t)g->b_off, 0},
+            .c = {buf, (uint32_t)g->c_off, g->ldc},
+            .params = {params ? buf : 0, params ? (uint32_t)g->p_off : 0, 0},
+        };
+        if (s == TPU_OK)
+            s = tpu_stream_gemm(l->stream, &cmd);
+        if (s == TPU_E_NOMEM)
+            return rt_fail(rt, TPURT_E_NOMEM, "out of host memory for the command streams");
+        if (s != TPU_OK)
+            return rt_fail(rt, TPURT_E_PACKAGE, "segment %u gemm %u '%s': the driver refuses "
+                           "the command: %s", l->segment, l->index, rt_name(g->name),
+                           tpu_status_name(s));
+        tpu_gemm_cost(&rt->info, &cmd, &l->cost);
+    }
+    return TPURT_OK;
+}
+
+static tpurt_status open_runtime(tpurt *rt, const tpurt_options *opts)
+{
+    const tpub_package *pkg = rt->pkg;
+    hlo_error herr;
+    if (!pkg->host_hlo)
+        return rt_fail(rt, TPURT_E_PACKAGE, "the package has no host program");
+    if (!(rt->host = hlo_parse(pkg->host_hlo, strlen(pkg->host_hlo), RT_HOST_FILE, &herr)) ||
+        hlo_check(rt->host, RT_HOST_FILE, &herr))
+        return rt_fail(rt, TPURT_E_PACKAGE, "%s", herr.msg);
+    rt->inputs = calloc(pkg->n_inputs + 1, sizeof *rt->inputs);
+    rt->outputs = calloc(pkg->n_outputs + 1, sizeof *rt->outputs);
+    rt->params = calloc(pkg->n_inputs + 1, sizeof *rt->params);
+    rt->param_list = calloc(pkg->n_inputs + 1, sizeof *rt->param_list);
+    rt->first_layer = calloc(pkg->n_segments + 1, sizeof *rt->first_layer);
+    if (!rt->inputs || !rt->outputs || !rt->params || !rt->param_list || !rt->first_layer)
+        return rt_fail(rt, TPURT_E_NOMEM, "out of host memory");
+    for (uint32_t i = 0; i < pkg->n_inputs; i++) {
+        sig_init(&rt->inputs[i], &pkg->inputs[i]);
+        rt->params[i].shape = rt->inputs[i].shape;
+        rt->param_list[i] = &rt->params[i];
+    }
+    for (uint32_t j = 0; j < pkg->n_outputs; j++)
+        sig_init(&rt->outputs[j], &pkg->outputs[j]);
+    tpurt_status st = check_parameters(rt);
+    if (st == TPURT_OK)
+        st = check_custom_calls(rt);
+    if (st != TPURT_OK)
+        return st;
+
+    for (uint32_t k = 0; k < pkg->n_segments; k++)
+        rt->first_layer[k + 1] = rt->first_layer[k] + pkg->segments[k].n_gemms;
+    rt->n_layers = rt->first_layer[pkg->n_segments];
+    if (!(rt->layers = calloc(rt->n_layers + 1, sizeof *rt->layers)) ||
+        (st = rt_segments_init(rt)) != TPURT_OK)
+        return st == TPURT_OK ? rt_fail(rt, TPURT_E_NOMEM, "out of host memory") : st;
+    return setup_device(rt, opts);
+}
+
+tpurt_status tpurt_open(const tpub_package *pkg, const tpurt_options *opts, tpurt **rt,
+                        char *err, size_t errlen)
+{
+    if (err && errlen)
+        err[0] = '\0';
+    if (!rt || !pkg) {
+        if (err && errlen)
+            snprintf(err, errlen, "tpurt_open: %s", !rt ? "NULL rt" : "no package");
+        if (rt)
+            *rt = NULL;
+        return TPURT_E_ARG;
+    }
+    *rt = NULL;
+    tpurt_options o;
+    tpurt_options_default(&o);
+    if (opts)
+        o = *opts;
+    tpurt *r = calloc(1, sizeof *r);
+    if (!r) {
+        if (err && errlen)
+            snprintf(err, errlen, "tpurt_open: out of host memory");
+        return TPURT_E_NOMEM;
+    }
+    r->pkg = pkg;
+    const tpurt_status st = open_runtime(r, &o);
+    if (st != TPURT_OK) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s", r->msg);
+        tpurt_close(r);
+        return st;
+    }
+    *rt = r;
+    return TPURT_OK;
+}
+
+tpurt_status tpurt_load(const char *path, const tpurt_options *opts, tpurt **rt, char *err,
+                        size_t errlen)
+{
+    if (!rt || !path) {
+        if (err && errlen)
+            snprintf(err, errlen, "tpurt_load: %s", !rt ? "NULL rt" : "no path");
+        if (rt)
+            *rt = NULL;
+        return TPURT_E_ARG;
+    }
+    *rt = NULL;
+    tpub_package *pkg = calloc(1, sizeof *pkg);
+    char why[512];
+    if (!pkg) {
+        if (err && errlen)
+            snprintf(err, errlen, "tpurt_load: out of host memory");
+        return TPURT_E_NOMEM;
+    }
+    if (tpub_load(path, pkg, why, sizeof why)) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: %s", path, why);
+        free(pkg);
+        return TPURT_E_PACKAGE;
+    }
+    const tpurt_status st = tpurt_open(pkg, opts, rt, err, errlen);
+    if (st != TPURT_OK) {
+        tpub_free(pkg);
+        free(pkg);
+        return st;
+    }
+    (*rt)->owned = pkg;
+    return TPURT_OK;
+}
+
+void tpurt_close(tpurt *rt)
+{
+    if (!rt)
+        return;
+    for (uint32_t i = 0; rt->layers && i < rt->n_layers; i++)
+        tpu_stream_free(rt->layers[i].stream);
+    tpu_close(rt->dev); /* closes a trace still armed */
+    free(rt->layers);
+    free(rt->first_layer);
+    free(rt->staging);
+    free(rt->inputs);
+    free(rt->outputs);
+    free(rt->params);
+    free(rt->param_list);
+    hlo_module_free(rt->host);
+    if (rt->owned) {
+        tpub_free(rt->owned);
+        free(rt->owned);
+    }
+    free(rt);
+}
+
+/* ---------------------------------------------------------- signatures -- */
+
+uint32_t tpurt_n_inputs(const tpurt *rt)
+{
+    return rt ? rt->pkg->n_inputs : 0;
+}
+
+uint32_t tpurt_n_outputs(const tpurt *rt)
+{
+    return rt ? rt->pkg->n_outputs : 0;
+}
+
+static tpurt_status describe(tpurt *rt, const rt_sig *sigs, uint32_t n, uint32_t i,
+                             tpurt_tensor *out, const char *call)
+{
+    if (!rt)
+        return TPURT_E_ARG;
+    if (!out)
+        return rt_fail(rt, TPURT_E_ARG, "%s: NULL tensor", call);
+    if (i >= n)
+        return rt_fail(rt, TPURT_E_ARG, "%s: %u, but there are %u", call, i, n);
+    const rt_sig *s = &sigs[i];
+    memset(out, 0, sizeof *out);
+    out->name = s->sig->name;
+    out->type = s->shape.type;
+    out->rank = s->shape.rank;
+    memcpy(out->dims, s->shape.dims, (size_t)s->shape.rank * sizeof *out->dims);
+    out->elements = (uint64_t)s->shape.elements;
+    out->bytes = out->elements * hlo_type_size(s->shape.type);
+    return TPURT_OK;
+}
+
+tpurt_status tpurt_get_input(tpurt *rt, uint32_t i, tpurt_tensor *out)
+{
+    return describe(rt, rt ? rt->inputs : NULL, tpurt_n_inputs(rt), i, out, "tpurt_get_input");
+}
+
+tpurt_status tpurt_get_output(tpurt *rt, uint32_t i, tpurt_tensor *out)
+{
+    return describe(rt, rt ? rt->outputs : NULL, tpurt_n_outputs(rt), i, out,
+                    "tpurt_get_output");
+}
+
+/* ----------------------------------------------------------------- run -- */
+
+/* The host program's results against the output signatures, copied into the caller's buffers
+ * once all of them are right. */
+static tpurt_status keep_results(tpurt *rt, uint64_t b, hlo_array **outs, int n_outs,
+                                 void *const *outputs)
+{
+    char s1[160], s2[200];
+    if ((uint32_t)n_outs != rt->pkg->n_outputs)
+        return rt_fail(rt, TPURT_E_PACKAGE, "batch %llu: " RT_HOST_FILE ": %d results, but the "
+                       "package has %u outputs", (unsigned long long)b, n_outs,
+                       rt->pkg->n_outputs);
+    for (uint32_t j = 0; j < rt->pkg->n_outputs; j++)
+        if (!hlo_shape_equal(&outs[j]->shape, &rt->outputs[j].shape))
+            return rt_fail(rt, TPURT_E_PACKAGE, "batch %llu: " RT_HOST_FILE ": result %u is %s, "
+                           "but output %u is %s", (unsigned long long)b, j,
+                           hlo_shape_str(&outs[j]->shape, s1, sizeof s1), j,
+                           sig_str(&rt->outputs[j], s2, sizeof s2));
+    for (uint32_t j = 0; j < rt->pkg->n_outputs; j++) {
+        const size_t bytes = (size_t)outs[j]->shape.elements * hlo_type_size(outs[j]->shape.type);
+        if (bytes)
+            memcpy(outputs[j], outs[j]->data, bytes);
+    }
+    return TPURT_OK;
+}
+
+static tpurt_status check_buffers(tpurt *rt, const void *const *bufs, uint32_t n, uint32_t want,
+                                  const char *what)
+{
+    if (n != want)
+        return rt_fail(rt, TPURT_E_ARG, "tpurt_run: %u %s given, but the package has %u", n,
+                       what, want);
+    for (uint32_t i = 0; i < n; i++)
+        if (!bufs || !bufs[i])
+            return rt_fail(rt, TPURT_E_ARG, "tpurt_run: %s %u is NULL", what, i);
+    return TPURT_OK;
+}
+
+tpurt_status tpurt_run(tpurt *rt, const void *const *inputs, uint32_t n_inputs,
+                       void *const *outputs, uint32_t n_outputs)
+{
+    if (!rt)
+        return TPURT_E_ARG;
+    tpurt_status st = check_buffers(rt, inputs, n_inputs, rt->pkg->n_inputs, "inputs");
+    if (st == TPURT_OK)
+        st = check_buffers(rt, (const void *const *)outputs, n_outputs, rt->pkg->n_outputs,
+                           "outputs");
+    if (st != TPURT_OK)
+        return st;
+    const uint64_t b = rt->batch;
+    for (uint32_t i = 0; i < n_inputs; i++)
+        rt->params[i].data = (void *)inputs[i]; /* the evaluator only reads its parameters */
+
+    const hlo_eval_hooks hooks = {.ctx = rt, .custom_call = rt_segment_hook};
+    hlo_array **outs = NULL;
+    int n_outs = 0;
+    hlo_error err;
+    rt->hook_status = TPURT_OK;
+    const double t0 = rt_seconds(), inside = rt->segment_seconds;
+    if (hlo_eval_with(rt->host, RT_HOST_FILE, rt->param_list, (int)n_inputs, &hooks, &outs,
+                      &n_outs, &err))
+        /* A segment's failure carries its own status and message. */
+        st = rt->hook_status != TPURT_OK
+                 ? rt->hook_status
+                 : rt_fail(rt, TPURT_E_EVAL, "batch %llu: %s", (unsigned long long)b, err.msg);
+    rt->stats.host_seconds += rt_seconds() - t0 - (rt->segment_seconds - inside);
+    if (rt->tracing) {
+        rt->tracing = 0;
+        const tpu_status ts = tpu_trace_close(rt->dev);
+        if (st == TPURT_OK && ts != TPU_OK) {
+            char where[48];
+            snprintf(where, sizeof where, "batch %llu: trace", (unsigned long long)b);
+            st = rt_driver_fail(rt, ts, where);
+        }
+    }
+    if (st == TPURT_OK)
+        st = keep_results(rt, b, outs, n_outs, outputs);
+    hlo_arrays_free(outs, n_outs);
+    for (uint32_t i = 0; i < n_inputs; i++)
+        rt->params[i].data = NULL;
+    rt->batch++;
+    rt->stats.runs += st == TPURT_OK;
+    return st;
+}
+
+tpurt_status tpurt_trace(tpurt *rt, const char *path, uint64_t from, uint64_t to)
+{
+    if (!rt)
+        return TPURT_E_ARG;
+    const tpu_status s = tpu_trace_open(rt->dev, path, from, to);
+    if (s != TPU_OK) /* the message names tpu_trace_open; a refused argument is the caller's */
+        return rt_fail(rt, s == TPU_E_ARG ? TPURT_E_ARG : rt_from_driver(s), "%s",
+                       tpu_last_error(rt->dev));
+    rt->tracing = 1;
+    return TPURT_OK;
+}
+
+/* ---------------------------------------------------------- statistics -- */
+
+uint32_t tpurt_n_layers(const tpurt *rt)
+{
+    return rt ? rt->n_layers : 0;
+}
+
+tpurt_status tpurt_get_layer(tpurt *rt, uint32_t i, tpurt_layer *out)
+{
+    if (!rt)
+        return TPURT_E_ARG;
+    if (!out)
+        return rt_fail(rt, TPURT_E_ARG, "tpurt_get_layer: NULL layer");
+    if (i >= rt->n_layers)
+        return rt_fail(rt, TPURT_E_ARG, "tpurt_get_layer: %u, but there are %u", i,
+                       rt->n_layers);
+    const rt_layer *l = &rt->layers[i];
+    *out = (tpurt_layer){
+        .name = rt_name(l->g->name), .fused = rt_name(l->g->fused),
+        .segment = l->segment, .index = l->index,
+        .m = l->g->m, .k = l->g->k, .n = l->g->n, .flags = l->g->flags,
+        .macs = l->cost.macs, .submissions = l->submissions, .cycles = l->cycles,
+        .ideal_cycles = l->ideal, .bound_cycles = l->bound,
+    };
+    return TPURT_OK;
+}
+
+tpurt_status tpurt_get_stats(tpurt *rt, tpurt_stats *out)
+{
+    if (!rt)
+        return TPURT_E_ARG;
+    if (!out)
+        return rt_fail(rt, TPURT_E_ARG, "tpurt_get_stats: NULL stats");
+    *out = rt->stats;
+    return TPURT_OK;
+}
+
+tpurt_status tpurt_get_info(tpurt *rt, tpu_info *out)
+{
+    if (!rt)
+        return TPURT_E_ARG;
+    if (!out)
+        return rt_fail(rt, TPURT_E_ARG, "tpurt_get_info: NULL info");
+    *out = rt->info;
+    return TPURT_OK;
+}

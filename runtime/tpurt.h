@@ -1,0 +1,149 @@
+/* tpurt.h - the runtime: a compiled package (.tpub, compiler/tpub.h) run on the device (C11).
+ *
+ * tpurt_open opens a device of the package's array size, writes the package's constant image
+ * into an arena of device memory, builds one command stream per GEMM and checks the host
+ * program against the package. Each tpurt_run is then one evaluation of the model: the host
+ * program runs in the reference evaluator (compiler/hlo.h) on the caller's input buffers, and
+ * each of its custom-calls "tpu.segment.K" runs segment K on the device: the operands are
+ * quantized into the arena, every GEMM is one submission (checked against the golden model
+ * with verify on), the results are read back and dequantized. The outputs land in the caller's
+ * buffers. The runtime counts cycles, submissions and the GEMMs' lower bounds per layer.
+ *
+ * Errors: every call that can fail returns a tpurt_status; tpurt_last_error(rt) then gives one
+ * line naming what failed and where ("batch 3, segment 0, gemm 1 'dot.2': tpu_wait: ..."), and
+ * tpurt_open / tpurt_load write theirs into err (as tpu_open does). The runtime never prints
+ * and never exits. After any error it stays usable: a failed run leaves the device and the
+ * arena's constants as they were, so the next run starts clean (a timeout resets the device);
+ * tpurt_close is always safe. */
+#ifndef TPU_RUNTIME_TPURT_H
+#define TPU_RUNTIME_TPURT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compiler/hlo.h"
+#include "compiler/tpub.h"
+#include "driver/tpu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tpurt_status {
+    TPURT_OK = 0,
+    TPURT_E_ARG,      /* a bad argument: NULL, wrong count, index out of range, empty window */
+    TPURT_E_NOMEM,    /* out of host memory */
+    TPURT_E_PACKAGE,  /* the package cannot run: it does not load, its host program does not
+                       * parse or check or disagrees with its signatures or segments, its arena
+                       * does not fit the device, the driver refuses a GEMM command */
+    TPURT_E_EVAL,     /* the host program failed to evaluate (message: where in it) */
+    TPURT_E_DEVICE,   /* the device: no model of the array size, out of device memory, ... */
+    TPURT_E_FIRMWARE, /* the firmware rejected a GEMM's command stream (message: the field) */
+    TPURT_E_CORE,     /* the core stopped with an error (message: code and instruction) */
+    TPURT_E_TIMEOUT,  /* a submission ran out of its cycle budget; the device was reset */
+    TPURT_E_MISMATCH, /* verify on: the device's result differs from the golden model */
+    TPURT_E_IO,       /* a trace or its GTKWave save file could not be written */
+} tpurt_status;
+
+const char *tpurt_status_name(tpurt_status s); /* "TPURT_E_TIMEOUT"; "?" if unknown */
+
+typedef struct tpurt tpurt;
+
+typedef struct {
+    uint32_t mem_latency;         /* memory latency in cycles; 0: the simulator's default */
+    uint32_t mem_bytes_per_cycle; /* memory bandwidth; 0: the simulator's default */
+    uint64_t max_cycles;          /* cycle budget of each submission; 0: none */
+    int verify;                   /* check every submission against the golden model */
+} tpurt_options;
+
+/* The defaults: the simulator's memory timing, no budget, verify on. */
+void tpurt_options_default(tpurt_options *opts);
+
+/* Opens a runtime for pkg, which stays the caller's and must outlive it unchanged. pkg must
+ * satisfy what tpub_load checks (a loaded or tpub_parse'd package does); tpurt_open checks what
+ * ties it to its host program and to the device: the host program parses and checks, its
+ * parameters are the input signatures, every custom-call is "tpu.segment.K" of an existing
+ * segment with operands and results of the segment's transfers, the arena fits the 32-bit
+ * device addresses. Each GEMM's operands are checked by the firmware when it is submitted.
+ * opts NULL: the defaults. On failure *rt is NULL and, if err is not NULL, the reason is
+ * written there. */
+tpurt_status tpurt_open(const tpub_package *pkg, const tpurt_options *opts, tpurt **rt,
+                        char *err, size_t errlen);
+/* tpurt_open on the package at path (tpub_load), which the runtime owns. A package tpub_load
+ * refuses is TPURT_E_PACKAGE with its message. */
+tpurt_status tpurt_load(const char *path, const tpurt_options *opts, tpurt **rt, char *err,
+                        size_t errlen);
+void tpurt_close(tpurt *rt); /* rt may be NULL */
+/* The last error's message ("" before any); "no runtime" for NULL. */
+const char *tpurt_last_error(const tpurt *rt);
+
+/* ---------------------------------------------------------- signatures -- */
+
+/* A model input or output as tpurt_run takes or gives it: a dense row-major array. */
+typedef struct {
+    const char *name;   /* the package's name for it (valid until tpurt_close) */
+    hlo_type type;      /* HLO_F32, HLO_S8, HLO_U8 or HLO_S32 */
+    int rank;
+    int64_t dims[TPUB_MAX_RANK];
+    uint64_t elements;  /* the product of dims (1 for a scalar) */
+    uint64_t bytes;     /* elements * the element size: the size of its buffer */
+} tpurt_tensor;
+
+uint32_t tpurt_n_inputs(const tpurt *rt);  /* 0 for NULL */
+uint32_t tpurt_n_outputs(const tpurt *rt); /* 0 for NULL */
+/* Input or output i (in the host program's parameter / result order); TPURT_E_ARG if i is out
+ * of range. */
+tpurt_status tpurt_get_input(tpurt *rt, uint32_t i, tpurt_tensor *out);
+tpurt_status tpurt_get_output(tpurt *rt, uint32_t i, tpurt_tensor *out);
+
+/* ----------------------------------------------------------------- run -- */
+
+/* One evaluation of the model, a batch: inputs[i] holds input i and outputs[j] receives output
+ * j, each a buffer of exactly its tpurt_tensor's bytes (n_inputs and n_outputs must be the
+ * package's counts, no pointer NULL). The outputs are written only when the run succeeds.
+ * Each run that gets past these argument checks is the next batch, numbered from 0; its
+ * errors name it. */
+tpurt_status tpurt_run(tpurt *rt, const void *const *inputs, uint32_t n_inputs,
+                       void *const *outputs, uint32_t n_outputs);
+
+/* Waveform of the next tpurt_run, from its first submission until the run ends: FST, or VCD if
+ * path ends in .vcd, optionally only cycles [from, to) counted from that first submission (to =
+ * 0: to the end), with the GTKWave save file written beside it when the run ends
+ * (tpu_trace_close). Fails at once (TPURT_E_IO) if path cannot be written. The trace is kept
+ * when the run fails. */
+tpurt_status tpurt_trace(tpurt *rt, const char *path, uint64_t from, uint64_t to);
+
+/* ---------------------------------------------------------- statistics -- */
+
+/* One GEMM of the package (a layer) and what its submissions measured, summed over them. */
+typedef struct {
+    const char *name;        /* the HLO dot it implements (valid until tpurt_close) */
+    const char *fused;       /* the HLO ops folded into its epilogue, comma-separated, or "" */
+    uint32_t segment, index; /* segment K, GEMM G of it */
+    uint32_t m, k, n;
+    uint32_t flags;          /* TPU_GEMM_* (TPU_GEMM_B_TILED always set) */
+    uint64_t macs;           /* of one submission: m * k * n */
+    uint64_t submissions, cycles;
+    double ideal_cycles;     /* tpu_gemm_cost's, times the submissions */
+    double bound_cycles;     /* the lower bound, max(compute, memory), times the submissions */
+} tpurt_layer;
+
+typedef struct {
+    uint64_t runs;           /* tpurt_run calls that succeeded */
+    uint64_t submissions;    /* GEMMs submitted and finished, failed runs included */
+    uint64_t verified;       /* of those, checked against the golden model (all, with verify) */
+    uint64_t cycles;         /* device cycles of all submissions, firmware included */
+    double device_seconds;   /* host time simulating them (the driver's submit + wait) */
+    double host_seconds;     /* host time in the host program's own ops (segments excluded) */
+} tpurt_stats;
+
+uint32_t tpurt_n_layers(const tpurt *rt); /* the package's GEMMs, segment by segment; 0 for NULL */
+tpurt_status tpurt_get_layer(tpurt *rt, uint32_t i, tpurt_layer *out);
+tpurt_status tpurt_get_stats(tpurt *rt, tpurt_stats *out);
+/* The device the package runs on: array size, memory size and timing (tpu_query). */
+tpurt_status tpurt_get_info(tpurt *rt, tpu_info *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

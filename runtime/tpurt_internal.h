@@ -1,0 +1,77 @@
+/* tpurt_internal.h - what tpurt.c (opening, runs, statistics) and segment.c (the device
+ * segments) share; not part of the runtime's interface. */
+#ifndef TPU_RUNTIME_TPURT_INTERNAL_H
+#define TPU_RUNTIME_TPURT_INTERNAL_H
+
+#include "runtime/tpurt.h"
+
+/* Where the host program's messages are located: "host program:4:3: ..." */
+#define RT_HOST_FILE "host program"
+
+/* An input or output signature with its shape as the evaluator gives it. */
+typedef struct {
+    const tpub_sig *sig;
+    hlo_shape shape;
+} rt_sig;
+
+/* One GEMM of the package: its command stream and what its submissions measured. */
+typedef struct {
+    const tpub_gemm *g;
+    uint32_t segment, index;
+    tpu_stream *stream;
+    tpu_cost cost; /* of one submission */
+    uint64_t submissions, cycles;
+    double ideal, bound; /* cost.ideal_cycles and cost.bound_cycles summed over submissions */
+} rt_layer;
+
+struct tpurt {
+    const tpub_package *pkg;
+    tpub_package *owned; /* tpurt_load's package, freed with the runtime */
+    hlo_module *host;    /* the host program, parsed and checked */
+    rt_sig *inputs, *outputs;
+    hlo_array *params;       /* views of the caller's input buffers during a run */
+    hlo_array **param_list;  /* &params[i], as the evaluator takes them */
+    tpu_device *dev;
+    tpu_info info;
+    int verify;              /* the driver checks every submission against the golden model */
+    uint32_t arena;          /* device address of arena offset 0 */
+    rt_layer *layers;        /* segment by segment */
+    uint32_t n_layers;
+    uint32_t *first_layer;   /* per segment: its first GEMM in layers (n_segments + 1 entries) */
+    uint8_t *staging;        /* room for the largest transfer's device bytes */
+    uint64_t batch;          /* the run under way, or the next one */
+    int tracing;             /* tpurt_trace armed a trace: closed when the run ends */
+    tpurt_status hook_status; /* a segment's failure during the run (its message in msg) */
+    double segment_seconds;  /* host time inside segments, to leave out of host_seconds */
+    tpurt_stats stats;
+    char msg[1024];
+};
+
+/* tpurt.c */
+/* Sets rt's message; returns s. */
+tpurt_status rt_fail(tpurt *rt, tpurt_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The runtime's status for a driver error. */
+tpurt_status rt_from_driver(tpu_status s);
+/* rt_fail with "<where>: <the driver's message>". */
+tpurt_status rt_driver_fail(tpurt *rt, tpu_status s, const char *where);
+/* Seconds on the monotonic clock. */
+double rt_seconds(void);
+/* A package string, "" for NULL (tpub.h writes NULL strings as empty ones). */
+static inline const char *rt_name(const char *s)
+{
+    return s ? s : "";
+}
+
+/* segment.c */
+/* The segment a custom-call instruction of computation c runs, once its target and the shapes
+ * of its operands and results agree with the segment; else NULL with the message (located in
+ * the host program) in rt. */
+const tpub_segment *rt_segment_of(tpurt *rt, const hlo_computation *c, const hlo_instr *in);
+/* The layers of every segment and the staging buffer, once the package is checked. */
+tpurt_status rt_segments_init(tpurt *rt);
+/* The evaluator's custom-call hook (hlo_eval_hooks) with rt as ctx: runs the segment. */
+int rt_segment_hook(void *ctx, const hlo_instr *in, hlo_array *const *operands, int n_operands,
+                    hlo_array **outs, int n_outs, char *err, size_t errlen);
+
+#endif

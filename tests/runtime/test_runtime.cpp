@@ -1,0 +1,925 @@
+// test_runtime.cpp - the runtime (runtime/tpurt.h) in process, on packages built here: outputs
+// bit-exact against a C reference of the same quantized arithmetic, the signatures, the
+// statistics, the options (memory timing, verify off, cycle budget), tpurt_load, traces, and
+// every error tpurt can return with its message, the runtime staying usable or closable after it.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runtime/tpurt.h"
+#include "tests/support/progs.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The smallest array size built: packages are built for it.
+uint32_t array_n()
+{
+    uint32_t sizes[64];
+    const int n = tpu_array_sizes(sizes, 64);
+    return n ? sizes[0] : 8;
+}
+
+uint64_t align64(uint64_t v)
+{
+    return (v + 63) & ~63ull;
+}
+
+bool has(const char *text, const std::string &part)
+{
+    return text && std::strstr(text, part.c_str()) != nullptr;
+}
+
+std::string slurp(const fs::path &p)
+{
+    std::ifstream f(p, std::ios::binary);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+// ----------------------------------------------------------- packages --
+
+// A tpub_package assembled in memory; owns everything its view points at. Tests may break the
+// view (pkg) after finish() to provoke one error at a time.
+class Package {
+  public:
+    explicit Package(uint32_t n) { pkg.array_n = n; }
+    Package(const Package &) = delete;
+    Package &operator=(const Package &) = delete;
+
+    tpub_package pkg{};
+    std::vector<uint8_t> image; // the constant image
+    uint64_t arena = 0;
+
+    // Places bytes in the constant image (64-byte aligned); returns their offset.
+    uint64_t constant(const void *data, size_t bytes)
+    {
+        const uint64_t off = align64(image.size());
+        image.resize(off + bytes);
+        memcpy(image.data() + off, data, bytes);
+        return off;
+    }
+    // B (k x n, row-major) in tile order for the package's array size.
+    uint64_t weights(const std::vector<int8_t> &b, uint32_t k, uint32_t n)
+    {
+        std::vector<int8_t> t(gemm_tiled_b_bytes(k, n, pkg.array_n));
+        gemm_tile_b(b.data(), k, n, pkg.array_n, t.data());
+        return constant(t.data(), t.size());
+    }
+    // Room for an activation after the constants and earlier activations.
+    uint64_t activation(uint64_t bytes)
+    {
+        const uint64_t off = align64(std::max<uint64_t>(arena, align64(image.size())));
+        arena = off + bytes;
+        return off;
+    }
+    void input(const char *name, hlo_type t, std::vector<int64_t> dims)
+    {
+        inputs_.push_back(sig(name, t, dims));
+    }
+    void output(const char *name, hlo_type t, std::vector<int64_t> dims)
+    {
+        outputs_.push_back(sig(name, t, dims));
+    }
+    tpub_xfer xfer(uint64_t off, uint32_t rows, uint32_t cols, uint32_t ld, hlo_type dev,
+                   hlo_type host, std::vector<float> scale = {})
+    {
+        scales_.push_back(scale);
+        return tpub_xfer{off, rows, cols, ld, dev, host, (uint32_t)scale.size(),
+                         scales_.back().empty() ? nullptr : scales_.back().data()};
+    }
+    tpub_gemm gemm(const char *name, uint32_t m, uint32_t k, uint32_t n, uint32_t flags,
+                   uint64_t a, uint32_t lda, uint64_t b, uint64_t c, uint32_t ldc, uint64_t p,
+                   const char *fused = "")
+    {
+        return tpub_gemm{m, k, n, flags | TPU_GEMM_B_TILED, a, b, c, p, lda, ldc, str(name),
+                         str(fused)};
+    }
+    void segment(std::vector<tpub_xfer> in, std::vector<tpub_xfer> out,
+                 std::vector<tpub_gemm> gemms)
+    {
+        xfers_.push_back(in);
+        tpub_xfer *i = xfers_.back().data();
+        xfers_.push_back(out);
+        tpub_xfer *o = xfers_.back().data();
+        gemms_.push_back(gemms);
+        segments_.push_back(tpub_segment{(uint32_t)in.size(), (uint32_t)out.size(),
+                                         (uint32_t)gemms.size(), i, o, gemms_.back().data()});
+    }
+    // The view, with the host program.
+    tpub_package &finish(const std::string &host)
+    {
+        host_ = host;
+        pkg.arena_bytes = arena;
+        pkg.const_bytes = image.size();
+        pkg.const_image = image.data();
+        pkg.host_hlo = host_.data();
+        pkg.n_inputs = (uint32_t)inputs_.size();
+        pkg.inputs = inputs_.data();
+        pkg.n_outputs = (uint32_t)outputs_.size();
+        pkg.outputs = outputs_.data();
+        pkg.n_segments = (uint32_t)segments_.size();
+        pkg.segments = segments_.data();
+        pkg.report = str("built by test_runtime");
+        return pkg;
+    }
+    void save(const fs::path &path)
+    {
+        char err[512] = "";
+        ASSERT_EQ(tpub_save(&pkg, path.string().c_str(), err, sizeof err), 0) << err;
+    }
+
+  private:
+    char *str(const std::string &s)
+    {
+        strings_.push_back(s);
+        return strings_.back().data();
+    }
+    tpub_sig sig(const char *name, hlo_type t, const std::vector<int64_t> &dims)
+    {
+        tpub_sig s{};
+        s.name = str(name);
+        s.type = t;
+        s.rank = (int)dims.size();
+        std::copy(dims.begin(), dims.end(), s.dims);
+        return s;
+    }
+
+    std::string host_;
+    std::deque<std::string> strings_;
+    std::deque<std::vector<float>> scales_;
+    std::deque<std::vector<tpub_xfer>> xfers_;
+    std::deque<std::vector<tpub_gemm>> gemms_;
+    std::vector<tpub_segment> segments_;
+    std::vector<tpub_sig> inputs_, outputs_;
+};
+
+// What tpub.h says an input transfer does to a float.
+int8_t quantize(float x, float scale)
+{
+    const float q = nearbyintf(x / scale);
+    return std::isnan(q) ? 0 : (int8_t)std::min(127.0f, std::max(-128.0f, q));
+}
+
+// The GEMM arithmetic of the device (docs/command-stream.md) on m rows.
+template <typename Out>
+std::vector<Out> gemm(const void *a, int unsigned_a, const std::vector<int8_t> &b,
+                      const std::vector<int32_t> &params, uint32_t m, uint32_t k, uint32_t n,
+                      uint32_t flags)
+{
+    gemm_desc d{};
+    d.m = m;
+    d.k = k;
+    d.n = n;
+    d.unsigned_a = unsigned_a;
+    d.bias = (flags & TPU_GEMM_BIAS) != 0;
+    d.relu = (flags & TPU_GEMM_RELU) != 0;
+    d.out_int8 = (flags & TPU_GEMM_OUT_INT8) != 0;
+    std::vector<Out> c((size_t)m * n);
+    gemm_reference(&d, a, b.data(), params.empty() ? nullptr : params.data(), c.data());
+    return c;
+}
+
+// Model A: r = max(segment0(x), 0) with x f32[4,36] and one segment of two GEMMs: quantize x
+// (scale 1/32, row pitch 40 on the device), h = requant(relu(x.W1 + b1)) int8, then
+// y = h.W2 + b2 int32, dequantized per column.
+struct ModelA {
+    static constexpr uint32_t kBatch = 4, kIn = 36, kHidden = 12, kClasses = 10, kLd = 40;
+    static constexpr float kScaleX = 1.0f / 32;
+    static constexpr uint32_t kFlags1 = TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8;
+    static constexpr uint32_t kFlags2 = TPU_GEMM_BIAS;
+    std::vector<int8_t> w1, w2;
+    std::vector<int32_t> p1, p2; // bias, mult, shift
+    std::vector<float> scale_y;
+    Package p{array_n()};
+
+    // The host program with the custom-call's target and the output's rows as given.
+    explicit ModelA(const char *target = "tpu.segment.0", int64_t out_rows = kBatch)
+    {
+        tpu_rng rng{2024};
+        w1.resize(kIn * kHidden);
+        w2.resize(kHidden * kClasses);
+        rng_fill_int8(&rng, w1.data(), w1.size());
+        rng_fill_int8(&rng, w2.data(), w2.size());
+        p1.assign(3 * kHidden, 0);
+        for (uint32_t j = 0; j < kHidden; j++) {
+            p1[j] = (int32_t)rng_range(&rng, -3000, 3000);
+            p1[kHidden + j] = (int32_t)rng_range(&rng, 1, 300);
+            p1[2 * kHidden + j] = (int32_t)rng_range(&rng, 8, 14);
+        }
+        p2.assign(3 * kClasses, 0);
+        for (uint32_t j = 0; j < kClasses; j++)
+            p2[j] = (int32_t)rng_range(&rng, -5000, 5000);
+        for (uint32_t j = 0; j < kClasses; j++)
+            scale_y.push_back(0.001f * (float)(j + 1));
+
+        const uint64_t b1 = p.weights(w1, kIn, kHidden), pp1 = p.constant(p1.data(), 12 * kHidden);
+        const uint64_t b2 = p.weights(w2, kHidden, kClasses);
+        const uint64_t pp2 = p.constant(p2.data(), 12 * kClasses);
+        const uint64_t x = p.activation((kBatch - 1) * kLd + kIn);
+        const uint64_t h = p.activation(kBatch * kHidden);
+        const uint64_t y = p.activation(4 * kBatch * kClasses);
+        p.input("x", HLO_F32, {kBatch, kIn});
+        p.output("r", HLO_F32, {out_rows, kClasses});
+        p.segment({p.xfer(x, kBatch, kIn, kLd, HLO_S8, HLO_F32, {kScaleX})},
+                  {p.xfer(y, kBatch, kClasses, kClasses, HLO_S32, HLO_F32, scale_y)},
+                  {p.gemm("dot.1", kBatch, kIn, kHidden, kFlags1, x, kLd, b1, h, kHidden, pp1,
+                          "add.1,maximum.1"),
+                   p.gemm("dot.2", kBatch, kHidden, kClasses, kFlags2, h, kHidden, b2, y,
+                          kClasses, pp2, "add.2")});
+        p.finish(host(target));
+    }
+
+    static std::string host(const char *target)
+    {
+        return std::string("HloModule model_a\n"
+                           "ENTRY main {\n"
+                           "  x = f32[4,36] parameter(0)\n"
+                           "  s = f32[4,10] custom-call(x), custom_call_target=\"") +
+               target +
+               "\"\n"
+               "  zero = f32[] constant(0)\n"
+               "  zeros = f32[4,10] broadcast(zero), dimensions={}\n"
+               "  ROOT r = f32[4,10] maximum(s, zeros)\n"
+               "}\n";
+    }
+
+    // r for the rows of x (rows x 36).
+    std::vector<float> reference(const std::vector<float> &x) const
+    {
+        const uint32_t m = (uint32_t)(x.size() / kIn);
+        std::vector<int8_t> q(x.size());
+        for (size_t i = 0; i < x.size(); i++)
+            q[i] = quantize(x[i], kScaleX);
+        const auto h = gemm<int8_t>(q.data(), 0, w1, p1, m, kIn, kHidden, kFlags1);
+        const auto y = gemm<int32_t>(h.data(), 0, w2, p2, m, kHidden, kClasses, kFlags2);
+        std::vector<float> r(y.size());
+        for (size_t i = 0; i < y.size(); i++)
+            r[i] = std::max((float)y[i] * scale_y[i % kClasses], 0.0f);
+        return r;
+    }
+};
+
+// Model B: two segments. Segment 0 copies x u8[4,20] to the device, h = requant(x.W0) int8
+// (A unsigned) and returns h twice: as a copy (s8) and dequantized with one scale (f32). The
+// host negates the float one; segment 1 quantizes it (scale 1/2) and returns relu(n.W1) int32
+// as a copy. Outputs (y s32[4,8], h s8[4,16]).
+struct ModelB {
+    static constexpr uint32_t kBatch = 4, kIn = 20, kHidden = 16, kOut = 8;
+    static constexpr float kScaleH = 0.25f, kScaleN = 0.5f;
+    static constexpr uint32_t kFlags0 = TPU_GEMM_A_UNSIGNED | TPU_GEMM_OUT_INT8;
+    static constexpr uint32_t kFlags1 = TPU_GEMM_RELU;
+    std::vector<int8_t> w0, w1;
+    std::vector<int32_t> p0;
+    Package p{array_n()};
+
+    ModelB()
+    {
+        tpu_rng rng{77};
+        w0.resize(kIn * kHidden);
+        w1.resize(kHidden * kOut);
+        rng_fill_int8(&rng, w0.data(), w0.size());
+        rng_fill_int8(&rng, w1.data(), w1.size());
+        p0.assign(3 * kHidden, 0);
+        for (uint32_t j = 0; j < kHidden; j++) {
+            p0[kHidden + j] = 1;
+            p0[2 * kHidden + j] = 9;
+        }
+        const uint64_t b0 = p.weights(w0, kIn, kHidden), pp0 = p.constant(p0.data(), 12 * kHidden);
+        const uint64_t b1 = p.weights(w1, kHidden, kOut);
+        const uint64_t x = p.activation(kBatch * kIn), h = p.activation(kBatch * kHidden);
+        const uint64_t x1 = p.activation(kBatch * kHidden), y = p.activation(4 * kBatch * kOut);
+        p.input("x", HLO_U8, {kBatch, kIn});
+        p.output("y", HLO_S32, {kBatch, kOut});
+        p.output("h", HLO_S8, {kBatch, kHidden});
+        p.segment({p.xfer(x, kBatch, kIn, kIn, HLO_U8, HLO_U8)},
+                  {p.xfer(h, kBatch, kHidden, kHidden, HLO_S8, HLO_S8),
+                   p.xfer(h, kBatch, kHidden, kHidden, HLO_S8, HLO_F32, {kScaleH})},
+                  {p.gemm("dot.0", kBatch, kIn, kHidden, kFlags0, x, kIn, b0, h, kHidden, pp0)});
+        p.segment({p.xfer(x1, kBatch, kHidden, kHidden, HLO_S8, HLO_F32, {kScaleN})},
+                  {p.xfer(y, kBatch, kOut, kOut, HLO_S32, HLO_S32)},
+                  {p.gemm("dot.1", kBatch, kHidden, kOut, kFlags1, x1, kHidden, b1, y, kOut, 0)});
+        p.finish("HloModule model_b\n"
+                 "ENTRY main {\n"
+                 "  x = u8[4,20] parameter(0)\n"
+                 "  t = (s8[4,16], f32[4,16]) custom-call(x), "
+                 "custom_call_target=\"tpu.segment.0\"\n"
+                 "  h8 = s8[4,16] get-tuple-element(t), index=0\n"
+                 "  hf = f32[4,16] get-tuple-element(t), index=1\n"
+                 "  n = f32[4,16] negate(hf)\n"
+                 "  y = s32[4,8] custom-call(n), custom_call_target=\"tpu.segment.1\"\n"
+                 "  ROOT out = (s32[4,8], s8[4,16]) tuple(y, h8)\n"
+                 "}\n");
+    }
+
+    void reference(const std::vector<uint8_t> &x, std::vector<int32_t> &y,
+                   std::vector<int8_t> &h) const
+    {
+        const uint32_t m = (uint32_t)(x.size() / kIn);
+        h = gemm<int8_t>(x.data(), 1, w0, p0, m, kIn, kHidden, kFlags0);
+        std::vector<int8_t> q(h.size());
+        for (size_t i = 0; i < h.size(); i++)
+            q[i] = quantize(-((float)h[i] * kScaleH), kScaleN);
+        y = gemm<int32_t>(q.data(), 0, w1, {}, m, kHidden, kOut, kFlags1);
+    }
+};
+
+// One batch of model A inputs: mostly in the quantizer's range, some clamped.
+std::vector<float> random_x(uint64_t seed)
+{
+    tpu_rng rng{seed};
+    std::vector<float> x(ModelA::kBatch * ModelA::kIn);
+    for (float &v : x)
+        v = (float)rng_range(&rng, -4500, 4500) / 1000.0f;
+    return x;
+}
+
+bool same_bits(const std::vector<float> &a, const std::vector<float> &b)
+{
+    return a.size() == b.size() && !memcmp(a.data(), b.data(), a.size() * sizeof(float));
+}
+
+// ------------------------------------------------------------- fixture --
+
+// An open runtime, closed afterwards.
+struct Rt {
+    tpurt *rt = nullptr;
+    tpurt_status st;
+    char err[512] = "";
+    explicit Rt(const tpub_package &pkg, const tpurt_options *opts = nullptr)
+    {
+        st = tpurt_open(&pkg, opts, &rt, err, sizeof err);
+    }
+    ~Rt() { tpurt_close(rt); }
+    Rt(const Rt &) = delete;
+    Rt &operator=(const Rt &) = delete;
+    operator tpurt *() const { return rt; }
+};
+
+// Runs model A on x; returns the status, r in *r.
+tpurt_status run_a(tpurt *rt, const std::vector<float> &x, std::vector<float> *r)
+{
+    r->assign(ModelA::kBatch * ModelA::kClasses, -1.0f);
+    const void *in[] = {x.data()};
+    void *out[] = {r->data()};
+    return tpurt_run(rt, in, 1, out, 1);
+}
+
+// A scratch directory, removed afterwards.
+class Runtime : public ::testing::Test {
+  protected:
+    fs::path dir;
+    void SetUp() override
+    {
+        char tmpl[] = "/tmp/test_runtime.XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        dir = tmpl;
+    }
+    void TearDown() override { fs::remove_all(dir); }
+};
+
+// ---------------------------------------------------------------- runs --
+
+TEST_F(Runtime, RunsMatchTheQuantizedReference)
+{
+    ModelA a;
+    Rt rt(a.p.pkg);
+    ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
+    EXPECT_STREQ(tpurt_last_error(rt), "");
+    for (uint64_t batch = 0; batch < 3; batch++) {
+        std::vector<float> x = random_x(10 + batch), r;
+        if (batch == 1) {
+            x[3] = NAN; // quantizes to 0
+            x[40] = INFINITY;
+            x[41] = -INFINITY;
+            x[42] = 100.0f;
+        }
+        ASSERT_EQ(run_a(rt, x, &r), TPURT_OK) << tpurt_last_error(rt);
+        const std::vector<float> want = a.reference(x);
+        EXPECT_TRUE(same_bits(r, want)) << "batch " << batch;
+        EXPECT_GT(*std::max_element(want.begin(), want.end()), 0.0f); // not all clamped away
+    }
+}
+
+TEST_F(Runtime, TwoSegmentsWithATupleAndCopies)
+{
+    ModelB b;
+    Rt rt(b.p.pkg);
+    ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
+    tpu_rng rng{3};
+    std::vector<uint8_t> x(ModelB::kBatch * ModelB::kIn);
+    rng_fill(&rng, x.data(), x.size());
+    std::vector<int32_t> y(ModelB::kBatch * ModelB::kOut);
+    std::vector<int8_t> h(ModelB::kBatch * ModelB::kHidden);
+    const void *in[] = {x.data()};
+    void *out[] = {y.data(), h.data()};
+    ASSERT_EQ(tpurt_run(rt, in, 1, out, 2), TPURT_OK) << tpurt_last_error(rt);
+    std::vector<int32_t> want_y;
+    std::vector<int8_t> want_h;
+    b.reference(x, want_y, want_h);
+    EXPECT_EQ(y, want_y);
+    EXPECT_EQ(h, want_h);
+    EXPECT_GT(std::count_if(want_y.begin(), want_y.end(), [](int32_t v) { return v > 0; }), 0);
+    tpurt_stats s;
+    ASSERT_EQ(tpurt_get_stats(rt, &s), TPURT_OK);
+    EXPECT_EQ(s.submissions, 2u);
+    ASSERT_EQ(tpurt_n_layers(rt), 2u);
+    tpurt_layer l;
+    ASSERT_EQ(tpurt_get_layer(rt, 1, &l), TPURT_OK);
+    EXPECT_STREQ(l.name, "dot.1");
+    EXPECT_STREQ(l.fused, "");
+    EXPECT_EQ(l.segment, 1u);
+    EXPECT_EQ(l.index, 0u);
+}
+
+TEST_F(Runtime, SignaturesAreDescribed)
+{
+    ModelB b;
+    Rt rt(b.p.pkg);
+    ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
+    ASSERT_EQ(tpurt_n_inputs(rt), 1u);
+    ASSERT_EQ(tpurt_n_outputs(rt), 2u);
+    tpurt_tensor t;
+    ASSERT_EQ(tpurt_get_input(rt, 0, &t), TPURT_OK);
+    EXPECT_STREQ(t.name, "x");
+    EXPECT_EQ(t.type, HLO_U8);
+    EXPECT_EQ(t.rank, 2);
+    EXPECT_EQ(t.dims[0], 4);
+    EXPECT_EQ(t.dims[1], 20);
+    EXPECT_EQ(t.elements, 80u);
+    EXPECT_EQ(t.bytes, 80u);
+    ASSERT_EQ(tpurt_get_output(rt, 0, &t), TPURT_OK);
+    EXPECT_STREQ(t.name, "y");
+    EXPECT_EQ(t.type, HLO_S32);
+    EXPECT_EQ(t.elements, 32u);
+    EXPECT_EQ(t.bytes, 128u);
+    ASSERT_EQ(tpurt_get_output(rt, 1, &t), TPURT_OK);
+    EXPECT_STREQ(t.name, "h");
+    EXPECT_EQ(t.type, HLO_S8);
+    EXPECT_EQ(t.bytes, 64u);
+    // A scalar output: rank 0, one element.
+    ModelA a;
+    tpub_sig scalar = a.p.pkg.outputs[0];
+    scalar.rank = 0;
+    a.p.pkg.outputs = &scalar;
+    Rt rt_a(a.p.pkg);
+    ASSERT_EQ(rt_a.st, TPURT_OK) << rt_a.err;
+    ASSERT_EQ(tpurt_get_output(rt_a, 0, &t), TPURT_OK);
+    EXPECT_EQ(t.rank, 0);
+    EXPECT_EQ(t.elements, 1u);
+    EXPECT_EQ(t.bytes, 4u);
+    ASSERT_EQ(tpurt_get_input(rt_a, 0, &t), TPURT_OK);
+    EXPECT_EQ(t.type, HLO_F32);
+    EXPECT_EQ(t.bytes, 4u * 36 * 4);
+}
+
+TEST_F(Runtime, StatisticsPerLayerAndInAll)
+{
+    ModelA a;
+    Rt rt(a.p.pkg);
+    ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
+    std::vector<float> r;
+    for (uint64_t batch = 0; batch < 3; batch++)
+        ASSERT_EQ(run_a(rt, random_x(batch), &r), TPURT_OK) << tpurt_last_error(rt);
+    tpu_info info;
+    ASSERT_EQ(tpurt_get_info(rt, &info), TPURT_OK);
+    EXPECT_EQ(info.array_n, array_n());
+    EXPECT_EQ(info.mem_size, 64u << 20);
+    tpurt_stats s;
+    ASSERT_EQ(tpurt_get_stats(rt, &s), TPURT_OK);
+    EXPECT_EQ(s.runs, 3u);
+    EXPECT_EQ(s.submissions, 6u);
+    EXPECT_EQ(s.verified, 6u);
+    EXPECT_GT(s.device_seconds, 0);
+    EXPECT_GE(s.host_seconds, 0);
+    ASSERT_EQ(tpurt_n_layers(rt), 2u);
+    const uint32_t shapes[2][3] = {{4, 36, 12}, {4, 12, 10}};
+    const uint32_t flags[2] = {ModelA::kFlags1, ModelA::kFlags2};
+    uint64_t cycles = 0;
+    for (uint32_t i = 0; i < 2; i++) {
+        tpurt_layer l;
+        ASSERT_EQ(tpurt_get_layer(rt, i, &l), TPURT_OK);
+        EXPECT_STREQ(l.name, i ? "dot.2" : "dot.1");
+        EXPECT_STREQ(l.fused, i ? "add.2" : "add.1,maximum.1");
+        EXPECT_EQ(l.segment, 0u);
+        EXPECT_EQ(l.index, i);
+        EXPECT_EQ(l.m, shapes[i][0]);
+        EXPECT_EQ(l.k, shapes[i][1]);
+        EXPECT_EQ(l.n, shapes[i][2]);
+        EXPECT_EQ(l.flags, flags[i] | TPU_GEMM_B_TILED);
+        EXPECT_EQ(l.macs, (uint64_t)shapes[i][0] * shapes[i][1] * shapes[i][2]);
+        EXPECT_EQ(l.submissions, 3u);
+        EXPECT_GT(l.cycles, 0u);
+        // The driver's cost of one submission, three times.
+        tpu_gemm g{};
+        g.m = l.m;
+        g.k = l.k;
+        g.n = l.n;
+        g.flags = l.flags;
+        tpu_cost c;
+        ASSERT_EQ(tpu_gemm_cost(&info, &g, &c), TPU_OK);
+        EXPECT_DOUBLE_EQ(l.ideal_cycles, 3 * (double)l.macs / (info.array_n * info.array_n));
+        EXPECT_DOUBLE_EQ(l.bound_cycles, 3 * c.bound_cycles);
+        EXPECT_GE(l.bound_cycles, l.ideal_cycles);
+        EXPECT_GE((double)l.cycles, l.bound_cycles);
+        cycles += l.cycles;
+    }
+    EXPECT_EQ(s.cycles, cycles);
+}
+
+TEST_F(Runtime, OptionsReachTheDevice)
+{
+    ModelA a;
+    tpurt_options o;
+    tpurt_options_default(&o);
+    EXPECT_EQ(o.verify, 1);
+    EXPECT_EQ(o.max_cycles, 0u);
+    EXPECT_EQ(o.mem_latency, 0u);
+    EXPECT_EQ(o.mem_bytes_per_cycle, 0u);
+    o.mem_latency = 100;
+    o.mem_bytes_per_cycle = 4;
+    o.verify = 0;
+    Rt rt(a.p.pkg, &o);
+    ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
+    tpu_info info;
+    ASSERT_EQ(tpurt_get_info(rt, &info), TPURT_OK);
+    EXPECT_EQ(info.mem_latency, 100u);
+    EXPECT_EQ(info.mem_bytes_per_cycle, 4u);
+    // Verify off: the same results, no submission verified.
+    const std::vector<float> x = random_x(5);
+    std::vector<float> r;
+    ASSERT_EQ(run_a(rt, x, &r), TPURT_OK) << tpurt_last_error(rt);
+    EXPECT_TRUE(same_bits(r, a.reference(x)));
+    tpurt_stats s;
+    ASSERT_EQ(tpurt_get_stats(rt, &s), TPURT_OK);
+    EXPECT_EQ(s.submissions, 2u);
+    EXPECT_EQ(s.verified, 0u);
+    // The slower memory took more cycles than the default's.
+    Rt fast(a.p.pkg);
+    ASSERT_EQ(fast.st, TPURT_OK) << fast.err;
+    ASSERT_EQ(run_a(fast, x, &r), TPURT_OK) << tpurt_last_error(fast);
+    tpurt_stats f;
+    ASSERT_EQ(tpurt_get_stats(fast, &f), TPURT_OK);
+    EXPECT_LT(f.cycles, s.cycles);
+}
+
+TEST_F(Runtime, LoadOwnsThePackage)
+{
+    const fs::path path = dir / "a.tpub";
+    std::vector<float> x = random_x(8), r;
+    std::vector<float> want;
+    {
+        ModelA a;
+        a.p.save(path);
+        want = a.reference(x);
+    } // the builder is gone: the runtime reads its own copy
+    tpurt *rt = nullptr;
+    char err[512] = "";
+    ASSERT_EQ(tpurt_load(path.c_str(), nullptr, &rt, err, sizeof err), TPURT_OK) << err;
+    ASSERT_EQ(run_a(rt, x, &r), TPURT_OK) << tpurt_last_error(rt);
+    EXPECT_TRUE(same_bits(r, want));
+    tpurt_tensor t;
+    ASSERT_EQ(tpurt_get_input(rt, 0, &t), TPURT_OK);
+    EXPECT_STREQ(t.name, "x");
+    tpurt_close(rt);
+}
+
+TEST_F(Runtime, TraceOfTheNextRun)
+{
+    ModelA a;
+    Rt rt(a.p.pkg);
+    ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
+    const fs::path fst = dir / "t.fst";
+    ASSERT_EQ(tpurt_trace(rt, fst.c_str(), 0, 400), TPURT_OK) << tpurt_last_error(rt);
+    std::vector<float> r;
+    ASSERT_EQ(run_a(rt, random_x(1), &r), TPURT_OK) << tpurt_last_error(rt);
+    ASSERT_TRUE(fs::exists(fst));
+    const auto size = fs::file_size(fst);
+    EXPECT_GT(size, 0u);
+    EXPECT_NE(slurp(dir / "t.gtkw").find(fst.string()), std::string::npos);
+    // Only that run: the next one leaves the trace alone.
+    fs::remove(dir / "t.gtkw");
+    ASSERT_EQ(run_a(rt, random_x(2), &r), TPURT_OK) << tpurt_last_error(rt);
+    EXPECT_EQ(fs::file_size(fst), size);
+    EXPECT_FALSE(fs::exists(dir / "t.gtkw"));
+    // A VCD by its extension.
+    const fs::path vcd = dir / "t.vcd";
+    ASSERT_EQ(tpurt_trace(rt, vcd.c_str(), 0, 0), TPURT_OK) << tpurt_last_error(rt);
+    ASSERT_EQ(run_a(rt, random_x(3), &r), TPURT_OK) << tpurt_last_error(rt);
+    EXPECT_EQ(slurp(vcd).rfind("$", 0), 0u);
+}
+
+// ------------------------------------------------------------- errors --
+
+TEST_F(Runtime, NullAndBadArguments)
+{
+    EXPECT_STREQ(tpurt_status_name(TPURT_OK), "TPURT_OK");
+    EXPECT_STREQ(tpurt_status_name(TPURT_E_FIRMWARE), "TPURT_E_FIRMWARE");
+    EXPECT_STREQ(tpurt_status_name(TPURT_E_IO), "TPURT_E_IO");
+    EXPECT_STREQ(tpurt_status_name(static_cast<tpurt_status>(99)), "?");
+    EXPECT_STREQ(tpurt_last_error(nullptr), "no runtime");
+    tpurt_close(nullptr);
+    tpurt_options_default(nullptr);
+
+    ModelA a;
+    tpurt *rt = reinterpret_cast<tpurt *>(&a); // must be overwritten
+    char err[256] = "";
+    EXPECT_EQ(tpurt_open(nullptr, nullptr, &rt, err, sizeof err), TPURT_E_ARG);
+    EXPECT_EQ(rt, nullptr);
+    EXPECT_TRUE(has(err, "tpurt_open: no package")) << err;
+    EXPECT_EQ(tpurt_open(&a.p.pkg, nullptr, nullptr, err, sizeof err), TPURT_E_ARG);
+    EXPECT_TRUE(has(err, "tpurt_open: NULL rt")) << err;
+    EXPECT_EQ(tpurt_open(&a.p.pkg, nullptr, nullptr, nullptr, 0), TPURT_E_ARG); // no buffer
+    EXPECT_EQ(tpurt_load(nullptr, nullptr, &rt, err, sizeof err), TPURT_E_ARG);
+    EXPECT_TRUE(has(err, "tpurt_load: no path")) << err;
+
+    EXPECT_EQ(tpurt_n_inputs(nullptr), 0u);
+    EXPECT_EQ(tpurt_n_outputs(nullptr), 0u);
+    EXPECT_EQ(tpurt_n_layers(nullptr), 0u);
+    tpurt_tensor t;
+    tpurt_layer l;
+    tpurt_stats s;
+    tpu_info info;
+    EXPECT_EQ(tpurt_get_input(nullptr, 0, &t), TPURT_E_ARG);
+    EXPECT_EQ(tpurt_get_output(nullptr, 0, &t), TPURT_E_ARG);
+    EXPECT_EQ(tpurt_get_layer(nullptr, 0, &l), TPURT_E_ARG);
+    EXPECT_EQ(tpurt_get_stats(nullptr, &s), TPURT_E_ARG);
+    EXPECT_EQ(tpurt_get_info(nullptr, &info), TPURT_E_ARG);
+    EXPECT_EQ(tpurt_run(nullptr, nullptr, 0, nullptr, 0), TPURT_E_ARG);
+    EXPECT_EQ(tpurt_trace(nullptr, "t.fst", 0, 0), TPURT_E_ARG);
+
+    Rt open(a.p.pkg);
+    ASSERT_EQ(open.st, TPURT_OK) << open.err;
+    // Each call's status and then its message.
+    auto expect_arg = [&](tpurt_status st, const std::string &msg) {
+        EXPECT_EQ(st, TPURT_E_ARG) << msg;
+        EXPECT_TRUE(has(tpurt_last_error(open), msg))
+            << "want '" << msg << "' in: " << tpurt_last_error(open);
+    };
+    const std::vector<float> x = random_x(1);
+    std::vector<float> r(40);
+    const void *in[] = {x.data(), x.data()}, *null_in[] = {nullptr};
+    void *out[] = {r.data()}, *null_out[] = {nullptr};
+    expect_arg(tpurt_get_input(open, 1, &t), "tpurt_get_input: 1, but there are 1");
+    expect_arg(tpurt_get_input(open, 0, nullptr), "tpurt_get_input: NULL tensor");
+    expect_arg(tpurt_get_output(open, 7, &t), "tpurt_get_output: 7, but there are 1");
+    expect_arg(tpurt_get_layer(open, 2, &l), "tpurt_get_layer: 2, but there are 2");
+    expect_arg(tpurt_get_layer(open, 0, nullptr), "tpurt_get_layer: NULL layer");
+    expect_arg(tpurt_get_stats(open, nullptr), "tpurt_get_stats: NULL stats");
+    expect_arg(tpurt_get_info(open, nullptr), "tpurt_get_info: NULL info");
+    expect_arg(tpurt_run(open, in, 2, out, 1), "tpurt_run: 2 inputs given, but the package has 1");
+    expect_arg(tpurt_run(open, in, 1, out, 0), "tpurt_run: 0 outputs given, but the package has 1");
+    expect_arg(tpurt_run(open, nullptr, 1, out, 1), "tpurt_run: inputs 0 is NULL");
+    expect_arg(tpurt_run(open, null_in, 1, out, 1), "tpurt_run: inputs 0 is NULL");
+    expect_arg(tpurt_run(open, in, 1, null_out, 1), "tpurt_run: outputs 0 is NULL");
+    expect_arg(tpurt_run(open, in, 1, nullptr, 1), "tpurt_run: outputs 0 is NULL");
+    expect_arg(tpurt_trace(open, nullptr, 0, 0), "tpu_trace_open: no path");
+    expect_arg(tpurt_trace(open, (dir / "t.fst").c_str(), 9, 9), "empty window [9, 9)");
+    // None of them ran anything, and the runtime runs.
+    tpurt_stats before;
+    ASSERT_EQ(tpurt_get_stats(open, &before), TPURT_OK);
+    EXPECT_EQ(before.runs, 0u);
+    EXPECT_EQ(before.submissions, 0u);
+    ASSERT_EQ(run_a(open, x, &r), TPURT_OK) << tpurt_last_error(open);
+    EXPECT_TRUE(same_bits(r, a.reference(x)));
+}
+
+TEST_F(Runtime, PackagesThatCannotRun)
+{
+    const std::string size = std::to_string(array_n());
+    struct Case {
+        const char *what;
+        void (*spoil)(ModelA &);
+        tpurt_status st;
+        std::string msg;
+    };
+    const Case cases[] = {
+        {"no model of the array size",
+         [](ModelA &a) {
+             uint32_t sizes[64];
+             const int n = tpu_array_sizes(sizes, 64);
+             a.p.pkg.array_n = 3;
+             while (std::find(sizes, sizes + n, a.p.pkg.array_n) != sizes + n)
+                 a.p.pkg.array_n++;
+         },
+         TPURT_E_DEVICE, "array_n"},
+        {"an arena beyond the device's addresses",
+         [](ModelA &a) { a.p.pkg.arena_bytes = (3ull << 30) + 1; }, TPURT_E_PACKAGE,
+         "an arena of 3221225473 bytes; at most 3 GiB fit the device's addresses"},
+        {"a host program that does not parse",
+         [](ModelA &a) { a.p.pkg.host_hlo = const_cast<char *>("HloModule m\nENTRY {"); },
+         TPURT_E_PACKAGE, "host program:2:"},
+        {"a host program that does not check",
+         [](ModelA &a) {
+             static std::string h = ModelA::host("tpu.segment.0");
+             h.replace(h.find("maximum(s, zeros)"), 17, "maximum(s, x)");
+             a.p.pkg.host_hlo = h.data();
+         },
+         TPURT_E_PACKAGE, "host program:7:"},
+        {"a custom-call target past the segments",
+         [](ModelA &a) {
+             static std::string h = ModelA::host("tpu.segment.5");
+             a.p.pkg.host_hlo = h.data();
+         },
+         TPURT_E_PACKAGE,
+         "host program:4:3: custom-call: custom_call_target \"tpu.segment.5\" is not a segment of "
+         "the package (tpu.segment.K, K < 1)"},
+        {"a custom-call target that is no segment",
+         [](ModelA &a) {
+             static std::string h = ModelA::host("my.kernel");
+             a.p.pkg.host_hlo = h.data();
+         },
+         TPURT_E_PACKAGE, "custom_call_target \"my.kernel\" is not a segment"},
+        {"a segment with another number of inputs",
+         [](ModelA &a) { a.p.pkg.segments[0].n_inputs = 2; }, TPURT_E_PACKAGE,
+         "host program:4:3: custom-call: segment 0 has 2 inputs and 1 outputs, the custom-call "
+         "1 operands and 1 results"},
+        {"an operand that is not the segment's input",
+         [](ModelA &a) { a.p.pkg.segments[0].inputs[0].cols = 35; }, TPURT_E_PACKAGE,
+         "operand 0 is f32[4,36], segment 0 input 0 takes 4 x 35 f32"},
+        {"a result that is not the segment's output",
+         [](ModelA &a) { a.p.pkg.segments[0].outputs[0].host_type = HLO_S32; }, TPURT_E_PACKAGE,
+         "result 0 is f32[4,10], segment 0 output 0 gives 4 x 10 s32"},
+        {"a parameter that is not the input",
+         [](ModelA &a) { a.p.pkg.inputs[0].dims[1] = 35; }, TPURT_E_PACKAGE,
+         "host program:3:3: parameter: 'x' is f32[4,36], but input 0 is 'x' f32[4,35]"},
+        {"more inputs than parameters", [](ModelA &a) { a.p.pkg.n_inputs = 0; },
+         TPURT_E_PACKAGE, "ENTRY 'main' has 1 parameters, but the package has 0 inputs"},
+        {"a GEMM flag the driver does not know",
+         [](ModelA &a) { a.p.pkg.segments[0].gemms[1].flags |= 1u << 5; }, TPURT_E_PACKAGE,
+         "segment 0 gemm 1 'dot.2': the driver refuses the command: TPU_E_ARG"},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.what);
+        ModelA a;
+        c.spoil(a);
+        tpurt *rt = reinterpret_cast<tpurt *>(&a);
+        char err[512] = "";
+        EXPECT_EQ(tpurt_open(&a.p.pkg, nullptr, &rt, err, sizeof err), c.st) << err;
+        EXPECT_EQ(rt, nullptr);
+        EXPECT_TRUE(has(err, c.msg)) << "want '" << c.msg << "' in: " << err;
+    }
+    // tpurt_load: what tpub_load refuses, with the path.
+    const fs::path junk = dir / "junk.tpub", missing = dir / "missing.tpub";
+    std::ofstream(junk) << "TPUB\x02";
+    for (const fs::path &p : {junk, missing}) {
+        tpurt *rt = nullptr;
+        char err[512] = "";
+        EXPECT_EQ(tpurt_load(p.c_str(), nullptr, &rt, err, sizeof err), TPURT_E_PACKAGE);
+        EXPECT_EQ(rt, nullptr);
+        EXPECT_EQ(std::string(err).rfind(p.string() + ": ", 0), 0u) << err;
+    }
+    // A loadable package that cannot run: tpurt_load frees it again.
+    ModelA a("tpu.segment.3");
+    a.p.save(dir / "bad.tpub");
+    tpurt *rt = nullptr;
+    char err[512] = "";
+    EXPECT_EQ(tpurt_load((dir / "bad.tpub").c_str(), nullptr, &rt, err, sizeof err),
+              TPURT_E_PACKAGE);
+    EXPECT_TRUE(has(err, "\"tpu.segment.3\" is not a segment")) << err;
+}
+
+TEST_F(Runtime, ResultsThatAreNotTheOutputs)
+{
+    ModelA a("tpu.segment.0", 2); // the host program gives f32[4,10]
+    Rt rt(a.p.pkg);
+    ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
+    std::vector<float> x = random_x(1), r(2 * ModelA::kClasses, -1.0f);
+    const void *in[] = {x.data()};
+    void *out[] = {r.data()};
+    for (int batch = 0; batch < 2; batch++) {
+        EXPECT_EQ(tpurt_run(rt, in, 1, out, 1), TPURT_E_PACKAGE);
+        EXPECT_TRUE(has(tpurt_last_error(rt), "batch " + std::to_string(batch) +
+                                                  ": host program: result 0 is f32[4,10], but "
+                                                  "output 0 is 'r' f32[2,10]"))
+            << tpurt_last_error(rt);
+        EXPECT_TRUE(std::all_of(r.begin(), r.end(), [](float v) { return v == -1.0f; }));
+    }
+    tpurt_stats s;
+    ASSERT_EQ(tpurt_get_stats(rt, &s), TPURT_OK);
+    EXPECT_EQ(s.runs, 0u);
+    EXPECT_EQ(s.submissions, 4u); // the segments ran
+}
+
+TEST_F(Runtime, HostProgramThatFailsToEvaluate)
+{
+    // An elided constant checks but has no value to evaluate.
+    ModelA a;
+    std::string host = ModelA::host("tpu.segment.0");
+    host.replace(host.find("constant(0)"), 11, "constant({...})");
+    a.p.pkg.host_hlo = host.data();
+    Rt rt(a.p.pkg);
+    ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
+    std::vector<float> r;
+    EXPECT_EQ(run_a(rt, random_x(1), &r), TPURT_E_EVAL);
+    EXPECT_TRUE(has(tpurt_last_error(rt), "batch 0: host program:5:")) << tpurt_last_error(rt);
+}
+
+TEST_F(Runtime, GemmTheFirmwareRejects)
+{
+    // lda < k: a package tpub_load would refuse, built in memory; the firmware is the last check.
+    ModelB b;
+    b.p.pkg.segments[1].gemms[0].lda = ModelB::kHidden - 1;
+    Rt rt(b.p.pkg);
+    ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
+    std::vector<uint8_t> x(ModelB::kBatch * ModelB::kIn, 1);
+    std::vector<int32_t> y(ModelB::kBatch * ModelB::kOut);
+    std::vector<int8_t> h(ModelB::kBatch * ModelB::kHidden);
+    const void *in[] = {x.data()};
+    void *out[] = {y.data(), h.data()};
+    for (int batch = 0; batch < 2; batch++) {
+        EXPECT_EQ(tpurt_run(rt, in, 1, out, 2), TPURT_E_FIRMWARE);
+        const std::string want = "batch " + std::to_string(batch) +
+                                 ", segment 1, gemm 0 'dot.1': command 0: field 'lda'";
+        EXPECT_EQ(std::string(tpurt_last_error(rt)).rfind(want, 0), 0u) << tpurt_last_error(rt);
+    }
+    // Segment 0 ran each time.
+    tpurt_stats s;
+    ASSERT_EQ(tpurt_get_stats(rt, &s), TPURT_OK);
+    EXPECT_EQ(s.submissions, 2u);
+    EXPECT_EQ(s.runs, 0u);
+}
+
+TEST_F(Runtime, CycleBudgetTooSmall)
+{
+    ModelA a;
+    tpurt_options o;
+    tpurt_options_default(&o);
+    o.max_cycles = 40; // the firmware alone needs more
+    Rt rt(a.p.pkg, &o);
+    ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
+    std::vector<float> r;
+    for (int batch = 0; batch < 2; batch++) {
+        EXPECT_EQ(run_a(rt, random_x(1), &r), TPURT_E_TIMEOUT);
+        const std::string want =
+            "batch " + std::to_string(batch) + ", segment 0, gemm 0 'dot.1': tpu_submit: ";
+        EXPECT_EQ(std::string(tpurt_last_error(rt)).rfind(want, 0), 0u) << tpurt_last_error(rt);
+        EXPECT_TRUE(has(tpurt_last_error(rt), "40 cycles")) << tpurt_last_error(rt);
+    }
+    // A budget that fits runs the same package.
+    o.max_cycles = 1000000;
+    Rt enough(a.p.pkg, &o);
+    ASSERT_EQ(enough.st, TPURT_OK) << enough.err;
+    const std::vector<float> x = random_x(2);
+    ASSERT_EQ(run_a(enough, x, &r), TPURT_OK) << tpurt_last_error(enough);
+    EXPECT_TRUE(same_bits(r, a.reference(x)));
+}
+
+TEST_F(Runtime, TraceErrors)
+{
+    ModelA a;
+    Rt rt(a.p.pkg);
+    ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
+    // A path that cannot be written: at once, and the next run is not traced.
+    const fs::path nowhere = dir / "nodir" / "t.fst";
+    EXPECT_EQ(tpurt_trace(rt, nowhere.c_str(), 0, 0), TPURT_E_IO);
+    EXPECT_TRUE(has(tpurt_last_error(rt), "tpu_trace_open: cannot write " + nowhere.string()))
+        << tpurt_last_error(rt);
+    const std::vector<float> x = random_x(4);
+    std::vector<float> r;
+    ASSERT_EQ(run_a(rt, x, &r), TPURT_OK) << tpurt_last_error(rt);
+    EXPECT_TRUE(same_bits(r, a.reference(x)));
+
+    // The save file cannot be written (a directory in its place): the run fails, its outputs
+    // untouched, the trace kept.
+    const fs::path fst = dir / "t.fst";
+    fs::create_directory(dir / "t.gtkw");
+    ASSERT_EQ(tpurt_trace(rt, fst.c_str(), 0, 0), TPURT_OK) << tpurt_last_error(rt);
+    EXPECT_EQ(run_a(rt, x, &r), TPURT_E_IO);
+    EXPECT_TRUE(has(tpurt_last_error(rt), "batch 1: trace: tpu_trace_close: save file: "))
+        << tpurt_last_error(rt);
+    EXPECT_TRUE(std::all_of(r.begin(), r.end(), [](float v) { return v == -1.0f; }));
+    EXPECT_GT(fs::file_size(fst), 0u);
+    // And then runs on, untraced.
+    ASSERT_EQ(run_a(rt, x, &r), TPURT_OK) << tpurt_last_error(rt);
+    EXPECT_TRUE(same_bits(r, a.reference(x)));
+    tpurt_stats s;
+    ASSERT_EQ(tpurt_get_stats(rt, &s), TPURT_OK);
+    EXPECT_EQ(s.runs, 2u);
+    EXPECT_EQ(s.submissions, 6u);
+}
+
+TEST_F(Runtime, ATraceArmedAtCloseIsNoLeak)
+{
+    ModelA a;
+    Rt rt(a.p.pkg);
+    ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
+    ASSERT_EQ(tpurt_trace(rt, (dir / "t.fst").c_str(), 0, 0), TPURT_OK);
+    // Closed by ~Rt without a run: nothing was traced, so no save file.
+}
+
+} // namespace
