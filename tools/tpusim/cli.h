@@ -25,9 +25,9 @@ typedef struct {
     uint32_t array_n, mem_latency, mem_bandwidth;
     uint64_t max_cycles, trace_from, trace_to;
     int have_window;
-} options;
+} cli_options;
 
-/* tpusim.c: what every subcommand's argument parsing and output files use. */
+/* main.c: what every subcommand's argument parsing and output files use. */
 
 /* A whole decimal number in [min, max]: 0, or -1. */
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
@@ -45,21 +45,21 @@ const char *option_value(const char *cmd, const char *name, const char *eq, int 
  * --json, --trace, --trace-window, --max-cycles (fetching the value like option_value). Returns 0,
  * EXIT_USAGE (message printed), or -1 when name is none of them. */
 int common_option(const char *cmd, const char *name, const char *eq, int argc, char **argv,
-                  int *i, options *o);
+                  int *i, cli_options *o);
 
 /* An output written to a temporary name beside it, renamed into place once every output is. */
 typedef struct {
     const char *path;
     char *tmp;
-} staged;
+} cli_staged;
 /* Writes data to a new temporary file for path. Returns 0, or EXIT_USAGE (message printed). */
-int stage(staged *f, const char *path, const void *data, size_t len);
+int stage(cli_staged *f, const char *path, const void *data, size_t len);
 /* j (taken, may be NULL when out of memory) as indented JSON text ending in a newline. */
-int stage_json(staged *f, const char *path, json_t *j);
+int stage_json(cli_staged *f, const char *path, json_t *j);
 /* All or nothing: with rc 0 renames the n staged files into place, else (or when a rename fails)
  * removes every one, those already renamed too. Frees the temporary names; returns rc or the
  * rename's exit code. Entries never staged ({0}) are skipped. */
-int commit_staged(staged *files, int n, int rc);
+int commit_staged(cli_staged *files, int n, int rc);
 
 /* One GEMM's operands, as the firmware reads them. */
 typedef struct {
@@ -69,29 +69,23 @@ typedef struct {
     uint8_t *a;      /* m x k: int8, or uint8 with unsigned_a */
     int8_t *b;       /* k x n */
     int32_t *params; /* bias[n], mult[n], shift[n] as the firmware reads them, or NULL */
-} problem;
+} cli_problem;
 
 typedef struct {
     tpu_info info;
     tpu_perf_report perf;
-} run_result;
+} cli_gemm_result;
 
-/* gemm_run.c: operands from .npy files or random, the run on the device, the reference check.
+/* gemm.c: operands from .npy files or random, the run on the device, the reference check.
  * Each returns 0 or an exit code, with the message printed. */
-/* A device opened with o's array size and memory timing, verify on, and room for need bytes of
- * operands besides the command streams; *info as it reports itself. */
-int open_device(const options *o, uint64_t need, tpu_device **dev, tpu_info *info);
-/* The exit code and message of a failed driver call (TPU_E_MISMATCH: EXIT_MISMATCH, TPU_E_IO:
- * EXIT_USAGE, else EXIT_DEVICE); where (NULL: none) prefixes the driver's message. */
-int device_error(tpu_device *dev, tpu_status s, const char *where);
 /* An array's shape as "[3, 4]" into buf; returns buf. */
 const char *shape_str(const npy_array *a, char *buf, size_t size);
-int load_problem(const options *o, problem *p);
-int random_problem(const options *o, problem *p);
-void problem_free(problem *p);
+int load_problem(const cli_options *o, cli_problem *p);
+int random_problem(const cli_options *o, cli_problem *p);
+void problem_free(cli_problem *p);
 /* Runs p on a device opened with o's options; C's bytes go to c. */
-int run_device(const options *o, const problem *p, void *c, run_result *res);
+int run_device(const cli_options *o, const cli_problem *p, void *c, cli_gemm_result *res);
 /* C against a plain C GEMM of the tool's own (the firmware's tiling is not trusted). */
-int check_reference(const problem *p, const void *c);
+int check_reference(const cli_problem *p, const void *c);
 
 #endif

@@ -1,4 +1,4 @@
-/* gemm_run.c - tpusim gemm's operands (.npy files or random), its run on the device through the
+/* gemm.c - tpusim gemm's operands (.npy files or random), its run on the device through the
  * driver, and the plain C reference it is checked against. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -14,14 +14,14 @@
 /* ------------------------------------------------------------ problem -- */
 
 
-void problem_free(problem *p)
+void problem_free(cli_problem *p)
 {
     free(p->a);
     free(p->b);
     free(p->params);
 }
 
-static int has_params(const problem *p)
+static int has_params(const cli_problem *p)
 {
     return p->bias || p->requant != REPORT_INT32_OUT;
 }
@@ -67,7 +67,7 @@ static int shapes_differ(const char *fa, const npy_array *a, const char *fb, con
 }
 
 /* Device bytes of A, B, C and the parameters. */
-static void operand_bytes(const problem *p, uint64_t bytes[4])
+static void operand_bytes(const cli_problem *p, uint64_t bytes[4])
 {
     bytes[0] = (uint64_t)p->m * p->k;
     bytes[1] = (uint64_t)p->k * p->n;
@@ -76,7 +76,7 @@ static void operand_bytes(const problem *p, uint64_t bytes[4])
 }
 
 /* The operands must fit the device's 32-bit addresses, with room for the stream. */
-static int check_size(const problem *p)
+static int check_size(const cli_problem *p)
 {
     uint64_t bytes[4];
     operand_bytes(p, bytes);
@@ -90,7 +90,7 @@ static int check_size(const problem *p)
 
 /* Allocates the parameter block (when used) and fills mult and shift: per column from
  * per_column ([2][n]: mult, shift), else per tensor from the options. */
-static int set_scales(problem *p, const options *o, const int32_t *per_column)
+static int set_scales(cli_problem *p, const cli_options *o, const int32_t *per_column)
 {
     if (!has_params(p))
         return 0;
@@ -108,7 +108,7 @@ static int set_scales(problem *p, const options *o, const int32_t *per_column)
     return 0;
 }
 
-static void set_flags(problem *p, const options *o)
+static void set_flags(cli_problem *p, const cli_options *o)
 {
     p->unsigned_a = o->unsigned_a;
     p->bias = o->bias;
@@ -118,7 +118,7 @@ static void set_flags(problem *p, const options *o)
                                 : REPORT_INT32_OUT;
 }
 
-int load_problem(const options *o, problem *p)
+int load_problem(const cli_options *o, cli_problem *p)
 {
     npy_array a = {0}, b = {0}, bias = {0}, prm = {0};
     int rc = load_operand(o->a, &a, o->unsigned_a ? NPY_UINT8 : NPY_INT8, 2, "A [M,K]",
@@ -170,7 +170,7 @@ static uint64_t rng_next(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-int random_problem(const options *o, problem *p)
+int random_problem(const cli_options *o, cli_problem *p)
 {
     p->m = o->m;
     p->k = o->k;
@@ -212,7 +212,7 @@ static int8_t requant(int32_t x, int32_t mult, uint32_t shift)
 }
 
 /* C[i][j] straight from the definition: 32-bit wrapping sums. */
-static int32_t reference_elem(const problem *p, uint32_t i, uint32_t j)
+static int32_t reference_elem(const cli_problem *p, uint32_t i, uint32_t j)
 {
     uint32_t sum = 0;
     for (uint32_t k = 0; k < p->k; k++) {
@@ -230,7 +230,7 @@ static int32_t reference_elem(const problem *p, uint32_t i, uint32_t j)
     return x;
 }
 
-int check_reference(const problem *p, const void *c)
+int check_reference(const cli_problem *p, const void *c)
 {
     const int int8_out = p->requant != REPORT_INT32_OUT;
     for (uint32_t i = 0; i < p->m; i++)
@@ -288,8 +288,9 @@ static void show_progress(void *ctx, uint64_t retired, uint64_t pushed, uint64_t
 
 /* -------------------------------------------------------------- device -- */
 
-/* The driver's message names the call and the cause. */
-int device_error(tpu_device *dev, tpu_status s, const char *where)
+/* The exit code and message of a failed driver call (TPU_E_MISMATCH: EXIT_MISMATCH, TPU_E_IO:
+ * EXIT_USAGE, else EXIT_DEVICE); the driver's message names the call and the cause. */
+static int device_error(tpu_device *dev, tpu_status s)
 {
     const char *what;
     int code = EXIT_DEVICE;
@@ -302,11 +303,13 @@ int device_error(tpu_device *dev, tpu_status s, const char *where)
     default: what = "device"; break;
     }
     const char *msg = tpu_last_error(dev);
-    return cli_fail(code, what, "%s%s%s", where ? where : "", where ? ": " : "",
+    return cli_fail(code, what, "%s",
                     msg && *msg ? msg : tpu_status_name(s));
 }
 
-int open_device(const options *o, uint64_t need, tpu_device **dev, tpu_info *info)
+/* A device opened with o's array size and memory timing, verify on, and room for need bytes of
+ * operands besides the command streams; *info as it reports itself. */
+static int open_device(const cli_options *o, uint64_t need, tpu_device **dev, tpu_info *info)
 {
     tpu_options opts;
     tpu_options_default(&opts);
@@ -323,7 +326,7 @@ int open_device(const options *o, uint64_t need, tpu_device **dev, tpu_info *inf
 }
 
 /* Runs p on a device opened with o's options; C's bytes go to c. */
-int run_device(const options *o, const problem *p, void *c, run_result *res)
+int run_device(const cli_options *o, const cli_problem *p, void *c, cli_gemm_result *res)
 {
     uint64_t bytes[4]; /* A, B, C, params */
     operand_bytes(p, bytes);
@@ -385,7 +388,7 @@ int run_device(const options *o, const problem *p, void *c, run_result *res)
         s = tpu_read(dev, addr[2], c, bytes[2]);
     if (s == TPU_OK)
         s = tpu_perf(dev, &res->perf);
-    rc = s == TPU_OK ? 0 : device_error(dev, s, NULL);
+    rc = s == TPU_OK ? 0 : device_error(dev, s);
     tpu_stream_free(st);
     tpu_close(dev);
     return rc;

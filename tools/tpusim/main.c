@@ -1,7 +1,7 @@
-/* tpusim.c - the tpusim command line: argument parsing, output files, and the gemm and bench
- * subcommands. A GEMM runs on the cycle-accurate device through the driver (gemm_run.c), is
+/* main.c - the tpusim command line: argument parsing, output files, and the gemm and bench
+ * subcommands. A GEMM runs on the cycle-accurate device through the driver (gemm.c), is
  * checked against the golden model and a plain C GEMM, and is reported (report.c). The run
- * subcommand (run.c) executes a compiled package. */
+ * subcommand (run.c) executes a compiled package through the runtime. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -188,7 +188,7 @@ static const char *const common_options[COMMON_COUNT] = {
 };
 
 int common_option(const char *cmd, const char *name, const char *eq, int argc, char **argv,
-                  int *i, options *o)
+                  int *i, cli_options *o)
 {
     int opt = 0;
     while (opt < COMMON_COUNT && strcmp(name, common_options[opt]))
@@ -241,7 +241,7 @@ static const char *const value_options[OPT_COUNT] = {
 
 /* Parses the arguments after "gemm". Returns 0, EXIT_USAGE (message printed), or -1 after
  * printing the help. */
-static int parse_gemm(int argc, char **argv, options *o)
+static int parse_gemm(int argc, char **argv, cli_options *o)
 {
     memset(o, 0, sizeof *o);
     o->seed = 1;
@@ -345,7 +345,7 @@ static int parse_gemm(int argc, char **argv, options *o)
 
 /* -------------------------------------------------------------- output -- */
 
-int stage(staged *f, const char *path, const void *data, size_t len)
+int stage(cli_staged *f, const char *path, const void *data, size_t len)
 {
     f->path = path;
     f->tmp = malloc(strlen(path) + 16);
@@ -381,7 +381,7 @@ int stage(staged *f, const char *path, const void *data, size_t len)
     return 0;
 }
 
-int stage_json(staged *f, const char *path, json_t *j)
+int stage_json(cli_staged *f, const char *path, json_t *j)
 {
     char *text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
     json_decref(j);
@@ -397,11 +397,11 @@ int stage_json(staged *f, const char *path, json_t *j)
     return rc;
 }
 
-int commit_staged(staged *files, int n, int rc)
+int commit_staged(cli_staged *files, int n, int rc)
 {
     int committed = 0;
     while (!rc && committed < n) {
-        const staged *f = &files[committed];
+        const cli_staged *f = &files[committed];
         if (f->tmp && rename(f->tmp, f->path))
             rc = cli_fail(EXIT_USAGE, f->path, "cannot rename into place: %s", strerror(errno));
         else
@@ -418,9 +418,9 @@ int commit_staged(staged *files, int n, int rc)
     return rc;
 }
 
-static int write_outputs(const options *o, const problem *p, void *c, const report_run *rep)
+static int write_outputs(const cli_options *o, const cli_problem *p, void *c, const report_run *rep)
 {
-    staged files[2] = {{0}};
+    cli_staged files[2] = {{0}};
     int rc = 0;
     if (o->out) {
         npy_array arr = {.dtype = p->requant != REPORT_INT32_OUT ? NPY_INT8 : NPY_INT32,
@@ -443,12 +443,12 @@ static int write_outputs(const options *o, const problem *p, void *c, const repo
 
 static int cmd_gemm(int argc, char **argv)
 {
-    options o;
+    cli_options o;
     int rc = parse_gemm(argc, argv, &o);
     if (rc)
         return rc < 0 ? EXIT_OK : rc;
 
-    problem p = {0};
+    cli_problem p = {0};
     void *c = NULL;
     rc = o.random ? random_problem(&o, &p) : load_problem(&o, &p);
     if (!rc) {
@@ -456,7 +456,7 @@ static int cmd_gemm(int argc, char **argv)
         if (!c)
             rc = cli_fail(EXIT_USAGE, "memory", "out of host memory for C");
     }
-    run_result res;
+    cli_gemm_result res;
     if (!rc)
         rc = run_device(&o, &p, c, &res);
     if (!rc)
@@ -502,7 +502,7 @@ static int cmd_bench(int argc, char **argv)
 {
     uint32_t arrays[8] = {16, 32}, sizes[16] = {64, 128, 256, 512, 1024}, repeat = 3;
     int n_arrays = 2, n_sizes = 5;
-    options o = {.random = 1, .quiet = 1, .seed = 1};
+    cli_options o = {.random = 1, .quiet = 1, .seed = 1};
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         int rc = 0;
@@ -544,7 +544,7 @@ static int cmd_bench(int argc, char **argv)
         for (int si = 0; si < n_sizes && !rc; si++) {
             o.array_n = arrays[ai];
             o.m = o.k = o.n = sizes[si];
-            problem p = {0};
+            cli_problem p = {0};
             void *c = NULL;
             double speed[99];
             report_figures f = {0};
@@ -553,7 +553,7 @@ static int cmd_bench(int argc, char **argv)
             if (!rc && !(c = malloc((size_t)p.m * p.n * 4)))
                 rc = cli_fail(EXIT_USAGE, "memory", "out of host memory for C");
             for (uint32_t r = 0; r < repeat && !rc; r++) {
-                run_result res;
+                cli_gemm_result res;
                 rc = run_device(&o, &p, c, &res);
                 if (!rc)
                     rc = check_reference(&p, c);

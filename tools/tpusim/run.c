@@ -1,11 +1,11 @@
-/* run.c - tpusim run: a compiled package (compiler/tpub.h) on the cycle-accurate device.
- *
- * The package's host program (HLO text) runs in the reference evaluator once per batch of the
- * inputs. Each of its custom-calls "tpu.segment.K" is a device segment: the operands are quantized
- * into the device arena, the segment's GEMMs run as one submission each (the driver replays every
- * one on the golden model and compares), and the results are read back and dequantized. What the
- * run measured is reported by run_report.c. */
-#define _POSIX_C_SOURCE 200809L
+/* run.c - tpusim run: a compiled package (compiler/tpub.h) on the cycle-accurate device, as a
+ * client of the runtime (runtime/tpurt.h), which runs the host program with its device segments
+ * and checks every submission against the golden model. Here: the arguments, the .npy inputs
+ * bound to the package's signatures (integers divided into floats with --input-divide), the
+ * inputs split into batches of the signatures' first dimension (the last one zero-padded, its
+ * padding rows dropped from the outputs), one tpurt_run per batch. What the run measured is
+ * reported by run_report.c. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
 #include "tools/tpusim/run.h"
 
@@ -16,12 +16,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "tools/tpusim/cli.h"
-#include "io/errmsg.h"
-#include "compiler/hlo.h"
-#include "io/npy.h"
-#include "tools/tpusim/report.h"
 #include "compiler/tpub.h"
+#include "io/npy.h"
+#include "runtime/tpurt.h"
+#include "tools/tpusim/cli.h"
 
 const char usage_run[] =
     "usage: tpusim run PKG.tpub --input X.npy [--input X2.npy ...] [--output Y.npy ...]\n"
@@ -161,7 +159,7 @@ static npy_dtype sig_dtype(hlo_type t)
     }
 }
 
-const char *sig_str(const tpub_sig *s, char *buf, size_t size)
+const char *run_sig_str(const tpurt_tensor *s, char *buf, size_t size)
 {
     size_t n = (size_t)snprintf(buf, size, "'%s' %s[", s->name, hlo_type_name(s->type));
     for (int i = 0; i < s->rank && n < size; i++)
@@ -171,15 +169,7 @@ const char *sig_str(const tpub_sig *s, char *buf, size_t size)
     return buf;
 }
 
-static uint64_t sig_elements(const tpub_sig *s)
-{
-    uint64_t n = 1;
-    for (int i = 0; i < s->rank; i++)
-        n *= (uint64_t)s->dims[i];
-    return n;
-}
-
-double npy_value(const npy_array *a, uint64_t i)
+double run_npy_value(const npy_array *a, uint64_t i)
 {
     switch (a->dtype) {
     case NPY_INT8: return ((const int8_t *)a->data)[i];
@@ -190,36 +180,69 @@ double npy_value(const npy_array *a, uint64_t i)
     return 0;
 }
 
+/* Seconds on the monotonic clock. */
+static double run_clock(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The exit code of a failed runtime call, with its message as "tpusim: <what>: <msg>": 1 for
+ * a golden model mismatch, 3 for the device and its timeouts, 2 for the rest (the package, its
+ * host program, host memory, the trace), whose <what> is the package when it is to blame. */
+static int runtime_error(tpurt_status s, const char *msg, const char *package)
+{
+    const char *what = package;
+    int code = EXIT_USAGE;
+    switch (s) {
+    case TPURT_E_MISMATCH: what = "golden model mismatch"; code = EXIT_MISMATCH; break;
+    case TPURT_E_DEVICE: what = "device"; code = EXIT_DEVICE; break;
+    case TPURT_E_FIRMWARE: what = "firmware"; code = EXIT_DEVICE; break;
+    case TPURT_E_CORE: what = "core error"; code = EXIT_DEVICE; break;
+    case TPURT_E_TIMEOUT: what = "timeout"; code = EXIT_DEVICE; break;
+    case TPURT_E_IO: what = "trace"; break;
+    case TPURT_E_NOMEM: what = "memory"; break;
+    case TPURT_E_ARG: what = "runtime"; break;
+    case TPURT_OK:
+    case TPURT_E_PACKAGE:
+    case TPURT_E_EVAL: break;
+    }
+    return cli_fail(code, what, "%s", msg && *msg ? msg : tpurt_status_name(s));
+}
+
 /* ------------------------------------------------------------- batches -- */
 
 /* Loads the inputs and checks them against the signatures. An input of the signature's shape
  * is one batch; one with other dimensions equal and any first dimension is split into batches
  * (so is every input with --limit). */
-static int bind_inputs(const run_options *o, const tpub_package *pkg, bound_input *in, plan *pl)
+static int bind_inputs(const run_options *o, tpurt *rt, run_input *in, run_plan *pl)
 {
     char err[256], s1[200], s2[200];
-    if (o->n_inputs != pkg->n_inputs) {
-        size_t n = (size_t)snprintf(s1, sizeof s1, "%s", pkg->n_inputs ? ":" : "");
-        for (uint32_t i = 0; i < pkg->n_inputs && n < sizeof s1; i++)
-            n += (size_t)snprintf(s1 + n, sizeof s1 - n, " %s", sig_str(&pkg->inputs[i], s2,
-                                                                          sizeof s2));
+    const uint32_t n_inputs = tpurt_n_inputs(rt);
+    for (uint32_t i = 0; i < n_inputs; i++)
+        tpurt_get_input(rt, i, &in[i].sig); /* i is in range */
+    if (o->n_inputs != n_inputs) {
+        size_t n = (size_t)snprintf(s1, sizeof s1, "%s", n_inputs ? ":" : "");
+        for (uint32_t i = 0; i < n_inputs && n < sizeof s1; i++)
+            n += (size_t)snprintf(s1 + n, sizeof s1 - n, " %s",
+                                  run_sig_str(&in[i].sig, s2, sizeof s2));
         return cli_fail(EXIT_USAGE, "--input", "%u given, but the package takes %u%s", o->n_inputs,
-                        pkg->n_inputs, s1);
+                        n_inputs, s1);
     }
     pl->batched = o->limit != 0;
     for (uint32_t i = 0; i < o->n_inputs; i++) {
-        bound_input *b = &in[i];
+        run_input *b = &in[i];
         b->path = o->inputs[i];
-        b->sig = &pkg->inputs[i];
         if (npy_load(b->path, &b->arr, err, sizeof err))
             return cli_fail(EXIT_USAGE, b->path, "%s", err);
-        const tpub_sig *sig = b->sig;
+        const tpurt_tensor *sig = &b->sig;
         const npy_array *a = &b->arr;
         const npy_dtype want = sig_dtype(sig->type);
         const int integer_for_float = want == NPY_FLOAT32 && a->dtype != NPY_FLOAT32;
         if (a->dtype != want && !(integer_for_float && o->divide > 0))
             return cli_fail(EXIT_USAGE, b->path, "dtype %s, but input %u %s is %s%s",
-                            npy_dtype_name(a->dtype), i, sig_str(sig, s1, sizeof s1),
+                            npy_dtype_name(a->dtype), i, run_sig_str(sig, s1, sizeof s1),
                             npy_dtype_name(want),
                             integer_for_float ? " (--input-divide D converts integers)" : "");
         int tail = a->ndim == sig->rank; /* equal after the first dimension */
@@ -229,23 +252,25 @@ static int bind_inputs(const run_options *o, const tpub_package *pkg, bound_inpu
         if (!exact && !(tail && sig->rank > 0))
             return cli_fail(EXIT_USAGE, b->path,
                             "shape %s fits neither input %u %s nor [count, ...] batches of it",
-                            shape_str(a, s2, sizeof s2), i, sig_str(sig, s1, sizeof s1));
+                            shape_str(a, s2, sizeof s2), i, run_sig_str(sig, s1, sizeof s1));
         pl->batched |= !exact;
         b->row_elements = a->ndim && a->shape[0] ? a->count / a->shape[0] : a->count;
+        if (!(b->staging = calloc(sig->bytes ? sig->bytes : 1, 1)))
+            return cli_fail(EXIT_USAGE, "memory", "out of host memory for input %u", i);
     }
     if (!pl->batched || !o->n_inputs) {
         pl->batched = 0;
         pl->batches = 1;
-        pl->images = o->n_inputs && in[0].sig->rank ? (uint64_t)in[0].sig->dims[0] : 1;
+        pl->images = o->n_inputs && in[0].sig.rank ? (uint64_t)in[0].sig.dims[0] : 1;
         pl->batch = pl->images;
         return 0;
     }
     for (uint32_t i = 0; i < o->n_inputs; i++) {
-        bound_input *b = &in[i];
-        if (!b->sig->rank || !b->sig->dims[0])
+        run_input *b = &in[i];
+        if (!b->sig.rank || !b->sig.dims[0])
             return cli_fail(EXIT_USAGE, b->path, "input %u %s has no batch dimension to split "
-                            "the inputs on", i, sig_str(b->sig, s1, sizeof s1));
-        b->batch = (uint64_t)b->sig->dims[0];
+                            "the inputs on", i, run_sig_str(&b->sig, s1, sizeof s1));
+        b->batch = (uint64_t)b->sig.dims[0];
         b->rows = o->limit && o->limit < b->arr.shape[0] ? o->limit : b->arr.shape[0];
         if (!b->rows)
             return cli_fail(EXIT_USAGE, b->path, "shape %s has no rows",
@@ -260,400 +285,106 @@ static int bind_inputs(const run_options *o, const tpub_package *pkg, bound_inpu
     }
     pl->batch = in[0].batch;
     pl->images = in[0].rows;
-    for (uint32_t j = 0; j < pkg->n_outputs; j++) {
-        const tpub_sig *sig = &pkg->outputs[j];
-        if (!sig->rank || (uint64_t)sig->dims[0] != pl->batch)
+    for (uint32_t j = 0; j < tpurt_n_outputs(rt); j++) {
+        tpurt_tensor sig;
+        tpurt_get_output(rt, j, &sig);
+        if (!sig.rank || (uint64_t)sig.dims[0] != pl->batch)
             return cli_fail(EXIT_USAGE, o->package, "output %u %s: to run the inputs in batches "
                             "of %llu rows, the first dimension of every output must be %llu",
-                            j, sig_str(sig, s1, sizeof s1), (unsigned long long)pl->batch,
+                            j, run_sig_str(&sig, s1, sizeof s1), (unsigned long long)pl->batch,
                             (unsigned long long)pl->batch);
     }
     return 0;
 }
 
-/* The host program's parameters for batch number b: the inputs' rows of that batch (zeros past
- * the last), integers converted to float32 as numpy's float32(x) / divide. */
-static int batch_params(const bound_input *in, uint32_t n, const plan *pl, uint64_t b,
-                        float divide, hlo_array **params)
+/* Input in's buffer for batch b: its rows in place when they are a whole batch of the
+ * signature's type, else converted as numpy's float32(x) / divide and zero-padded in staging. */
+static const void *batch_input(run_input *in, const run_plan *pl, uint64_t b, float divide)
 {
-    for (uint32_t i = 0; i < n; i++) {
-        const tpub_sig *sig = in[i].sig;
-        const npy_array *a = &in[i].arr;
-        hlo_array *p = params[i] = hlo_array_new(sig->type, sig->rank, sig->dims);
-        if (!p)
-            return cli_fail(EXIT_USAGE, "memory", "out of host memory for input %u", i);
-        uint64_t first = 0, count = a->count;
-        if (pl->batched) {
-            const uint64_t row = b * in[i].batch;
-            const uint64_t rows = in[i].rows - row < in[i].batch ? in[i].rows - row : in[i].batch;
-            first = row * in[i].row_elements;
-            count = rows * in[i].row_elements;
-        }
-        if (sig->type != HLO_F32 || a->dtype == NPY_FLOAT32) {
-            const size_t size = npy_dtype_size(a->dtype);
-            memcpy(p->data, (const uint8_t *)a->data + first * size, count * size);
-            continue;
-        }
-        float *f = p->data;
-        for (uint64_t e = 0; e < count; e++)
-            f[e] = (float)npy_value(a, first + e) / divide;
+    uint64_t first = 0, count = in->arr.count;
+    if (pl->batched) {
+        const uint64_t row = b * in->batch;
+        const uint64_t rows = in->rows - row < in->batch ? in->rows - row : in->batch;
+        first = row * in->row_elements;
+        count = rows * in->row_elements;
     }
-    return 0;
-}
-
-/* ------------------------------------------------------------- device -- */
-
-double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* Opens the device for the package, writes the constant image into a fresh arena and builds
- * each GEMM's command stream (operands as offsets into the arena, B in tile order). */
-static int setup_device(run_ctx *c)
-{
-    const tpub_package *pkg = c->pkg;
-    if (pkg->arena_bytes > (3ull << 30))
-        return cli_fail(EXIT_USAGE, c->o->package, "an arena of %llu bytes; at most 3 GiB fit "
-                        "the device's addresses", (unsigned long long)pkg->arena_bytes);
-    c->first_layer = calloc(pkg->n_segments + 1, sizeof *c->first_layer);
-    for (uint32_t s = 0; c->first_layer && s < pkg->n_segments; s++)
-        c->first_layer[s + 1] = c->first_layer[s] + pkg->segments[s].n_gemms;
-    c->n_layers = c->first_layer ? c->first_layer[pkg->n_segments] : 0;
-    c->layers = calloc(c->n_layers + 1, sizeof *c->layers);
-    if (!c->first_layer || !c->layers)
-        return cli_fail(EXIT_USAGE, "memory", "out of host memory");
-    int rc = open_device(&c->o->dev, pkg->arena_bytes, &c->dev, &c->info);
-    if (rc)
-        return rc;
-    tpu_set_budget(c->dev, c->o->dev.max_cycles);
-    tpu_status s = TPU_OK;
-    if (pkg->arena_bytes)
-        s = tpu_alloc(c->dev, pkg->arena_bytes, &c->arena);
-    if (s == TPU_OK && pkg->const_bytes)
-        s = tpu_write(c->dev, c->arena, pkg->const_image, pkg->const_bytes);
-    if (s != TPU_OK)
-        return device_error(c->dev, s, "arena");
-
-    for (uint32_t s_i = 0; s_i < pkg->n_segments; s_i++)
-        for (uint32_t g_i = 0; g_i < pkg->segments[s_i].n_gemms; g_i++) {
-            layer *l = &c->layers[c->first_layer[s_i] + g_i];
-            const tpub_gemm *g = l->g = &pkg->segments[s_i].gemms[g_i];
-            l->segment = s_i;
-            l->index = g_i;
-            if (!(l->stream = tpu_stream_new()))
-                return cli_fail(EXIT_USAGE, "memory", "out of host memory for the streams");
-            uint32_t buf;
-            s = tpu_stream_buffer(l->stream, c->arena, (uint32_t)pkg->arena_bytes, &buf);
-            const int params = (g->flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8)) != 0;
-            const tpu_gemm cmd = {
-                .m = g->m, .k = g->k, .n = g->n,
-                .flags = g->flags | TPU_GEMM_B_TILED,
-                .a = {buf, (uint32_t)g->a_off, g->lda},
-                .b = {buf, (uint32_t)g->b_off, 0},
-                .c = {buf, (uint32_t)g->c_off, g->ldc},
-                .params = {params ? buf : 0, params ? (uint32_t)g->p_off : 0, 0},
-            };
-            if (s == TPU_OK)
-                s = tpu_stream_gemm(l->stream, &cmd);
-            if (s != TPU_OK)
-                return cli_fail(EXIT_USAGE, c->o->package, "segment %u gemm %u '%s': the "
-                                "driver refuses the command: %s", s_i, g_i, g->name,
-                                tpu_status_name(s));
-        }
-    return 0;
-}
-
-/* The device byte of host value x: a copy, or x / scale rounded half to even and clamped
- * (NaN gives 0). */
-static uint8_t to_device(const hlo_array *a, uint64_t i, const tpub_xfer *x)
-{
-    if (x->host_type == x->dev_type)
-        return ((const uint8_t *)a->data)[i];
-    const float q = nearbyintf(((const float *)a->data)[i] / x->scale[0]);
-    const float lo = x->dev_type == HLO_U8 ? 0 : -128, hi = x->dev_type == HLO_U8 ? 255 : 127;
-    if (isnan(q))
-        return 0;
-    const float v = q < lo ? lo : q > hi ? hi : q;
-    return x->dev_type == HLO_U8 ? (uint8_t)v : (uint8_t)(int8_t)v;
-}
-
-static int xfer_fits(const tpub_xfer *x, const hlo_shape *s)
-{
-    return s->type == x->host_type && (uint64_t)s->elements == (uint64_t)x->rows * x->cols;
-}
-
-/* Quantizes a segment input into the arena, row by row (the bytes between rows are not ours). */
-static int write_input(run_ctx *c, const tpub_xfer *x, const hlo_array *a, uint8_t *row)
-{
-    for (uint32_t r = 0; r < x->rows; r++) {
-        for (uint32_t col = 0; col < x->cols; col++)
-            row[col] = to_device(a, (uint64_t)r * x->cols + col, x);
-        const tpu_status s = tpu_write(c->dev, c->arena + (uint32_t)(x->off + (uint64_t)r * x->ld),
-                                       row, x->cols);
-        if (s != TPU_OK)
-            return device_error(c->dev, s, "segment input");
+    const size_t size = npy_dtype_size(in->arr.dtype);
+    const uint8_t *src = (const uint8_t *)in->arr.data + first * size;
+    const int convert = in->sig.type == HLO_F32 && in->arr.dtype != NPY_FLOAT32;
+    if (!convert && count == in->sig.elements)
+        return src;
+    memset(in->staging, 0, in->sig.bytes);
+    if (!convert) {
+        memcpy(in->staging, src, count * size);
+        return in->staging;
     }
-    return 0;
-}
-
-/* Reads a segment output from the arena into a (of the xfer's host type). */
-static int read_output(run_ctx *c, const tpub_xfer *x, hlo_array *a)
-{
-    const size_t esize = x->dev_type == HLO_S32 ? 4 : 1;
-    const size_t extent = ((size_t)(x->rows - 1) * x->ld + x->cols) * esize;
-    uint8_t *buf = malloc(extent);
-    if (!buf)
-        return cli_fail(EXIT_USAGE, "memory", "out of host memory for a segment output");
-    const tpu_status s = tpu_read(c->dev, c->arena + (uint32_t)x->off, buf, extent);
-    if (s != TPU_OK) {
-        free(buf);
-        return device_error(c->dev, s, "segment output");
-    }
-    for (uint32_t r = 0; r < x->rows; r++)
-        for (uint32_t col = 0; col < x->cols; col++) {
-            const size_t at = (size_t)r * x->ld + col, i = (size_t)r * x->cols + col;
-            int32_t q;
-            if (esize == 4)
-                memcpy(&q, buf + at * 4, 4);
-            else
-                q = (int8_t)buf[at];
-            if (x->host_type == HLO_F32)
-                ((float *)a->data)[i] = (float)q * x->scale[x->n_scale == 1 ? 0 : col];
-            else if (esize == 4)
-                ((int32_t *)a->data)[i] = q;
-            else
-                ((int8_t *)a->data)[i] = (int8_t)q;
-        }
-    free(buf);
-    return 0;
-}
-
-/* Submits one GEMM and adds what it measured to its layer. */
-static int run_gemm(run_ctx *c, layer *l)
-{
-    tpu_status s = tpu_submit(c->dev, l->stream);
-    if (s == TPU_OK)
-        s = tpu_wait(c->dev, 0);
-    tpu_perf_report perf;
-    if (s == TPU_OK)
-        s = tpu_perf(c->dev, &perf);
-    if (s != TPU_OK) {
-        char where[160];
-        snprintf(where, sizeof where, "batch %llu, segment %u, gemm %u '%s'",
-                 (unsigned long long)c->batch, l->segment, l->index, l->g->name);
-        return device_error(c->dev, s, where);
-    }
-    const uint32_t f = l->g->flags;
-    /* Per-column or per-tensor requantization costs the same: the figures only need int8. */
-    const report_run run = {.m = l->g->m, .k = l->g->k, .n = l->g->n,
-                            .unsigned_a = (f & TPU_GEMM_A_UNSIGNED) != 0,
-                            .bias = (f & TPU_GEMM_BIAS) != 0, .relu = (f & TPU_GEMM_RELU) != 0,
-                            .requant = f & TPU_GEMM_OUT_INT8 ? REPORT_REQUANT_COLUMN
-                                                              : REPORT_INT32_OUT,
-                            .info = c->info, .perf = perf};
-    const report_figures fig = report_derive(&run);
-    l->submissions++;
-    l->cycles += perf.cycles;
-    l->macs = fig.macs;
-    l->ideal += fig.ideal;
-    l->bound += fig.bound;
-    c->submissions++;
-    c->verified++; /* tpu_wait compared it with the golden model */
-    c->cycles += perf.cycles;
-    c->device_seconds += perf.wall_seconds;
-    return 0;
-}
-
-/* "tpu.segment.K" with K < n: 0 and *k, else -1. */
-static int segment_index(const char *target, uint32_t n, uint32_t *k)
-{
-    static const char prefix[] = "tpu.segment.";
-    if (!target || strncmp(target, prefix, sizeof prefix - 1) || !n)
-        return -1;
-    return parse_u32(target + sizeof prefix - 1, 0, n - 1, k);
-}
-
-static int run_segment(run_ctx *c, const hlo_instr *in, hlo_array *const *ops, int n_ops,
-                       hlo_array **outs, int n_outs, char *err, size_t errlen)
-{
-    const tpub_package *pkg = c->pkg;
-    char s1[200];
-    for (int j = 0; j < n_outs; j++)
-        outs[j] = NULL; /* what the failure path below frees */
-    uint32_t k;
-    if (segment_index(in->custom_call_target, pkg->n_segments, &k)) {
-        cli_set_err(err, errlen, "custom_call_target \"%s\" is not a segment of the package "
-                    "(tpu.segment.K, K < %u)", in->custom_call_target ? in->custom_call_target
-                                                                      : "", pkg->n_segments);
-        return -1;
-    }
-    const tpub_segment *seg = &pkg->segments[k];
-    if ((uint32_t)n_ops != seg->n_inputs || (uint32_t)n_outs != seg->n_outputs) {
-        cli_set_err(err, errlen, "segment %u has %u inputs and %u outputs, the custom-call %d "
-                    "operands and %d results", k, seg->n_inputs, seg->n_outputs, n_ops, n_outs);
-        return -1;
-    }
-    for (uint32_t i = 0; i < seg->n_inputs; i++) {
-        const tpub_xfer *x = &seg->inputs[i];
-        if (!xfer_fits(x, &ops[i]->shape)) {
-            cli_set_err(err, errlen, "operand %u is %s, segment %u input %u takes %u x %u %s", i,
-                        hlo_shape_str(&ops[i]->shape, s1, sizeof s1), k, i, x->rows, x->cols,
-                        hlo_type_name(x->host_type));
-            return -1;
-        }
-    }
-    for (uint32_t j = 0; j < seg->n_outputs; j++) {
-        const hlo_shape *s = in->shape.type == HLO_TUPLE ? &in->shape.tuple[j] : &in->shape;
-        const tpub_xfer *x = &seg->outputs[j];
-        if (!xfer_fits(x, s)) {
-            cli_set_err(err, errlen, "result %u is %s, segment %u output %u gives %u x %u %s", j,
-                        hlo_shape_str(s, s1, sizeof s1), k, j, x->rows, x->cols,
-                        hlo_type_name(x->host_type));
-            return -1;
-        }
-    }
-
-    int rc = 0;
-    uint32_t widest = 1;
-    for (uint32_t i = 0; i < seg->n_inputs; i++)
-        widest = seg->inputs[i].cols > widest ? seg->inputs[i].cols : widest;
-    uint8_t *row = malloc(widest);
-    if (!row)
-        rc = cli_fail(EXIT_USAGE, "memory", "out of host memory for a segment input");
-    for (uint32_t i = 0; i < seg->n_inputs && !rc; i++)
-        rc = write_input(c, &seg->inputs[i], ops[i], row);
-    free(row);
-    for (uint32_t g = 0; g < seg->n_gemms && !rc; g++)
-        rc = run_gemm(c, &c->layers[c->first_layer[k] + g]);
-    for (uint32_t j = 0; j < seg->n_outputs && !rc; j++) {
-        const hlo_shape *s = in->shape.type == HLO_TUPLE ? &in->shape.tuple[j] : &in->shape;
-        if (!(outs[j] = hlo_array_new(s->type, s->rank, s->dims)))
-            rc = cli_fail(EXIT_USAGE, "memory", "out of host memory for a segment output");
-        else
-            rc = read_output(c, &seg->outputs[j], outs[j]);
-    }
-    if (!rc)
-        return 0;
-    for (int j = 0; j < n_outs; j++) {
-        hlo_array_free(outs[j]);
-        outs[j] = NULL;
-    }
-    c->rc = rc;
-    cli_set_err(err, errlen, "segment %u failed", k);
-    return -1;
-}
-
-/* The evaluator's custom-call hook. */
-static int segment_hook(void *ctx, const hlo_instr *in, hlo_array *const *ops, int n_ops,
-                        hlo_array **outs, int n_outs, char *err, size_t errlen)
-{
-    run_ctx *c = ctx;
-    const double t0 = now();
-    const int r = run_segment(c, in, ops, n_ops, outs, n_outs, err, errlen);
-    c->segment_seconds += now() - t0;
-    return r;
+    float *f = in->staging;
+    for (uint64_t e = 0; e < count; e++)
+        f[e] = (float)run_npy_value(&in->arr, first + e) / divide;
+    return in->staging;
 }
 
 /* ------------------------------------------------------------- results -- */
 
 /* The outputs of all batches, as they are written: [images, ...] when batched. */
-static int alloc_results(const tpub_package *pkg, const plan *pl, npy_array *res)
+static int alloc_results(tpurt *rt, const run_plan *pl, npy_array *res, void **staging)
 {
-    for (uint32_t j = 0; j < pkg->n_outputs; j++) {
-        const tpub_sig *sig = &pkg->outputs[j];
+    for (uint32_t j = 0; j < tpurt_n_outputs(rt); j++) {
+        tpurt_tensor sig;
+        tpurt_get_output(rt, j, &sig);
         npy_array *a = &res[j];
-        a->dtype = sig_dtype(sig->type);
-        a->ndim = sig->rank;
-        for (int d = 0; d < sig->rank; d++)
-            a->shape[d] = (uint64_t)sig->dims[d];
+        a->dtype = sig_dtype(sig.type);
+        a->ndim = sig.rank;
+        for (int d = 0; d < sig.rank; d++)
+            a->shape[d] = (uint64_t)sig.dims[d];
         if (pl->batched)
             a->shape[0] = pl->images;
-        a->count = pl->batched ? sig_elements(sig) / pl->batch * pl->images : sig_elements(sig);
-        if (!(a->data = calloc(a->count ? a->count : 1, npy_dtype_size(a->dtype))))
+        a->count = pl->batched ? sig.elements / pl->batch * pl->images : sig.elements;
+        if (!(a->data = calloc(a->count ? a->count : 1, npy_dtype_size(a->dtype))) ||
+            !(staging[j] = malloc(sig.bytes ? sig.bytes : 1)))
             return cli_fail(EXIT_USAGE, "memory", "out of host memory for output %u", j);
-    }
-    return 0;
-}
-
-/* Checks the host program's results against the output signatures and keeps batch b's rows. */
-static int keep_results(const run_options *o, const tpub_package *pkg, const plan *pl,
-                        uint64_t b, hlo_array **outs, int n_outs, npy_array *res)
-{
-    char s1[200], s2[200];
-    if ((uint32_t)n_outs != pkg->n_outputs)
-        return cli_fail(EXIT_USAGE, o->package, "host program: %d results, but the package has "
-                        "%u outputs", n_outs, pkg->n_outputs);
-    for (uint32_t j = 0; j < pkg->n_outputs; j++) {
-        const tpub_sig *sig = &pkg->outputs[j];
-        const hlo_shape *s = &outs[j]->shape;
-        int same = s->type == sig->type && s->rank == sig->rank;
-        for (int d = 0; d < sig->rank && same; d++)
-            same = s->dims[d] == sig->dims[d];
-        if (!same)
-            return cli_fail(EXIT_USAGE, o->package, "host program: result %u is %s, but output "
-                            "%u is %s", j, hlo_shape_str(s, s1, sizeof s1), j,
-                            sig_str(sig, s2, sizeof s2));
-        const size_t size = npy_dtype_size(res[j].dtype);
-        uint64_t first = 0, count = res[j].count;
-        if (pl->batched) {
-            const uint64_t row_elements = sig_elements(sig) / pl->batch, row = b * pl->batch;
-            const uint64_t rows = pl->images - row < pl->batch ? pl->images - row : pl->batch;
-            first = row * row_elements;
-            count = rows * row_elements;
-        }
-        memcpy((uint8_t *)res[j].data + first * size, outs[j]->data, count * size);
     }
     return 0;
 }
 
 /* ---------------------------------------------------------------- run -- */
 
-/* Evaluates the host program batch by batch; the first batch is traced with --trace. */
-static int run_batches(run_ctx *c, const hlo_module *m, const bound_input *in, const plan *pl,
-                       npy_array *res, double *host_seconds)
+/* Bytes of one row of result a (its first dimension is the images when batched). */
+static size_t row_bytes(const npy_array *a, const run_plan *pl)
 {
-    const run_options *o = c->o;
-    const tpub_package *pkg = c->pkg;
-    const hlo_eval_hooks hooks = {.ctx = c, .custom_call = segment_hook};
-    hlo_array **params = calloc(pkg->n_inputs + 1, sizeof *params);
-    if (!params)
-        return cli_fail(EXIT_USAGE, "memory", "out of host memory");
-    int rc = 0;
+    return pl->images ? a->count / pl->images * npy_dtype_size(a->dtype) : 0;
+}
+
+/* Runs the batches, the outputs written into res in place when a batch fills their rows, else
+ * through staging; the first batch is traced with --trace. */
+static int run_batches(const run_options *o, tpurt *rt, run_input *in, const run_plan *pl,
+                       npy_array *res, void **staging)
+{
+    const uint32_t n_in = tpurt_n_inputs(rt), n_out = tpurt_n_outputs(rt);
+    const void **inputs = calloc(n_in + 1, sizeof *inputs);
+    void **outputs = calloc(n_out + 1, sizeof *outputs);
+    int rc = inputs && outputs ? 0 : cli_fail(EXIT_USAGE, "memory", "out of host memory");
+    tpurt_status st;
+    if (!rc && o->dev.trace &&
+        (st = tpurt_trace(rt, o->dev.trace, o->dev.trace_from, o->dev.trace_to)) != TPURT_OK)
+        rc = runtime_error(st, tpurt_last_error(rt), o->package);
     for (uint64_t b = 0; b < pl->batches && !rc; b++) {
-        c->batch = b;
-        rc = batch_params(in, pkg->n_inputs, pl, b, o->divide, params);
-        const int trace = b == 0 && o->dev.trace;
-        tpu_status s = TPU_OK;
-        if (!rc && trace &&
-            (s = tpu_trace_open(c->dev, o->dev.trace, o->dev.trace_from, o->dev.trace_to)))
-            rc = device_error(c->dev, s, NULL);
-        hlo_array **outs = NULL;
-        int n_outs = 0;
-        if (!rc) {
-            hlo_error err;
-            const double t0 = now(), inside = c->segment_seconds;
-            if (hlo_eval_with(m, "host program", params, (int)pkg->n_inputs, &hooks, &outs,
-                              &n_outs, &err))
-                rc = c->rc ? c->rc : cli_fail(EXIT_USAGE, o->package, "%s", err.msg);
-            *host_seconds += now() - t0 - (c->segment_seconds - inside);
-        }
-        if (trace) {
-            const tpu_status ts = tpu_trace_close(c->dev);
-            if (!rc && ts != TPU_OK)
-                rc = device_error(c->dev, ts, NULL);
-        }
-        if (!rc)
-            rc = keep_results(o, pkg, pl, b, outs, n_outs, res);
-        hlo_arrays_free(outs, n_outs);
-        for (uint32_t i = 0; i < pkg->n_inputs; i++) {
-            hlo_array_free(params[i]);
-            params[i] = NULL;
-        }
+        /* The outputs' rows of batch b: a whole batch but in the padded last one. */
+        const uint64_t row = b * pl->batch;
+        const uint64_t rows = pl->images - row < pl->batch ? pl->images - row : pl->batch;
+        for (uint32_t i = 0; i < n_in; i++)
+            inputs[i] = batch_input(&in[i], pl, b, o->divide);
+        for (uint32_t j = 0; j < n_out; j++)
+            outputs[j] = rows == pl->batch ? (uint8_t *)res[j].data + row * row_bytes(&res[j], pl)
+                                           : staging[j];
+        if ((st = tpurt_run(rt, inputs, n_in, outputs, n_out)) != TPURT_OK)
+            rc = runtime_error(st, tpurt_last_error(rt), o->package);
+        for (uint32_t j = 0; j < n_out && !rc && rows < pl->batch; j++)
+            memcpy((uint8_t *)res[j].data + row * row_bytes(&res[j], pl), staging[j],
+                   rows * row_bytes(&res[j], pl));
     }
-    free(params);
+    free(inputs);
+    free(outputs);
     return rc;
 }
 
@@ -666,18 +397,18 @@ int cmd_run(int argc, char **argv)
         free(o.outputs);
         return rc < 0 ? EXIT_OK : rc;
     }
-    const double t_start = now();
+    const double t_start = run_clock();
     tpub_package pkg = {0};
     int have_pkg = 0;
-    hlo_module *m = NULL;
-    bound_input *in = NULL;
+    tpurt *rt = NULL;
+    run_input *in = NULL;
     npy_array *res = NULL;
-    plan pl = {0};
-    classes cl = {0};
-    run_ctx c = {.o = &o, .pkg = &pkg};
-    double host_seconds = 0;
-    char err[512];
+    void **staging = NULL;
+    run_plan pl = {0};
+    run_classes cl = {0};
+    char err[1024];
 
+    /* The package is the tool's to check against the options before a device is opened. */
     if (tpub_load(o.package, &pkg, err, sizeof err))
         rc = cli_fail(EXIT_USAGE, o.package, "%s", err);
     else
@@ -685,49 +416,51 @@ int cmd_run(int argc, char **argv)
     if (!rc && o.dev.array_n && o.dev.array_n != pkg.array_n)
         rc = cli_fail(EXIT_USAGE, "--array", "%u, but %s is compiled for the %u x %u array",
                       o.dev.array_n, o.package, pkg.array_n, pkg.array_n);
-    o.dev.array_n = pkg.array_n;
     if (!rc && o.n_outputs > pkg.n_outputs)
         rc = cli_fail(EXIT_USAGE, "--output", "%u given, but the package has %u output%s",
                       o.n_outputs, pkg.n_outputs, pkg.n_outputs == 1 ? "" : "s");
     if (!rc) {
-        hlo_error herr;
-        m = hlo_parse(pkg.host_hlo, strlen(pkg.host_hlo), "host program", &herr);
-        if (!m || hlo_check(m, "host program", &herr))
-            rc = cli_fail(EXIT_USAGE, o.package, "%s", herr.msg);
+        tpurt_options opts;
+        tpurt_options_default(&opts); /* verify on */
+        opts.mem_latency = o.dev.mem_latency;
+        opts.mem_bytes_per_cycle = o.dev.mem_bandwidth;
+        opts.max_cycles = o.dev.max_cycles;
+        const tpurt_status st = tpurt_open(&pkg, &opts, &rt, err, sizeof err);
+        if (st != TPURT_OK)
+            rc = runtime_error(st, err, o.package);
     }
     if (!rc) {
         in = calloc(pkg.n_inputs + 1, sizeof *in);
         res = calloc(pkg.n_outputs + 1, sizeof *res);
-        if (!in || !res)
+        staging = calloc(pkg.n_outputs + 1, sizeof *staging);
+        if (!in || !res || !staging)
             rc = cli_fail(EXIT_USAGE, "memory", "out of host memory");
     }
     if (!rc)
-        rc = bind_inputs(&o, &pkg, in, &pl);
+        rc = bind_inputs(&o, rt, in, &pl);
     if (!rc)
-        rc = alloc_results(&pkg, &pl, res);
+        rc = alloc_results(rt, &pl, res, staging);
     if (!rc)
-        rc = setup_classes(&o, &pkg, &pl, res, &cl);
+        rc = run_setup_classes(&o, rt, &pl, res, &cl);
     if (!rc)
-        rc = setup_device(&c);
+        rc = run_batches(&o, rt, in, &pl, res, staging);
     if (!rc)
-        rc = run_batches(&c, m, in, &pl, res, &host_seconds);
-    if (!rc)
-        rc = finish_run(&c, &pl, &cl, in, res, t_start, host_seconds);
+        rc = run_finish(&o, rt, &pl, &cl, in, res, run_clock() - t_start);
 
-    for (uint32_t i = 0; c.layers && i < c.n_layers; i++)
-        tpu_stream_free(c.layers[i].stream);
-    free(c.layers);
-    free(c.first_layer);
-    tpu_close(c.dev);
+    tpurt_close(rt);
     npy_free(&cl.labels);
     npy_free(&cl.expect);
     for (uint32_t j = 0; res && j < pkg.n_outputs; j++)
         npy_free(&res[j]);
+    for (uint32_t j = 0; staging && j < pkg.n_outputs; j++)
+        free(staging[j]);
     free(res);
-    for (uint32_t i = 0; in && i < pkg.n_inputs; i++)
+    free(staging);
+    for (uint32_t i = 0; in && i < pkg.n_inputs; i++) {
         npy_free(&in[i].arr);
+        free(in[i].staging);
+    }
     free(in);
-    hlo_module_free(m);
     if (have_pkg)
         tpub_free(&pkg);
     free(o.inputs);

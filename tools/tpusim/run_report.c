@@ -19,9 +19,9 @@ static uint64_t argmax(const npy_array *a, uint64_t r)
 {
     const uint64_t n = a->shape[1];
     uint64_t best = 0;
-    double v = npy_value(a, r * n);
+    double v = run_npy_value(a, r * n);
     for (uint64_t j = 1; j < n && !isnan(v); j++) {
-        const double x = npy_value(a, r * n + j);
+        const double x = run_npy_value(a, r * n + j);
         if (isnan(x) || x > v) {
             v = x;
             best = j;
@@ -46,17 +46,18 @@ static int load_classes(const char *opt, const char *path, uint64_t images, npy_
     return 0;
 }
 
-int setup_classes(const run_options *o, const tpub_package *pkg, const plan *pl,
-                  const npy_array *res, classes *cl)
+int run_setup_classes(const run_options *o, tpurt *rt, const run_plan *pl, const npy_array *res,
+                      run_classes *cl)
 {
     if (!o->labels && !o->expect && !o->have_show)
         return 0;
     const char *opt = o->labels ? "--labels" : o->expect ? "--expect" : "--show";
     char s1[200];
-    if (!pkg->n_outputs || pkg->outputs[0].rank != 2 || !pkg->outputs[0].dims[1])
+    tpurt_tensor first;
+    const int have = tpurt_get_output(rt, 0, &first) == TPURT_OK;
+    if (!have || first.rank != 2 || !first.dims[1])
         return cli_fail(EXIT_USAGE, opt, "needs a first output [images, classes]; the package's "
-                        "is %s", pkg->n_outputs ? sig_str(&pkg->outputs[0], s1, sizeof s1)
-                                                : "missing");
+                        "is %s", have ? run_sig_str(&first, s1, sizeof s1) : "missing");
     cl->out = &res[0];
     cl->images = res[0].shape[0];
     if (o->have_show && (o->show >= cl->images || o->show >= pl->images))
@@ -70,19 +71,19 @@ int setup_classes(const run_options *o, const tpub_package *pkg, const plan *pl,
     return rc;
 }
 
-static void count_classes(classes *cl)
+static void count_classes(run_classes *cl)
 {
     for (uint64_t i = 0; cl->out && i < cl->images; i++) {
         const double p = (double)argmax(cl->out, i);
-        cl->correct += cl->labels.data && npy_value(&cl->labels, i) == p;
-        cl->agree += cl->expect.data && npy_value(&cl->expect, i) == p;
+        cl->correct += cl->labels.data && run_npy_value(&cl->labels, i) == p;
+        cl->agree += cl->expect.data && run_npy_value(&cl->expect, i) == p;
         cl->ref_correct += cl->labels.data && cl->expect.data &&
-                           npy_value(&cl->labels, i) == npy_value(&cl->expect, i);
+                           run_npy_value(&cl->labels, i) == run_npy_value(&cl->expect, i);
     }
 }
 
 /* Sample k of the first input, one character per element when it is a square image. */
-static void show_sample(const bound_input *in, const classes *cl, uint64_t k)
+static void show_sample(const run_input *in, const run_classes *cl, uint64_t k)
 {
     static const char ramp[] = " .:-=+*#%@";
     const uint64_t n = in->row_elements, first = k * n;
@@ -91,10 +92,10 @@ static void show_sample(const bound_input *in, const classes *cl, uint64_t k)
     if (side * side == n) {
         double max = 0;
         for (uint64_t i = 0; i < n; i++)
-            max = fmax(max, npy_value(&in->arr, first + i));
+            max = fmax(max, run_npy_value(&in->arr, first + i));
         for (uint64_t r = 0; r < side; r++) {
             for (uint64_t col = 0; col < side; col++) {
-                const double v = npy_value(&in->arr, first + r * side + col);
+                const double v = run_npy_value(&in->arr, first + r * side + col);
                 const int level = max > 0 && v > 0 ? (int)lround(v / max * 9) : 0;
                 putchar(ramp[level > 9 ? 9 : level]);
             }
@@ -103,21 +104,26 @@ static void show_sample(const bound_input *in, const classes *cl, uint64_t k)
     }
     printf("predicted %llu", (unsigned long long)argmax(cl->out, k));
     if (cl->labels.data)
-        printf(", label %.0f", npy_value(&cl->labels, k));
+        printf(", label %.0f", run_npy_value(&cl->labels, k));
     if (cl->expect.data)
-        printf(", reference %.0f", npy_value(&cl->expect, k));
+        printf(", reference %.0f", run_npy_value(&cl->expect, k));
     printf("\n");
 }
 
 /* -------------------------------------------------------------- report -- */
 
+/* What the summary and the JSON report show. */
 typedef struct {
-    const run_ctx *c;
-    const plan *pl;
-    const classes *cl;
-    double wall_seconds, host_seconds;
+    const run_options *o;
+    const run_plan *pl;
+    const run_classes *cl;
+    tpu_info info;
+    tpurt_stats stats;
+    tpurt_layer *layers;
+    uint32_t n_layers;
+    double wall_seconds;
     double ideal, bound; /* the layers' sums */
-} summary;
+} run_summary;
 
 static double ratio(double num, double den)
 {
@@ -149,43 +155,44 @@ static json_t *flags_json(uint32_t f)
     return a;
 }
 
-static json_t *summary_json(const summary *s)
+static json_t *summary_json(const run_summary *s)
 {
-    const run_ctx *c = s->c;
-    const double batches = (double)s->pl->batches;
+    const tpurt_stats *t = &s->stats;
+    const double batches = (double)s->pl->batches, cycles = (double)t->cycles;
     json_t *layers = json_array();
-    for (uint32_t i = 0; layers && i < c->n_layers; i++) {
-        const layer *l = &c->layers[i];
+    for (uint32_t i = 0; layers && i < s->n_layers; i++) {
+        const tpurt_layer *l = &s->layers[i];
         json_array_append_new(layers, json_pack(
             "{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:f, s:o, s:o}",
-            "name", l->g->name, "fused", l->g->fused, "segment", (json_int_t)l->segment,
-            "gemm", (json_int_t)l->index, "m", (json_int_t)l->g->m, "k", (json_int_t)l->g->k,
-            "n", (json_int_t)l->g->n, "flags", flags_json(l->g->flags),
+            "name", l->name, "fused", l->fused, "segment", (json_int_t)l->segment,
+            "gemm", (json_int_t)l->index, "m", (json_int_t)l->m, "k", (json_int_t)l->k,
+            "n", (json_int_t)l->n, "flags", flags_json(l->flags),
             "macs", (json_int_t)l->macs, "submissions", (json_int_t)l->submissions,
             "cycles_per_batch", (double)l->cycles / batches,
-            "mxu_utilization_percent", real_or_null(100 * ratio(l->ideal, (double)l->cycles)),
-            "cycles_over_bound", real_or_null(ratio((double)l->cycles, l->bound))));
+            "mxu_utilization_percent",
+            real_or_null(100 * ratio(l->ideal_cycles, (double)l->cycles)),
+            "cycles_over_bound", real_or_null(ratio((double)l->cycles, l->bound_cycles))));
     }
     json_t *j = json_pack(
         "{s:s, s:I, s:{s:I, s:I, s:I}, s:I, s:I, s:I, s:o,"
         " s:{s:I, s:f, s:o}, s:o, s:o,"
         " s:{s:f, s:f, s:f, s:o}, s:I, s:I}",
-        "package", c->o->package, "array_n", (json_int_t)c->info.array_n,
-        "memory", "latency_cycles", (json_int_t)c->info.mem_latency,
-        "bytes_per_cycle", (json_int_t)c->info.mem_bytes_per_cycle,
-        "size_bytes", (json_int_t)c->info.mem_size,
+        "package", s->o->package, "array_n", (json_int_t)s->info.array_n,
+        "memory", "latency_cycles", (json_int_t)s->info.mem_latency,
+        "bytes_per_cycle", (json_int_t)s->info.mem_bytes_per_cycle,
+        "size_bytes", (json_int_t)s->info.mem_size,
         "batches", (json_int_t)s->pl->batches, "batch_rows", (json_int_t)s->pl->batch,
         "images", (json_int_t)s->pl->images, "layers", layers,
-        "cycles", "total", (json_int_t)c->cycles, "per_batch", (double)c->cycles / batches,
-        "per_image", real_or_null(ratio((double)c->cycles, (double)s->pl->images)),
-        "mxu_utilization_percent", real_or_null(100 * ratio(s->ideal, (double)c->cycles)),
-        "cycles_over_bound", real_or_null(ratio((double)c->cycles, s->bound)),
-        "simulation", "wall_seconds", s->wall_seconds, "device_seconds", c->device_seconds,
-        "host_seconds", s->host_seconds,
-        "cycles_per_second", real_or_null(ratio((double)c->cycles, c->device_seconds)),
-        "submissions", (json_int_t)c->submissions,
-        "bit_exact_submissions", (json_int_t)c->verified);
-    const classes *cl = s->cl;
+        "cycles", "total", (json_int_t)t->cycles, "per_batch", cycles / batches,
+        "per_image", real_or_null(ratio(cycles, (double)s->pl->images)),
+        "mxu_utilization_percent", real_or_null(100 * ratio(s->ideal, cycles)),
+        "cycles_over_bound", real_or_null(ratio(cycles, s->bound)),
+        "simulation", "wall_seconds", s->wall_seconds, "device_seconds", t->device_seconds,
+        "host_seconds", t->host_seconds,
+        "cycles_per_second", real_or_null(ratio(cycles, t->device_seconds)),
+        "submissions", (json_int_t)t->submissions,
+        "bit_exact_submissions", (json_int_t)t->verified);
+    const run_classes *cl = s->cl;
     if (j && cl->labels.data)
         json_object_set_new(j, "accuracy", fraction_json(cl->correct, cl->images));
     if (j && cl->expect.data)
@@ -213,15 +220,16 @@ static void print_fraction(const char *label, uint64_t hits, uint64_t total, con
     printf("\n");
 }
 
-static void print_summary(const summary *s)
+static void print_summary(const run_summary *s)
 {
-    const run_ctx *c = s->c;
-    const plan *pl = s->pl;
+    const run_plan *pl = s->pl;
+    const tpurt_stats *t = &s->stats;
+    const double cycles = (double)t->cycles;
     char b1[32], b2[32];
-    printf(LABEL "%s\n", "package:", c->o->package);
-    printf(LABEL "%u x %u\n", "array:", c->info.array_n, c->info.array_n);
-    printf(LABEL "latency %u cycles, %u bytes/cycle\n", "memory:", c->info.mem_latency,
-           c->info.mem_bytes_per_cycle);
+    printf(LABEL "%s\n", "package:", s->o->package);
+    printf(LABEL "%u x %u\n", "array:", s->info.array_n, s->info.array_n);
+    printf(LABEL "latency %u cycles, %u bytes/cycle\n", "memory:", s->info.mem_latency,
+           s->info.mem_bytes_per_cycle);
     const uint64_t padding = pl->batches * pl->batch - pl->images;
     if (pl->batched)
         printf(LABEL "%llu of %llu rows each (%llu images", "batches:",
@@ -234,46 +242,45 @@ static void print_summary(const summary *s)
     printf(")\n");
 
     int width = 5;
-    for (uint32_t i = 0; i < c->n_layers; i++) {
-        const int w = (int)strlen(c->layers[i].g->name);
+    for (uint32_t i = 0; i < s->n_layers; i++) {
+        const int w = (int)strlen(s->layers[i].name);
         width = w > width ? w : width;
     }
     printf("layers, per batch:\n  %-*s %20s %14s %11s %13s\n", width, "name", "m x k x n",
            "cycles", "MXU util %", "cycles/bound");
     const double batches = (double)pl->batches;
-    for (uint32_t i = 0; i < c->n_layers; i++) {
-        const layer *l = &c->layers[i];
+    for (uint32_t i = 0; i < s->n_layers; i++) {
+        const tpurt_layer *l = &s->layers[i];
         char shape[48];
-        snprintf(shape, sizeof shape, "%u x %u x %u", l->g->m, l->g->k, l->g->n);
-        printf("  %-*s %20s %14s %11.1f %13.3f\n", width, l->g->name, shape,
+        snprintf(shape, sizeof shape, "%u x %u x %u", l->m, l->k, l->n);
+        printf("  %-*s %20s %14s %11.1f %13.3f\n", width, l->name, shape,
                rounded(b1, (double)l->cycles / batches),
-               100 * ratio(l->ideal, (double)l->cycles), ratio((double)l->cycles, l->bound));
+               100 * ratio(l->ideal_cycles, (double)l->cycles),
+               ratio((double)l->cycles, l->bound_cycles));
     }
-    printf(LABEL "%s\n", "cycles per batch:", rounded(b1, (double)c->cycles / batches));
-    printf(LABEL "%s\n", "cycles per image:",
-           rounded(b1, ratio((double)c->cycles, (double)pl->images)));
-    printf(LABEL "%.1f %%\n", "MXU utilization:", 100 * ratio(s->ideal, (double)c->cycles));
-    printf(LABEL "%.3f\n", "cycles / lower bound:", ratio((double)c->cycles, s->bound));
-    const double speed = ratio((double)c->cycles, c->device_seconds);
-    printf(LABEL "%s cycles/s  (%.3f s simulating)\n", "simulation speed:", rounded(b1, speed),
-           c->device_seconds);
+    printf(LABEL "%s\n", "cycles per batch:", rounded(b1, cycles / batches));
+    printf(LABEL "%s\n", "cycles per image:", rounded(b1, ratio(cycles, (double)pl->images)));
+    printf(LABEL "%.1f %%\n", "MXU utilization:", 100 * ratio(s->ideal, cycles));
+    printf(LABEL "%.3f\n", "cycles / lower bound:", ratio(cycles, s->bound));
+    printf(LABEL "%s cycles/s  (%.3f s simulating)\n", "simulation speed:",
+           rounded(b1, ratio(cycles, t->device_seconds)), t->device_seconds);
     printf(LABEL "%.3f s\n", "wall time:", s->wall_seconds);
-    printf(LABEL "%.3f s\n", "host program time:", s->host_seconds);
+    printf(LABEL "%.3f s\n", "host program time:", t->host_seconds);
     printf(LABEL "%s/%s submissions\n", "bit-exact vs golden model:",
-           report_group(b1, c->verified), report_group(b2, c->submissions));
-    const classes *cl = s->cl;
+           report_group(b1, t->verified), report_group(b2, t->submissions));
+    const run_classes *cl = s->cl;
     if (cl->labels.data)
-        print_fraction("accuracy:", cl->correct, cl->images, "labels", c->o->labels);
+        print_fraction("accuracy:", cl->correct, cl->images, "labels", s->o->labels);
     if (cl->expect.data)
-        print_fraction("agreement:", cl->agree, cl->images, "reference", c->o->expect);
+        print_fraction("agreement:", cl->agree, cl->images, "reference", s->o->expect);
     if (cl->labels.data && cl->expect.data)
         print_fraction("reference accuracy:", cl->ref_correct, cl->images, NULL, NULL);
 }
 
 /* The --output files and the --json report, all or nothing. */
-static int write_files(const run_options *o, const npy_array *res, const summary *s)
+static int write_files(const run_options *o, const npy_array *res, const run_summary *s)
 {
-    staged *files = calloc((size_t)o->n_outputs + 1, sizeof *files);
+    cli_staged *files = calloc((size_t)o->n_outputs + 1, sizeof *files);
     if (!files)
         return cli_fail(EXIT_USAGE, "memory", "out of host memory");
     int rc = 0;
@@ -291,20 +298,27 @@ static int write_files(const run_options *o, const npy_array *res, const summary
     return rc;
 }
 
-int finish_run(const run_ctx *c, const plan *pl, classes *cl, const bound_input *in,
-               const npy_array *res, double t_start, double host_seconds)
+int run_finish(const run_options *o, tpurt *rt, const run_plan *pl, run_classes *cl,
+               const run_input *in, const npy_array *res, double wall_seconds)
 {
-    summary sum = {.c = c, .pl = pl, .cl = cl, .host_seconds = host_seconds};
+    run_summary sum = {.o = o, .pl = pl, .cl = cl, .wall_seconds = wall_seconds,
+                       .n_layers = tpurt_n_layers(rt)};
     count_classes(cl);
-    for (uint32_t i = 0; i < c->n_layers; i++) {
-        sum.ideal += c->layers[i].ideal;
-        sum.bound += c->layers[i].bound;
+    /* rt is open and these arguments valid: the getters cannot fail. */
+    tpurt_get_info(rt, &sum.info);
+    tpurt_get_stats(rt, &sum.stats);
+    if (!(sum.layers = calloc(sum.n_layers + 1, sizeof *sum.layers)))
+        return cli_fail(EXIT_USAGE, "memory", "out of host memory");
+    for (uint32_t i = 0; i < sum.n_layers; i++) {
+        tpurt_get_layer(rt, i, &sum.layers[i]);
+        sum.ideal += sum.layers[i].ideal_cycles;
+        sum.bound += sum.layers[i].bound_cycles;
     }
-    sum.wall_seconds = now() - t_start;
-    int rc = write_files(c->o, res, &sum);
-    if (!rc && !c->o->dev.quiet)
+    int rc = write_files(o, res, &sum);
+    if (!rc && !o->dev.quiet)
         print_summary(&sum);
-    if (!rc && c->o->have_show)
-        show_sample(&in[0], cl, c->o->show);
+    if (!rc && o->have_show)
+        show_sample(&in[0], cl, o->show);
+    free(sum.layers);
     return rc;
 }
