@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""rtl/tpu_isagen.py: the table generates, and a broken table fails naming the entry.
+
+usage: test_isagen.py <repo root>
+Each case edits the text of rtl/tpu_isa.toml and runs the generator on the copy.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = None
+
+
+class IsaGen(unittest.TestCase):
+    def setUp(self):
+        with open(os.path.join(ROOT, "rtl", "tpu_isa.toml"), encoding="utf-8") as f:
+            self.table = f.read()
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def run_gen(self, table):
+        path = os.path.join(self.tmp.name, "tpu_isa.toml")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(table)
+        out = os.path.join(self.tmp.name, "out")
+        p = subprocess.run([sys.executable, os.path.join(ROOT, "rtl", "tpu_isagen.py"), path, out],
+                           capture_output=True, text=True)
+        return p, out
+
+    def edited(self, old, new):
+        self.assertIn(old, self.table)
+        return self.table.replace(old, new, 1)
+
+    def fails(self, table, *words):
+        p, out = self.run_gen(table)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        for w in words:
+            self.assertIn(w, p.stderr)
+        self.assertFalse(os.path.exists(out), "a bad table wrote outputs")
+
+    def test_generates_and_leaves_unchanged_outputs_alone(self):
+        p, out = self.run_gen(self.table)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(out, "tpu_isa.vh"), encoding="utf-8") as f:
+            vh = f.read()
+        with open(os.path.join(out, "tpu_isa.h"), encoding="utf-8") as f:
+            h = f.read()
+        self.assertIn("`define TPU_OP_MATMUL 8'h04\n", vh)
+        self.assertIn("`define TPU_INSN_B 83:64\n", vh)
+        self.assertIn("`define TPU_F_SRC_ACC_BIT 5\n", vh)
+        self.assertIn("`define TPU_ERR_WFIFO_FULL 4'd8\n", vh)
+        self.assertIn("`define TPU_CSR_INSN_COUNT 8'h3c\n", vh)
+        self.assertIn("`define TPU_PERF_COUNT 10\n", vh)
+        self.assertIn("TPU_OP_MATMUL = 0x04,", h)
+        self.assertIn("#define TPU_OP_WR_HOST_FLAGS 0x38u\n", h)
+        self.assertIn("#define TPU_INSN_LEN_SHIFT 20\n", h)
+        self.assertIn("#define TPU_STATUS_ERROR (1u << 2)", h)
+        self.assertIn("X(MXU_BUSY, \"mxu_busy\")", h)
+        mtime = os.stat(os.path.join(out, "tpu_isa.h")).st_mtime_ns
+        os.utime(os.path.join(out, "tpu_isa.h"), ns=(mtime - 10**9, mtime - 10**9))
+        self.assertEqual(self.run_gen(self.table)[0].returncode, 0)
+        self.assertEqual(os.stat(os.path.join(out, "tpu_isa.h")).st_mtime_ns, mtime - 10**9)
+
+    def test_overlapping_fields(self):
+        self.fails(self.edited('bits = "83:64"', 'bits = "84:64"'),
+                   "insn.field 'len'", "bit 84 already used by insn.field 'b'")
+
+    def test_uncovered_bits(self):
+        self.fails(self.edited('bits = "95:84"', 'bits = "95:85"'), "bit 84 is in no field")
+
+    def test_field_across_words(self):
+        table = self.edited('bits = "95:84"', 'bits = "99:84"')
+        table = table.replace('bits = "127:96"', 'bits = "127:100"', 1)
+        self.fails(table, "insn.field 'len'", "cross a 32-bit word")
+
+    def test_duplicate_opcode_value(self):
+        self.fails(self.edited("value = 0x08", "value = 0x07"),
+                   "opcode 'HALT'", "value 0x07 already used by opcode 'SYNC'")
+
+    def test_opcode_zero(self):
+        self.fails(self.edited("value = 0x01", "value = 0x00"), "opcode 'RD_HOST' value")
+
+    def test_duplicate_name(self):
+        self.fails(self.edited('name = "HALT"', 'name = "SYNC"'), "opcode #8", "duplicate name 'SYNC'")
+
+    def test_bad_identifier(self):
+        self.fails(self.edited('name = "MATMUL"', 'name = "MAT-MUL"'),
+                   "opcode #4", "'MAT-MUL' is not an upper-case identifier")
+        self.fails(self.edited('name = "mxu_busy"', 'name = "mxu busy"'),
+                   "perf.counter #2", "'mxu busy' is not a lower-case identifier")
+
+    def test_flag_bit_taken(self):
+        self.fails(self.edited("bit = 4\n", "bit = 3\n"),
+                   "flag 'RELU'", "bit 3 already used by flag 'BIAS'")
+
+    def test_flag_of_unknown_opcode(self):
+        self.fails(self.edited('opcodes = ["WR_HOST"]', 'opcodes = ["WR_HOSTS"]'),
+                   "flag 'SRC_ACC'", "no opcode named 'WR_HOSTS'")
+
+    def test_error_value_too_wide(self):
+        self.fails(self.edited("value = 8\n", "value = 16\n"), "error.code 'WFIFO_FULL' value")
+
+    def test_csr_offset_taken_and_unaligned(self):
+        self.fails(self.edited("offset = 0x3C", "offset = 0x38"),
+                   "csr.reg 'INSN_COUNT'", "offset 0x38 already used by csr.reg 'IQ_FREE'")
+        self.fails(self.edited("offset = 0x3C", "offset = 0x3E"),
+                   "csr.reg 'INSN_COUNT'", "multiple of 4")
+
+    def test_counters_overlap_a_csr(self):
+        self.fails(self.edited("offset = 0x3C", "offset = 0x48"),
+                   "perf.counter 'mxu_busy'", "offset 0x48 already used by csr.reg 'INSN_COUNT'")
+
+    def test_generated_names_collide(self):
+        table = self.table + '[[opcode]]\nname = "MATMUL_FLAGS"\nvalue = 0x09\ndescription = "x"\n'
+        self.fails(table, "opcode 'MATMUL_FLAGS'", "generates TPU_OP_MATMUL_FLAGS",
+                   "as does opcode 'MATMUL'")
+
+    def test_unknown_key_and_wrong_type(self):
+        self.fails(self.edited("value = 0x04", "valeu = 0x04"), "opcode #4: missing 'value'")
+        self.fails(self.edited("value = 0x04", "value = true"), "opcode 'MATMUL' value")
+
+
+if __name__ == "__main__":
+    ROOT = sys.argv.pop(1)
+    unittest.main()
