@@ -1,4 +1,5 @@
 `default_nettype none
+`include "tpu_isa.vh"
 // tpu_core: the sequencer and CSRs, the four execution units (load = tpu_dma_rd, MXU, activate,
 // store = tpu_dma_wr), the unified buffer, accumulators, weight FIFO and activation parameters,
 // and the memory port (docs/isa.md "Ports of tpu_core").
@@ -16,7 +17,7 @@ module tpu_core #(
     input wire rst,
     input wire iq_valid,
     output wire iq_ready,
-    input wire [127:0] iq_data,
+    input wire [`TPU_INSN_W-1:0] iq_data,
     input wire csr_we,
     input wire [7:0] csr_addr,
     input wire [31:0] csr_wdata,
@@ -49,7 +50,7 @@ module tpu_core #(
     wire ac_valid, ac_ready, ac_done;
     wire st_valid, st_ready, st_done, st_fault;
     wire busy, halted, error;
-    wire [3:0] error_code;
+    wire [`TPU_ERR_W-1:0] error_code;
     wire [31:0] error_pc;
     wire [31:0] iq_free;
     wire stall_hazard, stall_unit, stall_issue, sync_retire;
@@ -302,9 +303,9 @@ module tpu_core #(
         .cmd_ub_addr(cmd_a[19:0]),
         .cmd_acc_addr(cmd_b),
         .cmd_rows(cmd_rows),
-        .cmd_acc(cmd_flags[0]),
-        .cmd_load(cmd_flags[1]),
-        .cmd_unsigned(cmd_flags[2]),
+        .cmd_acc(cmd_flags[`TPU_F_ACC_BIT]),
+        .cmd_load(cmd_flags[`TPU_F_LOAD_BIT]),
+        .cmd_unsigned(cmd_flags[`TPU_F_UNSIGNED_BIT]),
         .done(mx_done),
         .wf_empty(wf_empty),
         .wf_row(wf_rd_row),
@@ -332,8 +333,8 @@ module tpu_core #(
         .cmd_rows(cmd_rows),
         .cmd_ub_addr(cmd_a[19:0]),
         .cmd_acc_addr(cmd_b),
-        .cmd_bias(cmd_flags[3]),
-        .cmd_relu(cmd_flags[4]),
+        .cmd_bias(cmd_flags[`TPU_F_BIAS_BIT]),
+        .cmd_relu(cmd_flags[`TPU_F_RELU_BIT]),
         .done(ac_done),
         .acc_en(acc_r0_en),
         .acc_addr(acc_r0_addr),
@@ -358,9 +359,9 @@ module tpu_core #(
         .cmd_b(cmd_b),
         .cmd_len(cmd_len),
         .cmd_stride(cmd_stride),
-        .cmd_src_acc(cmd_flags[5]),
-        .cmd_bias(cmd_flags[3]),
-        .cmd_relu(cmd_flags[4]),
+        .cmd_src_acc(cmd_flags[`TPU_F_SRC_ACC_BIT]),
+        .cmd_bias(cmd_flags[`TPU_F_BIAS_BIT]),
+        .cmd_relu(cmd_flags[`TPU_F_RELU_BIT]),
         .done(st_done),
         .fault(st_fault),
         .req_valid(m1_req_valid),

@@ -1,8 +1,10 @@
 `default_nettype none
-// Control and status registers and the 64-bit performance counters (docs/isa.md). Reads are
-// combinational from csr_addr; unmapped, unaligned and write-only offsets read as zero. Writes
-// (MEM_SIZE, CTRL) take effect at the clock edge. CTRL bit1 clears the performance counters,
-// winning over that cycle's events; SYNC_COUNT and INSN_COUNT only clear on rst.
+`include "tpu_isa.vh"
+// Control and status registers and the 64-bit performance counters (docs/isa.md, offsets and
+// counter order from rtl/tpu_isa.toml). Reads are combinational from csr_addr; unmapped,
+// unaligned and write-only offsets read as zero. Writes (MEM_SIZE, CTRL) take effect at the clock
+// edge. CTRL.CLEAR_PERF clears the performance counters, winning over that cycle's events;
+// SYNC_COUNT and INSN_COUNT only clear on rst.
 module tpu_csr #(
     parameter N = 16,
     parameter UB_ROWS = 16384,
@@ -21,7 +23,7 @@ module tpu_csr #(
     input wire busy,
     input wire halted,
     input wire error,
-    input wire [3:0] error_code,
+    input wire [`TPU_ERR_W-1:0] error_code,
     input wire [31:0] error_pc,
     input wire [31:0] iq_free,
     // events of this cycle
@@ -37,13 +39,8 @@ module tpu_csr #(
     input wire [15:0] wr_bytes,  // bytes of a write request accepted by the memory
     input wire [2:0] retired     // instructions completed
 );
-    localparam NPERF = 10;
-    localparam [7:0] A_ID = 8'h00, A_VERSION = 8'h04, A_ARRAY_N = 8'h08, A_UB_ROWS = 8'h0C,
-                     A_ACC_ROWS = 8'h10, A_WFIFO_TILES = 8'h14, A_IQ_DEPTH = 8'h18,
-                     A_BUS_BYTES = 8'h1C, A_CTRL = 8'h20, A_STATUS = 8'h24,
-                     A_ERROR_CODE = 8'h28, A_ERROR_PC = 8'h2C, A_SYNC_COUNT = 8'h30,
-                     A_MEM_SIZE = 8'h34, A_IQ_FREE = 8'h38, A_INSN_COUNT = 8'h3C,
-                     A_PERF = 8'h40, A_PERF_END = 8'h40 + 8 * NPERF;
+    localparam NPERF = `TPU_PERF_COUNT;
+    localparam [7:0] A_PERF = `TPU_CSR_PERF_BASE, A_PERF_END = A_PERF + 8 * NPERF;
     localparam [31:0] P_N = N, P_UB_ROWS = UB_ROWS, P_ACC_ROWS = ACC_ROWS,
                       P_WFIFO_TILES = WFIFO_TILES, P_IQ_DEPTH = IQ_DEPTH, P_BUS_BYTES = 4 * N;
 
@@ -51,15 +48,22 @@ module tpu_csr #(
     reg [31:0] insn_count;
     reg [64*NPERF-1:0] perf;  // counter i at bits 64*i
 
-    // Increment of each counter this cycle, in docs/isa.md order (PERF_ACTIVE first).
-    wire [16*NPERF-1:0] inc = {
-        {13'd0, retired}, wr_bytes, rd_bytes, {15'd0, ev_stall_issue}, {15'd0, ev_stall_mem},
-        {15'd0, ev_stall_weight}, {15'd0, ev_stall_unit}, {15'd0, ev_stall_hazard},
-        {15'd0, ev_mxu_row}, {15'd0, busy}
-    };
-    wire clear = csr_we && csr_addr == A_CTRL && csr_wdata[1];
-    // Counter index within A_PERF..A_PERF_END: (csr_addr - 0x40) / 8, modulo 16.
-    wire [3:0] perf_idx = csr_addr[6:3] - 4'd8;
+    // Increment of each counter this cycle, at its index in the table: a counter the table lists
+    // and nothing drives here is an undriven bit for lint.
+    wire [16*NPERF-1:0] inc;
+    assign inc[16*`TPU_PERF_ACTIVE +: 16] = {15'd0, busy};
+    assign inc[16*`TPU_PERF_MXU_BUSY +: 16] = {15'd0, ev_mxu_row};
+    assign inc[16*`TPU_PERF_STALL_HAZARD +: 16] = {15'd0, ev_stall_hazard};
+    assign inc[16*`TPU_PERF_STALL_UNIT +: 16] = {15'd0, ev_stall_unit};
+    assign inc[16*`TPU_PERF_STALL_WEIGHT +: 16] = {15'd0, ev_stall_weight};
+    assign inc[16*`TPU_PERF_STALL_MEM +: 16] = {15'd0, ev_stall_mem};
+    assign inc[16*`TPU_PERF_STALL_ISSUE +: 16] = {15'd0, ev_stall_issue};
+    assign inc[16*`TPU_PERF_DMA_RD_BYTES +: 16] = rd_bytes;
+    assign inc[16*`TPU_PERF_DMA_WR_BYTES +: 16] = wr_bytes;
+    assign inc[16*`TPU_PERF_RETIRED +: 16] = {13'd0, retired};
+    wire clear = csr_we && csr_addr == `TPU_CSR_CTRL && csr_wdata[`TPU_CTRL_CLEAR_PERF_BIT];
+    // Counter index within A_PERF..A_PERF_END: (csr_addr - A_PERF) / 8, modulo 16 (NPERF <= 16).
+    wire [3:0] perf_idx = csr_addr[6:3] - A_PERF[6:3];
     integer i;
 
     always @(posedge clk) begin
@@ -68,7 +72,7 @@ module tpu_csr #(
             sync_count <= 32'd0;
             insn_count <= 32'd0;
         end else begin
-            if (csr_we && csr_addr == A_MEM_SIZE) mem_size <= csr_wdata;
+            if (csr_we && csr_addr == `TPU_CSR_MEM_SIZE) mem_size <= csr_wdata;
             if (ev_sync) sync_count <= sync_count + 32'd1;
             if (ev_push) insn_count <= insn_count + 32'd1;
         end
@@ -82,21 +86,25 @@ module tpu_csr #(
     always @* begin
         csr_rdata = 32'd0;
         case (csr_addr)
-            A_ID: csr_rdata = 32'h54505531;
-            A_VERSION: csr_rdata = 32'h00010000;
-            A_ARRAY_N: csr_rdata = P_N;
-            A_UB_ROWS: csr_rdata = P_UB_ROWS;
-            A_ACC_ROWS: csr_rdata = P_ACC_ROWS;
-            A_WFIFO_TILES: csr_rdata = P_WFIFO_TILES;
-            A_IQ_DEPTH: csr_rdata = P_IQ_DEPTH;
-            A_BUS_BYTES: csr_rdata = P_BUS_BYTES;
-            A_STATUS: csr_rdata = {29'd0, error, halted, busy};
-            A_ERROR_CODE: csr_rdata = {28'd0, error_code};
-            A_ERROR_PC: csr_rdata = error_pc;
-            A_SYNC_COUNT: csr_rdata = sync_count;
-            A_MEM_SIZE: csr_rdata = mem_size;
-            A_IQ_FREE: csr_rdata = iq_free;
-            A_INSN_COUNT: csr_rdata = insn_count;
+            `TPU_CSR_ID: csr_rdata = `TPU_ID_MAGIC;
+            `TPU_CSR_VERSION: csr_rdata = `TPU_VERSION;
+            `TPU_CSR_ARRAY_N: csr_rdata = P_N;
+            `TPU_CSR_UB_ROWS: csr_rdata = P_UB_ROWS;
+            `TPU_CSR_ACC_ROWS: csr_rdata = P_ACC_ROWS;
+            `TPU_CSR_WFIFO_TILES: csr_rdata = P_WFIFO_TILES;
+            `TPU_CSR_IQ_DEPTH: csr_rdata = P_IQ_DEPTH;
+            `TPU_CSR_BUS_BYTES: csr_rdata = P_BUS_BYTES;
+            `TPU_CSR_STATUS: begin
+                csr_rdata[`TPU_STATUS_BUSY_BIT] = busy;
+                csr_rdata[`TPU_STATUS_HALTED_BIT] = halted;
+                csr_rdata[`TPU_STATUS_ERROR_BIT] = error;
+            end
+            `TPU_CSR_ERROR_CODE: csr_rdata = {{(32 - `TPU_ERR_W) {1'b0}}, error_code};
+            `TPU_CSR_ERROR_PC: csr_rdata = error_pc;
+            `TPU_CSR_SYNC_COUNT: csr_rdata = sync_count;
+            `TPU_CSR_MEM_SIZE: csr_rdata = mem_size;
+            `TPU_CSR_IQ_FREE: csr_rdata = iq_free;
+            `TPU_CSR_INSN_COUNT: csr_rdata = insn_count;
             default: ;
         endcase
         if (csr_addr >= A_PERF && csr_addr < A_PERF_END && csr_addr[1:0] == 2'd0)

@@ -1,4 +1,5 @@
 `default_nettype none
+`include "tpu_isa.vh"
 // Load unit: RD_HOST, RD_WEIGHT and RD_PARAMS (docs/isa.md), up to LD_SLOTS instructions in flight.
 // Two decoupled sides joined by a FIFO of write-back descriptors (destination, base row, rows,
 // len), one per instruction accepted and not yet done:
@@ -59,9 +60,6 @@ module tpu_dma_rd #(
     output wire [1:0] prm_sel,
     output wire [32*N-1:0] prm_data
 );
-    localparam [7:0] OP_RD_HOST = 8'h01;
-    localparam [7:0] OP_RD_WEIGHT = 8'h02;
-    localparam [7:0] OP_RD_PARAMS = 8'h03;
     localparam integer N_I = N;
     localparam [15:0] TILE_ROWS = N_I[15:0];
     localparam integer TILES_I = WFIFO_TILES;
@@ -94,8 +92,8 @@ module tpu_dma_rd #(
     wire accept = cmd_valid && cmd_ready;
 
     // ------------------------------------------------------------ descriptor FIFO
-    wire [DW-1:0] d_in = {cmd_op == OP_RD_HOST, cmd_op == OP_RD_WEIGHT, cmd_op == OP_RD_PARAMS,
-                          cmd_rows, cmd_b, cmd_len};
+    wire [DW-1:0] d_in = {cmd_op == `TPU_OP_RD_HOST, cmd_op == `TPU_OP_RD_WEIGHT,
+                          cmd_op == `TPU_OP_RD_PARAMS, cmd_rows, cmd_b, cmd_len};
     wire [DW-1:0] d_head;
     wire h_ub = d_head[DW-1];
     wire h_wf = d_head[DW-2];
@@ -163,13 +161,13 @@ module tpu_dma_rd #(
         end else begin
             if (accept) begin
                 r_busy <= 1'b1;
-                r_wf <= cmd_op == OP_RD_WEIGHT;
+                r_wf <= cmd_op == `TPU_OP_RD_WEIGHT;
                 r_tile <= 1'b0;
                 r_left <= cmd_rows;
                 r_stride <= cmd_stride;
                 r_len <= cmd_len;
                 req_addr <= cmd_a;
-                short_wf <= cmd_op == OP_RD_WEIGHT && cmd_rows != TILE_ROWS;
+                short_wf <= cmd_op == `TPU_OP_RD_WEIGHT && cmd_rows != TILE_ROWS;
             end else begin
                 if (req_last) r_busy <= 1'b0;
                 if (req_take) begin

@@ -1,4 +1,5 @@
 `default_nettype none
+`include "tpu_isa.vh"
 // Sequencer: instruction queue, validation, hardware interlocks and in-order issue (docs/isa.md
 // "Validation and errors", "Execution and interlocks").
 //
@@ -35,7 +36,7 @@ module tpu_seq #(
     // instruction push
     input wire iq_valid,
     output wire iq_ready,
-    input wire [127:0] iq_data,
+    input wire [`TPU_INSN_W-1:0] iq_data,
     input wire [31:0] mem_size,
     // fields of the head instruction, shared by the units' command ports
     output wire [7:0] cmd_op,
@@ -67,7 +68,7 @@ module tpu_seq #(
     output wire busy,
     output reg halted,
     output wire error,              // stopped on an error, nothing left in flight
-    output reg [3:0] error_code,
+    output reg [`TPU_ERR_W-1:0] error_code,
     output reg [31:0] error_pc,
     output wire [31:0] iq_free,
     output wire [7:0] head_op,      // opcode of the head instruction, 0 when the queue is empty
@@ -79,12 +80,6 @@ module tpu_seq #(
     output wire sync_retire,
     output wire [2:0] retired
 );
-    localparam [7:0] OP_RD_HOST = 8'h01, OP_RD_WEIGHT = 8'h02, OP_RD_PARAMS = 8'h03,
-                     OP_MATMUL = 8'h04, OP_ACTIVATE = 8'h05, OP_WR_HOST = 8'h06,
-                     OP_SYNC = 8'h07, OP_HALT = 8'h08;
-    localparam [3:0] E_OK = 4'd0, E_ILLEGAL_OPCODE = 4'd1, E_BAD_OPERAND = 4'd2,
-                     E_UB_RANGE = 4'd3, E_ACC_RANGE = 4'd4, E_MEM_RANGE = 4'd5,
-                     E_MEM_FAULT = 4'd6, E_WFIFO_EMPTY = 4'd7, E_WFIFO_FULL = 4'd8;
     localparam integer N_I = N;
     localparam [11:0] LEN_N = N_I[11:0];
     localparam [11:0] LEN_4N = LEN_N << 2;
@@ -120,14 +115,14 @@ module tpu_seq #(
     wire q_full;
     wire q_empty;
     wire [CW-1:0] q_count;
-    wire [127:0] q;
+    wire [`TPU_INSN_W-1:0] q;
     wire q_pop;
 
     // The queue is emptied at the edge an error is raised and held in reset after it.
     reg stop;    // an error was raised
     wire raise;  // one is raised this cycle
     tpu_fifo #(
-        .W(128),
+        .W(`TPU_INSN_W),
         .DEPTH(IQ_DEPTH)
     ) u_iq (
         .clk(clk),
@@ -145,39 +140,49 @@ module tpu_seq #(
     assign iq_free = IQ_DEPTH_W - {{(32 - CW) {1'b0}}, q_count};
 
     // ------------------------------------------------------ decode of the queue head
-    wire [7:0] d_op = q[7:0];
-    wire [7:0] d_flags = q[15:8];
-    wire [15:0] d_rows = q[31:16];
-    wire [31:0] d_a = q[63:32];
-    wire [19:0] d_b = q[83:64];
-    wire [11:0] d_len = q[95:84];
-    wire [31:0] d_stride = q[127:96];
+    wire [`TPU_INSN_OP_W-1:0] d_op = q[`TPU_INSN_OP];
+    wire [`TPU_INSN_FLAGS_W-1:0] d_flags = q[`TPU_INSN_FLAGS];
+    wire [`TPU_INSN_ROWS_W-1:0] d_rows = q[`TPU_INSN_ROWS];
+    wire [`TPU_INSN_A_W-1:0] d_a = q[`TPU_INSN_A];
+    wire [`TPU_INSN_B_W-1:0] d_b = q[`TPU_INSN_B];
+    wire [`TPU_INSN_LEN_W-1:0] d_len = q[`TPU_INSN_LEN];
+    wire [`TPU_INSN_STRIDE_W-1:0] d_stride = q[`TPU_INSN_STRIDE];
 
-    wire d_rdh = d_op == OP_RD_HOST;
-    wire d_rdw = d_op == OP_RD_WEIGHT;
-    wire d_rdp = d_op == OP_RD_PARAMS;
-    wire d_mm = d_op == OP_MATMUL;
-    wire d_act = d_op == OP_ACTIVATE;
-    wire d_wr = d_op == OP_WR_HOST;
-    wire d_sync = d_op == OP_SYNC;
-    wire d_halt = d_op == OP_HALT;
-    wire d_src_acc = d_flags[5];
+    wire d_rdh = d_op == `TPU_OP_RD_HOST;
+    wire d_rdw = d_op == `TPU_OP_RD_WEIGHT;
+    wire d_rdp = d_op == `TPU_OP_RD_PARAMS;
+    wire d_mm = d_op == `TPU_OP_MATMUL;
+    wire d_act = d_op == `TPU_OP_ACTIVATE;
+    wire d_wr = d_op == `TPU_OP_WR_HOST;
+    wire d_sync = d_op == `TPU_OP_SYNC;
+    wire d_halt = d_op == `TPU_OP_HALT;
+    wire d_src_acc = d_flags[`TPU_F_SRC_ACC_BIT];
 
     wire d_len_n = d_len != 12'd0 && d_len <= LEN_N;                               // 1..N
     wire d_len_4n = d_len >= 12'd4 && d_len <= LEN_4N && d_len[1:0] == 2'b00;      // 4..4N, x4
     wire d_ab_zero = d_len == 12'd0 && d_stride == 32'd0;
     reg d_bad;
+    // Flags an opcode does not take (TPU_OP_<op>_FLAGS) are bad operands; WR_HOST from UB (without
+    // SRC_ACC) takes none.
     always @* begin
         case (1'b1)
-            d_rdh: d_bad = d_flags != 8'd0 || d_rows == 16'd0 || !d_len_n;
-            d_rdw: d_bad = d_flags != 8'd0 || d_b != 20'd0 || d_rows == 16'd0 || d_rows > ROWS_N
+            d_rdh: d_bad = (d_flags & ~`TPU_OP_RD_HOST_FLAGS) != 8'd0 || d_rows == 16'd0
                            || !d_len_n;
-            d_rdp: d_bad = d_flags != 8'd0 || d_b != 20'd0 || d_rows != 16'd3 || !d_len_4n;
-            d_mm: d_bad = (d_flags & 8'hf8) != 8'd0 || d_rows == 16'd0 || !d_ab_zero;
-            d_act: d_bad = (d_flags & 8'he7) != 8'd0 || d_rows == 16'd0 || !d_ab_zero;
-            d_wr: d_bad = (d_flags & 8'hc7) != 8'd0 || (!d_src_acc && d_flags[4:3] != 2'b00)
+            d_rdw: d_bad = (d_flags & ~`TPU_OP_RD_WEIGHT_FLAGS) != 8'd0 || d_b != 20'd0
+                           || d_rows == 16'd0 || d_rows > ROWS_N || !d_len_n;
+            d_rdp: d_bad = (d_flags & ~`TPU_OP_RD_PARAMS_FLAGS) != 8'd0 || d_b != 20'd0
+                           || d_rows != 16'd3 || !d_len_4n;
+            d_mm: d_bad = (d_flags & ~`TPU_OP_MATMUL_FLAGS) != 8'd0 || d_rows == 16'd0
+                          || !d_ab_zero;
+            d_act: d_bad = (d_flags & ~`TPU_OP_ACTIVATE_FLAGS) != 8'd0 || d_rows == 16'd0
+                           || !d_ab_zero;
+            d_wr: d_bad = (d_flags & ~(d_src_acc ? `TPU_OP_WR_HOST_FLAGS : 8'h00)) != 8'd0
                           || d_rows == 16'd0 || !(d_src_acc ? d_len_4n : d_len_n);
-            default: d_bad = q[127:8] != 120'd0;  // SYNC, HALT: no operands
+            d_sync: d_bad = (d_flags & ~`TPU_OP_SYNC_FLAGS) != 8'd0
+                            || |{d_rows, d_a, d_b, d_len, d_stride};
+            d_halt: d_bad = (d_flags & ~`TPU_OP_HALT_FLAGS) != 8'd0
+                            || |{d_rows, d_a, d_b, d_len, d_stride};
+            default: d_bad = 1'b0;  // an illegal opcode, reported as such
         endcase
     end
 
@@ -192,16 +197,16 @@ module tpu_seq #(
     wire [15:0] d_rows_m1 = d_rows - 16'd1;
     wire [48:0] d_mem_hi = {17'd0, d_a} + {33'd0, d_rows_m1} * {17'd0, d_stride} + {37'd0, d_len};
     // ACTIVATE reads mult and shift always, bias only with BIAS; WR_HOST reads bias.
-    wire d_prm_v = d_rdp || d_act || (d_wr && d_src_acc && d_flags[3]);
+    wire d_prm_v = d_rdp || d_act || (d_wr && d_src_acc && d_flags[`TPU_F_BIAS_BIT]);
 
-    reg [3:0] d_code;
+    reg [`TPU_ERR_W-1:0] d_code;
     always @* begin
         if (!(d_rdh || d_rdw || d_rdp || d_mm || d_act || d_wr || d_sync || d_halt))
-            d_code = E_ILLEGAL_OPCODE;
-        else if (d_bad) d_code = E_BAD_OPERAND;
-        else if (d_ub_v && d_ub_hi > UB_LIM) d_code = E_UB_RANGE;
-        else if (d_acc_v && d_acc_hi > ACC_LIM) d_code = E_ACC_RANGE;
-        else d_code = E_OK;
+            d_code = `TPU_ERR_ILLEGAL_OPCODE;
+        else if (d_bad) d_code = `TPU_ERR_BAD_OPERAND;
+        else if (d_ub_v && d_ub_hi > UB_LIM) d_code = `TPU_ERR_UB_RANGE;
+        else if (d_acc_v && d_acc_hi > ACC_LIM) d_code = `TPU_ERR_ACC_RANGE;
+        else d_code = `TPU_ERR_OK;
     end
 
     // Only the footprints of instructions that pass every check are ever compared, and those
@@ -230,7 +235,7 @@ module tpu_seq #(
     reg h_sys;
     reg h_rdw;
     reg h_halt;
-    reg [3:0] h_code;
+    reg [`TPU_ERR_W-1:0] h_code;
     reg [48:0] h_mem_hi;
     reg [FP_W-1:0] h_fp;
     reg [31:0] next_pc;  // index of the next instruction to enter the head register
@@ -294,29 +299,29 @@ module tpu_seq #(
 
     // Weight-FIFO tiles counted at issue: RD_WEIGHTs issued minus MATMUL LOADs issued.
     reg [8:0] wf_count;
-    wire h_load = h_mm && h_flags[1];
+    wire h_load = h_mm && h_flags[`TPU_F_LOAD_BIT];
 
-    reg [3:0] h_err;
+    reg [`TPU_ERR_W-1:0] h_err;
     always @* begin
-        if (h_code != E_OK) h_err = h_code;
-        else if (h_fp[2*SLOT+64] && h_mem_hi > {17'd0, mem_size}) h_err = E_MEM_RANGE;
-        else if (h_load && wf_count == 9'd0) h_err = E_WFIFO_EMPTY;
-        else if (h_rdw && wf_count == TILES) h_err = E_WFIFO_FULL;
-        else h_err = E_OK;
+        if (h_code != `TPU_ERR_OK) h_err = h_code;
+        else if (h_fp[2*SLOT+64] && h_mem_hi > {17'd0, mem_size}) h_err = `TPU_ERR_MEM_RANGE;
+        else if (h_load && wf_count == 9'd0) h_err = `TPU_ERR_WFIFO_EMPTY;
+        else if (h_rdw && wf_count == TILES) h_err = `TPU_ERR_WFIFO_FULL;
+        else h_err = `TPU_ERR_OK;
     end
 
     // ------------------------------------------------------------------ errors
     wire ld_err = ld_done && ld_fault;
     wire st_err = st_done && st_fault;
-    wire head_err = h_valid && !halted && !stop && h_err != E_OK;
-    reg [3:0] new_code;
+    wire head_err = h_valid && !halted && !stop && h_err != `TPU_ERR_OK;
+    reg [`TPU_ERR_W-1:0] new_code;
     reg [31:0] new_pc;
     always @* begin
         if (ld_err && !(st_err && st_pc < ld_pc)) begin
-            new_code = E_MEM_FAULT;
+            new_code = `TPU_ERR_MEM_FAULT;
             new_pc = ld_pc;
         end else if (st_err) begin
-            new_code = E_MEM_FAULT;
+            new_code = `TPU_ERR_MEM_FAULT;
             new_pc = st_pc;
         end else begin
             new_code = h_err;
@@ -326,7 +331,7 @@ module tpu_seq #(
     assign raise = (ld_err || st_err || head_err) && (!stop || new_pc < error_pc);
 
     // ------------------------------------------------------------------- issue
-    wire go = h_valid && !halted && !stop && !ld_err && !st_err && h_err == E_OK;
+    wire go = h_valid && !halted && !stop && !ld_err && !st_err && h_err == `TPU_ERR_OK;
     assign ld_valid = go && h_ld && ld_busy != {LD_SLOTS{1'b1}} && !hazard;
     assign mx_valid = go && h_mm && mx_busy != {MXU_SLOTS{1'b1}} && !hazard;
     assign ac_valid = go && h_act && !ac_busy && !hazard;
@@ -355,7 +360,7 @@ module tpu_seq #(
             next_pc <= 32'd0;
             halted <= 1'b0;
             stop <= 1'b0;
-            error_code <= E_OK;
+            error_code <= `TPU_ERR_OK;
             error_pc <= 32'd0;
             wf_count <= 9'd0;
         end else begin

@@ -1,11 +1,11 @@
 #!/bin/sh
 # Compile one test bench with every RTL file and the shared bench models (tests/rtl/model/) under
-# Icarus and run it at array size N.
-# usage: run_tb.sh <repo root> <work dir> <tb name> <N>
+# Icarus and run it at array size N. The ISA dir holds the generated tpu_isa.vh.
+# usage: run_tb.sh <repo root> <work dir> <tb name> <N> <ISA dir>
 set -eu
-root=$1 work=$2 tb=$3 n=$4
+root=$1 work=$2 tb=$3 n=$4 isa=$5
 mkdir -p "$work"
 out="$work/$tb.n$n.vvp"
-iverilog -g2012 -Wall -Wno-timescale -o "$out" -s "$tb" -P "$tb.N=$n" "$root"/rtl/*.v \
+iverilog -g2012 -Wall -Wno-timescale -I "$isa" -o "$out" -s "$tb" -P "$tb.N=$n" "$root"/rtl/*.v \
     "$root"/tests/rtl/model/*.v "$root/tests/rtl/$tb.v"
 exec vvp -n "$out"
