@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "firmware/firmware.h"
-#include "sim/tpusim.h" /* ISA and CSR constants only; the firmware links nothing of the simulator */
+#include "rtl/tpu_isa.h" /* generated ISA and CSR definitions: enums and #defines only */
 
 /* The MXU holds at most this many MATMULs (docs/isa.md "Execution"): an instruction pushed this
  * many MATMULs after another finds that one's UB reads and ACC writes complete. */
@@ -21,9 +21,9 @@
 /* UB staging buffers for int8 output (ACTIVATE writes one while WR_HOST drains the other). */
 #define STAGE_BUFS 2u
 /* Instruction field limits. */
-#define ROWS_MAX 0xffffu
-#define LOCAL_ROWS_MAX (1u << 20)
-#define LEN_MAX 0xfffu
+#define ROWS_MAX TPU_INSN_ROWS_MASK
+#define LOCAL_ROWS_MAX (TPU_INSN_B_MASK + 1u)
+#define LEN_MAX TPU_INSN_LEN_MASK
 
 typedef struct {
     uint32_t n, ub_rows, acc_rows, wfifo_tiles, mem_size;
@@ -105,7 +105,10 @@ static int core_error(fw_ctx *c)
 static int push(fw_ctx *c, uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
                 uint32_t len, uint32_t stride)
 {
-    const uint32_t w[4] = {op | flags << 8 | rows << 16, a, b | len << 20, stride};
+    uint32_t w[TPU_INSN_WORDS] = {0};
+#define PUT(NAME, name) TPU_INSN_PUT(w, NAME, name);
+    TPU_FOR_EACH_FIELD(PUT)
+#undef PUT
     while (!c->hal->iq_push(c->hal->ctx, w))
         if (reg(c, TPU_CSR_STATUS) & TPU_STATUS_ERROR)
             return core_error(c); /* a stopped core never frees the queue */

@@ -122,22 +122,25 @@ enum { F_ROWS = 1, F_A = 2, F_B = 4, F_LEN = 8, F_STRIDE = 16 };
 static int validate(const tpu_golden *g, const tpu_fields *f)
 {
     const uint32_t n = g->cfg.array_n;
-    uint32_t flags_ok = 0, used = 0, rows_min = 1, rows_max = 0xffff;
+    uint32_t flags_ok = 0, used = 0, rows_min = 1, rows_max = TPU_INSN_ROWS_MASK;
     uint32_t len_min = 1, len_max = n, len_step = 1;
     int64_t ub = -1, acc = -1; /* first row of the UB / ACC range touched, -1 for none */
     int mem = 0;
     switch (f->op) {
     case TPU_OP_RD_HOST:
+        flags_ok = TPU_OP_RD_HOST_FLAGS;
         used = F_ROWS | F_A | F_B | F_LEN | F_STRIDE;
         ub = f->b;
         mem = 1;
         break;
     case TPU_OP_RD_WEIGHT:
+        flags_ok = TPU_OP_RD_WEIGHT_FLAGS;
         used = F_ROWS | F_A | F_LEN | F_STRIDE;
         rows_max = n;
         mem = 1;
         break;
     case TPU_OP_RD_PARAMS:
+        flags_ok = TPU_OP_RD_PARAMS_FLAGS;
         used = F_ROWS | F_A | F_LEN | F_STRIDE;
         rows_min = rows_max = 3;
         len_min = len_step = 4;
@@ -145,13 +148,13 @@ static int validate(const tpu_golden *g, const tpu_fields *f)
         mem = 1;
         break;
     case TPU_OP_MATMUL:
-        flags_ok = TPU_F_ACC | TPU_F_LOAD | TPU_F_UNSIGNED;
+        flags_ok = TPU_OP_MATMUL_FLAGS;
         used = F_ROWS | F_A | F_B;
         ub = f->a;
         acc = f->b;
         break;
     case TPU_OP_ACTIVATE:
-        flags_ok = TPU_F_BIAS | TPU_F_RELU;
+        flags_ok = TPU_OP_ACTIVATE_FLAGS;
         used = F_ROWS | F_A | F_B;
         ub = f->a;
         acc = f->b;
@@ -160,16 +163,19 @@ static int validate(const tpu_golden *g, const tpu_fields *f)
         used = F_ROWS | F_A | F_B | F_LEN | F_STRIDE;
         mem = 1;
         if (f->flags & TPU_F_SRC_ACC) {
-            flags_ok = TPU_F_SRC_ACC | TPU_F_BIAS | TPU_F_RELU;
+            flags_ok = TPU_OP_WR_HOST_FLAGS;
             len_min = len_step = 4;
             len_max = 4 * n;
             acc = f->b;
         } else {
-            ub = f->b;
+            ub = f->b; /* from UB it takes no flag: flags_ok stays 0 */
         }
         break;
     case TPU_OP_SYNC:
+        flags_ok = TPU_OP_SYNC_FLAGS;
+        break;
     case TPU_OP_HALT:
+        flags_ok = TPU_OP_HALT_FLAGS;
         break;
     default:
         return TPU_ERR_ILLEGAL_OPCODE;
@@ -318,7 +324,7 @@ int tpu_golden_run(tpu_golden *g, const tpu_insn *prog, size_t n, size_t *execut
     int code = TPU_ERR_OK;
     for (; i < n; i++) {
         code = tpu_golden_exec(g, &prog[i]);
-        if (code || (prog[i].w[0] & 0xffu) == TPU_OP_HALT)
+        if (code || TPU_INSN_GET(prog[i].w, OP) == TPU_OP_HALT)
             break;
     }
     if (executed)

@@ -460,8 +460,9 @@ static int write_filter(const char *path, char *err, size_t errlen)
     fputs("# tpusim opcodes (docs/isa.md) for a GTKWave translate filter: decimal value, name\n"
           "0 (none)\n",
           f);
-    for (uint32_t op = TPU_OP_RD_HOST; op <= TPU_OP_HALT; op++)
-        fprintf(f, "%u %s\n", (unsigned)op, tpu_opcode_name(op));
+#define OPCODE(NAME) fprintf(f, "%u %s\n", (unsigned)TPU_OP_##NAME, #NAME);
+    TPU_FOR_EACH_OPCODE(OPCODE)
+#undef OPCODE
     return finish(f, path, err, errlen);
 }
 

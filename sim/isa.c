@@ -1,4 +1,5 @@
-/* isa.c - instruction encoding, decoding, names and disassembly (docs/isa.md). */
+/* isa.c - instruction encoding, decoding, names and disassembly (docs/isa.md), all from the
+ * generated definitions of rtl/tpu_isa.toml. */
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -7,35 +8,27 @@
 tpu_insn tpu_encode(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
                     uint32_t len, uint32_t stride)
 {
-    tpu_insn insn;
-    insn.w[0] = (op & 0xffu) | (flags & 0xffu) << 8 | (rows & 0xffffu) << 16;
-    insn.w[1] = a;
-    insn.w[2] = (b & 0xfffffu) | (len & 0xfffu) << 20;
-    insn.w[3] = stride;
+    tpu_insn insn = {{0}};
+#define PUT(NAME, name) TPU_INSN_PUT(insn.w, NAME, name);
+    TPU_FOR_EACH_FIELD(PUT)
+#undef PUT
     return insn;
 }
 
 tpu_fields tpu_decode(const tpu_insn *insn)
 {
     tpu_fields f;
-    f.op = insn->w[0] & 0xffu;
-    f.flags = insn->w[0] >> 8 & 0xffu;
-    f.rows = insn->w[0] >> 16;
-    f.a = insn->w[1];
-    f.b = insn->w[2] & 0xfffffu;
-    f.len = insn->w[2] >> 20;
-    f.stride = insn->w[3];
+#define GET(NAME, name) f.name = TPU_INSN_GET(insn->w, NAME);
+    TPU_FOR_EACH_FIELD(GET)
+#undef GET
     return f;
 }
 
 const char *tpu_opcode_name(uint32_t op)
 {
-    static const char *const names[] = {
-        [TPU_OP_RD_HOST] = "RD_HOST",   [TPU_OP_RD_WEIGHT] = "RD_WEIGHT",
-        [TPU_OP_RD_PARAMS] = "RD_PARAMS", [TPU_OP_MATMUL] = "MATMUL",
-        [TPU_OP_ACTIVATE] = "ACTIVATE", [TPU_OP_WR_HOST] = "WR_HOST",
-        [TPU_OP_SYNC] = "SYNC",         [TPU_OP_HALT] = "HALT",
-    };
+#define OPCODE(NAME) [TPU_OP_##NAME] = #NAME,
+    static const char *const names[] = {TPU_FOR_EACH_OPCODE(OPCODE)};
+#undef OPCODE
     if (op < sizeof names / sizeof names[0] && names[op])
         return names[op];
     return "?";
@@ -43,19 +36,19 @@ const char *tpu_opcode_name(uint32_t op)
 
 const char *tpu_error_name(uint32_t code)
 {
-    static const char *const names[] = {
-        "OK",        "ILLEGAL_OPCODE", "BAD_OPERAND", "UB_RANGE",   "ACC_RANGE",
-        "MEM_RANGE", "MEM_FAULT",      "WFIFO_EMPTY", "WFIFO_FULL",
-    };
-    return code < sizeof names / sizeof names[0] ? names[code] : "?";
+#define ERROR(NAME) [TPU_ERR_##NAME] = #NAME,
+    static const char *const names[] = {TPU_FOR_EACH_ERROR(ERROR)};
+#undef ERROR
+    if (code < sizeof names / sizeof names[0] && names[code])
+        return names[code];
+    return "?";
 }
 
 const char *tpu_perf_name(int counter)
 {
-    static const char *const names[TPU_PERF_COUNT] = {
-        "active",      "mxu_busy",   "stall_hazard", "stall_unit",   "stall_weight",
-        "stall_mem",   "stall_issue", "dma_rd_bytes", "dma_wr_bytes", "retired",
-    };
+#define PERF(NAME, name) [TPU_PERF_##NAME] = name,
+    static const char *const names[TPU_PERF_COUNT] = {TPU_FOR_EACH_PERF(PERF)};
+#undef PERF
     return counter >= 0 && counter < TPU_PERF_COUNT ? names[counter] : "?";
 }
 
@@ -77,14 +70,14 @@ enum { F_ROWS = 1, F_A = 2, F_B = 4, F_LEN = 8, F_STRIDE = 16 };
 
 char *tpu_disasm(const tpu_insn *insn, char *buf, size_t size)
 {
-    /* Flag suffixes in reading order ("MATMUL.LOAD.ACC": the pop happens before the add). */
+    /* Flag suffixes in the table's reading order ("MATMUL.LOAD.ACC": the pop happens before
+     * the add). */
+#define FLAG(NAME) {TPU_F_##NAME, #NAME},
     static const struct {
         uint32_t bit;
         const char *name;
-    } flag_order[] = {
-        {TPU_F_LOAD, "LOAD"}, {TPU_F_ACC, "ACC"},   {TPU_F_UNSIGNED, "UNSIGNED"},
-        {TPU_F_SRC_ACC, "SRC_ACC"}, {TPU_F_BIAS, "BIAS"}, {TPU_F_RELU, "RELU"},
-    };
+    } flag_order[] = {TPU_FOR_EACH_FLAG(FLAG)};
+#undef FLAG
     const tpu_fields f = tpu_decode(insn);
     size_t pos = 0;
     if (size)
@@ -131,7 +124,7 @@ char *tpu_disasm(const tpu_insn *insn, char *buf, size_t size)
         break;
     }
     /* Whatever makes the instruction malformed stays visible. */
-    if (f.flags & 0xc0u)
+    if (f.flags & ~TPU_F_ALL)
         put(buf, size, &pos, " flags=0x%02x", f.flags);
     if (!(used & F_ROWS) && f.rows)
         put(buf, size, &pos, " rows=%u", f.rows);

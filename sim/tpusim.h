@@ -11,47 +11,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The ISA's constants (opcodes, flags, error codes, field layout, CSR offsets and bits,
+ * performance counters), generated from rtl/tpu_isa.toml. */
+#include "rtl/tpu_isa.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* ---------------------------------------------------------------- ISA -- */
 
-enum tpu_opcode {
-    TPU_OP_RD_HOST = 0x01,
-    TPU_OP_RD_WEIGHT = 0x02,
-    TPU_OP_RD_PARAMS = 0x03,
-    TPU_OP_MATMUL = 0x04,
-    TPU_OP_ACTIVATE = 0x05,
-    TPU_OP_WR_HOST = 0x06,
-    TPU_OP_SYNC = 0x07,
-    TPU_OP_HALT = 0x08,
-};
-
-enum tpu_flag {
-    TPU_F_ACC = 1u << 0,      /* MATMUL: accumulate into ACC instead of overwriting */
-    TPU_F_LOAD = 1u << 1,     /* MATMUL: first pop the next weight tile */
-    TPU_F_UNSIGNED = 1u << 2, /* MATMUL: activations are uint8 */
-    TPU_F_BIAS = 1u << 3,     /* ACTIVATE, WR_HOST+SRC_ACC: add bias */
-    TPU_F_RELU = 1u << 4,     /* ACTIVATE, WR_HOST+SRC_ACC: clamp at zero */
-    TPU_F_SRC_ACC = 1u << 5,  /* WR_HOST: source is ACC (int32) rather than UB */
-};
-
-enum tpu_error {
-    TPU_ERR_OK = 0,
-    TPU_ERR_ILLEGAL_OPCODE = 1,
-    TPU_ERR_BAD_OPERAND = 2,
-    TPU_ERR_UB_RANGE = 3,
-    TPU_ERR_ACC_RANGE = 4,
-    TPU_ERR_MEM_RANGE = 5,
-    TPU_ERR_MEM_FAULT = 6,
-    TPU_ERR_WFIFO_EMPTY = 7,
-    TPU_ERR_WFIFO_FULL = 8,
-};
-
-/* One 128-bit instruction as four little-endian words. */
+/* One instruction as little-endian words (w[0] = bits 31:0). */
 typedef struct {
-    uint32_t w[4];
+    uint32_t w[TPU_INSN_WORDS];
 } tpu_insn;
 
 /* Decoded fields. */
@@ -64,51 +36,9 @@ tpu_insn tpu_encode(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint
 tpu_fields tpu_decode(const tpu_insn *insn);
 const char *tpu_opcode_name(uint32_t op);   /* "MATMUL", or "?" */
 const char *tpu_error_name(uint32_t code);  /* "UB_RANGE", or "?" */
+const char *tpu_perf_name(int counter);     /* "mxu_busy", or "?" */
 /* Writes one line of assembly ("MATMUL.LOAD.ACC rows=16 ub=0 acc=32") into buf; returns buf. */
 char *tpu_disasm(const tpu_insn *insn, char *buf, size_t size);
-
-/* Control/status register byte offsets. */
-enum tpu_csr {
-    TPU_CSR_ID = 0x00,
-    TPU_CSR_VERSION = 0x04,
-    TPU_CSR_ARRAY_N = 0x08,
-    TPU_CSR_UB_ROWS = 0x0C,
-    TPU_CSR_ACC_ROWS = 0x10,
-    TPU_CSR_WFIFO_TILES = 0x14,
-    TPU_CSR_IQ_DEPTH = 0x18,
-    TPU_CSR_BUS_BYTES = 0x1C,
-    TPU_CSR_CTRL = 0x20,
-    TPU_CSR_STATUS = 0x24,
-    TPU_CSR_ERROR_CODE = 0x28,
-    TPU_CSR_ERROR_PC = 0x2C,
-    TPU_CSR_SYNC_COUNT = 0x30,
-    TPU_CSR_MEM_SIZE = 0x34,
-    TPU_CSR_IQ_FREE = 0x38,
-    TPU_CSR_INSN_COUNT = 0x3C,
-    TPU_CSR_PERF_BASE = 0x40, /* TPU_PERF_COUNT 64-bit counters, 8 bytes apart */
-};
-
-#define TPU_ID_MAGIC 0x54505531u
-#define TPU_VERSION 0x00010000u
-#define TPU_CTRL_CLEAR_PERF 2u
-#define TPU_STATUS_BUSY 1u
-#define TPU_STATUS_HALTED 2u
-#define TPU_STATUS_ERROR 4u
-
-enum tpu_perf_counter {
-    TPU_PERF_ACTIVE,
-    TPU_PERF_MXU_BUSY,
-    TPU_PERF_STALL_HAZARD,
-    TPU_PERF_STALL_UNIT,
-    TPU_PERF_STALL_WEIGHT,
-    TPU_PERF_STALL_MEM,
-    TPU_PERF_STALL_ISSUE,
-    TPU_PERF_DMA_RD_BYTES,
-    TPU_PERF_DMA_WR_BYTES,
-    TPU_PERF_RETIRED,
-    TPU_PERF_COUNT
-};
-const char *tpu_perf_name(int counter); /* "mxu_busy", ... */
 
 /* Hardware configuration, as the ID registers report it. */
 typedef struct {

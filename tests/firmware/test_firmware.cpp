@@ -232,8 +232,8 @@ Outcome run_stream(GoldenHal &h, const std::vector<uint8_t> &stream, uint32_t ad
     EXPECT_EQ(r.res.insns, h.pushed.size());
     r.insns = h.pushed.size();
     for (const tpu_insn &i : h.pushed)
-        r.syncs += (i.w[0] & 0xff) == TPU_OP_SYNC;
-    r.halted = !h.pushed.empty() && (h.pushed.back().w[0] & 0xff) == TPU_OP_HALT;
+        r.syncs += TPU_INSN_GET(i.w, OP) == TPU_OP_SYNC;
+    r.halted = !h.pushed.empty() && TPU_INSN_GET(h.pushed.back().w, OP) == TPU_OP_HALT;
     if (code == FW_OK) {
         EXPECT_EQ(h.error, TPU_ERR_OK) << tpu_error_name(h.error) << " at instruction "
                                        << h.pushed.size() - 1;
