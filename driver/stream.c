@@ -102,26 +102,25 @@ tpu_status tpu_stream_buffer(tpu_stream *s, uint32_t addr, uint32_t bytes, uint3
     return TPU_OK;
 }
 
+/* The API's GEMM flags are the command stream's, bit for bit: tpu_stream_gemm copies them.
+ * (Casts: the two are different enums.) */
+#define SAME_FLAG(X)                                                                           \
+    _Static_assert((uint32_t)TPU_GEMM_##X == (uint32_t)FW_GEMM_##X, "TPU_GEMM_" #X " differs");
+SAME_FLAG(BIAS)
+SAME_FLAG(RELU)
+SAME_FLAG(OUT_INT8)
+SAME_FLAG(A_UNSIGNED)
+SAME_FLAG(B_TILED)
+#undef SAME_FLAG
+_Static_assert((TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8 | TPU_GEMM_A_UNSIGNED |
+                TPU_GEMM_B_TILED) == FW_GEMM_FLAGS_ALL,
+               "a command-stream GEMM flag has no TPU_GEMM_ flag");
+
 tpu_status tpu_stream_gemm(tpu_stream *s, const tpu_gemm *g)
 {
-    static const struct {
-        uint32_t api, fw;
-    } flag_map[] = {
-        {TPU_GEMM_BIAS, FW_GEMM_BIAS},
-        {TPU_GEMM_RELU, FW_GEMM_RELU},
-        {TPU_GEMM_OUT_INT8, FW_GEMM_OUT_INT8},
-        {TPU_GEMM_A_UNSIGNED, FW_GEMM_A_UNSIGNED},
-        {TPU_GEMM_B_TILED, FW_GEMM_B_TILED},
-    };
     if (!s || !g)
         return TPU_E_ARG;
-    uint32_t flags = 0, known = 0;
-    for (size_t i = 0; i < sizeof flag_map / sizeof flag_map[0]; i++) {
-        known |= flag_map[i].api;
-        if (g->flags & flag_map[i].api)
-            flags |= flag_map[i].fw;
-    }
-    if (g->flags & ~known)
+    if (g->flags & ~(uint32_t)FW_GEMM_FLAGS_ALL)
         return TPU_E_ARG;
     if (s->commands == UINT32_MAX)
         return TPU_E_NOMEM;
@@ -132,7 +131,7 @@ tpu_status tpu_stream_gemm(tpu_stream *s, const tpu_gemm *g)
     memset(c, 0, FW_GEMM_BYTES);
     put16(c + FW_CMD_OP, FW_CMD_GEMM);
     put16(c + FW_CMD_BYTES, FW_GEMM_BYTES);
-    put32(c + FW_GEMM_FLAGS, flags);
+    put32(c + FW_GEMM_FLAGS, g->flags);
     put32(c + FW_GEMM_M, g->m);
     put32(c + FW_GEMM_K, g->k);
     put32(c + FW_GEMM_N, g->n);
