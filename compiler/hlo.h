@@ -10,6 +10,7 @@
 #ifndef TPUC_HLO_H
 #define TPUC_HLO_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +24,7 @@ extern "C" {
 #define HLO_MAX_ELEMENTS (1LL << 31) /* elements per array shape */
 #define HLO_MAX_DEPTH 64            /* nesting of tuples, literals and skipped attribute values */
 #define HLO_MAX_NAME 1024           /* bytes in a name, without '%' */
+#define HLO_MAX_FILE ((uint64_t)1 << 30) /* bytes of a file hlo_parse_file reads */
 
 typedef enum {
     HLO_PRED, HLO_S8, HLO_S16, HLO_S32, HLO_S64, HLO_U8, HLO_U16, HLO_U32, HLO_U64,
@@ -118,11 +120,25 @@ typedef struct hlo_module {
     struct hlo_arena *arena_;  /* owns everything above */
 } hlo_module;
 
-/* A parse error: "<file>:<line>:<col>: <what was expected>". */
+/* An error of any HLO stage, one line: "<file>:<line>:<col>: <what>" from the parser,
+ * "<file>:<line>:<col>: <opcode>: <what>" from the later stages (located at an instruction's
+ * name), "<file>:0:0: <what>" for one without a place. Every stage reports through hlo_fail. */
 typedef struct {
     char msg[512];
     int line, col;
 } hlo_error;
+
+/* Fills *err (if not NULL) located at instruction at (its line, column and opcode; NULL: 0:0
+ * and no opcode); returns -1. */
+int hlo_fail(hlo_error *err, const char *file, const hlo_instr *at, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+/* The formatter under hlo_fail and the parser's errors: at line and col, with "<op>: " when op
+ * is not NULL; line < 0 leaves out the place ("<file>: <what>"). */
+void hlo_vfail(hlo_error *err, const char *file, int line, int col, const char *op,
+               const char *fmt, va_list ap);
 
 /* Parses text[0..len) (need not be NUL-terminated); file names the input in messages. Returns the
  * module, or NULL with *err filled (err may be NULL). */

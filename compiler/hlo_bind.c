@@ -4,28 +4,8 @@
 #include "compiler/hlo.h"
 #include "io/safetensors.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-/* The evaluator's error format, "<file>:<line>:<col>: <opcode>: <what>", at parameter in. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static void fail(hlo_error *err, const char *file, const hlo_instr *in, const char *fmt, ...)
-{
-    if (err) {
-        char what[400];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(what, sizeof what, fmt, ap);
-        va_end(ap);
-        err->line = in->line;
-        err->col = in->col;
-        snprintf(err->msg, sizeof err->msg, "%s:%d:%d: %s: %s", file, in->line, in->col,
-                 in->opcode_name, what);
-    }
-}
 
 /* Length of name without a ".N" suffix (N decimal digits). */
 static size_t base_len(const char *name)
@@ -83,7 +63,7 @@ int hlo_bind_safetensors(const hlo_module *m, const char *file, const struct st_
         if (in->opcode != HLO_OP_PARAMETER)
             continue;
         if (in->parameter_number >= n_params) {
-            fail(err, file, in, "parameter number %lld but room for %d",
+            hlo_fail(err, file, in, "parameter number %lld but room for %d",
                  (long long)in->parameter_number, n_params);
             goto error;
         }
@@ -95,14 +75,14 @@ int hlo_bind_safetensors(const hlo_module *m, const char *file, const struct st_
         memcpy(ts.dims, t->shape, sizeof(int64_t) * (size_t)t->rank);
         char s1[160], s2[160];
         if (!hlo_shape_equal(&ts, &in->shape)) {
-            fail(err, file, in, "'%s' is %s but tensor '%s' is %s", in->name,
+            hlo_fail(err, file, in, "'%s' is %s but tensor '%s' is %s", in->name,
                  hlo_shape_str(&in->shape, s1, sizeof s1), t->name,
                  hlo_shape_str(&ts, s2, sizeof s2));
             goto error;
         }
         hlo_array *a = hlo_array_new(ty, t->rank, t->shape);
         if (!a) {
-            fail(err, file, in, "out of memory");
+            hlo_fail(err, file, in, "out of memory");
             goto error;
         }
         memcpy(a->data, t->data, t->size); /* little-endian host, as everywhere in tpusim */

@@ -22,17 +22,10 @@ __attribute__((format(printf, 2, 3)))
 #endif
 static int fail(checker *k, const char *fmt, ...)
 {
-    if (k->err) {
-        char what[400];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(what, sizeof what, fmt, ap);
-        va_end(ap);
-        k->err->line = k->in->line;
-        k->err->col = k->in->col;
-        snprintf(k->err->msg, sizeof k->err->msg, "%s:%d:%d: %s: %s", k->file, k->in->line,
-                 k->in->col, k->in->opcode_name, what);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    hlo_vfail(k->err, k->file, k->in->line, k->in->col, k->in->opcode_name, fmt, ap);
+    va_end(ap);
     return -1;
 }
 
@@ -75,11 +68,7 @@ static shape_strs strs(const hlo_shape *a, const hlo_shape *b)
 
 static int out_of_memory(checker *k)
 {
-    if (k->err) {
-        k->err->line = k->err->col = 0;
-        snprintf(k->err->msg, sizeof k->err->msg, "%s:0:0: out of memory", k->file);
-    }
-    return -1;
+    return hlo_fail(k->err, k->file, NULL, "out of memory");
 }
 
 static bool is_array(const hlo_shape *s) { return s->type != HLO_TUPLE && s->type != HLO_TOKEN; }

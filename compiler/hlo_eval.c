@@ -34,17 +34,11 @@ __attribute__((format(printf, 3, 4)))
 #endif
 static int fail(evaluator *e, const hlo_instr *in, const char *fmt, ...)
 {
-    if (e->err) {
-        char what[400];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(what, sizeof what, fmt, ap);
-        va_end(ap);
-        e->err->line = in ? in->line : 0;
-        e->err->col = in ? in->col : 0;
-        snprintf(e->err->msg, sizeof e->err->msg, "%s:%d:%d: %s%s%s", e->file, e->err->line,
-                 e->err->col, in ? in->opcode_name : "", in ? ": " : "", what);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    hlo_vfail(e->err, e->file, in ? in->line : 0, in ? in->col : 0, in ? in->opcode_name : NULL,
+              fmt, ap);
+    va_end(ap);
     return -1;
 }
 

@@ -41,18 +41,40 @@ void lx_locate(parser *p, size_t pos, int *line, int *col)
     *col = p->lc_col;
 }
 
+void hlo_vfail(hlo_error *err, const char *file, int line, int col, const char *op,
+               const char *fmt, va_list ap)
+{
+    if (!err)
+        return;
+    char what[400];
+    vsnprintf(what, sizeof what, fmt, ap);
+    err->line = line < 0 ? 0 : line;
+    err->col = line < 0 ? 0 : col;
+    if (line < 0)
+        snprintf(err->msg, sizeof err->msg, "%s: %s", file, what);
+    else
+        snprintf(err->msg, sizeof err->msg, "%s:%d:%d: %s%s%s", file, line, col, op ? op : "",
+                 op ? ": " : "", what);
+}
+
+int hlo_fail(hlo_error *err, const char *file, const hlo_instr *at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hlo_vfail(err, file, at ? at->line : 0, at ? at->col : 0, at ? at->opcode_name : NULL, fmt,
+              ap);
+    va_end(ap);
+    return -1;
+}
+
 void lx_fail_at(parser *p, size_t pos, const char *fmt, ...)
 {
-    if (p->err) {
-        char what[400];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(what, sizeof what, fmt, ap);
-        va_end(ap);
-        lx_locate(p, pos, &p->err->line, &p->err->col);
-        snprintf(p->err->msg, sizeof p->err->msg, "%s:%d:%d: %s", p->file, p->err->line,
-                 p->err->col, what);
-    }
+    int line, col;
+    lx_locate(p, pos, &line, &col);
+    va_list ap;
+    va_start(ap, fmt);
+    hlo_vfail(p->err, p->file, line, col, NULL, fmt, ap);
+    va_end(ap);
     longjmp(p->fail, 1);
 }
 

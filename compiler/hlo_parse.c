@@ -10,6 +10,8 @@
  * definition order does not matter. Every allocation comes from one arena owned by the module;
  * an error longjmps out of the parse and drops the arena, so no partial AST survives. */
 #include "compiler/hlo_lex.h"
+#include "io/tpuio.h"
+
 
 #include <ctype.h>
 #include <errno.h>
@@ -695,36 +697,13 @@ hlo_module *hlo_parse(const char *text, size_t len, const char *file, hlo_error 
 
 hlo_module *hlo_parse_file(const char *path, hlo_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    if (f) {
-        for (;;) {
-            if (n == cap) {
-                char *nb = cap < SIZE_MAX / 2 ? realloc(buf, cap = cap ? cap * 2 : 65536) : NULL;
-                if (!nb)
-                    break;
-                buf = nb;
-            }
-            size_t got = fread(buf + n, 1, cap - n, f);
-            n += got;
-            if (got == 0)
-                break;
-        }
-    }
-    if (!f || ferror(f) || !feof(f)) {
-        int e = errno;
-        if (err) {
-            memset(err, 0, sizeof *err);
-            snprintf(err->msg, sizeof err->msg, "%s:0:0: cannot read file: %s", path,
-                     e ? strerror(e) : "read error");
-        }
-        if (f)
-            fclose(f);
-        free(buf);
+    void *buf;
+    size_t n;
+    char why[256];
+    if (tpuio_read_file(path, HLO_MAX_FILE, &buf, &n, why, sizeof why)) {
+        hlo_fail(err, path, NULL, "cannot read file: %s", why);
         return NULL;
     }
-    fclose(f);
     hlo_module *m = hlo_parse(buf, n, path, err);
     free(buf);
     return m;

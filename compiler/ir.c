@@ -9,16 +9,13 @@
 
 int tc_fail(tc_graph *g, const hlo_instr *at, const char *fmt, ...)
 {
-    char what[400];
+    hlo_error e;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    hlo_vfail(&e, g->file, at ? at->line : -1, at ? at->col : 0, at ? at->opcode_name : NULL, fmt,
+              ap);
     va_end(ap);
-    if (at)
-        snprintf(g->err, g->errlen, "%s:%d:%d: %s: %s", g->file, at->line, at->col,
-                 at->opcode_name, what);
-    else
-        snprintf(g->err, g->errlen, "%s: %s", g->file, what);
+    snprintf(g->err, g->errlen, "%s", e.msg);
     return -1;
 }
 

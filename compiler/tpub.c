@@ -3,10 +3,10 @@
  * so it never writes a file tpub_load refuses. The reader longjmps out on the first problem;
  * everything it has allocated is then reachable from the package being built, which tpub_free
  * releases. */
-#define _POSIX_C_SOURCE 200809L /* fileno, fstat, fsync, getpid */
 #include "compiler/tpub.h"
 
-#include <errno.h>
+#include "io/tpuio.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <setjmp.h>
@@ -14,19 +14,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-/* GEMM flags: the command stream's (docs/command-stream.md, TPU_GEMM_* in driver/tpu.h),
- * repeated here because the compiler does not include driver headers. */
-enum {
-    GEMM_BIAS = 1u << 0,
-    GEMM_RELU = 1u << 1,
-    GEMM_OUT_INT8 = 1u << 2,
-    GEMM_A_UNSIGNED = 1u << 3,
-    GEMM_B_TILED = 1u << 4,
-    GEMM_DEFINED = (1u << 5) - 1
-};
+/* The names of the TPUB_GEMM_* flags, bit by bit, for the listing. */
 static const char *const flag_names[] = {"BIAS", "RELU", "OUT_INT8", "A_UNSIGNED", "B_TILED"};
 
 /* Element type codes of the file: fixed by the format, not by the order of hlo_type. */
@@ -47,20 +36,6 @@ static const char section_tags[][5] = {"ARNA", "SIGS", "SEGS", "HOST", "REPT"};
 #define MIN_SEGMENT 12u
 #define MIN_XFER 32u
 #define MIN_GEMM 64u
-
-static uint64_t le_load(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static void le_store(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> 8 * i);
-}
 
 static uint64_t mul_sat(uint64_t a, uint64_t b)
 {
@@ -122,7 +97,7 @@ static void put(writer *w, const void *p, size_t n)
 static void put_le(writer *w, uint64_t v, int n)
 {
     uint8_t b[8];
-    le_store(b, v, n);
+    tpuio_put_le(b, v, n);
     put(w, b, (size_t)n);
 }
 
@@ -171,7 +146,7 @@ static void end_section(writer *w, size_t at)
     if (w->fail)
         return;
     uint64_t bytes = w->len - at - 16;
-    le_store(w->b + at + 8, bytes, 8);
+    tpuio_put_le(w->b + at + 8, bytes, 8);
     put(w, zeros, (size_t)((8 - bytes % 8) % 8));
 }
 
@@ -267,9 +242,8 @@ static void encode(const tpub_package *pkg, writer *w)
 /* ------------------------------------------------------------------ reader -- */
 
 typedef struct {
-    const uint8_t *b;
+    tpuio_cursor cur;   /* over the image up to the end of the current section's payload */
     size_t len;         /* of the image */
-    size_t pos, end;    /* cursor, and the end of the current section's payload */
     size_t next;        /* where the next section starts (after the padding) */
     char sec[16];       /* for messages: "header", a section's tag, "section 2" */
     char where[64];     /* the record being read: "segment 0 gemm 1" ("" between records) */
@@ -297,21 +271,20 @@ static void fail(reader *r, const char *fmt, ...)
 
 static const uint8_t *take(reader *r, size_t n, const char *field)
 {
-    if (r->end - r->pos < n)
-        fail(r, "%s: truncated (%zu bytes left, need %zu)", field, r->end - r->pos, n);
-    const uint8_t *p = r->b + r->pos;
-    r->pos += n;
+    const uint8_t *p = tpuio_take(&r->cur, n);
+    if (!p)
+        fail(r, "%s: truncated (%zu bytes left, need %zu)", field, tpuio_left(&r->cur), n);
     return p;
 }
 
 static uint32_t rd_u32(reader *r, const char *field)
 {
-    return (uint32_t)le_load(take(r, 4, field), 4);
+    return (uint32_t)tpuio_get_le(take(r, 4, field), 4);
 }
 
 static uint64_t rd_u64(reader *r, const char *field)
 {
-    return le_load(take(r, 8, field), 8);
+    return tpuio_get_le(take(r, 8, field), 8);
 }
 
 static float rd_f32(reader *r, const char *field)
@@ -334,7 +307,7 @@ static hlo_type rd_type(reader *r, const char *field)
 static uint32_t rd_count(reader *r, const char *field, size_t min)
 {
     uint32_t n = rd_u32(r, field);
-    size_t left = r->end - r->pos;
+    const size_t left = tpuio_left(&r->cur);
     if ((uint64_t)n * min > left)
         fail(r, "%s: %" PRIu32 " claimed, at most %zu fit in the %zu bytes left", field, n,
              left / min, left);
@@ -378,21 +351,21 @@ static void begin_read(reader *r, uint32_t i)
 {
     snprintf(r->sec, sizeof r->sec, "section %" PRIu32, i);
     r->where[0] = 0;
-    r->end = r->len;
+    r->cur.len = r->len;
     const uint8_t *h = take(r, 16, "header");
     if (memcmp(h, section_tags[i], 4)) {
         for (uint32_t j = 0; j < N_SECTIONS; j++)
             if (!memcmp(h, section_tags[j], 4))
                 fail(r, "tag: '%s' out of order ('%s' expected)", section_tags[j],
                      section_tags[i]);
-        fail(r, "tag: unknown 0x%08" PRIx32 " ('%s' expected)", (uint32_t)le_load(h, 4),
+        fail(r, "tag: unknown 0x%08" PRIx32 " ('%s' expected)", (uint32_t)tpuio_get_le(h, 4),
              section_tags[i]);
     }
     snprintf(r->sec, sizeof r->sec, "%s", section_tags[i]);
-    uint32_t reserved = (uint32_t)le_load(h + 4, 4);
+    uint32_t reserved = (uint32_t)tpuio_get_le(h + 4, 4);
     if (reserved)
         fail(r, "reserved: 0x%" PRIx32 " (must be 0)", reserved);
-    uint64_t bytes = le_load(h + 8, 8), left = r->len - r->pos;
+    uint64_t bytes = tpuio_get_le(h + 8, 8), left = tpuio_left(&r->cur);
     if (bytes > left)
         fail(r, "bytes: 0x%" PRIx64 " past the end of the file (0x%" PRIx64 " bytes left)", bytes,
              left);
@@ -400,19 +373,19 @@ static void begin_read(reader *r, uint32_t i)
     if (pad > left - bytes)
         fail(r, "padding: truncated (%" PRIu64 " bytes left, need %" PRIu64 ")", left - bytes,
              pad);
-    r->end = r->pos + (size_t)bytes;
-    r->next = r->end + (size_t)pad;
+    r->cur.len = r->cur.pos + (size_t)bytes;
+    r->next = r->cur.len + (size_t)pad;
 }
 
 static void end_read(reader *r)
 {
     r->where[0] = 0;
-    if (r->pos != r->end)
-        fail(r, "%zu bytes after the last field", r->end - r->pos);
-    for (size_t p = r->end; p < r->next; p++)
-        if (r->b[p])
-            fail(r, "padding: byte %zu not zero", p - r->end);
-    r->pos = r->end = r->next;
+    if (tpuio_left(&r->cur))
+        fail(r, "%zu bytes after the last field", tpuio_left(&r->cur));
+    for (size_t p = r->cur.len; p < r->next; p++)
+        if (r->cur.p[p])
+            fail(r, "padding: byte %zu not zero", p - r->cur.len);
+    r->cur.pos = r->cur.len = r->next;
 }
 
 static void read_arena(reader *r, tpub_package *pkg)
@@ -563,18 +536,18 @@ static void read_gemm(reader *r, const tpub_package *pkg, tpub_gemm *g)
         fail(r, "k: 0");
     if (!g->n)
         fail(r, "n: 0");
-    if (g->flags & ~(uint32_t)GEMM_DEFINED)
-        fail(r, "flags: undefined bits 0x%" PRIx32, g->flags & ~(uint32_t)GEMM_DEFINED);
-    if (!(g->flags & GEMM_B_TILED))
+    if (g->flags & ~(uint32_t)TPUB_GEMM_ALL)
+        fail(r, "flags: undefined bits 0x%" PRIx32, g->flags & ~(uint32_t)TPUB_GEMM_ALL);
+    if (!(g->flags & TPUB_GEMM_B_TILED))
         fail(r, "flags: B_TILED not set (B is always in tile order)");
     if (g->lda < g->k)
         fail(r, "lda: %" PRIu32 " < k %" PRIu32, g->lda, g->k);
     if (g->ldc < g->n)
         fail(r, "ldc: %" PRIu32 " < n %" PRIu32, g->ldc, g->n);
-    uint64_t c_elt = g->flags & GEMM_OUT_INT8 ? 1 : 4;
+    uint64_t c_elt = g->flags & TPUB_GEMM_OUT_INT8 ? 1 : 4;
     if (g->ldc * c_elt > UINT32_MAX)
         fail(r, "ldc: %" PRIu32 " x %" PRIu64 " bytes does not fit 32 bits", g->ldc, c_elt);
-    bool params = g->flags & (GEMM_BIAS | GEMM_OUT_INT8);
+    bool params = g->flags & (TPUB_GEMM_BIAS | TPUB_GEMM_OUT_INT8);
     uint64_t a_bytes = extent(g->m, g->lda, g->k, 1);
     uint64_t b_bytes = b_tiled_bytes(g, pkg->array_n);
     uint64_t c_bytes = extent(g->m, g->ldc, g->n, c_elt);
@@ -626,24 +599,26 @@ static void read_segments(reader *r, tpub_package *pkg)
 
 static char *read_text(reader *r, bool nonempty)
 {
-    size_t n = r->end - r->pos;
+    const size_t n = tpuio_left(&r->cur);
     return dup_text(r, "text", take(r, n, "text"), n, nonempty);
 }
 
 int tpub_parse(const void *buf, size_t len, tpub_package *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    reader r = {.b = buf, .len = len, .end = len, .sec = "header", .err = err, .errlen = errlen};
+    reader r = {.cur = {buf, len, 0}, .len = len, .sec = "header", .err = err, .errlen = errlen};
     if (setjmp(r.fail)) {
         tpub_free(out);
         return -1;
     }
-    if (len < HEADER_BYTES)
+    const uint8_t *h = tpuio_take(&r.cur, HEADER_BYTES);
+    if (!h)
         fail(&r, "truncated (%zu bytes, need %u)", len, HEADER_BYTES);
-    if (memcmp(r.b, "TPUB", 4))
+    if (memcmp(h, "TPUB", 4))
         fail(&r, "magic: not \"TPUB\"");
-    uint32_t version = (uint32_t)le_load(r.b + 4, 4), sections = (uint32_t)le_load(r.b + 8, 4),
-             reserved = (uint32_t)le_load(r.b + 12, 4);
+    const uint32_t version = (uint32_t)tpuio_get_le(h + 4, 4);
+    const uint32_t sections = (uint32_t)tpuio_get_le(h + 8, 4);
+    const uint32_t reserved = (uint32_t)tpuio_get_le(h + 12, 4);
     if (version != TPUB_VERSION)
         fail(&r, "version: %" PRIu32 " (this reader reads %u)", version, TPUB_VERSION);
     if (sections != N_SECTIONS)
@@ -651,7 +626,6 @@ int tpub_parse(const void *buf, size_t len, tpub_package *out, char *err, size_t
              N_SECTIONS);
     if (reserved)
         fail(&r, "reserved: 0x%" PRIx32 " (must be 0)", reserved);
-    r.pos = HEADER_BYTES;
 
     begin_read(&r, 0);
     read_arena(&r, out);
@@ -669,9 +643,9 @@ int tpub_parse(const void *buf, size_t len, tpub_package *out, char *err, size_t
     out->report = read_text(&r, false);
     end_read(&r);
 
-    if (r.pos != len) {
+    if (r.cur.pos != len) {
         snprintf(r.sec, sizeof r.sec, "file");
-        fail(&r, "%zu bytes after the last section", len - r.pos);
+        fail(&r, "%zu bytes after the last section", len - r.cur.pos);
     }
     return 0;
 }
@@ -679,28 +653,12 @@ int tpub_parse(const void *buf, size_t len, tpub_package *out, char *err, size_t
 int tpub_load(const char *path, tpub_package *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        snprintf(err, errlen, "cannot open: %s", strerror(errno));
+    void *buf;
+    size_t len;
+    if (tpuio_read_file(path, TPUB_MAX_FILE, &buf, &len, err, errlen))
         return -1;
-    }
-    struct stat st;
-    if (fstat(fileno(fp), &st) || !S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "cannot read: not a regular file");
-        fclose(fp);
-        return -1;
-    }
-    size_t len = (size_t)st.st_size;
-    uint8_t *buf = malloc(len ? len : 1);
-    int rc = -1;
-    if (!buf)
-        snprintf(err, errlen, "out of memory");
-    else if (fread(buf, 1, len, fp) != len || ferror(fp))
-        snprintf(err, errlen, "cannot read: %s", ferror(fp) ? strerror(errno) : "file shrank");
-    else
-        rc = tpub_parse(buf, len, out, err, errlen);
+    const int rc = tpub_parse(buf, len, out, err, errlen);
     free(buf);
-    fclose(fp);
     return rc;
 }
 
@@ -709,47 +667,13 @@ int tpub_save(const tpub_package *pkg, const char *path, char *err, size_t errle
     writer w = {0};
     encode(pkg, &w);
     tpub_package check;
-    if (w.fail) {
-        snprintf(err, errlen, "%s", w.fail);
-        free(w.b);
-        return -1;
-    }
-    if (tpub_parse(w.b, w.len, &check, err, errlen)) {
-        free(w.b);
-        return -1;
-    }
-    tpub_free(&check);
-
-    size_t tmp_len = strlen(path) + 32;
-    char *tmp = malloc(tmp_len);
-    if (!tmp) {
-        snprintf(err, errlen, "out of memory");
-        free(w.b);
-        return -1;
-    }
-    snprintf(tmp, tmp_len, "%s.tmp.%ld", path, (long)getpid());
     int rc = -1;
-    FILE *fp = fopen(tmp, "wb");
-    if (!fp) {
-        snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-    } else {
-        /* fsync before the rename: after a crash the name holds the old file or the new one. */
-        int e = 0;
-        errno = 0;
-        if (fwrite(w.b, 1, w.len, fp) != w.len || fflush(fp) || fsync(fileno(fp)))
-            e = errno ? errno : EIO;
-        if (fclose(fp) && !e)
-            e = errno ? errno : EIO;
-        if (e)
-            snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(e));
-        else if (rename(tmp, path))
-            snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        else
-            rc = 0;
-        if (rc)
-            remove(tmp);
+    if (w.fail)
+        tpuio_err(err, errlen, "%s", w.fail);
+    else if (!tpub_parse(w.b, w.len, &check, err, errlen)) {
+        tpub_free(&check);
+        rc = tpuio_write_file(path, w.b, w.len, err, errlen);
     }
-    free(tmp);
     free(w.b);
     return rc;
 }
@@ -848,7 +772,7 @@ static void dump_gemm(dumper *d, uint32_t i, const tpub_gemm *g, uint32_t array_
     }
     say(d, "%s\n    a 0x%" PRIx64 " lda %" PRIu32 ", b 0x%" PRIx64 ", c 0x%" PRIx64 " ldc %" PRIu32,
         any ? "" : "-", g->a_off, g->lda, g->b_off, g->c_off, g->ldc);
-    if (g->flags & (GEMM_BIAS | GEMM_OUT_INT8))
+    if (g->flags & (TPUB_GEMM_BIAS | TPUB_GEMM_OUT_INT8))
         say(d, ", params 0x%" PRIx64, g->p_off);
     uint32_t n = array_n ? array_n : 1;
     say(d, "\n    tiles %" PRIu64 " x %" PRIu64 ", MACs %" PRIu64 "\n", ceil_div(g->k, n),

@@ -32,6 +32,8 @@ extern "C" {
 
 #define TPUB_VERSION 1u
 #define TPUB_MAX_RANK 8
+/* The largest package file tpub_load reads (streams: TPUIO_STREAM_MAX, io/tpuio.h). */
+#define TPUB_MAX_FILE ((uint64_t)4 << 30)
 
 /* A model input or output: name, element type (HLO_F32, HLO_S8, HLO_U8 or HLO_S32) and dims. */
 typedef struct {
@@ -58,13 +60,15 @@ typedef struct {
     float *scale;
 } tpub_xfer;
 
-/* GEMM flags: the command stream's (docs/command-stream.md), bit for bit. */
+/* GEMM flags: the command stream's (docs/command-stream.md), bit for bit. The compiler does not
+ * include the driver's headers; the runtime, which sees both, ties them with _Static_assert. */
 enum tpub_gemm_flag {
     TPUB_GEMM_BIAS = 1u << 0,
     TPUB_GEMM_RELU = 1u << 1,
     TPUB_GEMM_OUT_INT8 = 1u << 2,
     TPUB_GEMM_A_UNSIGNED = 1u << 3,
     TPUB_GEMM_B_TILED = 1u << 4,
+    TPUB_GEMM_ALL = (1u << 5) - 1,
 };
 
 /* One device GEMM (docs/command-stream.md): C = act(A . B (+ bias)). B is always in tile order

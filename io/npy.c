@@ -3,9 +3,8 @@
  * (a Python dict literal with 'descr', 'fortran_order' and 'shape', padded with spaces and ended
  * by a newline), then the raw data. */
 #include "io/npy.h"
-#include "io/errmsg.h"
+#include "io/tpuio.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,19 +40,6 @@ static const char *dtype_descr(npy_dtype t)
     return NULL;
 }
 
-static uint32_t load_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void store_le32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
 /* ------------------------------------------------------ header parsing -- */
 
 /* A cursor over the header text. */
@@ -84,7 +70,7 @@ static int expect(hdr *h, char c, const char *where)
 {
     if (accept(h, c))
         return 0;
-    cli_set_err(h->err, h->errlen, "malformed header: expected '%c' %s", c, where);
+    tpuio_err(h->err, h->errlen, "malformed header: expected '%c' %s", c, where);
     return -1;
 }
 
@@ -93,20 +79,20 @@ static int parse_string(hdr *h, char *out, size_t size, const char *what)
 {
     skip_space(h);
     if (h->p >= h->end || (*h->p != '\'' && *h->p != '"')) {
-        cli_set_err(h->err, h->errlen, "malformed header: expected a string for %s", what);
+        tpuio_err(h->err, h->errlen, "malformed header: expected a string for %s", what);
         return -1;
     }
     const char quote = *h->p++;
     size_t n = 0;
     while (h->p < h->end && *h->p != quote) {
         if (*h->p == '\\' || n + 1 >= size) {
-            cli_set_err(h->err, h->errlen, "malformed header: unsupported %s", what);
+            tpuio_err(h->err, h->errlen, "malformed header: unsupported %s", what);
             return -1;
         }
         out[n++] = *h->p++;
     }
     if (h->p >= h->end) {
-        cli_set_err(h->err, h->errlen, "malformed header: unterminated string");
+        tpuio_err(h->err, h->errlen, "malformed header: unterminated string");
         return -1;
     }
     h->p++;
@@ -125,7 +111,7 @@ static int parse_bool(hdr *h, int *out)
         *out = 0;
         h->p += 5;
     } else {
-        cli_set_err(h->err, h->errlen, "malformed header: fortran_order is not True or False");
+        tpuio_err(h->err, h->errlen, "malformed header: fortran_order is not True or False");
         return -1;
     }
     return 0;
@@ -140,20 +126,20 @@ static int parse_shape(hdr *h, npy_array *a)
     while (!accept(h, ')')) {
         skip_space(h);
         if (h->p >= h->end || *h->p < '0' || *h->p > '9') {
-            cli_set_err(h->err, h->errlen, "malformed header: shape is not a tuple of integers");
+            tpuio_err(h->err, h->errlen, "malformed header: shape is not a tuple of integers");
             return -1;
         }
         uint64_t v = 0;
         while (h->p < h->end && *h->p >= '0' && *h->p <= '9') {
             const unsigned digit = (unsigned)(*h->p++ - '0');
             if (v > (UINT64_MAX - digit) / 10) {
-                cli_set_err(h->err, h->errlen, "malformed header: a dimension is too large");
+                tpuio_err(h->err, h->errlen, "malformed header: a dimension is too large");
                 return -1;
             }
             v = v * 10 + digit;
         }
         if (a->ndim == NPY_MAX_DIMS) {
-            cli_set_err(h->err, h->errlen, "more than %d dimensions", NPY_MAX_DIMS);
+            tpuio_err(h->err, h->errlen, "more than %d dimensions", NPY_MAX_DIMS);
             return -1;
         }
         a->shape[a->ndim++] = v;
@@ -170,7 +156,7 @@ static int parse_descr(hdr *h, npy_array *a)
 {
     skip_space(h);
     if (h->p < h->end && *h->p == '[') {
-        cli_set_err(h->err, h->errlen, "unsupported dtype: structured arrays are not supported");
+        tpuio_err(h->err, h->errlen, "unsupported dtype: structured arrays are not supported");
         return -1;
     }
     char d[32];
@@ -187,10 +173,10 @@ static int parse_descr(hdr *h, npy_array *a)
     } else if (!strcmp(d, "<f4")) {
         a->dtype = NPY_FLOAT32;
     } else if (d[0] == '>') {
-        cli_set_err(h->err, h->errlen, "big-endian data ('%s') is not supported", d);
+        tpuio_err(h->err, h->errlen, "big-endian data ('%s') is not supported", d);
         return -1;
     } else {
-        cli_set_err(h->err, h->errlen,
+        tpuio_err(h->err, h->errlen,
                 "unsupported dtype '%s' (supported: int8, uint8, int32, float32)", d);
         return -1;
     }
@@ -219,13 +205,13 @@ static int parse_header(hdr *h, npy_array *a)
             seen = &have_shape;
             rc = parse_shape(h, a);
         } else {
-            cli_set_err(h->err, h->errlen, "malformed header: unknown key '%s'", key);
+            tpuio_err(h->err, h->errlen, "malformed header: unknown key '%s'", key);
             return -1;
         }
         if (rc)
             return -1;
         if (*seen) {
-            cli_set_err(h->err, h->errlen, "malformed header: key '%s' given twice", key);
+            tpuio_err(h->err, h->errlen, "malformed header: key '%s' given twice", key);
             return -1;
         }
         *seen = 1;
@@ -237,17 +223,17 @@ static int parse_header(hdr *h, npy_array *a)
     }
     skip_space(h);
     if (h->p != h->end) {
-        cli_set_err(h->err, h->errlen, "malformed header: text after the dict");
+        tpuio_err(h->err, h->errlen, "malformed header: text after the dict");
         return -1;
     }
     if (!have_descr || !have_order || !have_shape) {
-        cli_set_err(h->err, h->errlen, "malformed header: no '%s'",
+        tpuio_err(h->err, h->errlen, "malformed header: no '%s'",
                 !have_descr ? "descr" : !have_order ? "fortran_order" : "shape");
         return -1;
     }
     /* With at most one dimension the two orders are the same bytes. */
     if (fortran && a->ndim > 1) {
-        cli_set_err(h->err, h->errlen, "Fortran-order arrays are not supported (save C order)");
+        tpuio_err(h->err, h->errlen, "Fortran-order arrays are not supported (save C order)");
         return -1;
     }
     return 0;
@@ -260,27 +246,27 @@ int npy_parse(const void *buf, size_t len, npy_array *out, char *err, size_t err
     const uint8_t *b = buf;
     memset(out, 0, sizeof *out);
     if (len < sizeof npy_magic || memcmp(b, npy_magic, sizeof npy_magic)) {
-        cli_set_err(err, errlen, "not a .npy file (bad magic)");
+        tpuio_err(err, errlen, "not a .npy file (bad magic)");
         return -1;
     }
     if (len < 8) {
-        cli_set_err(err, errlen, "truncated header (no version)");
+        tpuio_err(err, errlen, "truncated header (no version)");
         return -1;
     }
     const unsigned major = b[6], minor = b[7];
     if ((major != 1 && major != 2) || minor != 0) {
-        cli_set_err(err, errlen, "unsupported .npy format version %u.%u (only 1.0 and 2.0)", major,
+        tpuio_err(err, errlen, "unsupported .npy format version %u.%u (only 1.0 and 2.0)", major,
                 minor);
         return -1;
     }
     const size_t pre = major == 1 ? 10 : 12;
     if (len < pre) {
-        cli_set_err(err, errlen, "truncated header (no header length)");
+        tpuio_err(err, errlen, "truncated header (no header length)");
         return -1;
     }
-    const size_t hlen = major == 1 ? (size_t)(b[8] | b[9] << 8) : load_le32(b + 8);
+    const size_t hlen = major == 1 ? (size_t)(b[8] | b[9] << 8) : (size_t)tpuio_get_le(b + 8, 4);
     if (hlen > len - pre) {
-        cli_set_err(err, errlen, "truncated header: %zu bytes announced, %zu present", hlen,
+        tpuio_err(err, errlen, "truncated header: %zu bytes announced, %zu present", hlen,
                 len - pre);
         return -1;
     }
@@ -294,25 +280,25 @@ int npy_parse(const void *buf, size_t len, npy_array *out, char *err, size_t err
     uint64_t count = 1;
     for (int i = 0; i < a.ndim; i++) {
         if (a.shape[i] && count > UINT64_MAX / a.shape[i]) {
-            cli_set_err(err, errlen, "shape too large");
+            tpuio_err(err, errlen, "shape too large");
             return -1;
         }
         count *= a.shape[i];
     }
     if (count > have / esize) {
-        cli_set_err(err, errlen, "truncated data: %llu bytes expected, %zu present",
+        tpuio_err(err, errlen, "truncated data: %llu bytes expected, %zu present",
                 (unsigned long long)count * esize, have);
         return -1;
     }
     const size_t bytes = (size_t)count * esize;
     if (bytes != have) {
-        cli_set_err(err, errlen, "%zu unexpected bytes after the data", have - bytes);
+        tpuio_err(err, errlen, "%zu unexpected bytes after the data", have - bytes);
         return -1;
     }
     a.count = count;
     a.data = malloc(bytes ? bytes : 1);
     if (!a.data) {
-        cli_set_err(err, errlen, "out of memory for %zu bytes", bytes);
+        tpuio_err(err, errlen, "out of memory for %zu bytes", bytes);
         return -1;
     }
     const uint8_t *src = b + pre + hlen;
@@ -321,7 +307,7 @@ int npy_parse(const void *buf, size_t len, npy_array *out, char *err, size_t err
     } else {
         uint32_t *dst = a.data; /* int32 and float32 share the 32-bit pattern */
         for (size_t i = 0; i < count; i++)
-            dst[i] = load_le32(src + 4 * i);
+            dst[i] = (uint32_t)tpuio_get_le(src + 4 * i, 4);
     }
     *out = a;
     return 0;
@@ -330,35 +316,12 @@ int npy_parse(const void *buf, size_t len, npy_array *out, char *err, size_t err
 int npy_load(const char *path, npy_array *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        cli_set_err(err, errlen, "cannot open: %s", strerror(errno));
+    void *buf;
+    size_t len;
+    if (tpuio_read_file(path, NPY_MAX_FILE, &buf, &len, err, errlen))
         return -1;
-    }
-    size_t len = 0, cap = 1 << 16;
-    uint8_t *buf = malloc(cap);
-    int rc = -1;
-    while (buf) {
-        len += fread(buf + len, 1, cap - len, f);
-        if (len < cap)
-            break;
-        uint8_t *bigger = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
-        if (!bigger) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = bigger;
-        cap *= 2;
-    }
-    if (!buf)
-        cli_set_err(err, errlen, "out of memory reading the file");
-    else if (ferror(f))
-        cli_set_err(err, errlen, "read error: %s", strerror(errno));
-    else
-        rc = npy_parse(buf, len, out, err, errlen);
+    const int rc = npy_parse(buf, len, out, err, errlen);
     free(buf);
-    fclose(f);
     return rc;
 }
 
@@ -403,7 +366,7 @@ void *npy_encode(const npy_array *arr, int version, size_t *len)
         out[8] = (uint8_t)hlen;
         out[9] = (uint8_t)(hlen >> 8);
     } else {
-        store_le32(out + 8, (uint32_t)hlen);
+        tpuio_put_le(out + 8, hlen, 4);
     }
     memcpy(out + pre, dict, (size_t)n);
     memset(out + pre + n, ' ', hlen - (size_t)n - 1);
@@ -415,7 +378,7 @@ void *npy_encode(const npy_array *arr, int version, size_t *len)
     } else {
         const uint32_t *src = arr->data;
         for (size_t i = 0; i < count; i++)
-            store_le32(dst + 4 * i, src[i]);
+            tpuio_put_le(dst + 4 * i, src[i], 4);
     }
     *len = total;
     return out;

@@ -14,6 +14,8 @@ extern "C" {
 typedef enum { NPY_INT8, NPY_UINT8, NPY_INT32, NPY_FLOAT32 } npy_dtype;
 
 #define NPY_MAX_DIMS 8
+/* The largest .npy file npy_load reads (streams: TPUIO_STREAM_MAX, io/tpuio.h). */
+#define NPY_MAX_FILE ((uint64_t)4 << 30)
 
 typedef struct {
     npy_dtype dtype;

@@ -4,7 +4,8 @@
  * so far is reachable from the st_file being built (or p->pending), and is freed there. */
 #include "io/safetensors.h"
 
-#include <errno.h>
+#include "io/tpuio.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -357,9 +358,7 @@ static int run(reader *const r, const unsigned char *b, size_t len)
     }
     if (len < 8)
         fail(r, "file is %zu bytes, shorter than the 8-byte header length", len);
-    uint64_t n = 0;
-    for (int i = 7; i >= 0; i--)
-        n = n << 8 | b[i];
+    const uint64_t n = tpuio_get_le(b, 8);
     if (n == 0 || n > ST_MAX_HEADER || n > len - 8)
         fail(r, "bad header length %llu: the file has %zu bytes after the length field",
              (unsigned long long)n, len - 8);
@@ -382,36 +381,11 @@ int st_parse(const void *buf, size_t len, st_file *out, char *err, size_t errlen
 int st_load(const char *path, st_file *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        snprintf(err, errlen, "cannot open: %s", strerror(errno));
+    void *buf;
+    size_t len;
+    if (tpuio_read_file(path, ST_MAX_FILE, &buf, &len, err, errlen))
         return -1;
-    }
-    unsigned char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            unsigned char *nb = realloc(buf, cap = cap ? cap * 2 : 65536);
-            if (!nb) {
-                free(buf);
-                fclose(fp);
-                snprintf(err, errlen, "out of memory");
-                return -1;
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + len, 1, cap - len, fp);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    bool bad = ferror(fp);
-    fclose(fp);
-    int rc = -1;
-    if (bad)
-        snprintf(err, errlen, "read error");
-    else
-        rc = st_parse(buf, len, out, err, errlen);
+    const int rc = st_parse(buf, len, out, err, errlen);
     free(buf);
     return rc;
 }

@@ -16,6 +16,8 @@ extern "C" {
 
 #define ST_MAX_RANK 16
 #define ST_MAX_HEADER 100000000 /* bytes, as the reference implementation */
+/* The largest file st_load reads (streams: TPUIO_STREAM_MAX, io/tpuio.h). */
+#define ST_MAX_FILE ((uint64_t)4 << 30)
 
 typedef enum { ST_F32, ST_I8, ST_I32, ST_U8 } st_dtype;
 

@@ -19,7 +19,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "sim/gtkw.h"
-#include "io/errmsg.h"
+#include "io/tpuio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -277,7 +277,7 @@ static int open_vcd(const char *path, vcd_stream *v, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        cli_set_err(err, errlen, "cannot read %s: %s", path, strerror(errno));
+        tpuio_err(err, errlen, "cannot read %s: %s", path, strerror(errno));
         return -1;
     }
     int ch;
@@ -292,7 +292,7 @@ static int open_vcd(const char *path, vcd_stream *v, char *err, size_t errlen)
 
     int fds[2];
     if (pipe(fds)) {
-        cli_set_err(err, errlen, "pipe: %s", strerror(errno));
+        tpuio_err(err, errlen, "pipe: %s", strerror(errno));
         return -1;
     }
     posix_spawn_file_actions_t fa;
@@ -307,13 +307,13 @@ static int open_vcd(const char *path, vcd_stream *v, char *err, size_t errlen)
     close(fds[1]);
     if (rc) {
         close(fds[0]);
-        cli_set_err(err, errlen, "cannot run fst2vcd (gtkwave package) to read %s: %s", path,
+        tpuio_err(err, errlen, "cannot run fst2vcd (gtkwave package) to read %s: %s", path,
                 strerror(rc));
         return -1;
     }
     v->f = fdopen(fds[0], "r");
     if (!v->f) {
-        cli_set_err(err, errlen, "fdopen: %s", strerror(errno));
+        tpuio_err(err, errlen, "fdopen: %s", strerror(errno));
         close(fds[0]);
         kill(v->pid, SIGTERM);
         waitpid(v->pid, NULL, 0);
@@ -421,12 +421,12 @@ static int read_trace(layout *l, const char *path, trace_times *t, char *err, si
     free(line);
     const int failed = close_vcd(&v, t->write != NO_TIME || missing || bad);
     if (missing) {
-        cli_set_err(err, errlen, "%s has no signal %s: not a trace of a tpusim core with a %ux%u array",
+        tpuio_err(err, errlen, "%s has no signal %s: not a trace of a tpusim core with a %ux%u array",
                 path, missing, l->n, l->n);
         return -1;
     }
     if (failed || bad || header) {
-        cli_set_err(err, errlen, "cannot read %s as a trace (FST or VCD)", path);
+        tpuio_err(err, errlen, "cannot read %s as a trace (FST or VCD)", path);
         return -1;
     }
     return 0;
@@ -438,7 +438,7 @@ static int finish(FILE *f, const char *path, char *err, size_t errlen)
 {
     const int bad = ferror(f);
     if (fclose(f) || bad) {
-        cli_set_err(err, errlen, "cannot write %s", path);
+        tpuio_err(err, errlen, "cannot write %s", path);
         return -1;
     }
     return 0;
@@ -448,7 +448,7 @@ static FILE *create(const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "w");
     if (!f)
-        cli_set_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        tpuio_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
     return f;
 }
 
@@ -522,14 +522,14 @@ static char *absolute(const char *path, char *err, size_t errlen)
     char cwd[4096] = "";
     if (path[0] != '/') {
         if (!getcwd(cwd, sizeof cwd - 1)) {
-            cli_set_err(err, errlen, "getcwd: %s", strerror(errno));
+            tpuio_err(err, errlen, "getcwd: %s", strerror(errno));
             return NULL;
         }
         strcat(cwd, "/");
     }
     char *abs = concat(cwd, strlen(cwd), path);
     if (!abs)
-        cli_set_err(err, errlen, "out of memory");
+        tpuio_err(err, errlen, "out of memory");
     return abs;
 }
 
@@ -542,7 +542,7 @@ static int check_array(const layout *l, const char *trace, char *err, size_t err
     snprintf(want, sizeof want, "[%u:0]", 32 * l->n - 1);
     if (!strcmp(acc->range, want))
         return 0;
-    cli_set_err(err, errlen, "%s: %s is %s, not %s: the trace is not of a %ux%u array", trace,
+    tpuio_err(err, errlen, "%s: %s is %s, not %s: the trace is not of a %ux%u array", trace,
             acc->name, acc->range, want, l->n, l->n);
     return -1;
 }
@@ -550,11 +550,11 @@ static int check_array(const layout *l, const char *trace, char *err, size_t err
 int tpu_gtkw_write(const char *trace_path, unsigned array_n, char *err, size_t errlen)
 {
     if (!trace_path || !*trace_path || !array_n) {
-        cli_set_err(err, errlen, "tpu_gtkw_write: no trace path or array size");
+        tpuio_err(err, errlen, "tpu_gtkw_write: no trace path or array size");
         return -1;
     }
     if (strchr(trace_path, '\n')) {
-        cli_set_err(err, errlen, "trace path contains a newline, which a save file cannot hold");
+        tpuio_err(err, errlen, "trace path contains a newline, which a save file cannot hold");
         return -1;
     }
     char *trace = absolute(trace_path, err, errlen);
@@ -573,7 +573,7 @@ int tpu_gtkw_write(const char *trace_path, unsigned array_n, char *err, size_t e
     if (save && filter)
         run_layout(&l);
     if (!save || !filter || l.oom)
-        cli_set_err(err, errlen, "out of memory");
+        tpuio_err(err, errlen, "out of memory");
     else if (!read_trace(&l, trace, &t, err, errlen) && !check_array(&l, trace, err, errlen) &&
              !write_filter(filter, err, errlen))
         rc = write_save(&l, save, trace, &t, err, errlen);

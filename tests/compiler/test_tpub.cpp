@@ -221,22 +221,19 @@ TEST_F(Tpub, SaveIsAtomic)
 {
     Model m;
     char err[512] = "";
-    const std::string tmp_suffix = ".tmp." + std::to_string(getpid());
 
     // The path is a directory: the rename fails and the temporary file goes.
     const std::string as_dir = dir + "/pkg.tpub";
     ASSERT_TRUE(fs::create_directory(as_dir));
     EXPECT_EQ(tpub_save(&m.pkg, as_dir.c_str(), err, sizeof err), -1);
-    EXPECT_EQ(std::string(err).rfind("cannot rename " + as_dir + tmp_suffix + " to " + as_dir +
-                                         ": ", 0), 0u) << err;
+    EXPECT_EQ(std::string(err), "cannot rename into place: Is a directory");
     EXPECT_EQ(listing(dir), std::vector<std::string>{"pkg.tpub"});
     EXPECT_TRUE(fs::is_empty(as_dir));
 
     // The directory does not exist.
     const std::string missing = dir + "/missing/pkg.tpub";
     EXPECT_EQ(tpub_save(&m.pkg, missing.c_str(), err, sizeof err), -1);
-    EXPECT_EQ(std::string(err), "cannot create " + missing + tmp_suffix +
-                                    ": No such file or directory");
+    EXPECT_EQ(std::string(err), "cannot create: No such file or directory");
     EXPECT_EQ(listing(dir), std::vector<std::string>{"pkg.tpub"});
 
     // The directory is not writable (root writes anyway, so only then is this checked).
@@ -245,8 +242,7 @@ TEST_F(Tpub, SaveIsAtomic)
     const std::string ro_pkg = ro + "/pkg.tpub";
     if (access(ro.c_str(), W_OK) != 0) {
         EXPECT_EQ(tpub_save(&m.pkg, ro_pkg.c_str(), err, sizeof err), -1);
-        EXPECT_EQ(std::string(err), "cannot create " + ro_pkg + tmp_suffix +
-                                        ": Permission denied");
+        EXPECT_EQ(std::string(err), "cannot create: Permission denied");
         EXPECT_TRUE(fs::is_empty(ro));
     }
 

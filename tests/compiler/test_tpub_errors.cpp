@@ -450,7 +450,7 @@ TEST_F(Tpub, LoadErrors)
     EXPECT_STREQ(err, "cannot open: No such file or directory");
     EXPECT_TRUE(is_empty(p));
     EXPECT_EQ(tpub_load(dir.c_str(), &p, err, sizeof err), -1);
-    EXPECT_STREQ(err, "cannot read: not a regular file");
+    EXPECT_STREQ(err, "cannot read: is a directory");
     EXPECT_TRUE(is_empty(p));
 
     // A file cut short gives the parser's message.

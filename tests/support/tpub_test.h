@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "driver/tpu.h"
+
 #include "compiler/tpub.h"
 
 namespace tpub_test {
@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 using Bytes = std::vector<uint8_t>;
 
-inline constexpr uint32_t kTiled = TPU_GEMM_B_TILED;
+inline constexpr uint32_t kTiled = TPUB_GEMM_B_TILED;
 
 // A two-segment MLP-like package at N = 8, owning everything its tpub_package view points to.
 // Tests mutate the view (pkg) to break one rule at a time.
@@ -75,13 +75,13 @@ struct Model {
         seg0_out = {{0xA00, 4, 10, 12, HLO_S32, HLO_F32, 10, out_scales.data()},
                     {0x900, 4, 32, 32, HLO_S8, HLO_S8, 0, nullptr}};
         seg0_gemms = {
-            {4, 16, 32, TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8 | kTiled, 0x800, 0x0,
+            {4, 16, 32, TPUB_GEMM_BIAS | TPUB_GEMM_RELU | TPUB_GEMM_OUT_INT8 | kTiled, 0x800, 0x0,
              0x900, 0x200, 16, 32, str("dot.3"), str("add.4,maximum.5,convert.6")},
-            {4, 32, 10, TPU_GEMM_BIAS | kTiled, 0x900, 0x380, 0xA00, 0x580, 32, 12, str("dot.7"),
+            {4, 32, 10, TPUB_GEMM_BIAS | kTiled, 0x900, 0x380, 0xA00, 0x580, 32, 12, str("dot.7"),
              str("add.8")}};
         seg1_in = {{0xC00, 4, 10, 16, HLO_U8, HLO_U8, 0, nullptr}};
         seg1_out = {{0xD00, 4, 4, 4, HLO_S32, HLO_F32, 1, z_scale.data()}};
-        seg1_gemms = {{4, 10, 4, TPU_GEMM_A_UNSIGNED | kTiled, 0xC00, 0x600, 0xD00, 0, 16, 4,
+        seg1_gemms = {{4, 10, 4, TPUB_GEMM_A_UNSIGNED | kTiled, 0xC00, 0x600, 0xD00, 0, 16, 4,
                        str("dot.12"), str("")}};
         segments = {{1, 2, 2, seg0_in.data(), seg0_out.data(), seg0_gemms.data()},
                     {1, 1, 1, seg1_in.data(), seg1_out.data(), seg1_gemms.data()}};
