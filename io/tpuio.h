@@ -63,8 +63,8 @@ static inline size_t tpuio_left(const tpuio_cursor *c)
 /* An output written to a temporary file beside its path, renamed into place by tpuio_commit: a
  * failure never leaves a partial file under the final name. Start from {0}. */
 typedef struct {
-    const char *path;
-    char *tmp; /* the temporary's name while staged, else NULL */
+    const char *path; /* borrowed: must live until tpuio_commit */
+    char *tmp;        /* the temporary's name while staged, else NULL */
 } tpuio_staged;
 
 /* Writes len bytes of data to a new temporary file for path (the mode a plain create would
