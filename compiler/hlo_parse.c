@@ -271,7 +271,7 @@ static void parse_padding(parser *p, hlo_instr *in)
         int64_t f[3] = {0, 0, 0};
         int nf = 0;
         for (;;) {
-            bool neg = *s == '-';
+            bool neg = s < end && *s == '-';
             const char *d = s + neg;
             int64_t v = 0;
             while (d < end && isdigit((unsigned char)*d) && v <= HLO_MAX_ELEMENTS)

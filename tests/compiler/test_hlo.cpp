@@ -644,6 +644,18 @@ TEST(HloErrors, FileErrorsAndNullErr)
     EXPECT_STREQ(err.msg, "<input>:1:1: empty input: expected 'HloModule' or a computation");
 }
 
+// The libFuzzer find of issue 13: a padding value ending in '_' at the very end of the buffer
+// read one byte past it. An exact-size heap copy lets ASan see any such read.
+TEST(HloErrors, PaddingEndingInUnderscoreAtTheEnd)
+{
+    for (const std::string text : {"HloM1F{\nt = f32[]at(t2),padding=08_", "ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT q = f32[3] pad(p, p), padding=0_"}) {
+        std::vector<char> buf(text.begin(), text.end());
+        hlo_error err;
+        EXPECT_EQ(hlo_parse(buf.data(), buf.size(), "f", &err), nullptr) << text;
+        EXPECT_NE(std::string(err.msg).find("bad padding"), std::string::npos) << err.msg;
+    }
+}
+
 // Every prefix of every fixture: parsed or rejected with a located message, never a crash or leak.
 TEST(HloErrors, EveryTruncation)
 {
