@@ -1,5 +1,6 @@
 /* hlo_lex.c - the HLO parser's arena, error reporting and lexer (see hlo_lex.h). */
 #include "compiler/hlo_lex.h"
+#include "io/tpuio.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -51,10 +52,10 @@ void hlo_vfail(hlo_error *err, const char *file, int line, int col, const char *
     err->line = line < 0 ? 0 : line;
     err->col = line < 0 ? 0 : col;
     if (line < 0)
-        snprintf(err->msg, sizeof err->msg, "%s: %s", file, what);
+        tpuio_err(err->msg, sizeof err->msg, "%s: %s", file, what);
     else
-        snprintf(err->msg, sizeof err->msg, "%s:%d:%d: %s%s%s", file, line, col, op ? op : "",
-                 op ? ": " : "", what);
+        tpuio_err(err->msg, sizeof err->msg, "%s:%d:%d: %s%s%s", file, line, col, op ? op : "",
+                  op ? ": " : "", what);
 }
 
 int hlo_fail(hlo_error *err, const char *file, const hlo_instr *at, const char *fmt, ...)

@@ -257,15 +257,12 @@ __attribute__((format(printf, 2, 3), noreturn))
 #endif
 static void fail(reader *r, const char *fmt, ...)
 {
-    if (r->errlen) {
-        int n = snprintf(r->err, r->errlen, "%s: %s%s", r->sec, r->where, r->where[0] ? ": " : "");
-        if (n >= 0 && (size_t)n < r->errlen) {
-            va_list ap;
-            va_start(ap, fmt);
-            vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
-            va_end(ap);
-        }
-    }
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    tpuio_err(r->err, r->errlen, "%s: %s%s%s", r->sec, r->where, r->where[0] ? ": " : "", what);
     longjmp(r->fail, 1);
 }
 

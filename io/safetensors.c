@@ -28,12 +28,10 @@ __attribute__((format(printf, 2, 3), noreturn))
 #endif
 static void fail(reader *r, const char *fmt, ...)
 {
-    if (r->errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(r->err, r->errlen, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    tpuio_verr(r->err, r->errlen, fmt, ap);
+    va_end(ap);
     longjmp(r->fail, 1);
 }
 

@@ -11,13 +11,74 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void tpuio_err(char *err, size_t errlen, const char *fmt, ...)
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong forms, surrogates or
+ * values past U+10FFFF), or 0 when the byte at s does not start one. */
+static size_t utf8_len(const unsigned char *s)
+{
+    unsigned char lo = 0x80, hi = 0xbf;
+    size_t n;
+    if (s[0] >= 0xc2 && s[0] <= 0xdf)
+        n = 2;
+    else if (s[0] >= 0xe0 && s[0] <= 0xef)
+        n = 3, lo = s[0] == 0xe0 ? 0xa0 : 0x80, hi = s[0] == 0xed ? 0x9f : 0xbf;
+    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+        n = 4, lo = s[0] == 0xf0 ? 0x90 : 0x80, hi = s[0] == 0xf4 ? 0x8f : 0xbf;
+    else
+        return 0;
+    if (s[1] < lo || s[1] > hi) /* the first continuation byte carries the range checks */
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xbf)
+            return 0;
+    return n;
+}
+
+char *tpuio_printable(char *dst, size_t size, const char *src)
+{
+    if (!size)
+        return dst;
+    const unsigned char *s = (const unsigned char *)src;
+    size_t at = 0;
+    while (*s) {
+        char esc[5];
+        const char *piece = esc;
+        size_t n = 1;
+        if (*s >= 0x20 && *s < 0x7f) {
+            piece = (const char *)s;
+        } else if (*s >= 0x80 && (n = utf8_len(s))) {
+            piece = (const char *)s;
+        } else {
+            n = 1;
+            if (*s == '\n' || *s == '\r' || *s == '\t')
+                snprintf(esc, sizeof esc, "\\%c", *s == '\n' ? 'n' : *s == '\r' ? 'r' : 't');
+            else
+                snprintf(esc, sizeof esc, "\\x%02x", *s);
+        }
+        const size_t len = piece == esc ? strlen(esc) : n;
+        if (at + len >= size)
+            break;
+        memcpy(dst + at, piece, len);
+        at += len;
+        s += n;
+    }
+    dst[at] = 0;
+    return dst;
+}
+
+void tpuio_verr(char *err, size_t errlen, const char *fmt, va_list ap)
 {
     if (!err || !errlen)
         return;
+    char raw[1024];
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    tpuio_printable(err, errlen, raw);
+}
+
+void tpuio_err(char *err, size_t errlen, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
+    tpuio_verr(err, errlen, fmt, ap);
     va_end(ap);
 }
 

@@ -9,6 +9,7 @@
 #ifndef TPU_IO_TPUIO_H
 #define TPU_IO_TPUIO_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,12 +19,19 @@ extern "C" {
 
 /* ----------------------------------------------------------------- error text -- */
 
-/* printf into err (errlen bytes, truncated); nothing when err is NULL or errlen is 0. */
+/* printf into err (errlen bytes, truncated; nothing when err is NULL or errlen is 0), made
+ * printable by tpuio_printable: bytes from an input never break the line or the terminal. */
 void tpuio_err(char *err, size_t errlen, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+void tpuio_verr(char *err, size_t errlen, const char *fmt, va_list ap);
+
+/* Copies src into dst (size bytes, truncated at a whole escape, NUL-terminated) with every byte
+ * that is not printable text escaped: \n, \r, \t, and \xNN for other control characters and
+ * for bytes that are not part of well-formed UTF-8. Returns dst. */
+char *tpuio_printable(char *dst, size_t size, const char *src);
 
 /* ---------------------------------------------------------------- reading files -- */
 

@@ -656,6 +656,18 @@ TEST(HloErrors, PaddingEndingInUnderscoreAtTheEnd)
     }
 }
 
+// Bytes of the input quoted in a message are escaped: one error is one printable line.
+TEST(HloErrors, MessagesArePrintable)
+{
+    const std::string text = "ENTRY e {\n  p = f32[2] parameter(0), padding=0\x01\xff\n";
+    hlo_error err;
+    EXPECT_EQ(hlo_parse(text.data(), text.size(), "bad\nname.hlo", &err), nullptr);
+    const std::string msg = err.msg;
+    EXPECT_EQ(msg.rfind("bad\\nname.hlo:2:", 0), 0u) << msg;
+    for (unsigned char c : msg)
+        EXPECT_TRUE(c >= 0x20 && c < 0x7f) << msg;
+}
+
 // Every prefix of every fixture: parsed or rejected with a located message, never a crash or leak.
 TEST(HloErrors, EveryTruncation)
 {

@@ -164,6 +164,27 @@ TEST_F(TpuIo, FifoWithoutWriterDoesNotBlock)
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
 }
 
+TEST(TpuIoText, ErrorsArePrintableOneLiners)
+{
+    char out[64];
+    EXPECT_STREQ(tpuio_printable(out, sizeof out, "plain text: 'x' \\ ok"), "plain text: 'x' \\ ok");
+    EXPECT_STREQ(tpuio_printable(out, sizeof out, "two\nlines\r\tand \x01\x7f"),
+                 "two\\nlines\\r\\tand \\x01\\x7f");
+    // Well-formed UTF-8 stays; stray, overlong, surrogate and truncated sequences are escaped.
+    EXPECT_STREQ(tpuio_printable(out, sizeof out, "\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+                 "\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+    EXPECT_STREQ(tpuio_printable(out, sizeof out, "\xff\xc0\xaf\xed\xa0\x80\xe2\x82"),
+                 "\\xff\\xc0\\xaf\\xed\\xa0\\x80\\xe2\\x82");
+    // Truncation never splits an escape.
+    EXPECT_STREQ(tpuio_printable(out, 7, "ab\ncd"), "ab\\ncd");
+    EXPECT_STREQ(tpuio_printable(out, 6, "ab\ncd"), "ab\\nc");
+    EXPECT_STREQ(tpuio_printable(out, 4, "ab\ncd"), "ab");
+
+    char err[64];
+    tpuio_err(err, sizeof err, "name '%s'", "a\nb\x1b[31m");
+    EXPECT_STREQ(err, "name 'a\\nb\\x1b[31m'");
+}
+
 TEST(TpuIoBytes, LittleEndianAndCursor)
 {
     uint8_t b[8];
