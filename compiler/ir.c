@@ -289,6 +289,7 @@ void tc_graph_free(tc_graph *g)
     free(g->gemms);
     free(g->cal_min);
     free(g->cal_max);
+    hlo_text_free(&g->warnings);
     hlo_text_free(&g->report);
 }
 

@@ -10,6 +10,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,11 +22,45 @@ static bool any_float_gemm(const tc_graph *g)
     return false;
 }
 
+/* A non-finite value in a tensor the int8 arithmetic depends on: an error, or with
+ * allow_nonfinite a warning. at locates it; what names the tensor. */
+static int nonfinite(tc_graph *g, const hlo_instr *at, const char *what, uint64_t index,
+                     double v)
+{
+    if (!g->allow_nonfinite)
+        return tc_fail(g, at, "%s: element %llu is %g (--allow-nonfinite to go on with a warning)",
+                       what, (unsigned long long)index, v);
+    hlo_text_printf(&g->warnings, "warning: %s: element %llu is %g; ", what,
+                    (unsigned long long)index, v);
+    return 0;
+}
+
+/* Non-finite calibration samples: an error naming the array and element (or skipped). */
+static int check_samples(tc_graph *g, hlo_array *const *calib, int n_calib)
+{
+    for (int k = 0; k < n_calib; k++) {
+        if (calib[k]->shape.type != HLO_F32)
+            continue;
+        const float *v = calib[k]->data;
+        for (int64_t e = 0; e < calib[k]->shape.elements; e++)
+            if (!isfinite(v[e])) {
+                char what[160];
+                snprintf(what, sizeof what, "calibration array %d (input '%s')", k,
+                         g->nodes[g->inputs[k]].name);
+                if (nonfinite(g, NULL, what, (uint64_t)e, v[e]))
+                    return -1;
+                hlo_text_printf(&g->warnings, "non-finite samples are left out\n");
+                break;
+            }
+    }
+    return 0;
+}
+
 static void observe(tc_graph *g, int node, const hlo_array *a)
 {
     for (int64_t e = 0; e < a->shape.elements; e++) {
         double v = ((const float *)a->data)[e];
-        if (v != v)
+        if (!isfinite(v))
             continue;
         if (v < g->cal_min[node])
             g->cal_min[node] = v;
@@ -42,6 +77,8 @@ int tc_calibrate(tc_graph *g, hlo_array *const *calib, int n_calib)
         return tc_fail(g, NULL,
                        "the float GEMMs need calibration samples: one array per model input "
                        "(%d) with --calibrate, %d given", g->n_inputs, n_calib);
+    if (check_samples(g, calib, n_calib))
+        return -1;
     int64_t batches = -1;
     for (int k = 0; k < n_calib; k++) {
         const tc_node *in = &g->nodes[g->inputs[k]];
@@ -143,6 +180,59 @@ static int32_t round_i32(double v)
     return (int32_t)llround(v);
 }
 
+/* Non-finite weights and biases of float GEMM gm: an error, or replaced (NaN by 0, an infinity
+ * by the largest finite magnitude of its column, with its sign) with a warning. */
+static int finite_weights(tc_graph *g, tc_gemm *gm, float *bias_f)
+{
+    const tc_node *dot = &g->nodes[gm->dot];
+    const tc_node *w = &g->nodes[dot->in[1]];
+    const size_t rows = (size_t)gm->batch * gm->k;
+    char what[160];
+    for (uint32_t j = 0; j < gm->n; j++) {
+        double mx = 0;
+        bool bad = false;
+        for (size_t k = 0; k < rows; k++) {
+            const float v = gm->wf[k * gm->n + j];
+            bad |= !isfinite(v);
+            if (isfinite(v) && fabs(v) > mx)
+                mx = fabs(v);
+        }
+        for (size_t k = 0; bad && k < rows; k++) {
+            float *v = &gm->wf[k * gm->n + j];
+            if (isfinite(*v))
+                continue;
+            snprintf(what, sizeof what, "'%s': weights '%s' (as k x n: row %zu, column %u)",
+                     dot->name, w->name, k, j);
+            if (nonfinite(g, w->src, what, (uint64_t)k * gm->n + j, *v))
+                return -1;
+            hlo_text_printf(&g->warnings, "taken as %g\n", isnan(*v) ? 0.0 : *v > 0 ? mx : -mx);
+            *v = isnan(*v) ? 0.0f : (float)(*v > 0 ? mx : -mx);
+        }
+    }
+    const tc_node *add = gm->bias >= 0 ? &g->nodes[gm->bias] : NULL;
+    const tc_node *b = add ? &g->nodes[add->in[add->in[0] == gm->dot]] : NULL;
+    for (uint32_t j = 0; bias_f && j < gm->n; j++)
+        if (!isfinite(bias_f[j])) {
+            snprintf(what, sizeof what, "'%s': bias '%s' (column %u)", dot->name, b->name, j);
+            if (nonfinite(g, b->src, what, j, bias_f[j]))
+                return -1;
+            hlo_text_printf(&g->warnings, "taken as 0\n");
+            bias_f[j] = 0;
+        }
+    return 0;
+}
+
+/* A scale the int8 arithmetic cannot use, reported against the tensor whose range made it. */
+static int check_scale(tc_graph *g, const tc_gemm *gm, double scale, const char *what, int node)
+{
+    if (isfinite(scale) && scale > 0)
+        return 0;
+    return tc_fail(g, g->nodes[node].src, "'%s': the scale of %s '%s' is %g (calibrated range "
+                   "[%g, %g]): beyond what float32 holds", g->nodes[gm->dot].name, what,
+                   g->nodes[node].name, scale, g->cal_min ? g->cal_min[node] : 0.0,
+                   g->cal_max ? g->cal_max[node] : 0.0);
+}
+
 int tc_quantize(tc_graph *g)
 {
     for (int i = 0; i < g->n_gemms; i++) {
@@ -160,8 +250,15 @@ int tc_quantize(tc_graph *g)
             double mx = absmax(g, gm->x);
             gm->a_unsigned = g->cal_min[gm->x] >= 0;
             gm->a_scale = mx > 0 ? (float)(mx / (gm->a_unsigned ? 255.0 : 127.0)) : 1.0f;
+            if (check_scale(g, gm, gm->a_scale, "its input", gm->x))
+                return -1;
         }
         float *bias_f = gm->acc_scale; /* pick_gemms left the float bias here */
+        if (finite_weights(g, gm, bias_f)) {
+            free(bias_f);
+            gm->acc_scale = NULL;
+            return -1;
+        }
         const size_t rows = (size_t)gm->batch * gm->k; /* of every batch's weights */
         if (!(gm->wq = malloc(rows * gm->n)) || !(gm->acc_scale = malloc(gm->n * sizeof(float)))) {
             free(bias_f);
@@ -186,6 +283,13 @@ int tc_quantize(tc_graph *g)
                 gm->wq[k * gm->n + j] = (int8_t)(q > 127 ? 127 : q < -127 ? -127 : q);
             }
             gm->acc_scale[j] = (float)(gm->a_scale * ws);
+            if (!isfinite(gm->acc_scale[j])) {
+                free(bias_f);
+                return tc_fail(g, g->nodes[g->nodes[gm->dot].in[1]].src, "'%s': column %u of "
+                               "weights '%s' (max |w| %g) times the input scale %g overflows "
+                               "float32", g->nodes[gm->dot].name, j,
+                               g->nodes[g->nodes[gm->dot].in[1]].name, mx, (double)gm->a_scale);
+            }
             if (bias_f)
                 gm->bias_q[j] = round_i32(bias_f[j] / ((double)gm->a_scale * ws));
         }
@@ -194,6 +298,8 @@ int tc_quantize(tc_graph *g)
             continue;
         double mx = absmax(g, gm->out);
         gm->out_scale = mx > 0 ? (float)(mx / 127.0) : 1.0f;
+        if (check_scale(g, gm, gm->out_scale, "its output", gm->out))
+            return -1;
         if (!(gm->mult = malloc(gm->n * sizeof *gm->mult)) ||
             !(gm->shift = malloc(gm->n * sizeof *gm->shift)))
             return tc_fail(g, NULL, "out of memory");

@@ -77,6 +77,8 @@ static void report_quant(tc_graph *g, const tc_gemm *gm)
 static void report(tc_graph *g, const tpub_package *p)
 {
     hlo_text *t = &g->report;
+    if (g->warnings.s)
+        hlo_text_printf(t, "%s", g->warnings.s);
     int folded = 0, host = 0, dead = 0;
     for (int i = 0; i < g->n_nodes; i++) {
         const tc_node *nd = &g->nodes[i];
@@ -143,7 +145,7 @@ int tpuc_compile(const tpuc_options *o, tpub_package *out, char *err, size_t err
         return -1;
     }
     tc_graph g = {.m = m, .file = o->hlo_path, .array_n = o->array_n ? o->array_n : 16,
-                  .err = err, .errlen = errlen};
+                  .allow_nonfinite = o->allow_nonfinite, .err = err, .errlen = errlen};
     const hlo_computation *entry = hlo_entry(m);
     int n_params = 0;
     for (int i = 0; i < entry->n_instrs; i++)
@@ -172,7 +174,7 @@ int tpuc_compile(const tpuc_options *o, tpub_package *out, char *err, size_t err
              tc_quantize(&g) || tc_emit(&g, out);
     if (!rc) {
         report(&g, out);
-        if (g.report.oom)
+        if (g.report.oom || g.warnings.oom)
             rc = tc_fail(&g, NULL, "out of memory");
         out->report = g.report.s;
         g.report = (hlo_text){0};

@@ -9,6 +9,7 @@
 #ifndef TPUC_TPUC_H
 #define TPUC_TPUC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,11 @@ typedef struct {
      * a last partial batch is ignored). Needed when a float dot runs on the device. */
     hlo_array *const *calib;
     int n_calib;
+    /* NaN or infinite weights, biases or calibration samples are an error naming the tensor and
+     * element; with this set, a warning in the report instead: NaN weights and biases count as
+     * 0, infinite ones as the largest finite magnitude of their column, and non-finite samples
+     * are left out of the calibration. */
+    bool allow_nonfinite;
 } tpuc_options;
 
 /* Compiles; on success *out is a complete package (free with tpub_free), including its report.

@@ -72,6 +72,8 @@ typedef struct {
     /* calibration: per node, the range seen (valid where calibrated) */
     double *cal_min, *cal_max;
     int cal_samples;
+    bool allow_nonfinite;  /* tpuc_options.allow_nonfinite */
+    hlo_text warnings;     /* "warning: ..." lines, reported first */
     hlo_text report;
     char *err;
     size_t errlen;

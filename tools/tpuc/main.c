@@ -12,7 +12,7 @@
 
 static const char usage[] =
     "usage: tpuc MODEL.hlo [--weights W.safetensors] [--calibrate X.npy ...] [--array N]\n"
-    "            -o OUT.tpub [--quiet]\n"
+    "            [--allow-nonfinite] -o OUT.tpub [--quiet]\n"
     "       tpuc --dump PKG.tpub\n"
     "\n"
     "Compiles XLA HLO text (as JAX, TensorFlow or PyTorch/XLA print it) into a package for\n"
@@ -21,7 +21,8 @@ static const char usage[] =
     "order. Float dots on the device are quantized to int8 with ranges calibrated on X (one\n"
     "file per input: the input's shape with any number of rows). --array: the array size the\n"
     "weights are tiled for (default 16). Prints the compiler's report (what runs where, the\n"
-    "quantization chosen) and the compile time.\n"
+    "quantization chosen) and the compile time. NaN or infinite weights, biases or calibration\n"
+    "samples are an error; --allow-nonfinite makes them warnings (on stderr and in the report).\n"
     "exit status: 0 success, 1 an input (model, weights, calibration data, package) is\n"
     "rejected or unreadable, 2 usage, or the output cannot be written.\n";
 
@@ -73,6 +74,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--quiet")) {
             quiet = 1;
+        } else if (!strcmp(a, "--allow-nonfinite")) {
+            o.allow_nonfinite = true;
         } else if (!strcmp(a, "--weights") || !strcmp(a, "--calibrate") || !strcmp(a, "-o") ||
                    !strcmp(a, "--dump") || !strcmp(a, "--array")) {
             if (!v)
@@ -148,6 +151,14 @@ int main(int argc, char **argv)
     if (tpub_save(&p, out, err, sizeof err)) {
         tpub_free(&p);
         return fail(2, "%s: %s", out, err);
+    }
+    /* Warnings lead the report; they reach stderr also with --quiet. */
+    for (const char *l = p.report; !strncmp(l, "warning: ", 9);) {
+        const char *nl = strchr(l, '\n');
+        fprintf(stderr, "tpuc: %.*s\n", (int)(nl ? nl - l : (long)strlen(l)), l);
+        if (!nl)
+            break;
+        l = nl + 1;
     }
     if (!quiet)
         printf("%s", p.report);

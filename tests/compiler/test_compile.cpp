@@ -1,0 +1,151 @@
+// test_compile.cpp - tpuc_compile in process, without a device: numerics checked at compile time
+// (non-finite weights, biases and calibration samples, scales that overflow float32), each an
+// error located at the tensor that caused it, or with allow_nonfinite a warning in the report.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "compiler/tpuc.h"
+#include "tests/support/hlo_test.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using hlo_test::kInf;
+using hlo_test::kNaN;
+using hlo_test::make;
+
+struct Compiled {
+    int rc;
+    std::string err, report;
+};
+
+class Compile : public ::testing::Test {
+  protected:
+    void SetUp() override
+    {
+        char tmpl[] = "/tmp/test_compile.XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        dir = tmpl;
+    }
+    void TearDown() override { fs::remove_all(dir); }
+
+    // Compiles module text (a float dot of x [4,3] and weights w, plus bias) calibrated on calib.
+    Compiled compile(const std::string &text, std::vector<double> calib, bool allow = false)
+    {
+        const std::string path = dir + "/m.hlo";
+        std::ofstream(path) << text;
+        hlo_array *c = make(HLO_F32, {(int64_t)calib.size() / 3, 3}, calib);
+        tpuc_options o = {};
+        o.hlo_path = path.c_str();
+        o.array_n = 4;
+        o.calib = &c;
+        o.n_calib = 1;
+        o.allow_nonfinite = allow;
+        tpub_package p;
+        char err[1024] = "";
+        Compiled r;
+        r.rc = tpuc_compile(&o, &p, err, sizeof err);
+        r.err = err;
+        if (r.rc == 0) {
+            r.report = p.report;
+            tpub_free(&p);
+        }
+        hlo_array_free(c);
+        return r;
+    }
+
+    std::string dir;
+};
+
+// x . w + b with w and b as literals (already HLO-formatted).
+std::string model(const std::string &w, const std::string &b = "{0, 0, 0, 0}")
+{
+    return "HloModule m\n\n"
+           "ENTRY e {\n"
+           "  x = f32[4,3] parameter(0)\n"
+           "  w = f32[3,4] constant(" + w + ")\n"
+           "  d = f32[4,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+           "  b = f32[4] constant(" + b + ")\n"
+           "  bb = f32[4,4] broadcast(b), dimensions={1}\n"
+           "  ROOT y = f32[4,4] add(d, bb)\n"
+           "}\n";
+}
+
+const std::string kGoodW = "{{1, 2, 3, 4}, {-1, 0.5, 2, 1}, {0, 1, -3, 2}}";
+const std::vector<double> kCalib = {0.1, -0.5, 1, 0.3, 0.2, -1, 1, 1, 0, -0.2, 0.4, 0.6};
+
+TEST_F(Compile, FiniteModelCompiles)
+{
+    const Compiled r = compile(model(kGoodW), kCalib);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(r.report.find("warning"), std::string::npos) << r.report;
+}
+
+TEST_F(Compile, NonFiniteWeightsAreLocatedErrors)
+{
+    Compiled r = compile(model("{{1, 2, 3, 4}, {-1, 0.5, nan, 1}, {0, 1, -3, 2}}"), kCalib);
+    EXPECT_EQ(r.rc, -1);
+    EXPECT_EQ(r.err, dir + "/m.hlo:5:3: constant: 'd': weights 'w' (as k x n: row 1, column 2): "
+                           "element 6 is nan (--allow-nonfinite to go on with a warning)");
+    r = compile(model("{{1, 2, 3, 4}, {-1, 0.5, 2, 1}, {0, -inf, -3, 2}}"), kCalib);
+    EXPECT_EQ(r.rc, -1);
+    EXPECT_NE(r.err.find("weights 'w' (as k x n: row 2, column 1): element 9 is -inf"),
+              std::string::npos) << r.err;
+
+    r = compile(model(kGoodW, "{0, inf, 0, 0}"), kCalib);
+    EXPECT_EQ(r.rc, -1);
+    EXPECT_EQ(r.err, dir + "/m.hlo:8:3: broadcast: 'd': bias 'bb' (column 1): element 1 is inf "
+                           "(--allow-nonfinite to go on with a warning)");
+}
+
+TEST_F(Compile, AllowNonFiniteWarnsAndReplaces)
+{
+    const Compiled r = compile(model("{{1, 2, 3, 4}, {-1, 0.5, nan, 1}, {0, inf, -3, 2}}",
+                                     "{nan, 0, 0, 0}"), kCalib, true);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    // Warnings lead the report, column by column; an infinity takes its column's largest |w|.
+    EXPECT_EQ(r.report.rfind("warning: 'd': weights 'w' (as k x n: row 2, column 1): element 9 "
+                             "is inf; taken as 2\n", 0), 0u) << r.report;
+    EXPECT_NE(r.report.find("(as k x n: row 1, column 2): element 6 is nan; taken as 0\n"),
+              std::string::npos) << r.report;
+    EXPECT_NE(r.report.find("warning: 'd': bias 'bb' (column 0): element 0 is nan; taken as 0\n"),
+              std::string::npos) << r.report;
+}
+
+TEST_F(Compile, NonFiniteCalibrationSamples)
+{
+    std::vector<double> calib = kCalib;
+    calib[5] = kNaN;
+    Compiled r = compile(model(kGoodW), calib);
+    EXPECT_EQ(r.rc, -1);
+    EXPECT_EQ(r.err, dir + "/m.hlo: calibration array 0 (input 'x'): element 5 is nan "
+                           "(--allow-nonfinite to go on with a warning)");
+    r = compile(model(kGoodW), calib, true);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.report.find("warning: calibration array 0 (input 'x'): element 5 is nan; "
+                            "non-finite samples are left out\n"), std::string::npos) << r.report;
+    calib[5] = -kInf;
+    EXPECT_EQ(compile(model(kGoodW), calib).rc, -1);
+}
+
+TEST_F(Compile, OverflowingScaleNamesItsTensor)
+{
+    // Inputs near 1e36 and weights near 3e38: one accumulator unit is worth more than float32.
+    std::vector<double> calib = kCalib;
+    for (double &v : calib)
+        v *= 1e36;
+    const Compiled r = compile(model("{{3e38, 2, 3, 4}, {-1, 0.5, 2, 1}, {0, 1, -3, 2}}"), calib);
+    EXPECT_EQ(r.rc, -1);
+    EXPECT_EQ(r.err.rfind(dir + "/m.hlo:5:3: constant: 'd': column 0 of weights 'w' (max |w| "
+                                "3e+38) times the input scale", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("overflows float32"), std::string::npos) << r.err;
+}
+
+} // namespace
