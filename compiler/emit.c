@@ -159,7 +159,8 @@ static int const_image(tc_graph *g, tpub_package *p)
     }
     p->const_bytes = at;
     if (!(p->const_image = calloc(at ? at : 1, 1)))
-        return tc_fail(g, NULL, "out of memory");
+        return tc_fail(g, NULL, "out of memory for the package's constant image (%llu bytes of "
+                       "weights and parameters)", (unsigned long long)at);
     for (int i = 0; i < g->n_gemms; i++) {
         const tc_gemm *gm = &g->gemms[i];
         const uint32_t KT = tiles(gm->k, N);

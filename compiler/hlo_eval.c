@@ -640,7 +640,9 @@ static int eval_instr(evaluator *e, const hlo_instr *in, const val *op, val *out
         if (in->shape.type == HLO_TUPLE) /* a tuple constant: its literal is never kept */
             rc = fail(e, in, "value of '%s' is elided but needed", in->name);
         else if (!(out->a = hlo_array_new(in->shape.type, in->shape.rank, in->shape.dims)))
-            rc = fail(e, in, "out of memory");
+            rc = fail(e, in, "out of memory for the value of '%s', %s (%llu bytes)", in->name,
+                      hlo_shape_str(&in->shape, b, sizeof b),
+                      (unsigned long long)in->shape.elements * hlo_type_size(in->shape.type));
         else
             rc = eval_array_op(e, in, op, out->a);
         break;

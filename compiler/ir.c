@@ -19,6 +19,12 @@ int tc_fail(tc_graph *g, const hlo_instr *at, const char *fmt, ...)
     return -1;
 }
 
+int tc_oom(tc_graph *g, int node, const char *what, uint64_t bytes)
+{
+    return tc_fail(g, g->nodes[node].src, "out of memory for %s of '%s' (%llu bytes)", what,
+                   g->nodes[node].name, (unsigned long long)bytes);
+}
+
 /* --------------------------------------------------------------- building -- */
 
 /* A value while inlining: a node, or a tuple of values (node < 0). */
@@ -331,6 +337,12 @@ int tc_fold(tc_graph *g)
         }
         if (!all)
             continue;
+        const int64_t esize = hlo_type_size(nd->shape.type) ? (int64_t)hlo_type_size(nd->shape.type) : 8;
+        if (nd->shape.elements > TC_FOLD_MAX_BYTES / esize) {
+            nd->host_reason = "folding it would build more than the compile-time budget of "
+                              "1 GiB (docs/compiler.md)";
+            continue;
+        }
         if (eval_node(g, nd, ops, &nd->value))
             return -1;
         nd->role = TC_CONST;
@@ -487,7 +499,7 @@ static int take_weights(tc_graph *g, tc_gemm *gm)
         }
     size_t count = (size_t)gm->batch * gm->k * gm->n;
     if (gm->exact ? !(gm->wq = malloc(count)) : !(gm->wf = malloc(count * sizeof(float))))
-        return tc_fail(g, NULL, "out of memory");
+        return tc_oom(g, gm->dot, "the weights", count * (gm->exact ? 1 : sizeof(float)));
     for (int64_t e = 0; e < w->shape.elements; e++) {
         int64_t bb = 0, kk = 0, nn = 0;
         for (int i = 0; i < rank; i++) {

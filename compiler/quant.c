@@ -115,7 +115,8 @@ int tc_calibrate(tc_graph *g, hlo_array *const *calib, int n_calib)
         for (int k = 0; k < n_calib && !rc; k++) {
             const hlo_shape *s = &g->nodes[g->inputs[k]].shape;
             if (!(ins[k] = hlo_array_new(s->type, s->rank, s->dims))) {
-                rc = tc_fail(g, NULL, "out of memory");
+                rc = tc_oom(g, g->inputs[k], "a calibration batch",
+                            (uint64_t)s->elements * hlo_type_size(s->type));
                 break;
             }
             size_t bytes = (size_t)s->elements * hlo_type_size(s->type);
@@ -262,7 +263,7 @@ int tc_quantize(tc_graph *g)
         const size_t rows = (size_t)gm->batch * gm->k; /* of every batch's weights */
         if (!(gm->wq = malloc(rows * gm->n)) || !(gm->acc_scale = malloc(gm->n * sizeof(float)))) {
             free(bias_f);
-            return tc_fail(g, NULL, "out of memory");
+            return tc_oom(g, gm->dot, "the int8 weights", rows * gm->n);
         }
         gm->w_absmax_min = DBL_MAX;
         gm->w_absmax_max = 0;
@@ -302,7 +303,7 @@ int tc_quantize(tc_graph *g)
             return -1;
         if (!(gm->mult = malloc(gm->n * sizeof *gm->mult)) ||
             !(gm->shift = malloc(gm->n * sizeof *gm->shift)))
-            return tc_fail(g, NULL, "out of memory");
+            return tc_oom(g, gm->dot, "the requantization parameters", 8ull * gm->n);
         for (uint32_t j = 0; j < gm->n; j++)
             if (fixed_point((double)gm->acc_scale[j] / gm->out_scale, &gm->mult[j],
                             &gm->shift[j]))

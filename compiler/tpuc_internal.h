@@ -33,7 +33,8 @@ typedef struct {
     int n_users;          /* live nodes using it, plus one per model output it is */
     bool output;          /* a model output */
     bool needed;          /* an output depends on it (before folding) */
-    const char *host_reason; /* a dot the device cannot run: why (static string) */
+    const char *host_reason; /* why it stays on the host (static string): a dot the device
+                                cannot run, or a result too large to fold */
 } tc_node;
 
 typedef struct {
@@ -79,12 +80,20 @@ typedef struct {
     size_t errlen;
 } tc_graph;
 
+/* Constant folding builds no value larger than this: bigger ones (a broadcast of a scalar to a
+ * huge shape, say) stay on the host, computed at run time. */
+#define TC_FOLD_MAX_BYTES ((int64_t)1 << 30)
+
 /* Every stage returns 0, or -1 with the reason in g->err. */
 int tc_fail(tc_graph *g, const hlo_instr *at, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* An allocation for node's what failed: "out of memory for <what> of '<node>' (N bytes)",
+ * located at the node's instruction. Returns -1. */
+int tc_oom(tc_graph *g, int node, const char *what, uint64_t bytes);
 
 /* ir.c */
 /* Takes the bound parameter arrays (params[k] set to NULL once the graph owns it). */

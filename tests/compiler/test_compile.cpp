@@ -3,6 +3,7 @@
 // error located at the tensor that caused it, or with allow_nonfinite a warning in the report.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -46,7 +47,7 @@ class Compile : public ::testing::Test {
         o.hlo_path = path.c_str();
         o.array_n = 4;
         o.calib = &c;
-        o.n_calib = 1;
+        o.n_calib = calib.empty() ? 0 : 1;
         o.allow_nonfinite = allow;
         tpub_package p;
         char err[1024] = "";
@@ -146,6 +147,28 @@ TEST_F(Compile, OverflowingScaleNamesItsTensor)
     EXPECT_EQ(r.err.rfind(dir + "/m.hlo:5:3: constant: 'd': column 0 of weights 'w' (max |w| "
                                 "3e+38) times the input scale", 0), 0u) << r.err;
     EXPECT_NE(r.err.find("overflows float32"), std::string::npos) << r.err;
+}
+
+// A scalar broadcast to 46000 x 46000 (8.5 GB of f32) as dot weights: not folded at compile time
+// (it would be materialized), so the dot stays on the host, and compiling takes no time.
+TEST_F(Compile, HugeBroadcastIsNotFolded)
+{
+    const std::string text = "HloModule m\n\n"
+                             "ENTRY e {\n"
+                             "  x = f32[4,46000] parameter(0)\n"
+                             "  c = f32[] constant(0.5)\n"
+                             "  w = f32[46000,46000] broadcast(c), dimensions={}\n"
+                             "  ROOT d = f32[4,46000] dot(x, w), lhs_contracting_dims={1}, "
+                             "rhs_contracting_dims={0}\n"
+                             "}\n";
+    const auto t0 = std::chrono::steady_clock::now();
+    const Compiled r = compile(text, {});
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.report.find("w stays on the host: folding it would build more than the "
+                            "compile-time budget of 1 GiB"), std::string::npos) << r.report;
+    EXPECT_NE(r.report.find("d stays on the host: its right-hand side is computed at run time"),
+              std::string::npos) << r.report;
 }
 
 } // namespace
