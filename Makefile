@@ -7,16 +7,19 @@
 #   make bench      GEMM table at N = 16 and 32, and the same GEMM on Verilator vs Icarus
 #   make demo       MNIST: compile the JAX model, run 2,000 digits on the simulated TPU
 #   make wave       trace a small GEMM and open it in GTKWave (a screenshot without a display)
+#   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each, or FUZZ_TARGETS
 #   make ARRAY=8    build only the N = 8 model (any list: ARRAY="8 16")
 
 BUILD  ?= build
 ARRAY  ?= 4 8 16 32
 JOBS   ?= $(shell nproc)
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
 CMAKE_FLAGS ?=
 
 CMAKE_FLAGS += -DTPU_ARRAYS="$(subst $() ,;,$(strip $(ARRAY)))"
 
-.PHONY: all deps configure build test test-asan lint soak bench demo wave clean
+.PHONY: all deps configure build test test-asan fuzz lint soak bench demo wave clean
 
 all: build
 
@@ -38,6 +41,13 @@ test-asan: deps
 	cmake -S . -B $(BUILD)-asan -G Ninja -DTPU_SANITIZE=ON -DTPU_FUZZ=ON -DTPU_ARRAYS="4;8"
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	cd $(BUILD)-asan && ctest -j $(JOBS) --output-on-failure -E '^(rtl|lint)[.]'
+
+# The libFuzzer targets of the ASan build, for as long as asked; reproducers land in
+# tests/fuzz/crashes/<target>/ (replayed by make test from then on).
+fuzz: deps
+	cmake -S . -B $(BUILD)-asan -G Ninja -DTPU_SANITIZE=ON -DTPU_FUZZ=ON -DTPU_ARRAYS="4;8"
+	cmake --build $(BUILD)-asan -j $(JOBS)
+	tests/fuzz/run.sh $(BUILD)-asan $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 lint: configure
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure -R '^lint\.'

@@ -1,6 +1,7 @@
-/* hlo_fuzz.c - libFuzzer target for the HLO text parser: any input must be parsed or rejected
- * with a located message, never crash or leak (ASan/UBSan), and an accepted module must satisfy
- * the AST's invariants, checked here. Built only with -DTPU_FUZZ=ON and clang. */
+/* hlo_fuzz.c - libFuzzer target for the HLO text parser and shape checker: any input must be
+ * parsed or rejected with a located one-line message, never crash or leak (ASan/UBSan); an
+ * accepted module must satisfy the AST's invariants, checked here, and then pass the shape
+ * checker or be rejected by it with a located message. Built with -DTPU_FUZZ=ON and clang. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,11 +57,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     hlo_error err;
     hlo_module *m = hlo_parse((const char *)data, size, "fuzz.hlo", &err);
-    if (m) {
-        check_module(m);
-        hlo_module_free(m);
-    } else {
+    if (!m) {
         check(strncmp(err.msg, "fuzz.hlo:", 9) == 0 && err.line >= 1 && err.col >= 1);
+        check(!strchr(err.msg, '\n'));
+        return 0;
     }
+    check_module(m);
+    if (hlo_check(m, "fuzz.hlo", &err))
+        check(strncmp(err.msg, "fuzz.hlo:", 9) == 0 && !strchr(err.msg, '\n'));
+    hlo_module_free(m);
     return 0;
 }
