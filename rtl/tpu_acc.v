@@ -28,7 +28,7 @@ module tpu_acc #(
 );
     localparam AW = (ROWS > 1) ? $clog2(ROWS) : 1;
 
-    reg [32*N-1:0] mem [0:ROWS-1] /*verilator public_flat_rd*/;
+    reg [32*N-1:0] mem[0:ROWS-1]  /*verilator public_flat_rd*/;
 
     wire [AW-1:0] wa = w_addr[AW-1:0];
     wire [32*N-1:0] old_row = mem[wa];

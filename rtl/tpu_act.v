@@ -44,8 +44,8 @@ module tpu_act #(
         integer c;
         reg [31:0] sum;
         for (c = 0; c < N; c = c + 1) begin
-            sum = in_data[32*c +: 32] + (in_bias ? bias[32*c +: 32] : 32'd0);
-            x_next[32*c +: 32] = (in_relu && sum[31]) ? 32'd0 : sum;
+            sum = in_data[32*c+:32] + (in_bias ? bias[32*c+:32] : 32'd0);
+            x_next[32*c+:32] = (in_relu && sum[31]) ? 32'd0 : sum;
         end
     end
 
@@ -54,10 +54,10 @@ module tpu_act #(
         reg [31:0] x;
         reg [31:0] m;
         for (c = 0; c < N; c = c + 1) begin
-            x = s1_x[32*c +: 32];
-            m = mult[32*c +: 32];
+            x = s1_x[32*c+:32];
+            m = mult[32*c+:32];
             // Sign-extend both operands; the low 64 bits of the product are exact.
-            p_next[64*c +: 64] = {{32{x[31]}}, x} * {{32{m[31]}}, m};
+            p_next[64*c+:64] = {{32{x[31]}}, x} * {{32{m[31]}}, m};
         end
     end
 
@@ -68,8 +68,8 @@ module tpu_act #(
         reg [63:0] half;
         reg [63:0] q;
         for (c = 0; c < N; c = c + 1) begin
-            p = s2_p[64*c +: 64];
-            s = shift[6*c +: 6];
+            p = s2_p[64*c+:64];
+            s = shift[6*c+:6];
             // Add 2^(s-1) (one less when p < 0, so ties go away from zero), then shift
             // arithmetically; s == 0 passes p through. (An if, not ?: with the unsigned p,
             // which would make the shift logical.)
@@ -77,19 +77,19 @@ module tpu_act #(
             if (s == 6'd0) q = p;
             else q = $signed(p + (p[63] ? half - 64'd1 : half)) >>> s;
             // q fits in int8 exactly when bits 63..7 are all copies of the sign.
-            if (q[63:7] == {57{1'b0}} || q[63:7] == {57{1'b1}}) q_next[8*c +: 8] = q[7:0];
-            else q_next[8*c +: 8] = q[63] ? 8'h80 : 8'h7f;
+            if (q[63:7] == {57{1'b0}} || q[63:7] == {57{1'b1}}) q_next[8*c+:8] = q[7:0];
+            else q_next[8*c+:8] = q[63] ? 8'h80 : 8'h7f;
         end
     end
 
     always @(posedge clk) begin
         if (rst) begin
-            s1_valid <= 1'b0;
-            s2_valid <= 1'b0;
+            s1_valid  <= 1'b0;
+            s2_valid  <= 1'b0;
             out_valid <= 1'b0;
         end else if (!stall) begin
-            s1_valid <= in_valid;
-            s2_valid <= s1_valid;
+            s1_valid  <= in_valid;
+            s2_valid  <= s1_valid;
             out_valid <= s2_valid;
         end
     end

@@ -31,17 +31,17 @@ module tpu_act_eng #(
     input wire [32*N-1:0] mult,
     input wire [6*N-1:0] shift
 );
-    reg busy;          // from accepting a command until its last row is written
-    reg [15:0] left;   // ACC rows still to read
-    reg [19:0] rd_ub;  // UB row of the ACC row read this cycle
-    reg add_bias;
-    reg relu;
-    reg q_valid;       // ACC data is on acc_data this cycle ...
-    reg [19:0] q_ub;   // ... for this UB row
-    reg q_last;        // ... and it is the instruction's last row
+    reg             busy;  // from accepting a command until its last row is written
+    reg  [    15:0] left;  // ACC rows still to read
+    reg  [    19:0] rd_ub;  // UB row of the ACC row read this cycle
+    reg             add_bias;
+    reg             relu;
+    reg             q_valid;  // ACC data is on acc_data this cycle ...
+    reg  [    19:0] q_ub;  // ... for this UB row
+    reg             q_last;  // ... and it is the instruction's last row
 
-    wire out_valid;
-    wire [20:0] out_tag;
+    wire            out_valid;
+    wire [    20:0] out_tag;
     // The int32 output serves WR_HOST's ACC path, not ACTIVATE.
     /* verilator lint_off UNUSEDSIGNAL */
     wire [32*N-1:0] out_i32_unused;
@@ -101,7 +101,7 @@ module tpu_act_eng #(
             acc_addr <= acc_addr + 20'd1;
             rd_ub <= rd_ub + 20'd1;
         end
-        q_ub <= rd_ub;
+        q_ub   <= rd_ub;
         q_last <= left == 16'd1;
     end
 endmodule

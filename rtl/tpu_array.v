@@ -21,61 +21,61 @@ module tpu_array #(
     input  wire [   N-1:0] w_sel,
     output wire [PW*N-1:0] p_out
 );
-  genvar r, c;
-  generate
-    for (r = 0; r < N; r = r + 1) begin : g_row
-      for (c = 0; c < N; c = c + 1) begin : g_col
-        // The last column's a_o/s_o and the last row's w_o leave the array and are not used.
-        /* verilator lint_off UNUSEDSIGNAL */
-        wire [AW-1:0] a_o;
-        wire          s_o;
-        wire [WW-1:0] w_o;
-        /* verilator lint_on UNUSEDSIGNAL */
-        wire [PW-1:0] p_o;
-        wire [AW-1:0] a_i;
-        wire          s_i;
-        wire [PW-1:0] p_i;
-        wire [WW-1:0] w_i;
+    genvar r, c;
+    generate
+        for (r = 0; r < N; r = r + 1) begin : g_row
+            for (c = 0; c < N; c = c + 1) begin : g_col
+                // The last column's a_o/s_o and the last row's w_o leave the array and are not used.
+                /* verilator lint_off UNUSEDSIGNAL */
+                wire [AW-1:0] a_o;
+                wire          s_o;
+                wire [WW-1:0] w_o;
+                /* verilator lint_on UNUSEDSIGNAL */
+                wire [PW-1:0] p_o;
+                wire [AW-1:0] a_i;
+                wire          s_i;
+                wire [PW-1:0] p_i;
+                wire [WW-1:0] w_i;
 
-        if (c == 0) begin : g_left
-          assign a_i = a_in[r*AW+:AW];
-          assign s_i = s_in[r];
-        end else begin : g_inner_c
-          assign a_i = g_row[r].g_col[c-1].a_o;
-          assign s_i = g_row[r].g_col[c-1].s_o;
+                if (c == 0) begin : g_left
+                    assign a_i = a_in[r*AW+:AW];
+                    assign s_i = s_in[r];
+                end else begin : g_inner_c
+                    assign a_i = g_row[r].g_col[c-1].a_o;
+                    assign s_i = g_row[r].g_col[c-1].s_o;
+                end
+
+                if (r == 0) begin : g_top
+                    assign p_i = {PW{1'b0}};
+                    assign w_i = w_in[c*WW+:WW];
+                end else begin : g_inner_r
+                    assign p_i = g_row[r-1].g_col[c].p_o;
+                    assign w_i = g_row[r-1].g_col[c].w_o;
+                end
+
+                if (r == N - 1) begin : g_bottom
+                    assign p_out[c*PW+:PW] = p_o;
+                end
+
+                tpu_pe #(
+                    .AW(AW),
+                    .WW(WW),
+                    .PW(PW)
+                ) u_pe (
+                    .clk  (clk),
+                    .rst  (rst),
+                    .a_in (a_i),
+                    .s_in (s_i),
+                    .p_in (p_i),
+                    .w_in (w_i),
+                    .w_en (w_en[c]),
+                    .w_sel(w_sel[c]),
+                    .a_out(a_o),
+                    .s_out(s_o),
+                    .p_out(p_o),
+                    .w_out(w_o)
+                );
+            end
         end
-
-        if (r == 0) begin : g_top
-          assign p_i = {PW{1'b0}};
-          assign w_i = w_in[c*WW+:WW];
-        end else begin : g_inner_r
-          assign p_i = g_row[r-1].g_col[c].p_o;
-          assign w_i = g_row[r-1].g_col[c].w_o;
-        end
-
-        if (r == N - 1) begin : g_bottom
-          assign p_out[c*PW+:PW] = p_o;
-        end
-
-        tpu_pe #(
-            .AW(AW),
-            .WW(WW),
-            .PW(PW)
-        ) u_pe (
-            .clk  (clk),
-            .rst  (rst),
-            .a_in (a_i),
-            .s_in (s_i),
-            .p_in (p_i),
-            .w_in (w_i),
-            .w_en (w_en[c]),
-            .w_sel(w_sel[c]),
-            .a_out(a_o),
-            .s_out(s_o),
-            .p_out(p_o),
-            .w_out(w_o)
-        );
-      end
-    end
-  endgenerate
+    endgenerate
 endmodule

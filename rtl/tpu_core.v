@@ -38,8 +38,8 @@ module tpu_core #(
 );
     // ------------------------------------------------------------ sequencer
     wire [31:0] mem_size;
-    wire [7:0] cmd_op;
-    wire [5:0] cmd_flags;
+    wire [ 7:0] cmd_op;
+    wire [ 5:0] cmd_flags;
     wire [15:0] cmd_rows;
     wire [31:0] cmd_a;
     wire [19:0] cmd_b;

@@ -27,9 +27,9 @@ module tpu_csr #(
     input wire [31:0] error_pc,
     input wire [31:0] iq_free,
     // events of this cycle
-    input wire ev_push,          // an instruction entered the queue
-    input wire ev_sync,          // a SYNC retired
-    input wire ev_mxu_row,       // an activation row entered the array
+    input wire ev_push,  // an instruction entered the queue
+    input wire ev_sync,  // a SYNC retired
+    input wire ev_mxu_row,  // an activation row entered the array
     input wire ev_stall_hazard,
     input wire ev_stall_unit,
     input wire ev_stall_weight,
@@ -37,7 +37,7 @@ module tpu_csr #(
     input wire ev_stall_issue,
     input wire [15:0] rd_bytes,  // bytes of a read request accepted by the memory
     input wire [15:0] wr_bytes,  // bytes of a write request accepted by the memory
-    input wire [2:0] retired     // instructions completed
+    input wire [2:0] retired  // instructions completed
 );
     localparam NPERF = `TPU_PERF_COUNT;
     localparam [7:0] A_PERF = `TPU_CSR_PERF_BASE, A_PERF_END = A_PERF + 8 * NPERF;
@@ -51,16 +51,16 @@ module tpu_csr #(
     // Increment of each counter this cycle, at its index in the table: a counter the table lists
     // and nothing drives here is an undriven bit for lint.
     wire [16*NPERF-1:0] inc;
-    assign inc[16*`TPU_PERF_ACTIVE +: 16] = {15'd0, busy};
-    assign inc[16*`TPU_PERF_MXU_BUSY +: 16] = {15'd0, ev_mxu_row};
-    assign inc[16*`TPU_PERF_STALL_HAZARD +: 16] = {15'd0, ev_stall_hazard};
-    assign inc[16*`TPU_PERF_STALL_UNIT +: 16] = {15'd0, ev_stall_unit};
-    assign inc[16*`TPU_PERF_STALL_WEIGHT +: 16] = {15'd0, ev_stall_weight};
-    assign inc[16*`TPU_PERF_STALL_MEM +: 16] = {15'd0, ev_stall_mem};
-    assign inc[16*`TPU_PERF_STALL_ISSUE +: 16] = {15'd0, ev_stall_issue};
-    assign inc[16*`TPU_PERF_DMA_RD_BYTES +: 16] = rd_bytes;
-    assign inc[16*`TPU_PERF_DMA_WR_BYTES +: 16] = wr_bytes;
-    assign inc[16*`TPU_PERF_RETIRED +: 16] = {13'd0, retired};
+    assign inc[16*`TPU_PERF_ACTIVE+:16] = {15'd0, busy};
+    assign inc[16*`TPU_PERF_MXU_BUSY+:16] = {15'd0, ev_mxu_row};
+    assign inc[16*`TPU_PERF_STALL_HAZARD+:16] = {15'd0, ev_stall_hazard};
+    assign inc[16*`TPU_PERF_STALL_UNIT+:16] = {15'd0, ev_stall_unit};
+    assign inc[16*`TPU_PERF_STALL_WEIGHT+:16] = {15'd0, ev_stall_weight};
+    assign inc[16*`TPU_PERF_STALL_MEM+:16] = {15'd0, ev_stall_mem};
+    assign inc[16*`TPU_PERF_STALL_ISSUE+:16] = {15'd0, ev_stall_issue};
+    assign inc[16*`TPU_PERF_DMA_RD_BYTES+:16] = rd_bytes;
+    assign inc[16*`TPU_PERF_DMA_WR_BYTES+:16] = wr_bytes;
+    assign inc[16*`TPU_PERF_RETIRED+:16] = {13'd0, retired};
     wire clear = csr_we && csr_addr == `TPU_CSR_CTRL && csr_wdata[`TPU_CTRL_CLEAR_PERF_BIT];
     // Counter index within A_PERF..A_PERF_END: (csr_addr - A_PERF) / 8, modulo 16 (NPERF <= 16).
     wire [3:0] perf_idx = csr_addr[6:3] - A_PERF[6:3];
@@ -68,7 +68,7 @@ module tpu_csr #(
 
     always @(posedge clk) begin
         if (rst) begin
-            mem_size <= 32'd0;
+            mem_size   <= 32'd0;
             sync_count <= 32'd0;
             insn_count <= 32'd0;
         end else begin
@@ -80,7 +80,7 @@ module tpu_csr #(
 
     always @(posedge clk) begin
         for (i = 0; i < NPERF; i = i + 1)
-            perf[64*i +: 64] <= (rst || clear) ? 64'd0 : perf[64*i +: 64] + {48'd0, inc[16*i +: 16]};
+        perf[64*i+:64] <= (rst || clear) ? 64'd0 : perf[64*i+:64] + {48'd0, inc[16*i+:16]};
     end
 
     always @* begin
@@ -95,9 +95,9 @@ module tpu_csr #(
             `TPU_CSR_IQ_DEPTH: csr_rdata = P_IQ_DEPTH;
             `TPU_CSR_BUS_BYTES: csr_rdata = P_BUS_BYTES;
             `TPU_CSR_STATUS: begin
-                csr_rdata[`TPU_STATUS_BUSY_BIT] = busy;
+                csr_rdata[`TPU_STATUS_BUSY_BIT]   = busy;
                 csr_rdata[`TPU_STATUS_HALTED_BIT] = halted;
-                csr_rdata[`TPU_STATUS_ERROR_BIT] = error;
+                csr_rdata[`TPU_STATUS_ERROR_BIT]  = error;
             end
             `TPU_CSR_ERROR_CODE: csr_rdata = {{(32 - `TPU_ERR_W) {1'b0}}, error_code};
             `TPU_CSR_ERROR_PC: csr_rdata = error_pc;
@@ -108,6 +108,6 @@ module tpu_csr #(
             default: ;
         endcase
         if (csr_addr >= A_PERF && csr_addr < A_PERF_END && csr_addr[1:0] == 2'd0)
-            csr_rdata = perf[64*perf_idx + 32*csr_addr[2] +: 32];
+            csr_rdata = perf[64*perf_idx+32*csr_addr[2]+:32];
     end
 endmodule

@@ -69,20 +69,20 @@ module tpu_dma_rd #(
     localparam DW = 3 + 16 + 20 + 12;  // descriptor: {ub, wf, prm}, rows, base, len
 
     // ---------------------------------------------------------------- request side
-    reg r_busy;          // an instruction is issuing its requests
-    reg r_wf;            // it is an RD_WEIGHT
-    reg r_tile;          // ... and has reserved its tile
-    reg [15:0] r_left;   // requests still to issue (nonzero while r_busy)
-    reg [31:0] r_stride;
-    reg [11:0] r_len;
-    reg short_wf;        // a short RD_WEIGHT (rows < N) is in flight
-    reg [PW-1:0] pend;   // tiles reserved and not yet pushed
+    reg           r_busy;  // an instruction is issuing its requests
+    reg           r_wf;  // it is an RD_WEIGHT
+    reg           r_tile;  // ... and has reserved its tile
+    reg  [  15:0] r_left;  // requests still to issue (nonzero while r_busy)
+    reg  [  31:0] r_stride;
+    reg  [  11:0] r_len;
+    reg           short_wf;  // a short RD_WEIGHT (rows < N) is in flight
+    reg  [PW-1:0] pend;  // tiles reserved and not yet pushed
 
-    wire [9:0] tiles_used = {1'b0, wf_count} + {{(10 - PW) {1'b0}}, pend};
-    wire tile_free = tiles_used < TILES;
-    wire reserve = r_busy && r_wf && !r_tile && tile_free;
+    wire [   9:0] tiles_used = {1'b0, wf_count} + {{(10 - PW) {1'b0}}, pend};
+    wire          tile_free = tiles_used < TILES;
+    wire          reserve = r_busy && r_wf && !r_tile && tile_free;
     assign req_valid = r_busy && (!r_wf || r_tile || tile_free);
-    assign req_len = {4'd0, r_len};
+    assign req_len   = {4'd0, r_len};
     wire req_take = req_valid && req_ready;
     wire req_last = req_take && r_left == 16'd1;
 
@@ -92,13 +92,19 @@ module tpu_dma_rd #(
     wire accept = cmd_valid && cmd_ready;
 
     // ------------------------------------------------------------ descriptor FIFO
-    wire [DW-1:0] d_in = {cmd_op == `TPU_OP_RD_HOST, cmd_op == `TPU_OP_RD_WEIGHT,
-                          cmd_op == `TPU_OP_RD_PARAMS, cmd_rows, cmd_b, cmd_len};
+    wire [DW-1:0] d_in = {
+        cmd_op == `TPU_OP_RD_HOST,
+        cmd_op == `TPU_OP_RD_WEIGHT,
+        cmd_op == `TPU_OP_RD_PARAMS,
+        cmd_rows,
+        cmd_b,
+        cmd_len
+    };
     wire [DW-1:0] d_head;
     wire h_ub = d_head[DW-1];
     wire h_wf = d_head[DW-2];
     wire h_prm = d_head[DW-3];
-    wire [15:0] h_rows = d_head[DW-4 -: 16];
+    wire [15:0] h_rows = d_head[DW-4-:16];
     wire [19:0] h_base = d_head[31:12];
     wire [11:0] h_len = d_head[11:0];
     wire complete;
@@ -111,32 +117,32 @@ module tpu_dma_rd #(
         .W(DW),
         .DEPTH(LD_SLOTS)
     ) u_desc (
-        .clk(clk),
-        .rst(rst),
-        .push(accept),
-        .din(d_in),
-        .full(d_full),
-        .pop(complete),
-        .dout(d_head),
+        .clk  (clk),
+        .rst  (rst),
+        .push (accept),
+        .din  (d_in),
+        .full (d_full),
+        .pop  (complete),
+        .dout (d_head),
         .empty(d_empty),
         .count(d_count_unused)
     );
 
     // --------------------------------------------------------------- write-back side
-    reg [15:0] received;   // responses written for the oldest instruction
-    reg [15:0] zeros;      // RD_WEIGHT: zero rows written after its `rows` rows
-    reg err_seen;
+    reg  [    15:0] received;  // responses written for the oldest instruction
+    reg  [    15:0] zeros;  // RD_WEIGHT: zero rows written after its `rows` rows
+    reg             err_seen;
 
     // The row being written: one data register and one row index serve all three destinations.
-    reg [32*N-1:0] wdata;
-    reg [8:0] wrow;
+    reg  [32*N-1:0] wdata;
+    reg  [     8:0] wrow;
 
-    wire [4*N-1:0] byte_keep = ~({4 * N{1'b1}} << h_len);  // byte k of a row is kept when k < len
+    wire [ 4*N-1:0] byte_keep = ~({4 * N{1'b1}} << h_len);  // byte k of a row is kept when k < len
     wire [32*N-1:0] rsp_kept;
     genvar k;
     generate
         for (k = 0; k < 4 * N; k = k + 1) begin : lane
-            assign rsp_kept[8*k +: 8] = (byte_keep[k] && !rsp_err) ? rsp_rdata[8*k +: 8] : 8'd0;
+            assign rsp_kept[8*k+:8] = (byte_keep[k] && !rsp_err) ? rsp_rdata[8*k+:8] : 8'd0;
         end
     endgenerate
 
@@ -172,7 +178,7 @@ module tpu_dma_rd #(
                 if (req_last) r_busy <= 1'b0;
                 if (req_take) begin
                     req_addr <= req_addr + r_stride;
-                    r_left <= r_left - 16'd1;
+                    r_left   <= r_left - 16'd1;
                 end
                 if (reserve) r_tile <= 1'b1;
                 if (complete && h_wf && h_rows != TILE_ROWS) short_wf <= 1'b0;
@@ -206,7 +212,7 @@ module tpu_dma_rd #(
                 wrow <= received[8:0];
                 wdata <= rsp_kept;
             end else if (fill_zero) begin
-                wrow <= zero_row[8:0];
+                wrow  <= zero_row[8:0];
                 wdata <= {32 * N{1'b0}};
             end
             if (complete) begin

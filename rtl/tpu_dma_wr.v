@@ -58,9 +58,9 @@ module tpu_dma_wr #(
     reg add_bias;
     reg relu;
 
-    reg [19:0] src_row;   // next UB/ACC row to read
-    reg [15:0] read;      // rows read from UB/ACC
-    reg [15:0] acked;     // acknowledgements received
+    reg [19:0] src_row;  // next UB/ACC row to read
+    reg [15:0] read;  // rows read from UB/ACC
+    reg [15:0] acked;  // acknowledgements received
     reg [PW:0] reserved;  // rows read and not yet sent: in the read pipeline or the buffer
     reg err_seen;
 
@@ -69,7 +69,7 @@ module tpu_dma_wr #(
     reg [PW-1:0] buf_rp;
     reg [PW:0] buf_count;
 
-    reg ub_q;   // UB data is on ub_data this cycle
+    reg ub_q;  // UB data is on ub_data this cycle
     reg acc_q;  // ACC data is on acc_data this cycle
 
     wire rd = busy && read != rows && reserved != FULL;
@@ -113,7 +113,7 @@ module tpu_dma_wr #(
     assign acc_en = rd && src_acc;
     assign ub_addr = src_row;
     assign acc_addr = src_row;
-    assign req_valid = buf_count != {(PW + 1){1'b0}};
+    assign req_valid = buf_count != {(PW + 1) {1'b0}};
     assign req_len = {4'd0, len};
     assign req_wdata = buf_mem[buf_rp];
 
@@ -128,14 +128,14 @@ module tpu_dma_wr #(
             acc_q <= 1'b0;
             buf_wp <= {PW{1'b0}};
             buf_rp <= {PW{1'b0}};
-            buf_count <= {(PW + 1){1'b0}};
-            reserved <= {(PW + 1){1'b0}};
+            buf_count <= {(PW + 1) {1'b0}};
+            reserved <= {(PW + 1) {1'b0}};
             done <= 1'b0;
             fault <= 1'b0;
         end else begin
-            done <= 1'b0;
+            done  <= 1'b0;
             fault <= 1'b0;
-            ub_q <= ub_en;
+            ub_q  <= ub_en;
             acc_q <= acc_en;
             if (push) buf_wp <= (buf_wp == LAST) ? {PW{1'b0}} : buf_wp + 1'b1;
             if (send) buf_rp <= (buf_rp == LAST) ? {PW{1'b0}} : buf_rp + 1'b1;
@@ -169,9 +169,9 @@ module tpu_dma_wr #(
                     acked <= acked + 16'd1;
                     err_seen <= err_seen || rsp_err;
                     if (acked + 16'd1 == rows) begin
-                        done <= 1'b1;
+                        done  <= 1'b1;
                         fault <= err_seen || rsp_err;
-                        busy <= 1'b0;
+                        busy  <= 1'b0;
                     end
                 end
             end

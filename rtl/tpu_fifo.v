@@ -24,16 +24,16 @@ module tpu_fifo #(
     localparam [CW-1:0] CNT_ONE = 1;
     localparam [CW-1:0] CNT_FULL = DEPTH[CW-1:0];
 
-    reg [W-1:0] mem [0:DEPTH-1];
+    reg [W-1:0] mem[0:DEPTH-1];
     reg [PW-1:0] head;
     reg [PW-1:0] tail;
 
     wire do_push = push && !full;
     wire do_pop = pop && !empty;
 
-    assign full = count == CNT_FULL;
+    assign full  = count == CNT_FULL;
     assign empty = count == {CW{1'b0}};
-    assign dout = mem[head];
+    assign dout  = mem[head];
 
     // Storage has no reset: only the pointers say which entries are valid.
     always @(posedge clk) begin
@@ -42,8 +42,8 @@ module tpu_fifo #(
 
     always @(posedge clk) begin
         if (rst) begin
-            head <= {PW{1'b0}};
-            tail <= {PW{1'b0}};
+            head  <= {PW{1'b0}};
+            tail  <= {PW{1'b0}};
             count <= {CW{1'b0}};
         end else begin
             if (do_push) tail <= (tail == LAST) ? {PW{1'b0}} : tail + PTR_ONE;

@@ -46,9 +46,9 @@ module tpu_mem_arb #(
 );
     localparam [ID_W-1:0] ID_M1 = 1;
 
-    reg last;     // master granted most recently
-    reg held;     // a request was offered and not accepted last cycle
-    reg held_m;   // ... by this master
+    reg  last;  // master granted most recently
+    reg  held;  // a request was offered and not accepted last cycle
+    reg  held_m;  // ... by this master
 
     wire sel = held ? held_m : ((m0_req_valid && m1_req_valid) ? !last : m1_req_valid);
 
@@ -70,11 +70,11 @@ module tpu_mem_arb #(
 
     always @(posedge clk) begin
         if (rst) begin
-            last <= 1'b1;  // master 0 goes first
-            held <= 1'b0;
+            last   <= 1'b1;  // master 0 goes first
+            held   <= 1'b0;
             held_m <= 1'b0;
         end else begin
-            held <= mem_req_valid && !mem_req_ready;
+            held   <= mem_req_valid && !mem_req_ready;
             held_m <= sel;
             if (mem_req_valid && mem_req_ready) last <= sel;
         end

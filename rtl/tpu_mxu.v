@@ -24,329 +24,329 @@ module tpu_mxu #(
     parameter N  = 16,
     parameter QD = 2    // command queue entries (>= 2: one streaming, one loading its tile)
 ) (
-    input  wire              clk,
-    input  wire              rst,
+    input  wire            clk,
+    input  wire            rst,
     // MATMUL commands from the sequencer (fields as in docs/isa.md)
-    input  wire              cmd_valid,
-    output wire              cmd_ready,
-    input  wire [      19:0] cmd_ub_addr,
-    input  wire [      19:0] cmd_acc_addr,
-    input  wire [      15:0] cmd_rows,      // 1..65535
-    input  wire              cmd_acc,
-    input  wire              cmd_load,
-    input  wire              cmd_unsigned,
-    output wire              done,
+    input  wire            cmd_valid,
+    output wire            cmd_ready,
+    input  wire [    19:0] cmd_ub_addr,
+    input  wire [    19:0] cmd_acc_addr,
+    input  wire [    15:0] cmd_rows,        // 1..65535
+    input  wire            cmd_acc,
+    input  wire            cmd_load,
+    input  wire            cmd_unsigned,
+    output wire            done,
     // weight FIFO head tile, read one row per cycle
-    input  wire              wf_empty,
-    output wire [       8:0] wf_row,
-    input  wire [   8*N-1:0] wf_rdata,
-    output wire              wf_pop,
+    input  wire            wf_empty,
+    output wire [     8:0] wf_row,
+    input  wire [ 8*N-1:0] wf_rdata,
+    output wire            wf_pop,
     // unified buffer read port: data is valid the cycle after ub_en
-    output wire              ub_en,
-    output wire [      19:0] ub_addr,
-    input  wire [   8*N-1:0] ub_data,
+    output wire            ub_en,
+    output wire [    19:0] ub_addr,
+    input  wire [ 8*N-1:0] ub_data,
     // accumulator write port
-    output wire              acc_en,
-    output wire [      19:0] acc_addr,
-    output wire              acc_accumulate,
-    output wire [  32*N-1:0] acc_data,
+    output wire            acc_en,
+    output wire [    19:0] acc_addr,
+    output wire            acc_accumulate,
+    output wire [32*N-1:0] acc_data,
     // status / performance
-    output wire              row_fire,
-    output wire              weight_stall,
-    output wire              busy
+    output wire            row_fire,
+    output wire            weight_stall,
+    output wire            busy
 );
-  localparam AW = 9;
-  localparam WW = 8;
-  localparam PW = 32;
-  localparam LAT = 2 * N + 2;  // UB read to accumulator write, cycles
-  localparam CW = $clog2(N + 1);
-  // Sized constants are cut from integer ones so that lint sees matching widths.
-  localparam integer LB_WAIT_I = N;  // load decision d >= T_last + N + 1  <=>  ts >= t_last + N
-  localparam integer SB_WAIT_I = (N > 2) ? N - 2 : 0;  // first read T >= d+N-1 <=> t >= ts+N
-  localparam integer LAST_ROW_I = N - 1;
-  localparam [CW-1:0] LB_WAIT = LB_WAIT_I[CW-1:0];
-  localparam [CW-1:0] SB_WAIT = SB_WAIT_I[CW-1:0];
-  localparam [8:0] LAST_ROW = LAST_ROW_I[8:0];
-  localparam PTRW = $clog2(QD);
-  localparam integer LASTQ_I = QD - 1;
-  localparam [PTRW-1:0] LASTQ = LASTQ_I[PTRW-1:0];
-  localparam IFW = $clog2(QD + LAT + 1);  // commands queued plus commands draining
-  localparam CTW = 1 + 1 + 1 + 20;  // valid, last row of its command, accumulate, ACC address
+    localparam AW = 9;
+    localparam WW = 8;
+    localparam PW = 32;
+    localparam LAT = 2 * N + 2;  // UB read to accumulator write, cycles
+    localparam CW = $clog2(N + 1);
+    // Sized constants are cut from integer ones so that lint sees matching widths.
+    localparam integer LB_WAIT_I = N;  // load decision d >= T_last + N + 1  <=>  ts >= t_last + N
+    localparam integer SB_WAIT_I = (N > 2) ? N - 2 : 0;  // first read T >= d+N-1 <=> t >= ts+N
+    localparam integer LAST_ROW_I = N - 1;
+    localparam [CW-1:0] LB_WAIT = LB_WAIT_I[CW-1:0];
+    localparam [CW-1:0] SB_WAIT = SB_WAIT_I[CW-1:0];
+    localparam [8:0] LAST_ROW = LAST_ROW_I[8:0];
+    localparam PTRW = $clog2(QD);
+    localparam integer LASTQ_I = QD - 1;
+    localparam [PTRW-1:0] LASTQ = LASTQ_I[PTRW-1:0];
+    localparam IFW = $clog2(QD + LAT + 1);  // commands queued plus commands draining
+    localparam CTW = 1 + 1 + 1 + 20;  // valid, last row of its command, accumulate, ACC address
 
-  // ------------------------------------------------------------ command queue (ring) --
-  reg  [    19:0] q_ub     [0:QD-1];
-  reg  [    19:0] q_acc    [0:QD-1];
-  reg  [    15:0] q_rows   [0:QD-1];
-  reg  [  QD-1:0] q_val;
-  reg  [  QD-1:0] q_need;  // queued LOAD whose tile shift has not been started
-  reg  [  QD-1:0] q_bank;
-  reg  [  QD-1:0] q_accum;
-  reg  [  QD-1:0] q_uns;
-  reg  [PTRW-1:0] q_hd;
-  reg  [PTRW-1:0] q_tl;
-  reg             tail_bank;  // bank of the most recently accepted command
+    // ------------------------------------------------------------ command queue (ring) --
+    reg [    19:0] q_ub                                                         [0:QD-1];
+    reg [    19:0] q_acc                                                        [0:QD-1];
+    reg [    15:0] q_rows                                                       [0:QD-1];
+    reg [  QD-1:0] q_val;
+    reg [  QD-1:0] q_need;  // queued LOAD whose tile shift has not been started
+    reg [  QD-1:0] q_bank;
+    reg [  QD-1:0] q_accum;
+    reg [  QD-1:0] q_uns;
+    reg [PTRW-1:0] q_hd;
+    reg [PTRW-1:0] q_tl;
+    reg            tail_bank;  // bank of the most recently accepted command
 
-  reg  [  CW-1:0] lb0, lb1;  // per bank: cycles until a shift into it may be decided
-  reg  [  CW-1:0] sb0, sb1;  // per bank: cycles until rows may read it
+    reg [CW-1:0] lb0, lb1;  // per bank: cycles until a shift into it may be decided
+    reg [CW-1:0] sb0, sb1;  // per bank: cycles until rows may read it
 
-  wire            push = cmd_valid && cmd_ready;
-  wire            hd_valid = q_val[q_hd];
-  wire            hd_bank = q_bank[q_hd];
-  wire [  CW-1:0] sb_hd = hd_bank ? sb1 : sb0;
-  wire            issue = hd_valid && !q_need[q_hd] && sb_hd == {CW{1'b0}};
-  wire            hd_last = q_rows[q_hd] == 16'd1;
-  wire            pop = issue && hd_last;
+    wire          push = cmd_valid && cmd_ready;
+    wire          hd_valid = q_val[q_hd];
+    wire          hd_bank = q_bank[q_hd];
+    wire [CW-1:0] sb_hd = hd_bank ? sb1 : sb0;
+    wire          issue = hd_valid && !q_need[q_hd] && sb_hd == {CW{1'b0}};
+    wire          hd_last = q_rows[q_hd] == 16'd1;
+    wire          pop = issue && hd_last;
 
-  assign cmd_ready = !q_val[q_tl];
+    assign cmd_ready = !q_val[q_tl];
 
-  // The oldest queued command still waiting for its tile. No command queued before it can
-  // still read the target bank: load decisions are in order and at least N+1 cycles apart, so
-  // by the next one the head streams without pause, and if it uses the target bank lb keeps
-  // the bank busy (a command on the other bank ahead of the previous LOAD would have blocked
-  // that LOAD).
-  reg            ld_found;
-  reg [PTRW-1:0] ld_idx;
-  reg [PTRW-1:0] ld_p;
-  integer        k;
-  always @* begin
-    ld_found = 1'b0;
-    ld_idx   = q_hd;
-    ld_p     = q_hd;
-    for (k = 0; k < QD; k = k + 1) begin
-      if (!ld_found && q_need[ld_p]) begin
-        ld_found = 1'b1;
-        ld_idx   = ld_p;
-      end
-      ld_p = (ld_p == LASTQ) ? {PTRW{1'b0}} : ld_p + 1'b1;
+    // The oldest queued command still waiting for its tile. No command queued before it can
+    // still read the target bank: load decisions are in order and at least N+1 cycles apart, so
+    // by the next one the head streams without pause, and if it uses the target bank lb keeps
+    // the bank busy (a command on the other bank ahead of the previous LOAD would have blocked
+    // that LOAD).
+    reg                ld_found;
+    reg     [PTRW-1:0] ld_idx;
+    reg     [PTRW-1:0] ld_p;
+    integer            k;
+    always @* begin
+        ld_found = 1'b0;
+        ld_idx   = q_hd;
+        ld_p     = q_hd;
+        for (k = 0; k < QD; k = k + 1) begin
+            if (!ld_found && q_need[ld_p]) begin
+                ld_found = 1'b1;
+                ld_idx   = ld_p;
+            end
+            ld_p = (ld_p == LASTQ) ? {PTRW{1'b0}} : ld_p + 1'b1;
+        end
     end
-  end
 
-  reg           ld_active;
-  reg           ld_sel;
-  reg  [   8:0] ld_row;
-  wire          ld_bank = q_bank[ld_idx];
-  wire [CW-1:0] lb_ld = ld_bank ? lb1 : lb0;
-  wire          ld_go = !ld_active && ld_found && !wf_empty && lb_ld == {CW{1'b0}};
+    reg           ld_active;
+    reg           ld_sel;
+    reg  [   8:0] ld_row;
+    wire          ld_bank = q_bank[ld_idx];
+    wire [CW-1:0] lb_ld = ld_bank ? lb1 : lb0;
+    wire          ld_go = !ld_active && ld_found && !wf_empty && lb_ld == {CW{1'b0}};
 
-  always @(posedge clk) begin
-    if (rst) begin
-      q_val     <= {QD{1'b0}};
-      q_need    <= {QD{1'b0}};
-      q_bank    <= {QD{1'b0}};
-      q_accum   <= {QD{1'b0}};
-      q_uns     <= {QD{1'b0}};
-      q_hd      <= {PTRW{1'b0}};
-      q_tl      <= {PTRW{1'b0}};
-      tail_bank <= 1'b0;
-    end else begin
-      if (push) begin
-        q_ub[q_tl]    <= cmd_ub_addr;
-        q_acc[q_tl]   <= cmd_acc_addr;
-        q_rows[q_tl]  <= cmd_rows;
-        q_accum[q_tl] <= cmd_acc;
-        q_uns[q_tl]   <= cmd_unsigned;
-        q_bank[q_tl]  <= tail_bank ^ cmd_load;
-        q_need[q_tl]  <= cmd_load;
-        q_val[q_tl]   <= 1'b1;
-        tail_bank     <= tail_bank ^ cmd_load;
-        q_tl          <= (q_tl == LASTQ) ? {PTRW{1'b0}} : q_tl + 1'b1;
-      end
-      if (ld_go) q_need[ld_idx] <= 1'b0;
-      if (issue) begin
-        q_ub[q_hd]   <= q_ub[q_hd] + 20'd1;
-        q_acc[q_hd]  <= q_acc[q_hd] + 20'd1;
-        q_rows[q_hd] <= q_rows[q_hd] - 16'd1;
-      end
-      if (pop) begin
-        q_val[q_hd] <= 1'b0;
-        q_hd        <= (q_hd == LASTQ) ? {PTRW{1'b0}} : q_hd + 1'b1;
-      end
+    always @(posedge clk) begin
+        if (rst) begin
+            q_val     <= {QD{1'b0}};
+            q_need    <= {QD{1'b0}};
+            q_bank    <= {QD{1'b0}};
+            q_accum   <= {QD{1'b0}};
+            q_uns     <= {QD{1'b0}};
+            q_hd      <= {PTRW{1'b0}};
+            q_tl      <= {PTRW{1'b0}};
+            tail_bank <= 1'b0;
+        end else begin
+            if (push) begin
+                q_ub[q_tl]    <= cmd_ub_addr;
+                q_acc[q_tl]   <= cmd_acc_addr;
+                q_rows[q_tl]  <= cmd_rows;
+                q_accum[q_tl] <= cmd_acc;
+                q_uns[q_tl]   <= cmd_unsigned;
+                q_bank[q_tl]  <= tail_bank ^ cmd_load;
+                q_need[q_tl]  <= cmd_load;
+                q_val[q_tl]   <= 1'b1;
+                tail_bank     <= tail_bank ^ cmd_load;
+                q_tl          <= (q_tl == LASTQ) ? {PTRW{1'b0}} : q_tl + 1'b1;
+            end
+            if (ld_go) q_need[ld_idx] <= 1'b0;
+            if (issue) begin
+                q_ub[q_hd]   <= q_ub[q_hd] + 20'd1;
+                q_acc[q_hd]  <= q_acc[q_hd] + 20'd1;
+                q_rows[q_hd] <= q_rows[q_hd] - 16'd1;
+            end
+            if (pop) begin
+                q_val[q_hd] <= 1'b0;
+                q_hd        <= (q_hd == LASTQ) ? {PTRW{1'b0}} : q_hd + 1'b1;
+            end
+        end
     end
-  end
 
-  // -------------------------------------------------------------- bank interlocks --
-  function [CW-1:0] countdown(input [CW-1:0] cur, input set, input [CW-1:0] init);
-    countdown = set ? init : (cur == {CW{1'b0}}) ? cur : cur - 1'b1;
-  endfunction
+    // -------------------------------------------------------------- bank interlocks --
+    function [CW-1:0] countdown(input [CW-1:0] cur, input set, input [CW-1:0] init);
+        countdown = set ? init : (cur == {CW{1'b0}}) ? cur : cur - 1'b1;
+    endfunction
 
-  always @(posedge clk) begin
-    if (rst) begin
-      lb0 <= {CW{1'b0}};
-      lb1 <= {CW{1'b0}};
-      sb0 <= {CW{1'b0}};
-      sb1 <= {CW{1'b0}};
-    end else begin
-      lb0 <= countdown(lb0, issue && !hd_bank, LB_WAIT);
-      lb1 <= countdown(lb1, issue && hd_bank, LB_WAIT);
-      sb0 <= countdown(sb0, ld_go && !ld_bank, SB_WAIT);
-      sb1 <= countdown(sb1, ld_go && ld_bank, SB_WAIT);
+    always @(posedge clk) begin
+        if (rst) begin
+            lb0 <= {CW{1'b0}};
+            lb1 <= {CW{1'b0}};
+            sb0 <= {CW{1'b0}};
+            sb1 <= {CW{1'b0}};
+        end else begin
+            lb0 <= countdown(lb0, issue && !hd_bank, LB_WAIT);
+            lb1 <= countdown(lb1, issue && hd_bank, LB_WAIT);
+            sb0 <= countdown(sb0, ld_go && !ld_bank, SB_WAIT);
+            sb1 <= countdown(sb1, ld_go && ld_bank, SB_WAIT);
+        end
     end
-  end
 
-  // ----------------------------------------------------------------- weight loader --
-  always @(posedge clk) begin
-    if (rst) begin
-      ld_active <= 1'b0;
-      ld_sel    <= 1'b0;
-      ld_row    <= 9'd0;
-    end else if (ld_go) begin
-      ld_active <= 1'b1;
-      ld_sel    <= ld_bank;
-      ld_row    <= LAST_ROW;
-    end else if (ld_active) begin
-      if (ld_row == 9'd0) ld_active <= 1'b0;
-      else ld_row <= ld_row - 9'd1;
+    // ----------------------------------------------------------------- weight loader --
+    always @(posedge clk) begin
+        if (rst) begin
+            ld_active <= 1'b0;
+            ld_sel    <= 1'b0;
+            ld_row    <= 9'd0;
+        end else if (ld_go) begin
+            ld_active <= 1'b1;
+            ld_sel    <= ld_bank;
+            ld_row    <= LAST_ROW;
+        end else if (ld_active) begin
+            if (ld_row == 9'd0) ld_active <= 1'b0;
+            else ld_row <= ld_row - 9'd1;
+        end
     end
-  end
 
-  assign wf_row = ld_row;
-  assign wf_pop = ld_active && ld_row == 9'd0;
+    assign wf_row = ld_row;
+    assign wf_pop = ld_active && ld_row == 9'd0;
 
-  wire [WW*N-1:0] w_sk;
-  wire [   N-1:0] we_sk;
-  wire [   N-1:0] ws_sk;
+    wire [WW*N-1:0] w_sk;
+    wire [   N-1:0] we_sk;
+    wire [   N-1:0] ws_sk;
 
-  tpu_skew #(
-      .N(N),
-      .W(WW)
-  ) u_skew_w (
-      .clk(clk),
-      .rst(rst),
-      .d  (wf_rdata),
-      .q  (w_sk)
-  );
-  tpu_skew #(
-      .N(N),
-      .W(1)
-  ) u_skew_we (
-      .clk(clk),
-      .rst(rst),
-      .d  ({N{ld_active}}),
-      .q  (we_sk)
-  );
-  tpu_skew #(
-      .N(N),
-      .W(1)
-  ) u_skew_ws (
-      .clk(clk),
-      .rst(rst),
-      .d  ({N{ld_sel}}),
-      .q  (ws_sk)
-  );
+    tpu_skew #(
+        .N(N),
+        .W(WW)
+    ) u_skew_w (
+        .clk(clk),
+        .rst(rst),
+        .d  (wf_rdata),
+        .q  (w_sk)
+    );
+    tpu_skew #(
+        .N(N),
+        .W(1)
+    ) u_skew_we (
+        .clk(clk),
+        .rst(rst),
+        .d  ({N{ld_active}}),
+        .q  (we_sk)
+    );
+    tpu_skew #(
+        .N(N),
+        .W(1)
+    ) u_skew_ws (
+        .clk(clk),
+        .rst(rst),
+        .d  ({N{ld_sel}}),
+        .q  (ws_sk)
+    );
 
-  // ------------------------------------------------------------- activation input --
-  reg v1, uns1, bank1;  // the row whose UB data arrives this cycle
-  reg v2;  // the row entering array row 0 this cycle
-  always @(posedge clk) begin
-    if (rst) begin
-      v1    <= 1'b0;
-      uns1  <= 1'b0;
-      bank1 <= 1'b0;
-      v2    <= 1'b0;
-    end else begin
-      v1    <= issue;
-      uns1  <= q_uns[q_hd];
-      bank1 <= hd_bank;
-      v2    <= v1;
+    // ------------------------------------------------------------- activation input --
+    reg v1, uns1, bank1;  // the row whose UB data arrives this cycle
+    reg v2;  // the row entering array row 0 this cycle
+    always @(posedge clk) begin
+        if (rst) begin
+            v1    <= 1'b0;
+            uns1  <= 1'b0;
+            bank1 <= 1'b0;
+            v2    <= 1'b0;
+        end else begin
+            v1    <= issue;
+            uns1  <= q_uns[q_hd];
+            bank1 <= hd_bank;
+            v2    <= v1;
+        end
     end
-  end
 
-  // Slots without a row carry zero activations, so no valid bit is needed inside the array.
-  reg     [AW*N-1:0] a_ext;
-  integer            e;
-  always @* begin
-    for (e = 0; e < N; e = e + 1)
-      a_ext[e*AW+:AW] = v1 ? {ub_data[e*8+7] & !uns1, ub_data[e*8+:8]} : {AW{1'b0}};
-  end
-
-  reg [AW*N-1:0] a_r;
-  reg [   N-1:0] s_r;
-  always @(posedge clk) begin
-    if (rst) begin
-      a_r <= {AW * N{1'b0}};
-      s_r <= {N{1'b0}};
-    end else begin
-      a_r <= a_ext;
-      s_r <= {N{v1 && bank1}};
+    // Slots without a row carry zero activations, so no valid bit is needed inside the array.
+    reg     [AW*N-1:0] a_ext;
+    integer            e;
+    always @* begin
+        for (e = 0; e < N; e = e + 1)
+        a_ext[e*AW+:AW] = v1 ? {ub_data[e*8+7] & !uns1, ub_data[e*8+:8]} : {AW{1'b0}};
     end
-  end
 
-  wire [AW*N-1:0] a_sk;
-  wire [   N-1:0] s_sk;
-  tpu_skew #(
-      .N(N),
-      .W(AW)
-  ) u_skew_a (
-      .clk(clk),
-      .rst(rst),
-      .d  (a_r),
-      .q  (a_sk)
-  );
-  tpu_skew #(
-      .N(N),
-      .W(1)
-  ) u_skew_s (
-      .clk(clk),
-      .rst(rst),
-      .d  (s_r),
-      .q  (s_sk)
-  );
+    reg [AW*N-1:0] a_r;
+    reg [   N-1:0] s_r;
+    always @(posedge clk) begin
+        if (rst) begin
+            a_r <= {AW * N{1'b0}};
+            s_r <= {N{1'b0}};
+        end else begin
+            a_r <= a_ext;
+            s_r <= {N{v1 && bank1}};
+        end
+    end
 
-  // ------------------------------------------------------------------ array, output --
-  wire [PW*N-1:0] p_bot;
-  wire [PW*N-1:0] p_al;
+    wire [AW*N-1:0] a_sk;
+    wire [   N-1:0] s_sk;
+    tpu_skew #(
+        .N(N),
+        .W(AW)
+    ) u_skew_a (
+        .clk(clk),
+        .rst(rst),
+        .d  (a_r),
+        .q  (a_sk)
+    );
+    tpu_skew #(
+        .N(N),
+        .W(1)
+    ) u_skew_s (
+        .clk(clk),
+        .rst(rst),
+        .d  (s_r),
+        .q  (s_sk)
+    );
 
-  tpu_array #(
-      .N (N),
-      .AW(AW),
-      .WW(WW),
-      .PW(PW)
-  ) u_array (
-      .clk  (clk),
-      .rst  (rst),
-      .a_in (a_sk),
-      .s_in (s_sk),
-      .w_in (w_sk),
-      .w_en (we_sk),
-      .w_sel(ws_sk),
-      .p_out(p_bot)
-  );
+    // ------------------------------------------------------------------ array, output --
+    wire [PW*N-1:0] p_bot;
+    wire [PW*N-1:0] p_al;
 
-  tpu_skew #(
-      .N(N),
-      .W(PW),
-      .REVERSE(1)
-  ) u_deskew (
-      .clk(clk),
-      .rst(rst),
-      .d  (p_bot),
-      .q  (p_al)
-  );
+    tpu_array #(
+        .N (N),
+        .AW(AW),
+        .WW(WW),
+        .PW(PW)
+    ) u_array (
+        .clk  (clk),
+        .rst  (rst),
+        .a_in (a_sk),
+        .s_in (s_sk),
+        .w_in (w_sk),
+        .w_en (we_sk),
+        .w_sel(ws_sk),
+        .p_out(p_bot)
+    );
 
-  reg [PW*N-1:0] acc_data_r;
-  always @(posedge clk) acc_data_r <= rst ? {PW * N{1'b0}} : p_al;
+    tpu_skew #(
+        .N(N),
+        .W(PW),
+        .REVERSE(1)
+    ) u_deskew (
+        .clk(clk),
+        .rst(rst),
+        .d  (p_bot),
+        .q  (p_al)
+    );
 
-  // A row's address, accumulate bit and last-row flag follow it through LAT cycles.
-  reg  [CTW*LAT-1:0] ctl;
-  wire [    CTW-1:0] ctl_in = {issue, pop, q_accum[q_hd], q_acc[q_hd]};
-  wire [    CTW-1:0] ctl_out = ctl[CTW*LAT-1-:CTW];
-  always @(posedge clk) ctl <= rst ? {CTW * LAT{1'b0}} : {ctl[CTW*(LAT-1)-1:0], ctl_in};
+    reg [PW*N-1:0] acc_data_r;
+    always @(posedge clk) acc_data_r <= rst ? {PW * N{1'b0}} : p_al;
 
-  assign acc_en         = ctl_out[22];
-  assign done           = ctl_out[21];
-  assign acc_accumulate = ctl_out[20];
-  assign acc_addr       = ctl_out[19:0];
-  assign acc_data       = acc_data_r;
+    // A row's address, accumulate bit and last-row flag follow it through LAT cycles.
+    reg  [CTW*LAT-1:0] ctl;
+    wire [    CTW-1:0] ctl_in = {issue, pop, q_accum[q_hd], q_acc[q_hd]};
+    wire [    CTW-1:0] ctl_out = ctl[CTW*LAT-1-:CTW];
+    always @(posedge clk) ctl <= rst ? {CTW * LAT{1'b0}} : {ctl[CTW*(LAT-1)-1:0], ctl_in};
 
-  assign ub_en          = issue;
-  assign ub_addr        = q_ub[q_hd];
-  assign row_fire       = v2;
-  assign weight_stall   = hd_valid && !issue;
+    assign acc_en         = ctl_out[22];
+    assign done           = ctl_out[21];
+    assign acc_accumulate = ctl_out[20];
+    assign acc_addr       = ctl_out[19:0];
+    assign acc_data       = acc_data_r;
 
-  reg [IFW-1:0] inflight;  // commands accepted and not yet done
-  always @(posedge clk) begin
-    if (rst) inflight <= {IFW{1'b0}};
-    else inflight <= inflight + {{(IFW - 1) {1'b0}}, push} - {{(IFW - 1) {1'b0}}, done};
-  end
-  assign busy = inflight != {IFW{1'b0}};
+    assign ub_en          = issue;
+    assign ub_addr        = q_ub[q_hd];
+    assign row_fire       = v2;
+    assign weight_stall   = hd_valid && !issue;
+
+    reg [IFW-1:0] inflight;  // commands accepted and not yet done
+    always @(posedge clk) begin
+        if (rst) inflight <= {IFW{1'b0}};
+        else inflight <= inflight + {{(IFW - 1) {1'b0}}, push} - {{(IFW - 1) {1'b0}}, done};
+    end
+    assign busy = inflight != {IFW{1'b0}};
 endmodule

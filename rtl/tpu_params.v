@@ -18,14 +18,14 @@ module tpu_params #(
 
     always @(posedge clk) begin
         if (rst) begin
-            bias <= {32 * N{1'b0}};
-            mult <= {32 * N{1'b0}};
+            bias  <= {32 * N{1'b0}};
+            mult  <= {32 * N{1'b0}};
             shift <= {6 * N{1'b0}};
         end else if (prm_en) begin
             case (prm_sel)
                 2'd0: bias <= prm_data;
                 2'd1: mult <= prm_data;
-                2'd2: for (c = 0; c < N; c = c + 1) shift[6*c +: 6] <= prm_data[32*c +: 6];
+                2'd2: for (c = 0; c < N; c = c + 1) shift[6*c+:6] <= prm_data[32*c+:6];
                 default: ;
             endcase
         end

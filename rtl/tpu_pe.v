@@ -25,25 +25,25 @@ module tpu_pe #(
     output reg  [PW-1:0] p_out,
     output wire [WW-1:0] w_out
 );
-  reg [WW-1:0] w0, w1;
+    reg [WW-1:0] w0, w1;
 
-  assign w_out = w_sel ? w1 : w0;
+    assign w_out = w_sel ? w1 : w0;
 
-  always @(posedge clk) begin
-    if (rst) begin
-      a_out <= {AW{1'b0}};
-      s_out <= 1'b0;
-      p_out <= {PW{1'b0}};
-      w0    <= {WW{1'b0}};
-      w1    <= {WW{1'b0}};
-    end else begin
-      a_out <= a_in;
-      s_out <= s_in;
-      // All operands are signed, so each is sign-extended to PW bits before the multiply. One
-      // expression without intermediate nets: several times faster under Icarus.
-      p_out <= $signed(p_in) + $signed(a_in) * $signed(s_in ? w1 : w0);
-      if (w_en && !w_sel) w0 <= w_in;
-      if (w_en && w_sel) w1 <= w_in;
+    always @(posedge clk) begin
+        if (rst) begin
+            a_out <= {AW{1'b0}};
+            s_out <= 1'b0;
+            p_out <= {PW{1'b0}};
+            w0    <= {WW{1'b0}};
+            w1    <= {WW{1'b0}};
+        end else begin
+            a_out <= a_in;
+            s_out <= s_in;
+            // All operands are signed, so each is sign-extended to PW bits before the multiply. One
+            // expression without intermediate nets: several times faster under Icarus.
+            p_out <= $signed(p_in) + $signed(a_in) * $signed(s_in ? w1 : w0);
+            if (w_en && !w_sel) w0 <= w_in;
+            if (w_en && w_sel) w1 <= w_in;
+        end
     end
-  end
 endmodule

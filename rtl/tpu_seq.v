@@ -67,12 +67,12 @@ module tpu_seq #(
     // status
     output wire busy,
     output reg halted,
-    output wire error,              // stopped on an error, nothing left in flight
+    output wire error,  // stopped on an error, nothing left in flight
     output reg [`TPU_ERR_W-1:0] error_code,
     output reg [31:0] error_pc,
     output wire [31:0] iq_free,
-    output wire [7:0] head_op,      // opcode of the head instruction, 0 when the queue is empty
-    output wire issue,              // an instruction issues (SYNC, HALT: retires) this cycle
+    output wire [7:0] head_op,  // opcode of the head instruction, 0 when the queue is empty
+    output wire issue,  // an instruction issues (SYNC, HALT: retires) this cycle
     // performance events
     output wire stall_hazard,
     output wire stall_unit,
@@ -104,10 +104,9 @@ module tpu_seq #(
     endfunction
 
     function conflict(input [FP_W-1:0] x, input [FP_W-1:0] y);
-        conflict = slot_conflict(x[0 +: SLOT], y[0 +: SLOT])
-            || slot_conflict(x[SLOT +: SLOT], y[SLOT +: SLOT])
-            || slot_conflict(x[2*SLOT +: SLOT], y[2*SLOT +: SLOT])
-            || (x[PRM] && y[PRM] && (x[PRM+1] || y[PRM+1]));
+        conflict = slot_conflict(x[0+:SLOT], y[0+:SLOT]) || slot_conflict(
+            x[SLOT+:SLOT], y[SLOT+:SLOT]) || slot_conflict(x[2*SLOT+:SLOT], y[2*SLOT+:SLOT]) ||
+            (x[PRM] && y[PRM] && (x[PRM+1] || y[PRM+1]));
     endfunction
 
     // ------------------------------------------------------------------ queue
@@ -119,25 +118,25 @@ module tpu_seq #(
     wire q_pop;
 
     // The queue is emptied at the edge an error is raised and held in reset after it.
-    reg stop;    // an error was raised
+    reg stop;  // an error was raised
     wire raise;  // one is raised this cycle
     tpu_fifo #(
         .W(`TPU_INSN_W),
         .DEPTH(IQ_DEPTH)
     ) u_iq (
-        .clk(clk),
-        .rst(rst || stop || raise),
-        .push(push),
-        .din(iq_data),
-        .full(q_full),
-        .pop(q_pop),
-        .dout(q),
+        .clk  (clk),
+        .rst  (rst || stop || raise),
+        .push (push),
+        .din  (iq_data),
+        .full (q_full),
+        .pop  (q_pop),
+        .dout (q),
         .empty(q_empty),
         .count(q_count)
     );
 
     assign iq_ready = !q_full && !stop;
-    assign iq_free = IQ_DEPTH_W - {{(32 - CW) {1'b0}}, q_count};
+    assign iq_free  = IQ_DEPTH_W - {{(32 - CW) {1'b0}}, q_count};
 
     // ------------------------------------------------------ decode of the queue head
     wire [`TPU_INSN_OP_W-1:0] d_op = q[`TPU_INSN_OP];
@@ -158,30 +157,33 @@ module tpu_seq #(
     wire d_halt = d_op == `TPU_OP_HALT;
     wire d_src_acc = d_flags[`TPU_F_SRC_ACC_BIT];
 
-    wire d_len_n = d_len != 12'd0 && d_len <= LEN_N;                               // 1..N
-    wire d_len_4n = d_len >= 12'd4 && d_len <= LEN_4N && d_len[1:0] == 2'b00;      // 4..4N, x4
+    wire d_len_n = d_len != 12'd0 && d_len <= LEN_N;  // 1..N
+    wire d_len_4n = d_len >= 12'd4 && d_len <= LEN_4N && d_len[1:0] == 2'b00;  // 4..4N, x4
     wire d_ab_zero = d_len == 12'd0 && d_stride == 32'd0;
     reg d_bad;
     // Flags an opcode does not take (TPU_OP_<op>_FLAGS) are bad operands; WR_HOST from UB (without
     // SRC_ACC) takes none.
     always @* begin
         case (1'b1)
-            d_rdh: d_bad = (d_flags & ~`TPU_OP_RD_HOST_FLAGS) != 8'd0 || d_rows == 16'd0
-                           || !d_len_n;
-            d_rdw: d_bad = (d_flags & ~`TPU_OP_RD_WEIGHT_FLAGS) != 8'd0 || d_b != 20'd0
+            d_rdh:
+            d_bad = (d_flags & ~`TPU_OP_RD_HOST_FLAGS) != 8'd0 || d_rows == 16'd0 || !d_len_n;
+            d_rdw:
+            d_bad = (d_flags & ~`TPU_OP_RD_WEIGHT_FLAGS) != 8'd0 || d_b != 20'd0
                            || d_rows == 16'd0 || d_rows > ROWS_N || !d_len_n;
-            d_rdp: d_bad = (d_flags & ~`TPU_OP_RD_PARAMS_FLAGS) != 8'd0 || d_b != 20'd0
+            d_rdp:
+            d_bad = (d_flags & ~`TPU_OP_RD_PARAMS_FLAGS) != 8'd0 || d_b != 20'd0
                            || d_rows != 16'd3 || !d_len_4n;
-            d_mm: d_bad = (d_flags & ~`TPU_OP_MATMUL_FLAGS) != 8'd0 || d_rows == 16'd0
-                          || !d_ab_zero;
-            d_act: d_bad = (d_flags & ~`TPU_OP_ACTIVATE_FLAGS) != 8'd0 || d_rows == 16'd0
-                           || !d_ab_zero;
-            d_wr: d_bad = (d_flags & ~(d_src_acc ? `TPU_OP_WR_HOST_FLAGS : 8'h00)) != 8'd0
+            d_mm:
+            d_bad = (d_flags & ~`TPU_OP_MATMUL_FLAGS) != 8'd0 || d_rows == 16'd0 || !d_ab_zero;
+            d_act:
+            d_bad = (d_flags & ~`TPU_OP_ACTIVATE_FLAGS) != 8'd0 || d_rows == 16'd0 || !d_ab_zero;
+            d_wr:
+            d_bad = (d_flags & ~(d_src_acc ? `TPU_OP_WR_HOST_FLAGS : 8'h00)) != 8'd0
                           || d_rows == 16'd0 || !(d_src_acc ? d_len_4n : d_len_n);
-            d_sync: d_bad = (d_flags & ~`TPU_OP_SYNC_FLAGS) != 8'd0
-                            || |{d_rows, d_a, d_b, d_len, d_stride};
-            d_halt: d_bad = (d_flags & ~`TPU_OP_HALT_FLAGS) != 8'd0
-                            || |{d_rows, d_a, d_b, d_len, d_stride};
+            d_sync:
+            d_bad = (d_flags & ~`TPU_OP_SYNC_FLAGS) != 8'd0 || |{d_rows, d_a, d_b, d_len, d_stride};
+            d_halt:
+            d_bad = (d_flags & ~`TPU_OP_HALT_FLAGS) != 8'd0 || |{d_rows, d_a, d_b, d_len, d_stride};
             default: d_bad = 1'b0;  // an illegal opcode, reported as such
         endcase
     end
@@ -212,10 +214,20 @@ module tpu_seq #(
     // Only the footprints of instructions that pass every check are ever compared, and those
     // have their upper bounds within UB_ROWS, ACC_ROWS and MEM_SIZE: 32 bits each.
     wire [FP_W-1:0] d_fp = {
-        d_rdp, d_prm_v,
-        d_wr, d_mem_v, d_mem_hi[31:0], d_a,
-        d_mm, d_acc_v, d_acc_hi[31:0], {12'd0, d_b},
-        d_ub_w, d_ub_v, d_ub_hi[31:0], d_ub_lo
+        d_rdp,
+        d_prm_v,
+        d_wr,
+        d_mem_v,
+        d_mem_hi[31:0],
+        d_a,
+        d_mm,
+        d_acc_v,
+        d_acc_hi[31:0],
+        {12'd0, d_b},
+        d_ub_w,
+        d_ub_v,
+        d_ub_hi[31:0],
+        d_ub_lo
     };
 
     // ------------------------------------------------------------- head register
@@ -264,7 +276,7 @@ module tpu_seq #(
     reg [32*LD_SLOTS-1:0] ld_pcs;
     reg [LDP-1:0] ld_wp;  // next slot to fill
     reg [LDP-1:0] ld_rp;  // oldest load, freed by the next ld_done
-    wire [31:0] ld_pc = ld_pcs[32*ld_rp +: 32];
+    wire [31:0] ld_pc = ld_pcs[32*ld_rp+:32];
     reg st_v;
     reg [FP_W-1:0] st_fp;
     reg [31:0] st_pc;
@@ -289,12 +301,12 @@ module tpu_seq #(
     reg hazard;
     integer i;
     always @* begin
-        hazard = (!h_wr && st_busy && conflict(h_fp, st_fp))
-              || (!h_act && ac_busy && conflict(h_fp, ac_fp));
+        hazard = (!h_wr && st_busy && conflict(h_fp, st_fp)) ||
+            (!h_act && ac_busy && conflict(h_fp, ac_fp));
         for (i = 0; i < LD_SLOTS; i = i + 1)
-            if (!h_ld && ld_busy[i] && conflict(h_fp, ld_fp[FP_W*i +: FP_W])) hazard = 1'b1;
+        if (!h_ld && ld_busy[i] && conflict(h_fp, ld_fp[FP_W*i+:FP_W])) hazard = 1'b1;
         for (i = 0; i < MXU_SLOTS; i = i + 1)
-            if (!h_mm && mx_busy[i] && conflict(h_fp, mx_fp[FP_W*i +: FP_W])) hazard = 1'b1;
+        if (!h_mm && mx_busy[i] && conflict(h_fp, mx_fp[FP_W*i+:FP_W])) hazard = 1'b1;
     end
 
     // Weight-FIFO tiles counted at issue: RD_WEIGHTs issued minus MATMUL LOADs issued.
@@ -319,13 +331,13 @@ module tpu_seq #(
     always @* begin
         if (ld_err && !(st_err && st_pc < ld_pc)) begin
             new_code = `TPU_ERR_MEM_FAULT;
-            new_pc = ld_pc;
+            new_pc   = ld_pc;
         end else if (st_err) begin
             new_code = `TPU_ERR_MEM_FAULT;
-            new_pc = st_pc;
+            new_pc   = st_pc;
         end else begin
             new_code = h_err;
-            new_pc = h_pc;
+            new_pc   = h_pc;
         end
     end
     assign raise = (ld_err || st_err || head_err) && (!stop || new_pc < error_pc);
@@ -406,12 +418,12 @@ module tpu_seq #(
 
     always @(posedge clk) begin
         if (rst) begin
-            ld_v <= {LD_SLOTS{1'b0}};
+            ld_v  <= {LD_SLOTS{1'b0}};
             ld_wp <= {LDP{1'b0}};
             ld_rp <= {LDP{1'b0}};
-            st_v <= 1'b0;
-            ac_v <= 1'b0;
-            mx_v <= {MXU_SLOTS{1'b0}};
+            st_v  <= 1'b0;
+            ac_v  <= 1'b0;
+            mx_v  <= {MXU_SLOTS{1'b0}};
             mx_wp <= {MXP{1'b0}};
             mx_rp <= {MXP{1'b0}};
         end else begin
@@ -432,14 +444,14 @@ module tpu_seq #(
 
     always @(posedge clk) begin
         if (ld_issue) begin
-            ld_fp[FP_W*ld_wp +: FP_W] <= h_fp;
-            ld_pcs[32*ld_wp +: 32] <= h_pc;
+            ld_fp[FP_W*ld_wp+:FP_W] <= h_fp;
+            ld_pcs[32*ld_wp+:32] <= h_pc;
         end
         if (st_issue) begin
             st_fp <= h_fp;
             st_pc <= h_pc;
         end
         if (ac_issue) ac_fp <= h_fp;
-        if (mx_issue) mx_fp[FP_W*mx_wp +: FP_W] <= h_fp;
+        if (mx_issue) mx_fp[FP_W*mx_wp+:FP_W] <= h_fp;
     end
 endmodule

@@ -12,22 +12,22 @@ module tpu_skew #(
     input  wire [N*W-1:0] d,
     output wire [N*W-1:0] q
 );
-  genvar i;
-  generate
-    for (i = 0; i < N; i = i + 1) begin : g_lane
-      localparam integer D = (REVERSE != 0) ? N - 1 - i : i;
-      if (D == 0) begin : g_wire
-        assign q[i*W+:W] = d[i*W+:W];
-      end else begin : g_delay
-        // sr holds the last D inputs of this lane, newest in the low W bits.
-        reg [W*D-1:0] sr;
-        if (D == 1) begin : g_one
-          always @(posedge clk) sr <= rst ? {W{1'b0}} : d[i*W+:W];
-        end else begin : g_many
-          always @(posedge clk) sr <= rst ? {W * D{1'b0}} : {sr[W*(D-1)-1:0], d[i*W+:W]};
+    genvar i;
+    generate
+        for (i = 0; i < N; i = i + 1) begin : g_lane
+            localparam integer D = (REVERSE != 0) ? N - 1 - i : i;
+            if (D == 0) begin : g_wire
+                assign q[i*W+:W] = d[i*W+:W];
+            end else begin : g_delay
+                // sr holds the last D inputs of this lane, newest in the low W bits.
+                reg [W*D-1:0] sr;
+                if (D == 1) begin : g_one
+                    always @(posedge clk) sr <= rst ? {W{1'b0}} : d[i*W+:W];
+                end else begin : g_many
+                    always @(posedge clk) sr <= rst ? {W * D{1'b0}} : {sr[W*(D-1)-1:0], d[i*W+:W]};
+                end
+                assign q[i*W+:W] = sr[W*D-1-:W];
+            end
         end
-        assign q[i*W+:W] = sr[W*D-1-:W];
-      end
-    end
-  endgenerate
+    endgenerate
 endmodule

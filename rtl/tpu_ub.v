@@ -32,7 +32,7 @@ module tpu_ub #(
 );
     localparam AW = (ROWS > 1) ? $clog2(ROWS) : 1;
 
-    reg [8*N-1:0] mem [0:ROWS-1] /*verilator public_flat_rd*/;
+    reg [8*N-1:0] mem[0:ROWS-1]  /*verilator public_flat_rd*/;
 
     always @(posedge clk) begin
         if (w0_en) mem[w0_addr[AW-1:0]] <= w0_data;

@@ -37,14 +37,14 @@ module tpu_wfifo #(
     localparam [AW-1:0] LAST_BASE = LAST_I[AW-1:0];
     localparam [8:0] CNT_FULL = TILES_I[8:0];
 
-    reg [8*N-1:0] mem [0:DEPTH-1];
+    reg [8*N-1:0] mem[0:DEPTH-1];
     // First memory row of the tail and head tiles; they step by N and wrap explicitly, so
     // neither N nor TILES has to be a power of two.
     reg [AW-1:0] wr_base;
     reg [AW-1:0] rd_base;
 
-    wire [AW-1:0] wr_addr = wr_base + {{(AW - RW){1'b0}}, wr_row[RW-1:0]};
-    wire [AW-1:0] rd_addr = rd_base + {{(AW - RW){1'b0}}, rd_row[RW-1:0]};
+    wire [AW-1:0] wr_addr = wr_base + {{(AW - RW) {1'b0}}, wr_row[RW-1:0]};
+    wire [AW-1:0] rd_addr = rd_base + {{(AW - RW) {1'b0}}, rd_row[RW-1:0]};
 
     assign rd_data = mem[rd_addr];
     assign full = count == CNT_FULL;
@@ -58,7 +58,7 @@ module tpu_wfifo #(
         if (rst) begin
             wr_base <= {AW{1'b0}};
             rd_base <= {AW{1'b0}};
-            count <= 9'd0;
+            count   <= 9'd0;
         end else begin
             if (push) wr_base <= (wr_base == LAST_BASE) ? {AW{1'b0}} : wr_base + STEP;
             if (pop) rd_base <= (rd_base == LAST_BASE) ? {AW{1'b0}} : rd_base + STEP;

@@ -18,7 +18,7 @@ module tb_acc;
     reg w_en = 1'b0;
     reg w_accumulate = 1'b0;
     reg [19:0] w_addr = 20'd0;
-    reg [32*N-1:0] w_data = {32*N{1'b0}};
+    reg [32*N-1:0] w_data = {32 * N{1'b0}};
     reg r0_en = 1'b0;
     reg r1_en = 1'b0;
     reg [19:0] r0_addr = 20'd0;
@@ -26,14 +26,24 @@ module tb_acc;
     wire [32*N-1:0] r0_data;
     wire [32*N-1:0] r1_data;
 
-    tpu_acc #(.N(N), .ROWS(ROWS)) dut (
+    tpu_acc #(
+        .N(N),
+        .ROWS(ROWS)
+    ) dut (
         .clk(clk),
-        .w_en(w_en), .w_addr(w_addr), .w_accumulate(w_accumulate), .w_data(w_data),
-        .r0_en(r0_en), .r0_addr(r0_addr), .r0_data(r0_data),
-        .r1_en(r1_en), .r1_addr(r1_addr), .r1_data(r1_data)
+        .w_en(w_en),
+        .w_addr(w_addr),
+        .w_accumulate(w_accumulate),
+        .w_data(w_data),
+        .r0_en(r0_en),
+        .r0_addr(r0_addr),
+        .r0_data(r0_data),
+        .r1_en(r1_en),
+        .r1_addr(r1_addr),
+        .r1_data(r1_data)
     );
 
-    reg [32*N-1:0] model [0:ROWS-1];
+    reg [32*N-1:0] model[0:ROWS-1];
     reg [32*N-1:0] exp_r0;
     reg [32*N-1:0] exp_r1;
     integer valid_r0 = 0;
@@ -45,16 +55,18 @@ module tb_acc;
 
     // One clock cycle: at the falling edge check both read ports, then apply the inputs for the
     // next rising edge and advance the model to match.
-    task tick(input we, input [19:0] wa, input acc, input [32*N-1:0] wd,
-              input re0, input [19:0] ra0, input re1, input [19:0] ra1);
+    task tick(input we, input [19:0] wa, input acc, input [32*N-1:0] wd, input re0,
+              input [19:0] ra0, input re1, input [19:0] ra1);
         begin
             @(negedge clk);
             if (valid_r0 && r0_data !== exp_r0) begin
-                $display("FAIL: acc cycle %0d: r0_data expected %h, actual %h", cycle, exp_r0, r0_data);
+                $display("FAIL: acc cycle %0d: r0_data expected %h, actual %h", cycle, exp_r0,
+                         r0_data);
                 $finish;
             end
             if (valid_r1 && r1_data !== exp_r1) begin
-                $display("FAIL: acc cycle %0d: r1_data expected %h, actual %h", cycle, exp_r1, r1_data);
+                $display("FAIL: acc cycle %0d: r1_data expected %h, actual %h", cycle, exp_r1,
+                         r1_data);
                 $finish;
             end
             w_en = we;
@@ -66,16 +78,16 @@ module tb_acc;
             r1_en = re1;
             r1_addr = ra1;
             if (re0) begin
-                exp_r0 = model[ra0];
+                exp_r0   = model[ra0];
                 valid_r0 = 1;
             end
             if (re1) begin
-                exp_r1 = model[ra1];
+                exp_r1   = model[ra1];
                 valid_r1 = 1;
             end
             if (we) begin
                 for (k = 0; k < N; k = k + 1)
-                    model[wa][32*k +: 32] = (acc ? model[wa][32*k +: 32] : 32'd0) + wd[32*k +: 32];
+                model[wa][32*k+:32] = (acc ? model[wa][32*k+:32] : 32'd0) + wd[32*k+:32];
                 last_w = wa;
             end
             cycle = cycle + 1;
@@ -85,7 +97,7 @@ module tb_acc;
     function [32*N-1:0] lanes(input [31:0] even, input [31:0] odd);
         integer i;
         begin
-            for (i = 0; i < N; i = i + 1) lanes[32*i +: 32] = (i % 2) ? odd : even;
+            for (i = 0; i < N; i = i + 1) lanes[32*i+:32] = (i % 2) ? odd : even;
         end
     endfunction
 
@@ -108,7 +120,7 @@ module tb_acc;
     initial begin
         // Every row gets a defined value first.
         for (row = 0; row < ROWS; row = row + 1) begin
-            for (k = 0; k < N; k = k + 1) d[32*k +: 32] = $urandom;
+            for (k = 0; k < N; k = k + 1) d[32*k+:32] = $urandom;
             tick(1, row, 0, d, 0, 0, 0, 0);
         end
 
@@ -117,16 +129,18 @@ module tb_acc;
         tick(1, 1, 1, lanes(32'd1, 32'd1), 0, 0, 0, 0);
         tick(1, 2, 0, lanes(32'hffffffff, 32'd0), 1, 1, 0, 0);
         tick(1, 2, 1, lanes(32'd1, 32'd1), 0, 0, 1, 1);
-        #1 if (r0_data !== lanes(32'h80000000, 32'h80000000)) begin
-            $display("FAIL: acc r0 after INT32_MAX + 1: expected %h, actual %h",
-                     lanes(32'h80000000, 32'h80000000), r0_data);
+        #1
+        if (r0_data !== lanes(32'h80000000, 32'h80000000)) begin
+            $display("FAIL: acc r0 after INT32_MAX + 1: expected %h, actual %h", lanes(
+                     32'h80000000, 32'h80000000), r0_data);
             $finish;
         end
         // Lanes: (-1, 0) + 1 = (0, 1); - 1 = (-1, 0); + 1 = (0, 1). No carry between lanes.
         tick(1, 2, 1, lanes(32'hffffffff, 32'hffffffff), 0, 0, 0, 0);
-        #1 if (r1_data !== lanes(32'h80000000, 32'h80000000)) begin
-            $display("FAIL: acc r1 after INT32_MAX + 1: expected %h, actual %h",
-                     lanes(32'h80000000, 32'h80000000), r1_data);
+        #1
+        if (r1_data !== lanes(32'h80000000, 32'h80000000)) begin
+            $display("FAIL: acc r1 after INT32_MAX + 1: expected %h, actual %h", lanes(
+                     32'h80000000, 32'h80000000), r1_data);
             $finish;
         end
         tick(1, 2, 1, lanes(32'd1, 32'd1), 0, 0, 0, 0);
@@ -134,15 +148,17 @@ module tb_acc;
         tick(1, 3, 1, lanes(32'd5, 32'd7), 0, 0, 0, 0);
         tick(1, 3, 0, lanes(32'd9, 32'h80000000), 1, 2, 1, 2);
         tick(0, 3, 1, lanes(32'd1, 32'd1), 1, 3, 0, 0);
-        #1 if (r0_data !== lanes(32'd0, 32'd1) || r1_data !== lanes(32'd0, 32'd1)) begin
-            $display("FAIL: acc lane carry: expected %h on both ports, actual %h and %h",
-                     lanes(32'd0, 32'd1), r0_data, r1_data);
+        #1
+        if (r0_data !== lanes(32'd0, 32'd1) || r1_data !== lanes(32'd0, 32'd1)) begin
+            $display("FAIL: acc lane carry: expected %h on both ports, actual %h and %h", lanes(
+                     32'd0, 32'd1), r0_data, r1_data);
             $finish;
         end
         tick(0, 0, 0, d, 0, 0, 0, 0);
-        #1 if (r0_data !== lanes(32'd9, 32'h80000000)) begin
-            $display("FAIL: acc overwrite after accumulate: expected %h, actual %h",
-                     lanes(32'd9, 32'h80000000), r0_data);
+        #1
+        if (r0_data !== lanes(32'd9, 32'h80000000)) begin
+            $display("FAIL: acc overwrite after accumulate: expected %h, actual %h", lanes(
+                     32'd9, 32'h80000000), r0_data);
             $finish;
         end
 
@@ -150,7 +166,7 @@ module tb_acc;
         while (cycle < CYCLES) begin
             we = ($urandom % 4) != 0;
             wa = ($urandom % 5 < 2) ? last_w : $urandom % ROWS;
-            for (k = 0; k < N; k = k + 1) d[32*k +: 32] = edge_or_random($urandom);
+            for (k = 0; k < N; k = k + 1) d[32*k+:32] = edge_or_random($urandom);
             ra0 = ($urandom % 3 == 0) ? last_w : $urandom % ROWS;
             while (we && ra0 == wa) ra0 = $urandom % ROWS;
             ra1 = ($urandom % 3 == 0) ? ra0 : $urandom % ROWS;

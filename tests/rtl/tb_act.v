@@ -24,23 +24,37 @@ module tb_act;
     reg rst = 1'b1;
     reg stall = 1'b0;
     reg in_valid = 1'b0;
-    reg [32*N-1:0] in_data = {32*N{1'b0}};
+    reg [32*N-1:0] in_data = {32 * N{1'b0}};
     reg in_bias = 1'b0;
     reg in_relu = 1'b0;
     reg [TAG_W-1:0] in_tag = {TAG_W{1'b0}};
-    reg [32*N-1:0] bias = {32*N{1'b0}};
-    reg [32*N-1:0] mult = {32*N{1'b0}};
-    reg [6*N-1:0] shift = {6*N{1'b0}};
+    reg [32*N-1:0] bias = {32 * N{1'b0}};
+    reg [32*N-1:0] mult = {32 * N{1'b0}};
+    reg [6*N-1:0] shift = {6 * N{1'b0}};
     wire out_valid;
     wire [32*N-1:0] out_i32;
     wire [8*N-1:0] out_i8;
     wire [TAG_W-1:0] out_tag;
 
-    tpu_act #(.N(N), .TAG_W(TAG_W)) dut (
-        .clk(clk), .rst(rst), .stall(stall),
-        .in_valid(in_valid), .in_data(in_data), .in_bias(in_bias), .in_relu(in_relu),
-        .in_tag(in_tag), .bias(bias), .mult(mult), .shift(shift),
-        .out_valid(out_valid), .out_i32(out_i32), .out_i8(out_i8), .out_tag(out_tag)
+    tpu_act #(
+        .N(N),
+        .TAG_W(TAG_W)
+    ) dut (
+        .clk(clk),
+        .rst(rst),
+        .stall(stall),
+        .in_valid(in_valid),
+        .in_data(in_data),
+        .in_bias(in_bias),
+        .in_relu(in_relu),
+        .in_tag(in_tag),
+        .bias(bias),
+        .mult(mult),
+        .shift(shift),
+        .out_valid(out_valid),
+        .out_i32(out_i32),
+        .out_i8(out_i8),
+        .out_tag(out_tag)
     );
 
     // ------------------------------------------------------------------ reference --
@@ -78,30 +92,31 @@ module tb_act;
     endfunction
 
     // ------------------------------------------------------- pipeline model, checks --
-    reg m_valid [0:2];
-    reg [32*N-1:0] m_i32 [0:2];
-    reg [8*N-1:0] m_i8 [0:2];
-    reg [TAG_W-1:0] m_tag [0:2];
+    reg m_valid[0:2];
+    reg [32*N-1:0] m_i32[0:2];
+    reg [8*N-1:0] m_i8[0:2];
+    reg [TAG_W-1:0] m_tag[0:2];
     integer cycle = 0;
     integer accepted;
 
     // One clock cycle: at the falling edge compare the outputs with the model's last stage,
     // apply the inputs for the next rising edge and advance the model as the DUT will.
-    task step(input v, input [32*N-1:0] d, input ub, input ur, input [TAG_W-1:0] tag,
-              input st, input rs);
+    task step(input v, input [32*N-1:0] d, input ub, input ur, input [TAG_W-1:0] tag, input st,
+              input rs);
         integer c;
         integer i;
         begin
             @(negedge clk);
             if (!rst) begin
                 if (out_valid !== m_valid[2]) begin
-                    $display("FAIL: act cycle %0d: out_valid expected %b, actual %b",
-                             cycle, m_valid[2], out_valid);
+                    $display("FAIL: act cycle %0d: out_valid expected %b, actual %b", cycle,
+                             m_valid[2], out_valid);
                     $finish;
                 end
                 if (m_valid[2] && (out_i32 !== m_i32[2] || out_i8 !== m_i8[2] || out_tag !== m_tag[2])) begin
-                    $display("FAIL: act cycle %0d: out_i32/out_i8/out_tag expected %h/%h/%h, actual %h/%h/%h",
-                             cycle, m_i32[2], m_i8[2], m_tag[2], out_i32, out_i8, out_tag);
+                    $display(
+                        "FAIL: act cycle %0d: out_i32/out_i8/out_tag expected %h/%h/%h, actual %h/%h/%h",
+                        cycle, m_i32[2], m_i8[2], m_tag[2], out_i32, out_i8, out_tag);
                     $finish;
                 end
             end
@@ -123,10 +138,10 @@ module tb_act;
                     m_tag[i] = m_tag[i-1];
                 end
                 m_valid[0] = v;
-                m_tag[0] = tag;
+                m_tag[0]   = tag;
                 for (c = 0; c < N && v; c = c + 1) begin
-                    m_i32[0][32*c +: 32] = ref_x(d[32*c +: 32], bias[32*c +: 32], ub, ur);
-                    m_i8[0][8*c +: 8] = ref_i8(m_i32[0][32*c +: 32], mult[32*c +: 32], shift[6*c +: 6]);
+                    m_i32[0][32*c+:32] = ref_x(d[32*c+:32], bias[32*c+:32], ub, ur);
+                    m_i8[0][8*c+:8] = ref_i8(m_i32[0][32*c+:32], mult[32*c+:32], shift[6*c+:6]);
                 end
             end
             cycle = cycle + 1;
@@ -138,7 +153,7 @@ module tb_act;
         integer k;
         reg [32*N-1:0] garbage;
         begin
-            for (k = 0; k < N; k = k + 1) garbage[32*k +: 32] = $urandom;
+            for (k = 0; k < N; k = k + 1) garbage[32*k+:32] = $urandom;
             step(1'b0, garbage, $urandom % 2, $urandom % 2, $urandom, $urandom % 10 < 3, 1'b0);
         end
     endtask
@@ -170,14 +185,15 @@ module tb_act;
             x = ref_x(acc, b, ub, ur);
             q = ref_i8(x, m, s);
             if (x !== exp_i32 || q !== exp_i8) begin
-                $display("FAIL: act reference, case %0d (acc %h bias %h use %b relu %b mult %h shift %0d): expected %h/%h, reference gives %h/%h",
-                         directed_count, acc, b, ub, ur, m, s, exp_i32, exp_i8, x, q);
+                $display(
+                    "FAIL: act reference, case %0d (acc %h bias %h use %b relu %b mult %h shift %0d): expected %h/%h, reference gives %h/%h",
+                    directed_count, acc, b, ub, ur, m, s, exp_i32, exp_i8, x, q);
                 $finish;
             end
-            bias = {N{b}};
-            mult = {N{m}};
+            bias  = {N{b}};
+            mult  = {N{m}};
             shift = {N{s}};
-            tag = directed_count;
+            tag   = directed_count;
             send({N{acc}}, ub, ur, tag);
             // The pipeline model checks the DUT; also compare with the hand-computed values
             // once the row has reached the outputs (just after the next rising edge).
@@ -247,82 +263,80 @@ module tb_act;
 
         //        acc          bias   use relu mult         shift  int32        int8
         // Exact ties round away from zero.
-        directed(32'd3,        0,     0, 0, 32'd1,        6'd1,  32'd3,       8'd2);
-        directed(-32'd3,       0,     0, 0, 32'd1,        6'd1,  -32'd3,      -8'd2);
-        directed(32'd1,        0,     0, 0, 32'd1,        6'd1,  32'd1,       8'd1);
-        directed(-32'd1,       0,     0, 0, 32'd1,        6'd1,  -32'd1,      -8'd1);
-        directed(32'd6,        0,     0, 0, 32'd1,        6'd2,  32'd6,       8'd2);
-        directed(-32'd6,       0,     0, 0, 32'd1,        6'd2,  -32'd6,      -8'd2);
-        directed(32'd3,        0,     0, 0, -32'd1,       6'd1,  32'd3,       -8'd2);
+        directed(32'd3, 0, 0, 0, 32'd1, 6'd1, 32'd3, 8'd2);
+        directed(-32'd3, 0, 0, 0, 32'd1, 6'd1, -32'd3, -8'd2);
+        directed(32'd1, 0, 0, 0, 32'd1, 6'd1, 32'd1, 8'd1);
+        directed(-32'd1, 0, 0, 0, 32'd1, 6'd1, -32'd1, -8'd1);
+        directed(32'd6, 0, 0, 0, 32'd1, 6'd2, 32'd6, 8'd2);
+        directed(-32'd6, 0, 0, 0, 32'd1, 6'd2, -32'd6, -8'd2);
+        directed(32'd3, 0, 0, 0, -32'd1, 6'd1, 32'd3, -8'd2);
         // Not ties: nearest.
-        directed(32'd5,        0,     0, 0, 32'd1,        6'd2,  32'd5,       8'd1);
-        directed(-32'd5,       0,     0, 0, 32'd1,        6'd2,  -32'd5,      -8'd1);
-        directed(-32'd7,       0,     0, 0, 32'd1,        6'd2,  -32'd7,      -8'd2);
+        directed(32'd5, 0, 0, 0, 32'd1, 6'd2, 32'd5, 8'd1);
+        directed(-32'd5, 0, 0, 0, 32'd1, 6'd2, -32'd5, -8'd1);
+        directed(-32'd7, 0, 0, 0, 32'd1, 6'd2, -32'd7, -8'd2);
         // Shift 0 and saturation both ways (including by rounding: 127.5 -> 128 -> 127).
-        directed(32'd100,      0,     0, 0, 32'd1,        6'd0,  32'd100,     8'd100);
-        directed(32'd200,      0,     0, 0, 32'd1,        6'd0,  32'd200,     8'd127);
-        directed(-32'd200,     0,     0, 0, 32'd1,        6'd0,  -32'd200,    -8'd128);
-        directed(32'd255,      0,     0, 0, 32'd1,        6'd1,  32'd255,     8'd127);
-        directed(-32'd255,     0,     0, 0, 32'd1,        6'd1,  -32'd255,    -8'd128);
-        directed(-32'd257,     0,     0, 0, 32'd1,        6'd1,  -32'd257,    -8'd128);
-        directed(32'd253,      0,     0, 0, 32'd1,        6'd1,  32'd253,     8'd127);
-        directed(MIN,          0,     0, 0, MIN,          6'd0,  MIN,         8'd127);
-        directed(MIN,          0,     0, 0, MAX,          6'd0,  MIN,         -8'd128);
-        directed(32'd5,        0,     0, 0, 32'd0,        6'd7,  32'd5,       8'd0);
+        directed(32'd100, 0, 0, 0, 32'd1, 6'd0, 32'd100, 8'd100);
+        directed(32'd200, 0, 0, 0, 32'd1, 6'd0, 32'd200, 8'd127);
+        directed(-32'd200, 0, 0, 0, 32'd1, 6'd0, -32'd200, -8'd128);
+        directed(32'd255, 0, 0, 0, 32'd1, 6'd1, 32'd255, 8'd127);
+        directed(-32'd255, 0, 0, 0, 32'd1, 6'd1, -32'd255, -8'd128);
+        directed(-32'd257, 0, 0, 0, 32'd1, 6'd1, -32'd257, -8'd128);
+        directed(32'd253, 0, 0, 0, 32'd1, 6'd1, 32'd253, 8'd127);
+        directed(MIN, 0, 0, 0, MIN, 6'd0, MIN, 8'd127);
+        directed(MIN, 0, 0, 0, MAX, 6'd0, MIN, -8'd128);
+        directed(32'd5, 0, 0, 0, 32'd0, 6'd7, 32'd5, 8'd0);
         // Extremes with large shifts. 2^62 + 2^62 wraps to -2^63 in 64 bits: -1.
-        directed(MIN,          0,     0, 0, MIN,          6'd63, MIN,         -8'd1);
-        directed(MIN,          0,     0, 0, MIN,          6'd62, MIN,         8'd1);
-        directed(MAX,          0,     0, 0, MAX,          6'd63, MAX,         8'd0);
-        directed(MAX,          0,     0, 0, MAX,          6'd62, MAX,         8'd1);
-        directed(MIN,          0,     0, 0, MAX,          6'd62, MIN,         -8'd1);
-        directed(MIN,          0,     0, 0, MAX,          6'd63, MIN,         8'd0);
-        directed(MIN,          0,     0, 0, 32'd1,        6'd63, MIN,         8'd0);
-        directed(MIN,          0,     0, 0, 32'd1,        6'd31, MIN,         -8'd1);
-        directed(MIN,          0,     0, 0, 32'd1,        6'd32, MIN,         -8'd1);
-        directed(MIN,          0,     0, 0, 32'd1,        6'd33, MIN,         8'd0);
-        directed(MAX,          0,     0, 0, 32'd1,        6'd24, MAX,         8'd127);
-        directed(MAX,          0,     0, 0, 32'd1,        6'd25, MAX,         8'd64);
+        directed(MIN, 0, 0, 0, MIN, 6'd63, MIN, -8'd1);
+        directed(MIN, 0, 0, 0, MIN, 6'd62, MIN, 8'd1);
+        directed(MAX, 0, 0, 0, MAX, 6'd63, MAX, 8'd0);
+        directed(MAX, 0, 0, 0, MAX, 6'd62, MAX, 8'd1);
+        directed(MIN, 0, 0, 0, MAX, 6'd62, MIN, -8'd1);
+        directed(MIN, 0, 0, 0, MAX, 6'd63, MIN, 8'd0);
+        directed(MIN, 0, 0, 0, 32'd1, 6'd63, MIN, 8'd0);
+        directed(MIN, 0, 0, 0, 32'd1, 6'd31, MIN, -8'd1);
+        directed(MIN, 0, 0, 0, 32'd1, 6'd32, MIN, -8'd1);
+        directed(MIN, 0, 0, 0, 32'd1, 6'd33, MIN, 8'd0);
+        directed(MAX, 0, 0, 0, 32'd1, 6'd24, MAX, 8'd127);
+        directed(MAX, 0, 0, 0, 32'd1, 6'd25, MAX, 8'd64);
         // Bias: added only with the flag, wraps at 32 bits; ReLU clamps at zero.
-        directed(32'd10,       32'd5, 0, 0, 32'd1,        6'd0,  32'd10,      8'd10);
-        directed(32'd10,       32'd5, 1, 0, 32'd1,        6'd0,  32'd15,      8'd15);
-        directed(MAX,          32'd1, 1, 0, 32'd1,        6'd0,  MIN,         -8'd128);
-        directed(MAX,          32'd1, 1, 1, 32'd1,        6'd0,  32'd0,       8'd0);
-        directed(MIN,          -32'd1, 1, 1, 32'd1,       6'd0,  MAX,         8'd127);
-        directed(-32'd5,       0,     0, 1, 32'd1,        6'd0,  32'd0,       8'd0);
-        directed(32'd5,        -32'd9, 1, 1, 32'd1,       6'd0,  32'd0,       8'd0);
-        directed(-32'd5,       32'd9, 1, 1, 32'd3,        6'd1,  32'd4,       8'd6);
+        directed(32'd10, 32'd5, 0, 0, 32'd1, 6'd0, 32'd10, 8'd10);
+        directed(32'd10, 32'd5, 1, 0, 32'd1, 6'd0, 32'd15, 8'd15);
+        directed(MAX, 32'd1, 1, 0, 32'd1, 6'd0, MIN, -8'd128);
+        directed(MAX, 32'd1, 1, 1, 32'd1, 6'd0, 32'd0, 8'd0);
+        directed(MIN, -32'd1, 1, 1, 32'd1, 6'd0, MAX, 8'd127);
+        directed(-32'd5, 0, 0, 1, 32'd1, 6'd0, 32'd0, 8'd0);
+        directed(32'd5, -32'd9, 1, 1, 32'd1, 6'd0, 32'd0, 8'd0);
+        directed(-32'd5, 32'd9, 1, 1, 32'd3, 6'd1, 32'd4, 8'd6);
 
         for (batch = 0; batch < BATCHES; batch = batch + 1) begin
             ties = batch % 4 == 3;
             for (c = 0; c < N; c = c + 1) begin
-                bias[32*c +: 32] = pick_i32($urandom);
+                bias[32*c+:32] = pick_i32($urandom);
                 if (ties) begin
-                    mult[32*c +: 32] = ($urandom % 2) ? 32'd1 : 32'hffffffff;
-                    shift[6*c +: 6] = 6'd1 + $urandom % 10;
+                    mult[32*c+:32] = ($urandom % 2) ? 32'd1 : 32'hffffffff;
+                    shift[6*c+:6]  = 6'd1 + $urandom % 10;
                 end else begin
-                    mult[32*c +: 32] = pick_mult($urandom);
-                    shift[6*c +: 6] = pick_shift($urandom);
+                    mult[32*c+:32] = pick_mult($urandom);
+                    shift[6*c+:6]  = pick_shift($urandom);
                 end
             end
             rows = 1 + $urandom % 12;
             for (r = 0; r < rows; r = r + 1) begin
                 for (c = 0; c < N; c = c + 1) begin
-                    sh = shift[6*c +: 6];
+                    sh = shift[6*c+:6];
                     // Tie rows: an odd multiple of 2^(s-1), either sign, magnitude around the
                     // int8 range so some saturate.
                     if (ties)
                         d[32*c +: 32] = (($urandom % 2) ? 32'd1 : 32'hffffffff) *
                                         (((2 * ($urandom % 160)) + 1) << (sh - 1));
-                    else
-                        d[32*c +: 32] = pick_i32($urandom);
+                    else d[32*c+:32] = pick_i32($urandom);
                 end
                 while ($urandom % 3 == 0) idle;
                 if (ties) send(d, 1'b0, 1'b0, $urandom);
                 else send(d, $urandom % 2, $urandom % 2, $urandom);
             end
             // A reset with stall high in the middle of one batch, rows in flight.
-            if (batch == BATCHES / 2)
-                step(1'b1, d, 1'b0, 1'b0, $urandom, 1'b1, 1'b1);
+            if (batch == BATCHES / 2) step(1'b1, d, 1'b0, 1'b0, $urandom, 1'b1, 1'b1);
             drain;
         end
         $display("PASS");

@@ -35,22 +35,38 @@ module tb_act_eng;
     reg [32*N-1:0] mult = {32 * N{1'b0}};
     reg [6*N-1:0] shift = {6 * N{1'b0}};
 
-    tpu_act_eng #(.N(N)) dut (
-        .clk(clk), .rst(rst), .cmd_valid(cmd_valid), .cmd_ready(cmd_ready), .cmd_rows(cmd_rows),
-        .cmd_ub_addr(cmd_ub_addr), .cmd_acc_addr(cmd_acc_addr), .cmd_bias(cmd_bias),
-        .cmd_relu(cmd_relu), .done(done), .acc_en(acc_en), .acc_addr(acc_addr),
-        .acc_data(acc_data), .ub_en(ub_en), .ub_addr(ub_addr), .ub_data(ub_data),
-        .bias(bias), .mult(mult), .shift(shift)
+    tpu_act_eng #(
+        .N(N)
+    ) dut (
+        .clk(clk),
+        .rst(rst),
+        .cmd_valid(cmd_valid),
+        .cmd_ready(cmd_ready),
+        .cmd_rows(cmd_rows),
+        .cmd_ub_addr(cmd_ub_addr),
+        .cmd_acc_addr(cmd_acc_addr),
+        .cmd_bias(cmd_bias),
+        .cmd_relu(cmd_relu),
+        .done(done),
+        .acc_en(acc_en),
+        .acc_addr(acc_addr),
+        .acc_data(acc_data),
+        .ub_en(ub_en),
+        .ub_addr(ub_addr),
+        .ub_data(ub_data),
+        .bias(bias),
+        .mult(mult),
+        .shift(shift)
     );
 
-    reg [32*N-1:0] accm [0:ACC_ROWS-1];
+    reg [32*N-1:0] accm[0:ACC_ROWS-1];
 
     always #5 clk = ~clk;
     always @(posedge clk) if (acc_en) acc_data <= accm[acc_addr];
 
     // docs/isa.md activation arithmetic, int8 output, one column.
-    function [7:0] ref_q(input [31:0] acc, input [31:0] b, input [31:0] m, input [5:0] s,
-                         input fb, input fr);
+    function [7:0] ref_q(input [31:0] acc, input [31:0] b, input [31:0] m, input [5:0] s, input fb,
+                         input fr);
         reg [31:0] x;
         reg signed [63:0] p;
         reg signed [63:0] q;
@@ -83,26 +99,26 @@ module tb_act_eng;
     endfunction
 
     // Model state.
-    integer edges = 0;      // rising edges since time 0
-    reg active = 1'b0;      // a command is in flight
-    integer accept_edge;    // the edge at which it was accepted
-    integer reads;          // ACC rows it has read
-    integer writes;         // UB rows it has written
-    reg [15:0] c_rows;
-    reg [19:0] c_ub;
-    reg [19:0] c_acc;
-    reg c_bias;
-    reg c_relu;
-    reg [32*N-1:0] exp_row;
-    integer cmds = 0;
-    integer rows_total = 0;
-    integer c;
-    integer r;
-    integer phase;
-    integer offered = 0;     // commands offered so far
-    integer overlapped = 0;  // commands accepted in the cycle the previous one finished
-    reg exp_done;
-    reg took = 1'b0;
+    integer            edges = 0;  // rising edges since time 0
+    reg                active = 1'b0;  // a command is in flight
+    integer            accept_edge;  // the edge at which it was accepted
+    integer            reads;  // ACC rows it has read
+    integer            writes;  // UB rows it has written
+    reg     [    15:0] c_rows;
+    reg     [    19:0] c_ub;
+    reg     [    19:0] c_acc;
+    reg                c_bias;
+    reg                c_relu;
+    reg     [32*N-1:0] exp_row;
+    integer            cmds = 0;
+    integer            rows_total = 0;
+    integer            c;
+    integer            r;
+    integer            phase;
+    integer            offered = 0;  // commands offered so far
+    integer            overlapped = 0;  // commands accepted in the cycle the previous one finished
+    reg                exp_done;
+    reg                took = 1'b0;
 
     always @(posedge clk) edges <= edges + 1;
 
@@ -111,24 +127,24 @@ module tb_act_eng;
             for (c = 0; c < N; c = c + 1) begin
                 case (mode)
                     0: begin  // identity
-                        bias[32*c +: 32] = $urandom % 64 - 32;
-                        mult[32*c +: 32] = 32'd1;
-                        shift[6*c +: 6] = 6'd0;
+                        bias[32*c+:32] = $urandom % 64 - 32;
+                        mult[32*c+:32] = 32'd1;
+                        shift[6*c+:6]  = 6'd0;
                     end
                     1: begin  // realistic requantization
-                        bias[32*c +: 32] = $urandom % 4096 - 2048;
-                        mult[32*c +: 32] = $urandom % 65536;
-                        shift[6*c +: 6] = 14 + $urandom % 12;
+                        bias[32*c+:32] = $urandom % 4096 - 2048;
+                        mult[32*c+:32] = $urandom % 65536;
+                        shift[6*c+:6]  = 14 + $urandom % 12;
                     end
                     2: begin  // extremes
-                        bias[32*c +: 32] = edge_word($urandom % 8);
-                        mult[32*c +: 32] = edge_word($urandom % 8);
-                        shift[6*c +: 6] = ($urandom % 2) ? 6'd63 : $urandom;
+                        bias[32*c+:32] = edge_word($urandom % 8);
+                        mult[32*c+:32] = edge_word($urandom % 8);
+                        shift[6*c+:6]  = ($urandom % 2) ? 6'd63 : $urandom;
                     end
                     default: begin  // x = mult = -2^31, s = 63: p + 2^62 wraps
-                        bias[32*c +: 32] = 32'd0;
-                        mult[32*c +: 32] = 32'h80000000;
-                        shift[6*c +: 6] = 6'd63 - c % 3;
+                        bias[32*c+:32] = 32'd0;
+                        mult[32*c+:32] = 32'h80000000;
+                        shift[6*c+:6]  = 6'd63 - c % 3;
                     end
                 endcase
             end
@@ -137,9 +153,9 @@ module tb_act_eng;
 
     initial begin
         for (r = 0; r < ACC_ROWS; r = r + 1)
-            for (c = 0; c < N; c = c + 1)
-                accm[r][32*c +: 32] = r < 4 ? 32'h80000000 : (r % 5 == 0 ? edge_word($urandom % 6)
-                                      : $urandom % 200000 - 100000);
+        for (c = 0; c < N; c = c + 1)
+        accm[r][32*c+:32] = r < 4 ?
+            32'h80000000 : (r % 5 == 0 ? edge_word($urandom % 6) : $urandom % 200000 - 100000);
     end
 
     // Everything is sampled and driven at the falling edge; a handshake seen here happens at the
@@ -148,39 +164,50 @@ module tb_act_eng;
         exp_done = 1'b0;
         if (!rst) begin
             if (acc_en !== (active && reads < c_rows)) begin
-                $display("FAIL: act_eng edge %0d: acc_en expected %0d, actual %b", edges, active && reads < c_rows, acc_en);
+                $display("FAIL: act_eng edge %0d: acc_en expected %0d, actual %b", edges,
+                         active && reads < c_rows, acc_en);
                 $finish;
             end
             if (acc_en) begin
                 if (acc_addr !== c_acc + reads || edges != accept_edge + reads) begin
-                    $display("FAIL: act_eng edge %0d: ACC read %0d of command %0d: expected row %0d at edge %0d, actual row %0d",
-                             edges, reads, cmds, c_acc + reads, accept_edge + reads, acc_addr);
+                    $display(
+                        "FAIL: act_eng edge %0d: ACC read %0d of command %0d: expected row %0d at edge %0d, actual row %0d",
+                        edges, reads, cmds, c_acc + reads, accept_edge + reads, acc_addr);
                     $finish;
                 end
                 reads = reads + 1;
             end
             if (ub_en) begin
                 for (c = 0; c < N; c = c + 1)
-                    exp_row[8*c +: 8] = ref_q(accm[c_acc + writes][32*c +: 32], bias[32*c +: 32],
-                                              mult[32*c +: 32], shift[6*c +: 6], c_bias, c_relu);
+                exp_row[8*c+:8] = ref_q(
+                    accm[c_acc+writes][32*c+:32],
+                    bias[32*c+:32],
+                    mult[32*c+:32],
+                    shift[6*c+:6],
+                    c_bias,
+                    c_relu
+                );
                 if (!active || ub_addr !== c_ub + writes || ub_data !== exp_row[8*N-1:0]
                     || edges != accept_edge + 4 + writes) begin
-                    $display("FAIL: act_eng edge %0d: UB write %0d of command %0d (rows %0d bias %0d relu %0d): expected row %0d = %h at edge %0d, actual row %0d = %h",
-                             edges, writes, cmds, c_rows, c_bias, c_relu, c_ub + writes,
-                             exp_row[8*N-1:0], accept_edge + 4 + writes, ub_addr, ub_data);
+                    $display(
+                        "FAIL: act_eng edge %0d: UB write %0d of command %0d (rows %0d bias %0d relu %0d): expected row %0d = %h at edge %0d, actual row %0d = %h",
+                        edges, writes, cmds, c_rows, c_bias, c_relu, c_ub + writes,
+                        exp_row[8*N-1:0], accept_edge + 4 + writes, ub_addr, ub_data);
                     $finish;
                 end
-                writes = writes + 1;
+                writes   = writes + 1;
                 exp_done = writes == c_rows;
             end
             if (done !== exp_done) begin
-                $display("FAIL: act_eng edge %0d: done expected %0d, actual %b (command %0d, %0d of %0d rows written)",
-                         edges, exp_done, done, cmds, writes, c_rows);
+                $display(
+                    "FAIL: act_eng edge %0d: done expected %0d, actual %b (command %0d, %0d of %0d rows written)",
+                    edges, exp_done, done, cmds, writes, c_rows);
                 $finish;
             end
             // The next command is accepted in the cycle the current one's last row is written.
             if (cmd_ready !== (!active || exp_done)) begin
-                $display("FAIL: act_eng edge %0d: cmd_ready expected %0d, actual %b", edges, !active || exp_done, cmd_ready);
+                $display("FAIL: act_eng edge %0d: cmd_ready expected %0d, actual %b", edges,
+                         !active || exp_done, cmd_ready);
                 $finish;
             end
         end
@@ -193,15 +220,16 @@ module tb_act_eng;
                     $display("FAIL: act_eng: only %0d commands accepted back to back", overlapped);
                     $finish;
                 end
-                $display("act_eng: %0d commands, %0d rows, %0d accepted in the previous one's done cycle",
-                         cmds, rows_total, overlapped);
+                $display(
+                    "act_eng: %0d commands, %0d rows, %0d accepted in the previous one's done cycle",
+                    cmds, rows_total, overlapped);
                 $display("PASS");
                 $finish;
             end
         end
         rst = edges < 2;
         if (took) cmd_valid = 1'b0;  // accepted at the last rising edge
-        took = 1'b0;
+        took  = 1'b0;
         // Offer the next command: back to back (while the current one runs) in even phases, after
         // idle gaps in odd ones.
         phase = (offered / 10) % 2;
@@ -221,7 +249,7 @@ module tb_act_eng;
                 set_params(offered % 7 == 0 ? 3 : $urandom % 3);
             end
             cmd_valid = 1'b1;
-            offered = offered + 1;
+            offered   = offered + 1;
         end
         if (cmd_valid && cmd_ready) begin
             if (exp_done) overlapped = overlapped + 1;

@@ -7,133 +7,148 @@
 // Every column output is compared every cycle with sum_k a[k] * W[k][c] computed here, or zero
 // where no vector is in flight. Activations include int8 -128/127 and uint8 255 vectors.
 module tb_array;
-  parameter N = 8;
-  localparam LA = N + 3;  // vectors on bank 0 (the bank 1 shift starts at TS1 = 1)
-  localparam TS1 = 1;
-  localparam TS2 = LA - 1 + N;  // bank 0 reload: last bank-0 row entered at LA-1
-  localparam LB = TS2 + N;  // first vector that may read the reloaded bank 0
-  localparam NV = LB + 6 * N;
-  localparam TEND = NV + 2 * N + 2;
+    parameter N = 8;
+    localparam LA = N + 3;  // vectors on bank 0 (the bank 1 shift starts at TS1 = 1)
+    localparam TS1 = 1;
+    localparam TS2 = LA - 1 + N;  // bank 0 reload: last bank-0 row entered at LA-1
+    localparam LB = TS2 + N;  // first vector that may read the reloaded bank 0
+    localparam NV = LB + 6 * N;
+    localparam TEND = NV + 2 * N + 2;
 
-  reg clk = 1'b0;
-  always #5 clk = ~clk;
-  reg rst;
+    reg clk = 1'b0;
+    always #5 clk = ~clk;
+    reg rst;
 
-  reg  [ 9*N-1:0] a_in;
-  reg  [   N-1:0] s_in;
-  reg  [ 8*N-1:0] w_in;
-  reg  [   N-1:0] w_en, w_sel;
-  wire [32*N-1:0] p_out;
+    reg  [ 9*N-1:0] a_in;
+    reg  [   N-1:0] s_in;
+    reg  [ 8*N-1:0] w_in;
+    reg [N-1:0] w_en, w_sel;
+    wire [32*N-1:0] p_out;
 
-  tpu_array #(.N(N)) dut (
-      .clk(clk), .rst(rst), .a_in(a_in), .s_in(s_in), .w_in(w_in), .w_en(w_en),
-      .w_sel(w_sel), .p_out(p_out));
+    tpu_array #(
+        .N(N)
+    ) dut (
+        .clk  (clk),
+        .rst  (rst),
+        .a_in (a_in),
+        .s_in (s_in),
+        .w_in (w_in),
+        .w_en (w_en),
+        .w_sel(w_sel),
+        .p_out(p_out)
+    );
 
-  reg [7:0] wt[0:3*N*N-1];  // three tiles: [set][k][c]
-  reg [8:0] av[0:NV*N-1];  // vectors: [v][k]
-  reg vs[0:NV-1];  // bank select of vector v
-  reg vval[0:NV-1];  // slot holds a vector
-  integer vset[0:NV-1];  // tile the vector's bank holds when it passes
+    reg [7:0] wt[0:3*N*N-1];  // three tiles: [set][k][c]
+    reg [8:0] av[0:NV*N-1];  // vectors: [v][k]
+    reg vs[0:NV-1];  // bank select of vector v
+    reg vval[0:NV-1];  // slot holds a vector
+    integer vset[0:NV-1];  // tile the vector's bank holds when it passes
 
-  integer errors = 0;
-  integer seed = 3;
-  integer t, v, r, c, k, j, x;
+    integer errors = 0;
+    integer seed = 3;
+    integer t, v, r, c, k, j, x;
 
-  function integer sx9(input [8:0] val);
-    sx9 = val[8] ? val - 512 : val;
-  endfunction
-  function integer sx8(input [7:0] val);
-    sx8 = val[7] ? val - 256 : val;
-  endfunction
+    function integer sx9(input [8:0] val);
+        sx9 = val[8] ? val - 512 : val;
+    endfunction
+    function integer sx8(input [7:0] val);
+        sx8 = val[7] ? val - 256 : val;
+    endfunction
 
-  function [31:0] ref_out(input integer vi, input integer col);
-    integer kk;
-    begin
-      ref_out = 0;
-      for (kk = 0; kk < N; kk = kk + 1)
-        ref_out = ref_out + sx9(av[vi*N+kk]) * sx8(wt[(vset[vi]*N+kk)*N+col]);
-    end
-  endfunction
-
-  // column-skewed shift of tile `set` into bank `bank`, column 0 starting at ts
-  task drive_shift(input integer ts, input integer set, input integer bank);
-    begin
-      for (c = 0; c < N; c = c + 1) begin
-        j = t - c - ts;
-        if (j >= 0 && j < N) begin
-          w_en[c] = 1'b1;
-          w_sel[c] = bank;
-          w_in[c*8+:8] = wt[(set*N+N-1-j)*N+c];
+    function [31:0] ref_out(input integer vi, input integer col);
+        integer kk;
+        begin
+            ref_out = 0;
+            for (kk = 0; kk < N; kk = kk + 1)
+            ref_out = ref_out + sx9(av[vi*N+kk]) * sx8(wt[(vset[vi]*N+kk)*N+col]);
         end
-      end
-    end
-  endtask
+    endfunction
 
-  initial begin
-    // tiles: 0 = -128/127 checkerboard, 1 = random, 2 = random with 127/-128 sprinkled in
-    for (x = 0; x < N * N; x = x + 1) begin
-      wt[x] = ((x / N + x % N) & 1) ? 8'h7f : 8'h80;
-      wt[N*N+x] = $random(seed);
-      k = $random(seed);
-      wt[2*N*N+x] = (k & 3) == 0 ? 8'h7f : (k & 3) == 1 ? 8'h80 : k[15:8];
-    end
-    for (v = 0; v < NV; v = v + 1) begin
-      vval[v] = (v < LB) || ($random(seed) & 7) != 0;
-      vs[v] = (v < LA) ? 1'b0 : (v < LB) ? 1'b1 : $random(seed);
-      vset[v] = (v < LA) ? 0 : vs[v] ? 1 : 2;
-      k = $random(seed) & 7;
-      for (r = 0; r < N; r = r + 1) begin
-        x = $random(seed);
-        case (k)
-          0: av[v*N+r] = 9'h180;  // int8 -128
-          1: av[v*N+r] = 9'h07f;  // int8 127
-          2: av[v*N+r] = 9'h0ff;  // uint8 255
-          3: av[v*N+r] = {1'b0, x[7:0]};  // uint8
-          default: av[v*N+r] = {x[7], x[7:0]};  // int8
-        endcase
-      end
-    end
+    // column-skewed shift of tile `set` into bank `bank`, column 0 starting at ts
+    task drive_shift(input integer ts, input integer set, input integer bank);
+        begin
+            for (c = 0; c < N; c = c + 1) begin
+                j = t - c - ts;
+                if (j >= 0 && j < N) begin
+                    w_en[c] = 1'b1;
+                    w_sel[c] = bank;
+                    w_in[c*8+:8] = wt[(set*N+N-1-j)*N+c];
+                end
+            end
+        end
+    endtask
 
-    rst = 1'b1;
-    a_in = 0; s_in = 0; w_in = 0; w_en = 0; w_sel = 0;
-    @(posedge clk);
-    #1 rst = 1'b0;
-    // bank 0 <= tile 0, all columns together
-    for (j = 0; j < N; j = j + 1) begin
-      w_en = {N{1'b1}};
-      w_sel = 0;
-      for (c = 0; c < N; c = c + 1) w_in[c*8+:8] = wt[(N-1-j)*N+c];
-      @(posedge clk);
-      #1;
-    end
-    for (t = 0; t < TEND; t = t + 1) begin
-      w_en = 0; w_sel = 0; w_in = 0;
-      drive_shift(TS1, 1, 1);
-      drive_shift(TS2, 2, 0);
-      for (r = 0; r < N; r = r + 1) begin
-        v = t - r;
-        if (v >= 0 && v < NV && vval[v]) begin
-          a_in[r*9+:9] = av[v*N+r];
-          s_in[r] = vs[v];
-        end else begin
-          a_in[r*9+:9] = 0;
-          s_in[r] = 0;
+    initial begin
+        // tiles: 0 = -128/127 checkerboard, 1 = random, 2 = random with 127/-128 sprinkled in
+        for (x = 0; x < N * N; x = x + 1) begin
+            wt[x] = ((x / N + x % N) & 1) ? 8'h7f : 8'h80;
+            wt[N*N+x] = $random(seed);
+            k = $random(seed);
+            wt[2*N*N+x] = (k & 3) == 0 ? 8'h7f : (k & 3) == 1 ? 8'h80 : k[15:8];
         end
-      end
-      for (c = 0; c < N; c = c + 1) begin
-        v = t - N - c;
-        x = (v >= 0 && v < NV && vval[v]) ? ref_out(v, c) : 0;
-        if (p_out[c*32+:32] !== x) begin
-          $display("FAIL: cycle %0d column %0d vector %0d expected %0d actual %0d", t, c, v, x,
-                   $signed(p_out[c*32+:32]));
-          errors = errors + 1;
-          if (errors > 10) $finish;
+        for (v = 0; v < NV; v = v + 1) begin
+            vval[v] = (v < LB) || ($random(seed) & 7) != 0;
+            vs[v] = (v < LA) ? 1'b0 : (v < LB) ? 1'b1 : $random(seed);
+            vset[v] = (v < LA) ? 0 : vs[v] ? 1 : 2;
+            k = $random(seed) & 7;
+            for (r = 0; r < N; r = r + 1) begin
+                x = $random(seed);
+                case (k)
+                    0: av[v*N+r] = 9'h180;  // int8 -128
+                    1: av[v*N+r] = 9'h07f;  // int8 127
+                    2: av[v*N+r] = 9'h0ff;  // uint8 255
+                    3: av[v*N+r] = {1'b0, x[7:0]};  // uint8
+                    default: av[v*N+r] = {x[7], x[7:0]};  // int8
+                endcase
+            end
         end
-      end
-      @(posedge clk);
-      #1;
+
+        rst   = 1'b1;
+        a_in  = 0;
+        s_in  = 0;
+        w_in  = 0;
+        w_en  = 0;
+        w_sel = 0;
+        @(posedge clk);
+        #1 rst = 1'b0;
+        // bank 0 <= tile 0, all columns together
+        for (j = 0; j < N; j = j + 1) begin
+            w_en  = {N{1'b1}};
+            w_sel = 0;
+            for (c = 0; c < N; c = c + 1) w_in[c*8+:8] = wt[(N-1-j)*N+c];
+            @(posedge clk);
+            #1;
+        end
+        for (t = 0; t < TEND; t = t + 1) begin
+            w_en  = 0;
+            w_sel = 0;
+            w_in  = 0;
+            drive_shift(TS1, 1, 1);
+            drive_shift(TS2, 2, 0);
+            for (r = 0; r < N; r = r + 1) begin
+                v = t - r;
+                if (v >= 0 && v < NV && vval[v]) begin
+                    a_in[r*9+:9] = av[v*N+r];
+                    s_in[r] = vs[v];
+                end else begin
+                    a_in[r*9+:9] = 0;
+                    s_in[r] = 0;
+                end
+            end
+            for (c = 0; c < N; c = c + 1) begin
+                v = t - N - c;
+                x = (v >= 0 && v < NV && vval[v]) ? ref_out(v, c) : 0;
+                if (p_out[c*32+:32] !== x) begin
+                    $display("FAIL: cycle %0d column %0d vector %0d expected %0d actual %0d", t, c,
+                             v, x, $signed(p_out[c*32+:32]));
+                    errors = errors + 1;
+                    if (errors > 10) $finish;
+                end
+            end
+            @(posedge clk);
+            #1;
+        end
+        if (errors == 0) $display("PASS");
+        $finish;
     end
-    if (errors == 0) $display("PASS");
-    $finish;
-  end
 endmodule

@@ -36,7 +36,7 @@ module tb_core;
     parameter ACC_ROWS = 4096;
     parameter WFIFO_TILES = 4;
     parameter IQ_DEPTH = 32;
-    parameter MEM_MAX = 1 << 20;   // bytes the behavioural memory can hold
+    parameter MEM_MAX = 1 << 20;  // bytes the behavioural memory can hold
     parameter PROG_MAX = 1 << 16;  // instructions in file mode
     parameter LAT = 4;
     parameter BP = 0;
@@ -81,16 +81,35 @@ module tb_core;
     wire irq;
 
     tpu_core #(
-        .N(N), .UB_ROWS(UB_ROWS), .ACC_ROWS(ACC_ROWS), .WFIFO_TILES(WFIFO_TILES),
-        .IQ_DEPTH(IQ_DEPTH), .ID_W(ID_W)
+        .N(N),
+        .UB_ROWS(UB_ROWS),
+        .ACC_ROWS(ACC_ROWS),
+        .WFIFO_TILES(WFIFO_TILES),
+        .IQ_DEPTH(IQ_DEPTH),
+        .ID_W(ID_W)
     ) dut (
-        .clk(clk), .rst(rst), .iq_valid(iq_valid), .iq_ready(iq_ready), .iq_data(iq_data),
-        .csr_we(csr_we), .csr_addr(csr_addr), .csr_wdata(csr_wdata), .csr_rdata(csr_rdata),
-        .mem_req_valid(mem_req_valid), .mem_req_ready(mem_req_ready), .mem_req_we(mem_req_we),
-        .mem_req_addr(mem_req_addr), .mem_req_len(mem_req_len), .mem_req_id(mem_req_id),
-        .mem_req_wdata(mem_req_wdata), .mem_rsp_valid(mem_rsp_valid),
-        .mem_rsp_ready(mem_rsp_ready), .mem_rsp_id(mem_rsp_id), .mem_rsp_err(mem_rsp_err),
-        .mem_rsp_rdata(mem_rsp_rdata), .irq(irq)
+        .clk(clk),
+        .rst(rst),
+        .iq_valid(iq_valid),
+        .iq_ready(iq_ready),
+        .iq_data(iq_data),
+        .csr_we(csr_we),
+        .csr_addr(csr_addr),
+        .csr_wdata(csr_wdata),
+        .csr_rdata(csr_rdata),
+        .mem_req_valid(mem_req_valid),
+        .mem_req_ready(mem_req_ready),
+        .mem_req_we(mem_req_we),
+        .mem_req_addr(mem_req_addr),
+        .mem_req_len(mem_req_len),
+        .mem_req_id(mem_req_id),
+        .mem_req_wdata(mem_req_wdata),
+        .mem_rsp_valid(mem_rsp_valid),
+        .mem_rsp_ready(mem_rsp_ready),
+        .mem_rsp_id(mem_rsp_id),
+        .mem_rsp_err(mem_rsp_err),
+        .mem_rsp_rdata(mem_rsp_rdata),
+        .irq(irq)
     );
 
     always #5 clk = ~clk;
@@ -100,33 +119,49 @@ module tb_core;
     integer lat = LAT;
     integer bp = BP;
     integer rsp = 100;  // percent of cycles in which a due response is given
-    integer jit = 0;    // responses come up to jit cycles later than lat, ids interleaving
+    integer jit = 0;  // responses come up to jit cycles later than lat, ids interleaving
     integer cycle = 0;
 
     always @(posedge clk) cycle <= cycle + 1;
 
     mem_model #(
-        .BUS(BUS), .ID_W(ID_W), .BYTES(MEM_MAX), .SEED(17)
+        .BUS  (BUS),
+        .ID_W (ID_W),
+        .BYTES(MEM_MAX),
+        .SEED (17)
     ) u_mem (
-        .clk(clk), .rst(rst), .size(mem_bytes), .latency(lat), .jitter(jit),
-        .ready_pct(100 - bp), .rsp_pct(rsp), .req_valid(mem_req_valid),
-        .req_ready(mem_req_ready), .req_we(mem_req_we), .req_addr(mem_req_addr),
-        .req_len(mem_req_len), .req_id(mem_req_id), .req_wdata(mem_req_wdata),
-        .rsp_valid(mem_rsp_valid), .rsp_ready(mem_rsp_ready), .rsp_id(mem_rsp_id),
-        .rsp_err(mem_rsp_err), .rsp_rdata(mem_rsp_rdata)
+        .clk(clk),
+        .rst(rst),
+        .size(mem_bytes),
+        .latency(lat),
+        .jitter(jit),
+        .ready_pct(100 - bp),
+        .rsp_pct(rsp),
+        .req_valid(mem_req_valid),
+        .req_ready(mem_req_ready),
+        .req_we(mem_req_we),
+        .req_addr(mem_req_addr),
+        .req_len(mem_req_len),
+        .req_id(mem_req_id),
+        .req_wdata(mem_req_wdata),
+        .rsp_valid(mem_rsp_valid),
+        .rsp_ready(mem_rsp_ready),
+        .rsp_id(mem_rsp_id),
+        .rsp_err(mem_rsp_err),
+        .rsp_rdata(mem_rsp_rdata)
     );
 
     // ----------------------------------------------------------------- reference model
-    reg [7:0] rmem [0:MEM_MAX-1];
-    reg [8*N-1:0] rub [0:UB_ROWS-1];
-    reg [32*N-1:0] racc [0:ACC_ROWS-1];
-    reg [8*N-1:0] rwf [0:WFIFO_TILES*N-1];  // weight FIFO, tile t at rows t*N..
-    integer rwf_head = 0;
-    integer rwf_count = 0;
-    reg [8*N-1:0] rw [0:N-1];                // current tile
-    reg [32*N-1:0] rbias;
-    reg [32*N-1:0] rmult;
-    reg [6*N-1:0] rshift;
+    reg     [     7:0] rmem          [      0:MEM_MAX-1];
+    reg     [ 8*N-1:0] rub           [      0:UB_ROWS-1];
+    reg     [32*N-1:0] racc          [     0:ACC_ROWS-1];
+    reg     [ 8*N-1:0] rwf           [0:WFIFO_TILES*N-1];  // weight FIFO, tile t at rows t*N..
+    integer            rwf_head = 0;
+    integer            rwf_count = 0;
+    reg     [ 8*N-1:0] rw            [            0:N-1];  // current tile
+    reg     [32*N-1:0] rbias;
+    reg     [32*N-1:0] rmult;
+    reg     [ 6*N-1:0] rshift;
 
     function [7:0] requant(input [31:0] x, input [31:0] m, input [5:0] s);
         reg signed [63:0] p;
@@ -157,11 +192,11 @@ module tb_core;
     task ref_reset;
         integer r;
         begin
-            rwf_head = 0;
+            rwf_head  = 0;
             rwf_count = 0;
             for (r = 0; r < N; r = r + 1) rw[r] = {8 * N{1'b0}};
-            rbias = {32 * N{1'b0}};
-            rmult = {32 * N{1'b0}};
+            rbias  = {32 * N{1'b0}};
+            rmult  = {32 * N{1'b0}};
             rshift = {6 * N{1'b0}};
         end
     endtask
@@ -194,64 +229,64 @@ module tb_core;
             case (op)
                 OP_RD_HOST:
                 for (i = 0; i < rows; i = i + 1)
-                    for (c = 0; c < N; c = c + 1)
-                        rub[b + i][8*c +: 8] = c < len ? rmem[a + i * stride + c] : 8'd0;
+                for (c = 0; c < N; c = c + 1)
+                rub[b+i][8*c+:8] = c < len ? rmem[a+i*stride+c] : 8'd0;
                 OP_RD_WEIGHT: begin
                     t = (rwf_head + rwf_count) % WFIFO_TILES;
                     for (r = 0; r < N; r = r + 1)
-                        for (c = 0; c < N; c = c + 1)
-                            rwf[t * N + r][8*c +: 8] = (r < rows && c < len) ? rmem[a + r * stride + c] : 8'd0;
+                    for (c = 0; c < N; c = c + 1)
+                    rwf[t*N+r][8*c+:8] = (r < rows && c < len) ? rmem[a+r*stride+c] : 8'd0;
                     rwf_count = rwf_count + 1;
                 end
                 OP_RD_PARAMS:
                 for (c = 0; c < N; c = c + 1)
-                    for (i = 0; i < 4; i = i + 1) begin
-                        addr = a + 4 * c + i;
-                        rbias[32*c + 8*i +: 8] = 4 * c < len ? rmem[addr] : 8'd0;
-                        rmult[32*c + 8*i +: 8] = 4 * c < len ? rmem[addr + stride] : 8'd0;
-                        if (i == 0) rshift[6*c +: 6] = 4 * c < len ? rmem[addr + 2 * stride] : 8'd0;
-                    end
+                for (i = 0; i < 4; i = i + 1) begin
+                    addr = a + 4 * c + i;
+                    rbias[32*c+8*i+:8] = 4 * c < len ? rmem[addr] : 8'd0;
+                    rmult[32*c+8*i+:8] = 4 * c < len ? rmem[addr+stride] : 8'd0;
+                    if (i == 0) rshift[6*c+:6] = 4 * c < len ? rmem[addr+2*stride] : 8'd0;
+                end
                 OP_MATMUL: begin
                     if (fl & F_LOAD) begin
-                        for (r = 0; r < N; r = r + 1) rw[r] = rwf[rwf_head * N + r];
-                        rwf_head = (rwf_head + 1) % WFIFO_TILES;
+                        for (r = 0; r < N; r = r + 1) rw[r] = rwf[rwf_head*N+r];
+                        rwf_head  = (rwf_head + 1) % WFIFO_TILES;
                         rwf_count = rwf_count - 1;
                     end
                     for (i = 0; i < rows; i = i + 1)
-                        for (c = 0; c < N; c = c + 1) begin
-                            sum = (fl & F_ACC) ? racc[b + i][32*c +: 32] : 32'd0;
-                            for (r = 0; r < N; r = r + 1) begin
-                                av = (fl & F_UNSIGNED) ? {24'd0, rub[a + i][8*r +: 8]}
+                    for (c = 0; c < N; c = c + 1) begin
+                        sum = (fl & F_ACC) ? racc[b+i][32*c+:32] : 32'd0;
+                        for (r = 0; r < N; r = r + 1) begin
+                            av = (fl & F_UNSIGNED) ? {24'd0, rub[a + i][8*r +: 8]}
                                                        : {{24{rub[a + i][8*r+7]}}, rub[a + i][8*r +: 8]};
-                                sum = sum + av * {{24{rw[r][8*c+7]}}, rw[r][8*c +: 8]};
-                            end
-                            racc[b + i][32*c +: 32] = sum;
+                            sum = sum + av * {{24{rw[r][8*c+7]}}, rw[r][8*c+:8]};
                         end
+                        racc[b+i][32*c+:32] = sum;
+                    end
                 end
                 OP_ACTIVATE:
                 for (i = 0; i < rows; i = i + 1)
-                    for (c = 0; c < N; c = c + 1) begin
-                        x = act32(racc[b + i][32*c +: 32], rbias[32*c +: 32], fl[3], fl[4]);
-                        rub[a + i][8*c +: 8] = requant(x, rmult[32*c +: 32], rshift[6*c +: 6]);
-                    end
+                for (c = 0; c < N; c = c + 1) begin
+                    x = act32(racc[b+i][32*c+:32], rbias[32*c+:32], fl[3], fl[4]);
+                    rub[a+i][8*c+:8] = requant(x, rmult[32*c+:32], rshift[6*c+:6]);
+                end
                 OP_WR_HOST:
                 for (i = 0; i < rows; i = i + 1)
-                    for (c = 0; c < len; c = c + 1) begin
-                        addr = a + i * stride + c;
-                        if (fl & F_SRC_ACC) begin
-                            x = act32(racc[b + i][32*(c/4) +: 32], rbias[32*(c/4) +: 32], fl[3], fl[4]);
-                            rmem[addr] = x[8*(c%4) +: 8];
-                        end else begin
-                            rmem[addr] = rub[b + i][8*c +: 8];
-                        end
+                for (c = 0; c < len; c = c + 1) begin
+                    addr = a + i * stride + c;
+                    if (fl & F_SRC_ACC) begin
+                        x = act32(racc[b+i][32*(c/4)+:32], rbias[32*(c/4)+:32], fl[3], fl[4]);
+                        rmem[addr] = x[8*(c%4)+:8];
+                    end else begin
+                        rmem[addr] = rub[b+i][8*c+:8];
                     end
+                end
                 default: ;  // SYNC, HALT
             endcase
         end
     endtask
 
     // ------------------------------------------------------------------ program and driver
-    reg [127:0] prog [0:PROG_MAX-1];
+    reg [127:0] prog[0:PROG_MAX-1];
     integer nprog = 0;
     integer pushed = 0;
     reg pushing = 1'b0;
@@ -273,7 +308,7 @@ module tb_core;
     always @(posedge clk) if (iq_valid && iq_ready) pushed <= pushed + 1;
     always @(negedge clk) begin
         iq_valid = pushing && pushed < nprog;
-        iq_data = prog[pushed];
+        iq_data  = prog[pushed];
     end
 
     task csr_write(input [7:0] addr, input [31:0] data);
@@ -328,7 +363,7 @@ module tb_core;
                 @(negedge clk);
                 run_cycles = run_cycles + 1;
             end
-            pushing = 1'b0;
+            pushing  = 1'b0;
             iq_valid = 1'b0;
             csr_read(A_STATUS, status_at_stop);
             st = {31'd0, irq};
@@ -342,7 +377,8 @@ module tb_core;
     integer errors = 0;
     task check(input ok, input [8*64-1:0] what, input [63:0] expv, input [63:0] actv);
         if (!ok) begin
-            $display("FAIL: %0s: expected %0d (0x%h), actual %0d (0x%h)", what, expv, expv, actv, actv);
+            $display("FAIL: %0s: expected %0d (0x%h), actual %0d (0x%h)", what, expv, expv, actv,
+                     actv);
             $finish;
         end
     endtask
@@ -368,20 +404,23 @@ module tb_core;
         integer i;
         begin
             for (i = 0; i < mem_bytes; i = i + 1)
-                if (u_mem.mem[i] !== rmem[i]) begin
-                    $display("FAIL: %0s: memory byte 0x%0h: expected %h, actual %h", name, i, rmem[i], u_mem.mem[i]);
-                    $finish;
-                end
+            if (u_mem.mem[i] !== rmem[i]) begin
+                $display("FAIL: %0s: memory byte 0x%0h: expected %h, actual %h", name, i, rmem[i],
+                         u_mem.mem[i]);
+                $finish;
+            end
             for (i = 0; i < UB_ROWS; i = i + 1)
-                if (dut.u_ub.mem[i] !== rub[i]) begin
-                    $display("FAIL: %0s: UB row %0d: expected %h, actual %h", name, i, rub[i], dut.u_ub.mem[i]);
-                    $finish;
-                end
+            if (dut.u_ub.mem[i] !== rub[i]) begin
+                $display("FAIL: %0s: UB row %0d: expected %h, actual %h", name, i, rub[i],
+                         dut.u_ub.mem[i]);
+                $finish;
+            end
             for (i = 0; i < ACC_ROWS; i = i + 1)
-                if (dut.u_acc.mem[i] !== racc[i]) begin
-                    $display("FAIL: %0s: ACC row %0d: expected %h, actual %h", name, i, racc[i], dut.u_acc.mem[i]);
-                    $finish;
-                end
+            if (dut.u_acc.mem[i] !== racc[i]) begin
+                $display("FAIL: %0s: ACC row %0d: expected %h, actual %h", name, i, racc[i],
+                         dut.u_acc.mem[i]);
+                $finish;
+            end
         end
     endtask
 
@@ -422,7 +461,7 @@ module tb_core;
         begin
             for (c = 0; c < N; c = c + 1) begin
                 v = $urandom % 8192 - 4096;
-                {rmem[at + 4*c + 3], rmem[at + 4*c + 2], rmem[at + 4*c + 1], rmem[at + 4*c]} = v;
+                {rmem[at+4*c+3], rmem[at+4*c+2], rmem[at+4*c+1], rmem[at+4*c]} = v;
                 v = $urandom % 32768;
                 {rmem[at + stride + 4*c + 3], rmem[at + stride + 4*c + 2],
                  rmem[at + stride + 4*c + 1], rmem[at + stride + 4*c]} = v;
@@ -430,7 +469,7 @@ module tb_core;
                 {rmem[at + 2*stride + 4*c + 3], rmem[at + 2*stride + 4*c + 2],
                  rmem[at + 2*stride + 4*c + 1], rmem[at + 2*stride + 4*c]} = v;
             end
-            for (c = 0; c < 2 * stride + 4 * N; c = c + 1) u_mem.mem[at + c] = rmem[at + c];
+            for (c = 0; c < 2 * stride + 4 * N; c = c + 1) u_mem.mem[at+c] = rmem[at+c];
         end
     endtask
 
@@ -486,7 +525,7 @@ module tb_core;
     task mem_timing(input integer l, input integer b, input integer r, input integer j);
         begin
             lat = l;
-            bp = b;
+            bp  = b;
             rsp = r;
             jit = j;
         end
@@ -503,8 +542,8 @@ module tb_core;
             compare("gemm");
             check_counters(nprog, 1, rd_bytes, wr_bytes);
             check_csr(A_MEM_SIZE, MEMB, "MEM_SIZE");
-            $display("gemm (latency %0d+%0d, back-pressure %0d%%, responses %0d%%): %0d cycles", l, j, b, r,
-                     run_cycles);
+            $display("gemm (latency %0d+%0d, back-pressure %0d%%, responses %0d%%): %0d cycles", l,
+                     j, b, r, run_cycles);
         end
     endtask
 
@@ -512,11 +551,12 @@ module tb_core;
     integer fire_count = 0;
     integer fire_first = -1;
     integer fire_last = -1;
-    always @(posedge clk) if (!rst && dut.u_mxu.row_fire) begin
-        fire_count = fire_count + 1;
-        if (fire_first < 0) fire_first = cycle;
-        fire_last = cycle;
-    end
+    always @(posedge clk)
+        if (!rst && dut.u_mxu.row_fire) begin
+            fire_count = fire_count + 1;
+            if (fire_first < 0) fire_first = cycle;
+            fire_last = cycle;
+        end
 
     task stream;
         reg [31:0] v;
@@ -543,14 +583,16 @@ module tb_core;
             ref_run(nprog);
             compare("stream");
             if (fire_count != rows_total || fire_last - fire_first + 1 != rows_total) begin
-                $display("FAIL: stream: %0d MATMUL rows entered the array over %0d cycles, expected %0d rows in consecutive cycles",
-                         fire_count, fire_last - fire_first + 1, rows_total);
+                $display(
+                    "FAIL: stream: %0d MATMUL rows entered the array over %0d cycles, expected %0d rows in consecutive cycles",
+                    fire_count, fire_last - fire_first + 1, rows_total);
                 $finish;
             end
             check_counters(nprog, 1, 3 * N * N + 2 * N * N, 0);
             check_perf(P_MXU_BUSY, rows_total, "PERF_MXU_BUSY");
             perf_read(P_ACTIVE, pv);
-            check(pv >= run_cycles - 2 && pv <= run_cycles + 2, "PERF_ACTIVE ~ cycles to HALT", run_cycles, pv);
+            check(pv >= run_cycles - 2 && pv <= run_cycles + 2, "PERF_ACTIVE ~ cycles to HALT",
+                  run_cycles, pv);
             check_csr(A_ID, 32'h54505531, "ID");
             check_csr(A_VERSION, 32'h00010000, "VERSION");
             check_csr(A_ARRAY_N, N, "ARRAY_N");
@@ -586,13 +628,36 @@ module tb_core;
             emit(insn(OP_MATMUL, F_LOAD, 1, 0, 0, 0, 0));
             for (r = 0; r < 9; r = r + 1) begin
                 rows = 1 + r % 4;
-                src = 4096 + 512 * r;
-                dst = src + 512;  // the next round's source
+                src  = 4096 + 512 * r;
+                dst  = src + 512;  // the next round's source
                 emit(insn(OP_RD_HOST, 0, rows, src, 8 * (r % 2), N, N));
-                emit(insn(OP_MATMUL, (r == 4 ? F_LOAD : 0) | (r % 3 == 0 ? F_ACC : 0), rows,
-                          8 * (r % 2), 4 * (r % 3), 0, 0));
-                emit(insn(OP_ACTIVATE, (r % 2) ? F_RELU : F_BIAS, rows, 32 + 8 * (r % 2), 4 * (r % 3), 0, 0));
-                emit(insn(OP_WR_HOST, F_SRC_ACC | F_BIAS | F_RELU, rows, 12288 + 256 * r, 4 * (r % 3), 4 * N, 4 * N));
+                emit(insn(
+                     OP_MATMUL,
+                     (r == 4 ? F_LOAD : 0) | (r % 3 == 0 ? F_ACC : 0),
+                     rows,
+                     8 * (r % 2),
+                     4 * (r % 3),
+                     0,
+                     0
+                     ));
+                emit(insn(
+                     OP_ACTIVATE,
+                     (r % 2) ? F_RELU : F_BIAS,
+                     rows,
+                     32 + 8 * (r % 2),
+                     4 * (r % 3),
+                     0,
+                     0
+                     ));
+                emit(insn(
+                     OP_WR_HOST,
+                     F_SRC_ACC | F_BIAS | F_RELU,
+                     rows,
+                     12288 + 256 * r,
+                     4 * (r % 3),
+                     4 * N,
+                     4 * N
+                     ));
                 emit(insn(OP_WR_HOST, 0, rows, dst, 32 + 8 * (r % 2), N, N));
                 // Independent of the round: it loads while the store above runs (ids interleave).
                 emit(insn(OP_RD_HOST, 0, 2 * N, 20480 + 512 * r, 96, N, N));
@@ -618,7 +683,8 @@ module tb_core;
         begin
             core_reset(mem_size_csr);
             run(20000);
-            check(status_at_stop === 32'h4, "STATUS when ERROR rises (nothing in flight)", 4, status_at_stop);
+            check(status_at_stop === 32'h4, "STATUS when ERROR rises (nothing in flight)", 4,
+                  status_at_stop);
             check_csr(A_STATUS, 32'h4, "STATUS after an error");
             check_csr(A_ERROR_CODE, code, "ERROR_CODE");
             check_csr(A_ERROR_PC, pc, "ERROR_PC");
@@ -672,7 +738,8 @@ module tb_core;
             expect_error("WFIFO empty", 7, 1, MEMB, 1);
 
             nprog = 0;
-            for (t = 0; t <= WFIFO_TILES; t = t + 1) emit(insn(OP_RD_WEIGHT, 0, N, 64 * t, 0, N, N));
+            for (t = 0; t <= WFIFO_TILES; t = t + 1)
+            emit(insn(OP_RD_WEIGHT, 0, N, 64 * t, 0, N, N));
             emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
             expect_error("WFIFO full", 8, WFIFO_TILES, MEMB, 1);
 
@@ -711,17 +778,25 @@ module tb_core;
             dut.u_acc.mem[i] = {32 * N{1'b0}};
             racc[i] = {32 * N{1'b0}};
         end
-        if ($value$plusargs("lat=%d", lat)) ;
-        if ($value$plusargs("bp=%d", bp)) ;
+        if ($value$plusargs("lat=%d", lat));
+        if ($value$plusargs("bp=%d", bp));
         if ($value$plusargs("prog=%s", prog_file)) begin
-            if (!$value$plusargs("mem=%s", mem_file) || !$value$plusargs("memsize=%d", memsize)
-                || !$value$plusargs("dump=%s", dump_file) || !$value$plusargs("dumpbytes=%d", dumpbytes)) begin
+            if (!$value$plusargs(
+                    "mem=%s", mem_file
+                ) || !$value$plusargs(
+                    "memsize=%d", memsize
+                ) || !$value$plusargs(
+                    "dump=%s", dump_file
+                ) || !$value$plusargs(
+                    "dumpbytes=%d", dumpbytes
+                )) begin
                 $display("FAIL: file mode needs +prog= +mem= +memsize= +dump= +dumpbytes=");
                 $finish;
             end
             if (memsize > MEM_MAX || dumpbytes > memsize) begin
-                $display("FAIL: memsize %0d (at most MEM_MAX = %0d) or dumpbytes %0d (at most memsize) too large",
-                         memsize, MEM_MAX, dumpbytes);
+                $display(
+                    "FAIL: memsize %0d (at most MEM_MAX = %0d) or dumpbytes %0d (at most memsize) too large",
+                    memsize, MEM_MAX, dumpbytes);
                 $finish;
             end
             if (!$value$plusargs("maxcycles=%d", maxcycles)) maxcycles = 1000000;
@@ -732,7 +807,8 @@ module tb_core;
                 $display("FAIL: cannot open %0s", mem_file);
                 $finish;
             end
-            for (i = 0; i < memsize && $fscanf(fd, "%h", byte_in) == 1; i = i + 1) u_mem.mem[i] = byte_in;
+            for (i = 0; i < memsize && $fscanf(fd, "%h", byte_in) == 1; i = i + 1)
+            u_mem.mem[i] = byte_in;
             $fclose(fd);
             fd = $fopen(prog_file, "r");
             if (fd == 0) begin
@@ -740,7 +816,9 @@ module tb_core;
                 $finish;
             end
             nprog = 0;
-            while (nprog < PROG_MAX && $fscanf(fd, "%h", insn_in) == 1) begin
+            while (nprog < PROG_MAX && $fscanf(
+                fd, "%h", insn_in
+            ) == 1) begin
                 prog[nprog] = insn_in;
                 nprog = nprog + 1;
             end
@@ -758,7 +836,8 @@ module tb_core;
             for (i = 0; i < dumpbytes; i = i + 1) $fwrite(fd, "%02x\n", u_mem.mem[i]);
             $fclose(fd);
             $display("RESULT status=%0h error=%0d pc=%0d cycles=%0d", st, ec, epc, run_cycles);
-            if (st[2:1] == 2'b00) $display("FAIL: neither HALTED nor ERROR after %0d cycles", run_cycles);
+            if (st[2:1] == 2'b00)
+                $display("FAIL: neither HALTED nor ERROR after %0d cycles", run_cycles);
             else $display("PASS");
             $finish;
         end

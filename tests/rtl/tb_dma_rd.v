@@ -58,15 +58,39 @@ module tb_dma_rd;
     wire [32*N-1:0] prm_data;
 
     tpu_dma_rd #(
-        .N(N), .WFIFO_TILES(TILES), .LD_SLOTS(LD_SLOTS)
+        .N(N),
+        .WFIFO_TILES(TILES),
+        .LD_SLOTS(LD_SLOTS)
     ) dut (
-        .clk(clk), .rst(rst), .cmd_valid(cmd_valid), .cmd_ready(cmd_ready), .cmd_op(cmd_op),
-        .cmd_rows(cmd_rows), .cmd_a(cmd_a), .cmd_b(cmd_b), .cmd_len(cmd_len),
-        .cmd_stride(cmd_stride), .done(done), .fault(fault), .req_valid(req_valid),
-        .req_ready(req_ready), .req_addr(req_addr), .req_len(req_len), .rsp_valid(rsp_valid),
-        .rsp_err(rsp_err), .rsp_rdata(rsp_rdata), .ub_en(ub_en), .ub_addr(ub_addr),
-        .ub_data(ub_data), .wf_count(wf_count), .wf_en(wf_en), .wf_row(wf_row),
-        .wf_data(wf_data), .wf_push(wf_push), .prm_en(prm_en), .prm_sel(prm_sel),
+        .clk(clk),
+        .rst(rst),
+        .cmd_valid(cmd_valid),
+        .cmd_ready(cmd_ready),
+        .cmd_op(cmd_op),
+        .cmd_rows(cmd_rows),
+        .cmd_a(cmd_a),
+        .cmd_b(cmd_b),
+        .cmd_len(cmd_len),
+        .cmd_stride(cmd_stride),
+        .done(done),
+        .fault(fault),
+        .req_valid(req_valid),
+        .req_ready(req_ready),
+        .req_addr(req_addr),
+        .req_len(req_len),
+        .rsp_valid(rsp_valid),
+        .rsp_err(rsp_err),
+        .rsp_rdata(rsp_rdata),
+        .ub_en(ub_en),
+        .ub_addr(ub_addr),
+        .ub_data(ub_data),
+        .wf_count(wf_count),
+        .wf_en(wf_en),
+        .wf_row(wf_row),
+        .wf_data(wf_data),
+        .wf_push(wf_push),
+        .prm_en(prm_en),
+        .prm_sel(prm_sel),
         .prm_data(prm_data)
     );
 
@@ -76,20 +100,36 @@ module tb_dma_rd;
     always @(posedge clk) cycle <= cycle + 1;
 
     // ---------------------------------------------------------------- memory --
-    integer latency = 1;      // cycles from acceptance to the earliest response, >= 1
+    integer latency = 1;  // cycles from acceptance to the earliest response, >= 1
     integer ready_pct = 100;  // chance per cycle that req_ready is high
-    integer rsp_pct = 100;    // chance per cycle that a due response is given
-    integer pop_pct = 100;    // chance per cycle that the FIFO's head tile is popped
-    integer gap_pct = 0;      // chance per cycle that the driver offers nothing
+    integer rsp_pct = 100;  // chance per cycle that a due response is given
+    integer pop_pct = 100;  // chance per cycle that the FIFO's head tile is popped
+    integer gap_pct = 0;  // chance per cycle that the driver offers nothing
 
     mem_model #(
-        .BUS(4 * N), .BYTES(MEM_SIZE), .SEED(11)
+        .BUS  (4 * N),
+        .BYTES(MEM_SIZE),
+        .SEED (11)
     ) u_mem (
-        .clk(clk), .rst(rst), .size(MEM_SIZE), .latency(latency), .jitter(32'd0),
-        .ready_pct(ready_pct), .rsp_pct(rsp_pct), .req_valid(req_valid), .req_ready(req_ready),
-        .req_we(1'b0), .req_addr(req_addr), .req_len(req_len), .req_id(1'b0),
-        .req_wdata({32 * N{1'b0}}), .rsp_valid(rsp_valid), .rsp_ready(1'b1), .rsp_id(),
-        .rsp_err(rsp_err), .rsp_rdata(rsp_rdata)
+        .clk(clk),
+        .rst(rst),
+        .size(MEM_SIZE),
+        .latency(latency),
+        .jitter(32'd0),
+        .ready_pct(ready_pct),
+        .rsp_pct(rsp_pct),
+        .req_valid(req_valid),
+        .req_ready(req_ready),
+        .req_we(1'b0),
+        .req_addr(req_addr),
+        .req_len(req_len),
+        .req_id(1'b0),
+        .req_wdata({32 * N{1'b0}}),
+        .rsp_valid(rsp_valid),
+        .rsp_ready(1'b1),
+        .rsp_id(),
+        .rsp_err(rsp_err),
+        .rsp_rdata(rsp_rdata)
     );
 
     // A request is answered with err unless all its bytes are below MEM_SIZE (no wrap at 2^32).
@@ -102,7 +142,8 @@ module tb_dma_rd;
         integer k;
         begin
             exp_row = {32 * N{1'b0}};
-            if (in_range(addr, {4'd0, len})) for (k = 0; k < len; k = k + 1) exp_row[8*k+:8] = u_mem.mem[addr+k];
+            if (in_range(addr, {4'd0, len}))
+                for (k = 0; k < len; k = k + 1) exp_row[8*k+:8] = u_mem.mem[addr+k];
         end
     endfunction
 
@@ -115,18 +156,19 @@ module tb_dma_rd;
     reg [31:0] p_stride[0:MAXI-1];
     integer p_first[0:MAXI-1];  // cycles of the first and last request
     integer p_last[0:MAXI-1];
-    integer n_prog = 0;   // instructions generated
-    integer n_acc = 0;    // accepted
-    integer n_done = 0;   // done
-    integer rq_j = 0;     // instruction and row of the next expected request
+    integer n_prog = 0;  // instructions generated
+    integer n_acc = 0;  // accepted
+    integer n_done = 0;  // done
+    integer rq_j = 0;  // instruction and row of the next expected request
     integer rq_i = 0;
     integer started = 0;  // RD_WEIGHTs with a request out and no push yet
 
     task fail;
         begin
-            $display("      at cycle %0d: instruction %0d (op %0d rows %0d a %h b %0d len %0d stride %0d)",
-                     cycle, n_done, p_op[n_done], p_rows[n_done], p_a[n_done], p_b[n_done],
-                     p_len[n_done], p_stride[n_done]);
+            $display(
+                "      at cycle %0d: instruction %0d (op %0d rows %0d a %h b %0d len %0d stride %0d)",
+                cycle, n_done, p_op[n_done], p_rows[n_done], p_a[n_done], p_b[n_done],
+                p_len[n_done], p_stride[n_done]);
             $finish;
         end
     endtask
@@ -137,7 +179,7 @@ module tb_dma_rd;
     reg [8*N-1:0] tile_img[0:N-1];
     reg tile_written[0:N-1];
     reg [32*N-1:0] prm_img[0:2];
-    integer n_ub = 0;   // writes for the oldest instruction not done
+    integer n_ub = 0;  // writes for the oldest instruction not done
     integer n_wf = 0;
     integer n_prm = 0;
     integer n_push = 0;
@@ -149,12 +191,14 @@ module tb_dma_rd;
     always @(posedge clk) begin
         if (!rst) begin
             if (n_done == n_acc && (ub_en || wf_en || wf_push || prm_en || done)) begin
-                $display("FAIL: activity with no instruction in flight (ub %b wf %b push %b prm %b done %b)",
-                         ub_en, wf_en, wf_push, prm_en, done);
+                $display(
+                    "FAIL: activity with no instruction in flight (ub %b wf %b push %b prm %b done %b)",
+                    ub_en, wf_en, wf_push, prm_en, done);
                 fail;
             end
             if (n_acc - n_done > LD_SLOTS) begin
-                $display("FAIL: %0d instructions in flight, more than %0d", n_acc - n_done, LD_SLOTS);
+                $display("FAIL: %0d instructions in flight, more than %0d", n_acc - n_done,
+                         LD_SLOTS);
                 fail;
             end
             if (req_valid && req_ready) begin
@@ -163,8 +207,10 @@ module tb_dma_rd;
                     fail;
                 end
                 if (req_addr !== p_a[rq_j] + rq_i * p_stride[rq_j] || req_len !== {4'd0, p_len[rq_j]}) begin
-                    $display("FAIL: request %0d of instruction %0d: addr %h len %0d, expected addr %h len %0d",
-                             rq_i, rq_j, req_addr, req_len, p_a[rq_j] + rq_i * p_stride[rq_j], p_len[rq_j]);
+                    $display(
+                        "FAIL: request %0d of instruction %0d: addr %h len %0d, expected addr %h len %0d",
+                        rq_i, rq_j, req_addr, req_len, p_a[rq_j] + rq_i * p_stride[rq_j],
+                        p_len[rq_j]);
                     fail;
                 end
                 if (rq_i == 0) begin
@@ -209,16 +255,16 @@ module tb_dma_rd;
                     fail;
                 end
                 for (w_j = 0; w_j < N; w_j = w_j + 1) begin
-                    row = w_j < p_rows[n_done] ? exp_row(p_a[n_done] + w_j * p_stride[n_done], p_len[n_done])
-                                              : {32 * N{1'b0}};
+                    row = w_j < p_rows[n_done] ? exp_row(p_a[n_done] + w_j * p_stride[n_done],
+                                                         p_len[n_done]) : {32 * N{1'b0}};
                     if (!tile_written[w_j] || tile_img[w_j] !== row[8*N-1:0]) begin
-                        $display("FAIL: tile row %0d at its push: written %b, %h, expected %h", w_j,
-                                 tile_written[w_j], tile_img[w_j], row[8*N-1:0]);
+                        $display("FAIL: tile row %0d at its push: written %b, %h, expected %h",
+                                 w_j, tile_written[w_j], tile_img[w_j], row[8*N-1:0]);
                         fail;
                     end
                     tile_written[w_j] = 1'b0;
                 end
-                n_push = n_push + 1;
+                n_push  = n_push + 1;
                 started = started - 1;
             end
             if (done) begin
@@ -228,7 +274,8 @@ module tb_dma_rd;
                 end
                 exp_fault = 1'b0;
                 for (w_j = 0; w_j < p_rows[n_done]; w_j = w_j + 1) begin
-                    exp_fault = exp_fault | !in_range(p_a[n_done] + w_j * p_stride[n_done], {4'd0, p_len[n_done]});
+                    exp_fault = exp_fault | !in_range(p_a[n_done] + w_j * p_stride[n_done],
+                                                      {4'd0, p_len[n_done]});
                     row = exp_row(p_a[n_done] + w_j * p_stride[n_done], p_len[n_done]);
                     if (p_op[n_done] == OP_HOST) exp_ub[p_b[n_done]+w_j] = row[8*N-1:0];
                     if (p_op[n_done] == OP_HOST && ub_img[p_b[n_done]+w_j] !== row[8*N-1:0]) begin
@@ -237,7 +284,8 @@ module tb_dma_rd;
                         fail;
                     end
                     if (p_op[n_done] == OP_PARAMS && prm_img[w_j] !== row) begin
-                        $display("FAIL: parameter register %0d = %h, expected %h", w_j, prm_img[w_j], row);
+                        $display("FAIL: parameter register %0d = %h, expected %h", w_j,
+                                 prm_img[w_j], row);
                         fail;
                     end
                 end
@@ -249,8 +297,9 @@ module tb_dma_rd;
                     n_wf != (p_op[n_done] == OP_WEIGHT ? N : 0) ||
                     n_push != (p_op[n_done] == OP_WEIGHT ? 1 : 0) ||
                     n_prm != (p_op[n_done] == OP_PARAMS ? 3 : 0)) begin
-                    $display("FAIL: %0d UB writes, %0d tile row writes, %0d pushes, %0d parameter writes",
-                             n_ub, n_wf, n_push, n_prm);
+                    $display(
+                        "FAIL: %0d UB writes, %0d tile row writes, %0d pushes, %0d parameter writes",
+                        n_ub, n_wf, n_push, n_prm);
                     fail;
                 end
                 if (ready_pct == 100 && p_last[n_done] - p_first[n_done] != p_rows[n_done] - 1) begin
@@ -258,9 +307,9 @@ module tb_dma_rd;
                              p_last[n_done] - p_first[n_done] + 1);
                     fail;
                 end
-                n_ub = 0;
-                n_wf = 0;
-                n_prm = 0;
+                n_ub   = 0;
+                n_wf   = 0;
+                n_prm  = 0;
                 n_push = 0;
                 n_done = n_done + 1;
             end
@@ -313,14 +362,16 @@ module tb_dma_rd;
                 @(posedge clk);
                 t = t + 1;
                 if (t > 50000) begin
-                    $display("FAIL: %0d of %0d instructions done after %0d cycles", n_done, n_prog, t);
+                    $display("FAIL: %0d of %0d instructions done after %0d cycles", n_done, n_prog,
+                             t);
                     fail;
                 end
             end
             repeat (3) @(posedge clk);
             for (i = 0; i < UB_ROWS; i = i + 1)
             if (ub_img[i] !== exp_ub[i]) begin
-                $display("FAIL: after the batch UB[%0d] = %h, expected %h", i, ub_img[i], exp_ub[i]);
+                $display("FAIL: after the batch UB[%0d] = %h, expected %h", i, ub_img[i],
+                         exp_ub[i]);
                 fail;
             end
         end
@@ -332,8 +383,9 @@ module tb_dma_rd;
         begin
             for (j = from + 1; j < n_prog; j = j + 1)
             if (p_first[j] != p_last[j-1] + 1) begin
-                $display("FAIL: chain: instruction %0d's first request %0d cycles after the previous one's last",
-                         j, p_first[j] - p_last[j-1]);
+                $display(
+                    "FAIL: chain: instruction %0d's first request %0d cycles after the previous one's last",
+                    j, p_first[j] - p_last[j-1]);
                 $finish;
             end
         end
@@ -346,8 +398,10 @@ module tb_dma_rd;
         reg [31:0] rs;
         begin
             op_i = 1 + {$random(seed)} % 3;
-            ra = {$random(seed)} % MEM_SIZE;
-            case ({$random(seed)} % 4)
+            ra   = {$random(seed)} % MEM_SIZE;
+            case ({$random(
+                seed
+            )} % 4)
                 0: rs = 0;
                 1: rs = 1 + {$random(seed)} % (4 * N);
                 2: rs = {$random(seed)} % (MEM_SIZE / 4);
@@ -355,7 +409,8 @@ module tb_dma_rd;
             endcase
             if (op_i == 1) begin
                 rr = 1 + {$random(seed)} % 24;
-                add(OP_HOST, rr, ra, {$random(seed)} % (UB_ROWS - rr + 1), 1 + {$random(seed)} % N, rs);
+                add(OP_HOST, rr, ra, {$random(seed)} % (UB_ROWS - rr + 1), 1 + {$random(seed)} % N,
+                    rs);
             end else if (op_i == 2) begin
                 // Mostly full tiles, which overlap; short ones hold the instructions behind them.
                 rr = ({$random(seed)} % 2) ? N : 1 + {$random(seed)} % N;
@@ -401,7 +456,8 @@ module tb_dma_rd;
         // lost between them, several in flight at once.
         latency = 6;
         from = n_prog;
-        for (it = 0; it < 10; it = it + 1) add(OP_HOST, N, 17 * it, (5 * it) % (UB_ROWS - N), N, N + it);
+        for (it = 0; it < 10; it = it + 1)
+        add(OP_HOST, N, 17 * it, (5 * it) % (UB_ROWS - N), N, N + it);
         run_batch;
         check_gapless(from);
         latency = 3;
@@ -424,7 +480,8 @@ module tb_dma_rd;
         // The FIFO nearly full: tiles are popped rarely, RD_WEIGHTs wait for a free tile.
         pop_pct = 3;
         latency = 5;
-        for (it = 0; it < 12; it = it + 1) add(OP_WEIGHT, it % 3 == 0 ? N / 2 + 1 : N, 7 * it, 0, N, 3);
+        for (it = 0; it < 12; it = it + 1)
+        add(OP_WEIGHT, it % 3 == 0 ? N / 2 + 1 : N, 7 * it, 0, N, 3);
         add(OP_HOST, 4, 9, 0, N, N);
         add(OP_WEIGHT, N, 9, 0, N, N);
         run_batch;

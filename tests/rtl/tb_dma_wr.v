@@ -89,21 +89,37 @@ module tb_dma_wr;
     always @(posedge clk) cycle <= cycle + 1;
 
     // ---------------------------------------------------------------- memory --
-    integer latency = 1;      // cycles from acceptance to the earliest ack, >= 1
+    integer latency = 1;  // cycles from acceptance to the earliest ack, >= 1
     integer ready_pct = 100;  // chance per cycle that req_ready is high
-    integer rsp_pct = 100;    // chance per cycle that a due ack is given
-    integer refuse = 0;       // cycles left in which req_ready is held low
+    integer rsp_pct = 100;  // chance per cycle that a due ack is given
+    integer refuse = 0;  // cycles left in which req_ready is held low
 
     always @(posedge clk) if (refuse > 0) refuse <= refuse - 1;
 
     mem_model #(
-        .BUS(4 * N), .BYTES(MEM_SIZE), .SEED(13)
+        .BUS  (4 * N),
+        .BYTES(MEM_SIZE),
+        .SEED (13)
     ) u_mem (
-        .clk(clk), .rst(rst), .size(MEM_SIZE), .latency(latency), .jitter(32'd0),
-        .ready_pct(refuse > 0 ? 0 : ready_pct), .rsp_pct(rsp_pct), .req_valid(req_valid),
-        .req_ready(req_ready), .req_we(1'b1), .req_addr(req_addr), .req_len(req_len),
-        .req_id(1'b0), .req_wdata(req_wdata), .rsp_valid(rsp_valid), .rsp_ready(1'b1), .rsp_id(),
-        .rsp_err(rsp_err), .rsp_rdata()
+        .clk(clk),
+        .rst(rst),
+        .size(MEM_SIZE),
+        .latency(latency),
+        .jitter(32'd0),
+        .ready_pct(refuse > 0 ? 0 : ready_pct),
+        .rsp_pct(rsp_pct),
+        .req_valid(req_valid),
+        .req_ready(req_ready),
+        .req_we(1'b1),
+        .req_addr(req_addr),
+        .req_len(req_len),
+        .req_id(1'b0),
+        .req_wdata(req_wdata),
+        .rsp_valid(rsp_valid),
+        .rsp_ready(1'b1),
+        .rsp_id(),
+        .rsp_err(rsp_err),
+        .rsp_rdata()
     );
 
     // ---------------------------------------------------- UB and ACC models --
@@ -119,8 +135,8 @@ module tb_dma_wr;
         if (ub_en) ub_data <= ub[ub_addr];
         if (acc_en) acc_data <= acc[acc_addr];
         if ((ub_en && ub_addr >= ROWS) || (acc_en && acc_addr >= ROWS)) begin
-            $display("FAIL: read beyond the %0d rows (ub %b %0d, acc %b %0d)", ROWS, ub_en, ub_addr,
-                     acc_en, acc_addr);
+            $display("FAIL: read beyond the %0d rows (ub %b %0d, acc %b %0d)", ROWS, ub_en,
+                     ub_addr, acc_en, acc_addr);
             $finish;
         end
     end
@@ -144,14 +160,16 @@ module tb_dma_wr;
     always @(posedge clk) begin
         if (!rst) begin
             if (!busy && (req_valid || ub_en || acc_en || done)) begin
-                $display("FAIL: activity while idle at cycle %0d (req %b ub %b acc %b done %b)", cycle,
-                         req_valid, ub_en, acc_en, done);
+                $display("FAIL: activity while idle at cycle %0d (req %b ub %b acc %b done %b)",
+                         cycle, req_valid, ub_en, acc_en, done);
                 $finish;
             end
             if (ub_en || acc_en) begin
                 if ((cur_src_acc ? ub_en : acc_en) || (cur_src_acc ? acc_addr : ub_addr) !== cur_b + n_rd) begin
-                    $display("FAIL: read %0d: ub_en %b ub_addr %0d acc_en %b acc_addr %0d, expected %s row %0d",
-                             n_rd, ub_en, ub_addr, acc_en, acc_addr, cur_src_acc ? "ACC" : "UB", cur_b + n_rd);
+                    $display(
+                        "FAIL: read %0d: ub_en %b ub_addr %0d acc_en %b acc_addr %0d, expected %s row %0d",
+                        n_rd, ub_en, ub_addr, acc_en, acc_addr, cur_src_acc ? "ACC" : "UB",
+                        cur_b + n_rd);
                     $finish;
                 end
                 n_rd = n_rd + 1;
@@ -198,7 +216,8 @@ module tb_dma_wr;
     integer n_tests = 0;
 
     // The int32 row WR_HOST stores from ACC: relu(acc + bias), lane by lane, wrapping.
-    function [32*N-1:0] act_row(input [32*N-1:0] a, input [32*N-1:0] bv, input use_bias, input use_relu);
+    function [32*N-1:0] act_row(input [32*N-1:0] a, input [32*N-1:0] bv, input use_bias,
+                                input use_relu);
         integer c;
         reg [31:0] x;
         begin
@@ -219,13 +238,15 @@ module tb_dma_wr;
         reg [32*N-1:0] row;
         reg exp_fault;
         begin
-            n_tests = n_tests + 1;
+            n_tests   = n_tests + 1;
             exp_fault = 1'b0;
             for (i = 0; i < MEM_SIZE; i = i + 1) exp_mem[i] = u_mem.mem[i];
             for (i = 0; i < rows; i = i + 1) begin
                 addr = a + i * stride;
-                row = src_acc ? act_row(acc[b+i], bias, use_bias, use_relu) : {{24 * N{1'b0}}, ub[b+i]};
-                if (in_range(addr, {4'd0, len})) for (k = 0; k < len; k = k + 1) exp_mem[addr+k] = row[8*k+:8];
+                row = src_acc ?
+                    act_row(acc[b+i], bias, use_bias, use_relu) : {{24 * N{1'b0}}, ub[b+i]};
+                if (in_range(addr, {4'd0, len}))
+                    for (k = 0; k < len; k = k + 1) exp_mem[addr+k] = row[8*k+:8];
                 else exp_fault = 1'b1;
             end
 
@@ -256,36 +277,43 @@ module tb_dma_wr;
                 @(posedge clk);
                 t = t + 1;
                 if (t > 20000) begin
-                    $display("FAIL: src_acc %b rows %0d a %h len %0d stride %0d: no done after %0d cycles",
-                             src_acc, rows, a, len, stride, t);
+                    $display(
+                        "FAIL: src_acc %b rows %0d a %h len %0d stride %0d: no done after %0d cycles",
+                        src_acc, rows, a, len, stride, t);
                     $finish;
                 end
             end
             repeat (2) @(posedge clk);
 
             if (n_done != 1 || fault_seen !== exp_fault) begin
-                $display("FAIL: src_acc %b rows %0d a %h len %0d stride %0d: %0d done pulses, fault %b, expected 1 and %b",
-                         src_acc, rows, a, len, stride, n_done, fault_seen, exp_fault);
+                $display(
+                    "FAIL: src_acc %b rows %0d a %h len %0d stride %0d: %0d done pulses, fault %b, expected 1 and %b",
+                    src_acc, rows, a, len, stride, n_done, fault_seen, exp_fault);
                 $finish;
             end
             if (n_req != rows || n_rd != rows) begin
-                $display("FAIL: src_acc %b rows %0d: %0d requests, %0d reads", src_acc, rows, n_req, n_rd);
+                $display("FAIL: src_acc %b rows %0d: %0d requests, %0d reads", src_acc, rows,
+                         n_req, n_rd);
                 $finish;
             end
             if (max_ahead > DEPTH) begin
-                $display("FAIL: src_acc %b rows %0d: %0d rows read ahead of the memory, buffer is %0d",
-                         src_acc, rows, max_ahead, DEPTH);
+                $display(
+                    "FAIL: src_acc %b rows %0d: %0d rows read ahead of the memory, buffer is %0d",
+                    src_acc, rows, max_ahead, DEPTH);
                 $finish;
             end
             if (ready_pct == 100 && refuse_cycles == 0 && last_req - first_req != rows - 1) begin
-                $display("FAIL: src_acc %b rows %0d: requests took %0d cycles with an always-ready memory",
-                         src_acc, rows, last_req - first_req + 1);
+                $display(
+                    "FAIL: src_acc %b rows %0d: requests took %0d cycles with an always-ready memory",
+                    src_acc, rows, last_req - first_req + 1);
                 $finish;
             end
             for (i = 0; i < MEM_SIZE; i = i + 1)
             if (u_mem.mem[i] !== exp_mem[i]) begin
-                $display("FAIL: src_acc %b bias %b relu %b rows %0d a %h b %0d len %0d stride %0d: mem[%0d] = %h, expected %h",
-                         src_acc, use_bias, use_relu, rows, a, b, len, stride, i, u_mem.mem[i], exp_mem[i]);
+                $display(
+                    "FAIL: src_acc %b bias %b relu %b rows %0d a %h b %0d len %0d stride %0d: mem[%0d] = %h, expected %h",
+                    src_acc, use_bias, use_relu, rows, a, b, len, stride, i, u_mem.mem[i],
+                    exp_mem[i]);
                 $finish;
             end
         end
@@ -339,11 +367,11 @@ module tb_dma_wr;
         run(0, 0, 0, 30, 50, 0, N, N, 40);
         run(1, 1, 1, 30, 60, 30, 4 * N, 4 * N + 1, 40);
         ready_pct = 30;
-        rsp_pct = 50;
+        rsp_pct   = 50;
         run(0, 0, 0, 25, 77, 5, N / 2, 3 * N, 0);
         run(1, 1, 1, 25, 99, 2, 4 * N - 4, 2 * N, 0);
         ready_pct = 100;
-        rsp_pct = 100;
+        rsp_pct   = 100;
         // Errors: the instruction still runs to the end.
         run(0, 0, 0, 6, MEM_SIZE - 3 * N - 1, 0, N, N, 0);
         run(0, 0, 0, 3, MEM_SIZE - 2 * N - 1, 0, N, N, 0);  // only the last row fails
@@ -356,7 +384,9 @@ module tb_dma_wr;
             ready_pct = (it % 3 == 0) ? 100 : 10 + {$random(seed)} % 90;
             rsp_pct = (it % 4 == 0) ? 100 : 30 + {$random(seed)} % 70;
             ra = {$random(seed)} % MEM_SIZE;
-            case ({$random(seed)} % 4)
+            case ({$random(
+                seed
+            )} % 4)
                 0: rs = 0;
                 1: rs = 1 + {$random(seed)} % (4 * N);
                 2: rs = {$random(seed)} % (MEM_SIZE / 4);

@@ -32,13 +32,23 @@ module tb_fifo;
             wire [W-1:0] dout;
             wire [CW-1:0] count;
 
-            tpu_fifo #(.W(W), .DEPTH(DEPTH)) dut (
-                .clk(clk), .rst(rst), .push(push), .din(din), .full(full),
-                .pop(pop), .dout(dout), .empty(empty), .count(count)
+            tpu_fifo #(
+                .W(W),
+                .DEPTH(DEPTH)
+            ) dut (
+                .clk  (clk),
+                .rst  (rst),
+                .push (push),
+                .din  (din),
+                .full (full),
+                .pop  (pop),
+                .dout (dout),
+                .empty(empty),
+                .count(count)
             );
 
             // Model: circular queue of DEPTH entries.
-            reg [W-1:0] q [0:DEPTH-1];
+            reg [W-1:0] q[0:DEPTH-1];
             integer head = 0;
             integer n = 0;
             integer seen_full = 0;
@@ -52,8 +62,9 @@ module tb_fifo;
             always @(negedge clk) begin
                 if (!rst) begin
                     if (count !== n[CW-1:0] || full !== (n == DEPTH) || empty !== (n == 0)) begin
-                        $display("FAIL: fifo DEPTH=%0d cycle %0d: count/full/empty expected %0d/%0d/%0d, actual %0d/%b/%b",
-                                 DEPTH, cycle, n, n == DEPTH, n == 0, count, full, empty);
+                        $display(
+                            "FAIL: fifo DEPTH=%0d cycle %0d: count/full/empty expected %0d/%0d/%0d, actual %0d/%b/%b",
+                            DEPTH, cycle, n, n == DEPTH, n == 0, count, full, empty);
                         $finish;
                     end
                     if (n != 0 && dout !== q[head]) begin
@@ -63,25 +74,37 @@ module tb_fifo;
                     end
                 end
                 case ((cycle / 50) % 4)
-                    0: begin pct_push = 80; pct_pop = 20; end
-                    1: begin pct_push = 20; pct_pop = 80; end
-                    2: begin pct_push = 50; pct_pop = 50; end
-                    default: begin pct_push = 95; pct_pop = 95; end
+                    0: begin
+                        pct_push = 80;
+                        pct_pop  = 20;
+                    end
+                    1: begin
+                        pct_push = 20;
+                        pct_pop  = 80;
+                    end
+                    2: begin
+                        pct_push = 50;
+                        pct_pop  = 50;
+                    end
+                    default: begin
+                        pct_push = 95;
+                        pct_pop  = 95;
+                    end
                 endcase
                 push = ($urandom % 100) < pct_push;
-                pop = ($urandom % 100) < pct_pop;
-                din = $urandom;
+                pop  = ($urandom % 100) < pct_pop;
+                din  = $urandom;
                 // The model follows the inputs the DUT sees at the next rising edge.
                 if (rst) begin
                     head = 0;
                     n = 0;
                 end else begin
                     do_push = push && n < DEPTH;
-                    do_pop = pop && n > 0;
+                    do_pop  = pop && n > 0;
                     if (push && pop && n == DEPTH) seen_both_full = seen_both_full + 1;
                     if (pop && n == 0) seen_empty_pop = seen_empty_pop + 1;
                     if (n == DEPTH) seen_full = seen_full + 1;
-                    if (do_push) q[(head + n) % DEPTH] = din;
+                    if (do_push) q[(head+n)%DEPTH] = din;
                     if (do_pop) head = (head + 1) % DEPTH;
                     n = n + do_push - do_pop;
                 end
@@ -90,8 +113,9 @@ module tb_fifo;
             initial begin
                 wait (done);
                 if (seen_full == 0 || seen_both_full == 0 || seen_empty_pop == 0) begin
-                    $display("FAIL: fifo DEPTH=%0d: traffic never reached full (%0d), push+pop when full (%0d) or pop when empty (%0d)",
-                             DEPTH, seen_full, seen_both_full, seen_empty_pop);
+                    $display(
+                        "FAIL: fifo DEPTH=%0d: traffic never reached full (%0d), push+pop when full (%0d) or pop when empty (%0d)",
+                        DEPTH, seen_full, seen_both_full, seen_empty_pop);
                     $finish;
                 end
             end

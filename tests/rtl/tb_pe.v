@@ -3,199 +3,232 @@
 // MAC with both banks, bank select, the weight shift chain (w_out combinational), shifting one
 // bank while computing with the other, 32-bit psum wrap at the top, and int8/uint8 extremes.
 module tb_pe;
-  parameter N = 8;
+    parameter N = 8;
 
-  reg clk = 1'b0;
-  always #5 clk = ~clk;
-  reg rst;
+    reg clk = 1'b0;
+    always #5 clk = ~clk;
+    reg           rst;
 
-  reg  [  9*N-1:0] a;
-  reg  [    N-1:0] s;
-  reg  [     31:0] p_top;
-  reg  [      7:0] w_top;
-  reg              w_en, w_sel;
-  wire [  9*N-1:0] a_o;
-  wire [    N-1:0] s_o;
-  wire [ 32*N-1:0] p_o;
-  wire [  8*N-1:0] w_o;
+    reg [9*N-1:0] a;
+    reg [  N-1:0] s;
+    reg [   31:0] p_top;
+    reg [    7:0] w_top;
+    reg w_en, w_sel;
+    wire [ 9*N-1:0] a_o;
+    wire [   N-1:0] s_o;
+    wire [32*N-1:0] p_o;
+    wire [ 8*N-1:0] w_o;
 
-  genvar g;
-  generate
-    for (g = 0; g < N; g = g + 1) begin : col
-      wire [31:0] p_i;
-      wire [7:0] w_i;
-      if (g == 0) begin : top
-        assign p_i = p_top;
-        assign w_i = w_top;
-      end else begin : below
-        assign p_i = p_o[(g-1)*32+:32];
-        assign w_i = w_o[(g-1)*8+:8];
-      end
-      tpu_pe u (
-          .clk(clk), .rst(rst), .a_in(a[g*9+:9]), .s_in(s[g]), .p_in(p_i), .w_in(w_i),
-          .w_en(w_en), .w_sel(w_sel), .a_out(a_o[g*9+:9]), .s_out(s_o[g]),
-          .p_out(p_o[g*32+:32]), .w_out(w_o[g*8+:8]));
+    genvar g;
+    generate
+        for (g = 0; g < N; g = g + 1) begin : col
+            wire [31:0] p_i;
+            wire [ 7:0] w_i;
+            if (g == 0) begin : top
+                assign p_i = p_top;
+                assign w_i = w_top;
+            end else begin : below
+                assign p_i = p_o[(g-1)*32+:32];
+                assign w_i = w_o[(g-1)*8+:8];
+            end
+            tpu_pe u (
+                .clk  (clk),
+                .rst  (rst),
+                .a_in (a[g*9+:9]),
+                .s_in (s[g]),
+                .p_in (p_i),
+                .w_in (w_i),
+                .w_en (w_en),
+                .w_sel(w_sel),
+                .a_out(a_o[g*9+:9]),
+                .s_out(s_o[g]),
+                .p_out(p_o[g*32+:32]),
+                .w_out(w_o[g*8+:8])
+            );
+        end
+    endgenerate
+
+    // model state
+    reg [7:0] m_w0[0:N-1], m_w1[0:N-1];
+    reg [31:0] m_p[0:N-1];
+    reg [8:0] m_a[0:N-1];
+    reg m_s[0:N-1];
+    reg [7:0] n_w0[0:N-1], n_w1[0:N-1];
+    reg [31:0] n_p[0:N-1];
+
+    integer errors = 0;
+    integer cyc = 0;
+    integer k;
+    integer seed = 1;
+
+    function integer sx9(input [8:0] v);
+        sx9 = v[8] ? v - 512 : v;
+    endfunction
+    function integer sx8(input [7:0] v);
+        sx8 = v[7] ? v - 256 : v;
+    endfunction
+
+    // activations the MXU can produce: int8 or uint8 in 9 bits, half of them extremes
+    function [8:0] rand_a(input integer r);
+        case (r & 7)
+            0: rand_a = 9'h180;  // -128
+            1: rand_a = 9'h07f;  // 127
+            2: rand_a = 9'h0ff;  // uint8 255
+            3: rand_a = 9'h1ff;  // -1
+            default: rand_a = (r & 8) ? {1'b0, r[15:8]} : {r[15], r[15:8]};
+        endcase
+    endfunction
+    function [7:0] rand_w(input integer r);
+        case (r & 3)
+            0: rand_w = 8'h80;
+            1: rand_w = 8'h7f;
+            default: rand_w = r[15:8];
+        endcase
+    endfunction
+
+    task fail(input [8*16-1:0] what, input integer idx, input [31:0] exp, input [31:0] act);
+        begin
+            $display("FAIL: cycle %0d %0s PE %0d expected %0d (0x%h) actual %0d (0x%h)", cyc, what,
+                     idx, $signed(exp), exp, $signed(act), act);
+            errors = errors + 1;
+            if (errors > 10) $finish;
+        end
+    endtask
+
+    task check_regs;
+        begin
+            for (k = 0; k < N; k = k + 1) begin
+                if (p_o[k*32+:32] !== m_p[k]) fail("p_out", k, m_p[k], p_o[k*32+:32]);
+                if (a_o[k*9+:9] !== m_a[k]) fail("a_out", k, m_a[k], a_o[k*9+:9]);
+                if (s_o[k] !== m_s[k]) fail("s_out", k, m_s[k], s_o[k]);
+            end
+        end
+    endtask
+
+    // One clock with the inputs already set: check w_out, advance the model, check registers.
+    task step;
+        begin
+            #1;
+            for (k = 0; k < N; k = k + 1)
+            if (w_o[k*8+:8] !== (w_sel ? m_w1[k] : m_w0[k]))
+                fail("w_out", k, w_sel ? m_w1[k] : m_w0[k], w_o[k*8+:8]);
+            for (k = 0; k < N; k = k + 1) begin
+                n_p[k] = (k == 0 ? p_top : m_p[k-1]) +
+                    sx9(a[k*9+:9]) * (s[k] ? sx8(m_w1[k]) : sx8(m_w0[k]));
+                n_w0[k] = (w_en && !w_sel) ? (k == 0 ? w_top : m_w0[k-1]) : m_w0[k];
+                n_w1[k] = (w_en && w_sel) ? (k == 0 ? w_top : m_w1[k-1]) : m_w1[k];
+            end
+            @(posedge clk);
+            #1;
+            cyc = cyc + 1;
+            for (k = 0; k < N; k = k + 1) begin
+                m_p[k]  = n_p[k];
+                m_w0[k] = n_w0[k];
+                m_w1[k] = n_w1[k];
+                m_a[k]  = a[k*9+:9];
+                m_s[k]  = s[k];
+            end
+            check_regs;
+        end
+    endtask
+
+    task rand_act(input integer sel_mode);  // 0: bank 0, 1: bank 1, 2: random
+        begin
+            for (k = 0; k < N; k = k + 1) begin
+                a[k*9+:9] = rand_a($random(seed));
+                s[k] = (sel_mode == 2) ? $random(seed) : sel_mode;
+            end
+            p_top = $random(seed);
+        end
+    endtask
+
+    integer i, phase;
+    initial begin
+        rst = 1'b1;
+        a = 0;
+        s = 0;
+        p_top = 0;
+        w_top = 0;
+        w_en = 0;
+        w_sel = 0;
+        @(posedge clk);
+        #1 rst = 1'b0;
+        for (k = 0; k < N; k = k + 1) begin
+            m_w0[k] = 0;
+            m_w1[k] = 0;
+            m_p[k]  = 0;
+            m_a[k]  = 0;
+            m_s[k]  = 0;
+        end
+        check_regs;
+        // zero banks after reset: products are zero, the psum chain just passes p_top down
+        for (i = 0; i < N + 2; i = i + 1) begin
+            rand_act(2);
+            step;
+        end
+        // shift bank 0 (then bank 1) while computing with the other bank, then swap
+        for (phase = 0; phase < 2; phase = phase + 1) begin
+            for (i = 0; i < N; i = i + 1) begin
+                w_en  = 1;
+                w_sel = phase;
+                w_top = rand_w($random(seed));
+                rand_act(1 - phase);
+                step;
+            end
+            w_en = 0;
+            for (i = 0; i < N + 2; i = i + 1) begin
+                w_sel = $random(seed);  // w_out follows w_sel
+                rand_act(phase);
+                step;
+            end
+        end
+        // extremes by hand: every PE -128 * -128, then -128 * 127, then uint8 255 * -128
+        for (phase = 0; phase < 3; phase = phase + 1) begin
+            for (i = 0; i < N; i = i + 1) begin
+                w_en  = 1;
+                w_sel = 0;
+                w_top = (phase == 1) ? 8'h7f : 8'h80;
+                rand_act(1);
+                step;
+            end
+            w_en = 0;
+            for (k = 0; k < N; k = k + 1) begin
+                a[k*9+:9] = (phase == 2) ? 9'h0ff : 9'h180;
+                s[k] = 0;
+            end
+            p_top = 32'h7fff_ffff;  // forces a wrap in PE 0 for positive products
+            step;
+            step;
+        end
+        // everything random, including shift enable/select
+        for (i = 0; i < 20 * N; i = i + 1) begin
+            w_en  = $random(seed);
+            w_sel = $random(seed);
+            w_top = rand_w($random(seed));
+            rand_act(2);
+            step;
+        end
+        // synchronous reset clears state
+        rst = 1'b1;
+        @(posedge clk);
+        #1 rst = 1'b0;
+        for (k = 0; k < N; k = k + 1) begin
+            m_w0[k] = 0;
+            m_w1[k] = 0;
+            m_p[k]  = 0;
+            m_a[k]  = 0;
+            m_s[k]  = 0;
+        end
+        check_regs;
+        w_sel = 0;
+        #1;
+        for (k = 0; k < N; k = k + 1)
+        if (w_o[k*8+:8] !== 8'd0) fail("w_out/rst", k, 0, w_o[k*8+:8]);
+        w_sel = 1;
+        #1;
+        for (k = 0; k < N; k = k + 1)
+        if (w_o[k*8+:8] !== 8'd0) fail("w_out/rst", k, 0, w_o[k*8+:8]);
+        if (errors == 0) $display("PASS");
+        $finish;
     end
-  endgenerate
-
-  // model state
-  reg [7:0] m_w0[0:N-1], m_w1[0:N-1];
-  reg [31:0] m_p[0:N-1];
-  reg [8:0] m_a[0:N-1];
-  reg m_s[0:N-1];
-  reg [7:0] n_w0[0:N-1], n_w1[0:N-1];
-  reg [31:0] n_p[0:N-1];
-
-  integer errors = 0;
-  integer cyc = 0;
-  integer k;
-  integer seed = 1;
-
-  function integer sx9(input [8:0] v);
-    sx9 = v[8] ? v - 512 : v;
-  endfunction
-  function integer sx8(input [7:0] v);
-    sx8 = v[7] ? v - 256 : v;
-  endfunction
-
-  // activations the MXU can produce: int8 or uint8 in 9 bits, half of them extremes
-  function [8:0] rand_a(input integer r);
-    case (r & 7)
-      0: rand_a = 9'h180;  // -128
-      1: rand_a = 9'h07f;  // 127
-      2: rand_a = 9'h0ff;  // uint8 255
-      3: rand_a = 9'h1ff;  // -1
-      default: rand_a = (r & 8) ? {1'b0, r[15:8]} : {r[15], r[15:8]};
-    endcase
-  endfunction
-  function [7:0] rand_w(input integer r);
-    case (r & 3)
-      0: rand_w = 8'h80;
-      1: rand_w = 8'h7f;
-      default: rand_w = r[15:8];
-    endcase
-  endfunction
-
-  task fail(input [8*16-1:0] what, input integer idx, input [31:0] exp, input [31:0] act);
-    begin
-      $display("FAIL: cycle %0d %0s PE %0d expected %0d (0x%h) actual %0d (0x%h)", cyc, what,
-               idx, $signed(exp), exp, $signed(act), act);
-      errors = errors + 1;
-      if (errors > 10) $finish;
-    end
-  endtask
-
-  task check_regs;
-    begin
-      for (k = 0; k < N; k = k + 1) begin
-        if (p_o[k*32+:32] !== m_p[k]) fail("p_out", k, m_p[k], p_o[k*32+:32]);
-        if (a_o[k*9+:9] !== m_a[k]) fail("a_out", k, m_a[k], a_o[k*9+:9]);
-        if (s_o[k] !== m_s[k]) fail("s_out", k, m_s[k], s_o[k]);
-      end
-    end
-  endtask
-
-  // One clock with the inputs already set: check w_out, advance the model, check registers.
-  task step;
-    begin
-      #1;
-      for (k = 0; k < N; k = k + 1)
-        if (w_o[k*8+:8] !== (w_sel ? m_w1[k] : m_w0[k]))
-          fail("w_out", k, w_sel ? m_w1[k] : m_w0[k], w_o[k*8+:8]);
-      for (k = 0; k < N; k = k + 1) begin
-        n_p[k] = (k == 0 ? p_top : m_p[k-1]) +
-                 sx9(a[k*9+:9]) * (s[k] ? sx8(m_w1[k]) : sx8(m_w0[k]));
-        n_w0[k] = (w_en && !w_sel) ? (k == 0 ? w_top : m_w0[k-1]) : m_w0[k];
-        n_w1[k] = (w_en && w_sel) ? (k == 0 ? w_top : m_w1[k-1]) : m_w1[k];
-      end
-      @(posedge clk);
-      #1;
-      cyc = cyc + 1;
-      for (k = 0; k < N; k = k + 1) begin
-        m_p[k] = n_p[k];
-        m_w0[k] = n_w0[k];
-        m_w1[k] = n_w1[k];
-        m_a[k] = a[k*9+:9];
-        m_s[k] = s[k];
-      end
-      check_regs;
-    end
-  endtask
-
-  task rand_act(input integer sel_mode);  // 0: bank 0, 1: bank 1, 2: random
-    begin
-      for (k = 0; k < N; k = k + 1) begin
-        a[k*9+:9] = rand_a($random(seed));
-        s[k] = (sel_mode == 2) ? $random(seed) : sel_mode;
-      end
-      p_top = $random(seed);
-    end
-  endtask
-
-  integer i, phase;
-  initial begin
-    rst = 1'b1;
-    a = 0; s = 0; p_top = 0; w_top = 0; w_en = 0; w_sel = 0;
-    @(posedge clk);
-    #1 rst = 1'b0;
-    for (k = 0; k < N; k = k + 1) begin
-      m_w0[k] = 0; m_w1[k] = 0; m_p[k] = 0; m_a[k] = 0; m_s[k] = 0;
-    end
-    check_regs;
-    // zero banks after reset: products are zero, the psum chain just passes p_top down
-    for (i = 0; i < N + 2; i = i + 1) begin
-      rand_act(2);
-      step;
-    end
-    // shift bank 0 (then bank 1) while computing with the other bank, then swap
-    for (phase = 0; phase < 2; phase = phase + 1) begin
-      for (i = 0; i < N; i = i + 1) begin
-        w_en = 1; w_sel = phase; w_top = rand_w($random(seed));
-        rand_act(1 - phase);
-        step;
-      end
-      w_en = 0;
-      for (i = 0; i < N + 2; i = i + 1) begin
-        w_sel = $random(seed);  // w_out follows w_sel
-        rand_act(phase);
-        step;
-      end
-    end
-    // extremes by hand: every PE -128 * -128, then -128 * 127, then uint8 255 * -128
-    for (phase = 0; phase < 3; phase = phase + 1) begin
-      for (i = 0; i < N; i = i + 1) begin
-        w_en = 1; w_sel = 0; w_top = (phase == 1) ? 8'h7f : 8'h80;
-        rand_act(1);
-        step;
-      end
-      w_en = 0;
-      for (k = 0; k < N; k = k + 1) begin
-        a[k*9+:9] = (phase == 2) ? 9'h0ff : 9'h180;
-        s[k] = 0;
-      end
-      p_top = 32'h7fff_ffff;  // forces a wrap in PE 0 for positive products
-      step;
-      step;
-    end
-    // everything random, including shift enable/select
-    for (i = 0; i < 20 * N; i = i + 1) begin
-      w_en = $random(seed); w_sel = $random(seed); w_top = rand_w($random(seed));
-      rand_act(2);
-      step;
-    end
-    // synchronous reset clears state
-    rst = 1'b1;
-    @(posedge clk);
-    #1 rst = 1'b0;
-    for (k = 0; k < N; k = k + 1) begin
-      m_w0[k] = 0; m_w1[k] = 0; m_p[k] = 0; m_a[k] = 0; m_s[k] = 0;
-    end
-    check_regs;
-    w_sel = 0; #1;
-    for (k = 0; k < N; k = k + 1) if (w_o[k*8+:8] !== 8'd0) fail("w_out/rst", k, 0, w_o[k*8+:8]);
-    w_sel = 1; #1;
-    for (k = 0; k < N; k = k + 1) if (w_o[k*8+:8] !== 8'd0) fail("w_out/rst", k, 0, w_o[k*8+:8]);
-    if (errors == 0) $display("PASS");
-    $finish;
-  end
 endmodule

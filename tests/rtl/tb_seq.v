@@ -56,7 +56,13 @@ module tb_seq;
     wire [31:0] cmd_stride;
     wire ld_valid, mx_valid, ac_valid, st_valid;
     reg ld_ready = 1'b0, mx_ready = 1'b0, ac_ready = 1'b0, st_ready = 1'b0;
-    reg ld_done = 1'b0, ld_fault = 1'b0, mx_done = 1'b0, ac_done = 1'b0, st_done = 1'b0, st_fault = 1'b0;
+    reg
+        ld_done = 1'b0,
+        ld_fault = 1'b0,
+        mx_done = 1'b0,
+        ac_done = 1'b0,
+        st_done = 1'b0,
+        st_fault = 1'b0;
     wire busy, halted, error;
     wire [3:0] error_code;
     wire [31:0] error_pc;
@@ -67,19 +73,52 @@ module tb_seq;
     wire [2:0] retired;
 
     tpu_seq #(
-        .N(N), .UB_ROWS(UB_ROWS), .ACC_ROWS(ACC_ROWS), .WFIFO_TILES(TILES), .IQ_DEPTH(IQ_DEPTH)
+        .N(N),
+        .UB_ROWS(UB_ROWS),
+        .ACC_ROWS(ACC_ROWS),
+        .WFIFO_TILES(TILES),
+        .IQ_DEPTH(IQ_DEPTH)
     ) dut (
-        .clk(clk), .rst(rst), .iq_valid(iq_valid), .iq_ready(iq_ready), .iq_data(iq_data),
-        .mem_size(mem_size), .cmd_op(cmd_op), .cmd_flags(cmd_flags), .cmd_rows(cmd_rows),
-        .cmd_a(cmd_a), .cmd_b(cmd_b), .cmd_len(cmd_len), .cmd_stride(cmd_stride),
-        .ld_valid(ld_valid), .ld_ready(ld_ready), .ld_done(ld_done), .ld_fault(ld_fault),
-        .mx_valid(mx_valid), .mx_ready(mx_ready), .mx_done(mx_done),
-        .ac_valid(ac_valid), .ac_ready(ac_ready), .ac_done(ac_done),
-        .st_valid(st_valid), .st_ready(st_ready), .st_done(st_done), .st_fault(st_fault),
-        .busy(busy), .halted(halted), .error(error), .error_code(error_code),
-        .error_pc(error_pc), .iq_free(iq_free), .head_op(head_op), .issue(issue),
-        .stall_hazard(stall_hazard), .stall_unit(stall_unit), .stall_issue(stall_issue),
-        .sync_retire(sync_retire), .retired(retired)
+        .clk(clk),
+        .rst(rst),
+        .iq_valid(iq_valid),
+        .iq_ready(iq_ready),
+        .iq_data(iq_data),
+        .mem_size(mem_size),
+        .cmd_op(cmd_op),
+        .cmd_flags(cmd_flags),
+        .cmd_rows(cmd_rows),
+        .cmd_a(cmd_a),
+        .cmd_b(cmd_b),
+        .cmd_len(cmd_len),
+        .cmd_stride(cmd_stride),
+        .ld_valid(ld_valid),
+        .ld_ready(ld_ready),
+        .ld_done(ld_done),
+        .ld_fault(ld_fault),
+        .mx_valid(mx_valid),
+        .mx_ready(mx_ready),
+        .mx_done(mx_done),
+        .ac_valid(ac_valid),
+        .ac_ready(ac_ready),
+        .ac_done(ac_done),
+        .st_valid(st_valid),
+        .st_ready(st_ready),
+        .st_done(st_done),
+        .st_fault(st_fault),
+        .busy(busy),
+        .halted(halted),
+        .error(error),
+        .error_code(error_code),
+        .error_pc(error_pc),
+        .iq_free(iq_free),
+        .head_op(head_op),
+        .issue(issue),
+        .stall_hazard(stall_hazard),
+        .stall_unit(stall_unit),
+        .stall_issue(stall_issue),
+        .sync_retire(sync_retire),
+        .retired(retired)
     );
 
     always #5 clk = ~clk;
@@ -123,7 +162,8 @@ module tb_seq;
                 3: bad = fl != 0 || b != 0 || rows != 3 || len < 4 || len > 4 * N || len % 4 != 0;
                 4: bad = (fl & ~8'h07) != 0 || rows == 0 || len != 0 || stride != 0;
                 5: bad = (fl & ~8'h18) != 0 || rows == 0 || len != 0 || stride != 0;
-                6: bad = (fl & ~8'h38) != 0 || (!src && (fl & 8'h18) != 0) || rows == 0
+                6:
+                bad = (fl & ~8'h38) != 0 || (!src && (fl & 8'h18) != 0) || rows == 0
                          || (src ? (len < 4 || len > 4 * N || len % 4 != 0) : (len < 1 || len > N));
                 default: bad = x[127:8] != 0;
             endcase
@@ -159,16 +199,20 @@ module tb_seq;
             src = fl[5];
             rng = 128'd0;
             case (res)
-                0: if (!wr && op == 4) rng = {a + rows, a};
-                   else if (!wr && op == 6 && !src) rng = {b + rows, b};
-                   else if (wr && op == 1) rng = {b + rows, b};
-                   else if (wr && op == 5) rng = {a + rows, a};
-                1: if (!wr && (op == 5 || (op == 6 && src) || (op == 4 && fl[0]))) rng = {b + rows, b};
-                   else if (wr && op == 4) rng = {b + rows, b};
-                2: if ((!wr && op >= 1 && op <= 3) || (wr && op == 6))
-                       rng = {a + (rows - 64'd1) * stride + len, a};
-                default: if ((!wr && (op == 5 || (op == 6 && src && fl[3]))) || (wr && op == 3))
-                             rng = {64'd1, 64'd0};
+                0:
+                if (!wr && op == 4) rng = {a + rows, a};
+                else if (!wr && op == 6 && !src) rng = {b + rows, b};
+                else if (wr && op == 1) rng = {b + rows, b};
+                else if (wr && op == 5) rng = {a + rows, a};
+                1:
+                if (!wr && (op == 5 || (op == 6 && src) || (op == 4 && fl[0]))) rng = {b + rows, b};
+                else if (wr && op == 4) rng = {b + rows, b};
+                2:
+                if ((!wr && op >= 1 && op <= 3) || (wr && op == 6))
+                    rng = {a + (rows - 64'd1) * stride + len, a};
+                default:
+                if ((!wr && (op == 5 || (op == 6 && src && fl[3]))) || (wr && op == 3))
+                    rng = {64'd1, 64'd0};
             endcase
         end
     endfunction
@@ -183,7 +227,7 @@ module tb_seq;
         begin
             deps = 12'd0;
             for (r = 0; r < 4; r = r + 1) begin
-                deps[3*r] = ovl(rng(nw, r, 0), rng(old, r, 1));
+                deps[3*r]   = ovl(rng(nw, r, 0), rng(old, r, 1));
                 deps[3*r+1] = ovl(rng(nw, r, 1), rng(old, r, 0));
                 deps[3*r+2] = ovl(rng(nw, r, 1), rng(old, r, 1));
             end
@@ -191,11 +235,11 @@ module tb_seq;
     endfunction
 
     // ------------------------------------------------------------ program and model state
-    reg [127:0] prog [0:PMAX-1];
-    integer push_edge [0:PMAX-1];
-    integer issue_edge [0:PMAX-1];
-    reg fault_at [0:PMAX-1];   // the load/store unit answers this instruction with fault
-    integer delay_at [0:PMAX-1];  // fixed unit delay for it, 0: random
+    reg [127:0] prog[0:PMAX-1];
+    integer push_edge[0:PMAX-1];
+    integer issue_edge[0:PMAX-1];
+    reg fault_at[0:PMAX-1];  // the load/store unit answers this instruction with fault
+    integer delay_at[0:PMAX-1];  // fixed unit delay for it, 0: random
     integer plen = 0;
     integer push_limit = 0;
     integer edges = 0;
@@ -206,13 +250,13 @@ module tb_seq;
     reg [3:0] m_code;
     reg [3:0] m_first_code;
     integer m_pc;
-    integer st_j, ac_j;                // instruction in each unit, -1 if none
-    integer st_t, ac_t;                // cycles until its done
-    integer ld_j [0:LDCAP-1];          // loads in the fake load unit, oldest first
-    integer ld_t [0:LDCAP-1];
+    integer st_j, ac_j;  // instruction in each unit, -1 if none
+    integer st_t, ac_t;  // cycles until its done
+    integer ld_j[0:LDCAP-1];  // loads in the fake load unit, oldest first
+    integer ld_t[0:LDCAP-1];
     integer ld_n;
-    integer mx_j [0:MXCAP-1];          // MATMULs in the fake MXU, oldest first
-    integer mx_t [0:MXCAP-1];
+    integer mx_j[0:MXCAP-1];  // MATMULs in the fake MXU, oldest first
+    integer mx_t[0:MXCAP-1];
     integer mx_n;
     reg running = 1'b0;
 
@@ -249,10 +293,21 @@ module tb_seq;
     endfunction
 
     // ------------------------------------------------------------ per-cycle check
-    reg exp_hv, exp_go, exp_hz, exp_busy, exp_err, exp_ld, exp_mx, exp_ac, exp_st, exp_sys, exp_issue;
+    reg
+        exp_hv,
+        exp_go,
+        exp_hz,
+        exp_busy,
+        exp_err,
+        exp_ld,
+        exp_mx,
+        exp_ac,
+        exp_st,
+        exp_sys,
+        exp_issue;
     reg ld_room, st_free, ac_free, mx_room, all_free, fault_now;
     reg [127:0] hx;
-    reg [3:0] hcode;
+    reg [  3:0] hcode;
     integer hu, qcount, i, mx_busy_n, ld_busy_n, n_ret;
     reg [11:0] d;
     integer cand_pc;
@@ -266,177 +321,184 @@ module tb_seq;
         end
     endtask
 
-    always @(negedge clk) if (running) begin
-        // Unit outputs and inputs for this cycle.
-        ld_done = 1'b0;
-        ld_fault = 1'b0;
-        st_done = 1'b0;
-        st_fault = 1'b0;
-        ac_done = 1'b0;
-        mx_done = 1'b0;
-        for (i = 0; i < ld_n; i = i + 1) ld_t[i] = ld_t[i] - 1;
-        if (ld_n > 0 && ld_t[0] <= 0) begin
-            ld_done = 1'b1;
-            ld_fault = fault_at[ld_j[0]];
-        end
-        if (st_j >= 0) begin
-            st_t = st_t - 1;
-            if (st_t <= 0) begin
-                st_done = 1'b1;
-                st_fault = fault_at[st_j];
+    always @(negedge clk)
+        if (running) begin
+            // Unit outputs and inputs for this cycle.
+            ld_done  = 1'b0;
+            ld_fault = 1'b0;
+            st_done  = 1'b0;
+            st_fault = 1'b0;
+            ac_done  = 1'b0;
+            mx_done  = 1'b0;
+            for (i = 0; i < ld_n; i = i + 1) ld_t[i] = ld_t[i] - 1;
+            if (ld_n > 0 && ld_t[0] <= 0) begin
+                ld_done  = 1'b1;
+                ld_fault = fault_at[ld_j[0]];
             end
-        end
-        if (ac_j >= 0) begin
-            ac_t = ac_t - 1;
-            if (ac_t <= 0) ac_done = 1'b1;
-        end
-        for (i = 0; i < mx_n; i = i + 1) mx_t[i] = mx_t[i] - 1;
-        mx_done = mx_n > 0 && mx_t[0] <= 0;
-        ld_ready = ld_n < LDCAP && ($urandom % 100) < p_ready;
-        st_ready = ($urandom % 100) < p_ready;
-        ac_ready = ($urandom % 100) < p_ready;
-        mx_ready = mx_n < MXCAP && ($urandom % 100) < p_ready;
-        iq_valid = npushed < push_limit && ($urandom % 100) < p_push;
-        iq_data = iq_valid ? prog[npushed] : {$urandom, $urandom, $urandom, $urandom};
-        #1;
+            if (st_j >= 0) begin
+                st_t = st_t - 1;
+                if (st_t <= 0) begin
+                    st_done  = 1'b1;
+                    st_fault = fault_at[st_j];
+                end
+            end
+            if (ac_j >= 0) begin
+                ac_t = ac_t - 1;
+                if (ac_t <= 0) ac_done = 1'b1;
+            end
+            for (i = 0; i < mx_n; i = i + 1) mx_t[i] = mx_t[i] - 1;
+            mx_done  = mx_n > 0 && mx_t[0] <= 0;
+            ld_ready = ld_n < LDCAP && ($urandom % 100) < p_ready;
+            st_ready = ($urandom % 100) < p_ready;
+            ac_ready = ($urandom % 100) < p_ready;
+            mx_ready = mx_n < MXCAP && ($urandom % 100) < p_ready;
+            iq_valid = npushed < push_limit && ($urandom % 100) < p_push;
+            iq_data  = iq_valid ? prog[npushed] : {$urandom, $urandom, $urandom, $urandom};
+            #1;
 
-        // What the sequencer must do this cycle.
-        exp_hv = !m_error && next_issue < npushed && push_edge[next_issue] <= edges - 1;
-        hx = prog[next_issue];
-        hu = exp_hv ? unit_of(hx) : U_NONE;
-        hcode = ref_code(hx, mem_size, wcount);
-        fault_now = (ld_done && ld_fault) || (st_done && st_fault);
-        exp_go = exp_hv && !m_halted && !m_error && !fault_now && hcode == 0;
-        ld_busy_n = ld_n - ld_done;
-        ld_room = ld_busy_n < LD_SLOTS;
-        st_free = st_j < 0 || st_done;
-        ac_free = ac_j < 0 || ac_done;
-        mx_busy_n = mx_n - mx_done;
-        mx_room = mx_busy_n < 4;
-        all_free = ld_busy_n == 0 && st_free && ac_free && mx_busy_n == 0;
-        d = 12'd0;
-        if (hu != U_LD)
-            for (i = ld_done; i < ld_n; i = i + 1) d = d | deps(hx, prog[ld_j[i]]);
-        if (hu != U_ST && !st_free) d = d | deps(hx, prog[st_j]);
-        if (hu != U_AC && !ac_free) d = d | deps(hx, prog[ac_j]);
-        if (hu != U_MX)
-            for (i = mx_done; i < mx_n; i = i + 1) d = d | deps(hx, prog[mx_j[i]]);
-        exp_hz = d != 12'd0;
-        exp_ld = exp_go && hu == U_LD && ld_room && !exp_hz;
-        exp_mx = exp_go && hu == U_MX && mx_room && !exp_hz;
-        exp_ac = exp_go && hu == U_AC && ac_free && !exp_hz;
-        exp_st = exp_go && hu == U_ST && st_free && !exp_hz;
-        exp_sys = exp_go && hu == U_SYS && all_free;
-        exp_issue = (exp_ld && ld_ready) || (exp_mx && mx_ready) || (exp_ac && ac_ready)
+            // What the sequencer must do this cycle.
+            exp_hv = !m_error && next_issue < npushed && push_edge[next_issue] <= edges - 1;
+            hx = prog[next_issue];
+            hu = exp_hv ? unit_of(hx) : U_NONE;
+            hcode = ref_code(hx, mem_size, wcount);
+            fault_now = (ld_done && ld_fault) || (st_done && st_fault);
+            exp_go = exp_hv && !m_halted && !m_error && !fault_now && hcode == 0;
+            ld_busy_n = ld_n - ld_done;
+            ld_room = ld_busy_n < LD_SLOTS;
+            st_free = st_j < 0 || st_done;
+            ac_free = ac_j < 0 || ac_done;
+            mx_busy_n = mx_n - mx_done;
+            mx_room = mx_busy_n < 4;
+            all_free = ld_busy_n == 0 && st_free && ac_free && mx_busy_n == 0;
+            d = 12'd0;
+            if (hu != U_LD) for (i = ld_done; i < ld_n; i = i + 1) d = d | deps(hx, prog[ld_j[i]]);
+            if (hu != U_ST && !st_free) d = d | deps(hx, prog[st_j]);
+            if (hu != U_AC && !ac_free) d = d | deps(hx, prog[ac_j]);
+            if (hu != U_MX) for (i = mx_done; i < mx_n; i = i + 1) d = d | deps(hx, prog[mx_j[i]]);
+            exp_hz = d != 12'd0;
+            exp_ld = exp_go && hu == U_LD && ld_room && !exp_hz;
+            exp_mx = exp_go && hu == U_MX && mx_room && !exp_hz;
+            exp_ac = exp_go && hu == U_AC && ac_free && !exp_hz;
+            exp_st = exp_go && hu == U_ST && st_free && !exp_hz;
+            exp_sys = exp_go && hu == U_SYS && all_free;
+            exp_issue = (exp_ld && ld_ready) || (exp_mx && mx_ready) || (exp_ac && ac_ready)
                     || (exp_st && st_ready) || exp_sys;
-        qcount = m_error ? 0 : npushed - next_issue - exp_hv;
-        exp_busy = qcount != 0 || exp_hv || ld_n != 0 || st_j >= 0 || ac_j >= 0 || mx_n != 0;
-        n_ret = (ld_done && !ld_fault) + (st_done && !st_fault) + ac_done + mx_done + exp_sys;
+            qcount = m_error ? 0 : npushed - next_issue - exp_hv;
+            exp_busy = qcount != 0 || exp_hv || ld_n != 0 || st_j >= 0 || ac_j >= 0 || mx_n != 0;
+            n_ret = (ld_done && !ld_fault) + (st_done && !st_fault) + ac_done + mx_done + exp_sys;
 
-        if (dut.h_valid !== exp_hv) fail("head register valid", exp_hv, dut.h_valid);
-        if (head_op !== (exp_hv ? hx[7:0] : 8'd0)) fail("head_op", exp_hv ? hx[7:0] : 8'd0, head_op);
-        if (exp_hv && {cmd_stride, cmd_len, cmd_b, cmd_a, cmd_rows, cmd_flags, cmd_op}
+            if (dut.h_valid !== exp_hv) fail("head register valid", exp_hv, dut.h_valid);
+            if (head_op !== (exp_hv ? hx[7:0] : 8'd0))
+                fail("head_op", exp_hv ? hx[7:0] : 8'd0, head_op);
+            if (exp_hv && {cmd_stride, cmd_len, cmd_b, cmd_a, cmd_rows, cmd_flags, cmd_op}
                       !== {hx[127:16], hx[13:8], hx[7:0]})
-            fail("command fields", hx, {cmd_stride, cmd_len, cmd_b, cmd_a, cmd_rows, 2'b00, cmd_flags, cmd_op});
-        if ({ld_valid, mx_valid, ac_valid, st_valid} !== {exp_ld, exp_mx, exp_ac, exp_st})
-            fail("cmd_valid {ld,mx,ac,st}", {exp_ld, exp_mx, exp_ac, exp_st}, {ld_valid, mx_valid, ac_valid, st_valid});
-        if (issue !== exp_issue) fail("issue", exp_issue, issue);
-        if (stall_hazard !== (exp_go && !exp_issue && (hu == U_SYS || exp_hz)))
-            fail("stall_hazard", exp_go && !exp_issue && (hu == U_SYS || exp_hz), stall_hazard);
-        if (stall_unit !== (exp_go && !exp_issue && hu != U_SYS && !exp_hz))
-            fail("stall_unit", exp_go && !exp_issue && hu != U_SYS && !exp_hz, stall_unit);
-        if (retired !== n_ret) fail("retired", n_ret, retired);
-        if (sync_retire !== (exp_sys && hx[7:0] == 8'h07)) fail("sync_retire", exp_sys && hx[7:0] == 8'h07, sync_retire);
-        if (busy !== exp_busy) fail("busy", exp_busy, busy);
-        if (stall_issue !== (exp_busy && !m_error && qcount == 0 && !exp_hv))
-            fail("stall_issue", exp_busy && !m_error && qcount == 0 && !exp_hv, stall_issue);
-        if (iq_ready !== (!m_error && qcount < IQ_DEPTH)) fail("iq_ready", !m_error && qcount < IQ_DEPTH, iq_ready);
-        if (iq_free !== IQ_DEPTH - qcount) fail("iq_free", IQ_DEPTH - qcount, iq_free);
-        if (halted !== m_halted) fail("halted", m_halted, halted);
-        // ERROR shows once nothing is in flight; code and pc are recorded when it is raised.
-        exp_err = m_error && ld_n == 0 && st_j < 0 && ac_j < 0 && mx_n == 0;
-        if (error !== exp_err || (m_error && (error_code !== m_code || error_pc !== m_pc)))
-            fail("error {flag, code, pc}", {exp_err, m_code, m_pc[31:0]}, {error, error_code, error_pc});
+                fail("command fields", hx, {
+                     cmd_stride, cmd_len, cmd_b, cmd_a, cmd_rows, 2'b00, cmd_flags, cmd_op});
+            if ({ld_valid, mx_valid, ac_valid, st_valid} !== {exp_ld, exp_mx, exp_ac, exp_st})
+                fail("cmd_valid {ld,mx,ac,st}", {exp_ld, exp_mx, exp_ac, exp_st}, {
+                     ld_valid, mx_valid, ac_valid, st_valid});
+            if (issue !== exp_issue) fail("issue", exp_issue, issue);
+            if (stall_hazard !== (exp_go && !exp_issue && (hu == U_SYS || exp_hz)))
+                fail("stall_hazard", exp_go && !exp_issue && (hu == U_SYS || exp_hz), stall_hazard);
+            if (stall_unit !== (exp_go && !exp_issue && hu != U_SYS && !exp_hz))
+                fail("stall_unit", exp_go && !exp_issue && hu != U_SYS && !exp_hz, stall_unit);
+            if (retired !== n_ret) fail("retired", n_ret, retired);
+            if (sync_retire !== (exp_sys && hx[7:0] == 8'h07))
+                fail("sync_retire", exp_sys && hx[7:0] == 8'h07, sync_retire);
+            if (busy !== exp_busy) fail("busy", exp_busy, busy);
+            if (stall_issue !== (exp_busy && !m_error && qcount == 0 && !exp_hv))
+                fail("stall_issue", exp_busy && !m_error && qcount == 0 && !exp_hv, stall_issue);
+            if (iq_ready !== (!m_error && qcount < IQ_DEPTH))
+                fail("iq_ready", !m_error && qcount < IQ_DEPTH, iq_ready);
+            if (iq_free !== IQ_DEPTH - qcount) fail("iq_free", IQ_DEPTH - qcount, iq_free);
+            if (halted !== m_halted) fail("halted", m_halted, halted);
+            // ERROR shows once nothing is in flight; code and pc are recorded when it is raised.
+            exp_err = m_error && ld_n == 0 && st_j < 0 && ac_j < 0 && mx_n == 0;
+            if (error !== exp_err || (m_error && (error_code !== m_code || error_pc !== m_pc)))
+                fail("error {flag, code, pc}", {exp_err, m_code, m_pc[31:0]}, {
+                     error, error_code, error_pc});
 
-        // Coverage.
-        if (exp_go && exp_hz) cov_held = cov_held | d;
-        if (exp_go && hu == U_SYS && !all_free && hx[7:0] == 8'h07) sync_waits = sync_waits + 1;
-        if (ld_busy_n == LD_SLOTS) ld_full_cycles = ld_full_cycles + 1;
-        if ((ld_n > 0) + (st_j >= 0) + (ac_j >= 0) + (mx_n > 0) >= 2) overlap_cycles = overlap_cycles + 1;
+            // Coverage.
+            if (exp_go && exp_hz) cov_held = cov_held | d;
+            if (exp_go && hu == U_SYS && !all_free && hx[7:0] == 8'h07) sync_waits = sync_waits + 1;
+            if (ld_busy_n == LD_SLOTS) ld_full_cycles = ld_full_cycles + 1;
+            if ((ld_n > 0) + (st_j >= 0) + (ac_j >= 0) + (mx_n > 0) >= 2)
+                overlap_cycles = overlap_cycles + 1;
 
-        // The model follows the next rising edge: errors, completions, issue, push.
-        cand_pc = -1;
-        cand_code = 4'd0;
-        if (ld_done && ld_fault) begin
-            cand_pc = ld_j[0];
-            cand_code = 4'd6;
-        end
-        if (st_done && st_fault && (cand_pc < 0 || st_j < cand_pc)) begin
-            cand_pc = st_j;
-            cand_code = 4'd6;
-        end
-        if (cand_pc < 0 && exp_hv && !m_halted && !m_error && hcode != 0) begin
-            cand_pc = next_issue;
-            cand_code = hcode;
-        end
-        if (cand_pc >= 0 && (!m_error || cand_pc < m_pc)) begin
-            if (!m_error) m_first_code = cand_code;
-            codes_seen[cand_code] = 1'b1;
-            m_error = 1'b1;
-            m_code = cand_code;
-            m_pc = cand_pc;
-        end
-        if (ld_done) begin
-            for (i = 1; i < ld_n; i = i + 1) begin
-                ld_j[i-1] = ld_j[i];
-                ld_t[i-1] = ld_t[i];
+            // The model follows the next rising edge: errors, completions, issue, push.
+            cand_pc   = -1;
+            cand_code = 4'd0;
+            if (ld_done && ld_fault) begin
+                cand_pc   = ld_j[0];
+                cand_code = 4'd6;
             end
-            ld_n = ld_n - 1;
+            if (st_done && st_fault && (cand_pc < 0 || st_j < cand_pc)) begin
+                cand_pc   = st_j;
+                cand_code = 4'd6;
+            end
+            if (cand_pc < 0 && exp_hv && !m_halted && !m_error && hcode != 0) begin
+                cand_pc   = next_issue;
+                cand_code = hcode;
+            end
+            if (cand_pc >= 0 && (!m_error || cand_pc < m_pc)) begin
+                if (!m_error) m_first_code = cand_code;
+                codes_seen[cand_code] = 1'b1;
+                m_error = 1'b1;
+                m_code = cand_code;
+                m_pc = cand_pc;
+            end
+            if (ld_done) begin
+                for (i = 1; i < ld_n; i = i + 1) begin
+                    ld_j[i-1] = ld_j[i];
+                    ld_t[i-1] = ld_t[i];
+                end
+                ld_n = ld_n - 1;
+            end
+            if (st_done) st_j = -1;
+            if (ac_done) ac_j = -1;
+            if (mx_done) begin
+                for (i = 1; i < mx_n; i = i + 1) begin
+                    mx_j[i-1] = mx_j[i];
+                    mx_t[i-1] = mx_t[i];
+                end
+                mx_n = mx_n - 1;
+            end
+            if (fault_now) faults_seen = faults_seen + 1;
+            if (exp_issue) begin
+                if (exp_ld && ld_ready) begin
+                    ld_j[ld_n] = next_issue;
+                    ld_t[ld_n] = delay(next_issue);
+                    ld_n = ld_n + 1;
+                end
+                if (exp_st && st_ready) begin
+                    st_j = next_issue;
+                    st_t = delay(next_issue);
+                end
+                if (exp_ac && ac_ready) begin
+                    ac_j = next_issue;
+                    ac_t = delay(next_issue);
+                end
+                if (exp_mx && mx_ready) begin
+                    mx_j[mx_n] = next_issue;
+                    mx_t[mx_n] = mx_delay != 0 ? mx_delay : 1 + $urandom % (3 * max_delay);
+                    mx_n = mx_n + 1;
+                    if (next_issue > 0 && prog[next_issue - 1][7:0] == 8'h04
+                    && issue_edge[next_issue - 1] == edges)
+                        mm_b2b = mm_b2b + 1;
+                end
+                if (hx[7:0] == 8'h02) wcount = wcount + 1;
+                if (hx[7:0] == 8'h04 && hx[9]) wcount = wcount - 1;
+                if (hx[7:0] == 8'h08) m_halted = 1'b1;
+                issue_edge[next_issue] = edges + 1;
+                next_issue = next_issue + 1;
+                total_issued = total_issued + 1;
+            end
+            if (iq_valid && iq_ready) begin
+                if (!(exp_issue && hx[7:0] == 8'h08)) m_halted = 1'b0;
+                push_edge[npushed] = edges + 1;
+                npushed = npushed + 1;
+            end
         end
-        if (st_done) st_j = -1;
-        if (ac_done) ac_j = -1;
-        if (mx_done) begin
-            for (i = 1; i < mx_n; i = i + 1) begin
-                mx_j[i-1] = mx_j[i];
-                mx_t[i-1] = mx_t[i];
-            end
-            mx_n = mx_n - 1;
-        end
-        if (fault_now) faults_seen = faults_seen + 1;
-        if (exp_issue) begin
-            if (exp_ld && ld_ready) begin
-                ld_j[ld_n] = next_issue;
-                ld_t[ld_n] = delay(next_issue);
-                ld_n = ld_n + 1;
-            end
-            if (exp_st && st_ready) begin
-                st_j = next_issue;
-                st_t = delay(next_issue);
-            end
-            if (exp_ac && ac_ready) begin
-                ac_j = next_issue;
-                ac_t = delay(next_issue);
-            end
-            if (exp_mx && mx_ready) begin
-                mx_j[mx_n] = next_issue;
-                mx_t[mx_n] = mx_delay != 0 ? mx_delay : 1 + $urandom % (3 * max_delay);
-                mx_n = mx_n + 1;
-                if (next_issue > 0 && prog[next_issue - 1][7:0] == 8'h04
-                    && issue_edge[next_issue - 1] == edges) mm_b2b = mm_b2b + 1;
-            end
-            if (hx[7:0] == 8'h02) wcount = wcount + 1;
-            if (hx[7:0] == 8'h04 && hx[9]) wcount = wcount - 1;
-            if (hx[7:0] == 8'h08) m_halted = 1'b1;
-            issue_edge[next_issue] = edges + 1;
-            next_issue = next_issue + 1;
-            total_issued = total_issued + 1;
-        end
-        if (iq_valid && iq_ready) begin
-            if (!(exp_issue && hx[7:0] == 8'h08)) m_halted = 1'b0;
-            push_edge[npushed] = edges + 1;
-            npushed = npushed + 1;
-        end
-    end
 
     // ------------------------------------------------------------ running programs
     // Reset the sequencer and run prog[0..plen) (pushing up to push_limit) until everything
@@ -464,7 +526,8 @@ module tb_seq;
                 @(negedge clk);
                 t = t + 1;
                 if (t > 20000) begin
-                    $display("FAIL: seq: program stuck at instruction %0d of %0d (%h)", next_issue, plen, prog[next_issue]);
+                    $display("FAIL: seq: program stuck at instruction %0d of %0d (%h)", next_issue,
+                             plen, prog[next_issue]);
                     $finish;
                 end
             end
@@ -514,10 +577,18 @@ module tb_seq;
                 if (fl[1]) wc = wc - 1;
                 emit(insn(8'h04, fl, rows, $urandom % (17 - rows), $urandom % (17 - rows), 0, 0));
             end else if (pick < 72) begin
-                emit(insn(8'h05, ($urandom % 4) << 3, rows, $urandom % (17 - rows), $urandom % (17 - rows), 0, 0));
+                emit(insn(
+                     8'h05,
+                     ($urandom % 4) << 3,
+                     rows,
+                     $urandom % (17 - rows),
+                     $urandom % (17 - rows),
+                     0,
+                     0
+                     ));
             end else if (pick < 94) begin
                 src = $urandom % 2;
-                fl = src ? (8'h20 | (($urandom % 4) << 3)) : 8'h00;
+                fl  = src ? (8'h20 | (($urandom % 4) << 3)) : 8'h00;
                 len = src ? 4 * (1 + $urandom % N) : 1 + $urandom % N;
                 emit(insn(8'h06, fl, rows, a, $urandom % (17 - rows), len, stride));
             end else begin
@@ -592,8 +663,9 @@ module tb_seq;
             emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
             run_prog;
             if (code == 0 ? (m_error || !m_halted) : (!m_error || m_code != code || m_pc != tiles + 2)) begin
-                $display("FAIL: seq: error case %0d (%h): expected code %0d at pc %0d, model says error %0d code %0d at pc %0d",
-                         err_cases, x, code, tiles + 2, m_error, m_code, m_pc);
+                $display(
+                    "FAIL: seq: error case %0d (%h): expected code %0d at pc %0d, model says error %0d code %0d at pc %0d",
+                    err_cases, x, code, tiles + 2, m_error, m_code, m_pc);
                 $finish;
             end
             err_cases = err_cases + 1;
@@ -686,14 +758,17 @@ module tb_seq;
             for (t = 0; t < 200 && !m_halted; t = t + 1) @(negedge clk);
             repeat (30) @(negedge clk);
             if (!m_halted || next_issue != 2 || npushed != 4) begin
-                $display("FAIL: seq: HALT hold: halted %0d, %0d issued, %0d pushed; expected halted after 2 issued, 4 pushed",
-                         m_halted, next_issue, npushed);
+                $display(
+                    "FAIL: seq: HALT hold: halted %0d, %0d issued, %0d pushed; expected halted after 2 issued, 4 pushed",
+                    m_halted, next_issue, npushed);
                 $finish;
             end
             push_limit = 5;
             wait_idle;
             if (m_halted || next_issue != 5) begin
-                $display("FAIL: seq: HALT hold: after the next push %0d issued (expected 5), halted %0d", next_issue, m_halted);
+                $display(
+                    "FAIL: seq: HALT hold: after the next push %0d issued (expected 5), halted %0d",
+                    next_issue, m_halted);
                 $finish;
             end
         end
@@ -711,14 +786,16 @@ module tb_seq;
             run_prog;
             mx_delay = 0;
             for (t = 1; t < 4; t = t + 1)
-                if (issue_edge[t] != issue_edge[t-1] + 1) begin
-                    $display("FAIL: seq: MATMUL %0d issued at edge %0d, MATMUL %0d at %0d: expected consecutive",
-                             t - 1, issue_edge[t-1], t, issue_edge[t]);
-                    $finish;
-                end
+            if (issue_edge[t] != issue_edge[t-1] + 1) begin
+                $display(
+                    "FAIL: seq: MATMUL %0d issued at edge %0d, MATMUL %0d at %0d: expected consecutive",
+                    t - 1, issue_edge[t-1], t, issue_edge[t]);
+                $finish;
+            end
             if (issue_edge[4] < issue_edge[0] + 30) begin
-                $display("FAIL: seq: a fifth MATMUL issued at edge %0d with four in flight since %0d",
-                         issue_edge[4], issue_edge[0]);
+                $display(
+                    "FAIL: seq: a fifth MATMUL issued at edge %0d with four in flight since %0d",
+                    issue_edge[4], issue_edge[0]);
                 $finish;
             end
         end
@@ -737,8 +814,9 @@ module tb_seq;
             emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
             run_prog;
             if (m_first_code != 1 || m_code != 6 || m_pc != 0) begin
-                $display("FAIL: seq: oldest error: first code %0d, final code %0d at pc %0d; expected 1, then 6 at pc 0",
-                         m_first_code, m_code, m_pc);
+                $display(
+                    "FAIL: seq: oldest error: first code %0d, final code %0d at pc %0d; expected 1, then 6 at pc 0",
+                    m_first_code, m_code, m_pc);
                 $finish;
             end
         end
@@ -759,14 +837,16 @@ module tb_seq;
             emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
             run_prog;
             for (t = 1; t < 4; t = t + 1)
-                if (issue_edge[t] != issue_edge[t-1] + 1) begin
-                    $display("FAIL: seq: load %0d issued at edge %0d, load %0d at %0d: expected consecutive",
-                             t - 1, issue_edge[t-1], t, issue_edge[t]);
-                    $finish;
-                end
+            if (issue_edge[t] != issue_edge[t-1] + 1) begin
+                $display(
+                    "FAIL: seq: load %0d issued at edge %0d, load %0d at %0d: expected consecutive",
+                    t - 1, issue_edge[t-1], t, issue_edge[t]);
+                $finish;
+            end
             if (issue_edge[4] < issue_edge[0] + 30 || issue_edge[6] < issue_edge[5] + 30) begin
-                $display("FAIL: seq: a fifth load issued at edge %0d with four in flight since %0d, or the MATMUL at %0d before the last load (%0d) was done",
-                         issue_edge[4], issue_edge[0], issue_edge[6], issue_edge[5]);
+                $display(
+                    "FAIL: seq: a fifth load issued at edge %0d with four in flight since %0d, or the MATMUL at %0d before the last load (%0d) was done",
+                    issue_edge[4], issue_edge[0], issue_edge[6], issue_edge[5]);
                 $finish;
             end
             plen = 0;
@@ -781,7 +861,8 @@ module tb_seq;
             delay_at[2] = 1;
             run_prog;
             if (m_code != 6 || m_pc != 1) begin
-                $display("FAIL: seq: two load faults: code %0d at pc %0d; expected 6 at pc 1", m_code, m_pc);
+                $display("FAIL: seq: two load faults: code %0d at pc %0d; expected 6 at pc 1",
+                         m_code, m_pc);
                 $finish;
             end
         end
@@ -791,7 +872,7 @@ module tb_seq;
         integer t, wc;
         begin
             plen = 0;
-            wc = 0;
+            wc   = 0;
             for (t = 0; t < n; t = t + 1) begin
                 gen_valid(wc);
                 if ((prog[plen-1][7:0] <= 8'h03 || prog[plen-1][7:0] == 8'h06) && ($urandom % 100) < fault_pct)
@@ -800,8 +881,9 @@ module tb_seq;
             emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
             run_prog;
             if (fault_pct == 0 && (m_error || !m_halted || next_issue != plen)) begin
-                $display("FAIL: seq: valid program stopped: error %0d code %0d pc %0d, %0d of %0d issued",
-                         m_error, m_code, m_pc, next_issue, plen);
+                $display(
+                    "FAIL: seq: valid program stopped: error %0d code %0d pc %0d, %0d of %0d issued",
+                    m_error, m_code, m_pc, next_issue, plen);
                 $finish;
             end
         end
@@ -811,7 +893,7 @@ module tb_seq;
         integer t, wc;
         begin
             plen = 0;
-            wc = 0;
+            wc   = 0;
             for (t = 0; t < 2 + $urandom % 6; t = t + 1) gen_valid(wc);
             for (t = 0; t < 12; t = t + 1) emit(gen_any(0));
             emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
@@ -828,10 +910,26 @@ module tb_seq;
         loads_b2b;
         for (ph = 0; ph < 8; ph = ph + 1) begin
             case (ph % 4)
-                0: begin p_ready = 100; p_push = 100; max_delay = 3; end
-                1: begin p_ready = 70; p_push = 80; max_delay = 12; end
-                2: begin p_ready = 30; p_push = 100; max_delay = 30; end
-                default: begin p_ready = 90; p_push = 20; max_delay = 5; end
+                0: begin
+                    p_ready = 100;
+                    p_push = 100;
+                    max_delay = 3;
+                end
+                1: begin
+                    p_ready = 70;
+                    p_push = 80;
+                    max_delay = 12;
+                end
+                2: begin
+                    p_ready = 30;
+                    p_push = 100;
+                    max_delay = 30;
+                end
+                default: begin
+                    p_ready = 90;
+                    p_push = 20;
+                    max_delay = 5;
+                end
             endcase
             random_valid(120, 0);
         end
@@ -841,18 +939,21 @@ module tb_seq;
         for (ph = 0; ph < 8; ph = ph + 1) random_valid(40, 6);
         for (ph = 0; ph < 40; ph = ph + 1) random_malformed;
         if ((cov_held & 12'h6df) != 12'h6df) begin
-            $display("FAIL: seq: hazard coverage %b: expected bits UB RAW/WAR/WAW, ACC RAW/WAR, memory RAW/WAR, param RAW/WAR (mask 011011011111)",
-                     cov_held);
+            $display(
+                "FAIL: seq: hazard coverage %b: expected bits UB RAW/WAR/WAW, ACC RAW/WAR, memory RAW/WAR, param RAW/WAR (mask 011011011111)",
+                cov_held);
             $finish;
         end
         if (codes_seen[8:1] != 8'hff || sync_waits == 0 || overlap_cycles == 0 || mm_b2b < 10 || faults_seen == 0
             || ld_full_cycles == 0) begin
-            $display("FAIL: seq: coverage: error codes seen %b, SYNC waits %0d, overlap cycles %0d, back-to-back MATMULs %0d, faults %0d, cycles with all load slots full %0d",
-                     codes_seen[8:0], sync_waits, overlap_cycles, mm_b2b, faults_seen, ld_full_cycles);
+            $display(
+                "FAIL: seq: coverage: error codes seen %b, SYNC waits %0d, overlap cycles %0d, back-to-back MATMULs %0d, faults %0d, cycles with all load slots full %0d",
+                codes_seen[8:0], sync_waits, overlap_cycles, mm_b2b, faults_seen, ld_full_cycles);
             $finish;
         end
-        $display("seq: %0d directed error cases, %0d instructions issued, %0d cycles; overlap cycles %0d, back-to-back MATMULs %0d, faults %0d, cycles with all load slots full %0d",
-                 err_cases, total_issued, edges, overlap_cycles, mm_b2b, faults_seen, ld_full_cycles);
+        $display(
+            "seq: %0d directed error cases, %0d instructions issued, %0d cycles; overlap cycles %0d, back-to-back MATMULs %0d, faults %0d, cycles with all load slots full %0d",
+            err_cases, total_issued, edges, overlap_cycles, mm_b2b, faults_seen, ld_full_cycles);
         $display("PASS");
         $finish;
     end

@@ -26,20 +26,31 @@ module tb_ub;
             reg [19:0] w1_addr = 20'd0;
             reg [19:0] r0_addr = 20'd0;
             reg [19:0] r1_addr = 20'd0;
-            reg [8*N-1:0] w0_data = {8*N{1'b0}};
-            reg [8*N-1:0] w1_data = {8*N{1'b0}};
+            reg [8*N-1:0] w0_data = {8 * N{1'b0}};
+            reg [8*N-1:0] w1_data = {8 * N{1'b0}};
             wire [8*N-1:0] r0_data;
             wire [8*N-1:0] r1_data;
 
-            tpu_ub #(.N(N), .ROWS(ROWS)) dut (
+            tpu_ub #(
+                .N(N),
+                .ROWS(ROWS)
+            ) dut (
                 .clk(clk),
-                .w0_en(w0_en), .w0_addr(w0_addr), .w0_data(w0_data),
-                .w1_en(w1_en), .w1_addr(w1_addr), .w1_data(w1_data),
-                .r0_en(r0_en), .r0_addr(r0_addr), .r0_data(r0_data),
-                .r1_en(r1_en), .r1_addr(r1_addr), .r1_data(r1_data)
+                .w0_en(w0_en),
+                .w0_addr(w0_addr),
+                .w0_data(w0_data),
+                .w1_en(w1_en),
+                .w1_addr(w1_addr),
+                .w1_data(w1_data),
+                .r0_en(r0_en),
+                .r0_addr(r0_addr),
+                .r0_data(r0_data),
+                .r1_en(r1_en),
+                .r1_addr(r1_addr),
+                .r1_data(r1_data)
             );
 
-            reg [8*N-1:0] model [0:ROWS-1];
+            reg [8*N-1:0] model[0:ROWS-1];
             reg [8*N-1:0] exp_r0;
             reg [8*N-1:0] exp_r1;
             integer valid_r0 = 0;
@@ -53,9 +64,9 @@ module tb_ub;
             initial begin
                 for (row = 0; row < ROWS; row = row + 1) begin
                     @(negedge clk);
-                    w0_en = 1'b1;
+                    w0_en   = 1'b1;
                     w0_addr = row;
-                    for (k = 0; k < N; k = k + 1) w0_data[8*k +: 8] = $urandom;
+                    for (k = 0; k < N; k = k + 1) w0_data[8*k+:8] = $urandom;
                     model[row] = w0_data;
                 end
                 @(posedge clk);
@@ -63,52 +74,53 @@ module tb_ub;
                 filled = 1;
             end
 
-            always @(negedge clk) if (filled) begin
-                if (valid_r0 && r0_data !== exp_r0) begin
-                    $display("FAIL: ub ROWS=%0d cycle %0d: r0_data expected %h, actual %h",
-                             ROWS, cycle, exp_r0, r0_data);
-                    $finish;
-                end
-                if (valid_r1 && r1_data !== exp_r1) begin
-                    $display("FAIL: ub ROWS=%0d cycle %0d: r1_data expected %h, actual %h",
-                             ROWS, cycle, exp_r1, r1_data);
-                    $finish;
-                end
-                w0_en = $urandom % 2;
-                w1_en = $urandom % 2;
-                r0_en = $urandom % 2;
-                r1_en = $urandom % 2;
-                w0_addr = $urandom % ROWS;
-                w1_addr = $urandom % ROWS;
-                while (w1_addr == w0_addr) w1_addr = $urandom % ROWS;
-                for (k = 0; k < N; k = k + 1) begin
-                    w0_data[8*k +: 8] = $urandom;
-                    w1_data[8*k +: 8] = $urandom;
-                end
-                r0_addr = ($urandom % 3 == 0) ? last_w : $urandom % ROWS;
-                while ((w0_en && r0_addr == w0_addr) || (w1_en && r0_addr == w1_addr))
+            always @(negedge clk)
+                if (filled) begin
+                    if (valid_r0 && r0_data !== exp_r0) begin
+                        $display("FAIL: ub ROWS=%0d cycle %0d: r0_data expected %h, actual %h",
+                                 ROWS, cycle, exp_r0, r0_data);
+                        $finish;
+                    end
+                    if (valid_r1 && r1_data !== exp_r1) begin
+                        $display("FAIL: ub ROWS=%0d cycle %0d: r1_data expected %h, actual %h",
+                                 ROWS, cycle, exp_r1, r1_data);
+                        $finish;
+                    end
+                    w0_en   = $urandom % 2;
+                    w1_en   = $urandom % 2;
+                    r0_en   = $urandom % 2;
+                    r1_en   = $urandom % 2;
+                    w0_addr = $urandom % ROWS;
+                    w1_addr = $urandom % ROWS;
+                    while (w1_addr == w0_addr) w1_addr = $urandom % ROWS;
+                    for (k = 0; k < N; k = k + 1) begin
+                        w0_data[8*k+:8] = $urandom;
+                        w1_data[8*k+:8] = $urandom;
+                    end
+                    r0_addr = ($urandom % 3 == 0) ? last_w : $urandom % ROWS;
+                    while ((w0_en && r0_addr == w0_addr) || (w1_en && r0_addr == w1_addr))
                     r0_addr = $urandom % ROWS;
-                r1_addr = ($urandom % 3 == 0) ? r0_addr : $urandom % ROWS;
-                while ((w0_en && r1_addr == w0_addr) || (w1_en && r1_addr == w1_addr))
+                    r1_addr = ($urandom % 3 == 0) ? r0_addr : $urandom % ROWS;
+                    while ((w0_en && r1_addr == w0_addr) || (w1_en && r1_addr == w1_addr))
                     r1_addr = $urandom % ROWS;
-                // The model follows the inputs the DUT sees at the next rising edge.
-                if (r0_en) begin
-                    exp_r0 = model[r0_addr];
-                    valid_r0 = 1;
+                    // The model follows the inputs the DUT sees at the next rising edge.
+                    if (r0_en) begin
+                        exp_r0   = model[r0_addr];
+                        valid_r0 = 1;
+                    end
+                    if (r1_en) begin
+                        exp_r1   = model[r1_addr];
+                        valid_r1 = 1;
+                    end
+                    if (w0_en) begin
+                        model[w0_addr] = w0_data;
+                        last_w = w0_addr;
+                    end
+                    if (w1_en) begin
+                        model[w1_addr] = w1_data;
+                        last_w = w1_addr;
+                    end
                 end
-                if (r1_en) begin
-                    exp_r1 = model[r1_addr];
-                    valid_r1 = 1;
-                end
-                if (w0_en) begin
-                    model[w0_addr] = w0_data;
-                    last_w = w0_addr;
-                end
-                if (w1_en) begin
-                    model[w1_addr] = w1_data;
-                    last_w = w1_addr;
-                end
-            end
         end
     endgenerate
 

@@ -26,7 +26,7 @@ module tb_wfifo;
 
             reg wr_en = 1'b0;
             reg [8:0] wr_row = 9'd0;
-            reg [8*NN-1:0] wr_data = {8*NN{1'b0}};
+            reg [8*NN-1:0] wr_data = {8 * NN{1'b0}};
             reg push = 1'b0;
             reg pop = 1'b0;
             reg [8:0] rd_row = 9'd0;
@@ -35,19 +35,30 @@ module tb_wfifo;
             wire [8:0] count;
             wire [8*NN-1:0] rd_data;
 
-            tpu_wfifo #(.N(NN), .TILES(TILES)) dut (
-                .clk(clk), .rst(rst),
-                .wr_en(wr_en), .wr_row(wr_row), .wr_data(wr_data), .push(push),
-                .full(full), .empty(empty), .count(count),
-                .rd_row(rd_row), .rd_data(rd_data), .pop(pop)
+            tpu_wfifo #(
+                .N(NN),
+                .TILES(TILES)
+            ) dut (
+                .clk(clk),
+                .rst(rst),
+                .wr_en(wr_en),
+                .wr_row(wr_row),
+                .wr_data(wr_data),
+                .push(push),
+                .full(full),
+                .empty(empty),
+                .count(count),
+                .rd_row(rd_row),
+                .rd_data(rd_data),
+                .pop(pop)
             );
 
             // Model: slot s, row r at model[s * NN + r]; head slot and tile count.
-            reg [8*NN-1:0] model [0:TILES*NN-1];
+            reg [8*NN-1:0] model[0:TILES*NN-1];
             integer head = 0;
             integer n = 0;
             // Producer: order[] is the current tile's row order, next the rows written so far.
-            integer order [0:NN-1];
+            integer order[0:NN-1];
             integer next = NN;
             integer i;
             integer j;
@@ -62,16 +73,18 @@ module tb_wfifo;
             always @(negedge clk) begin
                 if (!rst) begin
                     if (count !== n || full !== (n == TILES) || empty !== (n == 0)) begin
-                        $display("FAIL: wfifo N=%0d TILES=%0d cycle %0d: count/full/empty expected %0d/%0d/%0d, actual %0d/%b/%b",
-                                 NN, TILES, cycle, n, n == TILES, n == 0, count, full, empty);
+                        $display(
+                            "FAIL: wfifo N=%0d TILES=%0d cycle %0d: count/full/empty expected %0d/%0d/%0d, actual %0d/%b/%b",
+                            NN, TILES, cycle, n, n == TILES, n == 0, count, full, empty);
                         $finish;
                     end
                     for (i = 0; i < NN && n > 0; i = i + 1) begin
                         rd_row = i;
                         #0.1;
-                        if (rd_data !== model[head * NN + i]) begin
-                            $display("FAIL: wfifo N=%0d TILES=%0d cycle %0d: head tile row %0d expected %h, actual %h",
-                                     NN, TILES, cycle, i, model[head * NN + i], rd_data);
+                        if (rd_data !== model[head*NN+i]) begin
+                            $display(
+                                "FAIL: wfifo N=%0d TILES=%0d cycle %0d: head tile row %0d expected %h, actual %h",
+                                NN, TILES, cycle, i, model[head*NN+i], rd_data);
                             $finish;
                         end
                     end
@@ -79,13 +92,22 @@ module tb_wfifo;
                 // Pop rates in per mille, scaled by NN against the producer's one tile per
                 // NN writes: fill outpaces the consumer, drain the reverse, mixed about even.
                 case ((cycle / (10 * NN)) % 3)
-                    0: begin pct_wr = 90; pm_pop = 200 / NN; end
-                    1: begin pct_wr = 10; pm_pop = 500; end
-                    default: begin pct_wr = 80; pm_pop = 800 / NN; end
+                    0: begin
+                        pct_wr = 90;
+                        pm_pop = 200 / NN;
+                    end
+                    1: begin
+                        pct_wr = 10;
+                        pm_pop = 500;
+                    end
+                    default: begin
+                        pct_wr = 80;
+                        pm_pop = 800 / NN;
+                    end
                 endcase
                 wr_en = 1'b0;
-                push = 1'b0;
-                pop = n > 0 && ($urandom % 1000) < pm_pop;
+                push  = 1'b0;
+                pop   = n > 0 && ($urandom % 1000) < pm_pop;
                 if (next == NN && n < TILES) begin
                     // Start a tile: a random permutation of its rows (Fisher-Yates).
                     for (i = 0; i < NN; i = i + 1) order[i] = i;
@@ -98,9 +120,9 @@ module tb_wfifo;
                     next = 0;
                 end
                 if (next < NN && ($urandom % 100) < pct_wr) begin
-                    wr_en = 1'b1;
+                    wr_en  = 1'b1;
                     wr_row = order[next];
-                    for (i = 0; i < NN; i = i + 1) wr_data[8*i +: 8] = $urandom;
+                    for (i = 0; i < NN; i = i + 1) wr_data[8*i+:8] = $urandom;
                     next = next + 1;
                     push = next == NN && $urandom % 2;
                     if (push) seen_push_last = seen_push_last + 1;
@@ -119,7 +141,7 @@ module tb_wfifo;
                     if (n == TILES) seen_full = seen_full + 1;
                     if (push && pop) seen_push_pop = seen_push_pop + 1;
                     tail = (head + n) % TILES;
-                    if (wr_en) model[tail * NN + wr_row] = wr_data;
+                    if (wr_en) model[tail*NN+wr_row] = wr_data;
                     if (push) next = NN;
                     if (pop) head = (head + 1) % TILES;
                     n = n + push - pop;
@@ -129,8 +151,9 @@ module tb_wfifo;
             initial begin
                 wait (done);
                 if (seen_full == 0 || seen_push_pop == 0 || seen_push_last == 0) begin
-                    $display("FAIL: wfifo N=%0d TILES=%0d: traffic never reached full (%0d), push+pop together (%0d) or push with the last row (%0d)",
-                             NN, TILES, seen_full, seen_push_pop, seen_push_last);
+                    $display(
+                        "FAIL: wfifo N=%0d TILES=%0d: traffic never reached full (%0d), push+pop together (%0d) or push with the last row (%0d)",
+                        NN, TILES, seen_full, seen_push_pop, seen_push_last);
                     $finish;
                 end
             end

@@ -18,34 +18,34 @@
 // accepted request's fields are never X.
 // rst drops the pending responses; `mem` keeps its contents (benches read and write it directly).
 module mem_model #(
-    parameter BUS = 32,      // bytes per beat (4N)
+    parameter BUS    = 32,    // bytes per beat (4N)
     parameter ADDR_W = 32,
-    parameter LEN_W = 16,
-    parameter ID_W = 1,
-    parameter BYTES = 4096,  // bytes the array holds
-    parameter DEPTH = 64,    // pending responses it holds before refusing requests
-    parameter SEED = 1
+    parameter LEN_W  = 16,
+    parameter ID_W   = 1,
+    parameter BYTES  = 4096,  // bytes the array holds
+    parameter DEPTH  = 64,    // pending responses it holds before refusing requests
+    parameter SEED   = 1
 ) (
-    input wire clk,
-    input wire rst,
+    input  wire              clk,
+    input  wire              rst,
     // Knobs, sampled every cycle so that a bench can change them between (or during) tests.
-    input wire [31:0] size,       // bytes that exist (at most BYTES count)
-    input wire [31:0] latency,    // >= 1
-    input wire [31:0] jitter,
-    input wire [31:0] ready_pct,
-    input wire [31:0] rsp_pct,
-    input wire req_valid,
-    output reg req_ready,
-    input wire req_we,
-    input wire [ADDR_W-1:0] req_addr,
-    input wire [LEN_W-1:0] req_len,
-    input wire [ID_W-1:0] req_id,
-    input wire [8*BUS-1:0] req_wdata,
-    output reg rsp_valid,
-    input wire rsp_ready,
-    output reg [ID_W-1:0] rsp_id,
-    output reg rsp_err,
-    output reg [8*BUS-1:0] rsp_rdata
+    input  wire [      31:0] size,       // bytes that exist (at most BYTES count)
+    input  wire [      31:0] latency,    // >= 1
+    input  wire [      31:0] jitter,
+    input  wire [      31:0] ready_pct,
+    input  wire [      31:0] rsp_pct,
+    input  wire              req_valid,
+    output reg               req_ready,
+    input  wire              req_we,
+    input  wire [ADDR_W-1:0] req_addr,
+    input  wire [ LEN_W-1:0] req_len,
+    input  wire [  ID_W-1:0] req_id,
+    input  wire [ 8*BUS-1:0] req_wdata,
+    output reg               rsp_valid,
+    input  wire              rsp_ready,
+    output reg  [  ID_W-1:0] rsp_id,
+    output reg               rsp_err,
+    output reg  [ 8*BUS-1:0] rsp_rdata
 );
     reg [7:0] mem[0:BYTES-1];
 
@@ -104,14 +104,16 @@ module mem_model #(
         end else begin
             if ((req_valid ^ rsp_ready) === 1'bx ||
                 (req_valid && req_ready && ^{req_we, req_addr, req_len, req_id} === 1'bx)) begin
-                $display("FAIL: memory port: X on req_valid %b, rsp_ready %b or an accepted request (we %b addr %h len %h id %h)",
-                         req_valid, rsp_ready, req_we, req_addr, req_len, req_id);
+                $display(
+                    "FAIL: memory port: X on req_valid %b, rsp_ready %b or an accepted request (we %b addr %h len %h id %h)",
+                    req_valid, rsp_ready, req_we, req_addr, req_len, req_id);
                 $finish;
             end
             if (held && (!req_valid || req_we !== h_we || req_addr !== h_addr || req_len !== h_len ||
                          req_id !== h_id || (h_we && req_wdata !== h_wdata))) begin
-                $display("FAIL: memory port: refused request (we %b addr %h len %0d id %0d) changed to valid %b we %b addr %h len %0d id %0d",
-                         h_we, h_addr, h_len, h_id, req_valid, req_we, req_addr, req_len, req_id);
+                $display(
+                    "FAIL: memory port: refused request (we %b addr %h len %0d id %0d) changed to valid %b we %b addr %h len %0d id %0d",
+                    h_we, h_addr, h_len, h_id, req_valid, req_we, req_addr, req_len, req_id);
                 $finish;
             end
             held = req_valid && !req_ready;
@@ -144,9 +146,9 @@ module mem_model #(
 
             if (!(rsp_valid && !rsp_ready)) begin
                 // Reservoir sampling: each candidate replaces the pick with chance 1/(its number).
-                pick = -1;
+                pick  = -1;
                 cands = 0;
-                seen = {(1 << ID_W) {1'b0}};
+                seen  = {(1 << ID_W) {1'b0}};
                 for (i = head; i < tail; i = i + 1)
                 if (q_live[i%DEPTH]) begin
                     if (!seen[q_id[i%DEPTH]] && q_due[i%DEPTH] <= now + 1) begin
