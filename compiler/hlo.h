@@ -66,6 +66,41 @@ typedef struct {
     int64_t *v;
 } hlo_ints;
 
+/* One dimension of a window, as window={size=3x3 stride=2x1 pad=1_1x0_2 lhs_dilate=1x1
+ * rhs_dilate=1x1} gives it per 'x'-separated entry: the window covers size elements spaced
+ * rhs_dilate apart, moving stride elements at a time over the operand with lhs_dilate - 1 holes
+ * between its elements and pad_lo / pad_hi elements added before / after it (negative: removed).
+ * Fields not given are stride 1, pad 0, dilations 1; XLA's rhs_reversal is refused (a parse
+ * error), not dropped. */
+typedef struct {
+    int64_t size, stride;
+    int64_t pad_lo, pad_hi;
+    int64_t lhs_dilate, rhs_dilate;
+} hlo_window_dim;
+
+/* window={...} of convolution and reduce-window; present distinguishes `window={}` (rank 0)
+ * from absent. Sizes, strides and dilations are 0..2^31, pads -2^31..2^31 (hlo_check wants
+ * sizes, strides and dilations of at least 1). */
+typedef struct {
+    bool present;
+    int rank;
+    hlo_window_dim *dims; /* rank of them */
+} hlo_window;
+
+/* A convolution's dim_labels=b01f_01io->b01f: for each operand, which of its dimensions is
+ * which. Input and output: b batch, f feature; kernel: i input feature, o output feature; the
+ * spatial dims are numbered 0, 1, ... in order (10 to 13 as ':', ';', '<', '=', the characters
+ * after '9', as XLA's parser decodes them), e.g. JAX and TF print b01f_01io->b01f (NHWC, HWIO),
+ * PyTorch/XLA bf01_oi01->bf01 (NCHW, OIHW). The parser checks that each operand's labels are
+ * its n_spatial + 2 dims, each once. */
+typedef struct {
+    bool present;
+    int n_spatial; /* 0..HLO_MAX_RANK-2 */
+    int input_batch_dim, input_feature_dim, input_spatial_dims[HLO_MAX_RANK - 2];
+    int kernel_input_feature_dim, kernel_output_feature_dim, kernel_spatial_dims[HLO_MAX_RANK - 2];
+    int output_batch_dim, output_feature_dim, output_spatial_dims[HLO_MAX_RANK - 2];
+} hlo_conv_dims;
+
 typedef struct {
     int index;         /* instruction index in the same computation */
     bool has_shape;    /* PyTorch/XLA style prints the operand's shape inline */
@@ -101,6 +136,11 @@ typedef struct {
     hlo_cmp comparison_direction;
     int64_t iota_dimension;   /* iota's iota_dimension=N; -1 otherwise */
     char *custom_call_target; /* custom-call's custom_call_target="..."; NULL otherwise */
+    hlo_window window;        /* convolution's and reduce-window's window={...} */
+    hlo_conv_dims dim_labels; /* convolution's dim_labels=... */
+    /* convolution's feature_group_count=N and batch_group_count=N (1..2^31): 1 when not given
+     * and on other ops; hand-built attrs may leave them 0, printed only when above 1. */
+    int64_t feature_group_count, batch_group_count;
 } hlo_instr;
 
 typedef struct {

@@ -177,6 +177,48 @@ static void print_string(hlo_text *t, const char *s)
     hlo_text_printf(t, "\"");
 }
 
+/* window={...} as XLA prints it: size, then stride, pad, lhs_dilate and rhs_dilate each only
+ * when some dim differs from the default; `window={}` for no dims. */
+static void print_window(hlo_text *t, const hlo_window *w)
+{
+    static const char *const names[] = {"size", "stride", "pad", "lhs_dilate", "rhs_dilate"};
+    bool shown[5] = {w->rank > 0, false, false, false, false};
+    for (int i = 0; i < w->rank; i++) {
+        const hlo_window_dim *d = &w->dims[i];
+        shown[1] |= d->stride != 1;
+        shown[2] |= d->pad_lo != 0 || d->pad_hi != 0;
+        shown[3] |= d->lhs_dilate != 1;
+        shown[4] |= d->rhs_dilate != 1;
+    }
+    hlo_text_printf(t, ", window={");
+    for (int f = 0; f < 5; f++) {
+        if (!shown[f])
+            continue;
+        hlo_text_printf(t, "%s%s=", f ? " " : "", names[f]);
+        for (int i = 0; i < w->rank; i++) {
+            const hlo_window_dim *d = &w->dims[i];
+            int64_t v = f == 0 ? d->size : f == 1 ? d->stride : f == 2 ? d->pad_lo
+                      : f == 3 ? d->lhs_dilate : d->rhs_dilate;
+            hlo_text_printf(t, "%s%lld", i ? "x" : "", (long long)v);
+            if (f == 2)
+                hlo_text_printf(t, "_%lld", (long long)d->pad_hi);
+        }
+    }
+    hlo_text_printf(t, "}");
+}
+
+/* One operand's labels: its two letters and the spatial dims '0' + k at their dims. */
+static void print_labels(hlo_text *t, int n, char a, int adim, char b, int bdim,
+                         const int *spatial)
+{
+    char s[HLO_MAX_RANK + 1] = {0};
+    s[adim] = a;
+    s[bdim] = b;
+    for (int k = 0; k < n; k++)
+        s[spatial[k]] = (char)('0' + k);
+    hlo_text_printf(t, "%s", s);
+}
+
 static void print_attributes(hlo_text *t, const hlo_module *m, const hlo_instr *a)
 {
     static const char *const directions[] = {"", "EQ", "NE", "LT", "LE", "GT", "GE"};
@@ -204,6 +246,24 @@ static void print_attributes(hlo_text *t, const hlo_module *m, const hlo_instr *
                 hlo_text_printf(t, "_%lld", (long long)a->pad_interior.v[i]);
         }
     }
+    if (a->window.present)
+        print_window(t, &a->window);
+    const hlo_conv_dims *d = &a->dim_labels;
+    if (d->present) {
+        hlo_text_printf(t, ", dim_labels=");
+        print_labels(t, d->n_spatial, 'b', d->input_batch_dim, 'f', d->input_feature_dim,
+                     d->input_spatial_dims);
+        hlo_text_printf(t, "_");
+        print_labels(t, d->n_spatial, 'i', d->kernel_input_feature_dim, 'o',
+                     d->kernel_output_feature_dim, d->kernel_spatial_dims);
+        hlo_text_printf(t, "->");
+        print_labels(t, d->n_spatial, 'b', d->output_batch_dim, 'f', d->output_feature_dim,
+                     d->output_spatial_dims);
+    }
+    if (a->feature_group_count > 1)
+        hlo_text_printf(t, ", feature_group_count=%lld", (long long)a->feature_group_count);
+    if (a->batch_group_count > 1)
+        hlo_text_printf(t, ", batch_group_count=%lld", (long long)a->batch_group_count);
     print_ints(t, "lhs_batch_dims", &a->lhs_batch_dims);
     print_ints(t, "lhs_contracting_dims", &a->lhs_contracting_dims);
     print_ints(t, "rhs_batch_dims", &a->rhs_batch_dims);

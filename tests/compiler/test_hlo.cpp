@@ -444,6 +444,112 @@ TEST(HloConstructs, LogicalOpsAndIota)
     EXPECT_EQ(p.operand("main", "o", 1), "a");
 }
 
+// A window's fields per dim, as {size, stride, pad_lo, pad_hi, lhs_dilate, rhs_dilate}.
+std::vector<std::vector<int64_t>> window(const hlo_instr &in)
+{
+    std::vector<std::vector<int64_t>> w;
+    for (int i = 0; in.window.present && i < in.window.rank; i++) {
+        const hlo_window_dim &d = in.window.dims[i];
+        w.push_back({d.size, d.stride, d.pad_lo, d.pad_hi, d.lhs_dilate, d.rhs_dilate});
+    }
+    return w;
+}
+
+// dim_labels as {batch or input feature, feature or output feature, spatial dims...} per operand.
+std::vector<std::vector<int>> labels(const hlo_instr &in)
+{
+    const hlo_conv_dims &d = in.dim_labels;
+    std::vector<int> a = {d.input_batch_dim, d.input_feature_dim},
+                     k = {d.kernel_input_feature_dim, d.kernel_output_feature_dim},
+                     o = {d.output_batch_dim, d.output_feature_dim};
+    for (int i = 0; i < d.n_spatial; i++) {
+        a.push_back(d.input_spatial_dims[i]);
+        k.push_back(d.kernel_spatial_dims[i]);
+        o.push_back(d.output_spatial_dims[i]);
+    }
+    return {a, k, o};
+}
+
+TEST(HloConstructs, ConvolutionAndReduceWindowAttributes)
+{
+    // As JAX, TF and PyTorch/XLA print them; fields in any order, defaults for those left out.
+    PARSE(p, "HloModule m\n"
+             "max {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
+             "  ROOT m = f32[] maximum(x, y)\n}\n"
+             "ENTRY main {\n"
+             "  x = f32[1,28,28,1]{3,2,1,0} parameter(0)\n"
+             "  w = f32[3,3,1,32]{3,2,1,0} parameter(1)\n"
+             "  jax = f32[1,28,28,32]{3,2,1,0} convolution(x, w), window={size=3x3 pad=1_1x1_1}, "
+             "dim_labels=b01f_01io->b01f\n"
+             "  all = f32[1,28,28,32] convolution(x, w), window={rhs_dilate=2x1 pad=1_-1x0_2 "
+             "lhs_dilate=1x3 size=3x2 stride=2x1}, dim_labels=b01f_01io->b01f, "
+             "feature_group_count=4, batch_group_count=2, operand_precision={default,default}\n"
+             "  pt = f32[4,32,26,26]{3,2,1,0} convolution(f32[4,1,28,28]{3,2,1,0} x, "
+             "f32[32,1,3,3]{3,2,1,0} w), window={size=3x3}, dim_labels=bf01_oi01->bf01\n"
+             "  one = f32[2,7,5] convolution(x, w), window={size=5 stride=2}, "
+             "dim_labels=b0f_0io->b0f\n"
+             "  zero = f32[2,3] convolution(x, w), window={}, dim_labels=bf_io->bf\n"
+             "  none = f32[2,3] convolution(x, w), dim_labels=fb_oi->bf\n"
+             "  odd = f32[2,3,4,5,6] convolution(x, w), window={size=1x2x3}, "
+             "dim_labels=f201b_i0o12->0bf21\n"
+             "  wide = f32[1] convolution(x, w), "
+             "dim_labels=b0123456789:;<=f_i0123456789:;<=o->=<;:9876543210bf\n"
+             "  k = f32[] constant(-inf)\n"
+             "  rw = f32[1,14,14,32]{3,2,1,0} reduce-window(jax, k), "
+             "window={size=1x2x2x1 stride=1x2x2x1}, to_apply=max, dim_labels=bf_io->bf\n"
+             "  ROOT n = f32[2] negate(x), window={size=2}, feature_group_count=3, "
+             "dim_labels=bf_io->bf\n"
+             "}\n");
+    using W = std::vector<std::vector<int64_t>>;
+    using L = std::vector<std::vector<int>>;
+    const hlo_instr &jax = p.instr("main", "jax");
+    EXPECT_EQ(jax.opcode, HLO_OP_CONVOLUTION);
+    EXPECT_TRUE(jax.window.present);
+    EXPECT_EQ(window(jax), (W{{3, 1, 1, 1, 1, 1}, {3, 1, 1, 1, 1, 1}}));
+    EXPECT_TRUE(jax.dim_labels.present);
+    EXPECT_EQ(jax.dim_labels.n_spatial, 2);
+    EXPECT_EQ(labels(jax), (L{{0, 3, 1, 2}, {2, 3, 0, 1}, {0, 3, 1, 2}}));
+    EXPECT_EQ(jax.feature_group_count, 1);
+    EXPECT_EQ(jax.batch_group_count, 1);
+    const hlo_instr &all = p.instr("main", "all");
+    EXPECT_EQ(window(all), (W{{3, 2, 1, -1, 1, 2}, {2, 1, 0, 2, 3, 1}}));
+    EXPECT_EQ(all.feature_group_count, 4);
+    EXPECT_EQ(all.batch_group_count, 2);
+    const hlo_instr &pt = p.instr("main", "pt");
+    EXPECT_EQ(labels(pt), (L{{0, 1, 2, 3}, {1, 0, 2, 3}, {0, 1, 2, 3}}));
+    EXPECT_TRUE(pt.operands[1].has_shape);
+    EXPECT_EQ(window(p.instr("main", "one")), (W{{5, 2, 0, 0, 1, 1}}));
+    EXPECT_EQ(labels(p.instr("main", "one")), (L{{0, 2, 1}, {1, 2, 0}, {0, 2, 1}}));
+    const hlo_instr &zero = p.instr("main", "zero"), &none = p.instr("main", "none");
+    EXPECT_TRUE(zero.window.present);
+    EXPECT_EQ(zero.window.rank, 0);
+    EXPECT_FALSE(none.window.present);
+    EXPECT_EQ(none.window.rank, 0);
+    EXPECT_EQ(zero.dim_labels.n_spatial, 0);
+    EXPECT_EQ(labels(none), (L{{1, 0}, {1, 0}, {0, 1}}));
+    EXPECT_EQ(labels(p.instr("main", "odd")),
+              (L{{4, 0, 2, 3, 1}, {0, 2, 1, 3, 4}, {1, 2, 0, 4, 3}}));
+    // Spatial dims 10 to 13 are the characters after '9'.
+    const hlo_instr &wide = p.instr("main", "wide");
+    EXPECT_EQ(wide.dim_labels.n_spatial, HLO_MAX_RANK - 2);
+    EXPECT_EQ(labels(wide)[0], (std::vector<int>{0, 15, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+                                                 13, 14}));
+    EXPECT_EQ(labels(wide)[2], (std::vector<int>{14, 15, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2,
+                                                 1, 0}));
+    const hlo_instr &rw = p.instr("main", "rw");
+    EXPECT_EQ(rw.opcode, HLO_OP_REDUCE_WINDOW);
+    EXPECT_EQ(window(rw), (W{{1, 1, 0, 0, 1, 1}, {2, 2, 0, 0, 1, 1}, {2, 2, 0, 0, 1, 1},
+                             {1, 1, 0, 0, 1, 1}}));
+    EXPECT_EQ(rw.to_apply, hlo_find_computation(p.m, "max"));
+    // Kept for the ops that have them only: skipped elsewhere, group counts 1.
+    EXPECT_FALSE(rw.dim_labels.present);
+    const hlo_instr &n = p.instr("main", "n");
+    EXPECT_FALSE(n.window.present);
+    EXPECT_FALSE(n.dim_labels.present);
+    EXPECT_EQ(n.feature_group_count, 1);
+    EXPECT_EQ(p.instr("main", "k").batch_group_count, 1);
+}
+
 TEST(HloConstructs, StackFrameTable)
 {
     PARSE(p, "HloModule m, entry_computation_layout={(f32[2]{0})->f32[2]{0}}\n\n"
@@ -590,6 +696,75 @@ TEST(HloErrors, Located)
         {entry("  ROOT p = f32[] pad(p, p), padding=0_0x1\n"), "0_0x1", "bad padding '0_0x1'"},
         {entry("  ROOT p = f32[] slice(p), slice={[0:2:0]}\n"), "0]",
          "slice stride 0 out of range"},
+        {entry("  ROOT c = f32[] convolution(), window={size=3x3 stride=2}\n"), "2}",
+         "window stride has 1 dims but size has 2"},
+        {entry("  ROOT c = f32[] convolution(), window={pad=0_0}\n"), "0_0",
+         "window pad without size"},
+        {entry("  ROOT c = f32[] reduce-window(), window={size=3 pad=0_0x1_1}\n"), "0_0x",
+         "window pad has 2 dims but size has 1"},
+        {entry("  ROOT c = f32[] convolution(), window={size=3x3 size=3x3}\n"), "size=3x3}",
+         "window field 'size' given twice"},
+        {entry("  ROOT c = f32[] convolution(), window={size=3 rhs_reversal=1}\n"), "rhs_rev",
+         "unsupported window field 'rhs_reversal' (expected size, stride, pad, lhs_dilate or "
+         "rhs_dilate)"},
+        {entry("  ROOT c = f32[] convolution(), window={size=3x-3}\n"), "3x-3",
+         "bad window size '3x-3'"},
+        {entry("  ROOT c = f32[] convolution(), window={size=3x}\n"), "3x}",
+         "bad window size '3x'"},
+        {entry("  ROOT c = f32[] convolution(), window={size=3_1}\n"), "3_1",
+         "bad window size '3_1'"},
+        {entry("  ROOT c = f32[] convolution(), window={size=2147483649}\n"), "2147",
+         "bad window size '2147483649'"},
+        {entry("  ROOT c = f32[] convolution(), window={size=3 stride=1.5}\n"), "1.5",
+         "bad window stride '1.5'"},
+        {entry("  ROOT c = f32[] convolution(), window={size=3 lhs_dilate=-1}\n"), "-1}",
+         "bad window lhs_dilate '-1'"},
+        {entry("  ROOT c = f32[] convolution(), window={size=3x3 pad=1x1}\n"), "1x1",
+         "bad window pad '1x1'"},
+        {entry("  ROOT c = f32[] convolution(), window={size=3 pad=1_1_0}\n"), "1_1_0",
+         "bad window pad '1_1_0'"},
+        {entry("  ROOT c = f32[] convolution(), window=3x3\n"), "3x3",
+         "expected '{' to open the window, found '3x3'"},
+        {entry("  ROOT c = f32[] convolution(), window={size}\n"), "}",
+         "expected '=' after window field, found '}'"},
+        {entry("  ROOT c = f32[] convolution(), window={size=x3}\n"), "x3",
+         "expected window dims such as 3x3, found 'x3'"},
+        {entry("  ROOT c = f32[] convolution(), window={size=3 pad=a}\n"), "a}",
+         "expected window pad such as 1_1x0_2, found 'a'"},
+        {entry("  ROOT c = f32[] convolution(), window={3}\n"), "3}",
+         "expected a window field (size, stride, pad, lhs_dilate, rhs_dilate) or '}', found '3'"},
+        {entry("  ROOT c = f32[] convolution(), window={size=1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1}\n"),
+         "1x1", "window has more than 16 dims"},
+        {entry("  ROOT c = f32[] reduce-window(), window={size=3}, window={size=3}\n"),
+         "window={size=3}\n", "duplicate attribute 'window'"},
+        {entry("  ROOT c = f32[] convolution(), dim_labels=b01f_01io\n"), "b01f",
+         "expected dim_labels such as b01f_01io->b01f, found 'b01f_01io'"},
+        {entry("  ROOT c = f32[] convolution(), dim_labels=b01f->b01f\n"), "b01f",
+         "expected dim_labels such as b01f_01io->b01f, found 'b01f->b01f'"},
+        {entry("  ROOT c = f32[] convolution(), dim_labels={b01f}\n"), "{b01f",
+         "expected dim_labels such as b01f_01io->b01f, found '{'"},
+        {entry("  ROOT c = f32[] convolution(), dim_labels=b01f_01o->b01f\n"), "b01f",
+         "dim_labels have 4 input, 3 kernel and 4 output dims: must be equal"},
+        {entry("  ROOT c = f32[] convolution(), dim_labels=b_i->b\n"), "b_i",
+         "dim_labels have 1 dims per operand, must be 2 to 16"},
+        {entry("  ROOT c = f32[] convolution(), dim_labels=bx1f_01io->b01f\n"), "x1f",
+         "'x' is not a dim of the input in dim_labels (b, f or spatial 0 to 1)"},
+        {entry("  ROOT c = f32[] convolution(), dim_labels=b01f_02io->b01f\n"), "2io",
+         "'2' is not a dim of the kernel in dim_labels (i, o or spatial 0 to 1)"},
+        {entry("  ROOT c = f32[] convolution(), dim_labels=b00f_01io->b01f\n"), "0f_",
+         "'0' repeated in the input's dim_labels"},
+        {entry("  ROOT c = f32[] convolution(), dim_labels=bf_oo->bf\n"), "o->",
+         "'o' repeated in the kernel's dim_labels"},
+        {entry("  ROOT c = f32[] convolution(), dim_labels=bf_io->bi\n"), "i\n",
+         "'i' is not a dim of the output in dim_labels (b or f)"},
+        {entry("  ROOT c = f32[] convolution(), dim_labels=bf_io->bf, dim_labels=bf_io->bf\n"),
+         "dim_labels=bf_io->bf\n", "duplicate attribute 'dim_labels'"},
+        {entry("  ROOT c = f32[] convolution(), feature_group_count=0\n"), "0\n",
+         "feature_group_count 0 out of range [1, 2147483648]"},
+        {entry("  ROOT c = f32[] convolution(), batch_group_count=x\n"), "x\n",
+         "expected batch_group_count, found 'x'"},
+        {entry("  ROOT c = f32[] convolution(), batch_group_count=2, batch_group_count=2\n"),
+         "batch_group_count=2\n", "duplicate attribute 'batch_group_count'"},
         {entry("  ROOT p = f32[] add(p p)\n"), "p)", "expected ')' after operands, found 'p'"},
         {entry("  ROOT p = f32[] add(p), metadata=\n"), "}", "expected attribute value, found '}'"},
         {entry("  ROOT p = f32[] add(%1)\n"), "%1", "expected a name after '%'"},

@@ -119,6 +119,33 @@ void expect_same_instr(const hlo_module *ma, const hlo_instr &a, const hlo_modul
     EXPECT_EQ(a.iota_dimension, b.iota_dimension);
     EXPECT_STREQ(a.custom_call_target ? a.custom_call_target : "(none)",
                  b.custom_call_target ? b.custom_call_target : "(none)");
+    EXPECT_EQ(a.window.present, b.window.present);
+    ASSERT_EQ(a.window.rank, b.window.rank);
+    for (int i = 0; i < a.window.rank; i++) {
+        const hlo_window_dim &x = a.window.dims[i], &y = b.window.dims[i];
+        EXPECT_EQ((std::vector<int64_t>{x.size, x.stride, x.pad_lo, x.pad_hi, x.lhs_dilate,
+                                        x.rhs_dilate}),
+                  (std::vector<int64_t>{y.size, y.stride, y.pad_lo, y.pad_hi, y.lhs_dilate,
+                                        y.rhs_dilate}))
+            << "window dim " << i;
+    }
+    const hlo_conv_dims &x = a.dim_labels, &y = b.dim_labels;
+    EXPECT_EQ(x.present, y.present);
+    ASSERT_EQ(x.n_spatial, y.n_spatial);
+    EXPECT_EQ((std::vector<int>{x.input_batch_dim, x.input_feature_dim,
+                                x.kernel_input_feature_dim, x.kernel_output_feature_dim,
+                                x.output_batch_dim, x.output_feature_dim}),
+              (std::vector<int>{y.input_batch_dim, y.input_feature_dim,
+                                y.kernel_input_feature_dim, y.kernel_output_feature_dim,
+                                y.output_batch_dim, y.output_feature_dim}));
+    for (int i = 0; i < x.n_spatial; i++)
+        EXPECT_EQ((std::vector<int>{x.input_spatial_dims[i], x.kernel_spatial_dims[i],
+                                    x.output_spatial_dims[i]}),
+                  (std::vector<int>{y.input_spatial_dims[i], y.kernel_spatial_dims[i],
+                                    y.output_spatial_dims[i]}))
+            << "spatial dim " << i;
+    EXPECT_EQ(a.feature_group_count, b.feature_group_count);
+    EXPECT_EQ(a.batch_group_count, b.batch_group_count);
 }
 
 void expect_same_module(const hlo_module *a, const hlo_module *b)
@@ -288,7 +315,8 @@ TEST(HloPrint, EveryFixtureAndModelRoundTrips)
 
 TEST(HloPrint, ExactText)
 {
-    // The text, line by line, of a module that uses every attribute the AST keeps.
+    // The text, line by line, of a module that uses every attribute the AST keeps (a window's
+    // fields only where some dim differs from the default, as XLA prints).
     const std::string text = R"(HloModule attrs
 
 add {
@@ -319,6 +347,12 @@ ENTRY main {
   g = pred[4] get-tuple-element(tp), index=1
   cc = (f32[4], s8[]) custom-call(r, g), custom_call_target="tpu.segment.0"
   q = f32[] custom-call(), custom_call_target="a\"b\\c\n\t\r\001\377"
+  x = f32[1,5,5,2] parameter(2)
+  w = f32[3,3,1,4] parameter(3)
+  cv = f32[1,3,5,4] convolution(x, w), window={size=3x3 stride=2x1 pad=1_0x-1_2 lhs_dilate=1x2 rhs_dilate=2x1}, dim_labels=b01f_01io->b01f, feature_group_count=2
+  c0 = f32[1,4] convolution(x, w), window={}, dim_labels=fb_oi->bf, batch_group_count=2
+  c1 = f32[2,3,4,5,6] convolution(x, w), window={size=1x2x3 pad=0_0x0_0x0_1}, dim_labels=f201b_i0o12->0bf21
+  rw = f32[4,392] reduce-window(e, h), window={size=1x3 stride=1x2 pad=0_0x1_1}, to_apply=add
   ROOT o = f32[2] some-future-op(r), dimensions={}
 }
 )";

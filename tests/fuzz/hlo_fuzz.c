@@ -2,6 +2,7 @@
  * parsed or rejected with a located one-line message, never crash or leak (ASan/UBSan); an
  * accepted module must satisfy the AST's invariants, checked here, and then pass the shape
  * checker or be rejected by it with a located message. Built with -DTPU_FUZZ=ON and clang. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,43 @@ static void check_shape(const hlo_shape *s)
     check(s->elements >= 0 && s->elements <= HLO_MAX_ELEMENTS);
     for (int i = 0; i < s->n_tuple; i++)
         check_shape(&s->tuple[i]);
+}
+
+/* An operand's dims in dim_labels: a permutation of its n + 2 dims. */
+static void check_labels(int n, int a, int b, const int *spatial)
+{
+    bool seen[HLO_MAX_RANK] = {false};
+    for (int i = 0; i < n + 2; i++) {
+        int d = i == 0 ? a : i == 1 ? b : spatial[i - 2];
+        check(d >= 0 && d < n + 2 && !seen[d]);
+        seen[d] = true;
+    }
+}
+
+static void check_conv_attrs(const hlo_instr *in)
+{
+    const hlo_window *w = &in->window;
+    check(w->rank >= 0 && w->rank <= HLO_MAX_RANK && (w->present || w->rank == 0));
+    for (int i = 0; i < w->rank; i++) {
+        const hlo_window_dim *d = &w->dims[i];
+        check(d->size >= 0 && d->stride >= 0 && d->lhs_dilate >= 0 && d->rhs_dilate >= 0);
+        check(d->size <= HLO_MAX_ELEMENTS && d->stride <= HLO_MAX_ELEMENTS);
+        check(d->lhs_dilate <= HLO_MAX_ELEMENTS && d->rhs_dilate <= HLO_MAX_ELEMENTS);
+        check(d->pad_lo >= -HLO_MAX_ELEMENTS && d->pad_lo <= HLO_MAX_ELEMENTS);
+        check(d->pad_hi >= -HLO_MAX_ELEMENTS && d->pad_hi <= HLO_MAX_ELEMENTS);
+    }
+    const hlo_conv_dims *l = &in->dim_labels;
+    if (l->present) {
+        check(l->n_spatial >= 0 && l->n_spatial <= HLO_MAX_RANK - 2);
+        check_labels(l->n_spatial, l->input_batch_dim, l->input_feature_dim,
+                     l->input_spatial_dims);
+        check_labels(l->n_spatial, l->kernel_input_feature_dim, l->kernel_output_feature_dim,
+                     l->kernel_spatial_dims);
+        check_labels(l->n_spatial, l->output_batch_dim, l->output_feature_dim,
+                     l->output_spatial_dims);
+    }
+    check(in->feature_group_count >= 1 && in->feature_group_count <= HLO_MAX_ELEMENTS);
+    check(in->batch_group_count >= 1 && in->batch_group_count <= HLO_MAX_ELEMENTS);
 }
 
 static void check_module(const hlo_module *m)
@@ -49,6 +87,7 @@ static void check_module(const hlo_module *m)
             check(in->slice_start.n == in->slice_limit.n &&
                   in->slice_start.n == in->slice_stride.n);
             check(in->pad_low.n == in->pad_high.n && in->pad_low.n == in->pad_interior.n);
+            check_conv_attrs(in);
         }
     }
 }
