@@ -201,9 +201,15 @@ const char *hlo_opcode_name(hlo_opcode op); /* "dot"; "" for HLO_OP_OTHER */
 /* Shape checking of a parsed module, after XLA's shape inference and HLO verifier, for the ops
  * the compiler handles: parameter, constant, dot, add, subtract, multiply, divide, maximum,
  * minimum, negate, exponential, log, is-finite, compare, select, broadcast, reshape, transpose,
- * convert, tuple, get-tuple-element, call, reduce (variadic too), and, or, xor, not, iota, and
- * custom-call (array operands, an array or a tuple of arrays as result, custom_call_target
- * required). Any other opcode is an error naming it. Also checked: operand shapes printed inline
+ * convert, tuple, get-tuple-element, call, reduce (variadic too), and, or, xor, not, iota,
+ * convolution and reduce-window (variadic too) as XLA's InferConvolveShape and
+ * InferReduceWindowShape (window sizes, strides and dilations at least 1, one window dim per
+ * spatial or operand dim, a convolution's window the kernel's spatial size, its input features
+ * the kernel's times feature_group_count, its kernel's output features and input batch
+ * divisible by the group counts of which at most one is above 1, operands of one element type or
+ * u8 x s8 with an s32 result, a result type that can hold the operands'), and custom-call
+ * (array operands, an array or a tuple of arrays as result, custom_call_target required). Any
+ * other opcode is an error naming it. Also checked: operand shapes printed inline
  * agree with their definitions, parameter numbers are 0..n-1 without gaps, and neither operands
  * nor calls form a cycle.
  * Returns 0, or -1 with the first error in *err (err may be NULL):
@@ -245,10 +251,20 @@ size_t hlo_type_size(hlo_type t);  /* bytes per element of the evaluator's types
  * integer ops wrap modulo 2^bits, and integer division by zero gives -1 (x / 0) as XLA defines;
  * a dot accumulates in its result type: exactly (modulo 2^32 for s32) for integers, in float for
  * f32, adding the products in increasing order of the contracting index (row-major over the
- * contracting dims in the order listed), without fused multiply-add. reduce folds the elements in
- * increasing row-major order starting from the init value; call and reduce's to_apply evaluate
- * the called computation on the operand values. Convert from float to integer truncates toward
- * zero and saturates, NaN giving 0; between integers it wraps; to pred it is x != 0.
+ * contracting dims in the order listed), without fused multiply-add. A convolution accumulates
+ * each result element the same way, in this order: over the kernel's spatial positions in
+ * row-major order (spatial dims 0, 1, ... of dim_labels), and at each position over the input
+ * features of the element's group in increasing order; positions that fall in the padding or
+ * between the elements of an lhs-dilated input are skipped. Its groups: result feature o reads
+ * input features [g * K, (g + 1) * K) for g = o / (O / feature_group_count) (K the kernel's input
+ * features, O its output features), and result batch b reads input batch
+ * o / (O / batch_group_count) * (B / batch_group_count) + b. reduce folds the elements in
+ * increasing row-major order starting from the init value; reduce-window folds, from the init
+ * values, every position of each window in row-major order, a position in the padding or between
+ * the elements of an lhs-dilated input contributing the init values. call and reduce's and
+ * reduce-window's to_apply evaluate the called computation on the operand values. Convert from
+ * float to integer truncates toward zero and saturates, NaN giving 0; between integers it wraps;
+ * to pred it is x != 0.
  * Values are freed once their last user has run.
  *
  * Returns 0 with *outs (n_outs arrays, free with hlo_arrays_free), or -1 with *err:
@@ -277,9 +293,9 @@ int hlo_eval_with(const hlo_module *m, const char *file, hlo_array *const *param
  * come from its computation; any op hlo_eval handles except parameter, tuple, get-tuple-element,
  * call and custom-call) on the given operand arrays (one per operand, of the operands' shapes),
  * for constant folding. out has one slot per array of the result: in->shape.n_tuple for a
- * tuple-shaped (variadic) reduce, which fills them in tuple order, and one for any array-shaped
- * instruction. Returns 0 with every slot holding a new array, or -1 with every slot NULL and
- * *err located at the instruction. */
+ * tuple-shaped (variadic) reduce or reduce-window, which fills them in tuple order, and one for
+ * any array-shaped instruction. Returns 0 with every slot holding a new array, or -1 with every
+ * slot NULL and *err located at the instruction. */
 int hlo_eval_instr(const hlo_module *m, const char *file, const hlo_instr *in,
                    hlo_array *const *operands, hlo_array **out, hlo_error *err);
 

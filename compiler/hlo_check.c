@@ -379,29 +379,15 @@ static int check_call(checker *k)
     return 0;
 }
 
-static int check_reduce(checker *k)
+/* The rest of a reduce or reduce-window of n = operands / 2 inputs, want holding the result's
+ * dims: inputs of input 0's dims, init values that are scalars of their input's type, a to_apply
+ * that takes (accumulators, elements) and returns the accumulators, results of the inputs'
+ * types (a tuple of them when n > 1). */
+static int check_reduction(checker *k, hlo_shape want)
 {
     const hlo_instr *in = k->in;
     int n = in->n_operands / 2;
-    if (in->n_operands < 2 || in->n_operands % 2)
-        return fail(k, "expects inputs and as many init values, has %d operands", in->n_operands);
-    if (in->to_apply < 0)
-        return fail(k, "missing to_apply");
-    if (!in->dimensions.present)
-        return fail(k, "missing dimensions");
     const hlo_shape *s0 = operand(k, 0);
-    if (need_array(k, s0, "operand 0") || check_dim_list(k, &in->dimensions, s0->rank,
-                                                          "dimension"))
-        return -1;
-    /* Each input keeps the dims not reduced, in order, with its init value's type. */
-    hlo_shape want = {.type = HLO_PRED, .rank = 0, .elements = 1};
-    for (int d = 0; d < s0->rank; d++) {
-        bool reduced = false;
-        for (int j = 0; j < in->dimensions.n; j++)
-            reduced |= in->dimensions.v[j] == d;
-        if (!reduced)
-            want.dims[want.rank++] = s0->dims[d];
-    }
     const hlo_computation *f = &k->m->comps[in->to_apply];
     if (param_count(f) != 2 * n)
         return fail(k, "to_apply '%s' has %d parameters, needs %d", f->name, param_count(f), 2 * n);
@@ -440,6 +426,186 @@ static int check_reduce(checker *k)
             shape_strs t = strs(res, &want);
             return fail(k, "result %s, expected %s", t.a, t.b);
         }
+    }
+    return 0;
+}
+
+/* Operands: n inputs, then n init values; a to_apply. */
+static int check_reduction_operands(checker *k)
+{
+    const hlo_instr *in = k->in;
+    if (in->n_operands < 2 || in->n_operands % 2)
+        return fail(k, "expects inputs and as many init values, has %d operands", in->n_operands);
+    if (in->to_apply < 0)
+        return fail(k, "missing to_apply");
+    return 0;
+}
+
+static int check_reduce(checker *k)
+{
+    const hlo_instr *in = k->in;
+    if (check_reduction_operands(k))
+        return -1;
+    if (!in->dimensions.present)
+        return fail(k, "missing dimensions");
+    const hlo_shape *s0 = operand(k, 0);
+    if (need_array(k, s0, "operand 0") || check_dim_list(k, &in->dimensions, s0->rank,
+                                                          "dimension"))
+        return -1;
+    /* Each input keeps the dims not reduced, in order. */
+    hlo_shape want = {.type = HLO_PRED, .rank = 0, .elements = 1};
+    for (int d = 0; d < s0->rank; d++) {
+        bool reduced = false;
+        for (int j = 0; j < in->dimensions.n; j++)
+            reduced |= in->dimensions.v[j] == d;
+        if (!reduced)
+            want.dims[want.rank++] = s0->dims[d];
+    }
+    return check_reduction(k, want);
+}
+
+/* The window over the n dims base (an operand's dims, or a convolution's input spatial dims;
+ * what_n names n in messages): sizes, strides and dilations at least 1. out[i] gets the number
+ * of window positions along dim i, as XLA's InferWindowOutputShape: (padded dilated base -
+ * dilated window) / stride + 1, or 0 when the window does not fit. */
+static int check_window(checker *k, const int64_t *base, int n, const char *what_n, int64_t *out)
+{
+    const hlo_window *w = &k->in->window;
+    if (!w->present && n > 0)
+        return fail(k, "missing window");
+    if (w->rank != n)
+        return fail(k, "window has %d dims but %s", w->rank, what_n);
+    for (int i = 0; i < n; i++) {
+        const hlo_window_dim *d = &w->dims[i];
+        const struct {
+            const char *name;
+            int64_t v;
+        } at_least_1[] = {{"size", d->size}, {"stride", d->stride},
+                          {"lhs_dilate", d->lhs_dilate}, {"rhs_dilate", d->rhs_dilate}};
+        for (int j = 0; j < 4; j++)
+            if (at_least_1[j].v < 1)
+                return fail(k, "window dim %d has %s %lld, must be at least 1", i,
+                            at_least_1[j].name, (long long)at_least_1[j].v);
+        /* At most 2^31 * 2^31 + 2^32: no overflow. */
+        int64_t padded = (base[i] ? (base[i] - 1) * d->lhs_dilate + 1 : 0) + d->pad_lo + d->pad_hi;
+        int64_t span = (d->size - 1) * d->rhs_dilate + 1;
+        out[i] = span > padded ? 0 : (padded - span) / d->stride + 1;
+    }
+    return 0;
+}
+
+static int check_reduce_window(checker *k)
+{
+    if (check_reduction_operands(k))
+        return -1;
+    const hlo_shape *s0 = operand(k, 0);
+    if (need_array(k, s0, "operand 0"))
+        return -1;
+    char what_n[48];
+    snprintf(what_n, sizeof what_n, "the operand has rank %d", s0->rank);
+    hlo_shape want = {.type = HLO_PRED, .rank = s0->rank};
+    if (check_window(k, s0->dims, s0->rank, what_n, want.dims))
+        return -1;
+    return check_reduction(k, want);
+}
+
+/* One operand's dims in dim_labels: a permutation of its rank's. */
+static int check_labels(checker *k, const hlo_shape *s, int a, int b, const int *spatial,
+                        const char *operand)
+{
+    const hlo_conv_dims *d = &k->in->dim_labels;
+    int rank = d->n_spatial + 2;
+    if (s->rank != rank)
+        return fail(k, "%s has rank %d but dim_labels have %d dims", operand, s->rank, rank);
+    bool seen[HLO_MAX_RANK] = {false};
+    for (int i = 0; i < rank; i++) {
+        int dim = i == 0 ? a : i == 1 ? b : spatial[i - 2];
+        if (dim < 0 || dim >= rank || seen[dim])
+            return fail(k, "dim_labels of the %s are not a permutation of its dims", operand);
+        seen[dim] = true;
+    }
+    return 0;
+}
+
+static int type_bits(hlo_type t)
+{
+    return t == HLO_S8 || t == HLO_U8 ? 8 : t == HLO_S16 || t == HLO_U16 ? 16
+         : t == HLO_S32 || t == HLO_U32 ? 32 : 64;
+}
+
+/* After XLA's InferConvolveShape, the result's element type being the preferred one. */
+static int check_convolution(checker *k)
+{
+    const hlo_instr *in = k->in;
+    const hlo_conv_dims *d = &in->dim_labels;
+    const hlo_shape *l, *r;
+    if (arity(k, 2) || need_array(k, l = operand(k, 0), "lhs") ||
+        need_array(k, r = operand(k, 1), "rhs") || need_array(k, &in->shape, "the result"))
+        return -1;
+    hlo_type t = in->shape.type;
+    if (l->type != r->type && !(l->type == HLO_U8 && r->type == HLO_S8 && t == HLO_S32))
+        return fail(k, "lhs element type %s differs from rhs %s (only u8 x s8 -> s32 may mix)",
+                    hlo_type_name(l->type), hlo_type_name(r->type));
+    if (!is_int(l->type) && !is_float(l->type))
+        return fail(k, "element type %s is not integral or floating point",
+                    hlo_type_name(l->type));
+    if (is_float(l->type) ? !is_float(t) : !is_int(t) || type_bits(t) < type_bits(l->type))
+        return fail(k, "result element type %s cannot accumulate %s", hlo_type_name(t),
+                    hlo_type_name(l->type));
+    if (!d->present)
+        return fail(k, "missing dim_labels");
+    if (check_labels(k, l, d->input_batch_dim, d->input_feature_dim, d->input_spatial_dims,
+                     "lhs") ||
+        check_labels(k, r, d->kernel_input_feature_dim, d->kernel_output_feature_dim,
+                     d->kernel_spatial_dims, "rhs") ||
+        check_labels(k, &in->shape, d->output_batch_dim, d->output_feature_dim,
+                     d->output_spatial_dims, "result"))
+        return -1;
+    int64_t g = in->feature_group_count, bg = in->batch_group_count;
+    int64_t batch = l->dims[d->input_batch_dim], features = l->dims[d->input_feature_dim];
+    int64_t kin = r->dims[d->kernel_input_feature_dim];
+    int64_t kout = r->dims[d->kernel_output_feature_dim];
+    if (g < 1 || bg < 1)
+        return fail(k, "feature_group_count %lld and batch_group_count %lld must be at least 1",
+                    (long long)g, (long long)bg);
+    if (g > 1 && bg > 1)
+        return fail(k, "feature_group_count %lld and batch_group_count %lld: at most one may be "
+                    "above 1", (long long)g, (long long)bg);
+    if (features != kin * g)
+        return fail(k, "lhs feature dim %d has size %lld, must be rhs input features %lld x "
+                    "feature_group_count %lld", d->input_feature_dim, (long long)features,
+                    (long long)kin, (long long)g);
+    if (kout % g)
+        return fail(k, "rhs output feature dim %d has size %lld, not a multiple of "
+                    "feature_group_count %lld", d->kernel_output_feature_dim, (long long)kout,
+                    (long long)g);
+    if (batch % bg)
+        return fail(k, "lhs batch dim %d has size %lld, not a multiple of batch_group_count %lld",
+                    d->input_batch_dim, (long long)batch, (long long)bg);
+    if (kout % bg)
+        return fail(k, "rhs output feature dim %d has size %lld, not a multiple of "
+                    "batch_group_count %lld", d->kernel_output_feature_dim, (long long)kout,
+                    (long long)bg);
+    int64_t base[HLO_MAX_RANK], out[HLO_MAX_RANK];
+    for (int i = 0; i < d->n_spatial; i++)
+        base[i] = l->dims[d->input_spatial_dims[i]];
+    char what_n[48];
+    snprintf(what_n, sizeof what_n, "dim_labels have %d spatial dims", d->n_spatial);
+    if (check_window(k, base, d->n_spatial, what_n, out))
+        return -1;
+    for (int i = 0; i < d->n_spatial; i++)
+        if (in->window.dims[i].size != r->dims[d->kernel_spatial_dims[i]])
+            return fail(k, "window dim %d has size %lld but rhs spatial dim %d (dim %d) has size "
+                        "%lld", i, (long long)in->window.dims[i].size, i,
+                        d->kernel_spatial_dims[i], (long long)r->dims[d->kernel_spatial_dims[i]]);
+    hlo_shape want = {.type = t, .rank = d->n_spatial + 2};
+    want.dims[d->output_batch_dim] = batch / bg;
+    want.dims[d->output_feature_dim] = kout;
+    for (int i = 0; i < d->n_spatial; i++)
+        want.dims[d->output_spatial_dims[i]] = out[i];
+    if (!same_dims(&in->shape, &want)) {
+        shape_strs s = strs(&in->shape, &want);
+        return fail(k, "result %s, expected %s", s.a, s.b);
     }
     return 0;
 }
@@ -592,6 +758,10 @@ static int check_instr(checker *k)
         return check_reduce(k);
     case HLO_OP_DOT:
         return check_dot(k);
+    case HLO_OP_CONVOLUTION:
+        return check_convolution(k);
+    case HLO_OP_REDUCE_WINDOW:
+        return check_reduce_window(k);
     case HLO_OP_CUSTOM_CALL:
         return check_custom_call(k);
     default:

@@ -345,12 +345,86 @@ static hlo_opcode simple_reducer(const hlo_computation *f)
     }
 }
 
+/* The accumulators of a reduce or reduce-window of n = operands / 2 inputs: scalars args[0..n)
+ * (the accumulators) and args[n..2n) (the elements folded in next), combined by to_apply (directly
+ * when it is a plain binary op of one input). */
+typedef struct {
+    evaluator *e;
+    const hlo_computation *f;
+    hlo_opcode fast;
+    int n;
+    val *args;
+} folder;
+
+static int folder_init(folder *fo, evaluator *e, const hlo_instr *in, const val *ops)
+{
+    fo->e = e;
+    fo->f = &e->m->comps[in->to_apply];
+    fo->n = in->n_operands / 2;
+    fo->fast = fo->n == 1 ? simple_reducer(fo->f) : HLO_OP_OTHER;
+    if (!(fo->args = calloc(2 * (size_t)fo->n, sizeof *fo->args)))
+        return -1;
+    for (int i = 0; i < 2 * fo->n; i++)
+        if (!(fo->args[i].a = hlo_array_new(ops[i % fo->n].a->shape.type, 0, NULL)))
+            return -1;
+    return 0;
+}
+
+static void folder_free(folder *fo)
+{
+    for (int i = 0; fo->args && i < 2 * fo->n; i++)
+        val_free(&fo->args[i]);
+    free(fo->args);
+}
+
+/* Sets the accumulators to the init values (operands n..2n-1). */
+static void fold_start(folder *fo, const val *ops)
+{
+    for (int i = 0; i < fo->n; i++)
+        setd(fo->args[i].a, 0, getd(ops[fo->n + i].a, 0));
+}
+
+/* Folds element `at` of src[0..n) (the inputs, or the init values at 0) into the accumulators. */
+static int fold(folder *fo, const val *src, int64_t at)
+{
+    const hlo_array *acc = fo->args[0].a;
+    if (fo->fast != HLO_OP_OTHER) {
+        setd(fo->args[0].a, 0, binop(fo->fast, acc->shape.type, getd(acc, 0), getd(src[0].a, at)));
+        return 0;
+    }
+    for (int i = 0; i < fo->n; i++)
+        setd(fo->args[fo->n + i].a, 0, getd(src[i].a, at));
+    val r;
+    if (eval_comp(fo->e, fo->f, fo->args, &r))
+        return -1;
+    for (int i = 0; i < fo->n; i++)
+        setd(fo->args[i].a, 0, getd(fo->n > 1 ? r.t[i].a : r.a, 0));
+    val_free(&r);
+    return 0;
+}
+
+/* *out: n arrays of the inputs' types and the given dims, a tuple of them when n > 1. */
+static int reduction_results(val *out, int n, const val *ops, int rank, const int64_t *dims)
+{
+    if (n > 1 && !(out->t = calloc((size_t)n, sizeof *out->t)))
+        return -1;
+    out->n = n > 1 ? n : 0;
+    for (int i = 0; i < n; i++)
+        if (!(*(n > 1 ? &out->t[i].a : &out->a) = hlo_array_new(ops[i].a->shape.type, rank, dims)))
+            return -1;
+    return 0;
+}
+
+/* Stores the accumulators as element o of the results. */
+static void fold_store(const folder *fo, val *out, int64_t o)
+{
+    for (int i = 0; i < fo->n; i++)
+        setd(fo->n > 1 ? out->t[i].a : out->a, o, getd(fo->args[i].a, 0));
+}
+
 static int eval_reduce(evaluator *e, const hlo_instr *in, const val *ops, val *out)
 {
-    int n = in->n_operands / 2;
     const hlo_array *s0 = ops[0].a;
-    const hlo_computation *f = &e->m->comps[in->to_apply];
-    hlo_opcode fast = n == 1 ? simple_reducer(f) : HLO_OP_OTHER;
     bool reduced[HLO_MAX_RANK] = {false};
     for (int j = 0; j < in->dimensions.n; j++)
         reduced[in->dimensions.v[j]] = true;
@@ -358,7 +432,7 @@ static int eval_reduce(evaluator *e, const hlo_instr *in, const val *ops, val *o
     int64_t st[HLO_MAX_RANK], kdims[HLO_MAX_RANK], kstep[HLO_MAX_RANK], rdims[HLO_MAX_RANK],
         rstep[HLO_MAX_RANK];
     int nkept = 0, nred = 0;
-    int64_t nr = 1;
+    int64_t nr = 1, nout = 1;
     row_major_strides(&s0->shape, st);
     for (int d = 0; d < s0->shape.rank; d++) {
         if (reduced[d]) {
@@ -368,65 +442,143 @@ static int eval_reduce(evaluator *e, const hlo_instr *in, const val *ops, val *o
         } else {
             kdims[nkept] = s0->shape.dims[d];
             kstep[nkept++] = st[d];
+            nout *= s0->shape.dims[d];
         }
     }
-    /* Scalar arguments for a general to_apply: accumulators 0..n-1, elements n..2n-1. */
-    val *args = calloc(2 * (size_t)n, sizeof *args);
-    out->t = n > 1 ? calloc((size_t)n, sizeof *out->t) : NULL;
-    if (!args || (n > 1 && !out->t))
-        goto oom;
-    out->n = n > 1 ? n : 0;
-    for (int i = 0; i < n; i++) {
-        const hlo_array *s = ops[i].a;
-        hlo_array **res = n > 1 ? &out->t[i].a : &out->a;
-        if (!(*res = hlo_array_new(s->shape.type, nkept, kdims)))
-            goto oom;
-        for (int j = 0; j < 2; j++)
-            if (!(args[i + j * n].a = hlo_array_new(s->shape.type, 0, NULL)))
-                goto oom;
+    folder fo = {0};
+    if (folder_init(&fo, e, in, ops) || reduction_results(out, fo.n, ops, nkept, kdims)) {
+        fail(e, in, "out of memory");
+        goto error;
     }
-    int64_t kidx[HLO_MAX_RANK] = {0}, nout = n > 1 ? out->t[0].a->shape.elements
-                                                   : out->a->shape.elements;
+    int64_t kidx[HLO_MAX_RANK] = {0};
     for (int64_t o = 0; o < nout; o++) {
         int64_t base = 0, ridx[HLO_MAX_RANK] = {0};
         for (int d = 0; d < nkept; d++)
             base += kidx[d] * kstep[d];
-        for (int i = 0; i < n; i++)
-            setd(args[i].a, 0, getd(ops[n + i].a, 0));
+        fold_start(&fo, ops);
         for (int64_t j = 0; j < nr; j++) {
             int64_t at = base;
             for (int d = 0; d < nred; d++)
                 at += ridx[d] * rstep[d];
-            if (fast != HLO_OP_OTHER) {
-                setd(args[0].a, 0, binop(fast, s0->shape.type, getd(args[0].a, 0), getd(s0, at)));
-            } else {
-                for (int i = 0; i < n; i++)
-                    setd(args[n + i].a, 0, getd(ops[i].a, at));
-                val r;
-                if (eval_comp(e, f, args, &r))
-                    goto error;
-                for (int i = 0; i < n; i++)
-                    setd(args[i].a, 0, getd(n > 1 ? r.t[i].a : r.a, 0));
-                val_free(&r);
-            }
+            if (fold(&fo, ops, at))
+                goto error;
             odometer(ridx, rdims, nred);
         }
-        for (int i = 0; i < n; i++)
-            setd(n > 1 ? out->t[i].a : out->a, o, getd(args[i].a, 0));
+        fold_store(&fo, out, o);
         odometer(kidx, kdims, nkept);
     }
-    for (int i = 0; i < 2 * n; i++)
-        val_free(&args[i]);
-    free(args);
+    folder_free(&fo);
     return 0;
-oom:
-    fail(e, in, "out of memory");
 error:
-    for (int i = 0; args && i < 2 * n; i++)
-        val_free(&args[i]);
-    free(args);
+    folder_free(&fo);
     val_free(out);
     return -1;
+}
+
+/* Each result element folds, from the init values, every window position in row-major order:
+ * the input element there, or the init values where the position is padding or falls between
+ * the elements of a dilated input. */
+static int eval_reduce_window(evaluator *e, const hlo_instr *in, const val *ops, val *out)
+{
+    const hlo_shape *s0 = &ops[0].a->shape;
+    const hlo_shape *rs = in->shape.type == HLO_TUPLE ? &in->shape.tuple[0] : &in->shape;
+    const hlo_window *w = &in->window;
+    int64_t st[HLO_MAX_RANK], size[HLO_MAX_RANK], oidx[HLO_MAX_RANK] = {0};
+    row_major_strides(s0, st);
+    for (int d = 0; d < w->rank; d++)
+        size[d] = w->dims[d].size;
+    folder fo = {0};
+    if (folder_init(&fo, e, in, ops) || reduction_results(out, fo.n, ops, rs->rank, rs->dims)) {
+        fail(e, in, "out of memory");
+        goto error;
+    }
+    for (int64_t o = 0; o < rs->elements; o++) {
+        int64_t k[HLO_MAX_RANK] = {0};
+        fold_start(&fo, ops);
+        do {
+            int64_t at = 0;
+            bool inside = true;
+            for (int d = 0; d < w->rank && inside; d++) {
+                const hlo_window_dim *wd = &w->dims[d];
+                int64_t u = oidx[d] * wd->stride - wd->pad_lo + k[d] * wd->rhs_dilate;
+                inside = u >= 0 && u % wd->lhs_dilate == 0 && u / wd->lhs_dilate < s0->dims[d];
+                if (inside)
+                    at += u / wd->lhs_dilate * st[d];
+            }
+            if (inside ? fold(&fo, ops, at) : fold(&fo, ops + fo.n, 0))
+                goto error;
+        } while (odometer(k, size, w->rank) >= 0);
+        fold_store(&fo, out, o);
+        odometer(oidx, rs->dims, rs->rank);
+    }
+    folder_free(&fo);
+    return 0;
+error:
+    folder_free(&fo);
+    val_free(out);
+    return -1;
+}
+
+/* Convolution in the order hlo.h states: per result element, over the kernel's spatial
+ * positions row-major (spatial dims in dim_labels order), then over the input features of the
+ * element's group, skipping positions in the padding or between the elements of a dilated input.
+ * Accumulates like eval_dot: in float for f32, exactly modulo 2^64 and then wrapped for
+ * integers. */
+static void eval_conv(const hlo_instr *in, const hlo_array *l, const hlo_array *r, hlo_array *o)
+{
+    const hlo_conv_dims *d = &in->dim_labels;
+    const hlo_window *w = &in->window;
+    int ns = d->n_spatial;
+    int64_t ls[HLO_MAX_RANK], rs[HLO_MAX_RANK], size[HLO_MAX_RANK];
+    row_major_strides(&l->shape, ls);
+    row_major_strides(&r->shape, rs);
+    for (int s = 0; s < ns; s++)
+        size[s] = w->dims[s].size;
+    const int64_t lf = ls[d->input_feature_dim], rf = rs[d->kernel_input_feature_dim];
+    const int64_t cin = r->shape.dims[d->kernel_input_feature_dim];
+    const int64_t kout = r->shape.dims[d->kernel_output_feature_dim];
+    /* Result features per feature group and per batch group; input batch per batch group. */
+    const int64_t per_group = kout / in->feature_group_count;
+    const int64_t per_batch_group = kout / in->batch_group_count;
+    const int64_t group_batch = l->shape.dims[d->input_batch_dim] / in->batch_group_count;
+    const bool fl = l->shape.type == HLO_F32;
+    const float *lp = l->data, *rp = r->data;
+    int64_t idx[HLO_MAX_RANK] = {0};
+    for (int64_t i = 0; i < o->shape.elements; i++) {
+        int64_t f = idx[d->output_feature_dim];
+        int64_t b = f / per_batch_group * group_batch + idx[d->output_batch_dim];
+        int64_t lbase = b * ls[d->input_batch_dim] + f / per_group * cin * lf;
+        int64_t rbase = f * rs[d->kernel_output_feature_dim];
+        int64_t k[HLO_MAX_RANK] = {0};
+        float facc = 0;
+        uint64_t iacc = 0; /* exact modulo 2^64, wrapped to the result type at the end */
+        do {
+            int64_t la = lbase, ra = rbase;
+            bool inside = true;
+            for (int s = 0; s < ns && inside; s++) {
+                const hlo_window_dim *wd = &w->dims[s];
+                int64_t u = idx[d->output_spatial_dims[s]] * wd->stride - wd->pad_lo +
+                            k[s] * wd->rhs_dilate;
+                inside = u >= 0 && u % wd->lhs_dilate == 0 &&
+                         u / wd->lhs_dilate < l->shape.dims[d->input_spatial_dims[s]];
+                if (inside) {
+                    la += u / wd->lhs_dilate * ls[d->input_spatial_dims[s]];
+                    ra += k[s] * rs[d->kernel_spatial_dims[s]];
+                }
+            }
+            for (int64_t c = 0; inside && c < cin; c++) {
+                if (fl) {
+                    float p = lp[la + c * lf] * rp[ra + c * rf]; /* no fused multiply-add */
+                    facc += p;
+                } else {
+                    iacc += (uint64_t)((int64_t)getd(l, la + c * lf) *
+                                       (int64_t)getd(r, ra + c * rf));
+                }
+            }
+        } while (odometer(k, size, ns) >= 0);
+        setd(o, i, fl ? facc : (double)wrap(o->shape.type, (int64_t)iacc));
+        odometer(idx, o->shape.dims, o->shape.rank);
+    }
 }
 
 static int eval_constant(evaluator *e, const hlo_instr *in, hlo_array *o)
@@ -525,6 +677,9 @@ static int eval_array_op(evaluator *e, const hlo_instr *in, const val *ops, hlo_
     }
     case HLO_OP_DOT:
         return eval_dot(in, a, ops[1].a, o) ? fail(e, in, "out of memory") : 0;
+    case HLO_OP_CONVOLUTION:
+        eval_conv(in, a, ops[1].a, o);
+        return 0;
     default: /* is-finite, the only other op hlo_check lets through */
         for (int64_t i = 0; i < n; i++)
             setd(o, i, isfinite(getd(a, i)));
@@ -632,6 +787,9 @@ static int eval_instr(evaluator *e, const hlo_instr *in, const val *op, val *out
         break;
     case HLO_OP_REDUCE:
         rc = eval_reduce(e, in, op, out);
+        break;
+    case HLO_OP_REDUCE_WINDOW:
+        rc = eval_reduce_window(e, in, op, out);
         break;
     case HLO_OP_CUSTOM_CALL:
         rc = eval_custom_call(e, in, op, out);
@@ -806,7 +964,8 @@ int hlo_eval_instr(const hlo_module *m, const char *file, const hlo_instr *in,
                    hlo_array *const *operands, hlo_array **out, hlo_error *err)
 {
     evaluator e = {m, file, err, &no_hooks};
-    bool tuple = in->opcode == HLO_OP_REDUCE && in->shape.type == HLO_TUPLE;
+    bool tuple = (in->opcode == HLO_OP_REDUCE || in->opcode == HLO_OP_REDUCE_WINDOW) &&
+                 in->shape.type == HLO_TUPLE;
     int n_out = tuple ? in->shape.n_tuple : 1;
     for (int i = 0; i < n_out; i++)
         out[i] = NULL;

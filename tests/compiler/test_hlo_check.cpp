@@ -484,3 +484,232 @@ ENTRY main {
 }
 
 } // namespace
+
+// ================================================ convolution, reduce-window --
+
+TEST(HloCheck, ValidConvolutions)
+{
+    // Result shapes as XLA infers them: JAX's NHWC/HWIO, PyTorch's NCHW/OIHW, strides, padding
+    // (negative too), dilations, feature and batch groups, integer types, 0 and 1 spatial dims,
+    // a window that does not fit (no positions), dims in any order.
+    expect_checks(entry(R"(  x = f32[2,8,8,1] parameter(0)
+  w = f32[3,3,1,4] parameter(1)
+  jax = f32[2,8,8,4] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  xt = f32[4,1,28,28] parameter(2)
+  wt = f32[32,1,3,3] parameter(3)
+  torch = f32[4,32,26,26] convolution(xt, wt), window={size=3x3}, dim_labels=bf01_oi01->bf01
+  x7 = f32[1,7,7,3] parameter(4)
+  w7 = f32[3,3,3,2] parameter(5)
+  strided = f32[1,3,3,2] convolution(x7, w7), window={size=3x3 stride=2x2 pad=1_0x-1_2}, dim_labels=b01f_01io->b01f
+  xd = f32[1,2,5,5] parameter(6)
+  wd = f32[3,2,2,2] parameter(7)
+  dilated = f32[1,3,8,3] convolution(xd, wd), window={size=2x2 lhs_dilate=2x1 rhs_dilate=1x2}, dim_labels=bf01_oi01->bf01
+  xg = f32[2,4,4,6] parameter(8)
+  wg = f32[3,3,2,9] parameter(9)
+  grouped = f32[2,2,2,9] convolution(xg, wg), window={size=3x3}, dim_labels=b01f_01io->b01f, feature_group_count=3
+  xw = f32[1,5,5,4] parameter(10)
+  ww = f32[3,3,1,8] parameter(11)
+  depthwise = f32[1,3,3,8] convolution(xw, ww), window={size=3x3}, dim_labels=b01f_01io->b01f, feature_group_count=4
+  xb = f32[4,5,5,3] parameter(12)
+  wb = f32[3,3,3,6] parameter(13)
+  batched = f32[2,3,3,6] convolution(xb, wb), window={size=3x3}, dim_labels=b01f_01io->b01f, batch_group_count=2
+  q = s8[1,4,4,2] parameter(14)
+  k = s8[2,2,2,3] parameter(15)
+  u = u8[1,4,4,2] parameter(16)
+  i8 = s32[1,3,3,3] convolution(q, k), window={size=2x2}, dim_labels=b01f_01io->b01f
+  u8 = s32[1,3,3,3] convolution(u, k), window={size=2x2}, dim_labels=b01f_01io->b01f
+  same = s8[1,3,3,3] convolution(q, k), window={size=2x2}, dim_labels=b01f_01io->b01f
+  a = f32[2,3] parameter(17)
+  m = f32[3,4] parameter(18)
+  dense = f32[2,4] convolution(a, m), window={}, dim_labels=bf_io->bf
+  dense2 = f32[4,2] convolution(a, m), dim_labels=bf_io->fb
+  x1 = f32[1,2,9] parameter(19)
+  w1 = f32[4,3,2] parameter(20)
+  one = f32[1,3,3] convolution(x1, w1), window={size=4 stride=2}, dim_labels=bf0_0oi->bf0
+  none = f32[1,3,0] convolution(x1, w1), window={size=4 stride=2 pad=-3_-3}, dim_labels=bf0_0oi->bf0
+  x5 = f32[5,6,7,2] parameter(21)
+  w5 = f32[9,2,3,2] parameter(22)
+  ROOT odd = f32[9,5,5,5] convolution(x5, w5), window={size=3x2}, dim_labels=b10f_oi01->fb01
+)"));
+}
+
+TEST(HloCheck, ConvolutionErrors)
+{
+    const std::string p = "  x = f32[2,8,8,6] parameter(0)\n  w = f32[3,3,6,4] parameter(1)\n"
+                          "  q = s8[2,8,8,6] parameter(2)\n  k = s8[3,3,6,4] parameter(3)\n"
+                          "  u = u8[2,8,8,6] parameter(4)\n  b = pred[2,8,8,6] parameter(5)\n"
+                          "  bw = pred[3,3,6,4] parameter(6)\n  v = f32[8,6] parameter(7)\n";
+    const std::string conv = " convolution(x, w), window={size=3x3}, dim_labels=b01f_01io->b01f";
+    expect_checks(entry(p + "  ROOT ok = f32[2,6,6,4]" + conv + "\n"));
+    expect_bad(p + "  bad = f32[2,8,8,4]" + conv + "\n",
+               "convolution: result f32[2,8,8,4], expected f32[2,6,6,4]");
+    expect_bad(p + "  bad = f32[2,6,6,4] convolution(x), window={size=3x3}, "
+                   "dim_labels=b01f_01io->b01f\n",
+               "convolution: expects 2 operands, has 1");
+    expect_bad(p + "  bad = f32[2,6,6,4] convolution(x, w), window={size=3x3}\n",
+               "convolution: missing dim_labels");
+    expect_bad(p + "  bad = f32[2,6,6,4] convolution(v, w), window={size=3x3}, "
+                   "dim_labels=b01f_01io->b01f\n",
+               "convolution: lhs has rank 2 but dim_labels have 4 dims");
+    expect_bad(p + "  bad = f32[2,6,6,4] convolution(x, v), window={size=3x3}, "
+                   "dim_labels=b01f_01io->b01f\n",
+               "convolution: rhs has rank 2 but dim_labels have 4 dims");
+    expect_bad(p + "  bad = f32[2,6,6]" + conv + "\n",
+               "convolution: result has rank 3 but dim_labels have 4 dims");
+    expect_bad(p + "  bad = f32[2,6,6,4] convolution(x, k), window={size=3x3}, "
+                   "dim_labels=b01f_01io->b01f\n",
+               "convolution: lhs element type f32 differs from rhs s8 (only u8 x s8 -> s32 may "
+               "mix)");
+    expect_bad(p + "  bad = s8[2,6,6,4] convolution(u, k), window={size=3x3}, "
+                   "dim_labels=b01f_01io->b01f\n",
+               "convolution: lhs element type u8 differs from rhs s8");
+    expect_bad(p + "  bad = s32[2,6,6,4] convolution(k, u), window={size=3x3}, "
+                   "dim_labels=b01f_01io->b01f\n",
+               "convolution: lhs element type s8 differs from rhs u8");
+    expect_bad(p + "  bad = pred[2,6,6,4] convolution(b, bw), window={size=3x3}, "
+                   "dim_labels=b01f_01io->b01f\n",
+               "convolution: element type pred is not integral or floating point");
+    expect_bad(p + "  bad = s32[2,6,6,4]" + conv + "\n",
+               "convolution: result element type s32 cannot accumulate f32");
+    expect_bad(p + "  bad = f32[2,6,6,4] convolution(q, k), window={size=3x3}, "
+                   "dim_labels=b01f_01io->b01f\n",
+               "convolution: result element type f32 cannot accumulate s8");
+    expect_bad(p + "  bad = f32[2,6,6,4] convolution(x, w), window={size=3x3}, "
+                   "dim_labels=b01f_01io->b01f, feature_group_count=2, batch_group_count=2\n",
+               "convolution: feature_group_count 2 and batch_group_count 2: at most one may be "
+               "above 1");
+    expect_bad(p + "  bad = f32[2,6,6,4] convolution(x, w), window={size=3x3}, "
+                   "dim_labels=b01f_01io->b01f, feature_group_count=2\n",
+               "convolution: lhs feature dim 3 has size 6, must be rhs input features 6 x "
+               "feature_group_count 2");
+    expect_bad("  x = f32[2,8,8,6] parameter(0)\n  w = f32[3,3,2,4] parameter(1)\n"
+               "  bad = f32[2,6,6,4] convolution(x, w), window={size=3x3}, "
+               "dim_labels=b01f_01io->b01f, feature_group_count=3\n",
+               "convolution: rhs output feature dim 3 has size 4, not a multiple of "
+               "feature_group_count 3");
+    expect_bad(p + "  bad = f32[1,6,6,4] convolution(x, w), window={size=3x3}, "
+                   "dim_labels=b01f_01io->b01f, batch_group_count=3\n",
+               "convolution: lhs batch dim 0 has size 2, not a multiple of batch_group_count 3");
+    expect_bad("  x = f32[6,8,8,6] parameter(0)\n  w = f32[3,3,6,4] parameter(1)\n"
+               "  bad = f32[2,6,6,4] convolution(x, w), window={size=3x3}, "
+               "dim_labels=b01f_01io->b01f, batch_group_count=3\n",
+               "convolution: rhs output feature dim 3 has size 4, not a multiple of "
+               "batch_group_count 3");
+    expect_bad(p + "  bad = f32[2,6,6,4] convolution(x, w), dim_labels=b01f_01io->b01f\n",
+               "convolution: missing window");
+    expect_bad(p + "  bad = f32[2,6,6,4] convolution(x, w), window={size=3}, "
+                   "dim_labels=b01f_01io->b01f\n",
+               "convolution: window has 1 dims but dim_labels have 2 spatial dims");
+    for (const char *f : {"stride", "lhs_dilate", "rhs_dilate"})
+        expect_bad(p + "  bad = f32[2,6,6,4] convolution(x, w), window={size=3x3 " + f +
+                       "=1x0}, dim_labels=b01f_01io->b01f\n",
+                   std::string("convolution: window dim 1 has ") + f + " 0, must be at least 1");
+    expect_bad(p + "  bad = f32[2,6,6,4] convolution(x, w), window={size=0x3}, "
+                   "dim_labels=b01f_01io->b01f\n",
+               "convolution: window dim 0 has size 0, must be at least 1");
+    expect_bad(p + "  bad = f32[2,6,6,4] convolution(x, w), window={size=3x2}, "
+                   "dim_labels=b01f_01io->b01f\n",
+               "convolution: window dim 1 has size 2 but rhs spatial dim 1 (dim 1) has size 3");
+    expect_bad(p + "  bad = f32[2,6,6,4] convolution(x, w), window={size=3x3}, "
+                   "dim_labels=b01f_01oi->b01f\n",
+               "convolution: lhs feature dim 3 has size 6, must be rhs input features 4 x "
+               "feature_group_count 1");
+
+    // What the parser never produces, from an AST changed by hand.
+    std::string text = entry(p + "  ROOT bad = f32[2,6,6,4]" + conv + "\n");
+    Parsed parsed(text);
+    ASSERT_NE(parsed.m, nullptr) << parsed.err.msg;
+    hlo_computation *c = &parsed.m->comps[parsed.m->entry];
+    hlo_instr *in = &c->instrs[c->root];
+    hlo_error err{};
+    in->dim_labels.kernel_spatial_dims[1] = in->dim_labels.kernel_spatial_dims[0];
+    EXPECT_EQ(hlo_check(parsed.m, "t.hlo", &err), -1);
+    EXPECT_EQ(std::string(err.msg), at(text, "bad =") + "convolution: dim_labels of the rhs are "
+                                                        "not a permutation of its dims");
+    in->dim_labels.kernel_spatial_dims[1] = 1;
+    in->feature_group_count = 0;
+    EXPECT_EQ(hlo_check(parsed.m, "t.hlo", &err), -1);
+    EXPECT_EQ(std::string(err.msg), at(text, "bad =") + "convolution: feature_group_count 0 and "
+                                                        "batch_group_count 1 must be at least 1");
+    in->feature_group_count = 1;
+    EXPECT_EQ(hlo_check(parsed.m, "t.hlo", &err), 0) << err.msg;
+}
+
+TEST(HloCheck, ReduceWindow)
+{
+    const std::string comps = R"(HloModule m
+max {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT m = f32[] maximum(x, y)
+}
+adds {
+  x = s32[] parameter(0)
+  y = s32[] parameter(1)
+  ROOT s = s32[] add(x, y)
+}
+pair {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  ROOT t = (f32[], s32[]) tuple(a, bi)
+}
+ENTRY main {
+  x = f32[2,8,8,3] parameter(0)
+  i = s32[2,8,8,3] parameter(1)
+  k = f32[] constant(-inf)
+  z = s32[] constant(0)
+  v = f32[5] parameter(2)
+  s = f32[] parameter(3)
+)";
+    expect_checks(comps + R"(  pool = f32[2,4,4,3] reduce-window(x, k), window={size=1x2x2x1 stride=1x2x2x1}, to_apply=max
+  pad = f32[2,4,4,3] reduce-window(x, k), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=max
+  global = f32[2,1,1,3] reduce-window(x, k), window={size=1x8x8x1}, to_apply=max
+  sum = s32[2,8,8,3] reduce-window(i, z), window={size=1x3x3x1 pad=0_0x1_1x1_1x0_0}, to_apply=adds
+  dil = f32[10] reduce-window(v, k), window={size=2 lhs_dilate=2 rhs_dilate=2 pad=1_2}, to_apply=max
+  none = f32[0] reduce-window(v, k), window={size=7}, to_apply=max
+  scalar = f32[] reduce-window(s, k), window={}, to_apply=max
+  scalar2 = f32[] reduce-window(s, k), to_apply=max
+  ROOT arg = (f32[2,4,4,3], s32[2,4,4,3]) reduce-window(x, i, k, z), window={size=1x2x2x1 stride=1x2x2x1}, to_apply=pair
+}
+)");
+    auto bad = [&](const std::string &line, const std::string &what) {
+        std::string text = comps + line + "}\n";
+        std::string msg = check_error(text);
+        EXPECT_EQ(msg.rfind(at(text, "bad ="), 0), 0u) << msg;
+        EXPECT_NE(msg.find(what), std::string::npos) << msg << "\nwanted: " << what;
+    };
+    bad("  bad = f32[2,4,4,3] reduce-window(x, k), window={size=1x2x2x1 stride=1x2x2x1}, "
+        "to_apply=adds\n",
+        "reduce-window: parameter 0 of to_apply 'adds' is s32[], must be f32[]");
+    bad("  bad = f32[2,4,4,3] reduce-window(x, k), window={size=2x2 stride=2x2}, to_apply=max\n",
+        "reduce-window: window has 2 dims but the operand has rank 4");
+    bad("  bad = f32[2,4,4,3] reduce-window(x, k), to_apply=max\n",
+        "reduce-window: missing window");
+    bad("  bad = f32[2,4,4,3] reduce-window(x, k), window={size=1x2x2x1}\n",
+        "reduce-window: missing to_apply");
+    bad("  bad = f32[2,4,4,3] reduce-window(x, k, k), window={size=1x2x2x1}, to_apply=max\n",
+        "reduce-window: expects inputs and as many init values, has 3 operands");
+    bad("  bad = f32[2,4,4,3] reduce-window(x, z), window={size=1x2x2x1 stride=1x2x2x1}, "
+        "to_apply=max\n",
+        "reduce-window: init value 0 has shape s32[], must be a scalar of input "
+        "f32[2,8,8,3]'s type");
+    bad("  bad = f32[2,4,4,3] reduce-window(x, k), window={size=1x2x2x1 stride=1x2x0x1}, "
+        "to_apply=max\n",
+        "reduce-window: window dim 2 has stride 0, must be at least 1");
+    bad("  bad = f32[2,4,4,3] reduce-window(x, k), window={size=1x2x2x1}, to_apply=max\n",
+        "reduce-window: result f32[2,4,4,3], expected f32[2,7,7,3]");
+    bad("  bad = s32[2,4,4,3] reduce-window(x, k), window={size=1x2x2x1 stride=1x2x2x1}, "
+        "to_apply=max\n",
+        "reduce-window: result s32[2,4,4,3], expected f32[2,4,4,3]");
+    bad("  bad = f32[2,4,4,3] reduce-window(x, i, k, z), window={size=1x2x2x1 stride=1x2x2x1}, "
+        "to_apply=pair\n",
+        "reduce-window: result must be a tuple of 2 arrays");
+    bad("  bad = (f32[2,4,4,3], s32[2,4,4,3]) reduce-window(x, v, k, z), "
+        "window={size=1x2x2x1 stride=1x2x2x1}, to_apply=pair\n",
+        "reduce-window: input 1 has shape f32[5] but input 0 has f32[2,8,8,3]");
+    bad("  t = (f32[2,8,8,3]) tuple(x)\n  bad = f32[2,4,4,3] reduce-window(t, k), "
+        "window={size=1x2x2x1}, to_apply=max\n",
+        "reduce-window: operand 0 must be an array, is (f32[2,8,8,3])");
+}

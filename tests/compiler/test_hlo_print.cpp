@@ -425,6 +425,59 @@ ENTRY main {
                         "  ROOT n = s32[2,2,2] negate(i)\n");
 }
 
+TEST(HloPrint, ConvolutionsAndReduceWindowsRoundTrip)
+{
+    // Fields given at their defaults are left out, the rest printed as XLA does; the module
+    // read back evaluates to the same bits.
+    const std::string text = R"(HloModule convs
+
+max {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT m = f32[] maximum(x, y)
+}
+
+pair {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  v = f32[] select(gt, a, b)
+  i = s32[] select(gt, ai, bi)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+
+ENTRY main {
+  x = f32[2,7,6,4] parameter(0)
+  w = f32[3,2,2,6] parameter(1)
+  w2 = f32[3,2,4,6] parameter(2)
+  q = s8[1,4,5,3] parameter(3)
+  k = s8[3,2,2,2] parameter(4)
+  c1 = f32[2,2,6,6] convolution(x, w), window={size=3x2 stride=2x1 pad=0_-1x1_0 lhs_dilate=1x1 rhs_dilate=1x1}, dim_labels=b01f_01io->b01f, feature_group_count=2, batch_group_count=1
+  c2 = f32[1,6,3,5] convolution(x, w2), window={size=3x2 stride=2x2 pad=1_1x0_0 lhs_dilate=1x2 rhs_dilate=2x1}, dim_labels=b01f_01io->bf01, batch_group_count=2
+  c3 = s32[1,3,4,2] convolution(q, k), window={size=2x2 pad=0_0x0_0}, dim_labels=b01f_io01->b01f
+  n = f32[] constant(-inf)
+  z = s32[] constant(0)
+  i = s32[2,7,6,4] iota(), iota_dimension=2
+  r1 = f32[2,4,6,4] reduce-window(x, n), window={size=1x2x1x1 stride=1x2x1x1 pad=0_0x1_0x0_0x0_0}, to_apply=max
+  r2 = (f32[2,3,5,4], s32[2,3,5,4]) reduce-window(x, i, n, z), window={size=1x3x2x1 stride=1x2x1x1}, to_apply=pair
+  ROOT o = (f32[2,2,6,6], f32[1,6,3,5], s32[1,3,4,2], f32[2,4,6,4], (f32[2,3,5,4], s32[2,3,5,4])) tuple(c1, c2, c3, r1, r2)
+}
+)";
+    std::string printed = round_trip(text, "t.hlo", 3);
+    for (const char *line : {
+             "  c1 = f32[2,2,6,6] convolution(x, w), window={size=3x2 stride=2x1 pad=0_-1x1_0}, "
+             "dim_labels=b01f_01io->b01f, feature_group_count=2\n",
+             "  c2 = f32[1,6,3,5] convolution(x, w2), window={size=3x2 stride=2x2 pad=1_1x0_0 "
+             "lhs_dilate=1x2 rhs_dilate=2x1}, dim_labels=b01f_01io->bf01, batch_group_count=2\n",
+             "  c3 = s32[1,3,4,2] convolution(q, k), window={size=2x2}, "
+             "dim_labels=b01f_io01->b01f\n",
+             "  r1 = f32[2,4,6,4] reduce-window(x, n), window={size=1x2x1x1 stride=1x2x1x1 "
+             "pad=0_0x1_0x0_0x0_0}, to_apply=max\n"})
+        EXPECT_NE(printed.find(line), std::string::npos) << line << "not in\n" << printed;
+}
+
 TEST(HloPrint, ConstantsRoundTripExactly)
 {
     const std::string text = entry(
