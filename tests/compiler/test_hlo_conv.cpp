@@ -2,7 +2,8 @@
 // hlo_eval_instr): hand-computed results for every window field, groups and types, the
 // documented accumulation order, and random convolutions of many shapes and dim_labels against
 // a naive reference that builds the padded, dilated input explicitly (bit for bit); pooling,
-// padding filled with the init value, and a variadic argmax-style reduce-window.
+// padding filled with the init value, a variadic argmax-style reduce-window; the JAX samples of
+// tests/hlo against JAX's results.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -582,6 +583,47 @@ TEST(HloReduceWindow, VariadicArgmaxPooling)
     expect_same(values(outs[1]), {1, 6, 6, 7, 4, 6, 6, 11, 8, 9, 11, 11});
     for (hlo_array *a : {x, idx, k, n, outs[0], outs[1]})
         hlo_array_free(a);
+}
+
+// ============================================================== samples --
+
+// Parameter k of the samples as tests/jax/conv_fixtures.py makes it: element i is
+// ((i * 37 + k * 11) % 23 - 11) / 8.
+hlo_array *sample_param(int k, std::vector<int64_t> dims)
+{
+    int64_t n = 1;
+    for (int64_t d : dims)
+        n *= d;
+    std::vector<double> v((size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        v[(size_t)i] = (double)((i * 37 + k * 11) % 23 - 11) / 8;
+    return make(HLO_F32, dims, v);
+}
+
+TEST(HloConvSamples, AgreeWithJax)
+{
+    // What JAX printed for them (conv_fixtures.py). XLA's CPU convolutions add in another
+    // order: float results agree to a few ulps, the argmax exactly.
+    const std::vector<double> logits = {-0.978047311, -9.64034653, -0.471780717,
+                                        -0.776615381, -9.80089378, -0.616214991};
+    for (const char *name : {"conv_jax.hlo", "conv_jax_dump.hlo"}) {
+        SCOPED_TRACE(name);
+        Result r = run(slurp(kSrc + "tests/hlo/" + name),
+                       {sample_param(0, {2, 8, 8, 1}), sample_param(1, {3, 3, 1, 4}),
+                        sample_param(2, {4}), sample_param(3, {3, 3, 2, 6}),
+                        sample_param(4, {6, 3}), sample_param(5, {3})});
+        ASSERT_EQ(r.err, "");
+        ASSERT_EQ(r.out.size(), 1u);
+        ASSERT_EQ(r.out[0].size(), logits.size());
+        for (size_t i = 0; i < logits.size(); i++)
+            EXPECT_NEAR(r.out[0][i], logits[i], 1e-5) << i;
+    }
+    Result r = run(slurp(kSrc + "tests/hlo/conv_jax_argmax.hlo"), {sample_param(0, {2, 6, 6})});
+    ASSERT_EQ(r.err, "");
+    ASSERT_EQ(r.out.size(), 2u);
+    expect_same(r.out[0], {0.5, 1.125, 0.625, 1.375, 0.875, 0.75, 1.125, 1, 0.625, 1.25, 0.875,
+                           1.375, 1.125, 0.625, 1.25, 0.875, 0.75, 1.375});
+    expect_same(r.out[1], {6, 8, 11, 18, 21, 16, 31, 26, 34, 0, 8, 5, 18, 21, 23, 31, 26, 28});
 }
 
 } // namespace
