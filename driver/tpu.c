@@ -26,6 +26,9 @@
 #include "sim/gtkw.h"
 #include "sim/tpusim.h"
 
+_Static_assert(TPU_MEM_LATENCY_MAX == TPUSIM_MEM_LATENCY_MAX, "the simulator's limit");
+_Static_assert(TPU_MEM_BANDWIDTH_MAX == TPUSIM_MEM_BANDWIDTH_MAX, "the simulator's limit");
+
 #define ALIGN 64u
 #define DEFAULT_ARRAY_N 16u
 #define DEFAULT_MEM_SIZE (64ull << 20)
@@ -288,6 +291,12 @@ tpu_status tpu_open(const tpu_options *opts, tpu_device **dev, char *err, size_t
         return TPU_E_NOMEM;
     }
 
+    if (o.mem_latency > TPU_MEM_LATENCY_MAX || o.mem_bytes_per_cycle > TPU_MEM_BANDWIDTH_MAX)
+        return open_fail(d, fail(d, TPU_E_ARG, "tpu_open: mem_latency %u, mem_bytes_per_cycle %u: "
+                                 "at most %u cycles and %u bytes per cycle", o.mem_latency,
+                                 o.mem_bytes_per_cycle, TPU_MEM_LATENCY_MAX,
+                                 TPU_MEM_BANDWIDTH_MAX),
+                         err, errlen);
     tpusim_config cfg;
     tpusim_config_default(&cfg);
     cfg.array_n = o.array_n ? o.array_n : DEFAULT_ARRAY_N;
@@ -790,7 +799,7 @@ tpu_status tpu_wait(tpu_device *dev, uint64_t max_cycles)
 void tpu_set_budget(tpu_device *dev, uint64_t max_cycles)
 {
     if (dev)
-        dev->budget = max_cycles;
+        dev->budget = max_cycles < TPU_BUDGET_MAX ? max_cycles : TPU_BUDGET_MAX;
 }
 
 tpu_status tpu_perf(tpu_device *dev, tpu_perf_report *out)

@@ -32,6 +32,12 @@ const char *tpu_status_name(tpu_status s); /* "TPU_E_CORE" */
 
 typedef struct tpu_device tpu_device;
 
+/* The memory model's limits (latency in cycles, bandwidth in bytes per cycle) and the largest
+ * cycle budget (tpu_set_budget, about a month of simulation). */
+#define TPU_MEM_LATENCY_MAX 65536u
+#define TPU_MEM_BANDWIDTH_MAX 4096u
+#define TPU_BUDGET_MAX 1000000000000ull
+
 typedef struct {
     uint32_t array_n;             /* 0: the default (16) */
     uint64_t mem_size;            /* device memory bytes; 0: the default (64 MiB) */
@@ -125,7 +131,8 @@ typedef void (*tpu_progress_fn)(void *ctx, uint64_t retired, uint64_t pushed, ui
 void tpu_set_progress(tpu_device *dev, tpu_progress_fn fn, void *ctx);
 
 /* Cycle budget of each following submission, from tpu_submit through tpu_wait (0: none, the
- * default). A submission that runs out fails with TPU_E_TIMEOUT and the device is reset. */
+ * default; at most TPU_BUDGET_MAX, larger ones are cut to it). A submission that runs out fails
+ * with TPU_E_TIMEOUT and the device is reset. */
 void tpu_set_budget(tpu_device *dev, uint64_t max_cycles);
 /* Copy the stream into device memory and run the firmware on it, in step with the device clock,
  * until it has pushed every instruction; the device keeps running after this returns. */

@@ -22,6 +22,7 @@
 #include <verilated.h>
 #include <verilated_fst_c.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -384,8 +385,11 @@ tpusim *tpusim_create(const tpusim_config *cfg, char *err, size_t errlen) {
                 static_cast<unsigned long long>(cfg->mem_size), UINT32_MAX);
         return nullptr;
     }
-    if (cfg->mem_latency == 0 || cfg->mem_bytes_per_cycle == 0) {
-        set_err(err, errlen, "mem_latency and mem_bytes_per_cycle must be at least 1");
+    if (cfg->mem_latency == 0 || cfg->mem_latency > TPUSIM_MEM_LATENCY_MAX ||
+        cfg->mem_bytes_per_cycle == 0 || cfg->mem_bytes_per_cycle > TPUSIM_MEM_BANDWIDTH_MAX) {
+        set_err(err, errlen, "mem_latency %u and mem_bytes_per_cycle %u: must be 1..%u and 1..%u",
+                cfg->mem_latency, cfg->mem_bytes_per_cycle, TPUSIM_MEM_LATENCY_MAX,
+                TPUSIM_MEM_BANDWIDTH_MAX);
         return nullptr;
     }
     std::unique_ptr<tpusim> sim;
@@ -500,7 +504,8 @@ int tpusim_acc_read(tpusim *sim, uint32_t row, int32_t *dst) {
 }
 
 void tpusim_mem_timing(tpusim *sim, uint32_t latency, uint32_t bytes_per_cycle) {
-    sim->mem->set_timing(latency, bytes_per_cycle);
+    sim->mem->set_timing(std::min(latency, TPUSIM_MEM_LATENCY_MAX),
+                         std::min(bytes_per_cycle, TPUSIM_MEM_BANDWIDTH_MAX));
 }
 
 int tpusim_trace_open(tpusim *sim, const char *path, int format, uint64_t from, uint64_t to,

@@ -50,11 +50,18 @@ typedef struct {
 
 typedef struct tpusim tpusim;
 
+/* The memory model's limits: beyond them a run would take hours per access or mean nothing
+ * (the port moves at most one beat of 4N bytes a cycle). */
+#define TPUSIM_MEM_LATENCY_MAX 65536u
+#define TPUSIM_MEM_BANDWIDTH_MAX 4096u
+
 typedef struct {
     uint32_t array_n;            /* N: a model for it must be built in (tpusim_arrays) */
     uint64_t mem_size;           /* bytes of memory behind the port */
-    uint32_t mem_latency;        /* cycles from a request's acceptance to its response */
-    uint32_t mem_bytes_per_cycle;/* bandwidth: bytes the memory accepts per cycle */
+    uint32_t mem_latency;        /* cycles from a request's acceptance to its response,
+                                    1..TPUSIM_MEM_LATENCY_MAX */
+    uint32_t mem_bytes_per_cycle;/* bandwidth: bytes the memory accepts per cycle,
+                                    1..TPUSIM_MEM_BANDWIDTH_MAX */
 } tpusim_config;
 
 void tpusim_config_default(tpusim_config *cfg);
@@ -97,7 +104,7 @@ int tpusim_mem_read(tpusim *sim, uint64_t addr, void *dst, size_t n);
 int tpusim_ub_read(tpusim *sim, uint32_t row, int8_t *dst);
 int tpusim_acc_read(tpusim *sim, uint32_t row, int32_t *dst);
 
-/* Change the memory model's timing between runs. */
+/* Change the memory model's timing between runs (0 counts as 1; clamped to the limits). */
 void tpusim_mem_timing(tpusim *sim, uint32_t latency, uint32_t bytes_per_cycle);
 
 enum tpusim_trace_format { TPUSIM_TRACE_FST = 0, TPUSIM_TRACE_VCD = 1 };

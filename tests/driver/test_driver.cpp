@@ -126,6 +126,22 @@ TEST(DriverOpen, BadOptions) {
     EXPECT_EQ(tpu_open(nullptr, nullptr, nullptr, 0), TPU_E_ARG);
     EXPECT_STREQ(tpu_last_error(nullptr), "no device");
     tpu_close(nullptr);
+
+    // Memory timing past the model's limits is a bad argument, named.
+    for (const auto &lim : {std::make_pair(TPU_MEM_LATENCY_MAX + 1, 0u),
+                            std::make_pair(0u, TPU_MEM_BANDWIDTH_MAX + 1),
+                            std::make_pair(UINT32_MAX, UINT32_MAX)}) {
+        tpu_options o;
+        tpu_options_default(&o);
+        o.array_n = sizes[0];
+        o.mem_latency = lim.first;
+        o.mem_bytes_per_cycle = lim.second;
+        tpu_device *d = nullptr;
+        char err[256] = "";
+        EXPECT_EQ(tpu_open(&o, &d, err, sizeof err), TPU_E_ARG);
+        EXPECT_EQ(d, nullptr);
+        EXPECT_TRUE(contains(err, "at most 65536 cycles and 4096 bytes per cycle")) << err;
+    }
 }
 
 TEST(DriverOpen, ArraySizesAreTheSimulators) {

@@ -364,6 +364,12 @@ TEST_F(Cli, UsageErrorsExit2)
         {"gemm --m 1 --k 1 --n 1 --array 0", "--array"},
         {"gemm --m 1 --k 1 --n 1 --mem-latency 0", "--mem-latency"},
         {"gemm --m 1 --k 1 --n 1 --mem-bandwidth 0", "--mem-bandwidth"},
+        // Limits with sense: no access that takes hours, no bandwidth past the port's.
+        {"gemm --m 1 --k 1 --n 1 --mem-latency 4294967295", "--mem-latency"},
+        {"gemm --m 1 --k 1 --n 1 --mem-latency 65537", "--mem-latency"},
+        {"gemm --m 1 --k 1 --n 1 --mem-bandwidth 4097", "--mem-bandwidth"},
+        {"gemm --m 1 --k 1 --n 1 --max-cycles 1000000000001", "--max-cycles"},
+        {"bench --mem-latency 70000", "--mem-latency"},
         {"gemm --m 1 --k 1 --n 1 --relu=1", "--relu"},
         {"gemm --m 1 --k 1 --n 1 --max-cycles", "--max-cycles"},
         {"gemm --m 1 --k 1 --n 1 stray", "usage"},

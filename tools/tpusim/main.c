@@ -74,8 +74,8 @@ static const char usage_gemm[] =
     "\n"
     "common options:\n"
     "  --array N              N x N array (default 16; tpusim --version lists those built)\n"
-    "  --mem-latency CYCLES   memory latency, at least 1 (default: the simulator's)\n"
-    "  --mem-bandwidth BYTES  memory bytes per cycle, at least 1 (default: the simulator's)\n"
+    "  --mem-latency CYCLES   memory latency, 1..65536 (default: the simulator's, 32)\n"
+    "  --mem-bandwidth BYTES  memory bytes per cycle, 1..4096 (default: the simulator's, 64)\n"
     "  --json FILE            also write the report as JSON\n"
     "  --trace FILE.fst|.vcd  waveform of the run (kept even when the run fails)\n"
     "  --trace-window FROM:TO only cycles [FROM, TO) after the submit (TO empty: to the end)\n"
@@ -151,6 +151,14 @@ static int ends_with(const char *s, const char *suffix)
     return n >= m && !strcmp(s + n - m, suffix);
 }
 
+/* bad_value with want "<what> (1..<max>)". */
+static int bad_limit(const char *opt, const char *val, const char *what, uint64_t max)
+{
+    char want[128];
+    snprintf(want, sizeof want, "%s (1..%llu)", what, (unsigned long long)max);
+    return bad_value(opt, val, want);
+}
+
 int bad_value(const char *opt, const char *val, const char *want)
 {
     return cli_fail(EXIT_USAGE, opt, "'%s' is not %s", val, want);
@@ -204,12 +212,12 @@ int common_option(const char *cmd, const char *name, const char *eq, int argc, c
             return bad_value(name, val, "an array size (1..4096)");
         break;
     case COMMON_LATENCY:
-        if (parse_u32(val, 1, UINT32_MAX, &o->mem_latency))
-            return bad_value(name, val, "a latency in cycles (at least 1)");
+        if (parse_u32(val, 1, TPU_MEM_LATENCY_MAX, &o->mem_latency))
+            return bad_limit(name, val, "a latency in cycles", TPU_MEM_LATENCY_MAX);
         break;
     case COMMON_BANDWIDTH:
-        if (parse_u32(val, 1, UINT32_MAX, &o->mem_bandwidth))
-            return bad_value(name, val, "a bandwidth in bytes per cycle (at least 1)");
+        if (parse_u32(val, 1, TPU_MEM_BANDWIDTH_MAX, &o->mem_bandwidth))
+            return bad_limit(name, val, "a bandwidth in bytes per cycle", TPU_MEM_BANDWIDTH_MAX);
         break;
     case COMMON_JSON: o->json = val; break;
     case COMMON_TRACE:
@@ -223,8 +231,8 @@ int common_option(const char *cmd, const char *name, const char *eq, int argc, c
         o->have_window = 1;
         break;
     case COMMON_MAX_CYCLES:
-        if (parse_u64(val, 1, UINT64_MAX, &o->max_cycles))
-            return bad_value(name, val, "a cycle count (at least 1)");
+        if (parse_u64(val, 1, TPU_BUDGET_MAX, &o->max_cycles))
+            return bad_limit(name, val, "a cycle count", TPU_BUDGET_MAX);
         break;
     }
     return 0;
@@ -519,9 +527,11 @@ static int cmd_bench(int argc, char **argv)
         else if (!strcmp(arg, "--repeat"))
             rc = parse_u32(val, 1, 99, &repeat) ? bad_value(arg, val, "1..99") : 0;
         else if (!strcmp(arg, "--mem-latency"))
-            rc = parse_u32(val, 1, UINT32_MAX, &o.mem_latency) ? bad_value(arg, val, "a cycle count") : 0;
+            rc = parse_u32(val, 1, TPU_MEM_LATENCY_MAX, &o.mem_latency)
+                     ? bad_limit(arg, val, "a cycle count", TPU_MEM_LATENCY_MAX) : 0;
         else if (!strcmp(arg, "--mem-bandwidth"))
-            rc = parse_u32(val, 1, UINT32_MAX, &o.mem_bandwidth) ? bad_value(arg, val, "bytes per cycle") : 0;
+            rc = parse_u32(val, 1, TPU_MEM_BANDWIDTH_MAX, &o.mem_bandwidth)
+                     ? bad_limit(arg, val, "bytes per cycle", TPU_MEM_BANDWIDTH_MAX) : 0;
         else
             return cli_fail(EXIT_USAGE, "usage", "unknown option '%s' (see tpusim bench --help)", arg);
         if (rc > 0)
