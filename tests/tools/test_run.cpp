@@ -4,6 +4,7 @@
 // extras, the JSON report, the trace, and every error class with its exit code and no output
 // file left behind.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <jansson.h>
 #include <sys/wait.h>
 
@@ -694,6 +695,10 @@ TEST_F(Run, InputErrorsExit2AndWriteNothing)
     save_npy(dir / "empty.npy", NPY_FLOAT32, {0, 36}, f.data());
     spit(dir / "bad.npy", slurp(dir / "x.npy").substr(0, 100));
     spit(dir / "junk.tpub", "TPUB\x02\0\0\0");
+    // Hostile inputs: a FIFO nobody writes (must not block), a 1 TB sparse file, /dev/zero.
+    ASSERT_EQ(mkfifo((dir / "fifo").c_str(), 0600), 0);
+    std::ofstream(dir / "sparse").close();
+    fs::resize_file(dir / "sparse", uintmax_t{1} << 40);
     const std::string x = "--input" + arg("x.npy"), out = "--output" + arg("y.npy") + "--json" +
                                                           arg("r.json");
     struct Case {
@@ -728,10 +733,17 @@ TEST_F(Run, InputErrorsExit2AndWriteNothing)
         {arg("a.tpub") + x + arg("stray"), "usage", "unexpected argument"},
         {x, "usage", "no package"},
         {arg("a.tpub") + x + "--output", "--output", "needs a value"},
+        {arg("fifo") + x, path("fifo"), "truncated"},
+        {arg("sparse") + x, path("sparse"), "1099511627776 bytes, more than the 4294967296"},
+        {"/dev/zero " + x, "/dev/zero", "not a regular file, and more than the 67108864 bytes"},
+        {arg("a.tpub") + "--input" + arg("fifo"), path("fifo"), "not a .npy file"},
+        {arg("a.tpub") + "--input" + arg("sparse"), path("sparse"), "1099511627776 bytes"},
+        {arg("a.tpub") + "--input /dev/zero", "/dev/zero", "not a regular file"},
+        {arg("a.tpub") + x + "--labels /dev/zero", "/dev/zero", "not a regular file"},
     };
-    const std::vector<std::string> mine = {"a.tpub", "x.npy",     "x35.npy",   "x3d.npy",
-                                           "xi.npy", "flt.npy",   "short.npy", "empty.npy",
-                                           "bad.npy", "junk.tpub"};
+    const std::vector<std::string> mine = {"a.tpub",  "x.npy",     "x35.npy",   "x3d.npy",
+                                           "xi.npy",  "flt.npy",   "short.npy", "empty.npy",
+                                           "bad.npy", "junk.tpub", "fifo",      "sparse"};
     for (const Case &c : cases) {
         SCOPED_TRACE(c.args);
         expect_error(run(out + c.args), 2, c.what, c.why);

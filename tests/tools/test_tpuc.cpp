@@ -5,6 +5,7 @@
 // within the int8 quantization error where one is. Plus the MNIST model's placement and report,
 // and the compiler's errors.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <jansson.h>
 #include <sys/wait.h>
 
@@ -541,6 +542,12 @@ TEST(Errors, TpucCommand)
     const std::string m = TPU_SOURCE_DIR "/models/mnist/", out = (dir / "o.tpub").string();
     std::ofstream(dir / "junk") << "junk";
     const std::string junk = (dir / "junk").string(), tpuc = TPU_BINARY_DIR "/bin/tpuc ";
+    // Hostile inputs: a FIFO nobody writes (must not block), a 1 TB sparse file (refused by its
+    // size), an endless device (refused once past the stream limit), a path with a newline.
+    const std::string fifo = (dir / "fifo").string(), sparse = (dir / "sparse").string();
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    std::ofstream(sparse).close();
+    fs::resize_file(sparse, uintmax_t{1} << 40);
     struct Case {
         std::string args, says;
         int code;
@@ -552,6 +559,16 @@ TEST(Errors, TpucCommand)
         {m + "mlp.hlo --weights " + m + "mlp.safetensors", "need calibration samples", 1},
         {m + "mlp.hlo --array 0", "--array 0: expected an array size", 2},
         {m + "mlp.hlo --bogus", "unknown option --bogus", 2},
+        {fifo, "fifo:1:1: empty input", 1},
+        {sparse, "1099511627776 bytes, more than the 1073741824 this input may have", 1},
+        {"/dev/zero", "not a regular file, and more than the 67108864 bytes", 1},
+        {"'" + (dir / "new\nline.hlo").string() + "'", "new\\nline.hlo:0:0: cannot read file", 1},
+        {m + "mlp.hlo --weights /dev/zero", "/dev/zero: not a regular file", 1},
+        {m + "mlp.hlo --weights " + fifo, "fifo: file is 0 bytes", 1},
+        {m + "mlp.hlo --weights " + m + "mlp.safetensors --calibrate " + sparse,
+         "1099511627776 bytes, more than the 4294967296", 1},
+        {m + "mlp.hlo --weights " + m + "mlp.safetensors --calibrate /dev/zero",
+         "/dev/zero: not a regular file", 1},
     };
     for (const Case &c : cases) {
         const std::string cmd = tpuc + c.args + " -o " + out + " 2> " + (dir / "err").string();
@@ -569,7 +586,8 @@ TEST(Errors, TpucCommand)
                             " 2>/dev/null";
     const int st = std::system(cmd.c_str());
     EXPECT_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 2);
-    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 2); // junk, err
+    // junk, err, fifo, sparse
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 4);
 }
 
 // ------------------------------------------------------------------ MNIST --

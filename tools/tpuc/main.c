@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "io/npy.h"
+#include "io/tpuio.h"
 #include "compiler/tpuc.h"
 
 static const char usage[] =
@@ -31,12 +32,13 @@ __attribute__((format(printf, 2, 3)))
 #endif
 static int fail(int code, const char *fmt, ...)
 {
+    char why[1536], line[2048];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "tpuc: ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
+    tpuio_err(line, sizeof line, "tpuc: %s", why); /* one printable line */
+    fprintf(stderr, "%s\n", line);
     return code;
 }
 

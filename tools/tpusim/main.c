@@ -14,6 +14,7 @@
 
 #include "tools/tpusim/cli.h"
 #include "io/npy.h"
+#include "io/tpuio.h"
 #include "tools/tpusim/report.h"
 #include "tools/tpusim/run.h"
 #include "driver/tpu.h"
@@ -21,15 +22,17 @@
 
 #define TOOL_VERSION "1.0"
 
-/* Prints "tpusim: <what>: <why>" on stderr; returns code. */
+/* Prints "tpusim: <what>: <why>" on stderr, one printable line (paths and bytes from inputs
+ * escaped); returns code. */
 int cli_fail(int code, const char *what, const char *fmt, ...)
 {
+    char why[1024], line[1536];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "tpusim: %s: ", what);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
+    tpuio_err(line, sizeof line, "tpusim: %s: %s", what, why);
+    fprintf(stderr, "%s\n", line);
     return code;
 }
 
