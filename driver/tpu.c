@@ -802,6 +802,11 @@ void tpu_set_budget(tpu_device *dev, uint64_t max_cycles)
         dev->budget = max_cycles < TPU_BUDGET_MAX ? max_cycles : TPU_BUDGET_MAX;
 }
 
+const char *tpu_counter_name(int counter)
+{
+    return tpu_perf_name(counter);
+}
+
 tpu_status tpu_perf(tpu_device *dev, tpu_perf_report *out)
 {
     if (!dev)

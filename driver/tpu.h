@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rtl/tpu_isa.h" /* the ISA's counters, ID and VERSION (generated) */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -148,13 +150,15 @@ tpu_status tpu_wait(tpu_device *dev, uint64_t max_cycles);
 
 typedef struct {
     uint64_t cycles;            /* device cycles of the last submit + wait, firmware included */
-    uint64_t counters[16];      /* the core's counters (tpusim.h enum tpu_perf_counter) */
+    uint64_t counters[TPU_PERF_COUNT]; /* the core's counters, TPU_PERF_* (rtl/tpu_isa.h) */
     uint64_t firmware_cycles;   /* cycles the control processor spent (cost model) */
     uint64_t instructions;      /* core instructions the firmware pushed */
     double wall_seconds;        /* host time spent simulating */
 } tpu_perf_report;
 /* Counters of the last submit + wait. */
 tpu_status tpu_perf(tpu_device *dev, tpu_perf_report *out);
+/* A counter's name as the ISA table gives it ("mxu_busy"), or "?". */
+const char *tpu_counter_name(int counter);
 
 /* Waveform of the coming work: FST (or VCD if path ends in .vcd), optionally only cycles
  * [from, to) counted from the next submit (to = 0: until closed). The simulator opens the file at

@@ -436,7 +436,6 @@ TEST_P(DriverDevice, PerfCounters) {
     EXPECT_GE(p.firmware_cycles, FW_CYCLES_STREAM + FW_CYCLES_COMMAND + p.instructions);
     EXPECT_LE(p.firmware_cycles, p.cycles);
     EXPECT_GT(p.wall_seconds, 0.0);
-    for (int i = TPU_PERF_COUNT; i < 16; i++) EXPECT_EQ(p.counters[i], 0u);
     // Counters are per submission.
     const GemmCase small = {n, n, n, 0};
     ASSERT_EQ(run_gemm(d, rng, small), TPU_OK);

@@ -10,7 +10,6 @@
 
 #include "tools/tpusim/cli.h"
 #include "io/npy.h"
-#include "sim/tpusim.h"
 /* ------------------------------------------------------------ problem -- */
 
 

@@ -18,7 +18,6 @@
 #include "tools/tpusim/report.h"
 #include "tools/tpusim/run.h"
 #include "driver/tpu.h"
-#include "sim/tpusim.h"
 
 #define TOOL_VERSION "1.0"
 

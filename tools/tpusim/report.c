@@ -1,10 +1,11 @@
 /* report.c - text and JSON reports of a GEMM run (see report.h). */
 #include "tools/tpusim/report.h"
 
+#include "driver/tpu.h"
+
 #include <math.h>
 #include <string.h>
 
-#include "sim/tpusim.h"
 
 static double ratio(double num, double den)
 {
@@ -122,7 +123,7 @@ void report_text(FILE *out, const report_run *r)
     fprintf(out, LABEL, "stall cycles:");
     for (int c = TPU_PERF_STALL_HAZARD; c <= TPU_PERF_STALL_ISSUE; c++)
         fprintf(out, "%s%s %s", c > TPU_PERF_STALL_HAZARD ? ", " : "",
-                tpu_perf_name(c) + strlen("stall_"), report_group(b1, p->counters[c]));
+                tpu_counter_name(c) + strlen("stall_"), report_group(b1, p->counters[c]));
     fprintf(out, "\n");
     fprintf(out, LABEL "%s bytes read, %s bytes written\n", "DMA:",
             report_group(b1, p->counters[TPU_PERF_DMA_RD_BYTES]),
@@ -150,9 +151,9 @@ json_t *report_json(const report_run *r)
     json_t *stalls = json_object(), *counters = json_object();
     for (int c = 0; c < TPU_PERF_COUNT && stalls && counters; c++) {
         if (c >= TPU_PERF_STALL_HAZARD && c <= TPU_PERF_STALL_ISSUE)
-            json_object_set_new(stalls, tpu_perf_name(c) + strlen("stall_"),
+            json_object_set_new(stalls, tpu_counter_name(c) + strlen("stall_"),
                                 json_integer((json_int_t)p->counters[c]));
-        json_object_set_new(counters, tpu_perf_name(c), json_integer((json_int_t)p->counters[c]));
+        json_object_set_new(counters, tpu_counter_name(c), json_integer((json_int_t)p->counters[c]));
     }
     /* json_pack steals the "o" references, also on failure. */
     return json_pack(
