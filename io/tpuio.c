@@ -4,7 +4,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +195,61 @@ const uint8_t *tpuio_take(tpuio_cursor *c, size_t n)
     return p;
 }
 
+/* ---------------------------------------------------------- signal cleanup -- */
+
+/* A slot is free (0), being written (1) or holds a path to remove (2). The handler reads only
+ * slots in state 2, whose path is complete, and calls only unlink, signal and raise. */
+static atomic_int tracked_state[TPUIO_TRACKED];
+static char tracked_path[TPUIO_TRACKED][PATH_MAX];
+
+int tpuio_track(const char *path)
+{
+    if (strlen(path) >= PATH_MAX)
+        return -1;
+    for (int i = 0; i < TPUIO_TRACKED; i++) {
+        int free_slot = 0;
+        if (atomic_compare_exchange_strong(&tracked_state[i], &free_slot, 1)) {
+            strcpy(tracked_path[i], path);
+            atomic_store(&tracked_state[i], 2);
+            return i;
+        }
+    }
+    return -1;
+}
+
+void tpuio_untrack(const char *path)
+{
+    for (int i = 0; i < TPUIO_TRACKED; i++) {
+        int held = 2;
+        if (atomic_load(&tracked_state[i]) == 2 && !strcmp(tracked_path[i], path) &&
+            atomic_compare_exchange_strong(&tracked_state[i], &held, 0))
+            return;
+    }
+}
+
+static void remove_tracked(int sig)
+{
+    for (int i = 0; i < TPUIO_TRACKED; i++)
+        if (atomic_load(&tracked_state[i]) == 2)
+            unlink(tracked_path[i]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void tpuio_remove_on_signals(void)
+{
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = remove_tracked;
+        sigemptyset(&sa.sa_mask);
+        for (size_t j = 0; j < sizeof sigs / sizeof sigs[0]; j++)
+            sigaddset(&sa.sa_mask, sigs[j]); /* one cleanup at a time */
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
 /* ------------------------------------------------------------------ outputs -- */
 
 int tpuio_stage(tpuio_staged *f, const char *path, const void *data, size_t len, char *err,
@@ -211,6 +269,7 @@ int tpuio_stage(tpuio_staged *f, const char *path, const void *data, size_t len,
         f->tmp = NULL;
         return -1;
     }
+    tpuio_track(f->tmp);
     /* mkstemp makes the file private; give it the mode a plain create would have. */
     const mode_t mask = umask(0);
     umask(mask);
@@ -235,6 +294,7 @@ int tpuio_stage(tpuio_staged *f, const char *path, const void *data, size_t len,
         return 0;
     tpuio_err(err, errlen, "cannot write: %s", strerror(e));
     unlink(f->tmp);
+    tpuio_untrack(f->tmp);
     free(f->tmp);
     f->tmp = NULL;
     return -1;
@@ -242,6 +302,10 @@ int tpuio_stage(tpuio_staged *f, const char *path, const void *data, size_t len,
 
 int tpuio_commit(tpuio_staged *files, int n, int ok, int *failed, char *err, size_t errlen)
 {
+    /* A signal amid the renames must take the renamed files back too: all or nothing. */
+    for (int i = 0; ok && i < n; i++)
+        if (files[i].tmp)
+            tpuio_track(files[i].path);
     int committed = 0;
     while (ok && committed < n) {
         const tpuio_staged *f = &files[committed];
@@ -257,6 +321,10 @@ int tpuio_commit(tpuio_staged *files, int n, int ok, int *failed, char *err, siz
     for (int i = 0; i < n; i++) {
         if (!ok && files[i].tmp)
             unlink(i < committed ? files[i].path : files[i].tmp);
+        if (files[i].tmp) {
+            tpuio_untrack(files[i].tmp);
+            tpuio_untrack(files[i].path);
+        }
         free(files[i].tmp);
         files[i].tmp = NULL;
     }

@@ -87,6 +87,17 @@ int tpuio_commit(tpuio_staged *files, int n, int ok, int *failed, char *err, siz
 /* tpuio_stage and tpuio_commit of one file. */
 int tpuio_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen);
 
+/* Temporary files a signal must not leave behind: once tpuio_remove_on_signals has installed
+ * its handlers, a SIGINT, SIGTERM or SIGHUP removes every tracked path and then kills the process
+ * with that signal (its default action, so the exit status still says so). tpuio_stage tracks
+ * its temporary until tpuio_commit; other writers (traces) track theirs. Thread-safe; at most
+ * TPUIO_TRACKED paths at a time (tpuio_track returns -1 beyond, and the file is then simply
+ * not removed on a signal). */
+#define TPUIO_TRACKED 64
+void tpuio_remove_on_signals(void);
+int tpuio_track(const char *path);
+void tpuio_untrack(const char *path);
+
 #ifdef __cplusplus
 }
 #endif

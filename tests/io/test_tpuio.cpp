@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -252,6 +253,59 @@ TEST_F(TpuIo, FailedCommitLeavesNothing)
 
     EXPECT_EQ(tpuio_write_file((dir + "/missing/x").c_str(), "x", 1, err, sizeof err), -1);
     EXPECT_STREQ(err, "cannot create: No such file or directory");
+}
+
+// A signal while outputs are staged removes them, and the process still dies of that signal.
+TEST_F(TpuIo, SignalRemovesStagedFiles)
+{
+    for (int sig : {SIGINT, SIGTERM}) {
+        const std::string path = dir + "/out" + std::to_string(sig);
+        const pid_t pid = fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            tpuio_remove_on_signals();
+            tpuio_staged f = {};
+            char err[256];
+            if (tpuio_stage(&f, path.c_str(), "data", 4, err, sizeof err))
+                _exit(1);
+            raise(sig);
+            _exit(2); // not reached
+        }
+        int status = 0;
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << status;
+        EXPECT_TRUE(listing().empty()) << listing()[0];
+    }
+    // Tracked paths are forgotten when committed: a later signal leaves the outputs alone.
+    const std::string path = dir + "/kept";
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        tpuio_remove_on_signals();
+        char err[256];
+        if (tpuio_write_file(path.c_str(), "data", 4, err, sizeof err))
+            _exit(1);
+        raise(SIGINT);
+        _exit(2);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFSIGNALED(status));
+    EXPECT_EQ(listing(), std::vector<std::string>{"kept"});
+}
+
+TEST(TpuIoTrack, SlotsAreReused)
+{
+    for (int round = 0; round < 3; round++) {
+        std::vector<std::string> names;
+        for (int i = 0; i < TPUIO_TRACKED; i++) {
+            names.push_back("/nonexistent/t" + std::to_string(i));
+            EXPECT_GE(tpuio_track(names.back().c_str()), 0);
+        }
+        EXPECT_EQ(tpuio_track("/nonexistent/one-too-many"), -1);
+        for (const std::string &n : names)
+            tpuio_untrack(n.c_str());
+    }
 }
 
 } // namespace

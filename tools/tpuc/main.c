@@ -64,6 +64,7 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
+    tpuio_remove_on_signals(); /* Ctrl-C never leaves a half-written package */
     tpuc_options o = {0};
     const char *out = NULL, *dump = NULL;
     const char *calib_paths[64];

@@ -609,6 +609,7 @@ static void print_version(void)
 
 int main(int argc, char **argv)
 {
+    tpuio_remove_on_signals(); /* Ctrl-C never leaves a half-written output or trace */
     if (argc < 2)
         return cli_fail(EXIT_USAGE, "usage", "no command (tpusim --help lists them)");
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
