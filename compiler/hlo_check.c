@@ -291,6 +291,37 @@ static int check_transpose(checker *k)
     return 0;
 }
 
+/* pad: out[d] = lo[d] + hi[d] + in[d] + max(in[d] - 1, 0) * interior[d]; negative lo/hi crop. */
+static int check_pad(checker *k)
+{
+    const hlo_instr *in = k->in;
+    const hlo_shape *s, *v;
+    if (arity(k, 2) || need_array(k, s = operand(k, 0), "the operand") ||
+        need_array(k, v = operand(k, 1), "the padding value") ||
+        need_array(k, &in->shape, "the result") || check_same_type(k, s) ||
+        check_same_type(k, v))
+        return -1;
+    if (v->rank != 0)
+        return fail(k, "the padding value must be a scalar");
+    if (!in->pad_low.present || in->pad_low.n != s->rank)
+        return fail(k, "padding has %d dimensions, the operand %d",
+                    in->pad_low.present ? in->pad_low.n : 0, s->rank);
+    if (in->shape.rank != s->rank)
+        return fail(k, "result rank %d, operand rank %d: must be equal", in->shape.rank, s->rank);
+    for (int i = 0; i < s->rank; i++) {
+        const int64_t d = s->dims[i], interior = in->pad_interior.v[i];
+        const int64_t want = in->pad_low.v[i] + in->pad_high.v[i] + d + (d ? d - 1 : 0) * interior;
+        if (want < 0)
+            return fail(k, "dimension %d: padding %lld_%lld_%lld leaves %lld elements", i,
+                        (long long)in->pad_low.v[i], (long long)in->pad_high.v[i],
+                        (long long)interior, (long long)want);
+        if (in->shape.dims[i] != want)
+            return fail(k, "result dim %d has size %lld, padding makes it %lld", i,
+                        (long long)in->shape.dims[i], (long long)want);
+    }
+    return 0;
+}
+
 static int check_convert(checker *k)
 {
     const hlo_shape *s;
@@ -748,6 +779,8 @@ static int check_instr(checker *k)
         return check_transpose(k);
     case HLO_OP_CONVERT:
         return check_convert(k);
+    case HLO_OP_PAD:
+        return check_pad(k);
     case HLO_OP_TUPLE:
         return check_tuple(k);
     case HLO_OP_GET_TUPLE_ELEMENT:
@@ -882,6 +915,55 @@ static int check_call_graph(checker *k)
     return rc;
 }
 
+/* Marks in live[c][i] the instructions some result of the module depends on: from the ENTRY
+ * root through operands, into the computations live instructions call. Returns 0, or -1 when out
+ * of memory. */
+static int mark_live(const hlo_module *m, bool **live)
+{
+    bool *comp = calloc((size_t)m->n_comps + 1, sizeof *comp);
+    int *stack = NULL;
+    int cap = 0;
+    if (!comp)
+        return -1;
+    comp[m->entry] = true;
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (int c = 0; c < m->n_comps; c++) {
+            const hlo_computation *k = &m->comps[c];
+            if (!comp[c] || live[c][k->root])
+                continue;
+            if (cap < k->n_instrs) {
+                int *s = realloc(stack, (size_t)k->n_instrs * sizeof *s);
+                if (!s) {
+                    free(stack);
+                    free(comp);
+                    return -1;
+                }
+                stack = s;
+                cap = k->n_instrs;
+            }
+            int top = 0;
+            live[c][k->root] = true;
+            stack[top++] = k->root;
+            while (top) {
+                const hlo_instr *in = &k->instrs[stack[--top]];
+                for (int o = 0; o < in->n_operands; o++)
+                    if (!live[c][in->operands[o].index]) {
+                        live[c][in->operands[o].index] = true;
+                        stack[top++] = in->operands[o].index;
+                    }
+                const int callees[2] = {in->to_apply, in->calls};
+                for (int j = 0; j < 2; j++)
+                    if (callees[j] >= 0 && !comp[callees[j]])
+                        comp[callees[j]] = grew = true;
+            }
+        }
+    }
+    free(stack);
+    free(comp);
+    return 0;
+}
+
 int hlo_check(const hlo_module *m, const char *file, hlo_error *err)
 {
     checker k = {m, file, err, NULL, NULL};
@@ -893,24 +975,40 @@ int hlo_check(const hlo_module *m, const char *file, hlo_error *err)
         if (check_params(&k))
             return -1;
     }
-    for (int c = 0; c < m->n_comps; c++) {
+    bool **live = calloc((size_t)m->n_comps + 1, sizeof *live);
+    int rc = live ? 0 : out_of_memory(&k);
+    for (int c = 0; c < m->n_comps && !rc; c++)
+        if (!(live[c] = calloc((size_t)m->comps[c].n_instrs + 1, sizeof **live)))
+            rc = out_of_memory(&k);
+    for (int c = 0; c < m->n_comps && !rc; c++) {
         k.c = &m->comps[c];
         int *order = malloc(((size_t)k.c->n_instrs + 1) * sizeof *order), at = -1;
-        if (!order)
-            return out_of_memory(&k);
-        if (hlo_topo_order(k.c, order, &at)) {
-            free(order);
-            if (at < 0)
-                return out_of_memory(&k);
-            k.in = &k.c->instrs[at];
-            return fail(&k, "operands form a cycle through '%s'", k.in->name);
+        if (!order) {
+            rc = out_of_memory(&k);
+        } else if (hlo_topo_order(k.c, order, &at)) {
+            if (at < 0) {
+                rc = out_of_memory(&k);
+            } else {
+                k.in = &k.c->instrs[at];
+                rc = fail(&k, "operands form a cycle through '%s'", k.in->name);
+            }
         }
         free(order);
-        for (int i = 0; i < k.c->n_instrs; i++) {
+    }
+    if (!rc && mark_live(m, live))
+        rc = out_of_memory(&k);
+    /* Dead code (what no result depends on, as torch_xla's max-pool indices) is parsed but not
+     * checked: nothing evaluates it. */
+    for (int c = 0; c < m->n_comps && !rc; c++) {
+        k.c = &m->comps[c];
+        for (int i = 0; i < k.c->n_instrs && !rc; i++) {
             k.in = &k.c->instrs[i];
-            if (check_instr(&k))
-                return -1;
+            if (live[c][i] || k.in->opcode == HLO_OP_PARAMETER)
+                rc = check_instr(&k);
         }
     }
-    return 0;
+    for (int c = 0; live && c < m->n_comps; c++)
+        free(live[c]);
+    free(live);
+    return rc;
 }

@@ -599,6 +599,30 @@ static int eval_constant(evaluator *e, const hlo_instr *in, hlo_array *o)
 }
 
 /* Evaluates one array-valued instruction into o (allocated with the result shape). */
+/* pad: the value everywhere, then operand element i at lo + i * (interior + 1) per dimension
+ * where that lies inside the result (negative padding crops). Element bytes are copied. */
+static void eval_pad(const hlo_instr *in, const hlo_array *a, const hlo_array *v, hlo_array *o)
+{
+    const size_t es = hlo_type_size(o->shape.type);
+    int64_t ost[HLO_MAX_RANK], idx[HLO_MAX_RANK] = {0};
+    row_major_strides(&o->shape, ost);
+    for (int64_t i = 0; i < o->shape.elements; i++)
+        memcpy((char *)o->data + i * es, v->data, es);
+    for (int64_t i = 0; i < a->shape.elements; i++) {
+        int64_t at = 0;
+        bool inside = true;
+        for (int d = 0; d < a->shape.rank && inside; d++) {
+            const int64_t p = in->pad_low.v[d] + idx[d] * (in->pad_interior.v[d] + 1);
+            inside = p >= 0 && p < o->shape.dims[d];
+            at += p * ost[d];
+        }
+        if (inside)
+            memcpy((char *)o->data + at * es, (const char *)a->data + i * es, es);
+        for (int d = a->shape.rank - 1; d >= 0 && ++idx[d] == a->shape.dims[d]; d--)
+            idx[d] = 0;
+    }
+}
+
 static int eval_array_op(evaluator *e, const hlo_instr *in, const val *ops, hlo_array *o)
 {
     hlo_type t = o->shape.type;
@@ -679,6 +703,9 @@ static int eval_array_op(evaluator *e, const hlo_instr *in, const val *ops, hlo_
         return eval_dot(in, a, ops[1].a, o) ? fail(e, in, "out of memory") : 0;
     case HLO_OP_CONVOLUTION:
         eval_conv(in, a, ops[1].a, o);
+        return 0;
+    case HLO_OP_PAD:
+        eval_pad(in, a, ops[1].a, o);
         return 0;
     default: /* is-finite, the only other op hlo_check lets through */
         for (int64_t i = 0; i < n; i++)

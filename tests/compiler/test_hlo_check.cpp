@@ -303,10 +303,46 @@ ENTRY main {
     bad("  bad = f32[2] reduce(a, k), to_apply=add2\n", "reduce: missing dimensions");
 }
 
+// What no result depends on is not checked (nothing evaluates it): torch_xla leaves max_pool2d's
+// index computation in its dumps, with ops and types the checker does not take.
+TEST(HloCheck, DeadCodeIsNotChecked)
+{
+    const std::string text = "HloModule m\n"
+                             "sel { a = u32[] parameter(0)\n b = u32[] parameter(1)\n"
+                             "  ROOT c = pred[] compare(a, b), direction=GE }\n"
+                             "ENTRY main {\n"
+                             "  x = f32[4] parameter(0)\n"
+                             "  i = u32[4] iota(), iota_dimension=0\n"
+                             "  s = u32[4] select-and-scatter(i, i, i), select=sel\n"
+                             "  r = f32[4] rsqrt(x)\n"
+                             "  ROOT y = f32[4] negate(x)\n"
+                             "}\n";
+    hlo_error err{};
+    hlo_module *m = hlo_parse(text.data(), text.size(), "t.hlo", &err);
+    ASSERT_NE(m, nullptr) << err.msg;
+    EXPECT_EQ(hlo_check(m, "t.hlo", &err), 0) << err.msg;
+    hlo_module_free(m);
+}
+
 TEST(HloCheck, StructuralErrors)
 {
-    expect_bad("  bad = f32[2] rsqrt(a)\n  a = f32[2] parameter(0)\n",
+    expect_bad("  ROOT bad = f32[2] rsqrt(a)\n  a = f32[2] parameter(0)\n",
                "rsqrt: unsupported op");
+    expect_bad("  a = f32[3] parameter(0)\n  v = f32[] parameter(1)\n"
+               "  ROOT bad = f32[7] pad(a, v), padding=1_2_1\n",
+               "pad: result dim 0 has size 7, padding makes it 8");
+    expect_bad("  a = f32[3] parameter(0)\n  v = s32[] parameter(1)\n"
+               "  ROOT bad = f32[3] pad(a, v), padding=0_0\n",
+               "pad: operand element type s32 differs from the result's f32");
+    expect_bad("  a = f32[3] parameter(0)\n  v = f32[1] parameter(1)\n"
+               "  ROOT bad = f32[3] pad(a, v), padding=0_0\n",
+               "pad: the padding value must be a scalar");
+    expect_bad("  a = f32[3,2] parameter(0)\n  v = f32[] parameter(1)\n"
+               "  ROOT bad = f32[3,2] pad(a, v), padding=0_0\n",
+               "pad: padding has 1 dimensions, the operand 2");
+    expect_bad("  a = f32[3] parameter(0)\n  v = f32[] parameter(1)\n"
+               "  ROOT bad = f32[0] pad(a, v), padding=-2_-2\n",
+               "pad: dimension 0: padding -2_-2_0 leaves -1 elements");
     expect_bad("  a = f32[2] parameter(0)\n  bad = f32[2] parameter(0)\n",
                "parameter: number 0 already used by 'a'");
     expect_bad("  a = f32[2] parameter(0)\n  bad = f32[2] parameter(2)\n",

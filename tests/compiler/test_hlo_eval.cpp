@@ -149,6 +149,28 @@ TEST(HloEval, DataMovement)
                 {-128, 127, 0, 5});
 }
 
+TEST(HloEval, Pad)
+{
+    // Low 1, high 2, interior 1 on [3]: v a v b v c v v.
+    expect_same(run1(entry("  a = f32[3] parameter(0)\n  v = f32[] parameter(1)\n"
+                           "  ROOT r = f32[8] pad(a, v), padding=1_2_1\n"),
+                     {make(HLO_F32, {3}, {1, 2, 3}), make(HLO_F32, {}, {-1})}),
+                {-1, 1, -1, 2, -1, 3, -1, -1});
+    // Negative padding crops; zero padding (as torch_xla's max-pool prints it) is the identity.
+    expect_same(run1(entry("  a = s32[2,3] parameter(0)\n  v = s32[] parameter(1)\n"
+                           "  ROOT r = s32[2,2] pad(a, v), padding=0_0x-1_0\n"),
+                     {make(HLO_S32, {2, 3}, {1, 2, 3, 4, 5, 6}), make(HLO_S32, {}, {0})}),
+                {2, 3, 5, 6});
+    expect_same(run1(entry("  a = f32[2,2] parameter(0)\n  v = f32[] parameter(1)\n"
+                           "  ROOT r = f32[2,2] pad(a, v), padding=0_0x0_0\n"),
+                     {make(HLO_F32, {2, 2}, {1, 2, 3, 4}), make(HLO_F32, {}, {-kInf})}),
+                {1, 2, 3, 4});
+    expect_same(run1(entry("  a = u8[1,2] parameter(0)\n  v = u8[] parameter(1)\n"
+                           "  ROOT r = u8[3,4] pad(a, v), padding=1_1x1_1\n"),
+                     {make(HLO_U8, {1, 2}, {7, 8}), make(HLO_U8, {}, {9})}),
+                {9, 9, 9, 9, 9, 7, 8, 9, 9, 9, 9, 9});
+}
+
 TEST(HloEval, Convert)
 {
     auto cv = [&](hlo_type ft, const char *from, const char *to, std::vector<double> v) {
