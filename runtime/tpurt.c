@@ -38,7 +38,7 @@ tpurt_status rt_fail(tpurt *rt, tpurt_status s, const char *fmt, ...)
     return s;
 }
 
-tpurt_status rt_from_driver(tpu_status s)
+tpurt_status tpurt_status_from_driver(tpu_status s)
 {
     switch (s) {
     case TPU_OK: return TPURT_OK;
@@ -59,7 +59,7 @@ tpurt_status rt_from_driver(tpu_status s)
 tpurt_status rt_driver_fail(tpurt *rt, tpu_status s, const char *where)
 {
     const char *msg = tpu_last_error(rt->dev);
-    return rt_fail(rt, rt_from_driver(s), "%s: %s", where, msg && *msg ? msg : tpu_status_name(s));
+    return rt_fail(rt, tpurt_status_from_driver(s), "%s: %s", where, msg && *msg ? msg : tpu_status_name(s));
 }
 
 double rt_seconds(void)
@@ -170,7 +170,7 @@ static tpurt_status setup_device(tpurt *rt, const tpurt_options *opts)
                        "device's addresses", (unsigned long long)pkg->arena_bytes);
     tpu_status s = tpu_open(&o, &rt->dev, rt->msg, sizeof rt->msg);
     if (s != TPU_OK)
-        return rt_from_driver(s);
+        return tpurt_status_from_driver(s);
     tpu_set_budget(rt->dev, opts->max_cycles);
     tpu_query(rt->dev, &rt->info); /* an open device answers */
     if (pkg->arena_bytes)
@@ -471,7 +471,7 @@ tpurt_status tpurt_trace(tpurt *rt, const char *path, uint64_t from, uint64_t to
         return TPURT_E_ARG;
     const tpu_status s = tpu_trace_open(rt->dev, path, from, to);
     if (s != TPU_OK) /* the message names tpu_trace_open; a refused argument is the caller's */
-        return rt_fail(rt, s == TPU_E_ARG ? TPURT_E_ARG : rt_from_driver(s), "%s",
+        return rt_fail(rt, s == TPU_E_ARG ? TPURT_E_ARG : tpurt_status_from_driver(s), "%s",
                        tpu_last_error(rt->dev));
     rt->tracing = 1;
     return TPURT_OK;

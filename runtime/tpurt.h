@@ -46,6 +46,9 @@ typedef enum tpurt_status {
 } tpurt_status;
 
 const char *tpurt_status_name(tpurt_status s); /* "TPURT_E_TIMEOUT"; "?" if unknown */
+/* The runtime's status for a driver call's (TPU_E_ARG, TPU_E_NOMEM and TPU_E_DEVICE are the
+ * device refusing: TPURT_E_DEVICE). */
+tpurt_status tpurt_status_from_driver(tpu_status s);
 
 typedef struct tpurt tpurt;
 

@@ -51,8 +51,6 @@ struct tpurt {
 /* Sets rt's message; returns s. */
 tpurt_status rt_fail(tpurt *rt, tpurt_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* The runtime's status for a driver error. */
-tpurt_status rt_from_driver(tpu_status s);
 /* rt_fail with "<where>: <the driver's message>". */
 tpurt_status rt_driver_fail(tpurt *rt, tpu_status s, const char *where);
 /* Seconds on the monotonic clock. */

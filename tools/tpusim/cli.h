@@ -7,9 +7,11 @@
 
 #include <jansson.h>
 
-#include "io/npy.h"
-#include "tools/tpusim/report.h"
 #include "driver/tpu.h"
+#include "io/npy.h"
+#include "io/tpuio.h"
+#include "runtime/tpurt.h"
+#include "tools/tpusim/report.h"
 
 enum exit_code { EXIT_OK = 0, EXIT_MISMATCH = 1, EXIT_USAGE = 2, EXIT_DEVICE = 3 };
 
@@ -27,13 +29,15 @@ typedef struct {
     int have_window;
 } cli_options;
 
-/* main.c: what every subcommand's argument parsing and output files use. */
+/* cli.c: what every subcommand's argument parsing, errors and output files use. */
 
 /* A whole decimal number in [min, max]: 0, or -1. */
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out);
 /* "--opt: '<val>' is not <want>", EXIT_USAGE. */
 int bad_value(const char *opt, const char *val, const char *want);
+/* bad_value with want "<what> (1..<max>)". */
+int bad_limit(const char *opt, const char *val, const char *what, uint64_t max);
 /* Splits arg, "--name" or "--name=value", of subcommand cmd: the name into name[size] and
  * *eq at the '=' (NULL without one). Returns 0, or EXIT_USAGE (message printed). */
 int split_option(const char *cmd, const char *arg, char *name, size_t size, const char **eq);
@@ -47,19 +51,25 @@ const char *option_value(const char *cmd, const char *name, const char *eq, int 
 int common_option(const char *cmd, const char *name, const char *eq, int argc, char **argv,
                   int *i, cli_options *o);
 
-/* An output written to a temporary name beside it, renamed into place once every output is. */
-typedef struct {
-    const char *path;
-    char *tmp;
-} cli_staged;
-/* Writes data to a new temporary file for path. Returns 0, or EXIT_USAGE (message printed). */
-int stage(cli_staged *f, const char *path, const void *data, size_t len);
+/* The one mapping of a failed call to an exit code, its message printed as "tpusim: <what>:
+ * <msg>": 1 for a golden model mismatch, 3 for the device, its firmware, core errors and
+ * timeouts, 2 for the rest (inputs, host memory, the trace), whose <what> is blame when it is to
+ * blame. A driver call's status goes through tpurt_status_from_driver. */
+int cli_status_error(tpurt_status s, const char *msg, const char *blame);
+
+/* Outputs are staged (io/tpuio.h) and committed together, all or nothing; a failure is printed
+ * and is EXIT_USAGE. cli_commit commits with rc 0, else removes every staged file, and returns rc
+ * or the failed rename's code. */
+int cli_stage(tpuio_staged *f, const char *path, const void *data, size_t len);
 /* j (taken, may be NULL when out of memory) as indented JSON text ending in a newline. */
-int stage_json(cli_staged *f, const char *path, json_t *j);
-/* All or nothing: with rc 0 renames the n staged files into place, else (or when a rename fails)
- * removes every one, those already renamed too. Frees the temporary names; returns rc or the
- * rename's exit code. Entries never staged ({0}) are skipped. */
-int commit_staged(cli_staged *files, int n, int rc);
+int cli_stage_json(tpuio_staged *f, const char *path, json_t *j);
+int cli_commit(tpuio_staged *files, int n, int rc);
+
+/* The subcommands: the arguments after their name; each returns the exit code, every message
+ * printed. */
+extern const char usage_gemm[], usage_bench[];
+int cmd_gemm(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /* One GEMM's operands, as the firmware reads them. */
 typedef struct {
@@ -76,7 +86,7 @@ typedef struct {
     tpu_perf_report perf;
 } cli_gemm_result;
 
-/* gemm.c: operands from .npy files or random, the run on the device, the reference check.
+/* problem.c: operands from .npy files or random, the run on the device, the reference check.
  * Each returns 0 or an exit code, with the message printed. */
 /* An array's shape as "[3, 4]" into buf; returns buf. */
 const char *shape_str(const npy_array *a, char *buf, size_t size);

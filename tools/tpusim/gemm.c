@@ -1,395 +1,232 @@
-/* gemm.c - tpusim gemm's operands (.npy files or random), its run on the device through the
- * driver, and the plain C reference it is checked against. */
+/* gemm.c - tpusim gemm: its options, the run (operands and device in problem.c), the report
+ * (report.c) and the output files. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "tools/tpusim/cli.h"
 #include "io/npy.h"
-/* ------------------------------------------------------------ problem -- */
+#include "tools/tpusim/cli.h"
+#include "tools/tpusim/report.h"
 
+const char usage_gemm[] =
+    "usage: tpusim gemm --a A.npy --b B.npy [--bias BIAS.npy] [--relu]\n"
+    "                   [--requant MULT,SHIFT | --requant-params P.npy] [--unsigned-a]\n"
+    "                   [--out C.npy] [common options]\n"
+    "       tpusim gemm --m M --k K --n N [--seed S] [--bias] [--relu] [--requant MULT,SHIFT]\n"
+    "                   [--unsigned-a] [--out C.npy] [common options]\n"
+    "\n"
+    "C = A . B (+ bias), then ReLU, then optional requantization to int8, on the cycle-accurate\n"
+    "device; every instruction stream is checked against the golden model, and C against a plain\n"
+    "C reference GEMM.\n"
+    "\n"
+    "operands (.npy, little-endian, C order):\n"
+    "  --a A.npy              int8 [M,K] (uint8 with --unsigned-a)\n"
+    "  --b B.npy              int8 [K,N]\n"
+    "  --bias BIAS.npy        int32 [N], added to every row (random mode: --bias, no file)\n"
+    "  --relu                 clamp at zero after the bias\n"
+    "  --requant MULT,SHIFT   int8 output: clamp(round(x * MULT / 2^SHIFT)), SHIFT 0..63\n"
+    "  --requant-params P.npy int32 [2,N]: per-column MULT (row 0) and SHIFT (row 1)\n"
+    "  --unsigned-a           A is uint8\n"
+    "  --out C.npy            write C: int32 [M,N], or int8 with requantization\n"
+    "  --m M --k K --n N      random operands of that shape instead of files\n"
+    "  --seed S               random seed (default 1)\n"
+    "\n"
+    "common options:\n"
+    "  --array N              N x N array (default 16; tpusim --version lists those built)\n"
+    "  --mem-latency CYCLES   memory latency, 1..65536 (default: the simulator's, 32)\n"
+    "  --mem-bandwidth BYTES  memory bytes per cycle, 1..4096 (default: the simulator's, 64)\n"
+    "  --json FILE            also write the report as JSON\n"
+    "  --trace FILE.fst|.vcd  waveform of the run (kept even when the run fails)\n"
+    "  --trace-window FROM:TO only cycles [FROM, TO) after the submit (TO empty: to the end)\n"
+    "  --max-cycles C         give up unless the device halts within C cycles of the\n"
+    "                         submit, firmware included (default: no limit)\n"
+    "  --quiet                no report on stdout, no progress bar\n"
+    "\n"
+    "Output files are written only when the run succeeds.\n"
+    "exit codes: 0 success, 1 result mismatch (golden model or reference), 2 usage or input\n"
+    "error (arguments, .npy files, output files), 3 device error or timeout.\n";
 
-void problem_free(cli_problem *p)
+/* "MULT,SHIFT": MULT an int32, SHIFT 0..63. */
+static int parse_requant(const char *s, uint32_t *mult, uint32_t *shift)
 {
-    free(p->a);
-    free(p->b);
-    free(p->params);
+    const char *comma = strchr(s, ',');
+    if (!comma)
+        return -1;
+    char *end;
+    errno = 0;
+    const long long m = strtoll(s, &end, 10);
+    if (errno || end != comma || end == s || m < INT32_MIN || m > INT32_MAX)
+        return -1;
+    *mult = (uint32_t)(int32_t)m;
+    return parse_u32(comma + 1, 0, 63, shift);
 }
 
-static int has_params(const cli_problem *p)
-{
-    return p->bias || p->requant != REPORT_INT32_OUT;
-}
+/* The options of gemm alone that take a value. */
+enum { OPT_A, OPT_B, OPT_BIAS, OPT_PARAMS, OPT_OUT, OPT_REQUANT, OPT_M, OPT_K, OPT_N, OPT_SEED,
+       OPT_COUNT };
+static const char *const value_options[OPT_COUNT] = {
+    [OPT_A] = "--a", [OPT_B] = "--b", [OPT_BIAS] = "--bias", [OPT_PARAMS] = "--requant-params",
+    [OPT_OUT] = "--out", [OPT_REQUANT] = "--requant", [OPT_M] = "--m", [OPT_K] = "--k",
+    [OPT_N] = "--n", [OPT_SEED] = "--seed",
+};
 
-const char *shape_str(const npy_array *a, char *buf, size_t size)
+/* Parses the arguments after "gemm". Returns 0, EXIT_USAGE (message printed), or -1 after
+ * printing the help. */
+static int parse_gemm(int argc, char **argv, cli_options *o)
 {
-    size_t n = (size_t)snprintf(buf, size, "[");
-    for (int i = 0; i < a->ndim && n < size; i++)
-        n += (size_t)snprintf(buf + n, size - n, "%s%llu", i ? ", " : "",
-                              (unsigned long long)a->shape[i]);
-    if (n < size)
-        snprintf(buf + n, size - n, "]");
-    return buf;
-}
+    memset(o, 0, sizeof *o);
+    o->seed = 1;
+    /* --bias names a file in file mode and is a plain flag in random mode. */
+    int file_mode = 0;
+    for (int i = 0; i < argc; i++)
+        if ((!strncmp(argv[i], "--a", 3) || !strncmp(argv[i], "--b", 3)) &&
+            (!argv[i][3] || argv[i][3] == '='))
+            file_mode = 1;
+    unsigned shape_given = 0; /* bits: --m, --k, --n */
+    int seed_given = 0;
 
-/* Loads path and checks its dtype, its rank, and that every dimension is 1..2^32-1. */
-static int load_operand(const char *path, npy_array *arr, npy_dtype want, int rank,
-                        const char *role, const char *dtype_hint)
-{
-    char err[256], s[200];
-    if (npy_load(path, arr, err, sizeof err))
-        return cli_fail(EXIT_USAGE, path, "%s", err);
-    if (arr->dtype != want)
-        return cli_fail(EXIT_USAGE, path, "dtype %s, expected %s for %s%s",
-                    npy_dtype_name(arr->dtype), npy_dtype_name(want), role, dtype_hint);
-    if (arr->ndim != rank)
-        return cli_fail(EXIT_USAGE, path, "shape %s has %d dimension%s, expected %d for %s",
-                    shape_str(arr, s, sizeof s), arr->ndim, arr->ndim == 1 ? "" : "s", rank,
-                    role);
-    for (int i = 0; i < rank; i++)
-        if (!arr->shape[i] || arr->shape[i] > UINT32_MAX)
-            return cli_fail(EXIT_USAGE, path, "shape %s: every dimension must be 1..%u",
-                        shape_str(arr, s, sizeof s), UINT32_MAX);
-    return 0;
-}
+    for (int i = 0; i < argc; i++) {
+        char name[32];
+        const char *eq;
+        int rc = split_option("gemm", argv[i], name, sizeof name, &eq);
+        if (rc)
+            return rc;
 
-static int shapes_differ(const char *fa, const npy_array *a, const char *fb, const npy_array *b,
-                         const char *why)
-{
-    char sa[200], sb[200];
-    return cli_fail(EXIT_USAGE, "shapes", "%s is %s but %s is %s: %s", fa,
-                shape_str(a, sa, sizeof sa), fb, shape_str(b, sb, sizeof sb), why);
-}
-
-/* Device bytes of A, B, C and the parameters. */
-static void operand_bytes(const cli_problem *p, uint64_t bytes[4])
-{
-    bytes[0] = (uint64_t)p->m * p->k;
-    bytes[1] = (uint64_t)p->k * p->n;
-    bytes[2] = (uint64_t)p->m * p->n * (p->requant != REPORT_INT32_OUT ? 1 : 4);
-    bytes[3] = has_params(p) ? 12ull * p->n : 0;
-}
-
-/* The operands must fit the device's 32-bit addresses, with room for the stream. */
-static int check_size(const cli_problem *p)
-{
-    uint64_t bytes[4];
-    operand_bytes(p, bytes);
-    const uint64_t total = bytes[0] + bytes[1] + bytes[2] + bytes[3];
-    if (!tpu_mem_size_for(total))
-        return cli_fail(EXIT_USAGE, "shapes",
-                    "M %u x K %u x N %u needs %llu bytes of device memory; at most 3 GiB fit",
-                    p->m, p->k, p->n, (unsigned long long)total);
-    return 0;
-}
-
-/* Allocates the parameter block (when used) and fills mult and shift: per column from
- * per_column ([2][n]: mult, shift), else per tensor from the options. */
-static int set_scales(cli_problem *p, const cli_options *o, const int32_t *per_column)
-{
-    if (!has_params(p))
-        return 0;
-    p->params = calloc(3 * (size_t)p->n, sizeof *p->params);
-    if (!p->params)
-        return cli_fail(EXIT_USAGE, "memory", "out of host memory");
-    for (uint32_t j = 0; p->requant != REPORT_INT32_OUT && j < p->n; j++) {
-        const int32_t shift = per_column ? per_column[p->n + j] : (int32_t)o->shift;
-        if (shift < 0 || shift > 63)
-            return cli_fail(EXIT_USAGE, o->params_file, "the shift of column %u is %d, outside 0..63",
-                        j, shift);
-        p->params[p->n + j] = per_column ? per_column[j] : (int32_t)o->mult;
-        p->params[2 * p->n + j] = shift;
-    }
-    return 0;
-}
-
-static void set_flags(cli_problem *p, const cli_options *o)
-{
-    p->unsigned_a = o->unsigned_a;
-    p->bias = o->bias;
-    p->relu = o->relu;
-    p->requant = o->params_file ? REPORT_REQUANT_COLUMN
-                 : o->requant   ? REPORT_REQUANT_TENSOR
-                                : REPORT_INT32_OUT;
-}
-
-int load_problem(const cli_options *o, cli_problem *p)
-{
-    npy_array a = {0}, b = {0}, bias = {0}, prm = {0};
-    int rc = load_operand(o->a, &a, o->unsigned_a ? NPY_UINT8 : NPY_INT8, 2, "A [M,K]",
-                          o->unsigned_a ? " (--unsigned-a)" : " (uint8 needs --unsigned-a)");
-    if (!rc)
-        rc = load_operand(o->b, &b, NPY_INT8, 2, "B [K,N]", "");
-    if (!rc && o->bias_file)
-        rc = load_operand(o->bias_file, &bias, NPY_INT32, 1, "the bias [N]", "");
-    if (!rc && o->params_file)
-        rc = load_operand(o->params_file, &prm, NPY_INT32, 2,
-                          "the requantization parameters [2,N]", "");
-    if (!rc && a.shape[1] != b.shape[0])
-        rc = shapes_differ(o->a, &a, o->b, &b, "A's columns must equal B's rows (K)");
-    if (!rc && o->bias_file && bias.shape[0] != b.shape[1])
-        rc = shapes_differ(o->bias_file, &bias, o->b, &b,
-                           "the bias needs one value per column of B (N)");
-    if (!rc && o->params_file && (prm.shape[0] != 2 || prm.shape[1] != b.shape[1]))
-        rc = shapes_differ(o->params_file, &prm, o->b, &b,
-                           "the parameters need 2 rows (MULT, SHIFT) of one value per column "
-                           "of B (N)");
-    if (!rc) {
-        p->m = (uint32_t)a.shape[0];
-        p->k = (uint32_t)a.shape[1];
-        p->n = (uint32_t)b.shape[1];
-        set_flags(p, o);
-        rc = check_size(p);
-    }
-    if (!rc) {
-        p->a = a.data;
-        p->b = b.data;
-        a.data = b.data = NULL;
-        rc = set_scales(p, o, prm.data);
-    }
-    if (!rc && o->bias_file)
-        memcpy(p->params, bias.data, p->n * sizeof *p->params);
-    npy_free(&a);
-    npy_free(&b);
-    npy_free(&bias);
-    npy_free(&prm);
-    return rc;
-}
-
-/* splitmix64: the same seed gives the same operands on every machine. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-int random_problem(const cli_options *o, cli_problem *p)
-{
-    p->m = o->m;
-    p->k = o->k;
-    p->n = o->n;
-    set_flags(p, o);
-    int rc = check_size(p);
-    if (rc)
-        return rc;
-    const size_t na = (size_t)p->m * p->k, nb = (size_t)p->k * p->n;
-    p->a = malloc(na);
-    p->b = malloc(nb);
-    if (!p->a || !p->b)
-        return cli_fail(EXIT_USAGE, "memory", "out of host memory for the operands");
-    if ((rc = set_scales(p, o, NULL)))
-        return rc;
-    uint64_t s = o->seed;
-    for (size_t i = 0; i < na; i++)
-        p->a[i] = (uint8_t)rng_next(&s);
-    for (size_t i = 0; i < nb; i++)
-        p->b[i] = (int8_t)(uint8_t)rng_next(&s);
-    /* Biases of the order of the sums (K x 2^14 at most), so that ReLU cuts a fair share. */
-    for (uint32_t j = 0; p->bias && j < p->n; j++)
-        p->params[j] = (int32_t)(rng_next(&s) % (1u << 20)) - (1 << 19);
-    return 0;
-}
-
-/* -------------------------------------------------------- reference -- */
-
-/* ACTIVATE's requantization (docs/isa.md): round to nearest, ties away from zero, then clamp. */
-static int8_t requant(int32_t x, int32_t mult, uint32_t shift)
-{
-    const int64_t prod = (int64_t)x * mult;
-    int64_t q = prod;
-    if (shift) {
-        const uint64_t half = 1ull << (shift - 1);
-        q = (int64_t)((uint64_t)prod + (prod < 0 ? half - 1 : half)) >> shift;
-    }
-    return (int8_t)(q < -128 ? -128 : q > 127 ? 127 : q);
-}
-
-/* C[i][j] straight from the definition: 32-bit wrapping sums. */
-static int32_t reference_elem(const cli_problem *p, uint32_t i, uint32_t j)
-{
-    uint32_t sum = 0;
-    for (uint32_t k = 0; k < p->k; k++) {
-        const uint8_t av = p->a[(size_t)i * p->k + k];
-        const int32_t a = p->unsigned_a ? av : (int8_t)av;
-        sum += (uint32_t)(a * p->b[(size_t)k * p->n + j]);
-    }
-    if (p->bias)
-        sum += (uint32_t)p->params[j];
-    int32_t x = (int32_t)sum;
-    if (p->relu && x < 0)
-        x = 0;
-    if (p->requant != REPORT_INT32_OUT)
-        x = requant(x, p->params[p->n + j], (uint32_t)p->params[2 * p->n + j]);
-    return x;
-}
-
-int check_reference(const cli_problem *p, const void *c)
-{
-    const int int8_out = p->requant != REPORT_INT32_OUT;
-    for (uint32_t i = 0; i < p->m; i++)
-        for (uint32_t j = 0; j < p->n; j++) {
-            const size_t idx = (size_t)i * p->n + j;
-            const int32_t got = int8_out ? ((const int8_t *)c)[idx] : ((const int32_t *)c)[idx];
-            const int32_t want = reference_elem(p, i, j);
-            if (got != want)
-                return cli_fail(EXIT_MISMATCH, "result mismatch",
-                            "C at row %u, column %u: expected %d (reference GEMM), actual %d "
-                            "(device)",
-                            i, j, want, got);
+        int *flag = !strcmp(name, "--relu")         ? &o->relu
+                    : !strcmp(name, "--unsigned-a") ? &o->unsigned_a
+                    : !strcmp(name, "--quiet")      ? &o->quiet
+                    : !strcmp(name, "--bias") && !file_mode ? &o->bias
+                                                            : NULL;
+        if (!strcmp(name, "--help")) {
+            fputs(usage_gemm, stdout);
+            return -1;
         }
-    return 0;
-}
-
-/* ------------------------------------------------------------ progress -- */
-
-typedef struct {
-    struct timespec start;
-    int pushed_all; /* the firmware has pushed every instruction: the total is known */
-    int shown;
-} progress;
-
-static double since(const struct timespec *t0)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
-}
-
-static void show_progress(void *ctx, uint64_t retired, uint64_t pushed, uint64_t cycles)
-{
-    progress *pr = ctx;
-    const double secs = since(&pr->start);
-    const double mhz = secs > 0 ? (double)cycles / secs / 1e6 : 0;
-    if (pr->pushed_all && pushed) {
-        enum { WIDTH = 30 };
-        const double frac = (double)retired / (double)pushed;
-        char bar[WIDTH + 1];
-        for (int i = 0; i < WIDTH; i++)
-            bar[i] = i < (int)(frac * WIDTH) ? '#' : '.';
-        bar[WIDTH] = '\0';
-        fprintf(stderr, "\r[%s] %5.1f %%  %llu cycles  %.2f M cycles/s  %.0f s\033[K", bar,
-                100 * frac, (unsigned long long)cycles, mhz, secs);
-    } else {
-        /* The firmware pushes at the core's pace: the total is not known until it is done. */
-        fprintf(stderr, "\rrunning: %llu instructions pushed, %llu retired  %llu cycles  "
-                        "%.2f M cycles/s  %.0f s\033[K",
-                (unsigned long long)pushed, (unsigned long long)retired,
-                (unsigned long long)cycles, mhz, secs);
-    }
-    pr->shown = 1;
-}
-
-/* -------------------------------------------------------------- device -- */
-
-/* The exit code and message of a failed driver call (TPU_E_MISMATCH: EXIT_MISMATCH, TPU_E_IO:
- * EXIT_USAGE, else EXIT_DEVICE); the driver's message names the call and the cause. */
-static int device_error(tpu_device *dev, tpu_status s)
-{
-    const char *what;
-    int code = EXIT_DEVICE;
-    switch (s) {
-    case TPU_E_TIMEOUT: what = "timeout"; break;
-    case TPU_E_MISMATCH: what = "golden model mismatch"; code = EXIT_MISMATCH; break;
-    case TPU_E_CORE: what = "core error"; break;
-    case TPU_E_STREAM: what = "firmware"; break;
-    case TPU_E_IO: what = "trace"; code = EXIT_USAGE; break;
-    default: what = "device"; break;
-    }
-    const char *msg = tpu_last_error(dev);
-    return cli_fail(code, what, "%s",
-                    msg && *msg ? msg : tpu_status_name(s));
-}
-
-/* A device opened with o's array size and memory timing, verify on, and room for need bytes of
- * operands besides the command streams; *info as it reports itself. */
-static int open_device(const cli_options *o, uint64_t need, tpu_device **dev, tpu_info *info)
-{
-    tpu_options opts;
-    tpu_options_default(&opts);
-    opts.array_n = o->array_n;
-    opts.mem_latency = o->mem_latency;
-    opts.mem_bytes_per_cycle = o->mem_bandwidth;
-    opts.verify = 1;
-    opts.mem_size = tpu_mem_size_for(need); /* check_size made sure it fits */
-    char err[512];
-    if (tpu_open(&opts, dev, err, sizeof err) != TPU_OK)
-        return cli_fail(EXIT_DEVICE, "device", "%s", err);
-    tpu_query(*dev, info); /* an open device answers */
-    return 0;
-}
-
-/* Runs p on a device opened with o's options; C's bytes go to c. */
-int run_device(const cli_options *o, const cli_problem *p, void *c, cli_gemm_result *res)
-{
-    uint64_t bytes[4]; /* A, B, C, params */
-    operand_bytes(p, bytes);
-    tpu_stream *st = tpu_stream_new();
-    if (!st)
-        return cli_fail(EXIT_USAGE, "memory", "out of host memory for the command stream");
-    tpu_device *dev;
-    int rc = open_device(o, bytes[0] + bytes[1] + bytes[2] + bytes[3], &dev, &res->info);
-    if (rc) {
-        tpu_stream_free(st);
-        return rc;
-    }
-
-    const void *host[4] = {p->a, p->b, NULL, p->params};
-    uint32_t addr[4], idx[4];
-    tpu_status s = TPU_OK;
-    for (int i = 0; i < 4 && s == TPU_OK; i++) {
-        if (!bytes[i])
+        if (flag) {
+            if (eq)
+                return cli_fail(EXIT_USAGE, name, "takes no value");
+            *flag = 1;
             continue;
-        s = tpu_alloc(dev, bytes[i], &addr[i]);
-        if (s == TPU_OK && host[i])
-            s = tpu_write(dev, addr[i], host[i], bytes[i]);
-        if (s == TPU_OK)
-            s = tpu_stream_buffer(st, addr[i], (uint32_t)bytes[i], &idx[i]);
+        }
+        if ((rc = common_option("gemm", name, eq, argc, argv, &i, o)) >= 0) {
+            if (rc)
+                return rc;
+            continue;
+        }
+        size_t opt = 0;
+        while (opt < OPT_COUNT && strcmp(name, value_options[opt]))
+            opt++;
+        if (opt == OPT_COUNT)
+            return cli_fail(EXIT_USAGE, "usage", "unknown option '%s' (see tpusim gemm --help)",
+                        name);
+        const char *val = option_value("gemm", name, eq, argc, argv, &i);
+        if (!val)
+            return EXIT_USAGE;
+
+        switch (opt) {
+        case OPT_A: o->a = val; break;
+        case OPT_B: o->b = val; break;
+        case OPT_BIAS:
+            o->bias_file = val;
+            o->bias = 1;
+            break;
+        case OPT_PARAMS: o->params_file = val; break;
+        case OPT_OUT: o->out = val; break;
+        case OPT_REQUANT:
+            if (parse_requant(val, &o->mult, &o->shift))
+                return bad_value(name, val, "MULT,SHIFT (an int32, then 0..63)");
+            o->requant = 1;
+            break;
+        case OPT_M:
+        case OPT_K:
+        case OPT_N: {
+            uint32_t *dim = opt == OPT_M ? &o->m : opt == OPT_K ? &o->k : &o->n;
+            if (parse_u32(val, 1, UINT32_MAX, dim))
+                return bad_value(name, val, "a dimension (at least 1)");
+            shape_given |= 1u << (opt - OPT_M);
+            break;
+        }
+        case OPT_SEED:
+            if (parse_u64(val, 0, UINT64_MAX, &o->seed))
+                return bad_value(name, val, "a number");
+            seed_given = 1;
+            break;
+        }
     }
-    if (s == TPU_OK) {
-        tpu_gemm g = {
-            .m = p->m, .k = p->k, .n = p->n,
-            .flags = (p->bias ? TPU_GEMM_BIAS : 0) | (p->relu ? TPU_GEMM_RELU : 0) |
-                     (p->requant != REPORT_INT32_OUT ? TPU_GEMM_OUT_INT8 : 0) |
-                     (p->unsigned_a ? TPU_GEMM_A_UNSIGNED : 0),
-            .a = {idx[0], 0, p->k},
-            .b = {idx[1], 0, p->n},
-            .c = {idx[2], 0, p->n},
-            .params = {has_params(p) ? idx[3] : 0, 0, 0},
-        };
-        s = tpu_stream_gemm(st, &g);
+
+    o->random = !file_mode;
+    if (file_mode) {
+        if (!o->a || !o->b)
+            return cli_fail(EXIT_USAGE, "usage", "--a and --b go together");
+        if (shape_given || seed_given)
+            return cli_fail(EXIT_USAGE, "usage", "--m, --k, --n and --seed are for random operands, "
+                                             "not with --a and --b");
+    } else {
+        if (shape_given != 7)
+            return cli_fail(EXIT_USAGE, "usage",
+                        "give --a and --b, or --m, --k and --n (see tpusim gemm --help)");
+        if (o->params_file)
+            return cli_fail(EXIT_USAGE, "usage", "--requant-params needs --a and --b");
     }
-    if (s == TPU_OK && o->trace)
-        s = tpu_trace_open(dev, o->trace, o->trace_from, o->trace_to);
-    progress pr = {0};
-    if (s == TPU_OK) {
-        if (!o->quiet && isatty(STDERR_FILENO))
-            tpu_set_progress(dev, show_progress, &pr);
-        clock_gettime(CLOCK_MONOTONIC, &pr.start);
-        tpu_set_budget(dev, o->max_cycles);
-        s = tpu_submit(dev, st);
-        pr.pushed_all = 1;
-        if (s == TPU_OK)
-            s = tpu_wait(dev, 0);
-        if (pr.shown)
-            fputs("\r\033[K", stderr);
-        /* The trace is kept when the run failed; that failure is the one to report. */
-        const tpu_status ts = o->trace ? tpu_trace_close(dev) : TPU_OK;
-        if (s == TPU_OK)
-            s = ts;
+    if (o->requant && o->params_file)
+        return cli_fail(EXIT_USAGE, "usage", "--requant and --requant-params exclude each other");
+    if (o->have_window && !o->trace)
+        return cli_fail(EXIT_USAGE, "usage", "--trace-window needs --trace");
+    return 0;
+}
+
+static int write_outputs(const cli_options *o, const cli_problem *p, void *c, const report_run *rep)
+{
+    tpuio_staged files[2] = {{0}};
+    int rc = 0;
+    if (o->out) {
+        npy_array arr = {.dtype = p->requant != REPORT_INT32_OUT ? NPY_INT8 : NPY_INT32,
+                         .ndim = 2,
+                         .shape = {p->m, p->n},
+                         .count = (uint64_t)p->m * p->n,
+                         .data = c};
+        size_t len;
+        void *img = npy_encode(&arr, 0, &len);
+        rc = img ? cli_stage(&files[0], o->out, img, len)
+                 : cli_fail(EXIT_USAGE, o->out, "out of host memory encoding C");
+        free(img);
     }
-    if (s == TPU_OK)
-        s = tpu_read(dev, addr[2], c, bytes[2]);
-    if (s == TPU_OK)
-        s = tpu_perf(dev, &res->perf);
-    rc = s == TPU_OK ? 0 : device_error(dev, s);
-    tpu_stream_free(st);
-    tpu_close(dev);
+    if (!rc && o->json)
+        rc = cli_stage_json(&files[1], o->json, report_json(rep));
+    return cli_commit(files, 2, rc);
+}
+
+int cmd_gemm(int argc, char **argv)
+{
+    cli_options o;
+    int rc = parse_gemm(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? EXIT_OK : rc;
+
+    cli_problem p = {0};
+    void *c = NULL;
+    rc = o.random ? random_problem(&o, &p) : load_problem(&o, &p);
+    if (!rc) {
+        c = malloc((size_t)p.m * p.n * (p.requant != REPORT_INT32_OUT ? 1 : 4));
+        if (!c)
+            rc = cli_fail(EXIT_USAGE, "memory", "out of host memory for C");
+    }
+    cli_gemm_result res;
+    if (!rc)
+        rc = run_device(&o, &p, c, &res);
+    if (!rc)
+        rc = check_reference(&p, c);
+    if (!rc) {
+        const report_run rep = {.m = p.m, .k = p.k, .n = p.n, .unsigned_a = p.unsigned_a,
+                                .bias = p.bias, .relu = p.relu, .requant = p.requant,
+                                .info = res.info, .perf = res.perf};
+        rc = write_outputs(&o, &p, c, &rep);
+        if (!rc && !o.quiet)
+            report_text(stdout, &rep);
+    }
+    free(c);
+    problem_free(&p);
     return rc;
 }
-

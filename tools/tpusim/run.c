@@ -188,29 +188,6 @@ static double run_clock(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The exit code of a failed runtime call, with its message as "tpusim: <what>: <msg>": 1 for
- * a golden model mismatch, 3 for the device and its timeouts, 2 for the rest (the package, its
- * host program, host memory, the trace), whose <what> is the package when it is to blame. */
-static int runtime_error(tpurt_status s, const char *msg, const char *package)
-{
-    const char *what = package;
-    int code = EXIT_USAGE;
-    switch (s) {
-    case TPURT_E_MISMATCH: what = "golden model mismatch"; code = EXIT_MISMATCH; break;
-    case TPURT_E_DEVICE: what = "device"; code = EXIT_DEVICE; break;
-    case TPURT_E_FIRMWARE: what = "firmware"; code = EXIT_DEVICE; break;
-    case TPURT_E_CORE: what = "core error"; code = EXIT_DEVICE; break;
-    case TPURT_E_TIMEOUT: what = "timeout"; code = EXIT_DEVICE; break;
-    case TPURT_E_IO: what = "trace"; break;
-    case TPURT_E_NOMEM: what = "memory"; break;
-    case TPURT_E_ARG: what = "runtime"; break;
-    case TPURT_OK:
-    case TPURT_E_PACKAGE:
-    case TPURT_E_EVAL: break;
-    }
-    return cli_fail(code, what, "%s", msg && *msg ? msg : tpurt_status_name(s));
-}
-
 /* ------------------------------------------------------------- batches -- */
 
 /* Loads the inputs and checks them against the signatures. An input of the signature's shape
@@ -367,7 +344,7 @@ static int run_batches(const run_options *o, tpurt *rt, run_input *in, const run
     tpurt_status st;
     if (!rc && o->dev.trace &&
         (st = tpurt_trace(rt, o->dev.trace, o->dev.trace_from, o->dev.trace_to)) != TPURT_OK)
-        rc = runtime_error(st, tpurt_last_error(rt), o->package);
+        rc = cli_status_error(st, tpurt_last_error(rt), o->package);
     for (uint64_t b = 0; b < pl->batches && !rc; b++) {
         /* The outputs' rows of batch b: a whole batch but in the padded last one. */
         const uint64_t row = b * pl->batch;
@@ -378,7 +355,7 @@ static int run_batches(const run_options *o, tpurt *rt, run_input *in, const run
             outputs[j] = rows == pl->batch ? (uint8_t *)res[j].data + row * row_bytes(&res[j], pl)
                                            : staging[j];
         if ((st = tpurt_run(rt, inputs, n_in, outputs, n_out)) != TPURT_OK)
-            rc = runtime_error(st, tpurt_last_error(rt), o->package);
+            rc = cli_status_error(st, tpurt_last_error(rt), o->package);
         for (uint32_t j = 0; j < n_out && !rc && rows < pl->batch; j++)
             memcpy((uint8_t *)res[j].data + row * row_bytes(&res[j], pl), staging[j],
                    rows * row_bytes(&res[j], pl));
@@ -427,7 +404,7 @@ int cmd_run(int argc, char **argv)
         opts.max_cycles = o.dev.max_cycles;
         const tpurt_status st = tpurt_open(&pkg, &opts, &rt, err, sizeof err);
         if (st != TPURT_OK)
-            rc = runtime_error(st, err, o.package);
+            rc = cli_status_error(st, err, o.package);
     }
     if (!rc) {
         in = calloc(pkg.n_inputs + 1, sizeof *in);

@@ -280,20 +280,20 @@ static void print_summary(const run_summary *s)
 /* The --output files and the --json report, all or nothing. */
 static int write_files(const run_options *o, const npy_array *res, const run_summary *s)
 {
-    cli_staged *files = calloc((size_t)o->n_outputs + 1, sizeof *files);
+    tpuio_staged *files = calloc((size_t)o->n_outputs + 1, sizeof *files);
     if (!files)
         return cli_fail(EXIT_USAGE, "memory", "out of host memory");
     int rc = 0;
     for (uint32_t j = 0; j < o->n_outputs && !rc; j++) {
         size_t len;
         void *img = npy_encode(&res[j], 0, &len);
-        rc = img ? stage(&files[j], o->outputs[j], img, len)
+        rc = img ? cli_stage(&files[j], o->outputs[j], img, len)
                  : cli_fail(EXIT_USAGE, o->outputs[j], "out of host memory encoding output %u", j);
         free(img);
     }
     if (!rc && o->dev.json)
-        rc = stage_json(&files[o->n_outputs], o->dev.json, summary_json(s));
-    rc = commit_staged(files, (int)o->n_outputs + 1, rc);
+        rc = cli_stage_json(&files[o->n_outputs], o->dev.json, summary_json(s));
+    rc = cli_commit(files, (int)o->n_outputs + 1, rc);
     free(files);
     return rc;
 }
