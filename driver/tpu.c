@@ -62,6 +62,7 @@ struct tpu_device {
     char *trace_path; /* a trace waiting for the next submit */
     uint64_t trace_from, trace_to;
     char *traced_path; /* the trace a submit opened: it gets a save file when closed */
+    uint64_t trace_cycles; /* the cycles the last closed trace holds */
 
     /* The current (pending) or last submission. */
     int pending;
@@ -831,10 +832,9 @@ tpu_status tpu_trace_open(tpu_device *dev, const char *path, uint64_t from, uint
         return fail(dev, TPU_E_ARG, "tpu_trace_open: empty window [%llu, %llu)",
                     (unsigned long long)from, (unsigned long long)to);
     /* The simulator opens the file at the next submit; fail now if it cannot be written. */
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return fail(dev, TPU_E_IO, "tpu_trace_open: cannot write %s: %s", path, strerror(errno));
-    fclose(f);
+    char why[512];
+    if (tpusim_trace_writable(path, why, sizeof why))
+        return fail(dev, TPU_E_IO, "tpu_trace_open: %s", why);
     char *p = strdup(path);
     if (!p)
         return fail(dev, TPU_E_NOMEM, "tpu_trace_open: out of host memory");
@@ -853,14 +853,23 @@ tpu_status tpu_trace_open(tpu_device *dev, const char *path, uint64_t from, uint
 /* Closes the simulator's trace; one a submit opened gets its GTKWave save file. */
 static tpu_status end_trace(tpu_device *d, const char *call)
 {
-    tpusim_trace_close(d->sim);
+    char why[512];
+    if (tpusim_trace_close(d->sim, &d->trace_cycles, why, sizeof why)) {
+        free(d->traced_path);
+        d->traced_path = NULL;
+        return fail(d, TPU_E_IO, "%s: %s", call, why);
+    }
     if (!d->traced_path)
         return TPU_OK;
-    char why[512];
     const int rc = tpu_gtkw_write(d->traced_path, d->hw.array_n, why, sizeof why);
     free(d->traced_path);
     d->traced_path = NULL;
     return rc ? fail(d, TPU_E_IO, "%s: save file: %s", call, why) : TPU_OK;
+}
+
+uint64_t tpu_trace_cycles(const tpu_device *dev)
+{
+    return dev ? dev->trace_cycles : 0;
 }
 
 tpu_status tpu_trace_close(tpu_device *dev)

@@ -166,9 +166,13 @@ const char *tpu_counter_name(int counter);
  * is closed. A trace still open is closed first, as tpu_trace_close does. */
 tpu_status tpu_trace_open(tpu_device *dev, const char *path, uint64_t from, uint64_t to);
 /* Closes the trace and, when a submit opened it, writes the GTKWave save file beside it
- * (sim/gtkw.h: wave.gtkw and wave.opcodes.txt beside wave.fst); TPU_E_IO if that fails (the
- * trace itself is complete). tpu_close does the same for a trace left open. */
+ * (sim/gtkw.h: wave.gtkw and wave.opcodes.txt beside wave.fst). The trace is written to a
+ * temporary and renamed into place here; it fails (TPU_E_IO, and no file is left) when its file
+ * system ran short of space (tpusim_trace_open). TPU_E_IO too when the save file cannot be
+ * written (the trace itself is then complete). tpu_close does the same for a trace left open. */
 tpu_status tpu_trace_close(tpu_device *dev);
+/* The cycles the last closed trace holds: 0 when its window began after the work ended. */
+uint64_t tpu_trace_cycles(const tpu_device *dev);
 
 #ifdef __cplusplus
 }

@@ -449,6 +449,7 @@ tpurt_status tpurt_run(tpurt *rt, const void *const *inputs, uint32_t n_inputs,
     if (rt->tracing) {
         rt->tracing = 0;
         const tpu_status ts = tpu_trace_close(rt->dev);
+        rt->stats.trace_cycles = tpu_trace_cycles(rt->dev);
         if (st == TPURT_OK && ts != TPU_OK) {
             char where[48];
             snprintf(where, sizeof where, "batch %llu: trace", (unsigned long long)b);

@@ -138,6 +138,8 @@ typedef struct {
     uint64_t cycles;         /* device cycles of all submissions, firmware included */
     double device_seconds;   /* host time simulating them (the driver's submit + wait) */
     double host_seconds;     /* host time in the host program's own ops (segments excluded) */
+    uint64_t trace_cycles;   /* the cycles the tpurt_trace of the last traced run holds: 0 when
+                              * its window began after the run ended */
 } tpurt_stats;
 
 uint32_t tpurt_n_layers(const tpurt *rt); /* the package's GEMMs, segment by segment; 0 for NULL */

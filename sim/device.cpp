@@ -15,6 +15,7 @@
 //
 // CSR offsets are 8 bits on the core's port: reads beyond 0xFF return 0 and writes beyond it
 // only spend their clock edge.
+#include "io/tpuio.h"
 #include "sim/memmodel.h"
 #include "sim/tpusim.h"
 #include "sim/tpu_models.h" // generated: the Vtpu_n<N> headers and TPU_FOR_EACH_MODEL
@@ -36,6 +37,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -107,14 +109,53 @@ bool fst_to_vcd(const std::string &fst, const std::string &vcd) {
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-bool writable(const std::string &path, std::string *err) {
-    FILE *f = std::fopen(path.c_str(), "wb");
-    if (!f) {
+// Free bytes for an unprivileged writer in the file system holding dir; -1 if unknown.
+double free_bytes(const std::string &dir) {
+    struct statvfs v;
+    if (statvfs(dir.c_str(), &v) != 0) return -1;
+    return static_cast<double>(v.f_bavail) * static_cast<double>(v.f_frsize);
+}
+
+std::string dir_of(const std::string &path) {
+    const size_t slash = path.rfind('/');
+    return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// A new empty file "<path>.tmp.XXXXXX" beside path, tracked so a signal removes it; its name, or
+// "" with the reason in err.
+std::string temp_beside(const std::string &path, std::string *err) {
+    std::string tmp = path + ".tmp.XXXXXX";
+    const int fd = mkstemp(&tmp[0]);
+    if (fd < 0) {
         *err = "cannot write " + path + ": " + std::strerror(errno);
-        return false;
+        return "";
     }
-    std::fclose(f);
+    close(fd);
+    tpuio_track(tmp.c_str());
+    return tmp;
+}
+
+// The FST writer maps files it has written (the hierarchy beside the trace, its temporaries in
+// P_tmpdir) and faults (SIGBUS) reading a mapping past the end of a file a full disk cut short:
+// a trace needs kTraceReserve bytes free in both places. True if it has them (or they cannot be
+// told), else false with the reason in err.
+constexpr double kTraceReserve = 64.0 * 1024 * 1024;
+bool trace_space(const std::string &path, std::string *err) {
+    for (const std::string &dir : {dir_of(path), std::string(P_tmpdir)}) {
+        const double avail = free_bytes(dir);
+        if (avail >= 0 && avail < kTraceReserve) {
+            *err = "no space for the trace " + path + ": " + dir + " has " +
+                   std::to_string(static_cast<uint64_t>(avail / 1024)) +
+                   " KiB free, a trace needs 64 MiB";
+            return false;
+        }
+    }
     return true;
+}
+
+void remove_tracked(const std::string &path) {
+    std::remove(path.c_str());
+    tpuio_untrack(path.c_str());
 }
 
 // The pins and clock of one verilated tpu_core, independent of N; Model<V> below implements it
@@ -162,7 +203,9 @@ class Core {
         }
     }
 
-    // Closes a trace already open, then opens path for the cycles [from, to).
+    // Closes a trace already open, then opens path for the cycles [from, to). The trace is written
+    // to a temporary beside path (the FST writer adds "<temporary>.hier" while it is open) and
+    // renamed into place when it closes.
     int trace_open(const char *path, int format, uint64_t from, uint64_t to, std::string *err) {
         trace_close();
         if (format != TPUSIM_TRACE_FST && format != TPUSIM_TRACE_VCD) {
@@ -170,36 +213,62 @@ class Core {
             return -1;
         }
         // A 5.006 model writes one trace format (FST here); VCD is converted from it on close.
-        std::string fst = path;
-        if (format == TPUSIM_TRACE_VCD) {
-            if (!on_path("fst2vcd")) {
-                *err = "VCD traces need fst2vcd (gtkwave package) on PATH";
-                return -1;
-            }
-            if (!writable(path, err)) return -1;
-            fst += ".fst";
+        if (format == TPUSIM_TRACE_VCD && !on_path("fst2vcd")) {
+            *err = "VCD traces need fst2vcd (gtkwave package) on PATH";
+            return -1;
         }
-        if (!writable(fst, err)) return -1;
+        trace_path_ = path;
+        if (!space_left(err)) return -1;
+        fst_tmp_ = temp_beside(trace_path_, err);
+        if (fst_tmp_.empty()) return -1;
+        tpuio_track((fst_tmp_ + ".hier").c_str());
         tfp_.reset(new VerilatedFstC);
         attach_trace(tfp_.get());
         tfp_->set_time_unit("1ns");
         tfp_->set_time_resolution("1ns");
-        tfp_->open(fst.c_str());
-        fst_path_ = fst;
-        vcd_path_ = format == TPUSIM_TRACE_VCD ? path : "";
+        tfp_->open(fst_tmp_.c_str());
+        vcd_ = format == TPUSIM_TRACE_VCD;
         from_ = from;
         to_ = to ? to : UINT64_MAX;
+        dumped_ = 0;
+        trace_err_.clear();
         return 0;
     }
+    // Closes the trace, if one is open, and puts it in place. Returns 0, or -1 with the reason in
+    // err (nothing then left under either name); *cycles is how many cycles it holds.
+    int trace_close(std::string *err, uint64_t *cycles) {
+        trace_close();
+        *cycles = last_cycles_;
+        last_cycles_ = 0; // reported once
+        if (last_err_.empty()) return 0;
+        *err = last_err_;
+        last_err_.clear();
+        return -1;
+    }
+    // The same when nobody asks (the window ended, a new trace, the device closes): the outcome
+    // waits for the next trace_close(err, cycles).
     void trace_close() {
         if (!tfp_) return;
         tfp_->close();
         tfp_.reset();
-        if (vcd_path_.empty()) return;
-        if (fst_to_vcd(fst_path_, vcd_path_))
-            std::remove(fst_path_.c_str());
-        else // nowhere to return an error to: say where the trace is
-            std::fprintf(stderr, "tpusim: fst2vcd failed; the trace is in %s\n", fst_path_.c_str());
+        remove_tracked(fst_tmp_ + ".hier"); // the writer removes it; a fault would not
+        std::string err = trace_err_;
+        if (err.empty() && !space_left(&err)) err += " while the trace was closed";
+        if (err.empty() && vcd_) {
+            const std::string vcd_tmp = temp_beside(trace_path_, &err);
+            if (!vcd_tmp.empty() && !fst_to_vcd(fst_tmp_, vcd_tmp)) {
+                err = "fst2vcd could not convert the trace to " + trace_path_;
+                remove_tracked(vcd_tmp);
+            }
+            remove_tracked(fst_tmp_);
+            fst_tmp_ = vcd_tmp;
+        }
+        if (err.empty() && std::rename(fst_tmp_.c_str(), trace_path_.c_str()) != 0)
+            err = "cannot rename the trace to " + trace_path_ + ": " + std::strerror(errno);
+        if (!err.empty()) std::remove(fst_tmp_.c_str());
+        tpuio_untrack(fst_tmp_.c_str());
+        last_err_ = err;
+        last_cycles_ = dumped_;
     }
 
   protected:
@@ -212,10 +281,16 @@ class Core {
 
     // Dump at trace time t if cycle_ is inside the window.
     void dump(uint64_t t) {
-        if (tfp_ && cycle_ >= from_ && cycle_ < to_) tfp_->dump(t);
+        if (!tfp_ || cycle_ < from_ || cycle_ >= to_ || !trace_err_.empty()) return;
+        if ((dumped_ & (kSpaceCheckCycles - 1)) == 0 && !space_left(&trace_err_)) {
+            trace_err_ += ", at cycle " + std::to_string(cycle_) + " of the trace";
+            return;
+        }
+        tfp_->dump(t);
     }
     // Count the edge; the window closes itself at its end.
     void edge_done() {
+        if (tfp_ && cycle_ >= from_ && cycle_ < to_) dumped_++;
         cycle_++;
         if (tfp_ && cycle_ >= to_) trace_close();
     }
@@ -227,9 +302,15 @@ class Core {
 
   private:
     uint64_t cycle_ = 0;
+    // Free space is checked (trace_space) before the trace opens and every kSpaceCheckCycles
+    // cycles it holds: when short, the trace stops and fails.
+    static constexpr uint64_t kSpaceCheckCycles = 1u << 14;
+    bool space_left(std::string *err) const { return trace_space(trace_path_, err); }
+
     std::unique_ptr<VerilatedFstC> tfp_;
-    std::string fst_path_, vcd_path_;
-    uint64_t from_ = 0, to_ = 0;
+    std::string trace_path_, fst_tmp_, trace_err_, last_err_;
+    bool vcd_ = false;
+    uint64_t from_ = 0, to_ = 0, dumped_ = 0, last_cycles_ = 0;
 };
 
 template <class V> class Model final : public Core {
@@ -522,6 +603,25 @@ int tpusim_trace_open(tpusim *sim, const char *path, int format, uint64_t from, 
     return 0;
 }
 
-void tpusim_trace_close(tpusim *sim) { sim->core->trace_close(); }
+int tpusim_trace_writable(const char *path, char *err, size_t errlen) {
+    std::string msg;
+    const std::string tmp = path ? temp_beside(path, &msg) : "";
+    if (tmp.empty() || !trace_space(path, &msg)) {
+        if (!tmp.empty()) remove_tracked(tmp);
+        set_err(err, errlen, "%s", path ? msg.c_str() : "no trace path");
+        return -1;
+    }
+    remove_tracked(tmp);
+    return 0;
+}
+
+int tpusim_trace_close(tpusim *sim, uint64_t *cycles, char *err, size_t errlen) {
+    std::string msg;
+    uint64_t n = 0;
+    const int rc = sim->core->trace_close(&msg, &n);
+    if (cycles) *cycles = n;
+    if (rc) set_err(err, errlen, "%s", msg.c_str());
+    return rc;
+}
 
 } // extern "C"

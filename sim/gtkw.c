@@ -434,42 +434,28 @@ static int read_trace(layout *l, const char *path, trace_times *t, char *err, si
 
 /* -------------------------------------------------------------- files -- */
 
-static int finish(FILE *f, const char *path, char *err, size_t errlen)
-{
-    const int bad = ferror(f);
-    if (fclose(f) || bad) {
-        tpuio_err(err, errlen, "cannot write %s", path);
-        return -1;
-    }
-    return 0;
-}
+/* The save file and the filter are built in memory and staged together (io/tpuio.h): one
+ * that cannot be written leaves neither. */
+typedef struct {
+    FILE *f;
+    char *text;
+    size_t len;
+} text_file;
 
-static FILE *create(const char *path, char *err, size_t errlen)
+static void write_filter(FILE *f)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        tpuio_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
-    return f;
-}
-
-static int write_filter(const char *path, char *err, size_t errlen)
-{
-    FILE *f = create(path, err, errlen);
-    if (!f)
-        return -1;
     fputs("# tpusim opcodes (docs/isa.md) for a GTKWave translate filter: decimal value, name\n"
           "0 (none)\n",
           f);
 #define OPCODE(NAME) fprintf(f, "%u %s\n", (unsigned)TPU_OP_##NAME, #NAME);
     TPU_FOR_EACH_OPCODE(OPCODE)
 #undef OPCODE
-    return finish(f, path, err, errlen);
 }
 
 static long long time_or_none(uint64_t t) { return t == NO_TIME ? -1 : (long long)t; }
 
-static int write_save(layout *l, const char *path, const char *trace, const trace_times *t,
-                      char *err, size_t errlen)
+static void write_save(layout *l, FILE *f, const char *path, const char *trace,
+                       const trace_times *t)
 {
     /* From N+2 cycles before the first UB read to N+2 cycles after its accumulator write. */
     const uint64_t pad = (uint64_t)CYCLE_NS * (l->n + 2);
@@ -482,9 +468,6 @@ static int write_save(layout *l, const char *path, const char *trace, const trac
     /* GTKWave's zoom: log2 of pixels per 200 time units (as its zoom-to-fit computes it). */
     const double zoom = -log2(200.0 * (double)(end - start) / WAVE_W);
 
-    FILE *f = create(path, err, errlen);
-    if (!f)
-        return -1;
     fprintf(f,
             "[*] tpusim: core signals of a %ux%u array, grouped along the dataflow\n"
             "[dumpfile] \"%s\"\n"
@@ -501,7 +484,6 @@ static int write_save(layout *l, const char *path, const char *trace, const trac
             time_or_none(t->write), time_or_none(t->read), time_or_none(t->write), NAMES_W);
     l->out = f;
     run_layout(l);
-    return finish(f, path, err, errlen);
 }
 
 /* malloc'ed: the first alen bytes of a, then b. */
@@ -574,9 +556,32 @@ int tpu_gtkw_write(const char *trace_path, unsigned array_n, char *err, size_t e
         run_layout(&l);
     if (!save || !filter || l.oom)
         tpuio_err(err, errlen, "out of memory");
-    else if (!read_trace(&l, trace, &t, err, errlen) && !check_array(&l, trace, err, errlen) &&
-             !write_filter(filter, err, errlen))
-        rc = write_save(&l, save, trace, &t, err, errlen);
+    else if (!read_trace(&l, trace, &t, err, errlen) && !check_array(&l, trace, err, errlen)) {
+        text_file out[2] = {{0}};
+        tpuio_staged files[2] = {{0}};
+        for (int i = 0; i < 2; i++)
+            out[i].f = open_memstream(&out[i].text, &out[i].len);
+        if (out[0].f && out[1].f) {
+            write_filter(out[0].f);
+            write_save(&l, out[1].f, save, trace, &t);
+        }
+        int ok = 1;
+        for (int i = 0; i < 2; i++)
+            ok &= out[i].f && !ferror(out[i].f) && !fclose(out[i].f);
+        if (!ok)
+            tpuio_err(err, errlen, "out of memory");
+        else if (!tpuio_stage(&files[0], filter, out[0].text, out[0].len, err, errlen) &&
+                 !tpuio_stage(&files[1], save, out[1].text, out[1].len, err, errlen))
+            rc = 0;
+        int failed = 0;
+        char why[256];
+        if (tpuio_commit(files, 2, !rc, &failed, why, sizeof why) && !rc) {
+            tpuio_err(err, errlen, "%s: %s", files[failed].path, why);
+            rc = -1;
+        }
+        for (int i = 0; i < 2; i++)
+            free(out[i].text);
+    }
 
     for (size_t i = 0; i < l.count; i++) {
         free(l.sigs[i].name);

@@ -108,11 +108,20 @@ int tpusim_acc_read(tpusim *sim, uint32_t row, int32_t *dst);
 void tpusim_mem_timing(tpusim *sim, uint32_t latency, uint32_t bytes_per_cycle);
 
 enum tpusim_trace_format { TPUSIM_TRACE_FST = 0, TPUSIM_TRACE_VCD = 1 };
-/* Trace to path from cycle `from` (inclusive) until cycle `to` (exclusive; 0 = until closed).
- * Returns 0, or -1 with the reason in err. */
+/* Trace to path from cycle `from` (inclusive) until cycle `to` (exclusive; 0 = until closed),
+ * closing a trace already open. The trace is written to a temporary beside path and renamed into
+ * place when it closes; it stops, and fails, when its file system or P_tmpdir has less than
+ * 64 MiB free (checked at open and as it is written). Returns 0, or -1 with the reason in err. */
 int tpusim_trace_open(tpusim *sim, const char *path, int format, uint64_t from, uint64_t to,
                       char *err, size_t errlen);
-void tpusim_trace_close(tpusim *sim);
+/* 0 if a trace could be written to path now (a file can be created beside it, and there is the
+ * space tpusim_trace_open asks for); else -1 with the reason in err. Leaves nothing behind. */
+int tpusim_trace_writable(const char *path, char *err, size_t errlen);
+/* Closes the trace if it is open (the window's end closes it by itself) and reports, once, how the
+ * last trace ended: 0 with the cycles it holds in *cycles (may be NULL; 0 when no trace ended
+ * since the last report), or -1 with the reason in err and nothing left under its name or the
+ * temporary's. */
+int tpusim_trace_close(tpusim *sim, uint64_t *cycles, char *err, size_t errlen);
 
 /* --------------------------------------------------------- golden model -- */
 

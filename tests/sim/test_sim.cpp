@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -25,9 +26,28 @@ std::vector<uint32_t> built_sizes() {
 
 tpu_insn halt() { return tpu_encode(TPU_OP_HALT, 0, 0, 0, 0, 0, 0); }
 
+// name in this process's scratch directory, made on first use and removed at exit (what the
+// tests leave there is checked by files_in).
 std::string scratch_path(const std::string &name) {
-    const char *dir = std::getenv("TMPDIR");
-    return std::string(dir ? dir : "/tmp") + "/test_sim_" + std::to_string(getpid()) + "_" + name;
+    struct Scratch {
+        std::filesystem::path dir;
+        Scratch() {
+            const char *tmp = std::getenv("TMPDIR");
+            dir = std::filesystem::path(tmp ? tmp : "/tmp") /
+                  ("test_sim_" + std::to_string(getpid()));
+            std::filesystem::create_directories(dir);
+        }
+        ~Scratch() { std::filesystem::remove_all(dir); }
+    };
+    static const Scratch scratch;
+    return (scratch.dir / name).string();
+}
+
+std::vector<std::string> files_in(const std::string &dir) {
+    std::vector<std::string> names;
+    for (const auto &e : std::filesystem::directory_iterator(dir))
+        names.push_back(e.path().filename().string());
+    return names;
 }
 
 std::string slurp(const std::string &path) {
@@ -416,8 +436,11 @@ TEST_P(Device, TraceWindows) {
     // FST, open-ended window closed by tpusim_trace_close.
     ASSERT_EQ(tpusim_trace_open(sim_, fst.c_str(), TPUSIM_TRACE_FST, 0, 0, err, sizeof err), 0)
         << err;
+    const uint64_t start = tpusim_cycle(sim_);
     ASSERT_EQ(tpusim_run_program(sim_, prog.data(), prog.size(), 100000), TPUSIM_HALTED);
-    tpusim_trace_close(sim_);
+    uint64_t cycles = 0;
+    ASSERT_EQ(tpusim_trace_close(sim_, &cycles, err, sizeof err), 0) << err;
+    EXPECT_EQ(cycles, tpusim_cycle(sim_) - start);
     const std::string fst_data = slurp(fst);
     EXPECT_GT(fst_data.size(), 100u);
     std::remove(fst.c_str());
@@ -429,7 +452,8 @@ TEST_P(Device, TraceWindows) {
     ASSERT_EQ(tpusim_run_program(sim_, prog.data(), prog.size(), 100000), TPUSIM_HALTED);
     ASSERT_GT(tpusim_cycle(sim_), to);
     const std::string text = slurp(vcd); // complete without tpusim_trace_close
-    tpusim_trace_close(sim_);
+    ASSERT_EQ(tpusim_trace_close(sim_, &cycles, err, sizeof err), 0) << err;
+    EXPECT_EQ(cycles, to - from);
     EXPECT_NE(text.find("$enddefinitions"), std::string::npos);
     EXPECT_NE(text.find("mem_req_valid"), std::string::npos);
     std::vector<uint64_t> times;
@@ -443,8 +467,19 @@ TEST_P(Device, TraceWindows) {
         EXPECT_GE(t, 10 * from);
         EXPECT_LT(t, 10 * to);
     }
-    EXPECT_NE(access((vcd + ".fst").c_str(), F_OK), 0); // the intermediate FST is gone
     std::remove(vcd.c_str());
+
+    // A window after the run: an empty trace, and says so.
+    const uint64_t late = tpusim_cycle(sim_) + 1000000;
+    ASSERT_EQ(tpusim_trace_open(sim_, fst.c_str(), TPUSIM_TRACE_FST, late, 0, err, sizeof err), 0)
+        << err;
+    ASSERT_EQ(tpusim_run_program(sim_, prog.data(), prog.size(), 100000), TPUSIM_HALTED);
+    ASSERT_EQ(tpusim_trace_close(sim_, &cycles, err, sizeof err), 0) << err;
+    EXPECT_EQ(cycles, 0u);
+    EXPECT_GT(slurp(fst).size(), 0u);
+    std::remove(fst.c_str());
+    // Each trace was written beside its name and renamed: no temporary is left.
+    EXPECT_EQ(files_in(scratch_path("")), std::vector<std::string>{});
 }
 
 TEST_P(Device, TraceOpenFailsCleanly) {
@@ -457,7 +492,12 @@ TEST_P(Device, TraceOpenFailsCleanly) {
     }
     EXPECT_EQ(tpusim_trace_open(sim_, scratch_path("x").c_str(), 7, 0, 0, err, sizeof err), -1);
     EXPECT_NE(err[0], '\0');
-    tpusim_trace_close(sim_); // nothing open: harmless
+    EXPECT_EQ(tpusim_trace_close(sim_, nullptr, err, sizeof err), 0); // nothing open: harmless
+    // Refused before it is opened: nothing is created.
+    EXPECT_EQ(tpusim_trace_writable("/nonexistent-dir/x.fst", err, sizeof err), -1);
+    EXPECT_NE(std::strstr(err, "/nonexistent-dir/x.fst"), nullptr) << err;
+    EXPECT_EQ(tpusim_trace_writable(scratch_path("w.fst").c_str(), err, sizeof err), 0) << err;
+    EXPECT_EQ(files_in(scratch_path("")), std::vector<std::string>{});
     const std::vector<tpu_insn> prog = {tpu_encode(TPU_OP_RD_HOST, 0, 2, 0, 0, n_, n_), halt()};
     EXPECT_EQ(tpusim_run_program(sim_, prog.data(), prog.size(), 10000), TPUSIM_HALTED);
 }

@@ -146,7 +146,7 @@ void traced_gemm(uint32_t n, const std::string &trace, uint64_t from = 0, uint64
               0)
         << err;
     EXPECT_EQ(tpusim_run_program(sim, p.insns, p.n, 100000), TPUSIM_HALTED);
-    tpusim_trace_close(sim);
+    EXPECT_EQ(tpusim_trace_close(sim, nullptr, err, sizeof err), 0) << err;
     prog_free(&p);
     tpusim_destroy(sim);
 }
@@ -296,8 +296,13 @@ TEST(WaveErrors, FailCleanly) {
         EXPECT_EQ(tpu_gtkw_write(trace.c_str(), n, err, sizeof err), -1) << blocked;
         EXPECT_NE(std::strstr(err, blocked), nullptr) << err;
         ASSERT_EQ(rmdir((dir / blocked).c_str()), 0);
+        // All or nothing: neither file, nor a temporary.
+        EXPECT_EQ(file_size(dir / "wave.gtkw"), -1);
+        EXPECT_EQ(file_size(dir / "wave.opcodes.txt"), -1);
+        EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir / ""),
+                                std::filesystem::directory_iterator()),
+                  1); // wave.fst
     }
-    EXPECT_EQ(file_size(dir / "wave.gtkw"), -1) << "the filter comes first, then the save file";
 
     // Not a trace of this array size, or not a trace at all.
     err[0] = 0;

@@ -332,9 +332,17 @@ TEST_F(Cli, TraceIsWritten)
         const Result r = run("gemm" + small_array() + "--m 8 --k 8 --n 8 --quiet --trace " +
                              arg(file) + " --trace-window 10:200");
         EXPECT_EQ(r.code, 0) << r.err;
+        EXPECT_EQ(r.err, "");
         EXPECT_TRUE(fs::exists(dir / file) && fs::file_size(dir / file) > 0) << file;
     }
     EXPECT_EQ(slurp(dir / "t.vcd").rfind("$", 0), 0u); // VCD starts with a $ keyword
+    // A window after the run: an empty trace, with a warning.
+    const Result r = run("gemm" + small_array() + "--m 8 --k 8 --n 8 --quiet --trace " +
+                         arg("late.fst") + " --trace-window 1000000:");
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.err, "tpusim: warning: --trace-window starts at cycle 1000000, after the run "
+                     "ended: " + path("late.fst") + " holds no cycles\n");
+    EXPECT_TRUE(fs::exists(dir / "late.fst"));
 }
 
 // ----------------------------------------------------------- tool: errors --

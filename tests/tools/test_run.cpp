@@ -678,6 +678,15 @@ TEST_F(Run, TraceOfTheFirstBatch)
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_TRUE(fs::exists(dir / "t.fst") && fs::file_size(dir / "t.fst") > 0);
     EXPECT_NE(slurp(dir / "t.gtkw").find("t.fst"), std::string::npos);
+    EXPECT_EQ(r.err, "");
+    // A window after the first batch: an empty trace, with a warning.
+    const Result late = run(arg("a.tpub") + "--input" + arg("x.npy") + "--quiet --trace" +
+                            arg("late.fst") + "--trace-window 1000000:");
+    ASSERT_EQ(late.code, 0) << late.err;
+    EXPECT_NE(late.err.find("tpusim: warning: --trace-window starts at cycle 1000000, after the "
+                            "run ended: "),
+              std::string::npos)
+        << late.err;
 }
 
 // ------------------------------------------------------------- errors --

@@ -160,6 +160,13 @@ int common_option(const char *cmd, const char *name, const char *eq, int argc, c
     return 0;
 }
 
+void cli_warn_empty_trace(const cli_options *o, uint64_t trace_cycles)
+{
+    if (o->have_window && !trace_cycles)
+        cli_fail(0, "warning", "--trace-window starts at cycle %llu, after the run ended: %s holds "
+                 "no cycles", (unsigned long long)o->trace_from, o->trace);
+}
+
 /* ------------------------------------------------------------- errors -- */
 
 int cli_status_error(tpurt_status s, const char *msg, const char *blame)

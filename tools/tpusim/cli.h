@@ -51,6 +51,10 @@ const char *option_value(const char *cmd, const char *name, const char *eq, int 
 int common_option(const char *cmd, const char *name, const char *eq, int argc, char **argv,
                   int *i, cli_options *o);
 
+/* After a traced run that succeeded: a warning on stderr when --trace-window held none of its
+ * cycles (the window began after the run ended). */
+void cli_warn_empty_trace(const cli_options *o, uint64_t trace_cycles);
+
 /* The one mapping of a failed call to an exit code, its message printed as "tpusim: <what>:
  * <msg>": 1 for a golden model mismatch, 3 for the device, its firmware, core errors and
  * timeouts, 2 for the rest (inputs, host memory, the trace), whose <what> is blame when it is to

@@ -363,6 +363,8 @@ int run_device(const cli_options *o, const cli_problem *p, void *c, cli_gemm_res
         const tpu_status ts = o->trace ? tpu_trace_close(dev) : TPU_OK;
         if (s == TPU_OK)
             s = ts;
+        if (s == TPU_OK && o->trace)
+            cli_warn_empty_trace(o, tpu_trace_cycles(dev));
     }
     if (s == TPU_OK)
         s = tpu_read(dev, addr[2], c, bytes[2]);

@@ -356,6 +356,9 @@ static int run_batches(const run_options *o, tpurt *rt, run_input *in, const run
                                            : staging[j];
         if ((st = tpurt_run(rt, inputs, n_in, outputs, n_out)) != TPURT_OK)
             rc = cli_status_error(st, tpurt_last_error(rt), o->package);
+        tpurt_stats stats;
+        if (!rc && !b && o->dev.trace && tpurt_get_stats(rt, &stats) == TPURT_OK)
+            cli_warn_empty_trace(&o->dev, stats.trace_cycles);
         for (uint32_t j = 0; j < n_out && !rc && rows < pl->batch; j++)
             memcpy((uint8_t *)res[j].data + row * row_bytes(&res[j], pl), staging[j],
                    rows * row_bytes(&res[j], pl));
