@@ -5,7 +5,8 @@
 #   make lint       verilator --lint-only -Wall on every RTL module
 #   make soak       thousands of random programs, RTL against the golden model
 #   make bench      GEMM table at N = 16 and 32, and the same GEMM on Verilator vs Icarus
-#   make demo       MNIST: compile the JAX model, run 2,000 digits on the simulated TPU
+#   make demo       MNIST: compile the JAX model, run 2,000 digits on the simulated TPU in JOBS
+#                   threads (default: the host's cores)
 #   make wave       trace a small GEMM and open it in GTKWave (a screenshot without a display)
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each, or FUZZ_TARGETS
 #   make ARRAY=8    build only the N = 8 model (any list: ARRAY="8 16")
@@ -69,7 +70,8 @@ demo: build
 	    --calibrate $(MNIST)/calib.npy -o $(DEMO)/mnist.tpub
 	$(BUILD)/bin/tpusim run $(DEMO)/mnist.tpub --input $(MNIST)/test_x_u8.npy --input-divide 255 \
 	    --labels $(MNIST)/test_y.npy --expect $(MNIST)/jax_pred.npy --show 0 \
-	    --output $(DEMO)/mnist_logprobs.npy --json $(DEMO)/mnist.json --trace $(DEMO)/mnist.fst
+	    --output $(DEMO)/mnist_logprobs.npy --json $(DEMO)/mnist.json --trace $(DEMO)/mnist.fst \
+	    --jobs $(JOBS)
 	@echo "report: $(DEMO)/mnist.json  waveform of the first batch: $(DEMO)/mnist.fst" \
 	     "(gtkwave $(DEMO)/mnist.gtkw)"
 

@@ -57,6 +57,9 @@ typedef struct {
     uint32_t mem_bytes_per_cycle; /* memory bandwidth; 0: the simulator's default */
     uint64_t max_cycles;          /* cycle budget of each submission; 0: none */
     int verify;                   /* check every submission against the golden model */
+    uint64_t first_batch;         /* the number of the first tpurt_run in messages (runs are
+                                   * numbered on from it): a caller that shares one run's
+                                   * batches among runtimes numbers them as one run */
 } tpurt_options;
 
 /* The defaults: the simulator's memory timing, no budget, verify on. */

@@ -485,6 +485,50 @@ TEST_F(Run, BatchesArePaddedAndTrimmed)
     EXPECT_TRUE(same_bits(y.values<float>(), a.reference(x3)));
 }
 
+// --jobs shares the batches among devices: outputs, cycles and every figure but the times are
+// those of one job; uint8 inputs converted in each job's own staging, the padded last batch in
+// the last job.
+TEST_F(Run, JobsGiveTheSameRun)
+{
+    a.save(dir / "a.tpub", array_n());
+    tpu_rng rng{5};
+    std::vector<uint8_t> pixels(29 * ModelA::kIn); // 8 batches, the last one padded
+    rng_fill(&rng, pixels.data(), pixels.size());
+    save_npy(dir / "x.npy", NPY_UINT8, {29, ModelA::kIn}, pixels.data());
+    const std::string args = arg("a.tpub") + "--input" + arg("x.npy") + "--input-divide 255 ";
+    const Result one = run(args + "--output" + arg("y1.npy") + "--json" + arg("r1.json"));
+    ASSERT_EQ(one.code, 0) << one.err;
+    for (const char *jobs : {"2", "3", "64"}) {
+        SCOPED_TRACE(std::string("--jobs ") + jobs);
+        const Result r = run(args + "--jobs " + jobs + " --output" + arg("y.npy") + "--json" +
+                             arg("r.json"));
+        ASSERT_EQ(r.code, 0) << r.err;
+        EXPECT_EQ(slurp(dir / "y.npy"), slurp(dir / "y1.npy"));
+        json_error_t je;
+        json_t *j1 = json_load_file(path("r1.json").c_str(), 0, &je);
+        json_t *j = json_load_file(path("r.json").c_str(), 0, &je);
+        ASSERT_TRUE(j1 && j);
+        // The times differ; so do the job counts (64 jobs for 8 batches are 8).
+        EXPECT_EQ(json_integer_value(json_object_get(json_object_get(j, "simulation"), "jobs")),
+                  std::min(8, std::atoi(jobs)));
+        json_object_del(j1, "simulation");
+        json_object_del(j, "simulation");
+        EXPECT_TRUE(json_equal(j1, j)) << json_dumps(j, JSON_INDENT(1));
+        json_decref(j1);
+        json_decref(j);
+        const std::string line = "\njobs:                      " + std::to_string(
+                                     std::min(8, std::atoi(jobs))) + ", ";
+        EXPECT_NE(r.out.find(line), std::string::npos) << r.out;
+    }
+    // Errors name the batch as one job would: the earliest failing one.
+    expect_error(run(args + "--jobs 3 --max-cycles 40"), 3, "timeout",
+                 "batch 0, segment 0, gemm 0 'dot.1': ");
+    expect_error(run(args + "--jobs 0"), 2, "--jobs", "'0' is not a number of jobs (1..64)");
+    expect_error(run(args + "--jobs 65"), 2, "--jobs", "'65' is not a number of jobs (1..64)");
+    EXPECT_EQ(leftovers({"a.tpub", "x.npy", "y1.npy", "r1.json", "y.npy", "r.json"}),
+              std::vector<std::string>{});
+}
+
 TEST_F(Run, IntegerInputsAreDividedAsNumpyDoes)
 {
     a.save(dir / "a.tpub", array_n());

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,9 @@ const char usage_run[] =
     "  --expect P.npy         reference predictions [R]: agreement with them (and their accuracy\n"
     "                         with --labels)\n"
     "  --show K               print sample K of the first input as text, with its prediction\n"
+    "  --jobs J               run the batches in J threads, each on a device of its own (a\n"
+    "                         contiguous share of the batches each; outputs, figures and\n"
+    "                         cycle counts as with one); at most 64, default 1\n"
     "\n"
     "common options:\n"
     "  --array N              must equal the package's array size (the default)\n"
@@ -59,11 +63,12 @@ const char usage_run[] =
 
 /* ------------------------------------------------------------ options -- */
 
-enum { OPT_INPUT, OPT_OUTPUT, OPT_LABELS, OPT_EXPECT, OPT_DIVIDE, OPT_LIMIT, OPT_SHOW, OPT_COUNT };
+enum { OPT_INPUT, OPT_OUTPUT, OPT_LABELS, OPT_EXPECT, OPT_DIVIDE, OPT_LIMIT, OPT_SHOW, OPT_JOBS,
+       OPT_COUNT };
 static const char *const value_options[OPT_COUNT] = {
     [OPT_INPUT] = "--input", [OPT_OUTPUT] = "--output", [OPT_LABELS] = "--labels",
     [OPT_EXPECT] = "--expect", [OPT_DIVIDE] = "--input-divide", [OPT_LIMIT] = "--limit",
-    [OPT_SHOW] = "--show",
+    [OPT_SHOW] = "--show", [OPT_JOBS] = "--jobs",
 };
 
 /* A positive, finite float32. */
@@ -137,10 +142,16 @@ static int parse_run(int argc, char **argv, run_options *o)
                 return bad_value(name, val, "a sample index");
             o->have_show = 1;
             break;
+        case OPT_JOBS:
+            if (parse_u32(val, 1, RUN_JOBS_MAX, &o->jobs))
+                return bad_limit(name, val, "a number of jobs", RUN_JOBS_MAX);
+            break;
         }
     }
     if (!o->package)
         return cli_fail(EXIT_USAGE, "usage", "no package (tpusim run PKG.tpub --input X.npy ...)");
+    if (!o->jobs)
+        o->jobs = 1;
     if (o->dev.have_window && !o->dev.trace)
         return cli_fail(EXIT_USAGE, "usage", "--trace-window needs --trace");
     return 0;
@@ -332,39 +343,112 @@ static size_t row_bytes(const npy_array *a, const run_plan *pl)
     return pl->images ? a->count / pl->images * npy_dtype_size(a->dtype) : 0;
 }
 
-/* Runs the batches, the outputs written into res in place when a batch fills their rows, else
- * through staging; the first batch is traced with --trace. */
-static int run_batches(const run_options *o, tpurt *rt, run_input *in, const run_plan *pl,
-                       npy_array *res, void **staging)
+/* Runs job j's batches, the outputs written into res in place when a batch fills their rows,
+ * else through the output staging (only the padded last batch uses it); the first batch is
+ * traced with --trace. Prints nothing: a failure is left in the job. */
+static void *run_job_batches(void *arg)
 {
-    const uint32_t n_in = tpurt_n_inputs(rt), n_out = tpurt_n_outputs(rt);
+    run_job *j = arg;
+    const run_plan *pl = j->pl;
+    const uint32_t n_in = tpurt_n_inputs(j->rt), n_out = tpurt_n_outputs(j->rt);
     const void **inputs = calloc(n_in + 1, sizeof *inputs);
     void **outputs = calloc(n_out + 1, sizeof *outputs);
-    int rc = inputs && outputs ? 0 : cli_fail(EXIT_USAGE, "memory", "out of host memory");
-    tpurt_status st;
-    if (!rc && o->dev.trace &&
-        (st = tpurt_trace(rt, o->dev.trace, o->dev.trace_from, o->dev.trace_to)) != TPURT_OK)
-        rc = cli_status_error(st, tpurt_last_error(rt), o->package);
-    for (uint64_t b = 0; b < pl->batches && !rc; b++) {
+    if (!inputs || !outputs) {
+        j->st = TPURT_E_NOMEM;
+        snprintf(j->msg, sizeof j->msg, "out of host memory");
+    }
+    for (uint64_t b = j->first; b < j->end && j->st == TPURT_OK; b++) {
         /* The outputs' rows of batch b: a whole batch but in the padded last one. */
         const uint64_t row = b * pl->batch;
         const uint64_t rows = pl->images - row < pl->batch ? pl->images - row : pl->batch;
         for (uint32_t i = 0; i < n_in; i++)
-            inputs[i] = batch_input(&in[i], pl, b, o->divide);
-        for (uint32_t j = 0; j < n_out; j++)
-            outputs[j] = rows == pl->batch ? (uint8_t *)res[j].data + row * row_bytes(&res[j], pl)
-                                           : staging[j];
-        if ((st = tpurt_run(rt, inputs, n_in, outputs, n_out)) != TPURT_OK)
-            rc = cli_status_error(st, tpurt_last_error(rt), o->package);
-        tpurt_stats stats;
-        if (!rc && !b && o->dev.trace && tpurt_get_stats(rt, &stats) == TPURT_OK)
-            cli_warn_empty_trace(&o->dev, stats.trace_cycles);
-        for (uint32_t j = 0; j < n_out && !rc && rows < pl->batch; j++)
-            memcpy((uint8_t *)res[j].data + row * row_bytes(&res[j], pl), staging[j],
-                   rows * row_bytes(&res[j], pl));
+            inputs[i] = batch_input(&j->in[i], pl, b, j->o->divide);
+        for (uint32_t k = 0; k < n_out; k++)
+            outputs[k] = rows == pl->batch ? (uint8_t *)j->res[k].data + row * row_bytes(&j->res[k], pl)
+                                           : j->staging[k];
+        j->st = tpurt_run(j->rt, inputs, n_in, outputs, n_out);
+        if (j->st != TPURT_OK)
+            snprintf(j->msg, sizeof j->msg, "%s", tpurt_last_error(j->rt));
+        for (uint32_t k = 0; k < n_out && j->st == TPURT_OK && rows < pl->batch; k++)
+            memcpy((uint8_t *)j->res[k].data + row * row_bytes(&j->res[k], pl), j->staging[k],
+                   rows * row_bytes(&j->res[k], pl));
     }
     free(inputs);
     free(outputs);
+    return NULL;
+}
+
+/* Job j (of n, j > 0): its share of the batches, its own runtime on a device of its own, and
+ * its own input staging. Returns 0 or an exit code (message printed). */
+static int setup_job(const run_job *first, const tpub_package *pkg, const tpurt_options *opts,
+                     uint32_t n, uint32_t j, run_job *job)
+{
+    *job = *first;
+    job->rt = NULL;
+    job->first = first->pl->batches * j / n;
+    job->end = first->pl->batches * (j + 1) / n;
+    tpurt_options o = *opts;
+    o.first_batch = job->first;
+    char err[1024];
+    const tpurt_status st = tpurt_open(pkg, &o, &job->rt, err, sizeof err);
+    if (st != TPURT_OK)
+        return cli_status_error(st, err, first->o->package);
+    const uint32_t n_in = tpurt_n_inputs(job->rt);
+    if (!(job->in = calloc(n_in + 1, sizeof *job->in)))
+        return cli_fail(EXIT_USAGE, "memory", "out of host memory");
+    for (uint32_t i = 0; i < n_in; i++) {
+        job->in[i] = first->in[i];
+        if (!(job->in[i].staging = calloc(job->in[i].sig.bytes ? job->in[i].sig.bytes : 1, 1)))
+            return cli_fail(EXIT_USAGE, "memory", "out of host memory for input %u", i);
+    }
+    return 0;
+}
+
+static void free_job(run_job *job)
+{
+    for (uint32_t i = 0; job->in && i < tpurt_n_inputs(job->rt); i++)
+        free(job->in[i].staging);
+    free(job->in);
+    tpurt_close(job->rt);
+}
+
+/* The batches on o->jobs runtimes (jobs[0] set up, the others made here), jobs 1.. in threads
+ * of their own. Returns 0 or an exit code: the failure of the earliest batch, printed. */
+static int run_jobs(const run_options *o, const tpub_package *pkg, const tpurt_options *opts,
+                    run_job *jobs, uint32_t *n_jobs, double *seconds)
+{
+    const run_job *first = &jobs[0];
+    const uint32_t n = o->jobs < first->pl->batches ? o->jobs : (uint32_t)first->pl->batches;
+    jobs[0].end = first->pl->batches / n;
+    int rc = 0;
+    for (*n_jobs = 1; *n_jobs < n && !rc; ++*n_jobs)
+        rc = setup_job(first, pkg, opts, n, *n_jobs, &jobs[*n_jobs]);
+    if (rc)
+        return rc;
+    tpurt_status st;
+    if (o->dev.trace &&
+        (st = tpurt_trace(jobs[0].rt, o->dev.trace, o->dev.trace_from, o->dev.trace_to)) != TPURT_OK)
+        return cli_status_error(st, tpurt_last_error(jobs[0].rt), o->package);
+    pthread_t threads[RUN_JOBS_MAX];
+    uint32_t started = 1;
+    const double t0 = run_clock();
+    for (; started < n; started++)
+        if (pthread_create(&threads[started], NULL, run_job_batches, &jobs[started])) {
+            rc = cli_fail(EXIT_USAGE, "--jobs", "cannot start job %u: %s", started,
+                          strerror(errno));
+            break;
+        }
+    if (!rc)
+        run_job_batches(&jobs[0]);
+    for (uint32_t j = 1; j < started; j++)
+        pthread_join(threads[j], NULL);
+    *seconds = run_clock() - t0;
+    for (uint32_t j = 0; j < started && !rc; j++)
+        if (jobs[j].st != TPURT_OK)
+            rc = cli_status_error(jobs[j].st, jobs[j].msg, o->package);
+    tpurt_stats stats;
+    if (!rc && o->dev.trace && tpurt_get_stats(jobs[0].rt, &stats) == TPURT_OK)
+        cli_warn_empty_trace(&o->dev, stats.trace_cycles);
     return rc;
 }
 
@@ -381,6 +465,10 @@ int cmd_run(int argc, char **argv)
     tpub_package pkg = {0};
     int have_pkg = 0;
     tpurt *rt = NULL;
+    run_job jobs[RUN_JOBS_MAX] = {{0}};
+    uint32_t n_jobs = 0;
+    double job_seconds = 0;
+    tpurt_options opts;
     run_input *in = NULL;
     npy_array *res = NULL;
     void **staging = NULL;
@@ -400,7 +488,6 @@ int cmd_run(int argc, char **argv)
         rc = cli_fail(EXIT_USAGE, "--output", "%u given, but the package has %u output%s",
                       o.n_outputs, pkg.n_outputs, pkg.n_outputs == 1 ? "" : "s");
     if (!rc) {
-        tpurt_options opts;
         tpurt_options_default(&opts); /* verify on */
         opts.mem_latency = o.dev.mem_latency;
         opts.mem_bytes_per_cycle = o.dev.mem_bandwidth;
@@ -422,11 +509,16 @@ int cmd_run(int argc, char **argv)
         rc = alloc_results(rt, &pl, res, staging);
     if (!rc)
         rc = run_setup_classes(&o, rt, &pl, res, &cl);
+    if (!rc) {
+        jobs[0] = (run_job){.o = &o, .pl = &pl, .rt = rt, .in = in, .res = res,
+                            .staging = staging};
+        rc = run_jobs(&o, &pkg, &opts, jobs, &n_jobs, &job_seconds);
+    }
     if (!rc)
-        rc = run_batches(&o, rt, in, &pl, res, staging);
-    if (!rc)
-        rc = run_finish(&o, rt, &pl, &cl, in, res, run_clock() - t_start);
+        rc = run_finish(&o, jobs, n_jobs, &pl, &cl, res, run_clock() - t_start, job_seconds);
 
+    for (uint32_t j = 1; j < n_jobs; j++)
+        free_job(&jobs[j]);
     tpurt_close(rt);
     npy_free(&cl.labels);
     npy_free(&cl.expect);

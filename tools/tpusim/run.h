@@ -27,7 +27,10 @@ typedef struct {
     uint64_t limit; /* --limit, 0 without */
     int have_show;
     uint64_t show;
+    uint32_t jobs; /* --jobs, 1 without */
 } run_options;
+
+#define RUN_JOBS_MAX 64
 
 /* One --input bound to its signature. */
 typedef struct {
@@ -44,6 +47,20 @@ typedef struct {
     int batched;                     /* the inputs are split into batches */
     uint64_t batches, batch, images; /* batch: rows per batch of input 0 */
 } run_plan;
+
+/* One of --jobs: batches [first, end) on a runtime (so a device) of its own, with its own input
+ * staging; the results res are shared, each job writing its batches' rows. */
+typedef struct {
+    const run_options *o;
+    const run_plan *pl;
+    tpurt *rt;
+    run_input *in;
+    npy_array *res;
+    void **staging;       /* output staging: only the padded last batch uses it */
+    uint64_t first, end;
+    tpurt_status st;      /* how its batches went: TPURT_OK, or the failure with msg */
+    char msg[1024];
+} run_job;
 
 /* Classification figures from the first output [images, classes]. */
 typedef struct {
@@ -63,9 +80,10 @@ double run_npy_value(const npy_array *a, uint64_t i);
  * first output is res[0] (when --labels, --expect or --show asks for it). */
 int run_setup_classes(const run_options *o, tpurt *rt, const run_plan *pl, const npy_array *res,
                       run_classes *cl);
-/* After a successful run of wall_seconds (loading included): the --output files and --json
- * report (all or nothing), then the summary on stdout (unless --quiet) and the --show sample. */
-int run_finish(const run_options *o, tpurt *rt, const run_plan *pl, run_classes *cl,
-               const run_input *in, const npy_array *res, double wall_seconds);
+/* After a successful run of wall_seconds (loading included), job_seconds of them running the
+ * n_jobs jobs: the --output files and --json report (all or nothing) with the jobs' figures
+ * summed, then the summary on stdout (unless --quiet) and the --show sample. */
+int run_finish(const run_options *o, const run_job *jobs, uint32_t n_jobs, const run_plan *pl,
+               run_classes *cl, const npy_array *res, double wall_seconds, double job_seconds);
 
 #endif

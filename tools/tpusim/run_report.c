@@ -122,6 +122,8 @@ typedef struct {
     tpurt_layer *layers;
     uint32_t n_layers;
     double wall_seconds;
+    double job_seconds;  /* of them, running the batches */
+    uint32_t n_jobs;
     double ideal, bound; /* the layers' sums */
 } run_summary;
 
@@ -176,7 +178,7 @@ static json_t *summary_json(const run_summary *s)
     json_t *j = json_pack(
         "{s:s, s:I, s:{s:I, s:I, s:I}, s:I, s:I, s:I, s:o,"
         " s:{s:I, s:f, s:o}, s:o, s:o,"
-        " s:{s:f, s:f, s:f, s:o}, s:I, s:I}",
+        " s:{s:f, s:f, s:f, s:o, s:I, s:f, s:o}, s:I, s:I}",
         "package", s->o->package, "array_n", (json_int_t)s->info.array_n,
         "memory", "latency_cycles", (json_int_t)s->info.mem_latency,
         "bytes_per_cycle", (json_int_t)s->info.mem_bytes_per_cycle,
@@ -190,6 +192,8 @@ static json_t *summary_json(const run_summary *s)
         "simulation", "wall_seconds", s->wall_seconds, "device_seconds", t->device_seconds,
         "host_seconds", t->host_seconds,
         "cycles_per_second", real_or_null(ratio(cycles, t->device_seconds)),
+        "jobs", (json_int_t)s->n_jobs, "jobs_seconds", s->job_seconds,
+        "cycles_per_second_all_jobs", real_or_null(ratio(cycles, s->job_seconds)),
         "submissions", (json_int_t)t->submissions,
         "bit_exact_submissions", (json_int_t)t->verified);
     const run_classes *cl = s->cl;
@@ -264,6 +268,9 @@ static void print_summary(const run_summary *s)
     printf(LABEL "%.3f\n", "cycles / lower bound:", ratio(cycles, s->bound));
     printf(LABEL "%s cycles/s  (%.3f s simulating)\n", "simulation speed:",
            rounded(b1, ratio(cycles, t->device_seconds)), t->device_seconds);
+    if (s->n_jobs > 1)
+        printf(LABEL "%u, %s cycles/s together  (%.3f s running the batches)\n", "jobs:",
+               s->n_jobs, rounded(b1, ratio(cycles, s->job_seconds)), s->job_seconds);
     printf(LABEL "%.3f s\n", "wall time:", s->wall_seconds);
     printf(LABEL "%.3f s\n", "host program time:", t->host_seconds);
     printf(LABEL "%s/%s submissions\n", "bit-exact vs golden model:",
@@ -298,27 +305,55 @@ static int write_files(const run_options *o, const npy_array *res, const run_sum
     return rc;
 }
 
-int run_finish(const run_options *o, tpurt *rt, const run_plan *pl, run_classes *cl,
-               const run_input *in, const npy_array *res, double wall_seconds)
+/* The jobs' statistics and layers summed into s. */
+static void sum_jobs(const run_job *jobs, uint32_t n_jobs, run_summary *s)
+{
+    for (uint32_t j = 0; j < n_jobs; j++) {
+        tpurt_stats t;
+        tpurt_get_stats(jobs[j].rt, &t); /* open runtimes: the getters cannot fail */
+        s->stats.runs += t.runs;
+        s->stats.submissions += t.submissions;
+        s->stats.verified += t.verified;
+        s->stats.cycles += t.cycles;
+        s->stats.device_seconds += t.device_seconds;
+        s->stats.host_seconds += t.host_seconds;
+        if (!j)
+            s->stats.trace_cycles = t.trace_cycles;
+        for (uint32_t i = 0; i < s->n_layers; i++) {
+            tpurt_layer l;
+            tpurt_get_layer(jobs[j].rt, i, &l);
+            if (!j) {
+                s->layers[i] = l;
+                continue;
+            }
+            s->layers[i].submissions += l.submissions;
+            s->layers[i].cycles += l.cycles;
+            s->layers[i].ideal_cycles += l.ideal_cycles;
+            s->layers[i].bound_cycles += l.bound_cycles;
+        }
+    }
+    for (uint32_t i = 0; i < s->n_layers; i++) {
+        s->ideal += s->layers[i].ideal_cycles;
+        s->bound += s->layers[i].bound_cycles;
+    }
+}
+
+int run_finish(const run_options *o, const run_job *jobs, uint32_t n_jobs, const run_plan *pl,
+               run_classes *cl, const npy_array *res, double wall_seconds, double job_seconds)
 {
     run_summary sum = {.o = o, .pl = pl, .cl = cl, .wall_seconds = wall_seconds,
-                       .n_layers = tpurt_n_layers(rt)};
+                       .job_seconds = job_seconds, .n_jobs = n_jobs,
+                       .n_layers = tpurt_n_layers(jobs[0].rt)};
     count_classes(cl);
-    /* rt is open and these arguments valid: the getters cannot fail. */
-    tpurt_get_info(rt, &sum.info);
-    tpurt_get_stats(rt, &sum.stats);
+    tpurt_get_info(jobs[0].rt, &sum.info);
     if (!(sum.layers = calloc(sum.n_layers + 1, sizeof *sum.layers)))
         return cli_fail(EXIT_USAGE, "memory", "out of host memory");
-    for (uint32_t i = 0; i < sum.n_layers; i++) {
-        tpurt_get_layer(rt, i, &sum.layers[i]);
-        sum.ideal += sum.layers[i].ideal_cycles;
-        sum.bound += sum.layers[i].bound_cycles;
-    }
+    sum_jobs(jobs, n_jobs, &sum);
     int rc = write_files(o, res, &sum);
     if (!rc && !o->dev.quiet)
         print_summary(&sum);
     if (!rc && o->have_show)
-        show_sample(&in[0], cl, o->show);
+        show_sample(&jobs[0].in[0], cl, o->show);
     free(sum.layers);
     return rc;
 }
