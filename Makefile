@@ -4,7 +4,8 @@
 #                   the C/C++ suites again under AddressSanitizer and UBSan, and the HLO fuzzer
 #   make lint       verilator --lint-only -Wall on every RTL module
 #   make soak       thousands of random programs, RTL against the golden model
-#   make bench      GEMM table at N = 16 and 32, and the same GEMM on Verilator vs Icarus
+#   make bench      GEMM table at N = 16 and 32, the bare array vs the full core at N = 8, 16
+#                   and 32 (docs/performance.md), and the same GEMM on Verilator vs Icarus
 #   make demo       MNIST: compile the JAX model, run 2,000 digits on the simulated TPU in JOBS
 #                   threads (default: the host's cores)
 #   make wave       trace a small GEMM and open it in GTKWave (a screenshot without a display)
@@ -58,6 +59,7 @@ soak: build
 
 bench: build
 	$(BUILD)/bin/tpusim bench --array 16,32
+	$(BUILD)/bin/bench_array --array 8,16,32
 	$(BUILD)/bin/bench_icarus $(CURDIR) $(BUILD)/bench-icarus 8
 
 # MNIST on the simulated TPU: compile the committed JAX model, run the 2,000 test digits, compare
