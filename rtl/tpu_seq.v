@@ -10,6 +10,12 @@
 // every instruction in flight, and issues to its unit when nothing conflicts; the queue refills it
 // in the same cycle, so independent instructions issue one per cycle.
 //
+// A footprint is kept as narrow fields, each its own register: per range (UB, ACC, memory) a
+// valid and a write bit and the 32-bit bounds [lo, hi), then a valid and a write bit for the
+// parameter registers. Two footprints conflict when one of their ranges overlaps with at least one
+// of the two writing it, or both touch the parameters and one writes them: plain 32-bit compares,
+// which a simulator evaluates cheaply every cycle.
+//
 // In flight: one instruction each in the activate and store units, up to LD_SLOTS loads and
 // MXU_SLOTS MATMULs (each freed in order by its unit's done pulses). A unit's done frees its
 // record in the same cycle, so a dependent instruction issues in the cycle its producer
@@ -91,23 +97,6 @@ module tpu_seq #(
     localparam CW = $clog2(IQ_DEPTH + 1);
     localparam integer IQ_DEPTH_I = IQ_DEPTH;
     localparam [31:0] IQ_DEPTH_W = IQ_DEPTH_I;
-
-    // Footprint: three range slots (UB, ACC, memory) of {write, valid, hi, lo}, range [lo, hi),
-    // then {param write, param valid}. Two footprints conflict when a slot overlaps with at least
-    // one of the two writing it.
-    localparam SLOT = 66;
-    localparam FP_W = 3 * SLOT + 2;
-    localparam PRM = 3 * SLOT;
-
-    function slot_conflict(input [SLOT-1:0] x, input [SLOT-1:0] y);
-        slot_conflict = x[64] && y[64] && (x[65] || y[65]) && x[31:0] < y[63:32] && y[31:0] < x[63:32];
-    endfunction
-
-    function conflict(input [FP_W-1:0] x, input [FP_W-1:0] y);
-        conflict = slot_conflict(x[0+:SLOT], y[0+:SLOT]) || slot_conflict(
-            x[SLOT+:SLOT], y[SLOT+:SLOT]) || slot_conflict(x[2*SLOT+:SLOT], y[2*SLOT+:SLOT]) ||
-            (x[PRM] && y[PRM] && (x[PRM+1] || y[PRM+1]));
-    endfunction
 
     // ------------------------------------------------------------------ queue
     wire push = iq_valid && iq_ready;
@@ -212,23 +201,8 @@ module tpu_seq #(
     end
 
     // Only the footprints of instructions that pass every check are ever compared, and those
-    // have their upper bounds within UB_ROWS, ACC_ROWS and MEM_SIZE: 32 bits each.
-    wire [FP_W-1:0] d_fp = {
-        d_rdp,
-        d_prm_v,
-        d_wr,
-        d_mem_v,
-        d_mem_hi[31:0],
-        d_a,
-        d_mm,
-        d_acc_v,
-        d_acc_hi[31:0],
-        {12'd0, d_b},
-        d_ub_w,
-        d_ub_v,
-        d_ub_hi[31:0],
-        d_ub_lo
-    };
+    // have their upper bounds within UB_ROWS, ACC_ROWS and MEM_SIZE: 32 bits each. Writers: UB
+    // RD_HOST and ACTIVATE, ACC MATMUL, memory WR_HOST, parameters RD_PARAMS.
 
     // ------------------------------------------------------------- head register
     reg h_valid;
@@ -248,8 +222,10 @@ module tpu_seq #(
     reg h_rdw;
     reg h_halt;
     reg [`TPU_ERR_W-1:0] h_code;
-    reg [48:0] h_mem_hi;
-    reg [FP_W-1:0] h_fp;
+    reg [48:0] h_mem_hi;  // end of the memory range, for the MEM_SIZE check
+    // The head's footprint.
+    reg h_ub_v, h_ub_w, h_acc_v, h_acc_w, h_mem_v, h_mem_w, h_prm_v, h_prm_w;
+    reg [31:0] h_ub_lo, h_ub_hi, h_acc_lo, h_acc_hi, h_mem_lo, h_mem_hi32;
     reg [31:0] next_pc;  // index of the next instruction to enter the head register
 
     assign cmd_op = h_op;
@@ -272,20 +248,40 @@ module tpu_seq #(
     localparam [LDP-1:0] LDP_ONE = 1;
     localparam [LD_SLOTS-1:0] LD_BIT0 = 1;
     reg [LD_SLOTS-1:0] ld_v;
-    reg [FP_W*LD_SLOTS-1:0] ld_fp;  // one footprint and pc per slot
-    reg [32*LD_SLOTS-1:0] ld_pcs;
+    reg [31:0] ld_pcs[0:LD_SLOTS-1];
     reg [LDP-1:0] ld_wp;  // next slot to fill
     reg [LDP-1:0] ld_rp;  // oldest load, freed by the next ld_done
-    wire [31:0] ld_pc = ld_pcs[32*ld_rp+:32];
+    wire [31:0] ld_pc = ld_pcs[ld_rp];
     reg st_v;
-    reg [FP_W-1:0] st_fp;
     reg [31:0] st_pc;
     reg ac_v;
-    reg [FP_W-1:0] ac_fp;
     reg [MXU_SLOTS-1:0] mx_v;
-    reg [FP_W*MXU_SLOTS-1:0] mx_fp;  // one footprint per slot
     reg [MXP-1:0] mx_wp;  // next slot to fill
     reg [MXP-1:0] mx_rp;  // oldest MATMUL, freed by the next mx_done
+
+    // The footprint of every instruction in flight, one record each: the loads' slots in records
+    // 0..LD_SLOTS-1, the MATMULs' in the next MXU_SLOTS, then the store's and the activate's. An
+    // issuing instruction copies the head's footprint into its unit's record.
+    localparam NREC = LD_SLOTS + MXU_SLOTS + 2;
+    localparam RW = $clog2(NREC);
+    localparam integer MX_REC_I = LD_SLOTS;
+    localparam integer ST_REC_I = LD_SLOTS + MXU_SLOTS;
+    localparam integer AC_REC_I = ST_REC_I + 1;
+    localparam [RW-1:0] MX_REC = MX_REC_I[RW-1:0];
+    localparam [RW-1:0] ST_REC = ST_REC_I[RW-1:0];
+    localparam [RW-1:0] AC_REC = AC_REC_I[RW-1:0];
+    // The records of each unit's instructions.
+    localparam [NREC-1:0] LD_RECS = {{(NREC - LD_SLOTS) {1'b0}}, {LD_SLOTS{1'b1}}};
+    localparam [NREC-1:0] MX_RECS = {2'b00, {MXU_SLOTS{1'b1}}, {LD_SLOTS{1'b0}}};
+    localparam [NREC-1:0] ST_RECS = {2'b01, {(NREC - 2) {1'b0}}};
+    localparam [NREC-1:0] AC_RECS = {2'b10, {(NREC - 2) {1'b0}}};
+    reg [NREC-1:0] r_ub_v, r_ub_w, r_acc_v, r_acc_w, r_mem_v, r_mem_w, r_prm_v, r_prm_w;
+    reg [31:0] r_ub_lo[0:NREC-1];
+    reg [31:0] r_ub_hi[0:NREC-1];
+    reg [31:0] r_acc_lo[0:NREC-1];
+    reg [31:0] r_acc_hi[0:NREC-1];
+    reg [31:0] r_mem_lo[0:NREC-1];
+    reg [31:0] r_mem_hi[0:NREC-1];
 
     // Records still occupied this cycle (a done frees its record at once).
     wire [LD_SLOTS-1:0] ld_busy = ld_v & ~({LD_SLOTS{ld_done}} & (LD_BIT0 << ld_rp));
@@ -298,16 +294,28 @@ module tpu_seq #(
     // among themselves like MATMULs: they read only memory, which no load writes, and write UB
     // rows, tiles or parameters in program order (the load unit writes back in order), so a
     // younger load overwriting an older one's rows leaves the younger one's data, as in order.
-    reg hazard;
-    integer i;
-    always @* begin
-        hazard = (!h_wr && st_busy && conflict(h_fp, st_fp)) ||
-            (!h_act && ac_busy && conflict(h_fp, ac_fp));
-        for (i = 0; i < LD_SLOTS; i = i + 1)
-        if (!h_ld && ld_busy[i] && conflict(h_fp, ld_fp[FP_W*i+:FP_W])) hazard = 1'b1;
-        for (i = 0; i < MXU_SLOTS; i = i + 1)
-        if (!h_mm && mx_busy[i] && conflict(h_fp, mx_fp[FP_W*i+:FP_W])) hazard = 1'b1;
-    end
+    // An ACTIVATE or WR_HOST is not compared with its own unit's record either: that unit takes
+    // it only once idle.
+    wire [NREC-1:0] rec_busy = {ac_busy, st_busy, mx_busy, ld_busy};
+    wire [NREC-1:0] exempt = ({NREC{h_ld}} & LD_RECS) | ({NREC{h_mm}} & MX_RECS) |
+        ({NREC{h_wr}} & ST_RECS) | ({NREC{h_act}} & AC_RECS);
+    wire [NREC-1:0] cand = rec_busy & ~exempt;
+    // Per record: both touch the range (or the parameters) and one of them writes it.
+    wire [NREC-1:0] ub_pair = {NREC{h_ub_v}} & r_ub_v & ({NREC{h_ub_w}} | r_ub_w);
+    wire [NREC-1:0] acc_pair = {NREC{h_acc_v}} & r_acc_v & ({NREC{h_acc_w}} | r_acc_w);
+    wire [NREC-1:0] mem_pair = {NREC{h_mem_v}} & r_mem_v & ({NREC{h_mem_w}} | r_mem_w);
+    wire [NREC-1:0] prm_pair = {NREC{h_prm_v}} & r_prm_v & ({NREC{h_prm_w}} | r_prm_w);
+    wire [NREC-1:0] conf;  // the head's footprint and record g's conflict
+    genvar g;
+    generate
+        for (g = 0; g < NREC; g = g + 1) begin : g_rec
+            assign conf[g] = prm_pair[g] ||
+                (ub_pair[g] && h_ub_lo < r_ub_hi[g] && r_ub_lo[g] < h_ub_hi) ||
+                (acc_pair[g] && h_acc_lo < r_acc_hi[g] && r_acc_lo[g] < h_acc_hi) ||
+                (mem_pair[g] && h_mem_lo < r_mem_hi[g] && r_mem_lo[g] < h_mem_hi32);
+        end
+    endgenerate
+    wire hazard = (cand & conf) != {NREC{1'b0}};
 
     // Weight-FIFO tiles counted at issue: RD_WEIGHTs issued minus MATMUL LOADs issued.
     reg [8:0] wf_count;
@@ -316,7 +324,7 @@ module tpu_seq #(
     reg [`TPU_ERR_W-1:0] h_err;
     always @* begin
         if (h_code != `TPU_ERR_OK) h_err = h_code;
-        else if (h_fp[2*SLOT+64] && h_mem_hi > {17'd0, mem_size}) h_err = `TPU_ERR_MEM_RANGE;
+        else if (h_mem_v && h_mem_hi > {17'd0, mem_size}) h_err = `TPU_ERR_MEM_RANGE;
         else if (h_load && wf_count == 9'd0) h_err = `TPU_ERR_WFIFO_EMPTY;
         else if (h_rdw && wf_count == TILES) h_err = `TPU_ERR_WFIFO_FULL;
         else h_err = `TPU_ERR_OK;
@@ -412,7 +420,20 @@ module tpu_seq #(
             h_halt <= d_halt;
             h_code <= d_code;
             h_mem_hi <= d_mem_hi;
-            h_fp <= d_fp;
+            h_ub_v <= d_ub_v;
+            h_ub_w <= d_ub_w;
+            h_ub_lo <= d_ub_lo;
+            h_ub_hi <= d_ub_hi[31:0];
+            h_acc_v <= d_acc_v;
+            h_acc_w <= d_mm;
+            h_acc_lo <= {12'd0, d_b};
+            h_acc_hi <= d_acc_hi[31:0];
+            h_mem_v <= d_mem_v;
+            h_mem_w <= d_wr;
+            h_mem_lo <= d_a;
+            h_mem_hi32 <= d_mem_hi[31:0];
+            h_prm_v <= d_prm_v;
+            h_prm_w <= d_rdp;
         end
     end
 
@@ -442,16 +463,28 @@ module tpu_seq #(
         end
     end
 
+    // One instruction issues per cycle at most: its unit's record takes the head's footprint.
+    wire rec_we = ld_issue || mx_issue || st_issue || ac_issue;
+    wire [RW-1:0] rec_wi = ld_issue ? {{(RW - LDP) {1'b0}}, ld_wp} :
+        mx_issue ? MX_REC + {{(RW - MXP) {1'b0}}, mx_wp} : st_issue ? ST_REC : AC_REC;
     always @(posedge clk) begin
-        if (ld_issue) begin
-            ld_fp[FP_W*ld_wp+:FP_W] <= h_fp;
-            ld_pcs[32*ld_wp+:32] <= h_pc;
+        if (rec_we) begin
+            r_ub_v[rec_wi] <= h_ub_v;
+            r_ub_w[rec_wi] <= h_ub_w;
+            r_ub_lo[rec_wi] <= h_ub_lo;
+            r_ub_hi[rec_wi] <= h_ub_hi;
+            r_acc_v[rec_wi] <= h_acc_v;
+            r_acc_w[rec_wi] <= h_acc_w;
+            r_acc_lo[rec_wi] <= h_acc_lo;
+            r_acc_hi[rec_wi] <= h_acc_hi;
+            r_mem_v[rec_wi] <= h_mem_v;
+            r_mem_w[rec_wi] <= h_mem_w;
+            r_mem_lo[rec_wi] <= h_mem_lo;
+            r_mem_hi[rec_wi] <= h_mem_hi32;
+            r_prm_v[rec_wi] <= h_prm_v;
+            r_prm_w[rec_wi] <= h_prm_w;
         end
-        if (st_issue) begin
-            st_fp <= h_fp;
-            st_pc <= h_pc;
-        end
-        if (ac_issue) ac_fp <= h_fp;
-        if (mx_issue) mx_fp[FP_W*mx_wp+:FP_W] <= h_fp;
+        if (ld_issue) ld_pcs[ld_wp] <= h_pc;
+        if (st_issue) st_pc <= h_pc;
     end
 endmodule
