@@ -3,7 +3,9 @@
 // history, including the zeros it must show right after reset and after a mid-run reset.
 module tb_skew;
     parameter N = 8;
-    localparam W = 8;
+    // 24-bit lanes: lanes with W * delay <= 64 are shift registers, longer ones rings, so every
+    // N tested (4, 8, 16) has lanes of both kinds.
+    localparam W = 24;
     localparam CYCLES = 6 * N + 40;
 
     reg clk = 1'b0;
