@@ -202,6 +202,8 @@ module tpu_mxu #(
     assign wf_row = ld_row;
     assign wf_pop = ld_active && ld_row == 9'd0;
 
+    // Column c shifts c cycles after column 0: the weight rows through a skew line, the enable
+    // and bank select (the same for every column) through their histories, bit c = c cycles ago.
     wire [WW*N-1:0] w_sk;
     wire [   N-1:0] we_sk;
     wire [   N-1:0] ws_sk;
@@ -215,24 +217,20 @@ module tpu_mxu #(
         .d  (wf_rdata),
         .q  (w_sk)
     );
-    tpu_skew #(
-        .N(N),
-        .W(1)
-    ) u_skew_we (
-        .clk(clk),
-        .rst(rst),
-        .d  ({N{ld_active}}),
-        .q  (we_sk)
-    );
-    tpu_skew #(
-        .N(N),
-        .W(1)
-    ) u_skew_ws (
-        .clk(clk),
-        .rst(rst),
-        .d  ({N{ld_sel}}),
-        .q  (ws_sk)
-    );
+    generate
+        if (N > 1) begin : g_wsk
+            reg [N-2:0] we_h, ws_h;  // bit j: j + 1 cycles ago
+            assign we_sk = {we_h, ld_active};
+            assign ws_sk = {ws_h, ld_sel};
+            always @(posedge clk) begin
+                we_h <= rst ? {(N - 1) {1'b0}} : we_sk[N-2:0];
+                ws_h <= rst ? {(N - 1) {1'b0}} : ws_sk[N-2:0];
+            end
+        end else begin : g_wsk1
+            assign we_sk = ld_active;
+            assign ws_sk = ld_sel;
+        end
+    endgenerate
 
     // ------------------------------------------------------------- activation input --
     reg v1, uns1, bank1;  // the row whose UB data arrives this cycle
@@ -260,17 +258,10 @@ module tpu_mxu #(
     end
 
     reg [AW*N-1:0] a_r;
-    reg [   N-1:0] s_r;
-    always @(posedge clk) begin
-        if (rst) begin
-            a_r <= {AW * N{1'b0}};
-            s_r <= {N{1'b0}};
-        end else begin
-            a_r <= a_ext;
-            s_r <= {N{v1 && bank1}};
-        end
-    end
+    always @(posedge clk) a_r <= rst ? {AW * N{1'b0}} : a_ext;
 
+    // Element k enters array row k k cycles after element 0; the row's bank select (one bit for
+    // the whole row) follows it through its history, bit k = the select of the row entering row k.
     wire [AW*N-1:0] a_sk;
     wire [   N-1:0] s_sk;
     tpu_skew #(
@@ -282,15 +273,16 @@ module tpu_mxu #(
         .d  (a_r),
         .q  (a_sk)
     );
-    tpu_skew #(
-        .N(N),
-        .W(1)
-    ) u_skew_s (
-        .clk(clk),
-        .rst(rst),
-        .d  (s_r),
-        .q  (s_sk)
-    );
+    reg [N-1:0] s_h;
+    wire s_in = v1 && bank1;
+    generate
+        if (N > 1) begin : g_ssk
+            always @(posedge clk) s_h <= rst ? {N{1'b0}} : {s_h[N-2:0], s_in};
+        end else begin : g_ssk1
+            always @(posedge clk) s_h <= rst ? 1'b0 : s_in;
+        end
+    endgenerate
+    assign s_sk = s_h;
 
     // ------------------------------------------------------------------ array, output --
     wire [PW*N-1:0] p_bot;
@@ -326,11 +318,31 @@ module tpu_mxu #(
     reg [PW*N-1:0] acc_data_r;
     always @(posedge clk) acc_data_r <= rst ? {PW * N{1'b0}} : p_al;
 
-    // A row's address, accumulate bit and last-row flag follow it through LAT cycles.
-    reg  [CTW*LAT-1:0] ctl;
-    wire [    CTW-1:0] ctl_in = {issue, pop, q_accum[q_hd], q_acc[q_hd]};
-    wire [    CTW-1:0] ctl_out = ctl[CTW*LAT-1-:CTW];
-    always @(posedge clk) ctl <= rst ? {CTW * LAT{1'b0}} : {ctl[CTW*(LAT-1)-1:0], ctl_in};
+    // A row's address, accumulate bit and last-row flag follow it through LAT cycles: a ring of
+    // 2^LP entries, written every cycle at ctl_wp and read LAT entries behind it. ctl_age counts
+    // the cycles since reset up to LAT; until then the output is zero, as a cleared pipeline's.
+    localparam LP = $clog2(LAT);
+    localparam integer LAT_I = LAT;
+    localparam [LP-1:0] LAT_P = LAT_I[LP-1:0];
+    localparam [LP:0] LAT_A = LAT_I[LP:0];
+    localparam [LP-1:0] LP_ONE = 1;
+    localparam [LP:0] LA_ONE = 1;
+    reg  [CTW-1:0] ctl        [0:(1<<LP)-1];
+    reg  [ LP-1:0] ctl_wp;
+    reg  [   LP:0] ctl_age;
+    wire [ LP-1:0] ctl_rp = ctl_wp - LAT_P;  // written LAT cycles ago
+    wire [CTW-1:0] ctl_in = {issue, pop, q_accum[q_hd], q_acc[q_hd]};
+    wire [CTW-1:0] ctl_out = (ctl_age == LAT_A) ? ctl[ctl_rp] : {CTW{1'b0}};
+    always @(posedge clk) begin
+        ctl[ctl_wp] <= ctl_in;
+        if (rst) begin
+            ctl_wp  <= {LP{1'b0}};
+            ctl_age <= {(LP + 1) {1'b0}};
+        end else begin
+            ctl_wp <= ctl_wp + LP_ONE;
+            if (ctl_age != LAT_A) ctl_age <= ctl_age + LA_ONE;
+        end
+    end
 
     assign acc_en         = ctl_out[22];
     assign done           = ctl_out[21];
