@@ -46,7 +46,7 @@ module tpu_csr #(
 
     reg [31:0] sync_count;
     reg [31:0] insn_count;
-    reg [64*NPERF-1:0] perf;  // counter i at bits 64*i
+    reg [63:0] perf[0:NPERF-1];  // one register per counter, in the table's order
 
     // Increment of each counter this cycle, at its index in the table: a counter the table lists
     // and nothing drives here is an undriven bit for lint.
@@ -64,6 +64,7 @@ module tpu_csr #(
     wire clear = csr_we && csr_addr == `TPU_CSR_CTRL && csr_wdata[`TPU_CTRL_CLEAR_PERF_BIT];
     // Counter index within A_PERF..A_PERF_END: (csr_addr - A_PERF) / 8, modulo 16 (NPERF <= 16).
     wire [3:0] perf_idx = csr_addr[6:3] - A_PERF[6:3];
+    wire [63:0] perf_sel = perf[perf_idx];  // read only when perf_idx < NPERF
     integer i;
 
     always @(posedge clk) begin
@@ -80,7 +81,7 @@ module tpu_csr #(
 
     always @(posedge clk) begin
         for (i = 0; i < NPERF; i = i + 1)
-        perf[64*i+:64] <= (rst || clear) ? 64'd0 : perf[64*i+:64] + {48'd0, inc[16*i+:16]};
+        perf[i] <= (rst || clear) ? 64'd0 : perf[i] + {48'd0, inc[16*i+:16]};
     end
 
     always @* begin
@@ -108,6 +109,6 @@ module tpu_csr #(
             default: ;
         endcase
         if (csr_addr >= A_PERF && csr_addr < A_PERF_END && csr_addr[1:0] == 2'd0)
-            csr_rdata = perf[64*perf_idx+32*csr_addr[2]+:32];
+            csr_rdata = csr_addr[2] ? perf_sel[63:32] : perf_sel[31:0];
     end
 endmodule
