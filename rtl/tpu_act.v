@@ -34,42 +34,26 @@ module tpu_act #(
     reg [32*N-1:0] s2_x;
     reg [64*N-1:0] s2_p;
 
-    reg [32*N-1:0] x_next;
-    reg [64*N-1:0] p_next;
-    reg [8*N-1:0] q_next;
-
-    // The datapath is procedural, one loop over the columns per stage: Icarus evaluates a 64-bit
-    // multiply in a continuous assignment tens of times slower than in procedural code.
-    always @* begin : stage1
-        integer c;
+    // One function per stage and column, called only for a valid row: an idle pipeline computes
+    // nothing. The datapath is procedural (Icarus evaluates a 64-bit multiply in a continuous
+    // assignment tens of times slower than in procedural code).
+    function [31:0] stage1(input [31:0] acc, input [31:0] b, input add_bias, input do_relu);
         reg [31:0] sum;
-        for (c = 0; c < N; c = c + 1) begin
-            sum = in_data[32*c+:32] + (in_bias ? bias[32*c+:32] : 32'd0);
-            x_next[32*c+:32] = (in_relu && sum[31]) ? 32'd0 : sum;
+        begin
+            sum = acc + (add_bias ? b : 32'd0);
+            stage1 = (do_relu && sum[31]) ? 32'd0 : sum;
         end
-    end
+    endfunction
 
-    always @* begin : stage2
-        integer c;
-        reg [31:0] x;
-        reg [31:0] m;
-        for (c = 0; c < N; c = c + 1) begin
-            x = s1_x[32*c+:32];
-            m = mult[32*c+:32];
-            // Sign-extend both operands; the low 64 bits of the product are exact.
-            p_next[64*c+:64] = {{32{x[31]}}, x} * {{32{m[31]}}, m};
-        end
-    end
+    // Sign-extend both operands; the low 64 bits of the product are exact.
+    function [63:0] stage2(input [31:0] x, input [31:0] m);
+        stage2 = {{32{x[31]}}, x} * {{32{m[31]}}, m};
+    endfunction
 
-    always @* begin : stage3
-        integer c;
-        reg [63:0] p;
-        reg [5:0] s;
+    function [7:0] stage3(input [63:0] p, input [5:0] s);
         reg [63:0] half;
         reg [63:0] q;
-        for (c = 0; c < N; c = c + 1) begin
-            p = s2_p[64*c+:64];
-            s = shift[6*c+:6];
+        begin
             // Add 2^(s-1) (one less when p < 0, so ties go away from zero), then shift
             // arithmetically; s == 0 passes p through. (An if, not ?: with the unsigned p,
             // which would make the shift logical.)
@@ -77,10 +61,10 @@ module tpu_act #(
             if (s == 6'd0) q = p;
             else q = $signed(p + (p[63] ? half - 64'd1 : half)) >>> s;
             // q fits in int8 exactly when bits 63..7 are all copies of the sign.
-            if (q[63:7] == {57{1'b0}} || q[63:7] == {57{1'b1}}) q_next[8*c+:8] = q[7:0];
-            else q_next[8*c+:8] = q[63] ? 8'h80 : 8'h7f;
+            if (q[63:7] == {57{1'b0}} || q[63:7] == {57{1'b1}}) stage3 = q[7:0];
+            else stage3 = q[63] ? 8'h80 : 8'h7f;
         end
-    end
+    endfunction
 
     always @(posedge clk) begin
         if (rst) begin
@@ -94,17 +78,28 @@ module tpu_act #(
         end
     end
 
-    // Data registers need no reset: the valid bits qualify them.
+    // Data registers need no reset: the valid bits qualify them. A stage loads only when a row
+    // enters it, so between rows they hold the last one.
+    integer c;
     always @(posedge clk) begin
         if (!stall) begin
-            s1_x <= x_next;
-            s1_tag <= in_tag;
-            s2_x <= s1_x;
-            s2_p <= p_next;
-            s2_tag <= s1_tag;
-            out_i32 <= s2_x;
-            out_i8 <= q_next;
-            out_tag <= s2_tag;
+            if (in_valid) begin
+                for (c = 0; c < N; c = c + 1)
+                s1_x[32*c+:32] <= stage1(in_data[32*c+:32], bias[32*c+:32], in_bias, in_relu);
+                s1_tag <= in_tag;
+            end
+            if (s1_valid) begin
+                for (c = 0; c < N; c = c + 1)
+                s2_p[64*c+:64] <= stage2(s1_x[32*c+:32], mult[32*c+:32]);
+                s2_x   <= s1_x;
+                s2_tag <= s1_tag;
+            end
+            if (s2_valid) begin
+                for (c = 0; c < N; c = c + 1)
+                out_i8[8*c+:8] <= stage3(s2_p[64*c+:64], shift[6*c+:6]);
+                out_i32 <= s2_x;
+                out_tag <= s2_tag;
+            end
         end
     end
 endmodule
