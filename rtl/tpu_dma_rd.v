@@ -137,15 +137,6 @@ module tpu_dma_rd #(
     reg  [32*N-1:0] wdata;
     reg  [     8:0] wrow;
 
-    wire [ 4*N-1:0] byte_keep = ~({4 * N{1'b1}} << h_len);  // byte k of a row is kept when k < len
-    wire [32*N-1:0] rsp_kept;
-    genvar k;
-    generate
-        for (k = 0; k < 4 * N; k = k + 1) begin : lane
-            assign rsp_kept[8*k+:8] = (byte_keep[k] && !rsp_err) ? rsp_rdata[8*k+:8] : 8'd0;
-        end
-    endgenerate
-
     wire [15:0] zero_row = h_rows + zeros;
     wire fill_zero = !d_empty && h_wf && !rsp_valid && received != 16'd0 && zero_row != TILE_ROWS;
     wire [15:0] received_n = received + {15'd0, rsp_valid};
@@ -210,7 +201,9 @@ module tpu_dma_rd #(
             if (rsp_valid) begin
                 ub_addr <= h_base + {4'd0, received};
                 wrow <= received[8:0];
-                wdata <= rsp_kept;
+                // Bytes k >= len are zero, all of them after an error; computed only when a
+                // response is written.
+                wdata <= rsp_err ? {32 * N{1'b0}} : rsp_rdata & ~({32 * N{1'b1}} << {h_len, 3'b000});
             end else if (fill_zero) begin
                 wrow  <= zero_row[8:0];
                 wdata <= {32 * N{1'b0}};
