@@ -1,7 +1,8 @@
 `default_nettype none
-// Accumulator memory: ROWS rows of N int32. The write port is a one-cycle read-modify-write
-// (combinational read of the addressed row, registered write), so back-to-back accumulates to
-// one row see each other. Two registered read ports (activate unit, store unit).
+// Accumulator memory: ROWS rows of N int32. The write port is a one-cycle read-modify-write (the
+// addressed row as it is before the clock edge, plus the data, written at the edge), so
+// back-to-back accumulates to one row see each other; the row is read and added only in a cycle
+// that writes. Two registered read ports (activate unit, store unit).
 module tpu_acc #(
     parameter N = 16,
     parameter ROWS = 4096
@@ -31,20 +32,18 @@ module tpu_acc #(
     reg [32*N-1:0] mem[0:ROWS-1]  /*verilator public_flat_rd*/;
 
     wire [AW-1:0] wa = w_addr[AW-1:0];
-    wire [32*N-1:0] old_row = mem[wa];
-    wire [32*N-1:0] new_row;
 
-    genvar c;
-    generate
-        for (c = 0; c < N; c = c + 1) begin : lane
-            // Per-lane add: carries must not cross into the next int32.
-            assign new_row[32*c +: 32] =
-                (w_accumulate ? old_row[32*c +: 32] : 32'd0) + w_data[32*c +: 32];
+    // The new row: per-lane adds, carries must not cross into the next int32.
+    function [32*N-1:0] rmw(input [32*N-1:0] old, input [32*N-1:0] data, input accumulate);
+        integer c;
+        begin
+            for (c = 0; c < N; c = c + 1)
+            rmw[32*c+:32] = (accumulate ? old[32*c+:32] : 32'd0) + data[32*c+:32];
         end
-    endgenerate
+    endfunction
 
     always @(posedge clk) begin
-        if (w_en) mem[wa] <= new_row;
+        if (w_en) mem[wa] <= rmw(mem[wa], w_data, w_accumulate);
         if (r0_en) r0_data <= mem[r0_addr[AW-1:0]];
         if (r1_en) r1_data <= mem[r1_addr[AW-1:0]];
     end
