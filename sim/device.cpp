@@ -54,12 +54,19 @@ using tpu::MemResponse;
 
 // Verilator holds a vector of up to 64 bits in an integer and wider ones in VlWide words, both
 // little-endian by bit; these move n bytes (byte i = bits 8i+7..8i) between them and byte arrays.
+// On a little-endian host a VlWide's words hold its bytes in that order, so a wide bus (the memory
+// data, every response and write request) is one memcpy.
+constexpr bool kLittleEndian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
 template <typename T> void get_bytes(const T &v, uint8_t *dst, size_t n) {
     static_assert(std::is_integral<T>::value, "Verilator scalar");
     for (size_t i = 0; i < n; i++)
         dst[i] = static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * i));
 }
 template <std::size_t W> void get_bytes(const VlWide<W> &v, uint8_t *dst, size_t n) {
+    if (kLittleEndian && n <= 4 * W) {
+        std::memcpy(dst, v.data(), n);
+        return;
+    }
     for (size_t i = 0; i < n; i++) dst[i] = static_cast<uint8_t>(v.at(i / 4) >> (8 * (i % 4)));
 }
 template <typename T> void set_bytes(T &v, const uint8_t *src, size_t n) {
@@ -68,7 +75,12 @@ template <typename T> void set_bytes(T &v, const uint8_t *src, size_t n) {
     for (size_t i = 0; i < n; i++) x |= static_cast<uint64_t>(src[i]) << (8 * i);
     v = static_cast<T>(x);
 }
+// Words past n bytes are zero.
 template <std::size_t W> void set_bytes(VlWide<W> &v, const uint8_t *src, size_t n) {
+    if (kLittleEndian && n == 4 * W) {
+        std::memcpy(v.data(), src, n);
+        return;
+    }
     for (size_t w = 0; w < W; w++) {
         uint32_t x = 0;
         for (size_t b = 0; b < 4 && 4 * w + b < n; b++)
