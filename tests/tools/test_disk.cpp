@@ -119,7 +119,8 @@ TEST_F(Disk, FullDiskFailsEveryOutputCleanly)
     const std::string pkg = package();
     const std::string run = "run " + pkg + " --input " + kModel + "test_x_u8.npy --input-divide " +
                             "255 --limit 512 --quiet ";
-    const std::string gemm = "gemm --m 64 --k 64 --n 64 --quiet ";
+    const std::string gemm =
+        "gemm --m 64 --k 64 --n 64 --quiet --array " + std::to_string(largest_array()) + " ";
     const std::string tpuc = "'" TPU_BINARY_DIR "/bin/tpuc' " + kModel + "mlp.hlo --weights " +
                              kModel + "mlp.safetensors --calibrate " + kModel +
                              "calib.npy --quiet -o " + in_fs("m.tpub") + " 2>" +
