@@ -32,7 +32,9 @@ typedef struct fw_hal {
  * structure they belong to. */
 
 #define FW_STREAM_MAGIC 0x53555054u /* the bytes "TPUS" */
-#define FW_STREAM_VERSION 1u
+/* Version 2 added CONV2D; a version 1 stream (GEMM only) is still accepted. */
+#define FW_STREAM_VERSION 2u
+#define FW_STREAM_VERSION_MIN 1u
 
 /* Header: FW_HEADER_BYTES bytes at the start of the stream, all u32. */
 enum fw_header_field {
@@ -55,7 +57,7 @@ enum fw_buffer_field {
 
 /* Commands: after the buffer table, back to back. Every command starts with u16 op, u16 bytes
  * (the command's length, header included, a multiple of 4). */
-enum fw_command_op { FW_CMD_GEMM = 1 };
+enum fw_command_op { FW_CMD_GEMM = 1, FW_CMD_CONV2D = 2 };
 enum fw_command_field { FW_CMD_OP = 0, FW_CMD_BYTES = 2 };
 
 /* GEMM: C[m x n] = act(A[m x k] . B[k x n] (+ bias)), all row-major with a leading dimension
@@ -94,6 +96,69 @@ enum fw_gemm_flag {
     FW_GEMM_B_TILED = 1u << 4,
     FW_GEMM_FLAGS_ALL = 0x1fu
 };
+
+/* CONV2D (stream version 2): a 2-D convolution of an NHWC int8 (or uint8) input with a kernel
+ * in tile order, then bias, ReLU, int8 requantization and max pooling as flagged:
+ *   out[b][y][x][o] = pool over the window (ph x pw, step psh/psw) of
+ *                     act(sum over dy, dx, c of in[b][y*sh + dy - pt][x*sw + dx - pl][c] * k)
+ * with zeros outside the input (the padding costs no memory reads), act as GEMM's (bias[o],
+ * ReLU, requant with mult[o], shift[o]). out is NHWC: int8 with OUT_INT8 (required by POOL),
+ * else int32 (act without requantization). Output rows OH = (h + pt + pb - kh) / sh + 1 and
+ * OW likewise; pooled, (OH - ph) / psh + 1 by (OW - pw) / psw + 1.
+ * The kernel is in N x N tiles, tile (kt, nt) at byte (nt * KT + kt) * N * N: column j of it is
+ * output channel nt * N + j, and its rows are K indices that depend on the layout the firmware
+ * streams the input in (docs/command-stream.md "CONV2D"):
+ *   - packed runs, when pl = pr = 0 and c is not a multiple of N: per kernel row dy, the kw * c
+ *     bytes (dx, channel) of a window row cut in T = ceil(kw * c / N) pieces; kt = dy * T + t,
+ *     tile row r is byte t * N + r of the run, i.e. dx = (t * N + r) / c, channel (...) % c;
+ *   - otherwise pixel by pixel: kt = (dy * kw + dx) * CC + cc with CC = ceil(c / N), tile row r
+ *     is channel cc * N + r.
+ * Rows past the kernel's K (and columns past cout) are zero. fw_conv_tiles gives KT. */
+enum fw_conv_field {
+    FW_CONV_FLAGS = 4,
+    FW_CONV_BATCH = 8,
+    FW_CONV_H = 12, /* input height, width, channels */
+    FW_CONV_W = 16,
+    FW_CONV_C = 20,
+    FW_CONV_KH = 24, /* kernel height and width */
+    FW_CONV_KW = 28,
+    FW_CONV_COUT = 32,   /* output channels */
+    FW_CONV_STRIDE = 36, /* u16 sh, u16 sw */
+    FW_CONV_PAD = 40,    /* u8 top, bottom, left, right */
+    FW_CONV_POOL = 44,   /* u8 ph, pw, psh, psw with FW_CONV_POOLING, else 0 */
+    FW_CONV_IN_BUF = 48,
+    FW_CONV_IN_OFF = 52,
+    FW_CONV_K_BUF = 56,
+    FW_CONV_K_OFF = 60,
+    FW_CONV_OUT_BUF = 64,
+    FW_CONV_OUT_OFF = 68,
+    FW_CONV_P_BUF = 72,
+    FW_CONV_P_OFF = 76,
+    FW_CONV_BYTES = 80
+};
+
+enum fw_conv_flag {
+    FW_CONV_BIAS = FW_GEMM_BIAS, /* the flags GEMM has, the same bits */
+    FW_CONV_RELU = FW_GEMM_RELU,
+    FW_CONV_OUT_INT8 = FW_GEMM_OUT_INT8,
+    FW_CONV_A_UNSIGNED = FW_GEMM_A_UNSIGNED,
+    FW_CONV_POOLING = 1u << 5, /* max pooling after the activation (needs OUT_INT8) */
+    FW_CONV_FLAGS_ALL = 0x2fu
+};
+
+/* The core's limits on a convolution's geometry (the hardware's field widths). */
+#define FW_CONV_STRIDE_MAX 255u /* MATMUL's UB row stride */
+#define FW_CONV_POOL_MAX 15u    /* ACTIVATE.POOL's window */
+
+/* Whether CONV2D streams the input in packed runs (see above), and K tiles of its kernel. */
+static inline int fw_conv_packed(uint32_t c, uint32_t pad_left, uint32_t pad_right, uint32_t n)
+{
+    return pad_left == 0 && pad_right == 0 && c % n != 0;
+}
+static inline uint32_t fw_conv_tiles(uint32_t kh, uint32_t kw, uint32_t c, int packed, uint32_t n)
+{
+    return packed ? kh * ((kw * c + n - 1) / n) : kh * kw * ((c + n - 1) / n);
+}
 
 /* ------------------------------------------------------------ cost model -- */
 /* Control-processor cycles (hal->spend): once per stream for reading the ID registers, header

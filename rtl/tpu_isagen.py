@@ -80,7 +80,7 @@ def load(path):
     """The table, checked, as plain dicts and lists."""
     with open(path, "rb") as f:
         t = tomllib.load(f)
-    check_keys("table", t, ("insn", "opcode", "flag", "error", "csr", "id", "perf"))
+    check_keys("table", t, ("insn", "opcode", "flag", "pool", "error", "csr", "id", "perf"))
 
     # Fields: they tile the instruction, none crosses a word.
     insn = t["insn"]
@@ -137,6 +137,26 @@ def load(path):
             by_name[op]["flags"] |= 1 << bit
         flags.append(dict(name=e["name"], bit=bit, opcodes=ops, who=who,
                           description=text(who, e["description"])))
+
+    # The pooling window: sub-fields of one instruction field, none overlapping another.
+    pool = t["pool"]
+    check_keys("pool", pool, ("in_field", "field"))
+    host = pool["in_field"]
+    if host not in width:
+        raise TableError(f"pool.in_field: no instruction field named {host!r}")
+    window, names, owner = [], set(), {}
+    for label, e in entries(pool, "field", "pool.field"):
+        check_keys(label, e, ("name", "bits", "description"))
+        who = named(label, "pool.field", e, LOWER, names)
+        m = RANGE.match(e["bits"]) if isinstance(e["bits"], str) else None
+        if not m or int(m[1]) < int(m[2]) or int(m[1]) >= width[host]:
+            raise TableError(f"{who}: bits {e['bits']!r} is not \"msb:lsb\" within the "
+                             f"{width[host]} bits of {host}")
+        msb, lsb = int(m[1]), int(m[2])
+        for b in range(lsb, msb + 1):
+            unique(owner, b, who, f"bit {b}")
+        window.append(dict(name=e["name"], msb=msb, lsb=lsb, width=msb - lsb + 1, who=who,
+                           description=text(who, e["description"])))
 
     err = t["error"]
     check_keys("error", err, ("bits", "code"))
@@ -204,7 +224,8 @@ def load(path):
                 raise TableError(f"{who}: offset {o:#04x} already used by {owner[o]}")
         counters.append(dict(name=e["name"], who=who, description=text(who, e["description"])))
 
-    return dict(bits=bits, fields=fields, opcodes=opcodes, flags=flags, ebits=ebits,
+    return dict(bits=bits, fields=fields, opcodes=opcodes, flags=flags, pool=window,
+                pool_field=host, ebits=ebits,
                 errors=errors, abits=abits, regs=regs, magic=magic, major=major, minor=minor,
                 perf_base=base, counters=counters)
 
@@ -263,6 +284,12 @@ def verilog(isa, source):
     for f in sorted(isa["flags"], key=lambda f: f["bit"]):
         comment(f"{f['name']} ({', '.join(f['opcodes'])}): {f['description']}")
         define(f"TPU_F_{f['name']}_BIT", f["bit"], f["who"])
+    put("")
+    comment(f"ACTIVATE.POOL window: v[`TPU_POOL_PH] is sub-field ph of the {isa['pool_field']} "
+            "field's value v.")
+    for f in isa["pool"]:
+        comment(f"{f['name']}: {f['description']}")
+        define(f"TPU_POOL_{f['name'].upper()}", f"{f['msb']}:{f['lsb']}", f["who"])
     put("")
     comment("Error codes (ERROR_CODE), TPU_ERR_W bits.")
     define("TPU_ERR_W", isa["ebits"])
@@ -356,6 +383,17 @@ def c_header(isa, source):
     define("TPU_F_ALL", f"{sum(1 << f['bit'] for f in isa['flags']):#04x}u")
     put("/* X(NAME) for every flag, in the order the disassembler prints them. */")
     xmacro("TPU_FOR_EACH_FLAG", [f["name"] for f in isa["flags"]])
+    put("")
+
+    put(f"/* ACTIVATE.POOL window: sub-field F of the {isa['pool_field']} field's value lies from")
+    put(" * bit TPU_POOL_F_SHIFT up; TPU_POOL_F_MASK is its largest value. */")
+    for f in isa["pool"]:
+        n = f["name"].upper()
+        put(f"/* {f['name']}: {f['description']} */")
+        define(f"TPU_POOL_{n}_SHIFT", f["lsb"], f["who"])
+        define(f"TPU_POOL_{n}_MASK", f"{(1 << f['width']) - 1:#x}u", f["who"])
+    define("TPU_POOL_GET(v, F)", "(((v) >> TPU_POOL_##F##_SHIFT) & TPU_POOL_##F##_MASK)")
+    define("TPU_POOL_PUT(F, v)", "(((uint32_t)(v) & TPU_POOL_##F##_MASK) << TPU_POOL_##F##_SHIFT)")
     put("")
 
     put("/* Error codes (ERROR_CODE). */")

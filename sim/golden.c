@@ -118,6 +118,13 @@ void tpu_golden_reset(tpu_golden *g)
 
 enum { F_ROWS = 1, F_A = 2, F_B = 4, F_LEN = 8, F_STRIDE = 16 };
 
+/* MATMUL's stride: UB rows between its rows, 0 meaning 1 (consecutive) as before ISA 1.1. */
+#define MATMUL_STRIDE_MAX 255u
+static uint32_t ub_step(const tpu_fields *f)
+{
+    return f->stride ? f->stride : 1;
+}
+
 /* The checks of docs/isa.md "Validation and errors", in their order. */
 static int validate(const tpu_golden *g, const tpu_fields *f)
 {
@@ -125,6 +132,7 @@ static int validate(const tpu_golden *g, const tpu_fields *f)
     uint32_t flags_ok = 0, used = 0, rows_min = 1, rows_max = TPU_INSN_ROWS_MASK;
     uint32_t len_min = 1, len_max = n, len_step = 1;
     int64_t ub = -1, acc = -1; /* first row of the UB / ACC range touched, -1 for none */
+    uint64_t ub_n = f->rows, acc_n = f->rows; /* rows each range spans */
     int mem = 0;
     switch (f->op) {
     case TPU_OP_RD_HOST:
@@ -149,15 +157,31 @@ static int validate(const tpu_golden *g, const tpu_fields *f)
         break;
     case TPU_OP_MATMUL:
         flags_ok = TPU_OP_MATMUL_FLAGS;
-        used = F_ROWS | F_A | F_B;
+        used = F_ROWS | F_A | F_B | F_STRIDE;
+        if (f->stride > MATMUL_STRIDE_MAX)
+            return TPU_ERR_BAD_OPERAND;
         ub = f->a;
+        ub_n = (uint64_t)(f->rows - (f->rows > 0)) * ub_step(f) + 1;
         acc = f->b;
         break;
     case TPU_OP_ACTIVATE:
         flags_ok = TPU_OP_ACTIVATE_FLAGS;
-        used = F_ROWS | F_A | F_B;
+        used = F_ROWS | F_A | F_B | (f->flags & TPU_F_POOL ? F_STRIDE : 0);
+        if ((f->flags & TPU_F_POOL) && (!TPU_POOL_GET(f->stride, PH) ||
+                                        !TPU_POOL_GET(f->stride, PW) ||
+                                        !TPU_POOL_GET(f->stride, STEP)))
+            return TPU_ERR_BAD_OPERAND;
         ub = f->a;
         acc = f->b;
+        if (f->flags & TPU_F_POOL)
+            acc_n = (uint64_t)(f->rows - (f->rows > 0)) * TPU_POOL_GET(f->stride, STEP) +
+                    (uint64_t)(TPU_POOL_GET(f->stride, PH) - 1) * TPU_POOL_GET(f->stride, PITCH) +
+                    TPU_POOL_GET(f->stride, PW);
+        break;
+    case TPU_OP_ZERO:
+        flags_ok = TPU_OP_ZERO_FLAGS;
+        used = F_ROWS | F_B;
+        ub = f->b;
         break;
     case TPU_OP_WR_HOST:
         used = F_ROWS | F_A | F_B | F_LEN | F_STRIDE;
@@ -190,9 +214,9 @@ static int validate(const tpu_golden *g, const tpu_fields *f)
     if ((used & F_LEN) && (f->len < len_min || f->len > len_max || f->len % len_step))
         return TPU_ERR_BAD_OPERAND;
 
-    if (ub >= 0 && (uint64_t)ub + f->rows > g->cfg.ub_rows)
+    if (ub >= 0 && (uint64_t)ub + ub_n > g->cfg.ub_rows)
         return TPU_ERR_UB_RANGE;
-    if (acc >= 0 && (uint64_t)acc + f->rows > g->cfg.acc_rows)
+    if (acc >= 0 && (uint64_t)acc + acc_n > g->cfg.acc_rows)
         return TPU_ERR_ACC_RANGE;
     if (mem && (uint64_t)f->a + (uint64_t)(f->rows - 1) * f->stride + f->len > g->cfg.mem_size)
         return TPU_ERR_MEM_RANGE;
@@ -218,7 +242,7 @@ static void matmul(tpu_golden *g, const tpu_fields *f)
      * uint32 (C11 6.5p7). */
     uint32_t *const row = g->row;
     for (uint32_t i = 0; i < f->rows; i++) {
-        const int8_t *x = g->ub + ((size_t)f->a + i) * n;
+        const int8_t *x = g->ub + ((size_t)f->a + (size_t)i * ub_step(f)) * n;
         uint32_t *out = (uint32_t *)g->acc + ((size_t)f->b + i) * n;
         if (!(f->flags & TPU_F_ACC))
             memset(out, 0, n * sizeof *out);
@@ -273,15 +297,31 @@ static void execute(tpu_golden *g, const tpu_fields *f)
         matmul(g, f);
         break;
     case TPU_OP_ACTIVATE: {
+        /* Without POOL the window is the one row b + i. */
         const int bias = (f->flags & TPU_F_BIAS) != 0, relu = (f->flags & TPU_F_RELU) != 0;
+        const int pool = (f->flags & TPU_F_POOL) != 0;
+        const uint32_t ph = pool ? TPU_POOL_GET(f->stride, PH) : 1;
+        const uint32_t pw = pool ? TPU_POOL_GET(f->stride, PW) : 1;
+        const uint32_t step = pool ? TPU_POOL_GET(f->stride, STEP) : 1;
+        const uint32_t pitch = TPU_POOL_GET(f->stride, PITCH);
         for (uint32_t i = 0; i < f->rows; i++) {
-            const int32_t *x = g->acc + ((size_t)f->b + i) * n;
             int8_t *y = g->ub + ((size_t)f->a + i) * n;
-            for (size_t c = 0; c < n; c++)
-                y[c] = requant(act_x(x[c], bias ? g->bias[c] : 0, relu), g->mult[c], g->shift[c]);
+            for (size_t c = 0; c < n; c++) {
+                int32_t m = INT32_MIN;
+                for (uint32_t k = 0; k < ph; k++)
+                    for (uint32_t j = 0; j < pw; j++) {
+                        const size_t row = (size_t)f->b + (size_t)i * step + (size_t)k * pitch + j;
+                        const int32_t x = act_x(g->acc[row * n + c], bias ? g->bias[c] : 0, relu);
+                        m = x > m ? x : m;
+                    }
+                y[c] = requant(m, g->mult[c], g->shift[c]);
+            }
         }
         break;
     }
+    case TPU_OP_ZERO:
+        memset(g->ub + (size_t)f->b * n, 0, (size_t)f->rows * n);
+        break;
     case TPU_OP_WR_HOST: {
         const int bias = (f->flags & TPU_F_BIAS) != 0, relu = (f->flags & TPU_F_RELU) != 0;
         for (uint32_t i = 0; i < f->rows; i++) {

@@ -108,12 +108,26 @@ char *tpu_disasm(const tpu_insn *insn, char *buf, size_t size)
         used = F_ROWS | F_A | F_LEN | F_STRIDE;
         break;
     case TPU_OP_MATMUL:
-        put(buf, size, &pos, " rows=%u ub=%u acc=%u", f.rows, f.a, f.b);
-        used = F_ROWS | F_A | F_B;
+        put(buf, size, &pos, " rows=%u ub=%u", f.rows, f.a);
+        if (f.stride) /* UB rows between the rows: only shown when not the default */
+            put(buf, size, &pos, " ub_stride=%u", f.stride);
+        put(buf, size, &pos, " acc=%u", f.b);
+        used = F_ROWS | F_A | F_B | F_STRIDE;
         break;
     case TPU_OP_ACTIVATE:
-        put(buf, size, &pos, " rows=%u acc=%u ub=%u", f.rows, f.b, f.a);
-        used = F_ROWS | F_A | F_B;
+        put(buf, size, &pos, " rows=%u acc=%u", f.rows, f.b);
+        if (f.flags & TPU_F_POOL) {
+            put(buf, size, &pos, " window=%ux%u step=%u pitch=%u", TPU_POOL_GET(f.stride, PH),
+                TPU_POOL_GET(f.stride, PW), TPU_POOL_GET(f.stride, STEP),
+                TPU_POOL_GET(f.stride, PITCH));
+            used |= F_STRIDE;
+        }
+        put(buf, size, &pos, " ub=%u", f.a);
+        used |= F_ROWS | F_A | F_B;
+        break;
+    case TPU_OP_ZERO:
+        put(buf, size, &pos, " rows=%u ub=%u", f.rows, f.b);
+        used = F_ROWS | F_B;
         break;
     case TPU_OP_WR_HOST:
         put(buf, size, &pos, " rows=%u %s=%u mem=0x%x stride=%u len=%u", f.rows,

@@ -257,12 +257,18 @@ TEST(GoldenErrors, EveryCheck)
 {
     const uint32_t RH = TPU_OP_RD_HOST, RW = TPU_OP_RD_WEIGHT, RP = TPU_OP_RD_PARAMS,
                    MM = TPU_OP_MATMUL, AC = TPU_OP_ACTIVATE, WH = TPU_OP_WR_HOST,
-                   SY = TPU_OP_SYNC, HA = TPU_OP_HALT, SRC = TPU_F_SRC_ACC;
+                   SY = TPU_OP_SYNC, HA = TPU_OP_HALT, ZE = TPU_OP_ZERO, SRC = TPU_F_SRC_ACC,
+                   POOL = TPU_F_POOL;
+    // ACTIVATE.POOL's window (docs/isa.md): ph x pw, step, pitch.
+    auto win = [](uint32_t ph, uint32_t pw, uint32_t step, uint32_t pitch) {
+        return TPU_POOL_PUT(PH, ph) | TPU_POOL_PUT(PW, pw) | TPU_POOL_PUT(STEP, step) |
+               TPU_POOL_PUT(PITCH, pitch);
+    };
     const int ILL = TPU_ERR_ILLEGAL_OPCODE, BAD = TPU_ERR_BAD_OPERAND, UB = TPU_ERR_UB_RANGE,
               ACC = TPU_ERR_ACC_RANGE, MEM = TPU_ERR_MEM_RANGE;
     const ErrorCase cases[] = {
         {"opcode 0", I(0, 0, 0, 0, 0, 0, 0), ILL},
-        {"opcode 9", I(9, 0, 1, 0, 0, 1, 0), ILL},
+        {"opcode 10", I(10, 0, 1, 0, 0, 1, 0), ILL},
         {"opcode 0xff", I(0xff, 0xff, 0xffff, ~0u, 0xfffff, 0xfff, ~0u), ILL},
         {"RD_HOST flag ACC", I(RH, TPU_F_ACC, 1, 0, 0, 4, 0), BAD},
         {"RD_HOST reserved flag 6", I(RH, 0x40, 1, 0, 0, 4, 0), BAD},
@@ -286,7 +292,7 @@ TEST(GoldenErrors, EveryCheck)
         {"RD_PARAMS b set", I(RP, 0, 3, 0, 2, 16, 16), BAD},
         {"RD_PARAMS flag BIAS", I(RP, TPU_F_BIAS, 3, 0, 0, 16, 16), BAD},
         {"MATMUL len set", I(MM, 0, 1, 0, 0, 1, 0), BAD},
-        {"MATMUL stride set", I(MM, 0, 1, 0, 0, 0, 1), BAD},
+        {"MATMUL stride 256", I(MM, 0, 1, 0, 0, 0, 256), BAD},
         {"MATMUL rows 0", I(MM, 0, 0, 0, 0, 0, 0), BAD},
         {"MATMUL flag BIAS", I(MM, TPU_F_BIAS, 1, 0, 0, 0, 0), BAD},
         {"MATMUL flag RELU", I(MM, TPU_F_RELU, 1, 0, 0, 0, 0), BAD},
@@ -298,6 +304,17 @@ TEST(GoldenErrors, EveryCheck)
         {"ACTIVATE flag SRC_ACC", I(AC, SRC, 1, 0, 0, 0, 0), BAD},
         {"ACTIVATE len set", I(AC, 0, 1, 0, 0, 4, 0), BAD},
         {"ACTIVATE stride set", I(AC, 0, 1, 0, 0, 0, 4), BAD},
+        {"ACTIVATE.POOL ph 0", I(AC, POOL, 1, 0, 0, 0, win(0, 1, 1, 0)), BAD},
+        {"ACTIVATE.POOL pw 0", I(AC, POOL, 1, 0, 0, 0, win(1, 0, 1, 0)), BAD},
+        {"ACTIVATE.POOL step 0", I(AC, POOL, 1, 0, 0, 0, win(1, 1, 0, 0)), BAD},
+        {"ACTIVATE.POOL len set", I(AC, POOL, 1, 0, 0, 4, win(1, 1, 1, 0)), BAD},
+        {"WR_HOST flag POOL", I(WH, SRC | POOL, 1, 0, 0, 4, 0), BAD},
+        {"MATMUL flag POOL", I(MM, POOL, 1, 0, 0, 0, 0), BAD},
+        {"ZERO a set", I(ZE, 0, 1, 1, 0, 0, 0), BAD},
+        {"ZERO len set", I(ZE, 0, 1, 0, 0, 1, 0), BAD},
+        {"ZERO stride set", I(ZE, 0, 1, 0, 0, 0, 1), BAD},
+        {"ZERO rows 0", I(ZE, 0, 0, 0, 0, 0, 0), BAD},
+        {"ZERO flag", I(ZE, TPU_F_ACC, 1, 0, 0, 0, 0), BAD},
         {"ACTIVATE rows 0", I(AC, 0, 0, 0, 0, 0, 0), BAD},
         {"WR_HOST UB with BIAS", I(WH, TPU_F_BIAS, 1, 0, 0, 4, 0), BAD},
         {"WR_HOST UB with RELU", I(WH, TPU_F_RELU, 1, 0, 0, 4, 0), BAD},
@@ -324,10 +341,14 @@ TEST(GoldenErrors, EveryCheck)
         {"RD_HOST UB huge b", I(RH, 0, 1, 0, 0xfffff, 4, 0), UB},
         {"MATMUL UB", I(MM, 0, 2, 7, 0, 0, 0), UB},
         {"MATMUL UB a near 2^32", I(MM, 0, 2, 0xffffffffu, 0, 0, 0), UB},
+        {"MATMUL UB stride", I(MM, 0, 3, 2, 0, 0, 3), UB}, // rows 2, 5, 8: past the 8 rows
+        {"ZERO UB", I(ZE, 0, 3, 0, 6, 0, 0), UB},
         {"ACTIVATE UB", I(AC, 0, 1, 8, 0, 0, 0), UB},
         {"WR_HOST UB", I(WH, 0, 9, 0, 0, 4, 0), UB},
         {"MATMUL ACC", I(MM, 0, 1, 0, 8, 0, 0), ACC},
         {"ACTIVATE ACC", I(AC, 0, 2, 0, 7, 0, 0), ACC},
+        {"ACTIVATE.POOL ACC by step", I(AC, POOL, 3, 0, 0, 0, win(1, 2, 4, 0)), ACC},
+        {"ACTIVATE.POOL ACC by pitch", I(AC, POOL, 1, 0, 2, 0, win(2, 2, 1, 5)), ACC},
         {"WR_HOST SRC_ACC ACC", I(WH, SRC, 1, 0, 8, 4, 0), ACC},
         {"RD_HOST mem end + 1", I(RH, 0, 1, 253, 0, 4, 0), MEM},
         {"RD_HOST mem rows", I(RH, 0, 4, 0, 0, 4, 85), MEM},

@@ -82,7 +82,8 @@ TEST(Isa, OpcodeNames)
     EXPECT_STREQ(tpu_opcode_name(TPU_OP_WR_HOST), "WR_HOST");
     EXPECT_STREQ(tpu_opcode_name(TPU_OP_SYNC), "SYNC");
     EXPECT_STREQ(tpu_opcode_name(TPU_OP_HALT), "HALT");
-    for (uint32_t op : {0u, 9u, 0x2au, 0xffu, 0x100u, 0xffffffffu})
+    EXPECT_STREQ(tpu_opcode_name(TPU_OP_ZERO), "ZERO");
+    for (uint32_t op : {0u, 10u, 0x2au, 0xffu, 0x100u, 0xffffffffu})
         EXPECT_STREQ(tpu_opcode_name(op), "?") << op;
 }
 
@@ -136,13 +137,22 @@ TEST(Isa, DisasmEveryOpcode)
               "WR_HOST rows=3 ub=7 mem=0xffffffff stride=0 len=16");
     EXPECT_EQ(disasm(TPU_OP_WR_HOST, TPU_F_SRC_ACC | TPU_F_BIAS | TPU_F_RELU, 1, 0, 0, 4, 4),
               "WR_HOST.SRC_ACC.BIAS.RELU rows=1 acc=0 mem=0x0 stride=4 len=4");
+    EXPECT_EQ(disasm(TPU_OP_MATMUL, TPU_F_LOAD, 24, 100, 8, 0, 2),
+              "MATMUL.LOAD rows=24 ub=100 ub_stride=2 acc=8");
+    EXPECT_EQ(disasm(TPU_OP_ACTIVATE, TPU_F_RELU | TPU_F_POOL, 12, 5, 48,
+                     0, TPU_POOL_PUT(PH, 2) | TPU_POOL_PUT(PW, 2) | TPU_POOL_PUT(STEP, 2) |
+                            TPU_POOL_PUT(PITCH, 24)),
+              "ACTIVATE.RELU.POOL rows=12 acc=48 window=2x2 step=2 pitch=24 ub=5");
+    EXPECT_EQ(disasm(TPU_OP_ZERO, 0, 30, 0, 7, 0, 0), "ZERO rows=30 ub=7");
     EXPECT_EQ(disasm(TPU_OP_SYNC, 0, 0, 0, 0, 0, 0), "SYNC");
     EXPECT_EQ(disasm(TPU_OP_HALT, 0, 0, 0, 0, 0, 0), "HALT");
 }
 
 TEST(Isa, DisasmShowsWhatMakesAnInstructionMalformed)
 {
-    EXPECT_EQ(disasm(TPU_OP_MATMUL, 0, 1, 0, 0, 5, 9), "MATMUL rows=1 ub=0 acc=0 len=5 stride=9");
+    EXPECT_EQ(disasm(TPU_OP_MATMUL, 0, 1, 0, 0, 5, 9), "MATMUL rows=1 ub=0 ub_stride=9 acc=0 len=5");
+    EXPECT_EQ(disasm(TPU_OP_ACTIVATE, 0, 1, 0, 0, 0, 9), "ACTIVATE rows=1 acc=0 ub=0 stride=9");
+    EXPECT_EQ(disasm(TPU_OP_ZERO, 0, 2, 3, 4, 0, 0), "ZERO rows=2 ub=4 a=0x3");
     EXPECT_EQ(disasm(TPU_OP_RD_WEIGHT, 0, 1, 0, 3, 1, 0),
               "RD_WEIGHT rows=1 mem=0x0 stride=0 len=1 b=3");
     EXPECT_EQ(disasm(TPU_OP_SYNC, 0, 2, 0x10, 1, 4, 8), "SYNC rows=2 a=0x10 b=1 len=4 stride=8");

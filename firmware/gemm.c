@@ -1,0 +1,356 @@
+/* gemm.c - the GEMM command: validation and schedule (firmware.h, docs/command-stream.md). */
+#include "firmware/fw_internal.h"
+
+/* M chunk size goal: enough chunks that the first chunk's A load and the last drain, which
+ * overlap nothing, are short, but chunks long enough that a MATMUL outlasts fetching the next
+ * weight tile (N rows plus the memory latency, which the firmware cannot see: 256 rows keep the
+ * MXU over 97% busy on 512^3 at N = 16 up to a latency of 200 cycles). */
+#define CHUNKS_GOAL 8u
+#define CHUNK_MIN_ROWS 256u
+/* Accumulator buffers the schedule rotates through, at most. */
+#define ACC_BUFS_MAX 8u
+
+/* A validated GEMM with operands resolved to device addresses. */
+typedef struct {
+    uint32_t flags, m, k, n;
+    uint32_t a, lda, b, ldb, c, ldc, p;
+} gemm;
+
+/* Bytes spanned by rows x width elements of esize bytes with a pitch of ld elements. */
+static uint64_t extent(uint32_t rows, uint32_t ld, uint32_t width, uint32_t esize)
+{
+    return ((uint64_t)(rows - 1) * ld + width) * esize;
+}
+
+/* Bytes of a k x n B in N x N tiles (FW_GEMM_B_TILED). A padded side above 32 bits is larger
+ * than any buffer: the result is then clamped where adding a 32-bit offset cannot wrap. */
+static uint64_t tiled_extent(uint32_t k, uint32_t n, uint32_t tile)
+{
+    const uint64_t rows = (uint64_t)fw_ceil_div(k, tile) * tile;
+    const uint64_t cols = (uint64_t)fw_ceil_div(n, tile) * tile;
+    return rows > UINT32_MAX || cols > UINT32_MAX ? (uint64_t)1 << 33 : rows * cols;
+}
+
+static int decode_gemm(fw_ctx *c, const uint8_t *raw, gemm *g)
+{
+    g->flags = fw_le32(raw + FW_GEMM_FLAGS);
+    g->m = fw_le32(raw + FW_GEMM_M);
+    g->k = fw_le32(raw + FW_GEMM_K);
+    g->n = fw_le32(raw + FW_GEMM_N);
+    g->lda = fw_le32(raw + FW_GEMM_LDA);
+    g->ldb = fw_le32(raw + FW_GEMM_LDB);
+    g->ldc = fw_le32(raw + FW_GEMM_LDC);
+    const uint32_t c_size = g->flags & FW_GEMM_OUT_INT8 ? 1 : 4;
+    const fw_range stream = fw_stream_range(c);
+    fw_range a, b, out, p = {0, 0};
+
+    if (g->flags & ~(uint32_t)FW_GEMM_FLAGS_ALL)
+        return fw_bad(c, "flags");
+    if (!g->m)
+        return fw_bad(c, "m");
+    if (!g->k)
+        return fw_bad(c, "k");
+    if (!g->n)
+        return fw_bad(c, "n");
+    if (g->lda < g->k)
+        return fw_bad(c, "lda");
+    if (fw_operand(c, raw, FW_GEMM_A_BUF, FW_GEMM_A_OFF, "a.buf", "a.off",
+                extent(g->m, g->lda, g->k, 1), &g->a, &a))
+        return c->res->code;
+    const bool tiled = g->flags & FW_GEMM_B_TILED;
+    if (tiled ? g->ldb != 0 : g->ldb < g->n)
+        return fw_bad(c, "ldb");
+    if (fw_operand(c, raw, FW_GEMM_B_BUF, FW_GEMM_B_OFF, "b.buf", "b.off",
+                tiled ? tiled_extent(g->k, g->n, c->hw.n) : extent(g->k, g->ldb, g->n, 1),
+                &g->b, &b))
+        return c->res->code;
+    /* The WR_HOST stride is ldc elements in bytes. */
+    if (g->ldc < g->n || (uint64_t)g->ldc * c_size > UINT32_MAX)
+        return fw_bad(c, "ldc");
+    if (fw_operand(c, raw, FW_GEMM_C_BUF, FW_GEMM_C_OFF, "c.buf", "c.off",
+                extent(g->m, g->ldc, g->n, c_size), &g->c, &out))
+        return c->res->code;
+    if (g->flags & (FW_GEMM_BIAS | FW_GEMM_OUT_INT8)) {
+        if (fw_operand(c, raw, FW_GEMM_P_BUF, FW_GEMM_P_OFF, "params.buf", "params.off",
+                    12 * (uint64_t)g->n, &g->p, &p))
+            return c->res->code;
+    } else {
+        g->p = 0;
+        if (fw_le32(raw + FW_GEMM_P_BUF))
+            return fw_bad(c, "params.buf");
+        if (fw_le32(raw + FW_GEMM_P_OFF))
+            return fw_bad(c, "params.off");
+    }
+    /* C is written tile by tile while A, B and the params are still being read, and the
+     * firmware rereads the stream while earlier commands run. Bounding ranges: conservative
+     * for interleaved layouts. */
+    if (fw_overlap(out, a))
+        return fw_bad(c, "c overlaps a");
+    if (fw_overlap(out, b))
+        return fw_bad(c, "c overlaps b");
+    if (fw_overlap(out, p))
+        return fw_bad(c, "c overlaps params");
+    if (fw_overlap(out, stream))
+        return fw_bad(c, "c overlaps stream");
+    return FW_OK;
+}
+
+/* ---------------------------------------------------------- GEMM schedule -- */
+/*
+ * Loop nest: M chunks of up to tm rows (mc) > N-tiles (nt) > K-tiles (kt). Each (chunk, n-tile)
+ * is a "visit": kt MATMUL "steps" of the chunk's rows into one accumulator buffer, then a drain
+ * (WR_HOST SRC_ACC, or ACTIVATE + WR_HOST) of that buffer.
+ *
+ * A lives in two UB slots of tm rows per k-tile. When a chunk's whole K fits (kb == 1), a chunk
+ * is loaded once and used by all its visits; otherwise K is cut into kb blocks of kc k-tiles and
+ * each block is reloaded for every visit. A "use" is a maximal run of steps reading one loaded
+ * block; uses alternate slots, and the next use's block is loaded one RD_HOST per k-tile,
+ * spread evenly over the current use's steps. One k-tile (a chunk's rows) takes the load unit
+ * about as long as one MATMUL takes the MXU, which the weight tiles already prefetched cover;
+ * smaller RD_HOSTs measured worse, each paying the memory latency.
+ *
+ * Weights: RD_WEIGHT for step t + wdist is pushed right after MATMUL t, so wdist tiles are on
+ * their way while the FIFO never holds more than WFIFO_TILES.
+ *
+ * Drains are pushed dlag steps after their visit's last MATMUL, so the MXU has finished writing
+ * the buffer by the time the drain reaches the head of the queue, and before the buffer is
+ * reused.
+ */
+typedef struct {
+    fw_ctx *c;
+    const gemm *g;
+    uint32_t n;             /* array size */
+    uint32_t kt, nt;        /* K and N tiles */
+    uint32_t mc, tm;        /* M chunks, rows of the largest chunk */
+    uint32_t kc, kb;        /* k-tiles per A block, blocks per K */
+    uint32_t slot_rows;     /* UB rows of one A slot */
+    uint32_t nacc;          /* accumulator buffers of tm rows */
+    uint32_t wdist, dlag;       /* weight prefetch distance, drain lag (steps) */
+    uint64_t steps, visits, uses;
+    uint64_t rw_next;       /* next weight tile (step) to fetch */
+    uint64_t drain_next;    /* next visit to drain */
+    uint64_t load_use;      /* use whose block is being loaded */
+    uint32_t load_j;        /* its next k-tile (within the block) */
+    uint32_t params_nt;     /* n-tile whose params are loaded, FW_NO_INDEX if none */
+} sched;
+
+static void plan(sched *s, fw_ctx *c, const gemm *g)
+{
+    const hw_cfg *hw = &c->hw;
+    const uint32_t n = hw->n, stage = g->flags & FW_GEMM_OUT_INT8 ? STAGE_BUFS : 0;
+    const uint64_t acc_cap = fw_min32(hw->acc_rows / 2, ROWS_MAX);
+    s->c = c;
+    s->g = g;
+    s->n = n;
+    s->kt = fw_ceil_div(g->k, n);
+    s->nt = fw_ceil_div(g->n, n);
+    /* Chunks of the goal size within the ACC and UB caps, with all of K resident (A read
+     * once); if the caps leave chunks too short to stream without bubbles (2N-1 rows), short K
+     * blocks reloaded per n-tile instead. */
+    const uint64_t goal =
+        fw_max64(fw_max64(CHUNK_MIN_ROWS, 4 * (uint64_t)n), fw_ceil_div(g->m, CHUNKS_GOAL));
+    uint64_t tm = fw_min64(fw_min64(g->m, fw_min64(acc_cap, goal)),
+                        hw->ub_rows / (2 * (uint64_t)s->kt + stage));
+    uint64_t kc = s->kt;
+    if (tm < fw_min64(g->m, 2 * (uint64_t)n)) {
+        tm = fw_min64(fw_min64(g->m, acc_cap), fw_min64(2 * (uint64_t)n, hw->ub_rows / (2 + stage)));
+        kc = fw_min64(s->kt, (hw->ub_rows - stage * tm) / (2 * tm));
+    }
+    /* Even chunks and blocks: no short tail. */
+    s->mc = fw_ceil_div(g->m, (uint32_t)tm);
+    s->tm = fw_ceil_div(g->m, s->mc);
+    s->kb = fw_ceil_div(s->kt, (uint32_t)kc);
+    s->kc = fw_ceil_div(s->kt, s->kb);
+    s->slot_rows = s->tm * s->kc;
+    s->nacc = fw_min32(hw->acc_rows / s->tm, ACC_BUFS_MAX);
+    s->wdist = hw->wfifo_tiles > 1 ? hw->wfifo_tiles - 1 : 1;
+    /* A visit's drain must precede (in program order) the MATMULs of the visit nacc later,
+     * which reuse its buffer: (nacc - 1) * kt steps after the visit's last. */
+    s->dlag = (uint32_t)fw_min64(MXU_DEPTH, (uint64_t)(s->nacc - 1) * s->kt);
+    s->visits = (uint64_t)s->mc * s->nt;
+    s->steps = s->visits * s->kt;
+    s->uses = s->kb == 1 ? s->mc : s->visits * s->kb;
+    s->rw_next = s->drain_next = s->load_use = 0;
+    s->load_j = 0;
+    s->params_nt = FW_NO_INDEX;
+}
+
+/* Rows and first row of M chunk i: the first m % mc chunks have one row more. */
+static uint32_t chunk_rows(const sched *s, uint32_t i)
+{
+    return s->g->m / s->mc + (i < s->g->m % s->mc);
+}
+
+static uint32_t chunk_start(const sched *s, uint32_t i)
+{
+    return i * (s->g->m / s->mc) + fw_min32(i, s->g->m % s->mc);
+}
+
+/* K-tiles in block i. */
+static uint32_t block_tiles(const sched *s, uint32_t i)
+{
+    return fw_min32(s->kc, s->kt - i * s->kc);
+}
+
+/* The chunk and K block that use u reads. */
+static void use_block(const sched *s, uint64_t u, uint32_t *mc, uint32_t *kb)
+{
+    *mc = (uint32_t)(s->kb == 1 ? u : u / ((uint64_t)s->nt * s->kb));
+    *kb = (uint32_t)(u % s->kb);
+}
+
+static uint64_t use_of_step(const sched *s, uint64_t t)
+{
+    const uint64_t v = t / s->kt;
+    return s->kb == 1 ? v / s->nt : v * s->kb + t % s->kt / s->kc;
+}
+
+/* First step and number of steps of use u. */
+static void use_span(const sched *s, uint64_t u, uint64_t *first, uint64_t *count)
+{
+    if (s->kb == 1) {
+        *count = (uint64_t)s->nt * s->kt;
+        *first = u * *count;
+    } else {
+        const uint32_t b = (uint32_t)(u % s->kb);
+        *first = u / s->kb * s->kt + (uint64_t)b * s->kc;
+        *count = block_tiles(s, b);
+    }
+}
+
+/* Has k-tile j (within its block) of use u been loaded? */
+static bool loaded(const sched *s, uint64_t u, uint32_t j)
+{
+    return s->load_use > u || (s->load_use == u && s->load_j > j);
+}
+
+/* The RD_HOST of the next k-tile of the block being loaded. */
+static int load_tile(sched *s)
+{
+    const gemm *g = s->g;
+    uint32_t mc, kb;
+    use_block(s, s->load_use, &mc, &kb);
+    const uint32_t k0 = (kb * s->kc + s->load_j) * s->n;
+    const uint64_t a = g->a + (uint64_t)chunk_start(s, mc) * g->lda + k0;
+    const uint32_t ub = (uint32_t)(s->load_use % 2) * s->slot_rows + s->load_j * s->tm;
+    if (fw_push(s->c, TPU_OP_RD_HOST, 0, chunk_rows(s, mc), (uint32_t)a, ub,
+             fw_min32(s->n, g->k - k0), g->lda))
+        return s->c->res->code;
+    if (++s->load_j == block_tiles(s, kb)) {
+        s->load_j = 0;
+        s->load_use++;
+    }
+    return FW_OK;
+}
+
+static int load_until(sched *s, uint64_t u, uint32_t j)
+{
+    while (!loaded(s, u, j))
+        if (load_tile(s))
+            return s->c->res->code;
+    return FW_OK;
+}
+
+/* The weight tile of the next step to fetch: only its k x n part, also when B is tiled (the
+ * core zero-pads the rest, so edge tiles cost fewer memory requests). */
+static int fetch_weights(sched *s)
+{
+    const gemm *g = s->g;
+    const uint32_t kt = (uint32_t)(s->rw_next % s->kt), nt = (uint32_t)(s->rw_next / s->kt % s->nt);
+    const uint32_t k0 = kt * s->n, n0 = nt * s->n;
+    const bool tiled = g->flags & FW_GEMM_B_TILED;
+    const uint64_t a = tiled ? g->b + ((uint64_t)nt * s->kt + kt) * s->n * s->n
+                             : g->b + (uint64_t)k0 * g->ldb + n0;
+    s->rw_next++;
+    return fw_push(s->c, TPU_OP_RD_WEIGHT, 0, fw_min32(s->n, g->k - k0), (uint32_t)a, 0,
+                fw_min32(s->n, g->n - n0), tiled ? s->n : g->ldb);
+}
+
+/* Write out visit v's accumulator buffer. */
+static int drain(sched *s, uint64_t v)
+{
+    const gemm *g = s->g;
+    fw_ctx *c = s->c;
+    const uint32_t mc = (uint32_t)(v / s->nt), nt = (uint32_t)(v % s->nt);
+    const uint32_t rows = chunk_rows(s, mc), n0 = nt * s->n, cols = fw_min32(s->n, g->n - n0);
+    const uint32_t acc = (uint32_t)(v % s->nacc) * s->tm;
+    const uint64_t m0 = chunk_start(s, mc);
+    const uint32_t act = (g->flags & FW_GEMM_BIAS ? TPU_F_BIAS : 0) |
+                         (g->flags & FW_GEMM_RELU ? TPU_F_RELU : 0);
+    s->drain_next = v + 1;
+    if ((g->flags & (FW_GEMM_BIAS | FW_GEMM_OUT_INT8)) && s->params_nt != nt) {
+        s->params_nt = nt;
+        if (fw_push(c, TPU_OP_RD_PARAMS, 0, 3, g->p + 4 * n0, 0, 4 * cols, 4 * g->n))
+            return c->res->code;
+    }
+    if (!(g->flags & FW_GEMM_OUT_INT8))
+        return fw_push(c, TPU_OP_WR_HOST, TPU_F_SRC_ACC | act, rows,
+                    (uint32_t)(g->c + (m0 * g->ldc + n0) * 4), acc, 4 * cols, 4 * g->ldc);
+    const uint32_t stage = 2 * s->slot_rows + (uint32_t)(v % STAGE_BUFS) * s->tm;
+    if (fw_push(c, TPU_OP_ACTIVATE, act, rows, stage, acc, 0, 0))
+        return c->res->code;
+    return fw_push(c, TPU_OP_WR_HOST, 0, rows, (uint32_t)(g->c + m0 * g->ldc + n0), stage, cols,
+                g->ldc);
+}
+
+/* After step t of use u: keep the block of u one k-tile ahead of the MATMULs, then load the next
+ * use's block at an even pace over u's steps, starting once the MXU is done with the slot's
+ * previous block. */
+static int load_ahead(sched *s, uint64_t t, uint64_t u)
+{
+    uint64_t first, count;
+    use_span(s, u, &first, &count);
+    if (s->load_use == u && load_until(s, u, (uint32_t)(t % s->kt % s->kc) + 1))
+        return s->c->res->code;
+    const uint64_t i = t - first, start = fw_min64(MXU_DEPTH, count - 1);
+    if (s->load_use != u + 1 || s->load_use == s->uses || i < start)
+        return FW_OK;
+    const uint64_t due = block_tiles(s, (uint32_t)((u + 1) % s->kb)) * (i - start + 1) /
+                         (count - start);
+    while (s->load_use == u + 1 && s->load_j < due)
+        if (load_tile(s))
+            return s->c->res->code;
+    return FW_OK;
+}
+
+static int run_gemm(fw_ctx *c, const gemm *g)
+{
+    sched s;
+    plan(&s, c, g);
+    const uint32_t mm = TPU_F_LOAD | (g->flags & FW_GEMM_A_UNSIGNED ? TPU_F_UNSIGNED : 0);
+    while (s.rw_next < fw_min64(s.wdist, s.steps))
+        if (fetch_weights(&s))
+            return c->res->code;
+    for (uint64_t t = 0; t < s.steps; t++) {
+        const uint64_t v = t / s.kt, u = use_of_step(&s, t);
+        const uint32_t k = (uint32_t)(t % s.kt);
+        if (load_until(&s, u, k % s.kc))
+            return c->res->code;
+        uint32_t mc, kb;
+        use_block(&s, u, &mc, &kb);
+        if (fw_push(c, TPU_OP_MATMUL, mm | (k ? TPU_F_ACC : 0), chunk_rows(&s, mc),
+                 (uint32_t)(u % 2) * s.slot_rows + k % s.kc * s.tm,
+                 (uint32_t)(v % s.nacc) * s.tm, 0, 0))
+            return c->res->code;
+        while (s.rw_next < s.steps && s.rw_next <= t + s.wdist)
+            if (fetch_weights(&s))
+                return c->res->code;
+        while (s.drain_next < s.visits && (s.drain_next + 1) * s.kt - 1 + s.dlag <= t)
+            if (drain(&s, s.drain_next))
+                return c->res->code;
+        if (load_ahead(&s, t, u))
+            return c->res->code;
+    }
+    while (s.drain_next < s.visits)
+        if (drain(&s, s.drain_next))
+            return c->res->code;
+    return FW_OK;
+}
+
+int fw_gemm(fw_ctx *c, const uint8_t *raw, bool run)
+{
+    gemm g;
+    if (decode_gemm(c, raw, &g) || (run && run_gemm(c, &g)))
+        return c->res->code;
+    return FW_OK;
+}
