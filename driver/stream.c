@@ -166,6 +166,100 @@ static double ratio(double num, double den)
     return den > 0 ? num / den : NAN;
 }
 
+/* The GEMM flags a convolution shares, and its own, are the command's bits. */
+_Static_assert((uint32_t)TPU_CONV_POOL == (uint32_t)FW_CONV_POOLING, "pool flag");
+_Static_assert((uint32_t)(TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8 | TPU_GEMM_A_UNSIGNED |
+                          TPU_CONV_POOL) == (uint32_t)FW_CONV_FLAGS_ALL,
+               "every CONV2D flag");
+
+tpu_status tpu_stream_conv2d(tpu_stream *s, const tpu_conv2d *v)
+{
+    if (!s || !v || (v->flags & ~(uint32_t)FW_CONV_FLAGS_ALL) || v->stride_h > 0xffff ||
+        v->stride_w > 0xffff || v->pad_top > 0xff || v->pad_bottom > 0xff || v->pad_left > 0xff ||
+        v->pad_right > 0xff || v->pool_h > 0xff || v->pool_w > 0xff || v->pool_stride_h > 0xff ||
+        v->pool_stride_w > 0xff)
+        return TPU_E_ARG;
+    if (s->commands == UINT32_MAX)
+        return TPU_E_NOMEM;
+    tpu_status st = grow(s, FW_CONV_BYTES);
+    if (st != TPU_OK)
+        return st;
+    uint8_t *c = s->data + s->len;
+    memset(c, 0, FW_CONV_BYTES);
+    put16(c + FW_CMD_OP, FW_CMD_CONV2D);
+    put16(c + FW_CMD_BYTES, FW_CONV_BYTES);
+    put32(c + FW_CONV_FLAGS, v->flags);
+    put32(c + FW_CONV_BATCH, v->batch);
+    put32(c + FW_CONV_H, v->h);
+    put32(c + FW_CONV_W, v->w);
+    put32(c + FW_CONV_C, v->c);
+    put32(c + FW_CONV_KH, v->kh);
+    put32(c + FW_CONV_KW, v->kw);
+    put32(c + FW_CONV_COUT, v->cout);
+    put32(c + FW_CONV_STRIDE, v->stride_h | v->stride_w << 16);
+    put32(c + FW_CONV_PAD, v->pad_top | v->pad_bottom << 8 | v->pad_left << 16 | v->pad_right << 24);
+    put32(c + FW_CONV_POOL, v->pool_h | v->pool_w << 8 | v->pool_stride_h << 16 |
+                                v->pool_stride_w << 24);
+    const tpu_operand *ops[4] = {&v->in, &v->kernel, &v->out, &v->params};
+    const uint32_t at[4] = {FW_CONV_IN_BUF, FW_CONV_K_BUF, FW_CONV_OUT_BUF, FW_CONV_P_BUF};
+    for (int i = 0; i < 4; i++) {
+        put32(c + at[i], ops[i]->buf);
+        put32(c + at[i] + 4, ops[i]->offset);
+    }
+    s->len += FW_CONV_BYTES;
+    s->commands++;
+    header(s);
+    return TPU_OK;
+}
+
+void tpu_conv_out_size(const tpu_conv2d *v, uint32_t *oh, uint32_t *ow)
+{
+    const uint64_t ph = (uint64_t)v->h + v->pad_top + v->pad_bottom;
+    const uint64_t pw = (uint64_t)v->w + v->pad_left + v->pad_right;
+    *oh = *ow = 0;
+    if (!v->kh || !v->kw || !v->stride_h || !v->stride_w || v->kh > ph || v->kw > pw)
+        return;
+    uint64_t h = (ph - v->kh) / v->stride_h + 1, w = (pw - v->kw) / v->stride_w + 1;
+    if (v->flags & TPU_CONV_POOL) {
+        if (!v->pool_h || !v->pool_w || !v->pool_stride_h || !v->pool_stride_w ||
+            v->pool_h > h || v->pool_w > w)
+            return;
+        h = (h - v->pool_h) / v->pool_stride_h + 1;
+        w = (w - v->pool_w) / v->pool_stride_w + 1;
+    }
+    *oh = (uint32_t)h;
+    *ow = (uint32_t)w;
+}
+
+uint32_t tpu_conv_k_tiles(const tpu_conv2d *v, uint32_t n)
+{
+    const int packed = fw_conv_packed(v->c, v->pad_left, v->pad_right, n);
+    return fw_conv_tiles(v->kh, v->kw, v->c, packed, n);
+}
+
+tpu_status tpu_conv2d_cost(const tpu_info *info, const tpu_conv2d *v, tpu_cost *out)
+{
+    if (!info || !v || !out)
+        return TPU_E_ARG;
+    const uint32_t n = info->array_n;
+    uint32_t oh, ow, ph, pw;
+    tpu_conv2d unpooled = *v;
+    unpooled.flags &= ~(uint32_t)TPU_CONV_POOL;
+    tpu_conv_out_size(&unpooled, &oh, &ow);
+    tpu_conv_out_size(v, &ph, &pw);
+    const int params = (v->flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8)) != 0;
+    out->macs = (uint64_t)v->batch * oh * ow * v->cout * v->kh * v->kw * v->c;
+    out->bytes = (uint64_t)v->batch * v->h * v->w * v->c +
+                 (uint64_t)tpu_conv_k_tiles(v, n) * n * v->cout +
+                 (uint64_t)v->batch * ph * pw * v->cout * (v->flags & TPU_GEMM_OUT_INT8 ? 1 : 4) +
+                 (params ? 12ull * v->cout : 0);
+    out->ideal_cycles = ratio((double)out->macs, (double)n * n);
+    out->memory_cycles = ratio((double)out->bytes, info->mem_bytes_per_cycle);
+    const double c = out->ideal_cycles, m = out->memory_cycles;
+    out->bound_cycles = c >= m || isnan(m) ? c : m;
+    return TPU_OK;
+}
+
 tpu_status tpu_gemm_cost(const tpu_info *info, const tpu_gemm *g, tpu_cost *out)
 {
     if (!info || !g || !out)

@@ -123,6 +123,35 @@ typedef struct {
 } tpu_cost;
 /* g's operands and ld fields are not used. TPU_E_ARG for a NULL argument. */
 tpu_status tpu_gemm_cost(const tpu_info *info, const tpu_gemm *g, tpu_cost *out);
+
+/* A 2-D convolution (CONV2D, docs/command-stream.md): NHWC int8 (uint8 with A_UNSIGNED) input
+ * [batch, h, w, c] with zero padding, a kernel of cout output channels in the tile order of the
+ * device's array size (tpu_conv_k_tiles tells its K tiles), then bias, ReLU, int8
+ * requantization (OUT_INT8) and max pooling (TPU_CONV_POOL, which needs OUT_INT8) as flagged;
+ * the output is NHWC, int8 or int32. The operands' ld fields are not used. */
+enum tpu_conv_flags {
+    TPU_CONV_POOL = 1u << 5, /* with the GEMM flags BIAS, RELU, OUT_INT8 and A_UNSIGNED */
+};
+typedef struct {
+    uint32_t flags, batch, h, w, c, kh, kw, cout;
+    uint32_t stride_h, stride_w;                       /* 1..255 */
+    uint32_t pad_top, pad_bottom, pad_left, pad_right; /* 0..255 */
+    uint32_t pool_h, pool_w, pool_stride_h, pool_stride_w; /* with TPU_CONV_POOL, else 0 */
+    tpu_operand in, kernel, out, params; /* params: int32 bias, mult, shift of cout each */
+} tpu_conv2d;
+/* Appends a CONV2D command: TPU_E_ARG for a NULL argument, an unknown flag, or a stride, pad or
+ * pool field wider than the command's (the firmware checks the rest at tpu_submit). */
+tpu_status tpu_stream_conv2d(tpu_stream *s, const tpu_conv2d *v);
+/* The convolution's output size (pooled when TPU_CONV_POOL), 0 when the kernel or window does
+ * not fit; and the K tiles of its kernel on an array of size n (the kernel holds
+ * tiles x ceil(cout / n) tiles of n x n bytes). */
+void tpu_conv_out_size(const tpu_conv2d *v, uint32_t *oh, uint32_t *ow);
+uint32_t tpu_conv_k_tiles(const tpu_conv2d *v, uint32_t n);
+/* What a convolution costs at best (tpu_cost): macs = batch * oh * ow * cout * kh * kw * c, the
+ * unpooled output's; bytes: the input, the kernel's tile rows (K tiles x n rows of cout bytes),
+ * the output (pooled) and the parameters, each crossing the memory port once. */
+tpu_status tpu_conv2d_cost(const tpu_info *info, const tpu_conv2d *v, tpu_cost *out);
+
 /* The stream's bytes as the firmware reads them. */
 const void *tpu_stream_data(const tpu_stream *s, size_t *bytes);
 
