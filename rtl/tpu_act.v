@@ -1,8 +1,12 @@
 `default_nettype none
 // Activation datapath, per column (docs/isa.md "Activation arithmetic"):
 //   stage 1: x = relu(acc + bias)                 32-bit wrapping add
-//   stage 2: p = (int64)x * (int64)mult            exact in 64 bits
+//            m = in_first ? x : max(m, x)         signed; the row leaves with in_last
+//   stage 2: p = (int64)m * (int64)mult            exact in 64 bits
 //   stage 3: q = round(p >> shift), ties away from zero, 64-bit wrapping add; clamp to int8
+// A pooling window (ACTIVATE.POOL) enters as consecutive rows, the first with in_first, the last
+// with in_last; stage 1 keeps their running maximum and only the last moves on, with its tag, so
+// a window of k rows leaves 3 cycles after its last. A plain row has both flags set.
 // Fixed latency 3. stall holds every pipeline register, so a row's latency grows by the number
 // of stalled cycles and the outputs stay stable while stalled. bias, mult and shift must be
 // static while a row is in the pipeline (each stage reads its own operand).
@@ -14,6 +18,8 @@ module tpu_act #(
     input wire rst,
     input wire stall,
     input wire in_valid,
+    input wire in_first,  // first row of a window: starts a new maximum
+    input wire in_last,  // last row of its window: the maximum moves on
     input wire [32*N-1:0] in_data,
     input wire in_bias,
     input wire in_relu,
@@ -37,11 +43,14 @@ module tpu_act #(
     // One function per stage and column, called only for a valid row: an idle pipeline computes
     // nothing. The datapath is procedural (Icarus evaluates a 64-bit multiply in a continuous
     // assignment tens of times slower than in procedural code).
-    function [31:0] stage1(input [31:0] acc, input [31:0] b, input add_bias, input do_relu);
+    function [31:0] stage1(input [31:0] acc, input [31:0] b, input add_bias, input do_relu,
+                           input first, input [31:0] max);
         reg [31:0] sum;
+        reg [31:0] x;
         begin
             sum = acc + (add_bias ? b : 32'd0);
-            stage1 = (do_relu && sum[31]) ? 32'd0 : sum;
+            x = (do_relu && sum[31]) ? 32'd0 : sum;
+            stage1 = (first || $signed(x) > $signed(max)) ? x : max;
         end
     endfunction
 
@@ -72,7 +81,7 @@ module tpu_act #(
             s2_valid  <= 1'b0;
             out_valid <= 1'b0;
         end else if (!stall) begin
-            s1_valid  <= in_valid;
+            s1_valid  <= in_valid && in_last;
             s2_valid  <= s1_valid;
             out_valid <= s2_valid;
         end
@@ -85,7 +94,9 @@ module tpu_act #(
         if (!stall) begin
             if (in_valid) begin
                 for (c = 0; c < N; c = c + 1)
-                s1_x[32*c+:32] <= stage1(in_data[32*c+:32], bias[32*c+:32], in_bias, in_relu);
+                s1_x[32*c+:32] <= stage1(
+                    in_data[32*c+:32], bias[32*c+:32], in_bias, in_relu, in_first, s1_x[32*c+:32]
+                );
                 s1_tag <= in_tag;
             end
             if (s1_valid) begin

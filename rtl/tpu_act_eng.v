@@ -1,10 +1,14 @@
 `default_nettype none
-// Activate unit: ACTIVATE (docs/isa.md), one instruction at a time, one row per cycle.
-// Row i: ACC[acc_addr+i] is read (data the next cycle), passes through tpu_act (bias, relu,
-// requantize; latency 3) and its int8 result is written to UB[ub_addr+i]. The UB row address
-// and a last-row flag travel with the row as its tag; done pulses in the cycle the last row is
-// written, and the next command is accepted in that cycle. Nothing downstream can refuse a row,
-// so the pipeline never stalls.
+`include "tpu_isa.vh"
+// Activate unit: ACTIVATE (docs/isa.md), one instruction at a time, one ACC row read per cycle.
+// Output row i is written to UB[ub_addr+i]. Its window of ACC rows is the one row acc_addr+i,
+// or with POOL (cmd_window: the stride field's PH, PW, STEP, PITCH) PH window rows of PW
+// consecutive ACC rows, the first at acc_addr + i*STEP, each PITCH rows after the last, read one
+// per cycle in that order: an output row costs PH*PW cycles. Each read's data arrives the next
+// cycle and enters tpu_act (bias, relu, the window's maximum, requantize; latency 3 after the
+// window's last row). The UB row address and a last-row flag travel with the row as its tag;
+// done pulses in the cycle the last row is written, and the next command is accepted in that
+// cycle. Nothing downstream can refuse a row, so the pipeline never stalls.
 module tpu_act_eng #(
     parameter N = 16
 ) (
@@ -17,6 +21,8 @@ module tpu_act_eng #(
     input wire [19:0] cmd_acc_addr,
     input wire cmd_bias,
     input wire cmd_relu,
+    input wire cmd_pool,
+    input wire [31:0] cmd_window,  // with cmd_pool: the pooling window (TPU_POOL_* sub-fields)
     output wire done,
     // ACC read port (registered, data the cycle after acc_en)
     output wire acc_en,
@@ -32,13 +38,27 @@ module tpu_act_eng #(
     input wire [6*N-1:0] shift
 );
     reg             busy;  // from accepting a command until its last row is written
-    reg  [    15:0] left;  // ACC rows still to read
-    reg  [    19:0] rd_ub;  // UB row of the ACC row read this cycle
+    reg  [    15:0] left;  // output rows whose reads are not finished
+    reg  [    19:0] rd_ub;  // UB row of the window read this cycle
     reg             add_bias;
     reg             relu;
+    // The window (1 x 1, step 1 without POOL) and the position of this cycle's read in it.
+    reg  [     3:0] ph;
+    reg  [     3:0] pw;
+    reg  [     7:0] step;
+    reg  [    15:0] pitch;
+    reg  [     3:0] wk;  // window row
+    reg  [     3:0] wj;  // column within the window row
+    reg  [    19:0] win_base;  // ACC row of the window's first row
+    reg  [    19:0] row_base;  // ACC row of window row wk's first column
     reg             q_valid;  // ACC data is on acc_data this cycle ...
+    reg             q_first;  // ... the first row of its window
+    reg             q_wlast;  // ... the last row of its window
     reg  [    19:0] q_ub;  // ... for this UB row
-    reg             q_last;  // ... and it is the instruction's last row
+    reg             q_last;  // ... of the instruction's last row
+
+    wire            col_last = wj == pw - 4'd1;
+    wire            win_last = col_last && wk == ph - 4'd1;
 
     wire            out_valid;
     wire [    20:0] out_tag;
@@ -55,6 +75,8 @@ module tpu_act_eng #(
         .rst(rst),
         .stall(1'b0),
         .in_valid(q_valid),
+        .in_first(q_first),
+        .in_last(q_wlast),
         .in_data(acc_data),
         .in_bias(add_bias),
         .in_relu(relu),
@@ -85,7 +107,7 @@ module tpu_act_eng #(
             if (accept) busy <= 1'b1;
             else if (done) busy <= 1'b0;
             if (accept) left <= cmd_rows;
-            else if (acc_en) left <= left - 16'd1;
+            else if (acc_en && win_last) left <= left - 16'd1;
             q_valid <= acc_en;
         end
     end
@@ -94,14 +116,38 @@ module tpu_act_eng #(
     always @(posedge clk) begin
         if (accept) begin
             acc_addr <= cmd_acc_addr;
+            win_base <= cmd_acc_addr;
+            row_base <= cmd_acc_addr;
             rd_ub <= cmd_ub_addr;
             add_bias <= cmd_bias;
             relu <= cmd_relu;
+            ph <= cmd_pool ? cmd_window[`TPU_POOL_PH] : 4'd1;
+            pw <= cmd_pool ? cmd_window[`TPU_POOL_PW] : 4'd1;
+            step <= cmd_pool ? cmd_window[`TPU_POOL_STEP] : 8'd1;
+            pitch <= cmd_window[`TPU_POOL_PITCH];
+            wk <= 4'd0;
+            wj <= 4'd0;
         end else if (acc_en) begin
-            acc_addr <= acc_addr + 20'd1;
-            rd_ub <= rd_ub + 20'd1;
+            if (!col_last) begin
+                wj <= wj + 4'd1;
+                acc_addr <= acc_addr + 20'd1;
+            end else if (!win_last) begin
+                wj <= 4'd0;
+                wk <= wk + 4'd1;
+                row_base <= row_base + {4'd0, pitch};
+                acc_addr <= row_base + {4'd0, pitch};
+            end else begin
+                wj <= 4'd0;
+                wk <= 4'd0;
+                win_base <= win_base + {12'd0, step};
+                row_base <= win_base + {12'd0, step};
+                acc_addr <= win_base + {12'd0, step};
+                rd_ub <= rd_ub + 20'd1;
+            end
         end
-        q_ub   <= rd_ub;
-        q_last <= left == 16'd1;
+        q_first <= wj == 4'd0 && wk == 4'd0;
+        q_wlast <= win_last;
+        q_ub <= rd_ub;
+        q_last <= left == 16'd1 && win_last;
     end
 endmodule

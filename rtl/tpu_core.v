@@ -3,7 +3,8 @@
 // tpu_core: the sequencer and CSRs, the four execution units (load = tpu_dma_rd, MXU, activate,
 // store = tpu_dma_wr), the unified buffer, accumulators, weight FIFO and activation parameters,
 // and the memory port (docs/isa.md "Ports of tpu_core").
-// Memory ports: UB w0 load, w1 activate, r0 MXU, r1 store; ACC write MXU, r0 activate, r1 store.
+// Memory ports: UB w0 load, w1 activate, zero port the load unit's ZERO, r0 MXU, r1 store; ACC
+// write MXU, r0 activate, r1 store.
 module tpu_core #(
     parameter N = 16,
     parameter UB_ROWS = 16384,
@@ -39,13 +40,14 @@ module tpu_core #(
     // ------------------------------------------------------------ sequencer
     wire [31:0] mem_size;
     wire [ 7:0] cmd_op;
-    wire [ 5:0] cmd_flags;
+    wire [ 6:0] cmd_flags;
     wire [15:0] cmd_rows;
     wire [31:0] cmd_a;
     wire [19:0] cmd_b;
     wire [11:0] cmd_len;
     wire [31:0] cmd_stride;
     wire ld_valid, ld_ready, ld_done, ld_fault;
+    wire zr_valid, zr_ready, zr_done;
     wire mx_valid, mx_ready, mx_done;
     wire ac_valid, ac_ready, ac_done;
     wire st_valid, st_ready, st_done, st_fault;
@@ -87,6 +89,9 @@ module tpu_core #(
         .ld_ready(ld_ready),
         .ld_done(ld_done),
         .ld_fault(ld_fault),
+        .zr_valid(zr_valid),
+        .zr_ready(zr_ready),
+        .zr_done(zr_done),
         .mx_valid(mx_valid),
         .mx_ready(mx_ready),
         .mx_done(mx_done),
@@ -152,8 +157,8 @@ module tpu_core #(
     );
 
     // -------------------------------------------------------------- storage
-    wire ub_w0_en, ub_w1_en, ub_r0_en, ub_r1_en;
-    wire [19:0] ub_w0_addr, ub_w1_addr, ub_r0_addr, ub_r1_addr;
+    wire ub_w0_en, ub_w1_en, ub_z_en, ub_r0_en, ub_r1_en;
+    wire [19:0] ub_w0_addr, ub_w1_addr, ub_z_addr, ub_r0_addr, ub_r1_addr;
     wire [8*N-1:0] ub_w0_data, ub_w1_data, ub_r0_data, ub_r1_data;
 
     tpu_ub #(
@@ -167,6 +172,8 @@ module tpu_core #(
         .w1_en(ub_w1_en),
         .w1_addr(ub_w1_addr),
         .w1_data(ub_w1_data),
+        .z_en(ub_z_en),
+        .z_addr(ub_z_addr),
         .r0_en(ub_r0_en),
         .r0_addr(ub_r0_addr),
         .r0_data(ub_r0_data),
@@ -268,6 +275,11 @@ module tpu_core #(
         .cmd_stride(cmd_stride),
         .done(ld_done),
         .fault(ld_fault),
+        .zero_valid(zr_valid),
+        .zero_ready(zr_ready),
+        .zero_done(zr_done),
+        .ub_z_en(ub_z_en),
+        .ub_z_addr(ub_z_addr),
         .req_valid(m0_req_valid),
         .req_ready(m0_req_ready),
         .req_addr(m0_req_addr),
@@ -303,6 +315,7 @@ module tpu_core #(
         .cmd_ub_addr(cmd_a[19:0]),
         .cmd_acc_addr(cmd_b),
         .cmd_rows(cmd_rows),
+        .cmd_ub_stride(cmd_stride[7:0]),
         .cmd_acc(cmd_flags[`TPU_F_ACC_BIT]),
         .cmd_load(cmd_flags[`TPU_F_LOAD_BIT]),
         .cmd_unsigned(cmd_flags[`TPU_F_UNSIGNED_BIT]),
@@ -335,6 +348,8 @@ module tpu_core #(
         .cmd_acc_addr(cmd_b),
         .cmd_bias(cmd_flags[`TPU_F_BIAS_BIT]),
         .cmd_relu(cmd_flags[`TPU_F_RELU_BIT]),
+        .cmd_pool(cmd_flags[`TPU_F_POOL_BIT]),
+        .cmd_window(cmd_stride),
         .done(ac_done),
         .acc_en(acc_r0_en),
         .acc_addr(acc_r0_addr),

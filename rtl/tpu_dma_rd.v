@@ -1,8 +1,14 @@
 `default_nettype none
 `include "tpu_isa.vh"
-// Load unit: RD_HOST, RD_WEIGHT and RD_PARAMS (docs/isa.md), up to LD_SLOTS instructions in flight.
-// Two decoupled sides joined by a FIFO of write-back descriptors (destination, base row, rows,
-// len), one per instruction accepted and not yet done:
+// Load unit: RD_HOST, RD_WEIGHT and RD_PARAMS (docs/isa.md), up to LD_SLOTS instructions in flight,
+// and ZERO beside them.
+// The zero engine takes one ZERO at a time through its own handshake (zero_valid/ready, the
+// cmd_* fields) and sets its rows to zero through the UB's zero port, one per cycle from the
+// cycle after it is taken, without reading memory; zero_done pulses with the last row, and the
+// next ZERO is taken in that cycle. It runs on its own, not in order with the loads (the
+// sequencer orders a ZERO and a load that share UB rows).
+// The loads have two decoupled sides joined by a FIFO of write-back descriptors (destination,
+// base row, rows, len), one per instruction accepted and not yet done:
 // - Request side: one instruction at a time, one read request per memory row, back to back, one
 //   per cycle the port accepts. It takes the next instruction in the cycle it issues the last
 //   request of the current one, so the memory's latency overlaps across instructions too.
@@ -37,6 +43,12 @@ module tpu_dma_rd #(
     input wire [31:0] cmd_stride,
     output reg done,
     output reg fault,
+    // ZERO: the zero engine's handshake and done, and the UB zero port
+    input wire zero_valid,
+    output wire zero_ready,
+    output wire zero_done,
+    output wire ub_z_en,
+    output wire [19:0] ub_z_addr,
     // memory master (reads)
     output wire req_valid,
     input wire req_ready,
@@ -67,6 +79,32 @@ module tpu_dma_rd #(
     localparam PW = $clog2(LD_SLOTS + 1);
     localparam [PW-1:0] PEND_ONE = 1;
     localparam DW = 3 + 16 + 20 + 12;  // descriptor: {ub, wf, prm}, rows, base, len
+
+    // ----------------------------------------------------------------- zero engine
+    reg        z_busy;
+    reg [15:0] z_left;  // rows still to zero, nonzero while z_busy
+    reg [19:0] z_row;
+    assign ub_z_en = z_busy;
+    assign ub_z_addr = z_row;
+    assign zero_done = z_busy && z_left == 16'd1;
+    assign zero_ready = !z_busy || zero_done;
+
+    always @(posedge clk) begin
+        if (rst) z_busy <= 1'b0;
+        else if (zero_valid && zero_ready) z_busy <= 1'b1;
+        else if (zero_done) z_busy <= 1'b0;
+    end
+
+    // z_left and z_row need no reset: z_busy qualifies them.
+    always @(posedge clk) begin
+        if (zero_valid && zero_ready) begin
+            z_left <= cmd_rows;
+            z_row  <= cmd_b;
+        end else if (z_busy) begin
+            z_left <= z_left - 16'd1;
+            z_row  <= z_row + 20'd1;
+        end
+    end
 
     // ---------------------------------------------------------------- request side
     reg           r_busy;  // an instruction is issuing its requests
@@ -129,13 +167,13 @@ module tpu_dma_rd #(
     );
 
     // --------------------------------------------------------------- write-back side
-    reg  [    15:0] received;  // responses written for the oldest instruction
-    reg  [    15:0] zeros;  // RD_WEIGHT: zero rows written after its `rows` rows
-    reg             err_seen;
+    reg [15:0] received;  // responses written for the oldest instruction
+    reg [15:0] zeros;  // RD_WEIGHT: zero rows written after its `rows` rows
+    reg err_seen;
 
     // The row being written: one data register and one row index serve all three destinations.
-    reg  [32*N-1:0] wdata;
-    reg  [     8:0] wrow;
+    reg [32*N-1:0] wdata;
+    reg [8:0] wrow;
 
     wire [15:0] zero_row = h_rows + zeros;
     wire fill_zero = !d_empty && h_wf && !rsp_valid && received != 16'd0 && zero_row != TILE_ROWS;

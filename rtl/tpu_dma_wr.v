@@ -92,6 +92,8 @@ module tpu_dma_wr #(
         .rst(rst),
         .stall(1'b0),
         .in_valid(acc_q),
+        .in_first(1'b1),
+        .in_last(1'b1),
         .in_data(acc_data),
         .in_bias(add_bias),
         .in_relu(relu),

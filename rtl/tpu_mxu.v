@@ -1,6 +1,9 @@
 `default_nettype none
 // tpu_mxu: the matrix unit. Streams MATMUL commands through an N x N weight-stationary array.
 //
+// A command's row i reads UB row ub_addr + i*step (step = cmd_ub_stride, 0 meaning 1): the
+// address advances by the step at each row, so any step streams one row per cycle.
+//
 // Row pipeline (cycle T = the row's UB read, ub_en high):
 //   T          ub_en/ub_addr; command queue head advances
 //   T+1        ub_data arrives, is sign- or zero-extended to 9 bits and registered
@@ -32,6 +35,7 @@ module tpu_mxu #(
     input  wire [    19:0] cmd_ub_addr,
     input  wire [    19:0] cmd_acc_addr,
     input  wire [    15:0] cmd_rows,        // 1..65535
+    input  wire [     7:0] cmd_ub_stride,   // UB rows between rows, 0 meaning 1
     input  wire            cmd_acc,
     input  wire            cmd_load,
     input  wire            cmd_unsigned,
@@ -77,6 +81,7 @@ module tpu_mxu #(
     reg [    19:0] q_ub                                                         [0:QD-1];
     reg [    19:0] q_acc                                                        [0:QD-1];
     reg [    15:0] q_rows                                                       [0:QD-1];
+    reg [     7:0] q_step                                                       [0:QD-1];
     reg [  QD-1:0] q_val;
     reg [  QD-1:0] q_need;  // queued LOAD whose tile shift has not been started
     reg [  QD-1:0] q_bank;
@@ -143,6 +148,7 @@ module tpu_mxu #(
                 q_ub[q_tl]    <= cmd_ub_addr;
                 q_acc[q_tl]   <= cmd_acc_addr;
                 q_rows[q_tl]  <= cmd_rows;
+                q_step[q_tl]  <= (cmd_ub_stride == 8'd0) ? 8'd1 : cmd_ub_stride;
                 q_accum[q_tl] <= cmd_acc;
                 q_uns[q_tl]   <= cmd_unsigned;
                 q_bank[q_tl]  <= tail_bank ^ cmd_load;
@@ -153,7 +159,7 @@ module tpu_mxu #(
             end
             if (ld_go) q_need[ld_idx] <= 1'b0;
             if (issue) begin
-                q_ub[q_hd]   <= q_ub[q_hd] + 20'd1;
+                q_ub[q_hd]   <= q_ub[q_hd] + {12'd0, q_step[q_hd]};
                 q_acc[q_hd]  <= q_acc[q_hd] + 20'd1;
                 q_rows[q_hd] <= q_rows[q_hd] - 16'd1;
             end
@@ -327,7 +333,7 @@ module tpu_mxu #(
     localparam [LP:0] LAT_A = LAT_I[LP:0];
     localparam [LP-1:0] LP_ONE = 1;
     localparam [LP:0] LA_ONE = 1;
-    reg  [CTW-1:0] ctl        [0:(1<<LP)-1];
+    reg  [CTW-1:0] ctl                                                      [0:(1<<LP)-1];
     reg  [ LP-1:0] ctl_wp;
     reg  [   LP:0] ctl_age;
     wire [ LP-1:0] ctl_rp = ctl_wp - LAT_P;  // written LAT cycles ago

@@ -17,8 +17,9 @@
 // which a simulator evaluates cheaply every cycle.
 //
 // In flight: one instruction each in the activate and store units, up to LD_SLOTS loads and
-// MXU_SLOTS MATMULs (each freed in order by its unit's done pulses). A unit's done frees its
-// record in the same cycle, so a dependent instruction issues in the cycle its producer
+// MXU_SLOTS MATMULs (each freed in order by its unit's done pulses), and one ZERO in the load
+// unit's zero engine, which completes on its own, out of order with the loads. A unit's done
+// frees its record in the same cycle, so a dependent instruction issues in the cycle its producer
 // completes: every unit signals done no earlier than the clock edge of its last write, and a
 // newly issued unit reads or writes at the earliest one cycle later. The load unit may hold
 // fewer than LD_SLOTS loads (its cmd_ready says when it takes one), never more.
@@ -46,7 +47,7 @@ module tpu_seq #(
     input wire [31:0] mem_size,
     // fields of the head instruction, shared by the units' command ports
     output wire [7:0] cmd_op,
-    output wire [5:0] cmd_flags,
+    output wire [6:0] cmd_flags,
     output wire [15:0] cmd_rows,
     output wire [31:0] cmd_a,
     output wire [19:0] cmd_b,
@@ -57,6 +58,10 @@ module tpu_seq #(
     input wire ld_ready,
     input wire ld_done,
     input wire ld_fault,
+    // the load unit's zero engine: ZERO
+    output wire zr_valid,
+    input wire zr_ready,
+    input wire zr_done,
     // MXU: MATMUL
     output wire mx_valid,
     input wire mx_ready,
@@ -90,6 +95,7 @@ module tpu_seq #(
     localparam [11:0] LEN_N = N_I[11:0];
     localparam [11:0] LEN_4N = LEN_N << 2;
     localparam [15:0] ROWS_N = N_I[15:0];
+    localparam [31:0] MM_STRIDE_MAX = 32'd255;  // MATMUL's UB row step: the MXU's 8 bits
     localparam [32:0] UB_LIM = UB_ROWS;
     localparam [32:0] ACC_LIM = ACC_ROWS;
     localparam integer TILES_I = WFIFO_TILES;
@@ -144,7 +150,14 @@ module tpu_seq #(
     wire d_wr = d_op == `TPU_OP_WR_HOST;
     wire d_sync = d_op == `TPU_OP_SYNC;
     wire d_halt = d_op == `TPU_OP_HALT;
+    wire d_zero = d_op == `TPU_OP_ZERO;
     wire d_src_acc = d_flags[`TPU_F_SRC_ACC_BIT];
+    wire d_pool = d_flags[`TPU_F_POOL_BIT];
+    // ACTIVATE.POOL's window, from the stride field.
+    wire [3:0] d_ph = d_stride[`TPU_POOL_PH];
+    wire [3:0] d_pw = d_stride[`TPU_POOL_PW];
+    wire [7:0] d_pstep = d_stride[`TPU_POOL_STEP];
+    wire [15:0] d_pitch = d_stride[`TPU_POOL_PITCH];
 
     wire d_len_n = d_len != 12'd0 && d_len <= LEN_N;  // 1..N
     wire d_len_4n = d_len >= 12'd4 && d_len <= LEN_4N && d_len[1:0] == 2'b00;  // 4..4N, x4
@@ -163,9 +176,15 @@ module tpu_seq #(
             d_bad = (d_flags & ~`TPU_OP_RD_PARAMS_FLAGS) != 8'd0 || d_b != 20'd0
                            || d_rows != 16'd3 || !d_len_4n;
             d_mm:
-            d_bad = (d_flags & ~`TPU_OP_MATMUL_FLAGS) != 8'd0 || d_rows == 16'd0 || !d_ab_zero;
+            d_bad = (d_flags & ~`TPU_OP_MATMUL_FLAGS) != 8'd0 || d_rows == 16'd0 || d_len != 12'd0
+                          || d_stride > MM_STRIDE_MAX;
             d_act:
-            d_bad = (d_flags & ~`TPU_OP_ACTIVATE_FLAGS) != 8'd0 || d_rows == 16'd0 || !d_ab_zero;
+            d_bad = (d_flags & ~`TPU_OP_ACTIVATE_FLAGS) != 8'd0 || d_rows == 16'd0 || (d_pool ?
+                          d_len != 12'd0 || d_ph == 4'd0 || d_pw == 4'd0 || d_pstep == 8'd0
+                          : !d_ab_zero);
+            d_zero:
+            d_bad = (d_flags & ~`TPU_OP_ZERO_FLAGS) != 8'd0 || d_rows == 16'd0 || d_a != 32'd0
+                          || !d_ab_zero;
             d_wr:
             d_bad = (d_flags & ~(d_src_acc ? `TPU_OP_WR_HOST_FLAGS : 8'h00)) != 8'd0
                           || d_rows == 16'd0 || !(d_src_acc ? d_len_4n : d_len_n);
@@ -177,22 +196,30 @@ module tpu_seq #(
         endcase
     end
 
-    // Ranges. UB: RD_HOST and WR_HOST from UB use row b, MATMUL and ACTIVATE row a.
-    wire d_ub_v = d_rdh || d_mm || d_act || (d_wr && !d_src_acc);
-    wire d_ub_w = d_rdh || d_act;
-    wire [31:0] d_ub_lo = (d_rdh || d_wr) ? {12'd0, d_b} : d_a;
-    wire [32:0] d_ub_hi = {1'b0, d_ub_lo} + {17'd0, d_rows};
-    wire d_acc_v = d_mm || d_act || (d_wr && d_src_acc);
-    wire [32:0] d_acc_hi = {13'd0, d_b} + {17'd0, d_rows};
-    wire d_mem_v = d_rdh || d_rdw || d_rdp || d_wr;
+    // Ranges. UB: RD_HOST, ZERO and WR_HOST from UB use row b, MATMUL and ACTIVATE row a; a
+    // MATMUL spans (rows-1)*step+1 rows (its stride is the step, 0 meaning 1). ACC: from row b,
+    // rows rows, or for ACTIVATE.POOL (rows-1)*STEP + (PH-1)*PITCH + PW. (rows 0 fails earlier.)
     wire [15:0] d_rows_m1 = d_rows - 16'd1;
+    wire [7:0] d_mm_step = (d_stride[7:0] == 8'd0) ? 8'd1 : d_stride[7:0];
+    wire d_ub_v = d_rdh || d_mm || d_act || d_zero || (d_wr && !d_src_acc);
+    wire d_ub_w = d_rdh || d_act || d_zero;
+    wire [31:0] d_ub_lo = (d_rdh || d_wr || d_zero) ? {12'd0, d_b} : d_a;
+    wire [23:0] d_ub_n = d_mm ? {8'd0, d_rows_m1} * {16'd0, d_mm_step} + 24'd1 : {8'd0, d_rows};
+    wire [32:0] d_ub_hi = {1'b0, d_ub_lo} + {9'd0, d_ub_n};
+    wire d_acc_v = d_mm || d_act || (d_wr && d_src_acc);
+    wire [23:0] d_pool_steps = {8'd0, d_rows_m1} * {16'd0, d_pstep};
+    wire [19:0] d_pool_pitches = {16'd0, d_ph - 4'd1} * {4'd0, d_pitch};
+    wire [25:0] d_acc_n = (d_act && d_pool) ?
+        {2'd0, d_pool_steps} + {6'd0, d_pool_pitches} + {22'd0, d_pw} : {10'd0, d_rows};
+    wire [32:0] d_acc_hi = {13'd0, d_b} + {7'd0, d_acc_n};
+    wire d_mem_v = d_rdh || d_rdw || d_rdp || d_wr;
     wire [48:0] d_mem_hi = {17'd0, d_a} + {33'd0, d_rows_m1} * {17'd0, d_stride} + {37'd0, d_len};
     // ACTIVATE reads mult and shift always, bias only with BIAS; WR_HOST reads bias.
     wire d_prm_v = d_rdp || d_act || (d_wr && d_src_acc && d_flags[`TPU_F_BIAS_BIT]);
 
     reg [`TPU_ERR_W-1:0] d_code;
     always @* begin
-        if (!(d_rdh || d_rdw || d_rdp || d_mm || d_act || d_wr || d_sync || d_halt))
+        if (!(d_rdh || d_rdw || d_rdp || d_mm || d_act || d_wr || d_sync || d_halt || d_zero))
             d_code = `TPU_ERR_ILLEGAL_OPCODE;
         else if (d_bad) d_code = `TPU_ERR_BAD_OPERAND;
         else if (d_ub_v && d_ub_hi > UB_LIM) d_code = `TPU_ERR_UB_RANGE;
@@ -202,13 +229,13 @@ module tpu_seq #(
 
     // Only the footprints of instructions that pass every check are ever compared, and those
     // have their upper bounds within UB_ROWS, ACC_ROWS and MEM_SIZE: 32 bits each. Writers: UB
-    // RD_HOST and ACTIVATE, ACC MATMUL, memory WR_HOST, parameters RD_PARAMS.
+    // RD_HOST, ZERO and ACTIVATE, ACC MATMUL, memory WR_HOST, parameters RD_PARAMS.
 
     // ------------------------------------------------------------- head register
     reg h_valid;
     reg [31:0] h_pc;
     reg [7:0] h_op;
-    reg [5:0] h_flags;
+    reg [6:0] h_flags;
     reg [15:0] h_rows;
     reg [31:0] h_a;
     reg [19:0] h_b;
@@ -218,6 +245,7 @@ module tpu_seq #(
     reg h_mm;
     reg h_act;
     reg h_wr;
+    reg h_zr;
     reg h_sys;
     reg h_rdw;
     reg h_halt;
@@ -255,26 +283,30 @@ module tpu_seq #(
     reg st_v;
     reg [31:0] st_pc;
     reg ac_v;
+    reg zr_v;
     reg [MXU_SLOTS-1:0] mx_v;
     reg [MXP-1:0] mx_wp;  // next slot to fill
     reg [MXP-1:0] mx_rp;  // oldest MATMUL, freed by the next mx_done
 
     // The footprint of every instruction in flight, one record each: the loads' slots in records
-    // 0..LD_SLOTS-1, the MATMULs' in the next MXU_SLOTS, then the store's and the activate's. An
-    // issuing instruction copies the head's footprint into its unit's record.
-    localparam NREC = LD_SLOTS + MXU_SLOTS + 2;
+    // 0..LD_SLOTS-1, the MATMULs' in the next MXU_SLOTS, then the store's, the activate's and the
+    // ZERO's. An issuing instruction copies the head's footprint into its unit's record.
+    localparam NREC = LD_SLOTS + MXU_SLOTS + 3;
     localparam RW = $clog2(NREC);
     localparam integer MX_REC_I = LD_SLOTS;
     localparam integer ST_REC_I = LD_SLOTS + MXU_SLOTS;
     localparam integer AC_REC_I = ST_REC_I + 1;
+    localparam integer ZR_REC_I = ST_REC_I + 2;
     localparam [RW-1:0] MX_REC = MX_REC_I[RW-1:0];
     localparam [RW-1:0] ST_REC = ST_REC_I[RW-1:0];
     localparam [RW-1:0] AC_REC = AC_REC_I[RW-1:0];
+    localparam [RW-1:0] ZR_REC = ZR_REC_I[RW-1:0];
     // The records of each unit's instructions.
     localparam [NREC-1:0] LD_RECS = {{(NREC - LD_SLOTS) {1'b0}}, {LD_SLOTS{1'b1}}};
-    localparam [NREC-1:0] MX_RECS = {2'b00, {MXU_SLOTS{1'b1}}, {LD_SLOTS{1'b0}}};
-    localparam [NREC-1:0] ST_RECS = {2'b01, {(NREC - 2) {1'b0}}};
-    localparam [NREC-1:0] AC_RECS = {2'b10, {(NREC - 2) {1'b0}}};
+    localparam [NREC-1:0] MX_RECS = {3'b000, {MXU_SLOTS{1'b1}}, {LD_SLOTS{1'b0}}};
+    localparam [NREC-1:0] ST_RECS = {3'b001, {(NREC - 3) {1'b0}}};
+    localparam [NREC-1:0] AC_RECS = {3'b010, {(NREC - 3) {1'b0}}};
+    localparam [NREC-1:0] ZR_RECS = {3'b100, {(NREC - 3) {1'b0}}};
     reg [NREC-1:0] r_ub_v, r_ub_w, r_acc_v, r_acc_w, r_mem_v, r_mem_w, r_prm_v, r_prm_w;
     reg [31:0] r_ub_lo[0:NREC-1];
     reg [31:0] r_ub_hi[0:NREC-1];
@@ -287,18 +319,21 @@ module tpu_seq #(
     wire [LD_SLOTS-1:0] ld_busy = ld_v & ~({LD_SLOTS{ld_done}} & (LD_BIT0 << ld_rp));
     wire st_busy = st_v && !st_done;
     wire ac_busy = ac_v && !ac_done;
+    wire zr_busy = zr_v && !zr_done;
     wire [MXU_SLOTS-1:0] mx_busy = mx_v & ~({{(MXU_SLOTS - 1) {1'b0}}, mx_done} << mx_rp);
-    wire idle = ld_busy == {LD_SLOTS{1'b0}} && !st_busy && !ac_busy && mx_busy == {MXU_SLOTS{1'b0}};
+    wire idle = ld_busy == {LD_SLOTS{1'b0}} && !st_busy && !ac_busy && !zr_busy &&
+        mx_busy == {MXU_SLOTS{1'b0}};
 
     // Hazards of the head against the other units' instructions in flight. Loads are exempt
     // among themselves like MATMULs: they read only memory, which no load writes, and write UB
     // rows, tiles or parameters in program order (the load unit writes back in order), so a
     // younger load overwriting an older one's rows leaves the younger one's data, as in order.
-    // An ACTIVATE or WR_HOST is not compared with its own unit's record either: that unit takes
-    // it only once idle.
-    wire [NREC-1:0] rec_busy = {ac_busy, st_busy, mx_busy, ld_busy};
+    // An ACTIVATE, WR_HOST or ZERO is not compared with its own unit's record either: that unit
+    // takes it only once idle (or finishing). A ZERO and a load are compared: the zero engine
+    // writes its rows at once, not in order with the loads' responses.
+    wire [NREC-1:0] rec_busy = {zr_busy, ac_busy, st_busy, mx_busy, ld_busy};
     wire [NREC-1:0] exempt = ({NREC{h_ld}} & LD_RECS) | ({NREC{h_mm}} & MX_RECS) |
-        ({NREC{h_wr}} & ST_RECS) | ({NREC{h_act}} & AC_RECS);
+        ({NREC{h_wr}} & ST_RECS) | ({NREC{h_act}} & AC_RECS) | ({NREC{h_zr}} & ZR_RECS);
     wire [NREC-1:0] cand = rec_busy & ~exempt;
     // Per record: both touch the range (or the parameters) and one of them writes it.
     wire [NREC-1:0] ub_pair = {NREC{h_ub_v}} & r_ub_v & ({NREC{h_ub_w}} | r_ub_w);
@@ -356,15 +391,17 @@ module tpu_seq #(
     assign mx_valid = go && h_mm && mx_busy != {MXU_SLOTS{1'b1}} && !hazard;
     assign ac_valid = go && h_act && !ac_busy && !hazard;
     assign st_valid = go && h_wr && !st_busy && !hazard;
+    assign zr_valid = go && h_zr && !zr_busy && !hazard;
     wire ld_issue = ld_valid && ld_ready;
     wire mx_issue = mx_valid && mx_ready;
     wire ac_issue = ac_valid && ac_ready;
     wire st_issue = st_valid && st_ready;
+    wire zr_issue = zr_valid && zr_ready;
     wire sys_issue = go && h_sys && idle;
-    assign issue = ld_issue || mx_issue || ac_issue || st_issue || sys_issue;
+    assign issue = ld_issue || mx_issue || ac_issue || st_issue || zr_issue || sys_issue;
     assign q_pop = !q_empty && (!h_valid || issue) && !stop && !raise;
 
-    wire in_flight = ld_v != {LD_SLOTS{1'b0}} || st_v || ac_v || mx_v != {MXU_SLOTS{1'b0}};
+    wire in_flight = ld_v != {LD_SLOTS{1'b0}} || st_v || ac_v || zr_v || mx_v != {MXU_SLOTS{1'b0}};
     assign busy = !q_empty || h_valid || in_flight;
     assign error = stop && !in_flight;
     assign stall_hazard = go && !issue && (h_sys || hazard);
@@ -372,7 +409,7 @@ module tpu_seq #(
     assign stall_issue = busy && q_empty && !h_valid && !stop;
     assign sync_retire = sys_issue && !h_halt;
     assign retired = {2'd0, ld_done && !ld_fault} + {2'd0, st_done && !st_fault}
-                   + {2'd0, ac_done} + {2'd0, mx_done} + {2'd0, sys_issue};
+                   + {2'd0, ac_done} + {2'd0, mx_done} + {2'd0, zr_done} + {2'd0, sys_issue};
 
     always @(posedge clk) begin
         if (rst) begin
@@ -405,7 +442,7 @@ module tpu_seq #(
         if (q_pop) begin
             h_pc <= next_pc;
             h_op <= d_op;
-            h_flags <= d_flags[5:0];
+            h_flags <= d_flags[6:0];
             h_rows <= d_rows;
             h_a <= d_a;
             h_b <= d_b;
@@ -415,6 +452,7 @@ module tpu_seq #(
             h_mm <= d_mm;
             h_act <= d_act;
             h_wr <= d_wr;
+            h_zr <= d_zero;
             h_sys <= d_sync || d_halt;
             h_rdw <= d_rdw;
             h_halt <= d_halt;
@@ -444,6 +482,7 @@ module tpu_seq #(
             ld_rp <= {LDP{1'b0}};
             st_v  <= 1'b0;
             ac_v  <= 1'b0;
+            zr_v  <= 1'b0;
             mx_v  <= {MXU_SLOTS{1'b0}};
             mx_wp <= {MXP{1'b0}};
             mx_rp <= {MXP{1'b0}};
@@ -456,6 +495,8 @@ module tpu_seq #(
             else if (st_done) st_v <= 1'b0;
             if (ac_issue) ac_v <= 1'b1;
             else if (ac_done) ac_v <= 1'b0;
+            if (zr_issue) zr_v <= 1'b1;
+            else if (zr_done) zr_v <= 1'b0;
             // A MATMUL fills slot mx_wp, which is free or being freed this cycle.
             mx_v <= mx_busy | ({{(MXU_SLOTS - 1) {1'b0}}, mx_issue} << mx_wp);
             if (mx_issue) mx_wp <= mx_wp + MXP_ONE;
@@ -464,25 +505,26 @@ module tpu_seq #(
     end
 
     // One instruction issues per cycle at most: its unit's record takes the head's footprint.
-    wire rec_we = ld_issue || mx_issue || st_issue || ac_issue;
+    wire rec_we = ld_issue || mx_issue || st_issue || ac_issue || zr_issue;
     wire [RW-1:0] rec_wi = ld_issue ? {{(RW - LDP) {1'b0}}, ld_wp} :
-        mx_issue ? MX_REC + {{(RW - MXP) {1'b0}}, mx_wp} : st_issue ? ST_REC : AC_REC;
+        mx_issue ? MX_REC + {{(RW - MXP) {1'b0}}, mx_wp} : st_issue ? ST_REC :
+        ac_issue ? AC_REC : ZR_REC;
     always @(posedge clk) begin
         if (rec_we) begin
-            r_ub_v[rec_wi] <= h_ub_v;
-            r_ub_w[rec_wi] <= h_ub_w;
-            r_ub_lo[rec_wi] <= h_ub_lo;
-            r_ub_hi[rec_wi] <= h_ub_hi;
-            r_acc_v[rec_wi] <= h_acc_v;
-            r_acc_w[rec_wi] <= h_acc_w;
+            r_ub_v[rec_wi]   <= h_ub_v;
+            r_ub_w[rec_wi]   <= h_ub_w;
+            r_ub_lo[rec_wi]  <= h_ub_lo;
+            r_ub_hi[rec_wi]  <= h_ub_hi;
+            r_acc_v[rec_wi]  <= h_acc_v;
+            r_acc_w[rec_wi]  <= h_acc_w;
             r_acc_lo[rec_wi] <= h_acc_lo;
             r_acc_hi[rec_wi] <= h_acc_hi;
-            r_mem_v[rec_wi] <= h_mem_v;
-            r_mem_w[rec_wi] <= h_mem_w;
+            r_mem_v[rec_wi]  <= h_mem_v;
+            r_mem_w[rec_wi]  <= h_mem_w;
             r_mem_lo[rec_wi] <= h_mem_lo;
             r_mem_hi[rec_wi] <= h_mem_hi32;
-            r_prm_v[rec_wi] <= h_prm_v;
-            r_prm_w[rec_wi] <= h_prm_w;
+            r_prm_v[rec_wi]  <= h_prm_v;
+            r_prm_w[rec_wi]  <= h_prm_w;
         end
         if (ld_issue) ld_pcs[ld_wp] <= h_pc;
         if (st_issue) st_pc <= h_pc;

@@ -7,10 +7,13 @@
 // Each of those cases then runs through the DUT, followed by random batches: per column bias,
 // mult and shift drawn from edge values and random ones (held while the batch is in flight, as
 // the contract requires), rows with random lanes, BIAS and RELU flags and tags, and batches of
-// exact ties. Every cycle stall, in_valid and the inputs are random (a stalled or invalid input
-// must be ignored) and the outputs are compared with a model of a 3-stage pipeline that holds
-// while stalled: out_valid always, data and tag when valid. A reset (with stall high) must
-// flush the pipeline.
+// exact ties. Rows come in pooling windows of 1 to 6 (in_first on the first, in_last on the
+// last; stalls and idle cycles inside a window too), the maximum checked on hand-computed
+// windows first (signed, after the bias wraps and ReLU). Every cycle stall, in_valid and the
+// inputs are random (a stalled or invalid input must be ignored) and the outputs are compared
+// with a model of a 3-stage pipeline that holds while stalled, whose first stage keeps the
+// window's maximum and passes on only its last row: out_valid always, data and tag when valid.
+// A reset (with stall high) must flush the pipeline.
 module tb_act;
     parameter N = 8;
     localparam TAG_W = 21;
@@ -24,6 +27,8 @@ module tb_act;
     reg rst = 1'b1;
     reg stall = 1'b0;
     reg in_valid = 1'b0;
+    reg in_first = 1'b0;
+    reg in_last = 1'b0;
     reg [32*N-1:0] in_data = {32 * N{1'b0}};
     reg in_bias = 1'b0;
     reg in_relu = 1'b0;
@@ -44,6 +49,8 @@ module tb_act;
         .rst(rst),
         .stall(stall),
         .in_valid(in_valid),
+        .in_first(in_first),
+        .in_last(in_last),
         .in_data(in_data),
         .in_bias(in_bias),
         .in_relu(in_relu),
@@ -96,13 +103,16 @@ module tb_act;
     reg [32*N-1:0] m_i32[0:2];
     reg [8*N-1:0] m_i8[0:2];
     reg [TAG_W-1:0] m_tag[0:2];
+    reg [32*N-1:0] m_max;  // the window's maximum so far, per column
+    reg [31:0] x;
     integer cycle = 0;
     integer accepted;
 
     // One clock cycle: at the falling edge compare the outputs with the model's last stage,
-    // apply the inputs for the next rising edge and advance the model as the DUT will.
+    // apply the inputs for the next rising edge and advance the model as the DUT will. fi and
+    // la: the row is the first / last of its window.
     task step(input v, input [32*N-1:0] d, input ub, input ur, input [TAG_W-1:0] tag, input st,
-              input rs);
+              input rs, input fi, input la);
         integer c;
         integer i;
         begin
@@ -121,6 +131,8 @@ module tb_act;
                 end
             end
             in_valid = v;
+            in_first = fi;
+            in_last = la;
             in_data = d;
             in_bias = ub;
             in_relu = ur;
@@ -137,11 +149,13 @@ module tb_act;
                     m_i8[i] = m_i8[i-1];
                     m_tag[i] = m_tag[i-1];
                 end
-                m_valid[0] = v;
-                m_tag[0]   = tag;
+                m_valid[0] = v && la;
+                if (v) m_tag[0] = tag;
                 for (c = 0; c < N && v; c = c + 1) begin
-                    m_i32[0][32*c+:32] = ref_x(d[32*c+:32], bias[32*c+:32], ub, ur);
-                    m_i8[0][8*c+:8] = ref_i8(m_i32[0][32*c+:32], mult[32*c+:32], shift[6*c+:6]);
+                    x = ref_x(d[32*c+:32], bias[32*c+:32], ub, ur);
+                    if (fi || $signed(x) > $signed(m_max[32*c+:32])) m_max[32*c+:32] = x;
+                    m_i32[0][32*c+:32] = m_max[32*c+:32];
+                    m_i8[0][8*c+:8] = ref_i8(m_max[32*c+:32], mult[32*c+:32], shift[6*c+:6]);
                 end
             end
             cycle = cycle + 1;
@@ -154,17 +168,23 @@ module tb_act;
         reg [32*N-1:0] garbage;
         begin
             for (k = 0; k < N; k = k + 1) garbage[32*k+:32] = $urandom;
-            step(1'b0, garbage, $urandom % 2, $urandom % 2, $urandom, $urandom % 10 < 3, 1'b0);
+            step(1'b0, garbage, $urandom % 2, $urandom % 2, $urandom, $urandom % 10 < 3, 1'b0,
+                 $urandom % 2, $urandom % 2);
         end
     endtask
 
-    // Offer a row until it is accepted, with a random stall every cycle; returns after the
-    // accepting cycle's inputs are applied.
-    task send(input [32*N-1:0] d, input ub, input ur, input [TAG_W-1:0] tag);
+    // Offer a row of a window until it is accepted, with a random stall every cycle; returns
+    // after the accepting cycle's inputs are applied.
+    task send_w(input [32*N-1:0] d, input ub, input ur, input [TAG_W-1:0] tag, input fi, input la);
         begin
             accepted = 0;
-            while (!accepted) step(1'b1, d, ub, ur, tag, $urandom % 10 < 3, 1'b0);
+            while (!accepted) step(1'b1, d, ub, ur, tag, $urandom % 10 < 3, 1'b0, fi, la);
         end
+    endtask
+
+    // A row that is its own window.
+    task send(input [32*N-1:0] d, input ub, input ur, input [TAG_W-1:0] tag);
+        send_w(d, ub, ur, tag, 1'b1, 1'b1);
     endtask
 
     task drain;
@@ -202,6 +222,32 @@ module tb_act;
             if (out_i32 !== {N{exp_i32}} || out_i8 !== {N{exp_i8}}) begin
                 $display("FAIL: act case %0d: expected %h/%h in every column, actual %h/%h",
                          directed_count, exp_i32, exp_i8, out_i32, out_i8);
+                $finish;
+            end
+            drain;
+            directed_count = directed_count + 1;
+        end
+    endtask
+
+    // A window of three rows (each the same in every column) whose maximum after bias and ReLU
+    // must be exp_max, the int8 result through mult 1, shift 0.
+    task directed_window(input [31:0] a0, input [31:0] a1, input [31:0] a2, input [31:0] b,
+                         input ub, input ur, input [31:0] exp_max);
+        reg [TAG_W-1:0] tag;
+        begin
+            bias  = {N{b}};
+            mult  = {N{32'd1}};
+            shift = {N{6'd0}};
+            tag   = directed_count;
+            send_w({N{a0}}, ub, ur, tag, 1'b1, 1'b0);
+            idle;
+            send_w({N{a1}}, ub, ur, tag, 1'b0, 1'b0);
+            send_w({N{a2}}, ub, ur, tag, 1'b0, 1'b1);
+            while (!(m_valid[2] && m_tag[2] == tag)) idle;
+            @(posedge clk) #1;
+            if (out_i32 !== {N{exp_max}}) begin
+                $display("FAIL: act window case %0d: expected maximum %h, actual %h",
+                         directed_count, exp_max, out_i32);
                 $finish;
             end
             drain;
@@ -253,13 +299,15 @@ module tb_act;
     integer r;
     integer c;
     integer ties;
+    integer wleft;  // rows still to send in the current window
+    reg wfirst, wlast;
     reg [5:0] sh;
     reg [32*N-1:0] d;
 
     initial begin
         for (i = 0; i < 3; i = i + 1) m_valid[i] = 1'b0;
-        step(1'b0, 0, 0, 0, 0, 0, 1'b1);
-        step(1'b0, 0, 0, 0, 0, 0, 1'b1);
+        step(1'b0, 0, 0, 0, 0, 0, 1'b1, 1'b0, 1'b0);
+        step(1'b0, 0, 0, 0, 0, 0, 1'b1, 1'b0, 1'b0);
 
         //        acc          bias   use relu mult         shift  int32        int8
         // Exact ties round away from zero.
@@ -307,6 +355,12 @@ module tb_act;
         directed(-32'd5, 0, 0, 1, 32'd1, 6'd0, 32'd0, 8'd0);
         directed(32'd5, -32'd9, 1, 1, 32'd1, 6'd0, 32'd0, 8'd0);
         directed(-32'd5, 32'd9, 1, 1, 32'd3, 6'd1, 32'd4, 8'd6);
+        // Windows: a signed maximum, after the bias (which wraps) and ReLU, not before.
+        directed_window(-32'd5, 32'd7, 32'd3, 0, 0, 0, 32'd7);
+        directed_window(-32'd1, -32'd9, MIN, 0, 0, 0, -32'd1);
+        directed_window(MAX, 32'd0, -32'd3, 32'd1, 1, 0, 32'd1);
+        directed_window(MAX, -32'd2, -32'd3, 32'd1, 1, 1, 32'd0);
+        directed_window(MIN, MIN, MIN, 0, 0, 0, MIN);
 
         for (batch = 0; batch < BATCHES; batch = batch + 1) begin
             ties = batch % 4 == 3;
@@ -320,7 +374,8 @@ module tb_act;
                     shift[6*c+:6]  = pick_shift($urandom);
                 end
             end
-            rows = 1 + $urandom % 12;
+            rows  = 1 + $urandom % 12;
+            wleft = 0;
             for (r = 0; r < rows; r = r + 1) begin
                 for (c = 0; c < N; c = c + 1) begin
                     sh = shift[6*c+:6];
@@ -332,11 +387,16 @@ module tb_act;
                     else d[32*c+:32] = pick_i32($urandom);
                 end
                 while ($urandom % 3 == 0) idle;
-                if (ties) send(d, 1'b0, 1'b0, $urandom);
-                else send(d, $urandom % 2, $urandom % 2, $urandom);
+                // Windows of 1..6 rows in half the batches (the last cut at the batch's end).
+                wfirst = wleft == 0;
+                if (wfirst) wleft = (batch % 2) ? 1 + $urandom % 6 : 1;
+                wlast = wleft == 1 || r == rows - 1;
+                if (ties) send_w(d, 1'b0, 1'b0, $urandom, wfirst, wlast);
+                else send_w(d, $urandom % 2, $urandom % 2, $urandom, wfirst, wlast);
+                wleft = wlast ? 0 : wleft - 1;
             end
             // A reset with stall high in the middle of one batch, rows in flight.
-            if (batch == BATCHES / 2) step(1'b1, d, 1'b0, 1'b0, $urandom, 1'b1, 1'b1);
+            if (batch == BATCHES / 2) step(1'b1, d, 1'b0, 1'b0, $urandom, 1'b1, 1'b1, 1'b1, 1'b1);
             drain;
         end
         $display("PASS");

@@ -1,14 +1,18 @@
 `default_nettype none
 // tpu_act_eng with a behavioural ACC (registered read) and a UB write monitor, against a
 // reference of docs/isa.md's activation arithmetic. Random ACTIVATE commands (rows 1..40, random
-// UB/ACC rows, BIAS/RELU flags, parameters changed while idle), some offered while the previous
-// one runs, some after idle gaps, plus directed edge cases: identity requantization, shift 63, the 64-bit
-// wrap of p + 2^62 when x = mult = -2^31, saturation both ways, bias wrap-around.
+// UB/ACC rows, BIAS/RELU flags, parameters changed while idle), half of them with POOL (windows
+// PH x PW up to 4 x 4 and sometimes 15 x 1 or 1 x 15, STEP 1..8, PITCH 0..20; garbage in the
+// window field without POOL), some offered while the previous one runs, some after idle gaps,
+// plus directed edge cases: identity requantization, shift 63, the 64-bit wrap of p + 2^62 when
+// x = mult = -2^31, saturation both ways, bias wrap-around.
 // Checked every cycle: cmd_ready is low exactly while a command is in flight, except in the cycle
 // of its done (the next command is accepted then, and at least 10 must be); ACC reads go to
-// b, b+1, ... one per cycle, starting the cycle after acceptance; row k is written to UB[a+k]
-// exactly 4 cycles after its read (one row per cycle sustained) with the reference value;
-// done pulses with the last write and never otherwise.
+// b + i*STEP + k*PITCH + j for output row i, window row k, column j (j fastest; b, b+1, ...
+// without POOL), one per cycle, starting the cycle after acceptance; row i is written to UB[a+i]
+// exactly 4 cycles after its window's last read (one row per PH*PW cycles sustained) with the
+// reference value, requant(max over the window of relu(acc + bias)); done pulses with the last
+// write and never otherwise.
 module tb_act_eng;
     parameter N = 8;
     localparam ACC_ROWS = 128;
@@ -24,6 +28,8 @@ module tb_act_eng;
     reg [19:0] cmd_acc_addr = 20'd0;
     reg cmd_bias = 1'b0;
     reg cmd_relu = 1'b0;
+    reg cmd_pool = 1'b0;
+    reg [31:0] cmd_window = 32'd0;
     wire done;
     wire acc_en;
     wire [19:0] acc_addr;
@@ -47,6 +53,8 @@ module tb_act_eng;
         .cmd_acc_addr(cmd_acc_addr),
         .cmd_bias(cmd_bias),
         .cmd_relu(cmd_relu),
+        .cmd_pool(cmd_pool),
+        .cmd_window(cmd_window),
         .done(done),
         .acc_en(acc_en),
         .acc_addr(acc_addr),
@@ -64,16 +72,19 @@ module tb_act_eng;
     always #5 clk = ~clk;
     always @(posedge clk) if (acc_en) acc_data <= accm[acc_addr];
 
-    // docs/isa.md activation arithmetic, int8 output, one column.
-    function [7:0] ref_q(input [31:0] acc, input [31:0] b, input [31:0] m, input [5:0] s, input fb,
-                         input fr);
-        reg [31:0] x;
+    // docs/isa.md activation arithmetic, one column: x = relu(acc + bias), then int8.
+    function [31:0] ref_x(input [31:0] acc, input [31:0] b, input fb, input fr);
+        begin
+            ref_x = acc + (fb ? b : 32'd0);
+            if (fr && ref_x[31]) ref_x = 32'd0;
+        end
+    endfunction
+
+    function [7:0] ref_q(input [31:0] x, input [31:0] m, input [5:0] s);
         reg signed [63:0] p;
         reg signed [63:0] q;
         reg signed [63:0] half;
         begin
-            x = acc + (fb ? b : 32'd0);
-            if (fr && x[31]) x = 32'd0;
             p = $signed(x) * $signed(m);
             if (s == 6'd0) begin
                 q = p;
@@ -99,16 +110,24 @@ module tb_act_eng;
     endfunction
 
     // Model state.
-    integer            edges = 0;  // rising edges since time 0
-    reg                active = 1'b0;  // a command is in flight
-    integer            accept_edge;  // the edge at which it was accepted
-    integer            reads;  // ACC rows it has read
-    integer            writes;  // UB rows it has written
-    reg     [    15:0] c_rows;
-    reg     [    19:0] c_ub;
-    reg     [    19:0] c_acc;
-    reg                c_bias;
-    reg                c_relu;
+    integer        edges = 0;  // rising edges since time 0
+    reg            active = 1'b0;  // a command is in flight
+    integer        accept_edge;  // the edge at which it was accepted
+    integer        reads;  // ACC rows it has read
+    integer        writes;  // UB rows it has written
+    reg     [15:0] c_rows;
+    reg     [19:0] c_ub;
+    reg     [19:0] c_acc;
+    reg            c_bias;
+    reg            c_relu;
+    reg            c_pool;
+    integer c_ph, c_pw, c_step, c_pitch;  // the window (1, 1, 1, 0 without POOL)
+    integer c_area;  // c_ph * c_pw: reads per output row
+    integer o_ph, o_pw, o_step, o_pitch;  // the window of the command offered
+    integer wi, wk, wj;
+    reg     [    31:0] wx;
+    reg     [    31:0] wmax;
+    integer            pooled = 0;  // POOL commands done
     reg     [32*N-1:0] exp_row;
     integer            cmds = 0;
     integer            rows_total = 0;
@@ -163,36 +182,45 @@ module tb_act_eng;
     always @(negedge clk) begin
         exp_done = 1'b0;
         if (!rst) begin
-            if (acc_en !== (active && reads < c_rows)) begin
+            if (acc_en !== (active && reads < c_rows * c_area)) begin
                 $display("FAIL: act_eng edge %0d: acc_en expected %0d, actual %b", edges,
-                         active && reads < c_rows, acc_en);
+                         active && reads < c_rows * c_area, acc_en);
                 $finish;
             end
             if (acc_en) begin
-                if (acc_addr !== c_acc + reads || edges != accept_edge + reads) begin
+                wi = reads / c_area;
+                wk = reads % c_area / c_pw;
+                wj = reads % c_pw;
+                if (acc_addr !== c_acc + wi * c_step + wk * c_pitch + wj || edges != accept_edge + reads) begin
                     $display(
                         "FAIL: act_eng edge %0d: ACC read %0d of command %0d: expected row %0d at edge %0d, actual row %0d",
-                        edges, reads, cmds, c_acc + reads, accept_edge + reads, acc_addr);
+                        edges, reads, cmds, c_acc + wi * c_step + wk * c_pitch + wj,
+                        accept_edge + reads, acc_addr);
                     $finish;
                 end
                 reads = reads + 1;
             end
             if (ub_en) begin
-                for (c = 0; c < N; c = c + 1)
-                exp_row[8*c+:8] = ref_q(
-                    accm[c_acc+writes][32*c+:32],
-                    bias[32*c+:32],
-                    mult[32*c+:32],
-                    shift[6*c+:6],
-                    c_bias,
-                    c_relu
-                );
+                for (c = 0; c < N; c = c + 1) begin
+                    for (wk = 0; wk < c_ph; wk = wk + 1)
+                    for (wj = 0; wj < c_pw; wj = wj + 1) begin
+                        wx = ref_x(
+                            accm[c_acc+writes*c_step+wk*c_pitch+wj][32*c+:32],
+                            bias[32*c+:32],
+                            c_bias,
+                            c_relu
+                        );
+                        if ((wk == 0 && wj == 0) || $signed(wx) > $signed(wmax)) wmax = wx;
+                    end
+                    exp_row[8*c+:8] = ref_q(wmax, mult[32*c+:32], shift[6*c+:6]);
+                end
                 if (!active || ub_addr !== c_ub + writes || ub_data !== exp_row[8*N-1:0]
-                    || edges != accept_edge + 4 + writes) begin
+                    || edges != accept_edge + 3 + (writes + 1) * c_area) begin
                     $display(
-                        "FAIL: act_eng edge %0d: UB write %0d of command %0d (rows %0d bias %0d relu %0d): expected row %0d = %h at edge %0d, actual row %0d = %h",
-                        edges, writes, cmds, c_rows, c_bias, c_relu, c_ub + writes,
-                        exp_row[8*N-1:0], accept_edge + 4 + writes, ub_addr, ub_data);
+                        "FAIL: act_eng edge %0d: UB write %0d of command %0d (rows %0d bias %0d relu %0d pool %0d window %0dx%0d step %0d pitch %0d): expected row %0d = %h at edge %0d, actual row %0d = %h",
+                        edges, writes, cmds, c_rows, c_bias, c_relu, c_pool, c_ph, c_pw, c_step,
+                        c_pitch, c_ub + writes, exp_row[8*N-1:0],
+                        accept_edge + 3 + (writes + 1) * c_area, ub_addr, ub_data);
                     $finish;
                 end
                 writes   = writes + 1;
@@ -214,15 +242,17 @@ module tb_act_eng;
         if (exp_done) begin
             active = 1'b0;
             cmds = cmds + 1;
+            pooled = pooled + c_pool;
             rows_total = rows_total + c_rows;
             if (cmds == CMDS) begin
-                if (overlapped < 10) begin
-                    $display("FAIL: act_eng: only %0d commands accepted back to back", overlapped);
+                if (overlapped < 10 || pooled < CMDS / 4) begin
+                    $display("FAIL: act_eng: only %0d commands accepted back to back, %0d pooled",
+                             overlapped, pooled);
                     $finish;
                 end
                 $display(
-                    "act_eng: %0d commands, %0d rows, %0d accepted in the previous one's done cycle",
-                    cmds, rows_total, overlapped);
+                    "act_eng: %0d commands (%0d with POOL), %0d rows, %0d accepted in the previous one's done cycle",
+                    cmds, pooled, rows_total, overlapped);
                 $display("PASS");
                 $finish;
             end
@@ -238,7 +268,37 @@ module tb_act_eng;
             cmd_ub_addr = $urandom % (UB_ROWS - cmd_rows + 1);
             cmd_bias = $urandom;
             cmd_relu = $urandom;
-            cmd_acc_addr = $urandom % (ACC_ROWS - cmd_rows + 1);
+            // POOL in half the commands: a window whose footprint fits the accumulators.
+            cmd_pool = offered >= 8 && $urandom % 2;
+            cmd_window = $urandom;
+            o_step = 1;
+            o_pitch = 0;
+            o_ph = 1;
+            o_pw = 1;
+            if (cmd_pool) begin
+                case ($urandom % 8)
+                    0: begin
+                        o_ph = 15;
+                        o_pw = 1;
+                    end
+                    1: begin
+                        o_ph = 1;
+                        o_pw = 15;
+                    end
+                    default: begin
+                        o_ph = 1 + $urandom % 4;
+                        o_pw = 1 + $urandom % 4;
+                    end
+                endcase
+                o_step  = 1 + $urandom % 8;
+                o_pitch = $urandom % 21;
+                while ((cmd_rows - 1) * o_step + (o_ph - 1) * o_pitch + o_pw > ACC_ROWS) begin
+                    cmd_rows = 1 + cmd_rows / 2;
+                    o_pitch  = o_pitch / 2;
+                end
+                cmd_window = {o_pitch[15:0], o_step[7:0], o_pw[3:0], o_ph[3:0]};
+            end
+            cmd_acc_addr = $urandom % (ACC_ROWS - ((cmd_rows - 1) * o_step + (o_ph - 1) * o_pitch + o_pw) + 1);
             // Parameters only change while nothing is in flight.
             if (!active) begin
                 if (offered % 7 == 0) begin
@@ -262,6 +322,12 @@ module tb_act_eng;
             c_acc = cmd_acc_addr;
             c_bias = cmd_bias;
             c_relu = cmd_relu;
+            c_pool = cmd_pool;
+            c_ph = cmd_pool ? cmd_window[3:0] : 1;
+            c_pw = cmd_pool ? cmd_window[7:4] : 1;
+            c_step = cmd_pool ? cmd_window[15:8] : 1;
+            c_pitch = cmd_pool ? cmd_window[31:16] : 0;
+            c_area = c_ph * c_pw;
             took = 1'b1;
         end
     end

@@ -20,6 +20,12 @@
 //            the others through UB, ACC, parameters and memory (WR_HOST output read back by
 //            the next instruction, an RD_HOST, and by RD_PARAMS), and an independent RD_HOST
 //            overlaps each round's last store, with a back-pressured, interleaving memory.
+//   conv     ISA 1.1: a padded 2-D convolution the way the firmware's CONV2D runs it (ZERO for the
+//            padding around RD_HOST rows, MATMULs of UB stride 2, one per output row and kernel
+//            position, weights streamed through the FIFO, ACTIVATE.POOL 2 x 2, WR_HOST), then
+//            ZERO against loads on the same rows both ways, a MATMUL of stride 0 and one of a
+//            large stride, a pooling window with overlapping rows (pitch < width) and ReLU, a
+//            WR_HOST reading rows a ZERO wrote; with a back-pressured, interleaving memory.
 //   errors   ILLEGAL_OPCODE, BAD_OPERAND, UB_RANGE (before ACC_RANGE), MEM_RANGE, WFIFO_EMPTY,
 //            WFIFO_FULL and MEM_FAULT (MEM_SIZE larger than the memory): ERROR_CODE, ERROR_PC,
 //            STATUS (ERROR rises with BUSY already clear), pushes refused, and everything before
@@ -45,9 +51,9 @@ module tb_core;
 
     localparam [7:0] OP_RD_HOST = 8'h01, OP_RD_WEIGHT = 8'h02, OP_RD_PARAMS = 8'h03,
                      OP_MATMUL = 8'h04, OP_ACTIVATE = 8'h05, OP_WR_HOST = 8'h06,
-                     OP_SYNC = 8'h07, OP_HALT = 8'h08;
+                     OP_SYNC = 8'h07, OP_HALT = 8'h08, OP_ZERO = 8'h09;
     localparam [7:0] F_ACC = 8'h01, F_LOAD = 8'h02, F_UNSIGNED = 8'h04, F_BIAS = 8'h08,
-                     F_RELU = 8'h10, F_SRC_ACC = 8'h20;
+                     F_RELU = 8'h10, F_SRC_ACC = 8'h20, F_POOL = 8'h40;
     localparam [7:0] A_ID = 8'h00, A_VERSION = 8'h04, A_ARRAY_N = 8'h08, A_UB_ROWS = 8'h0C,
                      A_ACC_ROWS = 8'h10, A_WFIFO_TILES = 8'h14, A_IQ_DEPTH = 8'h18,
                      A_BUS_BYTES = 8'h1C, A_CTRL = 8'h20, A_STATUS = 8'h24,
@@ -214,10 +220,14 @@ module tb_core;
         reg [31:0] x;
         reg [31:0] sum;
         reg [31:0] av;
+        reg [31:0] mx;
         integer i;
         integer c;
         integer r;
         integer t;
+        integer k;
+        integer j;
+        integer step;
         begin
             op = insn[7:0];
             fl = insn[15:8];
@@ -252,23 +262,38 @@ module tb_core;
                         rwf_head  = (rwf_head + 1) % WFIFO_TILES;
                         rwf_count = rwf_count - 1;
                     end
+                    step = stride == 0 ? 1 : stride;
                     for (i = 0; i < rows; i = i + 1)
                     for (c = 0; c < N; c = c + 1) begin
                         sum = (fl & F_ACC) ? racc[b+i][32*c+:32] : 32'd0;
                         for (r = 0; r < N; r = r + 1) begin
-                            av = (fl & F_UNSIGNED) ? {24'd0, rub[a + i][8*r +: 8]}
-                                                       : {{24{rub[a + i][8*r+7]}}, rub[a + i][8*r +: 8]};
+                            av = (fl & F_UNSIGNED) ? {24'd0, rub[a + i*step][8*r +: 8]}
+                                                       : {{24{rub[a + i*step][8*r+7]}}, rub[a + i*step][8*r +: 8]};
                             sum = sum + av * {{24{rw[r][8*c+7]}}, rw[r][8*c+:8]};
                         end
                         racc[b+i][32*c+:32] = sum;
                     end
                 end
                 OP_ACTIVATE:
-                for (i = 0; i < rows; i = i + 1)
+                // POOL: the maximum over the window (stride: PH, PW, STEP, PITCH) before
+                // requantizing; without it the window is row b + i.
+                for (
+                    i = 0; i < rows; i = i + 1
+                )
                 for (c = 0; c < N; c = c + 1) begin
-                    x = act32(racc[b+i][32*c+:32], rbias[32*c+:32], fl[3], fl[4]);
-                    rub[a+i][8*c+:8] = requant(x, rmult[32*c+:32], rshift[6*c+:6]);
+                    for (k = 0; k < ((fl & F_POOL) ? stride[3:0] : 1); k = k + 1)
+                    for (j = 0; j < ((fl & F_POOL) ? stride[7:4] : 1); j = j + 1) begin
+                        x = act32(
+                            racc[b+i*((fl&F_POOL)?stride[15:8] : 1)+k*stride[31:16]+j][32*c+:32],
+                            rbias[32*c+:32],
+                            fl[3],
+                            fl[4]
+                        );
+                        if ((k == 0 && j == 0) || $signed(x) > $signed(mx)) mx = x;
+                    end
+                    rub[a+i][8*c+:8] = requant(mx, rmult[32*c+:32], rshift[6*c+:6]);
                 end
+                OP_ZERO: for (i = 0; i < rows; i = i + 1) rub[b+i] = {8 * N{1'b0}};
                 OP_WR_HOST:
                 for (i = 0; i < rows; i = i + 1)
                 for (c = 0; c < len; c = c + 1) begin
@@ -594,7 +619,7 @@ module tb_core;
             check(pv >= run_cycles - 2 && pv <= run_cycles + 2, "PERF_ACTIVE ~ cycles to HALT",
                   run_cycles, pv);
             check_csr(A_ID, 32'h54505531, "ID");
-            check_csr(A_VERSION, 32'h00010000, "VERSION");
+            check_csr(A_VERSION, 32'h00010001, "VERSION");
             check_csr(A_ARRAY_N, N, "ARRAY_N");
             check_csr(A_UB_ROWS, UB_ROWS, "UB_ROWS");
             check_csr(A_ACC_ROWS, ACC_ROWS, "ACC_ROWS");
@@ -675,6 +700,71 @@ module tb_core;
         end
     endtask
 
+    // A 6 x 6 x N image (NHWC, N channels), padded by one on every side in the UB (rows
+    // 0..63: 8 x 8 pixels), convolved with a 3 x 3 kernel at stride 2 (3 x 3 outputs, one K tile
+    // per kernel position), 2 x 2 max-pooled with stride 1 (2 x 2 outputs), as CONV2D runs it.
+    localparam CV_IN = 0, CV_K = 4096, CV_P = 16384, CV_OUT = 20480, CV_OUT2 = 24576;
+    task conv;
+        integer y, t, oy, rd_total;  // rd_total: bytes the loads read
+        begin
+            mem_timing(6, 25, 70, 3);
+            mem_random(MEMB);
+            put_params(CV_P, 4 * N);
+            nprog = 0;
+            emit(insn(OP_RD_PARAMS, 0, 3, CV_P, 0, 4 * N, 4 * N));
+            // Padding: the top row and the left pixel, then per image row its 6 pixels and the
+            // right pixel merged with the next row's left one, and the bottom row.
+            emit(insn(OP_ZERO, 0, 9, 0, 0, 0, 0));
+            for (y = 0; y < 6; y = y + 1) begin
+                emit(insn(OP_RD_HOST, 0, 6, CV_IN + 6 * N * y, 8 * (y + 1) + 1, N, N));
+                emit(insn(OP_ZERO, 0, y == 5 ? 9 : 2, 0, 8 * (y + 1) + 7, 0, 0));
+            end
+            // Kernel position t = 3 dy + dx: output row oy reads pixels (2 oy + dy, dx + 2 ox).
+            for (t = 0; t < 9; t = t + 1) begin
+                emit(insn(OP_RD_WEIGHT, 0, N, CV_K + t * N * N, 0, N, N));
+                for (oy = 0; oy < 3; oy = oy + 1)
+                emit(insn(
+                     OP_MATMUL,
+                     (oy == 0 ? F_LOAD : 0) | (t > 0 ? F_ACC : 0),
+                     3,
+                     8 * (2 * oy + t / 3) + t % 3,
+                     3 * oy,
+                     0,
+                     2
+                     ));
+            end
+            // 2 x 2 windows, stride 1: pooled row i reads ACC rows 3i.. and 3i+3.. (pitch 3).
+            for (oy = 0; oy < 2; oy = oy + 1)
+            emit(insn(
+                 OP_ACTIVATE, F_POOL | F_BIAS | F_RELU, 2, 100 + 2 * oy, 3 * oy, 0, 32'h0003_0122));
+            emit(insn(OP_WR_HOST, 0, 4, CV_OUT, 100, N, N));
+            // ZERO then RD_HOST on the same rows (the load wins), RD_HOST then ZERO (the ZERO
+            // wins), and a ZERO on the rows the convolution read, read back by WR_HOST.
+            emit(insn(OP_ZERO, 0, 4, 0, 200, 0, 0));
+            emit(insn(OP_RD_HOST, 0, 3, CV_IN, 201, N, N));
+            emit(insn(OP_RD_HOST, 0, 4, CV_IN + 64, 210, N, N));
+            emit(insn(OP_ZERO, 0, 2, 0, 211, 0, 0));
+            emit(insn(OP_ZERO, 0, 5, 0, 20, 0, 0));
+            emit(insn(OP_WR_HOST, 0, 16, CV_OUT2, 200, N, N));
+            emit(insn(OP_WR_HOST, 0, 8, CV_OUT2 + 16 * N, 16, N, N));
+            // Stride 0 (consecutive rows), a large stride, and overlapping pooling windows
+            // (width 3, pitch 1, step 2) over them with ReLU only.
+            emit(insn(OP_MATMUL, 0, 4, 8, 40, 0, 0));
+            emit(insn(OP_MATMUL, F_UNSIGNED, 3, 1, 44, 0, 27));
+            emit(insn(OP_ACTIVATE, F_POOL | F_RELU, 2, 120, 40, 0, 32'h0001_0232));
+            emit(insn(OP_WR_HOST, F_SRC_ACC, 7, CV_OUT2 + 32 * N, 40, 4 * N, 4 * N));
+            emit(insn(OP_WR_HOST, 0, 2, CV_OUT2 + 64 * N, 120, N, N));
+            emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
+            core_reset(MEMB);
+            run(200000);
+            ref_run(nprog);
+            compare("conv");
+            rd_total = 3 * 4 * N + 36 * N + 9 * N * N + 7 * N;
+            check_counters(nprog, 0, rd_total, 4 * N + 24 * N + 7 * 4 * N + 2 * N);
+            $display("conv: %0d instructions, %0d cycles", nprog, run_cycles);
+        end
+    endtask
+
     // Runs prog (built by the caller) and expects the error; the reference runs the instructions
     // before the failing one unless compare_state is 0.
     task expect_error(input [8*16-1:0] name, input [31:0] code, input [31:0] pc,
@@ -707,7 +797,7 @@ module tb_core;
             nprog = 0;
             emit(insn(OP_RD_HOST, 0, 4, 0, 300, N, N));
             emit(insn(OP_SYNC, 0, 0, 0, 0, 0, 0));
-            emit(insn(8'h09, 0, 1, 0, 0, 0, 0));
+            emit(insn(8'h0a, 0, 1, 0, 0, 0, 0));
             emit(insn(OP_RD_HOST, 0, 4, 0, 310, N, N));
             emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
             expect_error("illegal", 1, 2, MEMB, 1);
@@ -845,6 +935,7 @@ module tb_core;
         gemm(9, 40, 50, 6);
         stream;
         chain;
+        conv;
         errors_all;
         $display("PASS");
         $finish;

@@ -13,10 +13,16 @@
 // instruction in order, with its last write or its tile push, and its fault; no activity
 // outside instructions; one request per cycle when the memory always accepts, and, for chains of
 // full-size instructions, no cycle lost between instructions (so they overlap).
+// ZEROs are offered in between (in cycles where no load is, as the sequencer issues one
+// instruction per cycle), on UB rows of their own (the sequencer keeps a ZERO and a load apart):
+// each sets rows b.. one per cycle from the cycle after it is taken, zero_done with the last,
+// zero_ready low exactly while one runs except in its done cycle (chains of ZEROs leave no
+// cycle between them), no zero-port write outside a ZERO.
 module tb_dma_rd;
     parameter N = 8;
     localparam MEM_SIZE = 4096;
-    localparam UB_ROWS = 64;
+    localparam UB_ROWS = 64;  // rows the loads write
+    localparam Z_ROWS = 32;  // rows after them, for the ZEROs
     localparam TILES = 4;
     localparam LD_SLOTS = 4;
     localparam MAXI = 4096;  // instructions in the whole run
@@ -38,6 +44,11 @@ module tb_dma_rd;
     reg [31:0] cmd_stride = 32'd0;
     wire done;
     wire fault;
+    reg zero_valid = 1'b0;
+    wire zero_ready;
+    wire zero_done;
+    wire ub_z_en;
+    wire [19:0] ub_z_addr;
     wire req_valid;
     wire req_ready;
     wire [31:0] req_addr;
@@ -74,6 +85,11 @@ module tb_dma_rd;
         .cmd_stride(cmd_stride),
         .done(done),
         .fault(fault),
+        .zero_valid(zero_valid),
+        .zero_ready(zero_ready),
+        .zero_done(zero_done),
+        .ub_z_en(ub_z_en),
+        .ub_z_addr(ub_z_addr),
         .req_valid(req_valid),
         .req_ready(req_ready),
         .req_addr(req_addr),
@@ -174,8 +190,8 @@ module tb_dma_rd;
     endtask
 
     // -------------------------------------------------- destination models --
-    reg [8*N-1:0] ub_img[0:UB_ROWS-1];
-    reg [8*N-1:0] exp_ub[0:UB_ROWS-1];
+    reg [8*N-1:0] ub_img[0:UB_ROWS+Z_ROWS-1];
+    reg [8*N-1:0] exp_ub[0:UB_ROWS+Z_ROWS-1];
     reg [8*N-1:0] tile_img[0:N-1];
     reg tile_written[0:N-1];
     reg [32*N-1:0] prm_img[0:2];
@@ -188,8 +204,52 @@ module tb_dma_rd;
     integer w_j;
     integer pops;
 
+    // ZEROs: their own program, rows b >= UB_ROWS.
+    reg [15:0] z_rows[0:MAXI-1];
+    reg [19:0] z_b[0:MAXI-1];
+    integer nz_prog = 0;  // generated
+    integer nz_acc = 0;  // accepted
+    integer nz_done = 0;  // done
+    integer z_at = 0;  // cycle the running one was accepted
+    integer z_written = 0;  // its rows written
+    integer z_b2b = 0;  // ZEROs taken in the previous one's done cycle
+    integer zpct = 0;  // chance per cycle that a pending ZERO is offered instead of a load
+    reg z_offer;
+
     always @(posedge clk) begin
         if (!rst) begin
+            if (ub_z_en) begin
+                if (nz_acc == nz_done || ub_z_addr !== z_b[nz_done] + z_written ||
+                    cycle != z_at + 1 + z_written) begin
+                    $display(
+                        "FAIL: zero-port write to row %0d at cycle %0d outside ZERO %0d's rows %0d.. (cycle %0d on)",
+                        ub_z_addr, cycle, nz_done, z_b[nz_done], z_at + 1);
+                    fail;
+                end
+                ub_img[ub_z_addr] = {8 * N{1'b0}};
+                z_written = z_written + 1;
+            end
+            if (zero_done !== (ub_z_en && z_written == z_rows[nz_done])) begin
+                $display("FAIL: zero_done %b with %0d of %0d rows of ZERO %0d written", zero_done,
+                         z_written, z_rows[nz_done], nz_done);
+                fail;
+            end
+            if (zero_ready !== (nz_acc == nz_done || zero_done)) begin
+                $display("FAIL: zero_ready %b with %0d ZEROs taken, %0d done", zero_ready, nz_acc,
+                         nz_done);
+                fail;
+            end
+            if (zero_done) begin
+                for (w_j = 0; w_j < z_rows[nz_done]; w_j = w_j + 1)
+                exp_ub[z_b[nz_done]+w_j] = {8 * N{1'b0}};
+                nz_done   = nz_done + 1;
+                z_written = 0;
+            end
+            if (zero_valid && zero_ready) begin
+                if (zero_done) z_b2b = z_b2b + 1;
+                nz_acc = nz_acc + 1;
+                z_at   = cycle;
+            end
             if (n_done == n_acc && (ub_en || wf_en || wf_push || prm_en || done)) begin
                 $display(
                     "FAIL: activity with no instruction in flight (ub %b wf %b push %b prm %b done %b)",
@@ -315,8 +375,15 @@ module tb_dma_rd;
             end
             if (cmd_valid && cmd_ready) n_acc = n_acc + 1;
 
-            // The driver offers the instructions generated so far in order; gaps at random.
-            if (n_acc < n_prog && {$random(seed)} % 100 >= gap_pct) begin
+            // The driver offers the instructions generated so far in order, gaps at random, and
+            // in some cycles the next ZERO instead (cmd_rows and cmd_b are then its fields).
+            z_offer = nz_acc < nz_prog && {$random(seed)} % 100 < zpct;
+            zero_valid <= z_offer;
+            if (z_offer) begin
+                cmd_valid <= 1'b0;
+                cmd_rows  <= z_rows[nz_acc];
+                cmd_b     <= z_b[nz_acc];
+            end else if (n_acc < n_prog && {$random(seed)} % 100 >= gap_pct) begin
                 cmd_valid <= 1'b1;
                 cmd_op <= p_op[n_acc];
                 cmd_rows <= p_rows[n_acc];
@@ -352,13 +419,29 @@ module tb_dma_rd;
         end
     endtask
 
+    task add_zero(input [15:0] rows, input [19:0] b);
+        begin
+            z_rows[nz_prog] = rows;
+            z_b[nz_prog] = b;
+            nz_prog = nz_prog + 1;
+        end
+    endtask
+
+    task rand_zero;
+        reg [15:0] rr;
+        begin
+            rr = ({$random(seed)} % 4 == 0) ? Z_ROWS : 1 + {$random(seed)} % 6;
+            add_zero(rr, UB_ROWS + {$random(seed)} % (Z_ROWS - rr + 1));
+        end
+    endtask
+
     // Runs the instructions added since the last batch and waits until all are done.
     task run_batch;
         integer t;
         integer i;
         begin
             t = 0;
-            while (n_done != n_prog) begin
+            while (n_done != n_prog || nz_done != nz_prog) begin
                 @(posedge clk);
                 t = t + 1;
                 if (t > 50000) begin
@@ -368,7 +451,7 @@ module tb_dma_rd;
                 end
             end
             repeat (3) @(posedge clk);
-            for (i = 0; i < UB_ROWS; i = i + 1)
+            for (i = 0; i < UB_ROWS + Z_ROWS; i = i + 1)
             if (ub_img[i] !== exp_ub[i]) begin
                 $display("FAIL: after the batch UB[%0d] = %h, expected %h", i, ub_img[i],
                          exp_ub[i]);
@@ -425,7 +508,7 @@ module tb_dma_rd;
 
     initial begin
         for (it = 0; it < MEM_SIZE; it = it + 1) u_mem.mem[it] = $random(seed);
-        for (it = 0; it < UB_ROWS; it = it + 1) begin
+        for (it = 0; it < UB_ROWS + Z_ROWS; it = it + 1) begin
             for (ik = 0; ik < N; ik = ik + 1) ub_img[it][8*ik+:8] = $random(seed);
             exp_ub[it] = ub_img[it];
         end
@@ -508,7 +591,31 @@ module tb_dma_rd;
         add(OP_HOST, 5, 77, 50, N, 1);
         run_batch;
 
-        // Random batches: random memory timing, FIFO pops and gaps between instructions.
+        // ZEROs alone: one row, all rows, a chain taken back to back (each in the previous
+        // one's done cycle, the rows written without a gap); then beside a chain of loads.
+        zpct = 100;
+        add_zero(1, UB_ROWS);
+        run_batch;
+        add_zero(Z_ROWS, UB_ROWS);
+        run_batch;
+        from = z_b2b;
+        for (it = 0; it < 6; it = it + 1) add_zero(1 + it, UB_ROWS + 3 * it);
+        run_batch;
+        if (z_b2b - from != 5) begin
+            $display("FAIL: %0d of 5 chained ZEROs taken in the previous one's done cycle",
+                     z_b2b - from);
+            $finish;
+        end
+        zpct = 30;
+        latency = 5;
+        for (it = 0; it < 8; it = it + 1) begin
+            add(OP_HOST, N, 17 * it, (5 * it) % (UB_ROWS - N), N, N + it);
+            rand_zero;
+        end
+        run_batch;
+
+        // Random batches: random memory timing, FIFO pops and gaps between instructions, ZEROs
+        // offered among them.
         for (it = 0; it < 40; it = it + 1) begin
             latency = 1 + {$random(seed)} % 13;
             ready_pct = (it % 3 == 0) ? 100 : 20 + {$random(seed)} % 80;
@@ -516,10 +623,14 @@ module tb_dma_rd;
             pop_pct = 5 + {$random(seed)} % 96;
             gap_pct = (it % 2 == 0) ? 0 : {$random(seed)} % 80;
             from = 1 + {$random(seed)} % 8;
-            for (ik = 0; ik < from; ik = ik + 1) rand_insn;
+            zpct = 5 + {$random(seed)} % 55;
+            for (ik = 0; ik < from; ik = ik + 1) begin
+                rand_insn;
+                if ({$random(seed)} % 3 == 0) rand_zero;
+            end
             run_batch;
         end
-        $display("%0d instructions checked", n_prog);
+        $display("%0d loads and %0d ZEROs checked", n_prog, nz_prog);
         $display("PASS");
         $finish;
     end

@@ -11,9 +11,10 @@
 // the reference.
 // Phases: commands after reset without LOAD (zero weights); a LOAD with the FIFO empty (tile
 // arrives 3N cycles later); random commands with and without LOAD/ACC/UNSIGNED, rows 1 .. 4N,
-// back-to-back or with gaps, tiles arriving at random times; throughput: back-to-back LOAD
-// commands of 2N-1 rows must keep row_fire high without a break; an interlock stress of short
-// LOAD commands.
+// UB row strides 0 (consecutive), 1 .. N and a few large ones up to 255, back-to-back or with
+// gaps, tiles arriving at random times; throughput: back-to-back LOAD commands of 2N-1 rows must
+// keep row_fire high without a break, and so must a convolution's stream (one LOAD, then short
+// commands of stride 2 on the same tile); an interlock stress of short LOAD commands.
 module tb_mxu;
     parameter N = 8;
     parameter QD = 2;  // MXU command queue depth
@@ -31,6 +32,7 @@ module tb_mxu;
     reg cmd_valid = 1'b0;
     reg [19:0] cmd_ub_addr = 0, cmd_acc_addr = 0;
     reg [15:0] cmd_rows = 0;
+    reg [ 7:0] cmd_ub_stride = 0;
     reg cmd_acc = 0, cmd_load = 0, cmd_unsigned = 0;
     wire cmd_ready, done;
     wire wf_empty;
@@ -57,6 +59,7 @@ module tb_mxu;
         .cmd_ub_addr(cmd_ub_addr),
         .cmd_acc_addr(cmd_acc_addr),
         .cmd_rows(cmd_rows),
+        .cmd_ub_stride(cmd_ub_stride),
         .cmd_acc(cmd_acc),
         .cmd_load(cmd_load),
         .cmd_unsigned(cmd_unsigned),
@@ -133,7 +136,8 @@ module tb_mxu;
 
     // ---------------------------------------------------------- commands and reference --
     reg [19:0] c_ub[0:MAXC-1], c_acc[0:MAXC-1];
-    reg [15:0] c_rows[0:MAXC-1];
+    reg [15:0] c_rows  [0:MAXC-1];
+    reg [ 7:0] c_stride[0:MAXC-1];
     reg c_accf[0:MAXC-1], c_load[0:MAXC-1], c_uns[0:MAXC-1];
     integer c_gap[0:MAXC-1];
     integer n_cmds = 0;  // commands defined
@@ -152,15 +156,18 @@ module tb_mxu;
     integer cur_w[0:N*N-1];  // reference weights of the current bank, [k][c]
     integer act  [  0:N-1];
 
+    // stride: UB rows between the command's rows, 0 meaning 1.
     task add_cmd(input integer ub, input integer acc, input integer rows, input integer accf,
-                 input integer load, input integer uns, input integer gap);
-        integer i, c, kk, sum;
+                 input integer load, input integer uns, input integer stride, input integer gap);
+        integer i, c, kk, sum, step;
         reg [32*N-1:0] row;
         reg [7:0] ab;
         begin
             c_ub[n_cmds] = ub;
             c_acc[n_cmds] = acc;
             c_rows[n_cmds] = rows;
+            c_stride[n_cmds] = stride;
+            step = stride == 0 ? 1 : stride;
             c_accf[n_cmds] = accf;
             c_load[n_cmds] = load;
             c_uns[n_cmds] = uns;
@@ -173,7 +180,7 @@ module tb_mxu;
             end
             for (i = 0; i < rows; i = i + 1) begin
                 for (kk = 0; kk < N; kk = kk + 1) begin
-                    ab = ub_mem[ub+i][kk*8+:8];
+                    ab = ub_mem[ub+i*step][kk*8+:8];
                     act[kk] = uns ? ab : sx8(ab);
                 end
                 row = accf ? ref_acc[acc+i] : {32 * N{1'b0}};
@@ -183,7 +190,7 @@ module tb_mxu;
                     row[c*32+:32] = row[c*32+:32] + sum;
                 end
                 ref_acc[acc+i] = row;
-                e_ub[n_rows] = ub + i;
+                e_ub[n_rows] = ub + i * step;
                 e_acc[n_rows] = acc + i;
                 e_accum[n_rows] = accf;
                 e_last[n_rows] = (i == rows - 1);
@@ -277,6 +284,7 @@ module tb_mxu;
                 cmd_ub_addr = c_ub[n_driven];
                 cmd_acc_addr = c_acc[n_driven];
                 cmd_rows = c_rows[n_driven];
+                cmd_ub_stride = c_stride[n_driven];
                 cmd_acc = c_accf[n_driven];
                 cmd_load = c_load[n_driven];
                 cmd_unsigned = c_uns[n_driven];
@@ -350,13 +358,24 @@ module tb_mxu;
         endcase
     endfunction
 
+    // UB row strides: mostly 0 (consecutive), 1 and small ones, sometimes up to 255.
+    function integer pick_stride(input integer r);
+        case ({r} % 8)
+            0, 1, 2: pick_stride = 0;
+            3: pick_stride = 1;
+            4: pick_stride = 2;
+            5: pick_stride = 128 + {$random(seed)} % 128;
+            default: pick_stride = 1 + {$random(seed)} % N;
+        endcase
+    endfunction
+
     // throughput: `cnt` back-to-back LOAD commands of `rows` rows, tiles already in the FIFO
     task throughput(input integer cnt, input integer rows, input [8*24-1:0] name);
         integer i, t0;
         begin
             for (i = 0; i < cnt; i = i + 1)
             add_cmd(({$random(seed)} % (UBR - rows)), ({$random(seed)} % (ACCR - rows)), rows,
-                    i & 1, 1, $random(seed) & 1, 0);
+                    i & 1, 1, $random(seed) & 1, 0, 0);
             wf_tail <= n_loads;
             @(posedge clk);
             clear_stats;
@@ -369,7 +388,7 @@ module tb_mxu;
         end
     endtask
 
-    integer i, r, k, x, ty, rows;
+    integer i, r, k, x, ty, rows, st;
     initial begin
         // UB rows: random, plus all -128 (128 unsigned), all 127, all -1 (255 unsigned)
         for (i = 0; i < UBR; i = i + 1) begin
@@ -401,15 +420,15 @@ module tb_mxu;
         @(posedge clk);
 
         // after reset both banks are zero: a plain MATMUL writes zeros (or leaves ACC unchanged)
-        add_cmd(3, 10, N, 0, 0, 0, 0);
-        add_cmd(40, 30, 2, 1, 0, 1, 0);
+        add_cmd(3, 10, N, 0, 0, 0, 0, 0);
+        add_cmd(40, 30, 2, 1, 0, 1, 3, 0);
         drive_cmds;
         wait_idle_and_compare("after reset");
 
         // LOAD with the FIFO empty: the command waits (weight_stall) until the tile arrives
         clear_stats;
-        add_cmd(100, 0, N, 0, 1, 0, 0);
-        add_cmd(7, 50, 1, 1, 0, 0, 0);
+        add_cmd(100, 0, N, 0, 1, 0, 0, 0);
+        add_cmd(7, 50, 1, 1, 0, 0, 0, 0);
         drive_cmds;
         repeat (3 * N) @(posedge clk);
         wf_tail <= wf_tail + 1;
@@ -423,12 +442,15 @@ module tb_mxu;
             "INFO: N=%0d LOAD with the tile arriving %0d cycles late: weight_stall for %0d cycles",
             N, 3 * N, n_wstall);
 
-        // random commands, tiles arriving at random times
+        // random commands, tiles arriving at random times, random UB row strides
         for (i = 0; i < 40; i = i + 1) begin
             rows = pick_rows($random(seed));
-            add_cmd({$random(seed)} % (UBR - rows + 1), {$random(seed)} % (ACCR - rows + 1), rows,
-                    $random(seed) & 1, ($random(seed) & 3) != 0, ($random(seed) % 3) == 0, ($random(
-                    seed) & 3) == 0 ? 1 + {$random(seed)} % 6 : 0);
+            st   = pick_stride($random(seed));
+            while ((rows - 1) * (st == 0 ? 1 : st) + 1 > UBR) rows = 1 + rows / 2;
+            add_cmd({$random(seed)} % (UBR - (rows - 1) * (st == 0 ? 1 : st)), {$random(seed
+                    )} % (ACCR - rows + 1), rows, $random(seed) & 1, ($random(seed) & 3) != 0,
+                    ($random(seed) % 3) == 0, st, ($random(seed) & 3) == 0 ? 1 + {$random(seed
+                    )} % 6 : 0);
         end
         fork
             drive_cmds;
@@ -453,11 +475,24 @@ module tb_mxu;
         throughput(6, 2 * N - 2, "6 x (2N-2)");
         throughput(6, N, "6 x N");
 
+        // a convolution's stream: one LOAD, then commands of 5 rows, UB stride 2, on its tile
+        for (i = 0; i < 12; i = i + 1) add_cmd(11 + 3 * i, 7 * i, 5, i > 0, i == 0, 0, 2, 0);
+        wf_tail <= n_loads;
+        @(posedge clk);
+        clear_stats;
+        drive_cmds;
+        wait_idle_and_compare("stride 2 stream");
+        if (max_run != 12 * 5 || n_fire != max_run) begin
+            $display("FAIL: stride 2 stream: longest row_fire run %0d of %0d, expected %0d",
+                     max_run, n_fire, 12 * 5);
+            fail_msg;
+        end
+
         // interlock stress: back-to-back short commands, mostly LOAD, tiles ready
         for (i = 0; i < 24; i = i + 1) begin
             rows = ({$random(seed)} % 3 == 0) ? 1 + {$random(seed)} % 2 : pick_rows($random(seed));
             add_cmd({$random(seed)} % (UBR - rows + 1), {$random(seed)} % (ACCR - rows + 1), rows,
-                    $random(seed) & 1, ($random(seed) % 5) != 0, $random(seed) & 1, 0);
+                    $random(seed) & 1, ($random(seed) % 5) != 0, $random(seed) & 1, 0, 0);
         end
         wf_tail <= n_loads;
         drive_cmds;

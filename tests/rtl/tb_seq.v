@@ -1,17 +1,18 @@
 `default_nettype none
 `timescale 1ns / 1ps
 // tpu_seq with fake units and a cycle-exact reference of docs/isa.md's validation and
-// interlocks. The fake activate and store units take a command whenever their random cmd_ready
-// is high and pulse done (store: with fault when the test asks) after a random delay; the fake
-// load unit and MXU queue up to 6 commands each and complete them in order after random delays
-// (loads with fault when the test asks).
+// interlocks. The fake activate and store units and the load unit's zero engine take a command
+// whenever their random ready is high and pulse done (store: with fault when the test asks)
+// after a random delay; the fake load unit and MXU queue up to 6 commands each and complete them
+// in order after random delays (loads with fault when the test asks).
 //
 // Every cycle the bench computes from its own model (the instructions in flight, the head, the
 // weight-FIFO count, ERROR/HALTED) what the sequencer must do and compares: head register
 // loaded exactly one cycle after the push (or after the previous head issues), the head's
 // command fields, each unit's cmd_valid (so no issue with a RAW/WAR/WAW overlap on UB, ACC,
 // memory or parameters with another unit's instruction in flight, MATMULs exempt among
-// themselves, and so are loads; at most 1 activate/store, 4 loads and 4 MATMULs in flight
+// themselves, and so are loads, but not a load and a ZERO; footprints of strided MATMULs,
+// ACTIVATE.POOL windows and ZEROs; at most 1 activate/store/ZERO, 4 loads and 4 MATMULs in flight
 // (the sequencer's limits, as the fake units would take more); and no cycle lost: a
 // held instruction issues in the cycle its blocker's done arrives), SYNC/HALT waiting for
 // everything, the issue pulse, stall/retire events, iq_ready, IQ_FREE, BUSY, HALTED (set by HALT,
@@ -24,9 +25,11 @@
 // address ranges, in four timing phases; random programs with malformed instructions; random
 // faults; HALT held until the next push; four MATMULs issuing on consecutive cycles; loads
 // filling all four slots; an older fault overriding a younger validation error; an older load
-// fault winning over a younger one. Coverage: each hazard kind that can occur between
-// units (UB RAW/WAR/WAW, ACC RAW/WAR, memory RAW/WAR, parameter RAW/WAR) must have held an
-// instruction back, units must have overlapped, SYNC must have waited.
+// fault winning over a younger one; a ZERO and a load on the same rows held back both ways, on
+// other rows overlapping. Coverage: each hazard kind that can occur between units (UB
+// RAW/WAR/WAW, ACC RAW/WAR, memory RAW/WAR, parameter RAW/WAR) must have held an instruction
+// back, a ZERO behind a load and a load behind a ZERO too, units must have overlapped, SYNC must
+// have waited.
 module tb_seq;
     parameter N = 8;
     localparam UB_ROWS = 64;
@@ -39,7 +42,7 @@ module tb_seq;
     localparam LDCAP = 6;  // ... and the fake load unit
     localparam LD_SLOTS = 4;
 
-    localparam U_LD = 0, U_MX = 1, U_AC = 2, U_ST = 3, U_SYS = 4, U_NONE = 5;
+    localparam U_LD = 0, U_MX = 1, U_AC = 2, U_ST = 3, U_SYS = 4, U_NONE = 5, U_ZR = 6;
 
     reg clk = 1'b0;
     reg rst = 1'b1;
@@ -48,19 +51,20 @@ module tb_seq;
     reg [127:0] iq_data = 128'd0;
     reg [31:0] mem_size = MEMSZ;
     wire [7:0] cmd_op;
-    wire [5:0] cmd_flags;
+    wire [6:0] cmd_flags;
     wire [15:0] cmd_rows;
     wire [31:0] cmd_a;
     wire [19:0] cmd_b;
     wire [11:0] cmd_len;
     wire [31:0] cmd_stride;
-    wire ld_valid, mx_valid, ac_valid, st_valid;
-    reg ld_ready = 1'b0, mx_ready = 1'b0, ac_ready = 1'b0, st_ready = 1'b0;
+    wire ld_valid, mx_valid, ac_valid, st_valid, zr_valid;
+    reg ld_ready = 1'b0, mx_ready = 1'b0, ac_ready = 1'b0, st_ready = 1'b0, zr_ready = 1'b0;
     reg
         ld_done = 1'b0,
         ld_fault = 1'b0,
         mx_done = 1'b0,
         ac_done = 1'b0,
+        zr_done = 1'b0,
         st_done = 1'b0,
         st_fault = 1'b0;
     wire busy, halted, error;
@@ -96,6 +100,9 @@ module tb_seq;
         .ld_ready(ld_ready),
         .ld_done(ld_done),
         .ld_fault(ld_fault),
+        .zr_valid(zr_valid),
+        .zr_ready(zr_ready),
+        .zr_done(zr_done),
         .mx_valid(mx_valid),
         .mx_ready(mx_ready),
         .mx_done(mx_done),
@@ -136,8 +143,25 @@ module tb_seq;
             8'h05: unit_of = U_AC;
             8'h06: unit_of = U_ST;
             8'h07, 8'h08: unit_of = U_SYS;
+            8'h09: unit_of = U_ZR;
             default: unit_of = U_NONE;
         endcase
+    endfunction
+
+    // MATMUL: UB rows between its rows (0 meaning 1).
+    function [63:0] mm_step(input [127:0] x);
+        mm_step = x[127:96] == 0 ? 1 : x[127:96];
+    endfunction
+
+    // UB rows a MATMUL spans from a, ACC rows an ACTIVATE spans from b (POOL: its windows').
+    function [63:0] ub_span(input [127:0] x);
+        ub_span = x[7:0] == 8'h04 ? (x[31:16] - 64'd1) * mm_step(x) + 1 : x[31:16];
+    endfunction
+
+    function [63:0] acc_span(input [127:0] x);
+        acc_span = (x[7:0] == 8'h05 && x[14]) ?
+            (x[31:16] - 64'd1) * x[111:104] + (x[99:96] - 64'd1) * x[127:112] + x[103:100] :
+            x[31:16];
     endfunction
 
     // docs/isa.md "Validation and errors", with wc the tiles counted at issue.
@@ -160,18 +184,22 @@ module tb_seq;
                 1: bad = fl != 0 || rows == 0 || len < 1 || len > N;
                 2: bad = fl != 0 || b != 0 || rows < 1 || rows > N || len < 1 || len > N;
                 3: bad = fl != 0 || b != 0 || rows != 3 || len < 4 || len > 4 * N || len % 4 != 0;
-                4: bad = (fl & ~8'h07) != 0 || rows == 0 || len != 0 || stride != 0;
-                5: bad = (fl & ~8'h18) != 0 || rows == 0 || len != 0 || stride != 0;
+                4: bad = (fl & ~8'h07) != 0 || rows == 0 || len != 0 || stride > 255;
+                5:
+                bad = (fl & ~8'h58) != 0 || rows == 0 || len != 0 || (fl[6] ?
+                    stride[3:0] == 0 || stride[7:4] == 0 || stride[15:8] == 0 : stride != 0);
+                9: bad = fl != 0 || rows == 0 || a != 0 || len != 0 || stride != 0;
                 6:
                 bad = (fl & ~8'h38) != 0 || (!src && (fl & 8'h18) != 0) || rows == 0
                          || (src ? (len < 4 || len > 4 * N || len % 4 != 0) : (len < 1 || len > N));
                 default: bad = x[127:8] != 0;
             endcase
-            if (op < 1 || op > 8) ref_code = 1;
+            if (op < 1 || op > 9) ref_code = 1;
             else if (bad) ref_code = 2;
-            else if ((op == 1 || (op == 6 && !src)) && b + rows > UB_ROWS) ref_code = 3;
-            else if ((op == 4 || op == 5) && a + rows > UB_ROWS) ref_code = 3;
-            else if ((op == 4 || op == 5 || (op == 6 && src)) && b + rows > ACC_ROWS) ref_code = 4;
+            else if ((op == 1 || op == 9 || (op == 6 && !src)) && b + rows > UB_ROWS) ref_code = 3;
+            else if ((op == 4 || op == 5) && a + ub_span(x) > UB_ROWS) ref_code = 3;
+            else if ((op == 4 || op == 5 || (op == 6 && src)) && b + acc_span(x) > ACC_ROWS)
+                ref_code = 4;
             else if (op >= 1 && op <= 3 || op == 6) begin
                 if (a + (rows - 1) * stride + len > msize) ref_code = 5;
                 else if (op == 2 && wc == TILES) ref_code = 8;
@@ -200,12 +228,13 @@ module tb_seq;
             rng = 128'd0;
             case (res)
                 0:
-                if (!wr && op == 4) rng = {a + rows, a};
+                if (!wr && op == 4) rng = {a + ub_span(x), a};
                 else if (!wr && op == 6 && !src) rng = {b + rows, b};
-                else if (wr && op == 1) rng = {b + rows, b};
+                else if (wr && (op == 1 || op == 9)) rng = {b + rows, b};
                 else if (wr && op == 5) rng = {a + rows, a};
                 1:
-                if (!wr && (op == 5 || (op == 6 && src) || (op == 4 && fl[0]))) rng = {b + rows, b};
+                if (!wr && op == 5) rng = {b + acc_span(x), b};
+                else if (!wr && ((op == 6 && src) || (op == 4 && fl[0]))) rng = {b + rows, b};
                 else if (wr && op == 4) rng = {b + rows, b};
                 2:
                 if ((!wr && op >= 1 && op <= 3) || (wr && op == 6))
@@ -250,8 +279,8 @@ module tb_seq;
     reg [3:0] m_code;
     reg [3:0] m_first_code;
     integer m_pc;
-    integer st_j, ac_j;  // instruction in each unit, -1 if none
-    integer st_t, ac_t;  // cycles until its done
+    integer st_j, ac_j, zr_j;  // instruction in each unit, -1 if none
+    integer st_t, ac_t, zr_t;  // cycles until its done
     integer ld_j[0:LDCAP-1];  // loads in the fake load unit, oldest first
     integer ld_t[0:LDCAP-1];
     integer ld_n;
@@ -270,6 +299,8 @@ module tb_seq;
     reg [11:0] cov_held = 12'd0;
     reg [15:0] codes_seen = 16'd0;
     integer sync_waits = 0, overlap_cycles = 0, mm_b2b = 0, total_issued = 0, faults_seen = 0;
+    integer zero_held = 0;  // cycles a ZERO waited for a load, or a load for a ZERO
+    integer zero_overlap = 0;  // cycles a ZERO and a load were both in flight
     integer ld_full_cycles = 0;
 
     task model_reset;
@@ -284,6 +315,7 @@ module tb_seq;
             ld_n = 0;
             st_j = -1;
             ac_j = -1;
+            zr_j = -1;
             mx_n = 0;
         end
     endtask
@@ -305,7 +337,8 @@ module tb_seq;
         exp_st,
         exp_sys,
         exp_issue;
-    reg ld_room, st_free, ac_free, mx_room, all_free, fault_now;
+    reg ld_room, st_free, ac_free, zr_free, mx_room, all_free, fault_now, exp_zr;
+    reg [ 11:0] dz;  // dependencies between a ZERO and a load
     reg [127:0] hx;
     reg [  3:0] hcode;
     integer hu, qcount, i, mx_busy_n, ld_busy_n, n_ret;
@@ -329,6 +362,7 @@ module tb_seq;
             st_done  = 1'b0;
             st_fault = 1'b0;
             ac_done  = 1'b0;
+            zr_done  = 1'b0;
             mx_done  = 1'b0;
             for (i = 0; i < ld_n; i = i + 1) ld_t[i] = ld_t[i] - 1;
             if (ld_n > 0 && ld_t[0] <= 0) begin
@@ -346,11 +380,16 @@ module tb_seq;
                 ac_t = ac_t - 1;
                 if (ac_t <= 0) ac_done = 1'b1;
             end
+            if (zr_j >= 0) begin
+                zr_t = zr_t - 1;
+                if (zr_t <= 0) zr_done = 1'b1;
+            end
             for (i = 0; i < mx_n; i = i + 1) mx_t[i] = mx_t[i] - 1;
             mx_done  = mx_n > 0 && mx_t[0] <= 0;
             ld_ready = ld_n < LDCAP && ($urandom % 100) < p_ready;
             st_ready = ($urandom % 100) < p_ready;
             ac_ready = ($urandom % 100) < p_ready;
+            zr_ready = ($urandom % 100) < p_ready;
             mx_ready = mx_n < MXCAP && ($urandom % 100) < p_ready;
             iq_valid = npushed < push_limit && ($urandom % 100) < p_push;
             iq_data  = iq_valid ? prog[npushed] : {$urandom, $urandom, $urandom, $urandom};
@@ -367,11 +406,20 @@ module tb_seq;
             ld_room = ld_busy_n < LD_SLOTS;
             st_free = st_j < 0 || st_done;
             ac_free = ac_j < 0 || ac_done;
+            zr_free = zr_j < 0 || zr_done;
             mx_busy_n = mx_n - mx_done;
             mx_room = mx_busy_n < 4;
-            all_free = ld_busy_n == 0 && st_free && ac_free && mx_busy_n == 0;
+            all_free = ld_busy_n == 0 && st_free && ac_free && zr_free && mx_busy_n == 0;
             d = 12'd0;
+            dz = 12'd0;
+            // Loads are exempt among themselves, but a ZERO and a load are not.
             if (hu != U_LD) for (i = ld_done; i < ld_n; i = i + 1) d = d | deps(hx, prog[ld_j[i]]);
+            if (hu == U_ZR)
+                for (i = ld_done; i < ld_n; i = i + 1) dz = dz | deps(hx, prog[ld_j[i]]);
+            if (hu != U_ZR && !zr_free) begin
+                d = d | deps(hx, prog[zr_j]);
+                if (hu == U_LD) dz = deps(hx, prog[zr_j]);
+            end
             if (hu != U_ST && !st_free) d = d | deps(hx, prog[st_j]);
             if (hu != U_AC && !ac_free) d = d | deps(hx, prog[ac_j]);
             if (hu != U_MX) for (i = mx_done; i < mx_n; i = i + 1) d = d | deps(hx, prog[mx_j[i]]);
@@ -380,23 +428,26 @@ module tb_seq;
             exp_mx = exp_go && hu == U_MX && mx_room && !exp_hz;
             exp_ac = exp_go && hu == U_AC && ac_free && !exp_hz;
             exp_st = exp_go && hu == U_ST && st_free && !exp_hz;
+            exp_zr = exp_go && hu == U_ZR && zr_free && !exp_hz;
             exp_sys = exp_go && hu == U_SYS && all_free;
             exp_issue = (exp_ld && ld_ready) || (exp_mx && mx_ready) || (exp_ac && ac_ready)
-                    || (exp_st && st_ready) || exp_sys;
+                    || (exp_st && st_ready) || (exp_zr && zr_ready) || exp_sys;
             qcount = m_error ? 0 : npushed - next_issue - exp_hv;
-            exp_busy = qcount != 0 || exp_hv || ld_n != 0 || st_j >= 0 || ac_j >= 0 || mx_n != 0;
-            n_ret = (ld_done && !ld_fault) + (st_done && !st_fault) + ac_done + mx_done + exp_sys;
+            exp_busy = qcount != 0 || exp_hv || ld_n != 0 || st_j >= 0 || ac_j >= 0 || zr_j >= 0
+                || mx_n != 0;
+            n_ret = (ld_done && !ld_fault) + (st_done && !st_fault) + ac_done + zr_done + mx_done
+                + exp_sys;
 
             if (dut.h_valid !== exp_hv) fail("head register valid", exp_hv, dut.h_valid);
             if (head_op !== (exp_hv ? hx[7:0] : 8'd0))
                 fail("head_op", exp_hv ? hx[7:0] : 8'd0, head_op);
             if (exp_hv && {cmd_stride, cmd_len, cmd_b, cmd_a, cmd_rows, cmd_flags, cmd_op}
-                      !== {hx[127:16], hx[13:8], hx[7:0]})
+                      !== {hx[127:16], hx[14:8], hx[7:0]})
                 fail("command fields", hx, {
-                     cmd_stride, cmd_len, cmd_b, cmd_a, cmd_rows, 2'b00, cmd_flags, cmd_op});
-            if ({ld_valid, mx_valid, ac_valid, st_valid} !== {exp_ld, exp_mx, exp_ac, exp_st})
-                fail("cmd_valid {ld,mx,ac,st}", {exp_ld, exp_mx, exp_ac, exp_st}, {
-                     ld_valid, mx_valid, ac_valid, st_valid});
+                     cmd_stride, cmd_len, cmd_b, cmd_a, cmd_rows, 1'b0, cmd_flags, cmd_op});
+            if ({ld_valid, mx_valid, ac_valid, st_valid, zr_valid} !== {exp_ld, exp_mx, exp_ac, exp_st, exp_zr})
+                fail("cmd_valid {ld,mx,ac,st,zr}", {exp_ld, exp_mx, exp_ac, exp_st, exp_zr}, {
+                     ld_valid, mx_valid, ac_valid, st_valid, zr_valid});
             if (issue !== exp_issue) fail("issue", exp_issue, issue);
             if (stall_hazard !== (exp_go && !exp_issue && (hu == U_SYS || exp_hz)))
                 fail("stall_hazard", exp_go && !exp_issue && (hu == U_SYS || exp_hz), stall_hazard);
@@ -413,16 +464,18 @@ module tb_seq;
             if (iq_free !== IQ_DEPTH - qcount) fail("iq_free", IQ_DEPTH - qcount, iq_free);
             if (halted !== m_halted) fail("halted", m_halted, halted);
             // ERROR shows once nothing is in flight; code and pc are recorded when it is raised.
-            exp_err = m_error && ld_n == 0 && st_j < 0 && ac_j < 0 && mx_n == 0;
+            exp_err = m_error && ld_n == 0 && st_j < 0 && ac_j < 0 && zr_j < 0 && mx_n == 0;
             if (error !== exp_err || (m_error && (error_code !== m_code || error_pc !== m_pc)))
                 fail("error {flag, code, pc}", {exp_err, m_code, m_pc[31:0]}, {
                      error, error_code, error_pc});
 
             // Coverage.
             if (exp_go && exp_hz) cov_held = cov_held | d;
+            if (exp_go && dz != 12'd0) zero_held = zero_held + 1;
+            if (zr_j >= 0 && ld_n > 0) zero_overlap = zero_overlap + 1;
             if (exp_go && hu == U_SYS && !all_free && hx[7:0] == 8'h07) sync_waits = sync_waits + 1;
             if (ld_busy_n == LD_SLOTS) ld_full_cycles = ld_full_cycles + 1;
-            if ((ld_n > 0) + (st_j >= 0) + (ac_j >= 0) + (mx_n > 0) >= 2)
+            if ((ld_n > 0) + (st_j >= 0) + (ac_j >= 0) + (zr_j >= 0) + (mx_n > 0) >= 2)
                 overlap_cycles = overlap_cycles + 1;
 
             // The model follows the next rising edge: errors, completions, issue, push.
@@ -456,6 +509,7 @@ module tb_seq;
             end
             if (st_done) st_j = -1;
             if (ac_done) ac_j = -1;
+            if (zr_done) zr_j = -1;
             if (mx_done) begin
                 for (i = 1; i < mx_n; i = i + 1) begin
                     mx_j[i-1] = mx_j[i];
@@ -477,6 +531,10 @@ module tb_seq;
                 if (exp_ac && ac_ready) begin
                     ac_j = next_issue;
                     ac_t = delay(next_issue);
+                end
+                if (exp_zr && zr_ready) begin
+                    zr_j = next_issue;
+                    zr_t = delay(next_issue);
                 end
                 if (exp_mx && mx_ready) begin
                     mx_j[mx_n] = next_issue;
@@ -507,7 +565,7 @@ module tb_seq;
         begin
             running = 1'b0;
             @(negedge clk);
-            {ld_done, ld_fault, st_done, st_fault, ac_done, mx_done} = 6'd0;
+            {ld_done, ld_fault, st_done, st_fault, ac_done, zr_done, mx_done} = 7'd0;
             iq_valid = 1'b0;
             rst = 1'b1;
             @(negedge clk);
@@ -522,7 +580,7 @@ module tb_seq;
         integer t;
         begin
             t = 0;
-            while (!((m_error || next_issue == push_limit) && ld_n == 0 && st_j < 0 && ac_j < 0 && mx_n == 0)) begin
+            while (!((m_error || next_issue == push_limit) && ld_n == 0 && st_j < 0 && ac_j < 0 && zr_j < 0 && mx_n == 0)) begin
                 @(negedge clk);
                 t = t + 1;
                 if (t > 20000) begin
@@ -555,9 +613,9 @@ module tb_seq;
     // A random valid instruction over small ranges (so that they overlap often), with wc the
     // tiles counted so far in program order.
     task gen_valid(inout integer wc);
-        integer pick, rows, len, src;
+        integer pick, rows, len, src, step, span;
         reg [7:0] fl;
-        reg [31:0] a, stride;
+        reg [31:0] a, stride, win;
         reg [19:0] b;
         begin
             pick = $urandom % 100;
@@ -575,18 +633,45 @@ module tb_seq;
                 fl = $urandom % 8;
                 if (wc == 0) fl[1] = 1'b0;
                 if (fl[1]) wc = wc - 1;
-                emit(insn(8'h04, fl, rows, $urandom % (17 - rows), $urandom % (17 - rows), 0, 0));
-            end else if (pick < 72) begin
+                // UB row step: 0 (consecutive), small, or large for one row.
+                case ($urandom % 4)
+                    0: stride = 0;
+                    1: stride = rows == 1 ? 1 + $urandom % 255 : 1;
+                    default: stride = $urandom % 4;
+                endcase
+                step = stride == 0 ? 1 : stride;
+                span = (rows - 1) * step + 1;
                 emit(insn(
-                     8'h05,
-                     ($urandom % 4) << 3,
+                     8'h04,
+                     fl,
                      rows,
-                     $urandom % (17 - rows),
+                     $urandom % (UB_ROWS - span < 16 ? UB_ROWS - span + 1 : 17),
                      $urandom % (17 - rows),
                      0,
-                     0
+                     stride
                      ));
-            end else if (pick < 94) begin
+            end else if (pick < 72) begin
+                fl   = ($urandom % 4) << 3;
+                win  = 0;
+                span = rows;
+                if ($urandom % 2) begin  // POOL: a window of up to 3 x 3, step 1..3, pitch 0..5
+                    fl[6] = 1'b1;
+                    win = ($urandom % 6) << 16 | (1 + $urandom % 3) << 8 | (1 + $urandom % 3) << 4
+                        | (1 + $urandom % 3);
+                    span = (rows - 1) * win[15:8] + (win[3:0] - 1) * win[31:16] + win[7:4];
+                end
+                emit(insn(
+                     8'h05,
+                     fl,
+                     rows,
+                     $urandom % (17 - rows),
+                     $urandom % (ACC_ROWS - span < 16 ? ACC_ROWS - span + 1 : 17),
+                     0,
+                     win
+                     ));
+            end else if (pick < 78) begin
+                emit(insn(8'h09, 0, rows, 0, $urandom % (17 - rows), 0, 0));
+            end else if (pick < 96) begin
                 src = $urandom % 2;
                 fl  = src ? (8'h20 | (($urandom % 4) << 3)) : 8'h00;
                 len = src ? 4 * (1 + $urandom % N) : 1 + $urandom % N;
@@ -633,10 +718,12 @@ module tb_seq;
                 3: len = 4 + $urandom % 8;
                 default: len = 1 + $urandom % N;
             endcase
-            case ($urandom % 4)
+            case ($urandom % 6)
                 0: stride = 0;
                 1: stride = 32'hffffffff;
                 2: stride = MEMSZ / 2;
+                3: stride = $urandom % 65536;  // a POOL window, some fields zero; MATMUL > 255
+                4: stride = 255 + $urandom % 2;
                 default: stride = $urandom % 64;
             endcase
             if (op >= 4 && op <= 5 && $urandom % 2) begin
@@ -676,7 +763,7 @@ module tb_seq;
         begin
             // 1: illegal opcode, before any other check
             err_case(insn(8'h00, 0, 1, 0, 0, 0, 0), 1, 0);
-            err_case(insn(8'h09, 0, 0, 0, 0, 0, 0), 1, 0);
+            err_case(insn(8'h0a, 0, 0, 0, 0, 0, 0), 1, 0);
             err_case(insn(8'hff, 8'hff, 0, 32'hffffffff, 20'hfffff, 0, 0), 1, 0);
             // 2: bad operands, each opcode
             err_case(insn(8'h01, 8'h01, 1, 0, 0, N, N), 2, 0);
@@ -694,7 +781,7 @@ module tb_seq;
             err_case(insn(8'h03, 0, 3, 0, 2, 4, 4 * N), 2, 0);
             err_case(insn(8'h04, 8'h08, 1, 0, 0, 0, 0), 2, 0);
             err_case(insn(8'h04, 0, 1, 0, 0, 1, 0), 2, 0);
-            err_case(insn(8'h04, 0, 1, 0, 0, 0, 4), 2, 0);
+            err_case(insn(8'h04, 0, 1, 0, 0, 0, 4), 0, 0);  // ISA 1.1: the UB row step
             err_case(insn(8'h04, 0, 0, 0, 0, 0, 0), 2, 0);
             err_case(insn(8'h05, 8'h01, 1, 0, 0, 0, 0), 2, 0);
             err_case(insn(8'h05, 8'h20, 1, 0, 0, 0, 0), 2, 0);
@@ -711,11 +798,35 @@ module tb_seq;
             err_case(insn(8'h07, 0, 0, 0, 0, 0, 1), 2, 0);
             err_case(insn(8'h08, 0, 0, 1, 0, 0, 0), 2, 0);
             err_case(insn(8'h08, 8'h01, 0, 0, 0, 0, 0), 2, 0);
+            // ISA 1.1: ZERO's fields, MATMUL's stride, ACTIVATE.POOL's window
+            err_case(insn(8'h09, 0, 0, 0, 0, 0, 0), 2, 0);
+            err_case(insn(8'h09, 8'h01, 1, 0, 0, 0, 0), 2, 0);
+            err_case(insn(8'h09, 8'h40, 1, 0, 0, 0, 0), 2, 0);
+            err_case(insn(8'h09, 0, 1, 1, 0, 0, 0), 2, 0);
+            err_case(insn(8'h09, 0, 1, 0, 0, 1, 0), 2, 0);
+            err_case(insn(8'h09, 0, 1, 0, 0, 0, 1), 2, 0);
+            err_case(insn(8'h09, 0, UB_ROWS, 0, 0, 0, 0), 0, 0);
+            err_case(insn(8'h04, 0, 1, 0, 0, 0, 256), 2, 0);
+            err_case(insn(8'h04, 0, 1, 0, 0, 0, 32'hffffffff), 2, 0);
+            err_case(insn(8'h04, 8'h40, 1, 0, 0, 0, 0), 2, 0);
+            err_case(insn(8'h04, 0, 1, UB_ROWS - 1, 0, 0, 255), 0, 0);
+            err_case(insn(8'h05, 8'h40, 1, 0, 0, 0, 32'h0000_0110), 2, 0);  // PH 0
+            err_case(insn(8'h05, 8'h40, 1, 0, 0, 0, 32'h0000_0101), 2, 0);  // PW 0
+            err_case(insn(8'h05, 8'h40, 1, 0, 0, 0, 32'h0005_0011), 2, 0);  // STEP 0
+            err_case(insn(8'h05, 8'h40, 1, 0, 0, 1, 32'h0000_0111), 2, 0);  // len
+            err_case(insn(8'h05, 8'h80, 1, 0, 0, 0, 32'h0000_0111), 2, 0);
+            err_case(insn(8'h05, 8'h58, 2, 0, 0, 0, 32'hffff_ffff), 4, 0);  // 255 + 14*65535 + 15
+            err_case(insn(8'h05, 8'h40, 1, 0, 0, 0, 32'h0000_0111), 0, 0);
             // 2 before 3 (bad flag and UB out of range), 2 before 7 (bad MATMUL LOAD, no tile)
             err_case(insn(8'h01, 8'h01, 2, 0, UB_ROWS, N, N), 2, 0);
             err_case(insn(8'h04, 8'h0a, 1, 0, 0, 0, 0), 2, 0);
             // 3: UB range
             err_case(insn(8'h01, 0, 2, 0, UB_ROWS - 1, N, N), 3, 0);
+            err_case(insn(8'h09, 0, 2, 0, UB_ROWS - 1, 0, 0), 3, 0);
+            err_case(insn(8'h04, 0, 33, 0, 0, 0, 2), 3, 0);  // (33-1)*2+1 = 65 rows
+            err_case(insn(8'h04, 0, 32, 1, 0, 0, 2), 0, 0);  // 63 rows from 1
+            err_case(insn(8'h04, 0, 2, 1, 0, 0, 63), 3, 0);
+            err_case(insn(8'h05, 8'h40, 2, UB_ROWS - 1, 0, 0, 32'h0000_0111), 3, 0);
             err_case(insn(8'h04, 0, 1, 32'hffffffff, 0, 0, 0), 3, 0);
             err_case(insn(8'h04, 0, 1, UB_ROWS, 0, 0, 0), 3, 0);
             err_case(insn(8'h05, 0, 65535, 0, 0, 0, 0), 3, 0);
@@ -728,6 +839,10 @@ module tb_seq;
             err_case(insn(8'h04, 0, 2, 0, ACC_ROWS - 1, 0, 0), 4, 0);
             err_case(insn(8'h05, 8'h18, 1, 0, ACC_ROWS, 0, 0), 4, 0);
             err_case(insn(8'h06, 8'h28, 3, 0, ACC_ROWS - 2, 4, 4), 4, 0);
+            // POOL: (2-1)*3 + (2-1)*10 + 4 = 17 rows
+            err_case(insn(8'h05, 8'h40, 2, 0, ACC_ROWS - 17, 0, 32'h000a_0342), 0, 0);
+            err_case(insn(8'h05, 8'h40, 2, 0, ACC_ROWS - 16, 0, 32'h000a_0342), 4, 0);
+            err_case(insn(8'h04, 0, 2, 0, ACC_ROWS - 1, 0, 5), 4, 0);  // ACC rows are not strided
             // 5: memory range, including 64-bit sums
             err_case(insn(8'h01, 0, 1, MEMSZ - N + 1, 0, N, N), 5, 0);
             err_case(insn(8'h01, 0, 2, MEMSZ - 2 * N, 0, N, N + 1), 5, 0);
@@ -868,6 +983,34 @@ module tb_seq;
         end
     endtask
 
+    // A ZERO on rows an in-flight RD_HOST writes waits for it, and so does an RD_HOST on rows an
+    // in-flight ZERO writes (the zero engine is not in order with the loads); a ZERO on other
+    // rows issues at once beside the load.
+    task zero_load;
+        begin
+            p_ready = 100;
+            plen = 0;
+            emit(insn(8'h01, 0, 4, 0, 2, N, N));
+            delay_at[0] = 25;
+            emit(insn(8'h09, 0, 3, 0, 5, 0, 0));  // rows 5..7 meet the load's 2..5
+            emit(insn(8'h09, 0, 2, 0, 20, 0, 0));
+            delay_at[2] = 25;
+            emit(insn(8'h01, 0, 2, 64, 21, N, N));  // meets the second ZERO
+            emit(insn(8'h09, 0, 2, 0, 30, 0, 0));
+            emit(insn(8'h01, 0, 2, 64, 40, N, N));  // beside it
+            emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
+            run_prog;
+            if (issue_edge[1] < issue_edge[0] + 25 || issue_edge[3] < issue_edge[2] + 25 ||
+                issue_edge[5] != issue_edge[4] + 1) begin
+                $display(
+                    "FAIL: seq: ZERO and loads: issued at edges %0d %0d %0d %0d %0d %0d; expected the 2nd and 4th held 25 cycles, the 6th right after the 5th",
+                    issue_edge[0], issue_edge[1], issue_edge[2], issue_edge[3], issue_edge[4],
+                    issue_edge[5]);
+                $finish;
+            end
+        end
+    endtask
+
     task random_valid(input integer n, input integer fault_pct);
         integer t, wc;
         begin
@@ -908,6 +1051,7 @@ module tb_seq;
         matmul_b2b;
         oldest_wins;
         loads_b2b;
+        zero_load;
         for (ph = 0; ph < 8; ph = ph + 1) begin
             case (ph % 4)
                 0: begin
@@ -945,15 +1089,17 @@ module tb_seq;
             $finish;
         end
         if (codes_seen[8:1] != 8'hff || sync_waits == 0 || overlap_cycles == 0 || mm_b2b < 10 || faults_seen == 0
-            || ld_full_cycles == 0) begin
+            || ld_full_cycles == 0 || zero_held == 0 || zero_overlap == 0) begin
             $display(
-                "FAIL: seq: coverage: error codes seen %b, SYNC waits %0d, overlap cycles %0d, back-to-back MATMULs %0d, faults %0d, cycles with all load slots full %0d",
-                codes_seen[8:0], sync_waits, overlap_cycles, mm_b2b, faults_seen, ld_full_cycles);
+                "FAIL: seq: coverage: error codes seen %b, SYNC waits %0d, overlap cycles %0d, back-to-back MATMULs %0d, faults %0d, cycles with all load slots full %0d, ZERO/load held %0d, overlapping %0d",
+                codes_seen[8:0], sync_waits, overlap_cycles, mm_b2b, faults_seen, ld_full_cycles,
+                zero_held, zero_overlap);
             $finish;
         end
         $display(
-            "seq: %0d directed error cases, %0d instructions issued, %0d cycles; overlap cycles %0d, back-to-back MATMULs %0d, faults %0d, cycles with all load slots full %0d",
-            err_cases, total_issued, edges, overlap_cycles, mm_b2b, faults_seen, ld_full_cycles);
+            "seq: %0d directed error cases, %0d instructions issued, %0d cycles; overlap cycles %0d, back-to-back MATMULs %0d, faults %0d, cycles with all load slots full %0d, ZERO/load held %0d, overlapping %0d",
+            err_cases, total_issued, edges, overlap_cycles, mm_b2b, faults_seen, ld_full_cycles,
+            zero_held, zero_overlap);
         $display("PASS");
         $finish;
     end

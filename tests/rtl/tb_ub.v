@@ -1,8 +1,8 @@
 `default_nettype none
-// tpu_ub against a memory model under random traffic on all four ports, for ROWS = 4N and
+// tpu_ub against a memory model under random traffic on all five ports, for ROWS = 4N and
 // ROWS = 3N + 5. Every cycle each port is enabled at random with a random row, within the
-// contract: the two writes never share a row and no read shares a row with a write (two reads
-// may). Reads often target the row written the cycle before. Checked every cycle: each read port
+// contract: the two writes and the zero port never share a row and no read shares a row with a
+// write or the zero port (two reads may). Reads often target the row written the cycle before. Checked every cycle: each read port
 // shows the row it read on the previous enabled cycle and holds it while not enabled.
 module tb_ub;
     parameter N = 8;
@@ -22,6 +22,8 @@ module tb_ub;
             reg w1_en = 1'b0;
             reg r0_en = 1'b0;
             reg r1_en = 1'b0;
+            reg z_en = 1'b0;
+            reg [19:0] z_addr = 20'd0;
             reg [19:0] w0_addr = 20'd0;
             reg [19:0] w1_addr = 20'd0;
             reg [19:0] r0_addr = 20'd0;
@@ -42,6 +44,8 @@ module tb_ub;
                 .w1_en(w1_en),
                 .w1_addr(w1_addr),
                 .w1_data(w1_data),
+                .z_en(z_en),
+                .z_addr(z_addr),
                 .r0_en(r0_en),
                 .r0_addr(r0_addr),
                 .r0_data(r0_data),
@@ -90,18 +94,23 @@ module tb_ub;
                     w1_en   = $urandom % 2;
                     r0_en   = $urandom % 2;
                     r1_en   = $urandom % 2;
+                    z_en    = $urandom % 3 == 0;
                     w0_addr = $urandom % ROWS;
                     w1_addr = $urandom % ROWS;
                     while (w1_addr == w0_addr) w1_addr = $urandom % ROWS;
+                    z_addr = $urandom % ROWS;
+                    while (z_addr == w0_addr || z_addr == w1_addr) z_addr = $urandom % ROWS;
                     for (k = 0; k < N; k = k + 1) begin
                         w0_data[8*k+:8] = $urandom;
                         w1_data[8*k+:8] = $urandom;
                     end
                     r0_addr = ($urandom % 3 == 0) ? last_w : $urandom % ROWS;
-                    while ((w0_en && r0_addr == w0_addr) || (w1_en && r0_addr == w1_addr))
+                    while ((w0_en && r0_addr == w0_addr) || (w1_en && r0_addr == w1_addr) ||
+                           (z_en && r0_addr == z_addr))
                     r0_addr = $urandom % ROWS;
                     r1_addr = ($urandom % 3 == 0) ? r0_addr : $urandom % ROWS;
-                    while ((w0_en && r1_addr == w0_addr) || (w1_en && r1_addr == w1_addr))
+                    while ((w0_en && r1_addr == w0_addr) || (w1_en && r1_addr == w1_addr) ||
+                           (z_en && r1_addr == z_addr))
                     r1_addr = $urandom % ROWS;
                     // The model follows the inputs the DUT sees at the next rising edge.
                     if (r0_en) begin
@@ -119,6 +128,10 @@ module tb_ub;
                     if (w1_en) begin
                         model[w1_addr] = w1_data;
                         last_w = w1_addr;
+                    end
+                    if (z_en) begin
+                        model[z_addr] = {8 * N{1'b0}};
+                        last_w = z_addr;
                     end
                 end
         end

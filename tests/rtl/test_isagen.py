@@ -114,7 +114,7 @@ class IsaGen(unittest.TestCase):
                    "perf.counter 'mxu_busy'", "offset 0x48 already used by csr.reg 'INSN_COUNT'")
 
     def test_generated_names_collide(self):
-        table = self.table + '[[opcode]]\nname = "MATMUL_FLAGS"\nvalue = 0x09\ndescription = "x"\n'
+        table = self.table + '[[opcode]]\nname = "MATMUL_FLAGS"\nvalue = 0x0A\ndescription = "x"\n'
         self.fails(table, "opcode 'MATMUL_FLAGS'", "generates TPU_OP_MATMUL_FLAGS",
                    "as does opcode 'MATMUL'")
 

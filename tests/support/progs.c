@@ -251,6 +251,48 @@ static uint32_t pick_start(gen *g, uint32_t window, uint32_t rows)
     return rng_below(g->r, window - rows + 1);
 }
 
+/* MATMUL's UB step (its stride, 0 meaning 1); the UB rows a MATMUL spans from a and the ACC rows
+ * an ACTIVATE spans from b (with POOL, its windows'), as docs/isa.md defines them. */
+static uint64_t ub_step(const tpu_fields *f)
+{
+    return f->stride ? f->stride : 1;
+}
+
+static uint64_t ub_span(const tpu_fields *f)
+{
+    return f->op == TPU_OP_MATMUL ? (uint64_t)(f->rows - 1) * ub_step(f) + 1 : f->rows;
+}
+
+static uint64_t acc_span(const tpu_fields *f)
+{
+    if (f->op != TPU_OP_ACTIVATE || !(f->flags & TPU_F_POOL))
+        return f->rows;
+    return (uint64_t)(f->rows - 1) * TPU_POOL_GET(f->stride, STEP) +
+           (uint64_t)(TPU_POOL_GET(f->stride, PH) - 1) * TPU_POOL_GET(f->stride, PITCH) +
+           TPU_POOL_GET(f->stride, PW);
+}
+
+/* A first row for a range of span rows: inside the window of w rows when it fits (so that
+ * instructions overlap), else anywhere in the total rows. */
+static uint32_t pick_at(gen *g, uint32_t w, uint32_t total, uint64_t span)
+{
+    return span <= w ? rng_below(g->r, w - (uint32_t)span + 1)
+                     : rng_below(g->r, total - (uint32_t)span + 1);
+}
+
+/* A random pooling window: mostly small, sometimes the fields' extremes. */
+static uint32_t pick_window(gen *g)
+{
+    tpu_rng *r = g->r;
+    const uint32_t ph = rng_chance(r, 10) ? 15 : 1 + rng_below(r, 4);
+    const uint32_t pw = rng_chance(r, 10) ? 15 : 1 + rng_below(r, 4);
+    const uint32_t step = rng_chance(r, 10) ? 1 + rng_below(r, 255) : 1 + rng_below(r, 4);
+    const uint32_t pitch = rng_chance(r, 20) ? 0 : rng_chance(r, 10) ? rng_below(r, 4096)
+                                                                   : rng_below(r, 2 * g->n + 1);
+    return TPU_POOL_PUT(PH, ph) | TPU_POOL_PUT(PW, pw) | TPU_POOL_PUT(STEP, step) |
+           TPU_POOL_PUT(PITCH, pitch);
+}
+
 /* A memory range of rows x len bytes inside the window: sets f->a and f->stride. */
 static void pick_mem(gen *g, tpu_fields *f)
 {
@@ -291,15 +333,36 @@ static tpu_fields make_valid(gen *g, uint32_t op, int load)
         pick_mem(g, &f);
         break;
     case TPU_OP_MATMUL:
-    case TPU_OP_ACTIVATE:
+        /* UB row steps 0 (consecutive) and 1 .. N mostly, a few large; rows cut to fit. */
+        f.stride = rng_chance(r, 50)   ? 0
+                   : rng_chance(r, 80) ? 1 + rng_below(r, g->n)
+                                       : 1 + rng_below(r, 255);
         f.rows = pick_rows(g, min32(g->ubw, g->accw));
-        f.a = pick_start(g, g->ubw, f.rows);
+        while (f.rows > 1 && ub_span(&f) > g->cfg->ub_rows)
+            f.rows /= 2;
+        f.a = pick_at(g, g->ubw, g->cfg->ub_rows, ub_span(&f));
         f.b = pick_start(g, g->accw, f.rows);
-        if (op == TPU_OP_MATMUL)
-            f.flags = (rng_chance(r, 50) ? TPU_F_ACC : 0) |
-                      (rng_chance(r, 25) ? TPU_F_UNSIGNED : 0) | (load ? TPU_F_LOAD : 0);
-        else
-            f.flags = (rng_chance(r, 50) ? TPU_F_BIAS : 0) | (rng_chance(r, 50) ? TPU_F_RELU : 0);
+        f.flags = (rng_chance(r, 50) ? TPU_F_ACC : 0) | (rng_chance(r, 25) ? TPU_F_UNSIGNED : 0) |
+                  (load ? TPU_F_LOAD : 0);
+        break;
+    case TPU_OP_ACTIVATE:
+        f.flags = (rng_chance(r, 50) ? TPU_F_BIAS : 0) | (rng_chance(r, 50) ? TPU_F_RELU : 0) |
+                  (rng_chance(r, 40) ? TPU_F_POOL : 0);
+        if (f.flags & TPU_F_POOL)
+            f.stride = pick_window(g);
+        f.rows = pick_rows(g, min32(g->ubw, g->accw));
+        while (acc_span(&f) > g->cfg->acc_rows) {
+            if (f.rows > 1)
+                f.rows /= 2;
+            else
+                f.stride = pick_window(g);
+        }
+        f.a = pick_start(g, g->ubw, f.rows);
+        f.b = pick_at(g, g->accw, g->cfg->acc_rows, acc_span(&f));
+        break;
+    case TPU_OP_ZERO:
+        f.rows = pick_rows(g, g->ubw);
+        f.b = pick_start(g, g->ubw, f.rows);
         break;
     case TPU_OP_WR_HOST:
         if (rng_chance(r, 50)) {
@@ -333,11 +396,16 @@ static long emit(gen *g, const tpu_fields *f)
 
 static void emit_random(gen *g)
 {
-    /* Percent weights of RD_HOST..SYNC. */
-    static const uint32_t weight[] = {18, 14, 6, 26, 12, 18, 6};
-    uint32_t x = rng_below(g->r, 100), op = TPU_OP_RD_HOST;
-    while (x >= weight[op - TPU_OP_RD_HOST])
-        x -= weight[op++ - TPU_OP_RD_HOST];
+    /* Opcodes with percent weights. */
+    static const struct {
+        uint32_t op, weight;
+    } mix[] = {{TPU_OP_RD_HOST, 16}, {TPU_OP_RD_WEIGHT, 13}, {TPU_OP_RD_PARAMS, 5},
+               {TPU_OP_MATMUL, 24},  {TPU_OP_ACTIVATE, 14},  {TPU_OP_WR_HOST, 16},
+               {TPU_OP_SYNC, 4},     {TPU_OP_ZERO, 8}};
+    uint32_t x = rng_below(g->r, 100), k = 0;
+    while (x >= mix[k].weight)
+        x -= mix[k++].weight;
+    uint32_t op = mix[k].op;
     if (op == TPU_OP_RD_WEIGHT && g->fifo == g->cfg->wfifo_tiles)
         op = TPU_OP_MATMUL; /* full: pop instead */
     int load = g->fifo && (g->fifo == g->cfg->wfifo_tiles || rng_chance(g->r, 50));
@@ -350,20 +418,20 @@ static void break_operand(gen *g, tpu_fields *f)
 {
     const uint32_t n = g->n;
     for (;;) {
-        switch (rng_below(g->r, 6)) {
+        switch (rng_below(g->r, 7)) {
         case 0: /* reserved flag */
-            f->flags |= 0x40u << rng_below(g->r, 2);
+            f->flags |= 0x80u;
             return;
         case 1: { /* a flag the opcode (or WR_HOST's source) does not take */
             uint32_t ok = f->op == TPU_OP_MATMUL     ? TPU_F_ACC | TPU_F_LOAD | TPU_F_UNSIGNED
-                          : f->op == TPU_OP_ACTIVATE ? TPU_F_BIAS | TPU_F_RELU
+                          : f->op == TPU_OP_ACTIVATE ? TPU_F_BIAS | TPU_F_RELU | TPU_F_POOL
                           : f->op == TPU_OP_WR_HOST && (f->flags & TPU_F_SRC_ACC)
                               ? TPU_F_SRC_ACC | TPU_F_BIAS | TPU_F_RELU
                               : 0;
-            const uint32_t bad = 0x3fu & ~ok & ~(f->op == TPU_OP_WR_HOST ? TPU_F_SRC_ACC : 0u);
+            const uint32_t bad = 0x7fu & ~ok & ~(f->op == TPU_OP_WR_HOST ? TPU_F_SRC_ACC : 0u);
             uint32_t bit;
             do
-                bit = 1u << rng_below(g->r, 6);
+                bit = 1u << rng_below(g->r, 7);
             while (!(bad & bit));
             f->flags |= bit;
             return;
@@ -375,11 +443,20 @@ static void break_operand(gen *g, tpu_fields *f)
                 f->b = 1 + rng_below(g->r, 0xfffff);
                 return;
             case TPU_OP_MATMUL:
-            case TPU_OP_ACTIVATE:
-                if (rng_chance(g->r, 50))
-                    f->len = 1 + rng_below(g->r, 4095);
-                else
+                f->len = 1 + rng_below(g->r, 4095);
+                return;
+            case TPU_OP_ACTIVATE: /* the stride holds POOL's window */
+                if (!(f->flags & TPU_F_POOL) && rng_chance(g->r, 50))
                     f->stride = 1 + rng_below(g->r, 0xffffffffu);
+                else
+                    f->len = 1 + rng_below(g->r, 4095);
+                return;
+            case TPU_OP_ZERO:
+                switch (rng_below(g->r, 3)) {
+                case 0: f->a = 1 + rng_below(g->r, 0xffffffffu); break;
+                case 1: f->len = 1 + rng_below(g->r, 4095); break;
+                default: f->stride = 1 + rng_below(g->r, 0xffffffffu); break;
+                }
                 return;
             case TPU_OP_SYNC:
             case TPU_OP_HALT:
@@ -409,6 +486,24 @@ static void break_operand(gen *g, tpu_fields *f)
             if (f->op == TPU_OP_RD_PARAMS) {
                 f->rows = rng_chance(g->r, 50) ? 1 + rng_below(g->r, 2)
                                                : 4 + rng_below(g->r, 0xfffc);
+                return;
+            }
+            break;
+        case 5: /* MATMUL's stride above 255; a POOL window with PH, PW or STEP zero */
+            if (f->op == TPU_OP_MATMUL) {
+                f->stride = rng_chance(g->r, 50) ? 256 : 256 + rng_below(g->r, 0xffffff00u);
+                return;
+            }
+            if (f->op == TPU_OP_ACTIVATE) {
+                if (!(f->flags & TPU_F_POOL)) {
+                    f->flags |= TPU_F_POOL;
+                    f->stride = pick_window(g);
+                }
+                switch (rng_below(g->r, 3)) {
+                case 0: f->stride &= ~TPU_POOL_PUT(PH, TPU_POOL_PH_MASK); break;
+                case 1: f->stride &= ~TPU_POOL_PUT(PW, TPU_POOL_PW_MASK); break;
+                default: f->stride &= ~TPU_POOL_PUT(STEP, TPU_POOL_STEP_MASK); break;
+                }
                 return;
             }
             break;
@@ -444,7 +539,7 @@ static void break_operand(gen *g, tpu_fields *f)
 static long emit_bad(gen *g, int code)
 {
     static const uint32_t ub_ops[] = {TPU_OP_RD_HOST, TPU_OP_MATMUL, TPU_OP_ACTIVATE,
-                                      TPU_OP_WR_HOST};
+                                      TPU_OP_WR_HOST, TPU_OP_ZERO};
     static const uint32_t acc_ops[] = {TPU_OP_MATMUL, TPU_OP_ACTIVATE, TPU_OP_WR_HOST};
     static const uint32_t mem_ops[] = {TPU_OP_RD_HOST, TPU_OP_RD_WEIGHT, TPU_OP_RD_PARAMS,
                                        TPU_OP_WR_HOST};
@@ -453,29 +548,44 @@ static long emit_bad(gen *g, int code)
     tpu_fields f;
     switch (code) {
     case TPU_ERR_ILLEGAL_OPCODE: {
-        const uint32_t op = rng_chance(r, 30) ? 0 : 9 + rng_below(r, 247);
+        const uint32_t op = rng_chance(r, 30) ? 0 : TPU_OP_ZERO + 1 + rng_below(r, 0xff - TPU_OP_ZERO);
         prog_emit(g->p, op, rng_below(r, 256), rng_below(r, 0x10000), (uint32_t)rng_next(r),
                   rng_below(r, 0x100000), rng_below(r, 4096), (uint32_t)rng_next(r));
         return (long)g->p->n - 1;
     }
     case TPU_ERR_BAD_OPERAND:
-        f = make_valid(g, TPU_OP_RD_HOST + rng_below(r, 8), rng_chance(r, 50));
+        f = make_valid(g, TPU_OP_RD_HOST + rng_below(r, TPU_OP_ZERO), rng_chance(r, 50));
         break_operand(g, &f);
         break;
-    case TPU_ERR_UB_RANGE: /* past the end by 1..rows rows */
+    case TPU_ERR_UB_RANGE: /* past the end by 1..span rows, or a MATMUL whose stride alone does */
         do
-            f = make_valid(g, ub_ops[rng_below(r, 4)], 0);
+            f = make_valid(g, ub_ops[rng_below(r, 5)], 0);
         while (f.flags & TPU_F_SRC_ACC);
-        if (f.op == TPU_OP_MATMUL || f.op == TPU_OP_ACTIVATE)
-            f.a = cfg->ub_rows - f.rows + 1 + rng_below(r, f.rows);
-        else
+        if (f.op == TPU_OP_MATMUL && rng_chance(r, 20)) {
+            f.stride = 255;
+            f.rows = (uint32_t)(cfg->ub_rows / 255 + 2 + rng_below(r, 100));
+            f.a = rng_below(r, cfg->ub_rows);
+        } else if (f.op == TPU_OP_MATMUL || f.op == TPU_OP_ACTIVATE) {
+            f.a = (uint32_t)(cfg->ub_rows - ub_span(&f) + 1 + rng_below(r, (uint32_t)ub_span(&f)));
+        } else {
             f.b = cfg->ub_rows - f.rows + 1 + rng_below(r, f.rows);
+        }
         break;
-    case TPU_ERR_ACC_RANGE:
+    case TPU_ERR_ACC_RANGE: /* past the end by 1..span rows; or a window too tall for ACC */
         do
             f = make_valid(g, acc_ops[rng_below(r, 3)], 0);
         while (f.op == TPU_OP_WR_HOST && !(f.flags & TPU_F_SRC_ACC));
-        f.b = cfg->acc_rows - f.rows + 1 + rng_below(r, f.rows);
+        if (f.op == TPU_OP_ACTIVATE && cfg->acc_rows / 14 + 1001 <= TPU_POOL_PITCH_MASK &&
+            rng_chance(r, 30)) {
+            f.flags |= TPU_F_POOL;
+            f.stride = TPU_POOL_PUT(PH, 15) | TPU_POOL_PUT(PW, 1 + rng_below(r, 15)) |
+                       TPU_POOL_PUT(STEP, 1 + rng_below(r, 255)) |
+                       TPU_POOL_PUT(PITCH, cfg->acc_rows / 14 + 1 + rng_below(r, 1000));
+            f.b = rng_below(r, cfg->acc_rows);
+        } else {
+            f.b = (uint32_t)(cfg->acc_rows - acc_span(&f) + 1 +
+                             rng_below(r, (uint32_t)acc_span(&f)));
+        }
         break;
     case TPU_ERR_MEM_RANGE:
         f = make_valid(g, mem_ops[rng_below(r, 4)], 0);

@@ -67,9 +67,12 @@ void gemm_reference(const gemm_desc *d, const void *a, const int8_t *b, const in
 uint64_t gemm_tiled_b_bytes(uint32_t k, uint32_t n, uint32_t tile);
 void gemm_tile_b(const int8_t *b, uint32_t k, uint32_t n, uint32_t tile, int8_t *out);
 
-/* Appends n_insns random instructions and a HALT. Operands lie in small windows of UB, ACC and
- * memory (the first min(mem_size, 2048 + 64 N) bytes) so that instructions often overlap, and the
- * weight FIFO is tracked so that it never under- or overflows. With inject set to an error code
+/* Appends n_insns random instructions of every opcode and a HALT: MATMULs with UB row steps 0
+ * (consecutive) to N and a few up to 255, ACTIVATEs with and without POOL (windows up to 15 x 15,
+ * steps and pitches small and large), ZEROs. Operands lie in small windows of UB, ACC and memory
+ * (the first min(mem_size, 2048 + 64 N) bytes) so that instructions often overlap (a strided or
+ * pooled range too long for its window lies anywhere), and the weight FIFO is tracked so that it
+ * never under- or overflows. With inject set to an error code
  * (any but OK and MEM_FAULT), one instruction at a random position raises exactly that code
  * (preceded by the MATMUL.LOADs or RD_WEIGHTs that empty or fill the FIFO for WFIFO_EMPTY /
  * WFIFO_FULL); its index in p is returned, else -1. Needs 16 N <= mem_size <= 2^31 and fewer than
