@@ -113,8 +113,9 @@ static int plan_segment(tc_graph *g, int s, tpub_segment *seg, uint64_t base, ui
                 rc = -1;
                 break;
             }
-            *x = (tpub_xfer){b[i].off, gm->batch * gm->m, gm->k, gm->k,
-                             gm->a_unsigned ? HLO_U8 : HLO_S8, nd->shape.type, 0, NULL};
+            *x = (tpub_xfer){.off = b[i].off, .rows = gm->batch * gm->m, .cols = gm->k,
+                             .ld = gm->k, .dev_type = gm->a_unsigned ? HLO_U8 : HLO_S8,
+                             .host_type = nd->shape.type};
             for (int k = 0; k < count; k++)
                 if (g->gemms[first + k].x == b[i].node)
                     g->gemms[first + k].a_off = b[i].off;
@@ -134,8 +135,9 @@ static int plan_segment(tc_graph *g, int s, tpub_segment *seg, uint64_t base, ui
             rc = -1;
             break;
         }
-        *x = (tpub_xfer){b[i].off, gm->batch * gm->m, gm->n, gm->n, HLO_S32,
-                         gm->exact ? HLO_S32 : HLO_F32, 0, NULL};
+        *x = (tpub_xfer){.off = b[i].off, .rows = gm->batch * gm->m, .cols = gm->n,
+                         .ld = gm->n, .dev_type = HLO_S32,
+                         .host_type = gm->exact ? HLO_S32 : HLO_F32};
         if (!gm->exact)
             rc = set_scales(x, gm->n, gm->acc_scale);
     }
@@ -202,10 +204,10 @@ static int make_gemms(tc_graph *g, tpub_package *p)
     for (int i = 0; i < g->n_gemms; i++) {
         const tc_gemm *gm = &g->gemms[i];
         tpub_segment *s = &p->segments[gm->seg];
-        tpub_gemm *q = realloc(s->gemms, ((size_t)s->n_gemms + gm->batch) * sizeof *q);
+        tpub_op *q = realloc(s->ops, ((size_t)s->n_ops + gm->batch) * sizeof *q);
         if (!q)
             return tc_fail(g, NULL, "out of memory");
-        s->gemms = q;
+        s->ops = q;
         uint32_t flags = TPUB_GEMM_B_TILED;
         flags |= gm->bias_q ? TPUB_GEMM_BIAS : 0;
         flags |= gm->relu >= 0 ? TPUB_GEMM_RELU : 0;
@@ -224,12 +226,13 @@ static int make_gemms(tc_graph *g, tpub_package *p)
             if (gm->relu >= 0)
                 hlo_text_printf(&fused, "%s%s", fused.len ? "," : "", g->nodes[gm->relu].name);
             const uint64_t rows = (uint64_t)b * gm->m;
-            q = &s->gemms[s->n_gemms++];
-            *q = (tpub_gemm){gm->m, gm->k, gm->n, flags, gm->a_off + rows * gm->k,
+            q = &s->ops[s->n_ops++];
+            q->kind = TPUB_OP_GEMM;
+            q->gemm = (tpub_gemm){gm->m, gm->k, gm->n, flags, gm->a_off + rows * gm->k,
                              gm->b_off + b * b_bytes, gm->c_off + rows * gm->n * c_elt,
                              (flags & (TPUB_GEMM_BIAS | TPUB_GEMM_OUT_INT8)) ? gm->p_off : 0,
                              gm->k, gm->n, name.s, fused.s};
-            if (name.oom || fused.oom || !q->name || !q->fused)
+            if (name.oom || fused.oom || !q->gemm.name || !q->gemm.fused)
                 return tc_fail(g, NULL, "out of memory");
         }
     }

@@ -1,7 +1,8 @@
 /* segment.c - the device segments of a package (compiler/tpub.h) as the host program calls
  * them: checking each custom-call against its segment when the runtime opens, and running one
- * when the evaluator reaches it: its inputs quantized (or copied) into the arena, each GEMM one
- * submission, its outputs read back and dequantized (or copied). */
+ * when the evaluator reaches it: its inputs quantized (or copied) into the arena in the device's
+ * element order, each operation (GEMM or CONV2D) one submission, its outputs read back in the
+ * host's order and dequantized (or copied). */
 #include "runtime/tpurt_internal.h"
 
 #include <math.h>
@@ -42,10 +43,20 @@ static void located(tpurt *rt, const hlo_instr *in, const char *fmt, ...)
             in->opcode_name, what);
 }
 
-/* A host array of shape s is what transfer x moves: its type on the host, rows x cols elements. */
+/* A host array of shape s is what transfer x moves: its type on the host, rows x cols elements,
+ * and with a permutation its dims. */
 static int xfer_fits(const tpub_xfer *x, const hlo_shape *s)
 {
-    return s->type == x->host_type && (uint64_t)s->elements == (uint64_t)x->rows * x->cols;
+    if (s->type != x->host_type || (uint64_t)s->elements != (uint64_t)x->rows * x->cols)
+        return 0;
+    if (!x->rank)
+        return 1;
+    if ((uint32_t)s->rank != x->rank)
+        return 0;
+    for (uint32_t i = 0; i < x->rank; i++)
+        if (s->dims[i] != x->dims[i])
+            return 0;
+    return 1;
 }
 
 /* Result j of a custom-call: its shape, or tuple element j's. */
@@ -111,9 +122,9 @@ tpurt_status rt_segments_init(tpurt *rt)
     size_t staging = 1;
     for (uint32_t k = 0; k < pkg->n_segments; k++) {
         const tpub_segment *seg = &pkg->segments[k];
-        for (uint32_t g = 0; g < seg->n_gemms; g++) {
+        for (uint32_t g = 0; g < seg->n_ops; g++) {
             rt_layer *l = &rt->layers[rt->first_layer[k] + g];
-            l->g = &seg->gemms[g];
+            l->op = &seg->ops[g];
             l->segment = k;
             l->index = g;
         }
@@ -129,6 +140,47 @@ tpurt_status rt_segments_init(tpurt *rt)
 }
 
 /* ----------------------------------------------------------------- run -- */
+
+/* The host elements of a transfer in the device's order: the host array's row-major index of
+ * each device element in turn (tpub.h: device dimension i is host dimension perm[i]). */
+typedef struct {
+    uint32_t rank;
+    uint64_t dim[TPUB_MAX_RANK], step[TPUB_MAX_RANK], idx[TPUB_MAX_RANK];
+    uint64_t at;
+} host_walk;
+
+static void walk_init(host_walk *w, const tpub_xfer *x)
+{
+    uint64_t stride[TPUB_MAX_RANK], s = 1;
+    memset(w, 0, sizeof *w);
+    w->rank = x->rank;
+    for (uint32_t i = x->rank; i-- > 0;) {
+        stride[i] = s;
+        s *= (uint64_t)x->dims[i];
+    }
+    for (uint32_t i = 0; i < x->rank; i++) {
+        w->dim[i] = (uint64_t)x->dims[x->perm[i]];
+        w->step[i] = stride[x->perm[i]];
+    }
+}
+
+/* The host index of the next device element. */
+static uint64_t walk_next(host_walk *w)
+{
+    const uint64_t at = w->at;
+    if (!w->rank) {
+        w->at++;
+        return at;
+    }
+    for (uint32_t i = w->rank; i-- > 0;) {
+        w->at += w->step[i];
+        if (++w->idx[i] < w->dim[i])
+            break;
+        w->at -= w->step[i] * w->dim[i];
+        w->idx[i] = 0;
+    }
+    return at;
+}
 
 /* The device byte of host element i: a copy, or x / scale rounded half to even and clamped
  * (NaN gives 0). */
@@ -150,9 +202,11 @@ static tpurt_status write_input(tpurt *rt, uint32_t k, uint32_t i, const hlo_arr
 {
     const tpub_xfer *x = &rt->pkg->segments[k].inputs[i];
     uint8_t *row = rt->staging;
+    host_walk w;
+    walk_init(&w, x);
     for (uint32_t r = 0; r < x->rows; r++) {
         for (uint32_t col = 0; col < x->cols; col++)
-            row[col] = to_device(a, (uint64_t)r * x->cols + col, x);
+            row[col] = to_device(a, walk_next(&w), x);
         const uint32_t at = rt->arena + (uint32_t)(x->off + (uint64_t)r * x->ld);
         const tpu_status s = tpu_write(rt->dev, at, row, x->cols);
         if (s != TPU_OK) {
@@ -165,8 +219,8 @@ static tpurt_status write_input(tpurt *rt, uint32_t k, uint32_t i, const hlo_arr
     return TPURT_OK;
 }
 
-/* Reads segment k's output j from the arena into a new array of shape s (its host type):
- * dequantized per column or with one scale, or copied. */
+/* Reads segment k's output j from the arena into a new array of shape s (its host type), in the
+ * host's element order: dequantized per device column or with one scale, or copied. */
 static tpurt_status read_output(tpurt *rt, uint32_t k, uint32_t j, const hlo_shape *s,
                                 hlo_array **out)
 {
@@ -182,9 +236,11 @@ static tpurt_status read_output(tpurt *rt, uint32_t k, uint32_t j, const hlo_sha
     const tpu_status st = tpu_read(rt->dev, rt->arena + (uint32_t)x->off, rt->staging, extent(x));
     if (st != TPU_OK)
         return rt_driver_fail(rt, st, where);
+    host_walk w;
+    walk_init(&w, x);
     for (uint32_t r = 0; r < x->rows; r++)
         for (uint32_t col = 0; col < x->cols; col++) {
-            const size_t at = (size_t)r * x->ld + col, i = (size_t)r * x->cols + col;
+            const size_t at = (size_t)r * x->ld + col, i = (size_t)walk_next(&w);
             int32_t q;
             if (esize == 4)
                 memcpy(&q, buf + at * 4, 4);
@@ -200,8 +256,8 @@ static tpurt_status read_output(tpurt *rt, uint32_t k, uint32_t j, const hlo_sha
     return TPURT_OK;
 }
 
-/* Submits one GEMM and adds what it measured to its layer and to the totals. */
-static tpurt_status run_gemm(tpurt *rt, rt_layer *l)
+/* Submits one operation and adds what it measured to its layer and to the totals. */
+static tpurt_status run_op(tpurt *rt, rt_layer *l)
 {
     tpu_status s = tpu_submit(rt->dev, l->stream);
     if (s == TPU_OK)
@@ -211,8 +267,9 @@ static tpurt_status run_gemm(tpurt *rt, rt_layer *l)
         s = tpu_perf(rt->dev, &perf);
     if (s != TPU_OK) {
         char where[160];
-        snprintf(where, sizeof where, "batch %llu, segment %u, gemm %u '%s'",
-                 (unsigned long long)rt->batch, l->segment, l->index, rt_name(l->g->name));
+        snprintf(where, sizeof where, "batch %llu, segment %u, %s %u '%s'",
+                 (unsigned long long)rt->batch, l->segment, rt_op_kind(l->op), l->index,
+                 rt_op_name(l->op));
         return rt_driver_fail(rt, s, where);
     }
     l->submissions++;
@@ -233,8 +290,8 @@ static tpurt_status run_segment(tpurt *rt, uint32_t k, const hlo_instr *in,
     tpurt_status st = TPURT_OK;
     for (uint32_t i = 0; i < seg->n_inputs && st == TPURT_OK; i++)
         st = write_input(rt, k, i, ops[i]);
-    for (uint32_t g = 0; g < seg->n_gemms && st == TPURT_OK; g++)
-        st = run_gemm(rt, &rt->layers[rt->first_layer[k] + g]);
+    for (uint32_t g = 0; g < seg->n_ops && st == TPURT_OK; g++)
+        st = run_op(rt, &rt->layers[rt->first_layer[k] + g]);
     for (uint32_t j = 0; j < seg->n_outputs && st == TPURT_OK; j++)
         st = read_output(rt, k, j, result_shape(in, j), &outs[j]);
     return st;

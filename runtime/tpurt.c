@@ -27,6 +27,8 @@ _Static_assert((unsigned)(TPUB_GEMM_BIAS | TPUB_GEMM_RELU | TPUB_GEMM_OUT_INT8 |
                    (unsigned)(TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8 |
                               TPU_GEMM_A_UNSIGNED | TPU_GEMM_B_TILED),
                "the GEMM flag sets of tpub.h and tpu.h differ");
+_Static_assert((unsigned)TPUB_CONV_POOL == (unsigned)TPU_CONV_POOL,
+               "TPUB_CONV_POOL differs from TPU_CONV_POOL");
 #undef SAME_FLAG
 
 tpurt_status rt_fail(tpurt *rt, tpurt_status s, const char *fmt, ...)
@@ -154,8 +156,52 @@ static tpurt_status check_custom_calls(tpurt *rt)
     return TPURT_OK;
 }
 
+/* Layer l's command, operands as offsets into the arena (buffer buf), and what it costs. */
+static tpu_status add_gemm(tpurt *rt, rt_layer *l, uint32_t buf)
+{
+    const tpub_gemm *g = &l->op->gemm;
+    const int params = (g->flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8)) != 0;
+    const tpu_gemm cmd = {
+        .m = g->m, .k = g->k, .n = g->n, .flags = g->flags,
+        .a = {buf, (uint32_t)g->a_off, g->lda},
+        .b = {buf, (uint32_t)g->b_off, 0},
+        .c = {buf, (uint32_t)g->c_off, g->ldc},
+        .params = {params ? buf : 0, params ? (uint32_t)g->p_off : 0, 0},
+    };
+    const tpu_status s = tpu_stream_gemm(l->stream, &cmd);
+    if (s == TPU_OK)
+        tpu_gemm_cost(&rt->info, &cmd, &l->cost);
+    return s;
+}
+
+static tpu_conv2d conv_command(const tpub_conv *v, uint32_t buf)
+{
+    const int params = (v->flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8)) != 0;
+    return (tpu_conv2d){
+        .flags = v->flags, .batch = v->batch, .h = v->h, .w = v->w, .c = v->c, .kh = v->kh,
+        .kw = v->kw, .cout = v->cout, .stride_h = v->stride_h, .stride_w = v->stride_w,
+        .pad_top = v->pad_top, .pad_bottom = v->pad_bottom, .pad_left = v->pad_left,
+        .pad_right = v->pad_right, .pool_h = v->pool_h, .pool_w = v->pool_w,
+        .pool_stride_h = v->pool_stride_h, .pool_stride_w = v->pool_stride_w,
+        .in = {buf, (uint32_t)v->in_off, 0},
+        .kernel = {buf, (uint32_t)v->k_off, 0},
+        .out = {buf, (uint32_t)v->out_off, 0},
+        .params = {params ? buf : 0, params ? (uint32_t)v->p_off : 0, 0},
+    };
+}
+
+static tpu_status add_conv(tpurt *rt, rt_layer *l, uint32_t buf)
+{
+    const tpu_conv2d cmd = conv_command(&l->op->conv, buf);
+    const tpu_status s = tpu_stream_conv2d(l->stream, &cmd);
+    if (s == TPU_OK)
+        tpu_conv2d_cost(&rt->info, &cmd, &l->cost);
+    return s;
+}
+
 /* The device of the package's array size, the arena with the constant image, a command stream
- * per GEMM (operands as offsets into the arena, B in tile order) and what each one costs. */
+ * per operation (operands as offsets into the arena, weights in tile order) and what each one
+ * costs. */
 static tpurt_status setup_device(tpurt *rt, const tpurt_options *opts)
 {
     const tpub_package *pkg = rt->pkg;
@@ -183,28 +229,18 @@ static tpurt_status setup_device(tpurt *rt, const tpurt_options *opts)
 
     for (uint32_t i = 0; i < rt->n_layers; i++) {
         rt_layer *l = &rt->layers[i];
-        const tpub_gemm *g = l->g;
         if (!(l->stream = tpu_stream_new()))
             return rt_fail(rt, TPURT_E_NOMEM, "out of host memory for the command streams");
         uint32_t buf;
         s = tpu_stream_buffer(l->stream, rt->arena, (uint32_t)pkg->arena_bytes, &buf);
-        const int params = (g->flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8)) != 0;
-        const tpu_gemm cmd = {
-            .m = g->m, .k = g->k, .n = g->n, .flags = g->flags,
-            .a = {buf, (uint32_t)g->a_off, g->lda},
-            .b = {buf, (uint32_t)g->b_off, 0},
-            .c = {buf, (uint32_t)g->c_off, g->ldc},
-            .params = {params ? buf : 0, params ? (uint32_t)g->p_off : 0, 0},
-        };
         if (s == TPU_OK)
-            s = tpu_stream_gemm(l->stream, &cmd);
+            s = l->op->kind == TPUB_OP_CONV2D ? add_conv(rt, l, buf) : add_gemm(rt, l, buf);
         if (s == TPU_E_NOMEM)
             return rt_fail(rt, TPURT_E_NOMEM, "out of host memory for the command streams");
         if (s != TPU_OK)
-            return rt_fail(rt, TPURT_E_PACKAGE, "segment %u gemm %u '%s': the driver refuses "
-                           "the command: %s", l->segment, l->index, rt_name(g->name),
-                           tpu_status_name(s));
-        tpu_gemm_cost(&rt->info, &cmd, &l->cost);
+            return rt_fail(rt, TPURT_E_PACKAGE, "segment %u %s %u '%s': the driver refuses "
+                           "the command: %s", l->segment, rt_op_kind(l->op), l->index,
+                           rt_op_name(l->op), tpu_status_name(s));
     }
     return TPURT_OK;
 }
@@ -239,7 +275,7 @@ static tpurt_status open_runtime(tpurt *rt, const tpurt_options *opts)
         return st;
 
     for (uint32_t k = 0; k < pkg->n_segments; k++)
-        rt->first_layer[k + 1] = rt->first_layer[k] + pkg->segments[k].n_gemms;
+        rt->first_layer[k + 1] = rt->first_layer[k] + pkg->segments[k].n_ops;
     rt->n_layers = rt->first_layer[pkg->n_segments];
     if (!(rt->layers = calloc(rt->n_layers + 1, sizeof *rt->layers)) ||
         (st = rt_segments_init(rt)) != TPURT_OK)
@@ -496,13 +532,24 @@ tpurt_status tpurt_get_layer(tpurt *rt, uint32_t i, tpurt_layer *out)
         return rt_fail(rt, TPURT_E_ARG, "tpurt_get_layer: %u, but there are %u", i,
                        rt->n_layers);
     const rt_layer *l = &rt->layers[i];
+    const tpub_op *op = l->op;
     *out = (tpurt_layer){
-        .name = rt_name(l->g->name), .fused = rt_name(l->g->fused),
-        .segment = l->segment, .index = l->index,
-        .m = l->g->m, .k = l->g->k, .n = l->g->n, .flags = l->g->flags,
+        .name = rt_op_name(op), .fused = rt_op_fused(op),
+        .segment = l->segment, .index = l->index, .kind = op->kind,
         .macs = l->cost.macs, .submissions = l->submissions, .cycles = l->cycles,
         .ideal_cycles = l->ideal, .bound_cycles = l->bound,
     };
+    if (op->kind == TPUB_OP_GEMM) {
+        out->m = op->gemm.m;
+        out->k = op->gemm.k;
+        out->n = op->gemm.n;
+        out->flags = op->gemm.flags;
+    } else {
+        out->flags = op->conv.flags;
+        out->conv = &op->conv;
+        const tpu_conv2d cmd = conv_command(&op->conv, 0);
+        tpu_conv_out_size(&cmd, &out->oh, &out->ow);
+    }
     return TPURT_OK;
 }
 

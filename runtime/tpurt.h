@@ -1,13 +1,14 @@
 /* tpurt.h - the runtime: a compiled package (.tpub, compiler/tpub.h) run on the device (C11).
  *
  * tpurt_open opens a device of the package's array size, writes the package's constant image
- * into an arena of device memory, builds one command stream per GEMM and checks the host
- * program against the package. Each tpurt_run is then one evaluation of the model: the host
- * program runs in the reference evaluator (compiler/hlo.h) on the caller's input buffers, and
- * each of its custom-calls "tpu.segment.K" runs segment K on the device: the operands are
- * quantized into the arena, every GEMM is one submission (checked against the golden model
- * with verify on), the results are read back and dequantized. The outputs land in the caller's
- * buffers. The runtime counts cycles, submissions and the GEMMs' lower bounds per layer.
+ * into an arena of device memory, builds one command stream per operation (GEMM or CONV2D) and
+ * checks the host program against the package. Each tpurt_run is then one evaluation of the
+ * model: the host program runs in the reference evaluator (compiler/hlo.h) on the caller's input
+ * buffers, and each of its custom-calls "tpu.segment.K" runs segment K on the device: the
+ * operands are quantized into the arena (in the device's element order: NHWC for a
+ * convolution), every operation is one submission (checked against the golden model with verify
+ * on), the results are read back and dequantized. The outputs land in the caller's buffers. The
+ * runtime counts cycles, submissions and the operations' lower bounds per layer.
  *
  * Errors: every call that can fail returns a tpurt_status; tpurt_last_error(rt) then gives one
  * line naming what failed and where ("batch 3, segment 0, gemm 1 'dot.2': tpu_wait: ..."), and
@@ -35,10 +36,10 @@ typedef enum tpurt_status {
     TPURT_E_NOMEM,    /* out of host memory */
     TPURT_E_PACKAGE,  /* the package cannot run: it does not load, its host program does not
                        * parse or check or disagrees with its signatures or segments, its arena
-                       * does not fit the device, the driver refuses a GEMM command */
+                       * does not fit the device, the driver refuses a command */
     TPURT_E_EVAL,     /* the host program failed to evaluate (message: where in it) */
     TPURT_E_DEVICE,   /* the device: no model of the array size, out of device memory, ... */
-    TPURT_E_FIRMWARE, /* the firmware rejected a GEMM's command stream (message: the field) */
+    TPURT_E_FIRMWARE, /* the firmware rejected a command stream (message: the field) */
     TPURT_E_CORE,     /* the core stopped with an error (message: code and instruction) */
     TPURT_E_TIMEOUT,  /* a submission ran out of its cycle budget; the device was reset */
     TPURT_E_MISMATCH, /* verify on: the device's result differs from the golden model */
@@ -70,7 +71,7 @@ void tpurt_options_default(tpurt_options *opts);
  * ties it to its host program and to the device: the host program parses and checks, its
  * parameters are the input signatures, every custom-call is "tpu.segment.K" of an existing
  * segment with operands and results of the segment's transfers, the arena fits the 32-bit
- * device addresses. Each GEMM's operands are checked by the firmware when it is submitted.
+ * device addresses. Each operation's operands are checked by the firmware when it is submitted.
  * opts NULL: the defaults. On failure *rt is NULL and, if err is not NULL, the reason is
  * written there. */
 tpurt_status tpurt_open(const tpub_package *pkg, const tpurt_options *opts, tpurt **rt,
@@ -121,22 +122,26 @@ tpurt_status tpurt_trace(tpurt *rt, const char *path, uint64_t from, uint64_t to
 
 /* ---------------------------------------------------------- statistics -- */
 
-/* One GEMM of the package (a layer) and what its submissions measured, summed over them. */
+/* One operation of the package (a layer: a GEMM or a CONV2D) and what its submissions
+ * measured, summed over them. */
 typedef struct {
-    const char *name;        /* the HLO dot it implements (valid until tpurt_close) */
-    const char *fused;       /* the HLO ops folded into its epilogue, comma-separated, or "" */
-    uint32_t segment, index; /* segment K, GEMM G of it */
-    uint32_t m, k, n;
-    uint32_t flags;          /* TPU_GEMM_* (TPU_GEMM_B_TILED always set) */
-    uint64_t macs;           /* of one submission: m * k * n */
+    const char *name;        /* the HLO dot or convolution it implements (valid until close) */
+    const char *fused;       /* the HLO ops folded into it, comma-separated, or "" */
+    uint32_t segment, index; /* segment K, operation G of it */
+    tpub_op_kind kind;       /* TPUB_OP_GEMM or TPUB_OP_CONV2D */
+    uint32_t m, k, n;        /* a GEMM's; 0 for a convolution */
+    uint32_t flags;          /* TPU_GEMM_* (B_TILED always set for a GEMM; TPU_CONV_POOL) */
+    const tpub_conv *conv;   /* a convolution's geometry (the package's record), else NULL */
+    uint32_t oh, ow;         /* a convolution's output size (pooled with TPU_CONV_POOL) */
+    uint64_t macs;           /* of one submission: m * k * n, or tpu_conv2d_cost's */
     uint64_t submissions, cycles;
-    double ideal_cycles;     /* tpu_gemm_cost's, times the submissions */
+    double ideal_cycles;     /* tpu_gemm_cost's or tpu_conv2d_cost's, times the submissions */
     double bound_cycles;     /* the lower bound, max(compute, memory), times the submissions */
 } tpurt_layer;
 
 typedef struct {
     uint64_t runs;           /* tpurt_run calls that succeeded */
-    uint64_t submissions;    /* GEMMs submitted and finished, failed runs included */
+    uint64_t submissions;    /* operations submitted and finished, failed runs included */
     uint64_t verified;       /* of those, checked against the golden model (all, with verify) */
     uint64_t cycles;         /* device cycles of all submissions, firmware included */
     double device_seconds;   /* host time simulating them (the driver's submit + wait) */
@@ -145,7 +150,8 @@ typedef struct {
                               * its window began after the run ended */
 } tpurt_stats;
 
-uint32_t tpurt_n_layers(const tpurt *rt); /* the package's GEMMs, segment by segment; 0 for NULL */
+/* The package's operations, segment by segment; 0 for NULL. */
+uint32_t tpurt_n_layers(const tpurt *rt);
 tpurt_status tpurt_get_layer(tpurt *rt, uint32_t i, tpurt_layer *out);
 tpurt_status tpurt_get_stats(tpurt *rt, tpurt_stats *out);
 /* The device the package runs on: array size, memory size and timing (tpu_query). */

@@ -14,9 +14,10 @@ typedef struct {
     hlo_shape shape;
 } rt_sig;
 
-/* One GEMM of the package: its command stream and what its submissions measured. */
+/* One operation of the package (a GEMM or a CONV2D): its command stream and what its
+ * submissions measured. */
 typedef struct {
-    const tpub_gemm *g;
+    const tpub_op *op;
     uint32_t segment, index;
     tpu_stream *stream;
     tpu_cost cost; /* of one submission */
@@ -37,7 +38,7 @@ struct tpurt {
     uint32_t arena;          /* device address of arena offset 0 */
     rt_layer *layers;        /* segment by segment */
     uint32_t n_layers;
-    uint32_t *first_layer;   /* per segment: its first GEMM in layers (n_segments + 1 entries) */
+    uint32_t *first_layer;   /* per segment: its first operation in layers (n_segments + 1) */
     uint8_t *staging;        /* room for the largest transfer's device bytes */
     uint64_t batch;          /* the run under way, or the next one */
     int tracing;             /* tpurt_trace armed a trace: closed when the run ends */
@@ -59,6 +60,19 @@ double rt_seconds(void);
 static inline const char *rt_name(const char *s)
 {
     return s ? s : "";
+}
+/* An operation's name and fused ops, and what its kind is called in messages. */
+static inline const char *rt_op_name(const tpub_op *op)
+{
+    return rt_name(op->kind == TPUB_OP_CONV2D ? op->conv.name : op->gemm.name);
+}
+static inline const char *rt_op_fused(const tpub_op *op)
+{
+    return rt_name(op->kind == TPUB_OP_CONV2D ? op->conv.fused : op->gemm.fused);
+}
+static inline const char *rt_op_kind(const tpub_op *op)
+{
+    return op->kind == TPUB_OP_CONV2D ? "conv2d" : "gemm";
 }
 
 /* segment.c */

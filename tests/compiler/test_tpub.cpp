@@ -44,6 +44,11 @@ void expect_same_xfer(const tpub_xfer &a, const tpub_xfer &b, const std::string 
     EXPECT_EQ(a.host_type, b.host_type) << what;
     ASSERT_EQ(a.n_scale, b.n_scale) << what;
     EXPECT_TRUE(!a.n_scale || !memcmp(a.scale, b.scale, a.n_scale * sizeof(float))) << what;
+    ASSERT_EQ(a.rank, b.rank) << what;
+    for (uint32_t i = 0; i < a.rank; i++) {
+        EXPECT_EQ(a.perm[i], b.perm[i]) << what << " perm " << i;
+        EXPECT_EQ(a.dims[i], b.dims[i]) << what << " dims " << i;
+    }
 }
 
 void expect_same_gemm(const tpub_gemm &a, const tpub_gemm &b, const std::string &what)
@@ -60,6 +65,35 @@ void expect_same_gemm(const tpub_gemm &a, const tpub_gemm &b, const std::string 
     EXPECT_EQ(a.ldc, b.ldc) << what;
     expect_same_str(a.name, b.name, what + " name");
     expect_same_str(a.fused, b.fused, what + " fused");
+}
+
+void expect_same_conv(const tpub_conv &a, const tpub_conv &b, const std::string &what)
+{
+    const uint32_t x[] = {a.flags,      a.batch,     a.h,        a.w,          a.c,
+                          a.kh,         a.kw,        a.cout,     a.stride_h,   a.stride_w,
+                          a.pad_top,    a.pad_bottom, a.pad_left, a.pad_right, a.pool_h,
+                          a.pool_w,     a.pool_stride_h, a.pool_stride_w};
+    const uint32_t y[] = {b.flags,      b.batch,     b.h,        b.w,          b.c,
+                          b.kh,         b.kw,        b.cout,     b.stride_h,   b.stride_w,
+                          b.pad_top,    b.pad_bottom, b.pad_left, b.pad_right, b.pool_h,
+                          b.pool_w,     b.pool_stride_h, b.pool_stride_w};
+    for (size_t i = 0; i < sizeof x / sizeof x[0]; i++)
+        EXPECT_EQ(x[i], y[i]) << what << " field " << i;
+    EXPECT_EQ(a.in_off, b.in_off) << what;
+    EXPECT_EQ(a.k_off, b.k_off) << what;
+    EXPECT_EQ(a.out_off, b.out_off) << what;
+    EXPECT_EQ(a.p_off, b.p_off) << what;
+    expect_same_str(a.name, b.name, what + " name");
+    expect_same_str(a.fused, b.fused, what + " fused");
+}
+
+void expect_same_op(const tpub_op &a, const tpub_op &b, const std::string &what)
+{
+    ASSERT_EQ(a.kind, b.kind) << what;
+    if (a.kind == TPUB_OP_GEMM)
+        expect_same_gemm(a.gemm, b.gemm, what);
+    else
+        expect_same_conv(a.conv, b.conv, what);
 }
 
 void expect_same(const tpub_package &a, const tpub_package &b)
@@ -82,13 +116,13 @@ void expect_same(const tpub_package &a, const tpub_package &b)
         const std::string seg = "segment " + std::to_string(s);
         ASSERT_EQ(x.n_inputs, y.n_inputs) << seg;
         ASSERT_EQ(x.n_outputs, y.n_outputs) << seg;
-        ASSERT_EQ(x.n_gemms, y.n_gemms) << seg;
+        ASSERT_EQ(x.n_ops, y.n_ops) << seg;
         for (uint32_t i = 0; i < x.n_inputs; i++)
             expect_same_xfer(x.inputs[i], y.inputs[i], seg + " input " + std::to_string(i));
         for (uint32_t i = 0; i < x.n_outputs; i++)
             expect_same_xfer(x.outputs[i], y.outputs[i], seg + " output " + std::to_string(i));
-        for (uint32_t i = 0; i < x.n_gemms; i++)
-            expect_same_gemm(x.gemms[i], y.gemms[i], seg + " gemm " + std::to_string(i));
+        for (uint32_t i = 0; i < x.n_ops; i++)
+            expect_same_op(x.ops[i], y.ops[i], seg + " op " + std::to_string(i));
     }
 }
 
@@ -133,7 +167,8 @@ TEST_F(Tpub, RoundTripsFieldsAndBytes)
     tpub_free(&loaded);
 
     // Saving over an existing package replaces it.
-    m.pkg.array_n = 16; // W1..W3 become 1x2, 2x1 and 1x1 tiles of 256 bytes: still inside
+    // W1..W3 become 1x2, 2x1 and 1x1 tiles of 256 bytes, K4 2x1: still inside the arena.
+    m.pkg.array_n = 16;
     ASSERT_EQ(tpub_save(&m.pkg, path.c_str(), err, sizeof err), 0) << err;
     ASSERT_EQ(tpub_load(path.c_str(), &loaded, err, sizeof err), 0) << err;
     EXPECT_EQ(loaded.array_n, 16u);
@@ -170,11 +205,12 @@ TEST(TpubDump, ShowsEverything)
     Model m;
     const std::string d = dump(m.pkg);
     const char *lines[] = {
-        "tpub version 1, array 8x8\n",
-        "arena 0x2000 bytes: constants [0x0, 0x680), activations [0x680, 0x2000)\n",
-        "inputs (2):\n  0 x: f32[4,16]\n  1 ids: u8[4,10]\n",
-        "outputs (4):\n  0 y: f32[4,10]\n  1 h: s8[4,32]\n  2 z: f32[2,2,4]\n  3 count: s32[]\n",
-        "segment 0: inputs 1, outputs 2, gemms 2\n",
+        "tpub version 2, array 8x8\n",
+        "arena 0x2000 bytes: constants [0x0, 0x730), activations [0x730, 0x2000)\n",
+        "inputs (3):\n  0 x: f32[4,16]\n  1 ids: u8[4,10]\n  2 img: f32[2,3,5,4]\n",
+        "outputs (5):\n  0 y: f32[4,10]\n  1 h: s8[4,32]\n  2 z: f32[2,2,4]\n  3 count: s32[]\n"
+        "  4 pool: f32[2,4,4,1]\n",
+        "segment 0: inputs 1, outputs 2, ops 2\n",
         "  input 0: 0x800 4 x 16 ld 16, f32 -> s8, scale 0.0078125\n",
         "  output 0: 0xa00 4 x 10 ld 12, s32 -> f32, 10 scales 0.001 .. 0.01\n",
         "  output 1: 0x900 4 x 32 ld 32, s8 -> s8, copy\n",
@@ -186,13 +222,23 @@ TEST(TpubDump, ShowsEverything)
         "    m 4 k 32 n 10, flags BIAS|B_TILED\n"
         "    a 0x900 lda 32, b 0x380, c 0xa00 ldc 12, params 0x580\n"
         "    tiles 4 x 2, MACs 1280\n",
-        "segment 1: inputs 1, outputs 1, gemms 1\n"
+        "segment 1: inputs 1, outputs 1, ops 1\n"
         "  input 0: 0xc00 4 x 10 ld 16, u8 -> u8, copy\n"
         "  output 0: 0xd00 4 x 4 ld 4, s32 -> f32, scale 0.25\n"
         "  gemm 0: dot.12\n"
         "    m 4 k 10 n 4, flags A_UNSIGNED|B_TILED\n"
         "    a 0xc00 lda 16, b 0x600, c 0xd00 ldc 4\n"
         "    tiles 2 x 1, MACs 160\n",
+        "segment 2: inputs 1, outputs 1, ops 1\n"
+        "  input 0: 0xe00 40 x 3 ld 3, f32 -> s8, scale 0.015625\n"
+        "    host [2,3,5,4] as dims (0,2,3,1) on the device\n"
+        "  output 0: 0xf00 8 x 4 ld 4, s8 -> f32, scale 0.5\n"
+        "    host [2,4,4,1] as dims (0,2,3,1) on the device\n"
+        "  conv2d 0: conv.20, fused add.21,maximum.22,rw.23\n"
+        "    2 x 5 x 4 x 3, kernel 2 x 2 -> 4, stride 1 x 1, pad 1,0,0,0, pool 2 x 2 stride 1 x 2, "
+        "flags BIAS|RELU|OUT_INT8|POOL\n"
+        "    in 0xe00, kernel 0x680, out 0xf00, params 0x700\n"
+        "    output 2 x 4 x 1 x 4, kernel tiles 2 x 1 (packed runs), MACs 1440\n",
     };
     for (const char *l : lines)
         EXPECT_NE(d.find(l), std::string::npos) << "missing:\n" << l << "\nin:\n" << d;
@@ -250,7 +296,7 @@ TEST_F(Tpub, SaveIsAtomic)
     const std::string path = dir + "/good.tpub";
     ASSERT_EQ(tpub_save(&m.pkg, path.c_str(), err, sizeof err), 0) << err;
     const Bytes before = slurp(path);
-    m.seg0_gemms[0].lda = 1;
+    m.seg0_ops[0].gemm.lda = 1;
     EXPECT_EQ(tpub_save(&m.pkg, path.c_str(), err, sizeof err), -1);
     EXPECT_EQ(slurp(path), before);
     EXPECT_EQ(listing(dir), (std::vector<std::string>{"good.tpub", "pkg.tpub", "ro"}));

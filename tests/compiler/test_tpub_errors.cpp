@@ -53,7 +53,7 @@ const std::vector<Rule> &rules()
         {"arena beyond 32 bits", [](Model &m) { m.pkg.arena_bytes = 1ull << 32; },
          "ARNA: arena_bytes: 0x100000000 does not fit the device's 32-bit addresses"},
         {"constants beyond the arena", [](Model &m) { m.pkg.arena_bytes = 0x600; },
-         "ARNA: const_bytes: 0x680 more than arena_bytes 0x600"},
+         "ARNA: const_bytes: 0x730 more than arena_bytes 0x600"},
 
         {"signature type", [](Model &m) { m.inputs[0].type = HLO_PRED; },
          "SIGS: input 0: type: pred not allowed (f32, s8, u8 or s32)"},
@@ -130,63 +130,174 @@ const std::vector<Rule> &rules()
          },
          "SEGS: segment 1 output 0: extent 0xd00+0xffffffffffffffff outside the arena (0x2000 "
          "bytes)"},
-        {"input into the constants", [](Model &m) { m.seg0_in[0].off = 0x67f; },
-         "SEGS: segment 0 input 0: extent 0x67f+0x40 overlaps the constant image (0x680 "
+        {"input into the constants", [](Model &m) { m.seg0_in[0].off = 0x72f; },
+         "SEGS: segment 0 input 0: extent 0x72f+0x40 overlaps the constant image (0x730 "
          "bytes)"},
 
-        {"m 0", [](Model &m) { m.seg0_gemms[0].m = 0; }, "SEGS: segment 0 gemm 0: m: 0"},
-        {"k 0", [](Model &m) { m.seg0_gemms[1].k = 0; }, "SEGS: segment 0 gemm 1: k: 0"},
-        {"n 0", [](Model &m) { m.seg1_gemms[0].n = 0; }, "SEGS: segment 1 gemm 0: n: 0"},
-        {"undefined flag", [](Model &m) { m.seg0_gemms[1].flags |= 1u << 5 | 1u << 31; },
-         "SEGS: segment 0 gemm 1: flags: undefined bits 0x80000020"},
-        {"B not tiled", [](Model &m) { m.seg1_gemms[0].flags &= ~kTiled; },
-         "SEGS: segment 1 gemm 0: flags: B_TILED not set (B is always in tile order)"},
-        {"lda < k", [](Model &m) { m.seg0_gemms[0].lda = 15; },
-         "SEGS: segment 0 gemm 0: lda: 15 < k 16"},
-        {"ldc < n", [](Model &m) { m.seg0_gemms[1].ldc = 9; },
-         "SEGS: segment 0 gemm 1: ldc: 9 < n 10"},
-        {"ldc bytes beyond 32 bits", [](Model &m) { m.seg0_gemms[1].ldc = 1u << 30; },
-         "SEGS: segment 0 gemm 1: ldc: 1073741824 x 4 bytes does not fit 32 bits"},
-        {"a outside", [](Model &m) { m.seg0_gemms[0].a_off = 0x1fc1; },
-         "SEGS: segment 0 gemm 0: a extent 0x1fc1+0x40 outside the arena (0x2000 bytes)"},
+        {"m 0", [](Model &m) { m.seg0_ops[0].gemm.m = 0; }, "SEGS: segment 0 op 0: m: 0"},
+        {"k 0", [](Model &m) { m.seg0_ops[1].gemm.k = 0; }, "SEGS: segment 0 op 1: k: 0"},
+        {"n 0", [](Model &m) { m.seg1_ops[0].gemm.n = 0; }, "SEGS: segment 1 op 0: n: 0"},
+        {"undefined flag", [](Model &m) { m.seg0_ops[1].gemm.flags |= 1u << 5 | 1u << 31; },
+         "SEGS: segment 0 op 1: flags: undefined bits 0x80000020"},
+        {"B not tiled", [](Model &m) { m.seg1_ops[0].gemm.flags &= ~kTiled; },
+         "SEGS: segment 1 op 0: flags: B_TILED not set (B is always in tile order)"},
+        {"lda < k", [](Model &m) { m.seg0_ops[0].gemm.lda = 15; },
+         "SEGS: segment 0 op 0: lda: 15 < k 16"},
+        {"ldc < n", [](Model &m) { m.seg0_ops[1].gemm.ldc = 9; },
+         "SEGS: segment 0 op 1: ldc: 9 < n 10"},
+        {"ldc bytes beyond 32 bits", [](Model &m) { m.seg0_ops[1].gemm.ldc = 1u << 30; },
+         "SEGS: segment 0 op 1: ldc: 1073741824 x 4 bytes does not fit 32 bits"},
+        {"a outside", [](Model &m) { m.seg0_ops[0].gemm.a_off = 0x1fc1; },
+         "SEGS: segment 0 op 0: a extent 0x1fc1+0x40 outside the arena (0x2000 bytes)"},
         {"a extent overflows",
          [](Model &m) {
-             m.seg0_gemms[0].m = m.seg0_gemms[0].lda = UINT32_MAX;
+             m.seg0_ops[0].gemm.m = m.seg0_ops[0].gemm.lda = UINT32_MAX;
          },
-         "SEGS: segment 0 gemm 0: a extent 0x800+0xfffffffd00000012 outside the arena (0x2000 "
+         "SEGS: segment 0 op 0: a extent 0x800+0xfffffffd00000012 outside the arena (0x2000 "
          "bytes)"},
-        {"b outside", [](Model &m) { m.seg0_gemms[0].b_off = 0x1e01; },
-         "SEGS: segment 0 gemm 0: b extent 0x1e01+0x200 outside the arena (0x2000 bytes)"},
+        {"b outside", [](Model &m) { m.seg0_ops[0].gemm.b_off = 0x1e01; },
+         "SEGS: segment 0 op 0: b extent 0x1e01+0x200 outside the arena (0x2000 bytes)"},
         {"b tiles for a larger array", [](Model &m) { m.pkg.array_n = 128; },
-         "SEGS: segment 0 gemm 0: b extent 0x0+0x4000 outside the arena (0x2000 bytes)"},
+         "SEGS: segment 0 op 0: b extent 0x0+0x4000 outside the arena (0x2000 bytes)"},
         {"b tiles overflow",
          [](Model &m) {
              m.pkg.array_n = UINT32_MAX;
          },
-         "SEGS: segment 0 gemm 0: b extent 0x0+0xfffffffe00000001 outside the arena (0x2000 "
+         "SEGS: segment 0 op 0: b extent 0x0+0xfffffffe00000001 outside the arena (0x2000 "
          "bytes)"},
         // The brief's example: C of gemm 1 runs past the arena.
-        {"c outside", [](Model &m) { m.seg0_gemms[1].c_off = 0x1f50; },
-         "SEGS: segment 0 gemm 1: c extent 0x1f50+0xb8 outside the arena (0x2000 bytes)"},
+        {"c outside", [](Model &m) { m.seg0_ops[1].gemm.c_off = 0x1f50; },
+         "SEGS: segment 0 op 1: c extent 0x1f50+0xb8 outside the arena (0x2000 bytes)"},
         {"int8 c outside",
          [](Model &m) {
-             m.seg0_gemms[0].c_off = 0x1f81;
+             m.seg0_ops[0].gemm.c_off = 0x1f81;
              m.seg0_out[1].off = 0x1f80;
          },
-         "SEGS: segment 0 gemm 0: c extent 0x1f81+0x80 outside the arena (0x2000 bytes)"},
-        {"c into the constants", [](Model &m) { m.seg1_gemms[0].c_off = 0x640; },
-         "SEGS: segment 1 gemm 0: c extent 0x640+0x40 overlaps the constant image (0x680 "
+         "SEGS: segment 0 op 0: c extent 0x1f81+0x80 outside the arena (0x2000 bytes)"},
+        {"c into the constants", [](Model &m) { m.seg1_ops[0].gemm.c_off = 0x640; },
+         "SEGS: segment 1 op 0: c extent 0x640+0x40 overlaps the constant image (0x730 "
          "bytes)"},
-        {"params outside", [](Model &m) { m.seg0_gemms[1].p_off = 0x1f89; },
-         "SEGS: segment 0 gemm 1: params extent 0x1f89+0x78 outside the arena (0x2000 bytes)"},
-        {"params offset without params", [](Model &m) { m.seg1_gemms[0].p_off = 0x10; },
-         "SEGS: segment 1 gemm 0: p_off: 0x10 without BIAS or OUT_INT8 (must be 0)"},
-        {"c overlaps a", [](Model &m) { m.seg0_gemms[1].c_off = 0x97c; },
-         "SEGS: segment 0 gemm 1: c extent 0x97c+0xb8 overlaps a 0x900+0x80"},
-        {"c overlaps b", [](Model &m) { m.seg0_gemms[1].b_off = 0xab7; },
-         "SEGS: segment 0 gemm 1: c extent 0xa00+0xb8 overlaps b 0xab7+0x200"},
-        {"c overlaps params", [](Model &m) { m.seg0_gemms[1].p_off = 0x990; },
-         "SEGS: segment 0 gemm 1: c extent 0xa00+0xb8 overlaps params 0x990+0x78"},
+        {"params outside", [](Model &m) { m.seg0_ops[1].gemm.p_off = 0x1f89; },
+         "SEGS: segment 0 op 1: params extent 0x1f89+0x78 outside the arena (0x2000 bytes)"},
+        {"params offset without params", [](Model &m) { m.seg1_ops[0].gemm.p_off = 0x10; },
+         "SEGS: segment 1 op 0: p_off: 0x10 without BIAS or OUT_INT8 (must be 0)"},
+        {"c overlaps a", [](Model &m) { m.seg0_ops[1].gemm.c_off = 0x97c; },
+         "SEGS: segment 0 op 1: c extent 0x97c+0xb8 overlaps a 0x900+0x80"},
+        {"c overlaps b", [](Model &m) { m.seg0_ops[1].gemm.b_off = 0xab7; },
+         "SEGS: segment 0 op 1: c extent 0xa00+0xb8 overlaps b 0xab7+0x200"},
+        {"c overlaps params", [](Model &m) { m.seg0_ops[1].gemm.p_off = 0x990; },
+         "SEGS: segment 0 op 1: c extent 0xa00+0xb8 overlaps params 0x990+0x78"},
+
+        {"rank 1", [](Model &m) { m.seg2_in[0].rank = 1; },
+         "SEGS: segment 2 input 0: rank: 1 (0, or a permutation's 2..8)"},
+        {"rank 9", [](Model &m) { m.seg2_out[0].rank = 9; },
+         "SEGS: segment 2 output 0: rank: 9 (0, or a permutation's 2..8)"},
+        {"perm repeats", [](Model &m) { m.seg2_in[0].perm[1] = 0; },
+         "SEGS: segment 2 input 0: perm[1]: 0 (a permutation of 0..3)"},
+        {"perm out of range", [](Model &m) { m.seg2_out[0].perm[3] = 4; },
+         "SEGS: segment 2 output 0: perm[3]: 4 (a permutation of 0..3)"},
+        {"perm identity",
+         [](Model &m) {
+             for (uint32_t i = 0; i < 4; i++)
+                 m.seg2_in[0].perm[i] = i;
+         },
+         "SEGS: segment 2 input 0: perm: the identity (written as rank 0)"},
+        {"perm dims 0", [](Model &m) { m.seg2_in[0].dims[2] = 0; },
+         "SEGS: segment 2 input 0: dims[2]: 0 (must be >= 1)"},
+        {"perm dims elements", [](Model &m) { m.seg2_in[0].dims[3] = 5; },
+         "SEGS: segment 2 input 0: dims: 150 elements, the device's 40 x 3"},
+
+        {"op kind", [](Model &m) { m.seg2_ops[0].kind = (tpub_op_kind)3; },
+         "SEGS: segment 2 op 0: kind: unknown 3 (1 GEMM, 2 CONV2D)"},
+        {"conv flag undefined", [](Model &m) { m.seg2_ops[0].conv.flags |= kTiled; },
+         "SEGS: segment 2 op 0: flags: undefined bits 0x10"},
+        {"pool without int8", [](Model &m) { m.seg2_ops[0].conv.flags &= ~TPUB_GEMM_OUT_INT8; },
+         "SEGS: segment 2 op 0: flags: POOL without OUT_INT8 (pooling needs the int8 output)"},
+        {"batch 0", [](Model &m) { m.seg2_ops[0].conv.batch = 0; },
+         "SEGS: segment 2 op 0: batch: 0 (must be 1..4294967295)"},
+        {"h 0", [](Model &m) { m.seg2_ops[0].conv.h = 0; },
+         "SEGS: segment 2 op 0: h: 0 (must be 1..65535)"},
+        {"w beyond the row fields", [](Model &m) { m.seg2_ops[0].conv.w = 65536; },
+         "SEGS: segment 2 op 0: w: 65536 (must be 1..65535)"},
+        {"c 0", [](Model &m) { m.seg2_ops[0].conv.c = 0; },
+         "SEGS: segment 2 op 0: c: 0 (must be 1..65535)"},
+        {"cout beyond the row fields", [](Model &m) { m.seg2_ops[0].conv.cout = 70000; },
+         "SEGS: segment 2 op 0: cout: 70000 (must be 1..65535)"},
+        {"stride 0", [](Model &m) { m.seg2_ops[0].conv.stride_h = 0; },
+         "SEGS: segment 2 op 0: stride_h: 0 (must be 1..255)"},
+        {"stride 256", [](Model &m) { m.seg2_ops[0].conv.stride_w = 256; },
+         "SEGS: segment 2 op 0: stride_w: 256 (must be 1..255)"},
+        {"pad 256", [](Model &m) { m.seg2_ops[0].conv.pad_right = 256; },
+         "SEGS: segment 2 op 0: pad_right: 256 (must be 0..255)"},
+        {"kh 0", [](Model &m) { m.seg2_ops[0].conv.kh = 0; },
+         "SEGS: segment 2 op 0: kh: 0 (must be 1..6)"},
+        {"kh past the padded input", [](Model &m) { m.seg2_ops[0].conv.kh = 7; },
+         "SEGS: segment 2 op 0: kh: 7 (must be 1..6)"},
+        {"kw past the input", [](Model &m) { m.seg2_ops[0].conv.kw = 5; },
+         "SEGS: segment 2 op 0: kw: 5 (must be 1..4)"},
+        {"pool 0", [](Model &m) { m.seg2_ops[0].conv.pool_h = 0; },
+         "SEGS: segment 2 op 0: pool_h: 0 (must be 1..5)"},
+        {"pool taller than the output", [](Model &m) { m.seg2_ops[0].conv.pool_h = 6; },
+         "SEGS: segment 2 op 0: pool_h: 6 (must be 1..5)"},
+        {"pool wider than the output", [](Model &m) { m.seg2_ops[0].conv.pool_w = 4; },
+         "SEGS: segment 2 op 0: pool_w: 4 (must be 1..3)"},
+        {"pool window beyond 15",
+         [](Model &m) {
+             m.seg2_ops[0].conv.h = 40;
+             m.seg2_ops[0].conv.pool_h = 16;
+         },
+         "SEGS: segment 2 op 0: pool_h: 16 (must be 1..15)"},
+        {"pool stride 0", [](Model &m) { m.seg2_ops[0].conv.pool_stride_w = 0; },
+         "SEGS: segment 2 op 0: pool_stride_w: 0 (must be 1..255)"},
+        {"pool fields without POOL", [](Model &m) { m.seg2_ops[0].conv.flags &= ~TPUB_CONV_POOL; },
+         "SEGS: segment 2 op 0: pool: 2 x 2 stride 1 x 2 without POOL (must be 0)"},
+        {"in outside", [](Model &m) { m.seg2_ops[0].conv.in_off = 0x1fa0; },
+         "SEGS: segment 2 op 0: in extent 0x1fa0+0x78 outside the arena (0x2000 bytes)"},
+        {"in extent overflows",
+         [](Model &m) {
+             m.seg2_ops[0].conv.batch = UINT32_MAX;
+         },
+         "SEGS: segment 2 op 0: in extent 0xe00+0x3bffffffc4 outside the arena (0x2000 bytes)"},
+        {"kernel outside", [](Model &m) { m.seg2_ops[0].conv.k_off = 0x1f90; },
+         "SEGS: segment 2 op 0: kernel extent 0x1f90+0x80 outside the arena (0x2000 bytes)"},
+        {"kernel tiles without packed runs",
+         [](Model &m) {
+             m.seg2_ops[0].conv.pad_left = 1; // 4 tiles of 64 bytes
+             m.seg2_ops[0].conv.k_off = 0x1f40;
+         },
+         "SEGS: segment 2 op 0: kernel extent 0x1f40+0x100 outside the arena (0x2000 bytes)"},
+        {"out outside", [](Model &m) { m.seg2_ops[0].conv.out_off = 0x1fe1; },
+         "SEGS: segment 2 op 0: out extent 0x1fe1+0x20 outside the arena (0x2000 bytes)"},
+        {"int32 out outside",
+         [](Model &m) {
+             tpub_conv &c = m.seg2_ops[0].conv;
+             c.flags = TPUB_GEMM_BIAS;
+             c.pool_h = c.pool_w = c.pool_stride_h = c.pool_stride_w = 0;
+             c.out_off = 0x1f00; // 2 x 5 x 3 x 4 int32
+             m.seg2_out[0].off = 0x1f00;
+             m.seg2_out[0].dev_type = HLO_S32;
+             m.seg2_out[0].host_type = HLO_S32;
+             m.seg2_out[0].n_scale = 0;
+         },
+         "SEGS: segment 2 op 0: out extent 0x1f00+0x1e0 outside the arena (0x2000 bytes)"},
+        {"out into the constants", [](Model &m) { m.seg2_ops[0].conv.out_off = 0x700; },
+         "SEGS: segment 2 op 0: out extent 0x700+0x20 overlaps the constant image (0x730 "
+         "bytes)"},
+        {"params outside", [](Model &m) { m.seg2_ops[0].conv.p_off = 0x1fd1; },
+         "SEGS: segment 2 op 0: params extent 0x1fd1+0x30 outside the arena (0x2000 bytes)"},
+        {"params offset without params",
+         [](Model &m) {
+             tpub_conv &c = m.seg2_ops[0].conv;
+             c.flags = TPUB_GEMM_RELU;
+             c.pool_h = c.pool_w = c.pool_stride_h = c.pool_stride_w = 0;
+         },
+         "SEGS: segment 2 op 0: p_off: 0x700 without BIAS or OUT_INT8 (must be 0)"},
+        {"out overlaps in", [](Model &m) { m.seg2_ops[0].conv.out_off = 0xe70; },
+         "SEGS: segment 2 op 0: out extent 0xe70+0x20 overlaps in 0xe00+0x78"},
+        {"out overlaps kernel", [](Model &m) { m.seg2_ops[0].conv.k_off = 0xf10; },
+         "SEGS: segment 2 op 0: out extent 0xf00+0x20 overlaps kernel 0xf10+0x80"},
+        {"out overlaps params", [](Model &m) { m.seg2_ops[0].conv.p_off = 0xf1f; },
+         "SEGS: segment 2 op 0: out extent 0xf00+0x20 overlaps params 0xf1f+0x30"},
 
         {"empty host program", [](Model &m) { m.pkg.host_hlo = m.str(""); },
          "HOST: text: empty"},
@@ -214,21 +325,39 @@ TEST_F(Tpub, EveryRuleRefusedByParseAndSave)
 TEST(TpubRules, EdgesAccepted)
 {
     const std::vector<std::function<void(Model &)>> ok = {
-        [](Model &m) { m.seg0_gemms[0].b_off = 0x1e00; }, // B ends at the arena's end
+        [](Model &m) { m.seg0_ops[0].gemm.b_off = 0x1e00; }, // B ends at the arena's end
         [](Model &m) { m.seg0_out[0].off = 0x1f48; },     // so does an output
-        [](Model &m) { m.seg0_in[0].off = 0x680; },       // an input right after the constants
+        [](Model &m) { m.seg0_in[0].off = 0x730; },       // an input right after the constants
         [](Model &m) { m.seg0_out[1].off = 0x100; },      // outputs may read the constants
-        [](Model &m) { m.seg0_gemms[1].c_off = 0x980; },  // C right after A
-        [](Model &m) { m.seg0_gemms[1].p_off = 0xab8; },  // params right after C
+        [](Model &m) { m.seg0_ops[1].gemm.c_off = 0x980; },  // C right after A
+        [](Model &m) { m.seg0_ops[1].gemm.p_off = 0xab8; },  // params right after C
         [](Model &m) { m.seg1_out[0].n_scale = 4; m.seg1_out[0].scale = m.out_scales.data(); },
         [](Model &m) { m.out_scales[2] = 0; m.out_scales[3] = -1; }, // finite output scales
-        [](Model &m) { m.seg0_gemms[1].ldc = UINT32_MAX / 4; m.seg0_gemms[1].m = 1; },
+        [](Model &m) { m.seg0_ops[1].gemm.ldc = UINT32_MAX / 4; m.seg0_ops[1].gemm.m = 1; },
         [](Model &m) { m.inputs[0].dims[0] = 1 << 16; m.inputs[0].dims[1] = 1 << 15; },
         [](Model &m) { m.inputs[0].dims[0] = INT64_MAX; m.inputs[0].dims[1] = 0; },
         [](Model &m) { m.outputs[2].rank = TPUB_MAX_RANK; },
         [](Model &m) { m.pkg.arena_bytes = UINT32_MAX; },
         [](Model &m) { m.pkg.const_bytes = 0; m.pkg.report = nullptr; },
         [](Model &m) { m.pkg.array_n = 1; },
+        [](Model &m) { m.seg2_ops[0].conv.out_off = 0xe78; },  // out right after in
+        [](Model &m) { m.seg2_ops[0].conv.k_off = 0x1f80; },   // the kernel ends the arena
+        [](Model &m) { m.seg2_ops[0].conv.out_off = 0x1fe0; }, // so does the output
+        [](Model &m) { m.seg2_ops[0].conv.pool_h = 5; m.seg2_ops[0].conv.pool_w = 3; },
+        [](Model &m) {
+            tpub_conv &c = m.seg2_ops[0].conv; // a kernel as large as the padded input
+            c.kh = 6;
+            c.kw = 4;
+            c.pool_h = c.pool_w = 1;
+        },
+        [](Model &m) {
+            tpub_conv &c = m.seg2_ops[0].conv; // the largest strides and pads
+            c.stride_h = c.stride_w = c.pool_stride_h = c.pool_stride_w = 255;
+            c.pad_top = c.pad_bottom = 255;
+            c.pool_h = c.pool_w = 1;
+        },
+        [](Model &m) { m.seg2_in[0].perm[1] = 3; m.seg2_in[0].perm[2] = 2; m.seg2_in[0].perm[3] = 1; },
+        [](Model &m) { m.seg2_out[0].rank = 0; }, // the elements in order
     };
     for (size_t i = 0; i < ok.size(); i++) {
         Model m;
@@ -265,14 +394,17 @@ TEST(TpubImage, MalformedFilesRefused)
     };
 
     with("magic", [](Bytes &b) { b[3] = 'C'; }, "header: magic: not \"TPUB\"");
-    with("version", [](Bytes &b) { patch(b, 4, 2, 4); },
-         "header: version: 2 (this reader reads 1)");
+    with("version", [](Bytes &b) { patch(b, 4, 3, 4); },
+         "header: version: 3 (this reader reads 2)");
+    with("version 1", [](Bytes &b) { patch(b, 4, 1, 4); },
+         "header: version: 1, a package of an older tpuc (this reader reads 2): compile the "
+         "model again");
     with("version 0", [](Bytes &b) { patch(b, 4, 0, 4); },
-         "header: version: 0 (this reader reads 1)");
+         "header: version: 0 (this reader reads 2)");
     with("fewer sections", [](Bytes &b) { patch(b, 8, 4, 4); },
-         "header: sections: 4 (version 1 has 5)");
+         "header: sections: 4 (version 2 has 5)");
     with("more sections", [](Bytes &b) { patch(b, 8, 6, 4); },
-         "header: sections: 6 (version 1 has 5)");
+         "header: sections: 6 (version 2 has 5)");
     with("header reserved", [](Bytes &b) { patch(b, 12, 1, 4); },
          "header: reserved: 0x1 (must be 0)");
     cases.push_back({"empty", {}, "header: truncated (0 bytes, need 16)"});
@@ -300,7 +432,7 @@ TEST(TpubImage, MalformedFilesRefused)
     with_sections("trailing text", [](std::vector<Section> &s) { s[0].payload.push_back(0); },
                   "ARNA: 1 bytes after the last field");
     with_sections("image short", [](std::vector<Section> &s) { s[0].payload.pop_back(); },
-                  "ARNA: const_image: truncated (1663 bytes left, need 1664)");
+                  "ARNA: const_image: truncated (1839 bytes left, need 1840)");
     with("after the last section", [](Bytes &b) { b.resize(b.size() + 8); },
          "file: 8 bytes after the last section");
 
@@ -336,9 +468,9 @@ TEST(TpubImage, MalformedFilesRefused)
              {"NUL in a signature name", sigs_at, "count", 2,
               "SIGS: output 3: name: NUL byte at offset 2"},
              {"NUL in a gemm name", segs_at, "dot.7", 3,
-              "SEGS: segment 0 gemm 1: name: NUL byte at offset 3"},
+              "SEGS: segment 0 op 1: name: NUL byte at offset 3"},
              {"NUL in fused", segs_at, "maximum.5", 0,
-              "SEGS: segment 0 gemm 0: fused: NUL byte at offset 6"},
+              "SEGS: segment 0 op 0: fused: NUL byte at offset 6"},
              {"NUL in the host program", host_at, "HloModule", 0,
               "HOST: text: NUL byte at offset 0"},
              {"NUL in the report", rept_at, "per-tensor", 3,
@@ -387,7 +519,7 @@ TEST(TpubImage, MalformedFilesRefused)
             b.resize(b.size() + 100);
         },
         "huge segment output count",
-        "SEGS: segment 0: outputs: 2147483647 claimed, at most 3 fit in the 104 bytes left");
+        "SEGS: segment 0: outputs: 2147483647 claimed, at most 2 fit in the 104 bytes left");
     segs_payload(
         [](Bytes &b) {
             le(b, 1, 4);
@@ -395,8 +527,8 @@ TEST(TpubImage, MalformedFilesRefused)
             le(b, 0, 4);
             le(b, 0xfffffff0, 4);
         },
-        "huge gemm count",
-        "SEGS: segment 0: gemms: 4294967280 claimed, at most 0 fit in the 0 bytes left");
+        "huge op count",
+        "SEGS: segment 0: ops: 4294967280 claimed, at most 0 fit in the 0 bytes left");
     segs_payload(
         [&](Bytes &b) {
             le(b, 1, 4);
@@ -406,10 +538,10 @@ TEST(TpubImage, MalformedFilesRefused)
             tpub_xfer x = m.seg0_in[0];
             x.n_scale = 0;
             put_xfer(b, x);
-            patch(b, b.size() - 4, 0x40000000, 4);
+            patch(b, b.size() - 8, 0x40000000, 4); // n_scale, before rank
         },
         "huge scale count",
-        "SEGS: segment 0 input 0: n_scale: 1073741824 claimed, at most 0 fit in the 0 bytes "
+        "SEGS: segment 0 input 0: n_scale: 1073741824 claimed, at most 1 fit in the 4 bytes "
         "left");
 
     for (const Case &c : cases)

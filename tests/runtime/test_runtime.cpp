@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "runtime/tpurt.h"
+#include "tests/support/pkg_build.h"
 #include "tests/support/progs.h"
 
 namespace fs = std::filesystem;
@@ -31,11 +32,6 @@ uint32_t array_n()
     uint32_t sizes[64];
     const int n = tpu_array_sizes(sizes, 64);
     return n ? sizes[0] : 8;
-}
-
-uint64_t align64(uint64_t v)
-{
-    return (v + 63) & ~63ull;
 }
 
 bool has(const char *text, const std::string &part)
@@ -53,120 +49,7 @@ std::string slurp(const fs::path &p)
 
 // ----------------------------------------------------------- packages --
 
-// A tpub_package assembled in memory; owns everything its view points at. Tests may break the
-// view (pkg) after finish() to provoke one error at a time.
-class Package {
-  public:
-    explicit Package(uint32_t n) { pkg.array_n = n; }
-    Package(const Package &) = delete;
-    Package &operator=(const Package &) = delete;
-
-    tpub_package pkg{};
-    std::vector<uint8_t> image; // the constant image
-    uint64_t arena = 0;
-
-    // Places bytes in the constant image (64-byte aligned); returns their offset.
-    uint64_t constant(const void *data, size_t bytes)
-    {
-        const uint64_t off = align64(image.size());
-        image.resize(off + bytes);
-        memcpy(image.data() + off, data, bytes);
-        return off;
-    }
-    // B (k x n, row-major) in tile order for the package's array size.
-    uint64_t weights(const std::vector<int8_t> &b, uint32_t k, uint32_t n)
-    {
-        std::vector<int8_t> t(gemm_tiled_b_bytes(k, n, pkg.array_n));
-        gemm_tile_b(b.data(), k, n, pkg.array_n, t.data());
-        return constant(t.data(), t.size());
-    }
-    // Room for an activation after the constants and earlier activations.
-    uint64_t activation(uint64_t bytes)
-    {
-        const uint64_t off = align64(std::max<uint64_t>(arena, align64(image.size())));
-        arena = off + bytes;
-        return off;
-    }
-    void input(const char *name, hlo_type t, std::vector<int64_t> dims)
-    {
-        inputs_.push_back(sig(name, t, dims));
-    }
-    void output(const char *name, hlo_type t, std::vector<int64_t> dims)
-    {
-        outputs_.push_back(sig(name, t, dims));
-    }
-    tpub_xfer xfer(uint64_t off, uint32_t rows, uint32_t cols, uint32_t ld, hlo_type dev,
-                   hlo_type host, std::vector<float> scale = {})
-    {
-        scales_.push_back(scale);
-        return tpub_xfer{off, rows, cols, ld, dev, host, (uint32_t)scale.size(),
-                         scales_.back().empty() ? nullptr : scales_.back().data()};
-    }
-    tpub_gemm gemm(const char *name, uint32_t m, uint32_t k, uint32_t n, uint32_t flags,
-                   uint64_t a, uint32_t lda, uint64_t b, uint64_t c, uint32_t ldc, uint64_t p,
-                   const char *fused = "")
-    {
-        return tpub_gemm{m, k, n, flags | TPU_GEMM_B_TILED, a, b, c, p, lda, ldc, str(name),
-                         str(fused)};
-    }
-    void segment(std::vector<tpub_xfer> in, std::vector<tpub_xfer> out,
-                 std::vector<tpub_gemm> gemms)
-    {
-        xfers_.push_back(in);
-        tpub_xfer *i = xfers_.back().data();
-        xfers_.push_back(out);
-        tpub_xfer *o = xfers_.back().data();
-        gemms_.push_back(gemms);
-        segments_.push_back(tpub_segment{(uint32_t)in.size(), (uint32_t)out.size(),
-                                         (uint32_t)gemms.size(), i, o, gemms_.back().data()});
-    }
-    // The view, with the host program.
-    tpub_package &finish(const std::string &host)
-    {
-        host_ = host;
-        pkg.arena_bytes = arena;
-        pkg.const_bytes = image.size();
-        pkg.const_image = image.data();
-        pkg.host_hlo = host_.data();
-        pkg.n_inputs = (uint32_t)inputs_.size();
-        pkg.inputs = inputs_.data();
-        pkg.n_outputs = (uint32_t)outputs_.size();
-        pkg.outputs = outputs_.data();
-        pkg.n_segments = (uint32_t)segments_.size();
-        pkg.segments = segments_.data();
-        pkg.report = str("built by test_runtime");
-        return pkg;
-    }
-    void save(const fs::path &path)
-    {
-        char err[512] = "";
-        ASSERT_EQ(tpub_save(&pkg, path.string().c_str(), err, sizeof err), 0) << err;
-    }
-
-  private:
-    char *str(const std::string &s)
-    {
-        strings_.push_back(s);
-        return strings_.back().data();
-    }
-    tpub_sig sig(const char *name, hlo_type t, const std::vector<int64_t> &dims)
-    {
-        tpub_sig s{};
-        s.name = str(name);
-        s.type = t;
-        s.rank = (int)dims.size();
-        std::copy(dims.begin(), dims.end(), s.dims);
-        return s;
-    }
-
-    std::string host_;
-    std::deque<std::string> strings_;
-    std::deque<std::vector<float>> scales_;
-    std::deque<std::vector<tpub_xfer>> xfers_;
-    std::deque<std::vector<tpub_gemm>> gemms_;
-    std::vector<tpub_segment> segments_;
-    std::vector<tpub_sig> inputs_, outputs_;
-};
+using pkg_build::Package;
 
 // What tpub.h says an input transfer does to a float.
 int8_t quantize(float x, float scale)
@@ -760,7 +643,7 @@ TEST_F(Runtime, PackagesThatCannotRun)
         {"more inputs than parameters", [](ModelA &a) { a.p.pkg.n_inputs = 0; },
          TPURT_E_PACKAGE, "ENTRY 'main' has 1 parameters, but the package has 0 inputs"},
         {"a GEMM flag the driver does not know",
-         [](ModelA &a) { a.p.pkg.segments[0].gemms[1].flags |= 1u << 5; }, TPURT_E_PACKAGE,
+         [](ModelA &a) { a.p.pkg.segments[0].ops[1].gemm.flags |= 1u << 5; }, TPURT_E_PACKAGE,
          "segment 0 gemm 1 'dot.2': the driver refuses the command: TPU_E_ARG"},
     };
     for (const Case &c : cases) {
@@ -833,7 +716,7 @@ TEST_F(Runtime, GemmTheFirmwareRejects)
 {
     // lda < k: a package tpub_load would refuse, built in memory; the firmware is the last check.
     ModelB b;
-    b.p.pkg.segments[1].gemms[0].lda = ModelB::kHidden - 1;
+    b.p.pkg.segments[1].ops[0].gemm.lda = ModelB::kHidden - 1;
     Rt rt(b.p.pkg);
     ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
     std::vector<uint8_t> x(ModelB::kBatch * ModelB::kIn, 1);

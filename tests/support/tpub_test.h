@@ -27,17 +27,67 @@ using Bytes = std::vector<uint8_t>;
 
 inline constexpr uint32_t kTiled = TPUB_GEMM_B_TILED;
 
-// A two-segment MLP-like package at N = 8, owning everything its tpub_package view points to.
-// Tests mutate the view (pkg) to break one rule at a time.
-//   arena: constants [0, 0x680): W1 0x0 (16x32: 2x4 tiles), P1 0x200 (12*32), W2 0x380 (32x10:
-//   4x2 tiles), P2 0x580 (12*10), W3 0x600 (10x4: 2x1 tiles); activations from 0x800.
+inline tpub_op gemm_op(const tpub_gemm &g)
+{
+    tpub_op o{};
+    o.kind = TPUB_OP_GEMM;
+    o.gemm = g;
+    return o;
+}
+
+inline tpub_op conv_op(const tpub_conv &c)
+{
+    tpub_op o{};
+    o.kind = TPUB_OP_CONV2D;
+    o.conv = c;
+    return o;
+}
+
+// A transfer (the element order kept).
+inline tpub_xfer xfer(uint64_t off, uint32_t rows, uint32_t cols, uint32_t ld, hlo_type dev,
+                      hlo_type host, uint32_t n_scale, float *scale)
+{
+    tpub_xfer x{};
+    x.off = off;
+    x.rows = rows;
+    x.cols = cols;
+    x.ld = ld;
+    x.dev_type = dev;
+    x.host_type = host;
+    x.n_scale = n_scale;
+    x.scale = scale;
+    return x;
+}
+
+// The same, with the host array of dims transposed by perm on the device.
+inline tpub_xfer xfer(uint64_t off, uint32_t rows, uint32_t cols, uint32_t ld, hlo_type dev,
+                      hlo_type host, uint32_t n_scale, float *scale,
+                      const std::vector<uint32_t> &perm, const std::vector<int64_t> &dims)
+{
+    tpub_xfer x = xfer(off, rows, cols, ld, dev, host, n_scale, scale);
+    x.rank = (uint32_t)perm.size();
+    for (size_t i = 0; i < perm.size(); i++) {
+        x.perm[i] = perm[i];
+        x.dims[i] = dims[i];
+    }
+    return x;
+}
+
+// A three-segment CNN-like package at N = 8, owning everything its tpub_package view points
+// to. Tests mutate the view (pkg) to break one rule at a time.
+//   arena: constants [0, 0x730): W1 0x0 (16x32: 2x4 tiles), P1 0x200 (12*32), W2 0x380 (32x10:
+//   4x2 tiles), P2 0x580 (12*10), W3 0x600 (10x4: 2x1 tiles), K4 0x680 (a 2x2 kernel of 3
+//   channels in packed runs: 2x1 tiles), P4 0x700 (12*4); activations from 0x800.
+// Segment 2 is a convolution of img (NCHW f32[2,3,5,4], written NHWC) with padding on top and
+// 2x2 max pooling (stride 1x2), its int8 output dequantized into NCHW pool f32[2,4,4,1].
 struct Model {
     std::deque<std::string> strings;
     Bytes image;
     std::vector<tpub_sig> inputs, outputs;
-    std::vector<float> in_scale{1.0f / 128}, out_scales, z_scale{0.25f};
-    std::vector<tpub_xfer> seg0_in, seg0_out, seg1_in, seg1_out;
-    std::vector<tpub_gemm> seg0_gemms, seg1_gemms;
+    std::vector<float> in_scale{1.0f / 128}, out_scales, z_scale{0.25f}, img_scale{1.0f / 64},
+        p_scale{0.5f};
+    std::vector<tpub_xfer> seg0_in, seg0_out, seg1_in, seg1_out, seg2_in, seg2_out;
+    std::vector<tpub_op> seg0_ops, seg1_ops, seg2_ops;
     std::vector<tpub_segment> segments;
     tpub_package pkg{};
 
@@ -60,7 +110,7 @@ struct Model {
 
     Model()
     {
-        image.resize(0x680);
+        image.resize(0x730);
         uint32_t x = 12345;
         for (auto &b : image) {
             x = x * 1103515245u + 12345u;
@@ -68,23 +118,35 @@ struct Model {
         }
         for (int c = 0; c < 10; c++)
             out_scales.push_back(0.001f * (float)(c + 1));
-        inputs = {sig("x", HLO_F32, {4, 16}), sig("ids", HLO_U8, {4, 10})};
+        inputs = {sig("x", HLO_F32, {4, 16}), sig("ids", HLO_U8, {4, 10}),
+                  sig("img", HLO_F32, {2, 3, 5, 4})};
         outputs = {sig("y", HLO_F32, {4, 10}), sig("h", HLO_S8, {4, 32}),
-                   sig("z", HLO_F32, {2, 2, 4}), sig("count", HLO_S32, {})};
-        seg0_in = {{0x800, 4, 16, 16, HLO_S8, HLO_F32, 1, in_scale.data()}};
-        seg0_out = {{0xA00, 4, 10, 12, HLO_S32, HLO_F32, 10, out_scales.data()},
-                    {0x900, 4, 32, 32, HLO_S8, HLO_S8, 0, nullptr}};
-        seg0_gemms = {
-            {4, 16, 32, TPUB_GEMM_BIAS | TPUB_GEMM_RELU | TPUB_GEMM_OUT_INT8 | kTiled, 0x800, 0x0,
-             0x900, 0x200, 16, 32, str("dot.3"), str("add.4,maximum.5,convert.6")},
-            {4, 32, 10, TPUB_GEMM_BIAS | kTiled, 0x900, 0x380, 0xA00, 0x580, 32, 12, str("dot.7"),
-             str("add.8")}};
-        seg1_in = {{0xC00, 4, 10, 16, HLO_U8, HLO_U8, 0, nullptr}};
-        seg1_out = {{0xD00, 4, 4, 4, HLO_S32, HLO_F32, 1, z_scale.data()}};
-        seg1_gemms = {{4, 10, 4, TPUB_GEMM_A_UNSIGNED | kTiled, 0xC00, 0x600, 0xD00, 0, 16, 4,
-                       str("dot.12"), str("")}};
-        segments = {{1, 2, 2, seg0_in.data(), seg0_out.data(), seg0_gemms.data()},
-                    {1, 1, 1, seg1_in.data(), seg1_out.data(), seg1_gemms.data()}};
+                   sig("z", HLO_F32, {2, 2, 4}), sig("count", HLO_S32, {}),
+                   sig("pool", HLO_F32, {2, 4, 4, 1})};
+        seg0_in = {xfer(0x800, 4, 16, 16, HLO_S8, HLO_F32, 1, in_scale.data())};
+        seg0_out = {xfer(0xA00, 4, 10, 12, HLO_S32, HLO_F32, 10, out_scales.data()),
+                    xfer(0x900, 4, 32, 32, HLO_S8, HLO_S8, 0, nullptr)};
+        seg0_ops = {
+            gemm_op({4, 16, 32, TPUB_GEMM_BIAS | TPUB_GEMM_RELU | TPUB_GEMM_OUT_INT8 | kTiled,
+                     0x800, 0x0, 0x900, 0x200, 16, 32, str("dot.3"),
+                     str("add.4,maximum.5,convert.6")}),
+            gemm_op({4, 32, 10, TPUB_GEMM_BIAS | kTiled, 0x900, 0x380, 0xA00, 0x580, 32, 12,
+                     str("dot.7"), str("add.8")})};
+        seg1_in = {xfer(0xC00, 4, 10, 16, HLO_U8, HLO_U8, 0, nullptr)};
+        seg1_out = {xfer(0xD00, 4, 4, 4, HLO_S32, HLO_F32, 1, z_scale.data())};
+        seg1_ops = {gemm_op({4, 10, 4, TPUB_GEMM_A_UNSIGNED | kTiled, 0xC00, 0x600, 0xD00, 0, 16,
+                             4, str("dot.12"), str("")})};
+        seg2_in = {xfer(0xE00, 40, 3, 3, HLO_S8, HLO_F32, 1, img_scale.data(), {0, 2, 3, 1},
+                        {2, 3, 5, 4})};
+        seg2_out = {xfer(0xF00, 8, 4, 4, HLO_S8, HLO_F32, 1, p_scale.data(), {0, 2, 3, 1},
+                         {2, 4, 4, 1})};
+        seg2_ops = {conv_op({TPUB_GEMM_BIAS | TPUB_GEMM_RELU | TPUB_GEMM_OUT_INT8 |
+                                 TPUB_CONV_POOL,
+                             2, 5, 4, 3, 2, 2, 4, 1, 1, 1, 0, 0, 0, 2, 2, 1, 2, 0xE00, 0x680,
+                             0xF00, 0x700, str("conv.20"), str("add.21,maximum.22,rw.23")})};
+        segments = {{1, 2, 2, seg0_in.data(), seg0_out.data(), seg0_ops.data()},
+                    {1, 1, 1, seg1_in.data(), seg1_out.data(), seg1_ops.data()},
+                    {1, 1, 1, seg2_in.data(), seg2_out.data(), seg2_ops.data()}};
         pkg.array_n = 8;
         pkg.arena_bytes = 0x2000;
         pkg.const_bytes = image.size();
@@ -94,13 +156,16 @@ struct Model {
             "ENTRY main {\n"
             "  x = f32[4,16] parameter(0)\n"
             "  ids = u8[4,10] parameter(1)\n"
+            "  img = f32[2,3,5,4] parameter(2)\n"
             "  seg0 = (f32[4,10], s8[4,32]) custom-call(x), custom_call_target=\"tpu.segment.0\"\n"
             "  y = f32[4,10] get-tuple-element(seg0), index=0\n"
             "  h = s8[4,32] get-tuple-element(seg0), index=1\n"
             "  seg1 = f32[4,4] custom-call(ids), custom_call_target=\"tpu.segment.1\"\n"
             "  z = f32[2,2,4] reshape(seg1)\n"
             "  count = s32[] constant(7)\n"
-            "  ROOT out = (f32[4,10], s8[4,32], f32[2,2,4], s32[]) tuple(y, h, z, count)\n"
+            "  pool = f32[2,4,4,1] custom-call(img), custom_call_target=\"tpu.segment.2\"\n"
+            "  ROOT out = (f32[4,10], s8[4,32], f32[2,2,4], s32[], f32[2,4,4,1]) "
+            "tuple(y, h, z, count, pool)\n"
             "}\n");
         pkg.n_inputs = (uint32_t)inputs.size();
         pkg.inputs = inputs.data();
@@ -110,6 +175,7 @@ struct Model {
         pkg.segments = segments.data();
         pkg.report = str("segment 0: dot.3 dot.7 on the device\n"
                          "segment 1: dot.12 on the device\n"
+                         "segment 2: conv.20 on the device\n"
                          "x: per-tensor scale 0.0078125");
     }
     Model(const Model &) = delete;
@@ -193,6 +259,11 @@ inline void put_xfer(Bytes &b, const tpub_xfer &x)
         memcpy(&v, &x.scale[i], 4);
         le(b, v, 4);
     }
+    le(b, x.rank, 4);
+    for (uint32_t i = 0; i < x.rank && i < TPUB_MAX_RANK; i++)
+        le(b, x.perm[i], 4);
+    for (uint32_t i = 0; i < x.rank && i < TPUB_MAX_RANK; i++)
+        le(b, (uint64_t)x.dims[i], 8);
 }
 
 inline void put_gemm(Bytes &b, const tpub_gemm &g)
@@ -207,6 +278,27 @@ inline void put_gemm(Bytes &b, const tpub_gemm &g)
     put_str(b, g.fused);
 }
 
+inline void put_conv(Bytes &b, const tpub_conv &c)
+{
+    for (uint32_t v : {c.flags, c.batch, c.h, c.w, c.c, c.kh, c.kw, c.cout, c.stride_h,
+                       c.stride_w, c.pad_top, c.pad_bottom, c.pad_left, c.pad_right, c.pool_h,
+                       c.pool_w, c.pool_stride_h, c.pool_stride_w})
+        le(b, v, 4);
+    for (uint64_t v : {c.in_off, c.k_off, c.out_off, c.p_off})
+        le(b, v, 8);
+    put_str(b, c.name);
+    put_str(b, c.fused);
+}
+
+inline void put_op(Bytes &b, const tpub_op &o)
+{
+    le(b, (uint32_t)o.kind, 4);
+    if (o.kind == TPUB_OP_GEMM)
+        put_gemm(b, o.gemm);
+    else if (o.kind == TPUB_OP_CONV2D)
+        put_conv(b, o.conv);
+}
+
 inline Bytes segs(const tpub_package &p)
 {
     Bytes b;
@@ -215,13 +307,13 @@ inline Bytes segs(const tpub_package &p)
         const tpub_segment &seg = p.segments[s];
         le(b, seg.n_inputs, 4);
         le(b, seg.n_outputs, 4);
-        le(b, seg.n_gemms, 4);
+        le(b, seg.n_ops, 4);
         for (uint32_t i = 0; i < seg.n_inputs; i++)
             put_xfer(b, seg.inputs[i]);
         for (uint32_t i = 0; i < seg.n_outputs; i++)
             put_xfer(b, seg.outputs[i]);
-        for (uint32_t i = 0; i < seg.n_gemms; i++)
-            put_gemm(b, seg.gemms[i]);
+        for (uint32_t i = 0; i < seg.n_ops; i++)
+            put_op(b, seg.ops[i]);
     }
     return b;
 }
@@ -245,7 +337,7 @@ inline size_t padding(size_t bytes)
 inline Bytes file(const std::vector<Section> &secs, uint32_t count)
 {
     Bytes b = {'T', 'P', 'U', 'B'};
-    le(b, 1, 4);
+    le(b, 2, 4);
     le(b, count, 4);
     le(b, 0, 4);
     for (const Section &s : secs) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "io/npy.h"
+#include "tests/support/pkg_build.h"
 #include "tests/support/progs.h"
 #include "driver/tpu.h"
 #include "tests/support/tool_test.h"
@@ -39,11 +40,6 @@ uint32_t array_n()
     uint32_t sizes[64];
     const int n = tpusim_arrays(sizes, 64);
     return n ? sizes[0] : 8;
-}
-
-uint64_t align64(uint64_t v)
-{
-    return (v + 63) & ~63ull;
 }
 
 void save_npy(const fs::path &p, npy_dtype t, std::vector<uint64_t> shape, const void *data)
@@ -81,113 +77,7 @@ struct Npy {
 
 // ----------------------------------------------------------- packages --
 
-// A tpub_package assembled by hand; owns everything it points at.
-class Package {
-  public:
-    explicit Package(uint32_t n) { pkg_.array_n = n; }
-
-    std::vector<uint8_t> image; // the constant image
-    uint64_t arena = 0;
-
-    // Places bytes in the constant image (64-byte aligned); returns their offset.
-    uint64_t constant(const void *data, size_t bytes)
-    {
-        const uint64_t off = align64(image.size());
-        image.resize(off + bytes);
-        memcpy(image.data() + off, data, bytes);
-        return off;
-    }
-    // B (k x n, row-major) in tile order for the package's array size.
-    uint64_t weights(const std::vector<int8_t> &b, uint32_t k, uint32_t n)
-    {
-        std::vector<int8_t> t(gemm_tiled_b_bytes(k, n, pkg_.array_n));
-        gemm_tile_b(b.data(), k, n, pkg_.array_n, t.data());
-        return constant(t.data(), t.size());
-    }
-    // Room for an activation after the constants and earlier activations.
-    uint64_t activation(uint64_t bytes)
-    {
-        const uint64_t off = align64(std::max<uint64_t>(arena, align64(image.size())));
-        arena = off + bytes;
-        return off;
-    }
-
-    void input(const char *name, hlo_type t, std::vector<int64_t> dims)
-    {
-        inputs_.push_back(sig(name, t, dims));
-    }
-    void output(const char *name, hlo_type t, std::vector<int64_t> dims)
-    {
-        outputs_.push_back(sig(name, t, dims));
-    }
-    tpub_xfer xfer(uint64_t off, uint32_t rows, uint32_t cols, uint32_t ld, hlo_type dev,
-                   hlo_type host, std::vector<float> scale = {})
-    {
-        scales_.push_back(scale);
-        return tpub_xfer{off, rows, cols, ld, dev, host, (uint32_t)scale.size(),
-                         scales_.back().empty() ? nullptr : scales_.back().data()};
-    }
-    tpub_gemm gemm(const char *name, uint32_t m, uint32_t k, uint32_t n, uint32_t flags,
-                   uint64_t a, uint32_t lda, uint64_t b, uint64_t c, uint32_t ldc, uint64_t p)
-    {
-        return tpub_gemm{m, k, n, flags | TPU_GEMM_B_TILED, a, b, c, p, lda, ldc, str(name),
-                         str("")};
-    }
-    void segment(std::vector<tpub_xfer> in, std::vector<tpub_xfer> out,
-                 std::vector<tpub_gemm> gemms)
-    {
-        xfers_.push_back(in);
-        tpub_xfer *i = xfers_.back().data();
-        xfers_.push_back(out);
-        tpub_xfer *o = xfers_.back().data();
-        gemms_.push_back(gemms);
-        segments_.push_back(tpub_segment{(uint32_t)in.size(), (uint32_t)out.size(),
-                                         (uint32_t)gemms.size(), i, o, gemms_.back().data()});
-    }
-
-    void save(const fs::path &path, const std::string &host)
-    {
-        host_ = host;
-        pkg_.arena_bytes = arena;
-        pkg_.const_bytes = image.size();
-        pkg_.const_image = image.data();
-        pkg_.host_hlo = host_.data();
-        pkg_.n_inputs = (uint32_t)inputs_.size();
-        pkg_.inputs = inputs_.data();
-        pkg_.n_outputs = (uint32_t)outputs_.size();
-        pkg_.outputs = outputs_.data();
-        pkg_.n_segments = (uint32_t)segments_.size();
-        pkg_.segments = segments_.data();
-        pkg_.report = str("built by test_run");
-        char err[512] = "";
-        ASSERT_EQ(tpub_save(&pkg_, path.string().c_str(), err, sizeof err), 0) << err;
-    }
-
-  private:
-    char *str(const std::string &s)
-    {
-        strings_.push_back(s);
-        return strings_.back().data();
-    }
-    tpub_sig sig(const char *name, hlo_type t, const std::vector<int64_t> &dims)
-    {
-        tpub_sig s{};
-        s.name = str(name);
-        s.type = t;
-        s.rank = (int)dims.size();
-        std::copy(dims.begin(), dims.end(), s.dims);
-        return s;
-    }
-
-    tpub_package pkg_{};
-    std::string host_;
-    std::deque<std::string> strings_;
-    std::deque<std::vector<float>> scales_;
-    std::deque<std::vector<tpub_xfer>> xfers_;
-    std::deque<std::vector<tpub_gemm>> gemms_;
-    std::vector<tpub_segment> segments_;
-    std::vector<tpub_sig> inputs_, outputs_;
-};
+using pkg_build::Package;
 
 // What tpub.h says an input transfer does to a float.
 int8_t quantize(float x, float scale)
@@ -264,16 +154,17 @@ struct ModelA {
                   {p.gemm("dot.1", kBatch, kIn, kHidden, kFlags1, x, kLd, b1, h, kHidden, pp1),
                    p.gemm("dot.2", kBatch, kHidden, kClasses, kFlags2, h, kHidden, b2, y,
                           kClasses, pp2)});
-        p.save(path, std::string("HloModule model_a\n"
-                                 "ENTRY main {\n"
-                                 "  x = f32[4,36] parameter(0)\n"
-                                 "  s = f32[4,10] custom-call(x), custom_call_target=\"") +
-                         target +
-                         "\"\n"
-                         "  zero = f32[] constant(0)\n"
-                         "  zeros = f32[4,10] broadcast(zero), dimensions={}\n"
-                         "  ROOT r = f32[4,10] maximum(s, zeros)\n"
-                         "}\n");
+        p.finish(std::string("HloModule model_a\n"
+                             "ENTRY main {\n"
+                             "  x = f32[4,36] parameter(0)\n"
+                             "  s = f32[4,10] custom-call(x), custom_call_target=\"") +
+                     target +
+                     "\"\n"
+                     "  zero = f32[] constant(0)\n"
+                     "  zeros = f32[4,10] broadcast(zero), dimensions={}\n"
+                     "  ROOT r = f32[4,10] maximum(s, zeros)\n"
+                     "}\n");
+        p.save(path);
     }
 
     // r for the rows of x (rows x 36).
@@ -335,17 +226,18 @@ struct ModelB {
         p.segment({p.xfer(x1, kBatch, kHidden, kHidden, HLO_S8, HLO_F32, {kScaleN})},
                   {p.xfer(y, kBatch, kOut, kOut, HLO_S32, HLO_S32)},
                   {p.gemm("dot.1", kBatch, kHidden, kOut, kFlags1, x1, kHidden, b1, y, kOut, 0)});
-        p.save(path, "HloModule model_b\n"
-                     "ENTRY main {\n"
-                     "  x = u8[4,20] parameter(0)\n"
-                     "  t = (s8[4,16], f32[4,16]) custom-call(x), "
-                     "custom_call_target=\"tpu.segment.0\"\n"
-                     "  h8 = s8[4,16] get-tuple-element(t), index=0\n"
-                     "  hf = f32[4,16] get-tuple-element(t), index=1\n"
-                     "  n = f32[4,16] negate(hf)\n"
-                     "  y = s32[4,8] custom-call(n), custom_call_target=\"tpu.segment.1\"\n"
-                     "  ROOT out = (s32[4,8], s8[4,16]) tuple(y, h8)\n"
-                     "}\n");
+        p.finish("HloModule model_b\n"
+                 "ENTRY main {\n"
+                 "  x = u8[4,20] parameter(0)\n"
+                 "  t = (s8[4,16], f32[4,16]) custom-call(x), "
+                 "custom_call_target=\"tpu.segment.0\"\n"
+                 "  h8 = s8[4,16] get-tuple-element(t), index=0\n"
+                 "  hf = f32[4,16] get-tuple-element(t), index=1\n"
+                 "  n = f32[4,16] negate(hf)\n"
+                 "  y = s32[4,8] custom-call(n), custom_call_target=\"tpu.segment.1\"\n"
+                 "  ROOT out = (s32[4,8], s8[4,16]) tuple(y, h8)\n"
+                 "}\n");
+        p.save(path);
     }
 
     void reference(const std::vector<uint8_t> &x, std::vector<int32_t> &y,

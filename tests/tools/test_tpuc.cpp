@@ -622,7 +622,7 @@ TEST(Mnist, PlacementAndReport)
     ASSERT_EQ(p.n_inputs, 1u);
     EXPECT_STREQ(p.inputs[0].name, "x.1");
     ASSERT_EQ(p.n_segments, 1u);
-    EXPECT_EQ(p.segments[0].n_gemms, 2u);
+    EXPECT_EQ(p.segments[0].n_ops, 2u);
     tpub_free(&p);
     hlo_array_free(calib);
 }

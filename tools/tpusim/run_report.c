@@ -150,11 +150,33 @@ static json_t *flags_json(uint32_t f)
         uint32_t flag;
         const char *name;
     } names[] = {{TPU_GEMM_BIAS, "bias"}, {TPU_GEMM_RELU, "relu"},
-                 {TPU_GEMM_OUT_INT8, "out_int8"}, {TPU_GEMM_A_UNSIGNED, "a_unsigned"}};
+                 {TPU_GEMM_OUT_INT8, "out_int8"}, {TPU_GEMM_A_UNSIGNED, "a_unsigned"},
+                 {TPU_CONV_POOL, "pool"}};
     for (size_t i = 0; a && i < sizeof names / sizeof names[0]; i++)
         if (f & names[i].flag)
             json_array_append_new(a, json_string(names[i].name));
     return a;
+}
+
+/* A convolution's geometry: input [batch, h, w, c] (NHWC), kernel, steps, padding (top,
+ * bottom, left, right), pooling (null without) and output [batch, oh, ow, cout]. */
+static json_t *conv_json(const tpurt_layer *l)
+{
+    const tpub_conv *v = l->conv;
+    json_t *pool = v->flags & TPU_CONV_POOL
+                       ? json_pack("{s:[I, I], s:[I, I]}", "window", (json_int_t)v->pool_h,
+                                   (json_int_t)v->pool_w, "stride", (json_int_t)v->pool_stride_h,
+                                   (json_int_t)v->pool_stride_w)
+                       : json_null();
+    return json_pack("{s:[I, I, I, I], s:[I, I], s:I, s:[I, I], s:[I, I, I, I], s:o, "
+                     "s:[I, I, I, I]}",
+                     "input", (json_int_t)v->batch, (json_int_t)v->h, (json_int_t)v->w,
+                     (json_int_t)v->c, "kernel", (json_int_t)v->kh, (json_int_t)v->kw,
+                     "cout", (json_int_t)v->cout, "stride", (json_int_t)v->stride_h,
+                     (json_int_t)v->stride_w, "pad", (json_int_t)v->pad_top,
+                     (json_int_t)v->pad_bottom, (json_int_t)v->pad_left,
+                     (json_int_t)v->pad_right, "pool", pool, "output", (json_int_t)v->batch,
+                     (json_int_t)l->oh, (json_int_t)l->ow, (json_int_t)v->cout);
 }
 
 static json_t *summary_json(const run_summary *s)
@@ -164,16 +186,24 @@ static json_t *summary_json(const run_summary *s)
     json_t *layers = json_array();
     for (uint32_t i = 0; layers && i < s->n_layers; i++) {
         const tpurt_layer *l = &s->layers[i];
-        json_array_append_new(layers, json_pack(
-            "{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:f, s:o, s:o}",
-            "name", l->name, "fused", l->fused, "segment", (json_int_t)l->segment,
-            "gemm", (json_int_t)l->index, "m", (json_int_t)l->m, "k", (json_int_t)l->k,
-            "n", (json_int_t)l->n, "flags", flags_json(l->flags),
-            "macs", (json_int_t)l->macs, "submissions", (json_int_t)l->submissions,
+        const int conv = l->kind == TPUB_OP_CONV2D;
+        json_t *o = json_pack(
+            "{s:s, s:s, s:s, s:I, s:I, s:o, s:I, s:I, s:f, s:o, s:o}",
+            "name", l->name, "fused", l->fused, "kind", conv ? "conv2d" : "gemm",
+            "segment", (json_int_t)l->segment, "op", (json_int_t)l->index,
+            "flags", flags_json(l->flags), "macs", (json_int_t)l->macs,
+            "submissions", (json_int_t)l->submissions,
             "cycles_per_batch", (double)l->cycles / batches,
             "mxu_utilization_percent",
             real_or_null(100 * ratio(l->ideal_cycles, (double)l->cycles)),
-            "cycles_over_bound", real_or_null(ratio((double)l->cycles, l->bound_cycles))));
+            "cycles_over_bound", real_or_null(ratio((double)l->cycles, l->bound_cycles)));
+        if (o && !conv)
+            json_object_update_new(o, json_pack("{s:I, s:I, s:I, s:I}", "gemm",
+                                                (json_int_t)l->index, "m", (json_int_t)l->m,
+                                                "k", (json_int_t)l->k, "n", (json_int_t)l->n));
+        if (o && conv)
+            json_object_update_new(o, conv_json(l));
+        json_array_append_new(layers, o);
     }
     json_t *j = json_pack(
         "{s:s, s:I, s:{s:I, s:I, s:I}, s:I, s:I, s:I, s:o,"
@@ -224,6 +254,17 @@ static void print_fraction(const char *label, uint64_t hits, uint64_t total, con
     printf("\n");
 }
 
+/* The table's shape column: a GEMM's m x k x n, a convolution's input -> output (NHWC). */
+static const char *layer_shape(const tpurt_layer *l, char buf[96])
+{
+    if (l->kind == TPUB_OP_CONV2D)
+        snprintf(buf, 96, "%ux%ux%ux%u -> %ux%ux%ux%u", l->conv->batch, l->conv->h, l->conv->w,
+                 l->conv->c, l->conv->batch, l->oh, l->ow, l->conv->cout);
+    else
+        snprintf(buf, 96, "%u x %u x %u", l->m, l->k, l->n);
+    return buf;
+}
+
 static void print_summary(const run_summary *s)
 {
     const run_plan *pl = s->pl;
@@ -245,22 +286,39 @@ static void print_summary(const run_summary *s)
         printf("; the last batch padded with %llu rows", (unsigned long long)padding);
     printf(")\n");
 
-    int width = 5;
+    int width = 5, shape_width = 20, convs = 0;
     for (uint32_t i = 0; i < s->n_layers; i++) {
+        char shape[96];
         const int w = (int)strlen(s->layers[i].name);
+        const int sw = (int)strlen(layer_shape(&s->layers[i], shape));
         width = w > width ? w : width;
+        shape_width = sw > shape_width ? sw : shape_width;
+        convs += s->layers[i].kind == TPUB_OP_CONV2D;
     }
-    printf("layers, per batch:\n  %-*s %20s %14s %11s %13s\n", width, "name", "m x k x n",
-           "cycles", "MXU util %", "cycles/bound");
+    printf("layers, per batch:\n  %-*s %*s %14s %11s %13s\n", width, "name", shape_width,
+           "m x k x n", "cycles", "MXU util %", "cycles/bound");
     const double batches = (double)pl->batches;
     for (uint32_t i = 0; i < s->n_layers; i++) {
         const tpurt_layer *l = &s->layers[i];
-        char shape[48];
-        snprintf(shape, sizeof shape, "%u x %u x %u", l->m, l->k, l->n);
-        printf("  %-*s %20s %14s %11.1f %13.3f\n", width, l->name, shape,
-               rounded(b1, (double)l->cycles / batches),
+        char shape[96];
+        printf("  %-*s %*s %14s %11.1f %13.3f\n", width, l->name, shape_width,
+               layer_shape(l, shape), rounded(b1, (double)l->cycles / batches),
                100 * ratio(l->ideal_cycles, (double)l->cycles),
                ratio((double)l->cycles, l->bound_cycles));
+    }
+    if (convs)
+        printf("convolutions (NHWC):\n");
+    for (uint32_t i = 0; i < s->n_layers; i++) {
+        const tpub_conv *v = s->layers[i].conv;
+        if (!v)
+            continue;
+        printf("  %-*s kernel %ux%u, stride %ux%u, pad %u,%u,%u,%u", width, s->layers[i].name,
+               v->kh, v->kw, v->stride_h, v->stride_w, v->pad_top, v->pad_bottom, v->pad_left,
+               v->pad_right);
+        if (v->flags & TPU_CONV_POOL)
+            printf(", max pool %ux%u stride %ux%u", v->pool_h, v->pool_w, v->pool_stride_h,
+                   v->pool_stride_w);
+        printf("\n");
     }
     printf(LABEL "%s\n", "cycles per batch:", rounded(b1, cycles / batches));
     printf(LABEL "%s\n", "cycles per image:", rounded(b1, ratio(cycles, (double)pl->images)));
