@@ -1,4 +1,6 @@
-/* emit.c - device memory plan, constant image, host program and report: the package. */
+/* emit.c - the package: signatures, the constant image (weights and kernels in tile order,
+ * parameters), the memory plan of each segment's activations with its transfers, and the
+ * operations; the host program is host.c's. */
 #include "compiler/tpuc_internal.h"
 
 #include <stdlib.h>
@@ -12,8 +14,8 @@ static uint32_t tiles(uint32_t v, uint32_t n) { return (v + n - 1) / n; }
 
 /* ------------------------------------------------------------ memory plan -- */
 
-/* A device buffer of one segment: live from GEMM first to GEMM last (segment-local indices;
- * -1: from the start, INT32_MAX: to the end). */
+/* A device buffer of one segment: live from operation first to operation last (segment-local
+ * indices; -1: from the start, INT32_MAX: to the end). */
 typedef struct {
     int node;
     uint64_t size, off;
@@ -58,45 +60,144 @@ static int set_scales(tpub_xfer *x, uint32_t n, const float *v)
     return 0;
 }
 
-/* Plans one segment's activations from base (its GEMMs are consecutive); returns the end of
- * what it uses through *end. */
+/* The transfer permutation of a convolution's input or output (tpub.h), into x. */
+static void conv_perm(const tc_graph *g, const int nhwc[4], int node, tpub_xfer *x)
+{
+    const hlo_shape *s = &g->nodes[node].shape;
+    x->rank = tc_nhwc_perm(nhwc, s->dims, x->perm);
+    for (uint32_t k = 0; k < x->rank; k++)
+        x->dims[k] = s->dims[k];
+}
+
+/* How operation op reads its input from the host: element order (a permutation's rank, 0 for
+ * the host's order) and permutation. */
+static uint32_t input_order(const tc_graph *g, const tc_op *op, uint32_t perm[4])
+{
+    return op->kind == TC_CONV ? tc_nhwc_perm(op->in_nhwc, g->nodes[op->x].shape.dims, perm) : 0;
+}
+
+int *tc_segment_inputs(const tc_graph *g, int s, int *n_inputs, int **ops_of)
+{
+    int *nodes = malloc(((size_t)g->n_ops + 1) * sizeof *nodes);
+    *ops_of = malloc(((size_t)g->n_ops + 1) * sizeof **ops_of);
+    *n_inputs = 0;
+    if (!nodes || !*ops_of) {
+        free(nodes);
+        free(*ops_of);
+        *ops_of = NULL;
+        return NULL;
+    }
+    for (int i = 0; i < g->n_ops; i++) {
+        const tc_op *op = &g->ops[i];
+        if (op->seg != s || op->a_dev)
+            continue;
+        uint32_t perm[4], other[4];
+        const uint32_t rank = input_order(g, op, perm);
+        bool seen = false;
+        for (int j = 0; j < *n_inputs && !seen; j++)
+            seen = nodes[j] == op->x &&
+                   input_order(g, &g->ops[(*ops_of)[j]], other) == rank &&
+                   !memcmp(perm, other, rank * sizeof *perm);
+        if (!seen) {
+            nodes[*n_inputs] = op->x;
+            (*ops_of)[(*n_inputs)++] = i;
+        }
+    }
+    return nodes;
+}
+
+/* Operation op's input and result sizes on the device. */
+static uint64_t input_bytes(const tc_op *op)
+{
+    return op->kind == TC_CONV ? (uint64_t)op->cv.batch * op->cv.h * op->cv.w * op->cv.c
+                               : (uint64_t)op->batch * op->m * op->k;
+}
+
+static uint64_t result_bytes(const tc_op *op)
+{
+    uint64_t elements = (uint64_t)op->batch * op->m * op->n;
+    if (op->kind == TC_CONV) {
+        uint32_t oh, ow;
+        tpub_conv_out_size(&op->cv, &oh, &ow);
+        elements = (uint64_t)op->cv.batch * oh * ow * op->cv.cout;
+    }
+    return elements * (op->out_int8 ? 1 : 4);
+}
+
+/* The transfer of segment input node (read by op first) at off. */
+static int input_xfer(tc_graph *g, tpub_segment *seg, const tc_op *op, int node, uint64_t off)
+{
+    tpub_xfer *x = new_xfer(seg, true);
+    if (!x)
+        return -1;
+    const uint32_t cols = op->kind == TC_CONV ? op->cv.c : op->k;
+    *x = (tpub_xfer){.off = off, .rows = (uint32_t)(input_bytes(op) / cols), .cols = cols,
+                     .ld = cols, .dev_type = op->a_unsigned ? HLO_U8 : HLO_S8,
+                     .host_type = g->nodes[node].shape.type};
+    if (op->kind == TC_CONV)
+        conv_perm(g, op->in_nhwc, node, x);
+    return op->exact ? 0 : set_scales(x, 1, &op->a_scale);
+}
+
+/* The transfer of op's result back to the host: s32 dequantized per column (exact: copied), or
+ * int8 dequantized with its one scale. */
+static int output_xfer(tc_graph *g, tpub_segment *seg, const tc_op *op)
+{
+    tpub_xfer *x = new_xfer(seg, false);
+    if (!x)
+        return -1;
+    const uint32_t cols = op->n;
+    const uint64_t elements = result_bytes(op) / (op->out_int8 ? 1 : 4);
+    *x = (tpub_xfer){.off = op->c_off, .rows = (uint32_t)(elements / cols), .cols = cols,
+                     .ld = cols, .dev_type = op->out_int8 ? HLO_S8 : HLO_S32,
+                     .host_type = op->exact ? HLO_S32 : HLO_F32};
+    if (op->kind == TC_CONV)
+        conv_perm(g, op->out_nhwc, op->out, x);
+    if (op->exact)
+        return 0;
+    return op->out_int8 ? set_scales(x, 1, &op->out_scale) : set_scales(x, cols, op->acc_scale);
+}
+
+/* Plans one segment's activations from base (its operations are consecutive); returns the end
+ * of what it uses through *end. */
 static int plan_segment(tc_graph *g, int s, tpub_segment *seg, uint64_t base, uint64_t *end)
 {
-    int first = -1, count = 0;
-    for (int i = 0; i < g->n_gemms; i++)
-        if (g->gemms[i].seg == s) {
+    int first = -1, count = 0, n_in = 0, *ops_of = NULL;
+    for (int i = 0; i < g->n_ops; i++)
+        if (g->ops[i].seg == s) {
             first = first < 0 ? i : first;
             count++;
         }
-    dbuf *b = calloc(2 * (size_t)count + 1, sizeof *b);
-    if (!b)
+    int *inputs = tc_segment_inputs(g, s, &n_in, &ops_of);
+    dbuf *b = calloc((size_t)n_in + (size_t)count + 1, sizeof *b);
+    if (!b || !inputs) {
+        free(b);
+        free(inputs);
+        free(ops_of);
         return tc_fail(g, NULL, "out of memory");
-    int nb = 0;
-    /* Inputs: host values a GEMM reads as A. */
-    for (int j = 0; j < count; j++) {
-        const tc_gemm *gm = &g->gemms[first + j];
-        const tc_node *x = &g->nodes[gm->x];
-        bool internal = x->role == TC_DEVICE && g->gemms[x->gemm].out_int8;
-        int at = -1;
-        for (int i = 0; i < nb && at < 0; i++)
-            at = b[i].node == gm->x ? i : -1;
-        if (at < 0 && !internal)
-            b[at = nb++] = (dbuf){gm->x, (uint64_t)gm->batch * gm->m * gm->k, 0, -1, j};
-        if (at >= 0)
-            b[at].last = j;
     }
-    int n_in = nb;
-    /* Results: int8 ones live until their last reader, the rest until the end. */
-    for (int j = 0; j < count; j++) {
-        const tc_gemm *gm = &g->gemms[first + j];
-        int last = INT32_MAX;
-        if (gm->out_int8)
-            for (int k = j + 1; k < count; k++)
-                if (g->gemms[first + k].x == gm->out)
-                    last = k;
-        b[nb++] = (dbuf){gm->out, (uint64_t)gm->batch * gm->m * gm->n * (gm->out_int8 ? 1 : 4),
-                         0, j, last};
+    uint32_t perm[4], other[4];
+    /* Inputs: live until the last operation reading them in the same order. */
+    for (int i = 0; i < n_in; i++) {
+        const uint32_t rank = input_order(g, &g->ops[ops_of[i]], perm);
+        b[i] = (dbuf){inputs[i], input_bytes(&g->ops[ops_of[i]]), 0, -1, 0};
+        for (int j = 0; j < count; j++) {
+            const tc_op *op = &g->ops[first + j];
+            if (!op->a_dev && op->x == inputs[i] && input_order(g, op, other) == rank &&
+                !memcmp(perm, other, rank * sizeof *perm))
+                b[i].last = j;
+        }
     }
+    /* Results: int8 ones read in place live until their last reader, the rest until the end. */
+    for (int j = 0; j < count; j++) {
+        const tc_op *op = &g->ops[first + j];
+        int last = op->to_host ? INT32_MAX : j;
+        for (int k = j + 1; k < count && !op->to_host; k++)
+            if (g->ops[first + k].a_dev && g->ops[first + k].via == first + j)
+                last = k;
+        b[n_in + j] = (dbuf){op->out, result_bytes(op), 0, j, last};
+    }
+    const int nb = n_in + count;
     *end = base;
     for (int i = 0; i < nb; i++) {
         b[i].off = first_fit(b, i, base, &b[i]);
@@ -104,84 +205,121 @@ static int plan_segment(tc_graph *g, int s, tpub_segment *seg, uint64_t base, ui
             *end = b[i].off + b[i].size;
     }
     int rc = 0;
-    for (int i = 0; i < nb && !rc; i++) {
-        const tc_node *nd = &g->nodes[b[i].node];
-        if (i < n_in) {
-            const tc_gemm *gm = &g->gemms[first + b[i].last];
-            tpub_xfer *x = new_xfer(seg, true);
-            if (!x) {
-                rc = -1;
-                break;
-            }
-            *x = (tpub_xfer){.off = b[i].off, .rows = gm->batch * gm->m, .cols = gm->k,
-                             .ld = gm->k, .dev_type = gm->a_unsigned ? HLO_U8 : HLO_S8,
-                             .host_type = nd->shape.type};
-            for (int k = 0; k < count; k++)
-                if (g->gemms[first + k].x == b[i].node)
-                    g->gemms[first + k].a_off = b[i].off;
-            if (!gm->exact)
-                rc = set_scales(x, 1, &gm->a_scale);
-            continue;
+    for (int i = 0; i < n_in && !rc; i++) {
+        const uint32_t rank = input_order(g, &g->ops[ops_of[i]], perm);
+        rc = input_xfer(g, seg, &g->ops[ops_of[i]], inputs[i], b[i].off);
+        for (int j = 0; j < count; j++) {
+            tc_op *op = &g->ops[first + j];
+            if (!op->a_dev && op->x == inputs[i] && input_order(g, op, other) == rank &&
+                !memcmp(perm, other, rank * sizeof *perm))
+                op->a_off = b[i].off;
         }
-        tc_gemm *gm = &g->gemms[first + b[i].first];
-        gm->c_off = b[i].off;
-        for (int k = b[i].first + 1; k < count; k++)
-            if (g->gemms[first + k].x == b[i].node)
-                g->gemms[first + k].a_off = b[i].off;
-        if (gm->out_int8)
-            continue;
-        tpub_xfer *x = new_xfer(seg, false);
-        if (!x) {
-            rc = -1;
-            break;
-        }
-        *x = (tpub_xfer){.off = b[i].off, .rows = gm->batch * gm->m, .cols = gm->n,
-                         .ld = gm->n, .dev_type = HLO_S32,
-                         .host_type = gm->exact ? HLO_S32 : HLO_F32};
-        if (!gm->exact)
-            rc = set_scales(x, gm->n, gm->acc_scale);
+    }
+    for (int j = 0; j < count && !rc; j++) {
+        tc_op *op = &g->ops[first + j];
+        op->c_off = b[n_in + j].off;
+        for (int k = j + 1; k < count; k++)
+            if (g->ops[first + k].a_dev && g->ops[first + k].via == first + j)
+                g->ops[first + k].a_off = op->c_off;
+        if (op->to_host)
+            rc = output_xfer(g, seg, op);
     }
     free(b);
+    free(inputs);
+    free(ops_of);
     return rc ? tc_fail(g, NULL, "out of memory") : 0;
 }
 
-/* Weights in tile order (docs/command-stream.md, B_TILED) and GEMM parameters. */
-static int const_image(tc_graph *g, tpub_package *p)
+/* A GEMM's weights in tile order (docs/command-stream.md, B_TILED), each batch index's after the
+ * last; weight row k goes to A's column krow[k] when the GEMM reads a view in place. */
+static void gemm_tiles(const tc_graph *g, const tc_op *op, uint8_t *image)
+{
+    const uint32_t N = g->array_n, KT = tiles(op->k, N);
+    const uint64_t per_batch = (uint64_t)KT * tiles(op->n, N) * N * N;
+    for (uint32_t b = 0; b < op->batch; b++)
+        for (uint32_t k = 0; k < op->k; k++) {
+            const uint32_t row = op->a_dev && op->krow ? (uint32_t)op->krow[k] : k;
+            for (uint32_t n = 0; n < op->n; n++) {
+                const uint64_t tile = (uint64_t)(n / N) * KT + row / N;
+                image[b * per_batch + tile * N * N + (row % N) * N + n % N] =
+                    (uint8_t)op->wq[((size_t)b * op->k + k) * op->n + n];
+            }
+        }
+}
+
+/* A convolution's kernel in the CONV2D tile order (firmware/firmware.h): tile (kt, nt) at
+ * (nt * KT + kt) * N * N, column j output channel nt * N + j; a tile row is, in packed runs, byte
+ * t * N + r of a kernel row's kw * c bytes (dx, channel), else channel cc * N + r of one (dy,
+ * dx). */
+static void conv_tiles(const tc_graph *g, const tc_op *op, uint8_t *image)
+{
+    const tpub_conv *v = &op->cv;
+    const uint32_t N = g->array_n, KT = (uint32_t)tpub_conv_k_tiles(v, N);
+    const bool packed = tpub_conv_packed(v, N);
+    const uint32_t runs = tiles(v->kw * v->c, N), cc = tiles(v->c, N);
+    for (uint32_t t = 0; t < KT; t++)
+        for (uint32_t r = 0; r < N; r++) {
+            uint32_t dy, dx, ci;
+            if (packed) {
+                const uint32_t byte = t % runs * N + r;
+                if (byte >= v->kw * v->c)
+                    continue;
+                dy = t / runs;
+                dx = byte / v->c;
+                ci = byte % v->c;
+            } else {
+                dy = t / cc / v->kw;
+                dx = t / cc % v->kw;
+                ci = t % cc * N + r;
+                if (ci >= v->c)
+                    continue;
+            }
+            const size_t row = ((size_t)dy * v->kw + dx) * v->c + ci;
+            for (uint32_t o = 0; o < v->cout; o++)
+                image[((uint64_t)(o / N) * KT + t) * N * N + r * N + o % N] =
+                    (uint8_t)op->wq[row * op->n + o];
+        }
+}
+
+static uint64_t weight_bytes(const tc_graph *g, const tc_op *op)
 {
     const uint32_t N = g->array_n;
+    return op->kind == TC_CONV
+               ? tpub_conv_k_tiles(&op->cv, N) * tiles(op->n, N) * N * N
+               : (uint64_t)op->batch * tiles(op->k, N) * tiles(op->n, N) * N * N;
+}
+
+/* Weights and kernels in tile order, and the operations' parameters. */
+static int const_image(tc_graph *g, tpub_package *p)
+{
     uint64_t at = 0;
-    for (int i = 0; i < g->n_gemms; i++) {
-        tc_gemm *gm = &g->gemms[i];
-        gm->b_off = at;
-        at = align_up(at + (uint64_t)gm->batch * tiles(gm->k, N) * tiles(gm->n, N) * N * N);
-        if (gm->bias_q || gm->out_int8) {
-            gm->p_off = at;
-            at = align_up(at + 12ull * gm->n);
+    for (int i = 0; i < g->n_ops; i++) {
+        tc_op *op = &g->ops[i];
+        op->b_off = at;
+        at = align_up(at + weight_bytes(g, op));
+        if (op->bias_q || op->out_int8) {
+            op->p_off = at;
+            at = align_up(at + 12ull * op->n);
         }
     }
     p->const_bytes = at;
     if (!(p->const_image = calloc(at ? at : 1, 1)))
         return tc_fail(g, NULL, "out of memory for the package's constant image (%llu bytes of "
                        "weights and parameters)", (unsigned long long)at);
-    for (int i = 0; i < g->n_gemms; i++) {
-        const tc_gemm *gm = &g->gemms[i];
-        const uint32_t KT = tiles(gm->k, N);
-        const uint64_t per_batch = (uint64_t)KT * tiles(gm->n, N) * N * N;
-        for (uint32_t b = 0; b < gm->batch; b++)
-            for (uint32_t k = 0; k < gm->k; k++)
-                for (uint32_t n = 0; n < gm->n; n++) {
-                    uint64_t tile = (uint64_t)(n / N) * KT + k / N;
-                    p->const_image[gm->b_off + b * per_batch + tile * N * N + (k % N) * N +
-                                   n % N] = (uint8_t)gm->wq[((size_t)b * gm->k + k) * gm->n + n];
-                }
-        if (!(gm->bias_q || gm->out_int8))
+    for (int i = 0; i < g->n_ops; i++) {
+        const tc_op *op = &g->ops[i];
+        if (op->kind == TC_CONV)
+            conv_tiles(g, op, p->const_image + op->b_off);
+        else
+            gemm_tiles(g, op, p->const_image + op->b_off);
+        if (!(op->bias_q || op->out_int8))
             continue;
-        for (uint32_t j = 0; j < gm->n; j++) {
-            int32_t v[3] = {gm->bias_q ? gm->bias_q[j] : 0, gm->out_int8 ? gm->mult[j] : 1,
-                            gm->out_int8 ? gm->shift[j] : 0};
+        for (uint32_t j = 0; j < op->n; j++) {
+            int32_t v[3] = {op->bias_q ? op->bias_q[j] : 0, op->out_int8 ? op->mult[j] : 1,
+                            op->out_int8 ? op->shift[j] : 0};
             for (int f = 0; f < 3; f++)
                 for (int byte = 0; byte < 4; byte++)
-                    p->const_image[gm->p_off + 4ull * (f * gm->n + j) + byte] =
+                    p->const_image[op->p_off + 4ull * (f * op->n + j) + byte] =
                         (uint8_t)((uint32_t)v[f] >> (8 * byte));
         }
     }
@@ -197,238 +335,72 @@ static char *dup(const char *s)
     return d;
 }
 
-/* One command per GEMM of a batch: batch b's A, B and C follow batch b - 1's. */
-static int make_gemms(tc_graph *g, tpub_package *p)
+/* The fused nodes' names in chain order, comma-separated, into t. */
+static void fused_names(const tc_graph *g, const tc_op *op, hlo_text *t)
+{
+    hlo_text_printf(t, "%s", "");
+    for (int i = op->dot + 1; i <= op->out; i++)
+        if (i == op->bias || i == op->relu || i == op->pool)
+            hlo_text_printf(t, "%s%s", t->len ? "," : "", g->nodes[i].name);
+}
+
+/* The device's flags for op, the command's (docs/command-stream.md). */
+static uint32_t op_flags(const tc_op *op)
+{
+    uint32_t flags = op->kind == TC_GEMM ? TPUB_GEMM_B_TILED : 0;
+    flags |= op->bias_q ? TPUB_GEMM_BIAS : 0;
+    flags |= op->relu >= 0 ? TPUB_GEMM_RELU : 0;
+    flags |= op->out_int8 ? TPUB_GEMM_OUT_INT8 : 0;
+    flags |= op->a_unsigned ? TPUB_GEMM_A_UNSIGNED : 0;
+    flags |= op->pool >= 0 ? TPUB_CONV_POOL : 0;
+    return flags;
+}
+
+/* The segments' operations: one command per GEMM of a batch (batch b's A, B and C follow batch
+ * b - 1's), one per convolution. */
+static int make_ops(tc_graph *g, tpub_package *p)
 {
     const uint32_t N = g->array_n;
-    for (int i = 0; i < g->n_gemms; i++) {
-        const tc_gemm *gm = &g->gemms[i];
-        tpub_segment *s = &p->segments[gm->seg];
-        tpub_op *q = realloc(s->ops, ((size_t)s->n_ops + gm->batch) * sizeof *q);
+    for (int i = 0; i < g->n_ops; i++) {
+        const tc_op *op = &g->ops[i];
+        tpub_segment *s = &p->segments[op->seg];
+        tpub_op *q = realloc(s->ops, ((size_t)s->n_ops + op->batch) * sizeof *q);
         if (!q)
             return tc_fail(g, NULL, "out of memory");
         s->ops = q;
-        uint32_t flags = TPUB_GEMM_B_TILED;
-        flags |= gm->bias_q ? TPUB_GEMM_BIAS : 0;
-        flags |= gm->relu >= 0 ? TPUB_GEMM_RELU : 0;
-        flags |= gm->out_int8 ? TPUB_GEMM_OUT_INT8 : 0;
-        flags |= gm->a_unsigned ? TPUB_GEMM_A_UNSIGNED : 0;
-        const uint64_t b_bytes = (uint64_t)tiles(gm->k, N) * tiles(gm->n, N) * N * N;
-        const uint64_t c_elt = gm->out_int8 ? 1 : 4;
-        for (uint32_t b = 0; b < gm->batch; b++) {
+        const uint32_t flags = op_flags(op);
+        const bool params = flags & (TPUB_GEMM_BIAS | TPUB_GEMM_OUT_INT8);
+        const uint64_t b_bytes = (uint64_t)tiles(op->k, N) * tiles(op->n, N) * N * N;
+        const uint64_t c_elt = op->out_int8 ? 1 : 4;
+        for (uint32_t b = 0; b < op->batch; b++) {
             hlo_text name = {0}, fused = {0};
-            hlo_text_printf(&name, "%s", g->nodes[gm->dot].name);
-            if (gm->batch > 1)
+            hlo_text_printf(&name, "%s", g->nodes[op->dot].name);
+            if (op->batch > 1)
                 hlo_text_printf(&name, "[%u]", b);
-            hlo_text_printf(&fused, "%s", "");
-            if (gm->bias >= 0)
-                hlo_text_printf(&fused, "%s", g->nodes[gm->bias].name);
-            if (gm->relu >= 0)
-                hlo_text_printf(&fused, "%s%s", fused.len ? "," : "", g->nodes[gm->relu].name);
-            const uint64_t rows = (uint64_t)b * gm->m;
+            fused_names(g, op, &fused);
             q = &s->ops[s->n_ops++];
-            q->kind = TPUB_OP_GEMM;
-            q->gemm = (tpub_gemm){gm->m, gm->k, gm->n, flags, gm->a_off + rows * gm->k,
-                             gm->b_off + b * b_bytes, gm->c_off + rows * gm->n * c_elt,
-                             (flags & (TPUB_GEMM_BIAS | TPUB_GEMM_OUT_INT8)) ? gm->p_off : 0,
-                             gm->k, gm->n, name.s, fused.s};
-            if (name.oom || fused.oom || !q->gemm.name || !q->gemm.fused)
+            memset(q, 0, sizeof *q);
+            if (op->kind == TC_CONV) {
+                q->kind = TPUB_OP_CONV2D;
+                q->conv = op->cv;
+                q->conv.flags = flags;
+                q->conv.in_off = op->a_off;
+                q->conv.k_off = op->b_off;
+                q->conv.out_off = op->c_off;
+                q->conv.p_off = params ? op->p_off : 0;
+                q->conv.name = name.s;
+                q->conv.fused = fused.s;
+            } else {
+                const uint64_t rows = (uint64_t)b * op->m;
+                q->kind = TPUB_OP_GEMM;
+                q->gemm = (tpub_gemm){op->m, op->k, op->n, flags, op->a_off + rows * op->k,
+                                      op->b_off + b * b_bytes, op->c_off + rows * op->n * c_elt,
+                                      params ? op->p_off : 0, op->k, op->n, name.s, fused.s};
+            }
+            if (name.oom || fused.oom || !name.s || !fused.s)
                 return tc_fail(g, NULL, "out of memory");
         }
     }
-    return 0;
-}
-
-/* ---------------------------------------------------------- host program -- */
-
-typedef struct {
-    tc_graph *g;
-    hlo_text t;
-    char *done;      /* per node: printed (or needs no line) */
-    char *seg_done;  /* per segment */
-    bool *reducer;   /* per computation of the module: printed */
-} host_writer;
-
-static int emit_node(host_writer *w, int i);
-
-/* Segment s as one custom-call returning a tuple, then one get-tuple-element per output named
- * after the node it carries. */
-static int emit_segment(host_writer *w, int s)
-{
-    tc_graph *g = w->g;
-    if (w->seg_done[s])
-        return 0;
-    w->seg_done[s] = 1;
-    int n_ops = 0, n_res = 0, cap = g->n_gemms + 1;
-    int *ops = malloc((size_t)cap * sizeof *ops), *res = malloc((size_t)cap * sizeof *res);
-    if (!ops || !res) {
-        free(ops);
-        free(res);
-        return tc_fail(g, NULL, "out of memory");
-    }
-    int rc = 0;
-    for (int i = 0; i < g->n_gemms; i++) {
-        const tc_gemm *gm = &g->gemms[i];
-        if (gm->seg != s)
-            continue;
-        const tc_node *x = &g->nodes[gm->x];
-        bool internal = x->role == TC_DEVICE && g->gemms[x->gemm].out_int8;
-        bool seen = false;
-        for (int j = 0; j < n_ops; j++)
-            seen |= ops[j] == gm->x;
-        if (!internal && !seen) {
-            ops[n_ops++] = gm->x;
-            rc |= emit_node(w, gm->x);
-        }
-        if (!gm->out_int8)
-            res[n_res++] = gm->out;
-    }
-    if (!rc) {
-        hlo_text_printf(&w->t, "  segment.%d = (", s);
-        for (int j = 0; j < n_res; j++) {
-            const tc_gemm *gm = &g->gemms[g->nodes[res[j]].gemm];
-            hlo_shape sh = g->nodes[res[j]].shape;
-            if (gm->exact)
-                sh.type = HLO_S32;
-            hlo_text_printf(&w->t, "%s", j ? ", " : "");
-            hlo_print_shape(&w->t, &sh);
-        }
-        hlo_text_printf(&w->t, ") custom-call(");
-        for (int j = 0; j < n_ops; j++)
-            hlo_text_printf(&w->t, "%s%s", j ? ", " : "", g->nodes[ops[j]].name);
-        hlo_text_printf(&w->t, "), custom_call_target=\"tpu.segment.%d\"\n", s);
-        for (int j = 0; j < n_res; j++) {
-            const tc_node *nd = &g->nodes[res[j]];
-            hlo_text_printf(&w->t, "  %s = ", nd->name);
-            hlo_print_shape(&w->t, &nd->shape);
-            hlo_text_printf(&w->t, " get-tuple-element(segment.%d), index=%d\n", s, j);
-            w->done[res[j]] = 1;
-        }
-    }
-    free(ops);
-    free(res);
-    return rc;
-}
-
-static int emit_node(host_writer *w, int i)
-{
-    tc_graph *g = w->g;
-    tc_node *nd = &g->nodes[i];
-    if (w->done[i])
-        return 0;
-    if (nd->role == TC_DEVICE)
-        return emit_segment(w, g->gemms[nd->gemm].seg);
-    w->done[i] = 1;
-    if (nd->role == TC_CONST) {
-        hlo_print_constant(&w->t, false, nd->name, nd->value);
-        return 0;
-    }
-    if (nd->role == TC_INPUT) {
-        hlo_instr p = *nd->src;
-        p.parameter_number = nd->input;
-        hlo_print_instr(&w->t, g->m, &p, false, nd->name, &nd->shape, NULL, 0);
-        return 0;
-    }
-    const char **names = malloc(((size_t)nd->n_in + 1) * sizeof *names);
-    if (!names)
-        return tc_fail(g, NULL, "out of memory");
-    int rc = 0;
-    for (int j = 0; j < nd->n_in && !rc; j++) {
-        rc = emit_node(w, nd->in[j]);
-        names[j] = g->nodes[nd->in[j]].name;
-    }
-    if (!rc && nd->elem < 0)
-        hlo_print_instr(&w->t, g->m, nd->src, false, nd->name, &nd->shape, names, nd->n_in);
-    if (!rc && nd->elem >= 0) {
-        /* The tuple-valued instruction under its elements' base name, then every element. */
-        const int first = i - nd->elem;
-        const size_t base = strrchr(nd->name, '_') - nd->name;
-        char *tuple = malloc(base + 1);
-        if (!tuple) {
-            free(names);
-            return tc_fail(g, NULL, "out of memory");
-        }
-        memcpy(tuple, nd->name, base);
-        tuple[base] = 0;
-        hlo_print_instr(&w->t, g->m, nd->src, false, tuple, &nd->src->shape, names, nd->n_in);
-        for (int j = 0; j < nd->src->shape.n_tuple; j++) {
-            const tc_node *e = &g->nodes[first + j];
-            hlo_text_printf(&w->t, "  %s = ", e->name);
-            hlo_print_shape(&w->t, &e->shape);
-            hlo_text_printf(&w->t, " get-tuple-element(%s), index=%d\n", tuple, j);
-            w->done[first + j] = 1;
-        }
-        free(tuple);
-    }
-    free(names);
-    return rc;
-}
-
-/* Computation c of m after every computation it calls, each once (printed[] marks them). */
-static void print_callee(hlo_text *t, const hlo_module *m, int c, bool *printed)
-{
-    if (printed[c])
-        return;
-    printed[c] = true;
-    const hlo_computation *comp = &m->comps[c];
-    for (int i = 0; i < comp->n_instrs; i++) {
-        if (comp->instrs[i].to_apply >= 0)
-            print_callee(t, m, comp->instrs[i].to_apply, printed);
-        if (comp->instrs[i].calls >= 0)
-            print_callee(t, m, comp->instrs[i].calls, printed);
-    }
-    hlo_print_computation(t, m, c, NULL);
-    hlo_text_printf(t, "\n");
-}
-
-static int host_program(tc_graph *g, tpub_package *p)
-{
-    host_writer w = {g, {0}, calloc((size_t)g->n_nodes + 1, 1),
-                     calloc((size_t)g->n_segs + 1, 1),
-                     calloc((size_t)g->m->n_comps + 1, sizeof(bool))};
-    hlo_text body = {0};
-    int rc = (!w.done || !w.seg_done || !w.reducer) ? tc_fail(g, NULL, "out of memory") : 0;
-    /* Inputs first, in parameter order, then everything the outputs need. */
-    for (int k = 0; k < g->n_inputs && !rc; k++)
-        rc = emit_node(&w, g->inputs[k]);
-    for (int k = 0; k < g->n_outputs && !rc; k++)
-        rc = emit_node(&w, g->outputs[k]);
-    if (!rc) {
-        hlo_text_printf(&w.t, "  ROOT outputs = (");
-        for (int k = 0; k < g->n_outputs; k++) {
-            hlo_text_printf(&w.t, "%s", k ? ", " : "");
-            hlo_print_shape(&w.t, &g->nodes[g->outputs[k]].shape);
-        }
-        hlo_text_printf(&w.t, ") tuple(");
-        for (int k = 0; k < g->n_outputs; k++)
-            hlo_text_printf(&w.t, "%s%s", k ? ", " : "", g->nodes[g->outputs[k]].name);
-        hlo_text_printf(&w.t, ")\n}\n");
-        /* The reducers the host's reduce ops apply, before the ENTRY that uses them. */
-        hlo_text_printf(&body, "HloModule %s_host\n\n", g->m->name);
-        for (int i = 0; i < g->n_nodes; i++)
-            if (w.done[i] && g->nodes[i].role == TC_HOST && g->nodes[i].src->to_apply >= 0)
-                print_callee(&body, g->m, g->nodes[i].src->to_apply, w.reducer);
-        hlo_text_printf(&body, "ENTRY host {\n%s", w.t.s ? w.t.s : "");
-        if (body.oom || w.t.oom)
-            rc = tc_fail(g, NULL, "out of memory");
-    }
-    free(w.done);
-    free(w.seg_done);
-    free(w.reducer);
-    hlo_text_free(&w.t);
-    if (rc) {
-        hlo_text_free(&body);
-        return rc;
-    }
-    p->host_hlo = body.s;
-    /* The runtime parses this text: make sure it does. */
-    hlo_error e;
-    hlo_module *hm = hlo_parse(p->host_hlo, strlen(p->host_hlo), "host program", &e);
-    if (!hm || hlo_check(hm, "host program", &e)) {
-        hlo_module_free(hm);
-        return tc_fail(g, NULL, "internal error: the host program does not parse: %s", e.msg);
-    }
-    hlo_module_free(hm);
     return 0;
 }
 
@@ -478,7 +450,7 @@ int tc_emit(tc_graph *g, tpub_package *p)
             p->arena_bytes = end;
     }
     p->arena_bytes = align_up(p->arena_bytes ? p->arena_bytes : 1);
-    if (make_gemms(g, p) || host_program(g, p))
+    if (make_ops(g, p) || tc_host_program(g, p))
         return -1;
     return 0;
 }

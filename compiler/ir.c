@@ -1,5 +1,5 @@
 /* ir.c - the compiler's graph: built from the checked module with calls inlined and tuples
- * resolved, constants folded, then the device GEMMs picked, fused and grouped into segments. */
+ * resolved, constants folded; evaluated on calibration batches. Placement is place.c's. */
 #include "compiler/tpuc_internal.h"
 
 #include <stdarg.h>
@@ -67,7 +67,7 @@ static int add_node(tc_graph *g, const hlo_instr *src, int n_in, const int *in)
     }
     tc_node *nd = &g->nodes[g->n_nodes];
     *nd = (tc_node){.src = src, .elem = -1, .shape = src->shape, .n_in = n_in, .role = TC_HOST,
-                    .input = -1, .gemm = -1};
+                    .input = -1, .op = -1};
     nd->shape.n_tuple = 0;
     nd->shape.tuple = NULL;
     if (n_in && !(nd->in = malloc((size_t)n_in * sizeof *nd->in)))
@@ -137,8 +137,9 @@ static int inline_comp(tc_graph *g, int comp, const tval *args, tval *out)
                 rc = r->node < 0;
                 break;
             }
-            /* A variadic reduce: one node per element, consecutive, sharing the operands. */
-            if (in->opcode != HLO_OP_REDUCE) {
+            /* A variadic reduce or reduce-window: one node per element, consecutive, sharing
+             * the operands. */
+            if (in->opcode != HLO_OP_REDUCE && in->opcode != HLO_OP_REDUCE_WINDOW) {
                 rc = tc_fail(g, in, "'%s': tuple-valued %s is not supported", in->name,
                              in->opcode_name);
                 goto done;
@@ -280,8 +281,9 @@ void tc_graph_free(tc_graph *g)
         free(g->nodes[i].name);
         hlo_array_free(g->nodes[i].value);
     }
-    for (int i = 0; i < g->n_gemms; i++) {
-        tc_gemm *m = &g->gemms[i];
+    for (int i = 0; i < g->n_ops; i++) {
+        tc_op *m = &g->ops[i];
+        free(m->krow);
         free(m->wf);
         free(m->wq);
         free(m->bias_q);
@@ -292,7 +294,7 @@ void tc_graph_free(tc_graph *g)
     free(g->nodes);
     free(g->inputs);
     free(g->outputs);
-    free(g->gemms);
+    free(g->ops);
     free(g->cal_min);
     free(g->cal_max);
     hlo_text_free(&g->warnings);
@@ -321,14 +323,28 @@ static int eval_node(tc_graph *g, const tc_node *nd, hlo_array *const *ops, hlo_
     return 0;
 }
 
-static bool live(const tc_graph *g, int i) { return g->nodes[i].n_users > 0; }
+bool tc_live(const tc_graph *g, int i)
+{
+    return g->nodes[i].n_users > 0;
+}
+
+int tc_only_user(const tc_graph *g, int i)
+{
+    if (g->nodes[i].n_users != 1 || g->nodes[i].output)
+        return -1;
+    for (int u = i + 1; u < g->n_nodes; u++)
+        for (int j = 0; tc_live(g, u) && j < g->nodes[u].n_in; j++)
+            if (g->nodes[u].in[j] == i)
+                return u;
+    return -1;
+}
 
 int tc_fold(tc_graph *g)
 {
     hlo_array *ops[HLO_MAX_RANK + 8];
     for (int i = 0; i < g->n_nodes; i++) {
         tc_node *nd = &g->nodes[i];
-        if (!live(g, i) || nd->role != TC_HOST)
+        if (!tc_live(g, i) || nd->role != TC_HOST)
             continue;
         bool all = nd->n_in <= (int)(sizeof ops / sizeof *ops);
         for (int j = 0; all && j < nd->n_in; j++) {
@@ -350,294 +366,17 @@ int tc_fold(tc_graph *g)
     /* Constants only constants use are no longer needed. */
     for (int i = g->n_nodes - 1; i >= 0; i--) {
         tc_node *nd = &g->nodes[i];
-        if (nd->role == TC_CONST && live(g, i))
+        if (nd->role == TC_CONST && tc_live(g, i))
             for (int j = 0; j < nd->n_in; j++)
                 g->nodes[nd->in[j]].n_users--;
         if (nd->role == TC_CONST)
             nd->n_in = 0;
     }
     for (int i = 0; i < g->n_nodes; i++)
-        if (!live(g, i) && g->nodes[i].value && g->nodes[i].role == TC_CONST) {
+        if (!tc_live(g, i) && g->nodes[i].value && g->nodes[i].role == TC_CONST) {
             hlo_array_free(g->nodes[i].value);
             g->nodes[i].value = NULL;
         }
-    return 0;
-}
-
-/* ------------------------------------------------------------- placement -- */
-
-/* The single live user of node i, or -1. */
-static int only_user(const tc_graph *g, int i)
-{
-    if (g->nodes[i].n_users != 1 || g->nodes[i].output)
-        return -1;
-    for (int u = i + 1; u < g->n_nodes; u++)
-        for (int j = 0; live(g, u) && j < g->nodes[u].n_in; j++)
-            if (g->nodes[u].in[j] == i)
-                return u;
-    return -1;
-}
-
-static double elem(const hlo_array *a, int64_t i)
-{
-    switch (a->shape.type) {
-    case HLO_F32: return ((const float *)a->data)[i];
-    case HLO_S32: return ((const int32_t *)a->data)[i];
-    case HLO_S8: return ((const int8_t *)a->data)[i];
-    case HLO_U8: return ((const uint8_t *)a->data)[i];
-    default: return ((const uint8_t *)a->data)[i];
-    }
-}
-
-/* If node u is `v + c`, `c + v` or `v - c` with c a constant equal in every one of m rows of n,
- * returns c's node and sets *negate; else -1. */
-static int bias_of(const tc_graph *g, int u, int v, uint32_t m, uint32_t n, bool *negate)
-{
-    const tc_node *nd = &g->nodes[u];
-    int c = -1;
-    if (nd->src->opcode == HLO_OP_ADD)
-        c = nd->in[0] == v ? nd->in[1] : nd->in[1] == v ? nd->in[0] : -1;
-    else if (nd->src->opcode == HLO_OP_SUBTRACT && nd->in[0] == v && nd->in[1] != v)
-        c = nd->in[1];
-    if (c < 0 || g->nodes[c].role != TC_CONST)
-        return -1;
-    const hlo_array *a = g->nodes[c].value;
-    for (uint64_t i = 1; i < m; i++)
-        if (memcmp((const char *)a->data + i * n * hlo_type_size(a->shape.type), a->data,
-                   n * hlo_type_size(a->shape.type)))
-            return -1;
-    *negate = nd->src->opcode == HLO_OP_SUBTRACT;
-    return c;
-}
-
-/* Node u is `maximum(v, 0)` or `maximum(0, v)` with a constant of zeros. */
-static bool is_relu(const tc_graph *g, int u, int v)
-{
-    const tc_node *nd = &g->nodes[u];
-    if (nd->src->opcode != HLO_OP_MAXIMUM)
-        return false;
-    int c = nd->in[0] == v ? nd->in[1] : nd->in[1] == v ? nd->in[0] : -1;
-    if (c < 0 || g->nodes[c].role != TC_CONST)
-        return false;
-    const hlo_array *a = g->nodes[c].value;
-    for (int64_t i = 0; i < a->shape.elements; i++)
-        if (elem(a, i) != 0)
-            return false;
-    return true;
-}
-
-/* Why dot node d stays on the host, or NULL when the device can run it (then batch, m, k, n
- * set): batch dimensions lead the left-hand side, contracting dimensions trail it. */
-static const char *device_dot(const tc_graph *g, int d, uint32_t *batch, uint32_t *m, uint32_t *k,
-                              uint32_t *n, bool *exact)
-{
-    const tc_node *nd = &g->nodes[d];
-    const hlo_instr *in = nd->src;
-    const tc_node *l = &g->nodes[nd->in[0]], *r = &g->nodes[nd->in[1]];
-    if (r->role != TC_CONST)
-        return "its right-hand side is computed at run time (the device's B operand is weights)";
-    hlo_type lt = l->shape.type, rt = r->shape.type, ot = nd->shape.type;
-    if (lt == HLO_F32 && rt == HLO_F32 && ot == HLO_F32)
-        *exact = false;
-    else if ((lt == HLO_S8 || lt == HLO_U8) && rt == HLO_S8 && ot == HLO_S32)
-        *exact = true;
-    else
-        return "element types the device does not multiply (f32 x f32 or s8/u8 x s8 -> s32)";
-    const hlo_ints *lc = &in->lhs_contracting_dims, *lb = &in->lhs_batch_dims;
-    int lr = l->shape.rank, nc = lc->present ? lc->n : 0, nb = lb->present ? lb->n : 0;
-    for (int i = 0; i < nb; i++)
-        if (lb->v[i] != i)
-            return "its batch dimensions are not the left-hand side's leading ones";
-    for (int i = 0; i < nc; i++)
-        if (lc->v[i] != lr - nc + i)
-            return "its left-hand side does not contract its trailing dimensions in order";
-    int64_t bb = 1, kk = 1;
-    for (int i = 0; i < nb; i++)
-        bb *= l->shape.dims[i];
-    for (int i = lr - nc; i < lr; i++)
-        kk *= l->shape.dims[i];
-    if (bb == 0 || kk == 0 || l->shape.elements == 0 || r->shape.elements == 0)
-        return "an empty operand";
-    int64_t mm = l->shape.elements / kk / bb, n2 = r->shape.elements / kk / bb;
-    if (mm > 65535 * 1024LL || kk > (1 << 24) || n2 > (1 << 24) || bb > 65536)
-        return "dimensions beyond what the GEMM commands address";
-    *batch = (uint32_t)bb;
-    *m = (uint32_t)mm;
-    *k = (uint32_t)kk;
-    *n = (uint32_t)n2;
-    return NULL;
-}
-
-/* The weights of dot d as batch x k x n row-major: the rhs's batch dims (in the listed order)
- * make the batch index, its contracting dims the row, the remaining dims (in order) the column. */
-static int take_weights(tc_graph *g, tc_gemm *gm)
-{
-    const tc_node *nd = &g->nodes[gm->dot];
-    const hlo_array *w = g->nodes[nd->in[1]].value;
-    const hlo_ints *rc = &nd->src->rhs_contracting_dims, *rb = &nd->src->rhs_batch_dims;
-    int rank = w->shape.rank, nc = rc->present ? rc->n : 0, nb = rb->present ? rb->n : 0;
-    int64_t step_b[HLO_MAX_RANK] = {0}, step_k[HLO_MAX_RANK] = {0}, step_n[HLO_MAX_RANK] = {0};
-    int64_t idx[HLO_MAX_RANK] = {0};
-    bool taken[HLO_MAX_RANK] = {false};
-    int64_t s = 1;
-    for (int i = nb - 1; i >= 0; i--) {
-        step_b[rb->v[i]] = s;
-        taken[rb->v[i]] = true;
-        s *= w->shape.dims[rb->v[i]];
-    }
-    s = 1;
-    for (int i = nc - 1; i >= 0; i--) {
-        step_k[rc->v[i]] = s;
-        taken[rc->v[i]] = true;
-        s *= w->shape.dims[rc->v[i]];
-    }
-    s = 1;
-    for (int i = rank - 1; i >= 0; i--)
-        if (!taken[i]) {
-            step_n[i] = s;
-            s *= w->shape.dims[i];
-        }
-    size_t count = (size_t)gm->batch * gm->k * gm->n;
-    if (gm->exact ? !(gm->wq = malloc(count)) : !(gm->wf = malloc(count * sizeof(float))))
-        return tc_oom(g, gm->dot, "the weights", count * (gm->exact ? 1 : sizeof(float)));
-    for (int64_t e = 0; e < w->shape.elements; e++) {
-        int64_t bb = 0, kk = 0, nn = 0;
-        for (int i = 0; i < rank; i++) {
-            bb += idx[i] * step_b[i];
-            kk += idx[i] * step_k[i];
-            nn += idx[i] * step_n[i];
-        }
-        size_t at = ((size_t)bb * gm->k + (size_t)kk) * gm->n + (size_t)nn;
-        if (gm->exact)
-            gm->wq[at] = ((const int8_t *)w->data)[e];
-        else
-            gm->wf[at] = ((const float *)w->data)[e];
-        for (int i = rank - 1; i >= 0 && ++idx[i] == w->shape.dims[i]; i--)
-            idx[i] = 0;
-    }
-    return 0;
-}
-
-/* Picks the device dots and fuses bias and ReLU into them. */
-static int pick_gemms(tc_graph *g)
-{
-    for (int d = 0; d < g->n_nodes; d++) {
-        tc_node *nd = &g->nodes[d];
-        uint32_t batch, m, k, n;
-        bool exact;
-        if (!live(g, d) || nd->role != TC_HOST || nd->src->opcode != HLO_OP_DOT ||
-            (nd->host_reason = device_dot(g, d, &batch, &m, &k, &n, &exact)))
-            continue;
-        tc_gemm *p = realloc(g->gemms, ((size_t)g->n_gemms + 1) * sizeof *p);
-        if (!p)
-            return tc_fail(g, NULL, "out of memory");
-        g->gemms = p;
-        tc_gemm *gm = &g->gemms[g->n_gemms];
-        *gm = (tc_gemm){.dot = d, .bias = -1, .relu = -1, .out = d, .x = nd->in[0],
-                        .exact = exact, .batch = batch, .m = m, .k = k, .n = n,
-                        .seg = -1};
-        if (take_weights(g, gm))
-            return -1;
-        int u = only_user(g, d);
-        bool negate = false;
-        int c = u >= 0 ? bias_of(g, u, d, batch * m, n, &negate) : -1;
-        if (c >= 0) {
-            const hlo_array *b = g->nodes[c].value;
-            if (!(gm->bias_q = malloc(n * sizeof *gm->bias_q)) ||
-                (!exact && !(gm->acc_scale = malloc(n * sizeof(float)))))
-                return tc_fail(g, NULL, "out of memory");
-            /* Float biases wait in acc_scale until quant.c turns them into integers. */
-            for (uint32_t j = 0; j < n; j++) {
-                if (exact)
-                    gm->bias_q[j] = (int32_t)(negate ? 0u - (uint32_t)((const int32_t *)b->data)[j]
-                                                     : (uint32_t)((const int32_t *)b->data)[j]);
-                else
-                    gm->acc_scale[j] = negate ? -((const float *)b->data)[j]
-                                              : ((const float *)b->data)[j];
-            }
-            gm->bias = gm->out = u;
-            u = only_user(g, u);
-        }
-        if (u >= 0 && is_relu(g, u, gm->out))
-            gm->relu = gm->out = u;
-        for (int i = d; i <= gm->out; i++)
-            if (i == d || i == gm->bias || i == gm->relu) {
-                g->nodes[i].role = TC_DEVICE;
-                g->nodes[i].gemm = g->n_gemms;
-            }
-        g->n_gemms++;
-    }
-    return 0;
-}
-
-/* Could node v (a float GEMM's value) stay on the device as int8? Only when every user is a
- * float device GEMM taking it as A. */
-static bool int8_candidate(const tc_graph *g, int v)
-{
-    const tc_node *nd = &g->nodes[v];
-    if (nd->role != TC_DEVICE || nd->output || g->gemms[nd->gemm].out != v ||
-        g->gemms[nd->gemm].exact)
-        return false;
-    for (int u = v + 1; u < g->n_nodes; u++)
-        for (int j = 0; live(g, u) && j < g->nodes[u].n_in; j++)
-            if (g->nodes[u].in[j] == v) {
-                const tc_node *un = &g->nodes[u];
-                if (un->role != TC_DEVICE || g->gemms[un->gemm].dot != u || j != 0 ||
-                    g->gemms[un->gemm].exact)
-                    return false;
-            }
-    return true;
-}
-
-/* Segments: a GEMM joins the open segment unless its A is a host value that depends on that
- * segment's results; avail[i] is the last segment node i's value depends on (-1: none). */
-static int make_segments(tc_graph *g)
-{
-    int *avail = malloc(((size_t)g->n_nodes + 1) * sizeof *avail);
-    if (!avail)
-        return tc_fail(g, NULL, "out of memory");
-    int open = -1;
-    for (int i = 0; i < g->n_nodes; i++) {
-        tc_node *nd = &g->nodes[i];
-        avail[i] = -1;
-        if (!live(g, i) || nd->role == TC_CONST || nd->role == TC_INPUT)
-            continue;
-        if (nd->role == TC_HOST) {
-            for (int j = 0; j < nd->n_in; j++)
-                if (avail[nd->in[j]] > avail[i])
-                    avail[i] = avail[nd->in[j]];
-            continue;
-        }
-        tc_gemm *gm = &g->gemms[nd->gemm];
-        if (i == gm->dot) {
-            const tc_node *x = &g->nodes[gm->x];
-            bool on_device = open >= 0 && int8_candidate(g, gm->x) &&
-                             g->gemms[x->gemm].seg == open;
-            if (!on_device && (open < 0 || avail[gm->x] >= open))
-                open++;
-            gm->seg = open;
-        }
-        avail[i] = gm->seg;
-    }
-    g->n_segs = open + 1;
-    free(avail);
-    /* int8 between GEMMs only where every consumer ended up in the producer's segment. */
-    for (int i = 0; i < g->n_gemms; i++) {
-        tc_gemm *gm = &g->gemms[i];
-        if (!int8_candidate(g, gm->out))
-            continue;
-        gm->out_int8 = true;
-        for (int j = i + 1; j < g->n_gemms; j++)
-            if (g->gemms[j].x == gm->out && g->gemms[j].seg != gm->seg)
-                gm->out_int8 = false;
-    }
-    return 0;
-}
-
-int tc_place(tc_graph *g)
-{
-    if (pick_gemms(g) || make_segments(g))
-        return -1;
     return 0;
 }
 
@@ -649,7 +388,7 @@ int tc_eval(tc_graph *g, hlo_array *const *inputs, hlo_array **vals)
     for (int i = 0; i < g->n_nodes; i++) {
         tc_node *nd = &g->nodes[i];
         vals[i] = NULL;
-        if (!live(g, i))
+        if (!tc_live(g, i))
             continue;
         if (nd->role == TC_CONST) {
             vals[i] = nd->value;

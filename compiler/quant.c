@@ -1,11 +1,13 @@
-/* quant.c - calibration and int8 quantization of the float GEMMs.
+/* quant.c - calibration and int8 quantization of the float GEMMs and convolutions.
  *
- * Weights: symmetric per output column (across the batch of a batched dot), scale =
- * max|w| / 127, q = round(w / scale) in [-127, 127]. Activations: per tensor from the range calibration saw: u8 with scale max / 255
- * when the value never went negative (inputs in [0, 1], ReLU outputs), else s8 with
- * max|x| / 127. Bias: int32 in accumulator units (a_scale * w_scale). A GEMM whose result feeds
- * only GEMMs of its segment hands it on as int8: requantized on the device with a fixed-point
- * multiplier mult / 2^shift = acc_scale / out_scale (docs/isa.md, ACTIVATE). */
+ * Weights: symmetric per output column (a dot's, across the batch of a batched dot; a
+ * convolution's output channel), scale = max|w| / 127, q = round(w / scale) in [-127, 127].
+ * Activations: per tensor from the range calibration saw: u8 with scale max / 255 when the value
+ * never went negative (inputs in [0, 1], ReLU outputs), else s8 with max|x| / 127. Bias: int32
+ * in accumulator units (a_scale * w_scale). A result read in place by operations of its segment,
+ * or pooled, is requantized to int8 on the device with a fixed-point multiplier mult / 2^shift =
+ * acc_scale / out_scale (docs/isa.md, ACTIVATE); out_scale comes from the range of the fused
+ * chain's last value (the pooled one, when pooled). */
 #include "compiler/tpuc_internal.h"
 
 #include <float.h>
@@ -14,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool any_float_gemm(const tc_graph *g)
+static bool any_float_op(const tc_graph *g)
 {
-    for (int i = 0; i < g->n_gemms; i++)
-        if (!g->gemms[i].exact)
+    for (int i = 0; i < g->n_ops; i++)
+        if (!g->ops[i].exact)
             return true;
     return false;
 }
@@ -71,11 +73,12 @@ static void observe(tc_graph *g, int node, const hlo_array *a)
 
 int tc_calibrate(tc_graph *g, hlo_array *const *calib, int n_calib)
 {
-    if (!any_float_gemm(g))
+    if (!any_float_op(g))
         return 0;
     if (n_calib != g->n_inputs)
         return tc_fail(g, NULL,
-                       "the float GEMMs need calibration samples: one array per model input "
+                       "the float GEMMs and convolutions need calibration samples: one array per "
+                       "model input "
                        "(%d) with --calibrate, %d given", g->n_inputs, n_calib);
     if (check_samples(g, calib, n_calib))
         return -1;
@@ -123,11 +126,11 @@ int tc_calibrate(tc_graph *g, hlo_array *const *calib, int n_calib)
             memcpy(ins[k]->data, (const char *)calib[k]->data + (size_t)b * bytes, bytes);
         }
         if (!rc && !(rc = tc_eval(g, ins, vals)))
-            for (int i = 0; i < g->n_gemms; i++) {
-                const tc_gemm *gm = &g->gemms[i];
-                if (!gm->exact) {
-                    observe(g, gm->x, vals[gm->x]);
-                    observe(g, gm->out, vals[gm->out]);
+            for (int i = 0; i < g->n_ops; i++) {
+                const tc_op *op = &g->ops[i];
+                if (!op->exact) {
+                    observe(g, op->x, vals[op->x]);
+                    observe(g, op->out, vals[op->out]);
                 }
             }
         tc_values_free(g, vals);
@@ -181,38 +184,40 @@ static int32_t round_i32(double v)
     return (int32_t)llround(v);
 }
 
-/* Non-finite weights and biases of float GEMM gm: an error, or replaced (NaN by 0, an infinity
+/* Non-finite weights and biases of float operation op: an error, or replaced (NaN by 0, an infinity
  * by the largest finite magnitude of its column, with its sign) with a warning. */
-static int finite_weights(tc_graph *g, tc_gemm *gm, float *bias_f)
+static int finite_weights(tc_graph *g, tc_op *op, float *bias_f)
 {
-    const tc_node *dot = &g->nodes[gm->dot];
+    const tc_node *dot = &g->nodes[op->dot];
     const tc_node *w = &g->nodes[dot->in[1]];
-    const size_t rows = (size_t)gm->batch * gm->k;
+    const size_t rows = (size_t)op->batch * op->k;
     char what[160];
-    for (uint32_t j = 0; j < gm->n; j++) {
+    for (uint32_t j = 0; j < op->n; j++) {
         double mx = 0;
         bool bad = false;
         for (size_t k = 0; k < rows; k++) {
-            const float v = gm->wf[k * gm->n + j];
+            const float v = op->wf[k * op->n + j];
             bad |= !isfinite(v);
             if (isfinite(v) && fabs(v) > mx)
                 mx = fabs(v);
         }
         for (size_t k = 0; bad && k < rows; k++) {
-            float *v = &gm->wf[k * gm->n + j];
+            float *v = &op->wf[k * op->n + j];
             if (isfinite(*v))
                 continue;
             snprintf(what, sizeof what, "'%s': weights '%s' (as k x n: row %zu, column %u)",
                      dot->name, w->name, k, j);
-            if (nonfinite(g, w->src, what, (uint64_t)k * gm->n + j, *v))
+            if (nonfinite(g, w->src, what, (uint64_t)k * op->n + j, *v))
                 return -1;
             hlo_text_printf(&g->warnings, "taken as %g\n", isnan(*v) ? 0.0 : *v > 0 ? mx : -mx);
             *v = isnan(*v) ? 0.0f : (float)(*v > 0 ? mx : -mx);
         }
     }
-    const tc_node *add = gm->bias >= 0 ? &g->nodes[gm->bias] : NULL;
-    const tc_node *b = add ? &g->nodes[add->in[add->in[0] == gm->dot]] : NULL;
-    for (uint32_t j = 0; bias_f && j < gm->n; j++)
+    const tc_node *add = op->bias >= 0 ? &g->nodes[op->bias] : NULL;
+    const tc_node *b = add ? &g->nodes[g->nodes[add->in[0]].role == TC_CONST ? add->in[0]
+                                                                           : add->in[1]]
+                           : NULL;
+    for (uint32_t j = 0; bias_f && j < op->n; j++)
         if (!isfinite(bias_f[j])) {
             snprintf(what, sizeof what, "'%s': bias '%s' (column %u)", dot->name, b->name, j);
             if (nonfinite(g, b->src, what, j, bias_f[j]))
@@ -224,93 +229,91 @@ static int finite_weights(tc_graph *g, tc_gemm *gm, float *bias_f)
 }
 
 /* A scale the int8 arithmetic cannot use, reported against the tensor whose range made it. */
-static int check_scale(tc_graph *g, const tc_gemm *gm, double scale, const char *what, int node)
+static int check_scale(tc_graph *g, const tc_op *op, double scale, const char *what, int node)
 {
     if (isfinite(scale) && scale > 0)
         return 0;
     return tc_fail(g, g->nodes[node].src, "'%s': the scale of %s '%s' is %g (calibrated range "
-                   "[%g, %g]): beyond what float32 holds", g->nodes[gm->dot].name, what,
+                   "[%g, %g]): beyond what float32 holds", g->nodes[op->dot].name, what,
                    g->nodes[node].name, scale, g->cal_min ? g->cal_min[node] : 0.0,
                    g->cal_max ? g->cal_max[node] : 0.0);
 }
 
 int tc_quantize(tc_graph *g)
 {
-    for (int i = 0; i < g->n_gemms; i++) {
-        tc_gemm *gm = &g->gemms[i];
-        if (gm->exact) {
-            gm->a_unsigned = g->nodes[gm->x].shape.type == HLO_U8;
+    for (int i = 0; i < g->n_ops; i++) {
+        tc_op *op = &g->ops[i];
+        if (op->exact) {
+            op->a_unsigned = g->nodes[op->x].shape.type == HLO_U8;
             continue;
         }
-        const tc_node *x = &g->nodes[gm->x];
-        if (x->role == TC_DEVICE && g->gemms[x->gemm].out_int8 &&
-            g->gemms[x->gemm].seg == gm->seg) {
-            gm->a_scale = g->gemms[x->gemm].out_scale;
-            gm->a_unsigned = false;
+        if (op->a_dev) { /* the producer's int8 result, read in place */
+            op->a_scale = g->ops[op->via].out_scale;
+            op->a_unsigned = false;
         } else {
-            double mx = absmax(g, gm->x);
-            gm->a_unsigned = g->cal_min[gm->x] >= 0;
-            gm->a_scale = mx > 0 ? (float)(mx / (gm->a_unsigned ? 255.0 : 127.0)) : 1.0f;
-            if (check_scale(g, gm, gm->a_scale, "its input", gm->x))
+            double mx = absmax(g, op->x);
+            op->a_unsigned = g->cal_min[op->x] >= 0;
+            op->a_scale = mx > 0 ? (float)(mx / (op->a_unsigned ? 255.0 : 127.0)) : 1.0f;
+            if (check_scale(g, op, op->a_scale, "its input", op->x))
                 return -1;
         }
-        float *bias_f = gm->acc_scale; /* pick_gemms left the float bias here */
-        if (finite_weights(g, gm, bias_f)) {
+        float *bias_f = op->acc_scale; /* pick_gemms left the float bias here */
+        if (finite_weights(g, op, bias_f)) {
             free(bias_f);
-            gm->acc_scale = NULL;
+            op->acc_scale = NULL;
             return -1;
         }
-        const size_t rows = (size_t)gm->batch * gm->k; /* of every batch's weights */
-        if (!(gm->wq = malloc(rows * gm->n)) || !(gm->acc_scale = malloc(gm->n * sizeof(float)))) {
+        const size_t rows = (size_t)op->batch * op->k; /* of every batch's weights */
+        if (!(op->wq = malloc(rows * op->n)) || !(op->acc_scale = malloc(op->n * sizeof(float)))) {
             free(bias_f);
-            return tc_oom(g, gm->dot, "the int8 weights", rows * gm->n);
+            return tc_oom(g, op->dot, "the int8 weights", rows * op->n);
         }
-        gm->w_absmax_min = DBL_MAX;
-        gm->w_absmax_max = 0;
-        for (uint32_t j = 0; j < gm->n; j++) {
+        op->w_absmax_min = DBL_MAX;
+        op->w_absmax_max = 0;
+        for (uint32_t j = 0; j < op->n; j++) {
             double mx = 0;
             for (size_t k = 0; k < rows; k++) {
-                double w = fabs(gm->wf[k * gm->n + j]);
+                double w = fabs(op->wf[k * op->n + j]);
                 if (w > mx)
                     mx = w;
             }
-            if (mx < gm->w_absmax_min)
-                gm->w_absmax_min = mx;
-            if (mx > gm->w_absmax_max)
-                gm->w_absmax_max = mx;
+            if (mx < op->w_absmax_min)
+                op->w_absmax_min = mx;
+            if (mx > op->w_absmax_max)
+                op->w_absmax_max = mx;
             double ws = mx > 0 ? mx / 127.0 : 1.0;
             for (size_t k = 0; k < rows; k++) {
-                long q = lround(gm->wf[k * gm->n + j] / ws);
-                gm->wq[k * gm->n + j] = (int8_t)(q > 127 ? 127 : q < -127 ? -127 : q);
+                long q = lround(op->wf[k * op->n + j] / ws);
+                op->wq[k * op->n + j] = (int8_t)(q > 127 ? 127 : q < -127 ? -127 : q);
             }
-            gm->acc_scale[j] = (float)(gm->a_scale * ws);
-            if (!isfinite(gm->acc_scale[j])) {
+            op->acc_scale[j] = (float)(op->a_scale * ws);
+            if (!isfinite(op->acc_scale[j])) {
                 free(bias_f);
-                return tc_fail(g, g->nodes[g->nodes[gm->dot].in[1]].src, "'%s': column %u of "
+                return tc_fail(g, g->nodes[g->nodes[op->dot].in[1]].src, "'%s': column %u of "
                                "weights '%s' (max |w| %g) times the input scale %g overflows "
-                               "float32", g->nodes[gm->dot].name, j,
-                               g->nodes[g->nodes[gm->dot].in[1]].name, mx, (double)gm->a_scale);
+                               "float32", g->nodes[op->dot].name, j,
+                               g->nodes[g->nodes[op->dot].in[1]].name, mx, (double)op->a_scale);
             }
             if (bias_f)
-                gm->bias_q[j] = round_i32(bias_f[j] / ((double)gm->a_scale * ws));
+                op->bias_q[j] = round_i32(bias_f[j] / ((double)op->a_scale * ws));
         }
         free(bias_f);
-        if (!gm->out_int8)
+        if (!op->out_int8)
             continue;
-        double mx = absmax(g, gm->out);
-        gm->out_scale = mx > 0 ? (float)(mx / 127.0) : 1.0f;
-        if (check_scale(g, gm, gm->out_scale, "its output", gm->out))
+        double mx = absmax(g, op->out);
+        op->out_scale = mx > 0 ? (float)(mx / 127.0) : 1.0f;
+        if (check_scale(g, op, op->out_scale, "its output", op->out))
             return -1;
-        if (!(gm->mult = malloc(gm->n * sizeof *gm->mult)) ||
-            !(gm->shift = malloc(gm->n * sizeof *gm->shift)))
-            return tc_oom(g, gm->dot, "the requantization parameters", 8ull * gm->n);
-        for (uint32_t j = 0; j < gm->n; j++)
-            if (fixed_point((double)gm->acc_scale[j] / gm->out_scale, &gm->mult[j],
-                            &gm->shift[j]))
-                return tc_fail(g, g->nodes[gm->dot].src,
+        if (!(op->mult = malloc(op->n * sizeof *op->mult)) ||
+            !(op->shift = malloc(op->n * sizeof *op->shift)))
+            return tc_oom(g, op->dot, "the requantization parameters", 8ull * op->n);
+        for (uint32_t j = 0; j < op->n; j++)
+            if (fixed_point((double)op->acc_scale[j] / op->out_scale, &op->mult[j],
+                            &op->shift[j]))
+                return tc_fail(g, g->nodes[op->dot].src,
                                "'%s': column %u's requantization ratio %g has no fixed-point "
-                               "form", g->nodes[gm->dot].name, j,
-                               (double)gm->acc_scale[j] / gm->out_scale);
+                               "form", g->nodes[op->dot].name, j,
+                               (double)op->acc_scale[j] / op->out_scale);
     }
     return 0;
 }

@@ -159,7 +159,8 @@ int tpub_load(const char *path, tpub_package *out, char *err, size_t errlen);
 void tpub_free(tpub_package *pkg); /* frees everything reachable; pkg may be reused */
 
 /* Readable disassembly: signatures, arena map, segments with their transfers and operations
- * (tiles per GEMM and kernel), the host program and the report. Returns 0, or -1 if writing failed. */
+ * (tiles per GEMM and kernel), the host program and the report. Returns 0, or -1 if writing
+ * failed. */
 int tpub_dump(const tpub_package *pkg, FILE *out);
 
 #ifdef __cplusplus

@@ -15,61 +15,122 @@ static void range_i32(const int32_t *v, uint32_t n, long long *lo, long long *hi
     }
 }
 
-static void report_gemm(tc_graph *g, const tc_gemm *gm, int i)
+/* What becomes of operation i's result. */
+static const char *result_fate(const tc_graph *g, int i)
 {
-    hlo_text *t = &g->report;
-    hlo_text_printf(t, "    gemm %d  %s  ", i, g->nodes[gm->dot].name);
-    if (gm->batch > 1)
-        hlo_text_printf(t, "%u x ", gm->batch);
-    hlo_text_printf(t, "%u x %u x %u", gm->m, gm->k, gm->n);
-    if (gm->bias >= 0)
-        hlo_text_printf(t, " + %s (bias)", g->nodes[gm->bias].name);
-    if (gm->relu >= 0)
-        hlo_text_printf(t, " + %s (relu)", g->nodes[gm->relu].name);
-    hlo_text_printf(t, " -> %s\n", gm->out_int8 ? "s8, stays on the device"
-                                   : gm->exact ? "s32" : "s32, dequantized on the host");
+    const tc_op *op = &g->ops[i];
+    bool in_place = false;
+    for (int c = i + 1; c < g->n_ops; c++)
+        in_place |= g->ops[c].a_dev && g->ops[c].via == i;
+    if (op->out_int8 && in_place)
+        return op->to_host ? "s8, stays on the device and is dequantized on the host"
+                           : "s8, stays on the device";
+    if (op->out_int8)
+        return "s8, dequantized on the host";
+    return op->exact ? "s32" : "s32, dequantized on the host";
 }
 
-static void report_quant(tc_graph *g, const tc_gemm *gm)
+/* Where an operation's input comes from and how its layouts are folded, when that is news. */
+static void report_layout(tc_graph *g, const tc_op *op)
 {
     hlo_text *t = &g->report;
-    const char *name = g->nodes[gm->dot].name;
-    const tc_node *x = &g->nodes[gm->x];
+    if (op->a_dev) {
+        hlo_text_printf(t, "      reads %s's int8 result in place",
+                        g->nodes[g->ops[op->via].dot].name);
+        const char *sep = " through ";
+        for (int v = op->x; v != g->ops[op->via].out; v = g->nodes[v].in[0], sep = ", ")
+            hlo_text_printf(t, "%s%s", sep, g->nodes[v].name);
+        hlo_text_printf(t, "%s\n", op->krow ? "; weight rows permuted to its device order" : "");
+    }
+    if (op->kind != TC_CONV)
+        return;
+    uint32_t perm[4];
+    if (!op->a_dev && tc_nhwc_perm(op->in_nhwc, g->nodes[op->x].shape.dims, perm))
+        hlo_text_printf(t, "      input '%s' written NHWC: its dims (%u,%u,%u,%u) on the device\n",
+                        g->nodes[op->x].name, perm[0], perm[1], perm[2], perm[3]);
+    if (op->to_host && tc_nhwc_perm(op->out_nhwc, g->nodes[op->out].shape.dims, perm))
+        hlo_text_printf(t, "      result NHWC on the device, returned as its dims (%u,%u,%u,%u)\n",
+                        perm[0], perm[1], perm[2], perm[3]);
+}
+
+static void report_op(tc_graph *g, const tc_op *op, int i)
+{
+    hlo_text *t = &g->report;
+    const tpub_conv *v = &op->cv;
+    hlo_text_printf(t, "    %s %d  %s  ", op->kind == TC_CONV ? "conv" : "gemm", i,
+                    g->nodes[op->dot].name);
+    if (op->kind == TC_CONV) {
+        tpub_conv unpooled = *v;
+        unpooled.flags &= ~(uint32_t)TPUB_CONV_POOL;
+        uint32_t oh, ow;
+        tpub_conv_out_size(&unpooled, &oh, &ow);
+        hlo_text_printf(t, "%u x %ux%ux%u -> %ux%ux%u, kernel %ux%u, stride %ux%u, pad "
+                        "%u,%u,%u,%u", v->batch, v->h, v->w, v->c, oh, ow, v->cout, v->kh, v->kw,
+                        v->stride_h, v->stride_w, v->pad_top, v->pad_bottom, v->pad_left,
+                        v->pad_right);
+    } else {
+        if (op->batch > 1)
+            hlo_text_printf(t, "%u x ", op->batch);
+        hlo_text_printf(t, "%u x %u x %u", op->m, op->k, op->n);
+    }
+    for (int n = op->dot + 1; n <= op->out; n++) {
+        if (n == op->bias)
+            hlo_text_printf(t, " + %s (bias)", g->nodes[n].name);
+        if (n == op->relu)
+            hlo_text_printf(t, " + %s (relu)", g->nodes[n].name);
+        if (n == op->pool)
+            hlo_text_printf(t, " + %s (max pool %ux%u stride %ux%u)", g->nodes[n].name,
+                            v->pool_h, v->pool_w, v->pool_stride_h, v->pool_stride_w);
+    }
+    hlo_text_printf(t, " -> %s\n", result_fate(g, i));
+    report_layout(g, op);
+}
+
+static void report_quant(tc_graph *g, const tc_op *op)
+{
+    hlo_text *t = &g->report;
+    const char *name = g->nodes[op->dot].name;
+    const bool conv = op->kind == TC_CONV;
+    const tc_node *x = &g->nodes[op->x];
     long long lo, hi;
-    if (gm->exact) {
-        hlo_text_printf(t, "  %s: integer dot, exact on the device (A %s, B s8, s32 out)\n",
-                        name, gm->a_unsigned ? "u8" : "s8");
+    if (op->exact) {
+        hlo_text_printf(t, "  %s: integer %s, exact on the device (%s %s, %s s8, s32 out)\n",
+                        name, conv ? "convolution" : "dot", conv ? "input" : "A",
+                        op->a_unsigned ? "u8" : "s8", conv ? "kernel" : "B");
         return;
     }
-    if (x->role == TC_DEVICE && g->gemms[x->gemm].out_int8)
-        hlo_text_printf(t, "  %s: A = s8 result of %s, scale %.6g\n", name,
-                        g->nodes[g->gemms[x->gemm].dot].name, (double)gm->a_scale);
+    if (op->a_dev)
+        hlo_text_printf(t, "  %s: %s = s8 result of %s, scale %.6g\n", name,
+                        conv ? "input" : "A", g->nodes[g->ops[op->via].dot].name,
+                        (double)op->a_scale);
     else
-        hlo_text_printf(t, "  %s: A = '%s' f32 -> %s, scale %.6g (calibrated range [%.6g, "
-                        "%.6g])\n", name, x->name, gm->a_unsigned ? "u8" : "s8",
-                        (double)gm->a_scale, g->cal_min[gm->x], g->cal_max[gm->x]);
-    hlo_text_printf(t, "  %s: weights s8 per column, scale %.6g .. %.6g\n", name,
-                    gm->w_absmax_min / 127.0, gm->w_absmax_max / 127.0);
-    if (gm->bias_q) {
-        range_i32(gm->bias_q, gm->n, &lo, &hi);
+        hlo_text_printf(t, "  %s: %s = '%s' f32 -> %s, scale %.6g (calibrated range [%.6g, "
+                        "%.6g])\n", name, conv ? "input" : "A", x->name,
+                        op->a_unsigned ? "u8" : "s8", (double)op->a_scale, g->cal_min[op->x],
+                        g->cal_max[op->x]);
+    hlo_text_printf(t, "  %s: %s s8 per %s, scale %.6g .. %.6g\n", name,
+                    conv ? "kernel" : "weights", conv ? "output channel" : "column",
+                    op->w_absmax_min / 127.0, op->w_absmax_max / 127.0);
+    if (op->bias_q) {
+        range_i32(op->bias_q, op->n, &lo, &hi);
         hlo_text_printf(t, "  %s: bias int32 in [%lld, %lld]\n", name, lo, hi);
     }
-    if (gm->out_int8) {
+    if (op->out_int8) {
         long long slo, shi;
-        range_i32(gm->mult, gm->n, &lo, &hi);
-        range_i32(gm->shift, gm->n, &slo, &shi);
+        range_i32(op->mult, op->n, &lo, &hi);
+        range_i32(op->shift, op->n, &slo, &shi);
         hlo_text_printf(t, "  %s: output s8, scale %.6g (calibrated range [%.6g, %.6g]); "
                         "requantization mult %lld .. %lld, shift %lld .. %lld\n", name,
-                        (double)gm->out_scale, g->cal_min[gm->out], g->cal_max[gm->out], lo, hi,
+                        (double)op->out_scale, g->cal_min[op->out], g->cal_max[op->out], lo, hi,
                         slo, shi);
     } else {
         float smin = FLT_MAX, smax = 0;
-        for (uint32_t j = 0; j < gm->n; j++) {
-            smin = gm->acc_scale[j] < smin ? gm->acc_scale[j] : smin;
-            smax = gm->acc_scale[j] > smax ? gm->acc_scale[j] : smax;
+        for (uint32_t j = 0; j < op->n; j++) {
+            smin = op->acc_scale[j] < smin ? op->acc_scale[j] : smin;
+            smax = op->acc_scale[j] > smax ? op->acc_scale[j] : smax;
         }
-        hlo_text_printf(t, "  %s: output s32, dequantized per column, scale %.6g .. %.6g\n",
-                        name, (double)smin, (double)smax);
+        hlo_text_printf(t, "  %s: output s32, dequantized per %s, scale %.6g .. %.6g\n",
+                        name, conv ? "channel" : "column", (double)smin, (double)smax);
     }
 }
 
@@ -95,16 +156,21 @@ static void report(tc_graph *g, const tpub_package *p)
                     "bytes (%llu of weights and parameters)\n", g->array_n, g->array_n,
                     g->n_inputs, g->n_outputs, (unsigned long long)p->arena_bytes,
                     (unsigned long long)p->const_bytes);
+    int convs = 0;
+    for (int i = 0; i < g->n_ops; i++)
+        convs += g->ops[i].kind == TC_CONV;
     hlo_text_printf(t, "graph: %d instructions once calls are inlined: %d on the device "
-                    "(GEMMs: %d, segments: %d), %d on the host, %d constants or folded at "
-                    "compile time, %d unused\n", g->n_nodes - g->n_inputs,
-                    g->n_nodes - g->n_inputs - folded - host - dead, g->n_gemms, g->n_segs,
-                    host, folded, dead);
+                    "(GEMMs: %d, ", g->n_nodes - g->n_inputs,
+                    g->n_nodes - g->n_inputs - folded - host - dead, g->n_ops - convs);
+    if (convs)
+        hlo_text_printf(t, "convolutions: %d, ", convs);
+    hlo_text_printf(t, "segments: %d), %d on the host, %d constants or folded at compile time, "
+                    "%d unused\n", g->n_segs, host, folded, dead);
     for (int s = 0; s < g->n_segs; s++) {
         hlo_text_printf(t, "  device segment %d (custom-call tpu.segment.%d)\n", s, s);
-        for (int i = 0; i < g->n_gemms; i++)
-            if (g->gemms[i].seg == s)
-                report_gemm(g, &g->gemms[i], i);
+        for (int i = 0; i < g->n_ops; i++)
+            if (g->ops[i].seg == s)
+                report_op(g, &g->ops[i], i);
     }
     hlo_text_printf(t, "  on the host:");
     for (int i = 0, k = 0; i < g->n_nodes; i++) {
@@ -130,8 +196,8 @@ static void report(tc_graph *g, const tpub_package *p)
     }
     if (g->cal_samples)
         hlo_text_printf(t, "quantization (calibrated on %d samples):\n", g->cal_samples);
-    for (int i = 0; i < g->n_gemms; i++)
-        report_quant(g, &g->gemms[i]);
+    for (int i = 0; i < g->n_ops; i++)
+        report_quant(g, &g->ops[i]);
 }
 
 int tpuc_compile(const tpuc_options *o, tpub_package *out, char *err, size_t errlen)

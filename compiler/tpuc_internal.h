@@ -1,8 +1,10 @@
 /* tpuc_internal.h - the compiler's graph, shared by its stages (not a public interface).
  *
- * ir.c builds the graph (calls inlined, tuples resolved, constants folded), picks the device
- * GEMMs and their segments; quant.c calibrates and quantizes them; emit.c plans device memory and
- * writes the package. */
+ * ir.c builds the graph (calls inlined, tuples resolved, constants folded); place.c picks the
+ * device operations (GEMMs and convolutions), fuses their epilogues and groups them into
+ * segments; layout.c decides where device values sit (NHWC convolutions, views read in place);
+ * quant.c calibrates and quantizes them; emit.c plans device memory and the constant image,
+ * host.c writes the host program. */
 #ifndef TPUC_INTERNAL_H
 #define TPUC_INTERNAL_H
 
@@ -16,8 +18,12 @@ enum tc_role {
     TC_HOST,   /* evaluated by the host program */
     TC_CONST,  /* a constant (bound weight, literal or folded) */
     TC_INPUT,  /* a model input */
-    TC_DEVICE, /* part of a device GEMM (its dot, bias add or ReLU) */
+    TC_DEVICE, /* part of a device operation (its dot or convolution, bias add, ReLU, pooling) */
+    TC_VIEW,   /* a transpose, reshape or copy of a device result that the device operations
+                  reading it address in place: never computed */
 };
+
+enum tc_kind { TC_GEMM, TC_CONV };
 
 typedef struct {
     const hlo_instr *src; /* attributes and location, in the original module */
@@ -29,33 +35,47 @@ typedef struct {
     char *name;           /* unique among nodes; "<base>_<elem>" for elements of a tuple */
     int role;
     int input;            /* TC_INPUT: input number */
-    int gemm;             /* TC_DEVICE: its GEMM */
+    int op;               /* TC_DEVICE: its operation */
     int n_users;          /* live nodes using it, plus one per model output it is */
     bool output;          /* a model output */
     bool needed;          /* an output depends on it (before folding) */
-    const char *host_reason; /* why it stays on the host (static string): a dot the device
-                                cannot run, or a result too large to fold */
+    const char *host_reason; /* why it stays on the host (static string): a dot or convolution
+                                the device cannot run, a pooling it cannot fuse, a result too
+                                large to fold */
 } tc_node;
 
+/* A device operation: a GEMM (a dot, one command per batch index) or a convolution (one
+ * CONV2D), with what it fuses. */
 typedef struct {
-    int dot, bias, relu;  /* node ids (bias, relu: -1 when not fused) */
-    int out;              /* the last node of the chain: the GEMM's value */
-    int x;                /* the activation operand (A) */
-    bool exact;           /* integer dot (s8/u8 x s8 -> s32): no quantization */
-    bool a_unsigned;      /* A is u8 on the device */
-    bool out_int8;        /* output stays on the device as int8 for the next GEMM */
+    int kind;             /* enum tc_kind */
+    int dot;              /* the dot or convolution node */
+    int bias, relu, pool; /* fused nodes, -1 when not fused (pool: convolutions only) */
+    int out;              /* the last node of the chain: the operation's value */
+    int x;                /* the activation operand (A, or the convolution's input) */
+    int via;              /* the operation whose result x is, directly or through views that the
+                             device can address in place; -1 when x comes from the host */
+    int64_t *krow;        /* a GEMM with via: per weight row k, the column of A (in via's
+                             device layout) it multiplies; NULL for the identity */
+    bool exact;           /* integer (s8/u8 x s8 -> s32): no quantization */
+    bool a_unsigned;      /* the input is u8 on the device */
+    bool a_dev;           /* x is read in place from via's int8 result (same segment) */
+    bool out_int8;        /* the device requantizes the result to int8 */
+    bool to_host;         /* the result goes back to the host */
     int seg;
-    uint32_t batch, m, k, n; /* batch GEMMs of m x k x n, one per index of the batch dims */
-    float *wf;            /* float weights, batch x k x n row-major (float dots) */
+    uint32_t batch, m, k, n; /* weights: batch x k x n (a GEMM's m rows per batch index; a
+                                convolution's batch 1, k = kh * kw * c rows, n = cout) */
+    tpub_conv cv;         /* a convolution's geometry and flags (its offsets set by emit.c) */
+    int in_nhwc[4], out_nhwc[4]; /* a convolution's HLO dims of input and output, NHWC order */
+    float *wf;            /* float weights, batch x k x n row-major (float operations) */
     int8_t *wq;           /* int8 weights, batch x k x n row-major */
     int32_t *bias_q;      /* n, or NULL */
     int32_t *mult, *shift;/* n each, with out_int8 */
     float *acc_scale;     /* n: the real value of one accumulator unit per column */
-    float a_scale;        /* the real value of one unit of A */
+    float a_scale;        /* the real value of one unit of the input */
     float out_scale;      /* out_int8: the real value of one output unit */
     double w_absmax_min, w_absmax_max; /* over columns, for the report */
     uint64_t a_off, b_off, c_off, p_off;
-} tc_gemm;
+} tc_op;
 
 typedef struct {
     const hlo_module *m;
@@ -67,8 +87,8 @@ typedef struct {
     int *inputs;          /* node ids of the model inputs, in parameter order */
     int n_outputs;
     int *outputs;         /* node ids of the model outputs */
-    int n_gemms;
-    tc_gemm *gemms;
+    int n_ops;
+    tc_op *ops;
     int n_segs;
     /* calibration: per node, the range seen (valid where calibrated) */
     double *cal_min, *cal_max;
@@ -99,8 +119,37 @@ int tc_oom(tc_graph *g, int node, const char *what, uint64_t bytes);
 /* Takes the bound parameter arrays (params[k] set to NULL once the graph owns it). */
 int tc_build(tc_graph *g, hlo_array **params, int n_params);
 int tc_fold(tc_graph *g);
-int tc_place(tc_graph *g);
 void tc_graph_free(tc_graph *g);
+/* Whether node i is live (an output depends on it); its single live user, or -1. */
+bool tc_live(const tc_graph *g, int i);
+int tc_only_user(const tc_graph *g, int i);
+
+/* place.c */
+int tc_place(tc_graph *g);
+
+/* conv.c */
+/* Why convolution node d stays on the host, or NULL when the device runs it (then op's
+ * geometry, layouts, weight shape and exact set). */
+const char *tc_device_conv(tc_graph *g, int d, tc_op *op);
+/* The kernel of op's convolution as (kh, kw, c) x cout weights. */
+int tc_take_kernel(tc_graph *g, tc_op *op);
+/* Why reduce-window node u, which reads op's result, does not fuse into it as max pooling, or
+ * NULL when it does (then op's pooling geometry set). */
+const char *tc_device_pool(tc_graph *g, tc_op *op, int u);
+
+/* layout.c */
+/* Is node i a view (transpose, reshape, copy) the device could address in place? */
+bool tc_is_view(const tc_graph *g, int i);
+/* Sets op->via (and op->krow for a GEMM) when op's input is an earlier operation's result,
+ * directly or through views, that the device can read in place; via stays -1 otherwise.
+ * Returns 0, or -1 when out of memory. */
+int tc_find_via(tc_graph *g, tc_op *op);
+/* A convolution's geometry fits the core's unified buffer and accumulators for the array size
+ * n: one pooled output row of the firmware's bands (firmware/conv.c) with a single plane set. */
+bool tc_conv_fits(const tpub_conv *v, uint32_t n);
+/* The transfer permutation (tpub.h) that writes host dims `dims` (rank 4) in the order nhwc:
+ * the rank, 0 when the device order is the host's (dimensions of size 1 moving do not count). */
+uint32_t tc_nhwc_perm(const int nhwc[4], const int64_t *dims, uint32_t perm[4]);
 /* Evaluates the graph's nodes in order on one batch of inputs (n_inputs arrays); vals[i] gets
  * each node's value (constants borrowed: not freed by tc_values_free). */
 int tc_eval(tc_graph *g, hlo_array *const *inputs, hlo_array **vals);
@@ -112,5 +161,12 @@ int tc_quantize(tc_graph *g);
 
 /* emit.c */
 int tc_emit(tc_graph *g, tpub_package *out);
+/* The nodes segment s reads from the host, in its custom-call's operand order: one per node and
+ * device layout (*n_inputs of them; ops_of[i] the first operation reading input i). Returns
+ * the list (malloc'ed), or NULL when out of memory. */
+int *tc_segment_inputs(const tc_graph *g, int s, int *n_inputs, int **ops_of);
+
+/* host.c */
+int tc_host_program(tc_graph *g, tpub_package *p);
 
 #endif

@@ -1,0 +1,192 @@
+/* conv.c - convolutions on the device: which ones the CONV2D command runs, their kernels in
+ * (kh, kw, c) x cout order, and which max poolings fuse into them (docs/compiler.md).
+ *
+ * A pooling fuses when the device's requant(max over the window of relu(acc + bias)) is the
+ * quantized HLO result: the maximum commutes with ReLU and with the requantization (both are
+ * monotonic, mult > 0) and with adding a per-channel bias (constant over a spatial window), so
+ * pooling before or after the bias or the ReLU gives the same values. An init value that could
+ * exceed a window's maximum would change it: -inf (or the lowest float) fuses anywhere, and a
+ * value <= 0 after a ReLU (the window's maximum is then >= 0). */
+#include "compiler/tpuc_internal.h"
+
+#include <float.h>
+#include <stdlib.h>
+
+/* The device's limits on a window: strides and pads (u8 fields) and pooling windows. */
+#define STRIDE_MAX 255
+#define PAD_MAX 255
+#define POOL_MAX 15
+#define DIM_MAX 65535 /* h, w, c, cout: the core's row fields */
+
+static double value0(const hlo_array *a)
+{
+    switch (a->shape.type) {
+    case HLO_F32: return ((const float *)a->data)[0];
+    case HLO_S32: return ((const int32_t *)a->data)[0];
+    case HLO_S8: return ((const int8_t *)a->data)[0];
+    case HLO_U8: return ((const uint8_t *)a->data)[0];
+    default: return 0;
+    }
+}
+
+const char *tc_device_conv(tc_graph *g, int d, tc_op *op)
+{
+    const tc_node *nd = &g->nodes[d];
+    const hlo_instr *in = nd->src;
+    const tc_node *l = &g->nodes[nd->in[0]], *r = &g->nodes[nd->in[1]];
+    if (r->role != TC_CONST)
+        return "its kernel is computed at run time (the device's kernel is weights)";
+    const hlo_type lt = l->shape.type, rt = r->shape.type, ot = nd->shape.type;
+    if (lt == HLO_F32 && rt == HLO_F32 && ot == HLO_F32)
+        op->exact = false;
+    else if ((lt == HLO_S8 || lt == HLO_U8) && rt == HLO_S8 && ot == HLO_S32)
+        op->exact = true;
+    else
+        return "element types the device does not multiply (f32 x f32 or s8/u8 x s8 -> s32)";
+    const hlo_conv_dims *dl = &in->dim_labels;
+    if (dl->n_spatial != 2)
+        return "not a 2-D convolution (the device convolves two spatial dimensions)";
+    if (in->feature_group_count > 1)
+        return "a grouped convolution (feature_group_count > 1): the device convolves every "
+               "input channel";
+    if (in->batch_group_count > 1)
+        return "batch_group_count > 1 (the device convolves each image alone)";
+    const hlo_window_dim *wy = &in->window.dims[0], *wx = &in->window.dims[1];
+    if (wy->lhs_dilate != 1 || wx->lhs_dilate != 1)
+        return "a dilated input (lhs_dilate, a transposed convolution)";
+    if (wy->rhs_dilate != 1 || wx->rhs_dilate != 1)
+        return "a dilated kernel (rhs_dilate)";
+    if (wy->stride > STRIDE_MAX || wx->stride > STRIDE_MAX)
+        return "a stride beyond the device's 1..255";
+    if (wy->pad_lo < 0 || wy->pad_hi < 0 || wx->pad_lo < 0 || wx->pad_hi < 0 ||
+        wy->pad_lo > PAD_MAX || wy->pad_hi > PAD_MAX || wx->pad_lo > PAD_MAX ||
+        wx->pad_hi > PAD_MAX)
+        return "padding beyond the device's 0..255 on each side";
+    const int64_t *ld = l->shape.dims, *kd = r->shape.dims;
+    const int64_t b = ld[dl->input_batch_dim], h = ld[dl->input_spatial_dims[0]];
+    const int64_t w = ld[dl->input_spatial_dims[1]], c = ld[dl->input_feature_dim];
+    const int64_t cout = kd[dl->kernel_output_feature_dim];
+    if (nd->shape.elements == 0 || l->shape.elements == 0 || r->shape.elements == 0)
+        return "an empty operand or result";
+    if (h > DIM_MAX || w > DIM_MAX || c > DIM_MAX || cout > DIM_MAX || b > UINT32_MAX)
+        return "dimensions beyond the CONV2D command's (height, width and channels at most 65535)";
+    if ((uint64_t)l->shape.elements > UINT32_MAX || (uint64_t)nd->shape.elements * 4 > UINT32_MAX)
+        return "its input or result is beyond the device's 4 GiB of addresses";
+    op->cv = (tpub_conv){
+        .flags = TPUB_GEMM_OUT_INT8, /* the UB rows an int8 result needs: placed conservatively */
+        .batch = (uint32_t)b,
+        .h = (uint32_t)h,
+        .w = (uint32_t)w,
+        .c = (uint32_t)c,
+        .kh = (uint32_t)kd[dl->kernel_spatial_dims[0]],
+        .kw = (uint32_t)kd[dl->kernel_spatial_dims[1]],
+        .cout = (uint32_t)cout,
+        .stride_h = (uint32_t)wy->stride,
+        .stride_w = (uint32_t)wx->stride,
+        .pad_top = (uint32_t)wy->pad_lo,
+        .pad_bottom = (uint32_t)wy->pad_hi,
+        .pad_left = (uint32_t)wx->pad_lo,
+        .pad_right = (uint32_t)wx->pad_hi,
+    };
+    if (!tc_conv_fits(&op->cv, g->array_n))
+        return "a row of its output does not fit the core's unified buffer and accumulators "
+               "(docs/compiler.md)";
+    const int in_nhwc[4] = {dl->input_batch_dim, dl->input_spatial_dims[0],
+                            dl->input_spatial_dims[1], dl->input_feature_dim};
+    const int out_nhwc[4] = {dl->output_batch_dim, dl->output_spatial_dims[0],
+                             dl->output_spatial_dims[1], dl->output_feature_dim};
+    for (int k = 0; k < 4; k++) {
+        op->in_nhwc[k] = in_nhwc[k];
+        op->out_nhwc[k] = out_nhwc[k];
+    }
+    op->batch = 1;
+    op->m = (uint32_t)(nd->shape.elements / cout);
+    op->k = op->cv.kh * op->cv.kw * op->cv.c;
+    op->n = (uint32_t)cout;
+    return NULL;
+}
+
+int tc_take_kernel(tc_graph *g, tc_op *op)
+{
+    const tc_node *nd = &g->nodes[op->dot];
+    const hlo_conv_dims *dl = &nd->src->dim_labels;
+    const hlo_array *k = g->nodes[nd->in[1]].value;
+    const size_t count = (size_t)op->k * op->n;
+    if (op->exact ? !(op->wq = malloc(count)) : !(op->wf = malloc(count * sizeof(float))))
+        return tc_oom(g, op->dot, "the kernel", count * (op->exact ? 1 : sizeof(float)));
+    int64_t idx[HLO_MAX_RANK] = {0};
+    for (int64_t e = 0; e < k->shape.elements; e++) {
+        const size_t row = ((size_t)idx[dl->kernel_spatial_dims[0]] * op->cv.kw +
+                            (size_t)idx[dl->kernel_spatial_dims[1]]) *
+                               op->cv.c +
+                           (size_t)idx[dl->kernel_input_feature_dim];
+        const size_t at = row * op->n + (size_t)idx[dl->kernel_output_feature_dim];
+        if (op->exact)
+            op->wq[at] = ((const int8_t *)k->data)[e];
+        else
+            op->wf[at] = ((const float *)k->data)[e];
+        for (int d = k->shape.rank - 1; d >= 0 && ++idx[d] == k->shape.dims[d]; d--)
+            idx[d] = 0;
+    }
+    return 0;
+}
+
+/* Computation comp returns the maximum of its two parameters. */
+static bool max_reducer(const hlo_module *m, int comp)
+{
+    if (comp < 0)
+        return false;
+    const hlo_computation *c = &m->comps[comp];
+    const hlo_instr *r = &c->instrs[c->root];
+    if (r->opcode != HLO_OP_MAXIMUM || r->n_operands != 2)
+        return false;
+    const hlo_instr *a = &c->instrs[r->operands[0].index], *b = &c->instrs[r->operands[1].index];
+    return a->opcode == HLO_OP_PARAMETER && b->opcode == HLO_OP_PARAMETER &&
+           a->parameter_number != b->parameter_number;
+}
+
+const char *tc_device_pool(tc_graph *g, tc_op *op, int u)
+{
+    const tc_node *nd = &g->nodes[u];
+    const hlo_instr *in = nd->src;
+    if (nd->elem >= 0 || nd->n_in != 2 || nd->in[0] != op->out || nd->in[1] == op->out)
+        return "a variadic reduce-window does not fuse into a convolution";
+    if (op->exact)
+        return "max pooling on the device requantizes to int8: an integer convolution's exact "
+               "s32 result is pooled on the host";
+    if (!max_reducer(g->m, in->to_apply))
+        return "only max pooling fuses into a convolution (its reducer is not maximum)";
+    const tc_node *init = &g->nodes[nd->in[1]];
+    if (init->role != TC_CONST)
+        return "its initial value is computed at run time";
+    const double v = value0(init->value);
+    if (!(v <= -FLT_MAX || (v <= 0 && op->relu >= 0)))
+        return "its initial value could exceed a window's maximum (-inf fuses, or <= 0 after a "
+               "ReLU)";
+    const int *o = op->out_nhwc;
+    for (int d = 0; d < 4; d++) {
+        const hlo_window_dim *wd = &in->window.dims[d];
+        if (wd->pad_lo || wd->pad_hi)
+            return "padded pooling (the device pools inside the convolution's result)";
+        if (wd->lhs_dilate != 1 || wd->rhs_dilate != 1)
+            return "dilated pooling";
+        if ((d == o[0] || d == o[3]) && (wd->size != 1 || wd->stride != 1))
+            return "pooling across images or channels (the device pools the two spatial "
+                   "dimensions)";
+    }
+    const hlo_window_dim *py = &in->window.dims[o[1]], *px = &in->window.dims[o[2]];
+    if (py->size > POOL_MAX || px->size > POOL_MAX || py->stride > STRIDE_MAX ||
+        px->stride > STRIDE_MAX)
+        return "a pooling window beyond the device's 1..15 (steps 1..255)";
+    tpub_conv cv = op->cv;
+    cv.flags |= TPUB_CONV_POOL | TPUB_GEMM_OUT_INT8;
+    cv.pool_h = (uint32_t)py->size;
+    cv.pool_w = (uint32_t)px->size;
+    cv.pool_stride_h = (uint32_t)py->stride;
+    cv.pool_stride_w = (uint32_t)px->stride;
+    if (!tc_conv_fits(&cv, g->array_n))
+        return "the pooled convolution's output rows do not fit the core's unified buffer and "
+               "accumulators";
+    op->cv = cv;
+    return NULL;
+}

@@ -1,0 +1,185 @@
+/* host.c - the host program: every node the outputs need that the device does not compute,
+ * printed as an HLO module in which each device segment is one custom-call "tpu.segment.K"
+ * (docs/package.md), parsed and checked again before it goes into the package. */
+#include "compiler/tpuc_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    tc_graph *g;
+    hlo_text t;
+    char *done;      /* per node: printed (or needs no line) */
+    char *seg_done;  /* per segment */
+    bool *reducer;   /* per computation of the module: printed */
+} host_writer;
+
+static int emit_node(host_writer *w, int i);
+
+/* Segment s as one custom-call returning a tuple (its operands: tc_segment_inputs), then one
+ * get-tuple-element per result named after the node it carries. */
+static int emit_segment(host_writer *w, int s)
+{
+    tc_graph *g = w->g;
+    if (w->seg_done[s])
+        return 0;
+    w->seg_done[s] = 1;
+    int n_ops = 0, n_res = 0, *ops_of = NULL;
+    int *ops = tc_segment_inputs(g, s, &n_ops, &ops_of);
+    int *res = malloc(((size_t)g->n_ops + 1) * sizeof *res);
+    int rc = ops && res ? 0 : tc_fail(g, NULL, "out of memory");
+    for (int j = 0; j < n_ops && !rc; j++)
+        rc = emit_node(w, ops[j]);
+    for (int i = 0; i < g->n_ops && !rc; i++)
+        if (g->ops[i].seg == s && g->ops[i].to_host)
+            res[n_res++] = g->ops[i].out;
+    if (!rc) {
+        hlo_text_printf(&w->t, "  segment.%d = (", s);
+        for (int j = 0; j < n_res; j++) {
+            const tc_op *op = &g->ops[g->nodes[res[j]].op];
+            hlo_shape sh = g->nodes[res[j]].shape;
+            if (op->exact)
+                sh.type = HLO_S32;
+            hlo_text_printf(&w->t, "%s", j ? ", " : "");
+            hlo_print_shape(&w->t, &sh);
+        }
+        hlo_text_printf(&w->t, ") custom-call(");
+        for (int j = 0; j < n_ops; j++)
+            hlo_text_printf(&w->t, "%s%s", j ? ", " : "", g->nodes[ops[j]].name);
+        hlo_text_printf(&w->t, "), custom_call_target=\"tpu.segment.%d\"\n", s);
+        for (int j = 0; j < n_res; j++) {
+            const tc_node *nd = &g->nodes[res[j]];
+            hlo_text_printf(&w->t, "  %s = ", nd->name);
+            hlo_print_shape(&w->t, &nd->shape);
+            hlo_text_printf(&w->t, " get-tuple-element(segment.%d), index=%d\n", s, j);
+            w->done[res[j]] = 1;
+        }
+    }
+    free(ops);
+    free(ops_of);
+    free(res);
+    return rc;
+}
+
+static int emit_node(host_writer *w, int i)
+{
+    tc_graph *g = w->g;
+    tc_node *nd = &g->nodes[i];
+    if (w->done[i])
+        return 0;
+    if (nd->role == TC_DEVICE)
+        return emit_segment(w, g->ops[nd->op].seg);
+    w->done[i] = 1;
+    if (nd->role == TC_CONST) {
+        hlo_print_constant(&w->t, false, nd->name, nd->value);
+        return 0;
+    }
+    if (nd->role == TC_INPUT) {
+        hlo_instr p = *nd->src;
+        p.parameter_number = nd->input;
+        hlo_print_instr(&w->t, g->m, &p, false, nd->name, &nd->shape, NULL, 0);
+        return 0;
+    }
+    const char **names = malloc(((size_t)nd->n_in + 1) * sizeof *names);
+    if (!names)
+        return tc_fail(g, NULL, "out of memory");
+    int rc = 0;
+    for (int j = 0; j < nd->n_in && !rc; j++) {
+        rc = emit_node(w, nd->in[j]);
+        names[j] = g->nodes[nd->in[j]].name;
+    }
+    if (!rc && nd->elem < 0)
+        hlo_print_instr(&w->t, g->m, nd->src, false, nd->name, &nd->shape, names, nd->n_in);
+    if (!rc && nd->elem >= 0) {
+        /* The tuple-valued instruction under its elements' base name, then every element. */
+        const int first = i - nd->elem;
+        const size_t base = strrchr(nd->name, '_') - nd->name;
+        char *tuple = malloc(base + 1);
+        if (!tuple) {
+            free(names);
+            return tc_fail(g, NULL, "out of memory");
+        }
+        memcpy(tuple, nd->name, base);
+        tuple[base] = 0;
+        hlo_print_instr(&w->t, g->m, nd->src, false, tuple, &nd->src->shape, names, nd->n_in);
+        for (int j = 0; j < nd->src->shape.n_tuple; j++) {
+            const tc_node *e = &g->nodes[first + j];
+            hlo_text_printf(&w->t, "  %s = ", e->name);
+            hlo_print_shape(&w->t, &e->shape);
+            hlo_text_printf(&w->t, " get-tuple-element(%s), index=%d\n", tuple, j);
+            w->done[first + j] = 1;
+        }
+        free(tuple);
+    }
+    free(names);
+    return rc;
+}
+
+/* Computation c of m after every computation it calls, each once (printed[] marks them). */
+static void print_callee(hlo_text *t, const hlo_module *m, int c, bool *printed)
+{
+    if (printed[c])
+        return;
+    printed[c] = true;
+    const hlo_computation *comp = &m->comps[c];
+    for (int i = 0; i < comp->n_instrs; i++) {
+        if (comp->instrs[i].to_apply >= 0)
+            print_callee(t, m, comp->instrs[i].to_apply, printed);
+        if (comp->instrs[i].calls >= 0)
+            print_callee(t, m, comp->instrs[i].calls, printed);
+    }
+    hlo_print_computation(t, m, c, NULL);
+    hlo_text_printf(t, "\n");
+}
+
+int tc_host_program(tc_graph *g, tpub_package *p)
+{
+    host_writer w = {g, {0}, calloc((size_t)g->n_nodes + 1, 1),
+                     calloc((size_t)g->n_segs + 1, 1),
+                     calloc((size_t)g->m->n_comps + 1, sizeof(bool))};
+    hlo_text body = {0};
+    int rc = (!w.done || !w.seg_done || !w.reducer) ? tc_fail(g, NULL, "out of memory") : 0;
+    /* Inputs first, in parameter order, then everything the outputs need. */
+    for (int k = 0; k < g->n_inputs && !rc; k++)
+        rc = emit_node(&w, g->inputs[k]);
+    for (int k = 0; k < g->n_outputs && !rc; k++)
+        rc = emit_node(&w, g->outputs[k]);
+    if (!rc) {
+        hlo_text_printf(&w.t, "  ROOT outputs = (");
+        for (int k = 0; k < g->n_outputs; k++) {
+            hlo_text_printf(&w.t, "%s", k ? ", " : "");
+            hlo_print_shape(&w.t, &g->nodes[g->outputs[k]].shape);
+        }
+        hlo_text_printf(&w.t, ") tuple(");
+        for (int k = 0; k < g->n_outputs; k++)
+            hlo_text_printf(&w.t, "%s%s", k ? ", " : "", g->nodes[g->outputs[k]].name);
+        hlo_text_printf(&w.t, ")\n}\n");
+        /* The reducers the host's reduce ops apply, before the ENTRY that uses them. */
+        hlo_text_printf(&body, "HloModule %s_host\n\n", g->m->name);
+        for (int i = 0; i < g->n_nodes; i++)
+            if (w.done[i] && g->nodes[i].role == TC_HOST && g->nodes[i].src->to_apply >= 0)
+                print_callee(&body, g->m, g->nodes[i].src->to_apply, w.reducer);
+        hlo_text_printf(&body, "ENTRY host {\n%s", w.t.s ? w.t.s : "");
+        if (body.oom || w.t.oom)
+            rc = tc_fail(g, NULL, "out of memory");
+    }
+    free(w.done);
+    free(w.seg_done);
+    free(w.reducer);
+    hlo_text_free(&w.t);
+    if (rc) {
+        hlo_text_free(&body);
+        return rc;
+    }
+    p->host_hlo = body.s;
+    /* The runtime parses this text: make sure it does. */
+    hlo_error e;
+    hlo_module *hm = hlo_parse(p->host_hlo, strlen(p->host_hlo), "host program", &e);
+    if (!hm || hlo_check(hm, "host program", &e)) {
+        hlo_module_free(hm);
+        return tc_fail(g, NULL, "internal error: the host program does not parse: %s", e.msg);
+    }
+    hlo_module_free(hm);
+    return 0;
+}
+

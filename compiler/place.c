@@ -1,0 +1,344 @@
+/* place.c - the device operations: the dots and convolutions the device runs (conv.c says which
+ * convolutions), their fused epilogues (bias, ReLU, max pooling), where each reads its input
+ * (layout.c), and their segments: consecutive operations a host value does not separate, with
+ * int8 results handed on in device memory inside a segment. */
+#include "compiler/tpuc_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static double elem(const hlo_array *a, int64_t i)
+{
+    switch (a->shape.type) {
+    case HLO_F32: return ((const float *)a->data)[i];
+    case HLO_S32: return ((const int32_t *)a->data)[i];
+    case HLO_S8: return ((const int8_t *)a->data)[i];
+    case HLO_U8: return ((const uint8_t *)a->data)[i];
+    default: return ((const uint8_t *)a->data)[i];
+    }
+}
+
+/* Whether constant a, its elements grouped as [outer, n, inner] in row-major order, is the same
+ * in every group: one value per channel j, at element j * inner. */
+static bool per_channel(const hlo_array *a, uint64_t n, uint64_t inner)
+{
+    const size_t es = hlo_type_size(a->shape.type);
+    const char *d = a->data;
+    for (uint64_t e = 0; e < (uint64_t)a->shape.elements; e++)
+        if (memcmp(d + e * es, d + (e / inner % n) * inner * es, es))
+            return false;
+    return true;
+}
+
+/* If node u is `v + c`, `c + v` or `v - c` with c a constant of one value per channel (n
+ * channels, inner elements after each), returns c's node and sets *negate; else -1. */
+static int bias_of(const tc_graph *g, int u, int v, uint64_t n, uint64_t inner, bool *negate)
+{
+    const tc_node *nd = &g->nodes[u];
+    int c = -1;
+    if (nd->src->opcode == HLO_OP_ADD)
+        c = nd->in[0] == v ? nd->in[1] : nd->in[1] == v ? nd->in[0] : -1;
+    else if (nd->src->opcode == HLO_OP_SUBTRACT && nd->in[0] == v && nd->in[1] != v)
+        c = nd->in[1];
+    if (c < 0 || g->nodes[c].role != TC_CONST || !per_channel(g->nodes[c].value, n, inner))
+        return -1;
+    *negate = nd->src->opcode == HLO_OP_SUBTRACT;
+    return c;
+}
+
+/* Node u is `maximum(v, 0)` or `maximum(0, v)` with a constant of zeros. */
+static bool is_relu(const tc_graph *g, int u, int v)
+{
+    const tc_node *nd = &g->nodes[u];
+    if (nd->src->opcode != HLO_OP_MAXIMUM)
+        return false;
+    int c = nd->in[0] == v ? nd->in[1] : nd->in[1] == v ? nd->in[0] : -1;
+    if (c < 0 || g->nodes[c].role != TC_CONST)
+        return false;
+    const hlo_array *a = g->nodes[c].value;
+    for (int64_t i = 0; i < a->shape.elements; i++)
+        if (elem(a, i) != 0)
+            return false;
+    return true;
+}
+
+/* Why dot node d stays on the host, or NULL when the device can run it (then op's batch, m, k,
+ * n and exact set): batch dimensions lead the left-hand side, contracting dimensions trail it. */
+static const char *device_dot(const tc_graph *g, int d, tc_op *op)
+{
+    const tc_node *nd = &g->nodes[d];
+    const hlo_instr *in = nd->src;
+    const tc_node *l = &g->nodes[nd->in[0]], *r = &g->nodes[nd->in[1]];
+    if (r->role != TC_CONST)
+        return "its right-hand side is computed at run time (the device's B operand is weights)";
+    hlo_type lt = l->shape.type, rt = r->shape.type, ot = nd->shape.type;
+    if (lt == HLO_F32 && rt == HLO_F32 && ot == HLO_F32)
+        op->exact = false;
+    else if ((lt == HLO_S8 || lt == HLO_U8) && rt == HLO_S8 && ot == HLO_S32)
+        op->exact = true;
+    else
+        return "element types the device does not multiply (f32 x f32 or s8/u8 x s8 -> s32)";
+    const hlo_ints *lc = &in->lhs_contracting_dims, *lb = &in->lhs_batch_dims;
+    int lr = l->shape.rank, nc = lc->present ? lc->n : 0, nb = lb->present ? lb->n : 0;
+    for (int i = 0; i < nb; i++)
+        if (lb->v[i] != i)
+            return "its batch dimensions are not the left-hand side's leading ones";
+    for (int i = 0; i < nc; i++)
+        if (lc->v[i] != lr - nc + i)
+            return "its left-hand side does not contract its trailing dimensions in order";
+    int64_t bb = 1, kk = 1;
+    for (int i = 0; i < nb; i++)
+        bb *= l->shape.dims[i];
+    for (int i = lr - nc; i < lr; i++)
+        kk *= l->shape.dims[i];
+    if (bb == 0 || kk == 0 || l->shape.elements == 0 || r->shape.elements == 0)
+        return "an empty operand";
+    int64_t mm = l->shape.elements / kk / bb, n2 = r->shape.elements / kk / bb;
+    if (mm > 65535 * 1024LL || kk > (1 << 24) || n2 > (1 << 24) || bb > 65536)
+        return "dimensions beyond what the GEMM commands address";
+    op->batch = (uint32_t)bb;
+    op->m = (uint32_t)mm;
+    op->k = (uint32_t)kk;
+    op->n = (uint32_t)n2;
+    return NULL;
+}
+
+/* The weights of dot op->dot as batch x k x n row-major: the rhs's batch dims (in the listed
+ * order) make the batch index, its contracting dims the row, the remaining dims the column. */
+static int take_weights(tc_graph *g, tc_op *op)
+{
+    const tc_node *nd = &g->nodes[op->dot];
+    const hlo_array *w = g->nodes[nd->in[1]].value;
+    const hlo_ints *rc = &nd->src->rhs_contracting_dims, *rb = &nd->src->rhs_batch_dims;
+    int rank = w->shape.rank, nc = rc->present ? rc->n : 0, nb = rb->present ? rb->n : 0;
+    int64_t step_b[HLO_MAX_RANK] = {0}, step_k[HLO_MAX_RANK] = {0}, step_n[HLO_MAX_RANK] = {0};
+    int64_t idx[HLO_MAX_RANK] = {0};
+    bool taken[HLO_MAX_RANK] = {false};
+    int64_t s = 1;
+    for (int i = nb - 1; i >= 0; i--) {
+        step_b[rb->v[i]] = s;
+        taken[rb->v[i]] = true;
+        s *= w->shape.dims[rb->v[i]];
+    }
+    s = 1;
+    for (int i = nc - 1; i >= 0; i--) {
+        step_k[rc->v[i]] = s;
+        taken[rc->v[i]] = true;
+        s *= w->shape.dims[rc->v[i]];
+    }
+    s = 1;
+    for (int i = rank - 1; i >= 0; i--)
+        if (!taken[i]) {
+            step_n[i] = s;
+            s *= w->shape.dims[i];
+        }
+    size_t count = (size_t)op->batch * op->k * op->n;
+    if (op->exact ? !(op->wq = malloc(count)) : !(op->wf = malloc(count * sizeof(float))))
+        return tc_oom(g, op->dot, "the weights", count * (op->exact ? 1 : sizeof(float)));
+    for (int64_t e = 0; e < w->shape.elements; e++) {
+        int64_t bb = 0, kk = 0, nn = 0;
+        for (int i = 0; i < rank; i++) {
+            bb += idx[i] * step_b[i];
+            kk += idx[i] * step_k[i];
+            nn += idx[i] * step_n[i];
+        }
+        size_t at = ((size_t)bb * op->k + (size_t)kk) * op->n + (size_t)nn;
+        if (op->exact)
+            op->wq[at] = ((const int8_t *)w->data)[e];
+        else
+            op->wf[at] = ((const float *)w->data)[e];
+        for (int i = rank - 1; i >= 0 && ++idx[i] == w->shape.dims[i]; i--)
+            idx[i] = 0;
+    }
+    return 0;
+}
+
+/* Takes bias c (one value per channel j at element j * inner, negated for a subtraction) into
+ * op: int32 for an integer operation; float ones wait in acc_scale until quant.c turns them
+ * into integers. */
+static int take_bias(tc_graph *g, tc_op *op, int c, uint64_t inner, bool negate)
+{
+    const hlo_array *b = g->nodes[c].value;
+    if (!(op->bias_q = malloc(op->n * sizeof *op->bias_q)) ||
+        (!op->exact && !(op->acc_scale = malloc(op->n * sizeof(float)))))
+        return tc_oom(g, op->dot, "the bias", 8ull * op->n);
+    for (uint32_t j = 0; j < op->n; j++) {
+        const uint64_t at = j * inner;
+        if (op->exact) {
+            const uint32_t v = (uint32_t)((const int32_t *)b->data)[at];
+            op->bias_q[j] = (int32_t)(negate ? 0u - v : v);
+        } else {
+            const float v = ((const float *)b->data)[at];
+            op->acc_scale[j] = negate ? -v : v;
+        }
+    }
+    return 0;
+}
+
+/* Fuses what follows op's result, each at most once: a bias add (before any ReLU), a ReLU, and
+ * for a convolution a max pooling anywhere in the chain (conv.c). A reduce-window that does not
+ * fuse keeps the reason. */
+static int fuse(tc_graph *g, tc_op *op)
+{
+    for (int u = tc_only_user(g, op->out); u >= 0; u = tc_only_user(g, op->out)) {
+        const hlo_shape *s = &g->nodes[op->out].shape;
+        uint64_t inner = 1;
+        if (op->kind == TC_CONV)
+            for (int d = op->out_nhwc[3] + 1; d < s->rank; d++)
+                inner *= (uint64_t)s->dims[d];
+        bool negate = false;
+        const int c =
+            op->bias < 0 && op->relu < 0 ? bias_of(g, u, op->out, op->n, inner, &negate) : -1;
+        if (c >= 0) {
+            if (take_bias(g, op, c, inner, negate))
+                return -1;
+            op->bias = op->out = u;
+        } else if (op->relu < 0 && is_relu(g, u, op->out)) {
+            op->relu = op->out = u;
+        } else if (op->kind == TC_CONV && op->pool < 0 &&
+                   g->nodes[u].src->opcode == HLO_OP_REDUCE_WINDOW) {
+            if ((g->nodes[u].host_reason = tc_device_pool(g, op, u)))
+                break;
+            op->pool = op->out = u;
+        } else {
+            break;
+        }
+    }
+    return 0;
+}
+
+/* Picks the device dots and convolutions and fuses their epilogues. */
+static int pick_ops(tc_graph *g)
+{
+    for (int d = 0; d < g->n_nodes; d++) {
+        tc_node *nd = &g->nodes[d];
+        const hlo_opcode opc = nd->src->opcode;
+        if (!tc_live(g, d) || nd->role != TC_HOST ||
+            (opc != HLO_OP_DOT && opc != HLO_OP_CONVOLUTION))
+            continue;
+        tc_op op = {.kind = opc == HLO_OP_DOT ? TC_GEMM : TC_CONV,
+                    .dot = d,
+                    .bias = -1,
+                    .relu = -1,
+                    .pool = -1,
+                    .out = d,
+                    .x = nd->in[0],
+                    .via = -1,
+                    .seg = -1};
+        if ((nd->host_reason =
+                 op.kind == TC_GEMM ? device_dot(g, d, &op) : tc_device_conv(g, d, &op)))
+            continue;
+        tc_op *p = realloc(g->ops, ((size_t)g->n_ops + 1) * sizeof *p);
+        if (!p)
+            return tc_fail(g, NULL, "out of memory");
+        g->ops = p;
+        /* Owned by the graph from here on, so that tc_graph_free releases it on any failure. */
+        tc_op *o = &g->ops[g->n_ops++];
+        *o = op;
+        if ((o->kind == TC_GEMM ? take_weights(g, o) : tc_take_kernel(g, o)) || fuse(g, o) ||
+            tc_find_via(g, o))
+            return -1;
+        const int fused[] = {o->dot, o->bias, o->relu, o->pool};
+        for (size_t i = 0; i < sizeof fused / sizeof *fused; i++)
+            if (fused[i] >= 0) {
+                g->nodes[fused[i]].role = TC_DEVICE;
+                g->nodes[fused[i]].op = g->n_ops - 1;
+            }
+    }
+    return 0;
+}
+
+/* Does every use of node v (operation p's result, or a view of it) read it in place on the
+ * device: a float operation with via p, directly or through more views? */
+static bool device_readers_only(const tc_graph *g, int v, int p)
+{
+    if (g->nodes[v].output)
+        return false;
+    for (int u = v + 1; u < g->n_nodes; u++) {
+        const tc_node *un = &g->nodes[u];
+        for (int j = 0; tc_live(g, u) && j < un->n_in; j++) {
+            if (un->in[j] != v)
+                continue;
+            if (tc_is_view(g, u)) {
+                if (!device_readers_only(g, u, p))
+                    return false;
+            } else if (un->role != TC_DEVICE || g->ops[un->op].dot != u || j != 0 ||
+                       g->ops[un->op].via != p || g->ops[un->op].exact) {
+                return false;
+            }
+            break;
+        }
+    }
+    return true;
+}
+
+/* Could operation p's result stay on the device as int8 for the operations reading it? */
+static bool int8_candidate(const tc_graph *g, int p)
+{
+    return !g->ops[p].exact && device_readers_only(g, g->ops[p].out, p);
+}
+
+/* The views from operation c's input back to its via's result: TC_VIEW when c reads in place,
+ * else host nodes (another reader may have marked them). */
+static void mark_views(tc_graph *g, const tc_op *c)
+{
+    for (int v = c->x; v != g->ops[c->via].out; v = g->nodes[v].in[0])
+        if (c->a_dev)
+            g->nodes[v].role = TC_VIEW;
+        else if (g->nodes[v].role == TC_VIEW)
+            g->nodes[v].role = TC_HOST;
+}
+
+/* Segments: an operation joins the open segment unless its input is a host value that depends
+ * on that segment's results; avail[i] is the last segment node i's value depends on (-1:
+ * none). Then what each result becomes: int8 on the device where an operation of its segment
+ * reads it in place (and always when pooled), back to the host where anything else reads it. */
+static int make_segments(tc_graph *g)
+{
+    int *avail = malloc(((size_t)g->n_nodes + 1) * sizeof *avail);
+    if (!avail)
+        return tc_fail(g, NULL, "out of memory");
+    int open = -1;
+    for (int i = 0; i < g->n_nodes; i++) {
+        tc_node *nd = &g->nodes[i];
+        avail[i] = -1;
+        if (!tc_live(g, i) || nd->role == TC_CONST || nd->role == TC_INPUT)
+            continue;
+        if (nd->role == TC_HOST) {
+            for (int j = 0; j < nd->n_in; j++)
+                if (avail[nd->in[j]] > avail[i])
+                    avail[i] = avail[nd->in[j]];
+            continue;
+        }
+        tc_op *op = &g->ops[nd->op];
+        if (i == op->dot) {
+            op->a_dev = open >= 0 && op->via >= 0 && int8_candidate(g, op->via) &&
+                        g->ops[op->via].seg == open;
+            if (!op->a_dev && (open < 0 || avail[op->x] >= open))
+                open++;
+            op->seg = open;
+        }
+        avail[i] = op->seg;
+    }
+    g->n_segs = open + 1;
+    free(avail);
+    for (int p = 0; p < g->n_ops; p++) {
+        tc_op *op = &g->ops[p];
+        bool in_place = false, elsewhere = false;
+        for (int c = p + 1; c < g->n_ops; c++) {
+            in_place |= g->ops[c].via == p && g->ops[c].a_dev;
+            elsewhere |= g->ops[c].via == p && !g->ops[c].a_dev;
+        }
+        op->out_int8 = op->pool >= 0 || in_place;
+        op->to_host = !int8_candidate(g, p) || elsewhere;
+    }
+    for (int c = 0; c < g->n_ops; c++)
+        if (g->ops[c].via >= 0 && g->ops[c].a_dev)
+            mark_views(g, &g->ops[c]);
+    for (int c = 0; c < g->n_ops; c++)
+        if (g->ops[c].via >= 0 && !g->ops[c].a_dev)
+            mark_views(g, &g->ops[c]);
+    return 0;
+}
+
+int tc_place(tc_graph *g) { return pick_ops(g) || make_segments(g) ? -1 : 0; }

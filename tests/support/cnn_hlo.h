@@ -1,0 +1,265 @@
+// cnn_hlo.h - small CNNs as HLO text with their weights as literals, for the convolution tests
+// of the compiler (compile only, on the golden model, on the device): convolutions in
+// PyTorch/XLA's labels (NCHW, OIHW: bf01_oi01->bf01) or JAX's (NHWC, HWIO: b01f_01io->b01f),
+// each with an optional bias, ReLU and max pooling (before or after the ReLU), then optionally
+// flattened (JAX's NHWC transposed to NCHW first, as a port of a PyTorch model does) into a
+// dense layer; or the same in integers (s8 x s8 -> s32), exact on the device.
+#ifndef TPU_CNN_HLO_H
+#define TPU_CNN_HLO_H
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace cnn_hlo {
+
+// One convolution and what follows it.
+struct Layer {
+    uint32_t cout, kh, kw;
+    uint32_t sh = 1, sw = 1, pt = 0, pb = 0, pl = 0, pr = 0;
+    bool bias = true, relu = true;
+    uint32_t ph = 0, pw = 0, psh = 0, psw = 0; // max pooling when ph > 0
+    bool pool_first = false;                   // pooling before the ReLU
+};
+
+struct Net {
+    uint32_t batch, h, w, c;
+    std::vector<Layer> layers;
+    bool nchw = false;    // PyTorch's labels, else JAX's
+    uint32_t dense = 0;   // a dot of the flattened result to this many outputs (0: none)
+    bool to_nchw = false; // JAX's labels: the result transposed to NCHW before flattening
+    bool integer = false; // s8 inputs and kernels, s32 results; integer layers go back to s8
+                          // (convert) before the next one; no dense layer
+};
+
+// A named net and the tolerance of its float results (of the largest reference magnitude).
+struct Case {
+    std::string name;
+    Net net;
+    double tol;
+};
+
+// The nets every convolution suite runs, for the array size n: odd sizes, stride 2, padding on
+// every side, 1x1 kernels, a kernel as large as the padded input, channels 1, 3, n - 1, n + 1,
+// batch 1 and 5, bias/ReLU/pooling chains in both orders, both labels, flattened into a dot.
+inline std::vector<Case> cases(uint32_t n)
+{
+    std::vector<Case> c;
+    Layer l;
+    // JAX: a padded 3x3 convolution, bias, ReLU, 2x2 pooling, flattened into a dot.
+    l = {5, 3, 3};
+    l.pt = l.pb = l.pl = l.pr = 1;
+    l.ph = l.pw = l.psh = l.psw = 2;
+    c.push_back({"jax_conv_pool_dense", {2, 7, 9, 3, {l}, false, 4}, 0.05});
+    // PyTorch's MNIST net in small: two convolutions on the device, the second pooled, the NCHW
+    // flatten read in place by the dot.
+    Layer a = {4, 3, 3}, b = {6, 3, 3};
+    b.ph = b.pw = b.psh = b.psw = 2;
+    c.push_back({"torch_two_convs_flatten", {2, 12, 12, 1, {a, b}, true, 5}, 0.08});
+    // JAX's port of it: NHWC transposed to NCHW before the flatten.
+    Net j = {2, 12, 12, 1, {a, b}, false, 5};
+    j.to_nchw = true;
+    c.push_back({"jax_transpose_flatten", j, 0.08});
+    // NCHW input of 3 channels (a permuted transfer), stride 2 with padding, n + 1 outputs.
+    l = {n + 1, 3, 3};
+    l.sh = l.sw = 2;
+    l.pt = l.pb = l.pl = l.pr = 1;
+    c.push_back({"torch_rgb_stride2", {2, 9, 11, 3, {l}, true}, 0.04});
+    // Asymmetric padding on all sides, a 3x2 kernel, strides 2x1, n - 1 channels, bias only.
+    l = {3, 3, 2};
+    l.sh = 2;
+    l.pt = 2;
+    l.pb = 1;
+    l.pr = 3;
+    l.relu = false;
+    c.push_back({"jax_asymmetric_padding", {2, 11, 8, n - 1, {l}}, 0.04});
+    // A 1x1 kernel, n + 1 channels in, n - 1 out, batch 5.
+    l = {n - 1, 1, 1};
+    c.push_back({"torch_pointwise_batch5", {5, 6, 5, n + 1, {l}, true}, 0.04});
+    // A kernel as large as the padded input: one output pixel.
+    l = {3, 6, 7};
+    l.pt = 1;
+    l.pb = 0;
+    l.pl = 2;
+    l.pr = 1;
+    c.push_back({"jax_kernel_covers_input", {3, 5, 4, 2, {l}}, 0.04});
+    // Pooling before the ReLU, overlapping 3x3 windows with step 2, no bias.
+    l = {n, 3, 3};
+    l.bias = false;
+    l.ph = l.pw = 3;
+    l.psh = l.psw = 2;
+    l.pool_first = true;
+    c.push_back({"torch_pool_before_relu", {2, 13, 10, 2, {l}, true}, 0.05});
+    // Batch 1, one channel, a 5x5 kernel padded by 2, pooled 2x1, three convolutions in a row.
+    Layer p = {n + 1, 5, 5}, q = {4, 3, 3}, r = {6, 1, 1};
+    p.pt = p.pb = p.pl = p.pr = 2;
+    p.ph = 2;
+    p.pw = 1;
+    p.psh = 2;
+    p.psw = 1;
+    q.sh = 2;
+    c.push_back({"jax_three_convs_batch1", {1, 10, 7, 1, {p, q, r}, false, 3}, 0.1});
+    // Integers: exact, the pooling on the host (s32), the next layer's input converted.
+    Layer i1 = {n + 1, 3, 3}, i2 = {3, 2, 2};
+    i1.pt = i1.pl = 1;
+    i1.ph = i1.pw = i1.psh = i1.psw = 2;
+    Net in = {2, 9, 8, 3, {i1, i2}, true};
+    in.integer = true;
+    c.push_back({"torch_integer", in, 0});
+    return c;
+}
+
+// A literal of dims with values from u, as HLO text.
+inline std::string literal(std::mt19937 &rng, const std::vector<int64_t> &dims, bool integer,
+                           double lo, double hi, size_t level = 0)
+{
+    std::uniform_real_distribution<double> u(lo, hi);
+    std::string s = "{";
+    for (int64_t i = 0; i < dims[level]; i++) {
+        if (i)
+            s += ", ";
+        if (level + 1 < dims.size()) {
+            s += literal(rng, dims, integer, lo, hi, level + 1);
+            continue;
+        }
+        char b[32];
+        if (integer)
+            snprintf(b, sizeof b, "%ld", std::lround(u(rng)));
+        else
+            snprintf(b, sizeof b, "%.6g", u(rng));
+        s += b;
+    }
+    return s + "}";
+}
+
+inline std::string shape(const char *type, const std::vector<int64_t> &dims)
+{
+    std::string s = std::string(type) + "[";
+    for (size_t i = 0; i < dims.size(); i++)
+        s += (i ? "," : "") + std::to_string(dims[i]);
+    return s + "]";
+}
+
+// The input's dims: [batch, c, h, w] or [batch, h, w, c].
+inline std::vector<int64_t> input_dims(const Net &n)
+{
+    return n.nchw ? std::vector<int64_t>{n.batch, n.c, n.h, n.w}
+                  : std::vector<int64_t>{n.batch, n.h, n.w, n.c};
+}
+
+// The module: parameter 0 the input, everything else literals.
+inline std::string hlo(const Net &n, std::mt19937 &rng)
+{
+    const char *f = n.integer ? "s32" : "f32", *in = n.integer ? "s8" : "f32";
+    std::string t = std::string("HloModule cnn\n\nmaxf {\n  a = ") + f +
+                    "[] parameter(0)\n  b = " + f + "[] parameter(1)\n  ROOT m = " + f +
+                    "[] maximum(a, b)\n}\n\n" + "ENTRY main {\n  x = " + shape(in, input_dims(n)) +
+                    " parameter(0)\n" + "  zero = " + f + "[] constant(0)\n  low = " + f +
+                    "[] constant(" + (n.integer ? "-2147483648" : "-inf") + ")\n";
+    std::string v = "x";
+    uint64_t h = n.h, w = n.w, c = n.c;
+    const int cf = n.nchw ? 1 : 3; // the feature dimension
+    auto dims = [&](uint64_t hh, uint64_t ww, uint64_t cc) {
+        return n.nchw ? std::vector<int64_t>{n.batch, (int64_t)cc, (int64_t)hh, (int64_t)ww}
+                      : std::vector<int64_t>{n.batch, (int64_t)hh, (int64_t)ww, (int64_t)cc};
+    };
+    for (size_t i = 0; i < n.layers.size(); i++) {
+        const Layer &l = n.layers[i];
+        const std::string s = std::to_string(i);
+        if (n.integer && i) {
+            t += "  q" + s + " = " + shape("s8", dims(h, w, c)) + " convert(" + v + ")\n";
+            v = "q" + s;
+        }
+        const uint64_t oh = (h + l.pt + l.pb - l.kh) / l.sh + 1;
+        const uint64_t ow = (w + l.pl + l.pr - l.kw) / l.sw + 1;
+        const std::vector<int64_t> k = n.nchw
+                                           ? std::vector<int64_t>{l.cout, (int64_t)c, l.kh, l.kw}
+                                           : std::vector<int64_t>{l.kh, l.kw, (int64_t)c, l.cout};
+        const double bound = n.integer ? 127.0 : 1.0 / std::sqrt((double)(l.kh * l.kw * c));
+        t += "  k" + s + " = " + shape(n.integer ? "s8" : "f32", k) + " constant(" +
+             literal(rng, k, n.integer, -bound, bound) + ")\n";
+        const std::string os = shape(f, dims(oh, ow, l.cout));
+        t += "  c" + s + " = " + os + " convolution(" + v + ", k" + s +
+             "), window={size=" + std::to_string(l.kh) + "x" + std::to_string(l.kw) +
+             " stride=" + std::to_string(l.sh) + "x" + std::to_string(l.sw) +
+             " pad=" + std::to_string(l.pt) + "_" + std::to_string(l.pb) + "x" +
+             std::to_string(l.pl) + "_" + std::to_string(l.pr) +
+             "}, dim_labels=" + (n.nchw ? "bf01_oi01->bf01" : "b01f_01io->b01f") + "\n";
+        v = "c" + s;
+        uint64_t ph = oh, pw = ow;
+        if (l.ph) {
+            ph = (oh - l.ph) / l.psh + 1;
+            pw = (ow - l.pw) / l.psw + 1;
+        }
+        // The chain: bias, then ReLU and pooling in the order asked for.
+        auto add_bias = [&](uint64_t hh, uint64_t ww) {
+            const std::string sh = shape(f, dims(hh, ww, l.cout));
+            t += "  b" + s + " = " + f + "[" + std::to_string(l.cout) + "] constant(" +
+                 literal(rng, {l.cout}, n.integer, n.integer ? -20000 : -0.3,
+                         n.integer ? 20000 : 0.3) +
+                 ")\n";
+            t += "  bb" + s + " = " + sh + " broadcast(b" + s + "), dimensions={" +
+                 std::to_string(cf) + "}\n";
+            t += "  a" + s + " = " + sh + " add(" + v + ", bb" + s + ")\n";
+            v = "a" + s;
+        };
+        auto add_relu = [&](uint64_t hh, uint64_t ww) {
+            const std::string sh = shape(f, dims(hh, ww, l.cout));
+            t += "  z" + s + " = " + sh + " broadcast(zero), dimensions={}\n";
+            t += "  r" + s + " = " + sh + " maximum(" + v + ", z" + s + ")\n";
+            v = "r" + s;
+        };
+        auto add_pool = [&]() {
+            const std::string win =
+                n.nchw ? "1x1x" + std::to_string(l.ph) + "x" + std::to_string(l.pw)
+                       : "1x" + std::to_string(l.ph) + "x" + std::to_string(l.pw) + "x1";
+            const std::string st =
+                n.nchw ? "1x1x" + std::to_string(l.psh) + "x" + std::to_string(l.psw)
+                       : "1x" + std::to_string(l.psh) + "x" + std::to_string(l.psw) + "x1";
+            t += "  p" + s + " = " + shape(f, dims(ph, pw, l.cout)) + " reduce-window(" + v +
+                 ", low), window={size=" + win + " stride=" + st + "}, to_apply=maxf\n";
+            v = "p" + s;
+        };
+        if (l.bias)
+            add_bias(oh, ow);
+        if (l.ph && l.pool_first)
+            add_pool();
+        if (l.relu)
+            add_relu(l.ph && l.pool_first ? ph : oh, l.ph && l.pool_first ? pw : ow);
+        if (l.ph && !l.pool_first)
+            add_pool();
+        h = ph;
+        w = pw;
+        c = l.cout;
+    }
+    if (n.dense) {
+        const int64_t features = (int64_t)(h * w * c);
+        if (n.to_nchw) {
+            t += "  t = " + shape(f, {n.batch, (int64_t)c, (int64_t)h, (int64_t)w}) +
+                 " transpose(" + v + "), dimensions={0,3,1,2}\n";
+            v = "t";
+        }
+        t += "  flat = " + shape(f, {n.batch, features}) + " reshape(" + v + ")\n";
+        const double bound = 1.0 / std::sqrt((double)features);
+        t += "  wd = f32[" + std::to_string(features) + "," + std::to_string(n.dense) +
+             "] constant(" + literal(rng, {features, n.dense}, false, -bound, bound) + ")\n";
+        t += "  d = " + shape(f, {n.batch, n.dense}) +
+             " dot(flat, wd), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n";
+        t += "  bd = f32[" + std::to_string(n.dense) + "] constant(" +
+             literal(rng, {n.dense}, false, -0.1, 0.1) + ")\n";
+        t += "  bbd = " + shape(f, {n.batch, n.dense}) + " broadcast(bd), dimensions={1}\n";
+        t += "  y = " + shape(f, {n.batch, n.dense}) + " add(d, bbd)\n";
+        v = "y";
+    }
+    // The last instruction is the root.
+    const size_t at = t.rfind("\n  " + v + " = ");
+    t.insert(at + 3, "ROOT ");
+    return t + "}\n";
+}
+
+} // namespace cnn_hlo
+
+#endif
