@@ -356,7 +356,11 @@ TEST(TpubRules, EdgesAccepted)
             c.pad_top = c.pad_bottom = 255;
             c.pool_h = c.pool_w = 1;
         },
-        [](Model &m) { m.seg2_in[0].perm[1] = 3; m.seg2_in[0].perm[2] = 2; m.seg2_in[0].perm[3] = 1; },
+        [](Model &m) { // any permutation
+            m.seg2_in[0].perm[1] = 3;
+            m.seg2_in[0].perm[2] = 2;
+            m.seg2_in[0].perm[3] = 1;
+        },
         [](Model &m) { m.seg2_out[0].rank = 0; }, // the elements in order
     };
     for (size_t i = 0; i < ok.size(); i++) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -154,5 +155,78 @@ TEST_P(Nets, MatchTheReference)
 }
 
 INSTANTIATE_TEST_SUITE_P(Arrays, Nets, ::testing::Values(4u, 8u));
+
+// The compiler places a convolution on the device exactly when the firmware can schedule it
+// (one output row in the unified buffer and accumulators, docs/compiler.md): random integer
+// geometries around the limits, compiled, and their CONV2D commands validated by the firmware
+// (with OUT_INT8 when the compiler kept them on the host, as its check assumes).
+TEST(CoreFit, IsTheFirmwares)
+{
+    std::mt19937 rng(77);
+    auto u = [&](uint32_t lo, uint32_t hi) {
+        return std::uniform_int_distribution<uint32_t>(lo, hi)(rng);
+    };
+    const fs::path dir = fs::path(TPU_BINARY_DIR) / "test_golden_run" / "core_fit";
+    fs::create_directories(dir);
+    const std::string path = (dir / "m.hlo").string();
+    int placed = 0, kept = 0;
+    for (int i = 0; i < 150; i++) {
+        const uint32_t n = u(0, 1) ? 4 : 8, h = u(1, 6), w = u(100, 2300), c = u(1, 40);
+        const uint32_t kh = u(1, std::min(h, 3u)), kw = u(1, 3), sh = u(1, 3);
+        const uint32_t pl = u(0, 1) ? 0 : u(0, 2), pr = u(0, 2);
+        const uint32_t oh = (h - kh) / sh + 1, ow = (w + pl + pr - kw) + 1;
+        const std::string x = "s8[1," + std::to_string(h) + "," + std::to_string(w) + "," +
+                              std::to_string(c) + "]";
+        const std::string k = "s8[" + std::to_string(kh) + "," + std::to_string(kw) + "," +
+                              std::to_string(c) + ",1]";
+        std::ofstream(path) << "HloModule m\nENTRY main {\n  x = " << x
+                            << " parameter(0)\n  one = s8[] constant(1)\n  k = " << k
+                            << " broadcast(one), dimensions={}\n  ROOT c = s32[1," << oh << ","
+                            << ow << ",1] convolution(x, k), window={size=" << kh << "x" << kw
+                            << " stride=" << sh << "x1 pad=0_0x" << pl << "_" << pr
+                            << "}, dim_labels=b01f_01io->b01f\n}\n";
+        tpuc_options o{};
+        o.hlo_path = path.c_str();
+        o.array_n = n;
+        tpub_package p;
+        char err[1024] = "";
+        ASSERT_EQ(tpuc_compile(&o, &p, err, sizeof err), 0) << err;
+        const std::string report = p.report;
+        const bool on_device = p.n_segments == 1;
+        if (!on_device) {
+            EXPECT_NE(report.find("does not fit the core's unified buffer"), std::string::npos)
+                << report;
+        }
+        tpub_conv v{};
+        if (on_device) {
+            v = p.segments[0].ops[0].conv;
+        } else {
+            v = tpub_conv{TPUB_GEMM_OUT_INT8, 1, h, w, c, kh, kw, 1, sh, 1, 0, 0, pl, pr,
+                          0, 0, 0, 0, 0, 0, 1u << 24, 0, nullptr, nullptr};
+        }
+        tpub_free(&p);
+        fw_test::GoldenHal hal(tpu_hwcfg{n, 16384, 4096, 4, 32, 64u << 20});
+        hal.fail_after = 0; // validation only: the first push stops the core
+        const auto stream = fw_test::stream_bytes({{golden_run::kArena, 48u << 20}},
+                                                  {golden_run::conv_command(v)});
+        memcpy(hal.mem(), stream.data(), stream.size());
+        const fw_hal fh = hal.hal();
+        fw_result res;
+        fw_run(&fh, 0, (uint32_t)stream.size(), &res);
+        const std::string what = "n " + std::to_string(n) + " " + x + " kernel " + k +
+                                 " stride " + std::to_string(sh) + " pad " + std::to_string(pl) +
+                                 "," + std::to_string(pr);
+        if (on_device) {
+            EXPECT_EQ(res.code, FW_ERR_CORE) << what << ": " << res.field;
+            placed++;
+        } else {
+            EXPECT_EQ(res.code, FW_ERR_COMMAND) << what;
+            EXPECT_STREQ(res.field, "w") << what;
+            kept++;
+        }
+    }
+    EXPECT_GT(placed, 20);
+    EXPECT_GT(kept, 20);
+}
 
 } // namespace
