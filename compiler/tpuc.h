@@ -3,9 +3,11 @@
  * Stages (docs/compiler.md): parse and shape-check (hlo.h); bind weights to parameters; inline
  * calls into one graph; fold every op whose operands are all constants; pick the dots the device
  * runs (a dot with a constant right-hand side whose left-hand side contracts its trailing
- * dimensions) and fuse a following bias add and ReLU (`maximum` with zeros) into each; group
- * them into segments; calibrate and quantize float GEMMs to int8; plan device memory; print the
- * remaining ops as the host program. */
+ * dimensions) and the convolutions (a constant kernel, 2-D, no groups or dilation), fuse a
+ * following bias add and ReLU (`maximum` with zeros) into each, and max pooling into a
+ * convolution; keep convolution results NHWC on the device and read views of device results in
+ * place; group them into segments; calibrate and quantize float operations to int8; plan device
+ * memory; print the remaining ops as the host program. */
 #ifndef TPUC_TPUC_H
 #define TPUC_TPUC_H
 
