@@ -40,9 +40,10 @@ class CompileConv : public ::testing::Test {
     }
 
     // Compiles text for array size n, calibrated on 4 batches of values in [lo, hi] when its
-    // input (parameter 0, of dims) is float. The package stays in pkg.
+    // input (parameter 0, of dims) is float, with weights from a safetensors file when given.
+    // The package stays in pkg.
     void compile(const std::string &text, std::vector<int64_t> dims, uint32_t n = 8,
-                 double lo = -1, double hi = 1)
+                 double lo = -1, double hi = 1, const std::string &weights = "")
     {
         if (ok)
             tpub_free(&pkg);
@@ -60,6 +61,7 @@ class CompileConv : public ::testing::Test {
         hlo_array *c = make(HLO_F32, dims, v);
         tpuc_options o = {};
         o.hlo_path = path.c_str();
+        o.weights_path = weights.empty() ? nullptr : weights.c_str();
         o.array_n = n;
         o.calib = &c;
         o.n_calib = 1;
@@ -94,6 +96,36 @@ std::vector<int8_t> kernel_of(const std::string &text, const char *name, bool oi
                     out[((size_t)(dy * kw + dx) * c + ci) * o + oc] = (int8_t)k.literal[at];
                 }
     return out;
+}
+
+// A safetensors file of f32 tensors (name, dims) with values in [-0.5, 0.5].
+void save_weights(const std::string &path,
+                  const std::vector<std::pair<std::string, std::vector<int64_t>>> &tensors)
+{
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+    std::string header = "{", data;
+    for (const auto &[name, dims] : tensors) {
+        int64_t count = 1;
+        std::string shape;
+        for (int64_t d : dims) {
+            count *= d;
+            shape += (shape.empty() ? "" : ",") + std::to_string(d);
+        }
+        const size_t at = data.size();
+        for (int64_t i = 0; i < count; i++) {
+            const float v = u(rng);
+            data.append((const char *)&v, 4);
+        }
+        header += std::string(header.size() > 1 ? "," : "") + "\"" + name +
+                  "\":{\"dtype\":\"F32\",\"shape\":[" + shape + "],\"data_offsets\":[" +
+                  std::to_string(at) + "," + std::to_string(data.size()) + "]}";
+    }
+    header += "}";
+    std::string len(8, '\0');
+    for (int i = 0; i < 8; i++)
+        len[i] = (char)(header.size() >> (8 * i));
+    std::ofstream(path, std::ios::binary) << len << header << data;
 }
 
 const std::string kMaxF = "maxf {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
@@ -156,6 +188,40 @@ TEST_F(CompileConv, TorchNetOnTheDevice)
     EXPECT_EQ(d.m, 2u);
     EXPECT_EQ(d.k, 96u);
     EXPECT_EQ(s.outputs[0].off, d.c_off);
+}
+
+TEST_F(CompileConv, JaxSamples)
+{
+    // tests/hlo's JAX CNN in both printing styles: the SAME convolution with its bias, ReLU and
+    // pooling on the device, the grouped convolution and the average pooling on the host, the
+    // dense layer on the device in a second segment.
+    const std::string w = dir + "/w.safetensors";
+    save_weights(w, {{"w1.1", {3, 3, 1, 4}}, {"b1.1", {4}}, {"w2.1", {3, 3, 2, 6}},
+                     {"w3.1", {6, 3}}, {"b3.1", {3}}});
+    compile(hlo_test::slurp(hlo_test::kSrc + "tests/hlo/conv_jax.hlo"), {2, 8, 8, 1}, 8, 0, 1,
+            w);
+    ASSERT_TRUE(ok) << err;
+    EXPECT_TRUE(has("(GEMMs: 1, convolutions: 1, segments: 2)")) << report;
+    EXPECT_TRUE(has("    conv 0  conv_general_dilated.2  2 x 8x8x1 -> 8x8x4, kernel 3x3, stride "
+                    "1x1, pad 1,1,1,1 + add.11 (bias) + max.3 (relu) + reduce_window_max.7 (max "
+                    "pool 2x2 stride 2x2) -> s8, dequantized on the host\n"))
+        << report;
+    EXPECT_TRUE(has("  conv_general_dilated.3 stays on the host: a grouped convolution"))
+        << report;
+    EXPECT_TRUE(has("reduce_window_sum.7 (reduce-window)")) << report;
+    EXPECT_TRUE(has("    gemm 1  dot_general.1  2 x 6 x 3 + add.15 (bias)")) << report;
+    compile(hlo_test::slurp(hlo_test::kSrc + "tests/hlo/conv_jax_dump.hlo"), {2, 8, 8, 1}, 8, 0,
+            1, w);
+    ASSERT_TRUE(ok) << err;
+    EXPECT_TRUE(has("(GEMMs: 1, convolutions: 1, segments: 2)")) << report;
+    EXPECT_TRUE(has("(max pool 2x2 stride 2x2) -> s8")) << report;
+    EXPECT_TRUE(has("stays on the host: a grouped convolution")) << report;
+    // Argmax pooling (a variadic reduce-window) runs on the host.
+    compile(hlo_test::slurp(hlo_test::kSrc + "tests/hlo/conv_jax_argmax.hlo"), {2, 6, 6});
+    ASSERT_TRUE(ok) << err;
+    EXPECT_TRUE(has("on the host: reduce_window.11_0 (reduce-window), reduce_window.11_1 "
+                    "(reduce-window)"))
+        << report;
 }
 
 TEST_F(CompileConv, JaxTransposeBeforeTheFlattenIsFree)

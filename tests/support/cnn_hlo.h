@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -258,6 +259,51 @@ inline std::string hlo(const Net &n, std::mt19937 &rng)
     const size_t at = t.rfind("\n  " + v + " = ");
     t.insert(at + 3, "ROOT ");
     return t + "}\n";
+}
+
+// A random net for array size n: 1 to 3 layers of random kernels (1..5), strides (1..2),
+// padding (0..2 on each side), channels (1, 3, n - 1, n + 1, ...), bias, ReLU and pooling
+// (before or after the ReLU), either labels, batch 1..5, sometimes a dense layer (float nets;
+// every fourth net is integer).
+inline Net random_net(std::mt19937 &rng, uint32_t n)
+{
+    auto u = [&](uint32_t lo, uint32_t hi) {
+        return std::uniform_int_distribution<uint32_t>(lo, hi)(rng);
+    };
+    const uint32_t channels[] = {1, 2, 3, n - 1, n, n + 1};
+    Net net = {u(1, 5), u(5, 14), u(5, 14), channels[u(0, 5)], {}, u(0, 1) == 1};
+    net.integer = u(0, 3) == 0;
+    uint32_t h = net.h, w = net.w;
+    const uint32_t layers = u(1, 3);
+    for (uint32_t i = 0; i < layers; i++) {
+        Layer l = {channels[u(0, 5)] + u(0, 1) * n, u(1, 5), u(1, 5)};
+        l.sh = u(1, 2);
+        l.sw = u(1, 2);
+        l.pt = u(0, 2), l.pb = u(0, 2), l.pl = u(0, 2), l.pr = u(0, 2);
+        l.kh = std::min(l.kh, h + l.pt + l.pb);
+        l.kw = std::min(l.kw, w + l.pl + l.pr);
+        l.bias = u(0, 3) != 0;
+        l.relu = u(0, 3) != 0;
+        const uint32_t oh = (h + l.pt + l.pb - l.kh) / l.sh + 1;
+        const uint32_t ow = (w + l.pl + l.pr - l.kw) / l.sw + 1;
+        h = oh;
+        w = ow;
+        if (u(0, 1) && oh >= 2 && ow >= 2) {
+            l.ph = u(1, std::min(oh, 3u));
+            l.pw = u(1, std::min(ow, 3u));
+            l.psh = u(1, 2);
+            l.psw = u(1, 2);
+            l.pool_first = u(0, 1) == 1;
+            h = (oh - l.ph) / l.psh + 1;
+            w = (ow - l.pw) / l.psw + 1;
+        }
+        net.layers.push_back(l);
+    }
+    if (!net.integer && u(0, 1)) {
+        net.dense = u(1, 6);
+        net.to_nchw = !net.nchw && u(0, 1);
+    }
+    return net;
 }
 
 } // namespace cnn_hlo

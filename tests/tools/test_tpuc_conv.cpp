@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -83,8 +84,9 @@ struct Outcome {
     fs::path dir;
 };
 
-// Compiles the net with tpuc (calibrated on 8 random batches), runs one random batch with
-// `tpusim run` (JSON report in run.json, text in run.txt) and on the reference evaluator.
+// Compiles the net with tpuc (calibrated on 8 random batches, the first the one it runs), runs
+// that batch with `tpusim run` (JSON report in run.json, text in run.txt) and on the reference
+// evaluator.
 Outcome compile_and_run(const cnn_hlo::Case &c, std::mt19937 &rng)
 {
     Outcome o;
@@ -99,6 +101,8 @@ Outcome compile_and_run(const cnn_hlo::Case &c, std::mt19937 &rng)
     cdims[0] *= 8;
     hlo_array *calib = random_array(rng, t, cdims, lo, hi);
     hlo_array *in = random_array(rng, t, dims, lo, hi);
+    // The run's batch is calibrated too (as tests/runtime/test_golden_run.cpp does).
+    memcpy(calib->data, in->data, (size_t)in->shape.elements * hlo_type_size(t));
     save_npy(o.dir / "calib.npy", calib);
     save_npy(o.dir / "in.npy", in);
     const std::string d = o.dir.string() + "/";
@@ -134,18 +138,34 @@ Outcome compile_and_run(const cnn_hlo::Case &c, std::mt19937 &rng)
     return o;
 }
 
+// Within tol of the largest reference magnitude (0: exactly).
+void expect_close(const Outcome &o, double tol)
+{
+    ASSERT_FALSE(o.device.empty());
+    double mx = 1e-6;
+    for (double v : o.reference)
+        mx = std::max(mx, std::fabs(v));
+    for (size_t i = 0; i < o.device.size(); i++)
+        ASSERT_NEAR(o.device[i], o.reference[i], tol * mx) << "element " << i;
+}
+
 TEST(ConvOnDevice, NetsMatchTheReference)
 {
     std::mt19937 rng(2027);
     for (const cnn_hlo::Case &c : cnn_hlo::cases(small_n())) {
         SCOPED_TRACE(c.name);
-        const Outcome o = compile_and_run(c, rng);
-        ASSERT_FALSE(o.device.empty());
-        double mx = 1e-6;
-        for (double v : o.reference)
-            mx = std::max(mx, std::fabs(v));
-        for (size_t i = 0; i < o.device.size(); i++)
-            ASSERT_NEAR(o.device[i], o.reference[i], c.tol * mx) << "element " << i;
+        expect_close(compile_and_run(c, rng), c.tol);
+    }
+}
+
+TEST(ConvOnDevice, RandomNetsMatchTheReference)
+{
+    std::mt19937 rng(2028);
+    for (int i = 0; i < 12; i++) {
+        const cnn_hlo::Case c = {"random_" + std::to_string(i), cnn_hlo::random_net(rng, small_n()),
+                                 0.1};
+        SCOPED_TRACE(c.name);
+        expect_close(compile_and_run(c, rng), c.net.integer ? 0 : c.tol);
     }
 }
 
