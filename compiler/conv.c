@@ -100,7 +100,6 @@ const char *tc_device_conv(tc_graph *g, int d, tc_op *op)
         op->out_nhwc[k] = out_nhwc[k];
     }
     op->batch = 1;
-    op->m = (uint32_t)(nd->shape.elements / cout);
     op->k = op->cv.kh * op->cv.kw * op->cv.c;
     op->n = (uint32_t)cout;
     return NULL;

@@ -84,9 +84,10 @@ static int64_t *view_map(const tc_graph *g, int u, int64_t *in)
         free(in);
         return NULL;
     }
-    for (int d = from->rank - 1, st = 1; d >= 0; d--) {
+    int64_t st = 1;
+    for (int d = from->rank - 1; d >= 0; d--) {
         stride[d] = st;
-        st *= (int)from->dims[d];
+        st *= from->dims[d];
     }
     for (int64_t e = 0; e < s->elements; e++) {
         int64_t at = 0;
