@@ -20,11 +20,10 @@
  * from the host, as it would without the view. */
 #define MAP_MAX_ELEMENTS ((int64_t)1 << 24)
 
-/* The core's unified-buffer and accumulator rows and its row fields (rtl/tpu_core.v's
- * parameters, the same for every array size built; docs/isa.md). */
+/* The core's unified-buffer and accumulator rows (rtl/tpu_core.v's parameters, the same for
+ * every array size built; docs/isa.md). */
 #define CORE_UB_ROWS 16384u
 #define CORE_ACC_ROWS 4096u
-#define CORE_ROWS_MAX 65535u
 
 bool tc_is_view(const tc_graph *g, int i)
 {
@@ -34,15 +33,11 @@ bool tc_is_view(const tc_graph *g, int i)
            (op == HLO_OP_TRANSPOSE || op == HLO_OP_RESHAPE || op == HLO_OP_COPY);
 }
 
-/* Advances the row-major index idx over dims; returns false after the last element. */
-static bool next_index(int64_t *idx, const int64_t *dims, int rank)
+/* Advances the row-major index idx over dims (back to all zeros after the last element). */
+static void next_index(int64_t *idx, const int64_t *dims, int rank)
 {
-    for (int d = rank - 1; d >= 0; d--) {
-        if (++idx[d] < dims[d])
-            return true;
+    for (int d = rank - 1; d >= 0 && ++idx[d] == dims[d]; d--)
         idx[d] = 0;
-    }
-    return false;
 }
 
 /* The NHWC offset of element idx of an array whose dims nhwc[] are N, H, W and C. */
@@ -179,9 +174,9 @@ bool tc_conv_fits(const tpub_conv *v, uint32_t n)
     const uint64_t rows = v->flags & TPUB_CONV_POOL ? v->pool_h : 1; /* conv rows of a band */
     const uint64_t in_rows = (rows - 1) * v->stride_h + v->kh;
     const uint64_t stage = v->flags & TPUB_GEMM_OUT_INT8 ? owp : 0, acc = rows * ow;
-    /* Two int8 staging buffers beside one plane set; two accumulator buffers. */
-    return planes * in_rows * width + 2 * stage <= CORE_UB_ROWS && 2 * acc <= CORE_ACC_ROWS &&
-           acc <= CORE_ROWS_MAX;
+    /* Two int8 staging buffers beside one plane set; two accumulator buffers (which also keeps
+     * a band's rows within the instructions' 16-bit row fields). */
+    return planes * in_rows * width + 2 * stage <= CORE_UB_ROWS && 2 * acc <= CORE_ACC_ROWS;
 }
 
 uint32_t tc_nhwc_perm(const int nhwc[4], const int64_t *dims, uint32_t perm[4])
