@@ -174,6 +174,36 @@ TEST_P(Nets, RandomNetsMatchTheReference)
 
 INSTANTIATE_TEST_SUITE_P(Arrays, Nets, ::testing::Values(4u, 8u));
 
+// Any dim_labels: an input [h, b, c, w], a kernel [kh, i, o, kw], a result [o, h, w, b] biased,
+// pooled and rectified on the device, written and read back through permuted transfers.
+TEST(Labels, AnyOrderOfDimensions)
+{
+    std::mt19937 rng(8);
+    const std::string text =
+        "HloModule labels\n\nmaxf {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT m = f32[] maximum(a, b)\n}\n\nENTRY main {\n  x = f32[5,2,3,6] parameter(0)\n"
+        "  k = f32[3,3,4,2] constant(" +
+        cnn_hlo::literal(rng, {3, 3, 4, 2}, false, -0.5, 0.5) +
+        ")\n  c = f32[4,3,5,2] convolution(x, k), window={size=3x2}, "
+        "dim_labels=0bf1_0io1->f01b\n  bc = f32[4] constant({0.1, -0.2, 0.3, 0})\n"
+        "  bb = f32[4,3,5,2] broadcast(bc), dimensions={0}\n  a = f32[4,3,5,2] add(c, bb)\n"
+        "  low = f32[] constant(-inf)\n  p = f32[4,2,2,2] reduce-window(a, low), "
+        "window={size=1x2x2x1 stride=1x1x2x1}, to_apply=maxf\n  zero = f32[] constant(0)\n"
+        "  z = f32[4,2,2,2] broadcast(zero), dimensions={}\n"
+        "  ROOT r = f32[4,2,2,2] maximum(p, z)\n}\n";
+    for (uint32_t n : {4u, 8u}) {
+        const Golden r = compile_and_run("labels_n" + std::to_string(n), text, n, -1, 1);
+        EXPECT_NE(r.report.find("+ a (bias) + p (max pool 2x2 stride 1x2) + r (relu)"),
+                  std::string::npos)
+            << r.report;
+        EXPECT_NE(r.report.find("input 'x' written NHWC: its dims (1,0,3,2) on the device"),
+                  std::string::npos)
+            << r.report;
+        EXPECT_NE(r.report.find("returned as its dims (3,1,2,0)"), std::string::npos) << r.report;
+        expect_close(r, 0.05);
+    }
+}
+
 // The compiler places a convolution on the device exactly when the firmware can schedule it
 // (one output row in the unified buffer and accumulators, docs/compiler.md): random integer
 // geometries around the limits, compiled, and their CONV2D commands validated by the firmware
