@@ -187,21 +187,23 @@ static json_t *summary_json(const run_summary *s)
     for (uint32_t i = 0; layers && i < s->n_layers; i++) {
         const tpurt_layer *l = &s->layers[i];
         const int conv = l->kind == TPUB_OP_CONV2D;
-        json_t *o = json_pack(
-            "{s:s, s:s, s:s, s:I, s:I, s:o, s:I, s:I, s:f, s:o, s:o}",
-            "name", l->name, "fused", l->fused, "kind", conv ? "conv2d" : "gemm",
-            "segment", (json_int_t)l->segment, "op", (json_int_t)l->index,
+        json_t *o = conv ? json_pack("{s:s, s:s, s:I}", "name", l->name, "fused", l->fused,
+                                     "segment", (json_int_t)l->segment)
+                         : json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "name", l->name,
+                                     "fused", l->fused, "segment", (json_int_t)l->segment,
+                                     "gemm", (json_int_t)l->index, "m", (json_int_t)l->m, "k",
+                                     (json_int_t)l->k, "n", (json_int_t)l->n);
+        /* A GEMM's keys in the order they always had, then what a convolution adds. */
+        json_object_update_new(o, json_pack(
+            "{s:o, s:I, s:I, s:f, s:o, s:o, s:s, s:I}",
             "flags", flags_json(l->flags), "macs", (json_int_t)l->macs,
             "submissions", (json_int_t)l->submissions,
             "cycles_per_batch", (double)l->cycles / batches,
             "mxu_utilization_percent",
             real_or_null(100 * ratio(l->ideal_cycles, (double)l->cycles)),
-            "cycles_over_bound", real_or_null(ratio((double)l->cycles, l->bound_cycles)));
-        if (o && !conv)
-            json_object_update_new(o, json_pack("{s:I, s:I, s:I, s:I}", "gemm",
-                                                (json_int_t)l->index, "m", (json_int_t)l->m,
-                                                "k", (json_int_t)l->k, "n", (json_int_t)l->n));
-        if (o && conv)
+            "cycles_over_bound", real_or_null(ratio((double)l->cycles, l->bound_cycles)),
+            "kind", conv ? "conv2d" : "gemm", "op", (json_int_t)l->index));
+        if (conv)
             json_object_update_new(o, conv_json(l));
         json_array_append_new(layers, o);
     }
