@@ -204,6 +204,27 @@ TEST(Labels, AnyOrderOfDimensions)
     }
 }
 
+// One input read by two convolutions in two layouts (as NCHW and as NHWC): two transfers of it,
+// each in its convolution's order, in one segment.
+TEST(Labels, OneInputTwoLayouts)
+{
+    std::mt19937 rng(9);
+    const std::string text =
+        "HloModule two\n\nENTRY main {\n  x = f32[2,3,4,4] parameter(0)\n"
+        "  k1 = f32[5,3,2,2] constant(" +
+        cnn_hlo::literal(rng, {5, 3, 2, 2}, false, -0.5, 0.5) +
+        ")\n  c1 = f32[2,5,3,3] convolution(x, k1), window={size=2x2}, "
+        "dim_labels=bf01_oi01->bf01\n  k2 = f32[2,2,4,5] constant(" +
+        cnn_hlo::literal(rng, {2, 2, 4, 5}, false, -0.5, 0.5) +
+        ")\n  c2 = f32[2,2,3,5] convolution(x, k2), window={size=2x2}, "
+        "dim_labels=b01f_01io->b01f\n  ROOT t = (f32[2,5,3,3], f32[2,2,3,5]) tuple(c1, c2)\n}\n";
+    const Golden r = compile_and_run("two_layouts", text, 4, -1, 1);
+    EXPECT_NE(r.report.find("(GEMMs: 0, convolutions: 2, segments: 1)"), std::string::npos)
+        << r.report;
+    ASSERT_EQ(r.got.size(), 2u);
+    expect_close(r, 0.03);
+}
+
 // The compiler places a convolution on the device exactly when the firmware can schedule it
 // (one output row in the unified buffer and accumulators, docs/compiler.md): random integer
 // geometries around the limits, compiled, and their CONV2D commands validated by the firmware
