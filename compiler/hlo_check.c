@@ -755,6 +755,7 @@ static int check_instr(checker *k)
     case HLO_OP_MINIMUM:
         return check_elementwise(k, 2);
     case HLO_OP_NEGATE:
+    case HLO_OP_COPY: /* layouts are not modelled: a copy is its operand's value */
         return check_elementwise(k, 1);
     case HLO_OP_EXPONENTIAL:
     case HLO_OP_LOG:

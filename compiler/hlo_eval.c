@@ -684,6 +684,7 @@ static int eval_array_op(evaluator *e, const hlo_instr *in, const val *ops, hlo_
             setd(o, i, convert(a->shape.type, t, getd(a, i)));
         return 0;
     case HLO_OP_RESHAPE:
+    case HLO_OP_COPY:
         memcpy(o->data, a->data, (size_t)n * hlo_type_size(t));
         return 0;
     case HLO_OP_BROADCAST:

@@ -78,6 +78,41 @@ static int add_node(tc_graph *g, const hlo_instr *src, int n_in, const int *in)
 }
 
 /* Inlines computation comp applied to args (by parameter number) into *out. */
+static bool all_zero(const hlo_ints *v)
+{
+    for (int i = 0; i < v->n; i++)
+        if (v->v[i])
+            return false;
+    return true;
+}
+
+/* An instruction whose value is its operand's: a copy (layouts are not modelled), a pad by
+ * nothing (PyTorch/XLA puts one before max pooling), a transpose by the identity, a reshape or
+ * convert to the operand's own shape and type. The graph takes its operand's value instead, so
+ * what follows (a fusion, an in-place read) sees through it. */
+static bool is_identity(const hlo_computation *c, const hlo_instr *in)
+{
+    if (in->n_operands < 1 || in->shape.type == HLO_TUPLE)
+        return false;
+    const hlo_shape *from = &c->instrs[in->operands[0].index].shape;
+    const bool same = from->type == in->shape.type && from->rank == in->shape.rank &&
+                      !memcmp(from->dims, in->shape.dims, sizeof *from->dims * (size_t)from->rank);
+    switch (in->opcode) {
+    case HLO_OP_COPY:
+    case HLO_OP_RESHAPE:
+    case HLO_OP_CONVERT: return same;
+    case HLO_OP_PAD:
+        return same && all_zero(&in->pad_low) && all_zero(&in->pad_high) &&
+               all_zero(&in->pad_interior);
+    case HLO_OP_TRANSPOSE:
+        for (int d = 0; d < in->dimensions.n; d++)
+            if (in->dimensions.v[d] != d)
+                return false;
+        return same;
+    default: return false;
+    }
+}
+
 static int inline_comp(tc_graph *g, int comp, const tval *args, tval *out)
 {
     const hlo_computation *c = &g->m->comps[comp];
@@ -125,11 +160,22 @@ static int inline_comp(tc_graph *g, int comp, const tval *args, tval *out)
                 goto done; /* the message is set */
             break;
         }
+        case HLO_OP_COPY:
+        case HLO_OP_RESHAPE:
+        case HLO_OP_CONVERT:
+        case HLO_OP_PAD:
+        case HLO_OP_TRANSPOSE:
+            if (is_identity(c, in)) {
+                rc = tval_copy(&v[in->operands[0].index], r);
+                break;
+            }
+            goto node;
         case HLO_OP_CUSTOM_CALL:
             rc = tc_fail(g, in, "'%s' (target \"%s\") is not something the compiler can lower",
                          in->name, in->custom_call_target ? in->custom_call_target : "");
             goto done;
         default:
+        node:
             for (int i = 0; i < in->n_operands; i++)
                 ops[i] = v[in->operands[i].index].node;
             if (in->shape.type != HLO_TUPLE) {

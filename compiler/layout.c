@@ -1,11 +1,11 @@
 /* layout.c - where device values sit, and what reads them in place.
  *
  * A GEMM's result is its HLO array in row-major order; a convolution's is NHWC whatever the
- * HLO's dimension order (the CONV2D command writes NHWC). A transpose, reshape or copy of a
- * device result moves no data on the device: the operation reading it addresses the result
- * where it is, if it can. Which element of the result each element of the view is follows from
- * the chain of views (a map, one device offset per element of the view, built from the result's
- * layout); then
+ * HLO's dimension order (the CONV2D command writes NHWC). A transpose or reshape of a device
+ * result moves no data on the device (copies and other identities are gone: ir.c forwards
+ * them): the operation reading it addresses the result where it is, if it can. Which element
+ * of the result each element of the view is follows from the chain of views (a map, one device
+ * offset per element of the view, built from the result's layout); then
  *   - a GEMM reads it in place when every row of its A is a row of the result with the columns
  *     permuted the same way: the permutation moves to the weight rows (krow), so PyTorch's NCHW
  *     flatten of an NHWC result feeds a dot with no transpose;
@@ -30,7 +30,7 @@ bool tc_is_view(const tc_graph *g, int i)
     const tc_node *nd = &g->nodes[i];
     const hlo_opcode op = nd->src->opcode;
     return tc_live(g, i) && nd->role == TC_HOST && nd->elem < 0 && nd->n_in == 1 &&
-           (op == HLO_OP_TRANSPOSE || op == HLO_OP_RESHAPE || op == HLO_OP_COPY);
+           (op == HLO_OP_TRANSPOSE || op == HLO_OP_RESHAPE);
 }
 
 /* Advances the row-major index idx over dims (back to all zeros after the last element). */
@@ -64,7 +64,7 @@ static int64_t *result_map(const tc_graph *g, const tc_op *p)
     return map;
 }
 
-/* The map of view u from its operand's: a reshape or copy keeps the row-major order; a
+/* The map of view u from its operand's: a reshape keeps the row-major order; a
  * transpose's element idx is its operand's element whose index in dimension dimensions[k] is
  * idx[k]. */
 static int64_t *view_map(const tc_graph *g, int u, int64_t *in)

@@ -358,6 +358,43 @@ TEST_F(CompileConv, PoolingFusesInEitherOrder)
     }
 }
 
+// Identities between the ReLU and the pooling (PyTorch/XLA pads by nothing before max pooling;
+// a copy, an identity transpose, a reshape or convert to the same shape and type) are seen
+// through: the pooling still fuses. A pad by something is not an identity.
+TEST_F(CompileConv, IdentitiesAreSeenThrough)
+{
+    for (int real_pad = 0; real_pad < 2; real_pad++) {
+        SCOPED_TRACE(real_pad);
+        std::mt19937 rng(6);
+        const std::string pad = real_pad ? "0_0x1_1x0_0x0_0" : "0_0x0_0x0_0x0_0";
+        const std::string padded = real_pad ? "f32[1,8,6,4]" : "f32[1,6,6,4]";
+        const std::string pooled = real_pad ? "f32[1,4,3,4]" : "f32[1,3,3,4]";
+        const std::string body =
+            "  x = f32[1,8,8,2] parameter(0)\n  k = f32[3,3,2,4] constant(" +
+            cnn_hlo::literal(rng, {3, 3, 2, 4}, false, -1, 1) + ")\n"
+            "  c = f32[1,6,6,4] convolution(x, k), window={size=3x3}, "
+            "dim_labels=b01f_01io->b01f\n"
+            "  zero = f32[] constant(0)\n  low = f32[] constant(-inf)\n"
+            "  z = f32[1,6,6,4] broadcast(zero), dimensions={}\n"
+            "  r = f32[1,6,6,4] maximum(c, z)\n"
+            "  cp = f32[1,6,6,4]{3,2,1,0} copy(r)\n"
+            "  t = f32[1,6,6,4] transpose(cp), dimensions={0,1,2,3}\n"
+            "  rs = f32[1,6,6,4] reshape(t)\n"
+            "  cv = f32[1,6,6,4] convert(rs)\n"
+            "  pd = " + padded + " pad(cv, low), padding=" + pad + "\n"
+            "  ROOT p = " + pooled + " reduce-window(pd, low), "
+            "window={size=1x2x2x1 stride=1x2x2x1}, to_apply=maxf\n";
+        compile("HloModule m\n\n" + kMaxF + "ENTRY main {\n" + body + "}\n", {1, 8, 8, 2});
+        ASSERT_TRUE(ok) << err;
+        if (!real_pad) {
+            EXPECT_TRUE(has("+ r (relu) + p (max pool 2x2 stride 2x2) -> s8")) << report;
+            EXPECT_TRUE(has("0 on the host")) << report;
+        } else {
+            EXPECT_TRUE(has("on the host: pd (pad), p (reduce-window)")) << report;
+        }
+    }
+}
+
 // ------------------------------------------------------------ host --
 
 // A module of one convolution of x by a constant kernel of kelems values, its attributes given.

@@ -147,6 +147,10 @@ TEST(HloEval, DataMovement)
     EXPECT_EQ(r.dims[0], (std::vector<int64_t>{3, 1, 2}));
     expect_same(run1(entry("  ROOT c = s8[2,2] constant({{-128, 127}, {0, 5}})\n"), {}),
                 {-128, 127, 0, 5});
+    // A copy to another layout is the same value (layouts are not modelled).
+    expect_same(run1(entry("  a = f32[2,3]{1,0} parameter(0)\n  ROOT r = f32[2,3]{0,1} copy(a)\n"),
+                     {make(HLO_F32, {2, 3}, a23)}),
+                a23);
 }
 
 TEST(HloEval, Pad)
