@@ -1,21 +1,25 @@
-/* bench.c - tpusim bench: random square GEMMs on every array size asked for, each checked like
- * tpusim gemm, as one table. */
+/* bench.c - tpusim bench: random square GEMMs, or the convolution layers of a few networks, on
+ * every array size asked for, each checked against the golden model (GEMMs against a plain C GEMM
+ * too), as one table. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tools/tpusim/cli.h"
-#include "tools/tpusim/report.h"
 
 const char usage_bench[] =
-    "usage: tpusim bench [--array N,...] [--sizes S,...] [--repeat R]\n"
+    "usage: tpusim bench [--array N,...] [--sizes S,...] [--conv] [--repeat R]\n"
     "                    [--mem-latency CYCLES] [--mem-bandwidth BYTES]\n"
     "\n"
     "Random S x S x S GEMMs (int8 in, int32 out), each checked like tpusim gemm, for every array\n"
     "size N: cycles, MXU utilization, cycles over the lower bound max(compute, memory), and\n"
     "simulated cycles per second (the median of R runs; cycle counts are deterministic).\n"
+    "--conv: the same for convolutions (random int8 operands, bias, ReLU, int8 output, checked\n"
+    "against the golden model): the MNIST CNN's two layers (batch 16, the second max-pooled) and\n"
+    "ResNet-style 3 x 3 layers 56x56x64 -> 64 and 14x14x256 -> 256 (batch 1, padding 1).\n"
     "defaults: --array 16,32 (those built) --sizes 64,128,256,512,1024 --repeat 3\n";
 
 /* A comma-separated list of at most max whole numbers in [min, maxv]: returns minus their count,
@@ -42,10 +46,106 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The convolution layers of --conv: k x k kernels, stride 1, padding pad, max pooling pool x pool
+ * with stride pool (none: 0). */
+typedef struct {
+    const char *name;
+    uint32_t batch, h, w, c, cout, k, pad, pool;
+} conv_layer;
+static const conv_layer conv_layers[] = {
+    {"MNIST conv1", 16, 28, 28, 1, 32, 3, 0, 0},
+    {"MNIST conv2+pool", 16, 26, 26, 32, 64, 3, 0, 2},
+    {"ResNet 3x3", 1, 56, 56, 64, 64, 3, 1, 0},
+    {"ResNet 3x3", 1, 14, 14, 256, 256, 3, 1, 0},
+};
+
+/* One row of the table: a GEMM of size, or conv layer `layer`, on o->array_n. */
+typedef struct {
+    int conv;
+    uint32_t size, layer;
+} bench_row;
+
+/* Runs row once: its cost in *cost and what it measured in *res. */
+static int run_row(const cli_options *o, const bench_row *row, tpu_cost *cost, cli_result *res)
+{
+    int rc;
+    if (!row->conv) {
+        cli_options g = *o;
+        g.m = g.k = g.n = row->size;
+        cli_problem p = {0};
+        void *c = NULL;
+        rc = random_problem(&g, &p);
+        if (!rc && !(c = malloc((size_t)p.m * p.n * 4)))
+            rc = cli_fail(EXIT_USAGE, "memory", "out of host memory for C");
+        if (!rc)
+            rc = run_device(&g, &p, c, res);
+        if (!rc)
+            rc = check_reference(&p, c);
+        const tpu_gemm gm = {.m = p.m, .k = p.k, .n = p.n};
+        if (!rc)
+            tpu_gemm_cost(&res->info, &gm, cost);
+        free(c);
+        problem_free(&p);
+        return rc;
+    }
+    const conv_layer *l = &conv_layers[row->layer];
+    const uint32_t pool = l->pool;
+    const tpu_conv2d v = {
+        .flags = TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8 | (pool ? TPU_CONV_POOL : 0),
+        .batch = l->batch, .h = l->h, .w = l->w, .c = l->c, .kh = l->k, .kw = l->k,
+        .cout = l->cout, .stride_h = 1, .stride_w = 1, .pad_top = l->pad, .pad_bottom = l->pad,
+        .pad_left = l->pad, .pad_right = l->pad, .pool_h = pool, .pool_w = pool,
+        .pool_stride_h = pool, .pool_stride_w = pool};
+    cli_conv p = {0};
+    void *out = NULL;
+    rc = random_conv(&v, o->array_n, o->seed, &p);
+    if (!rc && !(out = malloc(p.out_bytes)))
+        rc = cli_fail(EXIT_USAGE, "memory", "out of host memory for the output");
+    if (!rc)
+        rc = run_conv(o, &p, out, res);
+    if (!rc)
+        tpu_conv2d_cost(&res->info, &v, cost);
+    free(out);
+    conv_free(&p);
+    return rc;
+}
+
+/* Runs row repeat times (the cycles must not change) and prints its line. */
+static int bench_line(const cli_options *o, const bench_row *row, uint32_t repeat)
+{
+    double speed[99];
+    uint64_t cycles = 0;
+    tpu_cost cost = {0};
+    for (uint32_t r = 0; r < repeat; r++) {
+        cli_result res;
+        const int rc = run_row(o, row, &cost, &res);
+        if (rc)
+            return rc;
+        if (r && res.perf.cycles != cycles)
+            return cli_fail(EXIT_DEVICE, "bench", "cycle counts differ between runs: %llu, %llu",
+                            (unsigned long long)cycles, (unsigned long long)res.perf.cycles);
+        cycles = res.perf.cycles;
+        speed[r] = res.perf.wall_seconds > 0 ? (double)cycles / res.perf.wall_seconds : NAN;
+    }
+    qsort(speed, repeat, sizeof *speed, cmp_double);
+    char what[64];
+    if (row->conv) {
+        const conv_layer *l = &conv_layers[row->layer];
+        snprintf(what, sizeof what, "%s %ux%ux%u->%u", l->name, l->h, l->w, l->c, l->cout);
+    } else {
+        snprintf(what, sizeof what, "%u x %u x %u", row->size, row->size, row->size);
+    }
+    printf("%5u %*s %13llu %8.2f %13.0f %8.3f %14.0f\n", o->array_n, row->conv ? 36 : 18, what,
+           (unsigned long long)cycles, 100 * cost.ideal_cycles / (double)cycles,
+           cost.bound_cycles, (double)cycles / cost.bound_cycles, speed[repeat / 2]);
+    fflush(stdout);
+    return 0;
+}
+
 int cmd_bench(int argc, char **argv)
 {
     uint32_t arrays[8] = {16, 32}, sizes[16] = {64, 128, 256, 512, 1024}, repeat = 3;
-    int n_arrays = 2, n_sizes = 5;
+    int n_arrays = 2, n_sizes = 5, conv = 0;
     cli_options o = {.random = 1, .quiet = 1, .seed = 1};
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -53,6 +153,10 @@ int cmd_bench(int argc, char **argv)
         if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
             fputs(usage_bench, stdout);
             return EXIT_OK;
+        }
+        if (!strcmp(arg, "--conv")) {
+            conv = 1;
+            continue;
         }
         if (!val)
             return cli_fail(EXIT_USAGE, "usage", "'%s' needs a value (see tpusim bench --help)", arg);
@@ -76,8 +180,10 @@ int cmd_bench(int argc, char **argv)
     }
     uint32_t built[64];
     const int n_built = tpu_array_sizes(built, 64);
-    printf("%5s %18s %13s %8s %13s %8s %14s\n", "N", "M x K x N", "cycles", "util %",
+    printf("%5s %*s %13s %8s %13s %8s %14s\n", "N", conv ? 36 : 18,
+           conv ? "layer HxWxC->Cout (3x3 kernels)" : "M x K x N", "cycles", "util %",
            "lower bound", "ratio", "cycles/s");
+    const int n_rows = conv ? (int)(sizeof conv_layers / sizeof conv_layers[0]) : n_sizes;
     int rc = 0;
     for (int ai = 0; ai < n_arrays && !rc; ai++) {
         int have = 0;
@@ -87,44 +193,10 @@ int cmd_bench(int argc, char **argv)
             printf("%5u (not built: make ARRAY=\"... %u\")\n", arrays[ai], arrays[ai]);
             continue;
         }
-        for (int si = 0; si < n_sizes && !rc; si++) {
-            o.array_n = arrays[ai];
-            o.m = o.k = o.n = sizes[si];
-            cli_problem p = {0};
-            void *c = NULL;
-            double speed[99];
-            report_figures f = {0};
-            uint64_t cycles = 0;
-            rc = random_problem(&o, &p);
-            if (!rc && !(c = malloc((size_t)p.m * p.n * 4)))
-                rc = cli_fail(EXIT_USAGE, "memory", "out of host memory for C");
-            for (uint32_t r = 0; r < repeat && !rc; r++) {
-                cli_gemm_result res;
-                rc = run_device(&o, &p, c, &res);
-                if (!rc)
-                    rc = check_reference(&p, c);
-                if (rc)
-                    break;
-                const report_run rep = {.m = p.m, .k = p.k, .n = p.n, .info = res.info,
-                                        .perf = res.perf};
-                f = report_derive(&rep);
-                if (r && res.perf.cycles != cycles)
-                    rc = cli_fail(EXIT_DEVICE, "bench", "cycle counts differ between runs: %llu, %llu",
-                              (unsigned long long)cycles, (unsigned long long)res.perf.cycles);
-                cycles = res.perf.cycles;
-                speed[r] = f.speed;
-            }
-            if (!rc) {
-                qsort(speed, repeat, sizeof *speed, cmp_double);
-                char shape[40];
-                snprintf(shape, sizeof shape, "%u x %u x %u", p.m, p.k, p.n);
-                printf("%5u %18s %13llu %8.2f %13.0f %8.3f %14.0f\n", o.array_n, shape,
-                       (unsigned long long)cycles, f.utilization, f.bound, f.ratio,
-                       speed[repeat / 2]);
-                fflush(stdout);
-            }
-            free(c);
-            problem_free(&p);
+        o.array_n = arrays[ai];
+        for (int r = 0; r < n_rows && !rc; r++) {
+            const bench_row row = {conv, conv ? 0 : sizes[r], (uint32_t)r};
+            rc = bench_line(&o, &row, repeat);
         }
     }
     return rc;

@@ -88,7 +88,16 @@ typedef struct {
 typedef struct {
     tpu_info info;
     tpu_perf_report perf;
-} cli_gemm_result;
+} cli_result;
+
+/* One convolution's operands (tpusim bench --conv). */
+typedef struct {
+    tpu_conv2d v;      /* geometry and flags; its operands are set when it runs */
+    uint8_t *in;       /* NHWC */
+    int8_t *kernel;    /* in the tile order of the array size it was made for */
+    int32_t *params;   /* bias[cout], mult[cout], shift[cout] */
+    uint64_t out_bytes;
+} cli_conv;
 
 /* problem.c: operands from .npy files or random, the run on the device, the reference check.
  * Each returns 0 or an exit code, with the message printed. */
@@ -98,8 +107,14 @@ int load_problem(const cli_options *o, cli_problem *p);
 int random_problem(const cli_options *o, cli_problem *p);
 void problem_free(cli_problem *p);
 /* Runs p on a device opened with o's options; C's bytes go to c. */
-int run_device(const cli_options *o, const cli_problem *p, void *c, cli_gemm_result *res);
+int run_device(const cli_options *o, const cli_problem *p, void *c, cli_result *res);
 /* C against a plain C GEMM of the tool's own (the firmware's tiling is not trusted). */
 int check_reference(const cli_problem *p, const void *c);
+/* A convolution of that geometry with random operands (seeded) for an n x n array, and its run
+ * on a device opened with o's options (o->array_n = n; checked against the golden model); its
+ * out_bytes of output go to out. */
+int random_conv(const tpu_conv2d *geometry, uint32_t n, uint64_t seed, cli_conv *p);
+void conv_free(cli_conv *p);
+int run_conv(const cli_options *o, const cli_conv *p, void *out, cli_result *res);
 
 #endif

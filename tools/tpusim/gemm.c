@@ -213,7 +213,7 @@ int cmd_gemm(int argc, char **argv)
         if (!c)
             rc = cli_fail(EXIT_USAGE, "memory", "out of host memory for C");
     }
-    cli_gemm_result res;
+    cli_result res;
     if (!rc)
         rc = run_device(&o, &p, c, &res);
     if (!rc)

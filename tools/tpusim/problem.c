@@ -1,5 +1,6 @@
 /* problem.c - a GEMM's operands (.npy files or random), its run on the device through the
- * driver, and the plain C reference it is checked against (tpusim gemm and tpusim bench). */
+ * driver, and the plain C reference it is checked against (tpusim gemm and tpusim bench); a
+ * random convolution and its run (tpusim bench --conv), checked against the golden model. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
@@ -305,46 +306,45 @@ static int open_device(const cli_options *o, uint64_t need, tpu_device **dev, tp
     return 0;
 }
 
-/* Runs p on a device opened with o's options; C's bytes go to c. */
-int run_device(const cli_options *o, const cli_problem *p, void *c, cli_gemm_result *res)
+/* One operand buffer of a command: its bytes (written to the device when host is not NULL), and
+ * where the device and the stream's buffer table put it. */
+typedef struct {
+    const void *host;
+    uint64_t bytes;
+    uint32_t addr, idx;
+} buffer;
+
+/* Runs one command on a device opened with o's options: writes the n buffers (those with bytes),
+ * appends the command with add(st, bufs, cmd), runs it (traced with o->trace) and reads buffer
+ * out back into dst. */
+static int run_command(const cli_options *o, buffer *bufs, int n,
+                       tpu_status (*add)(tpu_stream *, const buffer *, const void *),
+                       const void *cmd, int out, void *dst, cli_result *res)
 {
-    uint64_t bytes[4]; /* A, B, C, params */
-    operand_bytes(p, bytes);
+    uint64_t need = 0;
+    for (int i = 0; i < n; i++)
+        need += bufs[i].bytes;
     tpu_stream *st = tpu_stream_new();
     if (!st)
         return cli_fail(EXIT_USAGE, "memory", "out of host memory for the command stream");
     tpu_device *dev;
-    int rc = open_device(o, bytes[0] + bytes[1] + bytes[2] + bytes[3], &dev, &res->info);
+    int rc = open_device(o, need, &dev, &res->info);
     if (rc) {
         tpu_stream_free(st);
         return rc;
     }
-
-    const void *host[4] = {p->a, p->b, NULL, p->params};
-    uint32_t addr[4], idx[4];
     tpu_status s = TPU_OK;
-    for (int i = 0; i < 4 && s == TPU_OK; i++) {
-        if (!bytes[i])
+    for (int i = 0; i < n && s == TPU_OK; i++) {
+        if (!bufs[i].bytes)
             continue;
-        s = tpu_alloc(dev, bytes[i], &addr[i]);
-        if (s == TPU_OK && host[i])
-            s = tpu_write(dev, addr[i], host[i], bytes[i]);
+        s = tpu_alloc(dev, bufs[i].bytes, &bufs[i].addr);
+        if (s == TPU_OK && bufs[i].host)
+            s = tpu_write(dev, bufs[i].addr, bufs[i].host, bufs[i].bytes);
         if (s == TPU_OK)
-            s = tpu_stream_buffer(st, addr[i], (uint32_t)bytes[i], &idx[i]);
+            s = tpu_stream_buffer(st, bufs[i].addr, (uint32_t)bufs[i].bytes, &bufs[i].idx);
     }
-    if (s == TPU_OK) {
-        tpu_gemm g = {
-            .m = p->m, .k = p->k, .n = p->n,
-            .flags = (p->bias ? TPU_GEMM_BIAS : 0) | (p->relu ? TPU_GEMM_RELU : 0) |
-                     (p->requant != REPORT_INT32_OUT ? TPU_GEMM_OUT_INT8 : 0) |
-                     (p->unsigned_a ? TPU_GEMM_A_UNSIGNED : 0),
-            .a = {idx[0], 0, p->k},
-            .b = {idx[1], 0, p->n},
-            .c = {idx[2], 0, p->n},
-            .params = {has_params(p) ? idx[3] : 0, 0, 0},
-        };
-        s = tpu_stream_gemm(st, &g);
-    }
+    if (s == TPU_OK)
+        s = add(st, bufs, cmd);
     if (s == TPU_OK && o->trace)
         s = tpu_trace_open(dev, o->trace, o->trace_from, o->trace_to);
     progress pr = {0};
@@ -367,7 +367,7 @@ int run_device(const cli_options *o, const cli_problem *p, void *c, cli_gemm_res
             cli_warn_empty_trace(o, tpu_trace_cycles(dev));
     }
     if (s == TPU_OK)
-        s = tpu_read(dev, addr[2], c, bytes[2]);
+        s = tpu_read(dev, bufs[out].addr, dst, bufs[out].bytes);
     if (s == TPU_OK)
         s = tpu_perf(dev, &res->perf);
     rc = s == TPU_OK ? 0
@@ -377,3 +377,101 @@ int run_device(const cli_options *o, const cli_problem *p, void *c, cli_gemm_res
     return rc;
 }
 
+static tpu_status add_gemm(tpu_stream *st, const buffer *b, const void *cmd)
+{
+    const cli_problem *p = cmd;
+    tpu_gemm g = {
+        .m = p->m, .k = p->k, .n = p->n,
+        .flags = (p->bias ? TPU_GEMM_BIAS : 0) | (p->relu ? TPU_GEMM_RELU : 0) |
+                 (p->requant != REPORT_INT32_OUT ? TPU_GEMM_OUT_INT8 : 0) |
+                 (p->unsigned_a ? TPU_GEMM_A_UNSIGNED : 0),
+        .a = {b[0].idx, 0, p->k},
+        .b = {b[1].idx, 0, p->n},
+        .c = {b[2].idx, 0, p->n},
+        .params = {has_params(p) ? b[3].idx : 0, 0, 0},
+    };
+    return tpu_stream_gemm(st, &g);
+}
+
+int run_device(const cli_options *o, const cli_problem *p, void *c, cli_result *res)
+{
+    uint64_t bytes[4]; /* A, B, C, params */
+    operand_bytes(p, bytes);
+    buffer bufs[4] = {{p->a, bytes[0], 0, 0}, {p->b, bytes[1], 0, 0}, {NULL, bytes[2], 0, 0},
+                      {p->params, bytes[3], 0, 0}};
+    return run_command(o, bufs, 4, add_gemm, p, 2, c, res);
+}
+
+/* ---------------------------------------------------------- convolution -- */
+
+/* Device bytes of the input, the kernel (in tile order), the output and the parameters. */
+static void conv_bytes(const tpu_conv2d *v, uint32_t n, uint64_t bytes[4])
+{
+    uint32_t oh, ow;
+    tpu_conv_out_size(v, &oh, &ow);
+    bytes[0] = (uint64_t)v->batch * v->h * v->w * v->c;
+    bytes[1] = (uint64_t)tpu_conv_k_tiles(v, n) * ((v->cout + n - 1) / n) * n * n;
+    bytes[2] = (uint64_t)v->batch * oh * ow * v->cout * (v->flags & TPU_GEMM_OUT_INT8 ? 1 : 4);
+    bytes[3] = 12ull * v->cout;
+}
+
+int random_conv(const tpu_conv2d *geometry, uint32_t n, uint64_t seed, cli_conv *p)
+{
+    p->v = *geometry;
+    uint64_t bytes[4];
+    conv_bytes(&p->v, n, bytes);
+    uint32_t oh, ow;
+    tpu_conv_out_size(&p->v, &oh, &ow);
+    if (!oh || !ow)
+        return cli_fail(EXIT_USAGE, "convolution", "the kernel or pooling window does not fit");
+    if (!tpu_mem_size_for(bytes[0] + bytes[1] + bytes[2] + bytes[3]))
+        return cli_fail(EXIT_USAGE, "convolution", "needs more than the 3 GiB of device memory");
+    p->in = malloc(bytes[0] ? bytes[0] : 1);
+    p->kernel = malloc(bytes[1] ? bytes[1] : 1);
+    p->params = calloc(3 * (size_t)p->v.cout, sizeof *p->params);
+    p->out_bytes = bytes[2];
+    if (!p->in || !p->kernel || !p->params)
+        return cli_fail(EXIT_USAGE, "memory", "out of host memory for the operands");
+    uint64_t s = seed;
+    for (uint64_t i = 0; i < bytes[0]; i++)
+        p->in[i] = (uint8_t)rng_next(&s);
+    for (uint64_t i = 0; i < bytes[1]; i++)
+        p->kernel[i] = (int8_t)(uint8_t)rng_next(&s);
+    /* Biases of the order of the sums, and a requantization that brings sums of k products
+     * (at most k x 2^14) to about int8's range: mult 2^30, shift 37 + log2(k). */
+    uint32_t shift = 37;
+    for (uint64_t k = (uint64_t)p->v.kh * p->v.kw * p->v.c; k > 1; k = (k + 1) / 2)
+        shift++;
+    for (uint32_t j = 0; j < p->v.cout; j++) {
+        p->params[j] = (int32_t)(rng_next(&s) % (1u << 20)) - (1 << 19);
+        p->params[p->v.cout + j] = 1 << 30;
+        p->params[2 * p->v.cout + j] = (int32_t)(shift < 63 ? shift : 63);
+    }
+    return 0;
+}
+
+void conv_free(cli_conv *p)
+{
+    free(p->in);
+    free(p->kernel);
+    free(p->params);
+}
+
+static tpu_status add_conv(tpu_stream *st, const buffer *b, const void *cmd)
+{
+    tpu_conv2d v = *(const tpu_conv2d *)cmd;
+    v.in = (tpu_operand){b[0].idx, 0, 0};
+    v.kernel = (tpu_operand){b[1].idx, 0, 0};
+    v.out = (tpu_operand){b[2].idx, 0, 0};
+    v.params = (tpu_operand){b[3].idx, 0, 0};
+    return tpu_stream_conv2d(st, &v);
+}
+
+int run_conv(const cli_options *o, const cli_conv *p, void *out, cli_result *res)
+{
+    uint64_t bytes[4];
+    conv_bytes(&p->v, o->array_n, bytes);
+    buffer bufs[4] = {{p->in, bytes[0], 0, 0}, {p->kernel, bytes[1], 0, 0},
+                      {NULL, bytes[2], 0, 0}, {p->params, bytes[3], 0, 0}};
+    return run_command(o, bufs, 4, add_conv, &p->v, 2, out, res);
+}
