@@ -4,8 +4,9 @@
 #                   the C/C++ suites again under AddressSanitizer and UBSan, and the HLO fuzzer
 #   make lint       verilator --lint-only -Wall on every RTL module
 #   make soak       thousands of random programs, RTL against the golden model
-#   make bench      GEMM and convolution tables at N = 16 and 32, the bare array vs the full core at N = 8, 16
-#                   and 32 (docs/performance.md), and the same GEMM on Verilator vs Icarus
+#   make bench      GEMM and convolution tables at N = 16 and 32, the bare array vs the full
+#                   core at N = 8, 16 and 32 (docs/performance.md), and the same GEMM on
+#                   Verilator vs Icarus
 #   make demo       MNIST: compile the JAX model, run 2,000 digits on the simulated TPU in JOBS
 #                   threads (default: the host's cores)
 #   make wave       trace a small GEMM and open it in GTKWave (a screenshot without a display)
