@@ -3,7 +3,7 @@
  * is one configuration byte (the array size) and then device memory, whose first bytes are the
  * stream. Nothing but two outcomes may come out: the stream is refused with a named field (and
  * nothing was pushed to the core), or it runs without a core error and leaves device memory
- * exactly as a plain C reference of its GEMM commands, run one after the other, does. */
+ * exactly as a plain C reference of its GEMM and CONV2D commands, run one after the other, does. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -91,6 +91,29 @@ static int8_t requant(int32_t x, int32_t mult, uint32_t shift)
     return (int8_t)(q < -128 ? -128 : q > 127 ? 127 : q);
 }
 
+/* The address of command c's operand (buffer index at c + buf, byte offset at c + off), through
+ * the stream's buffer table, which starts at address 0. */
+static uint64_t operand(const uint8_t *m, const uint8_t *c, uint32_t buf, uint32_t off)
+{
+    return rd32(m, FW_HEADER_BYTES + (uint64_t)rd32(c, buf) * FW_BUFFER_BYTES) + rd32(c, off);
+}
+
+/* Column j's bias and ReLU of an accumulator, as the command's flags say (CONV2D has GEMM's bits);
+ * the parameters at p are int32 bias[n], mult[n], shift[n] (n columns). */
+static int32_t activate(uint32_t acc, const uint8_t *m, uint32_t flags, uint64_t p, uint32_t j)
+{
+    if (flags & FW_GEMM_BIAS)
+        acc += rd32(m, p + 4ull * j);
+    const int32_t v = (int32_t)acc;
+    return (flags & FW_GEMM_RELU) && v < 0 ? 0 : v;
+}
+
+/* Column j's requantization (OUT_INT8): bits 5:0 of shift are used. */
+static int8_t requant_col(int32_t v, const uint8_t *m, uint64_t p, uint32_t n, uint32_t j)
+{
+    return requant(v, (int32_t)rd32(m, p + 4ull * (n + j)), rd32(m, p + 4ull * (2 * n + j)) & 63);
+}
+
 /* Runs GEMM command c (validated by the firmware) on memory m, from the definition. */
 static void reference_gemm(uint8_t *m, const uint8_t *c, uint32_t tile)
 {
@@ -98,15 +121,11 @@ static void reference_gemm(uint8_t *m, const uint8_t *c, uint32_t tile)
     const uint32_t N = rd32(c, FW_GEMM_N);
     const uint32_t lda = rd32(c, FW_GEMM_LDA), ldb = rd32(c, FW_GEMM_LDB);
     const uint32_t ldc = rd32(c, FW_GEMM_LDC);
-    /* Operand addresses through the stream's buffer table, which starts at address 0. */
-    const uint64_t table = FW_HEADER_BYTES;
-#define OPERAND(buf, off) (rd32(m, table + (uint64_t)rd32(c, buf) * FW_BUFFER_BYTES) + rd32(c, off))
-    const uint64_t a = OPERAND(FW_GEMM_A_BUF, FW_GEMM_A_OFF);
-    const uint64_t b = OPERAND(FW_GEMM_B_BUF, FW_GEMM_B_OFF);
-    const uint64_t out = OPERAND(FW_GEMM_C_BUF, FW_GEMM_C_OFF);
+    const uint64_t a = operand(m, c, FW_GEMM_A_BUF, FW_GEMM_A_OFF);
+    const uint64_t b = operand(m, c, FW_GEMM_B_BUF, FW_GEMM_B_OFF);
+    const uint64_t out = operand(m, c, FW_GEMM_C_BUF, FW_GEMM_C_OFF);
     const bool params = flags & (FW_GEMM_BIAS | FW_GEMM_OUT_INT8);
-    const uint64_t p = params ? OPERAND(FW_GEMM_P_BUF, FW_GEMM_P_OFF) : 0;
-#undef OPERAND
+    const uint64_t p = params ? operand(m, c, FW_GEMM_P_BUF, FW_GEMM_P_OFF) : 0;
     const uint32_t kt = (K + tile - 1) / tile;
     int32_t *res = malloc((size_t)M * N * sizeof *res);
     check(res != NULL);
@@ -122,14 +141,8 @@ static void reference_gemm(uint8_t *m, const uint8_t *c, uint32_t tile)
                                         : b + (uint64_t)k * ldb + j;
                 sum += (uint32_t)(x * (int8_t)m[at]);
             }
-            if (flags & FW_GEMM_BIAS)
-                sum += rd32(m, p + 4ull * j);
-            int32_t v = (int32_t)sum;
-            if ((flags & FW_GEMM_RELU) && v < 0)
-                v = 0;
-            if (flags & FW_GEMM_OUT_INT8)
-                v = requant(v, (int32_t)rd32(m, p + 4ull * (N + j)), rd32(m, p + 4ull * (2 * N + j)) & 63);
-            res[(size_t)i * N + j] = v;
+            const int32_t v = activate(sum, m, flags, p, j);
+            res[(size_t)i * N + j] = flags & FW_GEMM_OUT_INT8 ? requant_col(v, m, p, N, j) : v;
         }
     /* C is written after all of it is computed: validation keeps it clear of A, B and params. */
     for (uint32_t i = 0; i < M; i++)
@@ -140,6 +153,143 @@ static void reference_gemm(uint8_t *m, const uint8_t *c, uint32_t tile)
             else
                 tpuio_put_le(m + out + ((uint64_t)i * ldc + j) * 4, (uint32_t)v, 4);
         }
+    free(res);
+}
+
+/* A validated CONV2D command's fields and operand addresses. */
+typedef struct {
+    uint32_t flags, batch, h, w, c, kh, kw, cout, sh, sw, pt, pb, pl, pr, ph, pw, psh, psw;
+    uint32_t oh, ow, ohp, owp; /* convolution output, pooled output (= it without POOLING) */
+    uint64_t in, k, out, p;
+    bool packed;     /* the kernel's K tiles follow packed runs, else pixels */
+    uint32_t runs;   /* packed: K tiles per kernel row, ceil(kw * c / N) */
+    uint32_t cc;     /* pixels: K tiles per kernel pixel, ceil(c / N) */
+    uint64_t ktiles; /* K tiles in all */
+} conv_cmd;
+
+/* Kernel weight (dy, dx, channel ci, output channel o) of v, from its tile in memory: tile
+ * (kt, o / N) at byte (o / N * KT + kt) * N * N, row r, column o % N. */
+static int8_t kernel_at(const uint8_t *m, const conv_cmd *v, uint32_t tile, uint32_t dy,
+                        uint32_t dx, uint32_t ci, uint32_t o)
+{
+    uint64_t kt, r;
+    if (v->packed) { /* byte dx * c + ci of kernel row dy's run, cut in N-byte pieces */
+        const uint64_t byte = (uint64_t)dx * v->c + ci;
+        kt = (uint64_t)dy * v->runs + byte / tile;
+        r = byte % tile;
+    } else { /* channel ci of kernel pixel (dy, dx), cut in N-channel pieces */
+        kt = ((uint64_t)dy * v->kw + dx) * v->cc + ci / tile;
+        r = ci % tile;
+    }
+    return (int8_t)m[v->k + ((uint64_t)(o / tile) * v->ktiles + kt) * tile * tile + r * tile +
+                     o % tile];
+}
+
+/* Convolution output row oy of image b, every column and output channel, after bias and ReLU:
+ * row[ox * cout + o]. Padding is zeros: it adds nothing to the sums. */
+static void conv_row(const uint8_t *m, const conv_cmd *v, uint32_t tile, uint32_t b, uint32_t oy,
+                     int32_t *row)
+{
+    for (uint32_t ox = 0; ox < v->ow; ox++)
+        for (uint32_t o = 0; o < v->cout; o++) {
+            uint32_t sum = 0; /* int32 with wrap-around */
+            for (uint32_t dy = 0; dy < v->kh; dy++) {
+                const int64_t y = (int64_t)oy * v->sh + dy - v->pt;
+                if (y < 0 || y >= v->h)
+                    continue;
+                for (uint32_t dx = 0; dx < v->kw; dx++) {
+                    const int64_t x = (int64_t)ox * v->sw + dx - v->pl;
+                    if (x < 0 || x >= v->w)
+                        continue;
+                    const uint64_t pixel = v->in + (((uint64_t)b * v->h + y) * v->w + x) * v->c;
+                    for (uint32_t ci = 0; ci < v->c; ci++) {
+                        const uint8_t a = m[pixel + ci];
+                        const int32_t av = v->flags & FW_CONV_A_UNSIGNED ? a : (int8_t)a;
+                        sum += (uint32_t)(av * kernel_at(m, v, tile, dy, dx, ci, o));
+                    }
+                }
+            }
+            row[(size_t)ox * v->cout + o] = activate(sum, m, v->flags, v->p, o);
+        }
+}
+
+/* Runs CONV2D command c (validated by the firmware) on memory m, from the definition
+ * (firmware.h): NHWC input, the kernel read back from its tiles, GEMM's bias and ReLU, then for
+ * int8 output the maximum over each pooling window (a 1 x 1 window without POOLING) requantized,
+ * as ACTIVATE.POOL does (the maximum of relu(acc + bias), then requantization). */
+static void reference_conv(uint8_t *m, const uint8_t *c, uint32_t tile)
+{
+    conv_cmd v;
+    v.flags = rd32(c, FW_CONV_FLAGS);
+    v.batch = rd32(c, FW_CONV_BATCH);
+    v.h = rd32(c, FW_CONV_H);
+    v.w = rd32(c, FW_CONV_W);
+    v.c = rd32(c, FW_CONV_C);
+    v.kh = rd32(c, FW_CONV_KH);
+    v.kw = rd32(c, FW_CONV_KW);
+    v.cout = rd32(c, FW_CONV_COUT);
+    v.sh = (uint32_t)tpuio_get_le(c + FW_CONV_STRIDE, 2);
+    v.sw = (uint32_t)tpuio_get_le(c + FW_CONV_STRIDE + 2, 2);
+    v.pt = c[FW_CONV_PAD], v.pb = c[FW_CONV_PAD + 1];
+    v.pl = c[FW_CONV_PAD + 2], v.pr = c[FW_CONV_PAD + 3];
+    const bool pool = v.flags & FW_CONV_POOLING;
+    v.ph = pool ? c[FW_CONV_POOL] : 1, v.pw = pool ? c[FW_CONV_POOL + 1] : 1;
+    v.psh = pool ? c[FW_CONV_POOL + 2] : 1, v.psw = pool ? c[FW_CONV_POOL + 3] : 1;
+    v.oh = (v.h + v.pt + v.pb - v.kh) / v.sh + 1;
+    v.ow = (v.w + v.pl + v.pr - v.kw) / v.sw + 1;
+    v.ohp = (v.oh - v.ph) / v.psh + 1;
+    v.owp = (v.ow - v.pw) / v.psw + 1;
+    v.in = operand(m, c, FW_CONV_IN_BUF, FW_CONV_IN_OFF);
+    v.k = operand(m, c, FW_CONV_K_BUF, FW_CONV_K_OFF);
+    v.out = operand(m, c, FW_CONV_OUT_BUF, FW_CONV_OUT_OFF);
+    v.p = v.flags & (FW_CONV_BIAS | FW_CONV_OUT_INT8) ? operand(m, c, FW_CONV_P_BUF, FW_CONV_P_OFF)
+                                                     : 0;
+    v.packed = v.pl == 0 && v.pr == 0 && v.c % tile != 0;
+    v.runs = (v.kw * v.c + tile - 1) / tile;
+    v.cc = (v.c + tile - 1) / tile;
+    v.ktiles = v.packed ? (uint64_t)v.kh * v.runs : (uint64_t)v.kh * v.kw * v.cc;
+
+    const bool i8 = v.flags & FW_CONV_OUT_INT8;
+    const size_t outs = (size_t)v.batch * v.ohp * v.owp * v.cout, row_len = (size_t)v.ow * v.cout;
+    int32_t *res = malloc(outs * sizeof *res);
+    /* The rows of the last windows: conv row oy in slot oy % ph, which windows overlapping in
+     * rows (psh < ph) share instead of computing them again. */
+    int32_t *rows = malloc((size_t)v.ph * row_len * sizeof *rows);
+    uint32_t *held = malloc(v.ph * sizeof *held);
+    check(res && rows && held);
+    for (uint32_t b = 0; b < v.batch; b++) {
+        for (uint32_t i = 0; i < v.ph; i++)
+            held[i] = UINT32_MAX;
+        for (uint32_t py = 0; py < v.ohp; py++) {
+            for (uint32_t i = 0; i < v.ph; i++) {
+                const uint32_t oy = py * v.psh + i, slot = oy % v.ph;
+                if (held[slot] != oy)
+                    conv_row(m, &v, tile, b, oy, rows + slot * row_len);
+                held[slot] = oy;
+            }
+            for (uint32_t px = 0; px < v.owp; px++)
+                for (uint32_t o = 0; o < v.cout; o++) {
+                    int32_t mx = INT32_MIN;
+                    for (uint32_t i = 0; i < v.ph; i++)
+                        for (uint32_t j = 0; j < v.pw; j++) {
+                            const int32_t x = rows[((py * v.psh + i) % v.ph) * row_len +
+                                                   (size_t)(px * v.psw + j) * v.cout + o];
+                            mx = x > mx ? x : mx;
+                        }
+                    const size_t at = (((size_t)b * v.ohp + py) * v.owp + px) * v.cout + o;
+                    res[at] = i8 ? requant_col(mx, m, v.p, v.cout, o) : mx;
+                }
+        }
+    }
+    /* NHWC output, written after all of it is computed (validation keeps it clear of the input,
+     * kernel and parameters). */
+    for (size_t i = 0; i < outs; i++)
+        if (i8)
+            m[v.out + i] = (uint8_t)res[i];
+        else
+            tpuio_put_le(m + v.out + 4 * i, (uint32_t)res[i], 4);
+    free(held);
+    free(rows);
     free(res);
 }
 
@@ -181,8 +331,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const uint32_t commands = rd32(before, FW_HDR_COMMANDS);
         uint64_t off = FW_HEADER_BYTES + (uint64_t)buffers * FW_BUFFER_BYTES;
         for (uint32_t i = 0; i < commands; i++) {
-            check((uint32_t)tpuio_get_le(before + off, 2) == FW_CMD_GEMM);
-            reference_gemm(before, before + off, d.hw.array_n);
+            const uint32_t op = (uint32_t)tpuio_get_le(before + off, 2);
+            check(op == FW_CMD_GEMM || op == FW_CMD_CONV2D);
+            if (op == FW_CMD_GEMM)
+                reference_gemm(before, before + off, d.hw.array_n);
+            else
+                reference_conv(before, before + off, d.hw.array_n);
             off += tpuio_get_le(before + off + FW_CMD_BYTES, 2);
         }
         check(memcmp(before, mem, MEM_SIZE) == 0);
