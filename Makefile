@@ -7,8 +7,8 @@
 #   make bench      GEMM and convolution tables at N = 16 and 32, the bare array vs the full
 #                   core at N = 8, 16 and 32 (docs/performance.md), and the same GEMM on
 #                   Verilator vs Icarus
-#   make demo       MNIST: compile the JAX model, run 2,000 digits on the simulated TPU in JOBS
-#                   threads (default: the host's cores)
+#   make demo       MNIST: compile the JAX MLP and the PyTorch/XLA CNN, run 2,000 digits through
+#                   each on the simulated TPU in JOBS threads (default: the host's cores)
 #   make wave       trace a small GEMM and open it in GTKWave (a screenshot without a display)
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each, or FUZZ_TARGETS
 #   make ARRAY=8    build only the N = 8 model (any list: ARRAY="8 16")
@@ -64,10 +64,13 @@ bench: build
 	$(BUILD)/bin/bench_array --array 8,16,32
 	$(BUILD)/bin/bench_icarus $(CURDIR) $(BUILD)/bench-icarus 8
 
-# MNIST on the simulated TPU: compile the committed JAX model, run the 2,000 test digits, compare
-# with the labels and JAX's own predictions, and trace the first batch.
+# MNIST on the simulated TPU: compile the committed JAX MLP and PyTorch/XLA CNN, run the 2,000 test
+# digits (CNN_DIGITS of them through the CNN), compare with the labels and each framework's own
+# predictions, and trace the first batch (the CNN's: its second convolution's first cycles).
 DEMO  = $(BUILD)/demo
 MNIST = models/mnist
+CNN   = models/mnist_cnn
+CNN_DIGITS ?= 2000
 demo: build
 	@mkdir -p $(DEMO)
 	$(BUILD)/bin/tpuc $(MNIST)/mlp.hlo --weights $(MNIST)/mlp.safetensors \
@@ -76,8 +79,14 @@ demo: build
 	    --labels $(MNIST)/test_y.npy --expect $(MNIST)/jax_pred.npy --show 0 \
 	    --output $(DEMO)/mnist_logprobs.npy --json $(DEMO)/mnist.json --trace $(DEMO)/mnist.fst \
 	    --jobs $(JOBS)
-	@echo "report: $(DEMO)/mnist.json  waveform of the first batch: $(DEMO)/mnist.fst" \
-	     "(gtkwave $(DEMO)/mnist.gtkw)"
+	$(BUILD)/bin/tpuc $(CNN)/cnn_torch_xla.hlo --weights $(CNN)/cnn_torch.safetensors \
+	    --calibrate $(CNN)/calib_nchw.npy -o $(DEMO)/cnn.tpub
+	$(BUILD)/bin/tpusim run $(DEMO)/cnn.tpub --input $(CNN)/test_x_u8.npy --input-divide 255 \
+	    --labels $(CNN)/test_y.npy --expect $(CNN)/torch_pred.npy --limit $(CNN_DIGITS) --show 0 \
+	    --output $(DEMO)/cnn_logprobs.npy --json $(DEMO)/cnn.json --trace $(DEMO)/cnn.fst \
+	    --trace-window 88400:92400 --jobs $(JOBS)
+	@echo "reports: $(DEMO)/mnist.json $(DEMO)/cnn.json  waveforms of the first batch:" \
+	     "$(DEMO)/mnist.fst (gtkwave $(DEMO)/mnist.gtkw), $(DEMO)/cnn.fst ($(DEMO)/cnn.gtkw)"
 
 # A small GEMM on the 8 x 8 array, traced in full, opened in GTKWave (or, with no display, a
 # screenshot taken under Xvfb).

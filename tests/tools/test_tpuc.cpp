@@ -661,4 +661,49 @@ TEST(Mnist, EndToEnd)
     json_decref(r);
 }
 
+// The committed PyTorch/XLA CNN, compiled as `make demo` does, on the first 160 test digits (two
+// jobs): one segment whose convolutions run as CONV2Ds (the pooling fused into the second), every
+// submission bit-exact against the golden model, accuracy at least 97.5 % (PyTorch's float32 gets
+// 98.40 % of the 2,000) and at most one digit away from PyTorch's own predictions.
+TEST(Mnist, CnnEndToEnd)
+{
+    const std::string m = TPU_SOURCE_DIR "/models/mnist_cnn/";
+    const fs::path dir = scratch("mnist_cnn");
+    const std::string pkg = (dir / "cnn.tpub").string(), json = (dir / "run.json").string();
+    const std::string report = (dir / "tpuc.txt").string();
+    const std::string compile = std::string(TPU_BINARY_DIR "/bin/tpuc ") + m +
+                                "cnn_torch_xla.hlo --weights " + m + "cnn_torch.safetensors" +
+                                " --calibrate " + m + "calib_nchw.npy --array " +
+                                std::to_string(demo_n()) + " -o " + pkg + " > " + report;
+    ASSERT_EQ(std::system(compile.c_str()), 0) << compile;
+    std::ifstream rf(report);
+    const std::string text((std::istreambuf_iterator<char>(rf)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("segments: 1)"), std::string::npos) << text;
+    const int n = 160;
+    const std::string run = kRun + " run " + pkg + " --input " + m + "test_x_u8.npy" +
+                            " --input-divide 255 --limit " + std::to_string(n) + " --labels " + m +
+                            "test_y.npy --expect " + m + "torch_pred.npy --jobs 2 --quiet --json " +
+                            json;
+    ASSERT_EQ(std::system(run.c_str()), 0) << run;
+    json_error_t je;
+    json_t *r = json_load_file(json.c_str(), 0, &je);
+    ASSERT_NE(r, nullptr) << je.text;
+    const auto count = [&](const char *obj, const char *field) {
+        return json_integer_value(json_object_get(json_object_get(r, obj), field));
+    };
+    const json_int_t subs = json_integer_value(json_object_get(r, "submissions"));
+    EXPECT_GT(subs, 0);
+    EXPECT_EQ(json_integer_value(json_object_get(r, "bit_exact_submissions")), subs);
+    size_t convs = 0;
+    json_t *layer;
+    size_t i;
+    json_array_foreach(json_object_get(r, "layers"), i, layer)
+        convs += std::string(json_string_value(json_object_get(layer, "kind"))) == "conv2d";
+    EXPECT_EQ(convs, 2u);
+    EXPECT_EQ(count("accuracy", "total"), n);
+    EXPECT_GE(count("accuracy", "correct"), 0.975 * n);
+    EXPECT_GE(count("agreement", "correct"), n - 1);
+    json_decref(r);
+}
+
 } // namespace
