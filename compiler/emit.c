@@ -95,8 +95,7 @@ int *tc_segment_inputs(const tc_graph *g, int s, int *n_inputs, int **ops_of)
         const uint32_t rank = input_order(g, op, perm);
         bool seen = false;
         for (int j = 0; j < *n_inputs && !seen; j++)
-            seen = nodes[j] == op->x &&
-                   input_order(g, &g->ops[(*ops_of)[j]], other) == rank &&
+            seen = nodes[j] == op->x && input_order(g, &g->ops[(*ops_of)[j]], other) == rank &&
                    !memcmp(perm, other, rank * sizeof *perm);
         if (!seen) {
             nodes[*n_inputs] = op->x;
@@ -131,8 +130,11 @@ static int input_xfer(tc_graph *g, tpub_segment *seg, const tc_op *op, int node,
     if (!x)
         return -1;
     const uint32_t cols = op->kind == TC_CONV ? op->cv.c : op->k;
-    *x = (tpub_xfer){.off = off, .rows = (uint32_t)(input_bytes(op) / cols), .cols = cols,
-                     .ld = cols, .dev_type = op->a_unsigned ? HLO_U8 : HLO_S8,
+    *x = (tpub_xfer){.off = off,
+                     .rows = (uint32_t)(input_bytes(op) / cols),
+                     .cols = cols,
+                     .ld = cols,
+                     .dev_type = op->a_unsigned ? HLO_U8 : HLO_S8,
                      .host_type = g->nodes[node].shape.type};
     if (op->kind == TC_CONV)
         conv_perm(g, op->in_nhwc, node, x);
@@ -148,8 +150,11 @@ static int output_xfer(tc_graph *g, tpub_segment *seg, const tc_op *op)
         return -1;
     const uint32_t cols = op->n;
     const uint64_t elements = result_bytes(op) / (op->out_int8 ? 1 : 4);
-    *x = (tpub_xfer){.off = op->c_off, .rows = (uint32_t)(elements / cols), .cols = cols,
-                     .ld = cols, .dev_type = op->out_int8 ? HLO_S8 : HLO_S32,
+    *x = (tpub_xfer){.off = op->c_off,
+                     .rows = (uint32_t)(elements / cols),
+                     .cols = cols,
+                     .ld = cols,
+                     .dev_type = op->out_int8 ? HLO_S8 : HLO_S32,
                      .host_type = op->exact ? HLO_S32 : HLO_F32};
     if (op->kind == TC_CONV)
         conv_perm(g, op->out_nhwc, op->out, x);
@@ -284,9 +289,8 @@ static void conv_tiles(const tc_graph *g, const tc_op *op, uint8_t *image)
 static uint64_t weight_bytes(const tc_graph *g, const tc_op *op)
 {
     const uint32_t N = g->array_n;
-    return op->kind == TC_CONV
-               ? tpub_conv_k_tiles(&op->cv, N) * tiles(op->n, N) * N * N
-               : (uint64_t)op->batch * tiles(op->k, N) * tiles(op->n, N) * N * N;
+    return op->kind == TC_CONV ? tpub_conv_k_tiles(&op->cv, N) * tiles(op->n, N) * N * N
+                               : (uint64_t)op->batch * tiles(op->k, N) * tiles(op->n, N) * N * N;
 }
 
 /* Weights and kernels in tile order, and the operations' parameters. */
@@ -304,8 +308,10 @@ static int const_image(tc_graph *g, tpub_package *p)
     }
     p->const_bytes = at;
     if (!(p->const_image = calloc(at ? at : 1, 1)))
-        return tc_fail(g, NULL, "out of memory for the package's constant image (%llu bytes of "
-                       "weights and parameters)", (unsigned long long)at);
+        return tc_fail(g, NULL,
+                       "out of memory for the package's constant image (%llu bytes of "
+                       "weights and parameters)",
+                       (unsigned long long)at);
     for (int i = 0; i < g->n_ops; i++) {
         const tc_op *op = &g->ops[i];
         if (op->kind == TC_CONV)
@@ -393,9 +399,18 @@ static int make_ops(tc_graph *g, tpub_package *p)
             } else {
                 const uint64_t rows = (uint64_t)b * op->m;
                 q->kind = TPUB_OP_GEMM;
-                q->gemm = (tpub_gemm){op->m, op->k, op->n, flags, op->a_off + rows * op->k,
-                                      op->b_off + b * b_bytes, op->c_off + rows * op->n * c_elt,
-                                      params ? op->p_off : 0, op->k, op->n, name.s, fused.s};
+                q->gemm = (tpub_gemm){op->m,
+                                      op->k,
+                                      op->n,
+                                      flags,
+                                      op->a_off + rows * op->k,
+                                      op->b_off + b * b_bytes,
+                                      op->c_off + rows * op->n * c_elt,
+                                      params ? op->p_off : 0,
+                                      op->k,
+                                      op->n,
+                                      name.s,
+                                      fused.s};
             }
             if (name.oom || fused.oom || !name.s || !fused.s)
                 return tc_fail(g, NULL, "out of memory");
@@ -414,8 +429,10 @@ static int signature(tc_graph *g, tpub_sig *s, int node)
                        nd->shape.rank, TPUB_MAX_RANK);
     hlo_type t = nd->shape.type;
     if (t != HLO_F32 && t != HLO_S8 && t != HLO_U8 && t != HLO_S32)
-        return tc_fail(g, nd->src, "'%s' is %s; model inputs and outputs must be f32, s8, u8 "
-                       "or s32", nd->name, hlo_type_name(t));
+        return tc_fail(g, nd->src,
+                       "'%s' is %s; model inputs and outputs must be f32, s8, u8 "
+                       "or s32",
+                       nd->name, hlo_type_name(t));
     s->type = t;
     s->rank = nd->shape.rank;
     memcpy(s->dims, nd->shape.dims, (size_t)s->rank * sizeof *s->dims);

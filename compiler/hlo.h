@@ -20,44 +20,97 @@ extern "C" {
 #endif
 
 /* Limits against hostile input; exceeding one is a located parse error. */
-#define HLO_MAX_RANK 16             /* dimensions per array shape */
+#define HLO_MAX_RANK 16              /* dimensions per array shape */
 #define HLO_MAX_ELEMENTS (1LL << 31) /* elements per array shape */
-#define HLO_MAX_DEPTH 64            /* nesting of tuples, literals and skipped attribute values */
-#define HLO_MAX_NAME 1024           /* bytes in a name, without '%' */
+#define HLO_MAX_DEPTH 64             /* nesting of tuples, literals and skipped attribute values */
+#define HLO_MAX_NAME 1024            /* bytes in a name, without '%' */
 #define HLO_MAX_FILE ((uint64_t)1 << 30) /* bytes of a file hlo_parse_file reads */
 
 typedef enum {
-    HLO_PRED, HLO_S8, HLO_S16, HLO_S32, HLO_S64, HLO_U8, HLO_U16, HLO_U32, HLO_U64,
-    HLO_F16, HLO_BF16, HLO_F32, HLO_F64,
+    HLO_PRED,
+    HLO_S8,
+    HLO_S16,
+    HLO_S32,
+    HLO_S64,
+    HLO_U8,
+    HLO_U16,
+    HLO_U32,
+    HLO_U64,
+    HLO_F16,
+    HLO_BF16,
+    HLO_F32,
+    HLO_F64,
     HLO_TOKEN, /* token[] */
     HLO_TUPLE  /* (shape, ...) */
 } hlo_type;
 
 typedef struct hlo_shape {
     hlo_type type;
-    int rank;                     /* arrays; 0 for scalars, tuples and tokens */
-    int64_t dims[HLO_MAX_RANK];   /* bounds; a dynamic dimension `<=N` is stored as N */
-    int64_t elements;             /* product of dims (1 for a scalar, 0 for tuple and token) */
-    int n_tuple;                  /* HLO_TUPLE: element shapes */
+    int rank;                   /* arrays; 0 for scalars, tuples and tokens */
+    int64_t dims[HLO_MAX_RANK]; /* bounds; a dynamic dimension `<=N` is stored as N */
+    int64_t elements;           /* product of dims (1 for a scalar, 0 for tuple and token) */
+    int n_tuple;                /* HLO_TUPLE: element shapes */
     struct hlo_shape *tuple;
 } hlo_shape;
 
 /* Opcodes with an enum value; the spelling is XLA's (hlo_opcode_name()). */
 typedef enum {
     HLO_OP_OTHER, /* any other opcode: see hlo_instr.opcode_name */
-    HLO_OP_PARAMETER, HLO_OP_CONSTANT, HLO_OP_DOT, HLO_OP_ADD, HLO_OP_SUBTRACT, HLO_OP_MULTIPLY,
-    HLO_OP_DIVIDE, HLO_OP_MAXIMUM, HLO_OP_MINIMUM, HLO_OP_BROADCAST, HLO_OP_RESHAPE,
-    HLO_OP_TRANSPOSE, HLO_OP_CONVERT, HLO_OP_TUPLE, HLO_OP_GET_TUPLE_ELEMENT, HLO_OP_CALL,
-    HLO_OP_REDUCE, HLO_OP_EXPONENTIAL, HLO_OP_LOG, HLO_OP_NEGATE, HLO_OP_COMPARE, HLO_OP_SELECT,
-    HLO_OP_RSQRT, HLO_OP_SQRT, HLO_OP_TANH, HLO_OP_LOGISTIC, HLO_OP_ABS, HLO_OP_POWER,
-    HLO_OP_CLAMP, HLO_OP_SLICE, HLO_OP_CONCATENATE, HLO_OP_PAD, HLO_OP_IOTA, HLO_OP_COPY,
-    HLO_OP_BITCAST, HLO_OP_FUSION, HLO_OP_CUSTOM_CALL, HLO_OP_REDUCE_WINDOW, HLO_OP_CONVOLUTION,
-    HLO_OP_AND, HLO_OP_OR, HLO_OP_XOR, HLO_OP_NOT,
+    HLO_OP_PARAMETER,
+    HLO_OP_CONSTANT,
+    HLO_OP_DOT,
+    HLO_OP_ADD,
+    HLO_OP_SUBTRACT,
+    HLO_OP_MULTIPLY,
+    HLO_OP_DIVIDE,
+    HLO_OP_MAXIMUM,
+    HLO_OP_MINIMUM,
+    HLO_OP_BROADCAST,
+    HLO_OP_RESHAPE,
+    HLO_OP_TRANSPOSE,
+    HLO_OP_CONVERT,
+    HLO_OP_TUPLE,
+    HLO_OP_GET_TUPLE_ELEMENT,
+    HLO_OP_CALL,
+    HLO_OP_REDUCE,
+    HLO_OP_EXPONENTIAL,
+    HLO_OP_LOG,
+    HLO_OP_NEGATE,
+    HLO_OP_COMPARE,
+    HLO_OP_SELECT,
+    HLO_OP_RSQRT,
+    HLO_OP_SQRT,
+    HLO_OP_TANH,
+    HLO_OP_LOGISTIC,
+    HLO_OP_ABS,
+    HLO_OP_POWER,
+    HLO_OP_CLAMP,
+    HLO_OP_SLICE,
+    HLO_OP_CONCATENATE,
+    HLO_OP_PAD,
+    HLO_OP_IOTA,
+    HLO_OP_COPY,
+    HLO_OP_BITCAST,
+    HLO_OP_FUSION,
+    HLO_OP_CUSTOM_CALL,
+    HLO_OP_REDUCE_WINDOW,
+    HLO_OP_CONVOLUTION,
+    HLO_OP_AND,
+    HLO_OP_OR,
+    HLO_OP_XOR,
+    HLO_OP_NOT,
     HLO_OP_COUNT_
 } hlo_opcode;
 
-typedef enum { HLO_CMP_NONE, HLO_CMP_EQ, HLO_CMP_NE, HLO_CMP_LT, HLO_CMP_LE, HLO_CMP_GT,
-               HLO_CMP_GE } hlo_cmp;
+typedef enum {
+    HLO_CMP_NONE,
+    HLO_CMP_EQ,
+    HLO_CMP_NE,
+    HLO_CMP_LT,
+    HLO_CMP_LE,
+    HLO_CMP_GT,
+    HLO_CMP_GE
+} hlo_cmp;
 
 /* An integer list attribute such as dimensions={1,0}; present distinguishes `{}` from absent. */
 typedef struct {
@@ -102,15 +155,15 @@ typedef struct {
 } hlo_conv_dims;
 
 typedef struct {
-    int index;         /* instruction index in the same computation */
-    bool has_shape;    /* PyTorch/XLA style prints the operand's shape inline */
+    int index;      /* instruction index in the same computation */
+    bool has_shape; /* PyTorch/XLA style prints the operand's shape inline */
     hlo_shape shape;
 } hlo_operand;
 
 typedef struct {
     char *name;
-    int line, col;            /* of the name, 1-based */
-    bool is_root;             /* marked ROOT in the text */
+    int line, col; /* of the name, 1-based */
+    bool is_root;  /* marked ROOT in the text */
     hlo_shape shape;
     char *opcode_name;
     hlo_opcode opcode;
@@ -127,9 +180,9 @@ typedef struct {
     /* Attributes parsed where known; every other attribute is skipped. */
     hlo_ints dimensions;
     hlo_ints lhs_contracting_dims, rhs_contracting_dims, lhs_batch_dims, rhs_batch_dims;
-    int to_apply;             /* computation index, or -1 */
-    int calls;                /* computation index, or -1 */
-    bool has_index;           /* get-tuple-element index=N */
+    int to_apply;   /* computation index, or -1 */
+    int calls;      /* computation index, or -1 */
+    bool has_index; /* get-tuple-element index=N */
     int64_t index;
     hlo_ints slice_start, slice_limit, slice_stride; /* slice={[s:l:stride], ...} (stride 1) */
     hlo_ints pad_low, pad_high, pad_interior;        /* padding=l_h[_i]x... (interior 0) */
@@ -153,11 +206,11 @@ typedef struct {
 } hlo_computation;
 
 typedef struct hlo_module {
-    char *name;                /* from `HloModule name`, or "module_<entry>" without a header */
+    char *name; /* from `HloModule name`, or "module_<entry>" without a header */
     int n_comps;
-    hlo_computation *comps;    /* in text order */
-    int entry;                 /* index of the ENTRY computation */
-    struct hlo_arena *arena_;  /* owns everything above */
+    hlo_computation *comps;   /* in text order */
+    int entry;                /* index of the ENTRY computation */
+    struct hlo_arena *arena_; /* owns everything above */
 } hlo_module;
 
 /* An error of any HLO stage, one line: "<file>:<line>:<col>: <what>" from the parser,
@@ -177,8 +230,8 @@ int hlo_fail(hlo_error *err, const char *file, const hlo_instr *at, const char *
     ;
 /* The formatter under hlo_fail and the parser's errors: at line and col, with "<op>: " when op
  * is not NULL; line < 0 leaves out the place ("<file>: <what>"). */
-void hlo_vfail(hlo_error *err, const char *file, int line, int col, const char *op,
-               const char *fmt, va_list ap);
+void hlo_vfail(hlo_error *err, const char *file, int line, int col, const char *op, const char *fmt,
+               va_list ap);
 
 /* Parses text[0..len) (need not be NUL-terminated); file names the input in messages. Returns the
  * module, or NULL with *err filled (err may be NULL). */
@@ -192,9 +245,8 @@ const hlo_computation *hlo_entry(const hlo_module *m);
 int hlo_find_computation(const hlo_module *m, const char *name);
 int hlo_find_instr(const hlo_computation *c, const char *name);
 
-const char *hlo_type_name(hlo_type t);     /* "f32", "(tuple)" for tuples */
+const char *hlo_type_name(hlo_type t);      /* "f32", "(tuple)" for tuples */
 const char *hlo_opcode_name(hlo_opcode op); /* "dot"; "" for HLO_OP_OTHER */
-
 
 /* ---------------------------------------------------------------- hlo_check.c -- */
 
@@ -283,8 +335,8 @@ void hlo_arrays_free(hlo_array **arrays, int n); /* frees each array and the lis
  *    Without the hook a custom-call is an evaluation error naming its target. */
 typedef struct {
     void *ctx;
-    int (*custom_call)(void *ctx, const hlo_instr *in, hlo_array *const *operands,
-                       int n_operands, hlo_array **outs, int n_outs, char *err, size_t errlen);
+    int (*custom_call)(void *ctx, const hlo_instr *in, hlo_array *const *operands, int n_operands,
+                       hlo_array **outs, int n_outs, char *err, size_t errlen);
 } hlo_eval_hooks;
 int hlo_eval_with(const hlo_module *m, const char *file, hlo_array *const *params, int n_params,
                   const hlo_eval_hooks *hooks, hlo_array ***outs, int *n_outs, hlo_error *err);

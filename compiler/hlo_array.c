@@ -8,14 +8,11 @@ size_t hlo_type_size(hlo_type t)
 {
     switch (t) {
     case HLO_F32:
-    case HLO_S32:
-        return 4;
+    case HLO_S32: return 4;
     case HLO_S8:
     case HLO_U8:
-    case HLO_PRED:
-        return 1;
-    default:
-        return 0;
+    case HLO_PRED: return 1;
+    default: return 0;
     }
 }
 

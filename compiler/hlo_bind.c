@@ -41,14 +41,10 @@ static const st_tensor *bind_one(const st_file *st, const hlo_instr *p)
 static hlo_type tensor_type(st_dtype d)
 {
     switch (d) {
-    case ST_F32:
-        return HLO_F32;
-    case ST_I8:
-        return HLO_S8;
-    case ST_I32:
-        return HLO_S32;
-    default:
-        return HLO_U8;
+    case ST_F32: return HLO_F32;
+    case ST_I8: return HLO_S8;
+    case ST_I32: return HLO_S32;
+    default: return HLO_U8;
     }
 }
 
@@ -64,7 +60,7 @@ int hlo_bind_safetensors(const hlo_module *m, const char *file, const struct st_
             continue;
         if (in->parameter_number >= n_params) {
             hlo_fail(err, file, in, "parameter number %lld but room for %d",
-                 (long long)in->parameter_number, n_params);
+                     (long long)in->parameter_number, n_params);
             goto error;
         }
         const st_tensor *t = bind_one(st, in);
@@ -76,8 +72,8 @@ int hlo_bind_safetensors(const hlo_module *m, const char *file, const struct st_
         char s1[160], s2[160];
         if (!hlo_shape_equal(&ts, &in->shape)) {
             hlo_fail(err, file, in, "'%s' is %s but tensor '%s' is %s", in->name,
-                 hlo_shape_str(&in->shape, s1, sizeof s1), t->name,
-                 hlo_shape_str(&ts, s2, sizeof s2));
+                     hlo_shape_str(&in->shape, s1, sizeof s1), t->name,
+                     hlo_shape_str(&ts, s2, sizeof s2));
             goto error;
         }
         hlo_array *a = hlo_array_new(ty, t->rank, t->shape);

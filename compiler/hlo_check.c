@@ -20,7 +20,8 @@ typedef struct {
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static int fail(checker *k, const char *fmt, ...)
+static int
+fail(checker *k, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -66,10 +67,7 @@ static shape_strs strs(const hlo_shape *a, const hlo_shape *b)
     return s;
 }
 
-static int out_of_memory(checker *k)
-{
-    return hlo_fail(k->err, k->file, NULL, "out of memory");
-}
+static int out_of_memory(checker *k) { return hlo_fail(k->err, k->file, NULL, "out of memory"); }
 
 static bool is_array(const hlo_shape *s) { return s->type != HLO_TUPLE && s->type != HLO_TOKEN; }
 static bool is_float(hlo_type t) { return t >= HLO_F16 && t <= HLO_F64; }
@@ -153,8 +151,7 @@ static int check_iota(checker *k)
         return fail(k, "iota_dimension %lld out of range for rank %d",
                     (long long)k->in->iota_dimension, s->rank);
     if (!is_int(s->type) && !is_float(s->type))
-        return fail(k, "element type %s is not integral or floating point",
-                    hlo_type_name(s->type));
+        return fail(k, "element type %s is not integral or floating point", hlo_type_name(s->type));
     return 0;
 }
 
@@ -298,8 +295,7 @@ static int check_pad(checker *k)
     const hlo_shape *s, *v;
     if (arity(k, 2) || need_array(k, s = operand(k, 0), "the operand") ||
         need_array(k, v = operand(k, 1), "the padding value") ||
-        need_array(k, &in->shape, "the result") || check_same_type(k, s) ||
-        check_same_type(k, v))
+        need_array(k, &in->shape, "the result") || check_same_type(k, s) || check_same_type(k, v))
         return -1;
     if (v->rank != 0)
         return fail(k, "the padding value must be a scalar");
@@ -363,8 +359,8 @@ static int check_gte(checker *k)
     const hlo_shape *e = &s->tuple[k->in->index];
     if (!hlo_shape_equal(e, &k->in->shape)) {
         shape_strs t = strs(&k->in->shape, e);
-        return fail(k, "result %s differs from tuple element %lld %s", t.a,
-                    (long long)k->in->index, t.b);
+        return fail(k, "result %s differs from tuple element %lld %s", t.a, (long long)k->in->index,
+                    t.b);
     }
     return 0;
 }
@@ -480,8 +476,7 @@ static int check_reduce(checker *k)
     if (!in->dimensions.present)
         return fail(k, "missing dimensions");
     const hlo_shape *s0 = operand(k, 0);
-    if (need_array(k, s0, "operand 0") || check_dim_list(k, &in->dimensions, s0->rank,
-                                                          "dimension"))
+    if (need_array(k, s0, "operand 0") || check_dim_list(k, &in->dimensions, s0->rank, "dimension"))
         return -1;
     /* Each input keeps the dims not reduced, in order. */
     hlo_shape want = {.type = HLO_PRED, .rank = 0, .elements = 1};
@@ -511,8 +506,10 @@ static int check_window(checker *k, const int64_t *base, int n, const char *what
         const struct {
             const char *name;
             int64_t v;
-        } at_least_1[] = {{"size", d->size}, {"stride", d->stride},
-                          {"lhs_dilate", d->lhs_dilate}, {"rhs_dilate", d->rhs_dilate}};
+        } at_least_1[] = {{"size", d->size},
+                          {"stride", d->stride},
+                          {"lhs_dilate", d->lhs_dilate},
+                          {"rhs_dilate", d->rhs_dilate}};
         for (int j = 0; j < 4; j++)
             if (at_least_1[j].v < 1)
                 return fail(k, "window dim %d has %s %lld, must be at least 1", i,
@@ -560,8 +557,10 @@ static int check_labels(checker *k, const hlo_shape *s, int a, int b, const int 
 
 static int type_bits(hlo_type t)
 {
-    return t == HLO_S8 || t == HLO_U8 ? 8 : t == HLO_S16 || t == HLO_U16 ? 16
-         : t == HLO_S32 || t == HLO_U32 ? 32 : 64;
+    return t == HLO_S8 || t == HLO_U8     ? 8
+           : t == HLO_S16 || t == HLO_U16 ? 16
+           : t == HLO_S32 || t == HLO_U32 ? 32
+                                          : 64;
 }
 
 /* After XLA's InferConvolveShape, the result's element type being the preferred one. */
@@ -578,8 +577,7 @@ static int check_convolution(checker *k)
         return fail(k, "lhs element type %s differs from rhs %s (only u8 x s8 -> s32 may mix)",
                     hlo_type_name(l->type), hlo_type_name(r->type));
     if (!is_int(l->type) && !is_float(l->type))
-        return fail(k, "element type %s is not integral or floating point",
-                    hlo_type_name(l->type));
+        return fail(k, "element type %s is not integral or floating point", hlo_type_name(l->type));
     if (is_float(l->type) ? !is_float(t) : !is_int(t) || type_bits(t) < type_bits(l->type))
         return fail(k, "result element type %s cannot accumulate %s", hlo_type_name(t),
                     hlo_type_name(l->type));
@@ -600,23 +598,28 @@ static int check_convolution(checker *k)
         return fail(k, "feature_group_count %lld and batch_group_count %lld must be at least 1",
                     (long long)g, (long long)bg);
     if (g > 1 && bg > 1)
-        return fail(k, "feature_group_count %lld and batch_group_count %lld: at most one may be "
-                    "above 1", (long long)g, (long long)bg);
+        return fail(k,
+                    "feature_group_count %lld and batch_group_count %lld: at most one may be "
+                    "above 1",
+                    (long long)g, (long long)bg);
     if (features != kin * g)
-        return fail(k, "lhs feature dim %d has size %lld, must be rhs input features %lld x "
-                    "feature_group_count %lld", d->input_feature_dim, (long long)features,
-                    (long long)kin, (long long)g);
+        return fail(k,
+                    "lhs feature dim %d has size %lld, must be rhs input features %lld x "
+                    "feature_group_count %lld",
+                    d->input_feature_dim, (long long)features, (long long)kin, (long long)g);
     if (kout % g)
-        return fail(k, "rhs output feature dim %d has size %lld, not a multiple of "
-                    "feature_group_count %lld", d->kernel_output_feature_dim, (long long)kout,
-                    (long long)g);
+        return fail(k,
+                    "rhs output feature dim %d has size %lld, not a multiple of "
+                    "feature_group_count %lld",
+                    d->kernel_output_feature_dim, (long long)kout, (long long)g);
     if (batch % bg)
         return fail(k, "lhs batch dim %d has size %lld, not a multiple of batch_group_count %lld",
                     d->input_batch_dim, (long long)batch, (long long)bg);
     if (kout % bg)
-        return fail(k, "rhs output feature dim %d has size %lld, not a multiple of "
-                    "batch_group_count %lld", d->kernel_output_feature_dim, (long long)kout,
-                    (long long)bg);
+        return fail(k,
+                    "rhs output feature dim %d has size %lld, not a multiple of "
+                    "batch_group_count %lld",
+                    d->kernel_output_feature_dim, (long long)kout, (long long)bg);
     int64_t base[HLO_MAX_RANK], out[HLO_MAX_RANK];
     for (int i = 0; i < d->n_spatial; i++)
         base[i] = l->dims[d->input_spatial_dims[i]];
@@ -626,9 +629,11 @@ static int check_convolution(checker *k)
         return -1;
     for (int i = 0; i < d->n_spatial; i++)
         if (in->window.dims[i].size != r->dims[d->kernel_spatial_dims[i]])
-            return fail(k, "window dim %d has size %lld but rhs spatial dim %d (dim %d) has size "
-                        "%lld", i, (long long)in->window.dims[i].size, i,
-                        d->kernel_spatial_dims[i], (long long)r->dims[d->kernel_spatial_dims[i]]);
+            return fail(k,
+                        "window dim %d has size %lld but rhs spatial dim %d (dim %d) has size "
+                        "%lld",
+                        i, (long long)in->window.dims[i].size, i, d->kernel_spatial_dims[i],
+                        (long long)r->dims[d->kernel_spatial_dims[i]]);
     hlo_shape want = {.type = t, .rank = d->n_spatial + 2};
     want.dims[d->output_batch_dim] = batch / bg;
     want.dims[d->output_feature_dim] = kout;
@@ -657,8 +662,7 @@ static int dot_side(checker *k, const hlo_shape *s, const hlo_ints *con, const h
         used[con->v[i]] = true;
     for (int i = 0; i < bat->n; i++) {
         if (used[bat->v[i]])
-            return fail(k, "%s dim %lld is both batch and contracting", side,
-                        (long long)bat->v[i]);
+            return fail(k, "%s dim %lld is both batch and contracting", side, (long long)bat->v[i]);
         used[bat->v[i]] = true;
     }
     return 0;
@@ -689,9 +693,11 @@ static int check_dot(checker *k)
         return -1;
     for (int i = 0; i < lc->n; i++)
         if (l->dims[lc->v[i]] != r->dims[rc->v[i]])
-            return fail(k, "lhs contracting dim %lld has size %lld but rhs contracting dim %lld "
-                        "has size %lld", (long long)lc->v[i], (long long)l->dims[lc->v[i]],
-                        (long long)rc->v[i], (long long)r->dims[rc->v[i]]);
+            return fail(k,
+                        "lhs contracting dim %lld has size %lld but rhs contracting dim %lld "
+                        "has size %lld",
+                        (long long)lc->v[i], (long long)l->dims[lc->v[i]], (long long)rc->v[i],
+                        (long long)r->dims[rc->v[i]]);
     for (int i = 0; i < lb->n; i++)
         if (l->dims[lb->v[i]] != r->dims[rb->v[i]])
             return fail(k, "lhs batch dim %lld has size %lld but rhs batch dim %lld has size %lld",
@@ -752,52 +758,32 @@ static int check_instr(checker *k)
     case HLO_OP_MULTIPLY:
     case HLO_OP_DIVIDE:
     case HLO_OP_MAXIMUM:
-    case HLO_OP_MINIMUM:
-        return check_elementwise(k, 2);
+    case HLO_OP_MINIMUM: return check_elementwise(k, 2);
     case HLO_OP_NEGATE:
     case HLO_OP_COPY: /* layouts are not modelled: a copy is its operand's value */
         return check_elementwise(k, 1);
     case HLO_OP_EXPONENTIAL:
-    case HLO_OP_LOG:
-        return check_float_unary(k);
+    case HLO_OP_LOG: return check_float_unary(k);
     case HLO_OP_AND:
     case HLO_OP_OR:
-    case HLO_OP_XOR:
-        return check_logical(k, 2);
-    case HLO_OP_NOT:
-        return check_logical(k, 1);
-    case HLO_OP_IOTA:
-        return check_iota(k);
-    case HLO_OP_COMPARE:
-        return check_compare(k);
-    case HLO_OP_SELECT:
-        return check_select(k);
-    case HLO_OP_BROADCAST:
-        return check_broadcast(k);
-    case HLO_OP_RESHAPE:
-        return check_reshape(k);
-    case HLO_OP_TRANSPOSE:
-        return check_transpose(k);
-    case HLO_OP_CONVERT:
-        return check_convert(k);
-    case HLO_OP_PAD:
-        return check_pad(k);
-    case HLO_OP_TUPLE:
-        return check_tuple(k);
-    case HLO_OP_GET_TUPLE_ELEMENT:
-        return check_gte(k);
-    case HLO_OP_CALL:
-        return check_call(k);
-    case HLO_OP_REDUCE:
-        return check_reduce(k);
-    case HLO_OP_DOT:
-        return check_dot(k);
-    case HLO_OP_CONVOLUTION:
-        return check_convolution(k);
-    case HLO_OP_REDUCE_WINDOW:
-        return check_reduce_window(k);
-    case HLO_OP_CUSTOM_CALL:
-        return check_custom_call(k);
+    case HLO_OP_XOR: return check_logical(k, 2);
+    case HLO_OP_NOT: return check_logical(k, 1);
+    case HLO_OP_IOTA: return check_iota(k);
+    case HLO_OP_COMPARE: return check_compare(k);
+    case HLO_OP_SELECT: return check_select(k);
+    case HLO_OP_BROADCAST: return check_broadcast(k);
+    case HLO_OP_RESHAPE: return check_reshape(k);
+    case HLO_OP_TRANSPOSE: return check_transpose(k);
+    case HLO_OP_CONVERT: return check_convert(k);
+    case HLO_OP_PAD: return check_pad(k);
+    case HLO_OP_TUPLE: return check_tuple(k);
+    case HLO_OP_GET_TUPLE_ELEMENT: return check_gte(k);
+    case HLO_OP_CALL: return check_call(k);
+    case HLO_OP_REDUCE: return check_reduce(k);
+    case HLO_OP_DOT: return check_dot(k);
+    case HLO_OP_CONVOLUTION: return check_convolution(k);
+    case HLO_OP_REDUCE_WINDOW: return check_reduce_window(k);
+    case HLO_OP_CUSTOM_CALL: return check_custom_call(k);
     default:
         /* is-finite has no opcode enum value in the parser; JAX's log_softmax emits it. */
         if (!strcmp(in->opcode_name, "is-finite"))
@@ -886,8 +872,8 @@ static int check_call_graph(checker *k)
             bool ready = !done[c];
             for (int i = 0; ready && i < m->comps[c].n_instrs; i++) {
                 const hlo_instr *in = &m->comps[c].instrs[i];
-                ready = (in->to_apply < 0 || done[in->to_apply]) &&
-                        (in->calls < 0 || done[in->calls]);
+                ready =
+                    (in->to_apply < 0 || done[in->to_apply]) && (in->calls < 0 || done[in->calls]);
             }
             if (ready) {
                 done[c] = progress = true;
@@ -901,12 +887,14 @@ static int check_call_graph(checker *k)
             continue;
         for (int i = 0; i < m->comps[c].n_instrs; i++) {
             const hlo_instr *in = &m->comps[c].instrs[i];
-            if ((in->to_apply >= 0 && !done[in->to_apply]) || (in->calls >= 0 && !done[in->calls])) {
+            if ((in->to_apply >= 0 && !done[in->to_apply]) ||
+                (in->calls >= 0 && !done[in->calls])) {
                 k->c = &m->comps[c];
                 k->in = in;
-                rc = fail(k, "calls '%s', which is on or leads into a cycle of calls",
-                          m->comps[in->to_apply >= 0 && !done[in->to_apply] ? in->to_apply
-                                                                             : in->calls].name);
+                rc = fail(
+                    k, "calls '%s', which is on or leads into a cycle of calls",
+                    m->comps[in->to_apply >= 0 && !done[in->to_apply] ? in->to_apply : in->calls]
+                        .name);
                 break;
             }
         }

@@ -32,7 +32,8 @@ static const hlo_eval_hooks no_hooks;
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static int fail(evaluator *e, const hlo_instr *in, const char *fmt, ...)
+static int
+fail(evaluator *e, const hlo_instr *in, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -45,14 +46,10 @@ static int fail(evaluator *e, const hlo_instr *in, const char *fmt, ...)
 static double getd(const hlo_array *a, int64_t i)
 {
     switch (a->shape.type) {
-    case HLO_F32:
-        return ((const float *)a->data)[i];
-    case HLO_S32:
-        return ((const int32_t *)a->data)[i];
-    case HLO_S8:
-        return ((const int8_t *)a->data)[i];
-    default: /* u8, pred */
-        return ((const uint8_t *)a->data)[i];
+    case HLO_F32: return ((const float *)a->data)[i];
+    case HLO_S32: return ((const int32_t *)a->data)[i];
+    case HLO_S8: return ((const int8_t *)a->data)[i];
+    default: /* u8, pred */ return ((const uint8_t *)a->data)[i];
     }
 }
 
@@ -60,18 +57,10 @@ static double getd(const hlo_array *a, int64_t i)
 static void setd(hlo_array *a, int64_t i, double v)
 {
     switch (a->shape.type) {
-    case HLO_F32:
-        ((float *)a->data)[i] = (float)v;
-        break;
-    case HLO_S32:
-        ((int32_t *)a->data)[i] = (int32_t)v;
-        break;
-    case HLO_S8:
-        ((int8_t *)a->data)[i] = (int8_t)v;
-        break;
-    default:
-        ((uint8_t *)a->data)[i] = (uint8_t)v;
-        break;
+    case HLO_F32: ((float *)a->data)[i] = (float)v; break;
+    case HLO_S32: ((int32_t *)a->data)[i] = (int32_t)v; break;
+    case HLO_S8: ((int8_t *)a->data)[i] = (int8_t)v; break;
+    default: ((uint8_t *)a->data)[i] = (uint8_t)v; break;
     }
 }
 
@@ -80,14 +69,10 @@ static int64_t wrap(hlo_type t, int64_t v)
 {
     uint64_t u = (uint64_t)v;
     switch (t) {
-    case HLO_S32:
-        return (int64_t)(u & 0xffffffffu) - (int64_t)((u & 0x80000000u) << 1);
-    case HLO_S8:
-        return (int64_t)(u & 0xffu) - (int64_t)((u & 0x80u) << 1);
-    case HLO_U8:
-        return (int64_t)(u & 0xffu);
-    default:
-        return v != 0;
+    case HLO_S32: return (int64_t)(u & 0xffffffffu) - (int64_t)((u & 0x80000000u) << 1);
+    case HLO_S8: return (int64_t)(u & 0xffu) - (int64_t)((u & 0x80u) << 1);
+    case HLO_U8: return (int64_t)(u & 0xffu);
+    default: return v != 0;
     }
 }
 
@@ -135,40 +120,25 @@ static double binop(hlo_opcode op, hlo_type t, double a, double b)
     if (is_float_type(t)) {
         float x = (float)a, y = (float)b;
         switch (op) {
-        case HLO_OP_ADD:
-            return x + y;
-        case HLO_OP_SUBTRACT:
-            return x - y;
-        case HLO_OP_MULTIPLY:
-            return x * y;
-        case HLO_OP_DIVIDE:
-            return x / y;
+        case HLO_OP_ADD: return x + y;
+        case HLO_OP_SUBTRACT: return x - y;
+        case HLO_OP_MULTIPLY: return x * y;
+        case HLO_OP_DIVIDE: return x / y;
         case HLO_OP_MAXIMUM: /* XLA's maximum and minimum propagate NaN */
             return isnan(x) || isnan(y) ? NAN : x > y ? x : y;
-        default:
-            return isnan(x) || isnan(y) ? NAN : x < y ? x : y;
+        default: return isnan(x) || isnan(y) ? NAN : x < y ? x : y;
         }
     }
     int64_t x = (int64_t)a, y = (int64_t)b, r; /* 32-bit values: no int64 overflow below */
     switch (op) {
-    case HLO_OP_ADD:
-        r = x + y;
-        break;
-    case HLO_OP_SUBTRACT:
-        r = x - y;
-        break;
-    case HLO_OP_MULTIPLY:
-        r = x * y;
-        break;
+    case HLO_OP_ADD: r = x + y; break;
+    case HLO_OP_SUBTRACT: r = x - y; break;
+    case HLO_OP_MULTIPLY: r = x * y; break;
     case HLO_OP_DIVIDE: /* XLA: x / 0 is -1 (all bits set); INT_MIN / -1 wraps to INT_MIN */
         r = y ? x / y : -1;
         break;
-    case HLO_OP_MAXIMUM:
-        r = x > y ? x : y;
-        break;
-    default:
-        r = x < y ? x : y;
-        break;
+    case HLO_OP_MAXIMUM: r = x > y ? x : y; break;
+    default: r = x < y ? x : y; break;
     }
     return (double)wrap(t, r);
 }
@@ -183,18 +153,12 @@ static double bitop(hlo_opcode op, hlo_type t, double a, double b)
 static bool compare(hlo_cmp d, double a, double b)
 {
     switch (d) {
-    case HLO_CMP_EQ:
-        return a == b;
-    case HLO_CMP_NE:
-        return a != b;
-    case HLO_CMP_LT:
-        return a < b;
-    case HLO_CMP_LE:
-        return a <= b;
-    case HLO_CMP_GT:
-        return a > b;
-    default:
-        return a >= b;
+    case HLO_CMP_EQ: return a == b;
+    case HLO_CMP_NE: return a != b;
+    case HLO_CMP_LT: return a < b;
+    case HLO_CMP_LE: return a <= b;
+    case HLO_CMP_GT: return a > b;
+    default: return a >= b;
     }
 }
 
@@ -338,10 +302,8 @@ static hlo_opcode simple_reducer(const hlo_computation *f)
     case HLO_OP_ADD:
     case HLO_OP_MULTIPLY:
     case HLO_OP_MAXIMUM:
-    case HLO_OP_MINIMUM:
-        return r->opcode; /* commutative: parameter order does not matter */
-    default:
-        return HLO_OP_OTHER;
+    case HLO_OP_MINIMUM: return r->opcode; /* commutative: parameter order does not matter */
+    default: return HLO_OP_OTHER;
     }
 }
 
@@ -571,8 +533,8 @@ static void eval_conv(const hlo_instr *in, const hlo_array *l, const hlo_array *
                     float p = lp[la + c * lf] * rp[ra + c * rf]; /* no fused multiply-add */
                     facc += p;
                 } else {
-                    iacc += (uint64_t)((int64_t)getd(l, la + c * lf) *
-                                       (int64_t)getd(r, ra + c * rf));
+                    iacc +=
+                        (uint64_t)((int64_t)getd(l, la + c * lf) * (int64_t)getd(r, ra + c * rf));
                 }
             }
         } while (odometer(k, size, ns) >= 0);
@@ -590,8 +552,8 @@ static int eval_constant(evaluator *e, const hlo_instr *in, hlo_array *o)
         double v = in->literal[i];
         if (t == HLO_PRED)
             v = v != 0;
-        else if (!is_float_type(t) && !(fabs(v) < 0x1p62 && trunc(v) == v &&
-                                         (double)wrap(t, (int64_t)v) == v))
+        else if (!is_float_type(t) &&
+                 !(fabs(v) < 0x1p62 && trunc(v) == v && (double)wrap(t, (int64_t)v) == v))
             return fail(e, in, "value %g of '%s' is not a %s", v, in->name, hlo_type_name(t));
         setd(o, i, v);
     }
@@ -629,8 +591,7 @@ static int eval_array_op(evaluator *e, const hlo_instr *in, const val *ops, hlo_
     int64_t n = o->shape.elements;
     const hlo_array *a = in->n_operands ? ops[0].a : NULL;
     switch (in->opcode) {
-    case HLO_OP_CONSTANT:
-        return eval_constant(e, in, o);
+    case HLO_OP_CONSTANT: return eval_constant(e, in, o);
     case HLO_OP_ADD:
     case HLO_OP_SUBTRACT:
     case HLO_OP_MULTIPLY:
@@ -642,8 +603,8 @@ static int eval_array_op(evaluator *e, const hlo_instr *in, const val *ops, hlo_
         return 0;
     case HLO_OP_NEGATE:
         for (int64_t i = 0; i < n; i++)
-            setd(o, i, is_float_type(t) ? -(float)getd(a, i)
-                                        : (double)wrap(t, -(int64_t)getd(a, i)));
+            setd(o, i,
+                 is_float_type(t) ? -(float)getd(a, i) : (double)wrap(t, -(int64_t)getd(a, i)));
         return 0;
     case HLO_OP_AND:
     case HLO_OP_OR:
@@ -676,17 +637,14 @@ static int eval_array_op(evaluator *e, const hlo_instr *in, const val *ops, hlo_
         return 0;
     case HLO_OP_SELECT:
         for (int64_t i = 0; i < n; i++)
-            setd(o, i, getd(a, a->shape.rank ? i : 0) != 0 ? getd(ops[1].a, i)
-                                                            : getd(ops[2].a, i));
+            setd(o, i, getd(a, a->shape.rank ? i : 0) != 0 ? getd(ops[1].a, i) : getd(ops[2].a, i));
         return 0;
     case HLO_OP_CONVERT:
         for (int64_t i = 0; i < n; i++)
             setd(o, i, convert(a->shape.type, t, getd(a, i)));
         return 0;
     case HLO_OP_RESHAPE:
-    case HLO_OP_COPY:
-        memcpy(o->data, a->data, (size_t)n * hlo_type_size(t));
-        return 0;
+    case HLO_OP_COPY: memcpy(o->data, a->data, (size_t)n * hlo_type_size(t)); return 0;
     case HLO_OP_BROADCAST:
     case HLO_OP_TRANSPOSE: {
         int64_t st[HLO_MAX_RANK], step[HLO_MAX_RANK] = {0};
@@ -700,14 +658,9 @@ static int eval_array_op(evaluator *e, const hlo_instr *in, const val *ops, hlo_
         gather(o, a, step);
         return 0;
     }
-    case HLO_OP_DOT:
-        return eval_dot(in, a, ops[1].a, o) ? fail(e, in, "out of memory") : 0;
-    case HLO_OP_CONVOLUTION:
-        eval_conv(in, a, ops[1].a, o);
-        return 0;
-    case HLO_OP_PAD:
-        eval_pad(in, a, ops[1].a, o);
-        return 0;
+    case HLO_OP_DOT: return eval_dot(in, a, ops[1].a, o) ? fail(e, in, "out of memory") : 0;
+    case HLO_OP_CONVOLUTION: eval_conv(in, a, ops[1].a, o); return 0;
+    case HLO_OP_PAD: eval_pad(in, a, ops[1].a, o); return 0;
     default: /* is-finite, the only other op hlo_check lets through */
         for (int64_t i = 0; i < n; i++)
             setd(o, i, isfinite(getd(a, i)));
@@ -740,8 +693,7 @@ static bool in_list(const hlo_array *a, hlo_array *const *list, int n)
 static int eval_custom_call(evaluator *e, const hlo_instr *in, const val *op, val *out)
 {
     if (!e->hooks->custom_call)
-        return fail(e, in, "no custom_call hook to evaluate target \"%s\"",
-                    in->custom_call_target);
+        return fail(e, in, "no custom_call hook to evaluate target \"%s\"", in->custom_call_target);
     bool tuple = in->shape.type == HLO_TUPLE;
     int n = tuple ? in->shape.n_tuple : 1, n_ins = in->n_operands, rc = 0;
     hlo_array **ins = malloc(((size_t)n_ins + 1) * sizeof *ins);
@@ -766,8 +718,10 @@ static int eval_custom_call(evaluator *e, const hlo_instr *in, const val *op, va
                       outs[i] ? hlo_shape_str(&outs[i]->shape, b1, sizeof b1) : "nothing", i,
                       hlo_shape_str(want, b2, sizeof b2));
         else if (in_list(outs[i], ins, n_ins) || in_list(outs[i], outs, i))
-            rc = fail(e, in, "the hook for target \"%s\" returned an operand or one array twice "
-                      "as result %d", in->custom_call_target, i);
+            rc = fail(e, in,
+                      "the hook for target \"%s\" returned an operand or one array twice "
+                      "as result %d",
+                      in->custom_call_target, i);
     }
     if (!rc) {
         for (int i = 0; i < n; i++) {
@@ -813,15 +767,9 @@ static int eval_instr(evaluator *e, const hlo_instr *in, const val *op, val *out
     case HLO_OP_CALL:
         rc = eval_comp(e, &e->m->comps[in->to_apply >= 0 ? in->to_apply : in->calls], op, out);
         break;
-    case HLO_OP_REDUCE:
-        rc = eval_reduce(e, in, op, out);
-        break;
-    case HLO_OP_REDUCE_WINDOW:
-        rc = eval_reduce_window(e, in, op, out);
-        break;
-    case HLO_OP_CUSTOM_CALL:
-        rc = eval_custom_call(e, in, op, out);
-        break;
+    case HLO_OP_REDUCE: rc = eval_reduce(e, in, op, out); break;
+    case HLO_OP_REDUCE_WINDOW: rc = eval_reduce_window(e, in, op, out); break;
+    case HLO_OP_CUSTOM_CALL: rc = eval_custom_call(e, in, op, out); break;
     default:
         if (in->shape.type == HLO_TUPLE) /* a tuple constant: its literal is never kept */
             rc = fail(e, in, "value of '%s' is elided but needed", in->name);
@@ -1005,10 +953,8 @@ int hlo_eval_instr(const hlo_module *m, const char *file, const hlo_instr *in,
     case HLO_OP_TUPLE:
     case HLO_OP_GET_TUPLE_ELEMENT:
     case HLO_OP_CALL:
-    case HLO_OP_CUSTOM_CALL:
-        return fail(&e, in, "'%s' is not evaluated on its own", in->name);
-    default:
-        break;
+    case HLO_OP_CUSTOM_CALL: return fail(&e, in, "'%s' is not evaluated on its own", in->name);
+    default: break;
     }
     char s1[160], s2[160];
     if (in->shape.type == HLO_TUPLE && !tuple)

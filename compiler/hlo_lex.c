@@ -22,7 +22,6 @@ void lx_arena_free(struct hlo_arena *a)
 
 /* ------------------------------------------------------------- parser -- */
 
-
 void lx_locate(parser *p, size_t pos, int *line, int *col)
 {
     if (pos < p->lc_pos) {
@@ -42,8 +41,8 @@ void lx_locate(parser *p, size_t pos, int *line, int *col)
     *col = p->lc_col;
 }
 
-void hlo_vfail(hlo_error *err, const char *file, int line, int col, const char *op,
-               const char *fmt, va_list ap)
+void hlo_vfail(hlo_error *err, const char *file, int line, int col, const char *op, const char *fmt,
+               va_list ap)
 {
     if (!err)
         return;
@@ -62,8 +61,7 @@ int hlo_fail(hlo_error *err, const char *file, const hlo_instr *at, const char *
 {
     va_list ap;
     va_start(ap, fmt);
-    hlo_vfail(err, file, at ? at->line : 0, at ? at->col : 0, at ? at->opcode_name : NULL, fmt,
-              ap);
+    hlo_vfail(err, file, at ? at->line : 0, at ? at->col : 0, at ? at->opcode_name : NULL, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -167,8 +165,10 @@ static size_t skip_string(parser *p, size_t pos)
 
 static int hex_digit(int c)
 {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                          : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
 }
 
 /* absl::CUnescape's escapes: XLA's printer writes strings with CEscape. */
@@ -233,8 +233,8 @@ tok lx_lex_at(parser *p, size_t pos, size_t *end)
     } else if (c == '.' && peekc(p, pos + 1) == '.' && peekc(p, pos + 2) == '.') {
         e += 3;
         t.kind = T_ELLIPSIS;
-    } else if (isdigit(c) || ((c == '-' || c == '.') && (isalnum(peekc(p, pos + 1)) ||
-                                                        peekc(p, pos + 1) == '.'))) {
+    } else if (isdigit(c) || ((c == '-' || c == '.') &&
+                              (isalnum(peekc(p, pos + 1)) || peekc(p, pos + 1) == '.'))) {
         /* Numbers and number-like atoms (1e-05, -inf, 0_-1x1_1); validated by their users. */
         e++;
         for (;;) {
@@ -355,7 +355,7 @@ int64_t lx_parse_int(parser *p, const char *what, int64_t lo, int64_t hi)
         v = -v;
     if (v < lo || v > hi)
         lx_fail_at(p, t.pos, "%s %lld out of range [%lld, %lld]", what, (long long)v, (long long)lo,
-                (long long)hi);
+                   (long long)hi);
     return v;
 }
 
@@ -376,7 +376,7 @@ void lx_skip_value(parser *p, const char *what)
             int line, col;
             lx_locate(p, opened[depth - 1], &line, &col);
             lx_fail_at(p, pos, "unterminated '%c' (opened at %d:%d) in %s", stack[depth - 1], line,
-                    col, what);
+                       col, what);
         }
         if (c == '"') {
             pos = skip_string(p, pos);
@@ -401,4 +401,3 @@ void lx_skip_value(parser *p, const char *what)
         lx_expected(p, lx_peek(p), what);
     p->pos = pos;
 }
-

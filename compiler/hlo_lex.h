@@ -18,9 +18,7 @@ struct hlo_arena {
 
 #define ARENA_CHUNK ((size_t)64 << 10)
 
-typedef enum {
-    T_EOF, T_NAME, T_NUM, T_STRING, T_ARROW, T_ELLIPSIS, T_LE, T_PUNCT
-} tok_kind;
+typedef enum { T_EOF, T_NAME, T_NUM, T_STRING, T_ARROW, T_ELLIPSIS, T_LE, T_PUNCT } tok_kind;
 
 typedef struct {
     tok_kind kind;
@@ -32,7 +30,7 @@ typedef struct {
 /* An operand or computation name to resolve once its scope is complete. */
 typedef struct {
     int comp, instr;
-    int slot;       /* operand index, or REF_TO_APPLY / REF_CALLS */
+    int slot; /* operand index, or REF_TO_APPLY / REF_CALLS */
     size_t at, pos, len;
 } ref;
 
@@ -47,7 +45,7 @@ typedef struct {
     jmp_buf fail;
     size_t lc_pos; /* line/column cache: positions are mostly requested in increasing order */
     int lc_line, lc_col;
-    size_t pos;    /* next unread byte */
+    size_t pos; /* next unread byte */
     ref *refs;
     int n_refs, cap_refs;
 } parser;

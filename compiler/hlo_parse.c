@@ -12,7 +12,6 @@
 #include "compiler/hlo_lex.h"
 #include "io/tpuio.h"
 
-
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -21,13 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* ------------------------------------------------------------ shapes -- */
 
 static const char *const type_names[] = {
-    [HLO_PRED] = "pred", [HLO_S8] = "s8",   [HLO_S16] = "s16",     [HLO_S32] = "s32",
-    [HLO_S64] = "s64",   [HLO_U8] = "u8",   [HLO_U16] = "u16",     [HLO_U32] = "u32",
-    [HLO_U64] = "u64",   [HLO_F16] = "f16", [HLO_BF16] = "bf16",   [HLO_F32] = "f32",
+    [HLO_PRED] = "pred", [HLO_S8] = "s8",       [HLO_S16] = "s16",       [HLO_S32] = "s32",
+    [HLO_S64] = "s64",   [HLO_U8] = "u8",       [HLO_U16] = "u16",       [HLO_U32] = "u32",
+    [HLO_U64] = "u64",   [HLO_F16] = "f16",     [HLO_BF16] = "bf16",     [HLO_F32] = "f32",
     [HLO_F64] = "f64",   [HLO_TOKEN] = "token", [HLO_TUPLE] = "(tuple)",
 };
 
@@ -177,7 +175,7 @@ static void literal_level(parser *p, const hlo_shape *sh, int level, values *val
     /* An empty top level `{}` stands for any shape with no elements. */
     if (count != sh->dims[level] && !(count == 0 && level == 0 && sh->elements == 0))
         lx_fail_at(p, open.pos, "constant has %lld entries in dimension %d, shape has %lld",
-                (long long)count, level, (long long)sh->dims[level]);
+                   (long long)count, level, (long long)sh->dims[level]);
 }
 
 static void parse_literal(parser *p, hlo_instr *in)
@@ -200,7 +198,7 @@ static void parse_literal(parser *p, hlo_instr *in)
         }
         if (in->shape.rank == 0)
             lx_fail_at(p, t.pos, "expected a scalar constant for shape %s[]",
-                    hlo_type_name(in->shape.type));
+                       hlo_type_name(in->shape.type));
     } else if (in->shape.rank > 0) {
         lx_expected(p, t, "'{' for an array constant");
     }
@@ -246,9 +244,11 @@ static void parse_slice(parser *p, hlo_instr *in)
     if (!lx_eat_punct(p, '}')) {
         do {
             lx_expect_punct(p, '[', "in slice");
-            ints_push(p, &in->slice_start, &cs, lx_parse_int(p, "slice start", 0, HLO_MAX_ELEMENTS));
+            ints_push(p, &in->slice_start, &cs,
+                      lx_parse_int(p, "slice start", 0, HLO_MAX_ELEMENTS));
             lx_expect_punct(p, ':', "in slice");
-            ints_push(p, &in->slice_limit, &cl, lx_parse_int(p, "slice limit", 0, HLO_MAX_ELEMENTS));
+            ints_push(p, &in->slice_limit, &cl,
+                      lx_parse_int(p, "slice limit", 0, HLO_MAX_ELEMENTS));
             int64_t stride = 1;
             if (lx_eat_punct(p, ':'))
                 stride = lx_parse_int(p, "slice stride", 1, HLO_MAX_ELEMENTS);
@@ -341,8 +341,10 @@ static void parse_window(parser *p, hlo_instr *in)
         while (f < W_FIELDS && !lx_tok_is(p, name, window_fields[f]))
             f++;
         if (f == W_FIELDS)
-            lx_fail_at(p, name.at, "unsupported window field '%.*s' (expected size, stride, pad, "
-                       "lhs_dilate or rhs_dilate)", (int)name.len, p->s + name.pos);
+            lx_fail_at(p, name.at,
+                       "unsupported window field '%.*s' (expected size, stride, pad, "
+                       "lhs_dilate or rhs_dilate)",
+                       (int)name.len, p->s + name.pos);
         if (n[f] >= 0)
             lx_fail_at(p, name.at, "window field '%s' given twice", window_fields[f]);
         lx_expect_punct(p, '=', "after window field");
@@ -394,8 +396,10 @@ static void parse_label_part(parser *p, size_t pos, int len, const char *letters
         if (c >= '0' && c < '0' + n)
             sym = 2 + c - '0';
         if (sym < 0 && n > 0)
-            lx_fail_at(p, pos + (size_t)i, "'%c' is not a dim of the %s in dim_labels (%c, %c or "
-                       "spatial 0 to %c)", c, operand, letters[0], letters[1], '0' + n - 1);
+            lx_fail_at(p, pos + (size_t)i,
+                       "'%c' is not a dim of the %s in dim_labels (%c, %c or "
+                       "spatial 0 to %c)",
+                       c, operand, letters[0], letters[1], '0' + n - 1);
         if (sym < 0)
             lx_fail_at(p, pos + (size_t)i, "'%c' is not a dim of the %s in dim_labels (%c or %c)",
                        c, operand, letters[0], letters[1]);
@@ -431,8 +435,10 @@ static void parse_dim_labels(parser *p, hlo_instr *in)
                    len > 40 ? 40 : (int)len, s, len > 40 ? "..." : "");
     size_t nl = u, nk = arrow - u - 1, no = len - arrow - 2;
     if (nl != nk || nl != no)
-        lx_fail_at(p, at, "dim_labels have %zu input, %zu kernel and %zu output dims: must be "
-                   "equal", nl, nk, no);
+        lx_fail_at(p, at,
+                   "dim_labels have %zu input, %zu kernel and %zu output dims: must be "
+                   "equal",
+                   nl, nk, no);
     if (nl < 2 || nl > HLO_MAX_RANK)
         lx_fail_at(p, at, "dim_labels have %zu dims per operand, must be 2 to %d", nl,
                    HLO_MAX_RANK);
@@ -465,7 +471,7 @@ static void parse_direction(parser *p, hlo_instr *in)
             return;
         }
     lx_fail_at(p, t.pos, "unknown comparison_direction '%.*s' (expected EQ NE LT LE GT GE)",
-            (int)t.len, p->s + t.pos);
+               (int)t.len, p->s + t.pos);
 }
 
 /* (',' name '=' value)*; in may be NULL (module and computation attributes: all skipped). */
@@ -522,8 +528,8 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
         } else if (lx_tok_is(p, name, "iota_dimension") && in->opcode == HLO_OP_IOTA) {
             dup = in->iota_dimension >= 0;
             in->iota_dimension = lx_parse_int(p, "iota dimension", 0, INT32_MAX);
-        } else if (lx_tok_is(p, name, "window") && (in->opcode == HLO_OP_CONVOLUTION ||
-                                                     in->opcode == HLO_OP_REDUCE_WINDOW)) {
+        } else if (lx_tok_is(p, name, "window") &&
+                   (in->opcode == HLO_OP_CONVOLUTION || in->opcode == HLO_OP_REDUCE_WINDOW)) {
             dup = in->window.present;
             if (!dup)
                 parse_window(p, in);
@@ -532,7 +538,8 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
             if (!dup)
                 parse_dim_labels(p, in);
         } else if ((lx_tok_is(p, name, "feature_group_count") ||
-                    lx_tok_is(p, name, "batch_group_count")) && in->opcode == HLO_OP_CONVOLUTION) {
+                    lx_tok_is(p, name, "batch_group_count")) &&
+                   in->opcode == HLO_OP_CONVOLUTION) {
             bool batch = lx_tok_is(p, name, "batch_group_count");
             int64_t *count = batch ? &in->batch_group_count : &in->feature_group_count;
             dup = *count != 0; /* 0 until given (parse_instr) */
@@ -555,21 +562,50 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
 /* -------------------------------------------------------- structure -- */
 
 static const char *const opcode_names[HLO_OP_COUNT_] = {
-    [HLO_OP_OTHER] = "", [HLO_OP_PARAMETER] = "parameter", [HLO_OP_CONSTANT] = "constant",
-    [HLO_OP_DOT] = "dot", [HLO_OP_ADD] = "add", [HLO_OP_SUBTRACT] = "subtract",
-    [HLO_OP_MULTIPLY] = "multiply", [HLO_OP_DIVIDE] = "divide", [HLO_OP_MAXIMUM] = "maximum",
-    [HLO_OP_MINIMUM] = "minimum", [HLO_OP_BROADCAST] = "broadcast", [HLO_OP_RESHAPE] = "reshape",
-    [HLO_OP_TRANSPOSE] = "transpose", [HLO_OP_CONVERT] = "convert", [HLO_OP_TUPLE] = "tuple",
-    [HLO_OP_GET_TUPLE_ELEMENT] = "get-tuple-element", [HLO_OP_CALL] = "call",
-    [HLO_OP_REDUCE] = "reduce", [HLO_OP_EXPONENTIAL] = "exponential", [HLO_OP_LOG] = "log",
-    [HLO_OP_NEGATE] = "negate", [HLO_OP_COMPARE] = "compare", [HLO_OP_SELECT] = "select",
-    [HLO_OP_RSQRT] = "rsqrt", [HLO_OP_SQRT] = "sqrt", [HLO_OP_TANH] = "tanh",
-    [HLO_OP_LOGISTIC] = "logistic", [HLO_OP_ABS] = "abs", [HLO_OP_POWER] = "power",
-    [HLO_OP_CLAMP] = "clamp", [HLO_OP_SLICE] = "slice", [HLO_OP_CONCATENATE] = "concatenate",
-    [HLO_OP_PAD] = "pad", [HLO_OP_IOTA] = "iota", [HLO_OP_COPY] = "copy",
-    [HLO_OP_BITCAST] = "bitcast", [HLO_OP_FUSION] = "fusion", [HLO_OP_CUSTOM_CALL] = "custom-call",
-    [HLO_OP_REDUCE_WINDOW] = "reduce-window", [HLO_OP_CONVOLUTION] = "convolution",
-    [HLO_OP_AND] = "and", [HLO_OP_OR] = "or", [HLO_OP_XOR] = "xor", [HLO_OP_NOT] = "not",
+    [HLO_OP_OTHER] = "",
+    [HLO_OP_PARAMETER] = "parameter",
+    [HLO_OP_CONSTANT] = "constant",
+    [HLO_OP_DOT] = "dot",
+    [HLO_OP_ADD] = "add",
+    [HLO_OP_SUBTRACT] = "subtract",
+    [HLO_OP_MULTIPLY] = "multiply",
+    [HLO_OP_DIVIDE] = "divide",
+    [HLO_OP_MAXIMUM] = "maximum",
+    [HLO_OP_MINIMUM] = "minimum",
+    [HLO_OP_BROADCAST] = "broadcast",
+    [HLO_OP_RESHAPE] = "reshape",
+    [HLO_OP_TRANSPOSE] = "transpose",
+    [HLO_OP_CONVERT] = "convert",
+    [HLO_OP_TUPLE] = "tuple",
+    [HLO_OP_GET_TUPLE_ELEMENT] = "get-tuple-element",
+    [HLO_OP_CALL] = "call",
+    [HLO_OP_REDUCE] = "reduce",
+    [HLO_OP_EXPONENTIAL] = "exponential",
+    [HLO_OP_LOG] = "log",
+    [HLO_OP_NEGATE] = "negate",
+    [HLO_OP_COMPARE] = "compare",
+    [HLO_OP_SELECT] = "select",
+    [HLO_OP_RSQRT] = "rsqrt",
+    [HLO_OP_SQRT] = "sqrt",
+    [HLO_OP_TANH] = "tanh",
+    [HLO_OP_LOGISTIC] = "logistic",
+    [HLO_OP_ABS] = "abs",
+    [HLO_OP_POWER] = "power",
+    [HLO_OP_CLAMP] = "clamp",
+    [HLO_OP_SLICE] = "slice",
+    [HLO_OP_CONCATENATE] = "concatenate",
+    [HLO_OP_PAD] = "pad",
+    [HLO_OP_IOTA] = "iota",
+    [HLO_OP_COPY] = "copy",
+    [HLO_OP_BITCAST] = "bitcast",
+    [HLO_OP_FUSION] = "fusion",
+    [HLO_OP_CUSTOM_CALL] = "custom-call",
+    [HLO_OP_REDUCE_WINDOW] = "reduce-window",
+    [HLO_OP_CONVOLUTION] = "convolution",
+    [HLO_OP_AND] = "and",
+    [HLO_OP_OR] = "or",
+    [HLO_OP_XOR] = "xor",
+    [HLO_OP_NOT] = "not",
 };
 
 static void parse_operands(parser *p, hlo_instr *in, int comp, int instr)
@@ -685,7 +721,7 @@ static void resolve_operands(parser *p, hlo_computation *c, int comp, int first_
         int prev = table_find(&t, names, names[i], strlen(names[i]), i);
         if (prev >= 0)
             lx_fail_at(p, name_pos[i], "duplicate instruction name '%s' (first defined at %d:%d)",
-                    names[i], c->instrs[prev].line, c->instrs[prev].col);
+                       names[i], c->instrs[prev].line, c->instrs[prev].col);
     }
     for (int r = first_ref; r < p->n_refs; r++) {
         ref *f = &p->refs[r];
@@ -694,7 +730,7 @@ static void resolve_operands(parser *p, hlo_computation *c, int comp, int first_
         int idx = table_find(&t, names, p->s + f->pos, f->len, -1);
         if (idx < 0)
             lx_fail_at(p, f->at, "unknown operand '%.*s' in computation '%s'", (int)f->len,
-                    p->s + f->pos, c->name);
+                       p->s + f->pos, c->name);
         c->instrs[f->instr].operands[f->slot].index = idx;
     }
 }
@@ -741,7 +777,7 @@ static size_t parse_computation(parser *p, hlo_computation *c, int comp)
         if (in->is_root) {
             if (c->root >= 0)
                 lx_fail_at(p, at, "second ROOT in computation '%s' (first is '%s')", c->name,
-                        c->instrs[c->root].name);
+                           c->instrs[c->root].name);
             c->root = c->n_instrs;
         }
         c->n_instrs++;
@@ -803,7 +839,7 @@ static void parse_module(parser *p, hlo_module *m)
                 int line, col;
                 lx_locate(p, entry_at, &line, &col);
                 lx_fail_at(p, at, "second ENTRY computation '%s' (first is '%s' at %d:%d)", c->name,
-                        m->comps[m->entry].name, line, col);
+                           m->comps[m->entry].name, line, col);
             }
             m->entry = m->n_comps;
             entry_at = at;
@@ -821,7 +857,7 @@ static void parse_module(parser *p, hlo_module *m)
         int prev = table_find(&t, names, names[i], strlen(names[i]), i);
         if (prev >= 0)
             lx_fail_at(p, name_pos[i], "duplicate computation name '%s' (first defined at %d:%d)",
-                    names[i], m->comps[prev].line, m->comps[prev].col);
+                       names[i], m->comps[prev].line, m->comps[prev].col);
     }
     for (int r = 0; r < p->n_refs; r++) {
         const ref *f = &p->refs[r];
@@ -911,13 +947,9 @@ int hlo_find_instr(const hlo_computation *c, const char *name)
     return -1;
 }
 
-const char *hlo_type_name(hlo_type t)
-{
-    return (unsigned)t <= HLO_TUPLE ? type_names[t] : "?";
-}
+const char *hlo_type_name(hlo_type t) { return (unsigned)t <= HLO_TUPLE ? type_names[t] : "?"; }
 
 const char *hlo_opcode_name(hlo_opcode op)
 {
     return (unsigned)op < HLO_OP_COUNT_ ? opcode_names[op] : "";
 }
-

@@ -80,14 +80,10 @@ static double element(const elements *e, int64_t i)
     if (e->d)
         return e->d[i];
     switch (e->a->shape.type) {
-    case HLO_F32:
-        return ((const float *)e->a->data)[i];
-    case HLO_S32:
-        return ((const int32_t *)e->a->data)[i];
-    case HLO_S8:
-        return ((const int8_t *)e->a->data)[i];
-    default: /* u8, pred */
-        return ((const uint8_t *)e->a->data)[i];
+    case HLO_F32: return ((const float *)e->a->data)[i];
+    case HLO_S32: return ((const int32_t *)e->a->data)[i];
+    case HLO_S8: return ((const int8_t *)e->a->data)[i];
+    default: /* u8, pred */ return ((const uint8_t *)e->a->data)[i];
     }
 }
 
@@ -165,8 +161,12 @@ static void print_string(hlo_text *t, const char *s)
     hlo_text_printf(t, "\"");
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        const char *named = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n"
-                          : c == '\r' ? "\\r" : c == '\t' ? "\\t" : NULL;
+        const char *named = c == '"'    ? "\\\""
+                            : c == '\\' ? "\\\\"
+                            : c == '\n' ? "\\n"
+                            : c == '\r' ? "\\r"
+                            : c == '\t' ? "\\t"
+                                        : NULL;
         if (named)
             hlo_text_printf(t, "%s", named);
         else if (c < 0x20 || c >= 0x7f)
@@ -197,8 +197,11 @@ static void print_window(hlo_text *t, const hlo_window *w)
         hlo_text_printf(t, "%s%s=", f ? " " : "", names[f]);
         for (int i = 0; i < w->rank; i++) {
             const hlo_window_dim *d = &w->dims[i];
-            int64_t v = f == 0 ? d->size : f == 1 ? d->stride : f == 2 ? d->pad_lo
-                      : f == 3 ? d->lhs_dilate : d->rhs_dilate;
+            int64_t v = f == 0   ? d->size
+                        : f == 1 ? d->stride
+                        : f == 2 ? d->pad_lo
+                        : f == 3 ? d->lhs_dilate
+                                 : d->rhs_dilate;
             hlo_text_printf(t, "%s%lld", i ? "x" : "", (long long)v);
             if (f == 2)
                 hlo_text_printf(t, "_%lld", (long long)d->pad_hi);
@@ -208,8 +211,7 @@ static void print_window(hlo_text *t, const hlo_window *w)
 }
 
 /* One operand's labels: its two letters and the spatial dims '0' + k at their dims. */
-static void print_labels(hlo_text *t, int n, char a, int adim, char b, int bdim,
-                         const int *spatial)
+static void print_labels(hlo_text *t, int n, char a, int adim, char b, int bdim, const int *spatial)
 {
     char s[HLO_MAX_RANK + 1] = {0};
     s[adim] = a;

@@ -9,9 +9,9 @@
 typedef struct {
     tc_graph *g;
     hlo_text t;
-    char *done;      /* per node: printed (or needs no line) */
-    char *seg_done;  /* per segment */
-    bool *reducer;   /* per computation of the module: printed */
+    char *done;     /* per node: printed (or needs no line) */
+    char *seg_done; /* per segment */
+    bool *reducer;  /* per computation of the module: printed */
 } host_writer;
 
 static int emit_node(host_writer *w, int i);
@@ -134,7 +134,9 @@ static void print_callee(hlo_text *t, const hlo_module *m, int c, bool *printed)
 
 int tc_host_program(tc_graph *g, tpub_package *p)
 {
-    host_writer w = {g, {0}, calloc((size_t)g->n_nodes + 1, 1),
+    host_writer w = {g,
+                     {0},
+                     calloc((size_t)g->n_nodes + 1, 1),
                      calloc((size_t)g->n_segs + 1, 1),
                      calloc((size_t)g->m->n_comps + 1, sizeof(bool))};
     hlo_text body = {0};
@@ -182,4 +184,3 @@ int tc_host_program(tc_graph *g, tpub_package *p)
     hlo_module_free(hm);
     return 0;
 }
-

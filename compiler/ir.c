@@ -66,8 +66,13 @@ static int add_node(tc_graph *g, const hlo_instr *src, int n_in, const int *in)
         g->cap_nodes = cap;
     }
     tc_node *nd = &g->nodes[g->n_nodes];
-    *nd = (tc_node){.src = src, .elem = -1, .shape = src->shape, .n_in = n_in, .role = TC_HOST,
-                    .input = -1, .op = -1};
+    *nd = (tc_node){.src = src,
+                    .elem = -1,
+                    .shape = src->shape,
+                    .n_in = n_in,
+                    .role = TC_HOST,
+                    .input = -1,
+                    .op = -1};
     nd->shape.n_tuple = 0;
     nd->shape.tuple = NULL;
     if (n_in && !(nd->in = malloc((size_t)n_in * sizeof *nd->in)))
@@ -131,9 +136,7 @@ static int inline_comp(tc_graph *g, int comp, const tval *args, tval *out)
         const hlo_instr *in = &c->instrs[order[p]];
         tval *r = &v[order[p]];
         switch (in->opcode) {
-        case HLO_OP_PARAMETER:
-            rc = tval_copy(&args[in->parameter_number], r);
-            break;
+        case HLO_OP_PARAMETER: rc = tval_copy(&args[in->parameter_number], r); break;
         case HLO_OP_TUPLE:
             if (!(r->t = calloc((size_t)in->n_operands + 1, sizeof *r->t))) {
                 rc = -1;
@@ -369,10 +372,7 @@ static int eval_node(tc_graph *g, const tc_node *nd, hlo_array *const *ops, hlo_
     return 0;
 }
 
-bool tc_live(const tc_graph *g, int i)
-{
-    return g->nodes[i].n_users > 0;
-}
+bool tc_live(const tc_graph *g, int i) { return g->nodes[i].n_users > 0; }
 
 int tc_only_user(const tc_graph *g, int i)
 {
@@ -399,7 +399,8 @@ int tc_fold(tc_graph *g)
         }
         if (!all)
             continue;
-        const int64_t esize = hlo_type_size(nd->shape.type) ? (int64_t)hlo_type_size(nd->shape.type) : 8;
+        const int64_t esize =
+            hlo_type_size(nd->shape.type) ? (int64_t)hlo_type_size(nd->shape.type) : 8;
         if (nd->shape.elements > TC_FOLD_MAX_BYTES / esize) {
             nd->host_reason = "folding it would build more than the compile-time budget of "
                               "1 GiB (docs/compiler.md)";

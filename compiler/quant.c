@@ -26,8 +26,7 @@ static bool any_float_op(const tc_graph *g)
 
 /* A non-finite value in a tensor the int8 arithmetic depends on: an error, or with
  * allow_nonfinite a warning. at locates it; what names the tensor. */
-static int nonfinite(tc_graph *g, const hlo_instr *at, const char *what, uint64_t index,
-                     double v)
+static int nonfinite(tc_graph *g, const hlo_instr *at, const char *what, uint64_t index, double v)
 {
     if (!g->allow_nonfinite)
         return tc_fail(g, at, "%s: element %llu is %g (--allow-nonfinite to go on with a warning)",
@@ -79,7 +78,8 @@ int tc_calibrate(tc_graph *g, hlo_array *const *calib, int n_calib)
         return tc_fail(g, NULL,
                        "the float GEMMs and convolutions need calibration samples: one array per "
                        "model input "
-                       "(%d) with --calibrate, %d given", g->n_inputs, n_calib);
+                       "(%d) with --calibrate, %d given",
+                       g->n_inputs, n_calib);
     if (check_samples(g, calib, n_calib))
         return -1;
     int64_t batches = -1;
@@ -91,13 +91,17 @@ int tc_calibrate(tc_graph *g, hlo_array *const *calib, int n_calib)
             ok = c->dims[d] == s->dims[d];
         char a[160], b[160];
         if (!ok)
-            return tc_fail(g, NULL, "calibration array %d is %s; input '%s' is %s (any count "
-                           "of rows)", k, hlo_shape_str(c, a, sizeof a), in->name,
+            return tc_fail(g, NULL,
+                           "calibration array %d is %s; input '%s' is %s (any count "
+                           "of rows)",
+                           k, hlo_shape_str(c, a, sizeof a), in->name,
                            hlo_shape_str(s, b, sizeof b));
         int64_t nb = c->dims[0] / s->dims[0];
         if (nb == 0)
-            return tc_fail(g, NULL, "calibration array %d has %lld rows, fewer than one batch "
-                           "of %lld", k, (long long)c->dims[0], (long long)s->dims[0]);
+            return tc_fail(g, NULL,
+                           "calibration array %d has %lld rows, fewer than one batch "
+                           "of %lld",
+                           k, (long long)c->dims[0], (long long)s->dims[0]);
         if (batches < 0 || nb < batches)
             batches = nb;
     }
@@ -214,9 +218,8 @@ static int finite_weights(tc_graph *g, tc_op *op, float *bias_f)
         }
     }
     const tc_node *add = op->bias >= 0 ? &g->nodes[op->bias] : NULL;
-    const tc_node *b = add ? &g->nodes[g->nodes[add->in[0]].role == TC_CONST ? add->in[0]
-                                                                           : add->in[1]]
-                           : NULL;
+    const tc_node *b =
+        add ? &g->nodes[g->nodes[add->in[0]].role == TC_CONST ? add->in[0] : add->in[1]] : NULL;
     for (uint32_t j = 0; bias_f && j < op->n; j++)
         if (!isfinite(bias_f[j])) {
             snprintf(what, sizeof what, "'%s': bias '%s' (column %u)", dot->name, b->name, j);
@@ -233,10 +236,11 @@ static int check_scale(tc_graph *g, const tc_op *op, double scale, const char *w
 {
     if (isfinite(scale) && scale > 0)
         return 0;
-    return tc_fail(g, g->nodes[node].src, "'%s': the scale of %s '%s' is %g (calibrated range "
-                   "[%g, %g]): beyond what float32 holds", g->nodes[op->dot].name, what,
-                   g->nodes[node].name, scale, g->cal_min ? g->cal_min[node] : 0.0,
-                   g->cal_max ? g->cal_max[node] : 0.0);
+    return tc_fail(g, g->nodes[node].src,
+                   "'%s': the scale of %s '%s' is %g (calibrated range "
+                   "[%g, %g]): beyond what float32 holds",
+                   g->nodes[op->dot].name, what, g->nodes[node].name, scale,
+                   g->cal_min ? g->cal_min[node] : 0.0, g->cal_max ? g->cal_max[node] : 0.0);
 }
 
 int tc_quantize(tc_graph *g)
@@ -289,10 +293,12 @@ int tc_quantize(tc_graph *g)
             op->acc_scale[j] = (float)(op->a_scale * ws);
             if (!isfinite(op->acc_scale[j])) {
                 free(bias_f);
-                return tc_fail(g, g->nodes[g->nodes[op->dot].in[1]].src, "'%s': column %u of "
+                return tc_fail(g, g->nodes[g->nodes[op->dot].in[1]].src,
+                               "'%s': column %u of "
                                "weights '%s' (max |w| %g) times the input scale %g overflows "
-                               "float32", g->nodes[op->dot].name, j,
-                               g->nodes[g->nodes[op->dot].in[1]].name, mx, (double)op->a_scale);
+                               "float32",
+                               g->nodes[op->dot].name, j, g->nodes[g->nodes[op->dot].in[1]].name,
+                               mx, (double)op->a_scale);
             }
             if (bias_f)
                 op->bias_q[j] = round_i32(bias_f[j] / ((double)op->a_scale * ws));
@@ -308,12 +314,11 @@ int tc_quantize(tc_graph *g)
             !(op->shift = malloc(op->n * sizeof *op->shift)))
             return tc_oom(g, op->dot, "the requantization parameters", 8ull * op->n);
         for (uint32_t j = 0; j < op->n; j++)
-            if (fixed_point((double)op->acc_scale[j] / op->out_scale, &op->mult[j],
-                            &op->shift[j]))
+            if (fixed_point((double)op->acc_scale[j] / op->out_scale, &op->mult[j], &op->shift[j]))
                 return tc_fail(g, g->nodes[op->dot].src,
                                "'%s': column %u's requantization ratio %g has no fixed-point "
-                               "form", g->nodes[op->dot].name, j,
-                               (double)op->acc_scale[j] / op->out_scale);
+                               "form",
+                               g->nodes[op->dot].name, j, (double)op->acc_scale[j] / op->out_scale);
     }
     return 0;
 }

@@ -9,14 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-const hlo_type tpub_type_codes[TPUB_N_TYPE_CODES] = {
-    HLO_PRED, HLO_S8, HLO_S16, HLO_S32, HLO_S64, HLO_U8, HLO_U16,
-    HLO_U32,  HLO_U64, HLO_F16, HLO_BF16, HLO_F32, HLO_F64};
+const hlo_type tpub_type_codes[TPUB_N_TYPE_CODES] = {HLO_PRED, HLO_S8,  HLO_S16, HLO_S32, HLO_S64,
+                                                     HLO_U8,   HLO_U16, HLO_U32, HLO_U64, HLO_F16,
+                                                     HLO_BF16, HLO_F32, HLO_F64};
 
 const char tpub_section_tags[TPUB_N_SECTIONS][5] = {"ARNA", "SIGS", "SEGS", "HOST", "REPT"};
 
-const char *const tpub_flag_names[6] = {"BIAS", "RELU", "OUT_INT8", "A_UNSIGNED", "B_TILED",
-                                        "POOL"};
+const char *const tpub_flag_names[6] = {"BIAS",       "RELU",    "OUT_INT8",
+                                        "A_UNSIGNED", "B_TILED", "POOL"};
 
 /* ------------------------------------------------------- convolution -- */
 
@@ -29,8 +29,8 @@ void tpub_conv_out_size(const tpub_conv *v, uint32_t *oh, uint32_t *ow)
         return;
     uint64_t h = (ph - v->kh) / v->stride_h + 1, w = (pw - v->kw) / v->stride_w + 1;
     if (v->flags & TPUB_CONV_POOL) {
-        if (!v->pool_h || !v->pool_w || !v->pool_stride_h || !v->pool_stride_w ||
-            v->pool_h > h || v->pool_w > w)
+        if (!v->pool_h || !v->pool_w || !v->pool_stride_h || !v->pool_stride_w || v->pool_h > h ||
+            v->pool_w > w)
             return;
         h = (h - v->pool_h) / v->pool_stride_h + 1;
         w = (w - v->pool_w) / v->pool_stride_w + 1;
@@ -181,11 +181,24 @@ static void put_gemm(writer *w, const tpub_gemm *g)
 
 static void put_conv(writer *w, const tpub_conv *v)
 {
-    const uint32_t u[] = {v->flags,    v->batch,         v->h,           v->w,
-                          v->c,        v->kh,            v->kw,          v->cout,
-                          v->stride_h, v->stride_w,      v->pad_top,     v->pad_bottom,
-                          v->pad_left, v->pad_right,     v->pool_h,      v->pool_w,
-                          v->pool_stride_h, v->pool_stride_w};
+    const uint32_t u[] = {v->flags,
+                          v->batch,
+                          v->h,
+                          v->w,
+                          v->c,
+                          v->kh,
+                          v->kw,
+                          v->cout,
+                          v->stride_h,
+                          v->stride_w,
+                          v->pad_top,
+                          v->pad_bottom,
+                          v->pad_left,
+                          v->pad_right,
+                          v->pool_h,
+                          v->pool_w,
+                          v->pool_stride_h,
+                          v->pool_stride_w};
     for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
         put_le(w, u[i], 4);
     put_le(w, v->in_off, 8);
@@ -273,7 +286,6 @@ int tpub_save(const tpub_package *pkg, const char *path, char *err, size_t errle
     return rc;
 }
 
-
 void tpub_free(tpub_package *pkg)
 {
     free(pkg->const_image);
@@ -303,4 +315,3 @@ void tpub_free(tpub_package *pkg)
     free(pkg->segments);
     memset(pkg, 0, sizeof *pkg);
 }
-

@@ -63,7 +63,7 @@ typedef struct {
     hlo_type dev_type, host_type;
     uint32_t n_scale; /* 0 for a copy */
     float *scale;
-    uint32_t rank;    /* 0, or the permutation's: 2..TPUB_MAX_RANK */
+    uint32_t rank; /* 0, or the permutation's: 2..TPUB_MAX_RANK */
     uint32_t perm[TPUB_MAX_RANK];
     int64_t dims[TPUB_MAX_RANK]; /* the host array's, with a permutation */
 } tpub_xfer;
@@ -106,8 +106,8 @@ typedef struct {
     uint32_t stride_h, stride_w;                           /* 1..255 */
     uint32_t pad_top, pad_bottom, pad_left, pad_right;     /* 0..255 */
     uint32_t pool_h, pool_w, pool_stride_h, pool_stride_w; /* 1..15, 1..255 with POOL, else 0 */
-    uint64_t in_off, k_off, out_off, p_off; /* p_off only with BIAS or OUT_INT8 */
-    char *name;  /* the HLO convolution it implements */
+    uint64_t in_off, k_off, out_off, p_off;                /* p_off only with BIAS or OUT_INT8 */
+    char *name;                                            /* the HLO convolution it implements */
     char *fused; /* the HLO ops folded into it, comma-separated ("" if none) */
 } tpub_conv;
 
@@ -138,16 +138,16 @@ typedef struct {
 } tpub_segment;
 
 typedef struct {
-    uint32_t array_n;      /* the array size the weights are tiled for */
-    uint64_t arena_bytes;  /* device memory the package needs */
-    uint64_t const_bytes;  /* the constant image: arena[0, const_bytes) */
+    uint32_t array_n;     /* the array size the weights are tiled for */
+    uint64_t arena_bytes; /* device memory the package needs */
+    uint64_t const_bytes; /* the constant image: arena[0, const_bytes) */
     uint8_t *const_image;
-    char *host_hlo;        /* the host program (NUL-terminated HLO text) */
+    char *host_hlo; /* the host program (NUL-terminated HLO text) */
     uint32_t n_inputs, n_outputs;
     tpub_sig *inputs, *outputs; /* in the host program's parameter / result order */
     uint32_t n_segments;
     tpub_segment *segments;
-    char *report;          /* the compiler's report (placement, quantization): text */
+    char *report; /* the compiler's report (placement, quantization): text */
 } tpub_package;
 
 /* Writes pkg to path atomically (a temporary file renamed into place: no partial file on

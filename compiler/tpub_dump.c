@@ -15,7 +15,8 @@ typedef struct {
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static void say(dumper *d, const char *fmt, ...)
+static void
+say(dumper *d, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -98,10 +99,12 @@ static void dump_conv(dumper *d, uint32_t i, const tpub_conv *v, uint32_t array_
     say(d, "  conv2d %" PRIu32 ": %s", i, v->name);
     if (v->fused && v->fused[0])
         say(d, ", fused %s", v->fused);
-    say(d, "\n    %" PRIu32 " x %" PRIu32 " x %" PRIu32 " x %" PRIu32 ", kernel %" PRIu32 " x %"
-           PRIu32 " -> %" PRIu32 ", stride %" PRIu32 " x %" PRIu32 ", pad %" PRIu32 ",%" PRIu32
-           ",%" PRIu32 ",%" PRIu32, v->batch, v->h, v->w, v->c, v->kh, v->kw, v->cout,
-        v->stride_h, v->stride_w, v->pad_top, v->pad_bottom, v->pad_left, v->pad_right);
+    say(d,
+        "\n    %" PRIu32 " x %" PRIu32 " x %" PRIu32 " x %" PRIu32 ", kernel %" PRIu32 " x %" PRIu32
+        " -> %" PRIu32 ", stride %" PRIu32 " x %" PRIu32 ", pad %" PRIu32 ",%" PRIu32 ",%" PRIu32
+        ",%" PRIu32,
+        v->batch, v->h, v->w, v->c, v->kh, v->kw, v->cout, v->stride_h, v->stride_w, v->pad_top,
+        v->pad_bottom, v->pad_left, v->pad_right);
     if (v->flags & TPUB_CONV_POOL)
         say(d, ", pool %" PRIu32 " x %" PRIu32 " stride %" PRIu32 " x %" PRIu32, v->pool_h,
             v->pool_w, v->pool_stride_h, v->pool_stride_w);
@@ -117,12 +120,13 @@ static void dump_conv(dumper *d, uint32_t i, const tpub_conv *v, uint32_t array_
     uint32_t oh, ow, ph, pw;
     tpub_conv_out_size(&unpooled, &oh, &ow);
     tpub_conv_out_size(v, &ph, &pw);
-    const uint64_t macs = tpub_mul_sat(tpub_mul_sat(tpub_mul_sat(v->batch, (uint64_t)oh * ow),
-                                                    v->cout),
-                                       tpub_mul_sat((uint64_t)v->kh * v->kw, v->c));
-    say(d, "\n    output %" PRIu32 " x %" PRIu32 " x %" PRIu32 " x %" PRIu32 ", kernel tiles %"
-           PRIu64 " x %" PRIu64 "%s, MACs %" PRIu64 "\n", v->batch, ph, pw, v->cout,
-        tpub_conv_k_tiles(v, n), tpub_ceil_div(v->cout, n),
+    const uint64_t macs =
+        tpub_mul_sat(tpub_mul_sat(tpub_mul_sat(v->batch, (uint64_t)oh * ow), v->cout),
+                     tpub_mul_sat((uint64_t)v->kh * v->kw, v->c));
+    say(d,
+        "\n    output %" PRIu32 " x %" PRIu32 " x %" PRIu32 " x %" PRIu32 ", kernel tiles %" PRIu64
+        " x %" PRIu64 "%s, MACs %" PRIu64 "\n",
+        v->batch, ph, pw, v->cout, tpub_conv_k_tiles(v, n), tpub_ceil_div(v->cout, n),
         tpub_conv_packed(v, n) ? " (packed runs)" : "", macs);
 }
 
@@ -141,9 +145,10 @@ int tpub_dump(const tpub_package *pkg, FILE *out)
     dumper d = {out, false};
     say(&d, "tpub version %u, array %" PRIu32 "x%" PRIu32 "\n", TPUB_VERSION, pkg->array_n,
         pkg->array_n);
-    say(&d, "arena 0x%" PRIx64 " bytes: constants [0x0, 0x%" PRIx64 "), activations [0x%" PRIx64
-            ", 0x%" PRIx64 ")\n", pkg->arena_bytes, pkg->const_bytes, pkg->const_bytes,
-        pkg->arena_bytes);
+    say(&d,
+        "arena 0x%" PRIx64 " bytes: constants [0x0, 0x%" PRIx64 "), activations [0x%" PRIx64
+        ", 0x%" PRIx64 ")\n",
+        pkg->arena_bytes, pkg->const_bytes, pkg->const_bytes, pkg->arena_bytes);
     say(&d, "inputs (%" PRIu32 "):\n", pkg->n_inputs);
     for (uint32_t i = 0; i < pkg->n_inputs; i++)
         dump_sig(&d, i, &pkg->inputs[i]);
@@ -152,8 +157,8 @@ int tpub_dump(const tpub_package *pkg, FILE *out)
         dump_sig(&d, i, &pkg->outputs[i]);
     for (uint32_t s = 0; s < pkg->n_segments; s++) {
         const tpub_segment *seg = &pkg->segments[s];
-        say(&d, "segment %" PRIu32 ": inputs %" PRIu32 ", outputs %" PRIu32 ", ops %" PRIu32
-                "\n", s, seg->n_inputs, seg->n_outputs, seg->n_ops);
+        say(&d, "segment %" PRIu32 ": inputs %" PRIu32 ", outputs %" PRIu32 ", ops %" PRIu32 "\n",
+            s, seg->n_inputs, seg->n_outputs, seg->n_ops);
         for (uint32_t i = 0; i < seg->n_inputs; i++)
             dump_xfer(&d, true, i, &seg->inputs[i]);
         for (uint32_t i = 0; i < seg->n_outputs; i++)

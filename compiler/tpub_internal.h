@@ -30,10 +30,7 @@ static inline uint64_t tpub_add_sat(uint64_t a, uint64_t b)
     return b > UINT64_MAX - a ? UINT64_MAX : a + b;
 }
 
-static inline uint64_t tpub_ceil_div(uint64_t a, uint64_t b)
-{
-    return a / b + (a % b != 0);
-}
+static inline uint64_t tpub_ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 /* Bytes from an operand's first element to its last, ((rows-1)*ld + width) * elt, saturated
  * (no arena is that large). rows >= 1. */
@@ -52,9 +49,9 @@ static inline uint64_t tpub_b_tiled_bytes(const tpub_gemm *g, uint32_t array_n)
 /* The bytes of a convolution's kernel in tile order, of its input and of its output. */
 static inline uint64_t tpub_kernel_bytes(const tpub_conv *v, uint32_t array_n)
 {
-    return tpub_mul_sat(tpub_mul_sat(tpub_conv_k_tiles(v, array_n),
-                                     tpub_ceil_div(v->cout, array_n)),
-                        (uint64_t)array_n * array_n);
+    return tpub_mul_sat(
+        tpub_mul_sat(tpub_conv_k_tiles(v, array_n), tpub_ceil_div(v->cout, array_n)),
+        (uint64_t)array_n * array_n);
 }
 
 static inline uint64_t tpub_conv_in_bytes(const tpub_conv *v)

@@ -19,7 +19,7 @@
 #define MIN_SIG 13u /* name length, a 1-byte name, type, rank */
 #define MIN_SEGMENT 12u
 #define MIN_XFER 36u
-#define MIN_OP 68u /* kind, then a GEMM's 64 bytes with empty strings */
+#define MIN_OP 68u           /* kind, then a GEMM's 64 bytes with empty strings */
 #define MAX_ARENA UINT32_MAX /* device addresses and buffer sizes are 32-bit */
 /* The CONV2D command's field limits (firmware.h): the core's 16-bit row counts, the UB row stride
  * and the pooling window. */
@@ -29,11 +29,11 @@
 #define CONV_POOL_MAX 15u
 
 typedef struct {
-    tpuio_cursor cur;   /* over the image up to the end of the current section's payload */
-    size_t len;         /* of the image */
-    size_t next;        /* where the next section starts (after the padding) */
-    char sec[16];       /* for messages: "header", a section's tag, "section 2" */
-    char where[64];     /* the record being read: "segment 0 op 1" ("" between records) */
+    tpuio_cursor cur; /* over the image up to the end of the current section's payload */
+    size_t len;       /* of the image */
+    size_t next;      /* where the next section starts (after the padding) */
+    char sec[16];     /* for messages: "header", a section's tag, "section 2" */
+    char where[64];   /* the record being read: "segment 0 op 1" ("" between records) */
     char *err;
     size_t errlen;
     jmp_buf fail;
@@ -42,7 +42,8 @@ typedef struct {
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3), noreturn))
 #endif
-static void fail(reader *r, const char *fmt, ...)
+static void
+fail(reader *r, const char *fmt, ...)
 {
     char what[512];
     va_list ap;
@@ -66,10 +67,7 @@ static uint32_t rd_u32(reader *r, const char *field)
     return (uint32_t)tpuio_get_le(take(r, 4, field), 4);
 }
 
-static uint64_t rd_u64(reader *r, const char *field)
-{
-    return tpuio_get_le(take(r, 8, field), 8);
-}
+static uint64_t rd_u64(reader *r, const char *field) { return tpuio_get_le(take(r, 8, field), 8); }
 
 static float rd_f32(reader *r, const char *field)
 {
@@ -155,8 +153,7 @@ static void begin_read(reader *r, uint32_t i)
              left);
     uint64_t pad = (8 - bytes % 8) % 8;
     if (pad > left - bytes)
-        fail(r, "padding: truncated (%" PRIu64 " bytes left, need %" PRIu64 ")", left - bytes,
-             pad);
+        fail(r, "padding: truncated (%" PRIu64 " bytes left, need %" PRIu64 ")", left - bytes, pad);
     r->cur.len = r->cur.pos + (size_t)bytes;
     r->next = r->cur.len + (size_t)pad;
 }
@@ -242,11 +239,11 @@ static void check_range(reader *r, const tpub_package *pkg, const char *what, ui
                         uint64_t bytes, bool written)
 {
     if (off > pkg->arena_bytes || bytes > pkg->arena_bytes - off)
-        fail(r, "%s 0x%" PRIx64 "+0x%" PRIx64 " outside the arena (0x%" PRIx64 " bytes)", what,
-             off, bytes, pkg->arena_bytes);
+        fail(r, "%s 0x%" PRIx64 "+0x%" PRIx64 " outside the arena (0x%" PRIx64 " bytes)", what, off,
+             bytes, pkg->arena_bytes);
     if (written && off < pkg->const_bytes)
-        fail(r, "%s 0x%" PRIx64 "+0x%" PRIx64 " overlaps the constant image (0x%" PRIx64
-                " bytes)", what, off, bytes, pkg->const_bytes);
+        fail(r, "%s 0x%" PRIx64 "+0x%" PRIx64 " overlaps the constant image (0x%" PRIx64 " bytes)",
+             what, off, bytes, pkg->const_bytes);
 }
 
 /* A permutation of 0..rank-1 other than the identity, of dims whose product is the device
@@ -329,8 +326,8 @@ static void check_disjoint(reader *r, const char *out, uint64_t c, uint64_t c_by
                            const char *what, uint64_t o, uint64_t o_bytes)
 {
     if (c < o + o_bytes && o < c + c_bytes)
-        fail(r, "%s extent 0x%" PRIx64 "+0x%" PRIx64 " overlaps %s 0x%" PRIx64 "+0x%" PRIx64,
-             out, c, c_bytes, what, o, o_bytes);
+        fail(r, "%s extent 0x%" PRIx64 "+0x%" PRIx64 " overlaps %s 0x%" PRIx64 "+0x%" PRIx64, out,
+             c, c_bytes, what, o, o_bytes);
 }
 
 static void read_gemm(reader *r, const tpub_package *pkg, tpub_gemm *g)
@@ -392,15 +389,42 @@ static void check_in(reader *r, const char *field, uint32_t v, uint32_t lo, uint
 
 static void read_conv(reader *r, const tpub_package *pkg, tpub_conv *v)
 {
-    static const char *const names[] = {
-        "flags",    "batch",    "h",         "w",          "c",        "kh",
-        "kw",       "cout",     "stride_h",  "stride_w",   "pad_top",  "pad_bottom",
-        "pad_left", "pad_right", "pool_h",   "pool_w",     "pool_stride_h", "pool_stride_w"};
-    uint32_t *const fields[] = {
-        &v->flags,    &v->batch,     &v->h,       &v->w,          &v->c,
-        &v->kh,       &v->kw,        &v->cout,    &v->stride_h,   &v->stride_w,
-        &v->pad_top,  &v->pad_bottom, &v->pad_left, &v->pad_right, &v->pool_h,
-        &v->pool_w,   &v->pool_stride_h, &v->pool_stride_w};
+    static const char *const names[] = {"flags",
+                                        "batch",
+                                        "h",
+                                        "w",
+                                        "c",
+                                        "kh",
+                                        "kw",
+                                        "cout",
+                                        "stride_h",
+                                        "stride_w",
+                                        "pad_top",
+                                        "pad_bottom",
+                                        "pad_left",
+                                        "pad_right",
+                                        "pool_h",
+                                        "pool_w",
+                                        "pool_stride_h",
+                                        "pool_stride_w"};
+    uint32_t *const fields[] = {&v->flags,
+                                &v->batch,
+                                &v->h,
+                                &v->w,
+                                &v->c,
+                                &v->kh,
+                                &v->kw,
+                                &v->cout,
+                                &v->stride_h,
+                                &v->stride_w,
+                                &v->pad_top,
+                                &v->pad_bottom,
+                                &v->pad_left,
+                                &v->pad_right,
+                                &v->pool_h,
+                                &v->pool_w,
+                                &v->pool_stride_h,
+                                &v->pool_stride_w};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         *fields[i] = rd_u32(r, names[i]);
     v->in_off = rd_u64(r, "in_off");
@@ -438,9 +462,10 @@ static void read_conv(reader *r, const tpub_package *pkg, tpub_conv *v)
         check_in(r, "pool_stride_h", v->pool_stride_h, 1, CONV_STRIDE_MAX);
         check_in(r, "pool_stride_w", v->pool_stride_w, 1, CONV_STRIDE_MAX);
     } else if (v->pool_h || v->pool_w || v->pool_stride_h || v->pool_stride_w) {
-        fail(r, "pool: %" PRIu32 " x %" PRIu32 " stride %" PRIu32 " x %" PRIu32
-                " without POOL (must be 0)", v->pool_h, v->pool_w, v->pool_stride_h,
-             v->pool_stride_w);
+        fail(r,
+             "pool: %" PRIu32 " x %" PRIu32 " stride %" PRIu32 " x %" PRIu32
+             " without POOL (must be 0)",
+             v->pool_h, v->pool_w, v->pool_stride_h, v->pool_stride_w);
     }
     const bool params = v->flags & (TPUB_GEMM_BIAS | TPUB_GEMM_OUT_INT8);
     const uint64_t in_bytes = tpub_conv_in_bytes(v), k_bytes = tpub_kernel_bytes(v, pkg->array_n);
@@ -527,8 +552,10 @@ int tpub_parse(const void *buf, size_t len, tpub_package *out, char *err, size_t
     const uint32_t sections = (uint32_t)tpuio_get_le(h + 8, 4);
     const uint32_t reserved = (uint32_t)tpuio_get_le(h + 12, 4);
     if (version == 1)
-        fail(&r, "version: 1, a package of an older tpuc (this reader reads %u): compile the "
-                 "model again", TPUB_VERSION);
+        fail(&r,
+             "version: 1, a package of an older tpuc (this reader reads %u): compile the "
+             "model again",
+             TPUB_VERSION);
     if (version != TPUB_VERSION)
         fail(&r, "version: %" PRIu32 " (this reader reads %u)", version, TPUB_VERSION);
     if (sections != TPUB_N_SECTIONS)
@@ -571,4 +598,3 @@ int tpub_load(const char *path, tpub_package *out, char *err, size_t errlen)
     free(buf);
     return rc;
 }
-

@@ -64,10 +64,11 @@ static void report_op(tc_graph *g, const tc_op *op, int i)
         unpooled.flags &= ~(uint32_t)TPUB_CONV_POOL;
         uint32_t oh, ow;
         tpub_conv_out_size(&unpooled, &oh, &ow);
-        hlo_text_printf(t, "%u x %ux%ux%u -> %ux%ux%u, kernel %ux%u, stride %ux%u, pad "
-                        "%u,%u,%u,%u", v->batch, v->h, v->w, v->c, oh, ow, v->cout, v->kh, v->kw,
-                        v->stride_h, v->stride_w, v->pad_top, v->pad_bottom, v->pad_left,
-                        v->pad_right);
+        hlo_text_printf(t,
+                        "%u x %ux%ux%u -> %ux%ux%u, kernel %ux%u, stride %ux%u, pad "
+                        "%u,%u,%u,%u",
+                        v->batch, v->h, v->w, v->c, oh, ow, v->cout, v->kh, v->kw, v->stride_h,
+                        v->stride_w, v->pad_top, v->pad_bottom, v->pad_left, v->pad_right);
     } else {
         if (op->batch > 1)
             hlo_text_printf(t, "%u x ", op->batch);
@@ -79,8 +80,8 @@ static void report_op(tc_graph *g, const tc_op *op, int i)
         if (n == op->relu)
             hlo_text_printf(t, " + %s (relu)", g->nodes[n].name);
         if (n == op->pool)
-            hlo_text_printf(t, " + %s (max pool %ux%u stride %ux%u)", g->nodes[n].name,
-                            v->pool_h, v->pool_w, v->pool_stride_h, v->pool_stride_w);
+            hlo_text_printf(t, " + %s (max pool %ux%u stride %ux%u)", g->nodes[n].name, v->pool_h,
+                            v->pool_w, v->pool_stride_h, v->pool_stride_w);
     }
     hlo_text_printf(t, " -> %s\n", result_fate(g, i));
     report_layout(g, op);
@@ -94,20 +95,20 @@ static void report_quant(tc_graph *g, const tc_op *op)
     const tc_node *x = &g->nodes[op->x];
     long long lo, hi;
     if (op->exact) {
-        hlo_text_printf(t, "  %s: integer %s, exact on the device (%s %s, %s s8, s32 out)\n",
-                        name, conv ? "convolution" : "dot", conv ? "input" : "A",
+        hlo_text_printf(t, "  %s: integer %s, exact on the device (%s %s, %s s8, s32 out)\n", name,
+                        conv ? "convolution" : "dot", conv ? "input" : "A",
                         op->a_unsigned ? "u8" : "s8", conv ? "kernel" : "B");
         return;
     }
     if (op->a_dev)
-        hlo_text_printf(t, "  %s: %s = s8 result of %s, scale %.6g\n", name,
-                        conv ? "input" : "A", g->nodes[g->ops[op->via].dot].name,
-                        (double)op->a_scale);
+        hlo_text_printf(t, "  %s: %s = s8 result of %s, scale %.6g\n", name, conv ? "input" : "A",
+                        g->nodes[g->ops[op->via].dot].name, (double)op->a_scale);
     else
-        hlo_text_printf(t, "  %s: %s = '%s' f32 -> %s, scale %.6g (calibrated range [%.6g, "
-                        "%.6g])\n", name, conv ? "input" : "A", x->name,
-                        op->a_unsigned ? "u8" : "s8", (double)op->a_scale, g->cal_min[op->x],
-                        g->cal_max[op->x]);
+        hlo_text_printf(t,
+                        "  %s: %s = '%s' f32 -> %s, scale %.6g (calibrated range [%.6g, "
+                        "%.6g])\n",
+                        name, conv ? "input" : "A", x->name, op->a_unsigned ? "u8" : "s8",
+                        (double)op->a_scale, g->cal_min[op->x], g->cal_max[op->x]);
     hlo_text_printf(t, "  %s: %s s8 per %s, scale %.6g .. %.6g\n", name,
                     conv ? "kernel" : "weights", conv ? "output channel" : "column",
                     op->w_absmax_min / 127.0, op->w_absmax_max / 127.0);
@@ -119,18 +120,19 @@ static void report_quant(tc_graph *g, const tc_op *op)
         long long slo, shi;
         range_i32(op->mult, op->n, &lo, &hi);
         range_i32(op->shift, op->n, &slo, &shi);
-        hlo_text_printf(t, "  %s: output s8, scale %.6g (calibrated range [%.6g, %.6g]); "
-                        "requantization mult %lld .. %lld, shift %lld .. %lld\n", name,
-                        (double)op->out_scale, g->cal_min[op->out], g->cal_max[op->out], lo, hi,
-                        slo, shi);
+        hlo_text_printf(t,
+                        "  %s: output s8, scale %.6g (calibrated range [%.6g, %.6g]); "
+                        "requantization mult %lld .. %lld, shift %lld .. %lld\n",
+                        name, (double)op->out_scale, g->cal_min[op->out], g->cal_max[op->out], lo,
+                        hi, slo, shi);
     } else {
         float smin = FLT_MAX, smax = 0;
         for (uint32_t j = 0; j < op->n; j++) {
             smin = op->acc_scale[j] < smin ? op->acc_scale[j] : smin;
             smax = op->acc_scale[j] > smax ? op->acc_scale[j] : smax;
         }
-        hlo_text_printf(t, "  %s: output s32, dequantized per %s, scale %.6g .. %.6g\n",
-                        name, conv ? "channel" : "column", (double)smin, (double)smax);
+        hlo_text_printf(t, "  %s: output s32, dequantized per %s, scale %.6g .. %.6g\n", name,
+                        conv ? "channel" : "column", (double)smin, (double)smax);
     }
 }
 
@@ -152,20 +154,25 @@ static void report(tc_graph *g, const tpub_package *p)
         else if (nd->role == TC_HOST)
             host++;
     }
-    hlo_text_printf(t, "package for the %u x %u array: %d inputs, %d outputs, device arena %llu "
-                    "bytes (%llu of weights and parameters)\n", g->array_n, g->array_n,
-                    g->n_inputs, g->n_outputs, (unsigned long long)p->arena_bytes,
-                    (unsigned long long)p->const_bytes);
+    hlo_text_printf(t,
+                    "package for the %u x %u array: %d inputs, %d outputs, device arena %llu "
+                    "bytes (%llu of weights and parameters)\n",
+                    g->array_n, g->array_n, g->n_inputs, g->n_outputs,
+                    (unsigned long long)p->arena_bytes, (unsigned long long)p->const_bytes);
     int convs = 0;
     for (int i = 0; i < g->n_ops; i++)
         convs += g->ops[i].kind == TC_CONV;
-    hlo_text_printf(t, "graph: %d instructions once calls are inlined: %d on the device "
-                    "(GEMMs: %d, ", g->n_nodes - g->n_inputs,
-                    g->n_nodes - g->n_inputs - folded - host - dead, g->n_ops - convs);
+    hlo_text_printf(t,
+                    "graph: %d instructions once calls are inlined: %d on the device "
+                    "(GEMMs: %d, ",
+                    g->n_nodes - g->n_inputs, g->n_nodes - g->n_inputs - folded - host - dead,
+                    g->n_ops - convs);
     if (convs)
         hlo_text_printf(t, "convolutions: %d, ", convs);
-    hlo_text_printf(t, "segments: %d), %d on the host, %d constants or folded at compile time, "
-                    "%d unused\n", g->n_segs, host, folded, dead);
+    hlo_text_printf(t,
+                    "segments: %d), %d on the host, %d constants or folded at compile time, "
+                    "%d unused\n",
+                    g->n_segs, host, folded, dead);
     for (int s = 0; s < g->n_segs; s++) {
         hlo_text_printf(t, "  device segment %d (custom-call tpu.segment.%d)\n", s, s);
         for (int i = 0; i < g->n_ops; i++)
@@ -184,8 +191,7 @@ static void report(tc_graph *g, const tpub_package *p)
         for (int i = 0, k = 0; i < g->n_nodes; i++) {
             const tc_node *nd = &g->nodes[i];
             if (nd->role != TC_INPUT && !nd->needed)
-                hlo_text_printf(t, "%s %s (%s)", k++ ? "," : "", nd->name,
-                                nd->src->opcode_name);
+                hlo_text_printf(t, "%s %s (%s)", k++ ? "," : "", nd->name, nd->src->opcode_name);
         }
         hlo_text_printf(t, "\n");
     }
@@ -210,8 +216,12 @@ int tpuc_compile(const tpuc_options *o, tpub_package *out, char *err, size_t err
         hlo_module_free(m);
         return -1;
     }
-    tc_graph g = {.m = m, .file = o->hlo_path, .array_n = o->array_n ? o->array_n : 16,
-                  .allow_nonfinite = o->allow_nonfinite, .err = err, .errlen = errlen};
+    tc_graph g = {.m = m,
+                  .file = o->hlo_path,
+                  .array_n = o->array_n ? o->array_n : 16,
+                  .allow_nonfinite = o->allow_nonfinite,
+                  .err = err,
+                  .errlen = errlen};
     const hlo_computation *entry = hlo_entry(m);
     int n_params = 0;
     for (int i = 0; i < entry->n_instrs; i++)

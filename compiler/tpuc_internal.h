@@ -30,15 +30,15 @@ typedef struct {
     int elem;             /* element of a tuple-valued src (a variadic reduce), else -1 */
     hlo_shape shape;      /* an array shape (tuples are resolved while inlining) */
     int n_in;
-    int *in;              /* operand node ids */
-    hlo_array *value;     /* TC_CONST: the value */
-    char *name;           /* unique among nodes; "<base>_<elem>" for elements of a tuple */
+    int *in;          /* operand node ids */
+    hlo_array *value; /* TC_CONST: the value */
+    char *name;       /* unique among nodes; "<base>_<elem>" for elements of a tuple */
     int role;
-    int input;            /* TC_INPUT: input number */
-    int op;               /* TC_DEVICE: its operation */
-    int n_users;          /* live nodes using it, plus one per model output it is */
-    bool output;          /* a model output */
-    bool needed;          /* an output depends on it (before folding) */
+    int input;               /* TC_INPUT: input number */
+    int op;                  /* TC_DEVICE: its operation */
+    int n_users;             /* live nodes using it, plus one per model output it is */
+    bool output;             /* a model output */
+    bool needed;             /* an output depends on it (before folding) */
     const char *host_reason; /* why it stays on the host (static string): a dot or convolution
                                 the device cannot run, a pooling it cannot fuse, a result too
                                 large to fold */
@@ -64,15 +64,15 @@ typedef struct {
     int seg;
     uint32_t batch, m, k, n; /* weights: batch x k x n (a GEMM's m rows per batch index; a
                                 convolution's batch 1, k = kh * kw * c rows, n = cout) */
-    tpub_conv cv;         /* a convolution's geometry and flags (its offsets set by emit.c) */
+    tpub_conv cv;            /* a convolution's geometry and flags (its offsets set by emit.c) */
     int in_nhwc[4], out_nhwc[4]; /* a convolution's HLO dims of input and output, NHWC order */
-    float *wf;            /* float weights, batch x k x n row-major (float operations) */
-    int8_t *wq;           /* int8 weights, batch x k x n row-major */
-    int32_t *bias_q;      /* n, or NULL */
-    int32_t *mult, *shift;/* n each, with out_int8 */
-    float *acc_scale;     /* n: the real value of one accumulator unit per column */
-    float a_scale;        /* the real value of one unit of the input */
-    float out_scale;      /* out_int8: the real value of one output unit */
+    float *wf;                   /* float weights, batch x k x n row-major (float operations) */
+    int8_t *wq;                  /* int8 weights, batch x k x n row-major */
+    int32_t *bias_q;             /* n, or NULL */
+    int32_t *mult, *shift;       /* n each, with out_int8 */
+    float *acc_scale;            /* n: the real value of one accumulator unit per column */
+    float a_scale;               /* the real value of one unit of the input */
+    float out_scale;             /* out_int8: the real value of one output unit */
     double w_absmax_min, w_absmax_max; /* over columns, for the report */
     uint64_t a_off, b_off, c_off, p_off;
 } tc_op;
@@ -84,17 +84,17 @@ typedef struct {
     int n_nodes, cap_nodes;
     tc_node *nodes;
     int n_inputs;
-    int *inputs;          /* node ids of the model inputs, in parameter order */
+    int *inputs; /* node ids of the model inputs, in parameter order */
     int n_outputs;
-    int *outputs;         /* node ids of the model outputs */
+    int *outputs; /* node ids of the model outputs */
     int n_ops;
     tc_op *ops;
     int n_segs;
     /* calibration: per node, the range seen (valid where calibrated) */
     double *cal_min, *cal_max;
     int cal_samples;
-    bool allow_nonfinite;  /* tpuc_options.allow_nonfinite */
-    hlo_text warnings;     /* "warning: ..." lines, reported first */
+    bool allow_nonfinite; /* tpuc_options.allow_nonfinite */
+    hlo_text warnings;    /* "warning: ..." lines, reported first */
     hlo_text report;
     char *err;
     size_t errlen;

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "firmware/firmware.h"
 #include "driver/tpu.h"
+#include "firmware/firmware.h"
 
 struct tpu_stream {
     uint8_t *data;
@@ -104,7 +104,7 @@ tpu_status tpu_stream_buffer(tpu_stream *s, uint32_t addr, uint32_t bytes, uint3
 
 /* The API's GEMM flags are the command stream's, bit for bit: tpu_stream_gemm copies them.
  * (Casts: the two are different enums.) */
-#define SAME_FLAG(X)                                                                           \
+#define SAME_FLAG(X) \
     _Static_assert((uint32_t)TPU_GEMM_##X == (uint32_t)FW_GEMM_##X, "TPU_GEMM_" #X " differs");
 SAME_FLAG(BIAS)
 SAME_FLAG(RELU)
@@ -161,10 +161,7 @@ const void *tpu_stream_data(const tpu_stream *s, size_t *bytes)
 
 /* ---------------------------------------------------------------- cost -- */
 
-static double ratio(double num, double den)
-{
-    return den > 0 ? num / den : NAN;
-}
+static double ratio(double num, double den) { return den > 0 ? num / den : NAN; }
 
 /* The GEMM flags a convolution shares, and its own, are the command's bits. */
 _Static_assert((uint32_t)TPU_CONV_POOL == (uint32_t)FW_CONV_POOLING, "pool flag");
@@ -197,9 +194,10 @@ tpu_status tpu_stream_conv2d(tpu_stream *s, const tpu_conv2d *v)
     put32(c + FW_CONV_KW, v->kw);
     put32(c + FW_CONV_COUT, v->cout);
     put32(c + FW_CONV_STRIDE, v->stride_h | v->stride_w << 16);
-    put32(c + FW_CONV_PAD, v->pad_top | v->pad_bottom << 8 | v->pad_left << 16 | v->pad_right << 24);
-    put32(c + FW_CONV_POOL, v->pool_h | v->pool_w << 8 | v->pool_stride_h << 16 |
-                                v->pool_stride_w << 24);
+    put32(c + FW_CONV_PAD,
+          v->pad_top | v->pad_bottom << 8 | v->pad_left << 16 | v->pad_right << 24);
+    put32(c + FW_CONV_POOL,
+          v->pool_h | v->pool_w << 8 | v->pool_stride_h << 16 | v->pool_stride_w << 24);
     const tpu_operand *ops[4] = {&v->in, &v->kernel, &v->out, &v->params};
     const uint32_t at[4] = {FW_CONV_IN_BUF, FW_CONV_K_BUF, FW_CONV_OUT_BUF, FW_CONV_P_BUF};
     for (int i = 0; i < 4; i++) {
@@ -221,8 +219,8 @@ void tpu_conv_out_size(const tpu_conv2d *v, uint32_t *oh, uint32_t *ow)
         return;
     uint64_t h = (ph - v->kh) / v->stride_h + 1, w = (pw - v->kw) / v->stride_w + 1;
     if (v->flags & TPU_CONV_POOL) {
-        if (!v->pool_h || !v->pool_w || !v->pool_stride_h || !v->pool_stride_w ||
-            v->pool_h > h || v->pool_w > w)
+        if (!v->pool_h || !v->pool_w || !v->pool_stride_h || !v->pool_stride_w || v->pool_h > h ||
+            v->pool_w > w)
             return;
         h = (h - v->pool_h) / v->pool_stride_h + 1;
         w = (w - v->pool_w) / v->pool_stride_w + 1;

@@ -21,8 +21,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "firmware/firmware.h"
 #include "driver/tpu.h"
+#include "firmware/firmware.h"
 #include "sim/gtkw.h"
 #include "sim/tpusim.h"
 
@@ -61,7 +61,7 @@ struct tpu_device {
 
     char *trace_path; /* a trace waiting for the next submit */
     uint64_t trace_from, trace_to;
-    char *traced_path; /* the trace a submit opened: it gets a save file when closed */
+    char *traced_path;     /* the trace a submit opened: it gets a save file when closed */
     uint64_t trace_cycles; /* the cycles the last closed trace holds */
 
     /* The current (pending) or last submission. */
@@ -258,10 +258,7 @@ tpu_status tpu_read(tpu_device *dev, uint32_t addr, void *dst, size_t bytes)
 
 /* -------------------------------------------------------- open / close -- */
 
-void tpu_options_default(tpu_options *opts)
-{
-    memset(opts, 0, sizeof *opts);
-}
+void tpu_options_default(tpu_options *opts) { memset(opts, 0, sizeof *opts); }
 
 /* tpu_open's failure exit: d->msg (set by fail()) goes to err, d is released. */
 static tpu_status open_fail(tpu_device *d, tpu_status s, char *err, size_t errlen)
@@ -293,10 +290,12 @@ tpu_status tpu_open(const tpu_options *opts, tpu_device **dev, char *err, size_t
     }
 
     if (o.mem_latency > TPU_MEM_LATENCY_MAX || o.mem_bytes_per_cycle > TPU_MEM_BANDWIDTH_MAX)
-        return open_fail(d, fail(d, TPU_E_ARG, "tpu_open: mem_latency %u, mem_bytes_per_cycle %u: "
-                                 "at most %u cycles and %u bytes per cycle", o.mem_latency,
-                                 o.mem_bytes_per_cycle, TPU_MEM_LATENCY_MAX,
-                                 TPU_MEM_BANDWIDTH_MAX),
+        return open_fail(d,
+                         fail(d, TPU_E_ARG,
+                              "tpu_open: mem_latency %u, mem_bytes_per_cycle %u: "
+                              "at most %u cycles and %u bytes per cycle",
+                              o.mem_latency, o.mem_bytes_per_cycle, TPU_MEM_LATENCY_MAX,
+                              TPU_MEM_BANDWIDTH_MAX),
                          err, errlen);
     tpusim_config cfg;
     tpusim_config_default(&cfg);
@@ -308,8 +307,9 @@ tpu_status tpu_open(const tpu_options *opts, tpu_device **dev, char *err, size_t
         cfg.mem_bytes_per_cycle = o.mem_bytes_per_cycle;
     /* The allocator hands out 64-byte blocks: a smaller memory could not hold a stream. */
     if (cfg.mem_size < ALIGN)
-        return open_fail(d, fail(d, TPU_E_DEVICE, "tpu_open: mem_size %llu is below %u bytes",
-                                 (unsigned long long)cfg.mem_size, ALIGN),
+        return open_fail(d,
+                         fail(d, TPU_E_DEVICE, "tpu_open: mem_size %llu is below %u bytes",
+                              (unsigned long long)cfg.mem_size, ALIGN),
                          err, errlen);
     char why[256];
     d->sim = tpusim_create(&cfg, why, sizeof why);
@@ -318,8 +318,11 @@ tpu_status tpu_open(const tpu_options *opts, tpu_device **dev, char *err, size_t
     const uint32_t id = tpusim_reg_read(d->sim, TPU_CSR_ID);
     d->version = tpusim_reg_read(d->sim, TPU_CSR_VERSION);
     if (id != TPU_ID_MAGIC || d->version >> 16 != TPU_VERSION >> 16)
-        return open_fail(d, fail(d, TPU_E_DEVICE, "tpu_open: unsupported core: ID 0x%08x, "
-                                 "VERSION 0x%08x", id, d->version),
+        return open_fail(d,
+                         fail(d, TPU_E_DEVICE,
+                              "tpu_open: unsupported core: ID 0x%08x, "
+                              "VERSION 0x%08x",
+                              id, d->version),
                          err, errlen);
     tpusim_hwcfg(d->sim, &d->hw);
     d->mem_latency = cfg.mem_latency;
@@ -329,8 +332,11 @@ tpu_status tpu_open(const tpu_options *opts, tpu_device **dev, char *err, size_t
     if (list_insert(&d->free_blocks, 0, all))
         return open_fail(d, fail(d, TPU_E_NOMEM, "tpu_open: out of host memory"), err, errlen);
     if (o.verify && !(d->golden = tpu_golden_create(&d->hw)))
-        return open_fail(d, fail(d, TPU_E_NOMEM, "tpu_open: out of host memory for the golden "
-                                 "model (%llu bytes)", (unsigned long long)d->hw.mem_size),
+        return open_fail(d,
+                         fail(d, TPU_E_NOMEM,
+                              "tpu_open: out of host memory for the golden "
+                              "model (%llu bytes)",
+                              (unsigned long long)d->hw.mem_size),
                          err, errlen);
     if (d->golden) /* the only full copy: from here on the mirror follows every change */
         tpusim_mem_read(d->sim, 0, tpu_golden_mem(d->golden), d->hw.mem_size);
@@ -358,10 +364,7 @@ void tpu_close(tpu_device *dev)
     free(dev);
 }
 
-const char *tpu_last_error(const tpu_device *dev)
-{
-    return dev ? dev->msg : "no device";
-}
+const char *tpu_last_error(const tpu_device *dev) { return dev ? dev->msg : "no device"; }
 
 tpu_status tpu_query(tpu_device *dev, tpu_info *info)
 {
@@ -512,8 +515,8 @@ static void compare_range(tpu_device *d, uint64_t addr, uint64_t size, void *ctx
     const uint8_t *expect = tpu_golden_mem(d->golden);
     uint8_t chunk[COMPARE_CHUNK];
     for (uint64_t at = addr; at < addr + size && at < *first; at += COMPARE_CHUNK) {
-        const size_t n = addr + size - at < COMPARE_CHUNK ? (size_t)(addr + size - at)
-                                                          : COMPARE_CHUNK;
+        const size_t n =
+            addr + size - at < COMPARE_CHUNK ? (size_t)(addr + size - at) : COMPARE_CHUNK;
         tpusim_mem_read(d->sim, at, chunk, n);
         if (memcmp(chunk, expect + at, n) == 0)
             continue;
@@ -554,7 +557,8 @@ static tpu_status verify(tpu_device *d)
     if (code != TPU_ERR_OK)
         return fail(d, TPU_E_MISMATCH,
                     "verify: the device halted but the golden model stops with %s at "
-                    "instruction %zu: %s", tpu_error_name((uint32_t)code), at,
+                    "instruction %zu: %s",
+                    tpu_error_name((uint32_t)code), at,
                     tpu_disasm(&d->insns[at], text, sizeof text));
     uint64_t first = d->hw.mem_size;
     for_each_change(d, compare_range, &first);
@@ -570,9 +574,9 @@ static tpu_status verify(tpu_device *d)
         tpu_disasm(&d->insns[w], text, sizeof text);
     return fail(d, TPU_E_MISMATCH,
                 "verify: memory differs at 0x%x: expected 0x%02x, device 0x%02x; last writer: "
-                "instruction %zu: %s%s", addr, tpu_golden_mem(g)[addr], got, w, text,
-                pending_write(d, addr) ? "; tpu_write changed it while the work was pending"
-                                       : "");
+                "instruction %zu: %s%s",
+                addr, tpu_golden_mem(g)[addr], got, w, text,
+                pending_write(d, addr) ? "; tpu_write changed it while the work was pending" : "");
 }
 
 /* Ends the submission: takes the performance report, frees the stream, and resets the device
@@ -614,8 +618,10 @@ static tpu_status core_error(tpu_device *d, const char *when)
     char text[160] = "(not pushed by this submission)";
     if (i < d->n_insns)
         tpu_disasm(&d->insns[i], text, sizeof text);
-    return fail(d, TPU_E_CORE, "%s: core error %s (%u) at ERROR_PC %u (instruction %u of the "
-                "submission): %s", when, tpu_error_name(code), code, pc, i, text);
+    return fail(d, TPU_E_CORE,
+                "%s: core error %s (%u) at ERROR_PC %u (instruction %u of the "
+                "submission): %s",
+                when, tpu_error_name(code), code, pc, i, text);
 }
 
 /* What a rejected field means (docs/command-stream.md, "Validation"). */
@@ -670,11 +676,9 @@ static tpu_status firmware_error(tpu_device *d, const fw_result *r)
     case FW_ERR_COMMAND:
         return fail(d, TPU_E_STREAM, "command %u: field '%s': %s", r->cmd, r->field, what);
     case FW_ERR_HW:
-        return fail(d, TPU_E_DEVICE, "firmware: the core's %s register is not supported",
-                    r->field);
+        return fail(d, TPU_E_DEVICE, "firmware: the core's %s register is not supported", r->field);
     default: /* FW_ERR_MEM: the simulator's memory refused a read inside MEM_SIZE */
-        return fail(d, TPU_E_DEVICE, "firmware: device memory refused to read the %s",
-                    r->field);
+        return fail(d, TPU_E_DEVICE, "firmware: device memory refused to read the %s", r->field);
     }
 }
 
@@ -699,10 +703,9 @@ tpu_status tpu_submit(tpu_device *dev, const tpu_stream *s)
         const size_t n = strlen(dev->trace_path);
         const int vcd = n >= 4 && strcmp(dev->trace_path + n - 4, ".vcd") == 0;
         char why[256];
-        const int rc = tpusim_trace_open(dev->sim, dev->trace_path,
-                                         vcd ? TPUSIM_TRACE_VCD : TPUSIM_TRACE_FST,
-                                         t0 + dev->trace_from,
-                                         dev->trace_to ? t0 + dev->trace_to : 0, why, sizeof why);
+        const int rc = tpusim_trace_open(
+            dev->sim, dev->trace_path, vcd ? TPUSIM_TRACE_VCD : TPUSIM_TRACE_FST,
+            t0 + dev->trace_from, dev->trace_to ? t0 + dev->trace_to : 0, why, sizeof why);
         if (rc) {
             free(dev->trace_path);
             dev->trace_path = NULL;
@@ -803,10 +806,7 @@ void tpu_set_budget(tpu_device *dev, uint64_t max_cycles)
         dev->budget = max_cycles < TPU_BUDGET_MAX ? max_cycles : TPU_BUDGET_MAX;
 }
 
-const char *tpu_counter_name(int counter)
-{
-    return tpu_perf_name(counter);
-}
+const char *tpu_counter_name(int counter) { return tpu_perf_name(counter); }
 
 tpu_status tpu_perf(tpu_device *dev, tpu_perf_report *out)
 {
@@ -867,10 +867,7 @@ static tpu_status end_trace(tpu_device *d, const char *call)
     return rc ? fail(d, TPU_E_IO, "%s: save file: %s", call, why) : TPU_OK;
 }
 
-uint64_t tpu_trace_cycles(const tpu_device *dev)
-{
-    return dev ? dev->trace_cycles : 0;
-}
+uint64_t tpu_trace_cycles(const tpu_device *dev) { return dev ? dev->trace_cycles : 0; }
 
 tpu_status tpu_trace_close(tpu_device *dev)
 {

@@ -134,8 +134,8 @@ enum tpu_conv_flags {
 };
 typedef struct {
     uint32_t flags, batch, h, w, c, kh, kw, cout;
-    uint32_t stride_h, stride_w;                       /* 1..255 */
-    uint32_t pad_top, pad_bottom, pad_left, pad_right; /* 0..255 */
+    uint32_t stride_h, stride_w;                           /* 1..255 */
+    uint32_t pad_top, pad_bottom, pad_left, pad_right;     /* 0..255 */
     uint32_t pool_h, pool_w, pool_stride_h, pool_stride_w; /* with TPU_CONV_POOL, else 0 */
     tpu_operand in, kernel, out, params; /* params: int32 bias, mult, shift of cout each */
 } tpu_conv2d;
@@ -178,11 +178,11 @@ tpu_status tpu_submit(tpu_device *dev, const tpu_stream *s);
 tpu_status tpu_wait(tpu_device *dev, uint64_t max_cycles);
 
 typedef struct {
-    uint64_t cycles;            /* device cycles of the last submit + wait, firmware included */
+    uint64_t cycles; /* device cycles of the last submit + wait, firmware included */
     uint64_t counters[TPU_PERF_COUNT]; /* the core's counters, TPU_PERF_* (rtl/tpu_isa.h) */
-    uint64_t firmware_cycles;   /* cycles the control processor spent (cost model) */
-    uint64_t instructions;      /* core instructions the firmware pushed */
-    double wall_seconds;        /* host time spent simulating */
+    uint64_t firmware_cycles;          /* cycles the control processor spent (cost model) */
+    uint64_t instructions;             /* core instructions the firmware pushed */
+    double wall_seconds;               /* host time spent simulating */
 } tpu_perf_report;
 /* Counters of the last submit + wait. */
 tpu_status tpu_perf(tpu_device *dev, tpu_perf_report *out);

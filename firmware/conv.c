@@ -22,14 +22,14 @@
 /* A validated CONV2D with operands resolved to device addresses and its schedule's shape. */
 typedef struct {
     uint32_t flags, batch, h, w, c, kh, kw, cout, sh, sw, pt, pb, pl, pr, ph, pw, psh, psw;
-    uint32_t in, k, out, p;   /* device addresses */
+    uint32_t in, k, out, p;    /* device addresses */
     uint32_t oh, ow, ohp, owp; /* convolution output, and pooled output (= output without pool) */
-    bool packed;              /* planes of packed runs, else pixel planes */
-    uint32_t planes, width;   /* UB planes and rows per input row in each */
-    uint32_t kt, nt;          /* K tiles and output-channel tiles */
-    uint32_t run;             /* packed: bytes of a window row (kw * c) */
-    uint32_t band;            /* pooled output rows per band */
-    uint32_t sets;            /* plane sets in the UB: 2 (double-buffered) or 1 */
+    bool packed;               /* planes of packed runs, else pixel planes */
+    uint32_t planes, width;    /* UB planes and rows per input row in each */
+    uint32_t kt, nt;           /* K tiles and output-channel tiles */
+    uint32_t run;              /* packed: bytes of a window row (kw * c) */
+    uint32_t band;             /* pooled output rows per band */
+    uint32_t sets;             /* plane sets in the UB: 2 (double-buffered) or 1 */
 } conv;
 
 /* a * b, or UINT64_MAX when that does not fit: larger than any buffer. */
@@ -39,10 +39,7 @@ static uint64_t mul_sat(uint64_t a, uint64_t b)
 }
 
 /* Conv output rows and input rows (padded coordinates) of a band of bp pooled rows. */
-static uint64_t band_conv_rows(const conv *v, uint64_t bp)
-{
-    return (bp - 1) * v->psh + v->ph;
-}
+static uint64_t band_conv_rows(const conv *v, uint64_t bp) { return (bp - 1) * v->psh + v->ph; }
 
 static uint64_t band_in_rows(const conv *v, uint64_t bp)
 {
@@ -60,10 +57,7 @@ static uint64_t stage_rows(const conv *v, uint64_t bp)
     return v->flags & FW_CONV_OUT_INT8 ? bp * v->owp : 0;
 }
 
-static uint64_t acc_rows(const conv *v, uint64_t bp)
-{
-    return band_conv_rows(v, bp) * v->ow;
-}
+static uint64_t acc_rows(const conv *v, uint64_t bp) { return band_conv_rows(v, bp) * v->ow; }
 
 static bool fits(const fw_ctx *c, const conv *v, uint64_t bp, uint32_t sets)
 {
@@ -138,8 +132,8 @@ static int decode_conv(fw_ctx *c, const uint8_t *raw, conv *v)
         v->pw = pool >> 8 & 0xffu;
         v->psh = pool >> 16 & 0xffu;
         v->psw = pool >> 24;
-        if (!v->ph || !v->pw || v->ph > FW_CONV_POOL_MAX || v->pw > FW_CONV_POOL_MAX ||
-            !v->psh || !v->psw || v->ph > v->oh || v->pw > v->ow)
+        if (!v->ph || !v->pw || v->ph > FW_CONV_POOL_MAX || v->pw > FW_CONV_POOL_MAX || !v->psh ||
+            !v->psw || v->ph > v->oh || v->pw > v->ow)
             return fw_bad(c, "pool");
     } else {
         if (pool)
@@ -166,8 +160,7 @@ static int decode_conv(fw_ctx *c, const uint8_t *raw, conv *v)
                    mul_sat(v->batch, (uint64_t)v->h * v->w * v->c), &v->in, &in) ||
         fw_operand(c, raw, FW_CONV_K_BUF, FW_CONV_K_OFF, "k.buf", "k.off", kernel, &v->k, &k) ||
         fw_operand(c, raw, FW_CONV_OUT_BUF, FW_CONV_OUT_OFF, "out.buf", "out.off",
-                   mul_sat(v->batch, (uint64_t)v->ohp * v->owp * v->cout * out_elt), &v->out,
-                   &out))
+                   mul_sat(v->batch, (uint64_t)v->ohp * v->owp * v->cout * out_elt), &v->out, &out))
         return c->res->code;
     if (v->flags & (FW_CONV_BIAS | FW_CONV_OUT_INT8)) {
         if (fw_operand(c, raw, FW_CONV_P_BUF, FW_CONV_P_OFF, "params.buf", "params.off",
@@ -205,15 +198,15 @@ typedef struct {
     fw_ctx *c;
     const conv *v;
     uint32_t n, bands;
-    uint64_t visits, steps;   /* per command */
-    uint64_t loads;           /* (image, band) loads: visits / nt */
+    uint64_t visits, steps; /* per command */
+    uint64_t loads;         /* (image, band) loads: visits / nt */
     uint64_t set_base[2], stage_base, acc_half;
-    uint64_t fetched;         /* next step whose weight tile to fetch */
-    uint64_t load_next;       /* next load (image, band) whose planes to fill */
+    uint64_t fetched;               /* next step whose weight tile to fetch */
+    uint64_t load_next;             /* next load (image, band) whose planes to fill */
     uint64_t load_unit, load_units; /* its progress: plane rows filled, of planes x in rows */
-    uint32_t zero_at, zero_rows; /* ZERO rows pending (merged across row ends) */
-    uint64_t drain_next;      /* next visit to drain */
-    uint32_t params_nt;       /* output tile whose parameters are loaded, FW_NO_INDEX if none */
+    uint32_t zero_at, zero_rows;    /* ZERO rows pending (merged across row ends) */
+    uint64_t drain_next;            /* next visit to drain */
+    uint32_t params_nt; /* output tile whose parameters are loaded, FW_NO_INDEX if none */
 } sched;
 
 static void band_rows(const sched *s, uint64_t load, uint32_t *img, uint32_t *py0, uint32_t *bp)
@@ -254,7 +247,8 @@ static int load_unit(sched *s)
     uint32_t img, py0, bp;
     band_rows(s, s->load_next, &img, &py0, &bp);
     const uint32_t in_rows = (uint32_t)band_in_rows(v, bp);
-    const uint32_t plane = (uint32_t)(s->load_unit / in_rows), r = (uint32_t)(s->load_unit % in_rows);
+    const uint32_t plane = (uint32_t)(s->load_unit / in_rows),
+                   r = (uint32_t)(s->load_unit % in_rows);
     const uint32_t base = (uint32_t)(s->set_base[s->load_next % v->sets] +
                                      ((uint64_t)plane * in_rows + r) * v->width);
     /* Padded input row y of the image: the band starts at conv row py0 * psh. */
@@ -271,8 +265,8 @@ static int load_unit(sched *s)
     const uint32_t rows = v->packed ? v->width : v->w, left = v->packed ? 0 : v->pl;
     if (left && zero(s, base, left))
         return s->c->res->code;
-    if (flush_zero(s) || fw_push(s->c, TPU_OP_RD_HOST, 0, rows, (uint32_t)(v->in + pixel * v->c + at),
-                                 base + left, len, v->c))
+    if (flush_zero(s) || fw_push(s->c, TPU_OP_RD_HOST, 0, rows,
+                                 (uint32_t)(v->in + pixel * v->c + at), base + left, len, v->c))
         return s->c->res->code;
     return v->packed || !v->pr ? FW_OK : zero(s, base + left + v->w, v->pr);
 }
@@ -321,8 +315,8 @@ static int drain(sched *s, uint64_t q)
     uint32_t img, py0, bp;
     band_rows(s, q / v->nt, &img, &py0, &bp);
     const uint32_t acc = (uint32_t)((q % 2) * s->acc_half);
-    const uint32_t act = (v->flags & FW_CONV_BIAS ? TPU_F_BIAS : 0) |
-                         (v->flags & FW_CONV_RELU ? TPU_F_RELU : 0);
+    const uint32_t act =
+        (v->flags & FW_CONV_BIAS ? TPU_F_BIAS : 0) | (v->flags & FW_CONV_RELU ? TPU_F_RELU : 0);
     const uint32_t oy0 = py0 * v->psh;
     s->drain_next = q + 1;
     if ((v->flags & (FW_CONV_BIAS | FW_CONV_OUT_INT8)) && s->params_nt != nt) {
@@ -333,8 +327,7 @@ static int drain(sched *s, uint64_t q)
     if (!(v->flags & FW_CONV_OUT_INT8)) {
         const uint64_t pixel = ((uint64_t)img * v->oh + oy0) * v->ow;
         return fw_push(c, TPU_OP_WR_HOST, TPU_F_SRC_ACC | act, bp * v->ow,
-                       (uint32_t)(v->out + (pixel * v->cout + n0) * 4), acc, 4 * cols,
-                       4 * v->cout);
+                       (uint32_t)(v->out + (pixel * v->cout + n0) * 4), acc, 4 * cols, 4 * v->cout);
     }
     const uint32_t stage = (uint32_t)(s->stage_base + (q % STAGE_BUFS) * stage_rows(v, v->band));
     if (v->flags & FW_CONV_POOLING) {
@@ -397,8 +390,7 @@ static int run_conv(fw_ctx *c, const conv *v)
                     const uint32_t flags = (oy == 0 ? mm : mm & ~TPU_F_LOAD) | (kt ? TPU_F_ACC : 0);
                     if (fw_push(c, TPU_OP_MATMUL, flags, v->ow,
                                 (uint32_t)(base + ((uint64_t)oy * v->sh + dy) * v->width),
-                                (uint32_t)((q % 2) * s.acc_half + (uint64_t)oy * v->ow), 0,
-                                v->sw))
+                                (uint32_t)((q % 2) * s.acc_half + (uint64_t)oy * v->ow), 0, v->sw))
                         return c->res->code;
                     pushed++;
                     while (next_units && s.load_next == load + 1 &&

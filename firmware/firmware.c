@@ -12,10 +12,7 @@ int fw_fail(fw_ctx *c, int code, uint32_t buf, const char *field)
     return code;
 }
 
-int fw_bad(fw_ctx *c, const char *field)
-{
-    return fw_fail(c, FW_ERR_COMMAND, FW_NO_INDEX, field);
-}
+int fw_bad(fw_ctx *c, const char *field) { return fw_fail(c, FW_ERR_COMMAND, FW_NO_INDEX, field); }
 
 static uint32_t reg(const fw_ctx *c, uint32_t offset)
 {
@@ -192,16 +189,15 @@ static int walk(fw_ctx *c, bool run)
 
 int fw_run(const fw_hal *hal, uint32_t stream_addr, uint32_t stream_bytes, fw_result *res)
 {
-    fw_ctx c = {.hal = hal, .res = res, .addr = stream_addr, .bytes = stream_bytes,
-                .cmd = FW_NO_INDEX};
+    fw_ctx c = {
+        .hal = hal, .res = res, .addr = stream_addr, .bytes = stream_bytes, .cmd = FW_NO_INDEX};
     res->code = FW_OK;
     res->cmd = res->buf = FW_NO_INDEX;
     res->field = "";
     res->core_error = 0;
     res->insns = 0;
     hal->spend(hal->ctx, FW_CYCLES_STREAM);
-    if (read_hw(&c) || read_header(&c) || check_buffers(&c) || walk(&c, false) ||
-        walk(&c, true))
+    if (read_hw(&c) || read_header(&c) || check_buffers(&c) || walk(&c, false) || walk(&c, true))
         return res->code;
     return fw_push(&c, TPU_OP_HALT, 0, 0, 0, 0, 0, 0);
 }

@@ -38,34 +38,13 @@ typedef struct {
     uint64_t lo, hi; /* device byte range [lo, hi) */
 } fw_range;
 
-static inline uint32_t fw_le16(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8;
-}
-static inline uint32_t fw_le32(const uint8_t *p)
-{
-    return fw_le16(p) | fw_le16(p + 2) << 16;
-}
-static inline uint32_t fw_min32(uint32_t a, uint32_t b)
-{
-    return a < b ? a : b;
-}
-static inline uint64_t fw_min64(uint64_t a, uint64_t b)
-{
-    return a < b ? a : b;
-}
-static inline uint64_t fw_max64(uint64_t a, uint64_t b)
-{
-    return a > b ? a : b;
-}
-static inline uint32_t fw_ceil_div(uint32_t a, uint32_t b)
-{
-    return a / b + (a % b != 0);
-}
-static inline bool fw_overlap(fw_range x, fw_range y)
-{
-    return x.lo < y.hi && y.lo < x.hi;
-}
+static inline uint32_t fw_le16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+static inline uint32_t fw_le32(const uint8_t *p) { return fw_le16(p) | fw_le16(p + 2) << 16; }
+static inline uint32_t fw_min32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+static inline uint64_t fw_min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static inline uint64_t fw_max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static inline uint32_t fw_ceil_div(uint32_t a, uint32_t b) { return a / b + (a % b != 0); }
+static inline bool fw_overlap(fw_range x, fw_range y) { return x.lo < y.hi && y.lo < x.hi; }
 
 /* Records the failure (code, the command for FW_ERR_COMMAND/FW_ERR_CORE, buffer, field name);
  * returns code. */

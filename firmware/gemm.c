@@ -55,24 +55,24 @@ static int decode_gemm(fw_ctx *c, const uint8_t *raw, gemm *g)
     if (g->lda < g->k)
         return fw_bad(c, "lda");
     if (fw_operand(c, raw, FW_GEMM_A_BUF, FW_GEMM_A_OFF, "a.buf", "a.off",
-                extent(g->m, g->lda, g->k, 1), &g->a, &a))
+                   extent(g->m, g->lda, g->k, 1), &g->a, &a))
         return c->res->code;
     const bool tiled = g->flags & FW_GEMM_B_TILED;
     if (tiled ? g->ldb != 0 : g->ldb < g->n)
         return fw_bad(c, "ldb");
     if (fw_operand(c, raw, FW_GEMM_B_BUF, FW_GEMM_B_OFF, "b.buf", "b.off",
-                tiled ? tiled_extent(g->k, g->n, c->hw.n) : extent(g->k, g->ldb, g->n, 1),
-                &g->b, &b))
+                   tiled ? tiled_extent(g->k, g->n, c->hw.n) : extent(g->k, g->ldb, g->n, 1), &g->b,
+                   &b))
         return c->res->code;
     /* The WR_HOST stride is ldc elements in bytes. */
     if (g->ldc < g->n || (uint64_t)g->ldc * c_size > UINT32_MAX)
         return fw_bad(c, "ldc");
     if (fw_operand(c, raw, FW_GEMM_C_BUF, FW_GEMM_C_OFF, "c.buf", "c.off",
-                extent(g->m, g->ldc, g->n, c_size), &g->c, &out))
+                   extent(g->m, g->ldc, g->n, c_size), &g->c, &out))
         return c->res->code;
     if (g->flags & (FW_GEMM_BIAS | FW_GEMM_OUT_INT8)) {
         if (fw_operand(c, raw, FW_GEMM_P_BUF, FW_GEMM_P_OFF, "params.buf", "params.off",
-                    12 * (uint64_t)g->n, &g->p, &p))
+                       12 * (uint64_t)g->n, &g->p, &p))
             return c->res->code;
     } else {
         g->p = 0;
@@ -119,19 +119,19 @@ static int decode_gemm(fw_ctx *c, const uint8_t *raw, gemm *g)
 typedef struct {
     fw_ctx *c;
     const gemm *g;
-    uint32_t n;             /* array size */
-    uint32_t kt, nt;        /* K and N tiles */
-    uint32_t mc, tm;        /* M chunks, rows of the largest chunk */
-    uint32_t kc, kb;        /* k-tiles per A block, blocks per K */
-    uint32_t slot_rows;     /* UB rows of one A slot */
-    uint32_t nacc;          /* accumulator buffers of tm rows */
-    uint32_t wdist, dlag;       /* weight prefetch distance, drain lag (steps) */
+    uint32_t n;           /* array size */
+    uint32_t kt, nt;      /* K and N tiles */
+    uint32_t mc, tm;      /* M chunks, rows of the largest chunk */
+    uint32_t kc, kb;      /* k-tiles per A block, blocks per K */
+    uint32_t slot_rows;   /* UB rows of one A slot */
+    uint32_t nacc;        /* accumulator buffers of tm rows */
+    uint32_t wdist, dlag; /* weight prefetch distance, drain lag (steps) */
     uint64_t steps, visits, uses;
-    uint64_t rw_next;       /* next weight tile (step) to fetch */
-    uint64_t drain_next;    /* next visit to drain */
-    uint64_t load_use;      /* use whose block is being loaded */
-    uint32_t load_j;        /* its next k-tile (within the block) */
-    uint32_t params_nt;     /* n-tile whose params are loaded, FW_NO_INDEX if none */
+    uint64_t rw_next;    /* next weight tile (step) to fetch */
+    uint64_t drain_next; /* next visit to drain */
+    uint64_t load_use;   /* use whose block is being loaded */
+    uint32_t load_j;     /* its next k-tile (within the block) */
+    uint32_t params_nt;  /* n-tile whose params are loaded, FW_NO_INDEX if none */
 } sched;
 
 static void plan(sched *s, fw_ctx *c, const gemm *g)
@@ -150,10 +150,11 @@ static void plan(sched *s, fw_ctx *c, const gemm *g)
     const uint64_t goal =
         fw_max64(fw_max64(CHUNK_MIN_ROWS, 4 * (uint64_t)n), fw_ceil_div(g->m, CHUNKS_GOAL));
     uint64_t tm = fw_min64(fw_min64(g->m, fw_min64(acc_cap, goal)),
-                        hw->ub_rows / (2 * (uint64_t)s->kt + stage));
+                           hw->ub_rows / (2 * (uint64_t)s->kt + stage));
     uint64_t kc = s->kt;
     if (tm < fw_min64(g->m, 2 * (uint64_t)n)) {
-        tm = fw_min64(fw_min64(g->m, acc_cap), fw_min64(2 * (uint64_t)n, hw->ub_rows / (2 + stage)));
+        tm =
+            fw_min64(fw_min64(g->m, acc_cap), fw_min64(2 * (uint64_t)n, hw->ub_rows / (2 + stage)));
         kc = fw_min64(s->kt, (hw->ub_rows - stage * tm) / (2 * tm));
     }
     /* Even chunks and blocks: no short tail. */
@@ -234,7 +235,7 @@ static int load_tile(sched *s)
     const uint64_t a = g->a + (uint64_t)chunk_start(s, mc) * g->lda + k0;
     const uint32_t ub = (uint32_t)(s->load_use % 2) * s->slot_rows + s->load_j * s->tm;
     if (fw_push(s->c, TPU_OP_RD_HOST, 0, chunk_rows(s, mc), (uint32_t)a, ub,
-             fw_min32(s->n, g->k - k0), g->lda))
+                fw_min32(s->n, g->k - k0), g->lda))
         return s->c->res->code;
     if (++s->load_j == block_tiles(s, kb)) {
         s->load_j = 0;
@@ -263,7 +264,7 @@ static int fetch_weights(sched *s)
                              : g->b + (uint64_t)k0 * g->ldb + n0;
     s->rw_next++;
     return fw_push(s->c, TPU_OP_RD_WEIGHT, 0, fw_min32(s->n, g->k - k0), (uint32_t)a, 0,
-                fw_min32(s->n, g->n - n0), tiled ? s->n : g->ldb);
+                   fw_min32(s->n, g->n - n0), tiled ? s->n : g->ldb);
 }
 
 /* Write out visit v's accumulator buffer. */
@@ -275,8 +276,8 @@ static int drain(sched *s, uint64_t v)
     const uint32_t rows = chunk_rows(s, mc), n0 = nt * s->n, cols = fw_min32(s->n, g->n - n0);
     const uint32_t acc = (uint32_t)(v % s->nacc) * s->tm;
     const uint64_t m0 = chunk_start(s, mc);
-    const uint32_t act = (g->flags & FW_GEMM_BIAS ? TPU_F_BIAS : 0) |
-                         (g->flags & FW_GEMM_RELU ? TPU_F_RELU : 0);
+    const uint32_t act =
+        (g->flags & FW_GEMM_BIAS ? TPU_F_BIAS : 0) | (g->flags & FW_GEMM_RELU ? TPU_F_RELU : 0);
     s->drain_next = v + 1;
     if ((g->flags & (FW_GEMM_BIAS | FW_GEMM_OUT_INT8)) && s->params_nt != nt) {
         s->params_nt = nt;
@@ -285,12 +286,12 @@ static int drain(sched *s, uint64_t v)
     }
     if (!(g->flags & FW_GEMM_OUT_INT8))
         return fw_push(c, TPU_OP_WR_HOST, TPU_F_SRC_ACC | act, rows,
-                    (uint32_t)(g->c + (m0 * g->ldc + n0) * 4), acc, 4 * cols, 4 * g->ldc);
+                       (uint32_t)(g->c + (m0 * g->ldc + n0) * 4), acc, 4 * cols, 4 * g->ldc);
     const uint32_t stage = 2 * s->slot_rows + (uint32_t)(v % STAGE_BUFS) * s->tm;
     if (fw_push(c, TPU_OP_ACTIVATE, act, rows, stage, acc, 0, 0))
         return c->res->code;
     return fw_push(c, TPU_OP_WR_HOST, 0, rows, (uint32_t)(g->c + m0 * g->ldc + n0), stage, cols,
-                g->ldc);
+                   g->ldc);
 }
 
 /* After step t of use u: keep the block of u one k-tile ahead of the MATMULs, then load the next
@@ -305,8 +306,8 @@ static int load_ahead(sched *s, uint64_t t, uint64_t u)
     const uint64_t i = t - first, start = fw_min64(MXU_DEPTH, count - 1);
     if (s->load_use != u + 1 || s->load_use == s->uses || i < start)
         return FW_OK;
-    const uint64_t due = block_tiles(s, (uint32_t)((u + 1) % s->kb)) * (i - start + 1) /
-                         (count - start);
+    const uint64_t due =
+        block_tiles(s, (uint32_t)((u + 1) % s->kb)) * (i - start + 1) / (count - start);
     while (s->load_use == u + 1 && s->load_j < due)
         if (load_tile(s))
             return s->c->res->code;
@@ -329,8 +330,8 @@ static int run_gemm(fw_ctx *c, const gemm *g)
         uint32_t mc, kb;
         use_block(&s, u, &mc, &kb);
         if (fw_push(c, TPU_OP_MATMUL, mm | (k ? TPU_F_ACC : 0), chunk_rows(&s, mc),
-                 (uint32_t)(u % 2) * s.slot_rows + k % s.kc * s.tm,
-                 (uint32_t)(v % s.nacc) * s.tm, 0, 0))
+                    (uint32_t)(u % 2) * s.slot_rows + k % s.kc * s.tm,
+                    (uint32_t)(v % s.nacc) * s.tm, 0, 0))
             return c->res->code;
         while (s.rw_next < s.steps && s.rw_next <= t + s.wdist)
             if (fetch_weights(&s))

@@ -11,11 +11,7 @@
 
 static const char npy_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
-
-size_t npy_dtype_size(npy_dtype t)
-{
-    return t == NPY_INT8 || t == NPY_UINT8 ? 1 : 4;
-}
+size_t npy_dtype_size(npy_dtype t) { return t == NPY_INT8 || t == NPY_UINT8 ? 1 : 4; }
 
 const char *npy_dtype_name(npy_dtype t)
 {
@@ -177,7 +173,7 @@ static int parse_descr(hdr *h, npy_array *a)
         return -1;
     } else {
         tpuio_err(h->err, h->errlen,
-                "unsupported dtype '%s' (supported: int8, uint8, int32, float32)", d);
+                  "unsupported dtype '%s' (supported: int8, uint8, int32, float32)", d);
         return -1;
     }
     return 0;
@@ -228,7 +224,9 @@ static int parse_header(hdr *h, npy_array *a)
     }
     if (!have_descr || !have_order || !have_shape) {
         tpuio_err(h->err, h->errlen, "malformed header: no '%s'",
-                !have_descr ? "descr" : !have_order ? "fortran_order" : "shape");
+                  !have_descr   ? "descr"
+                  : !have_order ? "fortran_order"
+                                : "shape");
         return -1;
     }
     /* With at most one dimension the two orders are the same bytes. */
@@ -256,7 +254,7 @@ int npy_parse(const void *buf, size_t len, npy_array *out, char *err, size_t err
     const unsigned major = b[6], minor = b[7];
     if ((major != 1 && major != 2) || minor != 0) {
         tpuio_err(err, errlen, "unsupported .npy format version %u.%u (only 1.0 and 2.0)", major,
-                minor);
+                  minor);
         return -1;
     }
     const size_t pre = major == 1 ? 10 : 12;
@@ -267,7 +265,7 @@ int npy_parse(const void *buf, size_t len, npy_array *out, char *err, size_t err
     const size_t hlen = major == 1 ? (size_t)(b[8] | b[9] << 8) : (size_t)tpuio_get_le(b + 8, 4);
     if (hlen > len - pre) {
         tpuio_err(err, errlen, "truncated header: %zu bytes announced, %zu present", hlen,
-                len - pre);
+                  len - pre);
         return -1;
     }
     npy_array a = {0};
@@ -287,7 +285,7 @@ int npy_parse(const void *buf, size_t len, npy_array *out, char *err, size_t err
     }
     if (count > have / esize) {
         tpuio_err(err, errlen, "truncated data: %llu bytes expected, %zu present",
-                (unsigned long long)count * esize, have);
+                  (unsigned long long)count * esize, have);
         return -1;
     }
     const size_t bytes = (size_t)count * esize;
@@ -333,8 +331,8 @@ void *npy_encode(const npy_array *arr, int version, size_t *len)
     if (!descr || version < 0 || version > 2 || arr->ndim < 0 || arr->ndim > NPY_MAX_DIMS)
         return NULL;
     char dict[64 + 24 * NPY_MAX_DIMS];
-    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
-                     descr);
+    int n =
+        snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
     uint64_t count = 1;
     for (int i = 0; i < arr->ndim; i++) {
         n += snprintf(dict + n, sizeof dict - (size_t)n, "%s%llu", i ? ", " : "",

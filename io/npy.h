@@ -19,10 +19,10 @@ typedef enum { NPY_INT8, NPY_UINT8, NPY_INT32, NPY_FLOAT32 } npy_dtype;
 
 typedef struct {
     npy_dtype dtype;
-    int ndim;                      /* 0 (a scalar) .. NPY_MAX_DIMS */
+    int ndim; /* 0 (a scalar) .. NPY_MAX_DIMS */
     uint64_t shape[NPY_MAX_DIMS];
-    uint64_t count;                /* elements: the product of shape */
-    void *data;                    /* count elements in host byte order, C order; malloc'd */
+    uint64_t count; /* elements: the product of shape */
+    void *data;     /* count elements in host byte order, C order; malloc'd */
 } npy_array;
 
 size_t npy_dtype_size(npy_dtype t);

@@ -26,7 +26,8 @@ typedef struct {
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3), noreturn))
 #endif
-static void fail(reader *r, const char *fmt, ...)
+static void
+fail(reader *r, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -38,7 +39,8 @@ static void fail(reader *r, const char *fmt, ...)
 #if defined(__GNUC__)
 __attribute__((noreturn))
 #endif
-static void syntax(reader *r, const char *what)
+static void
+syntax(reader *r, const char *what)
 {
     if (r->pos < r->len)
         fail(r, "bad JSON header at byte %zu: expected %s, found '%c'", r->pos, what,
@@ -84,8 +86,10 @@ static unsigned hex4(reader *r)
     unsigned v = 0;
     for (int i = 0; i < 4; i++, r->pos++) {
         int c = r->pos < r->len ? r->s[r->pos] : -1;
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
         if (d < 0)
             syntax(r, "4 hex digits after \\u");
         v = v * 16 + (unsigned)d;
@@ -200,8 +204,8 @@ static void metadata(reader *r)
         return;
     do {
         f->meta_keys = xrealloc(r, f->meta_keys, (size_t)(f->n_meta + 1) * sizeof *f->meta_keys);
-        f->meta_values = xrealloc(r, f->meta_values,
-                                  (size_t)(f->n_meta + 1) * sizeof *f->meta_values);
+        f->meta_values =
+            xrealloc(r, f->meta_values, (size_t)(f->n_meta + 1) * sizeof *f->meta_values);
         char *key = string(r);
         for (int i = 0; i < f->n_meta; i++)
             if (!strcmp(f->meta_keys[i], key))
@@ -225,8 +229,10 @@ static void tensor(reader *r, st_tensor *t)
     expect(r, '{');
     do {
         char *key = string(r);
-        int k = !strcmp(key, "dtype") ? 0 : !strcmp(key, "shape") ? 1
-                : !strcmp(key, "data_offsets") ? 2 : -1;
+        int k = !strcmp(key, "dtype")          ? 0
+                : !strcmp(key, "shape")        ? 1
+                : !strcmp(key, "data_offsets") ? 2
+                                               : -1;
         if (k < 0)
             fail(r, "bad JSON header: tensor '%s' has unknown key '%s'", t->name, key);
         if (seen[k])

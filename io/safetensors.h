@@ -26,17 +26,17 @@ typedef struct {
     st_dtype dtype;
     int rank;
     int64_t shape[ST_MAX_RANK];
-    int64_t elements;  /* product of shape */
-    size_t offset;     /* data_offsets[0], from the start of the data */
-    size_t size;       /* bytes */
-    const void *data;  /* into st_file's copy of the file; may be unaligned */
+    int64_t elements; /* product of shape */
+    size_t offset;    /* data_offsets[0], from the start of the data */
+    size_t size;      /* bytes */
+    const void *data; /* into st_file's copy of the file; may be unaligned */
 } st_tensor;
 
 typedef struct st_file {
     int n_tensors;
-    st_tensor *tensors;  /* in header order */
+    st_tensor *tensors; /* in header order */
     int n_meta;
-    char **meta_keys;    /* __metadata__, in header order */
+    char **meta_keys; /* __metadata__, in header order */
     char **meta_values;
     unsigned char *buf_; /* owns the file's bytes */
 } st_file;

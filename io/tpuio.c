@@ -152,8 +152,10 @@ int tpuio_read_file(const char *path, uint64_t max, void **buf, size_t *len, cha
                 break;
             }
             if (got > max) {
-                tpuio_err(err, errlen, "not a regular file, and more than the %llu bytes such "
-                          "an input may have", (unsigned long long)max);
+                tpuio_err(err, errlen,
+                          "not a regular file, and more than the %llu bytes such "
+                          "an input may have",
+                          (unsigned long long)max);
                 break;
             }
             cap = cap > max / 2 ? (size_t)max + 1 : 2 * cap;

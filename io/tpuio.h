@@ -61,10 +61,7 @@ typedef struct {
 } tpuio_cursor;
 
 const uint8_t *tpuio_take(tpuio_cursor *c, size_t n);
-static inline size_t tpuio_left(const tpuio_cursor *c)
-{
-    return c->len - c->pos;
-}
+static inline size_t tpuio_left(const tpuio_cursor *c) { return c->len - c->pos; }
 
 /* ---------------------------------------------------------------- output files -- */
 

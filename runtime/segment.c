@@ -39,8 +39,8 @@ static void located(tpurt *rt, const hlo_instr *in, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    rt_fail(rt, TPURT_E_PACKAGE, RT_HOST_FILE ":%d:%d: %s: %s", in->line, in->col,
-            in->opcode_name, what);
+    rt_fail(rt, TPURT_E_PACKAGE, RT_HOST_FILE ":%d:%d: %s: %s", in->line, in->col, in->opcode_name,
+            what);
 }
 
 /* A host array of shape s is what transfer x moves: its type on the host, rows x cols elements,
@@ -71,15 +71,19 @@ const tpub_segment *rt_segment_of(tpurt *rt, const hlo_computation *c, const hlo
     char s1[160];
     uint32_t k;
     if (segment_index(in->custom_call_target, pkg->n_segments, &k)) {
-        located(rt, in, "custom_call_target \"%s\" is not a segment of the package "
-                "(tpu.segment.K, K < %u)", rt_name(in->custom_call_target), pkg->n_segments);
+        located(rt, in,
+                "custom_call_target \"%s\" is not a segment of the package "
+                "(tpu.segment.K, K < %u)",
+                rt_name(in->custom_call_target), pkg->n_segments);
         return NULL;
     }
     const tpub_segment *seg = &pkg->segments[k];
     const int n_outs = in->shape.type == HLO_TUPLE ? in->shape.n_tuple : 1;
     if ((uint32_t)in->n_operands != seg->n_inputs || (uint32_t)n_outs != seg->n_outputs) {
-        located(rt, in, "segment %u has %u inputs and %u outputs, the custom-call %d operands and "
-                "%d results", k, seg->n_inputs, seg->n_outputs, in->n_operands, n_outs);
+        located(rt, in,
+                "segment %u has %u inputs and %u outputs, the custom-call %d operands and "
+                "%d results",
+                k, seg->n_inputs, seg->n_outputs, in->n_operands, n_outs);
         return NULL;
     }
     for (uint32_t i = 0; i < seg->n_inputs; i++) {
@@ -105,10 +109,7 @@ const tpub_segment *rt_segment_of(tpurt *rt, const hlo_computation *c, const hlo
     return seg;
 }
 
-static size_t dev_size(hlo_type t)
-{
-    return t == HLO_S32 ? 4 : 1;
-}
+static size_t dev_size(hlo_type t) { return t == HLO_S32 ? 4 : 1; }
 
 /* Bytes a transfer spans on the device: rows at a pitch of ld elements. */
 static size_t extent(const tpub_xfer *x)
@@ -134,8 +135,7 @@ tpurt_status rt_segments_init(tpurt *rt)
             staging = extent(&seg->outputs[j]) > staging ? extent(&seg->outputs[j]) : staging;
     }
     if (!(rt->staging = malloc(staging)))
-        return rt_fail(rt, TPURT_E_NOMEM, "out of host memory for %zu bytes of transfers",
-                       staging);
+        return rt_fail(rt, TPURT_E_NOMEM, "out of host memory for %zu bytes of transfers", staging);
     return TPURT_OK;
 }
 
@@ -283,8 +283,8 @@ static tpurt_status run_op(tpurt *rt, rt_layer *l)
     return TPURT_OK;
 }
 
-static tpurt_status run_segment(tpurt *rt, uint32_t k, const hlo_instr *in,
-                                hlo_array *const *ops, hlo_array **outs)
+static tpurt_status run_segment(tpurt *rt, uint32_t k, const hlo_instr *in, hlo_array *const *ops,
+                                hlo_array **outs)
 {
     const tpub_segment *seg = &rt->pkg->segments[k];
     tpurt_status st = TPURT_OK;

@@ -61,7 +61,8 @@ tpurt_status tpurt_status_from_driver(tpu_status s)
 tpurt_status rt_driver_fail(tpurt *rt, tpu_status s, const char *where)
 {
     const char *msg = tpu_last_error(rt->dev);
-    return rt_fail(rt, tpurt_status_from_driver(s), "%s: %s", where, msg && *msg ? msg : tpu_status_name(s));
+    return rt_fail(rt, tpurt_status_from_driver(s), "%s: %s", where,
+                   msg && *msg ? msg : tpu_status_name(s));
 }
 
 double rt_seconds(void)
@@ -74,8 +75,8 @@ double rt_seconds(void)
 const char *tpurt_status_name(tpurt_status s)
 {
     static const char *const names[] = {
-        "TPURT_OK",     "TPURT_E_ARG",      "TPURT_E_NOMEM", "TPURT_E_PACKAGE",
-        "TPURT_E_EVAL", "TPURT_E_DEVICE",   "TPURT_E_FIRMWARE", "TPURT_E_CORE",
+        "TPURT_OK",        "TPURT_E_ARG",      "TPURT_E_NOMEM",    "TPURT_E_PACKAGE",
+        "TPURT_E_EVAL",    "TPURT_E_DEVICE",   "TPURT_E_FIRMWARE", "TPURT_E_CORE",
         "TPURT_E_TIMEOUT", "TPURT_E_MISMATCH", "TPURT_E_IO",
     };
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
@@ -89,10 +90,7 @@ void tpurt_options_default(tpurt_options *opts)
     opts->verify = 1;
 }
 
-const char *tpurt_last_error(const tpurt *rt)
-{
-    return rt ? rt->msg : "no runtime";
-}
+const char *tpurt_last_error(const tpurt *rt) { return rt ? rt->msg : "no runtime"; }
 
 /* "'x' f32[4,784]" into buf. */
 static const char *sig_str(const rt_sig *s, char *buf, size_t size)
@@ -125,8 +123,10 @@ static tpurt_status check_parameters(tpurt *rt)
     for (int i = 0; i < c->n_instrs; i++)
         n += c->instrs[i].opcode == HLO_OP_PARAMETER;
     if (n != rt->pkg->n_inputs)
-        return rt_fail(rt, TPURT_E_PACKAGE, RT_HOST_FILE ": ENTRY '%s' has %u parameters, but the "
-                       "package has %u inputs", c->name, n, rt->pkg->n_inputs);
+        return rt_fail(rt, TPURT_E_PACKAGE,
+                       RT_HOST_FILE ": ENTRY '%s' has %u parameters, but the "
+                                    "package has %u inputs",
+                       c->name, n, rt->pkg->n_inputs);
     for (int i = 0; i < c->n_instrs; i++) {
         const hlo_instr *in = &c->instrs[i];
         if (in->opcode != HLO_OP_PARAMETER)
@@ -134,9 +134,10 @@ static tpurt_status check_parameters(tpurt *rt)
         const rt_sig *s = &rt->inputs[in->parameter_number]; /* hlo_check: 0..n-1 */
         char s1[160], s2[200];
         if (!hlo_shape_equal(&in->shape, &s->shape))
-            return rt_fail(rt, TPURT_E_PACKAGE, RT_HOST_FILE ":%d:%d: parameter: '%s' is %s, but "
-                           "input %lld is %s", in->line, in->col, in->name,
-                           hlo_shape_str(&in->shape, s1, sizeof s1),
+            return rt_fail(rt, TPURT_E_PACKAGE,
+                           RT_HOST_FILE ":%d:%d: parameter: '%s' is %s, but "
+                                        "input %lld is %s",
+                           in->line, in->col, in->name, hlo_shape_str(&in->shape, s1, sizeof s1),
                            (long long)in->parameter_number, sig_str(s, s2, sizeof s2));
     }
     return TPURT_OK;
@@ -162,7 +163,10 @@ static tpu_status add_gemm(tpurt *rt, rt_layer *l, uint32_t buf)
     const tpub_gemm *g = &l->op->gemm;
     const int params = (g->flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8)) != 0;
     const tpu_gemm cmd = {
-        .m = g->m, .k = g->k, .n = g->n, .flags = g->flags,
+        .m = g->m,
+        .k = g->k,
+        .n = g->n,
+        .flags = g->flags,
         .a = {buf, (uint32_t)g->a_off, g->lda},
         .b = {buf, (uint32_t)g->b_off, 0},
         .c = {buf, (uint32_t)g->c_off, g->ldc},
@@ -178,11 +182,24 @@ static tpu_conv2d conv_command(const tpub_conv *v, uint32_t buf)
 {
     const int params = (v->flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8)) != 0;
     return (tpu_conv2d){
-        .flags = v->flags, .batch = v->batch, .h = v->h, .w = v->w, .c = v->c, .kh = v->kh,
-        .kw = v->kw, .cout = v->cout, .stride_h = v->stride_h, .stride_w = v->stride_w,
-        .pad_top = v->pad_top, .pad_bottom = v->pad_bottom, .pad_left = v->pad_left,
-        .pad_right = v->pad_right, .pool_h = v->pool_h, .pool_w = v->pool_w,
-        .pool_stride_h = v->pool_stride_h, .pool_stride_w = v->pool_stride_w,
+        .flags = v->flags,
+        .batch = v->batch,
+        .h = v->h,
+        .w = v->w,
+        .c = v->c,
+        .kh = v->kh,
+        .kw = v->kw,
+        .cout = v->cout,
+        .stride_h = v->stride_h,
+        .stride_w = v->stride_w,
+        .pad_top = v->pad_top,
+        .pad_bottom = v->pad_bottom,
+        .pad_left = v->pad_left,
+        .pad_right = v->pad_right,
+        .pool_h = v->pool_h,
+        .pool_w = v->pool_w,
+        .pool_stride_h = v->pool_stride_h,
+        .pool_stride_w = v->pool_stride_w,
         .in = {buf, (uint32_t)v->in_off, 0},
         .kernel = {buf, (uint32_t)v->k_off, 0},
         .out = {buf, (uint32_t)v->out_off, 0},
@@ -212,8 +229,10 @@ static tpurt_status setup_device(tpurt *rt, const tpurt_options *opts)
     o.mem_bytes_per_cycle = opts->mem_bytes_per_cycle;
     o.verify = rt->verify = opts->verify != 0;
     if (!(o.mem_size = tpu_mem_size_for(pkg->arena_bytes)))
-        return rt_fail(rt, TPURT_E_PACKAGE, "an arena of %llu bytes; at most 3 GiB fit the "
-                       "device's addresses", (unsigned long long)pkg->arena_bytes);
+        return rt_fail(rt, TPURT_E_PACKAGE,
+                       "an arena of %llu bytes; at most 3 GiB fit the "
+                       "device's addresses",
+                       (unsigned long long)pkg->arena_bytes);
     tpu_status s = tpu_open(&o, &rt->dev, rt->msg, sizeof rt->msg);
     if (s != TPU_OK)
         return tpurt_status_from_driver(s);
@@ -238,9 +257,11 @@ static tpurt_status setup_device(tpurt *rt, const tpurt_options *opts)
         if (s == TPU_E_NOMEM)
             return rt_fail(rt, TPURT_E_NOMEM, "out of host memory for the command streams");
         if (s != TPU_OK)
-            return rt_fail(rt, TPURT_E_PACKAGE, "segment %u %s %u '%s': the driver refuses "
-                           "the command: %s", l->segment, rt_op_kind(l->op), l->index,
-                           rt_op_name(l->op), tpu_status_name(s));
+            return rt_fail(rt, TPURT_E_PACKAGE,
+                           "segment %u %s %u '%s': the driver refuses "
+                           "the command: %s",
+                           l->segment, rt_op_kind(l->op), l->index, rt_op_name(l->op),
+                           tpu_status_name(s));
     }
     return TPURT_OK;
 }
@@ -283,8 +304,8 @@ static tpurt_status open_runtime(tpurt *rt, const tpurt_options *opts)
     return setup_device(rt, opts);
 }
 
-tpurt_status tpurt_open(const tpub_package *pkg, const tpurt_options *opts, tpurt **rt,
-                        char *err, size_t errlen)
+tpurt_status tpurt_open(const tpub_package *pkg, const tpurt_options *opts, tpurt **rt, char *err,
+                        size_t errlen)
 {
     if (err && errlen)
         err[0] = '\0';
@@ -376,15 +397,9 @@ void tpurt_close(tpurt *rt)
 
 /* ---------------------------------------------------------- signatures -- */
 
-uint32_t tpurt_n_inputs(const tpurt *rt)
-{
-    return rt ? rt->pkg->n_inputs : 0;
-}
+uint32_t tpurt_n_inputs(const tpurt *rt) { return rt ? rt->pkg->n_inputs : 0; }
 
-uint32_t tpurt_n_outputs(const tpurt *rt)
-{
-    return rt ? rt->pkg->n_outputs : 0;
-}
+uint32_t tpurt_n_outputs(const tpurt *rt) { return rt ? rt->pkg->n_outputs : 0; }
 
 static tpurt_status describe(tpurt *rt, const rt_sig *sigs, uint32_t n, uint32_t i,
                              tpurt_tensor *out, const char *call)
@@ -413,8 +428,7 @@ tpurt_status tpurt_get_input(tpurt *rt, uint32_t i, tpurt_tensor *out)
 
 tpurt_status tpurt_get_output(tpurt *rt, uint32_t i, tpurt_tensor *out)
 {
-    return describe(rt, rt ? rt->outputs : NULL, tpurt_n_outputs(rt), i, out,
-                    "tpurt_get_output");
+    return describe(rt, rt ? rt->outputs : NULL, tpurt_n_outputs(rt), i, out, "tpurt_get_output");
 }
 
 /* ----------------------------------------------------------------- run -- */
@@ -426,15 +440,17 @@ static tpurt_status keep_results(tpurt *rt, uint64_t b, hlo_array **outs, int n_
 {
     char s1[160], s2[200];
     if ((uint32_t)n_outs != rt->pkg->n_outputs)
-        return rt_fail(rt, TPURT_E_PACKAGE, "batch %llu: " RT_HOST_FILE ": %d results, but the "
-                       "package has %u outputs", (unsigned long long)b, n_outs,
-                       rt->pkg->n_outputs);
+        return rt_fail(rt, TPURT_E_PACKAGE,
+                       "batch %llu: " RT_HOST_FILE ": %d results, but the "
+                       "package has %u outputs",
+                       (unsigned long long)b, n_outs, rt->pkg->n_outputs);
     for (uint32_t j = 0; j < rt->pkg->n_outputs; j++)
         if (!hlo_shape_equal(&outs[j]->shape, &rt->outputs[j].shape))
-            return rt_fail(rt, TPURT_E_PACKAGE, "batch %llu: " RT_HOST_FILE ": result %u is %s, "
-                           "but output %u is %s", (unsigned long long)b, j,
-                           hlo_shape_str(&outs[j]->shape, s1, sizeof s1), j,
-                           sig_str(&rt->outputs[j], s2, sizeof s2));
+            return rt_fail(rt, TPURT_E_PACKAGE,
+                           "batch %llu: " RT_HOST_FILE ": result %u is %s, "
+                           "but output %u is %s",
+                           (unsigned long long)b, j, hlo_shape_str(&outs[j]->shape, s1, sizeof s1),
+                           j, sig_str(&rt->outputs[j], s2, sizeof s2));
     for (uint32_t j = 0; j < rt->pkg->n_outputs; j++) {
         const size_t bytes = (size_t)outs[j]->shape.elements * hlo_type_size(outs[j]->shape.type);
         if (bytes)
@@ -447,8 +463,8 @@ static tpurt_status check_buffers(tpurt *rt, const void *const *bufs, uint32_t n
                                   const char *what)
 {
     if (n != want)
-        return rt_fail(rt, TPURT_E_ARG, "tpurt_run: %u %s given, but the package has %u", n,
-                       what, want);
+        return rt_fail(rt, TPURT_E_ARG, "tpurt_run: %u %s given, but the package has %u", n, what,
+                       want);
     for (uint32_t i = 0; i < n; i++)
         if (!bufs || !bufs[i])
             return rt_fail(rt, TPURT_E_ARG, "tpurt_run: %s %u is NULL", what, i);
@@ -476,8 +492,8 @@ tpurt_status tpurt_run(tpurt *rt, const void *const *inputs, uint32_t n_inputs,
     hlo_error err;
     rt->hook_status = TPURT_OK;
     const double t0 = rt_seconds(), inside = rt->segment_seconds;
-    if (hlo_eval_with(rt->host, RT_HOST_FILE, rt->param_list, (int)n_inputs, &hooks, &outs,
-                      &n_outs, &err))
+    if (hlo_eval_with(rt->host, RT_HOST_FILE, rt->param_list, (int)n_inputs, &hooks, &outs, &n_outs,
+                      &err))
         /* A segment's failure carries its own status and message. */
         st = rt->hook_status != TPURT_OK
                  ? rt->hook_status
@@ -517,10 +533,7 @@ tpurt_status tpurt_trace(tpurt *rt, const char *path, uint64_t from, uint64_t to
 
 /* ---------------------------------------------------------- statistics -- */
 
-uint32_t tpurt_n_layers(const tpurt *rt)
-{
-    return rt ? rt->n_layers : 0;
-}
+uint32_t tpurt_n_layers(const tpurt *rt) { return rt ? rt->n_layers : 0; }
 
 tpurt_status tpurt_get_layer(tpurt *rt, uint32_t i, tpurt_layer *out)
 {
@@ -529,15 +542,20 @@ tpurt_status tpurt_get_layer(tpurt *rt, uint32_t i, tpurt_layer *out)
     if (!out)
         return rt_fail(rt, TPURT_E_ARG, "tpurt_get_layer: NULL layer");
     if (i >= rt->n_layers)
-        return rt_fail(rt, TPURT_E_ARG, "tpurt_get_layer: %u, but there are %u", i,
-                       rt->n_layers);
+        return rt_fail(rt, TPURT_E_ARG, "tpurt_get_layer: %u, but there are %u", i, rt->n_layers);
     const rt_layer *l = &rt->layers[i];
     const tpub_op *op = l->op;
     *out = (tpurt_layer){
-        .name = rt_op_name(op), .fused = rt_op_fused(op),
-        .segment = l->segment, .index = l->index, .kind = op->kind,
-        .macs = l->cost.macs, .submissions = l->submissions, .cycles = l->cycles,
-        .ideal_cycles = l->ideal, .bound_cycles = l->bound,
+        .name = rt_op_name(op),
+        .fused = rt_op_fused(op),
+        .segment = l->segment,
+        .index = l->index,
+        .kind = op->kind,
+        .macs = l->cost.macs,
+        .submissions = l->submissions,
+        .cycles = l->cycles,
+        .ideal_cycles = l->ideal,
+        .bound_cycles = l->bound,
     };
     if (op->kind == TPUB_OP_GEMM) {
         out->m = op->gemm.m;

@@ -74,8 +74,8 @@ void tpurt_options_default(tpurt_options *opts);
  * device addresses. Each operation's operands are checked by the firmware when it is submitted.
  * opts NULL: the defaults. On failure *rt is NULL and, if err is not NULL, the reason is
  * written there. */
-tpurt_status tpurt_open(const tpub_package *pkg, const tpurt_options *opts, tpurt **rt,
-                        char *err, size_t errlen);
+tpurt_status tpurt_open(const tpub_package *pkg, const tpurt_options *opts, tpurt **rt, char *err,
+                        size_t errlen);
 /* tpurt_open on the package at path (tpub_load), which the runtime owns. A package tpub_load
  * refuses is TPURT_E_PACKAGE with its message. */
 tpurt_status tpurt_load(const char *path, const tpurt_options *opts, tpurt **rt, char *err,
@@ -88,12 +88,12 @@ const char *tpurt_last_error(const tpurt *rt);
 
 /* A model input or output as tpurt_run takes or gives it: a dense row-major array. */
 typedef struct {
-    const char *name;   /* the package's name for it (valid until tpurt_close) */
-    hlo_type type;      /* HLO_F32, HLO_S8, HLO_U8 or HLO_S32 */
+    const char *name; /* the package's name for it (valid until tpurt_close) */
+    hlo_type type;    /* HLO_F32, HLO_S8, HLO_U8 or HLO_S32 */
     int rank;
     int64_t dims[TPUB_MAX_RANK];
-    uint64_t elements;  /* the product of dims (1 for a scalar) */
-    uint64_t bytes;     /* elements * the element size: the size of its buffer */
+    uint64_t elements; /* the product of dims (1 for a scalar) */
+    uint64_t bytes;    /* elements * the element size: the size of its buffer */
 } tpurt_tensor;
 
 uint32_t tpurt_n_inputs(const tpurt *rt);  /* 0 for NULL */
@@ -135,19 +135,19 @@ typedef struct {
     uint32_t oh, ow;         /* a convolution's output size (pooled with TPU_CONV_POOL) */
     uint64_t macs;           /* of one submission: m * k * n, or tpu_conv2d_cost's */
     uint64_t submissions, cycles;
-    double ideal_cycles;     /* tpu_gemm_cost's or tpu_conv2d_cost's, times the submissions */
-    double bound_cycles;     /* the lower bound, max(compute, memory), times the submissions */
+    double ideal_cycles; /* tpu_gemm_cost's or tpu_conv2d_cost's, times the submissions */
+    double bound_cycles; /* the lower bound, max(compute, memory), times the submissions */
 } tpurt_layer;
 
 typedef struct {
-    uint64_t runs;           /* tpurt_run calls that succeeded */
-    uint64_t submissions;    /* operations submitted and finished, failed runs included */
-    uint64_t verified;       /* of those, checked against the golden model (all, with verify) */
-    uint64_t cycles;         /* device cycles of all submissions, firmware included */
-    double device_seconds;   /* host time simulating them (the driver's submit + wait) */
-    double host_seconds;     /* host time in the host program's own ops (segments excluded) */
-    uint64_t trace_cycles;   /* the cycles the tpurt_trace of the last traced run holds: 0 when
-                              * its window began after the run ended */
+    uint64_t runs;         /* tpurt_run calls that succeeded */
+    uint64_t submissions;  /* operations submitted and finished, failed runs included */
+    uint64_t verified;     /* of those, checked against the golden model (all, with verify) */
+    uint64_t cycles;       /* device cycles of all submissions, firmware included */
+    double device_seconds; /* host time simulating them (the driver's submit + wait) */
+    double host_seconds;   /* host time in the host program's own ops (segments excluded) */
+    uint64_t trace_cycles; /* the cycles the tpurt_trace of the last traced run holds: 0 when
+                            * its window began after the run ended */
 } tpurt_stats;
 
 /* The package's operations, segment by segment; 0 for NULL. */

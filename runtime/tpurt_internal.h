@@ -30,20 +30,20 @@ struct tpurt {
     tpub_package *owned; /* tpurt_load's package, freed with the runtime */
     hlo_module *host;    /* the host program, parsed and checked */
     rt_sig *inputs, *outputs;
-    hlo_array *params;       /* views of the caller's input buffers during a run */
-    hlo_array **param_list;  /* &params[i], as the evaluator takes them */
+    hlo_array *params;      /* views of the caller's input buffers during a run */
+    hlo_array **param_list; /* &params[i], as the evaluator takes them */
     tpu_device *dev;
     tpu_info info;
-    int verify;              /* the driver checks every submission against the golden model */
-    uint32_t arena;          /* device address of arena offset 0 */
-    rt_layer *layers;        /* segment by segment */
+    int verify;       /* the driver checks every submission against the golden model */
+    uint32_t arena;   /* device address of arena offset 0 */
+    rt_layer *layers; /* segment by segment */
     uint32_t n_layers;
-    uint32_t *first_layer;   /* per segment: its first operation in layers (n_segments + 1) */
-    uint8_t *staging;        /* room for the largest transfer's device bytes */
-    uint64_t batch;          /* the run under way, or the next one */
-    int tracing;             /* tpurt_trace armed a trace: closed when the run ends */
+    uint32_t *first_layer;    /* per segment: its first operation in layers (n_segments + 1) */
+    uint8_t *staging;         /* room for the largest transfer's device bytes */
+    uint64_t batch;           /* the run under way, or the next one */
+    int tracing;              /* tpurt_trace armed a trace: closed when the run ends */
     tpurt_status hook_status; /* a segment's failure during the run (its message in msg) */
-    double segment_seconds;  /* host time inside segments, to leave out of host_seconds */
+    double segment_seconds;   /* host time inside segments, to leave out of host_seconds */
     tpurt_stats stats;
     char msg[1024];
 };
@@ -57,10 +57,7 @@ tpurt_status rt_driver_fail(tpurt *rt, tpu_status s, const char *where);
 /* Seconds on the monotonic clock. */
 double rt_seconds(void);
 /* A package string, "" for NULL (tpub.h writes NULL strings as empty ones). */
-static inline const char *rt_name(const char *s)
-{
-    return s ? s : "";
-}
+static inline const char *rt_name(const char *s) { return s ? s : ""; }
 /* An operation's name and fused ops, and what its kind is called in messages. */
 static inline const char *rt_op_name(const tpub_op *op)
 {

@@ -17,8 +17,8 @@
 // only spend their clock edge.
 #include "io/tpuio.h"
 #include "sim/memmodel.h"
-#include "sim/tpusim.h"
 #include "sim/tpu_models.h" // generated: the Vtpu_n<N> headers and TPU_FOR_EACH_MODEL
+#include "sim/tpusim.h"
 
 #include <verilated.h>
 #include <verilated_fst_c.h>
@@ -46,7 +46,8 @@ void tpu_vl_thread_context(VerilatedContext *ctx);
 
 extern char **environ;
 
-namespace {
+namespace
+{
 
 using tpu::MemModel;
 using tpu::MemRequest;
@@ -57,26 +58,32 @@ using tpu::MemResponse;
 // On a little-endian host a VlWide's words hold its bytes in that order, so a wide bus (the memory
 // data, every response and write request) is one memcpy.
 constexpr bool kLittleEndian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
-template <typename T> void get_bytes(const T &v, uint8_t *dst, size_t n) {
+template <typename T> void get_bytes(const T &v, uint8_t *dst, size_t n)
+{
     static_assert(std::is_integral<T>::value, "Verilator scalar");
     for (size_t i = 0; i < n; i++)
         dst[i] = static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * i));
 }
-template <std::size_t W> void get_bytes(const VlWide<W> &v, uint8_t *dst, size_t n) {
+template <std::size_t W> void get_bytes(const VlWide<W> &v, uint8_t *dst, size_t n)
+{
     if (kLittleEndian && n <= 4 * W) {
         std::memcpy(dst, v.data(), n);
         return;
     }
-    for (size_t i = 0; i < n; i++) dst[i] = static_cast<uint8_t>(v.at(i / 4) >> (8 * (i % 4)));
+    for (size_t i = 0; i < n; i++)
+        dst[i] = static_cast<uint8_t>(v.at(i / 4) >> (8 * (i % 4)));
 }
-template <typename T> void set_bytes(T &v, const uint8_t *src, size_t n) {
+template <typename T> void set_bytes(T &v, const uint8_t *src, size_t n)
+{
     static_assert(std::is_integral<T>::value, "Verilator scalar");
     uint64_t x = 0;
-    for (size_t i = 0; i < n; i++) x |= static_cast<uint64_t>(src[i]) << (8 * i);
+    for (size_t i = 0; i < n; i++)
+        x |= static_cast<uint64_t>(src[i]) << (8 * i);
     v = static_cast<T>(x);
 }
 // Words past n bytes are zero.
-template <std::size_t W> void set_bytes(VlWide<W> &v, const uint8_t *src, size_t n) {
+template <std::size_t W> void set_bytes(VlWide<W> &v, const uint8_t *src, size_t n)
+{
     if (kLittleEndian && n == 4 * W) {
         std::memcpy(v.data(), src, n);
         return;
@@ -89,24 +96,31 @@ template <std::size_t W> void set_bytes(VlWide<W> &v, const uint8_t *src, size_t
     }
 }
 
-bool on_path(const char *prog) {
+bool on_path(const char *prog)
+{
     const char *path = std::getenv("PATH");
-    if (!path) return false;
+    if (!path)
+        return false;
     const std::string dirs(path);
     for (size_t start = 0;;) {
         const size_t end = dirs.find(':', start);
         std::string dir = dirs.substr(start, end == std::string::npos ? end : end - start);
-        if (dir.empty()) dir = ".";
-        if (access((dir + "/" + prog).c_str(), X_OK) == 0) return true;
-        if (end == std::string::npos) return false;
+        if (dir.empty())
+            dir = ".";
+        if (access((dir + "/" + prog).c_str(), X_OK) == 0)
+            return true;
+        if (end == std::string::npos)
+            return false;
         start = end + 1;
     }
 }
 
 // fst2vcd -f fst -o vcd, quietly; true on success.
-bool fst_to_vcd(const std::string &fst, const std::string &vcd) {
+bool fst_to_vcd(const std::string &fst, const std::string &vcd)
+{
     posix_spawn_file_actions_t fa;
-    if (posix_spawn_file_actions_init(&fa) != 0) return false;
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        return false;
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     std::string a0 = "fst2vcd", a1 = "-f", a3 = "-o", a2 = fst, a4 = vcd;
@@ -114,28 +128,34 @@ bool fst_to_vcd(const std::string &fst, const std::string &vcd) {
     pid_t pid;
     const int rc = posix_spawnp(&pid, "fst2vcd", &fa, nullptr, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) return false;
+    if (rc != 0)
+        return false;
     int status;
     while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return false;
+        if (errno != EINTR)
+            return false;
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 // Free bytes for an unprivileged writer in the file system holding dir; -1 if unknown.
-double free_bytes(const std::string &dir) {
+double free_bytes(const std::string &dir)
+{
     struct statvfs v;
-    if (statvfs(dir.c_str(), &v) != 0) return -1;
+    if (statvfs(dir.c_str(), &v) != 0)
+        return -1;
     return static_cast<double>(v.f_bavail) * static_cast<double>(v.f_frsize);
 }
 
-std::string dir_of(const std::string &path) {
+std::string dir_of(const std::string &path)
+{
     const size_t slash = path.rfind('/');
     return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
 }
 
 // A new empty file "<path>.tmp.XXXXXX" beside path, tracked so a signal removes it; its name, or
 // "" with the reason in err.
-std::string temp_beside(const std::string &path, std::string *err) {
+std::string temp_beside(const std::string &path, std::string *err)
+{
     std::string tmp = path + ".tmp.XXXXXX";
     const int fd = mkstemp(&tmp[0]);
     if (fd < 0) {
@@ -152,7 +172,8 @@ std::string temp_beside(const std::string &path, std::string *err) {
 // a trace needs kTraceReserve bytes free in both places. True if it has them (or they cannot be
 // told), else false with the reason in err.
 constexpr double kTraceReserve = 64.0 * 1024 * 1024;
-bool trace_space(const std::string &path, std::string *err) {
+bool trace_space(const std::string &path, std::string *err)
+{
     for (const std::string &dir : {dir_of(path), std::string(P_tmpdir)}) {
         const double avail = free_bytes(dir);
         if (avail >= 0 && avail < kTraceReserve) {
@@ -165,14 +186,16 @@ bool trace_space(const std::string &path, std::string *err) {
     return true;
 }
 
-void remove_tracked(const std::string &path) {
+void remove_tracked(const std::string &path)
+{
     std::remove(path.c_str());
     tpuio_untrack(path.c_str());
 }
 
 // The pins and clock of one verilated tpu_core, independent of N; Model<V> below implements it
 // for each generated class.
-class Core {
+class Core
+{
   public:
     Core(MemModel &mem, uint32_t n) : mem_(mem), n_(n), buf_(4 * n) {}
     virtual ~Core() = default;
@@ -190,23 +213,27 @@ class Core {
 
     // rst high for one edge; the memory model's queues are emptied and it sits the edge out, so
     // nothing the core offers in the reset cycle is accepted.
-    void reset() {
+    void reset()
+    {
         mem_.clear();
         drive_memory();
         set_rst(true);
         clock(false);
         set_rst(false);
     }
-    void reg_write(uint32_t offset, uint32_t v) {
+    void reg_write(uint32_t offset, uint32_t v)
+    {
         set_csr(offset <= 0xFF, offset, v);
         clock(true);
         set_csr(false, offset, 0);
     }
-    void ub_row(uint32_t row, int8_t *dst) {
+    void ub_row(uint32_t row, int8_t *dst)
+    {
         ub_bytes(row, buf_.data());
         std::memcpy(dst, buf_.data(), n_);
     }
-    void acc_row(uint32_t row, int32_t *dst) {
+    void acc_row(uint32_t row, int32_t *dst)
+    {
         acc_bytes(row, buf_.data());
         for (uint32_t c = 0; c < n_; c++) {
             const uint8_t *b = &buf_[4 * c];
@@ -218,7 +245,8 @@ class Core {
     // Closes a trace already open, then opens path for the cycles [from, to). The trace is written
     // to a temporary beside path (the FST writer adds "<temporary>.hier" while it is open) and
     // renamed into place when it closes.
-    int trace_open(const char *path, int format, uint64_t from, uint64_t to, std::string *err) {
+    int trace_open(const char *path, int format, uint64_t from, uint64_t to, std::string *err)
+    {
         trace_close();
         if (format != TPUSIM_TRACE_FST && format != TPUSIM_TRACE_VCD) {
             *err = "unknown trace format " + std::to_string(format);
@@ -230,9 +258,11 @@ class Core {
             return -1;
         }
         trace_path_ = path;
-        if (!space_left(err)) return -1;
+        if (!space_left(err))
+            return -1;
         fst_tmp_ = temp_beside(trace_path_, err);
-        if (fst_tmp_.empty()) return -1;
+        if (fst_tmp_.empty())
+            return -1;
         tpuio_track((fst_tmp_ + ".hier").c_str());
         tfp_.reset(new VerilatedFstC);
         attach_trace(tfp_.get());
@@ -248,24 +278,29 @@ class Core {
     }
     // Closes the trace, if one is open, and puts it in place. Returns 0, or -1 with the reason in
     // err (nothing then left under either name); *cycles is how many cycles it holds.
-    int trace_close(std::string *err, uint64_t *cycles) {
+    int trace_close(std::string *err, uint64_t *cycles)
+    {
         trace_close();
         *cycles = last_cycles_;
         last_cycles_ = 0; // reported once
-        if (last_err_.empty()) return 0;
+        if (last_err_.empty())
+            return 0;
         *err = last_err_;
         last_err_.clear();
         return -1;
     }
     // The same when nobody asks (the window ended, a new trace, the device closes): the outcome
     // waits for the next trace_close(err, cycles).
-    void trace_close() {
-        if (!tfp_) return;
+    void trace_close()
+    {
+        if (!tfp_)
+            return;
         tfp_->close();
         tfp_.reset();
         remove_tracked(fst_tmp_ + ".hier"); // the writer removes it; a fault would not
         std::string err = trace_err_;
-        if (err.empty() && !space_left(&err)) err += " while the trace was closed";
+        if (err.empty() && !space_left(&err))
+            err += " while the trace was closed";
         if (err.empty() && vcd_) {
             const std::string vcd_tmp = temp_beside(trace_path_, &err);
             if (!vcd_tmp.empty() && !fst_to_vcd(fst_tmp_, vcd_tmp)) {
@@ -277,7 +312,8 @@ class Core {
         }
         if (err.empty() && std::rename(fst_tmp_.c_str(), trace_path_.c_str()) != 0)
             err = "cannot rename the trace to " + trace_path_ + ": " + std::strerror(errno);
-        if (!err.empty()) std::remove(fst_tmp_.c_str());
+        if (!err.empty())
+            std::remove(fst_tmp_.c_str());
         tpuio_untrack(fst_tmp_.c_str());
         last_err_ = err;
         last_cycles_ = dumped_;
@@ -292,8 +328,10 @@ class Core {
     virtual void acc_bytes(uint32_t row, uint8_t *dst) = 0; // 4N bytes
 
     // Dump at trace time t if cycle_ is inside the window.
-    void dump(uint64_t t) {
-        if (!tfp_ || cycle_ < from_ || cycle_ >= to_ || !trace_err_.empty()) return;
+    void dump(uint64_t t)
+    {
+        if (!tfp_ || cycle_ < from_ || cycle_ >= to_ || !trace_err_.empty())
+            return;
         if ((dumped_ & (kSpaceCheckCycles - 1)) == 0 && !space_left(&trace_err_)) {
             trace_err_ += ", at cycle " + std::to_string(cycle_) + " of the trace";
             return;
@@ -301,10 +339,13 @@ class Core {
         tfp_->dump(t);
     }
     // Count the edge; the window closes itself at its end.
-    void edge_done() {
-        if (tfp_ && cycle_ >= from_ && cycle_ < to_) dumped_++;
+    void edge_done()
+    {
+        if (tfp_ && cycle_ >= from_ && cycle_ < to_)
+            dumped_++;
         cycle_++;
-        if (tfp_ && cycle_ >= to_) trace_close();
+        if (tfp_ && cycle_ >= to_)
+            trace_close();
     }
 
     MemModel &mem_;
@@ -325,14 +366,17 @@ class Core {
     uint64_t from_ = 0, to_ = 0, dumped_ = 0, last_cycles_ = 0;
 };
 
-template <class V> class Model final : public Core {
+template <class V> class Model final : public Core
+{
   public:
-    Model(MemModel &mem, uint32_t n) : Core(mem, n), ctx_(new VerilatedContext) {
+    Model(MemModel &mem, uint32_t n) : Core(mem, n), ctx_(new VerilatedContext)
+    {
         ctx_->traceEverOn(true);
         ctx_->randReset(0); // memories power up as zero (docs/isa.md)
         v_.reset(new V(ctx_.get(), "TOP"));
     }
-    ~Model() override {
+    ~Model() override
+    {
         trace_close();
         v_->final();
         // The model's scopes unregister from the thread's current context, which is the one
@@ -344,7 +388,8 @@ template <class V> class Model final : public Core {
         tpu_vl_thread_context(nullptr);
     }
 
-    void clock(bool memory) override {
+    void clock(bool memory) override
+    {
         V &m = *v_;
         m.clk = 0;
         m.eval();
@@ -357,7 +402,8 @@ template <class V> class Model final : public Core {
                 req.addr = m.mem_req_addr;
                 req.len = m.mem_req_len;
                 req.id = m.mem_req_id;
-                if (req.we) get_bytes(m.mem_req_wdata, buf_.data(), buf_.size());
+                if (req.we)
+                    get_bytes(m.mem_req_wdata, buf_.data(), buf_.size());
                 req.wdata = buf_.data();
             }
             mem_.edge(m.mem_req_valid ? &req : nullptr, m.mem_rsp_valid && m.mem_rsp_ready);
@@ -368,27 +414,33 @@ template <class V> class Model final : public Core {
         edge_done();
         drive_memory();
     }
-    uint32_t reg_read(uint32_t offset) override {
-        if (offset > 0xFF) return 0;
+    uint32_t reg_read(uint32_t offset) override
+    {
+        if (offset > 0xFF)
+            return 0;
         v_->csr_addr = static_cast<uint8_t>(offset);
         v_->eval();
         return v_->csr_rdata;
     }
     bool irq() const override { return v_->irq; }
-    void set_iq(const tpu_insn *insn) override {
+    void set_iq(const tpu_insn *insn) override
+    {
         v_->iq_valid = insn != nullptr;
         if (insn)
-            for (int i = 0; i < 4; i++) v_->iq_data.at(i) = insn->w[i];
+            for (int i = 0; i < 4; i++)
+                v_->iq_data.at(i) = insn->w[i];
     }
 
   private:
     void set_rst(bool rst) override { v_->rst = rst; }
-    void set_csr(bool we, uint32_t offset, uint32_t wdata) override {
+    void set_csr(bool we, uint32_t offset, uint32_t wdata) override
+    {
         v_->csr_we = we;
         v_->csr_addr = static_cast<uint8_t>(offset);
         v_->csr_wdata = wdata;
     }
-    void drive_memory() override {
+    void drive_memory() override
+    {
         V &m = *v_;
         m.mem_req_ready = mem_.req_ready();
         MemResponse r;
@@ -400,10 +452,12 @@ template <class V> class Model final : public Core {
         }
     }
     void attach_trace(VerilatedFstC *tfp) override { v_->trace(tfp, 99); }
-    void ub_bytes(uint32_t row, uint8_t *dst) override {
+    void ub_bytes(uint32_t row, uint8_t *dst) override
+    {
         get_bytes(v_->rootp->tpu_core__DOT__u_ub__DOT__mem[row], dst, n_);
     }
-    void acc_bytes(uint32_t row, uint8_t *dst) override {
+    void acc_bytes(uint32_t row, uint8_t *dst) override
+    {
         get_bytes(v_->rootp->tpu_core__DOT__u_acc__DOT__mem[row], dst, 4 * n_);
     }
 
@@ -415,22 +469,26 @@ struct ModelEntry {
     uint32_t n;
     std::unique_ptr<Core> (*make)(MemModel &mem);
 };
-#define TPU_MODEL_ENTRY(N)                                                                     \
-    {N, [](MemModel &mem) -> std::unique_ptr<Core> {                                           \
-         return std::unique_ptr<Core>(new Model<Vtpu_n##N>(mem, N));                           \
+#define TPU_MODEL_ENTRY(N)                                           \
+    {N, [](MemModel &mem) -> std::unique_ptr<Core> {                 \
+         return std::unique_ptr<Core>(new Model<Vtpu_n##N>(mem, N)); \
      }},
 const ModelEntry kModels[] = {TPU_FOR_EACH_MODEL(TPU_MODEL_ENTRY)};
 #undef TPU_MODEL_ENTRY
 
-const ModelEntry *find_model(uint32_t n) {
+const ModelEntry *find_model(uint32_t n)
+{
     for (const ModelEntry &e : kModels)
-        if (e.n == n) return &e;
+        if (e.n == n)
+            return &e;
     return nullptr;
 }
 
 void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || errlen == 0) return;
+void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
     va_list ap;
     va_start(ap, fmt);
     std::vsnprintf(err, errlen, fmt, ap);
@@ -447,21 +505,25 @@ struct tpusim {
 
 extern "C" {
 
-void tpusim_config_default(tpusim_config *cfg) {
+void tpusim_config_default(tpusim_config *cfg)
+{
     cfg->array_n = find_model(16) ? 16 : kModels[0].n;
     cfg->mem_size = 64u << 20;
     cfg->mem_latency = 32;
     cfg->mem_bytes_per_cycle = 64;
 }
 
-int tpusim_arrays(uint32_t *sizes, int max) {
+int tpusim_arrays(uint32_t *sizes, int max)
+{
     int count = 0;
     for (const ModelEntry &e : kModels)
-        if (count < max) sizes[count++] = e.n;
+        if (count < max)
+            sizes[count++] = e.n;
     return count;
 }
 
-tpusim *tpusim_create(const tpusim_config *cfg, char *err, size_t errlen) {
+tpusim *tpusim_create(const tpusim_config *cfg, char *err, size_t errlen)
+{
     if (!cfg) {
         set_err(err, errlen, "no configuration");
         return nullptr;
@@ -469,7 +531,8 @@ tpusim *tpusim_create(const tpusim_config *cfg, char *err, size_t errlen) {
     const ModelEntry *model = find_model(cfg->array_n);
     if (!model) {
         std::string built;
-        for (const ModelEntry &e : kModels) built += " " + std::to_string(e.n);
+        for (const ModelEntry &e : kModels)
+            built += " " + std::to_string(e.n);
         set_err(err, errlen, "no model for array_n %u; built:%s", cfg->array_n, built.c_str());
         return nullptr;
     }
@@ -510,12 +573,14 @@ tpusim *tpusim_create(const tpusim_config *cfg, char *err, size_t errlen) {
 
 void tpusim_destroy(tpusim *sim) { delete sim; }
 
-void tpusim_reset(tpusim *sim) {
+void tpusim_reset(tpusim *sim)
+{
     sim->core->reset();
     sim->core->reg_write(TPU_CSR_MEM_SIZE, static_cast<uint32_t>(sim->mem->size()));
 }
 
-void tpusim_hwcfg(tpusim *sim, tpu_hwcfg *out) {
+void tpusim_hwcfg(tpusim *sim, tpu_hwcfg *out)
+{
     Core &c = *sim->core;
     out->array_n = c.reg_read(TPU_CSR_ARRAY_N);
     out->ub_rows = c.reg_read(TPU_CSR_UB_ROWS);
@@ -527,22 +592,27 @@ void tpusim_hwcfg(tpusim *sim, tpu_hwcfg *out) {
 
 uint64_t tpusim_cycle(const tpusim *sim) { return sim->core->cycle(); }
 
-void tpusim_step(tpusim *sim, uint64_t cycles) {
-    for (; cycles; cycles--) sim->core->clock(true);
+void tpusim_step(tpusim *sim, uint64_t cycles)
+{
+    for (; cycles; cycles--)
+        sim->core->clock(true);
 }
 
 uint32_t tpusim_reg_read(tpusim *sim, uint32_t offset) { return sim->core->reg_read(offset); }
 
 void tpusim_reg_write(tpusim *sim, uint32_t offset, uint32_t v) { sim->core->reg_write(offset, v); }
 
-uint64_t tpusim_perf(tpusim *sim, int counter) {
-    if (counter < 0 || counter >= TPU_PERF_COUNT) return 0;
+uint64_t tpusim_perf(tpusim *sim, int counter)
+{
+    if (counter < 0 || counter >= TPU_PERF_COUNT)
+        return 0;
     const uint32_t off = TPU_CSR_PERF_BASE + 8 * static_cast<uint32_t>(counter);
     const uint64_t lo = sim->core->reg_read(off);
     return lo | static_cast<uint64_t>(sim->core->reg_read(off + 4)) << 32;
 }
 
-int tpusim_push(tpusim *sim, const tpu_insn *insn) {
+int tpusim_push(tpusim *sim, const tpu_insn *insn)
+{
     Core &c = *sim->core;
     c.set_iq(insn);
     c.clock(true);
@@ -550,21 +620,26 @@ int tpusim_push(tpusim *sim, const tpu_insn *insn) {
     return c.iq_was_ready();
 }
 
-int tpusim_run(tpusim *sim, uint64_t max_cycles) {
+int tpusim_run(tpusim *sim, uint64_t max_cycles)
+{
     return tpusim_run_program(sim, nullptr, 0, max_cycles);
 }
 
 // irq (HALTED | ERROR) ends the run, except that a HALTED left from before does not end a run that
 // still has instructions to push (the next push clears it).
-int tpusim_run_program(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max_cycles) {
+int tpusim_run_program(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max_cycles)
+{
     Core &c = *sim->core;
     size_t next = 0;
     for (uint64_t cycles = 0;; cycles++) {
         if (c.irq()) {
-            if (c.reg_read(TPU_CSR_STATUS) & TPU_STATUS_ERROR) return TPUSIM_ERROR;
-            if (next == n) return TPUSIM_HALTED;
+            if (c.reg_read(TPU_CSR_STATUS) & TPU_STATUS_ERROR)
+                return TPUSIM_ERROR;
+            if (next == n)
+                return TPUSIM_HALTED;
         }
-        if (cycles == max_cycles) return TPUSIM_TIMEOUT;
+        if (cycles == max_cycles)
+            return TPUSIM_TIMEOUT;
         if (next == n) {
             c.clock(true);
             continue;
@@ -572,37 +647,46 @@ int tpusim_run_program(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max
         c.set_iq(&prog[next]);
         c.clock(true);
         c.set_iq(nullptr);
-        if (c.iq_was_ready()) next++;
+        if (c.iq_was_ready())
+            next++;
     }
 }
 
-int tpusim_mem_write(tpusim *sim, uint64_t addr, const void *src, size_t n) {
+int tpusim_mem_write(tpusim *sim, uint64_t addr, const void *src, size_t n)
+{
     return sim->mem->write(addr, src, n) ? 0 : -1;
 }
 
-int tpusim_mem_read(tpusim *sim, uint64_t addr, void *dst, size_t n) {
+int tpusim_mem_read(tpusim *sim, uint64_t addr, void *dst, size_t n)
+{
     return sim->mem->read(addr, dst, n) ? 0 : -1;
 }
 
-int tpusim_ub_read(tpusim *sim, uint32_t row, int8_t *dst) {
-    if (row >= sim->hw.ub_rows) return -1;
+int tpusim_ub_read(tpusim *sim, uint32_t row, int8_t *dst)
+{
+    if (row >= sim->hw.ub_rows)
+        return -1;
     sim->core->ub_row(row, dst);
     return 0;
 }
 
-int tpusim_acc_read(tpusim *sim, uint32_t row, int32_t *dst) {
-    if (row >= sim->hw.acc_rows) return -1;
+int tpusim_acc_read(tpusim *sim, uint32_t row, int32_t *dst)
+{
+    if (row >= sim->hw.acc_rows)
+        return -1;
     sim->core->acc_row(row, dst);
     return 0;
 }
 
-void tpusim_mem_timing(tpusim *sim, uint32_t latency, uint32_t bytes_per_cycle) {
+void tpusim_mem_timing(tpusim *sim, uint32_t latency, uint32_t bytes_per_cycle)
+{
     sim->mem->set_timing(std::min(latency, TPUSIM_MEM_LATENCY_MAX),
                          std::min(bytes_per_cycle, TPUSIM_MEM_BANDWIDTH_MAX));
 }
 
 int tpusim_trace_open(tpusim *sim, const char *path, int format, uint64_t from, uint64_t to,
-                      char *err, size_t errlen) {
+                      char *err, size_t errlen)
+{
     std::string msg;
     if (!path) {
         set_err(err, errlen, "no trace path");
@@ -615,11 +699,13 @@ int tpusim_trace_open(tpusim *sim, const char *path, int format, uint64_t from, 
     return 0;
 }
 
-int tpusim_trace_writable(const char *path, char *err, size_t errlen) {
+int tpusim_trace_writable(const char *path, char *err, size_t errlen)
+{
     std::string msg;
     const std::string tmp = path ? temp_beside(path, &msg) : "";
     if (tmp.empty() || !trace_space(path, &msg)) {
-        if (!tmp.empty()) remove_tracked(tmp);
+        if (!tmp.empty())
+            remove_tracked(tmp);
         set_err(err, errlen, "%s", path ? msg.c_str() : "no trace path");
         return -1;
     }
@@ -627,12 +713,15 @@ int tpusim_trace_writable(const char *path, char *err, size_t errlen) {
     return 0;
 }
 
-int tpusim_trace_close(tpusim *sim, uint64_t *cycles, char *err, size_t errlen) {
+int tpusim_trace_close(tpusim *sim, uint64_t *cycles, char *err, size_t errlen)
+{
     std::string msg;
     uint64_t n = 0;
     const int rc = sim->core->trace_close(&msg, &n);
-    if (cycles) *cycles = n;
-    if (rc) set_err(err, errlen, "%s", msg.c_str());
+    if (cycles)
+        *cycles = n;
+    if (rc)
+        set_err(err, errlen, "%s", msg.c_str());
     return rc;
 }
 

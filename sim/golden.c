@@ -7,10 +7,10 @@
 
 struct tpu_golden {
     tpu_hwcfg cfg;
-    int8_t *ub;       /* ub_rows x N */
-    int32_t *acc;     /* acc_rows x N */
-    uint8_t *mem;     /* mem_size bytes */
-    int8_t *fifo;     /* ring of wfifo_tiles tiles, N x N each */
+    int8_t *ub;   /* ub_rows x N */
+    int32_t *acc; /* acc_rows x N */
+    uint8_t *mem; /* mem_size bytes */
+    int8_t *fifo; /* ring of wfifo_tiles tiles, N x N each */
     uint32_t fifo_head, fifo_count;
     uint32_t *weights; /* current tile, sign-extended at LOAD so MATMUL is a plain uint32 MAC */
     uint32_t *row;     /* one UB row widened for MATMUL */
@@ -120,10 +120,7 @@ enum { F_ROWS = 1, F_A = 2, F_B = 4, F_LEN = 8, F_STRIDE = 16 };
 
 /* MATMUL's stride: UB rows between its rows, 0 meaning 1 (consecutive) as before ISA 1.1. */
 #define MATMUL_STRIDE_MAX 255u
-static uint32_t ub_step(const tpu_fields *f)
-{
-    return f->stride ? f->stride : 1;
-}
+static uint32_t ub_step(const tpu_fields *f) { return f->stride ? f->stride : 1; }
 
 /* The checks of docs/isa.md "Validation and errors", in their order. */
 static int validate(const tpu_golden *g, const tpu_fields *f)
@@ -167,9 +164,9 @@ static int validate(const tpu_golden *g, const tpu_fields *f)
     case TPU_OP_ACTIVATE:
         flags_ok = TPU_OP_ACTIVATE_FLAGS;
         used = F_ROWS | F_A | F_B | (f->flags & TPU_F_POOL ? F_STRIDE : 0);
-        if ((f->flags & TPU_F_POOL) && (!TPU_POOL_GET(f->stride, PH) ||
-                                        !TPU_POOL_GET(f->stride, PW) ||
-                                        !TPU_POOL_GET(f->stride, STEP)))
+        if ((f->flags & TPU_F_POOL) &&
+            (!TPU_POOL_GET(f->stride, PH) || !TPU_POOL_GET(f->stride, PW) ||
+             !TPU_POOL_GET(f->stride, STEP)))
             return TPU_ERR_BAD_OPERAND;
         ub = f->a;
         acc = f->b;
@@ -195,19 +192,13 @@ static int validate(const tpu_golden *g, const tpu_fields *f)
             ub = f->b; /* from UB it takes no flag: flags_ok stays 0 */
         }
         break;
-    case TPU_OP_SYNC:
-        flags_ok = TPU_OP_SYNC_FLAGS;
-        break;
-    case TPU_OP_HALT:
-        flags_ok = TPU_OP_HALT_FLAGS;
-        break;
-    default:
-        return TPU_ERR_ILLEGAL_OPCODE;
+    case TPU_OP_SYNC: flags_ok = TPU_OP_SYNC_FLAGS; break;
+    case TPU_OP_HALT: flags_ok = TPU_OP_HALT_FLAGS; break;
+    default: return TPU_ERR_ILLEGAL_OPCODE;
     }
 
     if ((f->flags & ~flags_ok) || (!(used & F_ROWS) && f->rows) || (!(used & F_A) && f->a) ||
-        (!(used & F_B) && f->b) || (!(used & F_LEN) && f->len) ||
-        (!(used & F_STRIDE) && f->stride))
+        (!(used & F_B) && f->b) || (!(used & F_LEN) && f->len) || (!(used & F_STRIDE) && f->stride))
         return TPU_ERR_BAD_OPERAND;
     if ((used & F_ROWS) && (f->rows < rows_min || f->rows > rows_max))
         return TPU_ERR_BAD_OPERAND;
@@ -293,9 +284,7 @@ static void execute(tpu_golden *g, const tpu_fields *f)
         }
         break;
     }
-    case TPU_OP_MATMUL:
-        matmul(g, f);
-        break;
+    case TPU_OP_MATMUL: matmul(g, f); break;
     case TPU_OP_ACTIVATE: {
         /* Without POOL the window is the one row b + i. */
         const int bias = (f->flags & TPU_F_BIAS) != 0, relu = (f->flags & TPU_F_RELU) != 0;
@@ -319,9 +308,7 @@ static void execute(tpu_golden *g, const tpu_fields *f)
         }
         break;
     }
-    case TPU_OP_ZERO:
-        memset(g->ub + (size_t)f->b * n, 0, (size_t)f->rows * n);
-        break;
+    case TPU_OP_ZERO: memset(g->ub + (size_t)f->b * n, 0, (size_t)f->rows * n); break;
     case TPU_OP_WR_HOST: {
         const int bias = (f->flags & TPU_F_BIAS) != 0, relu = (f->flags & TPU_F_RELU) != 0;
         for (uint32_t i = 0; i < f->rows; i++) {
@@ -339,11 +326,8 @@ static void execute(tpu_golden *g, const tpu_fields *f)
         }
         break;
     }
-    case TPU_OP_SYNC:
-        g->sync_count++;
-        break;
-    default: /* HALT: the model has nothing in flight to wait for */
-        break;
+    case TPU_OP_SYNC: g->sync_count++; break;
+    default: /* HALT: the model has nothing in flight to wait for */ break;
     }
 }
 
@@ -372,10 +356,7 @@ int tpu_golden_run(tpu_golden *g, const tpu_insn *prog, size_t n, size_t *execut
     return code;
 }
 
-uint8_t *tpu_golden_mem(tpu_golden *g)
-{
-    return g->mem;
-}
+uint8_t *tpu_golden_mem(tpu_golden *g) { return g->mem; }
 
 int8_t *tpu_golden_ub(tpu_golden *g, uint32_t row)
 {
@@ -387,7 +368,4 @@ int32_t *tpu_golden_acc(tpu_golden *g, uint32_t row)
     return row < g->cfg.acc_rows ? g->acc + (size_t)row * g->cfg.array_n : NULL;
 }
 
-uint32_t tpu_golden_sync_count(const tpu_golden *g)
-{
-    return g->sync_count;
-}
+uint32_t tpu_golden_sync_count(const tpu_golden *g) { return g->sync_count; }

@@ -69,7 +69,6 @@ enum {
 #define MXU "tpu_core.u_mxu."
 #define PE "tpu_core.u_mxu.u_array.g_row[%u].g_col[%u].u_pe.%s"
 
-
 /* ------------------------------------------------------------ layout -- */
 
 #define RANGE_LEN 32 /* "[4095:0]" and room to spare */
@@ -78,7 +77,7 @@ enum {
 typedef struct {
     char *name;            /* "TOP.tpu_core.busy" */
     char range[RANGE_LEN]; /* "[7:0]", or "" for a scalar */
-    char *id;       /* VCD identifier; NULL until the trace declares it */
+    char *id;              /* VCD identifier; NULL until the trace declares it */
 } signal_ref;
 
 /* The layout runs twice: first with out == NULL to collect the signals it names, then, once the
@@ -308,7 +307,7 @@ static int open_vcd(const char *path, vcd_stream *v, char *err, size_t errlen)
     if (rc) {
         close(fds[0]);
         tpuio_err(err, errlen, "cannot run fst2vcd (gtkwave package) to read %s: %s", path,
-                strerror(rc));
+                  strerror(rc));
         return -1;
     }
     v->f = fdopen(fds[0], "r");
@@ -421,8 +420,9 @@ static int read_trace(layout *l, const char *path, trace_times *t, char *err, si
     free(line);
     const int failed = close_vcd(&v, t->write != NO_TIME || missing || bad);
     if (missing) {
-        tpuio_err(err, errlen, "%s has no signal %s: not a trace of a tpusim core with a %ux%u array",
-                path, missing, l->n, l->n);
+        tpuio_err(err, errlen,
+                  "%s has no signal %s: not a trace of a tpusim core with a %ux%u array", path,
+                  missing, l->n, l->n);
         return -1;
     }
     if (failed || bad || header) {
@@ -525,7 +525,7 @@ static int check_array(const layout *l, const char *trace, char *err, size_t err
     if (!strcmp(acc->range, want))
         return 0;
     tpuio_err(err, errlen, "%s: %s is %s, not %s: the trace is not of a %ux%u array", trace,
-            acc->name, acc->range, want, l->n, l->n);
+              acc->name, acc->range, want, l->n, l->n);
     return -1;
 }
 

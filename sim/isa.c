@@ -134,8 +134,7 @@ char *tpu_disasm(const tpu_insn *insn, char *buf, size_t size)
             src_acc ? "acc" : "ub", f.b, f.a, f.stride, f.len);
         used = F_ROWS | F_A | F_B | F_LEN | F_STRIDE;
         break;
-    default: /* SYNC, HALT */
-        break;
+    default: /* SYNC, HALT */ break;
     }
     /* Whatever makes the instruction malformed stays visible. */
     if (f.flags & ~TPU_F_ALL)

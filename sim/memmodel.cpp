@@ -6,37 +6,45 @@
 #include <cstring>
 #include <new>
 
-namespace tpu {
+namespace tpu
+{
 
 void MemModel::FreeDeleter::operator()(uint8_t *p) const { std::free(p); }
 
 MemModel::MemModel(uint64_t size, uint32_t bus_bytes, uint32_t latency, uint32_t bytes_per_cycle)
     : data_(static_cast<uint8_t *>(std::calloc(size ? size : 1, 1))), size_(size),
-      bus_bytes_(bus_bytes), ring_(64), rdata_(ring_.size() * bus_bytes) {
-    if (!data_) throw std::bad_alloc();
+      bus_bytes_(bus_bytes), ring_(64), rdata_(ring_.size() * bus_bytes)
+{
+    if (!data_)
+        throw std::bad_alloc();
     set_timing(latency, bytes_per_cycle);
 }
 
-void MemModel::set_timing(uint32_t latency, uint32_t bytes_per_cycle) {
+void MemModel::set_timing(uint32_t latency, uint32_t bytes_per_cycle)
+{
     latency_ = std::max<uint32_t>(latency, 1);
     bytes_per_cycle_ = std::max<uint32_t>(bytes_per_cycle, 1);
 }
 
-void MemModel::clear() {
+void MemModel::clear()
+{
     head_ = 0;
     count_ = 0;
     backlog_ = 0;
 }
 
-bool MemModel::response(MemResponse *out) const {
-    if (count_ == 0 || ring_[head_].due > now_) return false;
+bool MemModel::response(MemResponse *out) const
+{
+    if (count_ == 0 || ring_[head_].due > now_)
+        return false;
     out->id = ring_[head_].id;
     out->err = ring_[head_].err;
     out->rdata = &rdata_[head_ * bus_bytes_];
     return true;
 }
 
-void MemModel::grow() {
+void MemModel::grow()
+{
     const size_t cap = ring_.size();
     std::vector<Pending> ring(2 * cap);
     std::vector<uint8_t> rdata(ring.size() * bus_bytes_);
@@ -50,13 +58,15 @@ void MemModel::grow() {
     head_ = 0;
 }
 
-void MemModel::edge(const MemRequest *req, bool rsp_taken) {
+void MemModel::edge(const MemRequest *req, bool rsp_taken)
+{
     if (rsp_taken && count_ != 0 && ring_[head_].due <= now_) {
         head_ = (head_ + 1) % ring_.size();
         count_--;
     }
     if (req && req_ready()) {
-        if (count_ == ring_.size()) grow();
+        if (count_ == ring_.size())
+            grow();
         const size_t slot = (head_ + count_) % ring_.size();
         uint8_t *rd = &rdata_[slot * bus_bytes_];
         const bool err = req->len > bus_bytes_ || !in_range(req->addr, req->len);
@@ -75,15 +85,21 @@ void MemModel::edge(const MemRequest *req, bool rsp_taken) {
     now_++;
 }
 
-bool MemModel::write(uint64_t addr, const void *src, size_t n) {
-    if (!in_range(addr, n)) return false;
-    if (n) std::memcpy(data_.get() + addr, src, n);
+bool MemModel::write(uint64_t addr, const void *src, size_t n)
+{
+    if (!in_range(addr, n))
+        return false;
+    if (n)
+        std::memcpy(data_.get() + addr, src, n);
     return true;
 }
 
-bool MemModel::read(uint64_t addr, void *dst, size_t n) const {
-    if (!in_range(addr, n)) return false;
-    if (n) std::memcpy(dst, data_.get() + addr, n);
+bool MemModel::read(uint64_t addr, void *dst, size_t n) const
+{
+    if (!in_range(addr, n))
+        return false;
+    if (n)
+        std::memcpy(dst, data_.get() + addr, n);
     return true;
 }
 

@@ -31,7 +31,8 @@
 #include <memory>
 #include <vector>
 
-namespace tpu {
+namespace tpu
+{
 
 /* A request as the core offers it in a cycle. */
 struct MemRequest {
@@ -49,7 +50,8 @@ struct MemResponse {
     const uint8_t *rdata; /* bus_bytes bytes, lanes >= len are zero */
 };
 
-class MemModel {
+class MemModel
+{
   public:
     /* Throws std::bad_alloc if the array cannot be allocated. */
     MemModel(uint64_t size, uint32_t bus_bytes, uint32_t latency, uint32_t bytes_per_cycle);

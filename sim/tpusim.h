@@ -34,9 +34,9 @@ typedef struct {
 tpu_insn tpu_encode(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
                     uint32_t len, uint32_t stride);
 tpu_fields tpu_decode(const tpu_insn *insn);
-const char *tpu_opcode_name(uint32_t op);   /* "MATMUL", or "?" */
-const char *tpu_error_name(uint32_t code);  /* "UB_RANGE", or "?" */
-const char *tpu_perf_name(int counter);     /* "mxu_busy", or "?" */
+const char *tpu_opcode_name(uint32_t op);  /* "MATMUL", or "?" */
+const char *tpu_error_name(uint32_t code); /* "UB_RANGE", or "?" */
+const char *tpu_perf_name(int counter);    /* "mxu_busy", or "?" */
 /* Writes one line of assembly ("MATMUL.LOAD.ACC rows=16 ub=0 acc=32") into buf; returns buf. */
 char *tpu_disasm(const tpu_insn *insn, char *buf, size_t size);
 
@@ -56,12 +56,12 @@ typedef struct tpusim tpusim;
 #define TPUSIM_MEM_BANDWIDTH_MAX 4096u
 
 typedef struct {
-    uint32_t array_n;            /* N: a model for it must be built in (tpusim_arrays) */
-    uint64_t mem_size;           /* bytes of memory behind the port */
-    uint32_t mem_latency;        /* cycles from a request's acceptance to its response,
-                                    1..TPUSIM_MEM_LATENCY_MAX */
-    uint32_t mem_bytes_per_cycle;/* bandwidth: bytes the memory accepts per cycle,
-                                    1..TPUSIM_MEM_BANDWIDTH_MAX */
+    uint32_t array_n;             /* N: a model for it must be built in (tpusim_arrays) */
+    uint64_t mem_size;            /* bytes of memory behind the port */
+    uint32_t mem_latency;         /* cycles from a request's acceptance to its response,
+                                     1..TPUSIM_MEM_LATENCY_MAX */
+    uint32_t mem_bytes_per_cycle; /* bandwidth: bytes the memory accepts per cycle,
+                                     1..TPUSIM_MEM_BANDWIDTH_MAX */
 } tpusim_config;
 
 void tpusim_config_default(tpusim_config *cfg);
@@ -137,7 +137,7 @@ int tpu_golden_exec(tpu_golden *g, const tpu_insn *insn);
 /* Execute until HALT or an error; returns the error code. *executed gets the index of the HALT
  * or of the failing instruction (may be NULL). */
 int tpu_golden_run(tpu_golden *g, const tpu_insn *prog, size_t n, size_t *executed);
-uint8_t *tpu_golden_mem(tpu_golden *g);          /* mem_size bytes */
+uint8_t *tpu_golden_mem(tpu_golden *g);               /* mem_size bytes */
 int8_t *tpu_golden_ub(tpu_golden *g, uint32_t row);   /* N bytes, or NULL if out of range */
 int32_t *tpu_golden_acc(tpu_golden *g, uint32_t row); /* N values, or NULL if out of range */
 uint32_t tpu_golden_sync_count(const tpu_golden *g);
@@ -145,16 +145,16 @@ uint32_t tpu_golden_sync_count(const tpu_golden *g);
 /* ------------------------------------------------------------ checking -- */
 
 enum tpusim_verdict {
-    TPUSIM_AGREE = 0,    /* same final memory, UB, ACC, error code and ERROR_PC */
-    TPUSIM_DIFFER = 1,   /* report names the first instruction whose effects differ */
-    TPUSIM_HUNG = 2,     /* the device hit max_cycles */
+    TPUSIM_AGREE = 0,  /* same final memory, UB, ACC, error code and ERROR_PC */
+    TPUSIM_DIFFER = 1, /* report names the first instruction whose effects differ */
+    TPUSIM_HUNG = 2,   /* the device hit max_cycles */
 };
 /* Run prog on the device (tpusim_run_program) and on a golden model started from the device's
  * memory, UB and ACC as they are now, then compare all of them. On a difference the report
  * names the earliest instruction (in program order) that wrote a differing location, the
  * location, and the expected and actual values. */
-int tpusim_verify(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max_cycles,
-                  char *report, size_t size);
+int tpusim_verify(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max_cycles, char *report,
+                  size_t size);
 
 #ifdef __cplusplus
 }

@@ -10,8 +10,10 @@
 
 #include "sim/tpusim.h"
 
-enum { CHUNK = 4096,     /* memory is compared and attributed in chunks of this many bytes */
-       READ_CHUNKS = 16 }; /* chunks per device read */
+enum {
+    CHUNK = 4096, /* memory is compared and attributed in chunks of this many bytes */
+    READ_CHUNKS = 16
+}; /* chunks per device read */
 
 typedef struct {
     char *buf;
@@ -44,9 +46,9 @@ typedef struct {
     tpu_golden *g;
     tpu_hwcfg cfg;
     const tpu_insn *prog;
-    size_t n;              /* instructions in prog */
-    size_t stop;           /* the golden model's stopping point: instructions before it ran */
-    int8_t *dev_ub;        /* the device's UB and ACC after the run */
+    size_t n;       /* instructions in prog */
+    size_t stop;    /* the golden model's stopping point: instructions before it ran */
+    int8_t *dev_ub; /* the device's UB and ACC after the run */
     int32_t *dev_acc;
     uint64_t nchunks;
     uint8_t *chunk_differs;
@@ -95,8 +97,8 @@ static int rows_differ(compare *c)
 static int read_chunks(compare *c, uint64_t first, uint64_t count)
 {
     const uint64_t lo = first * CHUNK;
-    const uint64_t hi = (first + count) * CHUNK < c->cfg.mem_size ? (first + count) * CHUNK
-                                                                  : c->cfg.mem_size;
+    const uint64_t hi =
+        (first + count) * CHUNK < c->cfg.mem_size ? (first + count) * CHUNK : c->cfg.mem_size;
     return tpusim_mem_read(c->sim, lo, c->dev_mem, (size_t)(hi - lo));
 }
 
@@ -170,8 +172,7 @@ static int find_writers(compare *c)
                 }
             }
             break;
-        default: /* the rest write no compared state */
-            break;
+        default: /* the rest write no compared state */ break;
         }
     }
     return 0;
@@ -274,12 +275,13 @@ static int64_t compare_state(compare *c, text *t)
     if (c->best.writer >= 0) {
         char insn[192];
         describe_insn(c, (size_t)c->best.writer, insn, sizeof insn);
-        say(t, "earliest last writer of a differing location: %s: %s expected %s actual %s",
-            insn, c->best.where, c->best.expected, c->best.actual);
+        say(t, "earliest last writer of a differing location: %s: %s expected %s actual %s", insn,
+            c->best.where, c->best.expected, c->best.actual);
     }
     if (c->unwritten_count)
-        say(t, "%llu differing locations written by no instruction, first: %s expected %s "
-               "actual %s",
+        say(t,
+            "%llu differing locations written by no instruction, first: %s expected %s "
+            "actual %s",
             (unsigned long long)c->unwritten_count, c->unwritten.where, c->unwritten.expected,
             c->unwritten.actual);
     return (int64_t)total;
@@ -327,8 +329,8 @@ static void describe_outcome(const compare *c, int code, size_t idx, char *buf, 
     }
 }
 
-int tpusim_verify(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max_cycles,
-                  char *report, size_t size)
+int tpusim_verify(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max_cycles, char *report,
+                  size_t size)
 {
     text t = {report, size, 0};
     if (size)

@@ -15,7 +15,8 @@
 // is the driver's (simulated cycles over host time simulating). The two alternate, repeat by
 // repeat, so both see the same machine load; the table gives the medians and their ratio.
 //
-// usage: bench_array [--array N,...] [--size S | --m M --k K --n N] [--repeat R] [--only array|core]
+// usage: bench_array [--array N,...] [--size S | --m M --k K --n N] [--repeat R] [--only
+// array|core]
 // --only runs one side (for profilers: docs/performance.md); the ratio column is then empty.
 #include "driver/tpu.h"
 #include "tests/support/progs.h"
@@ -35,7 +36,8 @@
 #include <type_traits>
 #include <vector>
 
-namespace {
+namespace
+{
 
 // One GEMM's operands, padded to whole N x N tiles, and its reference result.
 struct Gemm {
@@ -46,7 +48,8 @@ struct Gemm {
     std::vector<int32_t> c; // m x n reference
 };
 
-Gemm make_gemm(uint32_t m, uint32_t k, uint32_t n, uint32_t arr) {
+Gemm make_gemm(uint32_t m, uint32_t k, uint32_t n, uint32_t arr)
+{
     Gemm g{m, k, n, (k + arr - 1) / arr, (n + arr - 1) / arr, {}, {}, {}};
     g.a.resize(size_t(m) * k);
     g.b.resize(size_t(k) * n);
@@ -62,34 +65,42 @@ Gemm make_gemm(uint32_t m, uint32_t k, uint32_t n, uint32_t arr) {
     return g;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
+double seconds_since(std::chrono::steady_clock::time_point t0)
+{
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // Verilator holds ports of up to 64 bits in integers and wider ones in VlWide words; these copy
 // 32-bit words into either.
-template <typename T> void put(T &port, const uint32_t *w) {
+template <typename T> void put(T &port, const uint32_t *w)
+{
     static_assert(std::is_integral<T>::value, "Verilator scalar");
     uint64_t x = w[0];
-    if (sizeof(T) > 4) x |= uint64_t(w[1]) << 32;
+    if (sizeof(T) > 4)
+        x |= uint64_t(w[1]) << 32;
     port = static_cast<T>(x);
 }
-template <std::size_t W> void put(VlWide<W> &port, const uint32_t *w) {
-    for (std::size_t i = 0; i < W; i++) port.at(i) = w[i];
+template <std::size_t W> void put(VlWide<W> &port, const uint32_t *w)
+{
+    for (std::size_t i = 0; i < W; i++)
+        port.at(i) = w[i];
 }
 template <std::size_t W> uint32_t word(const VlWide<W> &port, std::size_t i) { return port.at(i); }
 
 // Sets bits [pos, pos+width) of a word array (all zero beforehand) to v.
-inline void set_bits(uint32_t *w, unsigned pos, unsigned width, uint32_t v) {
+inline void set_bits(uint32_t *w, unsigned pos, unsigned width, uint32_t v)
+{
     v &= (1u << width) - 1;
     w[pos / 32] |= v << (pos % 32);
-    if (pos % 32 + width > 32) w[pos / 32 + 1] |= v >> (32 - pos % 32);
+    if (pos % 32 + width > 32)
+        w[pos / 32 + 1] |= v >> (32 - pos % 32);
 }
 
 // One context for every bare-array model, never destroyed: Verilator 5.006 unregisters a model's
 // scopes through the thread's most recent context (Verilated::threadContextp()), which must
 // outlive every model built after it, the driver's included.
-VerilatedContext *array_context() {
+VerilatedContext *array_context()
+{
     static VerilatedContext *ctx = [] {
         VerilatedContext *c = new VerilatedContext;
         c->randReset(0);
@@ -106,7 +117,8 @@ struct ArrayRun {
 };
 
 // The bare N x N array through one GEMM; c (m x n) receives the result.
-template <class V> ArrayRun run_array(const Gemm &g, uint32_t N, std::vector<int32_t> &c) {
+template <class V> ArrayRun run_array(const Gemm &g, uint32_t N, std::vector<int32_t> &c)
+{
     constexpr unsigned AW = 9, WW = 8;
     const uint32_t tiles = g.kt * g.nt;
     const uint32_t M = g.m;
@@ -122,7 +134,8 @@ template <class V> ArrayRun run_array(const Gemm &g, uint32_t N, std::vector<int
     // A padded to whole K tiles: row i of tile kt is &ap[i * kp + kt * N].
     const uint32_t kp = g.kt * N;
     std::vector<int8_t> ap(size_t(M) * kp, 0);
-    for (uint32_t i = 0; i < M; i++) std::memcpy(&ap[size_t(i) * kp], &g.a[size_t(i) * g.k], g.k);
+    for (uint32_t i = 0; i < M; i++)
+        std::memcpy(&ap[size_t(i) * kp], &g.a[size_t(i) * g.k], g.k);
     // Output columns padded too, cut when copied out.
     const uint32_t np = g.nt * N;
     std::vector<int32_t> cp(size_t(M) * np, 0);
@@ -132,7 +145,8 @@ template <class V> ArrayRun run_array(const Gemm &g, uint32_t N, std::vector<int
     std::vector<int64_t> ts(tiles), start(tiles);
     for (uint32_t t = 0; t < tiles; t++) {
         int64_t s = t ? ts[t - 1] + N + 1 : 0; // one shift at a time, decided N + 1 apart
-        if (t >= 2) s = std::max<int64_t>(s, start[t - 2] + M - 1 + N); // bank free
+        if (t >= 2)
+            s = std::max<int64_t>(s, start[t - 2] + M - 1 + N); // bank free
         ts[t] = s;
         start[t] = std::max<int64_t>(t ? start[t - 1] + M : 0, s + N);
     }
@@ -142,7 +156,8 @@ template <class V> ArrayRun run_array(const Gemm &g, uint32_t N, std::vector<int
     // Rows that entered array row 0, by cycle (ring of 2N): A row at its K tile, output row at
     // its column block, bank; null when no row entered.
     uint32_t ring = 1;
-    while (ring < 2 * N) ring <<= 1;
+    while (ring < 2 * N)
+        ring <<= 1;
     std::vector<const int8_t *> in_a(ring, nullptr);
     std::vector<int32_t *> in_c(ring, nullptr);
     std::vector<uint8_t> in_s(ring, 0);
@@ -173,25 +188,29 @@ template <class V> ArrayRun run_array(const Gemm &g, uint32_t N, std::vector<int
             in_c[slot] = &cp[size_t(i) * np + (cur / g.kt) * N];
             in_s[slot] = cur & 1;
             run.rows++;
-            if (i == M - 1) cur++;
+            if (i == M - 1)
+                cur++;
         }
         // Activations and bank selects, skewed: row r takes the row that entered r cycles ago.
         std::fill(a_w.begin(), a_w.end(), 0);
         s_w[0] = s_w[1] = 0;
         for (uint32_t r = 0; r < N && int64_t(r) <= tau; r++) {
             const uint32_t e = uint32_t(tau - r) & (ring - 1);
-            if (!in_a[e]) continue;
+            if (!in_a[e])
+                continue;
             set_bits(a_w.data(), AW * r, AW, uint32_t(int32_t(in_a[e][r])));
             s_w[r / 32] |= uint32_t(in_s[e]) << (r % 32);
         }
         // Weights: at most two shifts overlap (one per column at a time).
         std::fill(w_w.begin(), w_w.end(), 0);
         we_w[0] = we_w[1] = ws_w[0] = ws_w[1] = 0;
-        while (sh < tiles && ts[sh] + 2 * int64_t(N) - 2 < tau) sh++;
+        while (sh < tiles && ts[sh] + 2 * int64_t(N) - 2 < tau)
+            sh++;
         for (uint32_t t = sh; t < tiles && t < sh + 2 && ts[t] <= tau; t++)
             for (uint32_t col = 0; col < N; col++) {
                 const int64_t j = tau - col - ts[t]; // step of this column's shift
-                if (j < 0 || j >= int64_t(N)) continue;
+                if (j < 0 || j >= int64_t(N))
+                    continue;
                 // Step j shifts in tile row N-1-j: after N steps row r sits in array row r.
                 const int8_t w = wt[(size_t(t) * N + (N - 1 - uint32_t(j))) * N + col];
                 set_bits(w_w.data(), WW * col, WW, uint32_t(uint8_t(w)));
@@ -210,9 +229,11 @@ template <class V> ArrayRun run_array(const Gemm &g, uint32_t N, std::vector<int
         // After this edge column c holds the sum of the row that entered N-1+c cycles ago.
         for (uint32_t col = 0; col < N; col++) {
             const int64_t from = tau - int64_t(N - 1) - col;
-            if (from < 0) continue;
+            if (from < 0)
+                continue;
             int32_t *dst = in_c[uint32_t(from) & (ring - 1)];
-            if (!dst) continue;
+            if (!dst)
+                continue;
             dst[col] = int32_t(uint32_t(dst[col]) + word(v->p_out, col));
         }
     }
@@ -248,7 +269,8 @@ struct Core {
     tpu_stream *st = nullptr;
     std::string err;
 
-    Core(const Gemm &g, uint32_t n) {
+    Core(const Gemm &g, uint32_t n)
+    {
         tpu_options o;
         tpu_options_default(&o);
         o.array_n = n;
@@ -275,13 +297,16 @@ struct Core {
         gm.a = {ia, 0, g.k};
         gm.b = {ib, 0, g.n};
         gm.c = {ic, 0, g.n};
-        if (tpu_stream_gemm(st, &gm) != TPU_OK) err = "cannot build the command stream";
+        if (tpu_stream_gemm(st, &gm) != TPU_OK)
+            err = "cannot build the command stream";
     }
-    ~Core() {
+    ~Core()
+    {
         tpu_stream_free(st);
         tpu_close(dev);
     }
-    CoreRun run(const Gemm &g, std::vector<int32_t> &out) {
+    CoreRun run(const Gemm &g, std::vector<int32_t> &out)
+    {
         CoreRun r;
         tpu_perf_report p;
         if (tpu_submit(dev, st) != TPU_OK || tpu_wait(dev, 0) != TPU_OK ||
@@ -297,12 +322,14 @@ struct Core {
     }
 };
 
-double median(std::vector<double> v) {
+double median(std::vector<double> v)
+{
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
 }
 
-bool parse_list(const char *s, std::vector<uint32_t> &out) {
+bool parse_list(const char *s, std::vector<uint32_t> &out)
+{
     out.clear();
     std::string str(s);
     size_t pos = 0;
@@ -311,14 +338,16 @@ bool parse_list(const char *s, std::vector<uint32_t> &out) {
         const std::string item = str.substr(pos, comma - pos);
         char *endp;
         const unsigned long v = std::strtoul(item.c_str(), &endp, 10);
-        if (item.empty() || *endp || v == 0 || v > 65535) return false;
+        if (item.empty() || *endp || v == 0 || v > 65535)
+            return false;
         out.push_back(uint32_t(v));
         pos = comma + 1;
     }
     return !out.empty();
 }
 
-int usage() {
+int usage()
+{
     std::fprintf(stderr, "usage: bench_array [--array N,...] [--size S | --m M --k K --n N] "
                          "[--repeat R] [--only array|core]\n");
     return 2;
@@ -326,42 +355,56 @@ int usage() {
 
 } // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     std::vector<uint32_t> arrays;
-    for (const ArrayEntry &e : kArrays) arrays.push_back(e.n);
+    for (const ArrayEntry &e : kArrays)
+        arrays.push_back(e.n);
     uint32_t m = 512, k = 512, n = 512, repeat = 3;
     bool do_array = true, do_core = true;
     for (int i = 1; i < argc; i++) {
         const std::string arg = argv[i];
-        if (i + 1 >= argc) return usage();
+        if (i + 1 >= argc)
+            return usage();
         const char *val = argv[++i];
         if (arg == "--only") {
             const std::string side = val;
-            if (side != "array" && side != "core") return usage();
+            if (side != "array" && side != "core")
+                return usage();
             do_array = side == "array";
             do_core = side == "core";
             continue;
         }
         std::vector<uint32_t> list;
-        if (!parse_list(val, list) || (arg != "--array" && list.size() != 1)) return usage();
-        if (arg == "--array") arrays = list;
-        else if (arg == "--size") m = k = n = list[0];
-        else if (arg == "--m") m = list[0];
-        else if (arg == "--k") k = list[0];
-        else if (arg == "--n") n = list[0];
-        else if (arg == "--repeat") repeat = std::min<uint32_t>(list[0], 99);
-        else return usage();
+        if (!parse_list(val, list) || (arg != "--array" && list.size() != 1))
+            return usage();
+        if (arg == "--array")
+            arrays = list;
+        else if (arg == "--size")
+            m = k = n = list[0];
+        else if (arg == "--m")
+            m = list[0];
+        else if (arg == "--k")
+            k = list[0];
+        else if (arg == "--n")
+            n = list[0];
+        else if (arg == "--repeat")
+            repeat = std::min<uint32_t>(list[0], 99);
+        else
+            return usage();
     }
 
     std::printf("bare array (tpu_array alone) vs full core (tpu_core, driver and firmware): "
-                "GEMM %u x %u x %u, median of %u\n", m, k, n, repeat);
-    std::printf("%5s %12s %14s %12s %12s %14s %10s\n", "N", "array cyc", "array cyc/s",
-                "core cyc", "MXU rows", "core cyc/s", "core/array");
+                "GEMM %u x %u x %u, median of %u\n",
+                m, k, n, repeat);
+    std::printf("%5s %12s %14s %12s %12s %14s %10s\n", "N", "array cyc", "array cyc/s", "core cyc",
+                "MXU rows", "core cyc/s", "core/array");
     int rc = 0;
     for (uint32_t arr : arrays) {
         const ArrayEntry *e = nullptr;
         for (const ArrayEntry &x : kArrays)
-            if (x.n == arr) e = &x;
+            if (x.n == arr)
+                e = &x;
         if (!e) {
             std::printf("%5u (not built)\n", arr);
             continue;
@@ -377,11 +420,14 @@ int main(int argc, char **argv) {
         ArrayRun ar;
         CoreRun cr;
         for (uint32_t r = 0; r < repeat; r++) {
-            if (do_array) ar = e->run(g, arr, out);
-            if (do_core) cr = core.run(g, out);
+            if (do_array)
+                ar = e->run(g, arr, out);
+            if (do_core)
+                cr = core.run(g, out);
             if ((do_array && !ar.ok) || (do_core && !cr.ok)) {
-                std::fprintf(stderr, "bench_array: N = %u: %s result differs from the reference%s\n",
-                             arr, ar.ok ? "the core's" : "the bare array's",
+                std::fprintf(stderr,
+                             "bench_array: N = %u: %s result differs from the reference%s\n", arr,
+                             ar.ok ? "the core's" : "the bare array's",
                              core.err.empty() ? "" : (": " + core.err).c_str());
                 return 1;
             }
@@ -389,10 +435,12 @@ int main(int argc, char **argv) {
             c_rate.push_back(double(cr.cycles) / cr.seconds);
         }
         const bool both = do_array && do_core;
-        if (both && ar.rows != cr.rows) rc = 1; // the array must stream what the MXU streams
+        if (both && ar.rows != cr.rows)
+            rc = 1; // the array must stream what the MXU streams
         const double am = do_array ? median(a_rate) : 0, cm = do_core ? median(c_rate) : 0;
         char ratio[16] = "";
-        if (both) std::snprintf(ratio, sizeof ratio, "%.1f%%", 100 * cm / am);
+        if (both)
+            std::snprintf(ratio, sizeof ratio, "%.1f%%", 100 * cm / am);
         std::printf("%5u %12llu %14.0f %12llu %12llu %14.0f %10s%s\n", arr,
                     (unsigned long long)ar.cycles, am, (unsigned long long)cr.cycles,
                     (unsigned long long)cr.rows, cm, ratio,

@@ -10,43 +10,51 @@
 
 #include <sys/stat.h>
 
-#include "tests/support/progs.h"
 #include "sim/tpusim.h"
+#include "tests/support/progs.h"
 
 enum { RUNS_VL = 5, RUNS_IV = 3, MEM = 1 << 16 };
 
-static double now(void) {
+static double now(void)
+{
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b) {
+static int cmp_double(const void *a, const void *b)
+{
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-static double median(double *v, int n) {
+static double median(double *v, int n)
+{
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return v[n / 2];
 }
 
-static int write_hex(const char *path, const tpu_prog *p, const uint8_t *mem, size_t n) {
+static int write_hex(const char *path, const tpu_prog *p, const uint8_t *mem, size_t n)
+{
     FILE *f = fopen(path, "w");
-    if (!f) return -1;
+    if (!f)
+        return -1;
     if (p)
         for (size_t i = 0; i < p->n; i++)
             fprintf(f, "%08x%08x%08x%08x\n", p->insns[i].w[3], p->insns[i].w[2], p->insns[i].w[1],
                     p->insns[i].w[0]);
     else
-        for (size_t i = 0; i < n; i++) fprintf(f, "%02x\n", mem[i]);
+        for (size_t i = 0; i < n; i++)
+            fprintf(f, "%02x\n", mem[i]);
     return fclose(f);
 }
 
 /* Runs a shell command; returns its first line of output matching prefix in line. */
-static int run_capture(const char *cmd, const char *prefix, char *line, size_t size) {
+static int run_capture(const char *cmd, const char *prefix, char *line, size_t size)
+{
     FILE *f = popen(cmd, "r");
-    if (!f) return -1;
+    if (!f)
+        return -1;
     int found = 0;
     char buf[512];
     while (fgets(buf, sizeof buf, f))
@@ -57,7 +65,8 @@ static int run_capture(const char *cmd, const char *prefix, char *line, size_t s
     return (pclose(f) == 0 && found) ? 0 : -1;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     if (argc < 3) {
         fprintf(stderr, "usage: %s <source dir> <work dir> [N] [M K Ncols]\n", argv[0]);
         return 2;
@@ -152,7 +161,8 @@ int main(int argc, char **argv) {
         }
         (i % 2 ? iv_t : start_t)[i / 2] = now() - t0;
         const char *c = strstr(line, "cycles=");
-        if (i % 2) cycles_iv = c ? strtoul(c + 7, NULL, 10) : 0;
+        if (i % 2)
+            cycles_iv = c ? strtoul(c + 7, NULL, 10) : 0;
     }
     snprintf(path, sizeof path, "%s/dump.hex", work);
     FILE *f = fopen(path, "r");
@@ -162,7 +172,8 @@ int main(int argc, char **argv) {
         unsigned b;
         same = fscanf(f, "%x", &b) == 1 && b == gm[i] && out_vl[i] == gm[i];
     }
-    if (f) fclose(f);
+    if (f)
+        fclose(f);
 
     double vl = median(vl_t, RUNS_VL), start = median(start_t, RUNS_IV);
     double iv = median(iv_t, RUNS_IV) - start;

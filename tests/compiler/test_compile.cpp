@@ -16,7 +16,8 @@
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace
+{
 
 using hlo_test::kInf;
 using hlo_test::kNaN;
@@ -27,7 +28,8 @@ struct Compiled {
     std::string err, report;
 };
 
-class Compile : public ::testing::Test {
+class Compile : public ::testing::Test
+{
   protected:
     void SetUp() override
     {
@@ -71,9 +73,13 @@ std::string model(const std::string &w, const std::string &b = "{0, 0, 0, 0}")
     return "HloModule m\n\n"
            "ENTRY e {\n"
            "  x = f32[4,3] parameter(0)\n"
-           "  w = f32[3,4] constant(" + w + ")\n"
+           "  w = f32[3,4] constant(" +
+           w +
+           ")\n"
            "  d = f32[4,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
-           "  b = f32[4] constant(" + b + ")\n"
+           "  b = f32[4] constant(" +
+           b +
+           ")\n"
            "  bb = f32[4,4] broadcast(b), dimensions={1}\n"
            "  ROOT y = f32[4,4] add(d, bb)\n"
            "}\n";
@@ -98,7 +104,8 @@ TEST_F(Compile, NonFiniteWeightsAreLocatedErrors)
     r = compile(model("{{1, 2, 3, 4}, {-1, 0.5, 2, 1}, {0, -inf, -3, 2}}"), kCalib);
     EXPECT_EQ(r.rc, -1);
     EXPECT_NE(r.err.find("weights 'w' (as k x n: row 2, column 1): element 9 is -inf"),
-              std::string::npos) << r.err;
+              std::string::npos)
+        << r.err;
 
     r = compile(model(kGoodW, "{0, inf, 0, 0}"), kCalib);
     EXPECT_EQ(r.rc, -1);
@@ -108,16 +115,22 @@ TEST_F(Compile, NonFiniteWeightsAreLocatedErrors)
 
 TEST_F(Compile, AllowNonFiniteWarnsAndReplaces)
 {
-    const Compiled r = compile(model("{{1, 2, 3, 4}, {-1, 0.5, nan, 1}, {0, inf, -3, 2}}",
-                                     "{nan, 0, 0, 0}"), kCalib, true);
+    const Compiled r =
+        compile(model("{{1, 2, 3, 4}, {-1, 0.5, nan, 1}, {0, inf, -3, 2}}", "{nan, 0, 0, 0}"),
+                kCalib, true);
     ASSERT_EQ(r.rc, 0) << r.err;
     // Warnings lead the report, column by column; an infinity takes its column's largest |w|.
     EXPECT_EQ(r.report.rfind("warning: 'd': weights 'w' (as k x n: row 2, column 1): element 9 "
-                             "is inf; taken as 2\n", 0), 0u) << r.report;
+                             "is inf; taken as 2\n",
+                             0),
+              0u)
+        << r.report;
     EXPECT_NE(r.report.find("(as k x n: row 1, column 2): element 6 is nan; taken as 0\n"),
-              std::string::npos) << r.report;
+              std::string::npos)
+        << r.report;
     EXPECT_NE(r.report.find("warning: 'd': bias 'bb' (column 0): element 0 is nan; taken as 0\n"),
-              std::string::npos) << r.report;
+              std::string::npos)
+        << r.report;
 }
 
 TEST_F(Compile, NonFiniteCalibrationSamples)
@@ -131,7 +144,9 @@ TEST_F(Compile, NonFiniteCalibrationSamples)
     r = compile(model(kGoodW), calib, true);
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_NE(r.report.find("warning: calibration array 0 (input 'x'): element 5 is nan; "
-                            "non-finite samples are left out\n"), std::string::npos) << r.report;
+                            "non-finite samples are left out\n"),
+              std::string::npos)
+        << r.report;
     calib[5] = -kInf;
     EXPECT_EQ(compile(model(kGoodW), calib).rc, -1);
 }
@@ -145,7 +160,10 @@ TEST_F(Compile, OverflowingScaleNamesItsTensor)
     const Compiled r = compile(model("{{3e38, 2, 3, 4}, {-1, 0.5, 2, 1}, {0, 1, -3, 2}}"), calib);
     EXPECT_EQ(r.rc, -1);
     EXPECT_EQ(r.err.rfind(dir + "/m.hlo:5:3: constant: 'd': column 0 of weights 'w' (max |w| "
-                                "3e+38) times the input scale", 0), 0u) << r.err;
+                                "3e+38) times the input scale",
+                          0),
+              0u)
+        << r.err;
     EXPECT_NE(r.err.find("overflows float32"), std::string::npos) << r.err;
 }
 
@@ -166,9 +184,12 @@ TEST_F(Compile, HugeBroadcastIsNotFolded)
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_NE(r.report.find("w stays on the host: folding it would build more than the "
-                            "compile-time budget of 1 GiB"), std::string::npos) << r.report;
+                            "compile-time budget of 1 GiB"),
+              std::string::npos)
+        << r.report;
     EXPECT_NE(r.report.find("d stays on the host: its right-hand side is computed at run time"),
-              std::string::npos) << r.report;
+              std::string::npos)
+        << r.report;
 }
 
 } // namespace

@@ -20,11 +20,13 @@
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace
+{
 
 using hlo_test::make;
 
-class CompileConv : public ::testing::Test {
+class CompileConv : public ::testing::Test
+{
   protected:
     void SetUp() override
     {
@@ -42,8 +44,8 @@ class CompileConv : public ::testing::Test {
     // Compiles text for array size n, calibrated on 4 batches of values in [lo, hi] when its
     // input (parameter 0, of dims) is float, with weights from a safetensors file when given.
     // The package stays in pkg.
-    void compile(const std::string &text, std::vector<int64_t> dims, uint32_t n = 8,
-                 double lo = -1, double hi = 1, const std::string &weights = "")
+    void compile(const std::string &text, std::vector<int64_t> dims, uint32_t n = 8, double lo = -1,
+                 double hi = 1, const std::string &weights = "")
     {
         if (ok)
             tpub_free(&pkg);
@@ -177,8 +179,8 @@ TEST_F(CompileConv, TorchNetOnTheDevice)
     ASSERT_EQ(s.ops[1].kind, TPUB_OP_CONV2D);
     ASSERT_EQ(s.ops[2].kind, TPUB_OP_GEMM);
     EXPECT_EQ(c0.flags, (uint32_t)(TPUB_GEMM_BIAS | TPUB_GEMM_RELU | TPUB_GEMM_OUT_INT8));
-    EXPECT_EQ(c1.flags, (uint32_t)(TPUB_GEMM_BIAS | TPUB_GEMM_RELU | TPUB_GEMM_OUT_INT8 |
-                                   TPUB_CONV_POOL));
+    EXPECT_EQ(c1.flags,
+              (uint32_t)(TPUB_GEMM_BIAS | TPUB_GEMM_RELU | TPUB_GEMM_OUT_INT8 | TPUB_CONV_POOL));
     EXPECT_EQ(c0.in_off, s.inputs[0].off);
     EXPECT_EQ(c1.in_off, c0.out_off);
     EXPECT_EQ(d.a_off, c1.out_off);
@@ -196,22 +198,23 @@ TEST_F(CompileConv, JaxSamples)
     // pooling on the device, the grouped convolution and the average pooling on the host, the
     // dense layer on the device in a second segment.
     const std::string w = dir + "/w.safetensors";
-    save_weights(w, {{"w1.1", {3, 3, 1, 4}}, {"b1.1", {4}}, {"w2.1", {3, 3, 2, 6}},
-                     {"w3.1", {6, 3}}, {"b3.1", {3}}});
-    compile(hlo_test::slurp(hlo_test::kSrc + "tests/hlo/conv_jax.hlo"), {2, 8, 8, 1}, 8, 0, 1,
-            w);
+    save_weights(w, {{"w1.1", {3, 3, 1, 4}},
+                     {"b1.1", {4}},
+                     {"w2.1", {3, 3, 2, 6}},
+                     {"w3.1", {6, 3}},
+                     {"b3.1", {3}}});
+    compile(hlo_test::slurp(hlo_test::kSrc + "tests/hlo/conv_jax.hlo"), {2, 8, 8, 1}, 8, 0, 1, w);
     ASSERT_TRUE(ok) << err;
     EXPECT_TRUE(has("(GEMMs: 1, convolutions: 1, segments: 2)")) << report;
     EXPECT_TRUE(has("    conv 0  conv_general_dilated.2  2 x 8x8x1 -> 8x8x4, kernel 3x3, stride "
                     "1x1, pad 1,1,1,1 + add.11 (bias) + max.3 (relu) + reduce_window_max.7 (max "
                     "pool 2x2 stride 2x2) -> s8, dequantized on the host\n"))
         << report;
-    EXPECT_TRUE(has("  conv_general_dilated.3 stays on the host: a grouped convolution"))
-        << report;
+    EXPECT_TRUE(has("  conv_general_dilated.3 stays on the host: a grouped convolution")) << report;
     EXPECT_TRUE(has("reduce_window_sum.7 (reduce-window)")) << report;
     EXPECT_TRUE(has("    gemm 1  dot_general.1  2 x 6 x 3 + add.15 (bias)")) << report;
-    compile(hlo_test::slurp(hlo_test::kSrc + "tests/hlo/conv_jax_dump.hlo"), {2, 8, 8, 1}, 8, 0,
-            1, w);
+    compile(hlo_test::slurp(hlo_test::kSrc + "tests/hlo/conv_jax_dump.hlo"), {2, 8, 8, 1}, 8, 0, 1,
+            w);
     ASSERT_TRUE(ok) << err;
     EXPECT_TRUE(has("(GEMMs: 1, convolutions: 1, segments: 2)")) << report;
     EXPECT_TRUE(has("(max pool 2x2 stride 2x2) -> s8")) << report;
@@ -300,8 +303,8 @@ TEST_F(CompileConv, IntegerKernelsInTileOrder)
                     << report;
                 const tpub_conv &v = pkg.segments[0].ops[0].conv;
                 const conv_ref::ConvShape cs = {2, 5, 6, 3, 3, 2, n + 1, 1, 1, 1, 0, pl, 0};
-                const std::vector<int8_t> want = conv_ref::tile_kernel(
-                    cs, kernel_of(text, "k0", nchw, 3, 2, 3, n + 1), n);
+                const std::vector<int8_t> want =
+                    conv_ref::tile_kernel(cs, kernel_of(text, "k0", nchw, 3, 2, 3, n + 1), n);
                 ASSERT_LE(v.k_off + want.size(), pkg.const_bytes);
                 EXPECT_EQ(std::vector<int8_t>(pkg.const_image + v.k_off,
                                               pkg.const_image + v.k_off + want.size()),
@@ -323,14 +326,14 @@ TEST_F(CompileConv, PoolingFusesInEitherOrder)
         const std::string bias = "  bc = f32[4] constant({0.1, -0.2, 0.3, 0})\n";
         std::mt19937 rng(4);
         std::string body = "  x = f32[1,8,8,2] parameter(0)\n  k = f32[3,3,2,4] constant(" +
-                           cnn_hlo::literal(rng, {3, 3, 2, 4}, false, -1, 1) + ")\n" + conv +
-                           bias +
+                           cnn_hlo::literal(rng, {3, 3, 2, 4}, false, -1, 1) + ")\n" + conv + bias +
                            "  zero = f32[] constant(0)\n  low = f32[] constant(-inf)\n";
         const std::string win = "window={size=1x2x2x1 stride=1x2x2x1}, to_apply=maxf\n";
         if (order == 0)
             body += "  bb = f32[1,6,6,4] broadcast(bc), dimensions={3}\n"
                     "  a = f32[1,6,6,4] add(c, bb)\n"
-                    "  p = f32[1,3,3,4] reduce-window(a, low), " + win +
+                    "  p = f32[1,3,3,4] reduce-window(a, low), " +
+                    win +
                     "  z = f32[1,3,3,4] broadcast(zero), dimensions={}\n"
                     "  ROOT r = f32[1,3,3,4] maximum(p, z)\n";
         else if (order == 1)
@@ -338,7 +341,8 @@ TEST_F(CompileConv, PoolingFusesInEitherOrder)
                     "  a = f32[1,6,6,4] add(c, bb)\n"
                     "  z = f32[1,6,6,4] broadcast(zero), dimensions={}\n"
                     "  r = f32[1,6,6,4] maximum(a, z)\n"
-                    "  ROOT p = f32[1,3,3,4] reduce-window(r, zero), " + win;
+                    "  ROOT p = f32[1,3,3,4] reduce-window(r, zero), " +
+                    win;
         else
             body += "  p = f32[1,3,3,4] reduce-window(c, low), " + win +
                     "  bb = f32[1,3,3,4] broadcast(bc), dimensions={3}\n"
@@ -347,8 +351,7 @@ TEST_F(CompileConv, PoolingFusesInEitherOrder)
         ASSERT_TRUE(ok) << err;
         EXPECT_TRUE(has("(max pool 2x2 stride 2x2)")) << report;
         EXPECT_TRUE(has("-> s8, dequantized on the host\n")) << report;
-        EXPECT_TRUE(has(order == 2 ? "+ p (max pool 2x2 stride 2x2) + a (bias)"
-                                   : "+ a (bias)"))
+        EXPECT_TRUE(has(order == 2 ? "+ p (max pool 2x2 stride 2x2) + a (bias)" : "+ a (bias)"))
             << report;
         EXPECT_TRUE(has("0 on the host")) << report;
         const tpub_segment &s = pkg.segments[0];
@@ -369,21 +372,25 @@ TEST_F(CompileConv, IdentitiesAreSeenThrough)
         const std::string pad = real_pad ? "0_0x1_1x0_0x0_0" : "0_0x0_0x0_0x0_0";
         const std::string padded = real_pad ? "f32[1,8,6,4]" : "f32[1,6,6,4]";
         const std::string pooled = real_pad ? "f32[1,4,3,4]" : "f32[1,3,3,4]";
-        const std::string body =
-            "  x = f32[1,8,8,2] parameter(0)\n  k = f32[3,3,2,4] constant(" +
-            cnn_hlo::literal(rng, {3, 3, 2, 4}, false, -1, 1) + ")\n"
-            "  c = f32[1,6,6,4] convolution(x, k), window={size=3x3}, "
-            "dim_labels=b01f_01io->b01f\n"
-            "  zero = f32[] constant(0)\n  low = f32[] constant(-inf)\n"
-            "  z = f32[1,6,6,4] broadcast(zero), dimensions={}\n"
-            "  r = f32[1,6,6,4] maximum(c, z)\n"
-            "  cp = f32[1,6,6,4]{3,2,1,0} copy(r)\n"
-            "  t = f32[1,6,6,4] transpose(cp), dimensions={0,1,2,3}\n"
-            "  rs = f32[1,6,6,4] reshape(t)\n"
-            "  cv = f32[1,6,6,4] convert(rs)\n"
-            "  pd = " + padded + " pad(cv, low), padding=" + pad + "\n"
-            "  ROOT p = " + pooled + " reduce-window(pd, low), "
-            "window={size=1x2x2x1 stride=1x2x2x1}, to_apply=maxf\n";
+        const std::string body = "  x = f32[1,8,8,2] parameter(0)\n  k = f32[3,3,2,4] constant(" +
+                                 cnn_hlo::literal(rng, {3, 3, 2, 4}, false, -1, 1) +
+                                 ")\n"
+                                 "  c = f32[1,6,6,4] convolution(x, k), window={size=3x3}, "
+                                 "dim_labels=b01f_01io->b01f\n"
+                                 "  zero = f32[] constant(0)\n  low = f32[] constant(-inf)\n"
+                                 "  z = f32[1,6,6,4] broadcast(zero), dimensions={}\n"
+                                 "  r = f32[1,6,6,4] maximum(c, z)\n"
+                                 "  cp = f32[1,6,6,4]{3,2,1,0} copy(r)\n"
+                                 "  t = f32[1,6,6,4] transpose(cp), dimensions={0,1,2,3}\n"
+                                 "  rs = f32[1,6,6,4] reshape(t)\n"
+                                 "  cv = f32[1,6,6,4] convert(rs)\n"
+                                 "  pd = " +
+                                 padded + " pad(cv, low), padding=" + pad +
+                                 "\n"
+                                 "  ROOT p = " +
+                                 pooled +
+                                 " reduce-window(pd, low), "
+                                 "window={size=1x2x2x1 stride=1x2x2x1}, to_apply=maxf\n";
         compile("HloModule m\n\n" + kMaxF + "ENTRY main {\n" + body + "}\n", {1, 8, 8, 2});
         ASSERT_TRUE(ok) << err;
         if (!real_pad) {
@@ -418,35 +425,85 @@ TEST_F(CompileConv, WhatTheDeviceCannotRunStaysOnTheHost)
         std::vector<int64_t> dims;
         const char *reason;
     } cases[] = {
-        {"grouped", "f32[1,5,5,4]", "f32[3,3,2,4]", "f32[1,3,3,4]",
-         "window={size=3x3}, dim_labels=b01f_01io->b01f, feature_group_count=2", 72,
-         {1, 5, 5, 4}, "a grouped convolution (feature_group_count > 1)"},
-        {"batch groups", "f32[2,5,5,2]", "f32[3,3,2,4]", "f32[1,3,3,4]",
-         "window={size=3x3}, dim_labels=b01f_01io->b01f, batch_group_count=2", 72,
-         {2, 5, 5, 2}, "batch_group_count > 1"},
-        {"dilated kernel", "f32[1,7,7,2]", "f32[3,3,2,4]", "f32[1,3,3,4]",
-         "window={size=3x3 rhs_dilate=2x2}, dim_labels=b01f_01io->b01f", 72, {1, 7, 7, 2},
+        {"grouped",
+         "f32[1,5,5,4]",
+         "f32[3,3,2,4]",
+         "f32[1,3,3,4]",
+         "window={size=3x3}, dim_labels=b01f_01io->b01f, feature_group_count=2",
+         72,
+         {1, 5, 5, 4},
+         "a grouped convolution (feature_group_count > 1)"},
+        {"batch groups",
+         "f32[2,5,5,2]",
+         "f32[3,3,2,4]",
+         "f32[1,3,3,4]",
+         "window={size=3x3}, dim_labels=b01f_01io->b01f, batch_group_count=2",
+         72,
+         {2, 5, 5, 2},
+         "batch_group_count > 1"},
+        {"dilated kernel",
+         "f32[1,7,7,2]",
+         "f32[3,3,2,4]",
+         "f32[1,3,3,4]",
+         "window={size=3x3 rhs_dilate=2x2}, dim_labels=b01f_01io->b01f",
+         72,
+         {1, 7, 7, 2},
          "a dilated kernel (rhs_dilate)"},
-        {"dilated input", "f32[1,4,4,2]", "f32[3,3,2,4]", "f32[1,5,5,4]",
-         "window={size=3x3 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f", 72, {1, 4, 4, 2},
+        {"dilated input",
+         "f32[1,4,4,2]",
+         "f32[3,3,2,4]",
+         "f32[1,5,5,4]",
+         "window={size=3x3 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f",
+         72,
+         {1, 4, 4, 2},
          "a dilated input (lhs_dilate, a transposed convolution)"},
-        {"stride", "f32[1,300,5,2]", "f32[3,3,2,4]", "f32[1,2,3,4]",
-         "window={size=3x3 stride=256x1}, dim_labels=b01f_01io->b01f", 72, {1, 300, 5, 2},
+        {"stride",
+         "f32[1,300,5,2]",
+         "f32[3,3,2,4]",
+         "f32[1,2,3,4]",
+         "window={size=3x3 stride=256x1}, dim_labels=b01f_01io->b01f",
+         72,
+         {1, 300, 5, 2},
          "a stride beyond the device's 1..255"},
-        {"negative padding", "f32[1,7,7,2]", "f32[3,3,2,4]", "f32[1,3,5,4]",
-         "window={size=3x3 pad=-1_-1x0_0}, dim_labels=b01f_01io->b01f", 72, {1, 7, 7, 2},
+        {"negative padding",
+         "f32[1,7,7,2]",
+         "f32[3,3,2,4]",
+         "f32[1,3,5,4]",
+         "window={size=3x3 pad=-1_-1x0_0}, dim_labels=b01f_01io->b01f",
+         72,
+         {1, 7, 7, 2},
          "padding beyond the device's 0..255 on each side"},
-        {"large padding", "f32[1,2,2,2]", "f32[3,3,2,4]", "f32[1,257,2,4]",
-         "window={size=3x3 pad=256_1x1_1}, dim_labels=b01f_01io->b01f", 72, {1, 2, 2, 2},
+        {"large padding",
+         "f32[1,2,2,2]",
+         "f32[3,3,2,4]",
+         "f32[1,257,2,4]",
+         "window={size=3x3 pad=256_1x1_1}, dim_labels=b01f_01io->b01f",
+         72,
+         {1, 2, 2, 2},
          "padding beyond the device's 0..255 on each side"},
-        {"1-D", "f32[1,7,2]", "f32[3,2,4]", "f32[1,5,4]",
-         "window={size=3}, dim_labels=b0f_0io->b0f", 24, {1, 7, 2},
+        {"1-D",
+         "f32[1,7,2]",
+         "f32[3,2,4]",
+         "f32[1,5,4]",
+         "window={size=3}, dim_labels=b0f_0io->b0f",
+         24,
+         {1, 7, 2},
          "not a 2-D convolution"},
-        {"3-D", "f32[1,4,4,4,2]", "f32[2,2,2,2,4]", "f32[1,3,3,3,4]",
-         "window={size=2x2x2}, dim_labels=b012f_012io->b012f", 64, {1, 4, 4, 4, 2},
+        {"3-D",
+         "f32[1,4,4,4,2]",
+         "f32[2,2,2,2,4]",
+         "f32[1,3,3,3,4]",
+         "window={size=2x2x2}, dim_labels=b012f_012io->b012f",
+         64,
+         {1, 4, 4, 4, 2},
          "not a 2-D convolution"},
-        {"too wide for the core", "f32[1,1,2049,1]", "f32[1,1,1,1]", "f32[1,1,2049,1]",
-         "window={size=1x1}, dim_labels=b01f_01io->b01f", 1, {1, 1, 2049, 1},
+        {"too wide for the core",
+         "f32[1,1,2049,1]",
+         "f32[1,1,1,1]",
+         "f32[1,1,2049,1]",
+         "window={size=1x1}, dim_labels=b01f_01io->b01f",
+         1,
+         {1, 1, 2049, 1},
          "a row of its output does not fit the core's unified buffer and accumulators"},
     };
     for (const Case &c : cases) {
@@ -505,8 +562,8 @@ TEST_F(CompileConv, PoolingsThatDoNotFuse)
         const bool padded = std::string(c.what) == "padded";
         const bool tall = std::string(c.what) == "window beyond 15";
         const bool chans = std::string(c.what) == "across channels";
-        const std::string pooled = padded ? "f32[1,9,9,4]"
-                                   : tall ? "f32[1,1,16,4]"
+        const std::string pooled = padded  ? "f32[1,9,9,4]"
+                                   : tall  ? "f32[1,1,16,4]"
                                    : chans ? "f32[1,8,8,2]"
                                            : "f32[1,8,8,4]";
         const std::string red = std::string("r {\n  a = f32[] parameter(0)\n  b = f32[] "
@@ -524,8 +581,8 @@ TEST_F(CompileConv, PoolingsThatDoNotFuse)
                     "dimensions={}\n  u = f32[1,16,16,4] maximum(c, z)\n";
             v = "u";
         }
-        body += "  ROOT p = " + pooled + " reduce-window(" + v + ", init), window={" +
-                c.window + "}, to_apply=r\n";
+        body += "  ROOT p = " + pooled + " reduce-window(" + v + ", init), window={" + c.window +
+                "}, to_apply=r\n";
         compile("HloModule m\n\n" + red + "ENTRY main {\n" + body + "}\n", {1, 18, 16, 2}, 4);
         ASSERT_TRUE(ok) << err;
         EXPECT_TRUE(has(std::string("  p stays on the host: ") + c.reason)) << report;
@@ -576,8 +633,8 @@ TEST_F(CompileConv, PackageRoundTripsAndLists)
     std::mt19937 rng(7);
     for (const cnn_hlo::Case &c : cnn_hlo::cases(4)) {
         SCOPED_TRACE(c.name);
-        compile(cnn_hlo::hlo(c.net, rng), cnn_hlo::input_dims(c.net), 4,
-                c.net.integer ? -128 : -1, c.net.integer ? 127 : 1);
+        compile(cnn_hlo::hlo(c.net, rng), cnn_hlo::input_dims(c.net), 4, c.net.integer ? -128 : -1,
+                c.net.integer ? 127 : 1);
         ASSERT_TRUE(ok) << err;
         const std::string a = dir + "/a.tpub", b = dir + "/b.tpub";
         char e[512] = "";

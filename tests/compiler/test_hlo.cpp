@@ -3,8 +3,8 @@
 // input, and every truncation of every fixture (run under ASan with TPU_SANITIZE=ON).
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -13,7 +13,8 @@
 #include "compiler/hlo.h"
 #include "tests/support/hlo_test.h"
 
-namespace {
+namespace
+{
 
 using hlo_test::at;
 using hlo_test::entry;
@@ -33,8 +34,8 @@ std::vector<std::string> fixture_names()
     return names;
 }
 
-#define PARSE(var, text)                                                                          \
-    Parsed var(text);                                                                             \
+#define PARSE(var, text) \
+    Parsed var(text);    \
     ASSERT_NE(var.m, nullptr) << var.err.msg
 
 std::vector<int64_t> ints(const hlo_ints &l) { return std::vector<int64_t>(l.v, l.v + l.n); }
@@ -245,9 +246,9 @@ TEST(HloConstructs, ShapesAndLayouts)
 
 TEST(HloConstructs, ElementTypes)
 {
-    const char *names[] = {"pred", "s8",  "s16", "s32",  "s64", "u8",  "u16",
+    const char *names[] = {"pred", "s8",  "s16", "s32",  "s64", "u8", "u16",
                            "u32",  "u64", "f16", "bf16", "f32", "f64"};
-    const hlo_type types[] = {HLO_PRED, HLO_S8,  HLO_S16, HLO_S32,  HLO_S64, HLO_U8,  HLO_U16,
+    const hlo_type types[] = {HLO_PRED, HLO_S8,  HLO_S16, HLO_S32,  HLO_S64, HLO_U8, HLO_U16,
                               HLO_U32,  HLO_U64, HLO_F16, HLO_BF16, HLO_F32, HLO_F64};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         PARSE(p, entry(std::string("  ROOT x = ") + names[i] + "[3]{0} parameter(0)\n"));
@@ -532,14 +533,14 @@ TEST(HloConstructs, ConvolutionAndReduceWindowAttributes)
     // Spatial dims 10 to 13 are the characters after '9'.
     const hlo_instr &wide = p.instr("main", "wide");
     EXPECT_EQ(wide.dim_labels.n_spatial, HLO_MAX_RANK - 2);
-    EXPECT_EQ(labels(wide)[0], (std::vector<int>{0, 15, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
-                                                 13, 14}));
-    EXPECT_EQ(labels(wide)[2], (std::vector<int>{14, 15, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2,
-                                                 1, 0}));
+    EXPECT_EQ(labels(wide)[0],
+              (std::vector<int>{0, 15, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}));
+    EXPECT_EQ(labels(wide)[2],
+              (std::vector<int>{14, 15, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0}));
     const hlo_instr &rw = p.instr("main", "rw");
     EXPECT_EQ(rw.opcode, HLO_OP_REDUCE_WINDOW);
-    EXPECT_EQ(window(rw), (W{{1, 1, 0, 0, 1, 1}, {2, 2, 0, 0, 1, 1}, {2, 2, 0, 0, 1, 1},
-                             {1, 1, 0, 0, 1, 1}}));
+    EXPECT_EQ(window(rw),
+              (W{{1, 1, 0, 0, 1, 1}, {2, 2, 0, 0, 1, 1}, {2, 2, 0, 0, 1, 1}, {1, 1, 0, 0, 1, 1}}));
     EXPECT_EQ(rw.to_apply, hlo_find_computation(p.m, "max"));
     // Kept for the ops that have them only: skipped elsewhere, group counts 1.
     EXPECT_FALSE(rw.dim_labels.present);
@@ -616,8 +617,8 @@ TEST(HloErrors, Located)
         {"", "", "t.hlo:1:1: empty input: expected 'HloModule' or a computation"},
         {"  // only a comment\n", "", "t.hlo:2:1: empty input"},
         {"HloModule m\n", "", "t.hlo:2:1: expected a computation after the module header"},
-        {"HloModule m\nENTRY main {\n  p = f32[2]{0} parameter(0)\n  q = f32[2]{0} negate(p",
-         "", "t.hlo:4:25: expected ')' after operands, found end of input"},
+        {"HloModule m\nENTRY main {\n  p = f32[2]{0} parameter(0)\n  q = f32[2]{0} negate(p", "",
+         "t.hlo:4:25: expected ')' after operands, found end of input"},
         {"HloModule m\nENTRY main {\n  p = f32[2]{0} parameter(0)\n", "",
          "t.hlo:4:1: expected an instruction name, found end of input"},
         {entry("  p = f32[2]{0} parameter(0)\n  ROOT q = f32[2]{0} negate(pp)\n"), "pp)",
@@ -823,7 +824,9 @@ TEST(HloErrors, FileErrorsAndNullErr)
 // read one byte past it. An exact-size heap copy lets ASan see any such read.
 TEST(HloErrors, PaddingEndingInUnderscoreAtTheEnd)
 {
-    for (const std::string text : {"HloM1F{\nt = f32[]at(t2),padding=08_", "ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT q = f32[3] pad(p, p), padding=0_"}) {
+    for (const std::string text :
+         {"HloM1F{\nt = f32[]at(t2),padding=08_",
+          "ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT q = f32[3] pad(p, p), padding=0_"}) {
         std::vector<char> buf(text.begin(), text.end());
         hlo_error err;
         EXPECT_EQ(hlo_parse(buf.data(), buf.size(), "f", &err), nullptr) << text;

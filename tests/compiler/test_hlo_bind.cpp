@@ -12,12 +12,13 @@
 #include <vector>
 
 #include "compiler/hlo.h"
-#include "tests/support/hlo_test.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
+#include "tests/support/hlo_test.h"
 #include "tests/support/io_test.h"
 
-namespace {
+namespace
+{
 
 using hlo_test::at;
 using hlo_test::dims_of;
@@ -114,7 +115,6 @@ void check_mlp(const std::string &hlo, const std::string &image)
     hlo_module_free(m);
 }
 
-
 TEST(HloEndToEnd, MnistShortStyleByName)
 {
     check_mlp("models/mnist/mlp.hlo", slurp(kSrc + "models/mnist/mlp.safetensors"));
@@ -162,8 +162,8 @@ TEST(HloEndToEnd, MnistBindingWithoutSuffixAndByNumber)
     hlo_module *m = hlo_parse(text.data(), text.size(), "mlp.hlo", &herr);
     ASSERT_NE(m, nullptr);
     float z[10] = {0};
-    std::string bad = st_image(R"({"w1.1":{"dtype":"F32","shape":[10],"data_offsets":[0,40]}})",
-                               bytes_of(z, 40));
+    std::string bad =
+        st_image(R"({"w1.1":{"dtype":"F32","shape":[10],"data_offsets":[0,40]}})", bytes_of(z, 40));
     ASSERT_EQ(st_parse(bad.data(), bad.size(), &st, err, sizeof err), 0) << err;
     hlo_array *params[5];
     EXPECT_EQ(hlo_bind_safetensors(m, "mlp.hlo", &st, params, 5, &herr), -1);

@@ -10,7 +10,8 @@
 #include "compiler/hlo.h"
 #include "tests/support/hlo_test.h"
 
-namespace {
+namespace
+{
 
 using hlo_test::at;
 using hlo_test::entry;
@@ -353,13 +354,15 @@ TEST(HloCheck, StructuralErrors)
     // PyTorch/XLA style inline operand shapes must agree with the definitions.
     expect_bad("  a = f32[2,3] parameter(0)\n  bad = f32[2,3] negate(f32[3,2] a)\n",
                "negate: operand 0 is written f32[3,2] but 'a' is f32[2,3]");
-    std::string text = "HloModule m\nf {\n  x = f32[] parameter(0)\n"
-                       "  bad = f32[] call(x), to_apply=f\n}\n"
-                       "ENTRY main {\n  a = f32[] parameter(0)\n  ROOT c = f32[] call(a), to_apply=f\n}\n";
+    std::string text =
+        "HloModule m\nf {\n  x = f32[] parameter(0)\n"
+        "  bad = f32[] call(x), to_apply=f\n}\n"
+        "ENTRY main {\n  a = f32[] parameter(0)\n  ROOT c = f32[] call(a), to_apply=f\n}\n";
     std::string msg = check_error(text);
     EXPECT_EQ(msg.rfind(at(text, "bad ="), 0), 0u) << msg;
     EXPECT_NE(msg.find("call: calls 'f', which is on or leads into a cycle of calls"),
-              std::string::npos) << msg;
+              std::string::npos)
+        << msg;
 }
 
 TEST(HloCheck, CustomCall)
@@ -699,7 +702,9 @@ ENTRY main {
   v = f32[5] parameter(2)
   s = f32[] parameter(3)
 )";
-    expect_checks(comps + R"(  pool = f32[2,4,4,3] reduce-window(x, k), window={size=1x2x2x1 stride=1x2x2x1}, to_apply=max
+    expect_checks(
+        comps +
+        R"(  pool = f32[2,4,4,3] reduce-window(x, k), window={size=1x2x2x1 stride=1x2x2x1}, to_apply=max
   pad = f32[2,4,4,3] reduce-window(x, k), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=max
   global = f32[2,1,1,3] reduce-window(x, k), window={size=1x8x8x1}, to_apply=max
   sum = s32[2,8,8,3] reduce-window(i, z), window={size=1x3x3x1 pad=0_0x1_1x1_1x0_0}, to_apply=adds

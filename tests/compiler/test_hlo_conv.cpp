@@ -17,7 +17,8 @@
 #include "compiler/hlo.h"
 #include "tests/support/hlo_test.h"
 
-namespace {
+namespace
+{
 
 using namespace hlo_test;
 
@@ -36,24 +37,21 @@ TEST(HloConv, WindowFields)
     auto w = [] { return make(HLO_F32, {2, 1, 1}, {1, 10}); };
     const std::string labels = ", dim_labels=b0f_0io->b0f";
     // out[i] = x[i] + 10 x[i + 1]
-    expect_same(run1(conv(xw, "f32[1,3,1]", "window={size=2}" + labels), {x(), w()}),
-                {21, 32, 43});
+    expect_same(run1(conv(xw, "f32[1,3,1]", "window={size=2}" + labels), {x(), w()}), {21, 32, 43});
     // Padded [_, 1, 2, 3, 4] at stride 2: the padding contributes nothing.
-    expect_same(run1(conv(xw, "f32[1,2,1]", "window={size=2 stride=2 pad=1_0}" + labels),
-                     {x(), w()}),
-                {10, 32});
+    expect_same(
+        run1(conv(xw, "f32[1,2,1]", "window={size=2 stride=2 pad=1_0}" + labels), {x(), w()}),
+        {10, 32});
     // Negative padding drops elements: [2, 3], or [3, 4] and one of padding.
     expect_same(run1(conv(xw, "f32[1,1,1]", "window={size=2 pad=-1_-1}" + labels), {x(), w()}),
                 {32});
     expect_same(run1(conv(xw, "f32[1,2,1]", "window={size=2 pad=-2_1}" + labels), {x(), w()}),
                 {43, 4});
     // rhs_dilate 2: out[i] = x[i] + 10 x[i + 2].
-    expect_same(run1(conv(xw, "f32[1,2,1]", "window={size=2 rhs_dilate=2}" + labels),
-                     {x(), w()}),
+    expect_same(run1(conv(xw, "f32[1,2,1]", "window={size=2 rhs_dilate=2}" + labels), {x(), w()}),
                 {31, 42});
     // lhs_dilate 2: [1, _, 2, _, 3, _, 4], the holes contribute nothing.
-    expect_same(run1(conv(xw, "f32[1,6,1]", "window={size=2 lhs_dilate=2}" + labels),
-                     {x(), w()}),
+    expect_same(run1(conv(xw, "f32[1,6,1]", "window={size=2 lhs_dilate=2}" + labels), {x(), w()}),
                 {1, 20, 2, 30, 3, 40});
     // All of them: padded and dilated [_, 1, _, 2, _, 3, _, 4, _, _], window 1 _ 10, stride 3.
     expect_same(run1(conv(xw, "f32[1,3,1]",
@@ -71,12 +69,12 @@ TEST(HloConv, ChannelsGroupsAndLabels)
                       make(HLO_F32, {1, 2, 2, 2}, {1, 0, 0, 1, 0, 1, 1, 0})}),
                 {18});
     // The same in NHWC/HWIO, and a second output whose kernel is [1 2; 2 1], [2 1; 1 2].
-    expect_same(run1(conv("  x = f32[1,2,2,2] parameter(0)\n  w = f32[2,2,2,2] parameter(1)\n",
-                          "f32[1,1,1,2]", "window={size=2x2}, dim_labels=b01f_01io->b01f"),
-                     {make(HLO_F32, {1, 2, 2, 2}, {1, 5, 2, 6, 3, 7, 4, 8}),
-                      make(HLO_F32, {2, 2, 2, 2},
-                           {1, 1, 0, 2, 0, 2, 1, 1, 0, 2, 1, 1, 1, 1, 0, 2})}),
-                {18, 1 * 1 + 2 * 2 + 3 * 2 + 4 * 1 + 5 * 2 + 6 * 1 + 7 * 1 + 8 * 2});
+    expect_same(
+        run1(conv("  x = f32[1,2,2,2] parameter(0)\n  w = f32[2,2,2,2] parameter(1)\n",
+                  "f32[1,1,1,2]", "window={size=2x2}, dim_labels=b01f_01io->b01f"),
+             {make(HLO_F32, {1, 2, 2, 2}, {1, 5, 2, 6, 3, 7, 4, 8}),
+              make(HLO_F32, {2, 2, 2, 2}, {1, 1, 0, 2, 0, 2, 1, 1, 0, 2, 1, 1, 1, 1, 0, 2})}),
+        {18, 1 * 1 + 2 * 2 + 3 * 2 + 4 * 1 + 5 * 2 + 6 * 1 + 7 * 1 + 8 * 2});
     // feature_group_count 2: output 0 sees input channel 0 (x 2), output 1 channel 1 (x 10).
     const std::string ab = "  x = f32[1,2,2] parameter(0)\n  w = f32[1,1,2] parameter(1)\n";
     expect_same(run1(conv(ab, "f32[1,2,2]",
@@ -84,20 +82,20 @@ TEST(HloConv, ChannelsGroupsAndLabels)
                      {make(HLO_F32, {1, 2, 2}, {1, 3, 2, 4}), make(HLO_F32, {1, 1, 2}, {2, 10})}),
                 {2, 30, 4, 40});
     // Depthwise with a multiplier of 2: output channels 0, 1 from input 0, 2, 3 from input 1.
-    expect_same(run1(conv("  x = f32[1,1,2] parameter(0)\n  w = f32[1,1,4] parameter(1)\n",
-                          "f32[1,1,4]",
-                          "window={size=1}, dim_labels=b0f_0io->b0f, feature_group_count=2"),
-                     {make(HLO_F32, {1, 1, 2}, {3, 5}), make(HLO_F32, {1, 1, 4}, {1, 2, 3, 4})}),
-                {3, 6, 15, 20});
+    expect_same(
+        run1(conv("  x = f32[1,1,2] parameter(0)\n  w = f32[1,1,4] parameter(1)\n", "f32[1,1,4]",
+                  "window={size=1}, dim_labels=b0f_0io->b0f, feature_group_count=2"),
+             {make(HLO_F32, {1, 1, 2}, {3, 5}), make(HLO_F32, {1, 1, 4}, {1, 2, 3, 4})}),
+        {3, 6, 15, 20});
     // batch_group_count 2: output feature 0 from batch 0 (x 2), feature 1 from batch 1 (x 10).
-    expect_same(run1(conv("  x = f32[2,2,1] parameter(0)\n  w = f32[1,1,2] parameter(1)\n",
-                          "f32[1,2,2]",
-                          "window={size=1}, dim_labels=b0f_0io->b0f, batch_group_count=2"),
-                     {make(HLO_F32, {2, 2, 1}, {1, 2, 3, 4}), make(HLO_F32, {1, 1, 2}, {2, 10})}),
-                {2, 30, 4, 40});
+    expect_same(
+        run1(conv("  x = f32[2,2,1] parameter(0)\n  w = f32[1,1,2] parameter(1)\n", "f32[1,2,2]",
+                  "window={size=1}, dim_labels=b0f_0io->b0f, batch_group_count=2"),
+             {make(HLO_F32, {2, 2, 1}, {1, 2, 3, 4}), make(HLO_F32, {1, 1, 2}, {2, 10})}),
+        {2, 30, 4, 40});
     // No spatial dims: a matrix product [2,3] x [3,2], transposed by the output labels.
-    expect_same(run1(conv("  x = f32[2,3] parameter(0)\n  w = f32[3,2] parameter(1)\n",
-                          "f32[2,2]", "dim_labels=bf_io->fb"),
+    expect_same(run1(conv("  x = f32[2,3] parameter(0)\n  w = f32[3,2] parameter(1)\n", "f32[2,2]",
+                          "dim_labels=bf_io->fb"),
                      {make(HLO_F32, {2, 3}, {1, 2, 3, 4, 5, 6}),
                       make(HLO_F32, {3, 2}, {1, 0, 0, 1, 1, 1})}),
                 {4, 10, 5, 11});
@@ -143,10 +141,10 @@ TEST(HloConv, F32AccumulatesKernelPositionsThenFeatures)
 {
     // Products in order (position 0: features 0, 1; position 1: features 0, 1) are 1e8, 1,
     // -1e8, 1: in float 1e8 + 1 is 1e8, so the result is 1. Features outermost would give 2.
-    Result r = run(conv("  x = f32[1,2,2] parameter(0)\n  w = f32[2,2,1] parameter(1)\n",
-                        "f32[1,1,1]", "window={size=2}, dim_labels=b0f_0io->b0f"),
-                   {make(HLO_F32, {1, 2, 2}, {1e8, 1, -1e8, 1}),
-                    make(HLO_F32, {2, 2, 1}, {1, 1, 1, 1})});
+    Result r =
+        run(conv("  x = f32[1,2,2] parameter(0)\n  w = f32[2,2,1] parameter(1)\n", "f32[1,1,1]",
+                 "window={size=2}, dim_labels=b0f_0io->b0f"),
+            {make(HLO_F32, {1, 2, 2}, {1e8, 1, -1e8, 1}), make(HLO_F32, {2, 2, 1}, {1, 1, 1, 1})});
     ASSERT_EQ(r.err, "");
     EXPECT_EQ(r.out[0][0], 1.0);
     // Products are rounded before they are added (no fused multiply-add): a * a is
@@ -276,21 +274,21 @@ int64_t check_problem(const Problem &p, std::mt19937 &rng, const std::string &wh
     Layout out(p.out_labels, {{'b', p.B / p.batch_groups}, {'f', p.O}, {'0', OH}, {'1', OW}});
     std::string text = entry(
         "  x = " + in.shape(p.in_type) + " parameter(0)\n  w = " + ker.shape(p.w_type) +
-        " parameter(1)\n  ROOT c = " + out.shape(p.out_type) + " convolution(x, w), window={size=" +
-        join(p.K, "") + " stride=" + join(p.stride, "") + " pad=" + join(p.lo, "_", p.hi) +
-        " lhs_dilate=" + join(p.ld, "") + " rhs_dilate=" + join(p.rd, "") + "}, dim_labels=" +
-        p.in_labels + "_" + p.w_labels + "->" + p.out_labels +
-        ", feature_group_count=" + std::to_string(p.groups) +
+        " parameter(1)\n  ROOT c = " + out.shape(p.out_type) +
+        " convolution(x, w), window={size=" + join(p.K, "") + " stride=" + join(p.stride, "") +
+        " pad=" + join(p.lo, "_", p.hi) + " lhs_dilate=" + join(p.ld, "") +
+        " rhs_dilate=" + join(p.rd, "") + "}, dim_labels=" + p.in_labels + "_" + p.w_labels + "->" +
+        p.out_labels + ", feature_group_count=" + std::to_string(p.groups) +
         ", batch_group_count=" + std::to_string(p.batch_groups) + "\n");
     // Logical data, then the same values at their physical places.
     auto fill = [&](hlo_type t, size_t n) {
         std::normal_distribution<float> normal(0, 1);
         std::vector<double> v(n);
         for (double &e : v)
-            e = t == HLO_F32 ? normal(rng)
-              : t == HLO_S8  ? (double)(int8_t)rng()
-              : t == HLO_U8  ? (double)(uint8_t)rng()
-                             : (double)(int32_t)rng();
+            e = t == HLO_F32  ? normal(rng)
+                : t == HLO_S8 ? (double)(int8_t)rng()
+                : t == HLO_U8 ? (double)(uint8_t)rng()
+                              : (double)(int32_t)rng();
         return v;
     };
     int64_t cin = p.C / p.groups;
@@ -384,8 +382,7 @@ TEST(HloConv, RandomShapesAgreeWithNaiveReference)
             p.batch_groups = p.B;
             p.O *= p.B;
             break;
-        default:
-            break;
+        default: break;
         }
         for (int d = 0; d < 2; d++) {
             int64_t n = d ? p.W : p.H;
@@ -552,8 +549,9 @@ TEST(HloReduceWindow, VariadicArgmaxPooling)
                         bool in = y + dy < 3 && c + dx < 4;
                         float v = in ? x[(y + dy) * 4 + c + dx] : -INFINITY;
                         int vi = in ? (y + dy) * 4 + c + dx : -1;
-                        bool take = std::isnan(best) ? false
-                                  : std::isnan(v) || v > best || (v == best && vi < bi);
+                        bool take = std::isnan(best)
+                                        ? false
+                                        : std::isnan(v) || v > best || (v == best && vi < bi);
                         if (take) {
                             best = v;
                             bi = vi;
@@ -608,10 +606,10 @@ TEST(HloConvSamples, AgreeWithJax)
                                         -0.776615381, -9.80089378, -0.616214991};
     for (const char *name : {"conv_jax.hlo", "conv_jax_dump.hlo"}) {
         SCOPED_TRACE(name);
-        Result r = run(slurp(kSrc + "tests/hlo/" + name),
-                       {sample_param(0, {2, 8, 8, 1}), sample_param(1, {3, 3, 1, 4}),
-                        sample_param(2, {4}), sample_param(3, {3, 3, 2, 6}),
-                        sample_param(4, {6, 3}), sample_param(5, {3})});
+        Result r =
+            run(slurp(kSrc + "tests/hlo/" + name),
+                {sample_param(0, {2, 8, 8, 1}), sample_param(1, {3, 3, 1, 4}), sample_param(2, {4}),
+                 sample_param(3, {3, 3, 2, 6}), sample_param(4, {6, 3}), sample_param(5, {3})});
         ASSERT_EQ(r.err, "");
         ASSERT_EQ(r.out.size(), 1u);
         ASSERT_EQ(r.out[0].size(), logits.size());

@@ -15,7 +15,8 @@
 #include "compiler/hlo.h"
 #include "tests/support/hlo_test.h"
 
-namespace {
+namespace
+{
 
 using namespace hlo_test;
 
@@ -27,7 +28,8 @@ TEST(HloEval, ElementwiseF32)
     std::vector<double> y = {0.5, 4, -1, 1, kNaN, 8};
     auto bin = [&](const char *op) {
         return run1(entry(std::string("  a = f32[2,3] parameter(0)\n  b = f32[2,3] parameter(1)\n"
-                                      "  ROOT r = f32[2,3] ") + op + "(a, b)\n"),
+                                      "  ROOT r = f32[2,3] ") +
+                          op + "(a, b)\n"),
                     {make(HLO_F32, {2, 3}, x), make(HLO_F32, {2, 3}, y)});
     };
     expect_same(bin("add"), {2, 2, -1, kNaN, kNaN, 7.75});
@@ -43,9 +45,9 @@ TEST(HloEval, ElementwiseF32)
     EXPECT_EQ(sum[0], (double)(0.1f + 0.2f));
 
     auto un = [&](const char *op) {
-        return run1(entry(std::string("  a = f32[4] parameter(0)\n  ROOT r = f32[4] ") + op +
-                          "(a)\n"),
-                    {make(HLO_F32, {4}, {0, 1, -2, kInf})});
+        return run1(
+            entry(std::string("  a = f32[4] parameter(0)\n  ROOT r = f32[4] ") + op + "(a)\n"),
+            {make(HLO_F32, {4}, {0, 1, -2, kInf})});
     };
     expect_same(un("negate"), {-0., -1, 2, -kInf});
     expect_same(un("exponential"), {1, (double)expf(1), (double)expf(-2), kInf});
@@ -64,7 +66,8 @@ TEST(HloEval, CompareAndSelect)
     for (int d = 0; d < 6; d++)
         expect_same(run1(entry(std::string("  a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n"
                                            "  ROOT r = pred[4] compare(a, b), "
-                                           "comparison_direction=") + dirs[d] + "\n"),
+                                           "comparison_direction=") +
+                               dirs[d] + "\n"),
                          {make(HLO_F32, {4}, x), make(HLO_F32, {4}, y)}),
                     want[d]);
     expect_same(run1(entry("  a = s32[3] parameter(0)\n  b = s32[3] parameter(1)\n"
@@ -72,11 +75,11 @@ TEST(HloEval, CompareAndSelect)
                            "  ROOT r = s32[3] select(c, a, b)\n"),
                      {make(HLO_S32, {3}, {-5, 7, 2147483647}), make(HLO_S32, {3}, {3, -7, 0})}),
                 {-5, -7, 0});
-    expect_same(run1(entry("  p = pred[] parameter(0)\n  a = f32[2] parameter(1)\n"
-                           "  b = f32[2] parameter(2)\n  ROOT r = f32[2] select(p, a, b)\n"),
-                     {make(HLO_PRED, {}, {1}), make(HLO_F32, {2}, {1, 2}),
-                      make(HLO_F32, {2}, {3, 4})}),
-                {1, 2});
+    expect_same(
+        run1(entry("  p = pred[] parameter(0)\n  a = f32[2] parameter(1)\n"
+                   "  b = f32[2] parameter(2)\n  ROOT r = f32[2] select(p, a, b)\n"),
+             {make(HLO_PRED, {}, {1}), make(HLO_F32, {2}, {1, 2}), make(HLO_F32, {2}, {3, 4})}),
+        {1, 2});
 }
 
 TEST(HloEval, IntegerArithmeticWraps)
@@ -141,7 +144,7 @@ TEST(HloEval, DataMovement)
                      {make(HLO_F32, {2, 3}, a23)}),
                 {1, 4, 2, 5, 3, 6});
     Result r = run(entry("  a = f32[2,3] parameter(0)\n  ROOT r = f32[3,1,2] reshape(a)\n"),
-                {make(HLO_F32, {2, 3}, a23)});
+                   {make(HLO_F32, {2, 3}, a23)});
     ASSERT_EQ(r.err, "");
     expect_same(r.out[0], a23);
     EXPECT_EQ(r.dims[0], (std::vector<int64_t>{3, 1, 2}));
@@ -270,8 +273,8 @@ TEST(HloEval, DotLayouts)
             for (int j = 0; j < 6; j++)
                 for (int k1 = 0; k1 < 4; k1++)
                     for (int k2 = 0; k2 < 5; k2++)
-                        want[(b * 3 + i) * 6 + j] += A[((i * 2 + b) * 4 + k1) * 5 + k2] *
-                                                     B[((k1 * 5 + k2) * 2 + b) * 6 + j];
+                        want[(b * 3 + i) * 6 + j] +=
+                            A[((i * 2 + b) * 4 + k1) * 5 + k2] * B[((k1 * 5 + k2) * 2 + b) * 6 + j];
     expect_same(run1(entry("  a = f32[3,2,4,5] parameter(0)\n  b = f32[4,5,2,6] parameter(1)\n"
                            "  ROOT r = f32[2,3,6] dot(a, b), lhs_batch_dims={1}, "
                            "rhs_batch_dims={2}, lhs_contracting_dims={2,3}, "
@@ -338,9 +341,9 @@ TEST(HloEval, DotS8ExactOnExtremes)
         }
     EXPECT_EQ(want[0], 33554432.0);
     Result r = run(entry("  a = s8[3,2048] parameter(0)\n  b = s8[2048,4] parameter(1)\n"
-                      "  ROOT r = s32[3,4] dot(a, b), lhs_contracting_dims={1}, "
-                      "rhs_contracting_dims={0}\n"),
-                {make(HLO_S8, {M, K}, A), make(HLO_S8, {K, N}, B)});
+                         "  ROOT r = s32[3,4] dot(a, b), lhs_contracting_dims={1}, "
+                         "rhs_contracting_dims={0}\n"),
+                   {make(HLO_S8, {M, K}, A), make(HLO_S8, {K, N}, B)});
     ASSERT_EQ(r.err, "");
     EXPECT_EQ(r.types[0], HLO_S32);
     expect_same(r.out[0], want);
@@ -412,10 +415,11 @@ ENTRY main {
     expect_same(r.out[0], {5, 7});
     expect_same(r.out[1], {1, 0});
     // Float addition in row-major order from the init value: (1e8 + 1) + ... stays 1e8 in float.
-    Result big = run(comps.substr(0, comps.find("ENTRY")) +
-                      "ENTRY main {\n  a = f32[4] parameter(0)\n  z = f32[] constant(100000000)\n"
-                      "  ROOT r = f32[] reduce(a, z), dimensions={0}, to_apply=ad\n}\n",
-                  {make(HLO_F32, {4}, {1, 1, 1, 1})});
+    Result big =
+        run(comps.substr(0, comps.find("ENTRY")) +
+                "ENTRY main {\n  a = f32[4] parameter(0)\n  z = f32[] constant(100000000)\n"
+                "  ROOT r = f32[] reduce(a, z), dimensions={0}, to_apply=ad\n}\n",
+            {make(HLO_F32, {4}, {1, 1, 1, 1})});
     ASSERT_EQ(big.err, "");
     EXPECT_EQ(big.out[0][0], 1e8);
 }
@@ -440,7 +444,8 @@ TEST(HloEval, Errors)
     r = run(text, {});
     EXPECT_EQ(r.err, "t.hlo:0:0: ENTRY 'main' has 1 parameters, 0 arrays given");
     // A type the evaluator does not handle, and a shape error found by the checker first.
-    text = entry("  a = f32[2] parameter(0)\n  h = f16[2] convert(a)\n  ROOT r = f16[2] negate(h)\n");
+    text =
+        entry("  a = f32[2] parameter(0)\n  h = f16[2] convert(a)\n  ROOT r = f16[2] negate(h)\n");
     r = run(text, {make(HLO_F32, {2}, {1, 2})});
     EXPECT_EQ(r.err, at(text, "h =") + "convert: shape f16[2] of 'h' has an element type the "
                                        "evaluator does not support");
@@ -606,12 +611,13 @@ ENTRY main {
     expect_same(r.out[0], want_v);
     expect_same(r.out[1], want_i);
     // With nothing to fold, the init values: reduce of a [2,0] array over dim 1.
-    r = run("HloModule m\n" + text.substr(text.find("fold {"), text.find("ENTRY") -
-                                                                   text.find("fold {")) +
-                "ENTRY main {\n  a = f32[2,0] parameter(0)\n  i = s32[2,0] parameter(1)\n"
-                "  k = f32[] constant(1.5)\n  m = s32[] constant(-7)\n"
-                "  ROOT r = (f32[2], s32[2]) reduce(a, i, k, m), dimensions={1}, to_apply=fold\n}\n",
-            {make(HLO_F32, {2, 0}, {}), make(HLO_S32, {2, 0}, {})});
+    r = run(
+        "HloModule m\n" +
+            text.substr(text.find("fold {"), text.find("ENTRY") - text.find("fold {")) +
+            "ENTRY main {\n  a = f32[2,0] parameter(0)\n  i = s32[2,0] parameter(1)\n"
+            "  k = f32[] constant(1.5)\n  m = s32[] constant(-7)\n"
+            "  ROOT r = (f32[2], s32[2]) reduce(a, i, k, m), dimensions={1}, to_apply=fold\n}\n",
+        {make(HLO_F32, {2, 0}, {}), make(HLO_S32, {2, 0}, {})});
     ASSERT_EQ(r.err, "");
     expect_same(r.out[0], {1.5, 1.5});
     expect_same(r.out[1], {-7, -7});

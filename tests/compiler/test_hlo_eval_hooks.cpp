@@ -12,7 +12,8 @@
 #include "compiler/hlo.h"
 #include "tests/support/hlo_test.h"
 
-namespace {
+namespace
+{
 
 using namespace hlo_test;
 
@@ -37,8 +38,8 @@ struct Segments {
     std::vector<std::string> targets;
 };
 
-int segment_hook(void *ctx, const hlo_instr *in, hlo_array *const *ops, int n_ops,
-                 hlo_array **outs, int n_outs, char *err, size_t errlen)
+int segment_hook(void *ctx, const hlo_instr *in, hlo_array *const *ops, int n_ops, hlo_array **outs,
+                 int n_outs, char *err, size_t errlen)
 {
     Segments *s = (Segments *)ctx;
     std::string target = in->custom_call_target;
@@ -62,8 +63,7 @@ int segment_hook(void *ctx, const hlo_instr *in, hlo_array *const *ops, int n_op
         int64_t two = 2;
         outs[0] = s->mode == Segments::WRONG_SHAPE ? hlo_array_new(HLO_F32, 1, &two) : copy_of(d);
         for (int64_t i = 0; i < outs[0]->shape.elements; i++)
-            ((float *)outs[0]->data)[i] =
-                f32(d)[i] * 2 + (float)((const int32_t *)ops[1]->data)[0];
+            ((float *)outs[0]->data)[i] = f32(d)[i] * 2 + (float)((const int32_t *)ops[1]->data)[0];
         return 0;
     }
     EXPECT_EQ(target, "tpu.segment.1");
@@ -238,8 +238,9 @@ ENTRY main {
     auto error_of = [&](const char *name, std::vector<hlo_array *> ops) {
         hlo_array *out = nullptr;
         hlo_error e{};
-        EXPECT_EQ(hlo_eval_instr(p.m, "t.hlo", &c->instrs[hlo_find_instr(c, name)], ops.data(),
-                                 &out, &e), -1);
+        EXPECT_EQ(
+            hlo_eval_instr(p.m, "t.hlo", &c->instrs[hlo_find_instr(c, name)], ops.data(), &out, &e),
+            -1);
         EXPECT_EQ(out, nullptr);
         return std::string(e.msg);
     };
@@ -328,8 +329,8 @@ TEST(HloEvalHooks, EvalInstrOnTupleReduceAndNewOps)
     EXPECT_EQ(hlo_eval_instr(p.m, "t.hlo", red, ops, outs, &err), -1);
     EXPECT_EQ(outs[0], nullptr);
     EXPECT_EQ(outs[1], nullptr);
-    EXPECT_EQ(std::string(err.msg),
-              at(text, "reduce.11 =") + "reduce: operand 1 of 'reduce.11' is s32[4,10] but the "
+    EXPECT_EQ(std::string(err.msg), at(text, "reduce.11 =") +
+                                        "reduce: operand 1 of 'reduce.11' is s32[4,10] but the "
                                         "array given is s32[10]");
     for (hlo_array *a : {iv, bv, nv, zv, xa})
         hlo_array_free(a);
@@ -339,8 +340,9 @@ TEST(HloEvalHooks, EvalInstrOnTupleReduceAndNewOps)
     hlo_array *t = make(HLO_PRED, {}, {1}), *f = make(HLO_PRED, {}, {0});
     auto one = [&](const char *name, hlo_array *a, hlo_array *b) {
         hlo_array *o = nullptr, *in[2] = {a, b};
-        EXPECT_EQ(hlo_eval_instr(p.m, "t.hlo", &reg->instrs[hlo_find_instr(reg, name)], in, &o,
-                                 &err), 0) << err.msg;
+        EXPECT_EQ(
+            hlo_eval_instr(p.m, "t.hlo", &reg->instrs[hlo_find_instr(reg, name)], in, &o, &err), 0)
+            << err.msg;
         double v = o ? values(o)[0] : -1;
         hlo_array_free(o);
         return v;

@@ -18,7 +18,8 @@
 #include "compiler/hlo.h"
 #include "tests/support/hlo_test.h"
 
-namespace {
+namespace
+{
 
 using hlo_test::entry;
 using hlo_test::kSrc;
@@ -92,8 +93,8 @@ void expect_same_instr(const hlo_module *ma, const hlo_instr &a, const hlo_modul
     EXPECT_STREQ(a.name, b.name);
     EXPECT_STREQ(a.opcode_name, b.opcode_name);
     EXPECT_EQ(a.opcode, b.opcode);
-    EXPECT_TRUE(hlo_shape_equal(&a.shape, &b.shape)) << shape_text(a.shape) << " vs "
-                                                     << shape_text(b.shape);
+    EXPECT_TRUE(hlo_shape_equal(&a.shape, &b.shape))
+        << shape_text(a.shape) << " vs " << shape_text(b.shape);
     ASSERT_EQ(a.n_operands, b.n_operands);
     for (int i = 0; i < a.n_operands; i++)
         EXPECT_EQ(a.operands[i].index, b.operands[i].index);
@@ -132,12 +133,11 @@ void expect_same_instr(const hlo_module *ma, const hlo_instr &a, const hlo_modul
     const hlo_conv_dims &x = a.dim_labels, &y = b.dim_labels;
     EXPECT_EQ(x.present, y.present);
     ASSERT_EQ(x.n_spatial, y.n_spatial);
-    EXPECT_EQ((std::vector<int>{x.input_batch_dim, x.input_feature_dim,
-                                x.kernel_input_feature_dim, x.kernel_output_feature_dim,
-                                x.output_batch_dim, x.output_feature_dim}),
-              (std::vector<int>{y.input_batch_dim, y.input_feature_dim,
-                                y.kernel_input_feature_dim, y.kernel_output_feature_dim,
-                                y.output_batch_dim, y.output_feature_dim}));
+    EXPECT_EQ(
+        (std::vector<int>{x.input_batch_dim, x.input_feature_dim, x.kernel_input_feature_dim,
+                          x.kernel_output_feature_dim, x.output_batch_dim, x.output_feature_dim}),
+        (std::vector<int>{y.input_batch_dim, y.input_feature_dim, y.kernel_input_feature_dim,
+                          y.kernel_output_feature_dim, y.output_batch_dim, y.output_feature_dim}));
     for (int i = 0; i < x.n_spatial; i++)
         EXPECT_EQ((std::vector<int>{x.input_spatial_dims[i], x.kernel_spatial_dims[i],
                                     x.output_spatial_dims[i]}),
@@ -466,50 +466,49 @@ ENTRY main {
 }
 )";
     std::string printed = round_trip(text, "t.hlo", 3);
-    for (const char *line : {
-             "  c1 = f32[2,2,6,6] convolution(x, w), window={size=3x2 stride=2x1 pad=0_-1x1_0}, "
-             "dim_labels=b01f_01io->b01f, feature_group_count=2\n",
-             "  c2 = f32[1,6,3,5] convolution(x, w2), window={size=3x2 stride=2x2 pad=1_1x0_0 "
-             "lhs_dilate=1x2 rhs_dilate=2x1}, dim_labels=b01f_01io->bf01, batch_group_count=2\n",
-             "  c3 = s32[1,3,4,2] convolution(q, k), window={size=2x2}, "
-             "dim_labels=b01f_io01->b01f\n",
-             "  r1 = f32[2,4,6,4] reduce-window(x, n), window={size=1x2x1x1 stride=1x2x1x1 "
-             "pad=0_0x1_0x0_0x0_0}, to_apply=max\n"})
+    for (const char *line :
+         {"  c1 = f32[2,2,6,6] convolution(x, w), window={size=3x2 stride=2x1 pad=0_-1x1_0}, "
+          "dim_labels=b01f_01io->b01f, feature_group_count=2\n",
+          "  c2 = f32[1,6,3,5] convolution(x, w2), window={size=3x2 stride=2x2 pad=1_1x0_0 "
+          "lhs_dilate=1x2 rhs_dilate=2x1}, dim_labels=b01f_01io->bf01, batch_group_count=2\n",
+          "  c3 = s32[1,3,4,2] convolution(q, k), window={size=2x2}, "
+          "dim_labels=b01f_io01->b01f\n",
+          "  r1 = f32[2,4,6,4] reduce-window(x, n), window={size=1x2x1x1 stride=1x2x1x1 "
+          "pad=0_0x1_0x0_0x0_0}, to_apply=max\n"})
         EXPECT_NE(printed.find(line), std::string::npos) << line << "not in\n" << printed;
 }
 
 TEST(HloPrint, ConstantsRoundTripExactly)
 {
-    const std::string text = entry(
-        "  a = f32[] constant(0.1)\n  b = f32[] constant(-inf)\n  c = f32[] constant(inf)\n"
-        "  d = f32[] constant(nan)\n  e = f32[] constant(-0)\n  f = f32[] constant(1e-45)\n"
-        "  g = f32[] constant(3.40282347e+38)\n  h = f32[] constant(1e39)\n"
-        "  i = f32[] constant(16777217)\n  j = f32[] constant(-1.17549435e-38)\n"
-        "  k = f32[2,2] constant({ {1, 2}, {3, 4} })\n"
-        "  l = f32[1,2,3] constant({ { {0.5, -1, 2e3}, {1e-05, 0.333333343, -nan} } })\n"
-        "  m = s32[3] constant({-2147483648, 2147483647, 0})\n"
-        "  n = s8[2] constant({-128, 127})\n  o = u8[2] constant({0, 255})\n"
-        "  p = pred[2,1] constant({ {true}, {false} })\n"
-        "  q = f32[2,0] constant({ {}, {} })\n  r = f32[0,3] constant({})\n"
-        "  s = f64[] constant(0.1)\n  u = s64[] constant(-9007199254740993)\n"
-        "  ROOT t = (f32[], f32[], f32[], f32[], f32[], f32[], f32[], f32[], f32[], f32[], "
-        "f32[2,2], f32[1,2,3], s32[3], s8[2], u8[2], pred[2,1], f32[2,0], f32[0,3]) "
-        "tuple(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r)\n");
+    const std::string text =
+        entry("  a = f32[] constant(0.1)\n  b = f32[] constant(-inf)\n  c = f32[] constant(inf)\n"
+              "  d = f32[] constant(nan)\n  e = f32[] constant(-0)\n  f = f32[] constant(1e-45)\n"
+              "  g = f32[] constant(3.40282347e+38)\n  h = f32[] constant(1e39)\n"
+              "  i = f32[] constant(16777217)\n  j = f32[] constant(-1.17549435e-38)\n"
+              "  k = f32[2,2] constant({ {1, 2}, {3, 4} })\n"
+              "  l = f32[1,2,3] constant({ { {0.5, -1, 2e3}, {1e-05, 0.333333343, -nan} } })\n"
+              "  m = s32[3] constant({-2147483648, 2147483647, 0})\n"
+              "  n = s8[2] constant({-128, 127})\n  o = u8[2] constant({0, 255})\n"
+              "  p = pred[2,1] constant({ {true}, {false} })\n"
+              "  q = f32[2,0] constant({ {}, {} })\n  r = f32[0,3] constant({})\n"
+              "  s = f64[] constant(0.1)\n  u = s64[] constant(-9007199254740993)\n"
+              "  ROOT t = (f32[], f32[], f32[], f32[], f32[], f32[], f32[], f32[], f32[], f32[], "
+              "f32[2,2], f32[1,2,3], s32[3], s8[2], u8[2], pred[2,1], f32[2,0], f32[0,3]) "
+              "tuple(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r)\n");
     std::string printed = round_trip(text, "t.hlo", 1);
-    for (const char *line : {
-             "  a = f32[] constant(0.100000001)\n", "  b = f32[] constant(-inf)\n",
-             "  c = f32[] constant(inf)\n", "  d = f32[] constant(nan)\n",
-             "  e = f32[] constant(-0)\n", "  f = f32[] constant(1.40129846e-45)\n",
-             "  g = f32[] constant(3.40282347e+38)\n", "  h = f32[] constant(inf)\n",
-             "  i = f32[] constant(16777216)\n",
-             "  k = f32[2,2] constant({ {1, 2}, {3, 4} })\n",
-             "  l = f32[1,2,3] constant({ { {0.5, -1, 2000}, {9.99999975e-06, 0.333333343, nan} } "
-             "})\n",
-             "  m = s32[3] constant({-2147483648, 2147483647, 0})\n",
-             "  p = pred[2,1] constant({ {true}, {false} })\n",
-             "  q = f32[2,0] constant({ {}, {} })\n", "  r = f32[0,3] constant({})\n",
-             "  s = f64[] constant(0.10000000000000001)\n",
-             "  u = s64[] constant(-9007199254740992)\n"})
+    for (const char *line :
+         {"  a = f32[] constant(0.100000001)\n", "  b = f32[] constant(-inf)\n",
+          "  c = f32[] constant(inf)\n", "  d = f32[] constant(nan)\n",
+          "  e = f32[] constant(-0)\n", "  f = f32[] constant(1.40129846e-45)\n",
+          "  g = f32[] constant(3.40282347e+38)\n", "  h = f32[] constant(inf)\n",
+          "  i = f32[] constant(16777216)\n", "  k = f32[2,2] constant({ {1, 2}, {3, 4} })\n",
+          "  l = f32[1,2,3] constant({ { {0.5, -1, 2000}, {9.99999975e-06, 0.333333343, nan} } "
+          "})\n",
+          "  m = s32[3] constant({-2147483648, 2147483647, 0})\n",
+          "  p = pred[2,1] constant({ {true}, {false} })\n",
+          "  q = f32[2,0] constant({ {}, {} })\n", "  r = f32[0,3] constant({})\n",
+          "  s = f64[] constant(0.10000000000000001)\n",
+          "  u = s64[] constant(-9007199254740992)\n"})
         EXPECT_NE(printed.find(line), std::string::npos) << line << "not in\n" << printed;
 }
 
@@ -550,8 +549,8 @@ TEST(HloPrint, PrintConstantIsExactForEveryBitPattern)
     int64_t n = 4096;
     hlo_array *f = hlo_array_new(HLO_F32, 1, &n);
     uint32_t *bits = (uint32_t *)f->data;
-    const uint32_t special[] = {0, 0x80000000u, 1, 0x807fffffu, 0x00800000u, 0x7f7fffffu,
-                                0xff800000u, 0x7f800000u, 0x3dcccccdu, 0x4b800001u};
+    const uint32_t special[] = {0,           0x80000000u, 1,           0x807fffffu, 0x00800000u,
+                                0x7f7fffffu, 0xff800000u, 0x7f800000u, 0x3dcccccdu, 0x4b800001u};
     for (int64_t i = 0; i < n; i++) {
         do
             bits[i] = i < 10 ? special[i] : (uint32_t)rng();

@@ -16,7 +16,8 @@
 #include "compiler/tpub.h"
 #include "tests/support/tpub_test.h"
 
-namespace {
+namespace
+{
 
 using namespace tpub_test;
 
@@ -69,14 +70,42 @@ void expect_same_gemm(const tpub_gemm &a, const tpub_gemm &b, const std::string 
 
 void expect_same_conv(const tpub_conv &a, const tpub_conv &b, const std::string &what)
 {
-    const uint32_t x[] = {a.flags,      a.batch,     a.h,        a.w,          a.c,
-                          a.kh,         a.kw,        a.cout,     a.stride_h,   a.stride_w,
-                          a.pad_top,    a.pad_bottom, a.pad_left, a.pad_right, a.pool_h,
-                          a.pool_w,     a.pool_stride_h, a.pool_stride_w};
-    const uint32_t y[] = {b.flags,      b.batch,     b.h,        b.w,          b.c,
-                          b.kh,         b.kw,        b.cout,     b.stride_h,   b.stride_w,
-                          b.pad_top,    b.pad_bottom, b.pad_left, b.pad_right, b.pool_h,
-                          b.pool_w,     b.pool_stride_h, b.pool_stride_w};
+    const uint32_t x[] = {a.flags,
+                          a.batch,
+                          a.h,
+                          a.w,
+                          a.c,
+                          a.kh,
+                          a.kw,
+                          a.cout,
+                          a.stride_h,
+                          a.stride_w,
+                          a.pad_top,
+                          a.pad_bottom,
+                          a.pad_left,
+                          a.pad_right,
+                          a.pool_h,
+                          a.pool_w,
+                          a.pool_stride_h,
+                          a.pool_stride_w};
+    const uint32_t y[] = {b.flags,
+                          b.batch,
+                          b.h,
+                          b.w,
+                          b.c,
+                          b.kh,
+                          b.kw,
+                          b.cout,
+                          b.stride_h,
+                          b.stride_w,
+                          b.pad_top,
+                          b.pad_bottom,
+                          b.pad_left,
+                          b.pad_right,
+                          b.pool_h,
+                          b.pool_w,
+                          b.pool_stride_h,
+                          b.pool_stride_w};
     for (size_t i = 0; i < sizeof x / sizeof x[0]; i++)
         EXPECT_EQ(x[i], y[i]) << what << " field " << i;
     EXPECT_EQ(a.in_off, b.in_off) << what;
@@ -193,7 +222,8 @@ TEST_F(Tpub, MinimalPackage)
     EXPECT_EQ(slurp(path), encode(p));
     const std::string d = dump(q);
     EXPECT_NE(d.find("arena 0x0 bytes: constants [0x0, 0x0), activations [0x0, 0x0)\n"),
-              std::string::npos) << d;
+              std::string::npos)
+        << d;
     EXPECT_NE(d.find("report (0 bytes):\n"), std::string::npos) << d;
     tpub_free(&q);
 }
@@ -242,12 +272,12 @@ TEST(TpubDump, ShowsEverything)
     };
     for (const char *l : lines)
         EXPECT_NE(d.find(l), std::string::npos) << "missing:\n" << l << "\nin:\n" << d;
-    const std::string host = "host program (" + std::to_string(strlen(m.pkg.host_hlo)) +
-                             " bytes):\n" + m.pkg.host_hlo;
+    const std::string host =
+        "host program (" + std::to_string(strlen(m.pkg.host_hlo)) + " bytes):\n" + m.pkg.host_hlo;
     EXPECT_NE(d.find(host), std::string::npos) << d;
     // The report has no final newline; the dump adds one.
-    const std::string report = "report (" + std::to_string(strlen(m.pkg.report)) + " bytes):\n" +
-                               m.pkg.report + "\n";
+    const std::string report =
+        "report (" + std::to_string(strlen(m.pkg.report)) + " bytes):\n" + m.pkg.report + "\n";
     ASSERT_GE(d.size(), report.size());
     EXPECT_EQ(d.substr(d.size() - report.size()), report);
 }

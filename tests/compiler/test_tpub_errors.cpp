@@ -19,7 +19,8 @@
 #include "compiler/tpub.h"
 #include "tests/support/tpub_test.h"
 
-namespace {
+namespace
+{
 
 using namespace tpub_test;
 
@@ -78,8 +79,7 @@ const std::vector<Rule> &rules()
         {"NULL name", [](Model &m) { m.inputs[1].name = nullptr; }, "SIGS: input 1: name: empty"},
 
         {"rows 0", [](Model &m) { m.seg0_in[0].rows = 0; }, "SEGS: segment 0 input 0: rows: 0"},
-        {"cols 0", [](Model &m) { m.seg1_out[0].cols = 0; },
-         "SEGS: segment 1 output 0: cols: 0"},
+        {"cols 0", [](Model &m) { m.seg1_out[0].cols = 0; }, "SEGS: segment 1 output 0: cols: 0"},
         {"ld < cols", [](Model &m) { m.seg1_in[0].ld = 9; },
          "SEGS: segment 1 input 0: ld: 9 < cols 10"},
         {"input dev_type", [](Model &m) { m.seg0_in[0].dev_type = HLO_S32; },
@@ -125,9 +125,7 @@ const std::vector<Rule> &rules()
          "SEGS: segment 1 input 0: extent 0x8000000000000000+0x3a outside the arena (0x2000 "
          "bytes)"},
         {"xfer extent overflows",
-         [](Model &m) {
-             m.seg1_out[0].rows = m.seg1_out[0].ld = UINT32_MAX;
-         },
+         [](Model &m) { m.seg1_out[0].rows = m.seg1_out[0].ld = UINT32_MAX; },
          "SEGS: segment 1 output 0: extent 0xd00+0xffffffffffffffff outside the arena (0x2000 "
          "bytes)"},
         {"input into the constants", [](Model &m) { m.seg0_in[0].off = 0x72f; },
@@ -150,19 +148,14 @@ const std::vector<Rule> &rules()
         {"a outside", [](Model &m) { m.seg0_ops[0].gemm.a_off = 0x1fc1; },
          "SEGS: segment 0 op 0: a extent 0x1fc1+0x40 outside the arena (0x2000 bytes)"},
         {"a extent overflows",
-         [](Model &m) {
-             m.seg0_ops[0].gemm.m = m.seg0_ops[0].gemm.lda = UINT32_MAX;
-         },
+         [](Model &m) { m.seg0_ops[0].gemm.m = m.seg0_ops[0].gemm.lda = UINT32_MAX; },
          "SEGS: segment 0 op 0: a extent 0x800+0xfffffffd00000012 outside the arena (0x2000 "
          "bytes)"},
         {"b outside", [](Model &m) { m.seg0_ops[0].gemm.b_off = 0x1e01; },
          "SEGS: segment 0 op 0: b extent 0x1e01+0x200 outside the arena (0x2000 bytes)"},
         {"b tiles for a larger array", [](Model &m) { m.pkg.array_n = 128; },
          "SEGS: segment 0 op 0: b extent 0x0+0x4000 outside the arena (0x2000 bytes)"},
-        {"b tiles overflow",
-         [](Model &m) {
-             m.pkg.array_n = UINT32_MAX;
-         },
+        {"b tiles overflow", [](Model &m) { m.pkg.array_n = UINT32_MAX; },
          "SEGS: segment 0 op 0: b extent 0x0+0xfffffffe00000001 outside the arena (0x2000 "
          "bytes)"},
         // The brief's example: C of gemm 1 runs past the arena.
@@ -253,10 +246,7 @@ const std::vector<Rule> &rules()
          "SEGS: segment 2 op 0: pool: 2 x 2 stride 1 x 2 without POOL (must be 0)"},
         {"in outside", [](Model &m) { m.seg2_ops[0].conv.in_off = 0x1fa0; },
          "SEGS: segment 2 op 0: in extent 0x1fa0+0x78 outside the arena (0x2000 bytes)"},
-        {"in extent overflows",
-         [](Model &m) {
-             m.seg2_ops[0].conv.batch = UINT32_MAX;
-         },
+        {"in extent overflows", [](Model &m) { m.seg2_ops[0].conv.batch = UINT32_MAX; },
          "SEGS: segment 2 op 0: in extent 0xe00+0x3bffffffc4 outside the arena (0x2000 bytes)"},
         {"kernel outside", [](Model &m) { m.seg2_ops[0].conv.k_off = 0x1f90; },
          "SEGS: segment 2 op 0: kernel extent 0x1f90+0x80 outside the arena (0x2000 bytes)"},
@@ -299,8 +289,7 @@ const std::vector<Rule> &rules()
         {"out overlaps params", [](Model &m) { m.seg2_ops[0].conv.p_off = 0xf1f; },
          "SEGS: segment 2 op 0: out extent 0xf00+0x20 overlaps params 0xf1f+0x30"},
 
-        {"empty host program", [](Model &m) { m.pkg.host_hlo = m.str(""); },
-         "HOST: text: empty"},
+        {"empty host program", [](Model &m) { m.pkg.host_hlo = m.str(""); }, "HOST: text: empty"},
         {"NULL host program", [](Model &m) { m.pkg.host_hlo = nullptr; }, "HOST: text: empty"},
     };
     return r;
@@ -326,24 +315,45 @@ TEST(TpubRules, EdgesAccepted)
 {
     const std::vector<std::function<void(Model &)>> ok = {
         [](Model &m) { m.seg0_ops[0].gemm.b_off = 0x1e00; }, // B ends at the arena's end
-        [](Model &m) { m.seg0_out[0].off = 0x1f48; },     // so does an output
-        [](Model &m) { m.seg0_in[0].off = 0x730; },       // an input right after the constants
-        [](Model &m) { m.seg0_out[1].off = 0x100; },      // outputs may read the constants
+        [](Model &m) { m.seg0_out[0].off = 0x1f48; },        // so does an output
+        [](Model &m) { m.seg0_in[0].off = 0x730; },          // an input right after the constants
+        [](Model &m) { m.seg0_out[1].off = 0x100; },         // outputs may read the constants
         [](Model &m) { m.seg0_ops[1].gemm.c_off = 0x980; },  // C right after A
         [](Model &m) { m.seg0_ops[1].gemm.p_off = 0xab8; },  // params right after C
-        [](Model &m) { m.seg1_out[0].n_scale = 4; m.seg1_out[0].scale = m.out_scales.data(); },
-        [](Model &m) { m.out_scales[2] = 0; m.out_scales[3] = -1; }, // finite output scales
-        [](Model &m) { m.seg0_ops[1].gemm.ldc = UINT32_MAX / 4; m.seg0_ops[1].gemm.m = 1; },
-        [](Model &m) { m.inputs[0].dims[0] = 1 << 16; m.inputs[0].dims[1] = 1 << 15; },
-        [](Model &m) { m.inputs[0].dims[0] = INT64_MAX; m.inputs[0].dims[1] = 0; },
+        [](Model &m) {
+            m.seg1_out[0].n_scale = 4;
+            m.seg1_out[0].scale = m.out_scales.data();
+        },
+        [](Model &m) {
+            m.out_scales[2] = 0;
+            m.out_scales[3] = -1;
+        }, // finite output scales
+        [](Model &m) {
+            m.seg0_ops[1].gemm.ldc = UINT32_MAX / 4;
+            m.seg0_ops[1].gemm.m = 1;
+        },
+        [](Model &m) {
+            m.inputs[0].dims[0] = 1 << 16;
+            m.inputs[0].dims[1] = 1 << 15;
+        },
+        [](Model &m) {
+            m.inputs[0].dims[0] = INT64_MAX;
+            m.inputs[0].dims[1] = 0;
+        },
         [](Model &m) { m.outputs[2].rank = TPUB_MAX_RANK; },
         [](Model &m) { m.pkg.arena_bytes = UINT32_MAX; },
-        [](Model &m) { m.pkg.const_bytes = 0; m.pkg.report = nullptr; },
+        [](Model &m) {
+            m.pkg.const_bytes = 0;
+            m.pkg.report = nullptr;
+        },
         [](Model &m) { m.pkg.array_n = 1; },
         [](Model &m) { m.seg2_ops[0].conv.out_off = 0xe78; },  // out right after in
         [](Model &m) { m.seg2_ops[0].conv.k_off = 0x1f80; },   // the kernel ends the arena
         [](Model &m) { m.seg2_ops[0].conv.out_off = 0x1fe0; }, // so does the output
-        [](Model &m) { m.seg2_ops[0].conv.pool_h = 5; m.seg2_ops[0].conv.pool_w = 3; },
+        [](Model &m) {
+            m.seg2_ops[0].conv.pool_h = 5;
+            m.seg2_ops[0].conv.pool_w = 3;
+        },
         [](Model &m) {
             tpub_conv &c = m.seg2_ops[0].conv; // a kernel as large as the padded input
             c.kh = 6;
@@ -397,73 +407,95 @@ TEST(TpubImage, MalformedFilesRefused)
         cases.push_back({name, file(s, 5), error});
     };
 
-    with("magic", [](Bytes &b) { b[3] = 'C'; }, "header: magic: not \"TPUB\"");
-    with("version", [](Bytes &b) { patch(b, 4, 3, 4); },
-         "header: version: 3 (this reader reads 2)");
-    with("version 1", [](Bytes &b) { patch(b, 4, 1, 4); },
-         "header: version: 1, a package of an older tpuc (this reader reads 2): compile the "
-         "model again");
-    with("version 0", [](Bytes &b) { patch(b, 4, 0, 4); },
-         "header: version: 0 (this reader reads 2)");
-    with("fewer sections", [](Bytes &b) { patch(b, 8, 4, 4); },
-         "header: sections: 4 (version 2 has 5)");
-    with("more sections", [](Bytes &b) { patch(b, 8, 6, 4); },
-         "header: sections: 6 (version 2 has 5)");
-    with("header reserved", [](Bytes &b) { patch(b, 12, 1, 4); },
-         "header: reserved: 0x1 (must be 0)");
+    with(
+        "magic", [](Bytes &b) { b[3] = 'C'; }, "header: magic: not \"TPUB\"");
+    with(
+        "version", [](Bytes &b) { patch(b, 4, 3, 4); }, "header: version: 3 (this reader reads 2)");
+    with(
+        "version 1", [](Bytes &b) { patch(b, 4, 1, 4); },
+        "header: version: 1, a package of an older tpuc (this reader reads 2): compile the "
+        "model again");
+    with(
+        "version 0", [](Bytes &b) { patch(b, 4, 0, 4); },
+        "header: version: 0 (this reader reads 2)");
+    with(
+        "fewer sections", [](Bytes &b) { patch(b, 8, 4, 4); },
+        "header: sections: 4 (version 2 has 5)");
+    with(
+        "more sections", [](Bytes &b) { patch(b, 8, 6, 4); },
+        "header: sections: 6 (version 2 has 5)");
+    with(
+        "header reserved", [](Bytes &b) { patch(b, 12, 1, 4); },
+        "header: reserved: 0x1 (must be 0)");
     cases.push_back({"empty", {}, "header: truncated (0 bytes, need 16)"});
     cases.push_back({"short header", Bytes(good.begin(), good.begin() + 15),
                      "header: truncated (15 bytes, need 16)"});
 
-    with("unknown tag", [&](Bytes &b) { memcpy(&b[segs_at], "ABCD", 4); },
-         "section 2: tag: unknown 0x44434241 ('SEGS' expected)");
-    with_sections("out of order", [](std::vector<Section> &s) { std::swap(s[0], s[1]); },
-                  "section 0: tag: 'SIGS' out of order ('ARNA' expected)");
-    with_sections("repeated", [](std::vector<Section> &s) { s[1] = s[0]; },
-                  "section 1: tag: 'ARNA' out of order ('SIGS' expected)");
-    with_sections("missing", [](std::vector<Section> &s) { s.pop_back(); },
-                  "section 4: header: truncated (0 bytes left, need 16)");
-    with("section reserved", [&](Bytes &b) { patch(b, sigs_at + 4, 7, 4); },
-         "SIGS: reserved: 0x7 (must be 0)");
-    with("section past the end", [&](Bytes &b) { patch(b, segs_at + 8, 1ull << 40, 8); },
-         "SEGS: bytes: 0x10000000000 past the end of the file (0x" + [&] {
-             char h[32];
-             snprintf(h, sizeof h, "%zx", good.size() - segs_at - 16);
-             return std::string(h);
-         }() + " bytes left)");
-    with_sections("trailing bytes", [](std::vector<Section> &s) { le(s[1].payload, 0, 4); },
-                  "SIGS: 4 bytes after the last field");
-    with_sections("trailing text", [](std::vector<Section> &s) { s[0].payload.push_back(0); },
-                  "ARNA: 1 bytes after the last field");
-    with_sections("image short", [](std::vector<Section> &s) { s[0].payload.pop_back(); },
-                  "ARNA: const_image: truncated (1839 bytes left, need 1840)");
-    with("after the last section", [](Bytes &b) { b.resize(b.size() + 8); },
-         "file: 8 bytes after the last section");
+    with(
+        "unknown tag", [&](Bytes &b) { memcpy(&b[segs_at], "ABCD", 4); },
+        "section 2: tag: unknown 0x44434241 ('SEGS' expected)");
+    with_sections(
+        "out of order", [](std::vector<Section> &s) { std::swap(s[0], s[1]); },
+        "section 0: tag: 'SIGS' out of order ('ARNA' expected)");
+    with_sections(
+        "repeated", [](std::vector<Section> &s) { s[1] = s[0]; },
+        "section 1: tag: 'ARNA' out of order ('SIGS' expected)");
+    with_sections(
+        "missing", [](std::vector<Section> &s) { s.pop_back(); },
+        "section 4: header: truncated (0 bytes left, need 16)");
+    with(
+        "section reserved", [&](Bytes &b) { patch(b, sigs_at + 4, 7, 4); },
+        "SIGS: reserved: 0x7 (must be 0)");
+    with(
+        "section past the end", [&](Bytes &b) { patch(b, segs_at + 8, 1ull << 40, 8); },
+        "SEGS: bytes: 0x10000000000 past the end of the file (0x" +
+            [&] {
+                char h[32];
+                snprintf(h, sizeof h, "%zx", good.size() - segs_at - 16);
+                return std::string(h);
+            }() +
+            " bytes left)");
+    with_sections(
+        "trailing bytes", [](std::vector<Section> &s) { le(s[1].payload, 0, 4); },
+        "SIGS: 4 bytes after the last field");
+    with_sections(
+        "trailing text", [](std::vector<Section> &s) { s[0].payload.push_back(0); },
+        "ARNA: 1 bytes after the last field");
+    with_sections(
+        "image short", [](std::vector<Section> &s) { s[0].payload.pop_back(); },
+        "ARNA: const_image: truncated (1839 bytes left, need 1840)");
+    with(
+        "after the last section", [](Bytes &b) { b.resize(b.size() + 8); },
+        "file: 8 bytes after the last section");
 
     // Padding: SIGS and REPT must have some for these two.
     const size_t sigs_pad = padding(secs[1].payload.size());
     const size_t rept_pad = padding(secs[4].payload.size());
     ASSERT_NE(sigs_pad, 0u);
     ASSERT_NE(rept_pad, 0u);
-    with("padding", [&](Bytes &b) { b[segs_at - 1] = 1; },
-         "SIGS: padding: byte " + std::to_string(sigs_pad - 1) + " not zero");
-    with("padding cut", [](Bytes &b) { b.pop_back(); },
-         "REPT: padding: truncated (" + std::to_string(rept_pad - 1) + " bytes left, need " +
-             std::to_string(rept_pad) + ")");
+    with(
+        "padding", [&](Bytes &b) { b[segs_at - 1] = 1; },
+        "SIGS: padding: byte " + std::to_string(sigs_pad - 1) + " not zero");
+    with(
+        "padding cut", [](Bytes &b) { b.pop_back(); },
+        "REPT: padding: truncated (" + std::to_string(rept_pad - 1) + " bytes left, need " +
+            std::to_string(rept_pad) + ")");
 
-    with_sections("arena reserved", [](std::vector<Section> &s) { patch(s[0].payload, 4, 1, 4); },
-                  "ARNA: reserved: 0x1 (must be 0)");
-    with_sections("type code past the table",
-                  [&](std::vector<Section> &s) {
-                      // input 0 of SIGS: counts (8), name "x" (4 + 1), then the type
-                      patch(s[1].payload, 13, 13, 4);
-                  },
-                  "SIGS: input 0: type: unknown type code 13");
-    with_sections("name past the section",
-                  [](std::vector<Section> &s) { patch(s[1].payload, 8, 0xffffffff, 4); },
-                  "SIGS: input 0: name: truncated (" +
-                      std::to_string(secs[1].payload.size() - 12) + " bytes left, need " +
-                      "4294967295)");
+    with_sections(
+        "arena reserved", [](std::vector<Section> &s) { patch(s[0].payload, 4, 1, 4); },
+        "ARNA: reserved: 0x1 (must be 0)");
+    with_sections(
+        "type code past the table",
+        [&](std::vector<Section> &s) {
+            // input 0 of SIGS: counts (8), name "x" (4 + 1), then the type
+            patch(s[1].payload, 13, 13, 4);
+        },
+        "SIGS: input 0: type: unknown type code 13");
+    with_sections(
+        "name past the section",
+        [](std::vector<Section> &s) { patch(s[1].payload, 8, 0xffffffff, 4); },
+        "SIGS: input 0: name: truncated (" + std::to_string(secs[1].payload.size() - 12) +
+            " bytes left, need " + "4294967295)");
     // NUL bytes in strings: the first occurrence of each marker from its section on.
     const size_t host_at = section_at(secs, 3), rept_at = section_at(secs, 4);
     const size_t per_tensor = (size_t)(strstr(m.pkg.report, "per-tensor") - m.pkg.report);
@@ -493,16 +525,16 @@ TEST(TpubImage, MalformedFilesRefused)
         f(s[2].payload);
         cases.push_back({name, file(s), error});
     };
-    with_sections("huge input count",
-                  [](std::vector<Section> &s) { patch(s[1].payload, 0, 0xffffffff, 4); },
-                  "SIGS: inputs: 4294967295 claimed, at most " +
-                      std::to_string((secs[1].payload.size() - 4) / 13) + " fit in the " +
-                      std::to_string(secs[1].payload.size() - 4) + " bytes left");
-    with_sections("huge output count",
-                  [](std::vector<Section> &s) { patch(s[1].payload, 4, 0x80000000, 4); },
-                  "SIGS: outputs: 2147483648 claimed, at most " +
-                      std::to_string((secs[1].payload.size() - 8) / 13) + " fit in the " +
-                      std::to_string(secs[1].payload.size() - 8) + " bytes left");
+    with_sections(
+        "huge input count", [](std::vector<Section> &s) { patch(s[1].payload, 0, 0xffffffff, 4); },
+        "SIGS: inputs: 4294967295 claimed, at most " +
+            std::to_string((secs[1].payload.size() - 4) / 13) + " fit in the " +
+            std::to_string(secs[1].payload.size() - 4) + " bytes left");
+    with_sections(
+        "huge output count", [](std::vector<Section> &s) { patch(s[1].payload, 4, 0x80000000, 4); },
+        "SIGS: outputs: 2147483648 claimed, at most " +
+            std::to_string((secs[1].payload.size() - 8) / 13) + " fit in the " +
+            std::to_string(secs[1].payload.size() - 8) + " bytes left");
     segs_payload([](Bytes &b) { le(b, 0xffffffff, 4); }, "huge segment count",
                  "SEGS: segments: 4294967295 claimed, at most 0 fit in the 0 bytes left");
     segs_payload(

@@ -12,35 +12,41 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/driver_test.h"
-#include "tests/support/progs.h"
 #include "driver/tpu.h"
 #include "sim/tpusim.h"
+#include "tests/support/driver_test.h"
+#include "tests/support/progs.h"
 
-namespace {
+namespace
+{
 
 using namespace driver_test;
 
-bool built(uint32_t n) {
+bool built(uint32_t n)
+{
     const std::vector<uint32_t> s = built_sizes();
     return std::find(s.begin(), s.end(), n) != s.end();
 }
 
-uint32_t rd32(const uint8_t *p) {
+uint32_t rd32(const uint8_t *p)
+{
     return p[0] | p[1] << 8 | p[2] << 16 | static_cast<uint32_t>(p[3]) << 24;
 }
 
 // ---------------------------------------------------------------- open --
 
-TEST(DriverOpen, StatusNames) {
+TEST(DriverOpen, StatusNames)
+{
     EXPECT_STREQ(tpu_status_name(TPU_OK), "TPU_OK");
     EXPECT_STREQ(tpu_status_name(TPU_E_CORE), "TPU_E_CORE");
     EXPECT_STREQ(tpu_status_name(TPU_E_IO), "TPU_E_IO");
     EXPECT_STREQ(tpu_status_name(static_cast<tpu_status>(99)), "?");
 }
 
-TEST(DriverOpen, Defaults) {
-    if (!built(16)) GTEST_SKIP() << "the default array size (16) is not built";
+TEST(DriverOpen, Defaults)
+{
+    if (!built(16))
+        GTEST_SKIP() << "the default array size (16) is not built";
     tpusim_config sim;
     tpusim_config_default(&sim);
     tpu_options o;
@@ -48,8 +54,8 @@ TEST(DriverOpen, Defaults) {
     EXPECT_EQ(o.array_n, 0u);
     EXPECT_EQ(o.mem_size, 0u);
     EXPECT_EQ(o.verify, 0);
-    for (const tpu_options *opts : {static_cast<const tpu_options *>(&o),
-                                    static_cast<const tpu_options *>(nullptr)}) {
+    for (const tpu_options *opts :
+         {static_cast<const tpu_options *>(&o), static_cast<const tpu_options *>(nullptr)}) {
         tpu_device *d = nullptr;
         char err[256] = "";
         ASSERT_EQ(tpu_open(opts, &d, err, sizeof err), TPU_OK) << err;
@@ -64,7 +70,8 @@ TEST(DriverOpen, Defaults) {
     }
 }
 
-TEST(DriverOpen, EveryBuiltSizeMatchesItsOptions) {
+TEST(DriverOpen, EveryBuiltSizeMatchesItsOptions)
+{
     const std::vector<uint32_t> sizes = built_sizes();
     ASSERT_FALSE(sizes.empty());
     for (uint32_t n : sizes) {
@@ -94,10 +101,12 @@ TEST(DriverOpen, EveryBuiltSizeMatchesItsOptions) {
     }
 }
 
-TEST(DriverOpen, BadOptions) {
+TEST(DriverOpen, BadOptions)
+{
     const std::vector<uint32_t> sizes = built_sizes();
     uint32_t unbuilt = 3;
-    while (built(unbuilt)) unbuilt++;
+    while (built(unbuilt))
+        unbuilt++;
     struct Case {
         const char *what;
         uint32_t n;
@@ -128,9 +137,9 @@ TEST(DriverOpen, BadOptions) {
     tpu_close(nullptr);
 
     // Memory timing past the model's limits is a bad argument, named.
-    for (const auto &lim : {std::make_pair(TPU_MEM_LATENCY_MAX + 1, 0u),
-                            std::make_pair(0u, TPU_MEM_BANDWIDTH_MAX + 1),
-                            std::make_pair(UINT32_MAX, UINT32_MAX)}) {
+    for (const auto &lim :
+         {std::make_pair(TPU_MEM_LATENCY_MAX + 1, 0u),
+          std::make_pair(0u, TPU_MEM_BANDWIDTH_MAX + 1), std::make_pair(UINT32_MAX, UINT32_MAX)}) {
         tpu_options o;
         tpu_options_default(&o);
         o.array_n = sizes[0];
@@ -144,7 +153,8 @@ TEST(DriverOpen, BadOptions) {
     }
 }
 
-TEST(DriverOpen, ArraySizesAreTheSimulators) {
+TEST(DriverOpen, ArraySizesAreTheSimulators)
+{
     uint32_t sizes[16] = {0}, sim[16] = {0};
     const int n = tpu_array_sizes(sizes, 16);
     ASSERT_EQ(n, tpusim_arrays(sim, 16));
@@ -159,7 +169,8 @@ TEST(DriverOpen, ArraySizesAreTheSimulators) {
     EXPECT_EQ(tpu_array_sizes(nullptr, 4), 0);
 }
 
-TEST(DriverOpen, MemorySizeForBuffers) {
+TEST(DriverOpen, MemorySizeForBuffers)
+{
     const uint64_t mib = 1u << 20;
     EXPECT_EQ(tpu_mem_size_for(0), 64 * mib);
     EXPECT_EQ(tpu_mem_size_for(31 * mib), 64 * mib); // 32 MiB with the streams' MiB
@@ -174,7 +185,8 @@ TEST(DriverOpen, MemorySizeForBuffers) {
 
 // ----------------------------------------------------------- allocator --
 
-TEST(DriverAlloc, AlignmentAndNoOverlap) {
+TEST(DriverAlloc, AlignmentAndNoOverlap)
+{
     Dev d(built_sizes()[0], kSmallMem, 0);
     struct Blk {
         uint32_t addr;
@@ -196,10 +208,12 @@ TEST(DriverAlloc, AlignmentAndNoOverlap) {
     EXPECT_EQ(blocks[1].addr, 64u);
     EXPECT_EQ(blocks[3].addr, 192u);
     EXPECT_EQ(blocks[4].addr, 320u);
-    for (const Blk &b : blocks) EXPECT_EQ(tpu_free(d, b.addr), TPU_OK);
+    for (const Blk &b : blocks)
+        EXPECT_EQ(tpu_free(d, b.addr), TPU_OK);
 }
 
-TEST(DriverAlloc, ReuseAfterFree) {
+TEST(DriverAlloc, ReuseAfterFree)
+{
     Dev d(built_sizes()[0], kSmallMem, 0);
     uint32_t a, b, c, x;
     ASSERT_EQ(tpu_alloc(d, 256, &a), TPU_OK);
@@ -213,31 +227,37 @@ TEST(DriverAlloc, ReuseAfterFree) {
     EXPECT_GT(x, c);
     ASSERT_EQ(tpu_alloc(d, 64, &b), TPU_OK); // a smaller block goes back into the hole
     EXPECT_EQ(b, a + 256);
-    for (uint32_t addr : {a, b, c, x}) EXPECT_EQ(tpu_free(d, addr), TPU_OK);
+    for (uint32_t addr : {a, b, c, x})
+        EXPECT_EQ(tpu_free(d, addr), TPU_OK);
 }
 
-TEST(DriverAlloc, CoalescingGivesBackTheWholeMemory) {
+TEST(DriverAlloc, CoalescingGivesBackTheWholeMemory)
+{
     Dev d(built_sizes()[0], kSmallMem, 0);
     const uint64_t quarter = kSmallMem / 4;
     uint32_t q[4];
-    for (uint32_t &a : q) ASSERT_EQ(tpu_alloc(d, quarter, &a), TPU_OK);
+    for (uint32_t &a : q)
+        ASSERT_EQ(tpu_alloc(d, quarter, &a), TPU_OK);
     uint32_t x;
     EXPECT_EQ(tpu_alloc(d, 1, &x), TPU_E_NOMEM); // full
     // Free in an order that merges with the previous, the next, and both neighbours.
-    for (int i : {1, 3, 2, 0}) ASSERT_EQ(tpu_free(d, q[i]), TPU_OK);
+    for (int i : {1, 3, 2, 0})
+        ASSERT_EQ(tpu_free(d, q[i]), TPU_OK);
     ASSERT_EQ(tpu_alloc(d, kSmallMem, &x), TPU_OK) << tpu_last_error(d);
     EXPECT_EQ(x, 0u);
     EXPECT_EQ(tpu_free(d, x), TPU_OK);
 }
 
-TEST(DriverAlloc, ExhaustionAndBadFrees) {
+TEST(DriverAlloc, ExhaustionAndBadFrees)
+{
     Dev d(built_sizes()[0], kSmallMem, 0);
     uint32_t x;
     EXPECT_EQ(tpu_alloc(d, kSmallMem + 1, &x), TPU_E_NOMEM);
     EXPECT_TRUE(contains(tpu_last_error(d), "tpu_alloc")) << tpu_last_error(d);
     EXPECT_EQ(tpu_alloc(d, UINT64_MAX, &x), TPU_E_NOMEM);
     std::vector<uint32_t> all;
-    while (tpu_alloc(d, 1000, &x) == TPU_OK) all.push_back(x);
+    while (tpu_alloc(d, 1000, &x) == TPU_OK)
+        all.push_back(x);
     EXPECT_EQ(all.size(), kSmallMem / 1024);
     EXPECT_TRUE(contains(tpu_last_error(d), "1024")) << tpu_last_error(d);
     EXPECT_EQ(tpu_alloc(d, 0, &x), TPU_E_ARG);
@@ -258,7 +278,8 @@ TEST(DriverAlloc, ExhaustionAndBadFrees) {
     EXPECT_EQ(tpu_free(nullptr, 0), TPU_E_ARG);
 }
 
-TEST(DriverAlloc, WriteReadRoundTripAndRanges) {
+TEST(DriverAlloc, WriteReadRoundTripAndRanges)
+{
     Dev d(built_sizes()[0], kSmallMem, 0);
     tpu_rng rng{7};
     std::vector<uint8_t> in(1000), out(1000);
@@ -285,7 +306,8 @@ TEST(DriverAlloc, WriteReadRoundTripAndRanges) {
 
 // -------------------------------------------------------- stream bytes --
 
-TEST(DriverStream, BytesAsDocumented) {
+TEST(DriverStream, BytesAsDocumented)
+{
     tpu_stream *s = tpu_stream_new();
     ASSERT_NE(s, nullptr);
     size_t bytes = 0;
@@ -302,8 +324,8 @@ TEST(DriverStream, BytesAsDocumented) {
     g.m = 0x01020304;
     g.k = 5;
     g.n = 6;
-    g.flags = TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8 | TPU_GEMM_A_UNSIGNED |
-              TPU_GEMM_B_TILED;
+    g.flags =
+        TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8 | TPU_GEMM_A_UNSIGNED | TPU_GEMM_B_TILED;
     g.a = {1, 7, 8};
     g.b = {0, 9, 10};
     g.c = {1, 11, 12};
@@ -325,12 +347,14 @@ TEST(DriverStream, BytesAsDocumented) {
     EXPECT_EQ(rd32(p + 16), 2u);
     EXPECT_EQ(rd32(p + 20), 0u);
     const uint32_t table[] = {0x1000, 300, 0x2001, 77, 0xfffffff0u, 16};
-    for (int i = 0; i < 6; i++) EXPECT_EQ(rd32(p + 24 + 4 * i), table[i]) << i;
+    for (int i = 0; i < 6; i++)
+        EXPECT_EQ(rd32(p + 24 + 4 * i), table[i]) << i;
     const uint8_t *c = p + 48;
     EXPECT_EQ(c[0] | c[1] << 8, 1);  // op GEMM
     EXPECT_EQ(c[2] | c[3] << 8, 64); // bytes
     const uint32_t fields[] = {0x1f, 0x01020304, 5, 6, 1, 7, 8, 0, 9, 10, 1, 11, 12, 0, 13};
-    for (int i = 0; i < 15; i++) EXPECT_EQ(rd32(c + 4 + 4 * i), fields[i]) << "field " << i;
+    for (int i = 0; i < 15; i++)
+        EXPECT_EQ(rd32(c + 4 + 4 * i), fields[i]) << "field " << i;
     EXPECT_EQ(std::memcmp(c + 8, c + 64 + 8, 56), 0); // the second command differs in flags
     EXPECT_EQ(rd32(c + 64 + 4), 2u);
 
@@ -349,7 +373,8 @@ TEST(DriverStream, BytesAsDocumented) {
 
 // ---------------------------------------------------------------- cost --
 
-TEST(DriverCost, GemmCostAsDocumented) {
+TEST(DriverCost, GemmCostAsDocumented)
+{
     tpu_info info{};
     info.array_n = 8;
     info.mem_bytes_per_cycle = 16;

@@ -17,7 +17,8 @@
 #include "tests/support/conv_test.h"
 #include "tests/support/driver_test.h"
 
-namespace {
+namespace
+{
 
 using namespace conv_test;
 using namespace driver_test;
@@ -101,7 +102,8 @@ void run_conv(tpu_device *d, uint32_t n, const Conv &v, uint32_t seed)
     tpu_stream_free(s);
 }
 
-class DriverConv : public ::testing::TestWithParam<uint32_t> {
+class DriverConv : public ::testing::TestWithParam<uint32_t>
+{
   protected:
     uint32_t N() const { return GetParam(); }
 };
@@ -165,12 +167,12 @@ TEST_P(DriverConv, Pooling)
         Conv v;
         uint32_t ph, pw, psh, psw;
     } cases[] = {
-        {{1, 10, 10, 1, 3, 3, 4}, 2, 2, 2, 2},       // MNIST's: 2x2 stride 2
-        {{2, 11, 11, 3, 3, 3, 5}, 3, 3, 2, 2},       // overlapping windows, edges dropped
-        {{1, 8, 9, 2, 3, 3, n + 1}, 2, 3, 1, 1},     // stride 1
-        {{1, 9, 7, 4, 3, 3, 3}, 7, 5, 1, 1},         // window = the whole output
-        {{5, 7, 7, n, 2, 2, 2}, 2, 2, 2, 2},         // odd output: last row and column dropped
-        {{1, 12, 12, n - 1, 3, 3, n}, 3, 2, 3, 2},   // strides equal to the window, unsigned
+        {{1, 10, 10, 1, 3, 3, 4}, 2, 2, 2, 2},     // MNIST's: 2x2 stride 2
+        {{2, 11, 11, 3, 3, 3, 5}, 3, 3, 2, 2},     // overlapping windows, edges dropped
+        {{1, 8, 9, 2, 3, 3, n + 1}, 2, 3, 1, 1},   // stride 1
+        {{1, 9, 7, 4, 3, 3, 3}, 7, 5, 1, 1},       // window = the whole output
+        {{5, 7, 7, n, 2, 2, 2}, 2, 2, 2, 2},       // odd output: last row and column dropped
+        {{1, 12, 12, n - 1, 3, 3, n}, 3, 2, 3, 2}, // strides equal to the window, unsigned
     };
     uint32_t seed = 20;
     for (auto &c : cases) {

@@ -16,13 +16,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tests/support/driver_test.h"
-#include "firmware/firmware.h"
-#include "tests/support/progs.h"
 #include "driver/tpu.h"
+#include "firmware/firmware.h"
 #include "sim/tpusim.h"
+#include "tests/support/driver_test.h"
+#include "tests/support/progs.h"
 
-namespace {
+namespace
+{
 
 using namespace driver_test;
 
@@ -37,7 +38,8 @@ struct GemmCase {
     bool one_buffer = false; // all operands in one buffer at unaligned offsets
 };
 
-std::string describe(const GemmCase &g) {
+std::string describe(const GemmCase &g)
+{
     char buf[128];
     std::snprintf(buf, sizeof buf, "%ux%ux%u flags=%x pads=%u/%u/%u fill=%d one_buffer=%d", g.m,
                   g.k, g.n, g.flags, g.lda_pad, g.ldb_pad, g.ldc_pad, static_cast<int>(g.fill),
@@ -65,7 +67,8 @@ struct Placed {
 // computes the reference (from the row-major B also when B is tiled). a_src, when given, is A's
 // packed contents.
 void place(tpu_device *d, tpu_stream *s, tpu_rng &rng, Placed &pl, const GemmCase &g,
-           const std::vector<uint8_t> *a_src = nullptr) {
+           const std::vector<uint8_t> *a_src = nullptr)
+{
     pl.g = g;
     const bool params = g.flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8);
     std::vector<uint8_t> a(static_cast<size_t>(g.m) * g.k);
@@ -133,7 +136,8 @@ void place(tpu_device *d, tpu_stream *s, tpu_rng &rng, Placed &pl, const GemmCas
             pl.p_buf = declare(pl.p, p_ext);
         }
     }
-    if (!params) pl.p_buf = pl.p_off = 0;
+    if (!params)
+        pl.p_buf = pl.p_off = 0;
     for (uint32_t i = 0; i < g.m; i++)
         EXPECT_EQ(tpu_write(d, pl.a + i * pl.lda(), &a[static_cast<size_t>(i) * g.k], g.k), TPU_OK);
     if (pl.tiled()) {
@@ -164,7 +168,8 @@ void place(tpu_device *d, tpu_stream *s, tpu_rng &rng, Placed &pl, const GemmCas
     gemm_reference(&desc, a.data(), b.data(), prm.data(), pl.expect.data());
 }
 
-tpu_gemm command(const Placed &pl) {
+tpu_gemm command(const Placed &pl)
+{
     tpu_gemm c{};
     c.m = pl.g.m;
     c.k = pl.g.k;
@@ -178,7 +183,8 @@ tpu_gemm command(const Placed &pl) {
 }
 
 // C against the reference, and the bytes between C's rows untouched.
-void check_result(tpu_device *d, const Placed &pl) {
+void check_result(tpu_device *d, const Placed &pl)
+{
     std::vector<uint8_t> got(pl.c_extent());
     ASSERT_EQ(tpu_read(d, pl.c, got.data(), got.size()), TPU_OK);
     const size_t es = pl.esize(), row = pl.g.n * es;
@@ -187,7 +193,8 @@ void check_result(tpu_device *d, const Placed &pl) {
         const uint8_t *e = &pl.expect[i * row];
         if (std::memcmp(r, e, row) != 0) {
             uint32_t j = 0;
-            while (std::memcmp(r + j * es, e + j * es, es) == 0) j++;
+            while (std::memcmp(r + j * es, e + j * es, es) == 0)
+                j++;
             ADD_FAILURE() << describe(pl.g) << ": C[" << i << "][" << j << "] differs";
             return;
         }
@@ -199,12 +206,15 @@ void check_result(tpu_device *d, const Placed &pl) {
     }
 }
 
-void release(tpu_device *d, const Placed &pl) {
-    for (uint32_t a : pl.allocs) EXPECT_EQ(tpu_free(d, a), TPU_OK);
+void release(tpu_device *d, const Placed &pl)
+{
+    for (uint32_t a : pl.allocs)
+        EXPECT_EQ(tpu_free(d, a), TPU_OK);
 }
 
 // Runs one GEMM stream to completion and checks it; returns the wait status.
-tpu_status run_gemm(tpu_device *d, tpu_rng &rng, const GemmCase &g) {
+tpu_status run_gemm(tpu_device *d, tpu_rng &rng, const GemmCase &g)
+{
     tpu_stream *s = tpu_stream_new();
     Placed pl;
     place(d, s, rng, pl, g);
@@ -215,19 +225,22 @@ tpu_status run_gemm(tpu_device *d, tpu_rng &rng, const GemmCase &g) {
     if (st == TPU_OK) {
         st = tpu_wait(d, 50000000);
         EXPECT_EQ(st, TPU_OK) << describe(g) << ": " << tpu_last_error(d);
-        if (st == TPU_OK) check_result(d, pl);
+        if (st == TPU_OK)
+            check_result(d, pl);
     }
     release(d, pl);
     tpu_stream_free(s);
     return st;
 }
 
-class DriverDevice : public ::testing::TestWithParam<uint32_t> {
+class DriverDevice : public ::testing::TestWithParam<uint32_t>
+{
   protected:
     uint32_t N() const { return GetParam(); }
 };
 
-TEST_P(DriverDevice, GemmShapes) {
+TEST_P(DriverDevice, GemmShapes)
+{
     const uint32_t n = N();
     Dev d(n);
     tpu_rng rng{n};
@@ -237,22 +250,22 @@ TEST_P(DriverDevice, GemmShapes) {
         {1, 1, 1, 0},
         {n, n, n, 0},
         {n + 1, n - 1, 2 * n + 3, 0},
-        {37, 1, 19, 0},                  // K = 1
-        {1, 3 * n + 1, 2 * n - 1, 0},    // M = 1 (GEMV)
-        {2 * n + 3, 5, 1, 0},            // N = 1
-        {300, 2 * n + 5, 3 * n - 1, 0},  // several M chunks
-        {20, 40 * n + 3, n + 1, 0},      // long K
+        {37, 1, 19, 0},                 // K = 1
+        {1, 3 * n + 1, 2 * n - 1, 0},   // M = 1 (GEMV)
+        {2 * n + 3, 5, 1, 0},           // N = 1
+        {300, 2 * n + 5, 3 * n - 1, 0}, // several M chunks
+        {20, 40 * n + 3, n + 1, 0},     // long K
         {3 * n + 2, 2 * n + 1, n + 2, B},
         {3 * n + 2, 2 * n + 1, n + 2, R},
         {3 * n + 2, 2 * n + 1, n + 2, B | R},
-        {3 * n + 2, 2 * n + 1, n + 2, I8},            // per-column scales
+        {3 * n + 2, 2 * n + 1, n + 2, I8}, // per-column scales
         {3 * n + 2, 2 * n + 1, n + 2, B | R | I8},
         {3 * n + 2, 2 * n + 1, n + 2, U},
         {2 * n + 1, 3 * n, 2 * n + 5, U | B | I8},
-        {n + 3, 2 * n + 3, n + 5, 0, 7, 3, 5},         // leading dims > width
+        {n + 3, 2 * n + 3, n + 5, 0, 7, 3, 5}, // leading dims > width
         {n + 3, 2 * n + 3, n + 5, I8 | B, 1, 13, 2},
-        {2 * n, 4 * n, 2 * n, B | R, 0, 0, 0, EXTREME},  // -128 everywhere, extreme biases
-        {2 * n, 4 * n, 2 * n, U | B, 0, 0, 0, EXTREME},  // 255 x -128
+        {2 * n, 4 * n, 2 * n, B | R, 0, 0, 0, EXTREME}, // -128 everywhere, extreme biases
+        {2 * n, 4 * n, 2 * n, U | B, 0, 0, 0, EXTREME}, // 255 x -128
         {2 * n, 4 * n, 2 * n, I8 | B, 0, 0, 0, EXTREME},
         {n + 2, n + 3, n + 4, B | I8, 2, 1, 3, RANDOM, true},
         {n + 2, n + 3, n + 4, 0, 0, 0, 0, RANDOM, true},
@@ -260,11 +273,11 @@ TEST_P(DriverDevice, GemmShapes) {
         {1, 1, 1, T},
         {n, n, n, T},
         {n + 1, n - 1, 2 * n + 3, T},
-        {37, 1, 19, T},                   // K = 1: one row per tile
-        {1, 3 * n + 1, 2 * n - 1, T},     // M = 1
-        {2 * n + 3, 5, 1, T},             // N = 1: one column per tile
-        {300, 2 * n + 5, 3 * n - 1, T},   // several M chunks
-        {20, 40 * n + 3, n + 1, T | B},   // long K
+        {37, 1, 19, T},                 // K = 1: one row per tile
+        {1, 3 * n + 1, 2 * n - 1, T},   // M = 1
+        {2 * n + 3, 5, 1, T},           // N = 1: one column per tile
+        {300, 2 * n + 5, 3 * n - 1, T}, // several M chunks
+        {20, 40 * n + 3, n + 1, T | B}, // long K
         {3 * n + 2, 2 * n + 1, n + 2, T | B | R},
         {3 * n + 2, 2 * n + 1, n + 2, T | I8},
         {3 * n + 2, 2 * n + 1, n + 2, T | B | R | I8},
@@ -281,14 +294,15 @@ TEST_P(DriverDevice, GemmShapes) {
 }
 
 // Two commands in one stream, the second reading the first's int8 output.
-TEST_P(DriverDevice, TwoLayerStream) {
+TEST_P(DriverDevice, TwoLayerStream)
+{
     const uint32_t n = N();
     Dev d(n);
     tpu_rng rng{100 + n};
     tpu_stream *s = tpu_stream_new();
     Placed l1, l2;
-    place(d, s, rng, l1, {2 * n + 1, 3 * n + 2, 2 * n + 3, TPU_GEMM_BIAS | TPU_GEMM_RELU |
-                                                               TPU_GEMM_OUT_INT8});
+    place(d, s, rng, l1,
+          {2 * n + 1, 3 * n + 2, 2 * n + 3, TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8});
     place(d, s, rng, l2, {2 * n + 1, 2 * n + 3, n + 1, TPU_GEMM_BIAS}, &l1.expect);
     Placed l2c = l2; // layer 2 reads layer 1's C instead of its own A buffer
     l2c.a_buf = l1.c_buf;
@@ -308,7 +322,8 @@ TEST_P(DriverDevice, TwoLayerStream) {
     tpu_stream_free(s);
 }
 
-TEST_P(DriverDevice, MalformedStreamsNameCommandAndField) {
+TEST_P(DriverDevice, MalformedStreamsNameCommandAndField)
+{
     const uint32_t n = N();
     Dev d(n);
     tpu_rng rng{200 + n};
@@ -350,7 +365,8 @@ TEST_P(DriverDevice, MalformedStreamsNameCommandAndField) {
         place(d, s, rng, pl, {n + 1, n + 2, n + 3, 0});
         const tpu_gemm good = command(pl);
         tpu_gemm bad = good;
-        if (c.spoil) c.spoil(bad);
+        if (c.spoil)
+            c.spoil(bad);
         ASSERT_EQ(tpu_stream_gemm(s, c.cmd == 0 ? &bad : &good), TPU_OK);
         ASSERT_EQ(tpu_stream_gemm(s, c.cmd == 1 ? &bad : &good), TPU_OK);
         EXPECT_EQ(tpu_submit(d, s), TPU_E_STREAM);
@@ -371,7 +387,8 @@ TEST_P(DriverDevice, MalformedStreamsNameCommandAndField) {
     run_gemm(d, rng, {n + 5, 2 * n, n + 1, TPU_GEMM_BIAS});
 }
 
-TEST_P(DriverDevice, TimeoutResetsTheDevice) {
+TEST_P(DriverDevice, TimeoutResetsTheDevice)
+{
     const uint32_t n = N();
     Dev d(n);
     tpu_rng rng{300 + n};
@@ -395,7 +412,8 @@ TEST_P(DriverDevice, TimeoutResetsTheDevice) {
 
 // The budget also bounds the firmware's pushing: a GEMM far longer than the budget stops inside
 // tpu_submit, and the device works normally afterwards.
-TEST_P(DriverDevice, BudgetBoundsTheSubmitToo) {
+TEST_P(DriverDevice, BudgetBoundsTheSubmitToo)
+{
     const uint32_t n = N();
     Dev d(n);
     tpu_rng rng{350 + n};
@@ -417,7 +435,8 @@ TEST_P(DriverDevice, BudgetBoundsTheSubmitToo) {
     run_gemm(d, rng, {4 * n, 4 * n, 4 * n, TPU_GEMM_OUT_INT8});
 }
 
-TEST_P(DriverDevice, PerfCounters) {
+TEST_P(DriverDevice, PerfCounters)
+{
     const uint32_t n = N();
     Dev d(n);
     tpu_rng rng{400 + n};
@@ -449,7 +468,8 @@ TEST_P(DriverDevice, PerfCounters) {
 
 // Mismatch reporting: memory the host changes behind the device's back while a submission is
 // pending differs from the golden result (the golden model sees that write only afterwards).
-TEST_P(DriverDevice, VerifyReportsTheFirstDifference) {
+TEST_P(DriverDevice, VerifyReportsTheFirstDifference)
+{
     const uint32_t n = N();
     Dev d(n);
     tpu_rng rng{500 + n};
@@ -509,7 +529,8 @@ TEST_P(DriverDevice, VerifyReportsTheFirstDifference) {
 // wrote: an input changed after tpu_submit but before the core reads it (command 1 waits behind
 // command 0's SYNC) makes the device compute another C than the golden model, which sees the write
 // only afterwards. C lies below the input, so it is the first difference reported.
-TEST_P(DriverDevice, VerifyComparesWhatTheInstructionsWrote) {
+TEST_P(DriverDevice, VerifyComparesWhatTheInstructionsWrote)
+{
     const uint32_t n = N();
     Dev d(n);
     tpu_rng rng{520 + n};
@@ -550,7 +571,8 @@ TEST_P(DriverDevice, VerifyComparesWhatTheInstructionsWrote) {
 // Verification's golden model mirrors device memory between submissions without copying all of
 // it: after a timeout (which leaves C partly written) and after a mismatch it takes the device's
 // bytes, so a later stream reading them as its input verifies, and computes the right result.
-TEST_P(DriverDevice, VerifyMirrorFollowsFailedSubmissions) {
+TEST_P(DriverDevice, VerifyMirrorFollowsFailedSubmissions)
+{
     const uint32_t n = N();
     Dev d(n, 16u << 20);
     tpu_rng rng{550 + n};
@@ -566,7 +588,8 @@ TEST_P(DriverDevice, VerifyMirrorFollowsFailedSubmissions) {
     ASSERT_EQ(tpu_stream_gemm(s, &c1), TPU_OK);
     tpu_set_budget(d, p.cycles / 2);
     tpu_status st = tpu_submit(d, s);
-    if (st == TPU_OK) st = tpu_wait(d, 0);
+    if (st == TPU_OK)
+        st = tpu_wait(d, 0);
     EXPECT_EQ(st, TPU_E_TIMEOUT) << tpu_last_error(d);
     tpu_set_budget(d, 0);
     tpu_stream_free(s);
@@ -598,7 +621,8 @@ TEST_P(DriverDevice, VerifyMirrorFollowsFailedSubmissions) {
     tpu_stream_free(s);
 }
 
-TEST_P(DriverDevice, SubmitAndWaitMisuse) {
+TEST_P(DriverDevice, SubmitAndWaitMisuse)
+{
     const uint32_t n = N();
     Dev d(n, kSmallMem);
     tpu_rng rng{600 + n};
@@ -635,7 +659,8 @@ TEST_P(DriverDevice, SubmitAndWaitMisuse) {
 
 struct Progress {
     std::vector<uint64_t> retired, pushed, cycles;
-    static void fn(void *ctx, uint64_t retired, uint64_t pushed, uint64_t cycles) {
+    static void fn(void *ctx, uint64_t retired, uint64_t pushed, uint64_t cycles)
+    {
         auto *p = static_cast<Progress *>(ctx);
         p->retired.push_back(retired);
         p->pushed.push_back(pushed);
@@ -643,7 +668,8 @@ struct Progress {
     }
 };
 
-TEST_P(DriverDevice, ProgressOnALongGemm) {
+TEST_P(DriverDevice, ProgressOnALongGemm)
+{
     const uint32_t n = N();
     Dev d(n, 16u << 20, 0); // C alone is 4 bytes x 2048 x 15 N
     tpu_rng rng{700 + n};
@@ -674,11 +700,13 @@ TEST_P(DriverDevice, ProgressOnALongGemm) {
     EXPECT_EQ(prog.cycles.size(), calls);
 }
 
-std::string scratch(const std::string &name) {
+std::string scratch(const std::string &name)
+{
     return ::testing::TempDir() + "tpu_driver_" + std::to_string(getpid()) + "_" + name;
 }
 
-TEST_P(DriverDevice, Traces) {
+TEST_P(DriverDevice, Traces)
+{
     const uint32_t n = N();
     Dev d(n, kSmallMem);
     tpu_rng rng{800 + n};
@@ -701,10 +729,12 @@ TEST_P(DriverDevice, Traces) {
     f = std::fopen((stem + ".gtkw").c_str(), "rb");
     ASSERT_NE(f, nullptr);
     char buf[4096];
-    for (size_t got; (got = std::fread(buf, 1, sizeof buf, f)) > 0;) save.append(buf, got);
+    for (size_t got; (got = std::fread(buf, 1, sizeof buf, f)) > 0;)
+        save.append(buf, got);
     std::fclose(f);
     EXPECT_NE(save.find(path), std::string::npos);
-    for (const char *file : {path.c_str(), (stem + ".gtkw").c_str()}) std::remove(file);
+    for (const char *file : {path.c_str(), (stem + ".gtkw").c_str()})
+        std::remove(file);
     std::remove((stem + ".opcodes.txt").c_str());
     // A path ending in .vcd gets a VCD.
     const std::string vcd = scratch("t.vcd");
@@ -715,7 +745,8 @@ TEST_P(DriverDevice, Traces) {
     f = std::fopen(vcd.c_str(), "rb");
     ASSERT_NE(f, nullptr);
     std::string text;
-    for (size_t got; (got = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, got);
+    for (size_t got; (got = std::fread(buf, 1, sizeof buf, f)) > 0;)
+        text.append(buf, got);
     std::fclose(f);
     EXPECT_EQ(text.compare(0, 5, "$date"), 0);
     EXPECT_NE(text.find("$enddefinitions"), std::string::npos);

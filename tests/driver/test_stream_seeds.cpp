@@ -21,15 +21,13 @@
 #include "tests/support/fw_test.h"
 #include "tests/support/progs.h"
 
-namespace {
+namespace
+{
 
 using namespace fw_test;
 
 // The fuzzer's core (stream_fuzz.c): 64 KiB of memory, 512 UB and 256 ACC rows.
-tpu_hwcfg fuzz_cfg(uint32_t n)
-{
-    return tpu_hwcfg{n, 512, 256, 4, 32, 65536};
-}
+tpu_hwcfg fuzz_cfg(uint32_t n) { return tpu_hwcfg{n, 512, 256, 4, 32, 65536}; }
 
 const uint32_t kData = 0x1000; // the operands' buffer, after the stream
 
@@ -185,8 +183,8 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> all_seeds()
     }
     { // 3x3 max pooling of step 2 (windows share rows) after padding, unsigned input
         Seed s(8, 8);
-        tpu_conv2d v = conv_shape(bias | relu | i8 | TPU_CONV_POOL | TPU_GEMM_A_UNSIGNED, 1, 10,
-                                  10, 2, 3, 3, 3);
+        tpu_conv2d v = conv_shape(bias | relu | i8 | TPU_CONV_POOL | TPU_GEMM_A_UNSIGNED, 1, 10, 10,
+                                  2, 3, 3, 3);
         v.pad_top = v.pad_bottom = v.pad_left = v.pad_right = 1;
         v.pool_h = v.pool_w = 3, v.pool_stride_h = v.pool_stride_w = 2;
         s.conv(v);

@@ -18,7 +18,8 @@
 #include "tests/support/conv_test.h"
 #include "tests/support/fw_test.h"
 
-namespace {
+namespace
+{
 
 using namespace conv_test;
 using namespace fw_test;
@@ -139,8 +140,12 @@ TEST(FirmwareConv, OutputKinds)
     for (uint32_t n : kArrays) {
         const tpu_hwcfg cfg = make_cfg(n);
         Conv v{2, 6, 5, 3, 3, 3, 6};
-        const uint32_t kinds[] = {0, FW_CONV_BIAS, FW_CONV_RELU, FW_CONV_BIAS | FW_CONV_RELU,
-                                  FW_CONV_OUT_INT8, FW_CONV_OUT_INT8 | FW_CONV_A_UNSIGNED,
+        const uint32_t kinds[] = {0,
+                                  FW_CONV_BIAS,
+                                  FW_CONV_RELU,
+                                  FW_CONV_BIAS | FW_CONV_RELU,
+                                  FW_CONV_OUT_INT8,
+                                  FW_CONV_OUT_INT8 | FW_CONV_A_UNSIGNED,
                                   FW_CONV_OUT_INT8 | FW_CONV_BIAS | FW_CONV_RELU};
         for (uint32_t flags : kinds) {
             v.flags = flags;
@@ -157,11 +162,11 @@ TEST(FirmwareConv, Pooling)
             Conv v;
             uint32_t ph, pw, psh, psw;
         } cases[] = {
-            {{1, 10, 10, 1, 3, 3, 4}, 2, 2, 2, 2},       // MNIST's: 2x2 stride 2
-            {{2, 11, 11, 3, 3, 3, 5}, 3, 3, 2, 2},       // overlapping windows, edges dropped
-            {{1, 8, 9, 2, 3, 3, n + 1}, 2, 3, 1, 1},     // stride 1
-            {{1, 9, 7, 4, 3, 3, 3}, 7, 5, 1, 1},         // window = whole output
-            {{5, 7, 7, n, 2, 2, 2}, 2, 2, 2, 2},         // odd output: last row and column dropped
+            {{1, 10, 10, 1, 3, 3, 4}, 2, 2, 2, 2},   // MNIST's: 2x2 stride 2
+            {{2, 11, 11, 3, 3, 3, 5}, 3, 3, 2, 2},   // overlapping windows, edges dropped
+            {{1, 8, 9, 2, 3, 3, n + 1}, 2, 3, 1, 1}, // stride 1
+            {{1, 9, 7, 4, 3, 3, 3}, 7, 5, 1, 1},     // window = whole output
+            {{5, 7, 7, n, 2, 2, 2}, 2, 2, 2, 2},     // odd output: last row and column dropped
         };
         uint32_t seed = 20;
         for (auto &c : cases) {
@@ -198,7 +203,9 @@ TEST(FirmwareConv, BandsAndPlaneSets)
 TEST(FirmwareConv, RandomCases)
 {
     std::mt19937 rng(2026);
-    auto pick = [&](uint32_t lo, uint32_t hi) { return lo + static_cast<uint32_t>(rng() % (hi - lo + 1)); };
+    auto pick = [&](uint32_t lo, uint32_t hi) {
+        return lo + static_cast<uint32_t>(rng() % (hi - lo + 1));
+    };
     for (int i = 0; i < 60; i++) {
         const uint32_t n = kArrays[i % 2];
         Conv v{pick(1, 3), pick(1, 12), pick(1, 12), pick(1, 2 * n + 1), 1, 1, pick(1, 2 * n + 1)};
@@ -214,8 +221,9 @@ TEST(FirmwareConv, RandomCases)
             v.ph = pick(1, std::min(3u, v.oh())), v.pw = pick(1, std::min(3u, v.ow()));
             v.psh = pick(1, 3), v.psw = pick(1, 3);
         }
-        run_conv(make_cfg(n, pick(0, 1) ? 16384 : pick(200, 1000), pick(0, 1) ? 4096 : pick(64, 512)),
-                 v, 100 + i);
+        run_conv(
+            make_cfg(n, pick(0, 1) ? 16384 : pick(200, 1000), pick(0, 1) ? 4096 : pick(64, 512)), v,
+            100 + i);
     }
 }
 
@@ -260,7 +268,8 @@ TEST(FirmwareConvValidation, EveryFieldByName)
         expect_field(b.bytes(), field);
     };
     bad("flags", [](Valid &b) { b.v.flags = 0x40; });
-    bad("flags", [](Valid &b) { b.v.flags = FW_CONV_POOLING, b.v.ph = b.v.pw = b.v.psh = b.v.psw = 1; });
+    bad("flags",
+        [](Valid &b) { b.v.flags = FW_CONV_POOLING, b.v.ph = b.v.pw = b.v.psh = b.v.psw = 1; });
     bad("batch", [](Valid &b) { b.v.batch = 0; });
     bad("h", [](Valid &b) { b.v.h = 0; });
     bad("w", [](Valid &b) { b.v.w = 0; });
@@ -273,9 +282,15 @@ TEST(FirmwareConvValidation, EveryFieldByName)
     bad("stride", [](Valid &b) { b.v.sh = 0; });
     bad("stride", [](Valid &b) { b.v.sw = 256; });
     bad("pool", [](Valid &b) { b.v.ph = 2; });
-    bad("pool", [](Valid &b) { b.v.flags |= FW_CONV_POOLING, b.v.ph = 2, b.v.pw = 16, b.v.psh = b.v.psw = 1; });
-    bad("pool", [](Valid &b) { b.v.flags |= FW_CONV_POOLING, b.v.ph = b.v.pw = 2, b.v.psh = 0, b.v.psw = 1; });
-    bad("pool", [](Valid &b) { b.v.flags |= FW_CONV_POOLING, b.v.ph = 7, b.v.pw = 2, b.v.psh = b.v.psw = 1; });
+    bad("pool", [](Valid &b) {
+        b.v.flags |= FW_CONV_POOLING, b.v.ph = 2, b.v.pw = 16, b.v.psh = b.v.psw = 1;
+    });
+    bad("pool", [](Valid &b) {
+        b.v.flags |= FW_CONV_POOLING, b.v.ph = b.v.pw = 2, b.v.psh = 0, b.v.psw = 1;
+    });
+    bad("pool", [](Valid &b) {
+        b.v.flags |= FW_CONV_POOLING, b.v.ph = 7, b.v.pw = 2, b.v.psh = b.v.psw = 1;
+    });
     bad("in.buf", [](Valid &b) { b.bufs[0] = 1; });
     bad("in.off", [](Valid &b) { b.offs[0] = 0x1f00; });
     bad("k.buf", [](Valid &b) { b.bufs[1] = 7; });

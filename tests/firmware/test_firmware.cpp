@@ -14,7 +14,8 @@
 #include "tests/support/fw_test.h"
 #include "tests/support/progs.h"
 
-namespace {
+namespace
+{
 
 using namespace fw_test;
 
@@ -28,8 +29,8 @@ std::vector<uint8_t> gemm_bytes(const GemmCmd &g)
     std::vector<uint8_t> v(FW_GEMM_BYTES);
     put32(v, 0, FW_CMD_GEMM | FW_GEMM_BYTES << 16);
     // In command order from FW_GEMM_FLAGS on.
-    const uint32_t fields[] = {g.flags, g.m,     g.k,     g.n,   g.a_buf, g.a_off, g.lda, g.b_buf,
-                               g.b_off, g.ldb, g.c_buf, g.c_off, g.ldc, g.p_buf, g.p_off};
+    const uint32_t fields[] = {g.flags, g.m,   g.k,     g.n,     g.a_buf, g.a_off, g.lda,  g.b_buf,
+                               g.b_off, g.ldb, g.c_buf, g.c_off, g.ldc,   g.p_buf, g.p_off};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         put32(v, FW_GEMM_FLAGS + 4 * i, fields[i]);
     return v;
@@ -79,23 +80,35 @@ struct GemmCase {
 // A tiled B's padding holds junk, which must not reach C.
 void run_case(const tpu_hwcfg &cfg, const GemmCase &gc, uint64_t seed)
 {
-    SCOPED_TRACE(::testing::Message() << "N=" << cfg.array_n << " ub=" << cfg.ub_rows
-                                      << " acc=" << cfg.acc_rows << " wf=" << cfg.wfifo_tiles
-                                      << " m=" << gc.m << " k=" << gc.k << " n=" << gc.n
-                                      << " flags=" << gc.flags << " seed=" << seed);
+    SCOPED_TRACE(::testing::Message()
+                 << "N=" << cfg.array_n << " ub=" << cfg.ub_rows << " acc=" << cfg.acc_rows
+                 << " wf=" << cfg.wfifo_tiles << " m=" << gc.m << " k=" << gc.k << " n=" << gc.n
+                 << " flags=" << gc.flags << " seed=" << seed);
     GoldenHal h(cfg);
     ASSERT_NE(h.g, nullptr);
     tpu_rng rng{seed};
     const bool i8 = gc.flags & FW_GEMM_OUT_INT8;
     const bool params = gc.flags & (FW_GEMM_BIAS | FW_GEMM_OUT_INT8);
     const bool tiled = gc.flags & FW_GEMM_B_TILED;
-    GemmCmd g{gc.flags, gc.m, gc.k, gc.n, 0, gc.misalign, gc.k + gc.pad_a,
-              1, gc.misalign, tiled ? 0 : gc.n + gc.pad_b, 2, gc.misalign, gc.n + gc.pad_c, 0, 0};
-    const uint64_t sizes[4] = {(uint64_t{g.m} - 1) * g.lda + g.k,
-                               tiled ? gemm_tiled_b_bytes(g.k, g.n, cfg.array_n)
-                                     : (uint64_t{g.k} - 1) * g.ldb + g.n,
-                               ((uint64_t{g.m} - 1) * g.ldc + g.n) * (i8 ? 1 : 4),
-                               params ? 12 * uint64_t{g.n} : 0};
+    GemmCmd g{gc.flags,
+              gc.m,
+              gc.k,
+              gc.n,
+              0,
+              gc.misalign,
+              gc.k + gc.pad_a,
+              1,
+              gc.misalign,
+              tiled ? 0 : gc.n + gc.pad_b,
+              2,
+              gc.misalign,
+              gc.n + gc.pad_c,
+              0,
+              0};
+    const uint64_t sizes[4] = {
+        (uint64_t{g.m} - 1) * g.lda + g.k,
+        tiled ? gemm_tiled_b_bytes(g.k, g.n, cfg.array_n) : (uint64_t{g.k} - 1) * g.ldb + g.n,
+        ((uint64_t{g.m} - 1) * g.ldc + g.n) * (i8 ? 1 : 4), params ? 12 * uint64_t{g.n} : 0};
     std::vector<Buffer> bufs;
     uint64_t at = 64;
     for (uint64_t size : sizes) {
@@ -153,8 +166,8 @@ void run_case(const tpu_hwcfg &cfg, const GemmCase &gc, uint64_t seed)
     expect_memory(h, expect);
     // Every memory access stays inside its operand: RD_HOST in A, RD_WEIGHT in B, RD_PARAMS in
     // the params, WR_HOST in C.
-    const uint64_t lo[] = {a, b, p, c}, hi[] = {a + sizes[0], b + sizes[1], p + sizes[3],
-                                               c + sizes[2]};
+    const uint64_t lo[] = {a, b, p, c},
+                   hi[] = {a + sizes[0], b + sizes[1], p + sizes[3], c + sizes[2]};
     for (size_t i = 0; i < h.pushed.size(); i++) {
         const tpu_fields f = tpu_decode(&h.pushed[i]);
         if (f.op < TPU_OP_RD_HOST || f.op > TPU_OP_WR_HOST || f.op == TPU_OP_MATMUL ||
@@ -172,8 +185,8 @@ void run_case(const tpu_hwcfg &cfg, const GemmCase &gc, uint64_t seed)
         const uint64_t tile = (f.a - b) / (t * t), kt_count = (g.k + t - 1) / t;
         const uint32_t k0 = static_cast<uint32_t>(tile % kt_count) * t;
         const uint32_t n0 = static_cast<uint32_t>(tile / kt_count) * t;
-        ASSERT_TRUE((f.a - b) % (t * t) == 0 && f.stride == t &&
-                    f.rows == std::min(t, g.k - k0) && f.len == std::min(t, g.n - n0))
+        ASSERT_TRUE((f.a - b) % (t * t) == 0 && f.stride == t && f.rows == std::min(t, g.k - k0) &&
+                    f.len == std::min(t, g.n - n0))
             << "instruction " << i << ": " << tpu_disasm(&h.pushed[i], text, sizeof text);
     }
 }
@@ -252,10 +265,10 @@ TEST(FirmwareGemm, SmallCores)
         make_cfg(8, 300, 64, 3), make_cfg(16, 40, 2, 1), make_cfg(16, 4, 2, 2),
     };
     for (const tpu_hwcfg &cfg : cfgs)
-        for (const GemmCase &gc : {GemmCase{37, 45, 19}, GemmCase{5, 200, 33, FW_GEMM_OUT_INT8},
-                                   GemmCase{130, 7, 9, FW_GEMM_BIAS | FW_GEMM_RELU},
-                                   GemmCase{1, 1, 1},
-                                   GemmCase{37, 90, 19, FW_GEMM_B_TILED | FW_GEMM_OUT_INT8}})
+        for (const GemmCase &gc :
+             {GemmCase{37, 45, 19}, GemmCase{5, 200, 33, FW_GEMM_OUT_INT8},
+              GemmCase{130, 7, 9, FW_GEMM_BIAS | FW_GEMM_RELU}, GemmCase{1, 1, 1},
+              GemmCase{37, 90, 19, FW_GEMM_B_TILED | FW_GEMM_OUT_INT8}})
             run_case(cfg, gc, seed++);
 }
 
@@ -265,8 +278,8 @@ TEST(FirmwareGemm, RandomCases)
     tpu_rng rng{61};
     for (int i = 0; i < 150; i++) {
         const uint32_t n = kArrays[rng_below(&rng, 3)];
-        const tpu_hwcfg cfg = make_cfg(n, 4 + rng_below(&rng, 400), 2 + rng_below(&rng, 300),
-                                       1 + rng_below(&rng, 5));
+        const tpu_hwcfg cfg =
+            make_cfg(n, 4 + rng_below(&rng, 400), 2 + rng_below(&rng, 300), 1 + rng_below(&rng, 5));
         GemmCase gc{1 + rng_below(&rng, 90), 1 + rng_below(&rng, 90), 1 + rng_below(&rng, 90),
                     rng_below(&rng, FW_GEMM_FLAGS_ALL + 1)};
         if (rng_chance(&rng, 50)) {
@@ -288,7 +301,7 @@ TEST(FirmwareGemm, ChainedCommands)
     const uint32_t m = 20, k = 30, n1 = 17, n2 = 9;
     // Buffers: 0 input [m x k], 1 W1 [k x n1], 2 hidden int8 [m x n1], 3 params1, 4 W2 [n1 x n2],
     // 5 output int32 [m x n2].
-    const std::vector<Buffer> bufs = {{0x1000, m * k},  {0x2000, k * n1},  {0x3000, m * n1},
+    const std::vector<Buffer> bufs = {{0x1000, m * k},   {0x2000, k * n1},  {0x3000, m * n1},
                                       {0x4000, 12 * n1}, {0x5000, n1 * n2}, {0x6000, 4 * m * n2}};
     uint8_t *mem = h.mem();
     for (int i : {0, 1, 4})
@@ -298,8 +311,21 @@ TEST(FirmwareGemm, ChainedCommands)
         wr32(mem + 0x4000 + 4 * (n1 + j), 1);
         wr32(mem + 0x4000 + 4 * (2 * n1 + j), 7);
     }
-    const GemmCmd g1{FW_GEMM_BIAS | FW_GEMM_RELU | FW_GEMM_OUT_INT8, m, k, n1, 0, 0, k, 1, 0, n1,
-                     2, 0, n1, 3, 0};
+    const GemmCmd g1{FW_GEMM_BIAS | FW_GEMM_RELU | FW_GEMM_OUT_INT8,
+                     m,
+                     k,
+                     n1,
+                     0,
+                     0,
+                     k,
+                     1,
+                     0,
+                     n1,
+                     2,
+                     0,
+                     n1,
+                     3,
+                     0};
     const GemmCmd g2{0, m, n1, n2, 2, 0, n1, 4, 0, n2, 5, 0, n2, 0, 0};
     std::vector<uint8_t> expect(mem, mem + cfg.mem_size);
     reference(expect.data(), g1, 0x1000, expect.data() + 0x2000, g1.ldb, 0x3000, 0x4000);
@@ -327,8 +353,8 @@ TEST(FirmwareStream, EmptyStreamJustHalts)
 // A valid two-command stream to break one field at a time: command 0 is int32 with bias and
 // relu, command 1 int8 output; buffers 0..4 = A, B, C, params, C2.
 struct BadStream {
-    std::vector<Buffer> bufs = {{0x1000, 0x400}, {0x2000, 0x400}, {0x3000, 0x1000},
-                                {0x5000, 0x100}, {0x6000, 0x400}};
+    std::vector<Buffer> bufs = {
+        {0x1000, 0x400}, {0x2000, 0x400}, {0x3000, 0x1000}, {0x5000, 0x100}, {0x6000, 0x400}};
     GemmCmd g0{FW_GEMM_BIAS | FW_GEMM_RELU, 8, 16, 8, 0, 0, 16, 1, 0, 8, 2, 0, 8, 3, 0};
     GemmCmd g1{FW_GEMM_OUT_INT8, 8, 16, 8, 0, 0, 16, 1, 0, 8, 4, 0, 8, 3, 0};
     std::vector<uint8_t> bytes() const
@@ -467,44 +493,116 @@ void expect_gemm_reject(int which, void (*breaker)(GemmCmd &), const char *field
 TEST(FirmwareValidation, GemmFields)
 {
     for (int w = 0; w < 2; w++) {
-        expect_gemm_reject(w, [](GemmCmd &g) { g.flags |= 32; }, "flags");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.flags |= 0x80000000u; }, "flags");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.m = 0; }, "m");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.k = 0; }, "k");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.n = 0; }, "n");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.a_buf = 5; }, "a.buf");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.a_buf = 0xffffffffu; }, "a.buf");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.lda = 15; }, "lda");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.a_off = 0x400 - 127; }, "a.off"); // 1 byte over
-        expect_gemm_reject(w, [](GemmCmd &g) { g.a_off = 0xffffffffu; }, "a.off");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.m = 65; }, "a.off"); // 65 x 16 > 0x400
-        expect_gemm_reject(w, [](GemmCmd &g) { g.lda = 0x80000000u; }, "a.off");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.m = 0xffffffffu; g.lda = 0xffffffffu; }, "a.off");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.b_buf = 9; }, "b.buf");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.ldb = 7; }, "ldb");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.b_off = 0x400 - 127; }, "b.off");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.m = 1; g.k = g.lda = 200; }, "b.off"); // 1600 B
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.flags |= 32; }, "flags");
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.flags |= 0x80000000u; }, "flags");
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.m = 0; }, "m");
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.k = 0; }, "k");
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.n = 0; }, "n");
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.a_buf = 5; }, "a.buf");
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.a_buf = 0xffffffffu; }, "a.buf");
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.lda = 15; }, "lda");
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.a_off = 0x400 - 127; }, "a.off"); // 1 byte over
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.a_off = 0xffffffffu; }, "a.off");
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.m = 65; }, "a.off"); // 65 x 16 > 0x400
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.lda = 0x80000000u; }, "a.off");
+        expect_gemm_reject(
+            w,
+            [](GemmCmd &g) {
+                g.m = 0xffffffffu;
+                g.lda = 0xffffffffu;
+            },
+            "a.off");
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.b_buf = 9; }, "b.buf");
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.ldb = 7; }, "ldb");
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.b_off = 0x400 - 127; }, "b.off");
+        expect_gemm_reject(
+            w,
+            [](GemmCmd &g) {
+                g.m = 1;
+                g.k = g.lda = 200;
+            },
+            "b.off"); // 1600 B
         // Tiled B (N = 8): ldb must be 0 (checked before b.buf); 16 x 8 is two tiles, 128 bytes;
         // 16 x 9 is four.
-        expect_gemm_reject(w, [](GemmCmd &g) { g.flags |= FW_GEMM_B_TILED; }, "ldb");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.flags |= FW_GEMM_B_TILED; g.b_buf = 9; }, "ldb");
-        expect_gemm_reject(w, [](GemmCmd &g) { tile_b(g); g.b_buf = 9; }, "b.buf");
-        expect_gemm_reject(w, [](GemmCmd &g) { tile_b(g); g.b_off = 0x400 - 127; }, "b.off");
-        expect_gemm_reject(w, [](GemmCmd &g) { tile_b(g); g.n = g.ldc = 9; g.b_off = 0x400 - 255; },
-                           "b.off");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.c_buf = 5; }, "c.buf");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.ldc = 7; }, "ldc");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.c_off = 0x1000; }, "c.off");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.p_buf = 5; }, "params.buf");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.p_off = 0x100 - 95; }, "params.off"); // 12*8 = 96
-        expect_gemm_reject(w, [](GemmCmd &g) { g.c_buf = 0; }, "c overlaps a");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.c_buf = 1; }, "c overlaps b");
-        expect_gemm_reject(w, [](GemmCmd &g) { g.c_buf = 3; }, "c overlaps params");
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.flags |= FW_GEMM_B_TILED; }, "ldb");
+        expect_gemm_reject(
+            w,
+            [](GemmCmd &g) {
+                g.flags |= FW_GEMM_B_TILED;
+                g.b_buf = 9;
+            },
+            "ldb");
+        expect_gemm_reject(
+            w,
+            [](GemmCmd &g) {
+                tile_b(g);
+                g.b_buf = 9;
+            },
+            "b.buf");
+        expect_gemm_reject(
+            w,
+            [](GemmCmd &g) {
+                tile_b(g);
+                g.b_off = 0x400 - 127;
+            },
+            "b.off");
+        expect_gemm_reject(
+            w,
+            [](GemmCmd &g) {
+                tile_b(g);
+                g.n = g.ldc = 9;
+                g.b_off = 0x400 - 255;
+            },
+            "b.off");
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.c_buf = 5; }, "c.buf");
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.ldc = 7; }, "ldc");
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.c_off = 0x1000; }, "c.off");
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.p_buf = 5; }, "params.buf");
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.p_off = 0x100 - 95; }, "params.off"); // 12*8 = 96
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.c_buf = 0; }, "c overlaps a");
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.c_buf = 1; }, "c overlaps b");
+        expect_gemm_reject(
+            w, [](GemmCmd &g) { g.c_buf = 3; }, "c overlaps params");
     }
     // int32 output: the row pitch in bytes must fit the WR_HOST stride, and the C extent is 4
     // bytes per element.
-    expect_gemm_reject(0, [](GemmCmd &g) { g.ldc = 0x40000000u; g.m = 1; }, "ldc");
-    expect_gemm_reject(0, [](GemmCmd &g) { g.c_buf = 4; g.ldc = 40; }, "c.off"); // 1152 bytes
+    expect_gemm_reject(
+        0,
+        [](GemmCmd &g) {
+            g.ldc = 0x40000000u;
+            g.m = 1;
+        },
+        "ldc");
+    expect_gemm_reject(
+        0,
+        [](GemmCmd &g) {
+            g.c_buf = 4;
+            g.ldc = 40;
+        },
+        "c.off"); // 1152 bytes
     {
         BadStream b;
         b.g1.ldc = 40; // the same layout in int8 fits buffer 4
@@ -512,11 +610,22 @@ TEST(FirmwareValidation, GemmFields)
         EXPECT_EQ(run_stream(h, b.bytes(), kStreamAt).res.code, FW_OK);
     }
     // Params fields must be zero when no params are used.
-    expect_gemm_reject(0, [](GemmCmd &g) { g.flags = 0; g.p_buf = 0; g.p_off = 4; }, "params.off");
-    expect_gemm_reject(0, [](GemmCmd &g) { g.flags = FW_GEMM_RELU; }, "params.buf");
+    expect_gemm_reject(
+        0,
+        [](GemmCmd &g) {
+            g.flags = 0;
+            g.p_buf = 0;
+            g.p_off = 4;
+        },
+        "params.off");
+    expect_gemm_reject(
+        0, [](GemmCmd &g) { g.flags = FW_GEMM_RELU; }, "params.buf");
     // Overlaps through different buffers that alias: a byte of C inside A.
-    expect_gemm_reject(1, [](GemmCmd &) {}, "c overlaps a",
-                       [](std::vector<Buffer> &b) { b[4] = {0x1000 + 127, 0x400}; });
+    expect_gemm_reject(
+        1, [](GemmCmd &) {}, "c overlaps a",
+        [](std::vector<Buffer> &b) {
+            b[4] = {0x1000 + 127, 0x400};
+        });
     // Adjacent (not overlapping) is fine: checked by running it.
     {
         BadStream b;
@@ -526,8 +635,11 @@ TEST(FirmwareValidation, GemmFields)
         EXPECT_EQ(run_stream(h, b.bytes(), kStreamAt).res.code, FW_OK);
     }
     // Output over the stream itself.
-    expect_gemm_reject(1, [](GemmCmd &) {}, "c overlaps stream",
-                       [](std::vector<Buffer> &b) { b[4] = {kStreamAt - 8, 0x400}; });
+    expect_gemm_reject(
+        1, [](GemmCmd &) {}, "c overlaps stream",
+        [](std::vector<Buffer> &b) {
+            b[4] = {kStreamAt - 8, 0x400};
+        });
     // A tiled B that just fits, and one overlapping C by its padding alone.
     {
         BadStream b;
@@ -536,8 +648,15 @@ TEST(FirmwareValidation, GemmFields)
         GoldenHal h(make_cfg(8));
         EXPECT_EQ(run_stream(h, b.bytes(), kStreamAt).res.code, FW_OK);
     }
-    expect_gemm_reject(0, [](GemmCmd &g) { tile_b(g); g.n = 7; g.c_buf = 1; g.c_off = 0x7f; },
-                       "c overlaps b", [](std::vector<Buffer> &b) { b[1].size = 0x1000; });
+    expect_gemm_reject(
+        0,
+        [](GemmCmd &g) {
+            tile_b(g);
+            g.n = 7;
+            g.c_buf = 1;
+            g.c_off = 0x7f;
+        },
+        "c overlaps b", [](std::vector<Buffer> &b) { b[1].size = 0x1000; });
 }
 
 // A tiled B whose padded sides reach 2^32 (N = 8, k = n = 2^32 - 1): its size, 2^64, must not wrap
@@ -546,8 +665,21 @@ TEST(FirmwareValidation, TiledExtentDoesNotWrap)
 {
     GoldenHal h(make_cfg(8));
     h.regs[TPU_CSR_MEM_SIZE] = 0xffffffffu;
-    const GemmCmd g{FW_GEMM_B_TILED, 1, 0xffffffffu, 0xffffffffu, 0, 0, 0xffffffffu, 0, 0, 0,
-                    0, 0, 0xffffffffu, 0, 0};
+    const GemmCmd g{FW_GEMM_B_TILED,
+                    1,
+                    0xffffffffu,
+                    0xffffffffu,
+                    0,
+                    0,
+                    0xffffffffu,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0xffffffffu,
+                    0,
+                    0};
     expect_reject_on(h, stream_bytes({{0, 0xffffffffu}}, {gemm_bytes(g)}), FW_ERR_COMMAND, 0,
                      FW_NO_INDEX, "b.off");
 }
@@ -556,11 +688,11 @@ TEST(FirmwareValidation, Hardware)
 {
     const auto stream = BadStream().bytes();
     const std::pair<uint32_t, uint32_t> bad[] = {
-        {TPU_CSR_ID, 0x54505532},  {TPU_CSR_VERSION, 0x00020000}, {TPU_CSR_ARRAY_N, 0},
-        {TPU_CSR_ARRAY_N, 1024},   {TPU_CSR_UB_ROWS, 3},          {TPU_CSR_UB_ROWS, (1u << 20) + 1},
-        {TPU_CSR_ACC_ROWS, 1},     {TPU_CSR_ACC_ROWS, 1u << 21},  {TPU_CSR_WFIFO_TILES, 0},
+        {TPU_CSR_ID, 0x54505532}, {TPU_CSR_VERSION, 0x00020000}, {TPU_CSR_ARRAY_N, 0},
+        {TPU_CSR_ARRAY_N, 1024},  {TPU_CSR_UB_ROWS, 3},          {TPU_CSR_UB_ROWS, (1u << 20) + 1},
+        {TPU_CSR_ACC_ROWS, 1},    {TPU_CSR_ACC_ROWS, 1u << 21},  {TPU_CSR_WFIFO_TILES, 0},
     };
-    const char *names[] = {"ID", "VERSION", "ARRAY_N", "ARRAY_N", "UB_ROWS",
+    const char *names[] = {"ID",      "VERSION",  "ARRAY_N",  "ARRAY_N",    "UB_ROWS",
                            "UB_ROWS", "ACC_ROWS", "ACC_ROWS", "WFIFO_TILES"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         GoldenHal h(make_cfg(8));

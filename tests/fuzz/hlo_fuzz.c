@@ -51,8 +51,7 @@ static void check_conv_attrs(const hlo_instr *in)
     const hlo_conv_dims *l = &in->dim_labels;
     if (l->present) {
         check(l->n_spatial >= 0 && l->n_spatial <= HLO_MAX_RANK - 2);
-        check_labels(l->n_spatial, l->input_batch_dim, l->input_feature_dim,
-                     l->input_spatial_dims);
+        check_labels(l->n_spatial, l->input_batch_dim, l->input_feature_dim, l->input_spatial_dims);
         check_labels(l->n_spatial, l->kernel_input_feature_dim, l->kernel_output_feature_dim,
                      l->kernel_spatial_dims);
         check_labels(l->n_spatial, l->output_batch_dim, l->output_feature_dim,

@@ -74,10 +74,7 @@ static void hal_spend(void *ctx, uint32_t cycles)
     (void)cycles;
 }
 
-static uint32_t rd32(const uint8_t *m, uint64_t at)
-{
-    return (uint32_t)tpuio_get_le(m + at, 4);
-}
+static uint32_t rd32(const uint8_t *m, uint64_t at) { return (uint32_t)tpuio_get_le(m + at, 4); }
 
 /* ACTIVATE's requantization (docs/isa.md): round half away from zero, clamp to int8. */
 static int8_t requant(int32_t x, int32_t mult, uint32_t shift)
@@ -181,8 +178,8 @@ static int8_t kernel_at(const uint8_t *m, const conv_cmd *v, uint32_t tile, uint
         kt = ((uint64_t)dy * v->kw + dx) * v->cc + ci / tile;
         r = ci % tile;
     }
-    return (int8_t)m[v->k + ((uint64_t)(o / tile) * v->ktiles + kt) * tile * tile + r * tile +
-                     o % tile];
+    return (int8_t)
+        m[v->k + ((uint64_t)(o / tile) * v->ktiles + kt) * tile * tile + r * tile + o % tile];
 }
 
 /* Convolution output row oy of image b, every column and output channel, after bias and ReLU:
@@ -243,7 +240,7 @@ static void reference_conv(uint8_t *m, const uint8_t *c, uint32_t tile)
     v.k = operand(m, c, FW_CONV_K_BUF, FW_CONV_K_OFF);
     v.out = operand(m, c, FW_CONV_OUT_BUF, FW_CONV_OUT_OFF);
     v.p = v.flags & (FW_CONV_BIAS | FW_CONV_OUT_INT8) ? operand(m, c, FW_CONV_P_BUF, FW_CONV_P_OFF)
-                                                     : 0;
+                                                      : 0;
     v.packed = v.pl == 0 && v.pr == 0 && v.c % tile != 0;
     v.runs = (v.kw * v.c + tile - 1) / tile;
     v.cc = (v.c + tile - 1) / tile;

@@ -12,7 +12,8 @@
 #include "io/npy.h"
 #include "tests/support/io_test.h"
 
-namespace {
+namespace
+{
 
 using io_test::encode;
 using io_test::raw_npy;
@@ -130,15 +131,13 @@ TEST(Npy, RefusesMalformedImagesWithAReason)
          "structured"},
         {raw_npy("{'descr': '>i4', 'fortran_order': False, 'shape': (1,), }", "abcd"),
          "big-endian"},
-        {raw_npy("{'descr': '|i1', 'fortran_order': True, 'shape': (2, 2), }", "abcd"),
-         "Fortran"},
+        {raw_npy("{'descr': '|i1', 'fortran_order': True, 'shape': (2, 2), }", "abcd"), "Fortran"},
         {raw_npy("{'descr': '|i1', 'shape': (2,), }", "ab"), "no 'fortran_order'"},
         {raw_npy("{'descr': '|i1', 'fortran_order': False, 'shape': (2,), 'x': 1}", "ab"),
          "unknown key"},
         {raw_npy("{'descr': '|i1', 'fortran_order': False, 'shape': (2,), 'shape': (2,)}", "ab"),
          "twice"},
-        {raw_npy("{'descr': '|i1', 'fortran_order': 0, 'shape': (2,), }", "ab"),
-         "fortran_order"},
+        {raw_npy("{'descr': '|i1', 'fortran_order': 0, 'shape': (2,), }", "ab"), "fortran_order"},
         {raw_npy("{'descr': '|i1', 'fortran_order': False, 'shape': [2], }", "ab"), "'('"},
         {raw_npy("{'descr': '|i1', 'fortran_order': False, 'shape': (99999999999999999999,), }",
                  "ab"),

@@ -10,7 +10,8 @@
 #include "io/safetensors.h"
 #include "tests/support/io_test.h"
 
-namespace {
+namespace
+{
 
 using io_test::bytes_of;
 using io_test::st_image;
@@ -105,19 +106,18 @@ TEST(Safetensors, Corruptions)
     has(st_error(st_image(R"({"a":{"dtype":"F\q32"}})", "")), "one of the escapes");
     has(st_error(st_image(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,0]}})", "")),
         "expected a non-negative integer");
-    has(st_error(st_image(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}} x)",
-                          data)),
+    has(st_error(st_image(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}} x)", data)),
         "expected the end of the header");
     has(st_error(st_image(R"([])", "")), "expected '{'");
-    has(st_error(st_image(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"x":1}})",
-                          data)),
+    has(st_error(st_image(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"x":1}})", data)),
         "tensor 'a' has unknown key 'x'");
     has(st_error(st_image(R"({"a":{"dtype":"F32","shape":[2]}})", data)),
         "tensor 'a' has no 'data_offsets'");
     has(st_error(st_image(R"({"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", data)),
         "tensor 'a': dtype 'F16' not supported (F32, I8, I32, U8)");
     has(st_error(st_image(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                          R"("a":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})", data)),
+                          R"("a":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
+                          data)),
         "tensor 'a' appears twice");
     has(st_error(st_image(R"({"__metadata__":{"k":1}})", "")), "expected '\"'");
     has(st_error(st_image(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0]}})", data)),
@@ -126,10 +126,12 @@ TEST(Safetensors, Corruptions)
     has(st_error(st_image(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[12,20]}})", data)),
         "tensor 'a': data_offsets [12, 20] out of range: the data has 16 bytes");
     has(st_error(st_image(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                          R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", data)),
+                          R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                          data)),
         "tensors 'a' [0, 8] and 'b' [4, 12] overlap");
     has(st_error(st_image(R"({"b":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},)"
-                          R"("a":{"dtype":"I8","shape":[1],"data_offsets":[15,16]}})", data)),
+                          R"("a":{"dtype":"I8","shape":[1],"data_offsets":[15,16]}})",
+                          data)),
         "tensors 'b' [0, 16] and 'a' [15, 16] overlap");
     has(st_error(st_image(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", data)),
         "tensor 'a': data_offsets [8, 0] end before they begin");
@@ -138,7 +140,8 @@ TEST(Safetensors, Corruptions)
     has(st_error(st_image(R"({"a":{"dtype":"I32","shape":[2,1],"data_offsets":[0,16]}})", data)),
         "tensor 'a': I32 [2,1] needs 8 bytes but data_offsets span 16");
     has(st_error(st_image(R"({"a":{"dtype":"U8","shape":[4294967296,4294967296,16],)"
-                          R"("data_offsets":[0,16]}})", data)),
+                          R"("data_offsets":[0,16]}})",
+                          data)),
         "tensor 'a': shape too large");
     // Every truncation of the good image fails cleanly (ASan checks the cleanup).
     for (size_t n = 0; n < image.size(); n++) {

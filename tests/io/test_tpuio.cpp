@@ -1,8 +1,8 @@
 // test_tpuio.cpp - what every loader and writer shares (io/tpuio.h): whole-file reading with its
 // limits (regular files by size, streams by what arrives, FIFOs without a writer, directories),
 // little-endian bytes and the bounds-checked cursor, and staged output files (all or nothing).
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,9 +21,11 @@
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace
+{
 
-class TpuIo : public ::testing::Test {
+class TpuIo : public ::testing::Test
+{
   protected:
     void SetUp() override
     {
@@ -117,8 +119,8 @@ TEST_F(TpuIo, StreamsAreBoundedByWhatArrives)
     // /dev/zero never ends: refused once more than the stream limit has come.
     Read r = read_file("/dev/zero", (uint64_t)1 << 40);
     EXPECT_EQ(r.rc, -1);
-    EXPECT_EQ(r.err, "not a regular file, and more than the " +
-                         std::to_string(TPUIO_STREAM_MAX) + " bytes such an input may have");
+    EXPECT_EQ(r.err, "not a regular file, and more than the " + std::to_string(TPUIO_STREAM_MAX) +
+                         " bytes such an input may have");
     r = read_file("/dev/zero", 1000);
     EXPECT_EQ(r.rc, -1);
     EXPECT_EQ(r.err, "not a regular file, and more than the 1000 bytes such an input may have");
@@ -168,12 +170,14 @@ TEST_F(TpuIo, FifoWithoutWriterDoesNotBlock)
 TEST(TpuIoText, ErrorsArePrintableOneLiners)
 {
     char out[64];
-    EXPECT_STREQ(tpuio_printable(out, sizeof out, "plain text: 'x' \\ ok"), "plain text: 'x' \\ ok");
+    EXPECT_STREQ(tpuio_printable(out, sizeof out, "plain text: 'x' \\ ok"),
+                 "plain text: 'x' \\ ok");
     EXPECT_STREQ(tpuio_printable(out, sizeof out, "two\nlines\r\tand \x01\x7f"),
                  "two\\nlines\\r\\tand \\x01\\x7f");
     // Well-formed UTF-8 stays; stray, overlong, surrogate and truncated sequences are escaped.
-    EXPECT_STREQ(tpuio_printable(out, sizeof out, "\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
-                 "\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+    EXPECT_STREQ(
+        tpuio_printable(out, sizeof out, "\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+        "\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
     EXPECT_STREQ(tpuio_printable(out, sizeof out, "\xff\xc0\xaf\xed\xa0\x80\xe2\x82"),
                  "\\xff\\xc0\\xaf\\xed\\xa0\\x80\\xe2\\x82");
     // Truncation never splits an escape.

@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstring>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -22,7 +22,8 @@
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace
+{
 
 hlo_array *random_array(std::mt19937 &rng, hlo_type t, std::vector<int64_t> dims, double lo,
                         double hi)
@@ -139,7 +140,8 @@ void expect_close(const Golden &r, double tol)
     }
 }
 
-class Nets : public ::testing::TestWithParam<uint32_t> {
+class Nets : public ::testing::TestWithParam<uint32_t>
+{
 };
 
 TEST_P(Nets, MatchTheReference)
@@ -244,10 +246,10 @@ TEST(CoreFit, IsTheFirmwares)
         const uint32_t kh = u(1, std::min(h, 3u)), kw = u(1, 3), sh = u(1, 3);
         const uint32_t pl = u(0, 1) ? 0 : u(0, 2), pr = u(0, 2);
         const uint32_t oh = (h - kh) / sh + 1, ow = (w + pl + pr - kw) + 1;
-        const std::string x = "s8[1," + std::to_string(h) + "," + std::to_string(w) + "," +
-                              std::to_string(c) + "]";
-        const std::string k = "s8[" + std::to_string(kh) + "," + std::to_string(kw) + "," +
-                              std::to_string(c) + ",1]";
+        const std::string x =
+            "s8[1," + std::to_string(h) + "," + std::to_string(w) + "," + std::to_string(c) + "]";
+        const std::string k =
+            "s8[" + std::to_string(kh) + "," + std::to_string(kw) + "," + std::to_string(c) + ",1]";
         std::ofstream(path) << "HloModule m\nENTRY main {\n  x = " << x
                             << " parameter(0)\n  one = s8[] constant(1)\n  k = " << k
                             << " broadcast(one), dimensions={}\n  ROOT c = s32[1," << oh << ","
@@ -270,21 +272,43 @@ TEST(CoreFit, IsTheFirmwares)
         if (on_device) {
             v = p.segments[0].ops[0].conv;
         } else {
-            v = tpub_conv{TPUB_GEMM_OUT_INT8, 1, h, w, c, kh, kw, 1, sh, 1, 0, 0, pl, pr,
-                          0, 0, 0, 0, 0, 0, 1u << 24, 0, nullptr, nullptr};
+            v = tpub_conv{TPUB_GEMM_OUT_INT8,
+                          1,
+                          h,
+                          w,
+                          c,
+                          kh,
+                          kw,
+                          1,
+                          sh,
+                          1,
+                          0,
+                          0,
+                          pl,
+                          pr,
+                          0,
+                          0,
+                          0,
+                          0,
+                          0,
+                          0,
+                          1u << 24,
+                          0,
+                          nullptr,
+                          nullptr};
         }
         tpub_free(&p);
         fw_test::GoldenHal hal(tpu_hwcfg{n, 16384, 4096, 4, 32, 64u << 20});
         hal.fail_after = 0; // validation only: the first push stops the core
-        const auto stream = fw_test::stream_bytes({{golden_run::kArena, 48u << 20}},
-                                                  {golden_run::conv_command(v)});
+        const auto stream =
+            fw_test::stream_bytes({{golden_run::kArena, 48u << 20}}, {golden_run::conv_command(v)});
         memcpy(hal.mem(), stream.data(), stream.size());
         const fw_hal fh = hal.hal();
         fw_result res;
         fw_run(&fh, 0, (uint32_t)stream.size(), &res);
-        const std::string what = "n " + std::to_string(n) + " " + x + " kernel " + k +
-                                 " stride " + std::to_string(sh) + " pad " + std::to_string(pl) +
-                                 "," + std::to_string(pr);
+        const std::string what = "n " + std::to_string(n) + " " + x + " kernel " + k + " stride " +
+                                 std::to_string(sh) + " pad " + std::to_string(pl) + "," +
+                                 std::to_string(pr);
         if (on_device) {
             EXPECT_EQ(res.code, FW_ERR_CORE) << what << ": " << res.field;
             placed++;

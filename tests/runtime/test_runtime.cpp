@@ -24,7 +24,8 @@
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace
+{
 
 // The smallest array size built: packages are built for it.
 uint32_t array_n()
@@ -122,8 +123,8 @@ struct ModelA {
                   {p.xfer(y, kBatch, kClasses, kClasses, HLO_S32, HLO_F32, scale_y)},
                   {p.gemm("dot.1", kBatch, kIn, kHidden, kFlags1, x, kLd, b1, h, kHidden, pp1,
                           "add.1,maximum.1"),
-                   p.gemm("dot.2", kBatch, kHidden, kClasses, kFlags2, h, kHidden, b2, y,
-                          kClasses, pp2, "add.2")});
+                   p.gemm("dot.2", kBatch, kHidden, kClasses, kFlags2, h, kHidden, b2, y, kClasses,
+                          pp2, "add.2")});
         p.finish(host(target));
     }
 
@@ -263,7 +264,8 @@ tpurt_status run_a(tpurt *rt, const std::vector<float> &x, std::vector<float> *r
 }
 
 // A scratch directory, removed afterwards.
-class Runtime : public ::testing::Test {
+class Runtime : public ::testing::Test
+{
   protected:
     fs::path dir;
     void SetUp() override
@@ -637,11 +639,11 @@ TEST_F(Runtime, PackagesThatCannotRun)
         {"a result that is not the segment's output",
          [](ModelA &a) { a.p.pkg.segments[0].outputs[0].host_type = HLO_S32; }, TPURT_E_PACKAGE,
          "result 0 is f32[4,10], segment 0 output 0 gives 4 x 10 s32"},
-        {"a parameter that is not the input",
-         [](ModelA &a) { a.p.pkg.inputs[0].dims[1] = 35; }, TPURT_E_PACKAGE,
+        {"a parameter that is not the input", [](ModelA &a) { a.p.pkg.inputs[0].dims[1] = 35; },
+         TPURT_E_PACKAGE,
          "host program:3:3: parameter: 'x' is f32[4,36], but input 0 is 'x' f32[4,35]"},
-        {"more inputs than parameters", [](ModelA &a) { a.p.pkg.n_inputs = 0; },
-         TPURT_E_PACKAGE, "ENTRY 'main' has 1 parameters, but the package has 0 inputs"},
+        {"more inputs than parameters", [](ModelA &a) { a.p.pkg.n_inputs = 0; }, TPURT_E_PACKAGE,
+         "ENTRY 'main' has 1 parameters, but the package has 0 inputs"},
         {"a GEMM flag the driver does not know",
          [](ModelA &a) { a.p.pkg.segments[0].ops[1].gemm.flags |= 1u << 5; }, TPURT_E_PACKAGE,
          "segment 0 gemm 1 'dot.2': the driver refuses the command: TPU_E_ARG"},

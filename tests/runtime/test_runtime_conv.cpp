@@ -18,7 +18,8 @@
 #include "tests/support/pkg_build.h"
 #include "tests/support/progs.h"
 
-namespace {
+namespace
+{
 
 using pkg_build::ConvShape;
 using pkg_build::Package;
@@ -144,8 +145,8 @@ TEST(Transfers, PermutedBothWays)
 struct ModelC {
     static constexpr uint32_t kB = 2, kH = 7, kW = 6, kC = 3, kOut = 5, kK = 30, kN = 4;
     static constexpr float kScaleX = 1.0f / 32, kScaleP = 0.5f;
-    static constexpr uint32_t kConvFlags = TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8 |
-                                           TPU_CONV_POOL;
+    static constexpr uint32_t kConvFlags =
+        TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8 | TPU_CONV_POOL;
     ConvShape shape = {kB, kH, kW, kC, 3, 3, kOut, 1, 2, 1, 0, 1, 1, 2, 2, 2, 1};
     std::vector<int8_t> k, w;
     std::vector<int32_t> pc, pg;
@@ -177,14 +178,14 @@ struct ModelC {
         p.input("x", HLO_F32, {kB, kC, kH, kW});
         p.output("pooled", HLO_F32, {kB, kOut, 3, 2});
         p.output("y", HLO_F32, {kB, kN});
-        p.segment({p.xfer(x, kB * kH * kW, kC, HLO_S8, HLO_F32, {kScaleX}, {0, 2, 3, 1},
-                          {kB, kC, kH, kW})},
-                  {p.xfer(pooled, kB * 3 * 2, kOut, HLO_S8, HLO_F32, {kScaleP}, {0, 2, 3, 1},
-                          {kB, kOut, 3, 2}),
-                   p.xfer(y, kB, kN, kN, HLO_S32, HLO_F32, scale_y)},
-                  {p.conv("conv.1", shape, kConvFlags, x, kc, pooled, ppc, "add.2,max.3,rw.4"),
-                   p.gemm("dot.5", kB, kK, kN, TPU_GEMM_BIAS, pooled, kK, bg, y, kN, ppg,
-                          "add.6")});
+        p.segment(
+            {p.xfer(x, kB * kH * kW, kC, HLO_S8, HLO_F32, {kScaleX}, {0, 2, 3, 1},
+                    {kB, kC, kH, kW})},
+            {p.xfer(pooled, kB * 3 * 2, kOut, HLO_S8, HLO_F32, {kScaleP}, {0, 2, 3, 1},
+                    {kB, kOut, 3, 2}),
+             p.xfer(y, kB, kN, kN, HLO_S32, HLO_F32, scale_y)},
+            {p.conv("conv.1", shape, kConvFlags, x, kc, pooled, ppc, "add.2,max.3,rw.4"),
+             p.gemm("dot.5", kB, kK, kN, TPU_GEMM_BIAS, pooled, kK, bg, y, kN, ppg, "add.6")});
         p.finish("HloModule model_c\nENTRY main {\n  x = f32[2,3,7,6] parameter(0)\n"
                  "  s = (f32[2,5,3,2], f32[2,4]) custom-call(x), "
                  "custom_call_target=\"tpu.segment.0\"\n"

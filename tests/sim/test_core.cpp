@@ -7,27 +7,31 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/progs.h"
 #include "sim/tpusim.h"
+#include "tests/support/progs.h"
 
-namespace {
+namespace
+{
 
 constexpr uint64_t kMemSize = 1u << 20;
 constexpr uint64_t kMaxCycles = 20'000'000;
 
-std::vector<uint32_t> built_arrays() {
+std::vector<uint32_t> built_arrays()
+{
     uint32_t sizes[16];
     int n = tpusim_arrays(sizes, 16);
     std::vector<uint32_t> out;
     for (int i = 0; i < n; i++)
-        if (sizes[i] <= 16) out.push_back(sizes[i]); // the 32 model is for benchmarks
+        if (sizes[i] <= 16)
+            out.push_back(sizes[i]); // the 32 model is for benchmarks
     return out;
 }
 
 struct Sim {
     tpusim *s = nullptr;
     tpu_hwcfg hw{};
-    explicit Sim(uint32_t n, uint32_t latency = 20, uint32_t bw = 32) {
+    explicit Sim(uint32_t n, uint32_t latency = 20, uint32_t bw = 32)
+    {
         tpusim_config cfg;
         tpusim_config_default(&cfg);
         cfg.array_n = n;
@@ -37,7 +41,8 @@ struct Sim {
         char err[256];
         s = tpusim_create(&cfg, err, sizeof err);
         EXPECT_NE(s, nullptr) << err;
-        if (s) tpusim_hwcfg(s, &hw);
+        if (s)
+            tpusim_hwcfg(s, &hw);
     }
     ~Sim() { tpusim_destroy(s); }
     Sim(const Sim &) = delete;
@@ -45,13 +50,15 @@ struct Sim {
 };
 
 // Runs prog on the device and the golden model and expects them to agree.
-void expect_agree(tpusim *s, const tpu_prog &p) {
+void expect_agree(tpusim *s, const tpu_prog &p)
+{
     char report[2048];
     int v = tpusim_verify(s, p.insns, p.n, kMaxCycles, report, sizeof report);
     EXPECT_EQ(v, TPUSIM_AGREE) << report;
 }
 
-void run_gemm(uint32_t n_arr, gemm_desc d, uint64_t seed, bool extremes = false) {
+void run_gemm(uint32_t n_arr, gemm_desc d, uint64_t seed, bool extremes = false)
+{
     Sim sim(n_arr);
     ASSERT_NE(sim.s, nullptr);
     uint64_t end = gemm_layout(&d, 256);
@@ -59,7 +66,8 @@ void run_gemm(uint32_t n_arr, gemm_desc d, uint64_t seed, bool extremes = false)
     tpu_rng r{seed};
     std::vector<uint8_t> img(end);
     if (extremes) {
-        for (auto &b : img) b = 0x80; // -128 everywhere
+        for (auto &b : img)
+            b = 0x80; // -128 everywhere
     } else {
         rng_fill_int8(&r, reinterpret_cast<int8_t *>(img.data()), img.size());
     }
@@ -86,23 +94,28 @@ void run_gemm(uint32_t n_arr, gemm_desc d, uint64_t seed, bool extremes = false)
     prog_free(&p);
 }
 
-class Core : public ::testing::TestWithParam<uint32_t> {};
+class Core : public ::testing::TestWithParam<uint32_t>
+{
+};
 
-TEST_P(Core, GemmShapes) {
+TEST_P(Core, GemmShapes)
+{
     uint32_t n = GetParam();
     const uint32_t dims[] = {1, 2, n - 1, n, n + 1, 3 * n + 5};
     uint64_t seed = 1;
     for (uint32_t m : dims)
         for (uint32_t k : dims)
             for (uint32_t nn : {1u, n, 2 * n + 3}) {
-                if (m == 0 || k == 0) continue;
+                if (m == 0 || k == 0)
+                    continue;
                 gemm_desc d{};
                 d.m = m, d.k = k, d.n = nn;
                 run_gemm(n, d, seed++);
             }
 }
 
-TEST_P(Core, GemmKOneAndMOne) {
+TEST_P(Core, GemmKOneAndMOne)
+{
     uint32_t n = GetParam();
     gemm_desc d{};
     d.m = 5 * n + 1, d.k = 1, d.n = 2 * n + 1;
@@ -111,14 +124,16 @@ TEST_P(Core, GemmKOneAndMOne) {
     run_gemm(n, d, 12);
 }
 
-TEST_P(Core, GemmInt8ExtremesOverLongK) {
+TEST_P(Core, GemmInt8ExtremesOverLongK)
+{
     uint32_t n = GetParam();
     gemm_desc d{};
     d.m = n + 3, d.k = 40 * n + 7, d.n = n + 1; // -128 x -128 summed over long K, many K tiles
     run_gemm(n, d, 21, true);
 }
 
-TEST_P(Core, GemmEpilogues) {
+TEST_P(Core, GemmEpilogues)
+{
     uint32_t n = GetParam();
     uint64_t seed = 31;
     for (int bias = 0; bias < 2; bias++)
@@ -134,20 +149,23 @@ TEST_P(Core, GemmEpilogues) {
 
 // Requantization edges: ties both ways and saturation, set up through a single-tile GEMM whose
 // accumulators hold chosen values (A = identity rows, B = the values).
-TEST_P(Core, RequantRoundingAndSaturation) {
+TEST_P(Core, RequantRoundingAndSaturation)
+{
     uint32_t n = GetParam();
     Sim sim(n);
     ASSERT_NE(sim.s, nullptr);
     const uint32_t A = 0x1000, B = 0x2000, P = 0x3000, C = 0x4000;
     std::vector<int8_t> a(n * n, 0), b(n * n);
-    for (uint32_t i = 0; i < n; i++) a[i * n + i] = 1;
+    for (uint32_t i = 0; i < n; i++)
+        a[i * n + i] = 1;
     const int8_t vals[] = {-128, -127, -3, -2, -1, 0, 1, 2, 3, 5, 126, 127, -5, 7, -7, 64};
-    for (uint32_t i = 0; i < n * n; i++) b[i] = vals[i % 16];
+    for (uint32_t i = 0; i < n * n; i++)
+        b[i] = vals[i % 16];
     std::vector<int32_t> prm(3 * n);
     for (uint32_t j = 0; j < n; j++) {
-        prm[j] = (int32_t)(j % 3) - 1;           // bias -1, 0, 1
-        prm[n + j] = (j % 2) ? 3 : -5;           // odd and negative multipliers
-        prm[2 * n + j] = (int32_t)(j % 4);       // shift 0..3: exact ties at shift 1
+        prm[j] = (int32_t)(j % 3) - 1;     // bias -1, 0, 1
+        prm[n + j] = (j % 2) ? 3 : -5;     // odd and negative multipliers
+        prm[2 * n + j] = (int32_t)(j % 4); // shift 0..3: exact ties at shift 1
     }
     tpusim_mem_write(sim.s, A, a.data(), a.size());
     tpusim_mem_write(sim.s, B, b.data(), b.size());
@@ -166,7 +184,8 @@ TEST_P(Core, RequantRoundingAndSaturation) {
     prog_free(&p);
 }
 
-TEST_P(Core, RandomPrograms) {
+TEST_P(Core, RandomPrograms)
+{
     uint32_t n = GetParam();
     const char *env = std::getenv("TPU_SOAK_PROGRAMS");
     // 70 per array size: 210 in CI over N = 4, 8, 16; make soak runs thousands.
@@ -188,7 +207,8 @@ TEST_P(Core, RandomPrograms) {
     }
 }
 
-TEST_P(Core, RandomProgramsWithInjectedErrors) {
+TEST_P(Core, RandomProgramsWithInjectedErrors)
+{
     uint32_t n = GetParam();
     Sim sim(n, 7, 16);
     ASSERT_NE(sim.s, nullptr);
@@ -212,7 +232,8 @@ TEST_P(Core, RandomProgramsWithInjectedErrors) {
 }
 
 // A device stopped by an error, or by the cycle limit, works again after reset.
-TEST_P(Core, ErrorPathsLeaveTheModelUsable) {
+TEST_P(Core, ErrorPathsLeaveTheModelUsable)
+{
     uint32_t n = GetParam();
     Sim sim(n);
     ASSERT_NE(sim.s, nullptr);
@@ -252,7 +273,8 @@ TEST_P(Core, ErrorPathsLeaveTheModelUsable) {
     prog_free(&p);
 }
 
-std::string name_of(const ::testing::TestParamInfo<uint32_t> &info) {
+std::string name_of(const ::testing::TestParamInfo<uint32_t> &info)
+{
     return "N" + std::to_string(info.param);
 }
 

@@ -12,7 +12,8 @@
 #include "tests/support/golden_test.h"
 #include "tests/support/progs.h"
 
-namespace {
+namespace
+{
 
 using namespace golden_test;
 
@@ -66,8 +67,8 @@ void check_gemm(tpu_hwcfg cfg, gemm_desc d, const std::vector<uint8_t> &a,
             const size_t k = (size_t)i * d.n + j;
             const int32_t want = d.out_int8 ? ref8[k] : ref32[k];
             const int32_t got = d.out_int8 ? (int8_t)m.mem()[d.c + k] : m.get32(d.c + 4 * k);
-            ASSERT_EQ(got, want) << "C[" << i << "][" << j << "] of " << d.m << "x" << d.k
-                                 << "x" << d.n << " on N=" << cfg.array_n
+            ASSERT_EQ(got, want) << "C[" << i << "][" << j << "] of " << d.m << "x" << d.k << "x"
+                                 << d.n << " on N=" << cfg.array_n
                                  << (d.out_int8 ? " int8" : " int32") << (d.bias ? " bias" : "")
                                  << (d.relu ? " relu" : "") << (d.unsigned_a ? " unsigned" : "");
         }
@@ -247,8 +248,8 @@ TEST(GoldenRandom, ValidProgramsRunToHalt)
             const int code = tpu_golden_run(m.g, p.insns, p.n, &executed);
             char dis[128];
             ASSERT_EQ(code, TPU_ERR_OK)
-                << "seed " << seed << " N " << n << ": " << tpu_error_name((uint32_t)code)
-                << " at " << executed << " "
+                << "seed " << seed << " N " << n << ": " << tpu_error_name((uint32_t)code) << " at "
+                << executed << " "
                 << tpu_disasm(&p.insns[executed < p.n ? executed : 0], dis, sizeof dis);
             EXPECT_EQ(executed, p.n - 1);
             prog_free(&p);
@@ -382,8 +383,8 @@ TEST(Verify, NamesTheWriterOfAStaleResult)
     const std::string text(report);
     const std::string want = "earliest last writer of a differing location: insn 0 "
                              "`WR_HOST.SRC_ACC.BIAS rows=1 acc=" +
-                             std::to_string(cfg.acc_rows - 1) + " mem=0x800 stride=0 len=" +
-                             std::to_string(4 * cfg.array_n) +
+                             std::to_string(cfg.acc_rows - 1) +
+                             " mem=0x800 stride=0 len=" + std::to_string(4 * cfg.array_n) +
                              "`: mem 0x800 expected 0x00 actual 0x";
     EXPECT_NE(text.find(want), std::string::npos) << text;
 }

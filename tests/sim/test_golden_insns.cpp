@@ -10,7 +10,8 @@
 #include "tests/support/golden_test.h"
 #include "tests/support/progs.h"
 
-namespace {
+namespace
+{
 
 using namespace golden_test;
 
@@ -26,20 +27,45 @@ TEST(GoldenActivate, RoundingTiesAndSaturation)
 {
     const RequantCase cases[] = {
         // ties round away from zero
-        {1, 1, 1, 1}, {-1, 1, 1, -1}, {3, 1, 1, 2}, {-3, 1, 1, -2}, {5, 1, 1, 3}, {-5, 1, 1, -3},
-        {2, 1, 2, 1}, {-2, 1, 2, -1}, {6, 1, 2, 2}, {-6, 1, 2, -2},
+        {1, 1, 1, 1},
+        {-1, 1, 1, -1},
+        {3, 1, 1, 2},
+        {-3, 1, 1, -2},
+        {5, 1, 1, 3},
+        {-5, 1, 1, -3},
+        {2, 1, 2, 1},
+        {-2, 1, 2, -1},
+        {6, 1, 2, 2},
+        {-6, 1, 2, -2},
         // below and above the tie
-        {1, 1, 2, 0}, {-1, 1, 2, 0}, {3, 1, 2, 1}, {-3, 1, 2, -1}, {10, -3, 2, -8}, {-7, 1, 1, -4},
+        {1, 1, 2, 0},
+        {-1, 1, 2, 0},
+        {3, 1, 2, 1},
+        {-3, 1, 2, -1},
+        {10, -3, 2, -8},
+        {-7, 1, 1, -4},
         // shift 0 is the identity; mult 0 gives 0
-        {100, 1, 0, 100}, {-100, 1, 0, -100}, {12345, 0, 5, 0},
+        {100, 1, 0, 100},
+        {-100, 1, 0, -100},
+        {12345, 0, 5, 0},
         // saturation both ways, also from rounding
-        {128, 1, 0, 127}, {-129, 1, 0, -128}, {255, 1, 1, 127}, {-256, 1, 1, -128},
-        {-257, 1, 1, -128}, {INT32_MAX, INT32_MAX, 0, 127}, {INT32_MIN, INT32_MAX, 0, -128},
-        {INT32_MIN, INT32_MIN, 62, 1}, {INT32_MAX, INT32_MAX, 62, 1},
+        {128, 1, 0, 127},
+        {-129, 1, 0, -128},
+        {255, 1, 1, 127},
+        {-256, 1, 1, -128},
+        {-257, 1, 1, -128},
+        {INT32_MAX, INT32_MAX, 0, 127},
+        {INT32_MIN, INT32_MAX, 0, -128},
+        {INT32_MIN, INT32_MIN, 62, 1},
+        {INT32_MAX, INT32_MAX, 62, 1},
         // p = 2^62, s = 63: the 64-bit rounding add wraps to -2^63, which shifts to -1
-        {INT32_MIN, INT32_MIN, 63, -1}, {INT32_MIN, INT32_MAX, 63, 0}, {-1, 1, 63, 0},
+        {INT32_MIN, INT32_MIN, 63, -1},
+        {INT32_MIN, INT32_MAX, 63, 0},
+        {-1, 1, 63, 0},
         // only shift bits 5:0 count
-        {3, 1, 0x41, 2}, {3, 1, 0xffffffc1u, 2}, {INT32_MIN, INT32_MIN, 0xffffffffu, -1},
+        {3, 1, 0x41, 2},
+        {3, 1, 0xffffffc1u, 2},
+        {INT32_MIN, INT32_MIN, 0xffffffffu, -1},
     };
     const uint32_t n = 4;
     const size_t count = sizeof cases / sizeof cases[0];
@@ -58,8 +84,8 @@ TEST(GoldenActivate, RoundingTiesAndSaturation)
         ASSERT_EQ(m.exec(TPU_OP_ACTIVATE, TPU_F_BIAS, 1, 1, 0), TPU_ERR_OK);
         for (uint32_t c = 0; c < n && i + c < count; c++) {
             const RequantCase &k = cases[i + c];
-            EXPECT_EQ(m.ub(1)[c], k.want) << "x=" << k.x << " mult=" << k.mult << " shift=0x"
-                                          << std::hex << k.shift;
+            EXPECT_EQ(m.ub(1)[c], k.want)
+                << "x=" << k.x << " mult=" << k.mult << " shift=0x" << std::hex << k.shift;
         }
     }
 }
@@ -179,9 +205,9 @@ TEST(GoldenOps, MatmulAccumulatesOverwritesAndKeepsTheCurrentTile)
 {
     const uint32_t n = 4;
     Golden m(n);
-    memset(m.mem(), 1, 16);               // tile: all 1
-    memset(m.mem() + 16, 0xff, 4);        // UB row 0: -1 (255 unsigned)
-    memset(m.mem() + 20, 3, 4);           // UB row 1: 3
+    memset(m.mem(), 1, 16);        // tile: all 1
+    memset(m.mem() + 16, 0xff, 4); // UB row 0: -1 (255 unsigned)
+    memset(m.mem() + 20, 3, 4);    // UB row 1: 3
     ASSERT_EQ(m.exec(TPU_OP_RD_HOST, 0, 2, 16, 0, 4, 4), TPU_ERR_OK);
     ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, 4, 0, 0, 4, 4), TPU_ERR_OK);
     ASSERT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD, 1, 0, 0), TPU_ERR_OK);
@@ -256,9 +282,8 @@ void check_error(const ErrorCase &k, int prefill_tiles = 0)
 TEST(GoldenErrors, EveryCheck)
 {
     const uint32_t RH = TPU_OP_RD_HOST, RW = TPU_OP_RD_WEIGHT, RP = TPU_OP_RD_PARAMS,
-                   MM = TPU_OP_MATMUL, AC = TPU_OP_ACTIVATE, WH = TPU_OP_WR_HOST,
-                   SY = TPU_OP_SYNC, HA = TPU_OP_HALT, ZE = TPU_OP_ZERO, SRC = TPU_F_SRC_ACC,
-                   POOL = TPU_F_POOL;
+                   MM = TPU_OP_MATMUL, AC = TPU_OP_ACTIVATE, WH = TPU_OP_WR_HOST, SY = TPU_OP_SYNC,
+                   HA = TPU_OP_HALT, ZE = TPU_OP_ZERO, SRC = TPU_F_SRC_ACC, POOL = TPU_F_POOL;
     // ACTIVATE.POOL's window (docs/isa.md): ph x pw, step, pitch.
     auto win = [](uint32_t ph, uint32_t pw, uint32_t step, uint32_t pitch) {
         return TPU_POOL_PUT(PH, ph) | TPU_POOL_PUT(PW, pw) | TPU_POOL_PUT(STEP, step) |
@@ -389,22 +414,22 @@ TEST(GoldenErrors, FirstFailingCheckWins)
         if (HasFatalFailure())
             return;
     }
-    check_error({"mem before FIFO full", I(TPU_OP_RD_WEIGHT, 0, 1, 256, 0, 1, 0),
-                 TPU_ERR_MEM_RANGE}, 2);
+    check_error(
+        {"mem before FIFO full", I(TPU_OP_RD_WEIGHT, 0, 1, 256, 0, 1, 0), TPU_ERR_MEM_RANGE}, 2);
     check_error({"bad operand before FIFO full", I(TPU_OP_RD_WEIGHT, 0, 0, 0, 0, 1, 0),
-                 TPU_ERR_BAD_OPERAND}, 2);
+                 TPU_ERR_BAD_OPERAND},
+                2);
 }
 
 TEST(GoldenErrors, LimitsThemselvesAreValid)
 {
     Golden m(4, 8, 8, 2, 256);
-    EXPECT_EQ(m.exec(TPU_OP_RD_HOST, 0, 3, 0, 5, 4, 0), TPU_ERR_OK);        // rows 5..7
-    EXPECT_EQ(m.exec(TPU_OP_RD_HOST, 0, 1, 252, 7, 4, 0), TPU_ERR_OK);      // last 4 bytes
-    EXPECT_EQ(m.exec(TPU_OP_RD_HOST, 0, 4, 0, 0, 4, 84), TPU_ERR_OK);       // 3*84+4 = 256
+    EXPECT_EQ(m.exec(TPU_OP_RD_HOST, 0, 3, 0, 5, 4, 0), TPU_ERR_OK);   // rows 5..7
+    EXPECT_EQ(m.exec(TPU_OP_RD_HOST, 0, 1, 252, 7, 4, 0), TPU_ERR_OK); // last 4 bytes
+    EXPECT_EQ(m.exec(TPU_OP_RD_HOST, 0, 4, 0, 0, 4, 84), TPU_ERR_OK);  // 3*84+4 = 256
     EXPECT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, 4, 0, 0, 4, 0), TPU_ERR_OK);
-    EXPECT_EQ(m.exec(TPU_OP_RD_PARAMS, 0, 3, 0, 0, 16, 120), TPU_ERR_OK);   // 240+16 = 256
-    EXPECT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD | TPU_F_ACC | TPU_F_UNSIGNED, 8, 0, 0),
-              TPU_ERR_OK);
+    EXPECT_EQ(m.exec(TPU_OP_RD_PARAMS, 0, 3, 0, 0, 16, 120), TPU_ERR_OK); // 240+16 = 256
+    EXPECT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD | TPU_F_ACC | TPU_F_UNSIGNED, 8, 0, 0), TPU_ERR_OK);
     EXPECT_EQ(m.exec(TPU_OP_ACTIVATE, TPU_F_BIAS | TPU_F_RELU, 1, 7, 7), TPU_ERR_OK);
     EXPECT_EQ(m.exec(TPU_OP_WR_HOST, TPU_F_SRC_ACC | TPU_F_BIAS | TPU_F_RELU, 8, 0, 0, 16, 0),
               TPU_ERR_OK);
@@ -413,7 +438,7 @@ TEST(GoldenErrors, LimitsThemselvesAreValid)
     EXPECT_EQ(m.exec(TPU_OP_HALT), TPU_ERR_OK);
 
     Golden big(4, 65536, 8, 2, 256);
-    EXPECT_EQ(big.exec(TPU_OP_RD_HOST, 0, 65535, 0, 1, 4, 0), TPU_ERR_OK);  // max rows, stride 0
+    EXPECT_EQ(big.exec(TPU_OP_RD_HOST, 0, 65535, 0, 1, 4, 0), TPU_ERR_OK); // max rows, stride 0
     EXPECT_EQ(big.exec(TPU_OP_RD_HOST, 0, 2, 0, 65535, 4, 0), TPU_ERR_UB_RANGE);
 }
 
@@ -517,7 +542,7 @@ TEST(GoldenRun, ResetClearsFifoWeightsParamsKeepsMemories)
     EXPECT_TRUE(after == before) << "UB, ACC and memory survive reset";
     EXPECT_EQ(m.exec(TPU_OP_MATMUL, 0, 1, 0, 2), TPU_ERR_OK); // weights zero
     EXPECT_EQ(m.exec(TPU_OP_WR_HOST, TPU_F_SRC_ACC | TPU_F_BIAS, 1, 0x200, 2, 4 * n, 0),
-              TPU_ERR_OK); // bias zero
+              TPU_ERR_OK);                                               // bias zero
     EXPECT_EQ(m.exec(TPU_OP_ACTIVATE, TPU_F_BIAS, 1, 3, 1), TPU_ERR_OK); // mult zero
     for (uint32_t c = 0; c < n; c++) {
         EXPECT_EQ(m.acc(2)[c], 0);

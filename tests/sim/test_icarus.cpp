@@ -11,22 +11,25 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/progs.h"
 #include "sim/tpusim.h"
+#include "tests/support/progs.h"
 
-namespace {
+namespace
+{
 
 constexpr uint32_t kN = 8;
 constexpr uint64_t kMemSize = 1u << 16;
 
-std::string work_dir() {
+std::string work_dir()
+{
     std::string d = std::string(TPU_BINARY_DIR) + "/tests/icarus";
     std::string cmd = "mkdir -p '" + d + "'";
     EXPECT_EQ(std::system(cmd.c_str()), 0);
     return d;
 }
 
-void write_program(const std::string &path, const tpu_prog &p) {
+void write_program(const std::string &path, const tpu_prog &p)
+{
     FILE *f = std::fopen(path.c_str(), "w");
     ASSERT_NE(f, nullptr);
     for (size_t i = 0; i < p.n; i++)
@@ -35,28 +38,35 @@ void write_program(const std::string &path, const tpu_prog &p) {
     std::fclose(f);
 }
 
-void write_bytes(const std::string &path, const uint8_t *b, size_t n) {
+void write_bytes(const std::string &path, const uint8_t *b, size_t n)
+{
     FILE *f = std::fopen(path.c_str(), "w");
     ASSERT_NE(f, nullptr);
-    for (size_t i = 0; i < n; i++) std::fprintf(f, "%02x\n", b[i]);
+    for (size_t i = 0; i < n; i++)
+        std::fprintf(f, "%02x\n", b[i]);
     std::fclose(f);
 }
 
-std::vector<uint8_t> read_bytes(const std::string &path) {
+std::vector<uint8_t> read_bytes(const std::string &path)
+{
     std::vector<uint8_t> out;
     std::ifstream in(path);
     std::string line;
     while (std::getline(in, line))
-        if (!line.empty()) out.push_back((uint8_t)std::strtoul(line.c_str(), nullptr, 16));
+        if (!line.empty())
+            out.push_back((uint8_t)std::strtoul(line.c_str(), nullptr, 16));
     return out;
 }
 
-TEST(Icarus, GemmMatchesGoldenAndVerilator) {
+TEST(Icarus, GemmMatchesGoldenAndVerilator)
+{
     uint32_t sizes[16];
     int nb = tpusim_arrays(sizes, 16);
     bool have = false;
-    for (int i = 0; i < nb; i++) have |= sizes[i] == kN;
-    if (!have) GTEST_SKIP() << "no N=8 model built";
+    for (int i = 0; i < nb; i++)
+        have |= sizes[i] == kN;
+    if (!have)
+        GTEST_SKIP() << "no N=8 model built";
 
     tpusim_config cfg;
     tpusim_config_default(&cfg);
@@ -75,7 +85,8 @@ TEST(Icarus, GemmMatchesGoldenAndVerilator) {
     tpu_rng r{42};
     rng_fill_int8(&r, reinterpret_cast<int8_t *>(img.data()), end);
     auto *prm = reinterpret_cast<int32_t *>(img.data() + d.params);
-    for (uint32_t j = 0; j < 3 * d.n; j++) prm[j] = (int32_t)rng_range(&r, -5000, 5000);
+    for (uint32_t j = 0; j < 3 * d.n; j++)
+        prm[j] = (int32_t)rng_range(&r, -5000, 5000);
     tpu_prog p{};
     ASSERT_EQ(gemm_program(&p, &hw, &d), 0);
 
@@ -102,10 +113,10 @@ TEST(Icarus, GemmMatchesGoldenAndVerilator) {
     std::ostringstream cmd;
     cmd << "iverilog -g2012 -I '" TPU_ISA_DIR "' -o '" << dir << "/core.vvp' -s tb_core "
         << "-P tb_core.N=" << kN << " " << TPU_SOURCE_DIR << "/rtl/*.v " << TPU_SOURCE_DIR
-        << "/tests/rtl/model/*.v " << TPU_SOURCE_DIR << "/tests/rtl/tb_core.v && vvp -n '"
-        << dir << "/core.vvp' +prog=" << dir << "/prog.hex +mem=" << dir
-        << "/mem.hex +memsize=" << kMemSize << " +dump=" << dir << "/dump.hex +dumpbytes="
-        << kMemSize << " > '" << dir << "/icarus.log' 2>&1";
+        << "/tests/rtl/model/*.v " << TPU_SOURCE_DIR << "/tests/rtl/tb_core.v && vvp -n '" << dir
+        << "/core.vvp' +prog=" << dir << "/prog.hex +mem=" << dir
+        << "/mem.hex +memsize=" << kMemSize << " +dump=" << dir
+        << "/dump.hex +dumpbytes=" << kMemSize << " > '" << dir << "/icarus.log' 2>&1";
     auto t1 = std::chrono::steady_clock::now();
     ASSERT_EQ(std::system(cmd.str().c_str()), 0) << "see " << dir << "/icarus.log";
     double iv_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();

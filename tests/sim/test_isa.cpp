@@ -6,7 +6,8 @@
 
 #include "tests/support/progs.h"
 
-namespace {
+namespace
+{
 
 std::string disasm(const tpu_insn &insn)
 {
@@ -14,8 +15,8 @@ std::string disasm(const tpu_insn &insn)
     return tpu_disasm(&insn, buf, sizeof buf);
 }
 
-std::string disasm(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
-                   uint32_t len, uint32_t stride)
+std::string disasm(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b, uint32_t len,
+                   uint32_t stride)
 {
     return disasm(tpu_encode(op, flags, rows, a, b, len, stride));
 }
@@ -100,8 +101,8 @@ TEST(Isa, ErrorNames)
 
 TEST(Isa, PerfNames)
 {
-    const char *names[] = {"active",    "mxu_busy",    "stall_hazard", "stall_unit",
-                           "stall_weight", "stall_mem", "stall_issue", "dma_rd_bytes",
+    const char *names[] = {"active",       "mxu_busy",  "stall_hazard", "stall_unit",
+                           "stall_weight", "stall_mem", "stall_issue",  "dma_rd_bytes",
                            "dma_wr_bytes", "retired"};
     ASSERT_EQ(TPU_PERF_COUNT, 10);
     for (int c = 0; c < TPU_PERF_COUNT; c++)
@@ -139,9 +140,9 @@ TEST(Isa, DisasmEveryOpcode)
               "WR_HOST.SRC_ACC.BIAS.RELU rows=1 acc=0 mem=0x0 stride=4 len=4");
     EXPECT_EQ(disasm(TPU_OP_MATMUL, TPU_F_LOAD, 24, 100, 8, 0, 2),
               "MATMUL.LOAD rows=24 ub=100 ub_stride=2 acc=8");
-    EXPECT_EQ(disasm(TPU_OP_ACTIVATE, TPU_F_RELU | TPU_F_POOL, 12, 5, 48,
-                     0, TPU_POOL_PUT(PH, 2) | TPU_POOL_PUT(PW, 2) | TPU_POOL_PUT(STEP, 2) |
-                            TPU_POOL_PUT(PITCH, 24)),
+    EXPECT_EQ(disasm(TPU_OP_ACTIVATE, TPU_F_RELU | TPU_F_POOL, 12, 5, 48, 0,
+                     TPU_POOL_PUT(PH, 2) | TPU_POOL_PUT(PW, 2) | TPU_POOL_PUT(STEP, 2) |
+                         TPU_POOL_PUT(PITCH, 24)),
               "ACTIVATE.RELU.POOL rows=12 acc=48 window=2x2 step=2 pitch=24 ub=5");
     EXPECT_EQ(disasm(TPU_OP_ZERO, 0, 30, 0, 7, 0, 0), "ZERO rows=30 ub=7");
     EXPECT_EQ(disasm(TPU_OP_SYNC, 0, 0, 0, 0, 0, 0), "SYNC");
@@ -150,7 +151,8 @@ TEST(Isa, DisasmEveryOpcode)
 
 TEST(Isa, DisasmShowsWhatMakesAnInstructionMalformed)
 {
-    EXPECT_EQ(disasm(TPU_OP_MATMUL, 0, 1, 0, 0, 5, 9), "MATMUL rows=1 ub=0 ub_stride=9 acc=0 len=5");
+    EXPECT_EQ(disasm(TPU_OP_MATMUL, 0, 1, 0, 0, 5, 9),
+              "MATMUL rows=1 ub=0 ub_stride=9 acc=0 len=5");
     EXPECT_EQ(disasm(TPU_OP_ACTIVATE, 0, 1, 0, 0, 0, 9), "ACTIVATE rows=1 acc=0 ub=0 stride=9");
     EXPECT_EQ(disasm(TPU_OP_ZERO, 0, 2, 3, 4, 0, 0), "ZERO rows=2 ub=4 a=0x3");
     EXPECT_EQ(disasm(TPU_OP_RD_WEIGHT, 0, 1, 0, 3, 1, 0),

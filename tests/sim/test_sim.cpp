@@ -16,9 +16,11 @@
 
 #include "sim/tpusim.h"
 
-namespace {
+namespace
+{
 
-std::vector<uint32_t> built_sizes() {
+std::vector<uint32_t> built_sizes()
+{
     std::vector<uint32_t> sizes(64);
     sizes.resize(static_cast<size_t>(tpusim_arrays(sizes.data(), static_cast<int>(sizes.size()))));
     return sizes;
@@ -28,10 +30,12 @@ tpu_insn halt() { return tpu_encode(TPU_OP_HALT, 0, 0, 0, 0, 0, 0); }
 
 // name in this process's scratch directory, made on first use and removed at exit (what the
 // tests leave there is checked by files_in).
-std::string scratch_path(const std::string &name) {
+std::string scratch_path(const std::string &name)
+{
     struct Scratch {
         std::filesystem::path dir;
-        Scratch() {
+        Scratch()
+        {
             const char *tmp = std::getenv("TMPDIR");
             dir = std::filesystem::path(tmp ? tmp : "/tmp") /
                   ("test_sim_" + std::to_string(getpid()));
@@ -43,24 +47,28 @@ std::string scratch_path(const std::string &name) {
     return (scratch.dir / name).string();
 }
 
-std::vector<std::string> files_in(const std::string &dir) {
+std::vector<std::string> files_in(const std::string &dir)
+{
     std::vector<std::string> names;
     for (const auto &e : std::filesystem::directory_iterator(dir))
         names.push_back(e.path().filename().string());
     return names;
 }
 
-std::string slurp(const std::string &path) {
+std::string slurp(const std::string &path)
+{
     std::ifstream f(path, std::ios::binary);
     std::stringstream s;
     s << f.rdbuf();
     return s.str();
 }
 
-class Device : public ::testing::TestWithParam<uint32_t> {
+class Device : public ::testing::TestWithParam<uint32_t>
+{
   protected:
     static constexpr uint64_t kMem = 1 << 20;
-    void SetUp() override {
+    void SetUp() override
+    {
         n_ = GetParam();
         tpusim_config cfg;
         tpusim_config_default(&cfg);
@@ -75,19 +83,24 @@ class Device : public ::testing::TestWithParam<uint32_t> {
     }
     void TearDown() override { tpusim_destroy(sim_); }
 
-    void fill_random(uint64_t addr, size_t n, std::vector<uint8_t> *out = nullptr) {
+    void fill_random(uint64_t addr, size_t n, std::vector<uint8_t> *out = nullptr)
+    {
         std::vector<uint8_t> bytes(n);
-        for (auto &b : bytes) b = static_cast<uint8_t>(rng_());
+        for (auto &b : bytes)
+            b = static_cast<uint8_t>(rng_());
         ASSERT_EQ(tpusim_mem_write(sim_, addr, bytes.data(), n), 0);
-        if (out) *out = bytes;
+        if (out)
+            *out = bytes;
     }
-    std::vector<uint8_t> mem(uint64_t addr, size_t n) {
+    std::vector<uint8_t> mem(uint64_t addr, size_t n)
+    {
         std::vector<uint8_t> bytes(n);
         EXPECT_EQ(tpusim_mem_read(sim_, addr, bytes.data(), n), 0);
         return bytes;
     }
     // Cycles a run of prog takes from a fresh reset.
-    uint64_t cycles_of(const std::vector<tpu_insn> &prog) {
+    uint64_t cycles_of(const std::vector<tpu_insn> &prog)
+    {
         tpusim_reset(sim_);
         const uint64_t start = tpusim_cycle(sim_);
         EXPECT_EQ(tpusim_run_program(sim_, prog.data(), prog.size(), 100000), TPUSIM_HALTED);
@@ -100,10 +113,12 @@ class Device : public ::testing::TestWithParam<uint32_t> {
     std::mt19937 rng_{12345};
 };
 
-TEST(Sim, CreateDestroyEveryBuiltSize) {
+TEST(Sim, CreateDestroyEveryBuiltSize)
+{
     const std::vector<uint32_t> sizes = built_sizes();
     ASSERT_FALSE(sizes.empty());
-    for (size_t i = 1; i < sizes.size(); i++) EXPECT_LT(sizes[i - 1], sizes[i]);
+    for (size_t i = 1; i < sizes.size(); i++)
+        EXPECT_LT(sizes[i - 1], sizes[i]);
     for (uint32_t n : sizes) {
         tpusim_config cfg;
         tpusim_config_default(&cfg);
@@ -130,7 +145,8 @@ TEST(Sim, CreateDestroyEveryBuiltSize) {
     }
 }
 
-TEST(Sim, DefaultConfigIsBuilt) {
+TEST(Sim, DefaultConfigIsBuilt)
+{
     tpusim_config cfg;
     tpusim_config_default(&cfg);
     char err[256] = "";
@@ -139,10 +155,12 @@ TEST(Sim, DefaultConfigIsBuilt) {
     tpusim_destroy(sim);
 }
 
-TEST(Sim, BadConfigs) {
+TEST(Sim, BadConfigs)
+{
     const std::vector<uint32_t> sizes = built_sizes();
     uint32_t unbuilt = 3;
-    while (std::find(sizes.begin(), sizes.end(), unbuilt) != sizes.end()) unbuilt++;
+    while (std::find(sizes.begin(), sizes.end(), unbuilt) != sizes.end())
+        unbuilt++;
     tpusim_config good;
     tpusim_config_default(&good);
     good.array_n = sizes[0];
@@ -182,7 +200,8 @@ TEST(Sim, BadConfigs) {
     EXPECT_EQ(tpusim_create(&cfg, nullptr, 0), nullptr);
 }
 
-TEST_P(Device, HwcfgMatchesIdRegisters) {
+TEST_P(Device, HwcfgMatchesIdRegisters)
+{
     EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_ID), TPU_ID_MAGIC);
     EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_VERSION), TPU_VERSION);
     EXPECT_EQ(hw_.array_n, n_);
@@ -200,7 +219,8 @@ TEST_P(Device, HwcfgMatchesIdRegisters) {
     EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_IQ_FREE), hw_.iq_depth);
 }
 
-TEST_P(Device, RegWriteReadMemSize) {
+TEST_P(Device, RegWriteReadMemSize)
+{
     const uint64_t c0 = tpusim_cycle(sim_);
     EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_MEM_SIZE), kMem);
     EXPECT_EQ(tpusim_cycle(sim_), c0); // reads take no edge
@@ -214,7 +234,8 @@ TEST_P(Device, RegWriteReadMemSize) {
     EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_MEM_SIZE), kMem);
 }
 
-TEST_P(Device, BackdoorMemory) {
+TEST_P(Device, BackdoorMemory)
+{
     std::vector<uint8_t> bytes;
     fill_random(0, 100, &bytes);
     EXPECT_EQ(mem(0, 100), bytes);
@@ -242,14 +263,16 @@ TEST_P(Device, BackdoorMemory) {
 }
 
 // RD_HOST + WR_HOST + HALT copies rows through the UB; partial rows are zero-padded in the UB.
-TEST_P(Device, CopyThroughUb) {
+TEST_P(Device, CopyThroughUb)
+{
     const uint32_t rows = 2 * n_ + 3, len = n_ - 1, stride = n_ + 5, ub = 100;
     std::vector<uint8_t> src;
     fill_random(0, rows * stride, &src);
     // Twice, to different places: the second run starts from HALTED and must not stop at once.
     for (uint32_t run = 0; run < 2; run++) {
         // Past the source (at N = 128 the source reaches beyond 0x8000), a new place each run.
-        const uint32_t dst = ((rows * stride + 0xFFFu) & ~0xFFFu) + run * ((rows * len + 0xFFFu) & ~0xFFFu);
+        const uint32_t dst =
+            ((rows * stride + 0xFFFu) & ~0xFFFu) + run * ((rows * len + 0xFFFu) & ~0xFFFu);
         const std::vector<tpu_insn> prog = {
             tpu_encode(TPU_OP_RD_HOST, 0, rows, 0, ub, len, stride),
             tpu_encode(TPU_OP_WR_HOST, 0, rows, dst, ub, len, len),
@@ -274,7 +297,8 @@ TEST_P(Device, CopyThroughUb) {
 }
 
 // The ACC backdoor: a MATMUL with known weights and activations.
-TEST_P(Device, MatmulIntoAcc) {
+TEST_P(Device, MatmulIntoAcc)
+{
     const uint32_t rows = n_ + 2, w_addr = 0, a_addr = 0x4000, acc = 7, ub = 3;
     std::vector<uint8_t> w, a;
     fill_random(w_addr, n_ * n_, &w);
@@ -299,7 +323,8 @@ TEST_P(Device, MatmulIntoAcc) {
     EXPECT_GE(tpusim_perf(sim_, TPU_PERF_MXU_BUSY), rows);
 }
 
-TEST_P(Device, CtrlClearsPerfCounters) {
+TEST_P(Device, CtrlClearsPerfCounters)
+{
     const std::vector<tpu_insn> prog = {tpu_encode(TPU_OP_RD_HOST, 0, 4, 0, 0, n_, n_), halt()};
     ASSERT_EQ(tpusim_run_program(sim_, prog.data(), prog.size(), 100000), TPUSIM_HALTED);
     EXPECT_GT(tpusim_perf(sim_, TPU_PERF_ACTIVE), 0u);
@@ -315,7 +340,8 @@ TEST_P(Device, CtrlClearsPerfCounters) {
 
 // A single read waits `latency` cycles for its response, so a run with one read takes exactly
 // d cycles more when the latency grows by d, and a read feeding a write 2d more.
-TEST_P(Device, LatencyAddsToTheCycleCount) {
+TEST_P(Device, LatencyAddsToTheCycleCount)
+{
     const std::vector<tpu_insn> read = {tpu_encode(TPU_OP_RD_HOST, 0, 1, 0, 0, n_, 0), halt()};
     const std::vector<tpu_insn> copy = {tpu_encode(TPU_OP_RD_HOST, 0, 1, 0, 0, n_, 0),
                                         tpu_encode(TPU_OP_WR_HOST, 0, 1, 0x1000, 0, n_, 0), halt()};
@@ -347,7 +373,8 @@ TEST_P(Device, LatencyAddsToTheCycleCount) {
 // Rows of n_ bytes at n_/2 and n_/4 bytes per cycle hold the acceptance slot 2 and 4 cycles
 // each, so R rows take 2(R-1) cycles more at the lower bandwidth (the last response still comes
 // `latency` after its acceptance); a single row is not slowed.
-TEST_P(Device, BandwidthPacesRequests) {
+TEST_P(Device, BandwidthPacesRequests)
+{
     const uint32_t rows = 3 * n_;
     const std::vector<tpu_insn> many = {tpu_encode(TPU_OP_RD_HOST, 0, rows, 0, 0, n_, n_), halt()};
     const std::vector<tpu_insn> one = {tpu_encode(TPU_OP_RD_HOST, 0, 1, 0, 0, n_, n_), halt()};
@@ -360,7 +387,8 @@ TEST_P(Device, BandwidthPacesRequests) {
     EXPECT_EQ(tpusim_perf(sim_, TPU_PERF_DMA_RD_BYTES), n_);
 }
 
-TEST_P(Device, TimeoutThenReset) {
+TEST_P(Device, TimeoutThenReset)
+{
     const uint32_t rows = 64;
     const std::vector<tpu_insn> prog = {tpu_encode(TPU_OP_RD_HOST, 0, rows, 0, 0, n_, n_),
                                         tpu_encode(TPU_OP_WR_HOST, 0, rows, 0x8000, 0, n_, n_),
@@ -384,13 +412,15 @@ TEST_P(Device, TimeoutThenReset) {
 }
 
 // Instructions pushed one by one: the queue fills behind a SYNC that waits for a slow read.
-TEST_P(Device, PushUntilFullThenRun) {
+TEST_P(Device, PushUntilFullThenRun)
+{
     tpusim_mem_timing(sim_, 10, 1);
     const tpu_insn read = tpu_encode(TPU_OP_RD_HOST, 0, 64, 0, 0, n_, n_);
     const tpu_insn sync = tpu_encode(TPU_OP_SYNC, 0, 0, 0, 0, 0, 0);
     ASSERT_EQ(tpusim_push(sim_, &read), 1);
     uint32_t pushed = 0;
-    while (pushed <= hw_.iq_depth + 2 && tpusim_push(sim_, &sync)) pushed++;
+    while (pushed <= hw_.iq_depth + 2 && tpusim_push(sim_, &sync))
+        pushed++;
     EXPECT_GE(pushed, hw_.iq_depth - 1);
     EXPECT_LE(pushed, hw_.iq_depth + 1);
     EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_IQ_FREE), 0u);
@@ -400,7 +430,8 @@ TEST_P(Device, PushUntilFullThenRun) {
     EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_INSN_COUNT), pushed + 2);
 }
 
-TEST_P(Device, ErrorsStopTheRun) {
+TEST_P(Device, ErrorsStopTheRun)
+{
     const std::vector<tpu_insn> bad = {tpu_encode(TPU_OP_SYNC, 0, 0, 0, 0, 0, 0),
                                        tpu_encode(0x2a, 0, 0, 0, 0, 0, 0), halt()};
     ASSERT_EQ(tpusim_run_program(sim_, bad.data(), bad.size(), 10000), TPUSIM_ERROR);
@@ -412,8 +443,8 @@ TEST_P(Device, ErrorsStopTheRun) {
     // MEM_SIZE claiming more than the memory has: the memory answers err -> MEM_FAULT.
     tpusim_reset(sim_);
     tpusim_reg_write(sim_, TPU_CSR_MEM_SIZE, 2 * kMem);
-    const std::vector<tpu_insn> fault = {
-        tpu_encode(TPU_OP_RD_HOST, 0, 2, kMem - n_, 0, n_, n_), halt()};
+    const std::vector<tpu_insn> fault = {tpu_encode(TPU_OP_RD_HOST, 0, 2, kMem - n_, 0, n_, n_),
+                                         halt()};
     ASSERT_EQ(tpusim_run_program(sim_, fault.data(), fault.size(), 10000), TPUSIM_ERROR);
     EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_ERROR_CODE), uint32_t{TPU_ERR_MEM_FAULT});
     EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_ERROR_PC), 0u);
@@ -424,7 +455,8 @@ TEST_P(Device, ErrorsStopTheRun) {
 
 // Trace timestamps are 10 per cycle; a window [from, to) holds exactly the times 10*from ..
 // 10*to - 5 (two per cycle).
-TEST_P(Device, TraceWindows) {
+TEST_P(Device, TraceWindows)
+{
     const uint32_t rows = 16;
     const std::vector<tpu_insn> prog = {tpu_encode(TPU_OP_RD_HOST, 0, rows, 0, 0, n_, n_),
                                         tpu_encode(TPU_OP_WR_HOST, 0, rows, 0x8000, 0, n_, n_),
@@ -459,7 +491,8 @@ TEST_P(Device, TraceWindows) {
     std::vector<uint64_t> times;
     std::istringstream lines(text);
     for (std::string line; std::getline(lines, line);)
-        if (line.size() > 1 && line[0] == '#') times.push_back(std::stoull(line.substr(1)));
+        if (line.size() > 1 && line[0] == '#')
+            times.push_back(std::stoull(line.substr(1)));
     ASSERT_FALSE(times.empty());
     EXPECT_EQ(times.front(), 10 * from);
     EXPECT_EQ(times.back(), 10 * to - 5);
@@ -482,7 +515,8 @@ TEST_P(Device, TraceWindows) {
     EXPECT_EQ(files_in(scratch_path("")), std::vector<std::string>{});
 }
 
-TEST_P(Device, TraceOpenFailsCleanly) {
+TEST_P(Device, TraceOpenFailsCleanly)
+{
     char err[256] = "";
     for (int format : {TPUSIM_TRACE_FST, TPUSIM_TRACE_VCD}) {
         err[0] = '\0';

@@ -19,40 +19,49 @@
 #include <unistd.h>
 
 #include "sim/gtkw.h"
-#include "tests/support/progs.h"
 #include "sim/tpusim.h"
+#include "tests/support/progs.h"
 
-namespace {
+namespace
+{
 
-std::vector<uint32_t> built_sizes() {
+std::vector<uint32_t> built_sizes()
+{
     std::vector<uint32_t> sizes(64);
     sizes.resize(static_cast<size_t>(tpusim_arrays(sizes.data(), static_cast<int>(sizes.size()))));
     return sizes;
 }
 
-std::string slurp(const std::string &path) {
+std::string slurp(const std::string &path)
+{
     std::ifstream f(path, std::ios::binary);
     std::stringstream s;
     s << f.rdbuf();
     return s.str();
 }
 
-off_t file_size(const std::string &path) {
+off_t file_size(const std::string &path)
+{
     struct stat st;
     return stat(path.c_str(), &st) == 0 ? st.st_size : -1;
 }
 
 // A fresh directory for one test, removed with everything in it.
-class ScratchDir {
+class ScratchDir
+{
   public:
-    ScratchDir() {
+    ScratchDir()
+    {
         const char *tmp = std::getenv("TMPDIR");
         std::string templ = std::string(tmp ? tmp : "/tmp") + "/test_wave_XXXXXX";
-        if (mkdtemp(&templ[0])) path_ = templ;
+        if (mkdtemp(&templ[0]))
+            path_ = templ;
     }
-    ~ScratchDir() {
+    ~ScratchDir()
+    {
         std::error_code ec;
-        if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+        if (!path_.empty())
+            std::filesystem::remove_all(path_, ec);
     }
     ScratchDir(const ScratchDir &) = delete;
     ScratchDir &operator=(const ScratchDir &) = delete;
@@ -64,16 +73,20 @@ class ScratchDir {
 };
 
 // The trace as VCD text: the file itself, or what fst2vcd makes of an FST. Empty if fst2vcd fails.
-std::string vcd_text(const std::string &trace, const std::string &scratch) {
-    if (trace.size() < 4 || trace.compare(trace.size() - 4, 4, ".fst") != 0) return slurp(trace);
+std::string vcd_text(const std::string &trace, const std::string &scratch)
+{
+    if (trace.size() < 4 || trace.compare(trace.size() - 4, 4, ".fst") != 0)
+        return slurp(trace);
     const std::string cmd = "fst2vcd -f '" + trace + "' -o '" + scratch + "' 2>/dev/null";
     const int status = std::system(cmd.c_str());
-    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return "";
+    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return "";
     return slurp(scratch);
 }
 
 // Every declared signal, as "TOP.tpu_core.busy" or "TOP.tpu_core.seq_op[7:0]".
-std::set<std::string> declared(const std::string &vcd) {
+std::set<std::string> declared(const std::string &vcd)
+{
     std::set<std::string> vars;
     std::vector<std::string> scope;
     std::istringstream in(vcd);
@@ -85,11 +98,13 @@ std::set<std::string> declared(const std::string &vcd) {
             words >> type >> name;
             scope.push_back(name);
         } else if (kw == "$upscope") {
-            if (!scope.empty()) scope.pop_back();
+            if (!scope.empty())
+                scope.pop_back();
         } else if (kw == "$var") {
             words >> type >> width >> id >> name >> range;
             std::string full;
-            for (const std::string &s : scope) full += s + ".";
+            for (const std::string &s : scope)
+                full += s + ".";
             vars.insert(full + name + (range == "$end" ? "" : range));
         } else if (kw == "$enddefinitions") {
             break;
@@ -99,12 +114,15 @@ std::set<std::string> declared(const std::string &vcd) {
 }
 
 // The save file's traces: each signal it names ("#{...} (i)sig ..." names sig once per bit).
-std::vector<std::string> named_signals(const std::string &gtkw) {
+std::vector<std::string> named_signals(const std::string &gtkw)
+{
     std::vector<std::string> names;
     std::istringstream in(gtkw);
     for (std::string line; std::getline(in, line);) {
-        if (line.empty() || std::strchr("[@-*^", line[0])) continue;
-        if (line[0] == '+' || line[0] == '#') line.erase(0, line.find('}') + 1);
+        if (line.empty() || std::strchr("[@-*^", line[0]))
+            continue;
+        if (line[0] == '+' || line[0] == '#')
+            line.erase(0, line.find('}') + 1);
         std::istringstream words(line);
         for (std::string w; words >> w;)
             names.push_back(w[0] == '(' ? w.substr(w.find(')') + 1) : w);
@@ -112,16 +130,19 @@ std::vector<std::string> named_signals(const std::string &gtkw) {
     return names;
 }
 
-size_t count_lines_with(const std::string &text, const std::string &what) {
+size_t count_lines_with(const std::string &text, const std::string &what)
+{
     size_t n = 0;
     std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) n += line.find(what) != std::string::npos;
+    for (std::string line; std::getline(in, line);)
+        n += line.find(what) != std::string::npos;
     return n;
 }
 
 // An N x N x N GEMM of small values, traced to `trace` (format by its extension) in the cycle
 // window [from, to) (to = 0: the whole run).
-void traced_gemm(uint32_t n, const std::string &trace, uint64_t from = 0, uint64_t to = 0) {
+void traced_gemm(uint32_t n, const std::string &trace, uint64_t from = 0, uint64_t to = 0)
+{
     tpusim_config cfg;
     tpusim_config_default(&cfg);
     cfg.array_n = n;
@@ -135,7 +156,8 @@ void traced_gemm(uint32_t n, const std::string &trace, uint64_t from = 0, uint64
     d.m = d.k = d.n = n;
     std::vector<uint8_t> img(gemm_layout(&d, 0));
     tpu_rng r{n};
-    for (uint32_t i = 0; i < d.c; i++) img[i] = static_cast<uint8_t>(rng_range(&r, -5, 5));
+    for (uint32_t i = 0; i < d.c; i++)
+        img[i] = static_cast<uint8_t>(rng_range(&r, -5, 5));
     ASSERT_EQ(tpusim_mem_write(sim, 0, img.data(), img.size()), 0);
     tpu_prog p{};
     ASSERT_EQ(gemm_program(&p, &hw, &d), 0);
@@ -152,7 +174,8 @@ void traced_gemm(uint32_t n, const std::string &trace, uint64_t from = 0, uint64
 }
 
 // tpu_gtkw_write for trace; returns the save file's text ("" and a failure if it failed).
-std::string write_save(const std::string &trace, uint32_t n, const std::string &stem) {
+std::string write_save(const std::string &trace, uint32_t n, const std::string &stem)
+{
     char err[512] = "";
     EXPECT_EQ(tpu_gtkw_write(trace.c_str(), n, err, sizeof err), 0) << err;
     EXPECT_GT(file_size(stem + ".gtkw"), 0);
@@ -161,7 +184,8 @@ std::string write_save(const std::string &trace, uint32_t n, const std::string &
 }
 
 // Every signal the save file names is declared in the trace.
-void expect_all_declared(const std::string &gtkw, const std::string &vcd, uint32_t n) {
+void expect_all_declared(const std::string &gtkw, const std::string &vcd, uint32_t n)
+{
     const std::set<std::string> vars = declared(vcd);
     ASSERT_FALSE(vars.empty()) << "no declarations in the trace";
     const std::vector<std::string> names = named_signals(gtkw);
@@ -170,9 +194,12 @@ void expect_all_declared(const std::string &gtkw, const std::string &vcd, uint32
         EXPECT_TRUE(vars.count(name)) << name << " (N=" << n << ")";
 }
 
-class Wave : public ::testing::TestWithParam<uint32_t> {};
+class Wave : public ::testing::TestWithParam<uint32_t>
+{
+};
 
-TEST_P(Wave, FstTraceAndSaveFile) {
+TEST_P(Wave, FstTraceAndSaveFile)
+{
     const uint32_t n = GetParam();
     ScratchDir dir;
     ASSERT_TRUE(dir.ok());
@@ -227,7 +254,8 @@ TEST_P(Wave, FstTraceAndSaveFile) {
     EXPECT_LT(zoom, 0);
 }
 
-TEST_P(Wave, VcdTraceAndSaveFile) {
+TEST_P(Wave, VcdTraceAndSaveFile)
+{
     const uint32_t n = GetParam();
     ScratchDir dir;
     ASSERT_TRUE(dir.ok());
@@ -241,7 +269,8 @@ TEST_P(Wave, VcdTraceAndSaveFile) {
 }
 
 // A window traces less; one that misses every matmul still gets a save file, with no markers.
-TEST_P(Wave, TraceWindow) {
+TEST_P(Wave, TraceWindow)
+{
     const uint32_t n = GetParam();
     ScratchDir dir;
     ASSERT_TRUE(dir.ok());
@@ -261,7 +290,8 @@ INSTANTIATE_TEST_SUITE_P(Sizes, Wave, ::testing::ValuesIn(built_sizes()),
                          });
 
 // Paths that cannot be written or read fail with a message, and leave nothing half-written.
-TEST(WaveErrors, FailCleanly) {
+TEST(WaveErrors, FailCleanly)
+{
     ScratchDir dir;
     ASSERT_TRUE(dir.ok());
     const uint32_t n = built_sizes().front();

@@ -7,15 +7,16 @@
 #ifndef TPU_CNN_HLO_H
 #define TPU_CNN_HLO_H
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
 
-namespace cnn_hlo {
+namespace cnn_hlo
+{
 
 // One convolution and what follows it.
 struct Layer {

@@ -11,7 +11,8 @@
 #include <cstdint>
 #include <vector>
 
-namespace conv_ref {
+namespace conv_ref
+{
 
 // A convolution's geometry (the CONV2D command's fields; pooled when ph > 0).
 struct ConvShape {
@@ -117,8 +118,9 @@ inline std::vector<uint8_t> reference(const ConvShape &v, bool bias, bool relu, 
                     int32_t m = INT32_MIN;
                     for (uint32_t i = 0; i < ph; i++)
                         for (uint32_t j = 0; j < pw; j++)
-                            m = std::max(m, x[(((size_t)b * oh + y * psh + i) * ow + xx * psw + j) *
-                                                  v.cout + o]);
+                            m = std::max(
+                                m, x[(((size_t)b * oh + y * psh + i) * ow + xx * psw + j) * v.cout +
+                                     o]);
                     const size_t at = (((size_t)b * ohp + y) * owp + xx) * v.cout + o;
                     if (out_int8) {
                         out[at] = (uint8_t)requant(m, params[v.cout + o], params[2 * v.cout + o]);

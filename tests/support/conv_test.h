@@ -14,7 +14,8 @@
 #include "firmware/firmware.h"
 #include "tests/support/fw_test.h"
 
-namespace conv_test {
+namespace conv_test
+{
 
 using fw_test::requant;
 using fw_test::wr32;
@@ -38,10 +39,10 @@ inline std::string describe(const Conv &v, uint32_t n)
 {
     char b[256];
     std::snprintf(b, sizeof b,
-             "N=%u batch=%u %ux%ux%u kernel %ux%u->%u stride %u,%u pad %u,%u,%u,%u flags 0x%x "
-             "pool %ux%u/%u,%u",
-             n, v.batch, v.h, v.w, v.c, v.kh, v.kw, v.cout, v.sh, v.sw, v.pt, v.pb, v.pl, v.pr,
-             v.flags, v.ph, v.pw, v.psh, v.psw);
+                  "N=%u batch=%u %ux%ux%u kernel %ux%u->%u stride %u,%u pad %u,%u,%u,%u flags 0x%x "
+                  "pool %ux%u/%u,%u",
+                  n, v.batch, v.h, v.w, v.c, v.kh, v.kw, v.cout, v.sh, v.sw, v.pt, v.pb, v.pl, v.pr,
+                  v.flags, v.ph, v.pw, v.psh, v.psw);
     return b;
 }
 
@@ -79,8 +80,9 @@ inline std::vector<int8_t> tile_kernel(const Conv &v, const std::vector<int8_t> 
 }
 
 // The convolution from its definition: out in NHWC, as the command writes it.
-inline std::vector<uint8_t> reference(const Conv &v, const uint8_t *in, const std::vector<int8_t> &k,
-                               const int32_t *bias, const int32_t *mult, const int32_t *shift)
+inline std::vector<uint8_t> reference(const Conv &v, const uint8_t *in,
+                                      const std::vector<int8_t> &k, const int32_t *bias,
+                                      const int32_t *mult, const int32_t *shift)
 {
     const uint32_t oh = v.oh(), ow = v.ow();
     std::vector<int32_t> x(static_cast<size_t>(v.batch) * oh * ow * v.cout);
@@ -96,7 +98,8 @@ inline std::vector<uint8_t> reference(const Conv &v, const uint8_t *in, const st
                             if (y < 0 || y >= v.h || xx < 0 || xx >= v.w)
                                 continue;
                             for (uint32_t ci = 0; ci < v.c; ci++) {
-                                const uint8_t a = in[((b * uint64_t{v.h} + y) * v.w + xx) * v.c + ci];
+                                const uint8_t a =
+                                    in[((b * uint64_t{v.h} + y) * v.w + xx) * v.c + ci];
                                 const int64_t av = v.flags & FW_CONV_A_UNSIGNED ? a : int8_t(a);
                                 sum += av * k[((uint64_t{dy} * v.kw + dx) * v.c + ci) * v.cout + o];
                             }
@@ -126,8 +129,10 @@ inline std::vector<uint8_t> reference(const Conv &v, const uint8_t *in, const st
                     const uint32_t ys = v.pooled() ? v.psh : 1, xs = v.pooled() ? v.psw : 1;
                     for (uint32_t i = 0; i < wh; i++)
                         for (uint32_t j = 0; j < ww; j++)
-                            m = std::max(m, x[((uint64_t{b} * oh + py * ys + i) * ow + px * xs + j) *
-                                                  v.cout + o]);
+                            m = std::max(
+                                m,
+                                x[((uint64_t{b} * oh + py * ys + i) * ow + px * xs + j) * v.cout +
+                                  o]);
                     out[at] = static_cast<uint8_t>(requant(m, mult[o], shift[o] & 63));
                 }
     return out;

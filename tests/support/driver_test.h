@@ -13,22 +13,26 @@
 #include "driver/tpu.h"
 #include "sim/tpusim.h"
 
-namespace driver_test {
+namespace driver_test
+{
 
-inline std::vector<uint32_t> built_sizes() {
+inline std::vector<uint32_t> built_sizes()
+{
     uint32_t sizes[16];
     const int n = tpusim_arrays(sizes, 16);
     return std::vector<uint32_t>(sizes, sizes + n);
 }
 
-inline bool contains(const char *haystack, const std::string &needle) {
+inline bool contains(const char *haystack, const std::string &needle)
+{
     return std::strstr(haystack, needle.c_str()) != nullptr;
 }
 
 // An open device for one test; options from the test.
 struct Dev {
     tpu_device *d = nullptr;
-    explicit Dev(uint32_t n, uint64_t mem = 4u << 20, int verify = 1) {
+    explicit Dev(uint32_t n, uint64_t mem = 4u << 20, int verify = 1)
+    {
         tpu_options o;
         tpu_options_default(&o);
         o.array_n = n;

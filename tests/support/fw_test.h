@@ -15,7 +15,8 @@
 #include "firmware/firmware.h"
 #include "sim/tpusim.h"
 
-namespace fw_test {
+namespace fw_test
+{
 
 // ------------------------------------------------------------------ HAL --
 
@@ -38,10 +39,7 @@ struct GoldenHal {
 
     uint8_t *mem() { return tpu_golden_mem(g); }
 
-    fw_hal hal()
-    {
-        return fw_hal{this, push, reg_read, mem_read, spend};
-    }
+    fw_hal hal() { return fw_hal{this, push, reg_read, mem_read, spend}; }
 
     static int push(void *ctx, const uint32_t insn[4])
     {
@@ -52,8 +50,8 @@ struct GoldenHal {
         tpu_insn i;
         std::memcpy(i.w, insn, sizeof i.w);
         h->pushed.push_back(i);
-        h->error = h->pushed.size() - 1 == h->fail_after ? TPU_ERR_MEM_FAULT
-                                                         : tpu_golden_exec(h->g, &i);
+        h->error =
+            h->pushed.size() - 1 == h->fail_after ? TPU_ERR_MEM_FAULT : tpu_golden_exec(h->g, &i);
         return 1;
     }
 
@@ -95,7 +93,7 @@ struct GoldenHal {
 inline constexpr uint32_t kMemSize = 1u << 20;
 
 inline tpu_hwcfg make_cfg(uint32_t n, uint32_t ub_rows = 16384, uint32_t acc_rows = 4096,
-                   uint32_t wfifo = 4)
+                          uint32_t wfifo = 4)
 {
     return tpu_hwcfg{n, ub_rows, acc_rows, wfifo, 32, kMemSize};
 }
@@ -115,7 +113,7 @@ struct Buffer {
 };
 
 inline std::vector<uint8_t> stream_bytes(const std::vector<Buffer> &bufs,
-                                  const std::vector<std::vector<uint8_t>> &cmds)
+                                         const std::vector<std::vector<uint8_t>> &cmds)
 {
     std::vector<uint8_t> v(FW_HEADER_BYTES);
     for (const Buffer &b : bufs) {
@@ -191,8 +189,8 @@ inline Outcome run_stream(GoldenHal &h, const std::vector<uint8_t> &stream, uint
         r.syncs += TPU_INSN_GET(i.w, OP) == TPU_OP_SYNC;
     r.halted = !h.pushed.empty() && TPU_INSN_GET(h.pushed.back().w, OP) == TPU_OP_HALT;
     if (code == FW_OK) {
-        EXPECT_EQ(h.error, TPU_ERR_OK) << tpu_error_name(h.error) << " at instruction "
-                                       << h.pushed.size() - 1;
+        EXPECT_EQ(h.error, TPU_ERR_OK)
+            << tpu_error_name(h.error) << " at instruction " << h.pushed.size() - 1;
         EXPECT_TRUE(r.halted);
         EXPECT_EQ(r.syncs, rd32(stream.data() + FW_HDR_COMMANDS));
         const uint64_t commands = rd32(stream.data() + FW_HDR_COMMANDS);

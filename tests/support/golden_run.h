@@ -21,7 +21,8 @@
 #include "compiler/tpub.h"
 #include "tests/support/fw_test.h"
 
-namespace golden_run {
+namespace golden_run
+{
 
 // The stream goes below the arena.
 inline constexpr uint32_t kArena = 0x1000;
@@ -98,7 +99,8 @@ inline std::vector<uint8_t> conv_command(const tpub_conv &v)
 }
 
 // A package on the golden model; run() evaluates one batch.
-class Runner {
+class Runner
+{
   public:
     explicit Runner(const tpub_package &p)
         : pkg_(p), hal_(tpu_hwcfg{p.array_n, 16384, 4096, 4, 32, mem_size(p)})

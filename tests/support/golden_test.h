@@ -11,7 +11,8 @@
 
 #include "tests/support/progs.h"
 
-namespace golden_test {
+namespace golden_test
+{
 
 // A golden model that cleans up after itself, with small default sizes.
 struct Golden {

@@ -8,15 +8,16 @@
 
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "compiler/hlo.h"
 
-namespace hlo_test {
+namespace hlo_test
+{
 
 inline const std::string kSrc = std::string(TPU_SOURCE_DIR) + "/";
 
@@ -134,7 +135,7 @@ struct Result {
 };
 
 inline Result run(const std::string &text, std::vector<hlo_array *> params,
-           const hlo_eval_hooks *hooks = nullptr)
+                  const hlo_eval_hooks *hooks = nullptr)
 {
     Result r;
     Parsed p(text);

@@ -12,10 +12,12 @@
 
 #include "io/npy.h"
 
-namespace io_test {
+namespace io_test
+{
 
 // A .npy image of the given array (npy_encode), as a string.
-inline std::string encode(npy_dtype t, std::vector<uint64_t> shape, const void *data, int version = 1)
+inline std::string encode(npy_dtype t, std::vector<uint64_t> shape, const void *data,
+                          int version = 1)
 {
     npy_array a{};
     a.dtype = t;

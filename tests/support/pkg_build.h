@@ -19,19 +19,18 @@
 #include "tests/support/conv_ref.h"
 #include "tests/support/progs.h"
 
-namespace pkg_build {
-
-inline uint64_t align64(uint64_t v)
+namespace pkg_build
 {
-    return (v + 63) & ~63ull;
-}
+
+inline uint64_t align64(uint64_t v) { return (v + 63) & ~63ull; }
 
 using conv_ref::ConvShape;
 using conv_ref::tile_kernel;
 
 // A tpub_package assembled in memory; owns everything its view points at. Tests may break the
 // view (pkg) after finish() to provoke one error at a time.
-class Package {
+class Package
+{
   public:
     explicit Package(uint32_t n) { pkg.array_n = n; }
     Package(const Package &) = delete;
@@ -109,8 +108,8 @@ class Package {
     {
         tpub_op o{};
         o.kind = TPUB_OP_GEMM;
-        o.gemm = tpub_gemm{m, k, n, flags | TPU_GEMM_B_TILED, a, b, c, p, lda, ldc, str(name),
-                           str(fused)};
+        o.gemm = tpub_gemm{m,   k,         n,         flags | TPU_GEMM_B_TILED, a, b, c, p, lda,
+                           ldc, str(name), str(fused)};
         return o;
     }
     tpub_op conv(const char *name, const ConvShape &v, uint32_t flags, uint64_t in, uint64_t k,
@@ -118,9 +117,9 @@ class Package {
     {
         tpub_op o{};
         o.kind = TPUB_OP_CONV2D;
-        o.conv = tpub_conv{flags, v.batch, v.h, v.w, v.c, v.kh, v.kw, v.cout, v.sh, v.sw, v.pt,
-                           v.pb, v.pl, v.pr, v.ph, v.pw, v.psh, v.psw, in, k, out, p, str(name),
-                           str(fused)};
+        o.conv = tpub_conv{flags, v.batch, v.h,  v.w,  v.c,  v.kh, v.kw,      v.cout,
+                           v.sh,  v.sw,    v.pt, v.pb, v.pl, v.pr, v.ph,      v.pw,
+                           v.psh, v.psw,   in,   k,    out,  p,    str(name), str(fused)};
         return o;
     }
     void segment(std::vector<tpub_xfer> in, std::vector<tpub_xfer> out, std::vector<tpub_op> ops)

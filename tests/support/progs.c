@@ -45,10 +45,7 @@ uint64_t rng_next(tpu_rng *r)
     return z ^ (z >> 31);
 }
 
-uint32_t rng_below(tpu_rng *r, uint32_t n)
-{
-    return (uint32_t)(((rng_next(r) >> 32) * n) >> 32);
-}
+uint32_t rng_below(tpu_rng *r, uint32_t n) { return (uint32_t)(((rng_next(r) >> 32) * n) >> 32); }
 
 int64_t rng_range(tpu_rng *r, int64_t lo, int64_t hi)
 {
@@ -58,10 +55,7 @@ int64_t rng_range(tpu_rng *r, int64_t lo, int64_t hi)
     return u <= INT64_MAX ? (int64_t)u : (int64_t)(u - (uint64_t)INT64_MAX - 1) + INT64_MIN;
 }
 
-int rng_chance(tpu_rng *r, uint32_t percent)
-{
-    return rng_below(r, 100) < percent;
-}
+int rng_chance(tpu_rng *r, uint32_t percent) { return rng_below(r, 100) < percent; }
 
 int8_t rng_int8(tpu_rng *r)
 {
@@ -89,15 +83,9 @@ void rng_fill_int8(tpu_rng *r, int8_t *buf, size_t n)
 
 /* --------------------------------------------------------------- GEMM -- */
 
-static uint32_t min32(uint32_t a, uint32_t b)
-{
-    return a < b ? a : b;
-}
+static uint32_t min32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
-static uint64_t align64(uint64_t x)
-{
-    return (x + 63) & ~(uint64_t)63;
-}
+static uint64_t align64(uint64_t x) { return (x + 63) & ~(uint64_t)63; }
 
 uint64_t gemm_layout(gemm_desc *d, uint32_t base)
 {
@@ -206,10 +194,7 @@ void gemm_reference(const gemm_desc *d, const void *a, const int8_t *b, const in
     }
 }
 
-static uint64_t tiles(uint32_t x, uint32_t tile)
-{
-    return (x + (uint64_t)tile - 1) / tile;
-}
+static uint64_t tiles(uint32_t x, uint32_t tile) { return (x + (uint64_t)tile - 1) / tile; }
 
 uint64_t gemm_tiled_b_bytes(uint32_t k, uint32_t n, uint32_t tile)
 {
@@ -233,10 +218,10 @@ typedef struct {
     tpu_prog *p;
     tpu_rng *r;
     const tpu_hwcfg *cfg;
-    uint32_t n;          /* array size */
-    uint32_t ubw, accw;  /* UB / ACC rows the operands lie in */
-    uint32_t memw;       /* memory bytes the operands lie in */
-    uint32_t fifo;       /* tiles queued: RD_WEIGHTs minus MATMUL.LOADs */
+    uint32_t n;         /* array size */
+    uint32_t ubw, accw; /* UB / ACC rows the operands lie in */
+    uint32_t memw;      /* memory bytes the operands lie in */
+    uint32_t fifo;      /* tiles queued: RD_WEIGHTs minus MATMUL.LOADs */
 } gen;
 
 /* 1..max, mostly at most N or 2N rows. */
@@ -253,10 +238,7 @@ static uint32_t pick_start(gen *g, uint32_t window, uint32_t rows)
 
 /* MATMUL's UB step (its stride, 0 meaning 1); the UB rows a MATMUL spans from a and the ACC rows
  * an ACTIVATE spans from b (with POOL, its windows'), as docs/isa.md defines them. */
-static uint64_t ub_step(const tpu_fields *f)
-{
-    return f->stride ? f->stride : 1;
-}
+static uint64_t ub_step(const tpu_fields *f) { return f->stride ? f->stride : 1; }
 
 static uint64_t ub_span(const tpu_fields *f)
 {
@@ -287,8 +269,9 @@ static uint32_t pick_window(gen *g)
     const uint32_t ph = rng_chance(r, 10) ? 15 : 1 + rng_below(r, 4);
     const uint32_t pw = rng_chance(r, 10) ? 15 : 1 + rng_below(r, 4);
     const uint32_t step = rng_chance(r, 10) ? 1 + rng_below(r, 255) : 1 + rng_below(r, 4);
-    const uint32_t pitch = rng_chance(r, 20) ? 0 : rng_chance(r, 10) ? rng_below(r, 4096)
-                                                                   : rng_below(r, 2 * g->n + 1);
+    const uint32_t pitch = rng_chance(r, 20)   ? 0
+                           : rng_chance(r, 10) ? rng_below(r, 4096)
+                                               : rng_below(r, 2 * g->n + 1);
     return TPU_POOL_PUT(PH, ph) | TPU_POOL_PUT(PW, pw) | TPU_POOL_PUT(STEP, step) |
            TPU_POOL_PUT(PITCH, pitch);
 }
@@ -378,8 +361,7 @@ static tpu_fields make_valid(gen *g, uint32_t op, int load)
         }
         pick_mem(g, &f);
         break;
-    default: /* SYNC, HALT */
-        break;
+    default: /* SYNC, HALT */ break;
     }
     return f;
 }
@@ -419,9 +401,7 @@ static void break_operand(gen *g, tpu_fields *f)
     const uint32_t n = g->n;
     for (;;) {
         switch (rng_below(g->r, 7)) {
-        case 0: /* reserved flag */
-            f->flags |= 0x80u;
-            return;
+        case 0: /* reserved flag */ f->flags |= 0x80u; return;
         case 1: { /* a flag the opcode (or WR_HOST's source) does not take */
             uint32_t ok = f->op == TPU_OP_MATMUL     ? TPU_F_ACC | TPU_F_LOAD | TPU_F_UNSIGNED
                           : f->op == TPU_OP_ACTIVATE ? TPU_F_BIAS | TPU_F_RELU | TPU_F_POOL
@@ -439,12 +419,8 @@ static void break_operand(gen *g, tpu_fields *f)
         case 2: /* an unused field set */
             switch (f->op) {
             case TPU_OP_RD_WEIGHT:
-            case TPU_OP_RD_PARAMS:
-                f->b = 1 + rng_below(g->r, 0xfffff);
-                return;
-            case TPU_OP_MATMUL:
-                f->len = 1 + rng_below(g->r, 4095);
-                return;
+            case TPU_OP_RD_PARAMS: f->b = 1 + rng_below(g->r, 0xfffff); return;
+            case TPU_OP_MATMUL: f->len = 1 + rng_below(g->r, 4095); return;
             case TPU_OP_ACTIVATE: /* the stride holds POOL's window */
                 if (!(f->flags & TPU_F_POOL) && rng_chance(g->r, 50))
                     f->stride = 1 + rng_below(g->r, 0xffffffffu);
@@ -468,8 +444,7 @@ static void break_operand(gen *g, tpu_fields *f)
                 default: f->stride = 1 + rng_below(g->r, 0xffffffffu); break;
                 }
                 return;
-            default: /* RD_HOST, WR_HOST use every field */
-                break;
+            default: /* RD_HOST, WR_HOST use every field */ break;
             }
             break;
         case 3: /* rows 0 */
@@ -484,8 +459,8 @@ static void break_operand(gen *g, tpu_fields *f)
                 return;
             }
             if (f->op == TPU_OP_RD_PARAMS) {
-                f->rows = rng_chance(g->r, 50) ? 1 + rng_below(g->r, 2)
-                                               : 4 + rng_below(g->r, 0xfffc);
+                f->rows =
+                    rng_chance(g->r, 50) ? 1 + rng_below(g->r, 2) : 4 + rng_below(g->r, 0xfffc);
                 return;
             }
             break;
@@ -511,8 +486,8 @@ static void break_operand(gen *g, tpu_fields *f)
             const int words = f->op == TPU_OP_RD_PARAMS ||
                               (f->op == TPU_OP_WR_HOST && (f->flags & TPU_F_SRC_ACC));
             const uint32_t max = words ? 4 * n : n;
-            if (f->op != TPU_OP_RD_HOST && f->op != TPU_OP_RD_WEIGHT &&
-                f->op != TPU_OP_RD_PARAMS && f->op != TPU_OP_WR_HOST)
+            if (f->op != TPU_OP_RD_HOST && f->op != TPU_OP_RD_WEIGHT && f->op != TPU_OP_RD_PARAMS &&
+                f->op != TPU_OP_WR_HOST)
                 break;
             switch (rng_below(g->r, 3)) {
             case 0: f->len = 0; return;
@@ -548,7 +523,8 @@ static long emit_bad(gen *g, int code)
     tpu_fields f;
     switch (code) {
     case TPU_ERR_ILLEGAL_OPCODE: {
-        const uint32_t op = rng_chance(r, 30) ? 0 : TPU_OP_ZERO + 1 + rng_below(r, 0xff - TPU_OP_ZERO);
+        const uint32_t op =
+            rng_chance(r, 30) ? 0 : TPU_OP_ZERO + 1 + rng_below(r, 0xff - TPU_OP_ZERO);
         prog_emit(g->p, op, rng_below(r, 256), rng_below(r, 0x10000), (uint32_t)rng_next(r),
                   rng_below(r, 0x100000), rng_below(r, 4096), (uint32_t)rng_next(r));
         return (long)g->p->n - 1;
@@ -583,8 +559,8 @@ static long emit_bad(gen *g, int code)
                        TPU_POOL_PUT(PITCH, cfg->acc_rows / 14 + 1 + rng_below(r, 1000));
             f.b = rng_below(r, cfg->acc_rows);
         } else {
-            f.b = (uint32_t)(cfg->acc_rows - acc_span(&f) + 1 +
-                             rng_below(r, (uint32_t)acc_span(&f)));
+            f.b =
+                (uint32_t)(cfg->acc_rows - acc_span(&f) + 1 + rng_below(r, (uint32_t)acc_span(&f)));
         }
         break;
     case TPU_ERR_MEM_RANGE:
@@ -612,9 +588,7 @@ static long emit_bad(gen *g, int code)
         }
         f = make_valid(g, TPU_OP_RD_WEIGHT, 0);
         break;
-    default:
-        fprintf(stderr, "random_program: cannot inject error %d\n", code);
-        abort();
+    default: fprintf(stderr, "random_program: cannot inject error %d\n", code); abort();
     }
     return emit(g, &f);
 }

@@ -30,12 +30,12 @@ typedef struct {
 } tpu_rng;
 
 uint64_t rng_next(tpu_rng *r);
-uint32_t rng_below(tpu_rng *r, uint32_t n);             /* uniform in [0, n), n > 0 */
-int64_t rng_range(tpu_rng *r, int64_t lo, int64_t hi);  /* uniform in [lo, hi] */
-int rng_chance(tpu_rng *r, uint32_t percent);           /* 1 with that probability */
-int8_t rng_int8(tpu_rng *r);                            /* -128, -1, 0, 127 often, else uniform */
-void rng_fill(tpu_rng *r, void *buf, size_t n);         /* uniform random bytes */
-void rng_fill_int8(tpu_rng *r, int8_t *buf, size_t n);  /* rng_int8 each */
+uint32_t rng_below(tpu_rng *r, uint32_t n);            /* uniform in [0, n), n > 0 */
+int64_t rng_range(tpu_rng *r, int64_t lo, int64_t hi); /* uniform in [lo, hi] */
+int rng_chance(tpu_rng *r, uint32_t percent);          /* 1 with that probability */
+int8_t rng_int8(tpu_rng *r);                           /* -128, -1, 0, 127 often, else uniform */
+void rng_fill(tpu_rng *r, void *buf, size_t n);        /* uniform random bytes */
+void rng_fill_int8(tpu_rng *r, int8_t *buf, size_t n); /* rng_int8 each */
 
 /* C[m x n] = A[m x k] * B[k x n], all row-major and contiguous in device memory. */
 typedef struct {
@@ -44,8 +44,8 @@ typedef struct {
     uint32_t params;  /* int32 bias[n], mult[n], shift[n] back to back (shift: bits 5:0);
                          read when bias or out_int8 */
     int unsigned_a;
-    int bias, relu;   /* add bias[j] to column j; clamp at zero (before requantization) */
-    int out_int8;     /* C as int8 requantized by ACTIVATE with mult/shift, else int32 */
+    int bias, relu; /* add bias[j] to column j; clamp at zero (before requantization) */
+    int out_int8;   /* C as int8 requantized by ACTIVATE with mult/shift, else int32 */
 } gemm_desc;
 
 /* Places A, B, C and the parameters one after another from base (64-byte aligned); returns the

@@ -14,7 +14,8 @@
 #include <string>
 #include <vector>
 
-namespace tool_test {
+namespace tool_test
+{
 
 namespace fs = std::filesystem;
 
@@ -37,7 +38,8 @@ struct Result {
     std::string out, err;
 };
 
-class ToolTest : public ::testing::Test {
+class ToolTest : public ::testing::Test
+{
   protected:
     fs::path dir; // <build>/<suite_dir>/<TestSuite.Test>, emptied before each test
 

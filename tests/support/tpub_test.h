@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-
 #include "compiler/tpub.h"
 
-namespace tpub_test {
+namespace tpub_test
+{
 
 namespace fs = std::filesystem;
 
@@ -134,16 +134,36 @@ struct Model {
                      str("dot.7"), str("add.8")})};
         seg1_in = {xfer(0xC00, 4, 10, 16, HLO_U8, HLO_U8, 0, nullptr)};
         seg1_out = {xfer(0xD00, 4, 4, 4, HLO_S32, HLO_F32, 1, z_scale.data())};
-        seg1_ops = {gemm_op({4, 10, 4, TPUB_GEMM_A_UNSIGNED | kTiled, 0xC00, 0x600, 0xD00, 0, 16,
-                             4, str("dot.12"), str("")})};
+        seg1_ops = {gemm_op({4, 10, 4, TPUB_GEMM_A_UNSIGNED | kTiled, 0xC00, 0x600, 0xD00, 0, 16, 4,
+                             str("dot.12"), str("")})};
         seg2_in = {xfer(0xE00, 40, 3, 3, HLO_S8, HLO_F32, 1, img_scale.data(), {0, 2, 3, 1},
                         {2, 3, 5, 4})};
-        seg2_out = {xfer(0xF00, 8, 4, 4, HLO_S8, HLO_F32, 1, p_scale.data(), {0, 2, 3, 1},
-                         {2, 4, 4, 1})};
-        seg2_ops = {conv_op({TPUB_GEMM_BIAS | TPUB_GEMM_RELU | TPUB_GEMM_OUT_INT8 |
-                                 TPUB_CONV_POOL,
-                             2, 5, 4, 3, 2, 2, 4, 1, 1, 1, 0, 0, 0, 2, 2, 1, 2, 0xE00, 0x680,
-                             0xF00, 0x700, str("conv.20"), str("add.21,maximum.22,rw.23")})};
+        seg2_out = {
+            xfer(0xF00, 8, 4, 4, HLO_S8, HLO_F32, 1, p_scale.data(), {0, 2, 3, 1}, {2, 4, 4, 1})};
+        seg2_ops = {conv_op({TPUB_GEMM_BIAS | TPUB_GEMM_RELU | TPUB_GEMM_OUT_INT8 | TPUB_CONV_POOL,
+                             2,
+                             5,
+                             4,
+                             3,
+                             2,
+                             2,
+                             4,
+                             1,
+                             1,
+                             1,
+                             0,
+                             0,
+                             0,
+                             2,
+                             2,
+                             1,
+                             2,
+                             0xE00,
+                             0x680,
+                             0xF00,
+                             0x700,
+                             str("conv.20"),
+                             str("add.21,maximum.22,rw.23")})};
         segments = {{1, 2, 2, seg0_in.data(), seg0_out.data(), seg0_ops.data()},
                     {1, 1, 1, seg1_in.data(), seg1_out.data(), seg1_ops.data()},
                     {1, 1, 1, seg2_in.data(), seg2_out.data(), seg2_ops.data()}};
@@ -199,9 +219,8 @@ inline void put_str(Bytes &b, const char *s)
 
 inline uint32_t type_code(hlo_type t)
 {
-    static const hlo_type codes[] = {HLO_PRED, HLO_S8,  HLO_S16, HLO_S32,  HLO_S64,
-                                     HLO_U8,   HLO_U16, HLO_U32, HLO_U64,  HLO_F16,
-                                     HLO_BF16, HLO_F32, HLO_F64};
+    static const hlo_type codes[] = {HLO_PRED, HLO_S8,  HLO_S16, HLO_S32,  HLO_S64, HLO_U8, HLO_U16,
+                                     HLO_U32,  HLO_U64, HLO_F16, HLO_BF16, HLO_F32, HLO_F64};
     for (uint32_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
         if (codes[i] == t)
             return i;
@@ -280,9 +299,9 @@ inline void put_gemm(Bytes &b, const tpub_gemm &g)
 
 inline void put_conv(Bytes &b, const tpub_conv &c)
 {
-    for (uint32_t v : {c.flags, c.batch, c.h, c.w, c.c, c.kh, c.kw, c.cout, c.stride_h,
-                       c.stride_w, c.pad_top, c.pad_bottom, c.pad_left, c.pad_right, c.pool_h,
-                       c.pool_w, c.pool_stride_h, c.pool_stride_w})
+    for (uint32_t v : {c.flags, c.batch, c.h, c.w, c.c, c.kh, c.kw, c.cout, c.stride_h, c.stride_w,
+                       c.pad_top, c.pad_bottom, c.pad_left, c.pad_right, c.pool_h, c.pool_w,
+                       c.pool_stride_h, c.pool_stride_w})
         le(b, v, 4);
     for (uint64_t v : {c.in_off, c.k_off, c.out_off, c.p_off})
         le(b, v, 8);
@@ -318,21 +337,18 @@ inline Bytes segs(const tpub_package &p)
     return b;
 }
 
-inline Bytes text(const char *s)
-{
-    return Bytes(s, s + (s ? strlen(s) : 0));
-}
+inline Bytes text(const char *s) { return Bytes(s, s + (s ? strlen(s) : 0)); }
 
 inline std::vector<Section> sections(const tpub_package &p)
 {
-    return {{"ARNA", arna(p)}, {"SIGS", sigs(p)}, {"SEGS", segs(p)}, {"HOST", text(p.host_hlo)},
+    return {{"ARNA", arna(p)},
+            {"SIGS", sigs(p)},
+            {"SEGS", segs(p)},
+            {"HOST", text(p.host_hlo)},
             {"REPT", text(p.report)}};
 }
 
-inline size_t padding(size_t bytes)
-{
-    return (8 - bytes % 8) % 8;
-}
+inline size_t padding(size_t bytes) { return (8 - bytes % 8) % 8; }
 
 inline Bytes file(const std::vector<Section> &secs, uint32_t count)
 {
@@ -350,15 +366,9 @@ inline Bytes file(const std::vector<Section> &secs, uint32_t count)
     return b;
 }
 
-inline Bytes file(const std::vector<Section> &secs)
-{
-    return file(secs, (uint32_t)secs.size());
-}
+inline Bytes file(const std::vector<Section> &secs) { return file(secs, (uint32_t)secs.size()); }
 
-inline Bytes encode(const tpub_package &p)
-{
-    return file(sections(p));
-}
+inline Bytes encode(const tpub_package &p) { return file(sections(p)); }
 
 // Where section i's header starts in an image of secs.
 inline size_t section_at(const std::vector<Section> &secs, size_t i)
@@ -406,8 +416,9 @@ inline std::vector<std::string> listing(const std::string &dir)
 }
 
 // A fresh scratch directory, removed afterwards.
-class Tpub : public ::testing::Test {
-protected:
+class Tpub : public ::testing::Test
+{
+  protected:
     std::string dir;
     void SetUp() override
     {

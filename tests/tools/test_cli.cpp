@@ -1,5 +1,6 @@
-// test_cli.cpp - the tpusim command-line tool (tools/tpusim), run as a program: GEMMs from files and random operands against a reference computed here, the JSON
-// report, and every error class with its exit code and no output file left behind.
+// test_cli.cpp - the tpusim command-line tool (tools/tpusim), run as a program: GEMMs from files
+// and random operands against a reference computed here, the JSON report, and every error class
+// with its exit code and no output file left behind.
 #include <gtest/gtest.h>
 #include <jansson.h>
 #include <sys/wait.h>
@@ -20,13 +21,14 @@
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace
+{
 
+using io_test::encode;
+using io_test::raw_npy;
 using tool_test::Result;
 using tool_test::slurp;
 using tool_test::spit;
-using io_test::encode;
-using io_test::raw_npy;
 
 // The array sizes built in (make ARRAY=... chooses them), ascending.
 std::vector<uint32_t> built_arrays()
@@ -37,15 +39,9 @@ std::vector<uint32_t> built_arrays()
 }
 
 // The smallest built array size (fast runs) and the next one, as "--array N" options.
-uint32_t small_n()
-{
-    return built_arrays().front();
-}
+uint32_t small_n() { return built_arrays().front(); }
 
-std::string small_array()
-{
-    return " --array " + std::to_string(small_n()) + " ";
-}
+std::string small_array() { return " --array " + std::to_string(small_n()) + " "; }
 
 std::string next_array()
 {
@@ -53,7 +49,8 @@ std::string next_array()
     return " --array " + std::to_string(b.size() > 1 ? b[1] : b[0]) + " ";
 }
 
-class Cli : public tool_test::ToolTest {
+class Cli : public tool_test::ToolTest
+{
   protected:
     Cli() : ToolTest("test_cli") {}
     std::string arg(const std::string &file) const { return quoted(file); }
@@ -91,14 +88,17 @@ TEST_F(Cli, MalformedOperandsAreInputErrors)
         {"a", encode(NPY_INT32, {3, 4}, a32.data()), "dtype int32, expected int8"},
         {"a", encode(NPY_FLOAT32, {3, 4}, af.data()), "dtype float32, expected int8"},
         {"a", encode(NPY_UINT8, {3, 4}, au.data()), "--unsigned-a"},
-        {"a", raw_npy("{'descr': '<i2', 'fortran_order': False, 'shape': (3, 4), }",
-                      std::string(24, '\0')),
+        {"a",
+         raw_npy("{'descr': '<i2', 'fortran_order': False, 'shape': (3, 4), }",
+                 std::string(24, '\0')),
          "unsupported dtype '<i2'"},
-        {"b", raw_npy("{'descr': '|i1', 'fortran_order': True, 'shape': (4, 3), }",
-                      std::string(12, '\0')),
+        {"b",
+         raw_npy("{'descr': '|i1', 'fortran_order': True, 'shape': (4, 3), }",
+                 std::string(12, '\0')),
          "Fortran"},
-        {"bias", raw_npy("{'descr': '>i4', 'fortran_order': False, 'shape': (3,), }",
-                         std::string(12, '\0')),
+        {"bias",
+         raw_npy("{'descr': '>i4', 'fortran_order': False, 'shape': (3,), }",
+                 std::string(12, '\0')),
          "big-endian"},
         {"a", encode(NPY_INT8, {12}, a.data()), "has 1 dimension, expected 2"},
         {"bias", encode(NPY_INT32, {3, 1}, bias.data()), "has 2 dimensions, expected 1"},
@@ -137,8 +137,8 @@ TEST_F(Cli, MismatchedShapesNameBothFiles)
         "gemm" + small_array() + "--a " + arg("a.npy") + " --b " + arg("b5.npy");
 
     Result r = run("gemm" + small_array() + "--a " + arg("a.npy") + " --b " + arg("b.npy"));
-    expect_error_line(r, 2, "shapes", path("a.npy") + " is [3, 5] but " + path("b.npy") +
-                                          " is [4, 7]");
+    expect_error_line(r, 2, "shapes",
+                      path("a.npy") + " is [3, 5] but " + path("b.npy") + " is [4, 7]");
     r = run(ab5 + " --bias " + arg("bias.npy"));
     expect_error_line(r, 2, "shapes", path("bias.npy") + " is [6] but " + path("b5.npy"));
     r = run(ab5 + " --requant-params " + arg("p.npy"));
@@ -185,12 +185,11 @@ struct FileCase {
     int requant; // 0 int32 out, 1 --requant MULT,SHIFT, 2 --requant-params
 };
 
-void PrintTo(const FileCase &c, std::ostream *os)
-{
-    *os << c.name;
-}
+void PrintTo(const FileCase &c, std::ostream *os) { *os << c.name; }
 
-class CliFiles : public Cli, public ::testing::WithParamInterface<FileCase> {};
+class CliFiles : public Cli, public ::testing::WithParamInterface<FileCase>
+{
+};
 
 // Operands written as .npy, C read back from --out and compared with gemm_reference.
 TEST_P(CliFiles, MatchesReference)
@@ -285,8 +284,7 @@ TEST_F(Cli, JsonReportHasTheFigures)
     EXPECT_EQ(num("gemm", "m"), 24);
     EXPECT_EQ(num("gemm", "k"), 20);
     EXPECT_EQ(num("gemm", "n"), 12);
-    EXPECT_STREQ(json_string_value(json_object_get(json_object_get(j, "gemm"), "c_dtype")),
-                 "int8");
+    EXPECT_STREQ(json_string_value(json_object_get(json_object_get(j, "gemm"), "c_dtype")), "int8");
     EXPECT_EQ(num(nullptr, "array_n"), small_n());
     tpusim_config defaults;
     tpusim_config_default(&defaults);
@@ -297,8 +295,7 @@ TEST_F(Cli, JsonReportHasTheFigures)
     EXPECT_EQ(num(nullptr, "macs"), 24 * 20 * 12);
     EXPECT_EQ(num(nullptr, "ideal_cycles"), 24 * 20 * 12 / n2);
     EXPECT_GE(cycles, num(nullptr, "ideal_cycles"));
-    EXPECT_NEAR(num(nullptr, "mxu_utilization_percent"), 100 * 24 * 20 * 12 / n2 / cycles,
-                1e-9);
+    EXPECT_NEAR(num(nullptr, "mxu_utilization_percent"), 100 * 24 * 20 * 12 / n2 / cycles, 1e-9);
     EXPECT_GT(num("cycles", "firmware_overhead"), 0);
     EXPECT_GT(num("cycles", "control_processor"), 0);
     EXPECT_EQ(num("lower_bound", "compute_cycles"), 24 * 20 * 12 / n2);
@@ -341,7 +338,8 @@ TEST_F(Cli, TraceIsWritten)
                          arg("late.fst") + " --trace-window 1000000:");
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(r.err, "tpusim: warning: --trace-window starts at cycle 1000000, after the run "
-                     "ended: " + path("late.fst") + " holds no cycles\n");
+                     "ended: " +
+                         path("late.fst") + " holds no cycles\n");
     EXPECT_TRUE(fs::exists(dir / "late.fst"));
 }
 
@@ -434,8 +432,8 @@ TEST_F(Cli, UnbuiltArraySizeIsADeviceError)
     uint32_t n = 2;
     while (std::find(b.begin(), b.end(), n) != b.end())
         n++;
-    const Result r = run("gemm --array " + std::to_string(n) + " --m 4 --k 4 --n 4 --out " +
-                         arg("c.npy"));
+    const Result r =
+        run("gemm --array " + std::to_string(n) + " --m 4 --k 4 --n 4 --out " + arg("c.npy"));
     expect_error_line(r, 3, "device", std::to_string(n));
     EXPECT_EQ(leftovers({}), std::vector<std::string>{});
 }

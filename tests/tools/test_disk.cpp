@@ -17,7 +17,8 @@
 #include "sim/tpusim.h"
 #include "tests/support/tool_test.h"
 
-namespace {
+namespace
+{
 
 using namespace tool_test;
 
@@ -49,7 +50,8 @@ uint64_t fill(const fs::path &path)
     return total;
 }
 
-class Disk : public ToolTest {
+class Disk : public ToolTest
+{
   protected:
     fs::path mnt; // a tmpfs of the size the test mounts
 
@@ -109,8 +111,8 @@ class Disk : public ToolTest {
     bool mounted_ = false;
 };
 
-#define MOUNT_OR_SKIP(size)                                                                      \
-    if (!mount_fs(size))                                                                         \
+#define MOUNT_OR_SKIP(size) \
+    if (!mount_fs(size))    \
     GTEST_SKIP() << "cannot mount a tmpfs (needs root): " << std::strerror(errno)
 
 TEST_F(Disk, FullDiskFailsEveryOutputCleanly)
@@ -137,14 +139,14 @@ TEST_F(Disk, FullDiskFailsEveryOutputCleanly)
         std::vector<std::string> cmds = {gemm + "--out " + in_fs("c.npy"),
                                          run + "--output " + in_fs("y.npy")};
         if (!partly)
-            for (const std::string &cmd : {gemm + "--json " + in_fs("r.json"),
-                                           run + "--json " + in_fs("r.json")})
+            for (const std::string &cmd :
+                 {gemm + "--json " + in_fs("r.json"), run + "--json " + in_fs("r.json")})
                 cmds.push_back(cmd);
         for (const std::string &cmd : cmds)
             expect_refused(tool(cmd), "No space left on device", cmd);
         for (const char *trace : {"t.fst", "t.vcd"})
-            for (const std::string &cmd : {gemm + "--trace " + in_fs(trace),
-                                           run + "--trace " + in_fs(trace)})
+            for (const std::string &cmd :
+                 {gemm + "--trace " + in_fs(trace), run + "--trace " + in_fs(trace)})
                 expect_refused(tool(cmd), "no space for the trace " + (mnt / trace).string(), cmd);
         const int st = std::system(tpuc.c_str());
         expect_refused({WIFEXITED(st) ? WEXITSTATUS(st) : -1, "", slurp(dir / "stderr.txt")},

@@ -4,8 +4,8 @@
 // extras, the JSON report, the trace, and every error class with its exit code and no output
 // file left behind.
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <jansson.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -19,16 +19,17 @@
 #include <string>
 #include <vector>
 
+#include "compiler/tpub.h"
+#include "driver/tpu.h"
 #include "io/npy.h"
 #include "tests/support/pkg_build.h"
 #include "tests/support/progs.h"
-#include "driver/tpu.h"
 #include "tests/support/tool_test.h"
-#include "compiler/tpub.h"
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace
+{
 
 using tool_test::Result;
 using tool_test::slurp;
@@ -152,18 +153,18 @@ struct ModelA {
         p.segment({p.xfer(x, kBatch, kIn, kLd, HLO_S8, HLO_F32, {kScaleX})},
                   {p.xfer(y, kBatch, kClasses, kClasses, HLO_S32, HLO_F32, scale_y)},
                   {p.gemm("dot.1", kBatch, kIn, kHidden, kFlags1, x, kLd, b1, h, kHidden, pp1),
-                   p.gemm("dot.2", kBatch, kHidden, kClasses, kFlags2, h, kHidden, b2, y,
-                          kClasses, pp2)});
+                   p.gemm("dot.2", kBatch, kHidden, kClasses, kFlags2, h, kHidden, b2, y, kClasses,
+                          pp2)});
         p.finish(std::string("HloModule model_a\n"
                              "ENTRY main {\n"
                              "  x = f32[4,36] parameter(0)\n"
                              "  s = f32[4,10] custom-call(x), custom_call_target=\"") +
-                     target +
-                     "\"\n"
-                     "  zero = f32[] constant(0)\n"
-                     "  zeros = f32[4,10] broadcast(zero), dimensions={}\n"
-                     "  ROOT r = f32[4,10] maximum(s, zeros)\n"
-                     "}\n");
+                 target +
+                 "\"\n"
+                 "  zero = f32[] constant(0)\n"
+                 "  zeros = f32[4,10] broadcast(zero), dimensions={}\n"
+                 "  ROOT r = f32[4,10] maximum(s, zeros)\n"
+                 "}\n");
         p.save(path);
     }
 
@@ -274,7 +275,8 @@ std::vector<int32_t> argmax_rows(const std::vector<float> &v, size_t cols)
 
 // ------------------------------------------------------------- fixture --
 
-class Run : public tool_test::ToolTest {
+class Run : public tool_test::ToolTest
+{
   protected:
     ModelA a;
 
@@ -392,8 +394,8 @@ TEST_F(Run, JobsGiveTheSameRun)
     ASSERT_EQ(one.code, 0) << one.err;
     for (const char *jobs : {"2", "3", "64"}) {
         SCOPED_TRACE(std::string("--jobs ") + jobs);
-        const Result r = run(args + "--jobs " + jobs + " --output" + arg("y.npy") + "--json" +
-                             arg("r.json"));
+        const Result r =
+            run(args + "--jobs " + jobs + " --output" + arg("y.npy") + "--json" + arg("r.json"));
         ASSERT_EQ(r.code, 0) << r.err;
         EXPECT_EQ(slurp(dir / "y.npy"), slurp(dir / "y1.npy"));
         json_error_t je;
@@ -408,8 +410,8 @@ TEST_F(Run, JobsGiveTheSameRun)
         EXPECT_TRUE(json_equal(j1, j)) << json_dumps(j, JSON_INDENT(1));
         json_decref(j1);
         json_decref(j);
-        const std::string line = "\njobs:                      " + std::to_string(
-                                     std::min(8, std::atoi(jobs))) + ", ";
+        const std::string line =
+            "\njobs:                      " + std::to_string(std::min(8, std::atoi(jobs))) + ", ";
         EXPECT_NE(r.out.find(line), std::string::npos) << r.out;
     }
     // Errors name the batch as one job would: the earliest failing one.
@@ -440,8 +442,9 @@ TEST_F(Run, IntegerInputsAreDividedAsNumpyDoes)
     // Without --input-divide the dtype is wrong, and the message says what converts it.
     fs::remove(dir / "y.npy");
     expect_error(run(arg("a.tpub") + "--input" + arg("x.npy") + "--output" + arg("y.npy")), 2,
-                 path("x.npy"), "dtype uint8, but input 0 'x' f32[4,36] is float32 "
-                                "(--input-divide D converts integers)");
+                 path("x.npy"),
+                 "dtype uint8, but input 0 'x' f32[4,36] is float32 "
+                 "(--input-divide D converts integers)");
     EXPECT_EQ(leftovers({"a.tpub", "x.npy"}), std::vector<std::string>{});
 }
 
@@ -485,16 +488,16 @@ TEST_F(Run, ClassificationFigures)
         labels[i] = (labels[i] + 1) % 10; // 7 of 10 right
     for (int i : {4, 6})
         expect[i] = (expect[i] + 3) % 10; // agree on 8; the reference gets 6 right
-    labels.push_back(5);                   // more labels than images: the rest unused
+    labels.push_back(5);                  // more labels than images: the rest unused
     std::vector<uint8_t> labels_u8(labels.begin(), labels.end());
     save_npy(dir / "y.npy", NPY_UINT8, {labels.size()}, labels_u8.data());
     save_npy(dir / "p.npy", NPY_INT32, {expect.size()}, expect.data());
     const Result r = run(arg("a.tpub") + "--input" + arg("x.npy") + "--labels" + arg("y.npy") +
                          "--expect" + arg("p.npy") + "--show 6 --json" + arg("r.json"));
     ASSERT_EQ(r.code, 0) << r.err;
-    EXPECT_NE(r.out.find("\naccuracy:                  7/10 = 70.00 %  (labels " +
-                         path("y.npy") + ")\n"),
-              std::string::npos)
+    EXPECT_NE(
+        r.out.find("\naccuracy:                  7/10 = 70.00 %  (labels " + path("y.npy") + ")\n"),
+        std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("\nagreement:                 8/10 = 80.00 %  (reference " +
                          path("p.npy") + ")\n"),
@@ -582,9 +585,9 @@ TEST_F(Run, JsonReportHasTheFigures)
         per_batch += cycles;
         ideal += num(l, "macs") / n2;
     }
-    EXPECT_STREQ(json_string_value(json_array_get(
-                     json_object_get(json_array_get(layers, 0), "flags"), 2)),
-                 "out_int8");
+    EXPECT_STREQ(
+        json_string_value(json_array_get(json_object_get(json_array_get(layers, 0), "flags"), 2)),
+        "out_int8");
     json_t *cycles = json_object_get(j, "cycles");
     EXPECT_NEAR(num(cycles, "per_batch"), per_batch, 1e-6);
     EXPECT_NEAR(num(cycles, "total"), 3 * per_batch, 1e-6);
@@ -644,8 +647,8 @@ TEST_F(Run, InputErrorsExit2AndWriteNothing)
     ASSERT_EQ(mkfifo((dir / "fifo").c_str(), 0600), 0);
     std::ofstream(dir / "sparse").close();
     fs::resize_file(dir / "sparse", uintmax_t{1} << 40);
-    const std::string x = "--input" + arg("x.npy"), out = "--output" + arg("y.npy") + "--json" +
-                                                          arg("r.json");
+    const std::string x = "--input" + arg("x.npy"),
+                      out = "--output" + arg("y.npy") + "--json" + arg("r.json");
     struct Case {
         std::string args, what, why;
     };
@@ -745,8 +748,8 @@ TEST_F(Run, DeviceErrorsExit3)
 TEST_F(Run, UnwritableOutputsLeaveNothing)
 {
     setup_a(4);
-    Result r = run(arg("a.tpub") + "--input" + arg("x.npy") + "--output" + arg("y.npy") +
-                   "--json" + arg("nodir/r.json"));
+    Result r = run(arg("a.tpub") + "--input" + arg("x.npy") + "--output" + arg("y.npy") + "--json" +
+                   arg("nodir/r.json"));
     expect_error(r, 2, path("nodir/r.json"), "cannot create");
     EXPECT_EQ(leftovers({"a.tpub", "x.npy"}), std::vector<std::string>{});
     fs::create_directory(dir / "r.json");

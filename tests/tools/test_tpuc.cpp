@@ -5,8 +5,8 @@
 // within the int8 quantization error where one is. Plus the MNIST model's placement and report,
 // and the compiler's errors.
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <jansson.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -20,13 +20,14 @@
 #include <string>
 #include <vector>
 
-#include "io/npy.h"
 #include "compiler/tpuc.h"
+#include "io/npy.h"
 #include "sim/tpusim.h"
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace
+{
 
 const std::string kRun = TPU_BINARY_DIR "/bin/tpusim";
 
@@ -107,8 +108,10 @@ hlo_array *random_array(std::mt19937 &rng, hlo_type t, std::vector<int64_t> dims
 
 npy_dtype npy_of(hlo_type t)
 {
-    return t == HLO_F32 ? NPY_FLOAT32 : t == HLO_S8 ? NPY_INT8 : t == HLO_U8 ? NPY_UINT8
-                                                                            : NPY_INT32;
+    return t == HLO_F32  ? NPY_FLOAT32
+           : t == HLO_S8 ? NPY_INT8
+           : t == HLO_U8 ? NPY_UINT8
+                         : NPY_INT32;
 }
 
 void save_npy(const fs::path &p, const hlo_array *a)
@@ -129,7 +132,7 @@ void save_npy(const fs::path &p, const hlo_array *a)
 
 struct Outcome {
     int status = -1;
-    std::string report;  // the compiler's
+    std::string report; // the compiler's
     std::vector<std::vector<double>> device, reference;
 };
 
@@ -169,9 +172,8 @@ void save_weights(const fs::path &p, const std::vector<std::pair<int, hlo_array 
 // Compiles text (calibrating on calib batches of the inputs, with weights bound to parameters
 // by number), runs one batch of random inputs on the device and on the reference evaluator.
 Outcome compile_and_run(const std::string &name, const std::string &text,
-                        std::vector<hlo_array *> inputs, int calib_batches = 8,
-                        double lo = -1, double hi = 1,
-                        const std::vector<std::pair<int, hlo_array *>> &weights = {})
+                        std::vector<hlo_array *> inputs, int calib_batches = 8, double lo = -1,
+                        double hi = 1, const std::vector<std::pair<int, hlo_array *>> &weights = {})
 {
     Outcome o;
     const fs::path dir = scratch(name);
@@ -226,8 +228,9 @@ Outcome compile_and_run(const std::string &name, const std::string &text,
     EXPECT_EQ(o.status, 0) << name << ": " << std::ifstream(dir / "run.txt").rdbuf();
     for (int k = 0; k < n_outs && o.status == 0; k++) {
         npy_array y;
-        EXPECT_EQ(npy_load((dir / ("out" + std::to_string(k) + ".npy")).c_str(), &y, err,
-                           sizeof err), 0) << err;
+        EXPECT_EQ(
+            npy_load((dir / ("out" + std::to_string(k) + ".npy")).c_str(), &y, err, sizeof err), 0)
+            << err;
         EXPECT_EQ((int64_t)y.count, outs[k]->shape.elements);
         EXPECT_EQ(y.dtype, npy_of(outs[k]->shape.type));
         std::vector<double> dv, rv;
@@ -288,7 +291,8 @@ hlo_array *f32(std::vector<int64_t> dims) { return random_array(rng(), HLO_F32, 
 TEST(Lower, DenseOnDevice)
 {
     const std::string t = "HloModule dense\nENTRY e {\n  x = f32[8,20] parameter(0)\n"
-                          "  w = f32[20,12] constant(" + literal(rng(), {20, 12}, -1, 1) +
+                          "  w = f32[20,12] constant(" +
+                          literal(rng(), {20, 12}, -1, 1) +
                           ")\n  ROOT d = f32[8,12] dot(x, w), lhs_contracting_dims={1}, "
                           "rhs_contracting_dims={0}\n}\n";
     Outcome o = compile_and_run("dense", t, {f32({8, 20})});
@@ -302,17 +306,24 @@ TEST(Lower, TransposedWeightsBiasReluChain)
     // that are not multiples of the array size.
     const std::string t =
         "HloModule chain\nENTRY e {\n  x = f32[5,37] parameter(0)\n"
-        "  w1 = f32[19,37] constant(" + literal(rng(), {19, 37}, -1, 1) + ")\n"
+        "  w1 = f32[19,37] constant(" +
+        literal(rng(), {19, 37}, -1, 1) +
+        ")\n"
         "  d1 = f32[5,19] dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n"
-        "  b1 = f32[19] constant(" + literal(rng(), {19}, -1, 1) + ")\n"
+        "  b1 = f32[19] constant(" +
+        literal(rng(), {19}, -1, 1) +
+        ")\n"
         "  bb = f32[5,19] broadcast(b1), dimensions={1}\n"
         "  a1 = f32[5,19] add(bb, d1)\n  z = f32[] constant(0)\n"
         "  zb = f32[5,19] broadcast(z), dimensions={}\n  r1 = f32[5,19] maximum(a1, zb)\n"
-        "  w2 = f32[19,3] constant(" + literal(rng(), {19, 3}, -1, 1) + ")\n"
+        "  w2 = f32[19,3] constant(" +
+        literal(rng(), {19, 3}, -1, 1) +
+        ")\n"
         "  ROOT d2 = f32[5,3] dot(r1, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
     Outcome o = compile_and_run("chain", t, {f32({5, 37})});
     EXPECT_NE(o.report.find("+ a1 (bias) + r1 (relu) -> s8, stays on the device"),
-              std::string::npos) << o.report;
+              std::string::npos)
+        << o.report;
     expect_close(o, 0.06);
 }
 
@@ -321,9 +332,13 @@ TEST(Lower, IntegerDotIsExact)
     // s8 x s8 -> s32 with an s32 bias and ReLU: no quantization, bit-exact; int8 extremes.
     const std::string t =
         "HloModule int8\nENTRY e {\n  x = s8[6,33] parameter(0)\n"
-        "  w = s8[33,10] constant(" + int_literal(rng(), 33, 10, -128, 127) + ")\n"
+        "  w = s8[33,10] constant(" +
+        int_literal(rng(), 33, 10, -128, 127) +
+        ")\n"
         "  d = s32[6,10] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
-        "  b = s32[1,10] constant(" + int_literal(rng(), 1, 10, -40000, 40000) + ")\n"
+        "  b = s32[1,10] constant(" +
+        int_literal(rng(), 1, 10, -40000, 40000) +
+        ")\n"
         "  br = s32[10] reshape(b)\n  bb = s32[6,10] broadcast(br), dimensions={1}\n"
         "  a = s32[6,10] add(d, bb)\n  z = s32[] constant(0)\n"
         "  zb = s32[6,10] broadcast(z), dimensions={}\n  ROOT r = s32[6,10] maximum(zb, a)\n}\n";
@@ -340,7 +355,9 @@ TEST(Lower, KEqualsOneAndRank3)
     // K = 1 (an outer product) and a rank-3 activation contracting its last dimension.
     const std::string t =
         "HloModule k1\nENTRY e {\n  x = f32[2,3,1] parameter(0)\n"
-        "  w = f32[1,4] constant(" + literal(rng(), {1, 4}, -1, 1) + ")\n"
+        "  w = f32[1,4] constant(" +
+        literal(rng(), {1, 4}, -1, 1) +
+        ")\n"
         "  ROOT d = f32[2,3,4] dot(x, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}\n}\n";
     Outcome o = compile_and_run("k1", t, {f32({2, 3, 1})});
     expect_close(o, 0.03);
@@ -410,14 +427,13 @@ TEST(Lower, HostOpsAreExact)
 TEST(Lower, ReducerThatCallsAComputation)
 {
     // The host program carries the reducer and what it calls, callees first.
-    const std::string t =
-        "HloModule red\n"
-        "mx {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
-        "  ROOT m = f32[] maximum(a, b)\n}\n"
-        "f {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
-        "  c = f32[] call(a, b), to_apply=mx\n  ROOT s = f32[] add(c, b)\n}\n"
-        "ENTRY e {\n  x = f32[3,7] parameter(0)\n  z = f32[] constant(0)\n"
-        "  ROOT r = f32[3] reduce(x, z), dimensions={1}, to_apply=f\n}\n";
+    const std::string t = "HloModule red\n"
+                          "mx {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                          "  ROOT m = f32[] maximum(a, b)\n}\n"
+                          "f {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                          "  c = f32[] call(a, b), to_apply=mx\n  ROOT s = f32[] add(c, b)\n}\n"
+                          "ENTRY e {\n  x = f32[3,7] parameter(0)\n  z = f32[] constant(0)\n"
+                          "  ROOT r = f32[3] reduce(x, z), dimensions={1}, to_apply=f\n}\n";
     Outcome o = compile_and_run("reducer", t, {f32({3, 7})});
     expect_exact(o);
 }
@@ -453,14 +469,17 @@ TEST(Lower, BatchDotOnDevice)
     // dim 1), and a bias shared by the batch is fused.
     const std::string t =
         "HloModule bdot\nENTRY e {\n  x = f32[2,3,5] parameter(0)\n"
-        "  w = f32[5,2,4] constant(" + literal(rng(), {5, 2, 4}, -1, 1) + ")\n"
+        "  w = f32[5,2,4] constant(" +
+        literal(rng(), {5, 2, 4}, -1, 1) +
+        ")\n"
         "  d = f32[2,3,4] dot(x, w), lhs_batch_dims={0}, lhs_contracting_dims={2}, "
         "rhs_batch_dims={1}, rhs_contracting_dims={0}\n"
-        "  b = f32[4] constant(" + literal(rng(), {4}, -1, 1) + ")\n"
+        "  b = f32[4] constant(" +
+        literal(rng(), {4}, -1, 1) +
+        ")\n"
         "  bb = f32[2,3,4] broadcast(b), dimensions={2}\n  ROOT a = f32[2,3,4] add(d, bb)\n}\n";
     Outcome o = compile_and_run("bdot", t, {f32({2, 3, 5})});
-    EXPECT_NE(o.report.find("gemm 0  d  2 x 3 x 5 x 4 + a (bias)"), std::string::npos)
-        << o.report;
+    EXPECT_NE(o.report.find("gemm 0  d  2 x 3 x 5 x 4 + a (bias)"), std::string::npos) << o.report;
     expect_close(o, 0.03);
 }
 
@@ -468,12 +487,13 @@ TEST(Lower, IntegerBatchDotIsExact)
 {
     const std::string t =
         "HloModule ibdot\nENTRY e {\n  x = s8[3,2,7] parameter(0)\n"
-        "  w = s8[3,7,5] constant({" + int_literal(rng(), 7, 5, -128, 127) + ", " +
-        int_literal(rng(), 7, 5, -128, 127) + ", " + int_literal(rng(), 7, 5, -128, 127) +
+        "  w = s8[3,7,5] constant({" +
+        int_literal(rng(), 7, 5, -128, 127) + ", " + int_literal(rng(), 7, 5, -128, 127) + ", " +
+        int_literal(rng(), 7, 5, -128, 127) +
         "})\n  ROOT d = s32[3,2,5] dot(x, w), lhs_batch_dims={0}, lhs_contracting_dims={2}, "
         "rhs_batch_dims={0}, rhs_contracting_dims={1}\n}\n";
-    Outcome o = compile_and_run("ibdot", t, {random_array(rng(), HLO_S8, {3, 2, 7}, -128, 127)},
-                                1, -128, 127);
+    Outcome o = compile_and_run("ibdot", t, {random_array(rng(), HLO_S8, {3, 2, 7}, -128, 127)}, 1,
+                                -128, 127);
     EXPECT_NE(o.report.find("3 x 2 x 7 x 5"), std::string::npos) << o.report;
     expect_exact(o);
 }
@@ -482,12 +502,16 @@ TEST(Lower, TrailingBatchDimStaysOnHost)
 {
     const std::string t =
         "HloModule tbdot\nENTRY e {\n  x = f32[3,2] parameter(0)\n"
-        "  w = f32[3,2,4] constant(" + literal(rng(), {3, 2, 4}, -1, 1) + ")\n"
+        "  w = f32[3,2,4] constant(" +
+        literal(rng(), {3, 2, 4}, -1, 1) +
+        ")\n"
         "  ROOT d = f32[2,4] dot(x, w), lhs_batch_dims={1}, lhs_contracting_dims={0}, "
         "rhs_batch_dims={1}, rhs_contracting_dims={0}\n}\n";
     Outcome o = compile_and_run("tbdot", t, {f32({3, 2})});
     EXPECT_NE(o.report.find("d stays on the host: its batch dimensions are not the left-hand "
-                            "side's leading ones"), std::string::npos) << o.report;
+                            "side's leading ones"),
+              std::string::npos)
+        << o.report;
     expect_exact(o);
 }
 
@@ -516,16 +540,18 @@ TEST(Errors, Located)
                                        "  ROOT y = f32[2] sine(x)\n}\n")
                   .find("m.hlo:4:"),
               std::string::npos);
-    EXPECT_NE(compile_error("custom", "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n"
-                                      "  ROOT y = f32[2] custom-call(x), custom_call_target=\"f\"\n}\n")
+    EXPECT_NE(compile_error("custom",
+                            "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n"
+                            "  ROOT y = f32[2] custom-call(x), custom_call_target=\"f\"\n}\n")
                   .find("m.hlo:4:8: custom-call: 'y' (target \"f\") is not"),
               std::string::npos);
     const std::string need = "HloModule m\nENTRY e {\n  x = f32[2,5] parameter(0)\n"
-                              "  w = f32[5,2] constant({{1,2},{3,4},{5,6},{7,8},{9,0}})\n"
-                              "  ROOT d = f32[2,2] dot(x, w), lhs_contracting_dims={1}, "
-                              "rhs_contracting_dims={0}\n}\n";
+                             "  w = f32[5,2] constant({{1,2},{3,4},{5,6},{7,8},{9,0}})\n"
+                             "  ROOT d = f32[2,2] dot(x, w), lhs_contracting_dims={1}, "
+                             "rhs_contracting_dims={0}\n}\n";
     EXPECT_NE(compile_error("nocalib", need).find("calibration"), std::string::npos);
-    EXPECT_NE(compile_error("badcalib", need, true).find("calibration array 0 is f32[3,4]; input 'x' is f32[2,5]"),
+    EXPECT_NE(compile_error("badcalib", need, true)
+                  .find("calibration array 0 is f32[3,4]; input 'x' is f32[2,5]"),
               std::string::npos);
     EXPECT_NE(compile_error("elided", "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n"
                                       "  c = f32[2] constant({...})\n"
@@ -614,7 +640,8 @@ TEST(Mnist, PlacementAndReport)
     const std::string r = p.report;
     EXPECT_NE(r.find("(GEMMs: 2, segments: 1)"), std::string::npos) << r;
     EXPECT_NE(r.find("dot_general.2  16 x 784 x 256 + add.11 (bias) + max.3 (relu) -> s8"),
-              std::string::npos) << r;
+              std::string::npos)
+        << r;
     EXPECT_NE(r.find("dot_general.3  16 x 256 x 10 + add.15 (bias) -> s32"), std::string::npos)
         << r;
     EXPECT_NE(r.find("exp.1 (exponential)"), std::string::npos) << r;
@@ -697,8 +724,8 @@ TEST(Mnist, CnnEndToEnd)
     size_t convs = 0;
     json_t *layer;
     size_t i;
-    json_array_foreach(json_object_get(r, "layers"), i, layer)
-        convs += std::string(json_string_value(json_object_get(layer, "kind"))) == "conv2d";
+    json_array_foreach(json_object_get(r, "layers"), i, layer) convs +=
+        std::string(json_string_value(json_object_get(layer, "kind"))) == "conv2d";
     EXPECT_EQ(convs, 2u);
     EXPECT_EQ(count("accuracy", "total"), n);
     EXPECT_GE(count("accuracy", "correct"), 0.975 * n);

@@ -25,7 +25,8 @@
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace
+{
 
 const std::string kBin = TPU_BINARY_DIR "/bin/";
 

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "compiler/tpuc.h"
 #include "io/npy.h"
 #include "io/tpuio.h"
-#include "compiler/tpuc.h"
 
 static const char usage[] =
     "usage: tpuc MODEL.hlo [--weights W.safetensors] [--calibrate X.npy ...] [--array N]\n"
@@ -22,7 +22,8 @@ static const char usage[] =
     "order. Float dots and convolutions on the device are quantized to int8 with ranges\n"
     "calibrated on X (one file per input: the input's shape with any number of rows). --array:\n"
     "the array size the weights are tiled for (default 16). Prints the compiler's report (what\n"
-    "runs where, the quantization chosen) and the compile time. NaN or infinite weights, biases or calibration\n"
+    "runs where, the quantization chosen) and the compile time. NaN or infinite weights, biases or "
+    "calibration\n"
     "samples are an error; --allow-nonfinite makes them warnings (on stderr and in the report).\n"
     "exit status: 0 success, 1 an input (model, weights, calibration data, package) is\n"
     "rejected or unreadable, 2 usage, or the output cannot be written.\n";
@@ -30,7 +31,8 @@ static const char usage[] =
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static int fail(int code, const char *fmt, ...)
+static int
+fail(int code, const char *fmt, ...)
 {
     char why[1536], line[2048];
     va_list ap;
@@ -44,8 +46,8 @@ static int fail(int code, const char *fmt, ...)
 
 static hlo_array *from_npy(const npy_array *n)
 {
-    static const hlo_type types[] = {[NPY_INT8] = HLO_S8, [NPY_UINT8] = HLO_U8,
-                                     [NPY_INT32] = HLO_S32, [NPY_FLOAT32] = HLO_F32};
+    static const hlo_type types[] = {
+        [NPY_INT8] = HLO_S8, [NPY_UINT8] = HLO_U8, [NPY_INT32] = HLO_S32, [NPY_FLOAT32] = HLO_F32};
     int64_t dims[NPY_MAX_DIMS];
     for (int i = 0; i < n->ndim; i++)
         dims[i] = (int64_t)n->shape[i];

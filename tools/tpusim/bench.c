@@ -90,12 +90,25 @@ static int run_row(const cli_options *o, const bench_row *row, tpu_cost *cost, c
     }
     const conv_layer *l = &conv_layers[row->layer];
     const uint32_t pool = l->pool;
-    const tpu_conv2d v = {
-        .flags = TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8 | (pool ? TPU_CONV_POOL : 0),
-        .batch = l->batch, .h = l->h, .w = l->w, .c = l->c, .kh = l->k, .kw = l->k,
-        .cout = l->cout, .stride_h = 1, .stride_w = 1, .pad_top = l->pad, .pad_bottom = l->pad,
-        .pad_left = l->pad, .pad_right = l->pad, .pool_h = pool, .pool_w = pool,
-        .pool_stride_h = pool, .pool_stride_w = pool};
+    const tpu_conv2d v = {.flags = TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8 |
+                                   (pool ? TPU_CONV_POOL : 0),
+                          .batch = l->batch,
+                          .h = l->h,
+                          .w = l->w,
+                          .c = l->c,
+                          .kh = l->k,
+                          .kw = l->k,
+                          .cout = l->cout,
+                          .stride_h = 1,
+                          .stride_w = 1,
+                          .pad_top = l->pad,
+                          .pad_bottom = l->pad,
+                          .pad_left = l->pad,
+                          .pad_right = l->pad,
+                          .pool_h = pool,
+                          .pool_w = pool,
+                          .pool_stride_h = pool,
+                          .pool_stride_w = pool};
     cli_conv p = {0};
     void *out = NULL;
     rc = random_conv(&v, o->array_n, o->seed, &p);
@@ -136,8 +149,8 @@ static int bench_line(const cli_options *o, const bench_row *row, uint32_t repea
         snprintf(what, sizeof what, "%u x %u x %u", row->size, row->size, row->size);
     }
     printf("%5u %*s %13llu %8.2f %13.0f %8.3f %14.0f\n", o->array_n, row->conv ? 36 : 18, what,
-           (unsigned long long)cycles, 100 * cost.ideal_cycles / (double)cycles,
-           cost.bound_cycles, (double)cycles / cost.bound_cycles, speed[repeat / 2]);
+           (unsigned long long)cycles, 100 * cost.ideal_cycles / (double)cycles, cost.bound_cycles,
+           (double)cycles / cost.bound_cycles, speed[repeat / 2]);
     fflush(stdout);
     return 0;
 }
@@ -159,7 +172,8 @@ int cmd_bench(int argc, char **argv)
             continue;
         }
         if (!val)
-            return cli_fail(EXIT_USAGE, "usage", "'%s' needs a value (see tpusim bench --help)", arg);
+            return cli_fail(EXIT_USAGE, "usage", "'%s' needs a value (see tpusim bench --help)",
+                            arg);
         if (!strcmp(arg, "--array"))
             rc = parse_list(arg, val, 1, 512, arrays, 8), n_arrays = -rc;
         else if (!strcmp(arg, "--sizes"))
@@ -168,12 +182,15 @@ int cmd_bench(int argc, char **argv)
             rc = parse_u32(val, 1, 99, &repeat) ? bad_value(arg, val, "1..99") : 0;
         else if (!strcmp(arg, "--mem-latency"))
             rc = parse_u32(val, 1, TPU_MEM_LATENCY_MAX, &o.mem_latency)
-                     ? bad_limit(arg, val, "a cycle count", TPU_MEM_LATENCY_MAX) : 0;
+                     ? bad_limit(arg, val, "a cycle count", TPU_MEM_LATENCY_MAX)
+                     : 0;
         else if (!strcmp(arg, "--mem-bandwidth"))
             rc = parse_u32(val, 1, TPU_MEM_BANDWIDTH_MAX, &o.mem_bandwidth)
-                     ? bad_limit(arg, val, "bytes per cycle", TPU_MEM_BANDWIDTH_MAX) : 0;
+                     ? bad_limit(arg, val, "bytes per cycle", TPU_MEM_BANDWIDTH_MAX)
+                     : 0;
         else
-            return cli_fail(EXIT_USAGE, "usage", "unknown option '%s' (see tpusim bench --help)", arg);
+            return cli_fail(EXIT_USAGE, "usage", "unknown option '%s' (see tpusim bench --help)",
+                            arg);
         if (rc > 0)
             return rc;
         i++;

@@ -27,7 +27,6 @@ int cli_fail(int code, const char *what, const char *fmt, ...)
 
 /* ------------------------------------------------------------ options -- */
 
-
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
     if (*s < '0' || *s > '9')
@@ -89,8 +88,8 @@ int bad_value(const char *opt, const char *val, const char *want)
 int split_option(const char *cmd, const char *arg, char *name, size_t size, const char **eq)
 {
     if (strncmp(arg, "--", 2))
-        return cli_fail(EXIT_USAGE, "usage", "unexpected argument '%s' (see tpusim %s --help)",
-                        arg, cmd);
+        return cli_fail(EXIT_USAGE, "usage", "unexpected argument '%s' (see tpusim %s --help)", arg,
+                        cmd);
     *eq = strchr(arg, '=');
     const size_t len = *eq ? (size_t)(*eq - arg) : strlen(arg);
     if (len >= size)
@@ -109,16 +108,28 @@ const char *option_value(const char *cmd, const char *name, const char *eq, int 
     return val;
 }
 
-enum { COMMON_ARRAY, COMMON_LATENCY, COMMON_BANDWIDTH, COMMON_JSON, COMMON_TRACE, COMMON_WINDOW,
-       COMMON_MAX_CYCLES, COMMON_COUNT };
+enum {
+    COMMON_ARRAY,
+    COMMON_LATENCY,
+    COMMON_BANDWIDTH,
+    COMMON_JSON,
+    COMMON_TRACE,
+    COMMON_WINDOW,
+    COMMON_MAX_CYCLES,
+    COMMON_COUNT
+};
 static const char *const common_options[COMMON_COUNT] = {
-    [COMMON_ARRAY] = "--array", [COMMON_LATENCY] = "--mem-latency",
-    [COMMON_BANDWIDTH] = "--mem-bandwidth", [COMMON_JSON] = "--json", [COMMON_TRACE] = "--trace",
-    [COMMON_WINDOW] = "--trace-window", [COMMON_MAX_CYCLES] = "--max-cycles",
+    [COMMON_ARRAY] = "--array",
+    [COMMON_LATENCY] = "--mem-latency",
+    [COMMON_BANDWIDTH] = "--mem-bandwidth",
+    [COMMON_JSON] = "--json",
+    [COMMON_TRACE] = "--trace",
+    [COMMON_WINDOW] = "--trace-window",
+    [COMMON_MAX_CYCLES] = "--max-cycles",
 };
 
-int common_option(const char *cmd, const char *name, const char *eq, int argc, char **argv,
-                  int *i, cli_options *o)
+int common_option(const char *cmd, const char *name, const char *eq, int argc, char **argv, int *i,
+                  cli_options *o)
 {
     int opt = 0;
     while (opt < COMMON_COUNT && strcmp(name, common_options[opt]))
@@ -163,8 +174,10 @@ int common_option(const char *cmd, const char *name, const char *eq, int argc, c
 void cli_warn_empty_trace(const cli_options *o, uint64_t trace_cycles)
 {
     if (o->have_window && !trace_cycles)
-        cli_fail(0, "warning", "--trace-window starts at cycle %llu, after the run ended: %s holds "
-                 "no cycles", (unsigned long long)o->trace_from, o->trace);
+        cli_fail(0, "warning",
+                 "--trace-window starts at cycle %llu, after the run ended: %s holds "
+                 "no cycles",
+                 (unsigned long long)o->trace_from, o->trace);
 }
 
 /* ------------------------------------------------------------- errors -- */
@@ -174,11 +187,26 @@ int cli_status_error(tpurt_status s, const char *msg, const char *blame)
     const char *what = blame;
     int code = EXIT_USAGE;
     switch (s) {
-    case TPURT_E_MISMATCH: what = "golden model mismatch"; code = EXIT_MISMATCH; break;
-    case TPURT_E_DEVICE: what = "device"; code = EXIT_DEVICE; break;
-    case TPURT_E_FIRMWARE: what = "firmware"; code = EXIT_DEVICE; break;
-    case TPURT_E_CORE: what = "core error"; code = EXIT_DEVICE; break;
-    case TPURT_E_TIMEOUT: what = "timeout"; code = EXIT_DEVICE; break;
+    case TPURT_E_MISMATCH:
+        what = "golden model mismatch";
+        code = EXIT_MISMATCH;
+        break;
+    case TPURT_E_DEVICE:
+        what = "device";
+        code = EXIT_DEVICE;
+        break;
+    case TPURT_E_FIRMWARE:
+        what = "firmware";
+        code = EXIT_DEVICE;
+        break;
+    case TPURT_E_CORE:
+        what = "core error";
+        code = EXIT_DEVICE;
+        break;
+    case TPURT_E_TIMEOUT:
+        what = "timeout";
+        code = EXIT_DEVICE;
+        break;
     case TPURT_E_IO: what = "trace"; break;
     case TPURT_E_NOMEM: what = "memory"; break;
     case TPURT_E_ARG: what = "runtime"; break;

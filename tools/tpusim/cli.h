@@ -16,7 +16,8 @@
 enum exit_code { EXIT_OK = 0, EXIT_MISMATCH = 1, EXIT_USAGE = 2, EXIT_DEVICE = 3 };
 
 /* Prints "tpusim: <what>: <why>" on stderr; returns code. */
-int cli_fail(int code, const char *what, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int cli_fail(int code, const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* The options of tpusim gemm (tpusim bench and tpusim run fill the ones they need). */
 typedef struct {
@@ -48,8 +49,8 @@ const char *option_value(const char *cmd, const char *name, const char *eq, int 
 /* The options every device-running subcommand has: --array, --mem-latency, --mem-bandwidth,
  * --json, --trace, --trace-window, --max-cycles (fetching the value like option_value). Returns 0,
  * EXIT_USAGE (message printed), or -1 when name is none of them. */
-int common_option(const char *cmd, const char *name, const char *eq, int argc, char **argv,
-                  int *i, cli_options *o);
+int common_option(const char *cmd, const char *name, const char *eq, int argc, char **argv, int *i,
+                  cli_options *o);
 
 /* After a traced run that succeeded: a warning on stderr when --trace-window held none of its
  * cycles (the window began after the run ended). */
@@ -92,10 +93,10 @@ typedef struct {
 
 /* One convolution's operands (tpusim bench --conv). */
 typedef struct {
-    tpu_conv2d v;      /* geometry and flags; its operands are set when it runs */
-    uint8_t *in;       /* NHWC */
-    int8_t *kernel;    /* in the tile order of the array size it was made for */
-    int32_t *params;   /* bias[cout], mult[cout], shift[cout] */
+    tpu_conv2d v;    /* geometry and flags; its operands are set when it runs */
+    uint8_t *in;     /* NHWC */
+    int8_t *kernel;  /* in the tile order of the array size it was made for */
+    int32_t *params; /* bias[cout], mult[cout], shift[cout] */
     uint64_t out_bytes;
 } cli_conv;
 

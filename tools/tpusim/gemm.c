@@ -65,12 +65,25 @@ static int parse_requant(const char *s, uint32_t *mult, uint32_t *shift)
 }
 
 /* The options of gemm alone that take a value. */
-enum { OPT_A, OPT_B, OPT_BIAS, OPT_PARAMS, OPT_OUT, OPT_REQUANT, OPT_M, OPT_K, OPT_N, OPT_SEED,
-       OPT_COUNT };
+enum {
+    OPT_A,
+    OPT_B,
+    OPT_BIAS,
+    OPT_PARAMS,
+    OPT_OUT,
+    OPT_REQUANT,
+    OPT_M,
+    OPT_K,
+    OPT_N,
+    OPT_SEED,
+    OPT_COUNT
+};
 static const char *const value_options[OPT_COUNT] = {
-    [OPT_A] = "--a", [OPT_B] = "--b", [OPT_BIAS] = "--bias", [OPT_PARAMS] = "--requant-params",
-    [OPT_OUT] = "--out", [OPT_REQUANT] = "--requant", [OPT_M] = "--m", [OPT_K] = "--k",
-    [OPT_N] = "--n", [OPT_SEED] = "--seed",
+    [OPT_A] = "--a",       [OPT_B] = "--b",
+    [OPT_BIAS] = "--bias", [OPT_PARAMS] = "--requant-params",
+    [OPT_OUT] = "--out",   [OPT_REQUANT] = "--requant",
+    [OPT_M] = "--m",       [OPT_K] = "--k",
+    [OPT_N] = "--n",       [OPT_SEED] = "--seed",
 };
 
 /* Parses the arguments after "gemm". Returns 0, EXIT_USAGE (message printed), or -1 after
@@ -95,9 +108,9 @@ static int parse_gemm(int argc, char **argv, cli_options *o)
         if (rc)
             return rc;
 
-        int *flag = !strcmp(name, "--relu")         ? &o->relu
-                    : !strcmp(name, "--unsigned-a") ? &o->unsigned_a
-                    : !strcmp(name, "--quiet")      ? &o->quiet
+        int *flag = !strcmp(name, "--relu")                 ? &o->relu
+                    : !strcmp(name, "--unsigned-a")         ? &o->unsigned_a
+                    : !strcmp(name, "--quiet")              ? &o->quiet
                     : !strcmp(name, "--bias") && !file_mode ? &o->bias
                                                             : NULL;
         if (!strcmp(name, "--help")) {
@@ -120,7 +133,7 @@ static int parse_gemm(int argc, char **argv, cli_options *o)
             opt++;
         if (opt == OPT_COUNT)
             return cli_fail(EXIT_USAGE, "usage", "unknown option '%s' (see tpusim gemm --help)",
-                        name);
+                            name);
         const char *val = option_value("gemm", name, eq, argc, argv, &i);
         if (!val)
             return EXIT_USAGE;
@@ -161,12 +174,13 @@ static int parse_gemm(int argc, char **argv, cli_options *o)
         if (!o->a || !o->b)
             return cli_fail(EXIT_USAGE, "usage", "--a and --b go together");
         if (shape_given || seed_given)
-            return cli_fail(EXIT_USAGE, "usage", "--m, --k, --n and --seed are for random operands, "
-                                             "not with --a and --b");
+            return cli_fail(EXIT_USAGE, "usage",
+                            "--m, --k, --n and --seed are for random operands, "
+                            "not with --a and --b");
     } else {
         if (shape_given != 7)
             return cli_fail(EXIT_USAGE, "usage",
-                        "give --a and --b, or --m, --k and --n (see tpusim gemm --help)");
+                            "give --a and --b, or --m, --k and --n (see tpusim gemm --help)");
         if (o->params_file)
             return cli_fail(EXIT_USAGE, "usage", "--requant-params needs --a and --b");
     }
@@ -219,9 +233,15 @@ int cmd_gemm(int argc, char **argv)
     if (!rc)
         rc = check_reference(&p, c);
     if (!rc) {
-        const report_run rep = {.m = p.m, .k = p.k, .n = p.n, .unsigned_a = p.unsigned_a,
-                                .bias = p.bias, .relu = p.relu, .requant = p.requant,
-                                .info = res.info, .perf = res.perf};
+        const report_run rep = {.m = p.m,
+                                .k = p.k,
+                                .n = p.n,
+                                .unsigned_a = p.unsigned_a,
+                                .bias = p.bias,
+                                .relu = p.relu,
+                                .requant = p.requant,
+                                .info = res.info,
+                                .perf = res.perf};
         rc = write_outputs(&o, &p, c, &rep);
         if (!rc && !o.quiet)
             report_text(stdout, &rep);

@@ -18,7 +18,6 @@ static const char usage_main[] =
     "       tpusim run PKG ...      run a compiled model (tpusim run --help)\n"
     "       tpusim --help | --version\n";
 
-
 static void print_version(void)
 {
     uint32_t sizes[64];
@@ -55,5 +54,6 @@ int main(int argc, char **argv)
         return cmd_bench(argc - 2, argv + 2);
     if (!strcmp(argv[1], "run"))
         return cmd_run(argc - 2, argv + 2);
-    return cli_fail(EXIT_USAGE, "usage", "unknown command '%s' (tpusim --help lists them)", argv[1]);
+    return cli_fail(EXIT_USAGE, "usage", "unknown command '%s' (tpusim --help lists them)",
+                    argv[1]);
 }

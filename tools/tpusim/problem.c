@@ -9,10 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tools/tpusim/cli.h"
 #include "io/npy.h"
+#include "tools/tpusim/cli.h"
 /* ------------------------------------------------------------ problem -- */
-
 
 void problem_free(cli_problem *p)
 {
@@ -21,10 +20,7 @@ void problem_free(cli_problem *p)
     free(p->params);
 }
 
-static int has_params(const cli_problem *p)
-{
-    return p->bias || p->requant != REPORT_INT32_OUT;
-}
+static int has_params(const cli_problem *p) { return p->bias || p->requant != REPORT_INT32_OUT; }
 
 const char *shape_str(const npy_array *a, char *buf, size_t size)
 {
@@ -46,15 +42,15 @@ static int load_operand(const char *path, npy_array *arr, npy_dtype want, int ra
         return cli_fail(EXIT_USAGE, path, "%s", err);
     if (arr->dtype != want)
         return cli_fail(EXIT_USAGE, path, "dtype %s, expected %s for %s%s",
-                    npy_dtype_name(arr->dtype), npy_dtype_name(want), role, dtype_hint);
+                        npy_dtype_name(arr->dtype), npy_dtype_name(want), role, dtype_hint);
     if (arr->ndim != rank)
         return cli_fail(EXIT_USAGE, path, "shape %s has %d dimension%s, expected %d for %s",
-                    shape_str(arr, s, sizeof s), arr->ndim, arr->ndim == 1 ? "" : "s", rank,
-                    role);
+                        shape_str(arr, s, sizeof s), arr->ndim, arr->ndim == 1 ? "" : "s", rank,
+                        role);
     for (int i = 0; i < rank; i++)
         if (!arr->shape[i] || arr->shape[i] > UINT32_MAX)
             return cli_fail(EXIT_USAGE, path, "shape %s: every dimension must be 1..%u",
-                        shape_str(arr, s, sizeof s), UINT32_MAX);
+                            shape_str(arr, s, sizeof s), UINT32_MAX);
     return 0;
 }
 
@@ -63,7 +59,7 @@ static int shapes_differ(const char *fa, const npy_array *a, const char *fb, con
 {
     char sa[200], sb[200];
     return cli_fail(EXIT_USAGE, "shapes", "%s is %s but %s is %s: %s", fa,
-                shape_str(a, sa, sizeof sa), fb, shape_str(b, sb, sizeof sb), why);
+                    shape_str(a, sa, sizeof sa), fb, shape_str(b, sb, sizeof sb), why);
 }
 
 /* Device bytes of A, B, C and the parameters. */
@@ -83,8 +79,8 @@ static int check_size(const cli_problem *p)
     const uint64_t total = bytes[0] + bytes[1] + bytes[2] + bytes[3];
     if (!tpu_mem_size_for(total))
         return cli_fail(EXIT_USAGE, "shapes",
-                    "M %u x K %u x N %u needs %llu bytes of device memory; at most 3 GiB fit",
-                    p->m, p->k, p->n, (unsigned long long)total);
+                        "M %u x K %u x N %u needs %llu bytes of device memory; at most 3 GiB fit",
+                        p->m, p->k, p->n, (unsigned long long)total);
     return 0;
 }
 
@@ -100,8 +96,8 @@ static int set_scales(cli_problem *p, const cli_options *o, const int32_t *per_c
     for (uint32_t j = 0; p->requant != REPORT_INT32_OUT && j < p->n; j++) {
         const int32_t shift = per_column ? per_column[p->n + j] : (int32_t)o->shift;
         if (shift < 0 || shift > 63)
-            return cli_fail(EXIT_USAGE, o->params_file, "the shift of column %u is %d, outside 0..63",
-                        j, shift);
+            return cli_fail(EXIT_USAGE, o->params_file,
+                            "the shift of column %u is %d, outside 0..63", j, shift);
         p->params[p->n + j] = per_column ? per_column[j] : (int32_t)o->mult;
         p->params[2 * p->n + j] = shift;
     }
@@ -128,8 +124,8 @@ int load_problem(const cli_options *o, cli_problem *p)
     if (!rc && o->bias_file)
         rc = load_operand(o->bias_file, &bias, NPY_INT32, 1, "the bias [N]", "");
     if (!rc && o->params_file)
-        rc = load_operand(o->params_file, &prm, NPY_INT32, 2,
-                          "the requantization parameters [2,N]", "");
+        rc = load_operand(o->params_file, &prm, NPY_INT32, 2, "the requantization parameters [2,N]",
+                          "");
     if (!rc && a.shape[1] != b.shape[0])
         rc = shapes_differ(o->a, &a, o->b, &b, "A's columns must equal B's rows (K)");
     if (!rc && o->bias_file && bias.shape[0] != b.shape[1])
@@ -240,9 +236,9 @@ int check_reference(const cli_problem *p, const void *c)
             const int32_t want = reference_elem(p, i, j);
             if (got != want)
                 return cli_fail(EXIT_MISMATCH, "result mismatch",
-                            "C at row %u, column %u: expected %d (reference GEMM), actual %d "
-                            "(device)",
-                            i, j, want, got);
+                                "C at row %u, column %u: expected %d (reference GEMM), actual %d "
+                                "(device)",
+                                i, j, want, got);
         }
     return 0;
 }
@@ -278,10 +274,11 @@ static void show_progress(void *ctx, uint64_t retired, uint64_t pushed, uint64_t
                 100 * frac, (unsigned long long)cycles, mhz, secs);
     } else {
         /* The firmware pushes at the core's pace: the total is not known until it is done. */
-        fprintf(stderr, "\rrunning: %llu instructions pushed, %llu retired  %llu cycles  "
-                        "%.2f M cycles/s  %.0f s\033[K",
-                (unsigned long long)pushed, (unsigned long long)retired,
-                (unsigned long long)cycles, mhz, secs);
+        fprintf(stderr,
+                "\rrunning: %llu instructions pushed, %llu retired  %llu cycles  "
+                "%.2f M cycles/s  %.0f s\033[K",
+                (unsigned long long)pushed, (unsigned long long)retired, (unsigned long long)cycles,
+                mhz, secs);
     }
     pr->shown = 1;
 }
@@ -371,7 +368,7 @@ static int run_command(const cli_options *o, buffer *bufs, int n,
     if (s == TPU_OK)
         s = tpu_perf(dev, &res->perf);
     rc = s == TPU_OK ? 0
-                    : cli_status_error(tpurt_status_from_driver(s), tpu_last_error(dev), "device");
+                     : cli_status_error(tpurt_status_from_driver(s), tpu_last_error(dev), "device");
     tpu_stream_free(st);
     tpu_close(dev);
     return rc;
@@ -381,7 +378,9 @@ static tpu_status add_gemm(tpu_stream *st, const buffer *b, const void *cmd)
 {
     const cli_problem *p = cmd;
     tpu_gemm g = {
-        .m = p->m, .k = p->k, .n = p->n,
+        .m = p->m,
+        .k = p->k,
+        .n = p->n,
         .flags = (p->bias ? TPU_GEMM_BIAS : 0) | (p->relu ? TPU_GEMM_RELU : 0) |
                  (p->requant != REPORT_INT32_OUT ? TPU_GEMM_OUT_INT8 : 0) |
                  (p->unsigned_a ? TPU_GEMM_A_UNSIGNED : 0),
@@ -397,7 +396,9 @@ int run_device(const cli_options *o, const cli_problem *p, void *c, cli_result *
 {
     uint64_t bytes[4]; /* A, B, C, params */
     operand_bytes(p, bytes);
-    buffer bufs[4] = {{p->a, bytes[0], 0, 0}, {p->b, bytes[1], 0, 0}, {NULL, bytes[2], 0, 0},
+    buffer bufs[4] = {{p->a, bytes[0], 0, 0},
+                      {p->b, bytes[1], 0, 0},
+                      {NULL, bytes[2], 0, 0},
                       {p->params, bytes[3], 0, 0}};
     return run_command(o, bufs, 4, add_gemm, p, 2, c, res);
 }
@@ -471,7 +472,9 @@ int run_conv(const cli_options *o, const cli_conv *p, void *out, cli_result *res
 {
     uint64_t bytes[4];
     conv_bytes(&p->v, o->array_n, bytes);
-    buffer bufs[4] = {{p->in, bytes[0], 0, 0}, {p->kernel, bytes[1], 0, 0},
-                      {NULL, bytes[2], 0, 0}, {p->params, bytes[3], 0, 0}};
+    buffer bufs[4] = {{p->in, bytes[0], 0, 0},
+                      {p->kernel, bytes[1], 0, 0},
+                      {NULL, bytes[2], 0, 0},
+                      {p->params, bytes[3], 0, 0}};
     return run_command(o, bufs, 4, add_conv, &p->v, 2, out, res);
 }

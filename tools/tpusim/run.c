@@ -64,12 +64,21 @@ const char usage_run[] =
 
 /* ------------------------------------------------------------ options -- */
 
-enum { OPT_INPUT, OPT_OUTPUT, OPT_LABELS, OPT_EXPECT, OPT_DIVIDE, OPT_LIMIT, OPT_SHOW, OPT_JOBS,
-       OPT_COUNT };
+enum {
+    OPT_INPUT,
+    OPT_OUTPUT,
+    OPT_LABELS,
+    OPT_EXPECT,
+    OPT_DIVIDE,
+    OPT_LIMIT,
+    OPT_SHOW,
+    OPT_JOBS,
+    OPT_COUNT
+};
 static const char *const value_options[OPT_COUNT] = {
-    [OPT_INPUT] = "--input", [OPT_OUTPUT] = "--output", [OPT_LABELS] = "--labels",
+    [OPT_INPUT] = "--input",   [OPT_OUTPUT] = "--output",       [OPT_LABELS] = "--labels",
     [OPT_EXPECT] = "--expect", [OPT_DIVIDE] = "--input-divide", [OPT_LIMIT] = "--limit",
-    [OPT_SHOW] = "--show", [OPT_JOBS] = "--jobs",
+    [OPT_SHOW] = "--show",     [OPT_JOBS] = "--jobs",
 };
 
 /* A positive, finite float32. */
@@ -257,8 +266,10 @@ static int bind_inputs(const run_options *o, tpurt *rt, run_input *in, run_plan 
     for (uint32_t i = 0; i < o->n_inputs; i++) {
         run_input *b = &in[i];
         if (!b->sig.rank || !b->sig.dims[0])
-            return cli_fail(EXIT_USAGE, b->path, "input %u %s has no batch dimension to split "
-                            "the inputs on", i, run_sig_str(&b->sig, s1, sizeof s1));
+            return cli_fail(EXIT_USAGE, b->path,
+                            "input %u %s has no batch dimension to split "
+                            "the inputs on",
+                            i, run_sig_str(&b->sig, s1, sizeof s1));
         b->batch = (uint64_t)b->sig.dims[0];
         b->rows = o->limit && o->limit < b->arr.shape[0] ? o->limit : b->arr.shape[0];
         if (!b->rows)
@@ -266,10 +277,12 @@ static int bind_inputs(const run_options *o, tpurt *rt, run_input *in, run_plan 
                             shape_str(&b->arr, s2, sizeof s2));
         const uint64_t batches = (b->rows + b->batch - 1) / b->batch;
         if (i && batches != pl->batches)
-            return cli_fail(EXIT_USAGE, "--input", "%s gives %llu batches of %llu rows, but %s "
-                            "gives %llu of %llu", in[0].path, (unsigned long long)pl->batches,
-                            (unsigned long long)in[0].batch, b->path,
-                            (unsigned long long)batches, (unsigned long long)b->batch);
+            return cli_fail(EXIT_USAGE, "--input",
+                            "%s gives %llu batches of %llu rows, but %s "
+                            "gives %llu of %llu",
+                            in[0].path, (unsigned long long)pl->batches,
+                            (unsigned long long)in[0].batch, b->path, (unsigned long long)batches,
+                            (unsigned long long)b->batch);
         pl->batches = batches;
     }
     pl->batch = in[0].batch;
@@ -278,7 +291,8 @@ static int bind_inputs(const run_options *o, tpurt *rt, run_input *in, run_plan 
         tpurt_tensor sig;
         tpurt_get_output(rt, j, &sig);
         if (!sig.rank || (uint64_t)sig.dims[0] != pl->batch)
-            return cli_fail(EXIT_USAGE, o->package, "output %u %s: to run the inputs in batches "
+            return cli_fail(EXIT_USAGE, o->package,
+                            "output %u %s: to run the inputs in batches "
                             "of %llu rows, the first dimension of every output must be %llu",
                             j, run_sig_str(&sig, s1, sizeof s1), (unsigned long long)pl->batch,
                             (unsigned long long)pl->batch);
@@ -365,8 +379,9 @@ static void *run_job_batches(void *arg)
         for (uint32_t i = 0; i < n_in; i++)
             inputs[i] = batch_input(&j->in[i], pl, b, j->o->divide);
         for (uint32_t k = 0; k < n_out; k++)
-            outputs[k] = rows == pl->batch ? (uint8_t *)j->res[k].data + row * row_bytes(&j->res[k], pl)
-                                           : j->staging[k];
+            outputs[k] = rows == pl->batch
+                             ? (uint8_t *)j->res[k].data + row * row_bytes(&j->res[k], pl)
+                             : j->staging[k];
         j->st = tpurt_run(j->rt, inputs, n_in, outputs, n_out);
         if (j->st != TPURT_OK)
             snprintf(j->msg, sizeof j->msg, "%s", tpurt_last_error(j->rt));
@@ -427,16 +442,16 @@ static int run_jobs(const run_options *o, const tpub_package *pkg, const tpurt_o
     if (rc)
         return rc;
     tpurt_status st;
-    if (o->dev.trace &&
-        (st = tpurt_trace(jobs[0].rt, o->dev.trace, o->dev.trace_from, o->dev.trace_to)) != TPURT_OK)
+    if (o->dev.trace && (st = tpurt_trace(jobs[0].rt, o->dev.trace, o->dev.trace_from,
+                                          o->dev.trace_to)) != TPURT_OK)
         return cli_status_error(st, tpurt_last_error(jobs[0].rt), o->package);
     pthread_t threads[RUN_JOBS_MAX];
     uint32_t started = 1;
     const double t0 = run_clock();
     for (; started < n; started++)
         if (pthread_create(&threads[started], NULL, run_job_batches, &jobs[started])) {
-            rc = cli_fail(EXIT_USAGE, "--jobs", "cannot start job %u: %s", started,
-                          strerror(errno));
+            rc =
+                cli_fail(EXIT_USAGE, "--jobs", "cannot start job %u: %s", started, strerror(errno));
             break;
         }
     if (!rc)
@@ -511,8 +526,7 @@ int cmd_run(int argc, char **argv)
     if (!rc)
         rc = run_setup_classes(&o, rt, &pl, res, &cl);
     if (!rc) {
-        jobs[0] = (run_job){.o = &o, .pl = &pl, .rt = rt, .in = in, .res = res,
-                            .staging = staging};
+        jobs[0] = (run_job){.o = &o, .pl = &pl, .rt = rt, .in = in, .res = res, .staging = staging};
         rc = run_jobs(&o, &pkg, &opts, jobs, &n_jobs, &job_seconds);
     }
     if (!rc)

@@ -56,9 +56,9 @@ typedef struct {
     tpurt *rt;
     run_input *in;
     npy_array *res;
-    void **staging;       /* output staging: only the padded last batch uses it */
+    void **staging; /* output staging: only the padded last batch uses it */
     uint64_t first, end;
-    tpurt_status st;      /* how its batches went: TPURT_OK, or the failure with msg */
+    tpurt_status st; /* how its batches went: TPURT_OK, or the failure with msg */
     char msg[1024];
 } run_job;
 

@@ -7,8 +7,8 @@
 
 #include <jansson.h>
 
-#include "tools/tpusim/cli.h"
 #include "io/npy.h"
+#include "tools/tpusim/cli.h"
 #include "tools/tpusim/report.h"
 #include "tools/tpusim/run.h"
 
@@ -37,12 +37,15 @@ static int load_classes(const char *opt, const char *path, uint64_t images, npy_
     if (npy_load(path, a, err, sizeof err))
         return cli_fail(EXIT_USAGE, path, "%s", err);
     if (a->dtype == NPY_FLOAT32)
-        return cli_fail(EXIT_USAGE, path, "dtype float32; %s needs integer classes (int8, uint8 "
-                        "or int32)", opt);
+        return cli_fail(EXIT_USAGE, path,
+                        "dtype float32; %s needs integer classes (int8, uint8 "
+                        "or int32)",
+                        opt);
     if (a->ndim != 1 || a->shape[0] < images)
-        return cli_fail(EXIT_USAGE, path, "shape %s; %s needs one class per image: [%llu] (or "
-                        "more, the rest unused)", shape_str(a, s, sizeof s), opt,
-                        (unsigned long long)images);
+        return cli_fail(EXIT_USAGE, path,
+                        "shape %s; %s needs one class per image: [%llu] (or "
+                        "more, the rest unused)",
+                        shape_str(a, s, sizeof s), opt, (unsigned long long)images);
     return 0;
 }
 
@@ -56,8 +59,10 @@ int run_setup_classes(const run_options *o, tpurt *rt, const run_plan *pl, const
     tpurt_tensor first;
     const int have = tpurt_get_output(rt, 0, &first) == TPURT_OK;
     if (!have || first.rank != 2 || !first.dims[1])
-        return cli_fail(EXIT_USAGE, opt, "needs a first output [images, classes]; the package's "
-                        "is %s", have ? run_sig_str(&first, s1, sizeof s1) : "missing");
+        return cli_fail(EXIT_USAGE, opt,
+                        "needs a first output [images, classes]; the package's "
+                        "is %s",
+                        have ? run_sig_str(&first, s1, sizeof s1) : "missing");
     cl->out = &res[0];
     cl->images = res[0].shape[0];
     if (o->have_show && (o->show >= cl->images || o->show >= pl->images))
@@ -122,20 +127,14 @@ typedef struct {
     tpurt_layer *layers;
     uint32_t n_layers;
     double wall_seconds;
-    double job_seconds;  /* of them, running the batches */
+    double job_seconds; /* of them, running the batches */
     uint32_t n_jobs;
     double ideal, bound; /* the layers' sums */
 } run_summary;
 
-static double ratio(double num, double den)
-{
-    return den > 0 ? num / den : NAN;
-}
+static double ratio(double num, double den) { return den > 0 ? num / den : NAN; }
 
-static json_t *real_or_null(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
+static json_t *real_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
 static json_t *fraction_json(uint64_t hits, uint64_t total)
 {
@@ -149,8 +148,10 @@ static json_t *flags_json(uint32_t f)
     static const struct {
         uint32_t flag;
         const char *name;
-    } names[] = {{TPU_GEMM_BIAS, "bias"}, {TPU_GEMM_RELU, "relu"},
-                 {TPU_GEMM_OUT_INT8, "out_int8"}, {TPU_GEMM_A_UNSIGNED, "a_unsigned"},
+    } names[] = {{TPU_GEMM_BIAS, "bias"},
+                 {TPU_GEMM_RELU, "relu"},
+                 {TPU_GEMM_OUT_INT8, "out_int8"},
+                 {TPU_GEMM_A_UNSIGNED, "a_unsigned"},
                  {TPU_CONV_POOL, "pool"}};
     for (size_t i = 0; a && i < sizeof names / sizeof names[0]; i++)
         if (f & names[i].flag)
@@ -168,15 +169,14 @@ static json_t *conv_json(const tpurt_layer *l)
                                    (json_int_t)v->pool_w, "stride", (json_int_t)v->pool_stride_h,
                                    (json_int_t)v->pool_stride_w)
                        : json_null();
-    return json_pack("{s:[I, I, I, I], s:[I, I], s:I, s:[I, I], s:[I, I, I, I], s:o, "
-                     "s:[I, I, I, I]}",
-                     "input", (json_int_t)v->batch, (json_int_t)v->h, (json_int_t)v->w,
-                     (json_int_t)v->c, "kernel", (json_int_t)v->kh, (json_int_t)v->kw,
-                     "cout", (json_int_t)v->cout, "stride", (json_int_t)v->stride_h,
-                     (json_int_t)v->stride_w, "pad", (json_int_t)v->pad_top,
-                     (json_int_t)v->pad_bottom, (json_int_t)v->pad_left,
-                     (json_int_t)v->pad_right, "pool", pool, "output", (json_int_t)v->batch,
-                     (json_int_t)l->oh, (json_int_t)l->ow, (json_int_t)v->cout);
+    return json_pack(
+        "{s:[I, I, I, I], s:[I, I], s:I, s:[I, I], s:[I, I, I, I], s:o, "
+        "s:[I, I, I, I]}",
+        "input", (json_int_t)v->batch, (json_int_t)v->h, (json_int_t)v->w, (json_int_t)v->c,
+        "kernel", (json_int_t)v->kh, (json_int_t)v->kw, "cout", (json_int_t)v->cout, "stride",
+        (json_int_t)v->stride_h, (json_int_t)v->stride_w, "pad", (json_int_t)v->pad_top,
+        (json_int_t)v->pad_bottom, (json_int_t)v->pad_left, (json_int_t)v->pad_right, "pool", pool,
+        "output", (json_int_t)v->batch, (json_int_t)l->oh, (json_int_t)l->ow, (json_int_t)v->cout);
 }
 
 static json_t *summary_json(const run_summary *s)
@@ -190,19 +190,18 @@ static json_t *summary_json(const run_summary *s)
         json_t *o = conv ? json_pack("{s:s, s:s, s:I}", "name", l->name, "fused", l->fused,
                                      "segment", (json_int_t)l->segment)
                          : json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "name", l->name,
-                                     "fused", l->fused, "segment", (json_int_t)l->segment,
-                                     "gemm", (json_int_t)l->index, "m", (json_int_t)l->m, "k",
+                                     "fused", l->fused, "segment", (json_int_t)l->segment, "gemm",
+                                     (json_int_t)l->index, "m", (json_int_t)l->m, "k",
                                      (json_int_t)l->k, "n", (json_int_t)l->n);
         /* A GEMM's keys in the order they always had, then what a convolution adds. */
-        json_object_update_new(o, json_pack(
-            "{s:o, s:I, s:I, s:f, s:o, s:o, s:s, s:I}",
-            "flags", flags_json(l->flags), "macs", (json_int_t)l->macs,
-            "submissions", (json_int_t)l->submissions,
-            "cycles_per_batch", (double)l->cycles / batches,
-            "mxu_utilization_percent",
-            real_or_null(100 * ratio(l->ideal_cycles, (double)l->cycles)),
-            "cycles_over_bound", real_or_null(ratio((double)l->cycles, l->bound_cycles)),
-            "kind", conv ? "conv2d" : "gemm", "op", (json_int_t)l->index));
+        json_object_update_new(
+            o,
+            json_pack("{s:o, s:I, s:I, s:f, s:o, s:o, s:s, s:I}", "flags", flags_json(l->flags),
+                      "macs", (json_int_t)l->macs, "submissions", (json_int_t)l->submissions,
+                      "cycles_per_batch", (double)l->cycles / batches, "mxu_utilization_percent",
+                      real_or_null(100 * ratio(l->ideal_cycles, (double)l->cycles)),
+                      "cycles_over_bound", real_or_null(ratio((double)l->cycles, l->bound_cycles)),
+                      "kind", conv ? "conv2d" : "gemm", "op", (json_int_t)l->index));
         if (conv)
             json_object_update_new(o, conv_json(l));
         json_array_append_new(layers, o);
@@ -211,22 +210,19 @@ static json_t *summary_json(const run_summary *s)
         "{s:s, s:I, s:{s:I, s:I, s:I}, s:I, s:I, s:I, s:o,"
         " s:{s:I, s:f, s:o}, s:o, s:o,"
         " s:{s:f, s:f, s:f, s:o, s:I, s:f, s:o}, s:I, s:I}",
-        "package", s->o->package, "array_n", (json_int_t)s->info.array_n,
-        "memory", "latency_cycles", (json_int_t)s->info.mem_latency,
-        "bytes_per_cycle", (json_int_t)s->info.mem_bytes_per_cycle,
-        "size_bytes", (json_int_t)s->info.mem_size,
-        "batches", (json_int_t)s->pl->batches, "batch_rows", (json_int_t)s->pl->batch,
-        "images", (json_int_t)s->pl->images, "layers", layers,
-        "cycles", "total", (json_int_t)t->cycles, "per_batch", cycles / batches,
-        "per_image", real_or_null(ratio(cycles, (double)s->pl->images)),
-        "mxu_utilization_percent", real_or_null(100 * ratio(s->ideal, cycles)),
-        "cycles_over_bound", real_or_null(ratio(cycles, s->bound)),
-        "simulation", "wall_seconds", s->wall_seconds, "device_seconds", t->device_seconds,
-        "host_seconds", t->host_seconds,
-        "cycles_per_second", real_or_null(ratio(cycles, t->device_seconds)),
-        "jobs", (json_int_t)s->n_jobs, "jobs_seconds", s->job_seconds,
-        "cycles_per_second_all_jobs", real_or_null(ratio(cycles, s->job_seconds)),
-        "submissions", (json_int_t)t->submissions,
+        "package", s->o->package, "array_n", (json_int_t)s->info.array_n, "memory",
+        "latency_cycles", (json_int_t)s->info.mem_latency, "bytes_per_cycle",
+        (json_int_t)s->info.mem_bytes_per_cycle, "size_bytes", (json_int_t)s->info.mem_size,
+        "batches", (json_int_t)s->pl->batches, "batch_rows", (json_int_t)s->pl->batch, "images",
+        (json_int_t)s->pl->images, "layers", layers, "cycles", "total", (json_int_t)t->cycles,
+        "per_batch", cycles / batches, "per_image",
+        real_or_null(ratio(cycles, (double)s->pl->images)), "mxu_utilization_percent",
+        real_or_null(100 * ratio(s->ideal, cycles)), "cycles_over_bound",
+        real_or_null(ratio(cycles, s->bound)), "simulation", "wall_seconds", s->wall_seconds,
+        "device_seconds", t->device_seconds, "host_seconds", t->host_seconds, "cycles_per_second",
+        real_or_null(ratio(cycles, t->device_seconds)), "jobs", (json_int_t)s->n_jobs,
+        "jobs_seconds", s->job_seconds, "cycles_per_second_all_jobs",
+        real_or_null(ratio(cycles, s->job_seconds)), "submissions", (json_int_t)t->submissions,
         "bit_exact_submissions", (json_int_t)t->verified);
     const run_classes *cl = s->cl;
     if (j && cl->labels.data)
@@ -249,8 +245,8 @@ static const char *rounded(char *buf, double v)
 static void print_fraction(const char *label, uint64_t hits, uint64_t total, const char *what,
                            const char *path)
 {
-    printf(LABEL "%llu/%llu = %.2f %%", label, (unsigned long long)hits,
-           (unsigned long long)total, 100 * ratio((double)hits, (double)total));
+    printf(LABEL "%llu/%llu = %.2f %%", label, (unsigned long long)hits, (unsigned long long)total,
+           100 * ratio((double)hits, (double)total));
     if (what)
         printf("  (%s %s)", what, path);
     printf("\n");
@@ -279,8 +275,8 @@ static void print_summary(const run_summary *s)
            s->info.mem_bytes_per_cycle);
     const uint64_t padding = pl->batches * pl->batch - pl->images;
     if (pl->batched)
-        printf(LABEL "%llu of %llu rows each (%llu images", "batches:",
-               (unsigned long long)pl->batches, (unsigned long long)pl->batch,
+        printf(LABEL "%llu of %llu rows each (%llu images",
+               "batches:", (unsigned long long)pl->batches, (unsigned long long)pl->batch,
                (unsigned long long)pl->images);
     else
         printf(LABEL "1 (%llu images", "batches:", (unsigned long long)pl->images);
@@ -326,15 +322,15 @@ static void print_summary(const run_summary *s)
     printf(LABEL "%s\n", "cycles per image:", rounded(b1, ratio(cycles, (double)pl->images)));
     printf(LABEL "%.1f %%\n", "MXU utilization:", 100 * ratio(s->ideal, cycles));
     printf(LABEL "%.3f\n", "cycles / lower bound:", ratio(cycles, s->bound));
-    printf(LABEL "%s cycles/s  (%.3f s simulating)\n", "simulation speed:",
-           rounded(b1, ratio(cycles, t->device_seconds)), t->device_seconds);
+    printf(LABEL "%s cycles/s  (%.3f s simulating)\n",
+           "simulation speed:", rounded(b1, ratio(cycles, t->device_seconds)), t->device_seconds);
     if (s->n_jobs > 1)
-        printf(LABEL "%u, %s cycles/s together  (%.3f s running the batches)\n", "jobs:",
-               s->n_jobs, rounded(b1, ratio(cycles, s->job_seconds)), s->job_seconds);
+        printf(LABEL "%u, %s cycles/s together  (%.3f s running the batches)\n", "jobs:", s->n_jobs,
+               rounded(b1, ratio(cycles, s->job_seconds)), s->job_seconds);
     printf(LABEL "%.3f s\n", "wall time:", s->wall_seconds);
     printf(LABEL "%.3f s\n", "host program time:", t->host_seconds);
-    printf(LABEL "%s/%s submissions\n", "bit-exact vs golden model:",
-           report_group(b1, t->verified), report_group(b2, t->submissions));
+    printf(LABEL "%s/%s submissions\n", "bit-exact vs golden model:", report_group(b1, t->verified),
+           report_group(b2, t->submissions));
     const run_classes *cl = s->cl;
     if (cl->labels.data)
         print_fraction("accuracy:", cl->correct, cl->images, "labels", s->o->labels);
@@ -401,8 +397,12 @@ static void sum_jobs(const run_job *jobs, uint32_t n_jobs, run_summary *s)
 int run_finish(const run_options *o, const run_job *jobs, uint32_t n_jobs, const run_plan *pl,
                run_classes *cl, const npy_array *res, double wall_seconds, double job_seconds)
 {
-    run_summary sum = {.o = o, .pl = pl, .cl = cl, .wall_seconds = wall_seconds,
-                       .job_seconds = job_seconds, .n_jobs = n_jobs,
+    run_summary sum = {.o = o,
+                       .pl = pl,
+                       .cl = cl,
+                       .wall_seconds = wall_seconds,
+                       .job_seconds = job_seconds,
+                       .n_jobs = n_jobs,
                        .n_layers = tpurt_n_layers(jobs[0].rt)};
     count_classes(cl);
     tpurt_get_info(jobs[0].rt, &sum.info);
