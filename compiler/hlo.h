@@ -7,8 +7,8 @@
  *
  * Ownership: hlo_parse() returns a module that owns every string and array reachable from it;
  * hlo_module_free() releases all of it. On error nothing is returned and nothing is leaked. */
-#ifndef TPUC_HLO_H
-#define TPUC_HLO_H
+#ifndef TPU_COMPILER_HLO_H
+#define TPU_COMPILER_HLO_H
 
 #include <stdarg.h>
 #include <stdbool.h>

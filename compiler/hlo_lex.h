@@ -1,7 +1,7 @@
 /* hlo_lex.h - the HLO parser's state, arena and lexer, shared by hlo_lex.c and hlo_parse.c
  * (internal to the compiler; the public AST is hlo.h). Errors longjmp to parser.fail. */
-#ifndef TPU_HLO_LEX_H
-#define TPU_HLO_LEX_H
+#ifndef TPU_COMPILER_HLO_LEX_H
+#define TPU_COMPILER_HLO_LEX_H
 
 #include <setjmp.h>
 #include <stdbool.h>

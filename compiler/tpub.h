@@ -17,8 +17,8 @@
  * then sections, each u32 tag, u32 0, u64 payload bytes, payload padded to 8 bytes. tpub_load
  * validates everything (bounds, counts, offsets inside the arena, operand extents, type codes)
  * and names the section and field of the first problem. */
-#ifndef TPUC_TPUB_H
-#define TPUC_TPUB_H
+#ifndef TPU_COMPILER_TPUB_H
+#define TPU_COMPILER_TPUB_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* tpub_internal.h - what the package format's files share (not an interface): tpub.c writes
  * packages, tpub_read.c reads and validates them, tpub_dump.c lists them. */
-#ifndef TPUC_TPUB_INTERNAL_H
-#define TPUC_TPUB_INTERNAL_H
+#ifndef TPU_COMPILER_TPUB_INTERNAL_H
+#define TPU_COMPILER_TPUB_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdint.h>

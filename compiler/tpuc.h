@@ -8,8 +8,8 @@
  * convolution; keep convolution results NHWC on the device and read views of device results in
  * place; group them into segments; calibrate and quantize float operations to int8; plan device
  * memory; print the remaining ops as the host program. */
-#ifndef TPUC_TPUC_H
-#define TPUC_TPUC_H
+#ifndef TPU_COMPILER_TPUC_H
+#define TPU_COMPILER_TPUC_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,8 +5,8 @@
  * segments; layout.c decides where device values sit (NHWC convolutions, views read in place);
  * quant.c calibrates and quantizes them; emit.c plans device memory and the constant image,
  * host.c writes the host program. */
-#ifndef TPUC_INTERNAL_H
-#define TPUC_INTERNAL_H
+#ifndef TPU_COMPILER_TPUC_INTERNAL_H
+#define TPU_COMPILER_TPUC_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdint.h>

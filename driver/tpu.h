@@ -6,8 +6,8 @@
  * firmware (firmware/firmware.h) expands into core instructions, waits for completion and reads the
  * performance counters. Every call that can fail returns a tpu_status; tpu_last_error(dev) gives a
  * message naming what failed and where. A device stays usable after any error. */
-#ifndef TPU_DRIVER_H
-#define TPU_DRIVER_H
+#ifndef TPU_DRIVER_TPU_H
+#define TPU_DRIVER_TPU_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -5,8 +5,8 @@
  * core instructions (docs/isa.md) pushed into the core's instruction queue. It reaches the core
  * and the memory only through an fw_hal; it uses no libc beyond <stdint.h>/<stddef.h>/<stdbool.h>
  * and no memory but its own fixed-size locals. */
-#ifndef TPU_FIRMWARE_H
-#define TPU_FIRMWARE_H
+#ifndef TPU_FIRMWARE_FIRMWARE_H
+#define TPU_FIRMWARE_FIRMWARE_H
 
 #include <stdint.h>
 

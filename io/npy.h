@@ -1,8 +1,8 @@
 /* npy.h - NumPy .npy files (format versions 1.0 and 2.0): little-endian int8, uint8, int32 and
  * float32 arrays in C order. Anything else (other dtypes, big-endian, Fortran order, format 3.0,
  * truncated or trailing bytes) is refused with a message saying why. */
-#ifndef TPU_NPY_H
-#define TPU_NPY_H
+#ifndef TPU_IO_NPY_H
+#define TPU_IO_NPY_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -4,8 +4,8 @@
  * counted from the end of the header. Tensors of dtype F32, I8, I32 and U8 are accepted; the
  * header is validated completely (JSON syntax, known keys, offsets within the data, no overlap,
  * dtype size * element count == bytes) and every refusal says where and why. */
-#ifndef TPUC_SAFETENSORS_H
-#define TPUC_SAFETENSORS_H
+#ifndef TPU_IO_SAFETENSORS_H
+#define TPU_IO_SAFETENSORS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* gtkw.h - GTKWave save file for a tpusim trace. */
-#ifndef TPU_GTKW_H
-#define TPU_GTKW_H
+#ifndef TPU_SIM_GTKW_H
+#define TPU_SIM_GTKW_H
 
 #include <stddef.h>
 

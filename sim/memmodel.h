@@ -23,8 +23,8 @@
  *
  * One model serves one port today; several cores sharing a memory would put an arbiter in front
  * of edge(). */
-#ifndef TPUSIM_MEMMODEL_H
-#define TPUSIM_MEMMODEL_H
+#ifndef TPU_SIM_MEMMODEL_H
+#define TPU_SIM_MEMMODEL_H
 
 #include <cstddef>
 #include <cstdint>

@@ -5,8 +5,8 @@
  *   2. the cycle-accurate device: the verilated tpu_core plus a memory model;
  *   3. the golden model: an instruction-level model of the same ISA (no timing).
  * No Verilator or C++ type appears here. */
-#ifndef TPUSIM_H
-#define TPUSIM_H
+#ifndef TPU_SIM_TPUSIM_H
+#define TPU_SIM_TPUSIM_H
 
 #include <stddef.h>
 #include <stdint.h>

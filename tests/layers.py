@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The layer rule of docs/ARCHITECTURE.md, checked on the includes: every C/C++ file of a
 directory includes only its own directory's headers, the layers below it, the ISA header
-generated from rtl/ and io/ where allowed. Prints each include that breaks it; exits 1 if any."""
+generated from rtl/ and io/ where allowed; and every header under them and tests/ has the guard
+TPU_<PATH>_H (sim/tpusim.h: TPU_SIM_TPUSIM_H). Prints each file that breaks a rule; exits 1 if any."""
 import os
 import re
 import sys
@@ -18,11 +19,21 @@ ALLOWED = {
     "tools/tpuc": {"compiler", "io"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+GUARD = re.compile(r"^#ifndef (\w+)\n#define (\w+)$", re.M)
+
+
+def guard_errors(root, path, text):
+    rel = os.path.relpath(path, root)
+    want = "TPU_" + re.sub(r"[^A-Za-z0-9]", "_", rel[:-2]).upper() + "_H"
+    m = GUARD.search(text)
+    if not m or m.group(1) != want or m.group(2) != want:
+        return [f"{rel}: its include guard must be {want}"]
+    return []
 
 
 def main(root):
     bad = 0
-    for layer, allowed in ALLOWED.items():
+    for layer, allowed in list(ALLOWED.items()) + [("tests", None)]:
         for dirpath, _, files in os.walk(os.path.join(root, layer)):
             for name in sorted(files):
                 if not name.endswith((".c", ".h", ".cpp")):
@@ -30,6 +41,12 @@ def main(root):
                 path = os.path.join(dirpath, name)
                 with open(path, encoding="utf-8") as f:
                     text = f.read()
+                if name.endswith(".h"):
+                    for e in guard_errors(root, path, text):
+                        print(e)
+                        bad += 1
+                if allowed is None:
+                    continue
                 for inc in INCLUDE.findall(text):
                     top = inc.split("/")[0]
                     owner = "/".join(inc.split("/")[:2]) if top == "tools" else top

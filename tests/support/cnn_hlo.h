@@ -4,8 +4,8 @@
 // each with an optional bias, ReLU and max pooling (before or after the ReLU), then optionally
 // flattened (JAX's NHWC transposed to NCHW first, as a port of a PyTorch model does) into a
 // dense layer; or the same in integers (s8 x s8 -> s32), exact on the device.
-#ifndef TPU_CNN_HLO_H
-#define TPU_CNN_HLO_H
+#ifndef TPU_TESTS_SUPPORT_CNN_HLO_H
+#define TPU_TESTS_SUPPORT_CNN_HLO_H
 
 #include <algorithm>
 #include <cmath>

@@ -2,8 +2,8 @@
 // written from the definitions of firmware/firmware.h and docs/isa.md (not from the compiler's,
 // the firmware's or the golden model's code), for the suites that build or check convolutions in
 // packages.
-#ifndef TPU_CONV_REF_H
-#define TPU_CONV_REF_H
+#ifndef TPU_TESTS_SUPPORT_CONV_REF_H
+#define TPU_TESTS_SUPPORT_CONV_REF_H
 
 #include <algorithm>
 #include <climits>

@@ -1,7 +1,7 @@
 // driver_test.h - shared by the host-driver tests (test_driver.cpp, test_driver_device.cpp): the
 // array sizes built into the library, substring search in error messages, and an open device.
-#ifndef TPU_DRIVER_TEST_H
-#define TPU_DRIVER_TEST_H
+#ifndef TPU_TESTS_SUPPORT_DRIVER_TEST_H
+#define TPU_TESTS_SUPPORT_DRIVER_TEST_H
 
 #include <gtest/gtest.h>
 

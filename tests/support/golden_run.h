@@ -5,8 +5,8 @@
 // golden model, the outputs read back and dequantized. Written from docs/package.md and
 // docs/command-stream.md, apart from the runtime: it checks what the compiler writes, today
 // also where the RTL does not run CONV2D yet.
-#ifndef TPU_GOLDEN_RUN_H
-#define TPU_GOLDEN_RUN_H
+#ifndef TPU_TESTS_SUPPORT_GOLDEN_RUN_H
+#define TPU_TESTS_SUPPORT_GOLDEN_RUN_H
 
 #include <gtest/gtest.h>
 

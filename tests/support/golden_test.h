@@ -1,8 +1,8 @@
 // golden_test.h - shared by the golden-model tests (test_golden.cpp, test_golden_insns.cpp): a
 // golden model that cleans up after itself, a snapshot of everything an instruction may change,
 // and random contents for its memories.
-#ifndef TPU_GOLDEN_TEST_H
-#define TPU_GOLDEN_TEST_H
+#ifndef TPU_TESTS_SUPPORT_GOLDEN_TEST_H
+#define TPU_TESTS_SUPPORT_GOLDEN_TEST_H
 
 #include <cstdint>
 #include <cstring>

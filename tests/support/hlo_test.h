@@ -1,8 +1,8 @@
 // hlo_test.h - helpers shared by the HLO tests (test_hlo, test_hlo_check, test_hlo_eval,
 // test_hlo_bind, test_hlo_print): the source tree, an owned parsed module, test modules of one
 // ENTRY computation, error locations, whole files and array dims.
-#ifndef TPU_HLO_TEST_H
-#define TPU_HLO_TEST_H
+#ifndef TPU_TESTS_SUPPORT_HLO_TEST_H
+#define TPU_TESTS_SUPPORT_HLO_TEST_H
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // pkg_build.h - packages (compiler/tpub.h) assembled by hand for the suites that run them
 // (test_runtime.cpp in process, test_run.cpp through `tpusim run`): weights and kernels in tile
 // order, activations after the constants, transfers, GEMM and CONV2D operations, segments.
-#ifndef TPU_PKG_BUILD_H
-#define TPU_PKG_BUILD_H
+#ifndef TPU_TESTS_SUPPORT_PKG_BUILD_H
+#define TPU_TESTS_SUPPORT_PKG_BUILD_H
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 /* progs.h - test-program support: instruction buffers, a deterministic RNG, a plain GEMM program
  * builder with its naive C reference, the tiled B layout of GEMM commands, and a random-program
  * generator. */
-#ifndef TPU_PROGS_H
-#define TPU_PROGS_H
+#ifndef TPU_TESTS_SUPPORT_PROGS_H
+#define TPU_TESTS_SUPPORT_PROGS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 // tool_test.h - GoogleTest fixture for tests that run build/bin/tpusim as a program: a scratch
 // directory per test, the tool's exit code, stdout and stderr, and the files it left behind.
-#ifndef TPU_TOOL_TEST_H
-#define TPU_TOOL_TEST_H
+#ifndef TPU_TESTS_SUPPORT_TOOL_TEST_H
+#define TPU_TESTS_SUPPORT_TOOL_TEST_H
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

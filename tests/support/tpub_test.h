@@ -1,8 +1,8 @@
 // tpub_test.h - shared by the package-format tests (test_tpub.cpp, test_tpub_errors.cpp): a
 // realistic two-segment package to mutate, an independent encoder written from docs/package.md,
 // tpub_parse's error message of an image, and a scratch-directory fixture.
-#ifndef TPU_TPUB_TEST_H
-#define TPU_TPUB_TEST_H
+#ifndef TPU_TESTS_SUPPORT_TPUB_TEST_H
+#define TPU_TESTS_SUPPORT_TPUB_TEST_H
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

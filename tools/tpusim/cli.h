@@ -1,6 +1,6 @@
 /* cli.h - what the tpusim command's files share (internal to tools/tpusim). */
-#ifndef TPU_CLI_H
-#define TPU_CLI_H
+#ifndef TPU_TOOLS_TPUSIM_CLI_H
+#define TPU_TOOLS_TPUSIM_CLI_H
 
 #include <stddef.h>
 #include <stdint.h>

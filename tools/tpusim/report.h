@@ -1,7 +1,7 @@
 /* report.h - the performance report of one GEMM run, as aligned text or as JSON (jansson). Both
  * show the same figures, derived in one place from what the run measured. */
-#ifndef TPU_REPORT_H
-#define TPU_REPORT_H
+#ifndef TPU_TOOLS_TPUSIM_REPORT_H
+#define TPU_TOOLS_TPUSIM_REPORT_H
 
 #include <stdint.h>
 #include <stdio.h>

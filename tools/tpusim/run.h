@@ -2,8 +2,8 @@
  * (runtime/tpurt.h); internal to tools/tpusim. run.c binds the .npy inputs to the package's
  * signatures, splits them into batches and runs them; run_report.c classifies and reports what
  * ran (the types here are theirs). */
-#ifndef TPU_CLI_RUN_H
-#define TPU_CLI_RUN_H
+#ifndef TPU_TOOLS_TPUSIM_RUN_H
+#define TPU_TOOLS_TPUSIM_RUN_H
 
 #include <stddef.h>
 #include <stdint.h>
