@@ -28,6 +28,7 @@ ctest SKIP_RETURN_CODE) when jax cannot be imported.
 """
 import argparse
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -122,6 +123,53 @@ def run(cmd, log):
     return None
 
 
+def compile_and_run(hlo, params, calib, test_x, want, args, work, export, max_cycles=MAX_CYCLES):
+    """Write a model's files into work, compile it with tpuc and run test_x on the device.
+
+    hlo is jax.jit(f).lower(x, params).as_text(dialect="hlo"): x is parameter 0 and the leaves of
+    params follow in the pytree's flattening order (sorted keys); the weights are saved as float32
+    safetensors named after those HLO parameters. tpuc calibrates on calib; `tpusim run` (which
+    verifies every submission against the golden model) runs test_x, each submission within
+    max_cycles; want is JAX's output, saved beside the device's. Returns (error or None, tpuc's
+    report, the device's output, the run's JSON report); the error also covers an output of
+    another shape or type than want's and a submission that was not bit-exact.
+    """
+    names = export.entry_parameters(hlo)
+    leaves = jax.tree_util.tree_leaves(params)
+    if sorted(names) != list(range(len(leaves) + 1)):
+        return f"unexpected ENTRY parameters {names}", None, None, None
+    os.makedirs(work, exist_ok=True)
+    hlo_file, weights, calib_file, x_file, tpub, tpuc_log, y_file, run_json = (os.path.join(work, f) for f in (
+        "model.hlo", "model.safetensors", "calib.npy", "test_x.npy", "model.tpub", "tpuc.txt", "device_y.npy",
+        "run.json"))
+    with open(hlo_file, "w", encoding="utf-8") as f:
+        f.write(hlo)
+    export.save_safetensors(weights, [(names[i + 1], leaf) for i, leaf in enumerate(leaves)],
+                            {**{names[i + 1]: str(i + 1) for i in range(len(leaves))}, "input": f"{names[0]}=0"})
+    np.save(calib_file, calib)
+    np.save(x_file, test_x)
+    np.save(os.path.join(work, "jax_y.npy"), want)
+
+    error = run([args.tpuc, hlo_file, "--weights", weights, "--calibrate", calib_file, "--array", str(args.array),
+                 "-o", tpub], tpuc_log)
+    if error:
+        return error, None, None, None
+    with open(tpuc_log, encoding="utf-8") as f:
+        report = f.read()
+    error = run([args.tpusim, "run", tpub, "--input", x_file, "--output", y_file, "--max-cycles", str(max_cycles),
+                 "--json", run_json, "--quiet"], os.path.join(work, "run.txt"))
+    if error:
+        return error, report, None, None
+    got = np.load(y_file)
+    with open(run_json, encoding="utf-8") as f:
+        stats = json.load(f)
+    if got.shape != want.shape or got.dtype != np.float32:
+        error = f"device output {got.dtype}{list(got.shape)}, expected float32{list(want.shape)}"
+    elif not 0 < stats["bit_exact_submissions"] == stats["submissions"]:
+        error = f"{stats['bit_exact_submissions']} of {stats['submissions']} submissions bit-exact"
+    return error, report, got, stats
+
+
 def test_model(model, index, args, work, export):
     """Export, compile, run and compare one model; return (passed, figures text)."""
     rng = np.random.default_rng(SEED + index)
@@ -152,35 +200,10 @@ def test_model(model, index, args, work, export):
     want = np.concatenate([np.asarray(compiled(test_x[i:i + model.batch], params)) for i in batches])
     want_logits = np.asarray(jax.jit(logits)(test_x, params))
 
-    # x is parameter 0; the weights follow in the pytree's flattening order (sorted keys).
-    names = export.entry_parameters(hlo)
-    leaves = jax.tree_util.tree_leaves(params)
-    if sorted(names) != list(range(len(leaves) + 1)):
-        return False, f"unexpected ENTRY parameters {names}"
-    os.makedirs(work, exist_ok=True)
-    hlo_file, weights, calib_file, x_file, tpub, tpuc_log, y_file = (os.path.join(work, f) for f in (
-        "model.hlo", "model.safetensors", "calib.npy", "test_x.npy", "model.tpub", "tpuc.txt", "device_y.npy"))
-    with open(hlo_file, "w", encoding="utf-8") as f:
-        f.write(hlo)
-    export.save_safetensors(weights, [(names[i + 1], leaf) for i, leaf in enumerate(leaves)],
-                            {**{names[i + 1]: str(i + 1) for i in range(len(leaves))}, "input": f"{names[0]}=0"})
-    np.save(calib_file, calib)
-    np.save(x_file, test_x)
-    np.save(os.path.join(work, "jax_y.npy"), want)
-
-    error = run([args.tpuc, hlo_file, "--weights", weights, "--calibrate", calib_file, "--array", str(args.array),
-                 "-o", tpub], tpuc_log)
+    error, report, got, _ = compile_and_run(hlo, params, calib, test_x, want, args, work, export)
     if error:
         return False, error
-    with open(tpuc_log, encoding="utf-8") as f:
-        problems = check_report(model, f.read())
-    error = run([args.tpusim, "run", tpub, "--input", x_file, "--output", y_file, "--max-cycles", str(MAX_CYCLES),
-                 "--quiet"], os.path.join(work, "run.txt"))
-    if error:
-        return False, error
-    got = np.load(y_file)
-    if got.shape != want.shape or got.dtype != np.float32:
-        return False, f"device output {got.dtype}{list(got.shape)}, expected float32{list(want.shape)}"
+    problems = check_report(model, report)
 
     err = float(np.max(np.abs(got.astype(np.float64) - want)))
     scale = float(np.max(np.abs(want)))
