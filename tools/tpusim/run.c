@@ -211,12 +211,30 @@ static double run_clock(void)
 
 /* ------------------------------------------------------------- batches -- */
 
-/* Loads the inputs and checks them against the signatures. An input of the signature's shape
+/* Reads every .npy the run was given (inputs, when as many as the package takes; labels; reference
+ * predictions) before a device is opened, so that a bad or oversized file costs no device memory:
+ * a run's memory is then bounded by the files' ceilings plus the device's. */
+static int load_files(const run_options *o, const tpub_package *pkg, run_input *in, run_classes *cl)
+{
+    char err[256];
+    for (uint32_t i = 0; o->n_inputs == pkg->n_inputs && i < o->n_inputs; i++) {
+        in[i].path = o->inputs[i];
+        if (npy_load(in[i].path, &in[i].arr, err, sizeof err))
+            return cli_fail(EXIT_USAGE, in[i].path, "%s", err);
+    }
+    if (o->labels && npy_load(o->labels, &cl->labels, err, sizeof err))
+        return cli_fail(EXIT_USAGE, o->labels, "%s", err);
+    if (o->expect && npy_load(o->expect, &cl->expect, err, sizeof err))
+        return cli_fail(EXIT_USAGE, o->expect, "%s", err);
+    return 0;
+}
+
+/* Checks the inputs load_files read against the signatures. An input of the signature's shape
  * is one batch; one with other dimensions equal and any first dimension is split into batches
  * (so is every input with --limit). */
 static int bind_inputs(const run_options *o, tpurt *rt, run_input *in, run_plan *pl)
 {
-    char err[256], s1[200], s2[200];
+    char s1[200], s2[200];
     const uint32_t n_inputs = tpurt_n_inputs(rt);
     for (uint32_t i = 0; i < n_inputs; i++)
         tpurt_get_input(rt, i, &in[i].sig); /* i is in range */
@@ -231,9 +249,6 @@ static int bind_inputs(const run_options *o, tpurt *rt, run_input *in, run_plan 
     pl->batched = o->limit != 0;
     for (uint32_t i = 0; i < o->n_inputs; i++) {
         run_input *b = &in[i];
-        b->path = o->inputs[i];
-        if (npy_load(b->path, &b->arr, err, sizeof err))
-            return cli_fail(EXIT_USAGE, b->path, "%s", err);
         const tpurt_tensor *sig = &b->sig;
         const npy_array *a = &b->arr;
         const npy_dtype want = sig_dtype(sig->type);
@@ -504,6 +519,15 @@ int cmd_run(int argc, char **argv)
         rc = cli_fail(EXIT_USAGE, "--output", "%u given, but the package has %u output%s",
                       o.n_outputs, pkg.n_outputs, pkg.n_outputs == 1 ? "" : "s");
     if (!rc) {
+        in = calloc(pkg.n_inputs + 1, sizeof *in);
+        res = calloc(pkg.n_outputs + 1, sizeof *res);
+        staging = calloc(pkg.n_outputs + 1, sizeof *staging);
+        if (!in || !res || !staging)
+            rc = cli_fail(EXIT_USAGE, "memory", "out of host memory");
+    }
+    if (!rc)
+        rc = load_files(&o, &pkg, in, &cl);
+    if (!rc) {
         tpurt_options_default(&opts); /* verify on */
         opts.mem_latency = o.dev.mem_latency;
         opts.mem_bytes_per_cycle = o.dev.mem_bandwidth;
@@ -511,13 +535,6 @@ int cmd_run(int argc, char **argv)
         const tpurt_status st = tpurt_open(&pkg, &opts, &rt, err, sizeof err);
         if (st != TPURT_OK)
             rc = cli_status_error(st, err, o.package);
-    }
-    if (!rc) {
-        in = calloc(pkg.n_inputs + 1, sizeof *in);
-        res = calloc(pkg.n_outputs + 1, sizeof *res);
-        staging = calloc(pkg.n_outputs + 1, sizeof *staging);
-        if (!in || !res || !staging)
-            rc = cli_fail(EXIT_USAGE, "memory", "out of host memory");
     }
     if (!rc)
         rc = bind_inputs(&o, rt, in, &pl);

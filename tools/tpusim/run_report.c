@@ -30,21 +30,16 @@ static uint64_t argmax(const npy_array *a, uint64_t r)
     return best;
 }
 
-/* Loads one class per image from an integer .npy of at least `images` entries. */
-static int load_classes(const char *opt, const char *path, uint64_t images, npy_array *a)
+/* Checks that a (loaded from path) holds one class per image, integers, at least `images`. */
+static int check_classes(const char *opt, const char *path, uint64_t images, const npy_array *a)
 {
-    char err[256], s[200];
-    if (npy_load(path, a, err, sizeof err))
-        return cli_fail(EXIT_USAGE, path, "%s", err);
+    char s[200];
     if (a->dtype == NPY_FLOAT32)
         return cli_fail(EXIT_USAGE, path,
-                        "dtype float32; %s needs integer classes (int8, uint8 "
-                        "or int32)",
-                        opt);
+                        "dtype float32; %s needs integer classes (int8, uint8 or int32)", opt);
     if (a->ndim != 1 || a->shape[0] < images)
         return cli_fail(EXIT_USAGE, path,
-                        "shape %s; %s needs one class per image: [%llu] (or "
-                        "more, the rest unused)",
+                        "shape %s; %s needs one class per image: [%llu] (or more, the rest unused)",
                         shape_str(a, s, sizeof s), opt, (unsigned long long)images);
     return 0;
 }
@@ -70,9 +65,9 @@ int run_setup_classes(const run_options *o, tpurt *rt, const run_plan *pl, const
                         (unsigned long long)o->show, (unsigned long long)pl->images);
     int rc = 0;
     if (o->labels)
-        rc = load_classes("--labels", o->labels, cl->images, &cl->labels);
+        rc = check_classes("--labels", o->labels, cl->images, &cl->labels);
     if (!rc && o->expect)
-        rc = load_classes("--expect", o->expect, cl->images, &cl->expect);
+        rc = check_classes("--expect", o->expect, cl->images, &cl->expect);
     return rc;
 }
 
