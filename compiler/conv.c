@@ -36,13 +36,9 @@ const char *tc_device_conv(tc_graph *g, int d, tc_op *op)
     const tc_node *l = &g->nodes[nd->in[0]], *r = &g->nodes[nd->in[1]];
     if (r->role != TC_CONST)
         return "its kernel is computed at run time (the device's kernel is weights)";
-    const hlo_type lt = l->shape.type, rt = r->shape.type, ot = nd->shape.type;
-    if (lt == HLO_F32 && rt == HLO_F32 && ot == HLO_F32)
-        op->exact = false;
-    else if ((lt == HLO_S8 || lt == HLO_U8) && rt == HLO_S8 && ot == HLO_S32)
-        op->exact = true;
-    else
-        return "element types the device does not multiply (f32 x f32 or s8/u8 x s8 -> s32)";
+    const char *why = tc_device_types(l, r, nd, &op->exact);
+    if (why)
+        return why;
     const hlo_conv_dims *dl = &in->dim_labels;
     if (dl->n_spatial != 2)
         return "not a 2-D convolution (the device convolves two spatial dimensions)";

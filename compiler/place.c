@@ -62,6 +62,20 @@ static bool is_relu(const tc_graph *g, int u, int v)
     return true;
 }
 
+/* The element types the device multiplies, l x r -> nd: f32 x f32 -> f32 (quantized, *exact
+ * false) or s8/u8 x s8 -> s32 (*exact true). NULL when they are, else why not. */
+const char *tc_device_types(const tc_node *l, const tc_node *r, const tc_node *nd, bool *exact)
+{
+    const hlo_type lt = l->shape.type, rt = r->shape.type, ot = nd->shape.type;
+    if (lt == HLO_F32 && rt == HLO_F32 && ot == HLO_F32)
+        *exact = false;
+    else if ((lt == HLO_S8 || lt == HLO_U8) && rt == HLO_S8 && ot == HLO_S32)
+        *exact = true;
+    else
+        return "element types the device does not multiply (f32 x f32 or s8/u8 x s8 -> s32)";
+    return NULL;
+}
+
 /* Why dot node d stays on the host, or NULL when the device can run it (then op's batch, m, k,
  * n and exact set): batch dimensions lead the left-hand side, contracting dimensions trail it. */
 static const char *device_dot(const tc_graph *g, int d, tc_op *op)
@@ -71,13 +85,9 @@ static const char *device_dot(const tc_graph *g, int d, tc_op *op)
     const tc_node *l = &g->nodes[nd->in[0]], *r = &g->nodes[nd->in[1]];
     if (r->role != TC_CONST)
         return "its right-hand side is computed at run time (the device's B operand is weights)";
-    hlo_type lt = l->shape.type, rt = r->shape.type, ot = nd->shape.type;
-    if (lt == HLO_F32 && rt == HLO_F32 && ot == HLO_F32)
-        op->exact = false;
-    else if ((lt == HLO_S8 || lt == HLO_U8) && rt == HLO_S8 && ot == HLO_S32)
-        op->exact = true;
-    else
-        return "element types the device does not multiply (f32 x f32 or s8/u8 x s8 -> s32)";
+    const char *why = tc_device_types(l, r, nd, &op->exact);
+    if (why)
+        return why;
     const hlo_ints *lc = &in->lhs_contracting_dims, *lb = &in->lhs_batch_dims;
     int lr = l->shape.rank, nc = lc->present ? lc->n : 0, nb = lb->present ? lb->n : 0;
     for (int i = 0; i < nb; i++)

@@ -126,6 +126,7 @@ int tc_only_user(const tc_graph *g, int i);
 
 /* place.c */
 int tc_place(tc_graph *g);
+const char *tc_device_types(const tc_node *l, const tc_node *r, const tc_node *nd, bool *exact);
 
 /* conv.c */
 /* Why convolution node d stays on the host, or NULL when the device runs it (then op's

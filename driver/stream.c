@@ -58,6 +58,23 @@ static tpu_status grow(tpu_stream *s, size_t extra)
     return TPU_OK;
 }
 
+/* Room for one more command of `bytes` at the end of s, zeroed, with its op and size written
+ * and counted; *c points at it, and the caller fills its fields and adds bytes to s->len. */
+static tpu_status begin_command(tpu_stream *s, uint16_t op, uint16_t bytes, uint8_t **c)
+{
+    if (s->commands == UINT32_MAX)
+        return TPU_E_NOMEM;
+    const tpu_status st = grow(s, bytes);
+    if (st != TPU_OK)
+        return st;
+    *c = s->data + s->len;
+    memset(*c, 0, bytes);
+    put16(*c + FW_CMD_OP, op);
+    put16(*c + FW_CMD_BYTES, bytes);
+    s->commands++;
+    return TPU_OK;
+}
+
 tpu_stream *tpu_stream_new(void)
 {
     tpu_stream *s = calloc(1, sizeof *s);
@@ -122,15 +139,10 @@ tpu_status tpu_stream_gemm(tpu_stream *s, const tpu_gemm *g)
         return TPU_E_ARG;
     if (g->flags & ~(uint32_t)FW_GEMM_FLAGS_ALL)
         return TPU_E_ARG;
-    if (s->commands == UINT32_MAX)
-        return TPU_E_NOMEM;
-    tpu_status st = grow(s, FW_GEMM_BYTES);
+    uint8_t *c;
+    const tpu_status st = begin_command(s, FW_CMD_GEMM, FW_GEMM_BYTES, &c);
     if (st != TPU_OK)
         return st;
-    uint8_t *c = s->data + s->len;
-    memset(c, 0, FW_GEMM_BYTES);
-    put16(c + FW_CMD_OP, FW_CMD_GEMM);
-    put16(c + FW_CMD_BYTES, FW_GEMM_BYTES);
     put32(c + FW_GEMM_FLAGS, g->flags);
     put32(c + FW_GEMM_M, g->m);
     put32(c + FW_GEMM_K, g->k);
@@ -147,7 +159,6 @@ tpu_status tpu_stream_gemm(tpu_stream *s, const tpu_gemm *g)
     put32(c + FW_GEMM_P_BUF, g->params.buf);
     put32(c + FW_GEMM_P_OFF, g->params.offset);
     s->len += FW_GEMM_BYTES;
-    s->commands++;
     header(s);
     return TPU_OK;
 }
@@ -176,15 +187,10 @@ tpu_status tpu_stream_conv2d(tpu_stream *s, const tpu_conv2d *v)
         v->pad_right > 0xff || v->pool_h > 0xff || v->pool_w > 0xff || v->pool_stride_h > 0xff ||
         v->pool_stride_w > 0xff)
         return TPU_E_ARG;
-    if (s->commands == UINT32_MAX)
-        return TPU_E_NOMEM;
-    tpu_status st = grow(s, FW_CONV_BYTES);
+    uint8_t *c;
+    const tpu_status st = begin_command(s, FW_CMD_CONV2D, FW_CONV_BYTES, &c);
     if (st != TPU_OK)
         return st;
-    uint8_t *c = s->data + s->len;
-    memset(c, 0, FW_CONV_BYTES);
-    put16(c + FW_CMD_OP, FW_CMD_CONV2D);
-    put16(c + FW_CMD_BYTES, FW_CONV_BYTES);
     put32(c + FW_CONV_FLAGS, v->flags);
     put32(c + FW_CONV_BATCH, v->batch);
     put32(c + FW_CONV_H, v->h);
@@ -205,7 +211,6 @@ tpu_status tpu_stream_conv2d(tpu_stream *s, const tpu_conv2d *v)
         put32(c + at[i] + 4, ops[i]->offset);
     }
     s->len += FW_CONV_BYTES;
-    s->commands++;
     header(s);
     return TPU_OK;
 }
