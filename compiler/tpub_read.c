@@ -330,6 +330,28 @@ static void check_disjoint(reader *r, const char *out, uint64_t c, uint64_t c_by
              c, c_bytes, what, o, o_bytes);
 }
 
+/* A GEMM's or CONV2D's operands: two inputs and the output (name, off, bytes: [0], [1], [2]) and
+ * the parameters when flagged (else p_off must be 0), each inside the arena, the output
+ * disjoint from the others. */
+static void check_operands(reader *r, const tpub_package *pkg, const char *const name[3],
+                           const uint64_t off[3], const uint64_t bytes[3], bool params,
+                           uint64_t p_off, uint64_t p_bytes)
+{
+    char what[32];
+    for (int i = 0; i < 3; i++) {
+        snprintf(what, sizeof what, "%s extent", name[i]);
+        check_range(r, pkg, what, off[i], bytes[i], i == 2);
+    }
+    if (params)
+        check_range(r, pkg, "params extent", p_off, p_bytes, false);
+    else if (p_off)
+        fail(r, "p_off: 0x%" PRIx64 " without BIAS or OUT_INT8 (must be 0)", p_off);
+    for (int i = 0; i < 2; i++)
+        check_disjoint(r, name[2], off[2], bytes[2], name[i], off[i], bytes[i]);
+    if (params)
+        check_disjoint(r, name[2], off[2], bytes[2], "params", p_off, p_bytes);
+}
+
 static void read_gemm(reader *r, const tpub_package *pkg, tpub_gemm *g)
 {
     g->m = rd_u32(r, "m");
@@ -367,17 +389,9 @@ static void read_gemm(reader *r, const tpub_package *pkg, tpub_gemm *g)
     uint64_t b_bytes = tpub_b_tiled_bytes(g, pkg->array_n);
     uint64_t c_bytes = tpub_extent(g->m, g->ldc, g->n, c_elt);
     uint64_t p_bytes = 12 * (uint64_t)g->n; /* int32 bias, mult, shift per column */
-    check_range(r, pkg, "a extent", g->a_off, a_bytes, false);
-    check_range(r, pkg, "b extent", g->b_off, b_bytes, false);
-    check_range(r, pkg, "c extent", g->c_off, c_bytes, true);
-    if (params)
-        check_range(r, pkg, "params extent", g->p_off, p_bytes, false);
-    else if (g->p_off)
-        fail(r, "p_off: 0x%" PRIx64 " without BIAS or OUT_INT8 (must be 0)", g->p_off);
-    check_disjoint(r, "c", g->c_off, c_bytes, "a", g->a_off, a_bytes);
-    check_disjoint(r, "c", g->c_off, c_bytes, "b", g->b_off, b_bytes);
-    if (params)
-        check_disjoint(r, "c", g->c_off, c_bytes, "params", g->p_off, p_bytes);
+    const char *const ops[3] = {"a", "b", "c"};
+    const uint64_t offs[3] = {g->a_off, g->b_off, g->c_off}, bytes[3] = {a_bytes, b_bytes, c_bytes};
+    check_operands(r, pkg, ops, offs, bytes, params, g->p_off, p_bytes);
 }
 
 /* A field of at least lo and at most hi. */
@@ -470,17 +484,10 @@ static void read_conv(reader *r, const tpub_package *pkg, tpub_conv *v)
     const bool params = v->flags & (TPUB_GEMM_BIAS | TPUB_GEMM_OUT_INT8);
     const uint64_t in_bytes = tpub_conv_in_bytes(v), k_bytes = tpub_kernel_bytes(v, pkg->array_n);
     const uint64_t out_bytes = tpub_conv_out_bytes(v), p_bytes = 12 * (uint64_t)v->cout;
-    check_range(r, pkg, "in extent", v->in_off, in_bytes, false);
-    check_range(r, pkg, "kernel extent", v->k_off, k_bytes, false);
-    check_range(r, pkg, "out extent", v->out_off, out_bytes, true);
-    if (params)
-        check_range(r, pkg, "params extent", v->p_off, p_bytes, false);
-    else if (v->p_off)
-        fail(r, "p_off: 0x%" PRIx64 " without BIAS or OUT_INT8 (must be 0)", v->p_off);
-    check_disjoint(r, "out", v->out_off, out_bytes, "in", v->in_off, in_bytes);
-    check_disjoint(r, "out", v->out_off, out_bytes, "kernel", v->k_off, k_bytes);
-    if (params)
-        check_disjoint(r, "out", v->out_off, out_bytes, "params", v->p_off, p_bytes);
+    const char *const ops[3] = {"in", "kernel", "out"};
+    const uint64_t offs[3] = {v->in_off, v->k_off, v->out_off};
+    const uint64_t bytes[3] = {in_bytes, k_bytes, out_bytes};
+    check_operands(r, pkg, ops, offs, bytes, params, v->p_off, p_bytes);
 }
 
 static void read_op(reader *r, const tpub_package *pkg, tpub_op *op)
