@@ -1,6 +1,6 @@
 /* hlo_array.c - the dense arrays the evaluator, the binder and the compiler pass around
  * (hlo.h, hlo_eval.c section). */
-#include "compiler/hlo.h"
+#include "compiler/hlo_eval_internal.h"
 
 #include <stdlib.h>
 
@@ -58,4 +58,21 @@ void hlo_arrays_free(hlo_array **arrays, int n)
     for (int i = 0; i < n; i++)
         hlo_array_free(arrays[i]);
     free(arrays);
+}
+
+void he_strides(const hlo_shape *s, int64_t *st)
+{
+    int64_t m = 1;
+    for (int i = s->rank - 1; i >= 0; i--) {
+        st[i] = m;
+        m *= s->dims[i];
+    }
+}
+
+int he_odometer(int64_t *idx, const int64_t *dims, int rank)
+{
+    int d = rank - 1;
+    while (d >= 0 && ++idx[d] == dims[d])
+        idx[d--] = 0;
+    return d;
 }

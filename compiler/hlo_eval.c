@@ -1,11 +1,9 @@
 /* hlo_eval.c - reference evaluator for checked HLO modules (hlo.h), with a hook for
- * custom-calls, and single-instruction evaluation for constant folding. Binding safetensors
- * weights to ENTRY parameters is hlo_bind.c.
- *
- * Elements are read and written as double: it holds every f32, s8, s32, u8 and pred value
- * exactly, and each op rounds or wraps its result to the element type before it is stored, so
- * f32 math is float math and integer math is exact modulo 2^bits (see hlo.h). */
-#include "compiler/hlo.h"
+ * custom-calls, and single-instruction evaluation for constant folding: values, the walk over a
+ * computation, dots, convolutions, reductions, custom-calls. Element-wise ops are hlo_elem.c,
+ * data movement hlo_eval_shape.c; binding safetensors weights to ENTRY parameters is
+ * hlo_bind.c. */
+#include "compiler/hlo_eval_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -43,39 +41,6 @@ fail(evaluator *e, const hlo_instr *in, const char *fmt, ...)
     return -1;
 }
 
-static double getd(const hlo_array *a, int64_t i)
-{
-    switch (a->shape.type) {
-    case HLO_F32: return ((const float *)a->data)[i];
-    case HLO_S32: return ((const int32_t *)a->data)[i];
-    case HLO_S8: return ((const int8_t *)a->data)[i];
-    default: /* u8, pred */ return ((const uint8_t *)a->data)[i];
-    }
-}
-
-/* v must already be representable in the element type (see wrap()). */
-static void setd(hlo_array *a, int64_t i, double v)
-{
-    switch (a->shape.type) {
-    case HLO_F32: ((float *)a->data)[i] = (float)v; break;
-    case HLO_S32: ((int32_t *)a->data)[i] = (int32_t)v; break;
-    case HLO_S8: ((int8_t *)a->data)[i] = (int8_t)v; break;
-    default: ((uint8_t *)a->data)[i] = (uint8_t)v; break;
-    }
-}
-
-/* An integer reduced modulo 2^bits of t into t's range (pred: nonzero is true). */
-static int64_t wrap(hlo_type t, int64_t v)
-{
-    uint64_t u = (uint64_t)v;
-    switch (t) {
-    case HLO_S32: return (int64_t)(u & 0xffffffffu) - (int64_t)((u & 0x80000000u) << 1);
-    case HLO_S8: return (int64_t)(u & 0xffu) - (int64_t)((u & 0x80u) << 1);
-    case HLO_U8: return (int64_t)(u & 0xffu);
-    default: return v != 0;
-    }
-}
-
 /* --------------------------------------------------------------- values -- */
 
 static void val_free(val *v)
@@ -111,106 +76,6 @@ static int val_copy(const val *src, val *dst)
     return 0;
 }
 
-/* ------------------------------------------------------------- scalars -- */
-
-static bool is_float_type(hlo_type t) { return t == HLO_F32; }
-
-static double binop(hlo_opcode op, hlo_type t, double a, double b)
-{
-    if (is_float_type(t)) {
-        float x = (float)a, y = (float)b;
-        switch (op) {
-        case HLO_OP_ADD: return x + y;
-        case HLO_OP_SUBTRACT: return x - y;
-        case HLO_OP_MULTIPLY: return x * y;
-        case HLO_OP_DIVIDE: return x / y;
-        case HLO_OP_MAXIMUM: /* XLA's maximum and minimum propagate NaN */
-            return isnan(x) || isnan(y) ? NAN : x > y ? x : y;
-        default: return isnan(x) || isnan(y) ? NAN : x < y ? x : y;
-        }
-    }
-    int64_t x = (int64_t)a, y = (int64_t)b, r; /* 32-bit values: no int64 overflow below */
-    switch (op) {
-    case HLO_OP_ADD: r = x + y; break;
-    case HLO_OP_SUBTRACT: r = x - y; break;
-    case HLO_OP_MULTIPLY: r = x * y; break;
-    case HLO_OP_DIVIDE: /* XLA: x / 0 is -1 (all bits set); INT_MIN / -1 wraps to INT_MIN */
-        r = y ? x / y : -1;
-        break;
-    case HLO_OP_MAXIMUM: r = x > y ? x : y; break;
-    default: r = x < y ? x : y; break;
-    }
-    return (double)wrap(t, r);
-}
-
-/* and, or, xor: bitwise on integers, which on pred's 0 and 1 is logical. */
-static double bitop(hlo_opcode op, hlo_type t, double a, double b)
-{
-    int64_t x = (int64_t)a, y = (int64_t)b;
-    return (double)wrap(t, op == HLO_OP_AND ? x & y : op == HLO_OP_OR ? x | y : x ^ y);
-}
-
-static bool compare(hlo_cmp d, double a, double b)
-{
-    switch (d) {
-    case HLO_CMP_EQ: return a == b;
-    case HLO_CMP_NE: return a != b;
-    case HLO_CMP_LT: return a < b;
-    case HLO_CMP_LE: return a <= b;
-    case HLO_CMP_GT: return a > b;
-    default: return a >= b;
-    }
-}
-
-static double convert(hlo_type from, hlo_type to, double v)
-{
-    if (to == HLO_PRED)
-        return v != 0;
-    if (is_float_type(to))
-        return (float)v;
-    if (is_float_type(from)) { /* truncate toward zero, saturate, NaN -> 0 */
-        double lo = to == HLO_S32 ? -2147483648.0 : to == HLO_S8 ? -128 : 0;
-        double hi = to == HLO_S32 ? 2147483647.0 : to == HLO_S8 ? 127 : 255;
-        return isnan(v) ? 0 : v < lo ? lo : v > hi ? hi : trunc(v);
-    }
-    return (double)wrap(to, (int64_t)v);
-}
-
-/* ------------------------------------------------------------ indexing -- */
-
-static void row_major_strides(const hlo_shape *s, int64_t *st)
-{
-    int64_t m = 1;
-    for (int i = s->rank - 1; i >= 0; i--) {
-        st[i] = m;
-        m *= s->dims[i];
-    }
-}
-
-/* Advances a row-major multi-index over dims; returns the lowest dim that changed. */
-static int odometer(int64_t *idx, const int64_t *dims, int rank)
-{
-    int d = rank - 1;
-    while (d >= 0 && ++idx[d] == dims[d])
-        idx[d--] = 0;
-    return d;
-}
-
-/* out[i] = in[sum idx(i)[d] * step[d]]: broadcast and transpose. */
-static void gather(hlo_array *out, const hlo_array *in, const int64_t *step)
-{
-    int64_t idx[HLO_MAX_RANK] = {0};
-    size_t size = hlo_type_size(in->shape.type);
-    for (int64_t i = 0; i < out->shape.elements; i++) {
-        int64_t src = 0;
-        for (int d = 0; d < out->shape.rank; d++)
-            src += idx[d] * step[d];
-        memcpy((char *)out->data + i * (int64_t)size, (const char *)in->data + src * (int64_t)size,
-               size);
-        odometer(idx, out->shape.dims, out->shape.rank);
-    }
-}
-
 /* ------------------------------------------------------------------ ops -- */
 
 static int eval_comp(evaluator *e, const hlo_computation *c, const val *args, val *out);
@@ -220,8 +85,8 @@ static int eval_dot(const hlo_instr *in, const hlo_array *l, const hlo_array *r,
     const hlo_ints *lc = &in->lhs_contracting_dims, *rc = &in->rhs_contracting_dims;
     const hlo_ints *lb = &in->lhs_batch_dims, *rb = &in->rhs_batch_dims;
     int64_t ls[HLO_MAX_RANK], rs[HLO_MAX_RANK];
-    row_major_strides(&l->shape, ls);
-    row_major_strides(&r->shape, rs);
+    he_strides(&l->shape, ls);
+    he_strides(&r->shape, rs);
     /* Per result dim: the operand strides it moves along (batch dims, lhs free, rhs free). */
     int64_t lstep[HLO_MAX_RANK] = {0}, rstep[HLO_MAX_RANK] = {0};
     bool lused[HLO_MAX_RANK] = {false}, rused[HLO_MAX_RANK] = {false};
@@ -256,10 +121,10 @@ static int eval_dot(const hlo_instr *in, const hlo_array *l, const hlo_array *r,
             loff[j] += cidx[i] * ls[lc->v[i]];
             roff[j] += cidx[i] * rs[rc->v[i]];
         }
-        odometer(cidx, cdims, lc->n);
+        he_odometer(cidx, cdims, lc->n);
     }
     int64_t idx[HLO_MAX_RANK] = {0};
-    bool fl = is_float_type(l->shape.type);
+    bool fl = he_is_float(l->shape.type);
     for (int64_t i = 0; i < o->shape.elements; i++) {
         int64_t lbase = 0, rbase = 0;
         for (int d = 0; d < o->shape.rank; d++) {
@@ -273,15 +138,15 @@ static int eval_dot(const hlo_instr *in, const hlo_array *l, const hlo_array *r,
                 float p = lp[loff[j]] * rp[roff[j]]; /* rounded separately: no fused multiply-add */
                 acc += p;
             }
-            setd(o, i, acc);
+            he_set(o, i, acc);
         } else {
             uint64_t acc = 0; /* exact modulo 2^64, wrapped to the result type at the end */
             for (int64_t j = 0; j < nk; j++)
-                acc += (uint64_t)((int64_t)getd(l, lbase + loff[j]) *
-                                  (int64_t)getd(r, rbase + roff[j]));
-            setd(o, i, (double)wrap(o->shape.type, (int64_t)acc));
+                acc += (uint64_t)((int64_t)he_get(l, lbase + loff[j]) *
+                                  (int64_t)he_get(r, rbase + roff[j]));
+            he_set(o, i, (double)he_wrap(o->shape.type, (int64_t)acc));
         }
-        odometer(idx, o->shape.dims, o->shape.rank);
+        he_odometer(idx, o->shape.dims, o->shape.rank);
     }
     free(loff);
     free(roff);
@@ -343,7 +208,7 @@ static void folder_free(folder *fo)
 static void fold_start(folder *fo, const val *ops)
 {
     for (int i = 0; i < fo->n; i++)
-        setd(fo->args[i].a, 0, getd(ops[fo->n + i].a, 0));
+        he_set(fo->args[i].a, 0, he_get(ops[fo->n + i].a, 0));
 }
 
 /* Folds element `at` of src[0..n) (the inputs, or the init values at 0) into the accumulators. */
@@ -351,16 +216,17 @@ static int fold(folder *fo, const val *src, int64_t at)
 {
     const hlo_array *acc = fo->args[0].a;
     if (fo->fast != HLO_OP_OTHER) {
-        setd(fo->args[0].a, 0, binop(fo->fast, acc->shape.type, getd(acc, 0), getd(src[0].a, at)));
+        he_set(fo->args[0].a, 0,
+               he_binop(fo->fast, acc->shape.type, he_get(acc, 0), he_get(src[0].a, at)));
         return 0;
     }
     for (int i = 0; i < fo->n; i++)
-        setd(fo->args[fo->n + i].a, 0, getd(src[i].a, at));
+        he_set(fo->args[fo->n + i].a, 0, he_get(src[i].a, at));
     val r;
     if (eval_comp(fo->e, fo->f, fo->args, &r))
         return -1;
     for (int i = 0; i < fo->n; i++)
-        setd(fo->args[i].a, 0, getd(fo->n > 1 ? r.t[i].a : r.a, 0));
+        he_set(fo->args[i].a, 0, he_get(fo->n > 1 ? r.t[i].a : r.a, 0));
     val_free(&r);
     return 0;
 }
@@ -381,7 +247,7 @@ static int reduction_results(val *out, int n, const val *ops, int rank, const in
 static void fold_store(const folder *fo, val *out, int64_t o)
 {
     for (int i = 0; i < fo->n; i++)
-        setd(fo->n > 1 ? out->t[i].a : out->a, o, getd(fo->args[i].a, 0));
+        he_set(fo->n > 1 ? out->t[i].a : out->a, o, he_get(fo->args[i].a, 0));
 }
 
 static int eval_reduce(evaluator *e, const hlo_instr *in, const val *ops, val *out)
@@ -395,7 +261,7 @@ static int eval_reduce(evaluator *e, const hlo_instr *in, const val *ops, val *o
         rstep[HLO_MAX_RANK];
     int nkept = 0, nred = 0;
     int64_t nr = 1, nout = 1;
-    row_major_strides(&s0->shape, st);
+    he_strides(&s0->shape, st);
     for (int d = 0; d < s0->shape.rank; d++) {
         if (reduced[d]) {
             rdims[nred] = s0->shape.dims[d];
@@ -424,10 +290,10 @@ static int eval_reduce(evaluator *e, const hlo_instr *in, const val *ops, val *o
                 at += ridx[d] * rstep[d];
             if (fold(&fo, ops, at))
                 goto error;
-            odometer(ridx, rdims, nred);
+            he_odometer(ridx, rdims, nred);
         }
         fold_store(&fo, out, o);
-        odometer(kidx, kdims, nkept);
+        he_odometer(kidx, kdims, nkept);
     }
     folder_free(&fo);
     return 0;
@@ -446,7 +312,7 @@ static int eval_reduce_window(evaluator *e, const hlo_instr *in, const val *ops,
     const hlo_shape *rs = in->shape.type == HLO_TUPLE ? &in->shape.tuple[0] : &in->shape;
     const hlo_window *w = &in->window;
     int64_t st[HLO_MAX_RANK], size[HLO_MAX_RANK], oidx[HLO_MAX_RANK] = {0};
-    row_major_strides(s0, st);
+    he_strides(s0, st);
     for (int d = 0; d < w->rank; d++)
         size[d] = w->dims[d].size;
     folder fo = {0};
@@ -469,9 +335,9 @@ static int eval_reduce_window(evaluator *e, const hlo_instr *in, const val *ops,
             }
             if (inside ? fold(&fo, ops, at) : fold(&fo, ops + fo.n, 0))
                 goto error;
-        } while (odometer(k, size, w->rank) >= 0);
+        } while (he_odometer(k, size, w->rank) >= 0);
         fold_store(&fo, out, o);
-        odometer(oidx, rs->dims, rs->rank);
+        he_odometer(oidx, rs->dims, rs->rank);
     }
     folder_free(&fo);
     return 0;
@@ -492,8 +358,8 @@ static void eval_conv(const hlo_instr *in, const hlo_array *l, const hlo_array *
     const hlo_window *w = &in->window;
     int ns = d->n_spatial;
     int64_t ls[HLO_MAX_RANK], rs[HLO_MAX_RANK], size[HLO_MAX_RANK];
-    row_major_strides(&l->shape, ls);
-    row_major_strides(&r->shape, rs);
+    he_strides(&l->shape, ls);
+    he_strides(&r->shape, rs);
     for (int s = 0; s < ns; s++)
         size[s] = w->dims[s].size;
     const int64_t lf = ls[d->input_feature_dim], rf = rs[d->kernel_input_feature_dim];
@@ -533,13 +399,13 @@ static void eval_conv(const hlo_instr *in, const hlo_array *l, const hlo_array *
                     float p = lp[la + c * lf] * rp[ra + c * rf]; /* no fused multiply-add */
                     facc += p;
                 } else {
-                    iacc +=
-                        (uint64_t)((int64_t)getd(l, la + c * lf) * (int64_t)getd(r, ra + c * rf));
+                    iacc += (uint64_t)((int64_t)he_get(l, la + c * lf) *
+                                       (int64_t)he_get(r, ra + c * rf));
                 }
             }
-        } while (odometer(k, size, ns) >= 0);
-        setd(o, i, fl ? facc : (double)wrap(o->shape.type, (int64_t)iacc));
-        odometer(idx, o->shape.dims, o->shape.rank);
+        } while (he_odometer(k, size, ns) >= 0);
+        he_set(o, i, fl ? facc : (double)he_wrap(o->shape.type, (int64_t)iacc));
+        he_odometer(idx, o->shape.dims, o->shape.rank);
     }
 }
 
@@ -552,119 +418,29 @@ static int eval_constant(evaluator *e, const hlo_instr *in, hlo_array *o)
         double v = in->literal[i];
         if (t == HLO_PRED)
             v = v != 0;
-        else if (!is_float_type(t) &&
-                 !(fabs(v) < 0x1p62 && trunc(v) == v && (double)wrap(t, (int64_t)v) == v))
+        else if (!he_is_float(t) &&
+                 !(fabs(v) < 0x1p62 && trunc(v) == v && (double)he_wrap(t, (int64_t)v) == v))
             return fail(e, in, "value %g of '%s' is not a %s", v, in->name, hlo_type_name(t));
-        setd(o, i, v);
+        he_set(o, i, v);
     }
     return 0;
 }
 
-/* Evaluates one array-valued instruction into o (allocated with the result shape). */
-/* pad: the value everywhere, then operand element i at lo + i * (interior + 1) per dimension
- * where that lies inside the result (negative padding crops). Element bytes are copied. */
-static void eval_pad(const hlo_instr *in, const hlo_array *a, const hlo_array *v, hlo_array *o)
-{
-    const size_t es = hlo_type_size(o->shape.type);
-    int64_t ost[HLO_MAX_RANK], idx[HLO_MAX_RANK] = {0};
-    row_major_strides(&o->shape, ost);
-    for (int64_t i = 0; i < o->shape.elements; i++)
-        memcpy((char *)o->data + i * es, v->data, es);
-    for (int64_t i = 0; i < a->shape.elements; i++) {
-        int64_t at = 0;
-        bool inside = true;
-        for (int d = 0; d < a->shape.rank && inside; d++) {
-            const int64_t p = in->pad_low.v[d] + idx[d] * (in->pad_interior.v[d] + 1);
-            inside = p >= 0 && p < o->shape.dims[d];
-            at += p * ost[d];
-        }
-        if (inside)
-            memcpy((char *)o->data + at * es, (const char *)a->data + i * es, es);
-        for (int d = a->shape.rank - 1; d >= 0 && ++idx[d] == a->shape.dims[d]; d--)
-            idx[d] = 0;
-    }
-}
-
 static int eval_array_op(evaluator *e, const hlo_instr *in, const val *ops, hlo_array *o)
 {
-    hlo_type t = o->shape.type;
-    int64_t n = o->shape.elements;
-    const hlo_array *a = in->n_operands ? ops[0].a : NULL;
+    const hlo_array *a[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < in->n_operands && i < 3; i++)
+        a[i] = ops[i].a;
     switch (in->opcode) {
     case HLO_OP_CONSTANT: return eval_constant(e, in, o);
-    case HLO_OP_ADD:
-    case HLO_OP_SUBTRACT:
-    case HLO_OP_MULTIPLY:
-    case HLO_OP_DIVIDE:
-    case HLO_OP_MAXIMUM:
-    case HLO_OP_MINIMUM:
-        for (int64_t i = 0; i < n; i++)
-            setd(o, i, binop(in->opcode, t, getd(a, i), getd(ops[1].a, i)));
-        return 0;
-    case HLO_OP_NEGATE:
-        for (int64_t i = 0; i < n; i++)
-            setd(o, i,
-                 is_float_type(t) ? -(float)getd(a, i) : (double)wrap(t, -(int64_t)getd(a, i)));
-        return 0;
-    case HLO_OP_AND:
-    case HLO_OP_OR:
-    case HLO_OP_XOR:
-        for (int64_t i = 0; i < n; i++)
-            setd(o, i, bitop(in->opcode, t, getd(a, i), getd(ops[1].a, i)));
-        return 0;
-    case HLO_OP_NOT: /* ~ on pred's 1 would be -2, still true: pred is logical */
-        for (int64_t i = 0; i < n; i++)
-            setd(o, i, t == HLO_PRED ? getd(a, i) == 0 : (double)wrap(t, ~(int64_t)getd(a, i)));
-        return 0;
-    case HLO_OP_IOTA: {
-        int64_t idx[HLO_MAX_RANK] = {0};
-        for (int64_t i = 0; i < n; i++) {
-            setd(o, i, convert(HLO_S64, t, (double)idx[in->iota_dimension]));
-            odometer(idx, o->shape.dims, o->shape.rank);
-        }
-        return 0;
-    }
-    case HLO_OP_EXPONENTIAL:
-    case HLO_OP_LOG:
-        for (int64_t i = 0; i < n; i++) {
-            float x = (float)getd(a, i);
-            setd(o, i, in->opcode == HLO_OP_LOG ? logf(x) : expf(x));
-        }
-        return 0;
-    case HLO_OP_COMPARE:
-        for (int64_t i = 0; i < n; i++)
-            setd(o, i, compare(in->comparison_direction, getd(a, i), getd(ops[1].a, i)));
-        return 0;
-    case HLO_OP_SELECT:
-        for (int64_t i = 0; i < n; i++)
-            setd(o, i, getd(a, a->shape.rank ? i : 0) != 0 ? getd(ops[1].a, i) : getd(ops[2].a, i));
-        return 0;
-    case HLO_OP_CONVERT:
-        for (int64_t i = 0; i < n; i++)
-            setd(o, i, convert(a->shape.type, t, getd(a, i)));
-        return 0;
+    case HLO_OP_DOT: return eval_dot(in, a[0], a[1], o) ? fail(e, in, "out of memory") : 0;
+    case HLO_OP_CONVOLUTION: eval_conv(in, a[0], a[1], o); return 0;
     case HLO_OP_RESHAPE:
-    case HLO_OP_COPY: memcpy(o->data, a->data, (size_t)n * hlo_type_size(t)); return 0;
+    case HLO_OP_COPY:
     case HLO_OP_BROADCAST:
-    case HLO_OP_TRANSPOSE: {
-        int64_t st[HLO_MAX_RANK], step[HLO_MAX_RANK] = {0};
-        row_major_strides(&a->shape, st);
-        for (int i = 0; i < in->dimensions.n; i++) {
-            if (in->opcode == HLO_OP_BROADCAST)
-                step[in->dimensions.v[i]] = st[i]; /* operand dim i is result dim dims[i] */
-            else
-                step[i] = st[in->dimensions.v[i]]; /* result dim i is operand dim dims[i] */
-        }
-        gather(o, a, step);
-        return 0;
-    }
-    case HLO_OP_DOT: return eval_dot(in, a, ops[1].a, o) ? fail(e, in, "out of memory") : 0;
-    case HLO_OP_CONVOLUTION: eval_conv(in, a, ops[1].a, o); return 0;
-    case HLO_OP_PAD: eval_pad(in, a, ops[1].a, o); return 0;
-    default: /* is-finite, the only other op hlo_check lets through */
-        for (int64_t i = 0; i < n; i++)
-            setd(o, i, isfinite(getd(a, i)));
-        return 0;
+    case HLO_OP_TRANSPOSE:
+    case HLO_OP_PAD: he_shape(in, a, o); return 0;
+    default: he_elementwise(in, a, o); return 0;
     }
 }
 
