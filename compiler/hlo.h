@@ -1,9 +1,12 @@
 /* hlo.h - XLA HLO text parser: the AST the compiler's later stages consume.
  *
  * Accepts the three printing styles frameworks emit (XLA dumps, PyTorch/XLA with inline operand
- * shapes, JAX's short style with bare names). The parser checks syntax only: any opcode name is
- * accepted (hlo_instr.opcode is HLO_OP_OTHER for ones without an enum value), and whether shapes
- * agree is a later stage's business. Names are stored without their leading '%'.
+ * shapes, JAX's short style with bare names), before or after XLA's optimizations (the latter,
+ * `compile().as_text()` or --xla_dump_to's *after_optimizations.txt, add layouts, fusion and
+ * bitcast; their module attributes, backend_config, metadata and the like are skipped). The parser
+ * checks syntax only: any opcode name is accepted (hlo_instr.opcode is HLO_OP_OTHER for ones
+ * without an enum value), and whether shapes agree is a later stage's business. Names are stored
+ * without their leading '%'.
  *
  * Ownership: hlo_parse() returns a module that owns every string and array reachable from it;
  * hlo_module_free() releases all of it. On error nothing is returned and nothing is leaked. */
@@ -49,7 +52,14 @@ typedef struct hlo_shape {
     int rank;                   /* arrays; 0 for scalars, tuples and tokens */
     int64_t dims[HLO_MAX_RANK]; /* bounds; a dynamic dimension `<=N` is stored as N */
     int64_t elements;           /* product of dims (1 for a scalar, 0 for tuple and token) */
-    int n_tuple;                /* HLO_TUPLE: element shapes */
+    /* The layout's minor_to_major list ({1,0} in f32[2,64]{1,0}): dimension numbers from the
+     * fastest-varying in memory to the slowest, a permutation of 0..rank-1, when has_layout; the
+     * default (no layout written, or a shape built by hand) is row-major, {rank-1, ..., 0}.
+     * Tiling and memory-space suffixes ({1,0:T(8,128)S(1)}) are parsed and dropped. Values are
+     * logical arrays whatever their layout: it matters only to bitcast (hlo_layout.c). */
+    bool has_layout;
+    int minor_to_major[HLO_MAX_RANK];
+    int n_tuple; /* HLO_TUPLE: element shapes */
     struct hlo_shape *tuple;
 } hlo_shape;
 
@@ -244,6 +254,7 @@ void hlo_module_free(hlo_module *m);
 const hlo_computation *hlo_entry(const hlo_module *m);
 int hlo_find_computation(const hlo_module *m, const char *name);
 int hlo_find_instr(const hlo_computation *c, const char *name);
+const hlo_computation *hlo_instr_owner(const hlo_module *m, const hlo_instr *in); /* holds in */
 
 const char *hlo_type_name(hlo_type t);      /* "f32", "(tuple)" for tuples */
 const char *hlo_opcode_name(hlo_opcode op); /* "dot"; "" for HLO_OP_OTHER */
@@ -253,8 +264,9 @@ const char *hlo_opcode_name(hlo_opcode op); /* "dot"; "" for HLO_OP_OTHER */
 /* Shape checking of a parsed module, after XLA's shape inference and HLO verifier, for the ops
  * the compiler handles: parameter, constant, dot, add, subtract, multiply, divide, maximum,
  * minimum, negate, exponential, log, is-finite, compare, select, broadcast, reshape, transpose,
- * convert, tuple, get-tuple-element, call, reduce (variadic too), and, or, xor, not, iota,
- * convolution and reduce-window (variadic too) as XLA's InferConvolveShape and
+ * convert, tuple, get-tuple-element, call, fusion (as a call of its calls= computation, whatever
+ * its kind), bitcast (one element type and count), copy, reduce (variadic too), and, or, xor, not,
+ * iota, convolution and reduce-window (variadic too) as XLA's InferConvolveShape and
  * InferReduceWindowShape (window sizes, strides and dilations at least 1, one window dim per
  * spatial or operand dim, a convolution's window the kernel's spatial size, its input features
  * the kernel's times feature_group_count, its kernel's output features and input batch
@@ -273,11 +285,26 @@ int hlo_check(const hlo_module *m, const char *file, hlo_error *err);
  * operands form a cycle (*cycle_at is then an instruction on it). */
 int hlo_topo_order(const hlo_computation *c, int *order, int *cycle_at);
 
-/* Shapes are equal when element types, dims and tuple elements are (layouts are not kept). */
+/* Shapes are equal when element types, dims and tuple elements are (layouts do not count). */
 bool hlo_shape_equal(const hlo_shape *a, const hlo_shape *b);
 /* Writes a shape as XLA prints it without layout ("f32[16,784]", "(f32[2], s32[])") into buf,
  * truncated to n bytes; returns buf. */
 char *hlo_shape_str(const hlo_shape *s, char *buf, size_t n);
+
+/* --------------------------------------------------------------- hlo_layout.c -- */
+
+/* The dims of s in physical order, slowest-varying first (minor_to_major reversed): order has
+ * room for s->rank. */
+void hlo_layout_order(const hlo_shape *s, int *order);
+/* Does s's layout keep the row-major order of its elements (its dims of more than one element
+ * in increasing physical order)? */
+bool hlo_layout_is_row_major(const hlo_shape *s);
+/* A bitcast from an operand of shape from to a result of shape to (one element type and count)
+ * makes result element i the operand element at the same position in memory, under each
+ * shape's layout: a reshape when both layouts keep the row-major order (true then), else a
+ * transpose of the operand by hlo_layout_order(from), a reshape to to's dims in the order
+ * hlo_layout_order(to) gives, and a transpose back to to's dims. */
+bool hlo_bitcast_is_reshape(const hlo_shape *from, const hlo_shape *to);
 
 /* ------------------------------------------------------ hlo_eval.c, hlo_array.c -- */
 
@@ -313,8 +340,10 @@ size_t hlo_type_size(hlo_type t);  /* bytes per element of the evaluator's types
  * o / (O / batch_group_count) * (B / batch_group_count) + b. reduce folds the elements in
  * increasing row-major order starting from the init value; reduce-window folds, from the init
  * values, every position of each window in row-major order, a position in the padding or between
- * the elements of an lhs-dilated input contributing the init values. call and reduce's and
- * reduce-window's to_apply evaluate the called computation on the operand values. Convert from
+ * the elements of an lhs-dilated input contributing the init values. call, fusion and reduce's and
+ * reduce-window's to_apply evaluate the called computation on the operand values. A bitcast
+ * reads its operand's elements in the order of the layouts (hlo_bitcast_is_reshape); a copy is
+ * its operand's value (values are logical arrays: layouts change nothing else). Convert from
  * float to integer truncates toward zero and saturates, NaN giving 0; between integers it wraps;
  * to pred it is x != 0.
  * Values are freed once their last user has run.
@@ -343,8 +372,8 @@ int hlo_eval_with(const hlo_module *m, const char *file, hlo_array *const *param
 
 /* Evaluates one instruction in of a checked module m (in must point into m: the operand shapes
  * come from its computation; any op hlo_eval handles except parameter, tuple, get-tuple-element,
- * call and custom-call) on the given operand arrays (one per operand, of the operands' shapes),
- * for constant folding. out has one slot per array of the result: in->shape.n_tuple for a
+ * call, fusion and custom-call) on the given operand arrays (one per operand, of the operands'
+ * shapes), for constant folding. out has one slot per array of the result: in->shape.n_tuple for a
  * tuple-shaped (variadic) reduce or reduce-window, which fills them in tuple order, and one for
  * any array-shaped instruction. Returns 0 with every slot holding a new array, or -1 with every
  * slot NULL and *err located at the instruction. */
@@ -381,7 +410,9 @@ __attribute__((format(printf, 2, 3)))
 void hlo_text_printf(hlo_text *t, const char *fmt, ...);
 void hlo_text_free(hlo_text *t);
 
-/* Printers of text hlo_parse reads back, in JAX's short style (bare names, no layouts). */
+/* Printers of text hlo_parse reads back, in JAX's short style (bare names, no layouts: a
+ * bitcast whose layouts matter is not printed faithfully; tpuc writes those as transposes and
+ * reshapes). */
 void hlo_print_shape(hlo_text *t, const hlo_shape *s);
 /* A computation of m, verbatim apart from style, named as_name (NULL: its own name). */
 void hlo_print_computation(hlo_text *t, const hlo_module *m, int comp, const char *as_name);

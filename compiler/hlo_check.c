@@ -384,9 +384,14 @@ static const hlo_shape *param_shape(const hlo_computation *c, int64_t number)
 
 static int check_call(checker *k)
 {
+    /* A fusion is a call of its fused computation (calls=); how XLA runs it (kind=, its
+     * backend_config) does not change its value. */
+    const bool fusion = k->in->opcode == HLO_OP_FUSION;
     int ci = k->in->to_apply >= 0 ? k->in->to_apply : k->in->calls;
+    if (fusion && k->in->to_apply >= 0)
+        return fail(k, "to_apply on a fusion (its computation is calls=)");
     if (ci < 0)
-        return fail(k, "missing to_apply or calls");
+        return fail(k, fusion ? "missing calls" : "missing to_apply or calls");
     const hlo_computation *callee = &k->m->comps[ci];
     int n = param_count(callee);
     if (n != k->in->n_operands)
@@ -772,13 +777,16 @@ static int check_instr(checker *k)
     case HLO_OP_COMPARE: return check_compare(k);
     case HLO_OP_SELECT: return check_select(k);
     case HLO_OP_BROADCAST: return check_broadcast(k);
-    case HLO_OP_RESHAPE: return check_reshape(k);
+    case HLO_OP_RESHAPE:
+    case HLO_OP_BITCAST: /* the same elements, reinterpreted under the result's layout */
+        return check_reshape(k);
     case HLO_OP_TRANSPOSE: return check_transpose(k);
     case HLO_OP_CONVERT: return check_convert(k);
     case HLO_OP_PAD: return check_pad(k);
     case HLO_OP_TUPLE: return check_tuple(k);
     case HLO_OP_GET_TUPLE_ELEMENT: return check_gte(k);
-    case HLO_OP_CALL: return check_call(k);
+    case HLO_OP_CALL:
+    case HLO_OP_FUSION: return check_call(k);
     case HLO_OP_REDUCE: return check_reduce(k);
     case HLO_OP_DOT: return check_dot(k);
     case HLO_OP_CONVOLUTION: return check_convolution(k);

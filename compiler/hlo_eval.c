@@ -440,6 +440,11 @@ static int eval_array_op(evaluator *e, const hlo_instr *in, const val *ops, hlo_
     case HLO_OP_BROADCAST:
     case HLO_OP_TRANSPOSE:
     case HLO_OP_PAD: he_shape(in, a, o); return 0;
+    case HLO_OP_BITCAST: {
+        const hlo_computation *c = hlo_instr_owner(e->m, in);
+        he_bitcast(&c->instrs[in->operands[0].index].shape, &in->shape, a[0], o);
+        return 0;
+    }
     default: he_elementwise(in, a, o); return 0;
     }
 }
@@ -541,6 +546,7 @@ static int eval_instr(evaluator *e, const hlo_instr *in, const val *op, val *out
             rc = fail(e, in, "out of memory");
         break;
     case HLO_OP_CALL:
+    case HLO_OP_FUSION:
         rc = eval_comp(e, &e->m->comps[in->to_apply >= 0 ? in->to_apply : in->calls], op, out);
         break;
     case HLO_OP_REDUCE: rc = eval_reduce(e, in, op, out); break;
@@ -698,20 +704,6 @@ int hlo_eval_with(const hlo_module *m, const char *file, hlo_array *const *param
     return 0;
 }
 
-/* The computation of m that holds in, or NULL. Addresses compare as integers: in may point
- * anywhere. */
-static const hlo_computation *owner(const hlo_module *m, const hlo_instr *in)
-{
-    uintptr_t a = (uintptr_t)in;
-    for (int k = 0; k < m->n_comps; k++) {
-        const hlo_computation *c = &m->comps[k];
-        uintptr_t lo = (uintptr_t)c->instrs, hi = (uintptr_t)(c->instrs + c->n_instrs);
-        if (a >= lo && a < hi && (a - lo) % sizeof *in == 0)
-            return c;
-    }
-    return NULL;
-}
-
 int hlo_eval_instr(const hlo_module *m, const char *file, const hlo_instr *in,
                    hlo_array *const *operands, hlo_array **out, hlo_error *err)
 {
@@ -721,7 +713,7 @@ int hlo_eval_instr(const hlo_module *m, const char *file, const hlo_instr *in,
     int n_out = tuple ? in->shape.n_tuple : 1;
     for (int i = 0; i < n_out; i++)
         out[i] = NULL;
-    const hlo_computation *c = owner(m, in);
+    const hlo_computation *c = hlo_instr_owner(m, in);
     if (!c)
         return fail(&e, NULL, "instruction '%s' is not one of the module's", in->name);
     switch (in->opcode) {
@@ -729,6 +721,7 @@ int hlo_eval_instr(const hlo_module *m, const char *file, const hlo_instr *in,
     case HLO_OP_TUPLE:
     case HLO_OP_GET_TUPLE_ELEMENT:
     case HLO_OP_CALL:
+    case HLO_OP_FUSION:
     case HLO_OP_CUSTOM_CALL: return fail(&e, in, "'%s' is not evaluated on its own", in->name);
     default: break;
     }

@@ -32,5 +32,8 @@ int he_odometer(int64_t *idx, const int64_t *dims, int rank);
 void he_elementwise(const hlo_instr *in, const hlo_array *const *ops, hlo_array *o);
 /* Ops that move elements without computing: reshape, copy, broadcast, transpose, pad. */
 void he_shape(const hlo_instr *in, const hlo_array *const *ops, hlo_array *o);
+/* bitcast (hlo_layout.c) of a into o, from and to the shapes of the operand's and the
+ * bitcast's instructions (the arrays carry no layout). */
+void he_bitcast(const hlo_shape *from, const hlo_shape *to, const hlo_array *a, hlo_array *o);
 
 #endif

@@ -51,6 +51,33 @@ static bool at_shape(parser *p)
     return lx_is_punct(lx_lex_at(p, end, &end), '[');
 }
 
+/* {minor_to_major[:suffix]}: the dimension list is kept (a permutation of the dims, or empty:
+ * the default); the tiling and memory-space suffix after ':' is skipped. */
+static void parse_layout(parser *p, hlo_shape *sh)
+{
+    tok open = lx_next(p);
+    int n = 0;
+    bool seen[HLO_MAX_RANK] = {false};
+    while (lx_peek(p).kind == T_NUM) {
+        tok d = lx_peek(p);
+        int64_t v = lx_parse_int(p, "layout dimension", 0, HLO_MAX_RANK - 1);
+        if (v >= sh->rank || seen[v])
+            lx_fail_at(p, d.pos, "layout dimension %lld is %s", (long long)v,
+                       v >= sh->rank ? "not one of the shape's" : "listed twice");
+        seen[v] = true;
+        sh->minor_to_major[n++] = (int)v;
+        if (!lx_eat_punct(p, ','))
+            break;
+    }
+    if (n && n != sh->rank)
+        lx_fail_at(p, open.pos, "layout lists %d of the shape's %d dimensions", n, sh->rank);
+    sh->has_layout = n > 0;
+    if (lx_eat_punct(p, ':'))
+        while (!lx_is_punct(lx_peek(p), '}'))
+            lx_skip_value(p, "layout");
+    lx_expect_punct(p, '}', "after layout");
+}
+
 static void parse_shape(parser *p, hlo_shape *sh, int depth)
 {
     tok t = lx_next(p);
@@ -104,7 +131,7 @@ static void parse_shape(parser *p, hlo_shape *sh, int depth)
     if (lx_is_punct(b, '{')) {
         tok first = lx_lex_at(p, end, &end);
         if (first.kind == T_NUM || lx_is_punct(first, ':') || lx_is_punct(first, '}'))
-            lx_skip_value(p, "layout");
+            parse_layout(p, sh);
     }
 }
 
@@ -945,6 +972,19 @@ int hlo_find_instr(const hlo_computation *c, const char *name)
         if (!strcmp(c->instrs[i].name, name))
             return i;
     return -1;
+}
+
+/* Addresses compare as integers: in may point anywhere. */
+const hlo_computation *hlo_instr_owner(const hlo_module *m, const hlo_instr *in)
+{
+    uintptr_t a = (uintptr_t)in;
+    for (int k = 0; k < m->n_comps; k++) {
+        const hlo_computation *c = &m->comps[k];
+        uintptr_t lo = (uintptr_t)c->instrs, hi = (uintptr_t)(c->instrs + c->n_instrs);
+        if (a >= lo && a < hi && (a - lo) % sizeof *in == 0)
+            return c;
+    }
+    return NULL;
 }
 
 const char *hlo_type_name(hlo_type t) { return (unsigned)t <= HLO_TUPLE ? type_names[t] : "?"; }
