@@ -3,6 +3,7 @@
  * (docs/package.md), parsed and checked again before it goes into the package. */
 #include "compiler/tpuc_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,77 @@ static int emit_segment(host_writer *w, int s)
     return rc;
 }
 
+static bool is_identity_perm(const int64_t *perm, int rank)
+{
+    for (int k = 0; k < rank; k++)
+        if (perm[k] != k)
+            return false;
+    return true;
+}
+
+/* A bitcast node as the logical ops it stands for, since the host program's text carries no
+ * layouts (hlo_bitcast_is_reshape): a reshape, or a transpose into the operand's physical
+ * order, a reshape to the result's and a transpose out of it, each left out when it moves
+ * nothing. */
+static int emit_bitcast(host_writer *w, const tc_node *nd, const char *operand)
+{
+    const hlo_instr *in = nd->src;
+    const hlo_shape *from = tc_operand_shape(w->g, in, 0);
+    hlo_instr reshape = {.opcode = HLO_OP_RESHAPE, .to_apply = -1, .calls = -1};
+    if (hlo_bitcast_is_reshape(from, &in->shape)) {
+        hlo_print_instr(&w->t, w->g->m, &reshape, false, nd->name, &nd->shape, &operand, 1);
+        return 0;
+    }
+    int order_in[HLO_MAX_RANK], order_out[HLO_MAX_RANK];
+    int64_t perm_in[HLO_MAX_RANK], perm_out[HLO_MAX_RANK];
+    hlo_layout_order(from, order_in);
+    hlo_layout_order(&in->shape, order_out);
+    hlo_shape phys_in = *from, phys_out = nd->shape;
+    phys_in.has_layout = phys_out.has_layout = false;
+    for (int k = 0; k < from->rank; k++) {
+        perm_in[k] = order_in[k];
+        phys_in.dims[k] = from->dims[order_in[k]];
+    }
+    for (int k = 0; k < nd->shape.rank; k++) {
+        perm_out[order_out[k]] = k;
+        phys_out.dims[k] = nd->shape.dims[order_out[k]];
+    }
+    hlo_instr tr_in = {.opcode = HLO_OP_TRANSPOSE, .to_apply = -1, .calls = -1}, tr_out = tr_in;
+    tr_in.dimensions = (hlo_ints){true, from->rank, perm_in};
+    tr_out.dimensions = (hlo_ints){true, nd->shape.rank, perm_out};
+    const struct {
+        const hlo_instr *attrs;
+        const hlo_shape *shape;
+        const char *suffix;
+        bool skip;
+    } steps[3] = {
+        {&tr_in, &phys_in, ".phys_in", is_identity_perm(perm_in, from->rank)},
+        {&reshape, &phys_out, ".phys_out",
+         phys_in.rank == phys_out.rank &&
+             !memcmp(phys_in.dims, phys_out.dims, sizeof *phys_in.dims * (size_t)phys_in.rank)},
+        {&tr_out, &nd->shape, "", is_identity_perm(perm_out, nd->shape.rank)},
+    };
+    int last = 2;
+    while (steps[last].skip) /* not all three: the bitcast would be a reshape */
+        last--;
+    const size_t len = strlen(nd->name) + 16;
+    char *names = malloc(3 * len);
+    if (!names)
+        return tc_fail(w->g, NULL, "out of memory");
+    const char *prev = operand;
+    for (int k = 0; k <= last; k++) {
+        if (steps[k].skip)
+            continue;
+        char *name = names + (size_t)k * len;
+        snprintf(name, len, "%s%s", nd->name, k == last ? "" : steps[k].suffix);
+        hlo_print_instr(&w->t, w->g->m, steps[k].attrs, false, name,
+                        k == last ? &nd->shape : steps[k].shape, &prev, 1);
+        prev = name;
+    }
+    free(names);
+    return 0;
+}
+
 static int emit_node(host_writer *w, int i)
 {
     tc_graph *g = w->g;
@@ -88,7 +160,9 @@ static int emit_node(host_writer *w, int i)
         rc = emit_node(w, nd->in[j]);
         names[j] = g->nodes[nd->in[j]].name;
     }
-    if (!rc && nd->elem < 0)
+    if (!rc && nd->src->opcode == HLO_OP_BITCAST)
+        rc = emit_bitcast(w, nd, names[0]);
+    else if (!rc && nd->elem < 0)
         hlo_print_instr(&w->t, g->m, nd->src, false, nd->name, &nd->shape, names, nd->n_in);
     if (!rc && nd->elem >= 0) {
         /* The tuple-valued instruction under its elements' base name, then every element. */

@@ -91,7 +91,8 @@ static bool all_zero(const hlo_ints *v)
     return true;
 }
 
-/* An instruction whose value is its operand's: a copy (layouts are not modelled), a pad by
+/* An instruction whose value is its operand's: a copy (values are logical arrays whatever
+ * their layout), a bitcast that keeps dims and the row-major order, a pad by
  * nothing (PyTorch/XLA puts one before max pooling), a transpose by the identity, a reshape or
  * convert to the operand's own shape and type. The graph takes its operand's value instead, so
  * what follows (a fusion, an in-place read) sees through it. */
@@ -106,6 +107,7 @@ static bool is_identity(const hlo_computation *c, const hlo_instr *in)
     case HLO_OP_COPY:
     case HLO_OP_RESHAPE:
     case HLO_OP_CONVERT: return same;
+    case HLO_OP_BITCAST: return same && hlo_bitcast_is_reshape(from, &in->shape);
     case HLO_OP_PAD:
         return same && all_zero(&in->pad_low) && all_zero(&in->pad_high) &&
                all_zero(&in->pad_interior);
@@ -149,7 +151,8 @@ static int inline_comp(tc_graph *g, int comp, const tval *args, tval *out)
         case HLO_OP_GET_TUPLE_ELEMENT:
             rc = tval_copy(&v[in->operands[0].index].t[in->index], r);
             break;
-        case HLO_OP_CALL: {
+        case HLO_OP_CALL:
+        case HLO_OP_FUSION: {
             tval *a = calloc((size_t)in->n_operands + 1, sizeof *a);
             if (!a) {
                 rc = -1;
@@ -165,6 +168,7 @@ static int inline_comp(tc_graph *g, int comp, const tval *args, tval *out)
         }
         case HLO_OP_COPY:
         case HLO_OP_RESHAPE:
+        case HLO_OP_BITCAST:
         case HLO_OP_CONVERT:
         case HLO_OP_PAD:
         case HLO_OP_TRANSPOSE:
@@ -258,6 +262,11 @@ static int name_nodes(tc_graph *g)
             snprintf(nd->name + at, len - (size_t)at, "_%d", nd->elem);
     }
     return 0;
+}
+
+const hlo_shape *tc_operand_shape(const tc_graph *g, const hlo_instr *in, int i)
+{
+    return &hlo_instr_owner(g->m, in)->instrs[in->operands[i].index].shape;
 }
 
 int tc_build(tc_graph *g, hlo_array **params, int n_params)

@@ -30,7 +30,9 @@ bool tc_is_view(const tc_graph *g, int i)
     const tc_node *nd = &g->nodes[i];
     const hlo_opcode op = nd->src->opcode;
     return tc_live(g, i) && nd->role == TC_HOST && nd->elem < 0 && nd->n_in == 1 &&
-           (op == HLO_OP_TRANSPOSE || op == HLO_OP_RESHAPE);
+           (op == HLO_OP_TRANSPOSE || op == HLO_OP_RESHAPE ||
+            (op == HLO_OP_BITCAST &&
+             hlo_bitcast_is_reshape(tc_operand_shape(g, nd->src, 0), &nd->src->shape)));
 }
 
 /* Advances the row-major index idx over dims (back to all zeros after the last element). */

@@ -118,6 +118,9 @@ int tc_oom(tc_graph *g, int node, const char *what, uint64_t bytes);
 /* ir.c */
 /* Takes the bound parameter arrays (params[k] set to NULL once the graph owns it). */
 int tc_build(tc_graph *g, hlo_array **params, int n_params);
+/* The shape of operand i of instruction in (of g's module) as the module declares it, layout
+ * included (a node's operands may be the values of other instructions, seen through copies). */
+const hlo_shape *tc_operand_shape(const tc_graph *g, const hlo_instr *in, int i);
 int tc_fold(tc_graph *g);
 void tc_graph_free(tc_graph *g);
 /* Whether node i is live (an output depends on it); its single live user, or -1. */
@@ -139,7 +142,8 @@ int tc_take_kernel(tc_graph *g, tc_op *op);
 const char *tc_device_pool(tc_graph *g, tc_op *op, int u);
 
 /* layout.c */
-/* Is node i a view (transpose, reshape, copy) the device could address in place? */
+/* Is node i a view (transpose, reshape or a bitcast that is one, copy) the device could address
+ * in place? */
 bool tc_is_view(const tc_graph *g, int i);
 /* Sets op->via (and op->krow for a GEMM) when op's input is an earlier operation's result,
  * directly or through views, that the device can read in place; via stays -1 otherwise.
