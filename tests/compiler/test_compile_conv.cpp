@@ -17,6 +17,7 @@
 #include "tests/support/cnn_hlo.h"
 #include "tests/support/conv_ref.h"
 #include "tests/support/hlo_test.h"
+#include "tests/support/weights_test.h"
 
 namespace fs = std::filesystem;
 
@@ -24,6 +25,7 @@ namespace
 {
 
 using hlo_test::make;
+using weights_test::save_weights;
 
 class CompileConv : public ::testing::Test
 {
@@ -98,36 +100,6 @@ std::vector<int8_t> kernel_of(const std::string &text, const char *name, bool oi
                     out[((size_t)(dy * kw + dx) * c + ci) * o + oc] = (int8_t)k.literal[at];
                 }
     return out;
-}
-
-// A safetensors file of f32 tensors (name, dims) with values in [-0.5, 0.5].
-void save_weights(const std::string &path,
-                  const std::vector<std::pair<std::string, std::vector<int64_t>>> &tensors)
-{
-    std::mt19937 rng(3);
-    std::uniform_real_distribution<float> u(-0.5f, 0.5f);
-    std::string header = "{", data;
-    for (const auto &[name, dims] : tensors) {
-        int64_t count = 1;
-        std::string shape;
-        for (int64_t d : dims) {
-            count *= d;
-            shape += (shape.empty() ? "" : ",") + std::to_string(d);
-        }
-        const size_t at = data.size();
-        for (int64_t i = 0; i < count; i++) {
-            const float v = u(rng);
-            data.append((const char *)&v, 4);
-        }
-        header += std::string(header.size() > 1 ? "," : "") + "\"" + name +
-                  "\":{\"dtype\":\"F32\",\"shape\":[" + shape + "],\"data_offsets\":[" +
-                  std::to_string(at) + "," + std::to_string(data.size()) + "]}";
-    }
-    header += "}";
-    std::string len(8, '\0');
-    for (int i = 0; i < 8; i++)
-        len[i] = (char)(header.size() >> (8 * i));
-    std::ofstream(path, std::ios::binary) << len << header << data;
 }
 
 const std::string kMaxF = "maxf {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
