@@ -30,6 +30,21 @@ def mlp_t(w1, b1, w2, x):
     return jax.nn.softmax(h @ w2.T, axis=-1)
 
 
+def mlp_argmax(w1, b1, w2, b2, x):
+    """The MLP's class: a variadic reduce over (value, index)."""
+    return jnp.argmax(mlp(w1, b1, w2, b2, x), axis=-1)
+
+
+def mha(wq, wk, wv, wo, x):
+    """Multi-head self-attention: head reshapes and einsums give transposes, copies to other
+    layouts and bitcasts."""
+    b, s, d = x.shape
+    heads = 4
+    q, k, v = ((x @ w).reshape(b, s, heads, d // heads) for w in (wq, wk, wv))
+    a = jax.nn.softmax(jnp.einsum("bqhd,bkhd->bhqk", q, k) / jnp.sqrt(d / heads), -1)
+    return jnp.einsum("bhqk,bkhd->bqhd", a, v).reshape(b, s, d) @ wo
+
+
 def cnn(strides, padding, dims):
     """models/mnist_cnn's CNN (conv, relu, conv, relu, 2x2 max pool, fc, relu, fc, log_softmax)."""
     spatial = (1, 2) if dims[0] == "NHWC" else (2, 3)
@@ -50,6 +65,8 @@ def cnn(strides, padding, dims):
 MODELS = {
     "mlp": (mlp, [spec(784, 256), spec(256), spec(256, 10), spec(10), spec(16, 784)]),
     "mlp_t": (mlp_t, [spec(32, 64), spec(32), spec(10, 32), spec(4, 64)]),
+    "mlp_argmax": (mlp_argmax, [spec(64, 32), spec(32), spec(32, 10), spec(10), spec(4, 64)]),
+    "mha": (mha, [spec(32, 32), spec(32, 32), spec(32, 32), spec(32, 32), spec(2, 8, 32)]),
     "cnn_nhwc": (cnn((1, 1), "VALID", ("NHWC", "HWIO", "NHWC")),
                  [spec(3, 3, 1, 8), spec(8), spec(3, 3, 8, 16), spec(16), spec(12 * 12 * 16, 32), spec(32),
                   spec(32, 10), spec(10), spec(2, 28, 28, 1)]),
