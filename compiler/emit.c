@@ -60,54 +60,62 @@ static int set_scales(tpub_xfer *x, uint32_t n, const float *v)
     return 0;
 }
 
-/* The transfer permutation of a convolution's input or output (tpub.h), into x. */
-static void conv_perm(const tc_graph *g, const int nhwc[4], int node, tpub_xfer *x)
+/* The transfer permutation of a convolution's output (tpub.h), into x. */
+static void conv_out_perm(const tc_graph *g, const tc_op *op, tpub_xfer *x)
 {
-    const hlo_shape *s = &g->nodes[node].shape;
-    x->rank = tc_nhwc_perm(nhwc, s->dims, x->perm);
+    const hlo_shape *s = &g->nodes[op->out].shape;
+    x->rank = tc_perm(op->out_nhwc, 4, s->dims, x->perm);
     for (uint32_t k = 0; k < x->rank; k++)
         x->dims[k] = s->dims[k];
 }
 
-/* How operation op reads its input from the host: element order (a permutation's rank, 0 for
- * the host's order) and permutation. */
-static uint32_t input_order(const tc_graph *g, const tc_op *op, uint32_t perm[4])
+uint32_t tc_input_perm(const tc_graph *g, const tc_seg_input *in, uint32_t perm[TPUB_MAX_RANK])
 {
-    return op->kind == TC_CONV ? tc_nhwc_perm(op->in_nhwc, g->nodes[op->x].shape.dims, perm) : 0;
+    const tc_op *op = &g->ops[in->op];
+    const int64_t *dims = g->nodes[in->node].shape.dims;
+    if (in->b)
+        return op->b_rank ? tc_perm(op->b_order, op->b_rank, dims, perm) : 0;
+    if (op->kind == TC_CONV)
+        return tc_perm(op->in_nhwc, 4, dims, perm);
+    return op->a_rank ? tc_perm(op->a_order, op->a_rank, dims, perm) : 0;
 }
 
-int *tc_segment_inputs(const tc_graph *g, int s, int *n_inputs, int **ops_of)
+/* Do a and b name one host value written the same way? */
+static bool same_input(const tc_graph *g, const tc_seg_input *a, const tc_seg_input *b)
 {
-    int *nodes = malloc(((size_t)g->n_ops + 1) * sizeof *nodes);
-    *ops_of = malloc(((size_t)g->n_ops + 1) * sizeof **ops_of);
+    uint32_t pa[TPUB_MAX_RANK], pb[TPUB_MAX_RANK];
+    const uint32_t ra = tc_input_perm(g, a, pa);
+    return a->node == b->node && a->b == b->b && tc_input_perm(g, b, pb) == ra &&
+           !memcmp(pa, pb, ra * sizeof *pa);
+}
+
+tc_seg_input *tc_segment_inputs(const tc_graph *g, int s, int *n_inputs)
+{
+    tc_seg_input *list = malloc((2 * (size_t)g->n_ops + 1) * sizeof *list);
     *n_inputs = 0;
-    if (!nodes || !*ops_of) {
-        free(nodes);
-        free(*ops_of);
-        *ops_of = NULL;
+    if (!list)
         return NULL;
-    }
     for (int i = 0; i < g->n_ops; i++) {
         const tc_op *op = &g->ops[i];
-        if (op->seg != s || op->a_dev)
+        if (op->seg != s)
             continue;
-        uint32_t perm[4], other[4];
-        const uint32_t rank = input_order(g, op, perm);
-        bool seen = false;
-        for (int j = 0; j < *n_inputs && !seen; j++)
-            seen = nodes[j] == op->x && input_order(g, &g->ops[(*ops_of)[j]], other) == rank &&
-                   !memcmp(perm, other, rank * sizeof *perm);
-        if (!seen) {
-            nodes[*n_inputs] = op->x;
-            (*ops_of)[(*n_inputs)++] = i;
+        const tc_seg_input cand[2] = {{op->x, i, false}, {op->w, i, true}};
+        for (int c = op->a_dev ? 1 : 0; c < (op->w >= 0 ? 2 : 1); c++) {
+            bool seen = false;
+            for (int j = 0; j < *n_inputs && !seen; j++)
+                seen = same_input(g, &list[j], &cand[c]);
+            if (!seen)
+                list[(*n_inputs)++] = cand[c];
         }
     }
-    return nodes;
+    return list;
 }
 
-/* Operation op's input and result sizes on the device. */
-static uint64_t input_bytes(const tc_op *op)
+/* The size of input in on the device, in bytes. */
+static uint64_t input_bytes(const tc_op *op, bool b)
 {
+    if (b)
+        return (uint64_t)op->batch * op->k * op->n;
     return op->kind == TC_CONV ? (uint64_t)op->cv.batch * op->cv.h * op->cv.w * op->cv.c
                                : (uint64_t)op->batch * op->m * op->k;
 }
@@ -123,22 +131,26 @@ static uint64_t result_bytes(const tc_op *op)
     return elements * (op->out_int8 ? 1 : 4);
 }
 
-/* The transfer of segment input node (read by op first) at off. */
-static int input_xfer(tc_graph *g, tpub_segment *seg, const tc_op *op, int node, uint64_t off)
+/* The transfer of segment input in at off: an A or input quantized with the operation's input
+ * scale, a run-time B with its own, integer ones copied; permuted into the device's order. */
+static int input_xfer(tc_graph *g, tpub_segment *seg, const tc_seg_input *in, uint64_t off)
 {
     tpub_xfer *x = new_xfer(seg, true);
     if (!x)
         return -1;
-    const uint32_t cols = op->kind == TC_CONV ? op->cv.c : op->k;
+    const tc_op *op = &g->ops[in->op];
+    const hlo_shape *s = &g->nodes[in->node].shape;
+    const uint32_t cols = in->b ? op->n : op->kind == TC_CONV ? op->cv.c : op->k;
     *x = (tpub_xfer){.off = off,
-                     .rows = (uint32_t)(input_bytes(op) / cols),
+                     .rows = (uint32_t)(input_bytes(op, in->b) / cols),
                      .cols = cols,
                      .ld = cols,
-                     .dev_type = op->a_unsigned ? HLO_U8 : HLO_S8,
-                     .host_type = g->nodes[node].shape.type};
-    if (op->kind == TC_CONV)
-        conv_perm(g, op->in_nhwc, node, x);
-    return op->exact ? 0 : set_scales(x, 1, &op->a_scale);
+                     .dev_type = op->a_unsigned && !in->b ? HLO_U8 : HLO_S8,
+                     .host_type = s->type};
+    x->rank = tc_input_perm(g, in, x->perm);
+    for (uint32_t k = 0; k < x->rank; k++)
+        x->dims[k] = s->dims[k];
+    return op->exact ? 0 : set_scales(x, 1, in->b ? &op->b_scale : &op->a_scale);
 }
 
 /* The transfer of op's result back to the host: s32 dequantized per column (exact: copied), or
@@ -157,41 +169,43 @@ static int output_xfer(tc_graph *g, tpub_segment *seg, const tc_op *op)
                      .dev_type = op->out_int8 ? HLO_S8 : HLO_S32,
                      .host_type = op->exact ? HLO_S32 : HLO_F32};
     if (op->kind == TC_CONV)
-        conv_perm(g, op->out_nhwc, op->out, x);
+        conv_out_perm(g, op, x);
     if (op->exact)
         return 0;
     return op->out_int8 ? set_scales(x, 1, &op->out_scale) : set_scales(x, cols, op->acc_scale);
+}
+
+/* Does operation op read input in (as its A or input, or as its B)? */
+static bool reads(const tc_graph *g, int op, const tc_seg_input *in)
+{
+    const tc_op *o = &g->ops[op];
+    const tc_seg_input a = {o->x, op, false}, b = {o->w, op, true};
+    return (!o->a_dev && same_input(g, &a, in)) || (o->w >= 0 && same_input(g, &b, in));
 }
 
 /* Plans one segment's activations from base (its operations are consecutive); returns the end
  * of what it uses through *end. */
 static int plan_segment(tc_graph *g, int s, tpub_segment *seg, uint64_t base, uint64_t *end)
 {
-    int first = -1, count = 0, n_in = 0, *ops_of = NULL;
+    int first = -1, count = 0, n_in = 0;
     for (int i = 0; i < g->n_ops; i++)
         if (g->ops[i].seg == s) {
             first = first < 0 ? i : first;
             count++;
         }
-    int *inputs = tc_segment_inputs(g, s, &n_in, &ops_of);
+    tc_seg_input *inputs = tc_segment_inputs(g, s, &n_in);
     dbuf *b = calloc((size_t)n_in + (size_t)count + 1, sizeof *b);
     if (!b || !inputs) {
         free(b);
         free(inputs);
-        free(ops_of);
         return tc_fail(g, NULL, "out of memory");
     }
-    uint32_t perm[4], other[4];
-    /* Inputs: live until the last operation reading them in the same order. */
+    /* Inputs: live until the last operation reading them in the same way. */
     for (int i = 0; i < n_in; i++) {
-        const uint32_t rank = input_order(g, &g->ops[ops_of[i]], perm);
-        b[i] = (dbuf){inputs[i], input_bytes(&g->ops[ops_of[i]]), 0, -1, 0};
-        for (int j = 0; j < count; j++) {
-            const tc_op *op = &g->ops[first + j];
-            if (!op->a_dev && op->x == inputs[i] && input_order(g, op, other) == rank &&
-                !memcmp(perm, other, rank * sizeof *perm))
+        b[i] = (dbuf){inputs[i].node, input_bytes(&g->ops[inputs[i].op], inputs[i].b), 0, -1, 0};
+        for (int j = 0; j < count; j++)
+            if (reads(g, first + j, &inputs[i]))
                 b[i].last = j;
-        }
     }
     /* Results: int8 ones read in place live until their last reader, the rest until the end. */
     for (int j = 0; j < count; j++) {
@@ -211,13 +225,14 @@ static int plan_segment(tc_graph *g, int s, tpub_segment *seg, uint64_t base, ui
     }
     int rc = 0;
     for (int i = 0; i < n_in && !rc; i++) {
-        const uint32_t rank = input_order(g, &g->ops[ops_of[i]], perm);
-        rc = input_xfer(g, seg, &g->ops[ops_of[i]], inputs[i], b[i].off);
+        rc = input_xfer(g, seg, &inputs[i], b[i].off);
         for (int j = 0; j < count; j++) {
             tc_op *op = &g->ops[first + j];
-            if (!op->a_dev && op->x == inputs[i] && input_order(g, op, other) == rank &&
-                !memcmp(perm, other, rank * sizeof *perm))
+            const tc_seg_input a = {op->x, first + j, false}, w = {op->w, first + j, true};
+            if (!op->a_dev && same_input(g, &a, &inputs[i]))
                 op->a_off = b[i].off;
+            if (op->w >= 0 && same_input(g, &w, &inputs[i]))
+                op->b_off = b[i].off;
         }
     }
     for (int j = 0; j < count && !rc; j++) {
@@ -231,7 +246,6 @@ static int plan_segment(tc_graph *g, int s, tpub_segment *seg, uint64_t base, ui
     }
     free(b);
     free(inputs);
-    free(ops_of);
     return rc ? tc_fail(g, NULL, "out of memory") : 0;
 }
 
@@ -286,9 +300,12 @@ static void conv_tiles(const tc_graph *g, const tc_op *op, uint8_t *image)
         }
 }
 
+/* Bytes of op's weights in the constant image (none for a run-time B). */
 static uint64_t weight_bytes(const tc_graph *g, const tc_op *op)
 {
     const uint32_t N = g->array_n;
+    if (op->w >= 0)
+        return 0;
     return op->kind == TC_CONV ? tpub_conv_k_tiles(&op->cv, N) * tiles(op->n, N) * N * N
                                : (uint64_t)op->batch * tiles(op->k, N) * tiles(op->n, N) * N * N;
 }
@@ -299,7 +316,8 @@ static int const_image(tc_graph *g, tpub_package *p)
     uint64_t at = 0;
     for (int i = 0; i < g->n_ops; i++) {
         tc_op *op = &g->ops[i];
-        op->b_off = at;
+        if (op->w < 0)
+            op->b_off = at;
         at = align_up(at + weight_bytes(g, op));
         if (op->bias_q || op->out_int8) {
             op->p_off = at;
@@ -316,7 +334,7 @@ static int const_image(tc_graph *g, tpub_package *p)
         const tc_op *op = &g->ops[i];
         if (op->kind == TC_CONV)
             conv_tiles(g, op, p->const_image + op->b_off);
-        else
+        else if (op->w < 0)
             gemm_tiles(g, op, p->const_image + op->b_off);
         if (!(op->bias_q || op->out_int8))
             continue;
@@ -353,7 +371,7 @@ static void fused_names(const tc_graph *g, const tc_op *op, hlo_text *t)
 /* The device's flags for op, the command's (docs/command-stream.md). */
 static uint32_t op_flags(const tc_op *op)
 {
-    uint32_t flags = op->kind == TC_GEMM ? TPUB_GEMM_B_TILED : 0;
+    uint32_t flags = op->kind == TC_GEMM && op->w < 0 ? TPUB_GEMM_B_TILED : 0;
     flags |= op->bias_q ? TPUB_GEMM_BIAS : 0;
     flags |= op->relu >= 0 ? TPUB_GEMM_RELU : 0;
     flags |= op->out_int8 ? TPUB_GEMM_OUT_INT8 : 0;
@@ -363,7 +381,7 @@ static uint32_t op_flags(const tc_op *op)
 }
 
 /* The segments' operations: one command per GEMM of a batch (batch b's A, B and C follow batch
- * b - 1's), one per convolution. */
+ * b - 1's; B in tile order, or a run-time B row-major), one per convolution. */
 static int make_ops(tc_graph *g, tpub_package *p)
 {
     const uint32_t N = g->array_n;
@@ -376,7 +394,8 @@ static int make_ops(tc_graph *g, tpub_package *p)
         s->ops = q;
         const uint32_t flags = op_flags(op);
         const bool params = flags & (TPUB_GEMM_BIAS | TPUB_GEMM_OUT_INT8);
-        const uint64_t b_bytes = (uint64_t)tiles(op->k, N) * tiles(op->n, N) * N * N;
+        const uint64_t b_bytes = op->w >= 0 ? (uint64_t)op->k * op->n
+                                            : (uint64_t)tiles(op->k, N) * tiles(op->n, N) * N * N;
         const uint64_t c_elt = op->out_int8 ? 1 : 4;
         for (uint32_t b = 0; b < op->batch; b++) {
             hlo_text name = {0}, fused = {0};

@@ -25,12 +25,12 @@ static int emit_segment(host_writer *w, int s)
     if (w->seg_done[s])
         return 0;
     w->seg_done[s] = 1;
-    int n_ops = 0, n_res = 0, *ops_of = NULL;
-    int *ops = tc_segment_inputs(g, s, &n_ops, &ops_of);
+    int n_ops = 0, n_res = 0;
+    tc_seg_input *ops = tc_segment_inputs(g, s, &n_ops);
     int *res = malloc(((size_t)g->n_ops + 1) * sizeof *res);
     int rc = ops && res ? 0 : tc_fail(g, NULL, "out of memory");
     for (int j = 0; j < n_ops && !rc; j++)
-        rc = emit_node(w, ops[j]);
+        rc = emit_node(w, ops[j].node);
     for (int i = 0; i < g->n_ops && !rc; i++)
         if (g->ops[i].seg == s && g->ops[i].to_host)
             res[n_res++] = g->ops[i].out;
@@ -46,7 +46,7 @@ static int emit_segment(host_writer *w, int s)
         }
         hlo_text_printf(&w->t, ") custom-call(");
         for (int j = 0; j < n_ops; j++)
-            hlo_text_printf(&w->t, "%s%s", j ? ", " : "", g->nodes[ops[j]].name);
+            hlo_text_printf(&w->t, "%s%s", j ? ", " : "", g->nodes[ops[j].node].name);
         hlo_text_printf(&w->t, "), custom_call_target=\"tpu.segment.%d\"\n", s);
         for (int j = 0; j < n_res; j++) {
             const tc_node *nd = &g->nodes[res[j]];
@@ -57,7 +57,6 @@ static int emit_segment(host_writer *w, int s)
         }
     }
     free(ops);
-    free(ops_of);
     free(res);
     return rc;
 }

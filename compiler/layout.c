@@ -181,16 +181,16 @@ bool tc_conv_fits(const tpub_conv *v, uint32_t n)
     return planes * in_rows * width + 2 * stage <= CORE_UB_ROWS && 2 * acc <= CORE_ACC_ROWS;
 }
 
-uint32_t tc_nhwc_perm(const int nhwc[4], const int64_t *dims, uint32_t perm[4])
+uint32_t tc_perm(const int *order, int rank, const int64_t *dims, uint32_t *perm)
 {
     int last = -1;
     bool moves = false;
-    for (int k = 0; k < 4; k++) {
-        perm[k] = (uint32_t)nhwc[k];
-        if (dims[nhwc[k]] == 1)
+    for (int k = 0; k < rank; k++) {
+        perm[k] = (uint32_t)order[k];
+        if (dims[order[k]] == 1)
             continue;
-        moves |= nhwc[k] < last;
-        last = nhwc[k];
+        moves |= order[k] < last;
+        last = order[k];
     }
-    return moves ? 4 : 0;
+    return moves ? (uint32_t)rank : 0;
 }

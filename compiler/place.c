@@ -76,36 +76,64 @@ const char *tc_device_types(const tc_node *l, const tc_node *r, const tc_node *n
     return NULL;
 }
 
+/* The order in which a dot operand's dims reach the device: its batch dims (as listed), then
+ * for the left-hand side its free dims and its contracting dims (as listed), for the right-hand
+ * side its contracting dims and its free dims: [batch][M][K] and [batch][K][N] row-major. Returns
+ * the transfer permutation's rank (tc_perm: 0 when that is the host's order). */
+static uint32_t dot_order(const hlo_shape *s, const hlo_ints *bat, const hlo_ints *con, bool lhs,
+                          int *order)
+{
+    bool used[HLO_MAX_RANK] = {false};
+    int n = 0, nb = bat->present ? bat->n : 0, nc = con->present ? con->n : 0;
+    for (int i = 0; i < nb; i++)
+        used[order[n++] = (int)bat->v[i]] = true;
+    for (int i = 0; i < nc; i++)
+        used[con->v[i]] = true;
+    for (int i = 0; !lhs && i < nc; i++)
+        order[n++] = (int)con->v[i];
+    for (int d = 0; d < s->rank; d++)
+        if (!used[d])
+            order[n++] = d;
+    for (int i = 0; lhs && i < nc; i++)
+        order[n++] = (int)con->v[i];
+    uint32_t perm[HLO_MAX_RANK];
+    return tc_perm(order, s->rank, s->dims, perm);
+}
+
 /* Why dot node d stays on the host, or NULL when the device can run it (then op's batch, m, k,
- * n and exact set): batch dimensions lead the left-hand side, contracting dimensions trail it. */
+ * n, exact, w and the transfer orders set). A is the left-hand side as [batch][M][K], in place
+ * when it already is in that order, else written so by its transfer; B is the constant weights
+ * (rearranged at compile time) or a run-time value written as [batch][K][N] by its transfer. */
 static const char *device_dot(const tc_graph *g, int d, tc_op *op)
 {
     const tc_node *nd = &g->nodes[d];
     const hlo_instr *in = nd->src;
     const tc_node *l = &g->nodes[nd->in[0]], *r = &g->nodes[nd->in[1]];
-    if (r->role != TC_CONST)
-        return "its right-hand side is computed at run time (the device's B operand is weights)";
     const char *why = tc_device_types(l, r, nd, &op->exact);
     if (why)
         return why;
     const hlo_ints *lc = &in->lhs_contracting_dims, *lb = &in->lhs_batch_dims;
-    int lr = l->shape.rank, nc = lc->present ? lc->n : 0, nb = lb->present ? lb->n : 0;
-    for (int i = 0; i < nb; i++)
-        if (lb->v[i] != i)
-            return "its batch dimensions are not the left-hand side's leading ones";
-    for (int i = 0; i < nc; i++)
-        if (lc->v[i] != lr - nc + i)
-            return "its left-hand side does not contract its trailing dimensions in order";
+    op->a_rank = (int)dot_order(&l->shape, lb, lc, true, op->a_order);
+    op->w = r->role == TC_CONST ? -1 : nd->in[1];
+    if ((op->w >= 0 &&
+         dot_order(&r->shape, &in->rhs_batch_dims, &in->rhs_contracting_dims, false, op->b_order) &&
+         r->shape.rank > TPUB_MAX_RANK) ||
+        op->a_rank > TPUB_MAX_RANK)
+        return "an operand to permute of more dimensions than transfers permute (8)";
+    int nc = lc->present ? lc->n : 0, nb = lb->present ? lb->n : 0;
     int64_t bb = 1, kk = 1;
     for (int i = 0; i < nb; i++)
-        bb *= l->shape.dims[i];
-    for (int i = lr - nc; i < lr; i++)
-        kk *= l->shape.dims[i];
+        bb *= l->shape.dims[lb->v[i]];
+    for (int i = 0; i < nc; i++)
+        kk *= l->shape.dims[lc->v[i]];
     if (bb == 0 || kk == 0 || l->shape.elements == 0 || r->shape.elements == 0)
         return "an empty operand";
     int64_t mm = l->shape.elements / kk / bb, n2 = r->shape.elements / kk / bb;
     if (mm > 65535 * 1024LL || kk > (1 << 24) || n2 > (1 << 24) || bb > 65536)
         return "dimensions beyond what the GEMM commands address";
+    if (op->w >= 0 && r->shape.elements > TC_RUNTIME_B_MAX_BYTES)
+        return "its right-hand side is computed at run time and larger than the 1 GiB a "
+               "transfer may write (TC_RUNTIME_B_MAX_BYTES)";
     op->batch = (uint32_t)bb;
     op->m = (uint32_t)mm;
     op->k = (uint32_t)kk;
@@ -217,6 +245,27 @@ static int fuse(tc_graph *g, tc_op *op)
     return 0;
 }
 
+/* Operand *node of a GEMM, written by a transfer in the order `order` of its dims: while it is a
+ * transpose or copy computed on the host for this operation alone, the transfer reads that
+ * one's operand instead, the order composed with the transpose's (the transpose becomes a view:
+ * done by addressing, never computed). Returns the order's transfer rank. */
+static int look_through(tc_graph *g, int *node, int *order)
+{
+    const int rank = g->nodes[*node].shape.rank;
+    for (tc_node *nd = &g->nodes[*node];
+         rank <= TPUB_MAX_RANK && nd->role == TC_HOST && nd->n_in == 1 &&
+         tc_only_user(g, *node) >= 0 &&
+         (nd->src->opcode == HLO_OP_TRANSPOSE || nd->src->opcode == HLO_OP_COPY);
+         nd = &g->nodes[*node]) {
+        for (int i = 0; nd->src->opcode == HLO_OP_TRANSPOSE && i < rank; i++)
+            order[i] = (int)nd->src->dimensions.v[order[i]];
+        nd->role = TC_VIEW;
+        *node = nd->in[0];
+    }
+    uint32_t perm[HLO_MAX_RANK];
+    return (int)tc_perm(order, rank, g->nodes[*node].shape.dims, perm);
+}
+
 /* Picks the device dots and convolutions and fuses their epilogues. */
 static int pick_ops(tc_graph *g)
 {
@@ -234,6 +283,7 @@ static int pick_ops(tc_graph *g)
                     .out = d,
                     .x = nd->in[0],
                     .via = -1,
+                    .w = -1,
                     .seg = -1};
         if ((nd->host_reason =
                  op.kind == TC_GEMM ? device_dot(g, d, &op) : tc_device_conv(g, d, &op)))
@@ -245,9 +295,15 @@ static int pick_ops(tc_graph *g)
         /* Owned by the graph from here on, so that tc_graph_free releases it on any failure. */
         tc_op *o = &g->ops[g->n_ops++];
         *o = op;
-        if ((o->kind == TC_GEMM ? take_weights(g, o) : tc_take_kernel(g, o)) || fuse(g, o) ||
-            tc_find_via(g, o))
+        if ((o->kind == TC_CONV ? tc_take_kernel(g, o)
+             : o->w < 0         ? take_weights(g, o)
+                                : 0) ||
+            fuse(g, o) || (!o->a_rank && tc_find_via(g, o)))
             return -1;
+        if (o->kind == TC_GEMM && o->via < 0)
+            o->a_rank = look_through(g, &o->x, o->a_order);
+        if (o->w >= 0)
+            o->b_rank = look_through(g, &o->w, o->b_order);
         const int fused[] = {o->dot, o->bias, o->relu, o->pool};
         for (size_t i = 0; i < sizeof fused / sizeof *fused; i++)
             if (fused[i] >= 0) {
@@ -322,9 +378,11 @@ static int make_segments(tc_graph *g)
         }
         tc_op *op = &g->ops[nd->op];
         if (i == op->dot) {
-            op->a_dev = open >= 0 && op->via >= 0 && int8_candidate(g, op->via) &&
+            /* A run-time B computed from the open segment's results needs a new one. */
+            const bool b_late = open >= 0 && op->w >= 0 && avail[op->w] >= open;
+            op->a_dev = open >= 0 && !b_late && op->via >= 0 && int8_candidate(g, op->via) &&
                         g->ops[op->via].seg == open;
-            if (!op->a_dev && (open < 0 || avail[op->x] >= open))
+            if (!op->a_dev && (open < 0 || avail[op->x] >= open || b_late))
                 open++;
             op->seg = open;
         }

@@ -1,7 +1,8 @@
 /* quant.c - calibration and int8 quantization of the float GEMMs and convolutions.
  *
  * Weights: symmetric per output column (a dot's, across the batch of a batched dot; a
- * convolution's output channel), scale = max|w| / 127, q = round(w / scale) in [-127, 127].
+ * convolution's output channel), scale = max|w| / 127, q = round(w / scale) in [-127, 127]; a
+ * B computed at run time: per tensor, s8 with max|b| / 127 from the range calibration saw.
  * Activations: per tensor from the range calibration saw: u8 with scale max / 255 when the value
  * never went negative (inputs in [0, 1], ReLU outputs), else s8 with max|x| / 127. Bias: int32
  * in accumulator units (a_scale * w_scale). A result read in place by operations of its segment,
@@ -135,6 +136,8 @@ int tc_calibrate(tc_graph *g, hlo_array *const *calib, int n_calib)
                 if (!op->exact) {
                     observe(g, op->x, vals[op->x]);
                     observe(g, op->out, vals[op->out]);
+                    if (op->w >= 0)
+                        observe(g, op->w, vals[op->w]);
                 }
             }
         tc_values_free(g, vals);
@@ -196,7 +199,7 @@ static int finite_weights(tc_graph *g, tc_op *op, float *bias_f)
     const tc_node *w = &g->nodes[dot->in[1]];
     const size_t rows = (size_t)op->batch * op->k;
     char what[160];
-    for (uint32_t j = 0; j < op->n; j++) {
+    for (uint32_t j = 0; op->wf && j < op->n; j++) {
         double mx = 0;
         bool bad = false;
         for (size_t k = 0; k < rows; k++) {
@@ -268,15 +271,24 @@ int tc_quantize(tc_graph *g)
             return -1;
         }
         const size_t rows = (size_t)op->batch * op->k; /* of every batch's weights */
-        if (!(op->wq = malloc(rows * op->n)) || !(op->acc_scale = malloc(op->n * sizeof(float)))) {
+        if ((op->wf && !(op->wq = malloc(rows * op->n))) ||
+            !(op->acc_scale = malloc(op->n * sizeof(float)))) {
             free(bias_f);
             return tc_oom(g, op->dot, "the int8 weights", rows * op->n);
         }
         op->w_absmax_min = DBL_MAX;
         op->w_absmax_max = 0;
+        if (op->w >= 0) { /* a run-time B: one scale for the tensor, from its calibrated range */
+            const double mx = absmax(g, op->w);
+            op->b_scale = mx > 0 ? (float)(mx / 127.0) : 1.0f;
+            if (check_scale(g, op, op->b_scale, "its right-hand side", op->w)) {
+                free(bias_f);
+                return -1;
+            }
+        }
         for (uint32_t j = 0; j < op->n; j++) {
-            double mx = 0;
-            for (size_t k = 0; k < rows; k++) {
+            double mx = op->w >= 0 ? absmax(g, op->w) : 0;
+            for (size_t k = 0; op->wf && k < rows; k++) {
                 double w = fabs(op->wf[k * op->n + j]);
                 if (w > mx)
                     mx = w;
@@ -285,8 +297,8 @@ int tc_quantize(tc_graph *g)
                 op->w_absmax_min = mx;
             if (mx > op->w_absmax_max)
                 op->w_absmax_max = mx;
-            double ws = mx > 0 ? mx / 127.0 : 1.0;
-            for (size_t k = 0; k < rows; k++) {
+            double ws = op->w >= 0 ? op->b_scale : mx > 0 ? mx / 127.0 : 1.0;
+            for (size_t k = 0; op->wf && k < rows; k++) {
                 long q = lround(op->wf[k * op->n + j] / ws);
                 op->wq[k * op->n + j] = (int8_t)(q > 127 ? 127 : q < -127 ? -127 : q);
             }

@@ -86,8 +86,9 @@ enum tpub_conv_flag {
                     TPUB_CONV_POOL,
 };
 
-/* One device GEMM (docs/command-stream.md): C = act(A . B (+ bias)). B is always in tile order
- * (TPUB_GEMM_B_TILED set) for the package's array size. */
+/* One device GEMM (docs/command-stream.md): C = act(A . B (+ bias)). B is in tile order for the
+ * package's array size with TPUB_GEMM_B_TILED (weights in the constant image), else k x n
+ * row-major (ldb = n: a B the host writes at run time). */
 typedef struct {
     uint32_t m, k, n, flags;
     uint64_t a_off, b_off, c_off, p_off; /* p_off only with BIAS or OUT_INT8 */

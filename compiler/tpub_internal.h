@@ -39,9 +39,11 @@ static inline uint64_t tpub_extent(uint64_t rows, uint64_t ld, uint64_t width, u
     return tpub_mul_sat(tpub_add_sat(tpub_mul_sat(rows - 1, ld), width), elt);
 }
 
-/* The bytes of a GEMM's B in tile order: KT x NT tiles of N x N. */
-static inline uint64_t tpub_b_tiled_bytes(const tpub_gemm *g, uint32_t array_n)
+/* The bytes of a GEMM's B: in tile order KT x NT tiles of N x N, else k x n row-major. */
+static inline uint64_t tpub_b_bytes(const tpub_gemm *g, uint32_t array_n)
 {
+    if (!(g->flags & TPUB_GEMM_B_TILED))
+        return (uint64_t)g->k * g->n;
     return tpub_mul_sat(tpub_mul_sat(tpub_ceil_div(g->k, array_n), tpub_ceil_div(g->n, array_n)),
                         (uint64_t)array_n * array_n);
 }

@@ -375,8 +375,6 @@ static void read_gemm(reader *r, const tpub_package *pkg, tpub_gemm *g)
         fail(r, "n: 0");
     if (g->flags & ~(uint32_t)TPUB_GEMM_ALL)
         fail(r, "flags: undefined bits 0x%" PRIx32, g->flags & ~(uint32_t)TPUB_GEMM_ALL);
-    if (!(g->flags & TPUB_GEMM_B_TILED))
-        fail(r, "flags: B_TILED not set (B is always in tile order)");
     if (g->lda < g->k)
         fail(r, "lda: %" PRIu32 " < k %" PRIu32, g->lda, g->k);
     if (g->ldc < g->n)
@@ -386,7 +384,7 @@ static void read_gemm(reader *r, const tpub_package *pkg, tpub_gemm *g)
         fail(r, "ldc: %" PRIu32 " x %" PRIu64 " bytes does not fit 32 bits", g->ldc, c_elt);
     bool params = g->flags & (TPUB_GEMM_BIAS | TPUB_GEMM_OUT_INT8);
     uint64_t a_bytes = tpub_extent(g->m, g->lda, g->k, 1);
-    uint64_t b_bytes = tpub_b_tiled_bytes(g, pkg->array_n);
+    uint64_t b_bytes = tpub_b_bytes(g, pkg->array_n);
     uint64_t c_bytes = tpub_extent(g->m, g->ldc, g->n, c_elt);
     uint64_t p_bytes = 12 * (uint64_t)g->n; /* int32 bias, mult, shift per column */
     const char *const ops[3] = {"a", "b", "c"};

@@ -42,13 +42,29 @@ static void report_layout(tc_graph *g, const tc_op *op)
             hlo_text_printf(t, "%s%s", sep, g->nodes[v].name);
         hlo_text_printf(t, "%s\n", op->krow ? "; weight rows permuted to its device order" : "");
     }
-    if (op->kind != TC_CONV)
+    if (op->kind != TC_CONV) {
+        const tc_seg_input ins[2] = {{op->x, (int)(op - g->ops), false},
+                                     {op->w, (int)(op - g->ops), true}};
+        for (int b = 0; b < (op->w >= 0 ? 2 : 1); b++) {
+            uint32_t p[TPUB_MAX_RANK], r = op->a_dev && !b ? 0 : tc_input_perm(g, &ins[b], p);
+            if (b && !r)
+                hlo_text_printf(t, "      B '%s' computed at run time, written row-major\n",
+                                g->nodes[op->w].name);
+            if (r) {
+                hlo_text_printf(t, "      %s '%s' written with its dims in the order (",
+                                b ? "B computed at run time," : "A", g->nodes[ins[b].node].name);
+                for (uint32_t k = 0; k < r; k++)
+                    hlo_text_printf(t, "%s%u", k ? "," : "", p[k]);
+                hlo_text_printf(t, ")\n");
+            }
+        }
         return;
+    }
     uint32_t perm[4];
-    if (!op->a_dev && tc_nhwc_perm(op->in_nhwc, g->nodes[op->x].shape.dims, perm))
+    if (!op->a_dev && tc_perm(op->in_nhwc, 4, g->nodes[op->x].shape.dims, perm))
         hlo_text_printf(t, "      input '%s' written NHWC: its dims (%u,%u,%u,%u) on the device\n",
                         g->nodes[op->x].name, perm[0], perm[1], perm[2], perm[3]);
-    if (op->to_host && tc_nhwc_perm(op->out_nhwc, g->nodes[op->out].shape.dims, perm))
+    if (op->to_host && tc_perm(op->out_nhwc, 4, g->nodes[op->out].shape.dims, perm))
         hlo_text_printf(t, "      result NHWC on the device, returned as its dims (%u,%u,%u,%u)\n",
                         perm[0], perm[1], perm[2], perm[3]);
 }
@@ -109,9 +125,16 @@ static void report_quant(tc_graph *g, const tc_op *op)
                         "%.6g])\n",
                         name, conv ? "input" : "A", x->name, op->a_unsigned ? "u8" : "s8",
                         (double)op->a_scale, g->cal_min[op->x], g->cal_max[op->x]);
-    hlo_text_printf(t, "  %s: %s s8 per %s, scale %.6g .. %.6g\n", name,
-                    conv ? "kernel" : "weights", conv ? "output channel" : "column",
-                    op->w_absmax_min / 127.0, op->w_absmax_max / 127.0);
+    if (op->w >= 0)
+        hlo_text_printf(t,
+                        "  %s: B = '%s' f32 -> s8 per tensor, scale %.6g (calibrated range [%.6g, "
+                        "%.6g])\n",
+                        name, g->nodes[op->w].name, (double)op->b_scale, g->cal_min[op->w],
+                        g->cal_max[op->w]);
+    else
+        hlo_text_printf(t, "  %s: %s s8 per %s, scale %.6g .. %.6g\n", name,
+                        conv ? "kernel" : "weights", conv ? "output channel" : "column",
+                        op->w_absmax_min / 127.0, op->w_absmax_max / 127.0);
     if (op->bias_q) {
         range_i32(op->bias_q, op->n, &lo, &hi);
         hlo_text_printf(t, "  %s: bias int32 in [%lld, %lld]\n", name, lo, hi);

@@ -54,13 +54,18 @@ typedef struct {
     int x;                /* the activation operand (A, or the convolution's input) */
     int via;              /* the operation whose result x is, directly or through views that the
                              device can address in place; -1 when x comes from the host */
-    int64_t *krow;        /* a GEMM with via: per weight row k, the column of A (in via's
-                             device layout) it multiplies; NULL for the identity */
-    bool exact;           /* integer (s8/u8 x s8 -> s32): no quantization */
-    bool a_unsigned;      /* the input is u8 on the device */
-    bool a_dev;           /* x is read in place from via's int8 result (same segment) */
-    bool out_int8;        /* the device requantizes the result to int8 */
-    bool to_host;         /* the result goes back to the host */
+    int w;                /* a GEMM's B node when it is computed at run time (then written to
+                             device memory row-major per batch index, quantized per tensor);
+                             -1 for constant weights (in tile order in the constant image) */
+    int a_rank, b_rank;   /* rank of the transfer order of x and of w (0: host order) */
+    int a_order[HLO_MAX_RANK], b_order[HLO_MAX_RANK]; /* device dim i is host dim order[i] */
+    int64_t *krow;   /* a GEMM with via: per weight row k, the column of A (in via's
+                        device layout) it multiplies; NULL for the identity */
+    bool exact;      /* integer (s8/u8 x s8 -> s32): no quantization */
+    bool a_unsigned; /* the input is u8 on the device */
+    bool a_dev;      /* x is read in place from via's int8 result (same segment) */
+    bool out_int8;   /* the device requantizes the result to int8 */
+    bool to_host;    /* the result goes back to the host */
     int seg;
     uint32_t batch, m, k, n; /* weights: batch x k x n (a GEMM's m rows per batch index; a
                                 convolution's batch 1, k = kh * kw * c rows, n = cout) */
@@ -72,6 +77,7 @@ typedef struct {
     int32_t *mult, *shift;       /* n each, with out_int8 */
     float *acc_scale;            /* n: the real value of one accumulator unit per column */
     float a_scale;               /* the real value of one unit of the input */
+    float b_scale;               /* a run-time B's, per tensor */
     float out_scale;             /* out_int8: the real value of one output unit */
     double w_absmax_min, w_absmax_max; /* over columns, for the report */
     uint64_t a_off, b_off, c_off, p_off;
@@ -103,6 +109,10 @@ typedef struct {
 /* Constant folding builds no value larger than this: bigger ones (a broadcast of a scalar to a
  * huge shape, say) stay on the host, computed at run time. */
 #define TC_FOLD_MAX_BYTES ((int64_t)1 << 30)
+
+/* A dot's right-hand side computed at run time is written to device memory by a transfer of at
+ * most this many int8 elements; a larger one keeps the dot on the host. */
+#define TC_RUNTIME_B_MAX_BYTES ((int64_t)1 << 30)
 
 /* Every stage returns 0, or -1 with the reason in g->err. */
 int tc_fail(tc_graph *g, const hlo_instr *at, const char *fmt, ...)
@@ -152,9 +162,10 @@ int tc_find_via(tc_graph *g, tc_op *op);
 /* A convolution's geometry fits the core's unified buffer and accumulators for the array size
  * n: one pooled output row of the firmware's bands (firmware/conv.c) with a single plane set. */
 bool tc_conv_fits(const tpub_conv *v, uint32_t n);
-/* The transfer permutation (tpub.h) that writes host dims `dims` (rank 4) in the order nhwc:
- * the rank, 0 when the device order is the host's (dimensions of size 1 moving do not count). */
-uint32_t tc_nhwc_perm(const int nhwc[4], const int64_t *dims, uint32_t perm[4]);
+/* The transfer permutation (tpub.h) that writes host dims `dims` (rank rank <= TPUB_MAX_RANK)
+ * in the order `order` (device dim i is host dim order[i]): the rank, 0 when the device order is
+ * the host's (dimensions of size 1 moving do not count). */
+uint32_t tc_perm(const int *order, int rank, const int64_t *dims, uint32_t *perm);
 /* Evaluates the graph's nodes in order on one batch of inputs (n_inputs arrays); vals[i] gets
  * each node's value (constants borrowed: not freed by tc_values_free). */
 int tc_eval(tc_graph *g, hlo_array *const *inputs, hlo_array **vals);
@@ -166,10 +177,17 @@ int tc_quantize(tc_graph *g);
 
 /* emit.c */
 int tc_emit(tc_graph *g, tpub_package *out);
-/* The nodes segment s reads from the host, in its custom-call's operand order: one per node and
- * device layout (*n_inputs of them; ops_of[i] the first operation reading input i). Returns
+/* A host value segment s reads: node, as operation op's A (or input) or, with b, its run-time B. */
+typedef struct {
+    int node, op;
+    bool b;
+} tc_seg_input;
+/* What segment s reads from the host, in its custom-call's operand order: one per node, operand
+ * kind and device order (*n_inputs of them, each with the first operation reading it). Returns
  * the list (malloc'ed), or NULL when out of memory. */
-int *tc_segment_inputs(const tc_graph *g, int s, int *n_inputs, int **ops_of);
+tc_seg_input *tc_segment_inputs(const tc_graph *g, int s, int *n_inputs);
+/* The transfer permutation of input in (tc_perm): its rank, 0 for the host's order. */
+uint32_t tc_input_perm(const tc_graph *g, const tc_seg_input *in, uint32_t perm[TPUB_MAX_RANK]);
 
 /* host.c */
 int tc_host_program(tc_graph *g, tpub_package *p);

@@ -168,7 +168,7 @@ static tpu_status add_gemm(tpurt *rt, rt_layer *l, uint32_t buf)
         .n = g->n,
         .flags = g->flags,
         .a = {buf, (uint32_t)g->a_off, g->lda},
-        .b = {buf, (uint32_t)g->b_off, 0},
+        .b = {buf, (uint32_t)g->b_off, g->flags & TPU_GEMM_B_TILED ? 0 : g->n},
         .c = {buf, (uint32_t)g->c_off, g->ldc},
         .params = {params ? buf : 0, params ? (uint32_t)g->p_off : 0, 0},
     };

@@ -87,23 +87,26 @@ def to_input(u8):
 
 
 def save_safetensors(path, tensors, metadata):
-    """Write float32 tensors in the safetensors format, data in the given order.
+    """Write float32 (or bfloat16 / float16) tensors in the safetensors format, data in the given order.
 
     Written here rather than with the safetensors package because its header order is not stable
     from run to run. Layout: u64 little-endian header length, a JSON header (sorted keys, padded
     with spaces to a multiple of 8 bytes), then the raw little-endian data.
     """
     header, offset = {"__metadata__": metadata}, 0
+    dtypes = {"bfloat16": "BF16", "float16": "F16"}
     for name, array in tensors:
-        size = array.size * 4
-        header[name] = {"dtype": "F32", "shape": list(array.shape), "data_offsets": [offset, offset + size]}
+        size = array.size * (2 if str(array.dtype) in dtypes else 4)
+        header[name] = {"dtype": dtypes.get(str(array.dtype), "F32"), "shape": list(array.shape),
+                        "data_offsets": [offset, offset + size]}
         offset += size
     text = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)
     with open(path, "wb") as f:
         f.write(len(text).to_bytes(8, "little") + text)
-        for _, array in tensors:
-            f.write(np.ascontiguousarray(array, dtype="<f4").tobytes())
+        for _, array in tensors:  # 16-bit floats as their little-endian bit patterns
+            a = np.ascontiguousarray(array)
+            f.write(a.view("<u2").tobytes() if str(a.dtype) in dtypes else a.astype("<f4").tobytes())
 
 
 def entry_parameters(hlo_text):

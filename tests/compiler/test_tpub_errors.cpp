@@ -137,8 +137,13 @@ const std::vector<Rule> &rules()
         {"n 0", [](Model &m) { m.seg1_ops[0].gemm.n = 0; }, "SEGS: segment 1 op 0: n: 0"},
         {"undefined flag", [](Model &m) { m.seg0_ops[1].gemm.flags |= 1u << 5 | 1u << 31; },
          "SEGS: segment 0 op 1: flags: undefined bits 0x80000020"},
-        {"B not tiled", [](Model &m) { m.seg1_ops[0].gemm.flags &= ~kTiled; },
-         "SEGS: segment 1 op 0: flags: B_TILED not set (B is always in tile order)"},
+        // Without B_TILED, B is k x n row-major: 40 bytes here.
+        {"row-major B outside",
+         [](Model &m) {
+             m.seg1_ops[0].gemm.flags &= ~kTiled;
+             m.seg1_ops[0].gemm.b_off = 0x1fe0;
+         },
+         "SEGS: segment 1 op 0: b extent 0x1fe0+0x28 outside the arena (0x2000 bytes)"},
         {"lda < k", [](Model &m) { m.seg0_ops[0].gemm.lda = 15; },
          "SEGS: segment 0 op 0: lda: 15 < k 16"},
         {"ldc < n", [](Model &m) { m.seg0_ops[1].gemm.ldc = 9; },

@@ -123,18 +123,20 @@ def run(cmd, log):
     return None
 
 
-def compile_and_run(hlo, params, calib, test_x, want, args, work, export, max_cycles=MAX_CYCLES):
+def compile_and_run(hlo, params, calib, test_x, want, args, work, export, max_cycles=MAX_CYCLES, names=None):
     """Write a model's files into work, compile it with tpuc and run test_x on the device.
 
     hlo is jax.jit(f).lower(x, params).as_text(dialect="hlo"): x is parameter 0 and the leaves of
     params follow in the pytree's flattening order (sorted keys); the weights are saved as float32
     safetensors named after those HLO parameters. tpuc calibrates on calib; `tpusim run` (which
     verifies every submission against the golden model) runs test_x, each submission within
-    max_cycles; want is JAX's output, saved beside the device's. Returns (error or None, tpuc's
+    max_cycles; want is JAX's output, saved beside the device's. names ({number: name}) are the
+    parameters when hlo is another text of the same function (StableHLO, an optimized dump), whose
+    tensors then bind by number. Returns (error or None, tpuc's
     report, the device's output, the run's JSON report); the error also covers an output of
     another shape or type than want's and a submission that was not bit-exact.
     """
-    names = export.entry_parameters(hlo)
+    names = names or export.entry_parameters(hlo)
     leaves = jax.tree_util.tree_leaves(params)
     if sorted(names) != list(range(len(leaves) + 1)):
         return f"unexpected ENTRY parameters {names}", None, None, None

@@ -227,6 +227,83 @@ TEST(Labels, OneInputTwoLayouts)
     expect_close(r, 0.03);
 }
 
+// Self-attention with two heads: Q, K and V projections, scores Q . K^T per (batch, head) with
+// the batch dims in the middle of both operands, a softmax on the host, then softmax . V. Every
+// dot runs on the device: the two attention dots with a B computed at run time, written
+// row-major by a permuted transfer and quantized per tensor, and their A permuted likewise.
+TEST(RuntimeDots, AttentionRunsEveryDotOnTheDevice)
+{
+    std::mt19937 rng(21);
+    auto w = [&](const char *name) {
+        return std::string("  ") + name + " = f32[8,8] constant(" +
+               cnn_hlo::literal(rng, {8, 8}, false, -0.5, 0.5) + ")\n";
+    };
+    auto proj = [](const char *name, const char *wname) {
+        return std::string("  ") + name + " = f32[2,6,8] dot(x, " + wname +
+               "), lhs_contracting_dims={2}, rhs_contracting_dims={0}\n  " + name +
+               "4 = f32[2,6,2,4] reshape(" + name + ")\n";
+    };
+    const std::string text =
+        "HloModule attention\n\nmaxf {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT m = f32[] maximum(a, b)\n}\n\naddf {\n  a = f32[] parameter(0)\n"
+        "  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\nENTRY main {\n"
+        "  x = f32[2,6,8] parameter(0)\n" +
+        w("wq") + w("wk") + w("wv") + proj("q", "wq") + proj("k", "wk") + proj("v", "wv") +
+        "  s = f32[2,2,6,6] dot(q4, k4), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, "
+        "rhs_batch_dims={0,2}, rhs_contracting_dims={3}\n"
+        "  low = f32[] constant(-inf)\n"
+        "  mx = f32[2,2,6] reduce(s, low), dimensions={3}, to_apply=maxf\n"
+        "  mb = f32[2,2,6,6] broadcast(mx), dimensions={0,1,2}\n"
+        "  d = f32[2,2,6,6] subtract(s, mb)\n  e = f32[2,2,6,6] exponential(d)\n"
+        "  zero = f32[] constant(0)\n"
+        "  sum = f32[2,2,6] reduce(e, zero), dimensions={3}, to_apply=addf\n"
+        "  sb = f32[2,2,6,6] broadcast(sum), dimensions={0,1,2}\n"
+        "  p = f32[2,2,6,6] divide(e, sb)\n"
+        "  ROOT o = f32[2,2,6,4] dot(p, v4), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, "
+        "rhs_batch_dims={0,2}, rhs_contracting_dims={1}\n}\n";
+    for (uint32_t n : {4u, 8u}) {
+        const Golden r = compile_and_run("attention_n" + std::to_string(n), text, n, -1, 1);
+        EXPECT_NE(r.report.find("(GEMMs: 5, segments: 3)"), std::string::npos) << r.report;
+        EXPECT_NE(r.report.find("A 'q4' written with its dims in the order (0,2,1,3)"),
+                  std::string::npos)
+            << r.report;
+        EXPECT_NE(r.report.find("B computed at run time, 'k4' written with its dims in the order "
+                                "(0,2,3,1)"),
+                  std::string::npos)
+            << r.report;
+        EXPECT_NE(r.report.find("B computed at run time, 'v4' written with its dims in the order "
+                                "(0,2,1,3)"),
+                  std::string::npos)
+            << r.report;
+        EXPECT_NE(r.report.find("s: B = 'k4' f32 -> s8 per tensor"), std::string::npos) << r.report;
+        EXPECT_EQ(r.report.find("stays on the host"), std::string::npos) << r.report;
+        expect_close(r, 0.05);
+    }
+}
+
+// x . x^T, one value as A and as B (two transfers of it, in one segment), and the integer form
+// with both operands at run time: exact.
+TEST(RuntimeDots, OneValueAsBothOperandsAndIntegers)
+{
+    const std::string gram = "HloModule gram\n\nENTRY main {\n  x = f32[5,7] parameter(0)\n"
+                             "  ROOT g = f32[5,5] dot(x, x), lhs_contracting_dims={1}, "
+                             "rhs_contracting_dims={1}\n}\n";
+    const Golden r = compile_and_run("gram", gram, 4, -1, 1);
+    EXPECT_NE(r.report.find("(GEMMs: 1, segments: 1)"), std::string::npos) << r.report;
+    EXPECT_NE(r.report.find("B computed at run time, 'x' written with its dims in the order (1,0)"),
+              std::string::npos)
+        << r.report;
+    expect_close(r, 0.03);
+    const std::string ints =
+        "HloModule ints\n\nENTRY main {\n  x = s8[3,5,6] parameter(0)\n"
+        "  t = s8[3,6,5] transpose(x), dimensions={0,2,1}\n"
+        "  ROOT g = s32[3,5,5] dot(x, t), lhs_batch_dims={0}, lhs_contracting_dims={2}, "
+        "rhs_batch_dims={0}, rhs_contracting_dims={1}\n}\n";
+    const Golden e = compile_and_run("gram_s8", ints, 8, -128, 127);
+    EXPECT_NE(e.report.find("(GEMMs: 1, segments: 1)"), std::string::npos) << e.report;
+    expect_close(e, 0);
+}
+
 // The compiler places a convolution on the device exactly when the firmware can schedule it
 // (one output row in the unified buffer and accumulators, docs/compiler.md): random integer
 // geometries around the limits, compiled, and their CONV2D commands validated by the firmware

@@ -67,6 +67,7 @@ inline std::vector<uint8_t> gemm_command(const tpub_gemm &g)
     fw_test::put32(c, FW_GEMM_A_OFF, (uint32_t)g.a_off);
     fw_test::put32(c, FW_GEMM_LDA, g.lda);
     fw_test::put32(c, FW_GEMM_B_OFF, (uint32_t)g.b_off);
+    fw_test::put32(c, FW_GEMM_LDB, g.flags & TPUB_GEMM_B_TILED ? 0 : g.n);
     fw_test::put32(c, FW_GEMM_C_OFF, (uint32_t)g.c_off);
     fw_test::put32(c, FW_GEMM_LDC, g.ldc);
     fw_test::put32(c, FW_GEMM_P_OFF, params ? (uint32_t)g.p_off : 0);
