@@ -144,11 +144,12 @@ static int bench_line(const cli_options *o, const bench_row *row, uint32_t repea
     char what[64];
     if (row->conv) {
         const conv_layer *l = &conv_layers[row->layer];
-        snprintf(what, sizeof what, "%s %ux%ux%u->%u", l->name, l->h, l->w, l->c, l->cout);
+        snprintf(what, sizeof what, "%s %u x %ux%ux%u->%u", l->name, l->batch, l->h, l->w, l->c,
+                 l->cout);
     } else {
         snprintf(what, sizeof what, "%u x %u x %u", row->size, row->size, row->size);
     }
-    printf("%5u %*s %13llu %8.2f %13.0f %8.3f %14.0f\n", o->array_n, row->conv ? 36 : 18, what,
+    printf("%5u %*s %13llu %8.2f %13.0f %8.3f %14.0f\n", o->array_n, row->conv ? 40 : 18, what,
            (unsigned long long)cycles, 100 * cost.ideal_cycles / (double)cycles, cost.bound_cycles,
            (double)cycles / cost.bound_cycles, speed[repeat / 2]);
     fflush(stdout);
@@ -197,8 +198,8 @@ int cmd_bench(int argc, char **argv)
     }
     uint32_t built[64];
     const int n_built = tpu_array_sizes(built, 64);
-    printf("%5s %*s %13s %8s %13s %8s %14s\n", "N", conv ? 36 : 18,
-           conv ? "layer HxWxC->Cout (3x3 kernels)" : "M x K x N", "cycles", "util %",
+    printf("%5s %*s %13s %8s %13s %8s %14s\n", "N", conv ? 40 : 18,
+           conv ? "layer batch x HxWxC->Cout (3x3 kernels)" : "M x K x N", "cycles", "util %",
            "lower bound", "ratio", "cycles/s");
     const int n_rows = conv ? (int)(sizeof conv_layers / sizeof conv_layers[0]) : n_sizes;
     int rc = 0;
