@@ -25,6 +25,8 @@ extern "C" {
 #define HLO_MAX_DEPTH 64             /* nesting of tuples, literals and skipped attribute values */
 #define HLO_MAX_NAME 1024            /* bytes in a name, without '%' */
 #define HLO_MAX_FILE ((uint64_t)1 << 30) /* bytes of a file hlo_parse_file reads */
+/* Iterations a while loop may run in hlo_eval before it is reported as not terminating. */
+#define HLO_MAX_WHILE_TRIPS (1LL << 20)
 
 typedef enum {
     HLO_PRED,
@@ -99,6 +101,14 @@ typedef enum {
     HLO_OP_OR,
     HLO_OP_XOR,
     HLO_OP_NOT,
+    HLO_OP_REVERSE,
+    HLO_OP_DYNAMIC_SLICE,
+    HLO_OP_DYNAMIC_UPDATE_SLICE,
+    HLO_OP_GATHER,
+    HLO_OP_SORT,
+    HLO_OP_WHILE,
+    HLO_OP_CONDITIONAL,
+    HLO_OP_MAP,
     HLO_OP_COUNT_
 } hlo_opcode;
 
@@ -154,6 +164,20 @@ typedef struct {
     int output_batch_dim, output_feature_dim, output_spatial_dims[HLO_MAX_RANK - 2];
 } hlo_conv_dims;
 
+/* A gather's GatherDimensionNumbers and slice sizes (XLA's operation semantics): result dims
+ * offset_dims take the slice's dims that are neither collapsed_slice_dims nor
+ * operand_batching_dims (which must have slice size 1), the others range over the start
+ * indices without index_vector_dim (rank(start indices) means each index vector has one
+ * element, implicitly); index vector element k is the start in operand dim
+ * start_index_map[k], and operand dim operand_batching_dims[i] starts at the result's index in
+ * start-indices dim start_indices_batching_dims[i]. indices_are_sorted is a hint, not kept. */
+typedef struct {
+    hlo_ints offset_dims, collapsed_slice_dims, start_index_map;
+    hlo_ints operand_batching_dims, start_indices_batching_dims;
+    hlo_ints slice_sizes;
+    int64_t index_vector_dim; /* -1 when not given */
+} hlo_gather_dims;
+
 typedef struct {
     int index;      /* instruction index in the same computation */
     bool has_shape; /* PyTorch/XLA style prints the operand's shape inline */
@@ -178,7 +202,7 @@ typedef struct {
     double *literal;
 
     /* Attributes parsed where known; every other attribute is skipped. */
-    hlo_ints dimensions;
+    hlo_ints dimensions; /* also concatenate's, reverse's, sort's and map's dimensions={...} */
     hlo_ints lhs_contracting_dims, rhs_contracting_dims, lhs_batch_dims, rhs_batch_dims;
     int to_apply;   /* computation index, or -1 */
     int calls;      /* computation index, or -1 */
@@ -187,6 +211,9 @@ typedef struct {
     hlo_ints slice_start, slice_limit, slice_stride; /* slice={[s:l:stride], ...} (stride 1) */
     hlo_ints pad_low, pad_high, pad_interior;        /* padding=l_h[_i]x... (interior 0) */
     hlo_cmp comparison_direction;
+    /* compare's type=TOTALORDER: floats ordered -NaN < -inf < ... < -0 < +0 < ... < inf < NaN
+     * (as JAX's sort comparators ask); type=FLOAT, SIGNED and UNSIGNED are the default. */
+    bool total_order;
     int64_t iota_dimension;   /* iota's iota_dimension=N; -1 otherwise */
     char *custom_call_target; /* custom-call's custom_call_target="..."; NULL otherwise */
     hlo_window window;        /* convolution's and reduce-window's window={...} */
@@ -194,6 +221,17 @@ typedef struct {
     /* convolution's feature_group_count=N and batch_group_count=N (1..2^31): 1 when not given
      * and on other ops; hand-built attrs may leave them 0, printed only when above 1. */
     int64_t feature_group_count, batch_group_count;
+    hlo_ints dynamic_slice_sizes; /* dynamic-slice's dynamic_slice_sizes={...} */
+    hlo_gather_dims gather;       /* gather's dimension numbers and slice_sizes */
+    bool is_stable;               /* sort's is_stable=true (every sort here is stable) */
+    int condition, body;          /* while's condition=c and body=b: computation indices, or -1 */
+    /* conditional's branch_computations={b0, b1, ...} (n_branches of them), or with a pred
+     * operand true_computation=t, false_computation=f as branches t, f (branch_pred set: printed
+     * that way); an index outside 0..n_branches-1 runs the last branch. An entry not given is
+     * -1. */
+    int n_branches;
+    int *branches;
+    bool branch_pred;
 } hlo_instr;
 
 typedef struct {
@@ -244,6 +282,13 @@ void hlo_module_free(hlo_module *m);
 const hlo_computation *hlo_entry(const hlo_module *m);
 int hlo_find_computation(const hlo_module *m, const char *name);
 int hlo_find_instr(const hlo_computation *c, const char *name);
+
+/* The computations instruction in refers to, in the order to_apply, calls, condition, body,
+ * branches: the k-th of them that is given (k from 0), or -1 past the last. */
+int hlo_callee(const hlo_instr *in, int k);
+/* The computation of m that holds instruction in (any pointer: compared as an address), or
+ * NULL. */
+const hlo_computation *hlo_owner(const hlo_module *m, const hlo_instr *in);
 
 const char *hlo_type_name(hlo_type t);      /* "f32", "(tuple)" for tuples */
 const char *hlo_opcode_name(hlo_opcode op); /* "dot"; "" for HLO_OP_OTHER */
@@ -386,9 +431,10 @@ void hlo_print_shape(hlo_text *t, const hlo_shape *s);
 /* A computation of m, verbatim apart from style, named as_name (NULL: its own name). */
 void hlo_print_computation(hlo_text *t, const hlo_module *m, int comp, const char *as_name);
 /* One instruction line "  [ROOT ]name = shape opcode(operands), attributes\n": opcode and the
- * attributes hlo_instr keeps come from attrs (to_apply/calls print m's computation names, a
- * constant its literal), name, shape and operand names from the arguments. Hand-built attrs
- * set to_apply and calls to -1. */
+ * attributes hlo_instr keeps come from attrs (computation references print m's computation
+ * names, a constant its literal), name, shape and operand names from the arguments. Hand-built
+ * attrs set to_apply and calls to -1 (condition and body count on while only,
+ * gather.index_vector_dim on gather only). */
 void hlo_print_instr(hlo_text *t, const hlo_module *m, const hlo_instr *attrs, bool root,
                      const char *name, const hlo_shape *shape, const char *const *operands,
                      int n_operands);

@@ -474,6 +474,59 @@ static void parse_direction(parser *p, hlo_instr *in)
                (int)t.len, p->s + t.pos);
 }
 
+/* The list a gather attribute named `name` fills, or NULL for another attribute. */
+static hlo_ints *gather_list(parser *p, tok name, hlo_gather_dims *g)
+{
+    if (lx_tok_is(p, name, "offset_dims"))
+        return &g->offset_dims;
+    if (lx_tok_is(p, name, "collapsed_slice_dims"))
+        return &g->collapsed_slice_dims;
+    if (lx_tok_is(p, name, "start_index_map"))
+        return &g->start_index_map;
+    if (lx_tok_is(p, name, "operand_batching_dims"))
+        return &g->operand_batching_dims;
+    if (lx_tok_is(p, name, "start_indices_batching_dims"))
+        return &g->start_indices_batching_dims;
+    if (lx_tok_is(p, name, "slice_sizes"))
+        return &g->slice_sizes;
+    return NULL;
+}
+
+/* true_computation=t / false_computation=f (branches 0 and 1 of a pred conditional) or
+ * branch_computations={b0, ...}, not both; returns whether the attribute was already given. */
+static bool parse_branches(parser *p, hlo_instr *in, tok name, int comp, int instr)
+{
+    if (lx_tok_is(p, name, "branch_computations")) {
+        if (in->n_branches)
+            return true;
+        int cap = 0;
+        lx_expect_punct(p, '{', "in branch_computations");
+        do {
+            in->branches = lx_grow(p, in->branches, in->n_branches, &cap, sizeof *in->branches);
+            if (in->n_branches >= (1 << 20))
+                lx_fail_at(p, name.at, "too many branch computations");
+            in->branches[in->n_branches] = 0;
+            add_ref(p, comp, instr, REF_BRANCH - in->n_branches++,
+                    lx_expect_name(p, "a computation name"));
+        } while (lx_eat_punct(p, ','));
+        lx_expect_punct(p, '}', "in branch_computations");
+        return false;
+    }
+    if (in->n_branches && !in->branch_pred)
+        return true;
+    if (!in->n_branches) {
+        in->branches = lx_alloc(p, 2 * sizeof *in->branches);
+        in->branches[0] = in->branches[1] = -1;
+        in->n_branches = 2;
+        in->branch_pred = true;
+    }
+    int k = lx_tok_is(p, name, "false_computation");
+    bool dup = in->branches[k] != -1;
+    in->branches[k] = 0;
+    add_ref(p, comp, instr, REF_BRANCH - k, lx_expect_name(p, "a computation name"));
+    return dup;
+}
+
 /* (',' name '=' value)*; in may be NULL (module and computation attributes: all skipped). */
 static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
 {
@@ -496,6 +549,10 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
             list = &in->lhs_batch_dims;
         else if (lx_tok_is(p, name, "rhs_batch_dims"))
             list = &in->rhs_batch_dims;
+        else if (lx_tok_is(p, name, "dynamic_slice_sizes"))
+            list = &in->dynamic_slice_sizes;
+        else if (in->opcode == HLO_OP_GATHER)
+            list = gather_list(p, name, &in->gather);
         if (list) {
             dup = list->present;
             list->present = true;
@@ -508,6 +565,31 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
             *target = 0; /* resolved when the module is complete */
             add_ref(p, comp, instr, calls ? REF_CALLS : REF_TO_APPLY,
                     lx_expect_name(p, "a computation name"));
+        } else if (lx_tok_is(p, name, "condition") || lx_tok_is(p, name, "body")) {
+            bool body = lx_tok_is(p, name, "body");
+            int *target = body ? &in->body : &in->condition;
+            dup = *target != -1;
+            *target = 0;
+            add_ref(p, comp, instr, body ? REF_BODY : REF_CONDITION,
+                    lx_expect_name(p, "a computation name"));
+        } else if (lx_tok_is(p, name, "true_computation") ||
+                   lx_tok_is(p, name, "false_computation") ||
+                   lx_tok_is(p, name, "branch_computations")) {
+            dup = parse_branches(p, in, name, comp, instr);
+        } else if (lx_tok_is(p, name, "index_vector_dim") && in->opcode == HLO_OP_GATHER) {
+            dup = in->gather.index_vector_dim >= 0;
+            in->gather.index_vector_dim = lx_parse_int(p, "index_vector_dim", 0, HLO_MAX_RANK);
+        } else if (lx_tok_is(p, name, "is_stable") && in->opcode == HLO_OP_SORT) {
+            tok v = lx_expect_name(p, "true or false");
+            if (!lx_tok_is(p, v, "true") && !lx_tok_is(p, v, "false"))
+                lx_expected(p, v, "true or false");
+            in->is_stable = lx_tok_is(p, v, "true");
+        } else if (lx_tok_is(p, name, "type") && in->opcode == HLO_OP_COMPARE) {
+            tok v = lx_expect_name(p, "a comparison type");
+            in->total_order = lx_tok_is(p, v, "TOTALORDER");
+            if (!in->total_order && !lx_tok_is(p, v, "FLOAT") && !lx_tok_is(p, v, "SIGNED") &&
+                !lx_tok_is(p, v, "UNSIGNED"))
+                lx_expected(p, v, "FLOAT, TOTALORDER, SIGNED or UNSIGNED");
         } else if (lx_tok_is(p, name, "index")) {
             dup = in->has_index;
             in->has_index = true;
@@ -606,6 +688,14 @@ static const char *const opcode_names[HLO_OP_COUNT_] = {
     [HLO_OP_OR] = "or",
     [HLO_OP_XOR] = "xor",
     [HLO_OP_NOT] = "not",
+    [HLO_OP_REVERSE] = "reverse",
+    [HLO_OP_DYNAMIC_SLICE] = "dynamic-slice",
+    [HLO_OP_DYNAMIC_UPDATE_SLICE] = "dynamic-update-slice",
+    [HLO_OP_GATHER] = "gather",
+    [HLO_OP_SORT] = "sort",
+    [HLO_OP_WHILE] = "while",
+    [HLO_OP_CONDITIONAL] = "conditional",
+    [HLO_OP_MAP] = "map",
 };
 
 static void parse_operands(parser *p, hlo_instr *in, int comp, int instr)
@@ -638,7 +728,8 @@ static size_t parse_instr(parser *p, hlo_instr *in, int comp, int instr)
     in->name = lx_dup_str(p, name.pos, name.len);
     lx_locate(p, name.at, &in->line, &in->col);
     in->parameter_number = in->iota_dimension = -1;
-    in->to_apply = in->calls = -1;
+    in->to_apply = in->calls = in->condition = in->body = -1;
+    in->gather.index_vector_dim = -1;
     lx_expect_punct(p, '=', "after instruction name");
     parse_shape(p, &in->shape, 0);
     tok op = lx_expect_name(p, "an opcode");
@@ -867,7 +958,11 @@ static void parse_module(parser *p, hlo_module *m)
         if (idx < 0)
             lx_fail_at(p, f->at, "unknown computation '%.*s'", (int)f->len, p->s + f->pos);
         hlo_instr *in = &m->comps[f->comp].instrs[f->instr];
-        *(f->slot == REF_CALLS ? &in->calls : &in->to_apply) = idx;
+        *(f->slot == REF_TO_APPLY    ? &in->to_apply
+          : f->slot == REF_CALLS     ? &in->calls
+          : f->slot == REF_CONDITION ? &in->condition
+          : f->slot == REF_BODY      ? &in->body
+                                     : &in->branches[REF_BRANCH - f->slot]) = idx;
     }
     if (!m->name) {
         const char *entry = m->comps[m->entry].name;
@@ -945,6 +1040,29 @@ int hlo_find_instr(const hlo_computation *c, const char *name)
         if (!strcmp(c->instrs[i].name, name))
             return i;
     return -1;
+}
+
+int hlo_callee(const hlo_instr *in, int k)
+{
+    const int fixed[4] = {in->to_apply, in->calls, in->condition, in->body};
+    for (int i = 0; i < 4 + in->n_branches; i++) {
+        const int c = i < 4 ? fixed[i] : in->branches[i - 4];
+        if (c >= 0 && k-- == 0)
+            return c;
+    }
+    return -1;
+}
+
+const hlo_computation *hlo_owner(const hlo_module *m, const hlo_instr *in)
+{
+    uintptr_t a = (uintptr_t)in;
+    for (int k = 0; k < m->n_comps; k++) {
+        const hlo_computation *c = &m->comps[k];
+        uintptr_t lo = (uintptr_t)c->instrs, hi = (uintptr_t)(c->instrs + c->n_instrs);
+        if (a >= lo && a < hi && (a - lo) % sizeof *in == 0)
+            return c;
+    }
+    return NULL;
 }
 
 const char *hlo_type_name(hlo_type t) { return (unsigned)t <= HLO_TUPLE ? type_names[t] : "?"; }
