@@ -304,9 +304,14 @@ const char *hlo_opcode_name(hlo_opcode op); /* "dot"; "" for HLO_OP_OTHER */
  * spatial or operand dim, a convolution's window the kernel's spatial size, its input features
  * the kernel's times feature_group_count, its kernel's output features and input batch
  * divisible by the group counts of which at most one is above 1, operands of one element type or
- * u8 x s8 with an s32 result, a result type that can hold the operands'), and custom-call
- * (array operands, an array or a tuple of arrays as result, custom_call_target required). Any
- * other opcode is an error naming it. Also checked: operand shapes printed inline
+ * u8 x s8 with an s32 result, a result type that can hold the operands'), custom-call
+ * (array operands, an array or a tuple of arrays as result, custom_call_target required), clamp,
+ * and (hlo_check_shape.c) slice, concatenate, reverse, dynamic-slice, dynamic-update-slice (start
+ * indices: one integer scalar per operand dim, all of one type), gather (as InferGatherShape),
+ * sort (operands of one dims, a comparator taking two scalars per operand and returning pred[]),
+ * map, while (condition and body take the state, body returns it) and conditional (an s32[]
+ * index, or pred[] with two branches; branch b takes operand b + 1). Any other opcode is an error
+ * naming it. Also checked: operand shapes printed inline
  * agree with their definitions, parameter numbers are 0..n-1 without gaps, and neither operands
  * nor calls form a cycle.
  * Returns 0, or -1 with the first error in *err (err may be NULL):
@@ -359,7 +364,11 @@ size_t hlo_type_size(hlo_type t);  /* bytes per element of the evaluator's types
  * increasing row-major order starting from the init value; reduce-window folds, from the init
  * values, every position of each window in row-major order, a position in the padding or between
  * the elements of an lhs-dilated input contributing the init values. call and reduce's and
- * reduce-window's to_apply evaluate the called computation on the operand values. Convert from
+ * reduce-window's to_apply evaluate the called computation on the operand values. Start indices
+ * of dynamic-slice, dynamic-update-slice and gather are clamped so that the slice lies inside
+ * the operand; sort is stable (a merge sort calling the comparator, which must be a strict weak
+ * order for a sorted result); while runs at most HLO_MAX_WHILE_TRIPS iterations, more being a
+ * located error; a conditional's index out of range runs the last branch. Convert from
  * float to integer truncates toward zero and saturates, NaN giving 0; between integers it wraps;
  * to pred it is x != 0.
  * Values are freed once their last user has run.
@@ -388,11 +397,12 @@ int hlo_eval_with(const hlo_module *m, const char *file, hlo_array *const *param
 
 /* Evaluates one instruction in of a checked module m (in must point into m: the operand shapes
  * come from its computation; any op hlo_eval handles except parameter, tuple, get-tuple-element,
- * call and custom-call) on the given operand arrays (one per operand, of the operands' shapes),
- * for constant folding. out has one slot per array of the result: in->shape.n_tuple for a
- * tuple-shaped (variadic) reduce or reduce-window, which fills them in tuple order, and one for
- * any array-shaped instruction. Returns 0 with every slot holding a new array, or -1 with every
- * slot NULL and *err located at the instruction. */
+ * call and custom-call) on the given operand arrays (one per array of the operands, in order: a
+ * tuple operand, as while's state, gives its arrays depth first), for constant folding. out has
+ * one slot per array of the result: every array of a tuple-shaped reduce, reduce-window, sort,
+ * while or conditional, depth first, and one for any array-shaped instruction. Returns 0 with
+ * every slot holding a new array, or -1 with every slot NULL and *err located at the
+ * instruction. */
 int hlo_eval_instr(const hlo_module *m, const char *file, const hlo_instr *in,
                    hlo_array *const *operands, hlo_array **out, hlo_error *err);
 

@@ -1,5 +1,6 @@
 /* hlo_lex.h - the HLO parser's state, arena and lexer, shared by hlo_lex.c and hlo_parse.c
- * (internal to the compiler; the public AST is hlo.h). Errors longjmp to parser.fail. */
+ * and the attribute values of hlo_attrs.c (internal to the compiler; the public AST is hlo.h).
+ * Errors longjmp to parser.fail. */
 #ifndef TPU_COMPILER_HLO_LEX_H
 #define TPU_COMPILER_HLO_LEX_H
 
@@ -77,5 +78,19 @@ tok lx_expect_name(parser *p, const char *what);
 int64_t lx_parse_int(parser *p, const char *what, int64_t lo, int64_t hi);
 /* Skips one attribute value by balanced scanning of (), {}, [] and strings. */
 void lx_skip_value(parser *p, const char *what);
+
+/* hlo_attrs.c */
+/* Records name as the reference to resolve for instruction instr of computation comp. */
+void lx_add_ref(parser *p, int comp, int instr, int slot, tok name);
+void lx_ints_push(parser *p, hlo_ints *l, int *cap, int64_t v); /* appends v to arena list l */
+void lx_parse_slice(parser *p, hlo_instr *in);
+void lx_parse_padding(parser *p, hlo_instr *in);
+void lx_parse_window(parser *p, hlo_instr *in);
+void lx_parse_dim_labels(parser *p, hlo_instr *in);
+/* The list of g that the gather attribute `name` fills, or NULL for another attribute. */
+hlo_ints *lx_gather_list(parser *p, tok name, hlo_gather_dims *g);
+/* true_computation=t / false_computation=f (branches 0 and 1 of a pred conditional) or
+ * branch_computations={b0, ...}, not both; returns whether the attribute was already given. */
+bool lx_parse_branches(parser *p, hlo_instr *in, tok name, int comp, int instr);
 
 #endif
