@@ -217,8 +217,9 @@ static int check_gather(checker *k)
         if (size > s->dims[d])
             return fail(k, "slice_sizes[%d] = %lld exceeds the operand's dim %lld", d,
                         (long long)size, (long long)s->dims[d]);
-        if ((collapsed || batching) && size > 1)
-            return fail(k, "dim %d is collapsed or batching but its slice size is %lld", d,
+        /* XLA also lets such a dim have slice size 0, leaving nothing to read: refused. */
+        if ((collapsed || batching) && size != 1)
+            return fail(k, "dim %d is collapsed or batching but its slice size is %lld, not 1", d,
                         (long long)size);
         if (collapsed && batching)
             return fail(k, "dim %d is both collapsed and batching", d);

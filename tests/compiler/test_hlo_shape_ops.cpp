@@ -383,7 +383,11 @@ TEST(HloShapeOps, MalformedAttributesAreLocatedErrors)
         {"  w = f32[4,3] parameter(0)\n  i = s32[2] parameter(1)\n"
          "  ROOT g = f32[2,3] gather(w, i), offset_dims={1}, collapsed_slice_dims={0}, "
          "start_index_map={0}, index_vector_dim=1, slice_sizes={2,3}\n",
-         "g =", "gather: dim 0 is collapsed or batching but its slice size is 2"},
+         "g =", "gather: dim 0 is collapsed or batching but its slice size is 2, not 1"},
+        {"  w = f32[4,3] parameter(0)\n  i = s32[2] parameter(1)\n"
+         "  ROOT g = f32[2,3] gather(w, i), offset_dims={1}, collapsed_slice_dims={0}, "
+         "start_index_map={0}, index_vector_dim=1, slice_sizes={0,3}\n",
+         "g =", "gather: dim 0 is collapsed or batching but its slice size is 0, not 1"},
         {"  w = f32[4,3] parameter(0)\n  i = s32[2] parameter(1)\n"
          "  ROOT g = f32[2,2] gather(w, i), offset_dims={1}, collapsed_slice_dims={0}, "
          "start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}\n",
