@@ -109,6 +109,7 @@ typedef enum {
     HLO_OP_WHILE,
     HLO_OP_CONDITIONAL,
     HLO_OP_MAP,
+    HLO_OP_SCATTER,
     HLO_OP_COUNT_
 } hlo_opcode;
 
@@ -170,7 +171,12 @@ typedef struct {
  * indices without index_vector_dim (rank(start indices) means each index vector has one
  * element, implicitly); index vector element k is the start in operand dim
  * start_index_map[k], and operand dim operand_batching_dims[i] starts at the result's index in
- * start-indices dim start_indices_batching_dims[i]. indices_are_sorted is a hint, not kept. */
+ * start-indices dim start_indices_batching_dims[i]. indices_are_sorted is a hint, not kept.
+ * A scatter keeps its ScatterDimensionNumbers here too, each list in the field of the gather list
+ * it mirrors (updates are indexed as a gather's result is): update_window_dims in offset_dims,
+ * inserted_window_dims in collapsed_slice_dims, scatter_dims_to_operand_dims in start_index_map,
+ * input_batching_dims in operand_batching_dims, scatter_indices_batching_dims in
+ * start_indices_batching_dims (slice_sizes unused). */
 typedef struct {
     hlo_ints offset_dims, collapsed_slice_dims, start_index_map;
     hlo_ints operand_batching_dims, start_indices_batching_dims;
@@ -283,6 +289,12 @@ const hlo_computation *hlo_entry(const hlo_module *m);
 int hlo_find_computation(const hlo_module *m, const char *name);
 int hlo_find_instr(const hlo_computation *c, const char *name);
 
+/* Dim list k (0..HLO_GATHER_LISTS-1, in hlo_gather_dims' field order from offset_dims) of g,
+ * and its attribute name for a gather (scatter: false) or a scatter (NULL: none). */
+#define HLO_GATHER_LISTS 6
+hlo_ints *hlo_gather_list(hlo_gather_dims *g, int k);
+const char *hlo_gather_list_name(bool scatter, int k);
+
 /* The computations instruction in refers to, in the order to_apply, calls, condition, body,
  * branches: the k-th of them that is given (k from 0), or -1 past the last. */
 int hlo_callee(const hlo_instr *in, int k);
@@ -307,7 +319,8 @@ const char *hlo_opcode_name(hlo_opcode op); /* "dot"; "" for HLO_OP_OTHER */
  * u8 x s8 with an s32 result, a result type that can hold the operands'), custom-call
  * (array operands, an array or a tuple of arrays as result, custom_call_target required), clamp,
  * and (hlo_check_shape.c) slice, concatenate, reverse, dynamic-slice, dynamic-update-slice (start
- * indices: one integer scalar per operand dim, all of one type), gather (as InferGatherShape),
+ * indices: one integer scalar per operand dim, all of one type), gather and scatter of one
+ * operand (as InferGatherShape and InferScatterShape),
  * sort (operands of one dims, a comparator taking two scalars per operand and returning pred[]),
  * map, while (condition and body take the state, body returns it) and conditional (an s32[]
  * index, or pred[] with two branches; branch b takes operand b + 1). Any other opcode is an error
@@ -366,12 +379,13 @@ size_t hlo_type_size(hlo_type t);  /* bytes per element of the evaluator's types
  * the elements of an lhs-dilated input contributing the init values. call and reduce's and
  * reduce-window's to_apply evaluate the called computation on the operand values. Start indices
  * of dynamic-slice, dynamic-update-slice and gather are clamped so that the slice lies inside
- * the operand; sort is stable (a merge sort calling the comparator, which must be a strict weak
- * order for a sorted result); while runs at most HLO_MAX_WHILE_TRIPS iterations, more being a
- * located error; a conditional's index out of range runs the last branch. Convert from
- * float to integer truncates toward zero and saturates, NaN giving 0; between integers it wraps;
- * to pred it is x != 0.
- * Values are freed once their last user has run.
+ * the operand; a scatter applies to_apply(element, update) for each update in row-major order
+ * of the updates, skipping a window that does not lie wholly inside the operand; sort is stable (a
+ * merge sort calling the comparator, which must be a strict weak order for a sorted result); while
+ * runs at most HLO_MAX_WHILE_TRIPS iterations, more being a located error; a conditional's index
+ * out of range runs the last branch. Convert from float to integer truncates toward zero and
+ * saturates, NaN giving 0; between integers it wraps; to pred it is x != 0. Values are freed once
+ * their last user has run.
  *
  * Returns 0 with *outs (n_outs arrays, free with hlo_arrays_free), or -1 with *err:
  * "<file>:<line>:<col>: ..." for a located problem (an elided constant whose value is needed,

@@ -243,21 +243,31 @@ void lx_parse_dim_labels(parser *p, hlo_instr *in)
     p->pos = end;
 }
 
-/* The list a gather attribute named `name` fills, or NULL for another attribute. */
-hlo_ints *lx_gather_list(parser *p, tok name, hlo_gather_dims *g)
+hlo_ints *hlo_gather_list(hlo_gather_dims *g, int k)
 {
-    if (lx_tok_is(p, name, "offset_dims"))
-        return &g->offset_dims;
-    if (lx_tok_is(p, name, "collapsed_slice_dims"))
-        return &g->collapsed_slice_dims;
-    if (lx_tok_is(p, name, "start_index_map"))
-        return &g->start_index_map;
-    if (lx_tok_is(p, name, "operand_batching_dims"))
-        return &g->operand_batching_dims;
-    if (lx_tok_is(p, name, "start_indices_batching_dims"))
-        return &g->start_indices_batching_dims;
-    if (lx_tok_is(p, name, "slice_sizes"))
-        return &g->slice_sizes;
+    hlo_ints *const lists[HLO_GATHER_LISTS] = {
+        &g->offset_dims,           &g->collapsed_slice_dims,        &g->start_index_map,
+        &g->operand_batching_dims, &g->start_indices_batching_dims, &g->slice_sizes};
+    return lists[k];
+}
+
+const char *hlo_gather_list_name(bool scatter, int k)
+{
+    static const char *const names[2][HLO_GATHER_LISTS] = {
+        {"offset_dims", "collapsed_slice_dims", "start_index_map", "operand_batching_dims",
+         "start_indices_batching_dims", "slice_sizes"},
+        {"update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims",
+         "input_batching_dims", "scatter_indices_batching_dims", NULL}};
+    return names[scatter][k];
+}
+
+hlo_ints *lx_gather_list(parser *p, tok name, hlo_instr *in)
+{
+    for (int k = 0; k < HLO_GATHER_LISTS; k++) {
+        const char *n = hlo_gather_list_name(in->opcode == HLO_OP_SCATTER, k);
+        if (n && lx_tok_is(p, name, n))
+            return hlo_gather_list(&in->gather, k);
+    }
     return NULL;
 }
 

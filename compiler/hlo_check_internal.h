@@ -121,7 +121,7 @@ static inline const hlo_shape *param_shape(const hlo_computation *c, int64_t num
 }
 
 /* The rules of hlo_check_shape.c: slice, concatenate, reverse, dynamic-slice,
- * dynamic-update-slice, gather, sort, while, conditional and map. */
+ * dynamic-update-slice, gather, scatter, sort, while, conditional and map. */
 int hc_check_shape_op(checker *k);
 
 #endif

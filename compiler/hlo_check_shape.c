@@ -1,5 +1,5 @@
 /* hlo_check_shape.c - shape checking of data movement (slice, concatenate, reverse,
- * dynamic-slice, dynamic-update-slice), gather, sort, map and control flow (while,
+ * dynamic-slice, dynamic-update-slice), gather, scatter, sort, map and control flow (while,
  * conditional), after XLA's shape_inference.cc and hlo_verifier.cc (hlo_check_internal.h). */
 #include "compiler/hlo_check_internal.h"
 
@@ -150,20 +150,6 @@ static int check_dynamic_update_slice(checker *k)
     return check_result(k, s);
 }
 
-/* A gather's dim list: present, increasing (sorted) when asked, each in 0..rank-1. */
-static int gather_list(checker *k, const hlo_ints *l, int rank, bool sorted, const char *what)
-{
-    if (!l->present && l != &k->in->gather.operand_batching_dims &&
-        l != &k->in->gather.start_indices_batching_dims)
-        return fail(k, "missing %s", what);
-    if (check_dim_list(k, l, rank, what))
-        return -1;
-    for (int i = 1; sorted && i < l->n; i++)
-        if (l->v[i] < l->v[i - 1])
-            return fail(k, "%s must be sorted", what);
-    return 0;
-}
-
 static bool listed(const hlo_ints *l, int64_t v)
 {
     for (int i = 0; i < l->n; i++)
@@ -172,84 +158,91 @@ static bool listed(const hlo_ints *l, int64_t v)
     return false;
 }
 
-/* XLA's InferGatherShape (hlo.h's hlo_gather_dims). */
-static int check_gather(checker *k)
+/* Dim list i of the instruction's dimension numbers: present unless a batching list, increasing
+ * when asked, each in 0..rank-1. */
+static int dim_numbers_list(checker *k, int i, int rank, bool sorted)
+{
+    const bool scatter = k->in->opcode == HLO_OP_SCATTER;
+    const char *what = hlo_gather_list_name(scatter, i);
+    const hlo_ints *l = hlo_gather_list((hlo_gather_dims *)&k->in->gather, i);
+    if (!l->present && i != 3 && i != 4)
+        return fail(k, "missing %s", what);
+    if (check_dim_list(k, l, rank, what))
+        return -1;
+    for (int j = 1; sorted && j < l->n; j++)
+        if (l->v[j] < l->v[j - 1])
+            return fail(k, "%s must be sorted", what);
+    return 0;
+}
+
+/* A gather's or scatter's dimension numbers (hlo.h's hlo_gather_dims) over operand s and
+ * indices ix, its window (a gather's result, a scatter's updates) of rank `rank`, as XLA's
+ * InferGatherShape and InferScatterShape check them. */
+static int check_dim_numbers(checker *k, const hlo_shape *s, const hlo_shape *ix, int rank)
 {
     const hlo_gather_dims *g = &k->in->gather;
-    if (arity(k, 2) || check_operand_result(k))
-        return -1;
-    const hlo_shape *s = operand(k, 0), *ix = operand(k, 1);
+    const bool sc = k->in->opcode == HLO_OP_SCATTER;
     if (!is_array(ix) || !is_int(ix->type))
-        return fail(k, "start indices must be an integer array");
+        return fail(k, "the indices must be an integer array");
     if (g->index_vector_dim < 0)
         return fail(k, "missing index_vector_dim");
     if (g->index_vector_dim > ix->rank)
-        return fail(k, "index_vector_dim %lld out of range for start indices of rank %d",
+        return fail(k, "index_vector_dim %lld out of range for indices of rank %d",
                     (long long)g->index_vector_dim, ix->rank);
     const int ivd = (int)g->index_vector_dim;
     const int64_t vec = ivd < ix->rank ? ix->dims[ivd] : 1;
-    const int n_batch = ix->rank - (ivd < ix->rank), out_rank = n_batch + g->offset_dims.n;
-    if (!g->slice_sizes.present || g->slice_sizes.n != s->rank)
-        return fail(k, "slice_sizes must have %d entries (the operand's rank)", s->rank);
-    if (gather_list(k, &g->offset_dims, out_rank, true, "offset_dims") ||
-        gather_list(k, &g->collapsed_slice_dims, s->rank, true, "collapsed_slice_dims") ||
-        gather_list(k, &g->operand_batching_dims, s->rank, true, "operand_batching_dims") ||
-        gather_list(k, &g->start_indices_batching_dims, ix->rank, false,
-                    "start_indices_batching_dims") ||
-        gather_list(k, &g->start_index_map, s->rank, false, "start_index_map"))
+    if (dim_numbers_list(k, 0, rank, true) || dim_numbers_list(k, 1, s->rank, true) ||
+        dim_numbers_list(k, 3, s->rank, true) || dim_numbers_list(k, 4, ix->rank, false) ||
+        dim_numbers_list(k, 2, s->rank, false))
         return -1;
     if (g->start_index_map.n != vec)
-        return fail(k, "start_index_map has %d entries but index vectors have %lld",
+        return fail(k, "%s has %d entries but index vectors have %lld", hlo_gather_list_name(sc, 2),
                     g->start_index_map.n, (long long)vec);
     if (g->operand_batching_dims.n != g->start_indices_batching_dims.n)
-        return fail(k, "%d operand_batching_dims but %d start_indices_batching_dims",
-                    g->operand_batching_dims.n, g->start_indices_batching_dims.n);
-    if (g->offset_dims.n + g->collapsed_slice_dims.n + g->operand_batching_dims.n != s->rank)
-        return fail(k,
-                    "offset_dims, collapsed_slice_dims and operand_batching_dims have %d "
-                    "entries together, the operand's rank is %d",
-                    g->offset_dims.n + g->collapsed_slice_dims.n + g->operand_batching_dims.n,
-                    s->rank);
+        return fail(k, "%d %s but %d %s", g->operand_batching_dims.n, hlo_gather_list_name(sc, 3),
+                    g->start_indices_batching_dims.n, hlo_gather_list_name(sc, 4));
+    const int n = g->offset_dims.n + g->collapsed_slice_dims.n + g->operand_batching_dims.n;
+    if (n != s->rank)
+        return fail(k, "%s, %s and %s have %d entries together, the operand's rank is %d",
+                    hlo_gather_list_name(sc, 0), hlo_gather_list_name(sc, 1),
+                    hlo_gather_list_name(sc, 3), n, s->rank);
     for (int d = 0; d < s->rank; d++) {
-        const int64_t size = g->slice_sizes.v[d];
-        const bool collapsed = listed(&g->collapsed_slice_dims, d);
         const bool batching = listed(&g->operand_batching_dims, d);
-        if (size > s->dims[d])
-            return fail(k, "slice_sizes[%d] = %lld exceeds the operand's dim %lld", d,
-                        (long long)size, (long long)s->dims[d]);
-        /* XLA also lets such a dim have slice size 0, leaving nothing to read: refused. */
-        if ((collapsed || batching) && size != 1)
-            return fail(k, "dim %d is collapsed or batching but its slice size is %lld, not 1", d,
-                        (long long)size);
-        if (collapsed && batching)
-            return fail(k, "dim %d is both collapsed and batching", d);
+        if (batching && listed(&g->collapsed_slice_dims, d))
+            return fail(k, "dim %d is in both %s and %s", d, hlo_gather_list_name(sc, 1),
+                        hlo_gather_list_name(sc, 3));
         if (batching && listed(&g->start_index_map, d))
-            return fail(k, "dim %d is both batching and in start_index_map", d);
+            return fail(k, "dim %d is in both %s and %s", d, hlo_gather_list_name(sc, 3),
+                        hlo_gather_list_name(sc, 2));
     }
     for (int i = 0; i < g->start_indices_batching_dims.n; i++) {
         const int64_t sd = g->start_indices_batching_dims.v[i];
         const int64_t od = g->operand_batching_dims.v[i];
         if (sd == ivd)
-            return fail(k, "start_indices_batching_dims lists index_vector_dim %d", ivd);
+            return fail(k, "%s lists index_vector_dim %d", hlo_gather_list_name(sc, 4), ivd);
         if (ix->dims[sd] != s->dims[od])
-            return fail(k, "start indices batching dim %lld has size %lld, operand dim %lld %lld",
+            return fail(k, "indices batching dim %lld has size %lld, operand dim %lld %lld",
                         (long long)sd, (long long)ix->dims[sd], (long long)od,
                         (long long)s->dims[od]);
     }
-    /* Result: offset dims take the kept slice sizes in order, the rest the batch dims. */
-    hlo_shape want = {.type = s->type, .rank = out_rank, .elements = 1};
-    for (int d = 0, o = 0, b = 0; d < out_rank; d++) {
+    return 0;
+}
+
+/* Per dim of a gather's result or a scatter's updates (rank of them), the operand dim a window
+ * dim runs along (window_of) or the indices dim a batch dim walks (batch_of), -1 otherwise. */
+static void window_maps(const hlo_gather_dims *g, int rank, int *window_of, int *batch_of)
+{
+    for (int d = 0, o = 0, b = 0; d < rank; d++) {
+        window_of[d] = batch_of[d] = -1;
         if (listed(&g->offset_dims, d)) {
             while (listed(&g->collapsed_slice_dims, o) || listed(&g->operand_batching_dims, o))
                 o++;
-            want.dims[d] = g->slice_sizes.v[o++];
+            window_of[d] = o++;
         } else {
-            b += b == ivd;
-            want.dims[d] = ix->dims[b++];
+            b += b == g->index_vector_dim;
+            batch_of[d] = b++;
         }
-        want.elements *= want.dims[d];
     }
-    return check_result(k, &want);
 }
 
 /* Parameter i of a callee: the shape it must have (buf may hold it); ctx is the caller's. */
@@ -294,6 +287,76 @@ static const hlo_shape *operand_at(checker *k, int i, int ctx, hlo_shape *buf)
     (void)i;
     (void)buf;
     return operand(k, ctx);
+}
+
+/* XLA's InferGatherShape: the result has the kept slice sizes at offset_dims, the indices'
+ * batch dims elsewhere. */
+static int check_gather(checker *k)
+{
+    const hlo_gather_dims *g = &k->in->gather;
+    if (arity(k, 2) || check_operand_result(k))
+        return -1;
+    const hlo_shape *s = operand(k, 0), *ix = operand(k, 1);
+    const int rank =
+        is_array(ix) ? ix->rank - (g->index_vector_dim < ix->rank) + g->offset_dims.n : 0;
+    if (!g->slice_sizes.present || g->slice_sizes.n != s->rank)
+        return fail(k, "slice_sizes must have %d entries (the operand's rank)", s->rank);
+    if (rank > HLO_MAX_RANK)
+        return fail(k, "the result would have rank %d", rank);
+    if (check_dim_numbers(k, s, ix, rank))
+        return -1;
+    for (int d = 0; d < s->rank; d++) {
+        const int64_t size = g->slice_sizes.v[d];
+        if (size > s->dims[d])
+            return fail(k, "slice_sizes[%d] = %lld exceeds the operand's dim %lld", d,
+                        (long long)size, (long long)s->dims[d]);
+        /* XLA also lets such a dim have slice size 0, leaving nothing to read: refused. */
+        if ((listed(&g->collapsed_slice_dims, d) || listed(&g->operand_batching_dims, d)) &&
+            size != 1)
+            return fail(k, "dim %d is collapsed or batching but its slice size is %lld, not 1", d,
+                        (long long)size);
+    }
+    int window_of[HLO_MAX_RANK], batch_of[HLO_MAX_RANK];
+    window_maps(g, rank, window_of, batch_of);
+    hlo_shape want = {.type = s->type, .rank = rank, .elements = 1};
+    for (int d = 0; d < rank; d++)
+        want.elements *= want.dims[d] =
+            window_of[d] >= 0 ? g->slice_sizes.v[window_of[d]] : ix->dims[batch_of[d]];
+    return check_result(k, &want);
+}
+
+/* XLA's InferScatterShape for one operand: updates of its type whose window dims fit in it and
+ * whose other dims are the indices' batch dims; to_apply combines two scalars of its type. */
+static int check_scatter(checker *k)
+{
+    const hlo_gather_dims *g = &k->in->gather;
+    if (k->in->n_operands != 3)
+        return fail(k,
+                    "expects an operand, indices and updates (variadic scatter is not "
+                    "supported), has %d operands",
+                    k->in->n_operands);
+    if (check_operand_result(k))
+        return -1;
+    const hlo_shape *s = operand(k, 0), *ix = operand(k, 1), *up = operand(k, 2);
+    if (!is_array(up) || up->type != s->type)
+        return fail(k, "updates must be an array of the operand's type");
+    hlo_shape scalar = {.type = s->type, .elements = 1};
+    if (check_dim_numbers(k, s, ix, up->rank) ||
+        check_callee(k, k->in->to_apply, "to_apply", 2, scalar_of, 2, &scalar))
+        return -1;
+    const int n_batch = ix->rank - (g->index_vector_dim < ix->rank);
+    if (up->rank != n_batch + g->offset_dims.n)
+        return fail(k, "updates have rank %d, expected %d", up->rank, n_batch + g->offset_dims.n);
+    int window_of[HLO_MAX_RANK], batch_of[HLO_MAX_RANK];
+    window_maps(g, up->rank, window_of, batch_of);
+    for (int d = 0; d < up->rank; d++) {
+        const int64_t have = window_of[d] >= 0 ? s->dims[window_of[d]] : ix->dims[batch_of[d]];
+        if (window_of[d] >= 0 ? up->dims[d] > have : up->dims[d] != have)
+            return fail(k, "updates dim %d has size %lld, %s %lld", d, (long long)up->dims[d],
+                        window_of[d] >= 0 ? "more than the operand's" : "not the indices'",
+                        (long long)have);
+    }
+    return check_result(k, s);
 }
 
 /* Array operands of one dims; the result: each operand's shape, a tuple of them when several
@@ -405,6 +468,7 @@ int hc_check_shape_op(checker *k)
     case HLO_OP_DYNAMIC_SLICE: return check_dynamic_slice(k);
     case HLO_OP_DYNAMIC_UPDATE_SLICE: return check_dynamic_update_slice(k);
     case HLO_OP_GATHER: return check_gather(k);
+    case HLO_OP_SCATTER: return check_scatter(k);
     case HLO_OP_SORT: return check_sort(k);
     case HLO_OP_MAP: return check_map(k);
     case HLO_OP_WHILE: return check_while(k);

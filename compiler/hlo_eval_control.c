@@ -1,5 +1,5 @@
 /* hlo_eval_control.c - the evaluator's ops that run computations: while, conditional, sort
- * (a stable merge sort calling the comparator) and map (hlo_eval_internal.h). */
+ * (a stable merge sort calling the comparator), map and scatter (hlo_eval_internal.h). */
 #include "compiler/hlo_eval_internal.h"
 
 #include <stdlib.h>
@@ -171,12 +171,68 @@ static int eval_map(evaluator *e, const hlo_instr *in, const val *op, val *out)
     return rc;
 }
 
+/* scatter: the operand, with to_apply(element, update) stored for each update in row-major
+ * order of the updates; a window that does not lie wholly inside the operand is skipped (XLA's
+ * out-of-bounds updates, JAX's mode="drop"). */
+static int eval_scatter(evaluator *e, const hlo_instr *in, const val *op, val *out)
+{
+    const hlo_gather_dims *g = &in->gather;
+    const hlo_array *a = op[0].a, *ix = op[1].a, *up = op[2].a;
+    const hlo_computation *f = &e->m->comps[in->to_apply];
+    const int rank = up->shape.rank;
+    int64_t st[HLO_MAX_RANK], size[HLO_MAX_RANK], idx[HLO_MAX_RANK] = {0}, start[HLO_MAX_RANK];
+    int window_of[HLO_MAX_RANK], batch_of[HLO_MAX_RANK];
+    val args[2] = {{hlo_array_new(a->shape.type, 0, NULL), 0, NULL},
+                   {hlo_array_new(a->shape.type, 0, NULL), 0, NULL}};
+    int rc = args[0].a && args[1].a &&
+                     (out->a = hlo_array_new(a->shape.type, a->shape.rank, a->shape.dims))
+                 ? 0
+                 : he_fail(e, in, "out of memory");
+    if (!rc)
+        memcpy(out->a->data, a->data, (size_t)a->shape.elements * hlo_type_size(a->shape.type));
+    he_strides(&a->shape, st);
+    he_window_maps(g, rank, window_of, batch_of);
+    for (int d = 0; d < a->shape.rank; d++)
+        size[d] = 1;
+    for (int d = 0; d < rank; d++)
+        if (window_of[d] >= 0)
+            size[window_of[d]] = up->shape.dims[d];
+    for (int64_t u = 0; u < up->shape.elements && !rc; u++) {
+        he_window_start(g, ix, idx, rank, batch_of, start);
+        bool inside = true;
+        int64_t at = 0;
+        for (int d = 0; d < a->shape.rank && inside; d++) {
+            inside = start[d] >= 0 && start[d] <= a->shape.dims[d] - size[d];
+            at += start[d] * st[d];
+        }
+        for (int d = 0; d < rank; d++)
+            if (window_of[d] >= 0)
+                at += idx[d] * st[window_of[d]];
+        if (inside) {
+            val r;
+            he_set(args[0].a, 0, he_get(out->a, at));
+            he_set(args[1].a, 0, he_get(up, u));
+            if ((rc = he_eval_comp(e, f, args, &r)))
+                break;
+            he_set(out->a, at, he_get(r.a, 0));
+            he_val_free(&r);
+        }
+        he_odometer(idx, up->shape.dims, rank);
+    }
+    he_val_free(&args[0]);
+    he_val_free(&args[1]);
+    if (rc)
+        he_val_free(out);
+    return rc;
+}
+
 int he_control(evaluator *e, const hlo_instr *in, const val *op, val *out)
 {
     switch (in->opcode) {
     case HLO_OP_WHILE: return eval_while(e, in, op, out);
     case HLO_OP_CONDITIONAL: return eval_conditional(e, in, op, out);
     case HLO_OP_SORT: return eval_sort(e, in, op, out);
+    case HLO_OP_SCATTER: return eval_scatter(e, in, op, out);
     default: /* map */ return eval_map(e, in, op, out);
     }
 }

@@ -1,8 +1,8 @@
 /* hlo_eval_internal.h - what the evaluator's files share (not a public interface): element
  * access, index arithmetic, and the element-wise (hlo_elem.c) and data-movement
  * (hlo_eval_shape.c) ops, values and the computation walk for control flow
- * (hlo_eval_control.c: while, conditional, sort, map). hlo_eval.c holds values, the computation
- * walk, dots, convolutions, reductions and custom-calls. */
+ * (hlo_eval_control.c: while, conditional, sort, map, scatter). hlo_eval.c holds values, the
+ * computation walk, dots, convolutions, reductions and custom-calls. */
 #ifndef TPU_COMPILER_HLO_EVAL_INTERNAL_H
 #define TPU_COMPILER_HLO_EVAL_INTERNAL_H
 
@@ -52,7 +52,8 @@ void he_val_free(val *v);
 int he_val_copy(const val *src, val *dst); /* a deep copy; -1 when out of memory */
 /* Evaluates c on args (borrowed, by parameter number) into *out (owned). */
 int he_eval_comp(evaluator *e, const hlo_computation *c, const val *args, val *out);
-/* while, conditional, sort and map (hlo_eval_control.c) on operand values op into *out. */
+/* while, conditional, sort, map and scatter (hlo_eval_control.c) on operand values op into
+ * *out. */
 int he_control(evaluator *e, const hlo_instr *in, const val *op, val *out);
 
 /* Element-wise ops and iota, convert, compare, select into o (allocated with the result
@@ -61,5 +62,15 @@ void he_elementwise(const hlo_instr *in, const hlo_array *const *ops, hlo_array 
 /* Ops that move elements without computing: reshape, copy, broadcast, transpose, pad, slice,
  * concatenate, reverse, dynamic-slice, dynamic-update-slice, gather. */
 void he_shape(const hlo_instr *in, const hlo_array *const *ops, hlo_array *o);
+
+/* A gather's result or a scatter's updates (hlo.h's hlo_gather_dims), rank dims: per dim, the
+ * operand dim a window dim runs along (window_of) or the indices dim a batch dim walks
+ * (batch_of), -1 otherwise. */
+void he_window_maps(const hlo_gather_dims *g, int rank, int *window_of, int *batch_of);
+/* The unclamped start of the window of element idx in every operand dim (HLO_MAX_RANK of
+ * them, 0 past the operand's rank): indices ix's vector at idx's batch position, and idx's
+ * batch index in operand batching dims. */
+void he_window_start(const hlo_gather_dims *g, const hlo_array *ix, const int64_t *idx, int rank,
+                     const int *batch_of, int64_t *start);
 
 #endif

@@ -81,48 +81,59 @@ static bool listed(const hlo_ints *l, int64_t v)
     return false;
 }
 
+void he_window_maps(const hlo_gather_dims *g, int rank, int *window_of, int *batch_of)
+{
+    for (int d = 0, od = 0, bd = 0; d < rank; d++) {
+        window_of[d] = batch_of[d] = -1;
+        if (listed(&g->offset_dims, d)) {
+            while (listed(&g->collapsed_slice_dims, od) || listed(&g->operand_batching_dims, od))
+                od++;
+            window_of[d] = od++;
+        } else {
+            bd += bd == g->index_vector_dim;
+            batch_of[d] = bd++;
+        }
+    }
+}
+
+void he_window_start(const hlo_gather_dims *g, const hlo_array *ix, const int64_t *idx, int rank,
+                     const int *batch_of, int64_t *start)
+{
+    const int ivd = (int)g->index_vector_dim;
+    int64_t ist[HLO_MAX_RANK], at = 0;
+    he_strides(&ix->shape, ist);
+    for (int d = 0; d < HLO_MAX_RANK; d++)
+        start[d] = 0;
+    for (int d = 0; d < rank; d++)
+        if (batch_of[d] >= 0)
+            at += idx[d] * ist[batch_of[d]];
+    for (int k = 0; k < g->start_index_map.n; k++)
+        start[g->start_index_map.v[k]] =
+            (int64_t)he_get(ix, at + (ivd < ix->shape.rank ? k * ist[ivd] : 0));
+    for (int j = 0; j < g->operand_batching_dims.n; j++)
+        for (int d = 0; d < rank; d++)
+            if (batch_of[d] == g->start_indices_batching_dims.v[j])
+                start[g->operand_batching_dims.v[j]] = idx[d];
+}
+
 /* gather as hlo.h's hlo_gather_dims describes it; each slice start is clamped so that the
  * slice lies inside the operand, as XLA does. */
 static void eval_gather(const hlo_instr *in, const hlo_array *a, const hlo_array *ix, hlo_array *o)
 {
     const hlo_gather_dims *g = &in->gather;
     const size_t es = hlo_type_size(o->shape.type);
-    const int ivd = (int)g->index_vector_dim, rank = a->shape.rank;
-    int64_t ast[HLO_MAX_RANK], ist[HLO_MAX_RANK], idx[HLO_MAX_RANK] = {0};
+    int64_t ast[HLO_MAX_RANK], idx[HLO_MAX_RANK] = {0}, start[HLO_MAX_RANK];
+    int window_of[HLO_MAX_RANK], batch_of[HLO_MAX_RANK];
     he_strides(&a->shape, ast);
-    he_strides(&ix->shape, ist);
-    /* Per result dim: the operand dim it offsets (offset dims), or the start-indices dim it
-     * walks (batch dims). */
-    int offset_of[HLO_MAX_RANK], batch_of[HLO_MAX_RANK];
-    for (int d = 0, od = 0, bd = 0; d < o->shape.rank; d++) {
-        offset_of[d] = batch_of[d] = -1;
-        if (listed(&g->offset_dims, d)) {
-            while (listed(&g->collapsed_slice_dims, od) || listed(&g->operand_batching_dims, od))
-                od++;
-            offset_of[d] = od++;
-        } else {
-            bd += bd == ivd;
-            batch_of[d] = bd++;
-        }
-    }
+    he_window_maps(g, o->shape.rank, window_of, batch_of);
     for (int64_t i = 0; i < o->shape.elements; i++) {
-        int64_t ipos = 0, start[HLO_MAX_RANK] = {0}, at = 0;
-        for (int d = 0; d < o->shape.rank; d++)
-            if (batch_of[d] >= 0)
-                ipos += idx[d] * ist[batch_of[d]];
-        for (int k = 0; k < g->start_index_map.n; k++)
-            start[g->start_index_map.v[k]] =
-                (int64_t)he_get(ix, ipos + (ivd < ix->shape.rank ? k * ist[ivd] : 0));
-        for (int j = 0; j < g->operand_batching_dims.n; j++)
-            for (int d = 0; d < o->shape.rank; d++)
-                if (batch_of[d] == g->start_indices_batching_dims.v[j])
-                    start[g->operand_batching_dims.v[j]] = idx[d];
-        for (int d = 0; d < rank; d++) {
+        int64_t at = 0;
+        he_window_start(g, ix, idx, o->shape.rank, batch_of, start);
+        for (int d = 0; d < a->shape.rank; d++)
             at += clamp_start(start[d], a->shape.dims[d] - g->slice_sizes.v[d]) * ast[d];
-        }
         for (int d = 0; d < o->shape.rank; d++)
-            if (offset_of[d] >= 0)
-                at += idx[d] * ast[offset_of[d]];
+            if (window_of[d] >= 0)
+                at += idx[d] * ast[window_of[d]];
         memcpy((char *)o->data + (size_t)i * es, (const char *)a->data + (size_t)at * es, es);
         he_odometer(idx, o->shape.dims, o->shape.rank);
     }

@@ -87,8 +87,9 @@ void lx_parse_slice(parser *p, hlo_instr *in);
 void lx_parse_padding(parser *p, hlo_instr *in);
 void lx_parse_window(parser *p, hlo_instr *in);
 void lx_parse_dim_labels(parser *p, hlo_instr *in);
-/* The list of g that the gather attribute `name` fills, or NULL for another attribute. */
-hlo_ints *lx_gather_list(parser *p, tok name, hlo_gather_dims *g);
+/* The list of a gather's or scatter's dimension numbers that the attribute `name` fills, or
+ * NULL for another attribute. */
+hlo_ints *lx_gather_list(parser *p, tok name, hlo_instr *in);
 /* true_computation=t / false_computation=f (branches 0 and 1 of a pred conditional) or
  * branch_computations={b0, ...}, not both; returns whether the attribute was already given. */
 bool lx_parse_branches(parser *p, hlo_instr *in, tok name, int comp, int instr);

@@ -262,8 +262,8 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
             list = &in->rhs_batch_dims;
         else if (lx_tok_is(p, name, "dynamic_slice_sizes"))
             list = &in->dynamic_slice_sizes;
-        else if (in->opcode == HLO_OP_GATHER)
-            list = lx_gather_list(p, name, &in->gather);
+        else if (in->opcode == HLO_OP_GATHER || in->opcode == HLO_OP_SCATTER)
+            list = lx_gather_list(p, name, in);
         if (list) {
             dup = list->present;
             list->present = true;
@@ -287,7 +287,8 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
                    lx_tok_is(p, name, "false_computation") ||
                    lx_tok_is(p, name, "branch_computations")) {
             dup = lx_parse_branches(p, in, name, comp, instr);
-        } else if (lx_tok_is(p, name, "index_vector_dim") && in->opcode == HLO_OP_GATHER) {
+        } else if (lx_tok_is(p, name, "index_vector_dim") &&
+                   (in->opcode == HLO_OP_GATHER || in->opcode == HLO_OP_SCATTER)) {
             dup = in->gather.index_vector_dim >= 0;
             in->gather.index_vector_dim = lx_parse_int(p, "index_vector_dim", 0, HLO_MAX_RANK);
         } else if (lx_tok_is(p, name, "is_stable") && in->opcode == HLO_OP_SORT) {
@@ -407,6 +408,7 @@ static const char *const opcode_names[HLO_OP_COUNT_] = {
     [HLO_OP_WHILE] = "while",
     [HLO_OP_CONDITIONAL] = "conditional",
     [HLO_OP_MAP] = "map",
+    [HLO_OP_SCATTER] = "scatter",
 };
 
 static void parse_operands(parser *p, hlo_instr *in, int comp, int instr)

@@ -276,15 +276,15 @@ static void print_attributes(hlo_text *t, const hlo_module *m, const hlo_instr *
     if (a->opcode == HLO_OP_IOTA && a->iota_dimension >= 0)
         hlo_text_printf(t, ", iota_dimension=%lld", (long long)a->iota_dimension);
     print_ints(t, "dynamic_slice_sizes", &a->dynamic_slice_sizes);
-    const hlo_gather_dims *gd = &a->gather;
-    print_ints(t, "offset_dims", &gd->offset_dims);
-    print_ints(t, "collapsed_slice_dims", &gd->collapsed_slice_dims);
-    print_ints(t, "start_index_map", &gd->start_index_map);
-    print_ints(t, "operand_batching_dims", &gd->operand_batching_dims);
-    print_ints(t, "start_indices_batching_dims", &gd->start_indices_batching_dims);
-    if (a->opcode == HLO_OP_GATHER && gd->index_vector_dim >= 0)
-        hlo_text_printf(t, ", index_vector_dim=%lld", (long long)gd->index_vector_dim);
-    print_ints(t, "slice_sizes", &gd->slice_sizes);
+    /* Only gather's and scatter's: hand-built attrs of other ops may leave these fields 0. */
+    const bool scatter = a->opcode == HLO_OP_SCATTER;
+    for (int k = 0; k < HLO_GATHER_LISTS && (scatter || a->opcode == HLO_OP_GATHER); k++) {
+        if (k == HLO_GATHER_LISTS - 1 && a->gather.index_vector_dim >= 0)
+            hlo_text_printf(t, ", index_vector_dim=%lld", (long long)a->gather.index_vector_dim);
+        if (hlo_gather_list_name(scatter, k))
+            print_ints(t, hlo_gather_list_name(scatter, k),
+                       hlo_gather_list((hlo_gather_dims *)&a->gather, k));
+    }
     if (a->is_stable)
         hlo_text_printf(t, ", is_stable=true");
     if (a->to_apply >= 0)

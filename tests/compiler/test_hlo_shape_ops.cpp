@@ -153,6 +153,36 @@ TEST(HloShapeOps, GatherPointsWindowsAndBatchingDims)
                 {2, 0, 11, 11, 20, 22, 32, 30});
 }
 
+TEST(HloShapeOps, ScatterCombinesAndDropsWindowsOutside)
+{
+    // Rows of 2x2 windows added at (row, col) starts: (0, 1) twice adds up, (3, 0) and (-1, 0)
+    // would leave the operand and are dropped whole.
+    const std::string t = "HloModule m\n"
+                          "add {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n"
+                          "  ROOT s = s32[] add(a, b)\n}\n"
+                          "ENTRY e {\n  x = s32[4,3] parameter(0)\n  ix = s32[4,2] parameter(1)\n"
+                          "  u = s32[4,2,2] parameter(2)\n"
+                          "  ROOT r = s32[4,3] scatter(x, ix, u), update_window_dims={1,2}, "
+                          "inserted_window_dims={}, scatter_dims_to_operand_dims={0,1}, "
+                          "index_vector_dim=1, to_apply=add\n}\n";
+    std::vector<double> ones(16, 1);
+    expect_same(
+        run1(t, {make(HLO_S32, {4, 3}, std::vector<double>(12, 0)),
+                 make(HLO_S32, {4, 2}, {0, 1, 3, 0, 0, 1, -1, 0}), make(HLO_S32, {4, 2, 2}, ones)}),
+        {0, 2, 2, 0, 2, 2, 0, 0, 0, 0, 0, 0});
+    // Later updates of one element see the earlier ones: "set" keeps the last.
+    const std::string set = "HloModule m\n"
+                            "second {\n  a = f32[] parameter(0)\n  ROOT b = f32[] parameter(1)\n}\n"
+                            "ENTRY e {\n  x = f32[3] parameter(0)\n  ix = s32[3] parameter(1)\n"
+                            "  u = f32[3] parameter(2)\n"
+                            "  ROOT r = f32[3] scatter(x, ix, u), update_window_dims={}, "
+                            "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+                            "index_vector_dim=1, to_apply=second\n}\n";
+    expect_same(run1(set, {make(HLO_F32, {3}, {0, 0, 0}), make(HLO_S32, {3}, {2, 2, 0}),
+                           make(HLO_F32, {3}, {5, 6, 7})}),
+                {7, 0, 6});
+}
+
 // ------------------------------------------------------------------- sort --
 
 const std::string kLess = "less {\n"
@@ -396,6 +426,12 @@ TEST(HloShapeOps, MalformedAttributesAreLocatedErrors)
          "  ROOT g = f32[2,3] gather(w, i), offset_dims={1}, collapsed_slice_dims={0}, "
          "start_index_map={0,1}, index_vector_dim=1, slice_sizes={1,3}\n",
          "g =", "gather: start_index_map has 2 entries but index vectors have 1"},
+        {"  x = f32[4] parameter(0)\n  i = s32[2] parameter(1)\n"
+         "  ROOT r = f32[4] scatter(x, i, x, i, x), update_window_dims={}, "
+         "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1\n",
+         "r =",
+         "scatter: expects an operand, indices and updates (variadic scatter is not "
+         "supported), has 5 operands"},
     };
     for (const Case &c : cases) {
         const std::string t = entry(c.body);
@@ -413,6 +449,16 @@ TEST(HloShapeOps, MalformedCallsAreLocatedErrors)
                              "  ROOT s = f32[3] sort(k), dimensions={0}, to_apply=f\n}\n";
     EXPECT_EQ(check_error(sort),
               at(sort, "s = f32[3]") + "sort: to_apply 'f' returns f32[], must return pred[]");
+    // Updates whose scatter dims are not the indices' batch dims.
+    const std::string sc = "HloModule m\n"
+                           "f {\n  a = f32[] parameter(0)\n  ROOT b = f32[] parameter(1)\n}\n"
+                           "ENTRY e {\n  x = f32[4] parameter(0)\n  i = s32[2] parameter(1)\n"
+                           "  u = f32[3] parameter(2)\n"
+                           "  ROOT r = f32[4] scatter(x, i, u), update_window_dims={}, "
+                           "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+                           "index_vector_dim=1, to_apply=f\n}\n";
+    EXPECT_EQ(check_error(sc),
+              at(sc, "r =") + "scatter: updates dim 0 has size 3, not the indices' 2");
     // A body returning another state.
     const std::string w = "HloModule m\n"
                           "c {\n  s = s32[] parameter(0)\n  ROOT p = pred[] constant(false)\n}\n"

@@ -37,6 +37,11 @@ CASES = {
     "switch": (lambda i, a: lax.switch(i, [lambda v: v * 2, lambda v: v - 1, lambda v: v * v], a),
                [np.int32(7), x]),
     "cumsum": (lambda a: jnp.cumsum(a, axis=1), [x]),
+    # Repeated indices add up; index 9 is out of range: its update is dropped.
+    "scatter_add": (lambda a, i, v: a.at[i].add(v),
+                    [x, np.array([1, 3, 1, 9], np.int32), np.ones((4, 6), np.float32)]),
+    "scatter_set": (lambda a, i, v: a.at[i, 2].set(v),
+                    [x, np.array([0, 2], np.int32), np.array([7, 8], np.float32)]),
 }
 
 for name, (f, args) in CASES.items():
