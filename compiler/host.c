@@ -71,10 +71,11 @@ static int operand_names(host_writer *w, const tc_node *nd, const char *base,
     const hlo_computation *c = hlo_owner(w->g->m, nd->src);
     for (int k = 0, j = 0; k < nd->src->n_operands; k++) {
         const hlo_shape *s = &c->instrs[nd->src->operands[k].index].shape;
-        const size_t len = strlen(base) + 32;
+        const bool tuple = s->type == HLO_TUPLE;
+        const size_t len = (tuple ? strlen(base) : strlen(names[j])) + 32;
         if (!(opn[k] = malloc(len)))
             return tc_fail(w->g, NULL, "out of memory");
-        if (s->type != HLO_TUPLE) {
+        if (!tuple) {
             snprintf(opn[k], len, "%s", names[j++]);
             continue;
         }

@@ -153,7 +153,7 @@ static int add_instr_nodes(tc_graph *g, const hlo_computation *c, const hlo_inst
     int n_in = 0;
     for (int i = 0; i < in->n_operands; i++) {
         const tval *a = &v[in->operands[i].index];
-        n_in += a->n ? a->n : 1;
+        n_in += a->node >= 0 ? 1 : a->n; /* an empty tuple gives no node */
     }
     int *ops = malloc(((size_t)n_in + 1) * sizeof *ops);
     if (!ops)
@@ -161,8 +161,10 @@ static int add_instr_nodes(tc_graph *g, const hlo_computation *c, const hlo_inst
     n_in = 0;
     for (int i = 0; i < in->n_operands; i++) {
         const tval *a = &v[in->operands[i].index];
-        for (int j = 0; j < (a->n ? a->n : 1); j++)
-            ops[n_in++] = a->n ? a->t[j].node : a->node;
+        if (a->node >= 0)
+            ops[n_in++] = a->node;
+        for (int j = 0; a->node < 0 && j < a->n; j++)
+            ops[n_in++] = a->t[j].node;
     }
     int rc = 0;
     if (in->shape.type != HLO_TUPLE) {
