@@ -28,6 +28,8 @@ extern "C" {
 #define HLO_MAX_DEPTH 64             /* nesting of tuples, literals and skipped attribute values */
 #define HLO_MAX_NAME 1024            /* bytes in a name, without '%' */
 #define HLO_MAX_FILE ((uint64_t)1 << 30) /* bytes of a file hlo_parse_file reads */
+/* Iterations a while loop may run in hlo_eval before it is reported as not terminating. */
+#define HLO_MAX_WHILE_TRIPS (1LL << 20)
 
 typedef enum {
     HLO_PRED,
@@ -109,6 +111,15 @@ typedef enum {
     HLO_OP_OR,
     HLO_OP_XOR,
     HLO_OP_NOT,
+    HLO_OP_REVERSE,
+    HLO_OP_DYNAMIC_SLICE,
+    HLO_OP_DYNAMIC_UPDATE_SLICE,
+    HLO_OP_GATHER,
+    HLO_OP_SORT,
+    HLO_OP_WHILE,
+    HLO_OP_CONDITIONAL,
+    HLO_OP_MAP,
+    HLO_OP_SCATTER,
     HLO_OP_COUNT_
 } hlo_opcode;
 
@@ -164,6 +175,25 @@ typedef struct {
     int output_batch_dim, output_feature_dim, output_spatial_dims[HLO_MAX_RANK - 2];
 } hlo_conv_dims;
 
+/* A gather's GatherDimensionNumbers and slice sizes (XLA's operation semantics): result dims
+ * offset_dims take the slice's dims that are neither collapsed_slice_dims nor
+ * operand_batching_dims (which must have slice size 1), the others range over the start
+ * indices without index_vector_dim (rank(start indices) means each index vector has one
+ * element, implicitly); index vector element k is the start in operand dim
+ * start_index_map[k], and operand dim operand_batching_dims[i] starts at the result's index in
+ * start-indices dim start_indices_batching_dims[i]. indices_are_sorted is a hint, not kept.
+ * A scatter keeps its ScatterDimensionNumbers here too, each list in the field of the gather list
+ * it mirrors (updates are indexed as a gather's result is): update_window_dims in offset_dims,
+ * inserted_window_dims in collapsed_slice_dims, scatter_dims_to_operand_dims in start_index_map,
+ * input_batching_dims in operand_batching_dims, scatter_indices_batching_dims in
+ * start_indices_batching_dims (slice_sizes unused). */
+typedef struct {
+    hlo_ints offset_dims, collapsed_slice_dims, start_index_map;
+    hlo_ints operand_batching_dims, start_indices_batching_dims;
+    hlo_ints slice_sizes;
+    int64_t index_vector_dim; /* -1 when not given */
+} hlo_gather_dims;
+
 typedef struct {
     int index;      /* instruction index in the same computation */
     bool has_shape; /* PyTorch/XLA style prints the operand's shape inline */
@@ -188,7 +218,7 @@ typedef struct {
     double *literal;
 
     /* Attributes parsed where known; every other attribute is skipped. */
-    hlo_ints dimensions;
+    hlo_ints dimensions; /* also concatenate's, reverse's, sort's and map's dimensions={...} */
     hlo_ints lhs_contracting_dims, rhs_contracting_dims, lhs_batch_dims, rhs_batch_dims;
     int to_apply;   /* computation index, or -1 */
     int calls;      /* computation index, or -1 */
@@ -197,6 +227,9 @@ typedef struct {
     hlo_ints slice_start, slice_limit, slice_stride; /* slice={[s:l:stride], ...} (stride 1) */
     hlo_ints pad_low, pad_high, pad_interior;        /* padding=l_h[_i]x... (interior 0) */
     hlo_cmp comparison_direction;
+    /* compare's type=TOTALORDER: floats ordered -NaN < -inf < ... < -0 < +0 < ... < inf < NaN
+     * (as JAX's sort comparators ask); type=FLOAT, SIGNED and UNSIGNED are the default. */
+    bool total_order;
     int64_t iota_dimension;   /* iota's iota_dimension=N; -1 otherwise */
     char *custom_call_target; /* custom-call's custom_call_target="..."; NULL otherwise */
     hlo_window window;        /* convolution's and reduce-window's window={...} */
@@ -204,6 +237,17 @@ typedef struct {
     /* convolution's feature_group_count=N and batch_group_count=N (1..2^31): 1 when not given
      * and on other ops; hand-built attrs may leave them 0, printed only when above 1. */
     int64_t feature_group_count, batch_group_count;
+    hlo_ints dynamic_slice_sizes; /* dynamic-slice's dynamic_slice_sizes={...} */
+    hlo_gather_dims gather;       /* gather's dimension numbers and slice_sizes */
+    bool is_stable;               /* sort's is_stable=true (every sort here is stable) */
+    int condition, body;          /* while's condition=c and body=b: computation indices, or -1 */
+    /* conditional's branch_computations={b0, b1, ...} (n_branches of them), or with a pred
+     * operand true_computation=t, false_computation=f as branches t, f (branch_pred set: printed
+     * that way); an index outside 0..n_branches-1 runs the last branch. An entry not given is
+     * -1. */
+    int n_branches;
+    int *branches;
+    bool branch_pred;
 } hlo_instr;
 
 typedef struct {
@@ -254,7 +298,19 @@ void hlo_module_free(hlo_module *m);
 const hlo_computation *hlo_entry(const hlo_module *m);
 int hlo_find_computation(const hlo_module *m, const char *name);
 int hlo_find_instr(const hlo_computation *c, const char *name);
-const hlo_computation *hlo_instr_owner(const hlo_module *m, const hlo_instr *in); /* holds in */
+
+/* Dim list k (0..HLO_GATHER_LISTS-1, in hlo_gather_dims' field order from offset_dims) of g,
+ * and its attribute name for a gather (scatter: false) or a scatter (NULL: none). */
+#define HLO_GATHER_LISTS 6
+hlo_ints *hlo_gather_list(hlo_gather_dims *g, int k);
+const char *hlo_gather_list_name(bool scatter, int k);
+
+/* The computations instruction in refers to, in the order to_apply, calls, condition, body,
+ * branches: the k-th of them that is given (k from 0), or -1 past the last. */
+int hlo_callee(const hlo_instr *in, int k);
+/* The computation of m that holds instruction in (any pointer: compared as an address), or
+ * NULL. */
+const hlo_computation *hlo_instr_owner(const hlo_module *m, const hlo_instr *in);
 
 const char *hlo_type_name(hlo_type t);      /* "f32", "(tuple)" for tuples */
 const char *hlo_opcode_name(hlo_opcode op); /* "dot"; "" for HLO_OP_OTHER */
@@ -271,9 +327,15 @@ const char *hlo_opcode_name(hlo_opcode op); /* "dot"; "" for HLO_OP_OTHER */
  * spatial or operand dim, a convolution's window the kernel's spatial size, its input features
  * the kernel's times feature_group_count, its kernel's output features and input batch
  * divisible by the group counts of which at most one is above 1, operands of one element type or
- * u8 x s8 with an s32 result, a result type that can hold the operands'), and custom-call
- * (array operands, an array or a tuple of arrays as result, custom_call_target required). Any
- * other opcode is an error naming it. Also checked: operand shapes printed inline
+ * u8 x s8 with an s32 result, a result type that can hold the operands'), custom-call
+ * (array operands, an array or a tuple of arrays as result, custom_call_target required), clamp,
+ * and (hlo_check_shape.c) slice, concatenate, reverse, dynamic-slice, dynamic-update-slice (start
+ * indices: one integer scalar per operand dim, all of one type), gather and scatter of one
+ * operand (as InferGatherShape and InferScatterShape),
+ * sort (operands of one dims, a comparator taking two scalars per operand and returning pred[]),
+ * map, while (condition and body take the state, body returns it) and conditional (an s32[]
+ * index, or pred[] with two branches; branch b takes operand b + 1). Any other opcode is an error
+ * naming it. Also checked: operand shapes printed inline
  * agree with their definitions, parameter numbers are 0..n-1 without gaps, and neither operands
  * nor calls form a cycle.
  * Returns 0, or -1 with the first error in *err (err may be NULL):
@@ -343,10 +405,15 @@ size_t hlo_type_size(hlo_type t);  /* bytes per element of the evaluator's types
  * the elements of an lhs-dilated input contributing the init values. call, fusion and reduce's and
  * reduce-window's to_apply evaluate the called computation on the operand values. A bitcast
  * reads its operand's elements in the order of the layouts (hlo_bitcast_is_reshape); a copy is
- * its operand's value (values are logical arrays: layouts change nothing else). Convert from
- * float to integer truncates toward zero and saturates, NaN giving 0; between integers it wraps;
- * to pred it is x != 0.
- * Values are freed once their last user has run.
+ * its operand's value (values are logical arrays: layouts change nothing else). Start indices
+ * of dynamic-slice, dynamic-update-slice and gather are clamped so that the slice lies inside
+ * the operand; a scatter applies to_apply(element, update) for each update in row-major order
+ * of the updates, skipping a window that does not lie wholly inside the operand; sort is stable (a
+ * merge sort calling the comparator, which must be a strict weak order for a sorted result); while
+ * runs at most HLO_MAX_WHILE_TRIPS iterations, more being a located error; a conditional's index
+ * out of range runs the last branch. Convert from float to integer truncates toward zero and
+ * saturates, NaN giving 0; between integers it wraps; to pred it is x != 0. Values are freed once
+ * their last user has run.
  *
  * Returns 0 with *outs (n_outs arrays, free with hlo_arrays_free), or -1 with *err:
  * "<file>:<line>:<col>: ..." for a located problem (an elided constant whose value is needed,
@@ -372,11 +439,12 @@ int hlo_eval_with(const hlo_module *m, const char *file, hlo_array *const *param
 
 /* Evaluates one instruction in of a checked module m (in must point into m: the operand shapes
  * come from its computation; any op hlo_eval handles except parameter, tuple, get-tuple-element,
- * call, fusion and custom-call) on the given operand arrays (one per operand, of the operands'
- * shapes), for constant folding. out has one slot per array of the result: in->shape.n_tuple for a
- * tuple-shaped (variadic) reduce or reduce-window, which fills them in tuple order, and one for
- * any array-shaped instruction. Returns 0 with every slot holding a new array, or -1 with every
- * slot NULL and *err located at the instruction. */
+ * call, fusion and custom-call) on the given operand arrays (one per array of the operands, in
+ * order: a tuple operand, as while's state, gives its arrays depth first), for constant folding.
+ * out has one slot per array of the result: every array of a tuple-shaped reduce, reduce-window,
+ * sort, while or conditional, depth first, and one for any array-shaped instruction. Returns 0
+ * with every slot holding a new array, or -1 with every slot NULL and *err located at the
+ * instruction. */
 int hlo_eval_instr(const hlo_module *m, const char *file, const hlo_instr *in,
                    hlo_array *const *operands, hlo_array **out, hlo_error *err);
 
@@ -417,9 +485,10 @@ void hlo_print_shape(hlo_text *t, const hlo_shape *s);
 /* A computation of m, verbatim apart from style, named as_name (NULL: its own name). */
 void hlo_print_computation(hlo_text *t, const hlo_module *m, int comp, const char *as_name);
 /* One instruction line "  [ROOT ]name = shape opcode(operands), attributes\n": opcode and the
- * attributes hlo_instr keeps come from attrs (to_apply/calls print m's computation names, a
- * constant its literal), name, shape and operand names from the arguments. Hand-built attrs
- * set to_apply and calls to -1. */
+ * attributes hlo_instr keeps come from attrs (computation references print m's computation
+ * names, a constant its literal), name, shape and operand names from the arguments. Hand-built
+ * attrs set to_apply and calls to -1 (condition and body count on while only,
+ * gather.index_vector_dim on gather only). */
 void hlo_print_instr(hlo_text *t, const hlo_module *m, const hlo_instr *attrs, bool root,
                      const char *name, const hlo_shape *shape, const char *const *operands,
                      int n_operands);

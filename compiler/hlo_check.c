@@ -2,33 +2,12 @@
  * and hlo_verifier.cc for the ops the compiler handles, plus custom-call (device work for
  * hlo_eval_with's hook). Every rule reports the first mismatch at the instruction's name with the
  * two sizes or shapes that differ. */
-#include "compiler/hlo.h"
+#include "compiler/hlo_check_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct {
-    const hlo_module *m;
-    const char *file;
-    hlo_error *err;
-    const hlo_computation *c;
-    const hlo_instr *in;
-} checker;
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static int
-fail(checker *k, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    hlo_vfail(k->err, k->file, k->in->line, k->in->col, k->in->opcode_name, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 bool hlo_shape_equal(const hlo_shape *a, const hlo_shape *b)
 {
@@ -54,54 +33,7 @@ char *hlo_shape_str(const hlo_shape *s, char *buf, size_t n)
     return buf;
 }
 
-/* Two shape strings for one message. */
-typedef struct {
-    char a[160], b[160];
-} shape_strs;
-
-static shape_strs strs(const hlo_shape *a, const hlo_shape *b)
-{
-    shape_strs s;
-    hlo_shape_str(a, s.a, sizeof s.a);
-    hlo_shape_str(b, s.b, sizeof s.b);
-    return s;
-}
-
 static int out_of_memory(checker *k) { return hlo_fail(k->err, k->file, NULL, "out of memory"); }
-
-static bool is_array(const hlo_shape *s) { return s->type != HLO_TUPLE && s->type != HLO_TOKEN; }
-static bool is_float(hlo_type t) { return t >= HLO_F16 && t <= HLO_F64; }
-static bool is_int(hlo_type t) { return t >= HLO_S8 && t <= HLO_U64; }
-
-static bool same_dims(const hlo_shape *a, const hlo_shape *b)
-{
-    if (a->rank != b->rank)
-        return false;
-    for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i])
-            return false;
-    return true;
-}
-
-static const hlo_shape *operand(const checker *k, int i)
-{
-    return &k->c->instrs[k->in->operands[i].index].shape;
-}
-
-static int arity(checker *k, int n)
-{
-    if (k->in->n_operands != n)
-        return fail(k, "expects %d operand%s, has %d", n, n == 1 ? "" : "s", k->in->n_operands);
-    return 0;
-}
-
-static int need_array(checker *k, const hlo_shape *s, const char *what)
-{
-    char b[160];
-    if (!is_array(s))
-        return fail(k, "%s must be an array, is %s", what, hlo_shape_str(s, b, sizeof b));
-    return 0;
-}
 
 /* Operands 0..n-1 of exactly the result's shape (elementwise add, negate, ...). */
 static int check_elementwise(checker *k, int n)
@@ -207,27 +139,6 @@ static int check_select(checker *k)
     return need_array(k, &k->in->shape, "the result");
 }
 
-static int check_same_type(checker *k, const hlo_shape *s)
-{
-    if (s->type != k->in->shape.type)
-        return fail(k, "operand element type %s differs from the result's %s",
-                    hlo_type_name(s->type), hlo_type_name(k->in->shape.type));
-    return 0;
-}
-
-/* A list of distinct dims of a rank-`rank` array; what names it in messages. */
-static int check_dim_list(checker *k, const hlo_ints *l, int rank, const char *what)
-{
-    for (int i = 0; i < l->n; i++) {
-        if (l->v[i] < 0 || l->v[i] >= rank)
-            return fail(k, "%s %lld out of range for rank %d", what, (long long)l->v[i], rank);
-        for (int j = 0; j < i; j++)
-            if (l->v[j] == l->v[i])
-                return fail(k, "%s %lld repeated", what, (long long)l->v[i]);
-    }
-    return 0;
-}
-
 static int check_broadcast(checker *k)
 {
     const hlo_instr *in = k->in;
@@ -284,6 +195,27 @@ static int check_transpose(checker *k)
         if (in->shape.dims[i] != s->dims[d])
             return fail(k, "result dim %d has size %lld but operand dim %lld has size %lld", i,
                         (long long)in->shape.dims[i], (long long)d, (long long)s->dims[d]);
+    }
+    return 0;
+}
+
+/* clamp(lo, x, hi): x of the result's shape, bounds of its type, scalars or of its dims. */
+static int check_clamp(checker *k)
+{
+    if (arity(k, 3) || need_array(k, &k->in->shape, "the result"))
+        return -1;
+    if (!hlo_shape_equal(operand(k, 1), &k->in->shape)) {
+        shape_strs t = strs(operand(k, 1), &k->in->shape);
+        return fail(k, "operand 1 has shape %s but the result has %s", t.a, t.b);
+    }
+    for (int i = 0; i < 3; i += 2) {
+        const hlo_shape *b = operand(k, i);
+        if (!is_array(b) || b->type != k->in->shape.type ||
+            (b->rank && !same_dims(b, &k->in->shape))) {
+            shape_strs t = strs(b, &k->in->shape);
+            return fail(k, "bound %s must be a scalar or have the shape of the result %s", t.a,
+                        t.b);
+        }
     }
     return 0;
 }
@@ -363,23 +295,6 @@ static int check_gte(checker *k)
                     t.b);
     }
     return 0;
-}
-
-/* The parameters of c by number (parameter numbers are checked to be 0..n-1 first). */
-static int param_count(const hlo_computation *c)
-{
-    int n = 0;
-    for (int i = 0; i < c->n_instrs; i++)
-        n += c->instrs[i].opcode == HLO_OP_PARAMETER;
-    return n;
-}
-
-static const hlo_shape *param_shape(const hlo_computation *c, int64_t number)
-{
-    for (int i = 0; i < c->n_instrs; i++)
-        if (c->instrs[i].opcode == HLO_OP_PARAMETER && c->instrs[i].parameter_number == number)
-            return &c->instrs[i].shape;
-    return NULL;
 }
 
 static int check_call(checker *k)
@@ -776,6 +691,7 @@ static int check_instr(checker *k)
     case HLO_OP_IOTA: return check_iota(k);
     case HLO_OP_COMPARE: return check_compare(k);
     case HLO_OP_SELECT: return check_select(k);
+    case HLO_OP_CLAMP: return check_clamp(k);
     case HLO_OP_BROADCAST: return check_broadcast(k);
     case HLO_OP_RESHAPE:
     case HLO_OP_BITCAST: /* the same elements, reinterpreted under the result's layout */
@@ -792,6 +708,17 @@ static int check_instr(checker *k)
     case HLO_OP_CONVOLUTION: return check_convolution(k);
     case HLO_OP_REDUCE_WINDOW: return check_reduce_window(k);
     case HLO_OP_CUSTOM_CALL: return check_custom_call(k);
+    case HLO_OP_SLICE:
+    case HLO_OP_CONCATENATE:
+    case HLO_OP_REVERSE:
+    case HLO_OP_DYNAMIC_SLICE:
+    case HLO_OP_DYNAMIC_UPDATE_SLICE:
+    case HLO_OP_GATHER:
+    case HLO_OP_SCATTER:
+    case HLO_OP_SORT:
+    case HLO_OP_WHILE:
+    case HLO_OP_CONDITIONAL:
+    case HLO_OP_MAP: return hc_check_shape_op(k);
     default:
         /* is-finite has no opcode enum value in the parser; JAX's log_softmax emits it. */
         if (!strcmp(in->opcode_name, "is-finite"))
@@ -878,11 +805,9 @@ static int check_call_graph(checker *k)
         progress = false;
         for (int c = 0; c < m->n_comps; c++) {
             bool ready = !done[c];
-            for (int i = 0; ready && i < m->comps[c].n_instrs; i++) {
-                const hlo_instr *in = &m->comps[c].instrs[i];
-                ready =
-                    (in->to_apply < 0 || done[in->to_apply]) && (in->calls < 0 || done[in->calls]);
-            }
+            for (int i = 0; ready && i < m->comps[c].n_instrs; i++)
+                for (int j = 0, f; ready && (f = hlo_callee(&m->comps[c].instrs[i], j)) >= 0; j++)
+                    ready = done[f];
             if (ready) {
                 done[c] = progress = true;
                 n_done++;
@@ -893,18 +818,15 @@ static int check_call_graph(checker *k)
     for (int c = 0; c < m->n_comps && n_done < m->n_comps; c++) {
         if (done[c])
             continue;
-        for (int i = 0; i < m->comps[c].n_instrs; i++) {
+        for (int i = 0; i < m->comps[c].n_instrs && !rc; i++) {
             const hlo_instr *in = &m->comps[c].instrs[i];
-            if ((in->to_apply >= 0 && !done[in->to_apply]) ||
-                (in->calls >= 0 && !done[in->calls])) {
-                k->c = &m->comps[c];
-                k->in = in;
-                rc = fail(
-                    k, "calls '%s', which is on or leads into a cycle of calls",
-                    m->comps[in->to_apply >= 0 && !done[in->to_apply] ? in->to_apply : in->calls]
-                        .name);
-                break;
-            }
+            for (int j = 0, f; !rc && (f = hlo_callee(in, j)) >= 0; j++)
+                if (!done[f]) {
+                    k->c = &m->comps[c];
+                    k->in = in;
+                    rc = fail(k, "calls '%s', which is on or leads into a cycle of calls",
+                              m->comps[f].name);
+                }
         }
         break;
     }
@@ -949,10 +871,9 @@ static int mark_live(const hlo_module *m, bool **live)
                         live[c][in->operands[o].index] = true;
                         stack[top++] = in->operands[o].index;
                     }
-                const int callees[2] = {in->to_apply, in->calls};
-                for (int j = 0; j < 2; j++)
-                    if (callees[j] >= 0 && !comp[callees[j]])
-                        comp[callees[j]] = grew = true;
+                for (int j = 0, f; (f = hlo_callee(in, j)) >= 0; j++)
+                    if (!comp[f])
+                        comp[f] = grew = true;
             }
         }
     }

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 double he_get(const hlo_array *a, int64_t i)
 {
@@ -72,6 +73,15 @@ static double bitop(hlo_opcode op, hlo_type t, double a, double b)
 {
     int64_t x = (int64_t)a, y = (int64_t)b;
     return (double)he_wrap(t, op == HLO_OP_AND ? x & y : op == HLO_OP_OR ? x | y : x ^ y);
+}
+
+/* An f32's place in the total order, as an integer: the sign-magnitude bits made monotonic. */
+static double total_order_key(double v)
+{
+    const float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return (double)(u & 0x80000000u ? ~u : u | 0x80000000u);
 }
 
 static bool compare(hlo_cmp d, double a, double b)
@@ -148,13 +158,28 @@ void he_elementwise(const hlo_instr *in, const hlo_array *const *ops, hlo_array 
         }
         return;
     case HLO_OP_COMPARE:
-        for (int64_t i = 0; i < n; i++)
-            he_set(o, i, compare(in->comparison_direction, he_get(a, i), he_get(ops[1], i)));
+        for (int64_t i = 0; i < n; i++) {
+            double x = he_get(a, i), y = he_get(ops[1], i);
+            if (in->total_order && he_is_float(a->shape.type)) {
+                x = total_order_key(x);
+                y = total_order_key(y);
+            }
+            he_set(o, i, compare(in->comparison_direction, x, y));
+        }
         return;
     case HLO_OP_SELECT:
         for (int64_t i = 0; i < n; i++)
             he_set(o, i,
                    he_get(a, a->shape.rank ? i : 0) != 0 ? he_get(ops[1], i) : he_get(ops[2], i));
+        return;
+    case HLO_OP_CLAMP: /* min(max(x, lo), hi) as XLA, NaN propagating */
+        for (int64_t i = 0; i < n; i++) {
+            const double lo = he_get(a, a->shape.rank ? i : 0);
+            const double hi = he_get(ops[2], ops[2]->shape.rank ? i : 0);
+            he_set(o, i,
+                   he_binop(HLO_OP_MINIMUM, t, he_binop(HLO_OP_MAXIMUM, t, he_get(ops[1], i), lo),
+                            hi));
+        }
         return;
     case HLO_OP_CONVERT:
         for (int64_t i = 0; i < n; i++)

@@ -11,27 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A value: an array, or a tuple of values (a == NULL). */
-typedef struct val {
-    hlo_array *a;
-    int n;
-    struct val *t;
-} val;
-
-typedef struct {
-    const hlo_module *m;
-    const char *file;
-    hlo_error *err;
-    const hlo_eval_hooks *hooks;
-} evaluator;
-
 static const hlo_eval_hooks no_hooks;
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static int
-fail(evaluator *e, const hlo_instr *in, const char *fmt, ...)
+int he_fail(evaluator *e, const hlo_instr *in, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -43,11 +25,11 @@ fail(evaluator *e, const hlo_instr *in, const char *fmt, ...)
 
 /* --------------------------------------------------------------- values -- */
 
-static void val_free(val *v)
+void he_val_free(val *v)
 {
     hlo_array_free(v->a);
     for (int i = 0; i < v->n; i++)
-        val_free(&v->t[i]);
+        he_val_free(&v->t[i]);
     free(v->t);
     *v = (val){NULL, 0, NULL};
 }
@@ -60,7 +42,7 @@ static hlo_array *array_copy(const hlo_array *a)
     return c;
 }
 
-static int val_copy(const val *src, val *dst)
+int he_val_copy(const val *src, val *dst)
 {
     *dst = (val){NULL, 0, NULL};
     if (src->a)
@@ -69,16 +51,14 @@ static int val_copy(const val *src, val *dst)
         return -1;
     dst->n = src->n;
     for (int i = 0; i < src->n; i++)
-        if (val_copy(&src->t[i], &dst->t[i])) {
-            val_free(dst);
+        if (he_val_copy(&src->t[i], &dst->t[i])) {
+            he_val_free(dst);
             return -1;
         }
     return 0;
 }
 
 /* ------------------------------------------------------------------ ops -- */
-
-static int eval_comp(evaluator *e, const hlo_computation *c, const val *args, val *out);
 
 static int eval_dot(const hlo_instr *in, const hlo_array *l, const hlo_array *r, hlo_array *o)
 {
@@ -200,7 +180,7 @@ static int folder_init(folder *fo, evaluator *e, const hlo_instr *in, const val 
 static void folder_free(folder *fo)
 {
     for (int i = 0; fo->args && i < 2 * fo->n; i++)
-        val_free(&fo->args[i]);
+        he_val_free(&fo->args[i]);
     free(fo->args);
 }
 
@@ -223,11 +203,11 @@ static int fold(folder *fo, const val *src, int64_t at)
     for (int i = 0; i < fo->n; i++)
         he_set(fo->args[fo->n + i].a, 0, he_get(src[i].a, at));
     val r;
-    if (eval_comp(fo->e, fo->f, fo->args, &r))
+    if (he_eval_comp(fo->e, fo->f, fo->args, &r))
         return -1;
     for (int i = 0; i < fo->n; i++)
         he_set(fo->args[i].a, 0, he_get(fo->n > 1 ? r.t[i].a : r.a, 0));
-    val_free(&r);
+    he_val_free(&r);
     return 0;
 }
 
@@ -275,7 +255,7 @@ static int eval_reduce(evaluator *e, const hlo_instr *in, const val *ops, val *o
     }
     folder fo = {0};
     if (folder_init(&fo, e, in, ops) || reduction_results(out, fo.n, ops, nkept, kdims)) {
-        fail(e, in, "out of memory");
+        he_fail(e, in, "out of memory");
         goto error;
     }
     int64_t kidx[HLO_MAX_RANK] = {0};
@@ -299,7 +279,7 @@ static int eval_reduce(evaluator *e, const hlo_instr *in, const val *ops, val *o
     return 0;
 error:
     folder_free(&fo);
-    val_free(out);
+    he_val_free(out);
     return -1;
 }
 
@@ -317,7 +297,7 @@ static int eval_reduce_window(evaluator *e, const hlo_instr *in, const val *ops,
         size[d] = w->dims[d].size;
     folder fo = {0};
     if (folder_init(&fo, e, in, ops) || reduction_results(out, fo.n, ops, rs->rank, rs->dims)) {
-        fail(e, in, "out of memory");
+        he_fail(e, in, "out of memory");
         goto error;
     }
     for (int64_t o = 0; o < rs->elements; o++) {
@@ -343,7 +323,7 @@ static int eval_reduce_window(evaluator *e, const hlo_instr *in, const val *ops,
     return 0;
 error:
     folder_free(&fo);
-    val_free(out);
+    he_val_free(out);
     return -1;
 }
 
@@ -412,7 +392,7 @@ static void eval_conv(const hlo_instr *in, const hlo_array *l, const hlo_array *
 static int eval_constant(evaluator *e, const hlo_instr *in, hlo_array *o)
 {
     if (in->literal_elided)
-        return fail(e, in, "value of '%s' is elided ({...}) but needed", in->name);
+        return he_fail(e, in, "value of '%s' is elided ({...}) but needed", in->name);
     hlo_type t = o->shape.type;
     for (int64_t i = 0; i < o->shape.elements; i++) {
         double v = in->literal[i];
@@ -420,7 +400,7 @@ static int eval_constant(evaluator *e, const hlo_instr *in, hlo_array *o)
             v = v != 0;
         else if (!he_is_float(t) &&
                  !(fabs(v) < 0x1p62 && trunc(v) == v && (double)he_wrap(t, (int64_t)v) == v))
-            return fail(e, in, "value %g of '%s' is not a %s", v, in->name, hlo_type_name(t));
+            return he_fail(e, in, "value %g of '%s' is not a %s", v, in->name, hlo_type_name(t));
         he_set(o, i, v);
     }
     return 0;
@@ -433,13 +413,28 @@ static int eval_array_op(evaluator *e, const hlo_instr *in, const val *ops, hlo_
         a[i] = ops[i].a;
     switch (in->opcode) {
     case HLO_OP_CONSTANT: return eval_constant(e, in, o);
-    case HLO_OP_DOT: return eval_dot(in, a[0], a[1], o) ? fail(e, in, "out of memory") : 0;
+    case HLO_OP_DOT: return eval_dot(in, a[0], a[1], o) ? he_fail(e, in, "out of memory") : 0;
     case HLO_OP_CONVOLUTION: eval_conv(in, a[0], a[1], o); return 0;
     case HLO_OP_RESHAPE:
     case HLO_OP_COPY:
     case HLO_OP_BROADCAST:
     case HLO_OP_TRANSPOSE:
-    case HLO_OP_PAD: he_shape(in, a, o); return 0;
+    case HLO_OP_PAD:
+    case HLO_OP_SLICE:
+    case HLO_OP_CONCATENATE:
+    case HLO_OP_REVERSE:
+    case HLO_OP_DYNAMIC_SLICE:
+    case HLO_OP_DYNAMIC_UPDATE_SLICE:
+    case HLO_OP_GATHER: {
+        const hlo_array **all = malloc(((size_t)in->n_operands + 1) * sizeof *all);
+        if (!all)
+            return he_fail(e, in, "out of memory");
+        for (int i = 0; i < in->n_operands; i++)
+            all[i] = ops[i].a;
+        he_shape(in, all, o);
+        free(all);
+        return 0;
+    }
     case HLO_OP_BITCAST: {
         const hlo_computation *c = hlo_instr_owner(e->m, in);
         he_bitcast(&c->instrs[in->operands[0].index].shape, &in->shape, a[0], o);
@@ -474,35 +469,36 @@ static bool in_list(const hlo_array *a, hlo_array *const *list, int n)
 static int eval_custom_call(evaluator *e, const hlo_instr *in, const val *op, val *out)
 {
     if (!e->hooks->custom_call)
-        return fail(e, in, "no custom_call hook to evaluate target \"%s\"", in->custom_call_target);
+        return he_fail(e, in, "no custom_call hook to evaluate target \"%s\"",
+                       in->custom_call_target);
     bool tuple = in->shape.type == HLO_TUPLE;
     int n = tuple ? in->shape.n_tuple : 1, n_ins = in->n_operands, rc = 0;
     hlo_array **ins = malloc(((size_t)n_ins + 1) * sizeof *ins);
     hlo_array **outs = calloc((size_t)n + 1, sizeof *outs);
     if (!ins || !outs || (tuple && !(out->t = calloc((size_t)n + 1, sizeof *out->t)))) {
-        rc = fail(e, in, "out of memory");
+        rc = he_fail(e, in, "out of memory");
         goto done;
     }
     for (int i = 0; i < n_ins; i++)
         ins[i] = op[i].a;
     char msg[300] = "";
     if (e->hooks->custom_call(e->hooks->ctx, in, ins, n_ins, outs, n, msg, sizeof msg)) {
-        rc = fail(e, in, "%s", msg[0] ? msg : "the hook failed without a message");
+        rc = he_fail(e, in, "%s", msg[0] ? msg : "the hook failed without a message");
         goto done;
     }
     for (int i = 0; i < n && !rc; i++) {
         const hlo_shape *want = tuple ? &in->shape.tuple[i] : &in->shape;
         char b1[160], b2[160];
         if (!outs[i] || !hlo_shape_equal(&outs[i]->shape, want))
-            rc = fail(e, in, "the hook for target \"%s\" returned %s for result %d, expected %s",
-                      in->custom_call_target,
-                      outs[i] ? hlo_shape_str(&outs[i]->shape, b1, sizeof b1) : "nothing", i,
-                      hlo_shape_str(want, b2, sizeof b2));
+            rc = he_fail(e, in, "the hook for target \"%s\" returned %s for result %d, expected %s",
+                         in->custom_call_target,
+                         outs[i] ? hlo_shape_str(&outs[i]->shape, b1, sizeof b1) : "nothing", i,
+                         hlo_shape_str(want, b2, sizeof b2));
         else if (in_list(outs[i], ins, n_ins) || in_list(outs[i], outs, i))
-            rc = fail(e, in,
-                      "the hook for target \"%s\" returned an operand or one array twice "
-                      "as result %d",
-                      in->custom_call_target, i);
+            rc = he_fail(e, in,
+                         "the hook for target \"%s\" returned an operand or one array twice "
+                         "as result %d",
+                         in->custom_call_target, i);
     }
     if (!rc) {
         for (int i = 0; i < n; i++) {
@@ -527,49 +523,53 @@ static int eval_instr(evaluator *e, const hlo_instr *in, const val *op, val *out
     char b[160];
     *out = (val){NULL, 0, NULL};
     if (!supported(&in->shape))
-        return fail(e, in, "shape %s of '%s' has an element type the evaluator does not support",
-                    hlo_shape_str(&in->shape, b, sizeof b), in->name);
+        return he_fail(e, in, "shape %s of '%s' has an element type the evaluator does not support",
+                       hlo_shape_str(&in->shape, b, sizeof b), in->name);
     int rc = 0;
     switch (in->opcode) {
     case HLO_OP_TUPLE:
         if (!(out->t = calloc((size_t)in->n_operands + 1, sizeof *out->t))) {
-            rc = fail(e, in, "out of memory");
+            rc = he_fail(e, in, "out of memory");
             break;
         }
         out->n = in->n_operands;
         for (int i = 0; i < in->n_operands && !rc; i++)
-            if (val_copy(&op[i], &out->t[i]))
-                rc = fail(e, in, "out of memory");
+            if (he_val_copy(&op[i], &out->t[i]))
+                rc = he_fail(e, in, "out of memory");
         break;
     case HLO_OP_GET_TUPLE_ELEMENT:
-        if (val_copy(&op[0].t[in->index], out))
-            rc = fail(e, in, "out of memory");
+        if (he_val_copy(&op[0].t[in->index], out))
+            rc = he_fail(e, in, "out of memory");
         break;
     case HLO_OP_CALL:
     case HLO_OP_FUSION:
-        rc = eval_comp(e, &e->m->comps[in->to_apply >= 0 ? in->to_apply : in->calls], op, out);
+        rc = he_eval_comp(e, &e->m->comps[in->to_apply >= 0 ? in->to_apply : in->calls], op, out);
         break;
     case HLO_OP_REDUCE: rc = eval_reduce(e, in, op, out); break;
     case HLO_OP_REDUCE_WINDOW: rc = eval_reduce_window(e, in, op, out); break;
     case HLO_OP_CUSTOM_CALL: rc = eval_custom_call(e, in, op, out); break;
+    case HLO_OP_WHILE:
+    case HLO_OP_CONDITIONAL:
+    case HLO_OP_SORT:
+    case HLO_OP_MAP:
+    case HLO_OP_SCATTER: rc = he_control(e, in, op, out); break;
     default:
         if (in->shape.type == HLO_TUPLE) /* a tuple constant: its literal is never kept */
-            rc = fail(e, in, "value of '%s' is elided but needed", in->name);
+            rc = he_fail(e, in, "value of '%s' is elided but needed", in->name);
         else if (!(out->a = hlo_array_new(in->shape.type, in->shape.rank, in->shape.dims)))
-            rc = fail(e, in, "out of memory for the value of '%s', %s (%llu bytes)", in->name,
-                      hlo_shape_str(&in->shape, b, sizeof b),
-                      (unsigned long long)in->shape.elements * hlo_type_size(in->shape.type));
+            rc = he_fail(e, in, "out of memory for the value of '%s', %s (%llu bytes)", in->name,
+                         hlo_shape_str(&in->shape, b, sizeof b),
+                         (unsigned long long)in->shape.elements * hlo_type_size(in->shape.type));
         else
             rc = eval_array_op(e, in, op, out->a);
         break;
     }
     if (rc)
-        val_free(out);
+        he_val_free(out);
     return rc;
 }
 
-/* Evaluates c on args (borrowed, by parameter number) into *out (owned). */
-static int eval_comp(evaluator *e, const hlo_computation *c, const val *args, val *out)
+int he_eval_comp(evaluator *e, const hlo_computation *c, const val *args, val *out)
 {
     int n = c->n_instrs, at, rc = 0, max_ops = 0;
     for (int i = 0; i < n; i++)
@@ -581,7 +581,7 @@ static int eval_comp(evaluator *e, const hlo_computation *c, const val *args, va
     val *op = malloc(((size_t)max_ops + 1) * sizeof *op); /* one instruction's operands */
     *out = (val){NULL, 0, NULL};
     if (!order || !last || !live || !v || !op || hlo_topo_order(c, order, &at)) {
-        rc = fail(e, NULL, "out of memory");
+        rc = he_fail(e, NULL, "out of memory");
         goto done;
     }
     /* Only what the root needs is evaluated; each value is freed after its last user. */
@@ -604,7 +604,8 @@ static int eval_comp(evaluator *e, const hlo_computation *c, const val *args, va
         if (!live[i])
             continue;
         if (in->opcode == HLO_OP_PARAMETER) {
-            rc = val_copy(&args[in->parameter_number], &v[i]) ? fail(e, in, "out of memory") : 0;
+            rc = he_val_copy(&args[in->parameter_number], &v[i]) ? he_fail(e, in, "out of memory")
+                                                                 : 0;
         } else {
             for (int j = 0; j < in->n_operands; j++)
                 op[j] = v[in->operands[j].index]; /* borrowed */
@@ -612,7 +613,7 @@ static int eval_comp(evaluator *e, const hlo_computation *c, const val *args, va
         }
         for (int j = 0; j < in->n_operands; j++)
             if (last[in->operands[j].index] == p)
-                val_free(&v[in->operands[j].index]);
+                he_val_free(&v[in->operands[j].index]);
     }
     if (!rc) {
         *out = v[c->root];
@@ -620,7 +621,7 @@ static int eval_comp(evaluator *e, const hlo_computation *c, const val *args, va
     }
 done:
     for (int i = 0; v && i < n; i++)
-        val_free(&v[i]);
+        he_val_free(&v[i]);
     free(order);
     free(last);
     free(live);
@@ -667,11 +668,11 @@ int hlo_eval_with(const hlo_module *m, const char *file, hlo_array *const *param
     for (int i = 0; i < c->n_instrs; i++)
         np += c->instrs[i].opcode == HLO_OP_PARAMETER;
     if (n_params != np)
-        return fail(&e, NULL, "ENTRY '%s' has %d parameters, %d arrays given", c->name, np,
-                    n_params);
+        return he_fail(&e, NULL, "ENTRY '%s' has %d parameters, %d arrays given", c->name, np,
+                       n_params);
     val *args = calloc((size_t)np + 1, sizeof *args);
     if (!args)
-        return fail(&e, NULL, "out of memory");
+        return he_fail(&e, NULL, "out of memory");
     for (int i = 0; i < c->n_instrs; i++) {
         const hlo_instr *in = &c->instrs[i];
         if (in->opcode != HLO_OP_PARAMETER)
@@ -680,82 +681,113 @@ int hlo_eval_with(const hlo_module *m, const char *file, hlo_array *const *param
         char s1[160], s2[160];
         if (!a || !hlo_shape_equal(&a->shape, &in->shape)) {
             free(args);
-            return fail(&e, in, "'%s' is %s but the array given is %s", in->name,
-                        hlo_shape_str(&in->shape, s1, sizeof s1),
-                        a ? hlo_shape_str(&a->shape, s2, sizeof s2) : "missing");
+            return he_fail(&e, in, "'%s' is %s but the array given is %s", in->name,
+                           hlo_shape_str(&in->shape, s1, sizeof s1),
+                           a ? hlo_shape_str(&a->shape, s2, sizeof s2) : "missing");
         }
         args[in->parameter_number].a = (hlo_array *)a; /* borrowed: never freed here */
     }
     val r;
-    int rc = eval_comp(&e, c, args, &r);
+    int rc = he_eval_comp(&e, c, args, &r);
     free(args);
     if (rc)
         return -1;
     int n = count_arrays(&r), k = 0;
     hlo_array **list = calloc((size_t)n + 1, sizeof *list);
     if (!list) {
-        val_free(&r);
-        return fail(&e, NULL, "out of memory");
+        he_val_free(&r);
+        return he_fail(&e, NULL, "out of memory");
     }
     flatten(&r, list, &k);
-    val_free(&r);
+    he_val_free(&r);
     *outs = list;
     *n_outs = n;
     return 0;
+}
+
+/* The arrays of shape s, in flatten()'s order. */
+static int count_leaves(const hlo_shape *s)
+{
+    int n = s->type != HLO_TUPLE;
+    for (int i = 0; i < s->n_tuple; i++)
+        n += count_leaves(&s->tuple[i]);
+    return n;
+}
+
+/* A value of shape s over the arrays flat[*k...] (borrowed: release() frees only the tuples),
+ * each checked to have its shape. */
+static int borrow(evaluator *e, const hlo_instr *in, const hlo_shape *s, hlo_array *const *flat,
+                  int *k, val *v)
+{
+    char s1[160], s2[160];
+    *v = (val){NULL, 0, NULL};
+    if (s->type != HLO_TUPLE) {
+        const hlo_array *a = flat[(*k)++];
+        if (!a || !hlo_shape_equal(&a->shape, s))
+            return he_fail(e, in, "operand %d of '%s' is %s but the array given is %s", *k - 1,
+                           in->name, hlo_shape_str(s, s1, sizeof s1),
+                           a ? hlo_shape_str(&a->shape, s2, sizeof s2) : "missing");
+        v->a = (hlo_array *)a;
+        return 0;
+    }
+    if (!(v->t = calloc((size_t)s->n_tuple + 1, sizeof *v->t)))
+        return he_fail(e, in, "out of memory");
+    v->n = s->n_tuple;
+    for (int i = 0; i < s->n_tuple; i++)
+        if (borrow(e, in, &s->tuple[i], flat, k, &v->t[i]))
+            return -1;
+    return 0;
+}
+
+static void release(val *v)
+{
+    for (int i = 0; i < v->n; i++)
+        release(&v->t[i]);
+    free(v->t);
 }
 
 int hlo_eval_instr(const hlo_module *m, const char *file, const hlo_instr *in,
                    hlo_array *const *operands, hlo_array **out, hlo_error *err)
 {
     evaluator e = {m, file, err, &no_hooks};
-    bool tuple = (in->opcode == HLO_OP_REDUCE || in->opcode == HLO_OP_REDUCE_WINDOW) &&
-                 in->shape.type == HLO_TUPLE;
-    int n_out = tuple ? in->shape.n_tuple : 1;
+    const bool tuple_ok = in->opcode == HLO_OP_REDUCE || in->opcode == HLO_OP_REDUCE_WINDOW ||
+                          in->opcode == HLO_OP_SORT || in->opcode == HLO_OP_WHILE ||
+                          in->opcode == HLO_OP_CONDITIONAL;
+    const int n_out = tuple_ok ? count_leaves(&in->shape) : 1;
     for (int i = 0; i < n_out; i++)
         out[i] = NULL;
     const hlo_computation *c = hlo_instr_owner(m, in);
     if (!c)
-        return fail(&e, NULL, "instruction '%s' is not one of the module's", in->name);
+        return he_fail(&e, NULL, "instruction '%s' is not one of the module's", in->name);
     switch (in->opcode) {
     case HLO_OP_PARAMETER:
     case HLO_OP_TUPLE:
     case HLO_OP_GET_TUPLE_ELEMENT:
     case HLO_OP_CALL:
     case HLO_OP_FUSION:
-    case HLO_OP_CUSTOM_CALL: return fail(&e, in, "'%s' is not evaluated on its own", in->name);
+    case HLO_OP_CUSTOM_CALL: return he_fail(&e, in, "'%s' is not evaluated on its own", in->name);
     default: break;
     }
-    char s1[160], s2[160];
-    if (in->shape.type == HLO_TUPLE && !tuple)
-        return fail(&e, in, "'%s' is %s, not an array", in->name,
-                    hlo_shape_str(&in->shape, s1, sizeof s1));
+    char s1[160];
+    if (in->shape.type == HLO_TUPLE && !tuple_ok)
+        return he_fail(&e, in, "'%s' is %s, not an array", in->name,
+                       hlo_shape_str(&in->shape, s1, sizeof s1));
     val *op = calloc((size_t)in->n_operands + 1, sizeof *op);
     if (!op)
-        return fail(&e, in, "out of memory");
-    for (int i = 0; i < in->n_operands; i++) {
-        const hlo_shape *want = &c->instrs[in->operands[i].index].shape;
-        if (!operands[i] || !hlo_shape_equal(&operands[i]->shape, want)) {
-            free(op);
-            return fail(&e, in, "operand %d of '%s' is %s but the array given is %s", i, in->name,
-                        hlo_shape_str(want, s1, sizeof s1),
-                        operands[i] ? hlo_shape_str(&operands[i]->shape, s2, sizeof s2)
-                                    : "missing");
-        }
-        op[i].a = operands[i]; /* borrowed */
-    }
-    val r;
-    int rc = eval_instr(&e, in, op, &r);
+        return he_fail(&e, in, "out of memory");
+    int rc = 0, k = 0;
+    for (int i = 0; i < in->n_operands && !rc; i++)
+        rc = borrow(&e, in, &c->instrs[in->operands[i].index].shape, operands, &k, &op[i]);
+    val r = {NULL, 0, NULL};
+    if (!rc)
+        rc = eval_instr(&e, in, op, &r);
+    for (int i = 0; i < in->n_operands; i++)
+        release(&op[i]);
     free(op);
     if (rc)
         return -1;
-    if (!tuple) {
-        *out = r.a;
-        return 0;
-    }
-    for (int i = 0; i < n_out; i++) {
-        out[i] = r.t[i].a;
-        r.t[i].a = NULL;
-    }
-    val_free(&r);
+    k = 0;
+    flatten(&r, out, &k);
+    he_val_free(&r);
     return 0;
 }

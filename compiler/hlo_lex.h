@@ -1,5 +1,6 @@
 /* hlo_lex.h - the HLO parser's state, arena and lexer, shared by hlo_lex.c and hlo_parse.c
- * (internal to the compiler; the public AST is hlo.h). Errors longjmp to parser.fail. */
+ * and the attribute values of hlo_attrs.c (internal to the compiler; the public AST is hlo.h).
+ * Errors longjmp to parser.fail. */
 #ifndef TPU_COMPILER_HLO_LEX_H
 #define TPU_COMPILER_HLO_LEX_H
 
@@ -30,11 +31,12 @@ typedef struct {
 /* An operand or computation name to resolve once its scope is complete. */
 typedef struct {
     int comp, instr;
-    int slot; /* operand index, or REF_TO_APPLY / REF_CALLS */
+    int slot; /* operand index, or REF_TO_APPLY, REF_CALLS, REF_CONDITION, REF_BODY, or
+                 REF_BRANCH - k for branch k */
     size_t at, pos, len;
 } ref;
 
-enum { REF_TO_APPLY = -1, REF_CALLS = -2 };
+enum { REF_TO_APPLY = -1, REF_CALLS = -2, REF_CONDITION = -3, REF_BODY = -4, REF_BRANCH = -5 };
 
 typedef struct {
     const char *s;
@@ -76,5 +78,20 @@ tok lx_expect_name(parser *p, const char *what);
 int64_t lx_parse_int(parser *p, const char *what, int64_t lo, int64_t hi);
 /* Skips one attribute value by balanced scanning of (), {}, [] and strings. */
 void lx_skip_value(parser *p, const char *what);
+
+/* hlo_attrs.c */
+/* Records name as the reference to resolve for instruction instr of computation comp. */
+void lx_add_ref(parser *p, int comp, int instr, int slot, tok name);
+void lx_ints_push(parser *p, hlo_ints *l, int *cap, int64_t v); /* appends v to arena list l */
+void lx_parse_slice(parser *p, hlo_instr *in);
+void lx_parse_padding(parser *p, hlo_instr *in);
+void lx_parse_window(parser *p, hlo_instr *in);
+void lx_parse_dim_labels(parser *p, hlo_instr *in);
+/* The list of a gather's or scatter's dimension numbers that the attribute `name` fills, or
+ * NULL for another attribute. */
+hlo_ints *lx_gather_list(parser *p, tok name, hlo_instr *in);
+/* true_computation=t / false_computation=f (branches 0 and 1 of a pred conditional) or
+ * branch_computations={b0, ...}, not both; returns whether the attribute was already given. */
+bool lx_parse_branches(parser *p, hlo_instr *in, tok name, int comp, int instr);
 
 #endif

@@ -240,252 +240,16 @@ static void parse_literal(parser *p, hlo_instr *in)
 
 /* -------------------------------------------------------- attributes -- */
 
-static void add_ref(parser *p, int comp, int instr, int slot, tok name)
-{
-    p->refs = lx_grow(p, p->refs, p->n_refs, &p->cap_refs, sizeof *p->refs);
-    p->refs[p->n_refs++] = (ref){comp, instr, slot, name.at, name.pos, name.len};
-}
-
-static void ints_push(parser *p, hlo_ints *l, int *cap, int64_t v)
-{
-    l->v = lx_grow(p, l->v, l->n, cap, sizeof *l->v);
-    l->v[l->n++] = v;
-}
-
 static void parse_int_list(parser *p, hlo_ints *l, const char *what)
 {
     int cap = 0;
     lx_expect_punct(p, '{', what);
     if (!lx_eat_punct(p, '}')) {
         do
-            ints_push(p, l, &cap, lx_parse_int(p, what, 0, HLO_MAX_ELEMENTS));
+            lx_ints_push(p, l, &cap, lx_parse_int(p, what, 0, HLO_MAX_ELEMENTS));
         while (lx_eat_punct(p, ','));
         lx_expect_punct(p, '}', what);
     }
-}
-
-static void parse_slice(parser *p, hlo_instr *in)
-{
-    int cs = 0, cl = 0, ct = 0;
-    lx_expect_punct(p, '{', "in slice");
-    if (!lx_eat_punct(p, '}')) {
-        do {
-            lx_expect_punct(p, '[', "in slice");
-            ints_push(p, &in->slice_start, &cs,
-                      lx_parse_int(p, "slice start", 0, HLO_MAX_ELEMENTS));
-            lx_expect_punct(p, ':', "in slice");
-            ints_push(p, &in->slice_limit, &cl,
-                      lx_parse_int(p, "slice limit", 0, HLO_MAX_ELEMENTS));
-            int64_t stride = 1;
-            if (lx_eat_punct(p, ':'))
-                stride = lx_parse_int(p, "slice stride", 1, HLO_MAX_ELEMENTS);
-            ints_push(p, &in->slice_stride, &ct, stride);
-            lx_expect_punct(p, ']', "in slice");
-        } while (lx_eat_punct(p, ','));
-        lx_expect_punct(p, '}', "in slice");
-    }
-}
-
-/* The dims of an atom such as padding's 0_1x-1_1_2 or a window's 3x3: 'x'-separated dims, each
- * of nmin..nmax '_'-separated decimal integers of magnitude at most HLO_MAX_ELEMENTS, negative
- * only in the fields whose bit is set in neg. */
-typedef struct {
-    int64_t f[3]; /* fields not given are 0 */
-} dim_fields;
-
-/* Returns the number of dims, in *dims (arena); anything else is "bad <what> '<atom>'". */
-static int parse_dim_atom(parser *p, tok t, int nmin, int nmax, unsigned neg, const char *what,
-                          dim_fields **dims)
-{
-    const char *s = p->s + t.pos, *end = s + t.len;
-    int n = 0, cap = 0;
-    *dims = NULL;
-    while (s < end) {
-        dim_fields d = {{0, 0, 0}};
-        int nf = 0;
-        for (;;) {
-            bool minus = s < end && *s == '-';
-            const char *q = s + minus;
-            int64_t v = 0;
-            while (q < end && isdigit((unsigned char)*q) && v <= HLO_MAX_ELEMENTS)
-                v = v * 10 + (*q++ - '0');
-            if (q == s + minus || v > HLO_MAX_ELEMENTS || nf == nmax || (minus && !(neg >> nf & 1)))
-                lx_fail_at(p, t.pos, "bad %s '%.*s'", what, (int)t.len, p->s + t.pos);
-            d.f[nf++] = minus ? -v : v;
-            s = q;
-            if (s < end && *s == '_') {
-                s++;
-                continue;
-            }
-            break;
-        }
-        if (nf < nmin || (s < end && *s != 'x') || (s < end && s + 1 == end))
-            lx_fail_at(p, t.pos, "bad %s '%.*s'", what, (int)t.len, p->s + t.pos);
-        if (s < end)
-            s++;
-        *dims = lx_grow(p, *dims, n, &cap, sizeof **dims);
-        (*dims)[n++] = d;
-    }
-    return n;
-}
-
-/* padding=lo_hi[_interior]x... : one atom, e.g. 0_0x1_1_0 (negative edges allowed). */
-static void parse_padding(parser *p, hlo_instr *in)
-{
-    tok t = lx_next(p);
-    if (t.kind != T_NUM)
-        lx_expected(p, t, "padding such as 0_0x1_1");
-    dim_fields *d;
-    int n = parse_dim_atom(p, t, 2, 3, 3, "padding", &d), cl = 0, ch = 0, ci = 0;
-    for (int k = 0; k < n; k++) {
-        ints_push(p, &in->pad_low, &cl, d[k].f[0]);
-        ints_push(p, &in->pad_high, &ch, d[k].f[1]);
-        ints_push(p, &in->pad_interior, &ci, d[k].f[2]);
-    }
-    in->pad_low.present = in->pad_high.present = in->pad_interior.present = true;
-}
-
-enum { W_SIZE, W_STRIDE, W_PAD, W_LHS_DILATE, W_RHS_DILATE, W_FIELDS };
-static const char *const window_fields[W_FIELDS] = {"size", "stride", "pad", "lhs_dilate",
-                                                    "rhs_dilate"};
-
-/* window={size=3x3 stride=2x1 pad=1_1x0_2 lhs_dilate=1x1 rhs_dilate=1x1}: fields in any order,
- * each at most once and with as many dims as size; `window={}` has none. */
-static void parse_window(parser *p, hlo_instr *in)
-{
-    dim_fields *v[W_FIELDS] = {NULL};
-    int n[W_FIELDS];
-    size_t at[W_FIELDS];
-    for (int f = 0; f < W_FIELDS; f++)
-        n[f] = -1;
-    lx_expect_punct(p, '{', "to open the window");
-    while (!lx_eat_punct(p, '}')) {
-        tok name = lx_next(p);
-        if (name.kind != T_NAME)
-            lx_expected(p, name,
-                        "a window field (size, stride, pad, lhs_dilate, rhs_dilate) or '}'");
-        int f = 0;
-        while (f < W_FIELDS && !lx_tok_is(p, name, window_fields[f]))
-            f++;
-        if (f == W_FIELDS)
-            lx_fail_at(p, name.at,
-                       "unsupported window field '%.*s' (expected size, stride, pad, "
-                       "lhs_dilate or rhs_dilate)",
-                       (int)name.len, p->s + name.pos);
-        if (n[f] >= 0)
-            lx_fail_at(p, name.at, "window field '%s' given twice", window_fields[f]);
-        lx_expect_punct(p, '=', "after window field");
-        tok t = lx_next(p);
-        if (t.kind != T_NUM)
-            lx_expected(p, t,
-                        f == W_PAD ? "window pad such as 1_1x0_2" : "window dims such as 3x3");
-        char what[32];
-        snprintf(what, sizeof what, "window %s", window_fields[f]);
-        n[f] = f == W_PAD ? parse_dim_atom(p, t, 2, 2, 3, what, &v[f])
-                          : parse_dim_atom(p, t, 1, 1, 0, what, &v[f]);
-        at[f] = t.pos;
-    }
-    hlo_window *w = &in->window;
-    w->rank = n[W_SIZE] < 0 ? 0 : n[W_SIZE];
-    for (int f = 0; f < W_FIELDS; f++) {
-        if (n[f] >= 0 && n[W_SIZE] < 0)
-            lx_fail_at(p, at[f], "window %s without size", window_fields[f]);
-        if (n[f] >= 0 && n[f] != w->rank)
-            lx_fail_at(p, at[f], "window %s has %d dims but size has %d", window_fields[f], n[f],
-                       w->rank);
-    }
-    if (w->rank > HLO_MAX_RANK)
-        lx_fail_at(p, at[W_SIZE], "window has more than %d dims", HLO_MAX_RANK);
-    w->present = true;
-    w->dims = lx_alloc(p, (size_t)w->rank * sizeof *w->dims);
-    for (int k = 0; k < w->rank; k++) {
-        hlo_window_dim *d = &w->dims[k];
-        d->size = v[W_SIZE][k].f[0];
-        d->stride = n[W_STRIDE] < 0 ? 1 : v[W_STRIDE][k].f[0];
-        d->pad_lo = n[W_PAD] < 0 ? 0 : v[W_PAD][k].f[0];
-        d->pad_hi = n[W_PAD] < 0 ? 0 : v[W_PAD][k].f[1];
-        d->lhs_dilate = n[W_LHS_DILATE] < 0 ? 1 : v[W_LHS_DILATE][k].f[0];
-        d->rhs_dilate = n[W_RHS_DILATE] < 0 ? 1 : v[W_RHS_DILATE][k].f[0];
-    }
-}
-
-/* One operand's part of dim_labels, len labels at pos: its two letters (b and f, or i and o)
- * and the spatial dims '0' + k for k < len - 2, each once. dims[0] and dims[1] get the letters'
- * dims, dims[2 + k] spatial dim k's. */
-static void parse_label_part(parser *p, size_t pos, int len, const char *letters,
-                             const char *operand, int *dims)
-{
-    bool seen[HLO_MAX_RANK] = {false};
-    int n = len - 2;
-    for (int i = 0; i < len; i++) {
-        char c = p->s[pos + (size_t)i];
-        int sym = c == letters[0] ? 0 : c == letters[1] ? 1 : -1;
-        if (c >= '0' && c < '0' + n)
-            sym = 2 + c - '0';
-        if (sym < 0 && n > 0)
-            lx_fail_at(p, pos + (size_t)i,
-                       "'%c' is not a dim of the %s in dim_labels (%c, %c or "
-                       "spatial 0 to %c)",
-                       c, operand, letters[0], letters[1], '0' + n - 1);
-        if (sym < 0)
-            lx_fail_at(p, pos + (size_t)i, "'%c' is not a dim of the %s in dim_labels (%c or %c)",
-                       c, operand, letters[0], letters[1]);
-        if (seen[sym])
-            lx_fail_at(p, pos + (size_t)i, "'%c' repeated in the %s's dim_labels", c, operand);
-        seen[sym] = true;
-        dims[sym] = i;
-    }
-}
-
-static bool is_label_char(int c)
-{
-    return isalnum(c) || c == '_' || c == '-' || c == '>' || (c >= ':' && c <= '=');
-}
-
-/* dim_labels=b01f_01io->b01f: input, kernel and output labels, one atom read by characters
- * (spatial dims 10 to 13 are the non-name characters ':' to '='). */
-static void parse_dim_labels(parser *p, hlo_instr *in)
-{
-    size_t at = lx_skip_space(p, p->pos), end = at;
-    while (end < p->len && is_label_char((unsigned char)p->s[end]))
-        end++;
-    const char *s = p->s + at;
-    size_t len = end - at, u = 0, arrow;
-    if (len == 0)
-        lx_expected(p, lx_peek(p), "dim_labels such as b01f_01io->b01f");
-    while (u < len && s[u] != '_')
-        u++;
-    for (arrow = u; arrow + 1 < len && !(s[arrow] == '-' && s[arrow + 1] == '>'); arrow++)
-        ;
-    if (arrow + 1 >= len)
-        lx_fail_at(p, at, "expected dim_labels such as b01f_01io->b01f, found '%.*s%s'",
-                   len > 40 ? 40 : (int)len, s, len > 40 ? "..." : "");
-    size_t nl = u, nk = arrow - u - 1, no = len - arrow - 2;
-    if (nl != nk || nl != no)
-        lx_fail_at(p, at,
-                   "dim_labels have %zu input, %zu kernel and %zu output dims: must be "
-                   "equal",
-                   nl, nk, no);
-    if (nl < 2 || nl > HLO_MAX_RANK)
-        lx_fail_at(p, at, "dim_labels have %zu dims per operand, must be 2 to %d", nl,
-                   HLO_MAX_RANK);
-    hlo_conv_dims *c = &in->dim_labels;
-    int d[HLO_MAX_RANK];
-    c->present = true;
-    c->n_spatial = (int)nl - 2;
-    parse_label_part(p, at, (int)nl, "bf", "input", d);
-    c->input_batch_dim = d[0];
-    c->input_feature_dim = d[1];
-    memcpy(c->input_spatial_dims, d + 2, (size_t)c->n_spatial * sizeof *d);
-    parse_label_part(p, at + u + 1, (int)nl, "io", "kernel", d);
-    c->kernel_input_feature_dim = d[0];
-    c->kernel_output_feature_dim = d[1];
-    memcpy(c->kernel_spatial_dims, d + 2, (size_t)c->n_spatial * sizeof *d);
-    parse_label_part(p, at + arrow + 2, (int)nl, "bf", "output", d);
-    c->output_batch_dim = d[0];
-    c->output_feature_dim = d[1];
-    memcpy(c->output_spatial_dims, d + 2, (size_t)c->n_spatial * sizeof *d);
-    p->pos = end;
 }
 
 static void parse_direction(parser *p, hlo_instr *in)
@@ -523,6 +287,10 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
             list = &in->lhs_batch_dims;
         else if (lx_tok_is(p, name, "rhs_batch_dims"))
             list = &in->rhs_batch_dims;
+        else if (lx_tok_is(p, name, "dynamic_slice_sizes"))
+            list = &in->dynamic_slice_sizes;
+        else if (in->opcode == HLO_OP_GATHER || in->opcode == HLO_OP_SCATTER)
+            list = lx_gather_list(p, name, in);
         if (list) {
             dup = list->present;
             list->present = true;
@@ -533,8 +301,34 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
             int *target = calls ? &in->calls : &in->to_apply;
             dup = *target != -1;
             *target = 0; /* resolved when the module is complete */
-            add_ref(p, comp, instr, calls ? REF_CALLS : REF_TO_APPLY,
-                    lx_expect_name(p, "a computation name"));
+            lx_add_ref(p, comp, instr, calls ? REF_CALLS : REF_TO_APPLY,
+                       lx_expect_name(p, "a computation name"));
+        } else if (lx_tok_is(p, name, "condition") || lx_tok_is(p, name, "body")) {
+            bool body = lx_tok_is(p, name, "body");
+            int *target = body ? &in->body : &in->condition;
+            dup = *target != -1;
+            *target = 0;
+            lx_add_ref(p, comp, instr, body ? REF_BODY : REF_CONDITION,
+                       lx_expect_name(p, "a computation name"));
+        } else if (lx_tok_is(p, name, "true_computation") ||
+                   lx_tok_is(p, name, "false_computation") ||
+                   lx_tok_is(p, name, "branch_computations")) {
+            dup = lx_parse_branches(p, in, name, comp, instr);
+        } else if (lx_tok_is(p, name, "index_vector_dim") &&
+                   (in->opcode == HLO_OP_GATHER || in->opcode == HLO_OP_SCATTER)) {
+            dup = in->gather.index_vector_dim >= 0;
+            in->gather.index_vector_dim = lx_parse_int(p, "index_vector_dim", 0, HLO_MAX_RANK);
+        } else if (lx_tok_is(p, name, "is_stable") && in->opcode == HLO_OP_SORT) {
+            tok v = lx_expect_name(p, "true or false");
+            if (!lx_tok_is(p, v, "true") && !lx_tok_is(p, v, "false"))
+                lx_expected(p, v, "true or false");
+            in->is_stable = lx_tok_is(p, v, "true");
+        } else if (lx_tok_is(p, name, "type") && in->opcode == HLO_OP_COMPARE) {
+            tok v = lx_expect_name(p, "a comparison type");
+            in->total_order = lx_tok_is(p, v, "TOTALORDER");
+            if (!in->total_order && !lx_tok_is(p, v, "FLOAT") && !lx_tok_is(p, v, "SIGNED") &&
+                !lx_tok_is(p, v, "UNSIGNED"))
+                lx_expected(p, v, "FLOAT, TOTALORDER, SIGNED or UNSIGNED");
         } else if (lx_tok_is(p, name, "index")) {
             dup = in->has_index;
             in->has_index = true;
@@ -543,11 +337,11 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
             dup = in->slice_start.present;
             in->slice_start.present = in->slice_limit.present = in->slice_stride.present = true;
             if (!dup)
-                parse_slice(p, in);
+                lx_parse_slice(p, in);
         } else if (lx_tok_is(p, name, "padding")) {
             dup = in->pad_low.present;
             if (!dup)
-                parse_padding(p, in);
+                lx_parse_padding(p, in);
         } else if (lx_tok_is(p, name, "direction") ||
                    lx_tok_is(p, name, "comparison_direction")) { /* XLA prints direction= */
             dup = in->comparison_direction != HLO_CMP_NONE;
@@ -559,11 +353,11 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
                    (in->opcode == HLO_OP_CONVOLUTION || in->opcode == HLO_OP_REDUCE_WINDOW)) {
             dup = in->window.present;
             if (!dup)
-                parse_window(p, in);
+                lx_parse_window(p, in);
         } else if (lx_tok_is(p, name, "dim_labels") && in->opcode == HLO_OP_CONVOLUTION) {
             dup = in->dim_labels.present;
             if (!dup)
-                parse_dim_labels(p, in);
+                lx_parse_dim_labels(p, in);
         } else if ((lx_tok_is(p, name, "feature_group_count") ||
                     lx_tok_is(p, name, "batch_group_count")) &&
                    in->opcode == HLO_OP_CONVOLUTION) {
@@ -633,6 +427,15 @@ static const char *const opcode_names[HLO_OP_COUNT_] = {
     [HLO_OP_OR] = "or",
     [HLO_OP_XOR] = "xor",
     [HLO_OP_NOT] = "not",
+    [HLO_OP_REVERSE] = "reverse",
+    [HLO_OP_DYNAMIC_SLICE] = "dynamic-slice",
+    [HLO_OP_DYNAMIC_UPDATE_SLICE] = "dynamic-update-slice",
+    [HLO_OP_GATHER] = "gather",
+    [HLO_OP_SORT] = "sort",
+    [HLO_OP_WHILE] = "while",
+    [HLO_OP_CONDITIONAL] = "conditional",
+    [HLO_OP_MAP] = "map",
+    [HLO_OP_SCATTER] = "scatter",
 };
 
 static void parse_operands(parser *p, hlo_instr *in, int comp, int instr)
@@ -647,7 +450,7 @@ static void parse_operands(parser *p, hlo_instr *in, int comp, int instr)
             op->has_shape = true;
             parse_shape(p, &op->shape, 0);
         }
-        add_ref(p, comp, instr, in->n_operands++, lx_expect_name(p, "an operand name"));
+        lx_add_ref(p, comp, instr, in->n_operands++, lx_expect_name(p, "an operand name"));
     } while (lx_eat_punct(p, ','));
     lx_expect_punct(p, ')', "after operands");
 }
@@ -665,7 +468,8 @@ static size_t parse_instr(parser *p, hlo_instr *in, int comp, int instr)
     in->name = lx_dup_str(p, name.pos, name.len);
     lx_locate(p, name.at, &in->line, &in->col);
     in->parameter_number = in->iota_dimension = -1;
-    in->to_apply = in->calls = -1;
+    in->to_apply = in->calls = in->condition = in->body = -1;
+    in->gather.index_vector_dim = -1;
     lx_expect_punct(p, '=', "after instruction name");
     parse_shape(p, &in->shape, 0);
     tok op = lx_expect_name(p, "an opcode");
@@ -894,7 +698,11 @@ static void parse_module(parser *p, hlo_module *m)
         if (idx < 0)
             lx_fail_at(p, f->at, "unknown computation '%.*s'", (int)f->len, p->s + f->pos);
         hlo_instr *in = &m->comps[f->comp].instrs[f->instr];
-        *(f->slot == REF_CALLS ? &in->calls : &in->to_apply) = idx;
+        *(f->slot == REF_TO_APPLY    ? &in->to_apply
+          : f->slot == REF_CALLS     ? &in->calls
+          : f->slot == REF_CONDITION ? &in->condition
+          : f->slot == REF_BODY      ? &in->body
+                                     : &in->branches[REF_BRANCH - f->slot]) = idx;
     }
     if (!m->name) {
         const char *entry = m->comps[m->entry].name;
@@ -971,6 +779,17 @@ int hlo_find_instr(const hlo_computation *c, const char *name)
     for (int i = 0; i < c->n_instrs; i++)
         if (!strcmp(c->instrs[i].name, name))
             return i;
+    return -1;
+}
+
+int hlo_callee(const hlo_instr *in, int k)
+{
+    const int fixed[4] = {in->to_apply, in->calls, in->condition, in->body};
+    for (int i = 0; i < 4 + in->n_branches; i++) {
+        const int c = i < 4 ? fixed[i] : in->branches[i - 4];
+        if (c >= 0 && k-- == 0)
+            return c;
+    }
     return -1;
 }
 

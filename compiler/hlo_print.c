@@ -275,12 +275,40 @@ static void print_attributes(hlo_text *t, const hlo_module *m, const hlo_instr *
     /* Only iota's: hand-built attrs of other ops may leave the field 0. */
     if (a->opcode == HLO_OP_IOTA && a->iota_dimension >= 0)
         hlo_text_printf(t, ", iota_dimension=%lld", (long long)a->iota_dimension);
+    print_ints(t, "dynamic_slice_sizes", &a->dynamic_slice_sizes);
+    /* Only gather's and scatter's: hand-built attrs of other ops may leave these fields 0. */
+    const bool scatter = a->opcode == HLO_OP_SCATTER;
+    for (int k = 0; k < HLO_GATHER_LISTS && (scatter || a->opcode == HLO_OP_GATHER); k++) {
+        if (k == HLO_GATHER_LISTS - 1 && a->gather.index_vector_dim >= 0)
+            hlo_text_printf(t, ", index_vector_dim=%lld", (long long)a->gather.index_vector_dim);
+        if (hlo_gather_list_name(scatter, k))
+            print_ints(t, hlo_gather_list_name(scatter, k),
+                       hlo_gather_list((hlo_gather_dims *)&a->gather, k));
+    }
+    if (a->is_stable)
+        hlo_text_printf(t, ", is_stable=true");
     if (a->to_apply >= 0)
         hlo_text_printf(t, ", to_apply=%s", m->comps[a->to_apply].name);
     if (a->calls >= 0)
         hlo_text_printf(t, ", calls=%s", m->comps[a->calls].name);
+    /* Only while's and gather's: hand-built attrs of other ops may leave these fields 0. */
+    if (a->opcode == HLO_OP_WHILE && a->condition >= 0)
+        hlo_text_printf(t, ", condition=%s", m->comps[a->condition].name);
+    if (a->opcode == HLO_OP_WHILE && a->body >= 0)
+        hlo_text_printf(t, ", body=%s", m->comps[a->body].name);
+    for (int i = 0; a->branch_pred && i < 2; i++)
+        if (a->branches[i] >= 0)
+            hlo_text_printf(t, ", %s=%s", i ? "false_computation" : "true_computation",
+                            m->comps[a->branches[i]].name);
+    for (int i = 0; !a->branch_pred && i < a->n_branches; i++)
+        hlo_text_printf(t, "%s%s", i ? ", " : ", branch_computations={",
+                        m->comps[a->branches[i]].name);
+    if (!a->branch_pred && a->n_branches)
+        hlo_text_printf(t, "}");
     if (a->comparison_direction != HLO_CMP_NONE)
         hlo_text_printf(t, ", direction=%s", directions[a->comparison_direction]);
+    if (a->total_order)
+        hlo_text_printf(t, ", type=TOTALORDER");
     if (a->custom_call_target) {
         hlo_text_printf(t, ", custom_call_target=");
         print_string(t, a->custom_call_target);

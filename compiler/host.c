@@ -132,6 +132,34 @@ static int emit_bitcast(host_writer *w, const tc_node *nd, const char *operand)
     return 0;
 }
 
+/* The names of node nd's instruction's operands (opn, malloc'ed) from its nodes' names: a
+ * tuple operand (while's state, a branch's argument; flat: ir.c) becomes a tuple instruction
+ * "<base>.arg<k>" of its elements' nodes, printed first. */
+static int operand_names(host_writer *w, const tc_node *nd, const char *base,
+                         const char *const *names, char **opn)
+{
+    const hlo_computation *c = hlo_instr_owner(w->g->m, nd->src);
+    for (int k = 0, j = 0; k < nd->src->n_operands; k++) {
+        const hlo_shape *s = &c->instrs[nd->src->operands[k].index].shape;
+        const bool tuple = s->type == HLO_TUPLE;
+        const size_t len = (tuple ? strlen(base) : strlen(names[j])) + 32;
+        if (!(opn[k] = malloc(len)))
+            return tc_fail(w->g, NULL, "out of memory");
+        if (!tuple) {
+            snprintf(opn[k], len, "%s", names[j++]);
+            continue;
+        }
+        snprintf(opn[k], len, "%s.arg%d", base, k);
+        hlo_text_printf(&w->t, "  %s = ", opn[k]);
+        hlo_print_shape(&w->t, s);
+        hlo_text_printf(&w->t, " tuple(");
+        for (int e = 0; e < s->n_tuple; e++)
+            hlo_text_printf(&w->t, "%s%s", e ? ", " : "", names[j++]);
+        hlo_text_printf(&w->t, ")\n");
+    }
+    return 0;
+}
+
 static int emit_node(host_writer *w, int i)
 {
     tc_graph *g = w->g;
@@ -151,39 +179,39 @@ static int emit_node(host_writer *w, int i)
         hlo_print_instr(&w->t, g->m, &p, false, nd->name, &nd->shape, NULL, 0);
         return 0;
     }
+    const int n_ops = nd->src->n_operands;
     const char **names = malloc(((size_t)nd->n_in + 1) * sizeof *names);
-    if (!names)
-        return tc_fail(g, NULL, "out of memory");
-    int rc = 0;
+    char **opn = calloc((size_t)n_ops + 1, sizeof *opn);
+    char *base = malloc(strlen(nd->name) + 1);
+    int rc = names && opn && base ? 0 : tc_fail(g, NULL, "out of memory");
+    if (base)
+        memcpy(base, nd->name, strlen(nd->name) + 1);
     for (int j = 0; j < nd->n_in && !rc; j++) {
         rc = emit_node(w, nd->in[j]);
         names[j] = g->nodes[nd->in[j]].name;
     }
+    if (!rc && nd->elem >= 0) /* the tuple-valued instruction goes under its elements' base */
+        *strrchr(base, '_') = 0;
+    if (!rc && nd->src->opcode != HLO_OP_BITCAST)
+        rc = operand_names(w, nd, base, names, opn);
     if (!rc && nd->src->opcode == HLO_OP_BITCAST)
         rc = emit_bitcast(w, nd, names[0]);
-    else if (!rc && nd->elem < 0)
-        hlo_print_instr(&w->t, g->m, nd->src, false, nd->name, &nd->shape, names, nd->n_in);
-    if (!rc && nd->elem >= 0) {
-        /* The tuple-valued instruction under its elements' base name, then every element. */
+    else if (!rc)
+        hlo_print_instr(&w->t, g->m, nd->src, false, base,
+                        nd->elem >= 0 ? &nd->src->shape : &nd->shape, (const char *const *)opn,
+                        n_ops);
+    for (int j = 0; !rc && nd->elem >= 0 && j < nd->src->shape.n_tuple; j++) {
         const int first = i - nd->elem;
-        const size_t base = strrchr(nd->name, '_') - nd->name;
-        char *tuple = malloc(base + 1);
-        if (!tuple) {
-            free(names);
-            return tc_fail(g, NULL, "out of memory");
-        }
-        memcpy(tuple, nd->name, base);
-        tuple[base] = 0;
-        hlo_print_instr(&w->t, g->m, nd->src, false, tuple, &nd->src->shape, names, nd->n_in);
-        for (int j = 0; j < nd->src->shape.n_tuple; j++) {
-            const tc_node *e = &g->nodes[first + j];
-            hlo_text_printf(&w->t, "  %s = ", e->name);
-            hlo_print_shape(&w->t, &e->shape);
-            hlo_text_printf(&w->t, " get-tuple-element(%s), index=%d\n", tuple, j);
-            w->done[first + j] = 1;
-        }
-        free(tuple);
+        const tc_node *e = &g->nodes[first + j];
+        hlo_text_printf(&w->t, "  %s = ", e->name);
+        hlo_print_shape(&w->t, &e->shape);
+        hlo_text_printf(&w->t, " get-tuple-element(%s), index=%d\n", base, j);
+        w->done[first + j] = 1;
     }
+    for (int k = 0; opn && k < n_ops; k++)
+        free(opn[k]);
+    free(opn);
+    free(base);
     free(names);
     return rc;
 }
@@ -195,12 +223,9 @@ static void print_callee(hlo_text *t, const hlo_module *m, int c, bool *printed)
         return;
     printed[c] = true;
     const hlo_computation *comp = &m->comps[c];
-    for (int i = 0; i < comp->n_instrs; i++) {
-        if (comp->instrs[i].to_apply >= 0)
-            print_callee(t, m, comp->instrs[i].to_apply, printed);
-        if (comp->instrs[i].calls >= 0)
-            print_callee(t, m, comp->instrs[i].calls, printed);
-    }
+    for (int i = 0; i < comp->n_instrs; i++)
+        for (int k = 0, f; (f = hlo_callee(&comp->instrs[i], k)) >= 0; k++)
+            print_callee(t, m, f, printed);
     hlo_print_computation(t, m, c, NULL);
     hlo_text_printf(t, "\n");
 }
@@ -229,11 +254,14 @@ int tc_host_program(tc_graph *g, tpub_package *p)
         for (int k = 0; k < g->n_outputs; k++)
             hlo_text_printf(&w.t, "%s%s", k ? ", " : "", g->nodes[g->outputs[k]].name);
         hlo_text_printf(&w.t, ")\n}\n");
-        /* The reducers the host's reduce ops apply, before the ENTRY that uses them. */
+        /* The computations the host's ops call (reducers, comparators, loop bodies, branches),
+         * before the ENTRY that uses them. */
         hlo_text_printf(&body, "HloModule %s_host\n\n", g->m->name);
         for (int i = 0; i < g->n_nodes; i++)
-            if (w.done[i] && g->nodes[i].role == TC_HOST && g->nodes[i].src->to_apply >= 0)
-                print_callee(&body, g->m, g->nodes[i].src->to_apply, w.reducer);
+            for (int k = 0, f; w.done[i] && g->nodes[i].role == TC_HOST &&
+                               (f = hlo_callee(g->nodes[i].src, k)) >= 0;
+                 k++)
+                print_callee(&body, g->m, f, w.reducer);
         hlo_text_printf(&body, "ENTRY host {\n%s", w.t.s ? w.t.s : "");
         if (body.oom || w.t.oom)
             rc = tc_fail(g, NULL, "out of memory");

@@ -120,15 +120,85 @@ static bool is_identity(const hlo_computation *c, const hlo_instr *in)
     }
 }
 
+/* Whether instruction in of c uses or makes a tuple inside a tuple (host.c writes flat ones). */
+static bool nested_tuple(const hlo_computation *c, const hlo_instr *in)
+{
+    for (int i = 0; i < in->shape.n_tuple; i++)
+        if (in->shape.tuple[i].type == HLO_TUPLE)
+            return true;
+    for (int k = 0; k < in->n_operands; k++) {
+        const hlo_shape *s = &c->instrs[in->operands[k].index].shape;
+        for (int i = 0; i < s->n_tuple; i++)
+            if (s->tuple[i].type == HLO_TUPLE)
+                return true;
+    }
+    return false;
+}
+
+/* The nodes of instruction in of c, whose operands have values v, into *r: one node, or for a
+ * tuple-valued variadic reduce or reduce-window, sort, while or conditional one per element,
+ * consecutive, sharing the operands. A tuple operand (while's state, a branch's argument)
+ * gives the nodes its elements. Returns 0, -1 when out of memory, 1 with the message set. */
+static int add_instr_nodes(tc_graph *g, const hlo_computation *c, const hlo_instr *in,
+                           const tval *v, tval *r)
+{
+    const hlo_opcode op = in->opcode;
+    if (in->shape.type == HLO_TUPLE && op != HLO_OP_REDUCE && op != HLO_OP_REDUCE_WINDOW &&
+        op != HLO_OP_SORT && op != HLO_OP_WHILE && op != HLO_OP_CONDITIONAL) {
+        tc_fail(g, in, "'%s': tuple-valued %s is not supported", in->name, in->opcode_name);
+        return 1;
+    }
+    if (nested_tuple(c, in)) {
+        tc_fail(g, in, "'%s': tuples inside tuples are not supported", in->name);
+        return 1;
+    }
+    int n_in = 0;
+    for (int i = 0; i < in->n_operands; i++) {
+        const tval *a = &v[in->operands[i].index];
+        n_in += a->node >= 0 ? 1 : a->n; /* an empty tuple gives no node */
+    }
+    int *ops = malloc(((size_t)n_in + 1) * sizeof *ops);
+    if (!ops)
+        return -1;
+    n_in = 0;
+    for (int i = 0; i < in->n_operands; i++) {
+        const tval *a = &v[in->operands[i].index];
+        if (a->node >= 0)
+            ops[n_in++] = a->node;
+        for (int j = 0; a->node < 0 && j < a->n; j++)
+            ops[n_in++] = a->t[j].node;
+    }
+    int rc = 0;
+    if (in->shape.type != HLO_TUPLE) {
+        r->node = add_node(g, in, n_in, ops);
+        rc = r->node < 0 ? -1 : 0;
+    } else if (!(r->t = calloc((size_t)in->shape.n_tuple + 1, sizeof *r->t))) {
+        rc = -1;
+    } else {
+        r->n = in->shape.n_tuple;
+        for (int j = 0; j < r->n && !rc; j++) {
+            int id = add_node(g, in, n_in, ops);
+            r->t[j] = (tval){id, 0, NULL};
+            if (id < 0) {
+                rc = -1;
+                break;
+            }
+            g->nodes[id].elem = j;
+            g->nodes[id].shape = in->shape.tuple[j];
+        }
+    }
+    free(ops);
+    return rc;
+}
+
 static int inline_comp(tc_graph *g, int comp, const tval *args, tval *out)
 {
     const hlo_computation *c = &g->m->comps[comp];
     int n = c->n_instrs, at, rc = 0;
     int *order = malloc(((size_t)n + 1) * sizeof *order);
-    int *ops = malloc(((size_t)n + 1) * sizeof *ops);
     tval *v = calloc((size_t)n + 1, sizeof *v);
     *out = (tval){-1, 0, NULL};
-    if (!order || !ops || !v || hlo_topo_order(c, order, &at)) {
+    if (!order || !v || hlo_topo_order(c, order, &at)) {
         rc = tc_fail(g, NULL, "out of memory");
         goto done;
     }
@@ -183,32 +253,10 @@ static int inline_comp(tc_graph *g, int comp, const tval *args, tval *out)
             goto done;
         default:
         node:
-            for (int i = 0; i < in->n_operands; i++)
-                ops[i] = v[in->operands[i].index].node;
-            if (in->shape.type != HLO_TUPLE) {
-                r->node = add_node(g, in, in->n_operands, ops);
-                rc = r->node < 0;
-                break;
-            }
-            /* A variadic reduce or reduce-window: one node per element, consecutive, sharing
-             * the operands. */
-            if (in->opcode != HLO_OP_REDUCE && in->opcode != HLO_OP_REDUCE_WINDOW) {
-                rc = tc_fail(g, in, "'%s': tuple-valued %s is not supported", in->name,
-                             in->opcode_name);
-                goto done;
-            }
-            if (!(r->t = calloc((size_t)in->shape.n_tuple + 1, sizeof *r->t))) {
+            rc = add_instr_nodes(g, c, in, v, r);
+            if (rc > 0) {
                 rc = -1;
-                break;
-            }
-            r->n = in->shape.n_tuple;
-            for (int j = 0; j < r->n && !rc; j++) {
-                int id = add_node(g, in, in->n_operands, ops);
-                r->t[j] = (tval){id, 0, NULL};
-                if ((rc = id < 0))
-                    break;
-                g->nodes[id].elem = j;
-                g->nodes[id].shape = in->shape.tuple[j];
+                goto done; /* the message is set */
             }
             break;
         }
@@ -222,7 +270,6 @@ done:
         tval_free(&v[i]);
     free(v);
     free(order);
-    free(ops);
     return rc;
 }
 
@@ -361,23 +408,49 @@ void tc_graph_free(tc_graph *g)
 
 /* ---------------------------------------------------------------- folding -- */
 
-/* Evaluates node nd on its operand values into *out: for an element of a tuple-valued
- * instruction, the whole instruction, keeping that element. */
-static int eval_node(tc_graph *g, const tc_node *nd, hlo_array *const *ops, hlo_array **out)
+/* Whether folding node nd stays within the compile-time budget (else it says why not). */
+static bool fold_fits(tc_node *nd)
 {
+    const int64_t esize =
+        hlo_type_size(nd->shape.type) ? (int64_t)hlo_type_size(nd->shape.type) : 8;
+    if (nd->shape.elements <= TC_FOLD_MAX_BYTES / esize)
+        return true;
+    nd->host_reason = "folding it would build more than the compile-time budget of "
+                      "1 GiB (docs/compiler.md)";
+    return false;
+}
+
+/* Evaluates node i on its operand values into vals[i], or when vals is NULL into its value,
+ * making it a constant. An element of a tuple-valued instruction evaluates the whole
+ * instruction once for itself and the later live elements still without a value (they share
+ * the operands), and stores theirs too. */
+static int eval_node(tc_graph *g, int i, hlo_array *const *ops, hlo_array **vals)
+{
+    const tc_node *nd = &g->nodes[i];
     hlo_array *elems[64] = {NULL};
     hlo_error e;
-    const int n = nd->elem >= 0 ? nd->src->shape.n_tuple : 1;
+    const int n = nd->elem >= 0 ? nd->src->shape.n_tuple : 1,
+              first = i - (nd->elem > 0 ? nd->elem : 0);
     if (n > (int)(sizeof elems / sizeof *elems))
         return tc_fail(g, nd->src, "'%s' has too many results", nd->src->name);
     if (hlo_eval_instr(g->m, g->file, nd->src, ops, elems, &e)) {
         snprintf(g->err, g->errlen, "%s", e.msg);
         return -1;
     }
-    *out = elems[nd->elem >= 0 ? nd->elem : 0];
-    for (int j = 0; j < n; j++)
-        if (j != (nd->elem >= 0 ? nd->elem : 0))
+    for (int j = 0; j < n; j++) {
+        const int k = first + j;
+        tc_node *to = &g->nodes[k];
+        const bool want = k == i || (k > i && tc_live(g, k) &&
+                                     (vals ? !vals[k] : to->role == TC_HOST && fold_fits(to)));
+        if (!want) {
             hlo_array_free(elems[j]);
+        } else if (vals) {
+            vals[k] = elems[j];
+        } else {
+            to->value = elems[j];
+            to->role = TC_CONST;
+        }
+    }
     return 0;
 }
 
@@ -406,18 +479,8 @@ int tc_fold(tc_graph *g)
             all = g->nodes[nd->in[j]].role == TC_CONST;
             ops[j] = all ? g->nodes[nd->in[j]].value : NULL;
         }
-        if (!all)
-            continue;
-        const int64_t esize =
-            hlo_type_size(nd->shape.type) ? (int64_t)hlo_type_size(nd->shape.type) : 8;
-        if (nd->shape.elements > TC_FOLD_MAX_BYTES / esize) {
-            nd->host_reason = "folding it would build more than the compile-time budget of "
-                              "1 GiB (docs/compiler.md)";
-            continue;
-        }
-        if (eval_node(g, nd, ops, &nd->value))
+        if (all && fold_fits(nd) && eval_node(g, i, ops, NULL))
             return -1;
-        nd->role = TC_CONST;
     }
     /* Constants only constants use are no longer needed. */
     for (int i = g->n_nodes - 1; i >= 0; i--) {
@@ -441,10 +504,11 @@ int tc_fold(tc_graph *g)
 int tc_eval(tc_graph *g, hlo_array *const *inputs, hlo_array **vals)
 {
     hlo_array *ops[64];
+    for (int i = 0; i < g->n_nodes; i++)
+        vals[i] = NULL;
     for (int i = 0; i < g->n_nodes; i++) {
         tc_node *nd = &g->nodes[i];
-        vals[i] = NULL;
-        if (!tc_live(g, i))
+        if (!tc_live(g, i) || vals[i]) /* vals[i]: set with an earlier element of its tuple */
             continue;
         if (nd->role == TC_CONST) {
             vals[i] = nd->value;
@@ -458,7 +522,7 @@ int tc_eval(tc_graph *g, hlo_array *const *inputs, hlo_array **vals)
             return tc_fail(g, nd->src, "'%s' has too many operands", nd->name);
         for (int j = 0; j < nd->n_in; j++)
             ops[j] = vals[nd->in[j]];
-        if (eval_node(g, nd, ops, &vals[i]))
+        if (eval_node(g, i, ops, vals))
             return -1;
     }
     return 0;

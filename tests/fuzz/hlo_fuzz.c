@@ -79,8 +79,9 @@ static void check_module(const hlo_module *m)
                 if (in->operands[o].has_shape)
                     check_shape(&in->operands[o].shape);
             }
-            check(in->to_apply >= -1 && in->to_apply < m->n_comps);
-            check(in->calls >= -1 && in->calls < m->n_comps);
+            for (int j = 0, f; (f = hlo_callee(in, j)) >= 0; j++)
+                check(f < m->n_comps);
+            check(in->n_branches >= 0 && (!in->branch_pred || in->n_branches == 2));
             if (in->opcode == HLO_OP_CONSTANT && !in->literal_elided)
                 check(in->n_literal == (size_t)in->shape.elements);
             check(in->slice_start.n == in->slice_limit.n &&
