@@ -10,6 +10,7 @@
  * definition order does not matter. Every allocation comes from one arena owned by the module;
  * an error longjmps out of the parse and drops the arena, so no partial AST survives. */
 #include "compiler/hlo_lex.h"
+#include "compiler/shlo.h"
 #include "io/tpuio.h"
 
 #include <ctype.h>
@@ -625,6 +626,14 @@ static void parse_operands(parser *p, hlo_instr *in, int comp, int instr)
     lx_expect_punct(p, ')', "after operands");
 }
 
+hlo_opcode hlo_opcode_lookup(const char *name)
+{
+    for (int i = 1; i < HLO_OP_COUNT_; i++)
+        if (!strcmp(name, opcode_names[i]))
+            return (hlo_opcode)i;
+    return HLO_OP_OTHER;
+}
+
 /* Returns the position of the instruction's name. */
 static size_t parse_instr(parser *p, hlo_instr *in, int comp, int instr)
 {
@@ -643,9 +652,7 @@ static size_t parse_instr(parser *p, hlo_instr *in, int comp, int instr)
     parse_shape(p, &in->shape, 0);
     tok op = lx_expect_name(p, "an opcode");
     in->opcode_name = lx_dup_str(p, op.pos, op.len);
-    for (int i = 1; i < HLO_OP_COUNT_; i++)
-        if (!strcmp(in->opcode_name, opcode_names[i]))
-            in->opcode = (hlo_opcode)i;
+    in->opcode = hlo_opcode_lookup(in->opcode_name);
     lx_expect_punct(p, '(', "after opcode");
     if (in->opcode == HLO_OP_PARAMETER) {
         in->parameter_number = lx_parse_int(p, "parameter number", 0, INT32_MAX);
@@ -887,7 +894,10 @@ static hlo_module *run(parser *const p)
     if (setjmp(p->fail))
         return NULL;
     hlo_module *m = lx_alloc(p, sizeof *m);
-    parse_module(p, m);
+    if (shlo_detect(p)) /* StableHLO, as JAX's lower(...).as_text() prints it */
+        shlo_parse_module(p, m);
+    else
+        parse_module(p, m);
     m->arena_ = p->arena;
     return m;
 }
