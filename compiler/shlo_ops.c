@@ -26,6 +26,8 @@ const char *shlo_opcode(parser *p, const char *name)
         if (!strcmp(name, renames[i][0]))
             return renames[i][1];
     size_t n = strlen(name);
+    if (n > HLO_MAX_NAME - 16) /* the instruction's name adds ".<index>" */
+        lx_fail_at(p, p->pos, "op name longer than %d bytes", HLO_MAX_NAME - 16);
     char *r = lx_alloc(p, n + 1);
     for (size_t i = 0; i < n; i++) {
         char c = name[i];
@@ -118,8 +120,8 @@ static ivals read_ints(parser *p, const char *what)
         hlo_shape sh;
         sx_type(p, &sh, 0);
         size_t end = p->pos;
-        if (sh.elements > 1 << 20)
-            lx_fail_at(p, t.at, "%s has more than %d elements", what, 1 << 20);
+        if (sh.elements > SHLO_MAX_OPERANDS)
+            lx_fail_at(p, t.at, "%s has more than %d elements", what, SHLO_MAX_OPERANDS);
         p->pos = at;
         double *v;
         bool splat;
@@ -253,14 +255,18 @@ static void map_dot(shlo *s, const sop *op, hlo_instr *in)
 static void map_slice(parser *p, const sop *op, hlo_instr *in)
 {
     if (!op->bracket_pos) {
-        if (get_ints(p, op, "start_indices", NULL, &in->slice_start, 0) &&
-            get_ints(p, op, "limit_indices", NULL, &in->slice_limit, 0) &&
-            !get_ints(p, op, "strides", NULL, &in->slice_stride, 1)) {
+        if (!get_ints(p, op, "start_indices", NULL, &in->slice_start, 0) ||
+            !get_ints(p, op, "limit_indices", NULL, &in->slice_limit, 0))
+            lx_fail_at(p, op->at, "slice without start_indices and limit_indices");
+        if (!get_ints(p, op, "strides", NULL, &in->slice_stride, 1)) {
             in->slice_stride = (hlo_ints){true, in->slice_start.n, NULL};
             in->slice_stride.v = lx_alloc(p, (size_t)in->slice_start.n * sizeof(int64_t));
             for (int i = 0; i < in->slice_start.n; i++)
                 in->slice_stride.v[i] = 1;
         }
+        if (in->slice_limit.n != in->slice_start.n || in->slice_stride.n != in->slice_start.n)
+            lx_fail_at(p, op->at,
+                       "slice start_indices, limit_indices and strides differ in length");
         return;
     }
     ivals st = {NULL, 0, 0}, li = {NULL, 0, 0}, sd = {NULL, 0, 0};
@@ -465,13 +471,14 @@ static int map_constant(shlo *s, const sop *op, int idx)
 static int map_broadcast(shlo *s, int idx)
 {
     hlo_instr *in = shlo_instr(s, idx);
+    if (in->n_operands != 1)
+        return idx; /* hlo_check reports it */
     const hlo_shape *from = &shlo_instr(s, in->operands[0].index)->shape;
     hlo_shape mid = *from;
     int64_t *dims = lx_alloc(s->p, (size_t)in->dimensions.n * sizeof *dims);
     int n = 0;
-    if (in->n_operands != 1 || from->type == HLO_TUPLE || in->shape.type == HLO_TUPLE ||
-        from->rank != in->dimensions.n)
-        return idx; /* hlo_check reports it */
+    if (from->type == HLO_TUPLE || in->shape.type == HLO_TUPLE || from->rank != in->dimensions.n)
+        return idx;
     mid.rank = 0;
     for (int k = 0; k < from->rank; k++) {
         int64_t d = in->dimensions.v[k];
@@ -533,9 +540,12 @@ int shlo_map(shlo *s, const sop *op, int idx)
     case HLO_OP_COMPARE: map_compare(p, op, in); break;
     case HLO_OP_SLICE: map_slice(p, op, in); break;
     case HLO_OP_PAD:
-        get_ints(p, op, "low", "edge_padding_low", &in->pad_low, -HLO_MAX_ELEMENTS);
-        get_ints(p, op, "high", "edge_padding_high", &in->pad_high, -HLO_MAX_ELEMENTS);
-        get_ints(p, op, "interior", "interior_padding", &in->pad_interior, 0);
+        if (!get_ints(p, op, "low", "edge_padding_low", &in->pad_low, -HLO_MAX_ELEMENTS) ||
+            !get_ints(p, op, "high", "edge_padding_high", &in->pad_high, -HLO_MAX_ELEMENTS) ||
+            !get_ints(p, op, "interior", "interior_padding", &in->pad_interior, 0))
+            lx_fail_at(p, op->at, "pad without low, high and interior padding");
+        if (in->pad_high.n != in->pad_low.n || in->pad_interior.n != in->pad_low.n)
+            lx_fail_at(p, op->at, "pad's low, high and interior padding differ in length");
         break;
     case HLO_OP_GET_TUPLE_ELEMENT:
         if (op->bracket_pos) {

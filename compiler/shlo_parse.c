@@ -405,8 +405,8 @@ static void parse_types(shlo *s, sop *op)
 static int parse_reducer(shlo *s)
 {
     parser *p = s->p;
-    sarg pairs[2 * 64], *args;
-    int n = 0, number[2 * 64];
+    sarg *pairs = lx_alloc(p, 2 * 64 * sizeof *pairs), *args;
+    int n = 0, *number = lx_alloc(p, 2 * 64 * sizeof *number);
     while (sx_punct(sx_peek(p), '(')) {
         size_t at = p->pos;
         if (parse_args(s, &args) != 2)
@@ -458,8 +458,8 @@ static void parse_op_body(shlo *s, sop *op, bool is_return)
         } else if (sx_is(p, t, "applies")) {
             sx_next(p);
             op->apply_pos = sx_expect(p, S_WORD, "an op after 'applies'").at;
-        } else if (sx_is(p, t, "loc")) {
-            skip_loc(p);
+        } else if (sx_is(p, t, "loc") && skip_loc(p)) {
+            continue; /* locations are not kept */
         } else if (t.kind == S_WORD) {
             sx_next(p);
             op->words = lx_grow(p, op->words, op->n_words, &cap_words, sizeof *op->words);
@@ -845,20 +845,19 @@ static void name_params(shlo *s, const smodule *sm, int fn)
     for (int k = 0; k < a->n; k++) {
         hlo_instr *in = &c->instrs[k];
         stok t = loc_name(p, sm, a->args[k].loc_pos);
-        if (t.kind != S_STRING)
-            continue;
-        char *name = sx_string(p, t);
-        if (!*name)
-            continue;
-        name = sanitize(p, name, strlen(name), "");
+        char *name = t.kind == S_STRING ? sx_string(p, t) : NULL;
+        if (name && *name) {
+            if (strlen(name) > HLO_MAX_NAME - 16)
+                lx_fail_at(p, t.at, "argument name longer than %d bytes", HLO_MAX_NAME - 16);
+            in->name = sanitize(p, name, strlen(name), "");
+        }
         for (int j = 0; j < k; j++)
-            if (!strcmp(c->instrs[j].name, name)) {
+            if (!strcmp(c->instrs[j].name, in->name)) {
                 char suffix[16];
                 snprintf(suffix, sizeof suffix, ".%d", k);
-                name = sanitize(p, name, strlen(name), suffix);
+                in->name = sanitize(p, in->name, strlen(in->name), suffix);
                 break;
             }
-        in->name = name;
     }
 }
 
