@@ -537,6 +537,8 @@ static void parse_op(shlo *s)
         op.name = lx_dup_str(p, name.pos, name.len);
     else
         sx_expected(p, name, "an op name");
+    if (name.kind == S_WORD && !strcmp(op.name, "stablehlo.while")) /* cond { } do { } */
+        lx_fail_at(p, name.at, "stablehlo.while in the pretty syntax is not supported");
     bool is_return = !strcmp(op.name, "return") || !strcmp(op.name, "func.return") ||
                      !strcmp(op.name, "stablehlo.return");
     if (is_return && n_res)

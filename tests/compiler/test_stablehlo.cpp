@@ -221,6 +221,53 @@ TEST(StableHlo, Attributes)
     EXPECT_EQ(c->root, 3);
 }
 
+// The instructions of a module with opcode op, in computation and text order.
+std::vector<const hlo_instr *> find_ops(const hlo_module *m, hlo_opcode op)
+{
+    std::vector<const hlo_instr *> r;
+    for (int c = 0; c < m->n_comps; c++)
+        for (int i = 0; i < m->comps[c].n_instrs; i++)
+            if (m->comps[c].instrs[i].opcode == op)
+                r.push_back(&m->comps[c].instrs[i]);
+    return r;
+}
+
+std::vector<int64_t> ints(const hlo_ints &l)
+{
+    EXPECT_TRUE(l.present);
+    return std::vector<int64_t>(l.v, l.v + l.n);
+}
+
+// Slices, concatenate and pad (which hlo_check does not know yet, or which the samples
+// evaluate only through a call) in both syntaxes.
+TEST(StableHlo, SliceConcatenatePad)
+{
+    for (const char *f :
+         {"slicing.mlir", "slicing.generic.mlir", "misc.mlir", "misc.generic.mlir"}) {
+        SCOPED_TRACE(f);
+        Parsed p(slurp(kDir + f));
+        ASSERT_NE(p.m, nullptr) << p.err.msg;
+        if (f[0] == 'm') {
+            std::vector<const hlo_instr *> pad = find_ops(p.m, HLO_OP_PAD);
+            ASSERT_EQ(pad.size(), 1u);
+            EXPECT_EQ(ints(pad[0]->pad_low), (std::vector<int64_t>{1, 0}));
+            EXPECT_EQ(ints(pad[0]->pad_high), (std::vector<int64_t>{0, 2}));
+            EXPECT_EQ(ints(pad[0]->pad_interior), (std::vector<int64_t>{0, 0}));
+            continue;
+        }
+        std::vector<const hlo_instr *> slice = find_ops(p.m, HLO_OP_SLICE);
+        ASSERT_EQ(slice.size(), 2u);
+        EXPECT_EQ(ints(slice[0]->slice_start), (std::vector<int64_t>{1, 0}));
+        EXPECT_EQ(ints(slice[0]->slice_limit), (std::vector<int64_t>{3, 6}));
+        EXPECT_EQ(ints(slice[0]->slice_stride), (std::vector<int64_t>{1, 2}));
+        EXPECT_EQ(ints(slice[1]->slice_stride), (std::vector<int64_t>{1, 1}));
+        std::vector<const hlo_instr *> cat = find_ops(p.m, HLO_OP_CONCATENATE);
+        ASSERT_EQ(cat.size(), 1u);
+        EXPECT_EQ(ints(cat[0]->dimensions), (std::vector<int64_t>{0}));
+        EXPECT_EQ(cat[0]->n_operands, 2);
+    }
+}
+
 // Names that are not XLA's keep their spelling with '_' as '-'; hlo_check names the op.
 TEST(StableHlo, OtherOpsAreKeptByName)
 {
@@ -239,6 +286,19 @@ TEST(StableHlo, OtherOpsAreKeptByName)
     hlo_error err{};
     EXPECT_EQ(hlo_check(q.m, "t.hlo", &err), -1);
     EXPECT_NE(std::string(err.msg).find("t.hlo:2:3: frobnicate: "), std::string::npos) << err.msg;
+    // JAX's sort (generic syntax, a comparator region) parses; the checker names it.
+    Parsed sort("func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {\n"
+                "  %0 = \"stablehlo.sort\"(%x) <{dimension = 0 : i64, is_stable = true}> ({\n"
+                "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+                "    %1 = stablehlo.compare LT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) "
+                "-> tensor<i1>\n"
+                "    stablehlo.return %1 : tensor<i1>\n"
+                "  }) : (tensor<3xf32>) -> tensor<3xf32>\n"
+                "  return %0 : tensor<3xf32>\n}\n");
+    ASSERT_NE(sort.m, nullptr) << sort.err.msg;
+    EXPECT_STREQ(hlo_entry(sort.m)->instrs[1].opcode_name, "sort");
+    EXPECT_EQ(hlo_check(sort.m, "t.hlo", &err), -1);
+    EXPECT_NE(std::string(err.msg).find("t.hlo:2:3: sort: "), std::string::npos) << err.msg;
 }
 
 std::string parse_error(const std::string &text)
@@ -288,6 +348,8 @@ TEST(StableHlo, LocatedErrors)
                   .find("type nested deeper than 64"),
               std::string::npos);
     EXPECT_EQ(parse_error("module {\n}\n"), "t.hlo:2:2: no func.func in the module");
+    EXPECT_EQ(parse_error(kHead + "  %0:2 = stablehlo.while(%i = %x) : tensor<2xf32>\n"),
+              "t.hlo:2:10: stablehlo.while in the pretty syntax is not supported");
     EXPECT_EQ(parse_error("func.func @main(%x: tensor<?xf32>) -> f32 {\n}\n"),
               "t.hlo:1:28: dynamic dimension '?' is not supported");
 }
