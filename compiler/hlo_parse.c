@@ -626,14 +626,6 @@ static void parse_operands(parser *p, hlo_instr *in, int comp, int instr)
     lx_expect_punct(p, ')', "after operands");
 }
 
-hlo_opcode hlo_opcode_lookup(const char *name)
-{
-    for (int i = 1; i < HLO_OP_COUNT_; i++)
-        if (!strcmp(name, opcode_names[i]))
-            return (hlo_opcode)i;
-    return HLO_OP_OTHER;
-}
-
 /* Returns the position of the instruction's name. */
 static size_t parse_instr(parser *p, hlo_instr *in, int comp, int instr)
 {
@@ -652,7 +644,9 @@ static size_t parse_instr(parser *p, hlo_instr *in, int comp, int instr)
     parse_shape(p, &in->shape, 0);
     tok op = lx_expect_name(p, "an opcode");
     in->opcode_name = lx_dup_str(p, op.pos, op.len);
-    in->opcode = hlo_opcode_lookup(in->opcode_name);
+    for (int i = 1; i < HLO_OP_COUNT_; i++)
+        if (!strcmp(in->opcode_name, opcode_names[i]))
+            in->opcode = (hlo_opcode)i;
     lx_expect_punct(p, '(', "after opcode");
     if (in->opcode == HLO_OP_PARAMETER) {
         in->parameter_number = lx_parse_int(p, "parameter number", 0, INT32_MAX);

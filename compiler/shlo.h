@@ -110,6 +110,8 @@ int shlo_binary_comp(shlo *s, const char *opcode, const hlo_shape *scalar, size_
 
 /* shlo_ops.c: the HLO opcode for a StableHLO op name ("stablehlo.dot_general" -> "dot"). */
 const char *shlo_opcode(parser *p, const char *name);
+/* The enum value of an XLA opcode name; HLO_OP_OTHER for others. */
+hlo_opcode shlo_opcode_enum(const char *name);
 /* Sets the attributes of instruction idx, just added for op with its opcode, shape and operands;
  * returns the instruction that holds op's value (idx, or one shlo_map added after it). */
 int shlo_map(shlo *s, const sop *op, int idx);
@@ -120,7 +122,5 @@ void shlo_add_call(shlo *s, int instr, stok sym);
  */
 bool shlo_detect(parser *p);
 void shlo_parse_module(parser *p, hlo_module *m);
-/* The enum value of an XLA opcode name; HLO_OP_OTHER for others. */
-hlo_opcode hlo_opcode_lookup(const char *name);
 
 #endif

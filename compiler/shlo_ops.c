@@ -41,6 +41,14 @@ const char *shlo_opcode(parser *p, const char *name)
     return r;
 }
 
+hlo_opcode shlo_opcode_enum(const char *name)
+{
+    for (int i = 1; i < HLO_OP_COUNT_; i++)
+        if (!strcmp(name, hlo_opcode_name((hlo_opcode)i)))
+            return (hlo_opcode)i;
+    return HLO_OP_OTHER;
+}
+
 /* ------------------------------------------------------- attribute values -- */
 
 static size_t find_attr(const parser *p, const sop *op, const char *a, const char *b)

@@ -126,7 +126,7 @@ int shlo_add_instr(shlo *s, const char *opcode, const hlo_shape *shape, const in
     size_t n = strlen(opcode);
     in->opcode_name = lx_alloc(p, n + 1);
     memcpy(in->opcode_name, opcode, n);
-    in->opcode = hlo_opcode_lookup(opcode);
+    in->opcode = shlo_opcode_enum(opcode);
     in->name = lx_alloc(p, n + 16);
     snprintf(in->name, n + 16, "%s.%d", opcode, b->n);
     lx_locate(p, s->instr_at, &in->line, &in->col);
@@ -303,7 +303,7 @@ int shlo_binary_comp(shlo *s, const char *opcode, const hlo_shape *scalar, size_
         s->cur->instrs[i].parameter_number = k;
     }
     hlo_shape sh = *scalar;
-    if (hlo_opcode_lookup(opcode) == HLO_OP_COMPARE)
+    if (shlo_opcode_enum(opcode) == HLO_OP_COMPARE)
         sh.type = HLO_PRED;
     s->m->comps[comp].root = shlo_add_instr(s, opcode, &sh, ops, 2);
     end_comp(s, &b, at);
