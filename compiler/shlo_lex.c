@@ -394,6 +394,13 @@ static double scalar(parser *p, hlo_type type)
     const char *s = p->s + t.pos;
     if (sx_is(p, t, "true") || sx_is(p, t, "false"))
         return t.len == 4;
+    bool minus = sx_punct(t, '-') && is_float(type);
+    stok w = minus ? sx_peek(p) : t; /* inf, -inf, nan: MLIR prints hex, people write these */
+    if (is_float(type) && (sx_is(p, w, "inf") || sx_is(p, w, "nan"))) {
+        if (minus)
+            sx_next(p);
+        return sx_is(p, w, "nan") ? NAN : minus ? -INFINITY : INFINITY;
+    }
     if (t.kind != S_NUM)
         sx_expected(p, t, "a number in dense literal");
     if (t.len > 2 && s[0] == '0' && s[1] == 'x') {

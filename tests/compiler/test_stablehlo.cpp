@@ -198,6 +198,8 @@ TEST(StableHlo, Attributes)
              "  %c = stablehlo.constant dense<\"0x0000803F000000C0\"> : tensor<2xf32>\n"
              "  %s = stablehlo.constant dense<true> : tensor<2x2xi1>\n"
              "  %h = stablehlo.constant dense<[[0x7F800000, -1.5e+00]]> : tensor<1x2xf32>\n"
+             "  %w = stablehlo.constant dense<[-inf, nan, 0x00000001, 1]> : tensor<4xf32>\n"
+             "  %i = stablehlo.constant dense<[0xFF, -128, 127]> : tensor<3xi8>\n"
              "  return %1 : tensor<4x2x2xf32>\n}\n");
     ASSERT_NE(p.m, nullptr) << p.err.msg;
     const hlo_computation *c = hlo_entry(p.m);
@@ -218,6 +220,12 @@ TEST(StableHlo, Attributes)
     EXPECT_EQ(c->instrs[6].shape.elements, 4);
     EXPECT_EQ(c->instrs[7].literal[0], kInf);
     EXPECT_EQ(c->instrs[7].literal[1], -1.5);
+    EXPECT_EQ(c->instrs[8].literal[0], -kInf);
+    EXPECT_TRUE(std::isnan(c->instrs[8].literal[1]));
+    EXPECT_EQ(c->instrs[8].literal[2], std::ldexp(1.0, -149)); // the bits of the least f32
+    EXPECT_EQ(c->instrs[8].literal[3], 1.0);
+    EXPECT_EQ(c->instrs[9].literal[0], -1.0);
+    EXPECT_EQ(c->instrs[9].literal[1], -128.0);
     EXPECT_EQ(c->root, 3);
 }
 
