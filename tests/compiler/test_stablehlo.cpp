@@ -276,6 +276,21 @@ TEST(StableHlo, SliceConcatenatePad)
     }
 }
 
+// stablehlo.dot contracts the lhs's last dimension with the rhs's first; a splat constant
+// evaluates as its broadcast.
+TEST(StableHlo, DotAndSplatEvaluate)
+{
+    const std::string text =
+        "func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<2x2xf32> {\n"
+        "  %0 = stablehlo.dot %a, %b : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>\n"
+        "  %c = stablehlo.constant dense<0.5> : tensor<2x2xf32>\n"
+        "  %1 = stablehlo.add %0, %c : tensor<2x2xf32>\n"
+        "  return %1 : tensor<2x2xf32>\n}\n";
+    std::vector<double> got = run1(text, {make(HLO_F32, {2, 3}, {1, 2, 3, 4, 5, 6}),
+                                          make(HLO_F32, {3, 2}, {1, 0, 0, 1, 1, 1})});
+    expect_same(got, {4.5, 5.5, 10.5, 11.5});
+}
+
 // Names that are not XLA's keep their spelling with '_' as '-'; hlo_check names the op.
 TEST(StableHlo, OtherOpsAreKeptByName)
 {
