@@ -288,7 +288,9 @@ void hlo_vfail(hlo_error *err, const char *file, int line, int col, const char *
                va_list ap);
 
 /* Parses text[0..len) (need not be NUL-terminated); file names the input in messages. Returns the
- * module, or NULL with *err filled (err may be NULL). */
+ * module, or NULL with *err filled (err may be NULL). Text that starts like MLIR (`module`,
+ * `func.func`, `#loc`, `"builtin.module"`) is read as StableHLO into the same AST
+ * (docs/compiler.md, "StableHLO input"). */
 hlo_module *hlo_parse(const char *text, size_t len, const char *file, hlo_error *err);
 /* Reads and parses a file; an unreadable file is an error at line 0. */
 hlo_module *hlo_parse_file(const char *path, hlo_error *err);

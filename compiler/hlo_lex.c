@@ -24,10 +24,14 @@ void lx_arena_free(struct hlo_arena *a)
 
 void lx_locate(parser *p, size_t pos, int *line, int *col)
 {
-    if (pos < p->lc_pos) {
-        p->lc_pos = 0;
-        p->lc_line = 1;
-        p->lc_col = 1;
+    if (pos < p->lc_pos) { /* back from the cache: the lines in between and pos's column */
+        for (size_t i = pos; i < p->lc_pos; i++)
+            p->lc_line -= p->s[i] == '\n';
+        size_t start = pos;
+        while (start > 0 && p->s[start - 1] != '\n')
+            start--;
+        p->lc_pos = pos;
+        p->lc_col = (int)(pos - start) + 1;
     }
     for (; p->lc_pos < pos && p->lc_pos < p->len; p->lc_pos++) {
         if (p->s[p->lc_pos] == '\n') {

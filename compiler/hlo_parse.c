@@ -10,6 +10,7 @@
  * definition order does not matter. Every allocation comes from one arena owned by the module;
  * an error longjmps out of the parse and drops the arena, so no partial AST survives. */
 #include "compiler/hlo_lex.h"
+#include "compiler/shlo.h"
 #include "io/tpuio.h"
 
 #include <ctype.h>
@@ -722,7 +723,10 @@ static hlo_module *run(parser *const p)
     if (setjmp(p->fail))
         return NULL;
     hlo_module *m = lx_alloc(p, sizeof *m);
-    parse_module(p, m);
+    if (shlo_detect(p)) /* StableHLO, as JAX's lower(...).as_text() prints it */
+        shlo_parse_module(p, m);
+    else
+        parse_module(p, m);
     m->arena_ = p->arena;
     return m;
 }

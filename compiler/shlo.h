@@ -1,0 +1,126 @@
+/* shlo.h - the StableHLO (MLIR text) reader behind hlo_parse(): lexer (shlo_lex.c), structure
+ * (shlo_parse.c) and the mapping of ops and attributes onto hlo_instr (shlo_ops.c). Internal to
+ * the compiler; it shares the HLO parser's state, arena and error reporting (hlo_lex.h). */
+#ifndef TPU_COMPILER_SHLO_H
+#define TPU_COMPILER_SHLO_H
+
+#include "compiler/hlo_lex.h"
+
+/* MLIR tokens. S_VALUE (%name, %name#3), S_SYM (@name), S_HASH (#name) and S_CARET (^name) keep
+ * their sigil out of pos/len; S_WORD is a bare identifier (dots allowed: stablehlo.add). */
+typedef enum {
+    S_EOF,
+    S_VALUE,
+    S_SYM,
+    S_HASH,
+    S_CARET,
+    S_BANG,
+    S_WORD,
+    S_NUM,
+    S_STRING,
+    S_ARROW,
+    S_PUNCT
+} stok_kind;
+
+typedef struct {
+    stok_kind kind;
+    size_t at, pos, len;
+    char ch; /* S_PUNCT */
+} stok;
+
+#define SHLO_MAX_OPERANDS 4096 /* operands, results and types of one op */
+
+stok sx_lex_at(parser *p, size_t pos, size_t *end);
+stok sx_peek(parser *p);
+stok sx_next(parser *p);
+bool sx_punct(stok t, char ch);
+bool sx_is(const parser *p, stok t, const char *word);
+void sx_expected(parser *p, stok t, const char *what) __attribute__((noreturn));
+stok sx_expect_punct(parser *p, char ch, const char *ctx);
+bool sx_eat_punct(parser *p, char ch);
+stok sx_expect(parser *p, stok_kind kind, const char *what);
+int64_t sx_int(parser *p, const char *what, int64_t lo, int64_t hi);
+/* Skips one attribute value: tokens up to a ',' or an unmatched closer at bracket depth 0 (and a
+ * ':' too when stop_colon), brackets (), [], {}, <> balanced. */
+void sx_skip_value(parser *p, bool stop_colon, const char *what);
+/* Skips one balanced group opened by open ('(', '[', '{' or '<'), which must come next. */
+void sx_skip_group(parser *p, char open, const char *what);
+/* An MLIR string literal's contents (escapes \\ \" \n \t \XX), NUL-terminated, from the arena. */
+char *sx_string(parser *p, stok t);
+
+/* A type: tensor<2x3xf32>, a bare element type (f32, i1, ...), !stablehlo.token, tuple<...>. */
+void sx_type(parser *p, hlo_shape *sh, int depth);
+/* dense<...> of a constant of shape sh (not a tuple): the values in row-major order, *splat set
+ * when one value stands for all (then n is 1). Returns the number of values in *vals (arena). */
+size_t sx_dense(parser *p, const hlo_shape *sh, double **vals, bool *splat);
+
+/* One op as read, before mapping to HLO. Attributes are kept as the position of their value
+ * (re-read on demand by shlo_ops.c); operands are instruction indices of the computation. */
+typedef struct {
+    size_t name_pos, name_len, value_pos;
+} sattr;
+
+typedef struct {
+    size_t at;               /* the op name, for messages */
+    char *name;              /* "stablehlo.add", without quotes */
+    int n_operands, n_inits; /* operands of pretty reduce come before their inits */
+    int *operands, *inits;
+    int n_attrs;
+    sattr *attrs;
+    int n_words; /* bare words of the pretty form (GT, FLOAT, applies, ...) in order */
+    stok *words;
+    bool has_sym;
+    stok sym;           /* @callee or @target */
+    size_t bracket_pos; /* a pretty [..] group (slice, get_tuple_element index); 0: none */
+    size_t dense_pos;   /* the pretty constant's dense<...>; 0: none */
+    int n_regions;
+    int *regions; /* computation indices */
+    int n_results;
+    hlo_shape *results;
+    size_t apply_pos; /* `applies stablehlo.add`: the op word; 0: none */
+} sop;
+
+/* The reader's state for one module. */
+typedef struct shlo_builder shlo_builder;
+typedef struct {
+    parser *p;
+    hlo_module *m;
+    int cap_comps;
+    int depth;         /* regions open */
+    shlo_builder *cur; /* computation being built */
+    size_t instr_at;   /* where instructions added now are located */
+    struct sfunc {
+        size_t pos, len;
+        int comp;
+    } * funcs;
+    int n_funcs, cap_funcs;
+    struct scall {
+        int comp, instr;
+        stok sym;
+    } * calls;
+    int n_calls, cap_calls;
+} shlo;
+
+/* shlo_parse.c: appends an instruction to the current computation; returns its index. */
+int shlo_add_instr(shlo *s, const char *opcode, const hlo_shape *shape, const int *operands,
+                   int n_operands);
+hlo_instr *shlo_instr(shlo *s, int idx);
+/* A computation of two scalar parameters of type t applying opcode (reduce's `applies`). */
+int shlo_binary_comp(shlo *s, const char *opcode, const hlo_shape *scalar, size_t at);
+
+/* shlo_ops.c: the HLO opcode for a StableHLO op name ("stablehlo.dot_general" -> "dot"). */
+const char *shlo_opcode(parser *p, const char *name);
+/* The enum value of an XLA opcode name; HLO_OP_OTHER for others. */
+hlo_opcode shlo_opcode_enum(const char *name);
+/* Sets the attributes of instruction idx, just added for op with its opcode, shape and operands;
+ * returns the instruction that holds op's value (idx, or one shlo_map added after it). */
+int shlo_map(shlo *s, const sop *op, int idx);
+/* Records that instruction instr of the current computation calls the function sym. */
+void shlo_add_call(shlo *s, int instr, stok sym);
+
+/* hlo_parse.c's entry: does the text start like MLIR (module, func.func, #loc, "builtin.module")?
+ */
+bool shlo_detect(parser *p);
+void shlo_parse_module(parser *p, hlo_module *m);
+
+#endif

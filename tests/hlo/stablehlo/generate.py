@@ -1,0 +1,100 @@
+"""Writes the StableHLO samples of tests/compiler/test_stablehlo.cpp: for each function the MLIR
+text JAX prints (jax.jit(f).lower(...).as_text(), <name>.mlir), the same module in XLA's HLO
+(as_text(dialect="hlo"), <name>.hlo), and for some the generic op form (<name>.generic.mlir) or
+the text with locations (debug_info=True: argument names, <name>.loc.mlir).
+
+    python3 tests/hlo/stablehlo/generate.py   (JAX 0.10)
+"""
+import os
+
+import jax
+import jax.numpy as jnp
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def mlp(params, x):
+    h = jnp.maximum(x @ params["w1"] + params["b1"], 0)
+    return h @ params["w2"] + params["b2"]
+
+
+def mnist_predict(w1, b1, w2, b2, x):  # models/mnist/export.py's predict
+    h = jax.nn.relu(x @ w1 + b1)
+    return jax.nn.log_softmax(h @ w2 + b2, axis=-1)
+
+
+def cnn(x, k1, k2, w):
+    y = jax.lax.conv_general_dilated(x, k1, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    y = jax.nn.relu(y)
+    y = jax.lax.reduce_window(y, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    y = jax.lax.conv_general_dilated(y, k2, (2, 2), ((1, 0), (0, 1)), rhs_dilation=(1, 1),
+                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    return y.reshape(y.shape[0], -1) @ w
+
+
+def softmax(x):
+    return jax.nn.softmax(x, axis=-1)
+
+
+def layernorm(x, g, b):
+    m = x.mean(-1, keepdims=True)
+    v = ((x - m) ** 2).mean(-1, keepdims=True)
+    return (x - m) * jax.lax.rsqrt(v + 1e-5) * g + b
+
+
+def argmax(x):
+    return jnp.argmax(x, axis=1), jnp.max(x, axis=0)
+
+
+def misc(x, i):  # pad, transpose, iota, select, integer arithmetic, constants, reductions
+    b = jnp.pad(x, ((1, 0), (0, 2)), constant_values=-1.5)
+    c = x * jnp.array([1.0, 2.0, jnp.inf, 0.5, -0.0, 3.0])
+    d = jnp.where(x.T > 0, x.T, jnp.float32(jnp.nan)) + jnp.arange(4, dtype=jnp.float32)
+    f = (i * 3 + jnp.array([1, -2, 3, 7], jnp.int32)).astype(jnp.float32)
+    g = x.reshape(2, 12).sum(axis=1) + x.max()
+    return b, c, d, f, g
+
+
+def slicing(x):  # slice, concatenate, clamp
+    return jnp.concatenate([x[1:3, ::2], jnp.clip(x[:2, 1:4], -0.5, 0.5)], axis=0)
+
+
+SAMPLES = [
+    ("mlp", mlp, ({"w1": (4, 8), "b1": (8,), "w2": (8, 3), "b2": (3,)}, (2, 4)), ("loc", "generic")),
+    ("mnist_mlp", mnist_predict, ((784, 256), (256,), (256, 10), (10,), (16, 784)), ("loc",)),
+    ("cnn", cnn, ((2, 6, 6, 3), (3, 3, 3, 4), (2, 2, 4, 5), (20, 7)), ("generic",)),
+    ("softmax", softmax, ((3, 5),), ()),
+    ("layernorm", layernorm, ((4, 6), (6,), (6,)), ()),
+    ("argmax", argmax, ((3, 5),), ("generic",)),
+    ("misc", misc, ((4, 6), ((4,), jnp.int32)), ("generic",)),
+    ("slicing", slicing, ((4, 6),), ("generic",)),
+]
+
+
+def spec(s):
+    if isinstance(s, dict):
+        return {k: spec(v) for k, v in s.items()}
+    if len(s) == 2 and isinstance(s[0], tuple):
+        return jax.ShapeDtypeStruct(s[0], s[1])
+    return jax.ShapeDtypeStruct(s, jnp.float32)
+
+
+def write(name, text):
+    with open(os.path.join(HERE, name), "w", encoding="utf-8") as f:
+        f.write(text.replace(HERE + "/", ""))
+
+
+def main():
+    for name, fn, args, extra in SAMPLES:
+        lowered = jax.jit(fn).lower(*[spec(a) for a in args])
+        write(f"{name}.mlir", lowered.as_text())
+        write(f"{name}.hlo", lowered.as_text(dialect="hlo"))
+        if "loc" in extra:
+            write(f"{name}.loc.mlir", lowered.as_text(debug_info=True))
+        if "generic" in extra:
+            ir = lowered.compiler_ir("stablehlo")
+            write(f"{name}.generic.mlir", ir.operation.get_asm(print_generic_op_form=True))
+
+
+if __name__ == "__main__":
+    main()
