@@ -307,6 +307,11 @@ int hlo_find_instr(const hlo_computation *c, const char *name);
 hlo_ints *hlo_gather_list(hlo_gather_dims *g, int k);
 const char *hlo_gather_list_name(bool scatter, int k);
 
+/* Clears *in to an instruction without attributes, as the parsers start one: every index
+ * (parameter_number, iota_dimension, to_apply, calls, condition, body, the gather's
+ * index_vector_dim) -1, the group counts 1, everything else zero. */
+void hlo_instr_init(hlo_instr *in);
+
 /* The computations instruction in refers to, in the order to_apply, calls, condition, body,
  * branches: the k-th of them that is given (k from 0), or -1 past the last. */
 int hlo_callee(const hlo_instr *in, int k);

@@ -459,6 +459,8 @@ static void parse_operands(parser *p, hlo_instr *in, int comp, int instr)
 /* Returns the position of the instruction's name. */
 static size_t parse_instr(parser *p, hlo_instr *in, int comp, int instr)
 {
+    hlo_instr_init(in);
+    in->feature_group_count = in->batch_group_count = 0; /* until given: repeats are errors */
     tok name = lx_next(p);
     if (lx_tok_is(p, name, "ROOT")) {
         in->is_root = true;
@@ -468,9 +470,6 @@ static size_t parse_instr(parser *p, hlo_instr *in, int comp, int instr)
         lx_expected(p, name, "an instruction name");
     in->name = lx_dup_str(p, name.pos, name.len);
     lx_locate(p, name.at, &in->line, &in->col);
-    in->parameter_number = in->iota_dimension = -1;
-    in->to_apply = in->calls = in->condition = in->body = -1;
-    in->gather.index_vector_dim = -1;
     lx_expect_punct(p, '=', "after instruction name");
     parse_shape(p, &in->shape, 0);
     tok op = lx_expect_name(p, "an opcode");
@@ -784,6 +783,19 @@ int hlo_find_instr(const hlo_computation *c, const char *name)
         if (!strcmp(c->instrs[i].name, name))
             return i;
     return -1;
+}
+
+void hlo_instr_init(hlo_instr *in)
+{
+    *in = (hlo_instr){.parameter_number = -1,
+                      .iota_dimension = -1,
+                      .to_apply = -1,
+                      .calls = -1,
+                      .condition = -1,
+                      .body = -1,
+                      .feature_group_count = 1,
+                      .batch_group_count = 1};
+    in->gather.index_vector_dim = -1;
 }
 
 int hlo_callee(const hlo_instr *in, int k)

@@ -77,7 +77,9 @@ static int emit_bitcast(host_writer *w, const tc_node *nd, const char *operand)
 {
     const hlo_instr *in = nd->src;
     const hlo_shape *from = tc_operand_shape(w->g, in, 0);
-    hlo_instr reshape = {.opcode = HLO_OP_RESHAPE, .to_apply = -1, .calls = -1};
+    hlo_instr reshape;
+    hlo_instr_init(&reshape);
+    reshape.opcode = HLO_OP_RESHAPE;
     if (hlo_bitcast_is_reshape(from, &in->shape)) {
         hlo_print_instr(&w->t, w->g->m, &reshape, false, nd->name, &nd->shape, &operand, 1);
         return 0;
@@ -96,7 +98,9 @@ static int emit_bitcast(host_writer *w, const tc_node *nd, const char *operand)
         perm_out[order_out[k]] = k;
         phys_out.dims[k] = nd->shape.dims[order_out[k]];
     }
-    hlo_instr tr_in = {.opcode = HLO_OP_TRANSPOSE, .to_apply = -1, .calls = -1}, tr_out = tr_in;
+    hlo_instr tr_in = reshape, tr_out;
+    tr_in.opcode = HLO_OP_TRANSPOSE;
+    tr_out = tr_in;
     tr_in.dimensions = (hlo_ints){true, from->rank, perm_in};
     tr_out.dimensions = (hlo_ints){true, nd->shape.rank, perm_out};
     const struct {

@@ -123,6 +123,7 @@ int shlo_add_instr(shlo *s, const char *opcode, const hlo_shape *shape, const in
         lx_fail_at(p, p->pos, "too many instructions");
     b->instrs = lx_grow(p, b->instrs, b->n, &b->cap, sizeof *b->instrs);
     hlo_instr *in = &b->instrs[b->n];
+    hlo_instr_init(in);
     size_t n = strlen(opcode);
     in->opcode_name = lx_alloc(p, n + 1);
     memcpy(in->opcode_name, opcode, n);
@@ -131,9 +132,6 @@ int shlo_add_instr(shlo *s, const char *opcode, const hlo_shape *shape, const in
     snprintf(in->name, n + 16, "%s.%d", opcode, b->n);
     lx_locate(p, s->instr_at, &in->line, &in->col);
     in->shape = *shape;
-    in->parameter_number = in->iota_dimension = -1;
-    in->to_apply = in->calls = -1;
-    in->feature_group_count = in->batch_group_count = 1;
     in->n_operands = n_operands;
     in->operands = lx_alloc(p, (size_t)n_operands * sizeof *in->operands);
     for (int i = 0; i < n_operands; i++)
