@@ -16,7 +16,8 @@
 // waits, at most C-1 requests of other cores are accepted; with all cores requesting, grants
 // rotate strictly 0, 1, .., C-1 (also with a refusing memory), every core waits exactly C-1
 // grants, and an always-ready memory accepts every cycle. C = 1: every output equals its input
-// in the same cycle (a wire-through). At the end the memory equals the shadow.
+// in the same cycle (a wire-through). At the end the memory equals the shadow, and (C = 3, 5) a
+// response whose index names no core is accepted and reaches none.
 module chip_arb_bench #(
     parameter N = 8,
     parameter C = 2,
@@ -372,6 +373,18 @@ module chip_arb_bench #(
         phase(90, 50, 100, 90, C, 1000);
         for (i = 0; i < MEM_SIZE; i = i + 1)
         if (u_mem.mem[i] !== shadow[i]) fail("final memory differs from the writes");
+        // A response whose index names no core (C not a power of two) is accepted and dropped;
+        // forced between two clock edges, after the traffic drained.
+        if (C != 1 << CW) begin
+            @(negedge clk);
+            force mem_rsp_valid = 1'b1;
+            force mem_rsp_id = C << CORE_ID_W;
+            #1;
+            if (mem_rsp_ready !== 1'b1 || c_rsp_valid !== {C{1'b0}})
+                fail("a response to no core was not dropped");
+            release mem_rsp_valid;
+            release mem_rsp_id;
+        end
         st = 0;
         for (i = 0; i < C; i = i + 1) st = st + stall_total[i];
         if (C > 1 && (max_wait != C - 1 || st == 0 || interleaved == 0))
