@@ -99,6 +99,26 @@ typedef enum {
     HLO_OP_OR,
     HLO_OP_XOR,
     HLO_OP_NOT,
+    HLO_OP_IS_FINITE,
+    HLO_OP_SIGN,
+    HLO_OP_FLOOR,
+    HLO_OP_CEIL,
+    HLO_OP_ROUND_NEAREST_AFZ,
+    HLO_OP_ROUND_NEAREST_EVEN,
+    HLO_OP_EXPONENTIAL_MINUS_ONE,
+    HLO_OP_LOG_PLUS_ONE,
+    HLO_OP_CBRT,
+    HLO_OP_ERF,
+    HLO_OP_SINE,
+    HLO_OP_COSINE,
+    HLO_OP_TAN,
+    HLO_OP_REMAINDER,
+    HLO_OP_ATAN2,
+    HLO_OP_SHIFT_LEFT,
+    HLO_OP_SHIFT_RIGHT_ARITHMETIC,
+    HLO_OP_SHIFT_RIGHT_LOGICAL,
+    HLO_OP_POPCNT,
+    HLO_OP_COUNT_LEADING_ZEROS,
     HLO_OP_COUNT_
 } hlo_opcode;
 
@@ -172,10 +192,14 @@ typedef struct {
     int64_t parameter_number; /* parameter; -1 otherwise */
 
     /* constant: data (in row-major order) or elided `{...}`; a later stage that needs the value
-     * of an elided constant reports it. Tuple-shaped literals are kept as elided. */
+     * of an elided constant reports it. Tuple-shaped literals are kept as elided. literal holds
+     * each number as the nearest double; for pred and integer types literal_int also holds it
+     * exactly as written (two's complement modulo 2^64, so a u64 above 2^63 as its bits), or 0
+     * for a number that is no integer of 64 bits; it is NULL for float types. */
     bool literal_elided;
     size_t n_literal;
     double *literal;
+    int64_t *literal_int;
 
     /* Attributes parsed where known; every other attribute is skipped. */
     hlo_ints dimensions;
@@ -187,7 +211,8 @@ typedef struct {
     hlo_ints slice_start, slice_limit, slice_stride; /* slice={[s:l:stride], ...} (stride 1) */
     hlo_ints pad_low, pad_high, pad_interior;        /* padding=l_h[_i]x... (interior 0) */
     hlo_cmp comparison_direction;
-    int64_t iota_dimension;   /* iota's iota_dimension=N; -1 otherwise */
+    bool total_order;       /* compare's type=TOTALORDER (other types are the defaults, not kept) */
+    int64_t iota_dimension; /* iota's iota_dimension=N; -1 otherwise */
     char *custom_call_target; /* custom-call's custom_call_target="..."; NULL otherwise */
     hlo_window window;        /* convolution's and reduce-window's window={...} */
     hlo_conv_dims dim_labels; /* convolution's dim_labels=... */
@@ -282,11 +307,19 @@ char *hlo_shape_str(const hlo_shape *s, char *buf, size_t n);
 /* ------------------------------------------------------ hlo_eval.c, hlo_array.c -- */
 
 /* A dense array in row-major order. data holds shape.elements values of the element type:
- * f32 float, s8 int8_t, s32 int32_t, u8 uint8_t, pred uint8_t 0 or 1. shape is never a tuple. */
+ * f32 float, f64 double, f16 and bf16 their 16-bit patterns (uint16_t), s8/s16/s32/s64
+ * int8_t...int64_t, u8/u16/u32/u64 uint8_t...uint64_t, pred uint8_t 0 or 1. shape is never a
+ * tuple. */
 typedef struct {
     hlo_shape shape;
     void *data;
 } hlo_array;
+
+/* Element i of a as a double: exact for every float and for integers up to 2^53. */
+double hlo_array_get(const hlo_array *a, int64_t i);
+/* Stores v as element i: rounded to nearest even for a float type (NaN stays NaN); for an
+ * integer type v must be an integer in its range. */
+void hlo_array_set(hlo_array *a, int64_t i, double v);
 
 /* Allocates a zeroed array of type t and the given dims; NULL for an unsupported type, a bad
  * rank or when out of memory. */

@@ -7,8 +7,16 @@
 size_t hlo_type_size(hlo_type t)
 {
     switch (t) {
+    case HLO_F64:
+    case HLO_S64:
+    case HLO_U64: return 8;
     case HLO_F32:
-    case HLO_S32: return 4;
+    case HLO_S32:
+    case HLO_U32: return 4;
+    case HLO_F16:
+    case HLO_BF16:
+    case HLO_S16:
+    case HLO_U16: return 2;
     case HLO_S8:
     case HLO_U8:
     case HLO_PRED: return 1;

@@ -112,14 +112,29 @@ static void parse_shape(parser *p, hlo_shape *sh, int depth)
 
 typedef struct {
     double *v;
-    int n, cap;
+    int64_t *i; /* integer and pred types (hlo_instr.literal_int) */
+    int n, cap, cap_i;
 } values;
 
-static void literal_value(parser *p, values *vals)
+/* A number without '.' or exponent as an integer modulo 2^64, or 0 when its magnitude is 2^64 or
+ * more (then it differs from the double, which the evaluator checks). */
+static int64_t integer_token(const char *s, size_t len)
+{
+    uint64_t m = 0;
+    for (size_t i = s[0] == '-'; i < len; i++) {
+        if (m > (UINT64_MAX - 9) / 10)
+            return 0;
+        m = m * 10 + (uint64_t)(s[i] - '0');
+    }
+    return (int64_t)(s[0] == '-' ? -m : m);
+}
+
+static void literal_value(parser *p, values *vals, hlo_type type)
 {
     tok t = lx_next(p);
     const char *s = p->s + t.pos;
     double v;
+    int64_t iv = 0;
     if (lx_tok_is(p, t, "true")) {
         v = 1;
     } else if (lx_tok_is(p, t, "false")) {
@@ -150,8 +165,15 @@ static void literal_value(parser *p, values *vals)
         memcpy(buf, s, t.len);
         buf[t.len] = 0;
         v = strtod(buf, NULL);
+        iv = strpbrk(buf, ".eE") ? (fabs(v) < 0x1p63 ? (int64_t)v : 0) : integer_token(s, t.len);
     } else {
         lx_expected(p, t, "a number in constant");
+    }
+    if (type == HLO_PRED)
+        iv = v != 0;
+    if (type == HLO_PRED || (type >= HLO_S8 && type <= HLO_U64)) {
+        vals->i = lx_grow(p, vals->i, vals->n, &vals->cap_i, sizeof *vals->i);
+        vals->i[vals->n] = iv;
     }
     vals->v = lx_grow(p, vals->v, vals->n, &vals->cap, sizeof *vals->v);
     vals->v[vals->n++] = v;
@@ -167,7 +189,7 @@ static void literal_level(parser *p, const hlo_shape *sh, int level, values *val
             if (level + 1 < sh->rank)
                 literal_level(p, sh, level + 1, vals);
             else
-                literal_value(p, vals);
+                literal_value(p, vals, sh->type);
             count++;
         } while (lx_eat_punct(p, ','));
     }
@@ -202,12 +224,13 @@ static void parse_literal(parser *p, hlo_instr *in)
     } else if (in->shape.rank > 0) {
         lx_expected(p, t, "'{' for an array constant");
     }
-    values vals = {NULL, 0, 0};
+    values vals = {NULL, NULL, 0, 0, 0};
     if (in->shape.rank == 0)
-        literal_value(p, &vals);
+        literal_value(p, &vals, in->shape.type);
     else
         literal_level(p, &in->shape, 0, &vals);
     in->literal = vals.v;
+    in->literal_int = vals.i;
     in->n_literal = (size_t)vals.n;
 }
 
@@ -525,6 +548,15 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
                    lx_tok_is(p, name, "comparison_direction")) { /* XLA prints direction= */
             dup = in->comparison_direction != HLO_CMP_NONE;
             parse_direction(p, in);
+        } else if (lx_tok_is(p, name, "type") && in->opcode == HLO_OP_COMPARE) {
+            tok t = lx_expect_name(p, "a comparison type");
+            in->total_order = lx_tok_is(p, t, "TOTALORDER");
+            if (!in->total_order && !lx_tok_is(p, t, "FLOAT") && !lx_tok_is(p, t, "SIGNED") &&
+                !lx_tok_is(p, t, "UNSIGNED"))
+                lx_fail_at(p, t.pos,
+                           "unknown comparison type '%.*s' (expected FLOAT TOTALORDER SIGNED "
+                           "UNSIGNED)",
+                           (int)t.len, p->s + t.pos);
         } else if (lx_tok_is(p, name, "iota_dimension") && in->opcode == HLO_OP_IOTA) {
             dup = in->iota_dimension >= 0;
             in->iota_dimension = lx_parse_int(p, "iota dimension", 0, INT32_MAX);
@@ -606,6 +638,26 @@ static const char *const opcode_names[HLO_OP_COUNT_] = {
     [HLO_OP_OR] = "or",
     [HLO_OP_XOR] = "xor",
     [HLO_OP_NOT] = "not",
+    [HLO_OP_IS_FINITE] = "is-finite",
+    [HLO_OP_SIGN] = "sign",
+    [HLO_OP_FLOOR] = "floor",
+    [HLO_OP_CEIL] = "ceil",
+    [HLO_OP_ROUND_NEAREST_AFZ] = "round-nearest-afz",
+    [HLO_OP_ROUND_NEAREST_EVEN] = "round-nearest-even",
+    [HLO_OP_EXPONENTIAL_MINUS_ONE] = "exponential-minus-one",
+    [HLO_OP_LOG_PLUS_ONE] = "log-plus-one",
+    [HLO_OP_CBRT] = "cbrt",
+    [HLO_OP_ERF] = "erf",
+    [HLO_OP_SINE] = "sine",
+    [HLO_OP_COSINE] = "cosine",
+    [HLO_OP_TAN] = "tan",
+    [HLO_OP_REMAINDER] = "remainder",
+    [HLO_OP_ATAN2] = "atan2",
+    [HLO_OP_SHIFT_LEFT] = "shift-left",
+    [HLO_OP_SHIFT_RIGHT_ARITHMETIC] = "shift-right-arithmetic",
+    [HLO_OP_SHIFT_RIGHT_LOGICAL] = "shift-right-logical",
+    [HLO_OP_POPCNT] = "popcnt",
+    [HLO_OP_COUNT_LEADING_ZEROS] = "count-leading-zeros",
 };
 
 static void parse_operands(parser *p, hlo_instr *in, int comp, int instr)

@@ -7,17 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double elem(const hlo_array *a, int64_t i)
-{
-    switch (a->shape.type) {
-    case HLO_F32: return ((const float *)a->data)[i];
-    case HLO_S32: return ((const int32_t *)a->data)[i];
-    case HLO_S8: return ((const int8_t *)a->data)[i];
-    case HLO_U8: return ((const uint8_t *)a->data)[i];
-    default: return ((const uint8_t *)a->data)[i];
-    }
-}
-
 /* Whether constant a, its elements grouped as [outer, n, inner] in row-major order, is the same
  * in every group: one value per channel j, at element j * inner. */
 static bool per_channel(const hlo_array *a, uint64_t n, uint64_t inner)
@@ -57,7 +46,7 @@ static bool is_relu(const tc_graph *g, int u, int v)
         return false;
     const hlo_array *a = g->nodes[c].value;
     for (int64_t i = 0; i < a->shape.elements; i++)
-        if (elem(a, i) != 0)
+        if (hlo_array_get(a, i) != 0)
             return false;
     return true;
 }

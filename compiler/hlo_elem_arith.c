@@ -1,0 +1,168 @@
+/* hlo_elem_arith.c - the evaluator's arithmetic on one element, with XLA's semantics
+ * (hlo_eval_internal.h): float ops in float for f16, bf16 and f32 (each result rounded to the
+ * element type when stored), in double for f64; integer ops exact modulo 2^bits. */
+#include "compiler/hlo_eval_internal.h"
+
+#include <stdint.h>
+#include <tgmath.h> /* exp(x) is expf for a float x: one body serves float and double */
+
+/* The float ops of one precision T: XLA's maximum and minimum propagate NaN, sign keeps NaN and
+ * signed zeros, logistic 1 / (1 + e^-x) tends to 0 and 1 without a NaN. */
+#define FLOAT_OPS(T)                                                                 \
+    static T binary_##T(hlo_opcode op, T x, T y)                                     \
+    {                                                                                \
+        switch (op) {                                                                \
+        case HLO_OP_ADD: return x + y;                                               \
+        case HLO_OP_SUBTRACT: return x - y;                                          \
+        case HLO_OP_MULTIPLY: return x * y;                                          \
+        case HLO_OP_DIVIDE: return x / y;                                            \
+        case HLO_OP_REMAINDER: return fmod(x, y);                                    \
+        case HLO_OP_POWER: return pow(x, y);                                         \
+        case HLO_OP_ATAN2: return atan2(x, y);                                       \
+        case HLO_OP_MAXIMUM: return isnan(x) || isnan(y) ? (T)NAN : x > y ? x : y;   \
+        default: /* minimum */ return isnan(x) || isnan(y) ? (T)NAN : x < y ? x : y; \
+        }                                                                            \
+    }                                                                                \
+    static T unary_##T(hlo_opcode op, T x)                                           \
+    {                                                                                \
+        switch (op) {                                                                \
+        case HLO_OP_NEGATE: return -x;                                               \
+        case HLO_OP_ABS: return fabs(x);                                             \
+        case HLO_OP_SIGN: return x > 0 ? (T)1 : x < 0 ? (T)-1 : x;                   \
+        case HLO_OP_FLOOR: return floor(x);                                          \
+        case HLO_OP_CEIL: return ceil(x);                                            \
+        case HLO_OP_ROUND_NEAREST_AFZ: return round(x);                              \
+        case HLO_OP_ROUND_NEAREST_EVEN: return nearbyint(x);                         \
+        case HLO_OP_EXPONENTIAL: return exp(x);                                      \
+        case HLO_OP_EXPONENTIAL_MINUS_ONE: return expm1(x);                          \
+        case HLO_OP_LOG: return log(x);                                              \
+        case HLO_OP_LOG_PLUS_ONE: return log1p(x);                                   \
+        case HLO_OP_LOGISTIC: return (T)1 / ((T)1 + exp(-x));                        \
+        case HLO_OP_TANH: return tanh(x);                                            \
+        case HLO_OP_SQRT: return sqrt(x);                                            \
+        case HLO_OP_RSQRT: return (T)1 / sqrt(x);                                    \
+        case HLO_OP_CBRT: return cbrt(x);                                            \
+        case HLO_OP_ERF: return erf(x);                                              \
+        case HLO_OP_SINE: return sin(x);                                             \
+        case HLO_OP_COSINE: return cos(x);                                           \
+        default: /* tan */ return tan(x);                                            \
+        }                                                                            \
+    }
+
+FLOAT_OPS(float)
+FLOAT_OPS(double)
+
+/* Integers as their values (u64 as its bits) and results as uint64, stored by their low bits:
+ * arithmetic modulo 2^64 without signed overflow, which wraps to the type by truncation. */
+static bool less(hlo_type t, int64_t x, int64_t y)
+{
+    return t == HLO_U64 ? (uint64_t)x < (uint64_t)y : x < y;
+}
+
+/* x^y by squaring; a negative exponent gives 0 but for the bases 1 and -1 (XLA). */
+static uint64_t int_power(hlo_type t, int64_t x, int64_t y)
+{
+    if (y < 0 && !he_is_unsigned(t))
+        return x == 1 ? 1 : x == -1 ? (y & 1 ? (uint64_t)-1 : 1) : 0;
+    uint64_t r = 1, b = (uint64_t)x;
+    for (uint64_t e = (uint64_t)y; e; e >>= 1, b *= b)
+        if (e & 1)
+            r *= b;
+    return r;
+}
+
+/* Shifts as XLA: the amount is unsigned, and one of at least the type's bits gives 0, or the
+ * sign in every bit for an arithmetic right shift. */
+static uint64_t shift(hlo_opcode op, hlo_type t, int64_t x, int64_t y)
+{
+    const int b = he_bits(t);
+    const uint64_t mask = b == 64 ? ~(uint64_t)0 : ((uint64_t)1 << b) - 1, n = (uint64_t)y & mask;
+    switch (op) {
+    case HLO_OP_SHIFT_LEFT: return n >= (uint64_t)b ? 0 : (uint64_t)x << n;
+    case HLO_OP_SHIFT_RIGHT_LOGICAL: return n >= (uint64_t)b ? 0 : ((uint64_t)x & mask) >> n;
+    default: /* arithmetic, on x sign-extended (unsigned types: zero-extended, their sign 0) */
+        if (n >= (uint64_t)b)
+            return x < 0 ? ~(uint64_t)0 : 0;
+        return x < 0 ? ~(~(uint64_t)x >> n) : (uint64_t)x >> n;
+    }
+}
+
+/* Division and remainder as XLA: x / 0 is -1 (all bits set) and x % 0 is x; signed INT_MIN / -1
+ * wraps to INT_MIN and INT_MIN % -1 is 0. */
+static uint64_t divide(hlo_opcode op, hlo_type t, int64_t x, int64_t y)
+{
+    const bool rem = op == HLO_OP_REMAINDER;
+    if (y == 0)
+        return rem ? (uint64_t)x : ~(uint64_t)0;
+    if (he_is_unsigned(t))
+        return rem ? (uint64_t)x % (uint64_t)y : (uint64_t)x / (uint64_t)y;
+    if (y == -1)
+        return rem ? 0 : -(uint64_t)x;
+    return rem ? (uint64_t)(x % y) : (uint64_t)(x / y);
+}
+
+static uint64_t int_binary(hlo_opcode op, hlo_type t, int64_t x, int64_t y)
+{
+    switch (op) {
+    case HLO_OP_ADD: return (uint64_t)x + (uint64_t)y;
+    case HLO_OP_SUBTRACT: return (uint64_t)x - (uint64_t)y;
+    case HLO_OP_MULTIPLY: return (uint64_t)x * (uint64_t)y;
+    case HLO_OP_DIVIDE:
+    case HLO_OP_REMAINDER: return divide(op, t, x, y);
+    case HLO_OP_POWER: return int_power(t, x, y);
+    case HLO_OP_MAXIMUM: return (uint64_t)(less(t, x, y) ? y : x);
+    case HLO_OP_MINIMUM: return (uint64_t)(less(t, y, x) ? y : x);
+    case HLO_OP_AND: return (uint64_t)(x & y);
+    case HLO_OP_OR: return (uint64_t)(x | y);
+    case HLO_OP_XOR: return (uint64_t)(x ^ y);
+    default: return shift(op, t, x, y);
+    }
+}
+
+static uint64_t int_unary(hlo_opcode op, hlo_type t, int64_t x)
+{
+    const int b = he_bits(t);
+    const uint64_t u = b == 64 ? (uint64_t)x : (uint64_t)x & (((uint64_t)1 << b) - 1);
+    switch (op) {
+    case HLO_OP_NEGATE: return -(uint64_t)x;
+    case HLO_OP_ABS: return x < 0 && !he_is_unsigned(t) ? -(uint64_t)x : (uint64_t)x;
+    case HLO_OP_SIGN: return he_is_unsigned(t) ? x != 0 : (uint64_t)((x > 0) - (x < 0));
+    case HLO_OP_NOT: return t == HLO_PRED ? !x : ~(uint64_t)x; /* pred is logical */
+    case HLO_OP_POPCNT: {
+        uint64_t n = 0;
+        for (uint64_t v = u; v; v &= v - 1)
+            n++;
+        return n;
+    }
+    default: { /* count-leading-zeros */
+        uint64_t n = (uint64_t)b;
+        for (uint64_t v = u; v; v >>= 1)
+            n--;
+        return n;
+    }
+    }
+}
+
+void he_binop(hlo_opcode op, hlo_array *o, int64_t oi, const hlo_array *a, int64_t ai,
+              const hlo_array *b, int64_t bi)
+{
+    const hlo_type t = a->shape.type;
+    if (t == HLO_F64)
+        hlo_array_set(o, oi, binary_double(op, hlo_array_get(a, ai), hlo_array_get(b, bi)));
+    else if (he_is_float(t))
+        hlo_array_set(o, oi,
+                      binary_float(op, (float)hlo_array_get(a, ai), (float)hlo_array_get(b, bi)));
+    else
+        he_seti(o, oi, (int64_t)int_binary(op, t, he_geti(a, ai), he_geti(b, bi)));
+}
+
+void he_unop(hlo_opcode op, hlo_array *o, int64_t oi, const hlo_array *a, int64_t ai)
+{
+    const hlo_type t = a->shape.type;
+    if (t == HLO_F64)
+        hlo_array_set(o, oi, unary_double(op, hlo_array_get(a, ai)));
+    else if (he_is_float(t))
+        hlo_array_set(o, oi, unary_float(op, (float)hlo_array_get(a, ai)));
+    else
+        he_seti(o, oi, (int64_t)int_unary(op, t, he_geti(a, ai)));
+}
