@@ -18,6 +18,8 @@ static uint16_t half_bits(double v, int mbits, int ebits)
     const int bias = (1 << (ebits - 1)) - 1;
     if (isnan(v))
         return (uint16_t)(sign | inf | 1u << (mbits - 1));
+    if (v == 0)
+        return (uint16_t)sign;
     v = fabs(v);
     int e;
     frexp(v, &e);
@@ -165,7 +167,11 @@ static void convert(const hlo_array *a, hlo_array *o, int64_t i)
             hlo_array_set(o, i, from == HLO_U64 ? (float)(uint64_t)x : (float)x);
         return;
     }
-    const double v = hlo_array_get(a, i);
+    /* Subnormals flushed as arithmetic reads them, but for bf16 to f32 (a shift of the bits)
+     * and to pred (XLA tests the bits). */
+    const double v = from == HLO_BF16 && (to == HLO_F32 || to == HLO_PRED)
+                         ? hlo_array_get(a, i)
+                         : he_flush(from, hlo_array_get(a, i));
     if (to == HLO_PRED)
         he_seti(o, i, v != 0);
     else if (!he_is_float(to))
@@ -182,7 +188,7 @@ static int order(const hlo_array *a, const hlo_array *b, int64_t i, bool total)
 {
     hlo_type t = a->shape.type;
     if (he_is_float(t) && !total) {
-        double x = hlo_array_get(a, i), y = hlo_array_get(b, i);
+        double x = he_flush(t, hlo_array_get(a, i)), y = he_flush(t, hlo_array_get(b, i));
         return isnan(x) || isnan(y) ? 2 : (x > y) - (x < y);
     }
     int64_t x = he_geti(a, i), y = he_geti(b, i);

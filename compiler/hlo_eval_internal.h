@@ -33,6 +33,10 @@ void he_binop(hlo_opcode op, hlo_array *o, int64_t oi, const hlo_array *a, int64
 /* o[oi] = op(a[ai]) for a unary op of hlo_elem_arith.c (negate, abs, sign, not, popcnt,
  * count-leading-zeros, and the float functions). */
 void he_unop(hlo_opcode op, hlo_array *o, int64_t oi, const hlo_array *a, int64_t ai);
+/* A float value of type t as XLA's CPU backend reads it into arithmetic (hlo_elem_arith.c):
+ * subnormals (of f32 for f16, bf16 and f32, which it computes in f32; of f64 for f64) as zero
+ * of their sign. */
+double he_flush(hlo_type t, double v);
 
 void he_strides(const hlo_shape *s, int64_t *st); /* row-major strides of s, in elements */
 /* Advances a row-major multi-index over dims; returns the lowest dim that changed (-1 when it
