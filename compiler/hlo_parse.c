@@ -122,9 +122,10 @@ static int64_t integer_token(const char *s, size_t len)
 {
     uint64_t m = 0;
     for (size_t i = s[0] == '-'; i < len; i++) {
-        if (m > (UINT64_MAX - 9) / 10)
+        const uint64_t d = (uint64_t)(s[i] - '0');
+        if (m > (UINT64_MAX - d) / 10)
             return 0;
-        m = m * 10 + (uint64_t)(s[i] - '0');
+        m = m * 10 + d;
     }
     return (int64_t)(s[0] == '-' ? -m : m);
 }

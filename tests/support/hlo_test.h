@@ -23,8 +23,8 @@ inline const std::string kSrc = std::string(TPU_SOURCE_DIR) + "/";
 
 // Owns a parsed module: m, or NULL with the parser's message in err.
 struct Parsed {
+    hlo_error err{}; // before m: initialized first, then filled by hlo_parse
     hlo_module *m = nullptr;
-    hlo_error err{};
     explicit Parsed(const std::string &text, const char *file = "t.hlo")
         : m(hlo_parse(text.data(), text.size(), file, &err))
     {
