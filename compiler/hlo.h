@@ -276,10 +276,15 @@ const char *hlo_opcode_name(hlo_opcode op); /* "dot"; "" for HLO_OP_OTHER */
 /* ---------------------------------------------------------------- hlo_check.c -- */
 
 /* Shape checking of a parsed module, after XLA's shape inference and HLO verifier, for the ops
- * the compiler handles: parameter, constant, dot, add, subtract, multiply, divide, maximum,
- * minimum, negate, exponential, log, is-finite, compare, select, broadcast, reshape, transpose,
- * convert, tuple, get-tuple-element, call, reduce (variadic too), and, or, xor, not, iota,
- * convolution and reduce-window (variadic too) as XLA's InferConvolveShape and
+ * the compiler handles: parameter, constant, dot, tuple, get-tuple-element, call, iota,
+ * broadcast, reshape, transpose, convert, reduce (variadic too), the element-wise ops (add,
+ * subtract, multiply, divide, remainder, power, maximum, minimum on numbers; atan2 and the float
+ * functions floor, ceil, round-nearest-afz, round-nearest-even, exponential,
+ * exponential-minus-one, log, log-plus-one, logistic, tanh, sqrt, rsqrt, cbrt, erf, sine,
+ * cosine, tan and is-finite on floats; negate, abs, sign on integers and floats; and, or, xor,
+ * not on pred and integers; shift-left, shift-right-arithmetic, shift-right-logical, popcnt,
+ * count-leading-zeros on integers; compare and select; clamp with bounds of the operand's shape
+ * or scalars), convolution and reduce-window (variadic too) as XLA's InferConvolveShape and
  * InferReduceWindowShape (window sizes, strides and dilations at least 1, one window dim per
  * spatial or operand dim, a convolution's window the kernel's spatial size, its input features
  * the kernel's times feature_group_count, its kernel's output features and input batch
@@ -330,13 +335,33 @@ size_t hlo_type_size(hlo_type t);  /* bytes per element of the evaluator's types
 /* Reference evaluator: runs the ENTRY computation of a module that passes hlo_check on
  * params[k] for parameter(k) (n_params of them, each of exactly the parameter's shape) and
  * returns the root's value: one array, or one per element of a root tuple (nested tuples are
- * flattened in order). Element types f32, s8, s32, u8, pred.
+ * flattened in order). Element types: every array type (pred, s8...s64, u8...u64, f16, bf16,
+ * f32, f64).
  *
- * Arithmetic is XLA's: f32 ops are done in float (expf, logf; maximum/minimum propagate NaN);
- * integer ops wrap modulo 2^bits, and integer division by zero gives -1 (x / 0) as XLA defines;
- * a dot accumulates in its result type: exactly (modulo 2^32 for s32) for integers, in float for
- * f32, adding the products in increasing order of the contracting index (row-major over the
- * contracting dims in the order listed), without fused multiply-add. A convolution accumulates
+ * Arithmetic is XLA's CPU backend's, bit for bit but for the transcendental functions:
+ *  - f16 and bf16 ops compute in f32 and round each result to the type (nearest even); f32 ops
+ *    in float, with the float libm functions (expf, tanhf, erff, ...: XLA uses its own
+ *    approximations, which differ by a few ulps), f64 ops in double;
+ *  - subnormals are flushed to zero as XLA's FTZ/DAZ modes do: subnormal (f32 or f64) operands of
+ *    arithmetic, compare and convert (but bf16 to f32 or pred, which keep the bits) read as
+ *    zero, and subnormal results are zero; negate and abs only flip or clear the sign;
+ *    remainder flushes only y; power and atan2 only the result;
+ *  - maximum and minimum propagate NaN and order -0 < +0; clamp is min(max(x, lo), hi);
+ *    compare's NaN is unordered (only NE is true), type=TOTALORDER orders
+ *    -NaN < -inf < ... < -0 < +0 < ... < inf < NaN;
+ *  - integer ops wrap modulo 2^bits (64-bit ones exactly, u64 compares unsigned); x / 0 is -1
+ *    (all bits set), x % 0 is x, INT_MIN / -1 is INT_MIN and INT_MIN % -1 is 0; power squares
+ *    over the exponent's low 6 bits, an exponent with its sign bit set giving 0 but for the
+ *    bases 1 and -1; shifts by at least the type's bits give 0, or the sign bit everywhere for
+ *    shift-right-arithmetic, which takes the top bit as the sign in unsigned types too;
+ *  - convert from float to integer truncates toward zero and saturates, NaN giving 0; between
+ *    integers it wraps; integers round to nearest into floats (through f32 into f16 and bf16),
+ *    f64 rounds to bf16 through f32 as XLA does; to pred it is x != 0.
+ * A dot accumulates in its result type's accumulator: float for f16, bf16 and f32 (rounded to
+ * the type once, at the end), double for f64, exactly modulo 2^64 for integers (wrapped at the
+ * end), adding the products (each rounded first: no fused multiply-add; subnormals not
+ * flushed) in increasing order of the contracting index (row-major over the contracting dims in
+ * the order listed). A convolution accumulates
  * each result element the same way, in this order: over the kernel's spatial positions in
  * row-major order (spatial dims 0, 1, ... of dim_labels), and at each position over the input
  * features of the element's group in increasing order; positions that fall in the padding or
@@ -347,9 +372,7 @@ size_t hlo_type_size(hlo_type t);  /* bytes per element of the evaluator's types
  * increasing row-major order starting from the init value; reduce-window folds, from the init
  * values, every position of each window in row-major order, a position in the padding or between
  * the elements of an lhs-dilated input contributing the init values. call and reduce's and
- * reduce-window's to_apply evaluate the called computation on the operand values. Convert from
- * float to integer truncates toward zero and saturates, NaN giving 0; between integers it wraps;
- * to pred it is x != 0.
+ * reduce-window's to_apply evaluate the called computation on the operand values.
  * Values are freed once their last user has run.
  *
  * Returns 0 with *outs (n_outs arrays, free with hlo_arrays_free), or -1 with *err:
