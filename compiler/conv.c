@@ -108,7 +108,7 @@ int tc_take_kernel(tc_graph *g, tc_op *op)
         if (op->exact)
             op->wq[at] = ((const int8_t *)k->data)[e];
         else
-            op->wf[at] = ((const float *)k->data)[e];
+            op->wf[at] = (float)hlo_array_get(k, e);
         for (int d = k->shape.rank - 1; d >= 0 && ++idx[d] == k->shape.dims[d]; d--)
             idx[d] = 0;
     }

@@ -331,6 +331,7 @@ void hlo_array_set(hlo_array *a, int64_t i, double v);
 hlo_array *hlo_array_new(hlo_type t, int rank, const int64_t *dims);
 void hlo_array_free(hlo_array *a); /* a may be NULL */
 size_t hlo_type_size(hlo_type t);  /* bytes per element of the evaluator's types; 0 otherwise */
+bool hlo_is_float(hlo_type t);     /* f16, bf16, f32, f64 */
 
 /* Reference evaluator: runs the ENTRY computation of a module that passes hlo_check on
  * params[k] for parameter(k) (n_params of them, each of exactly the parameter's shape) and

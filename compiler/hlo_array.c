@@ -24,6 +24,8 @@ size_t hlo_type_size(hlo_type t)
     }
 }
 
+bool hlo_is_float(hlo_type t) { return t >= HLO_F16 && t <= HLO_F64; }
+
 hlo_array *hlo_array_new(hlo_type t, int rank, const int64_t *dims)
 {
     size_t size = hlo_type_size(t);

@@ -434,10 +434,11 @@ static int check_convolution(checker *k)
     if (l->type != r->type && !(l->type == HLO_U8 && r->type == HLO_S8 && t == HLO_S32))
         return hc_fail(k, "lhs element type %s differs from rhs %s (only u8 x s8 -> s32 may mix)",
                        hlo_type_name(l->type), hlo_type_name(r->type));
-    if (!hc_is_int(l->type) && !hc_is_float(l->type))
+    if (!hc_is_int(l->type) && !hlo_is_float(l->type))
         return hc_fail(k, "element type %s is not integral or floating point",
                        hlo_type_name(l->type));
-    if (hc_is_float(l->type) ? !hc_is_float(t) : !hc_is_int(t) || type_bits(t) < type_bits(l->type))
+    if (hlo_is_float(l->type) ? !hlo_is_float(t)
+                              : !hc_is_int(t) || type_bits(t) < type_bits(l->type))
         return hc_fail(k, "result element type %s cannot accumulate %s", hlo_type_name(t),
                        hlo_type_name(l->type));
     if (!d->present)
@@ -543,7 +544,7 @@ static int check_dot(checker *k)
                        hlo_type_name(r->type));
     hlo_type t = in->shape.type;
     if (t != l->type && !(hc_is_int(t) && hc_is_int(l->type)) &&
-        !(hc_is_float(t) && hc_is_float(l->type)))
+        !(hlo_is_float(t) && hlo_is_float(l->type)))
         return hc_fail(k, "result element type %s cannot accumulate %s", hlo_type_name(t),
                        hlo_type_name(l->type));
     if (lc->n != rc->n)

@@ -22,7 +22,7 @@ static int check_float_unary(checker *k)
 {
     if (hc_check_elementwise(k, 1))
         return -1;
-    if (!hc_is_float(k->in->shape.type))
+    if (!hlo_is_float(k->in->shape.type))
         return hc_fail(k, "element type %s is not floating point",
                        hlo_type_name(k->in->shape.type));
     return 0;
@@ -51,7 +51,7 @@ static int check_iota(checker *k)
     if (k->in->iota_dimension >= s->rank)
         return hc_fail(k, "iota_dimension %lld out of range for rank %d",
                        (long long)k->in->iota_dimension, s->rank);
-    if (!hc_is_int(s->type) && !hc_is_float(s->type))
+    if (!hc_is_int(s->type) && !hlo_is_float(s->type))
         return hc_fail(k, "element type %s is not integral or floating point",
                        hlo_type_name(s->type));
     return 0;
@@ -62,7 +62,7 @@ static int check_is_finite(checker *k)
     const hlo_shape *s;
     if (hc_arity(k, 1) || hc_need_array(k, s = hc_operand(k, 0), "the operand"))
         return -1;
-    if (!hc_is_float(s->type))
+    if (!hlo_is_float(s->type))
         return hc_fail(k, "operand element type %s is not floating point", hlo_type_name(s->type));
     if (k->in->shape.type != HLO_PRED || !hc_same_dims(s, &k->in->shape)) {
         shape_strs t = hc_strs(&k->in->shape, s);
@@ -128,7 +128,7 @@ static int check_numeric_unary(checker *k)
     if (hc_check_elementwise(k, 1))
         return -1;
     hlo_type t = k->in->shape.type;
-    if (!hc_is_int(t) && !hc_is_float(t))
+    if (!hc_is_int(t) && !hlo_is_float(t))
         return hc_fail(k, "element type %s is not integral or floating point", hlo_type_name(t));
     return 0;
 }
@@ -147,7 +147,7 @@ static int check_atan2(checker *k)
 {
     if (hc_check_elementwise(k, 2))
         return -1;
-    if (!hc_is_float(k->in->shape.type))
+    if (!hlo_is_float(k->in->shape.type))
         return hc_fail(k, "element type %s is not floating point",
                        hlo_type_name(k->in->shape.type));
     return 0;

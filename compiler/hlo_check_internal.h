@@ -42,7 +42,6 @@ static inline bool hc_is_array(const hlo_shape *s)
 {
     return s->type != HLO_TUPLE && s->type != HLO_TOKEN;
 }
-static inline bool hc_is_float(hlo_type t) { return t >= HLO_F16 && t <= HLO_F64; }
 static inline bool hc_is_int(hlo_type t) { return t >= HLO_S8 && t <= HLO_U64; }
 
 static inline bool hc_same_dims(const hlo_shape *a, const hlo_shape *b)

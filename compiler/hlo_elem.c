@@ -120,7 +120,6 @@ int he_bits(hlo_type t)
     }
 }
 
-bool he_is_float(hlo_type t) { return t >= HLO_F16 && t <= HLO_F64; }
 bool he_is_unsigned(hlo_type t) { return t >= HLO_U8 && t <= HLO_U64; }
 
 int64_t he_wrap(hlo_type t, int64_t v)
@@ -157,9 +156,9 @@ static int64_t float_to_int(hlo_type t, double v)
 static void convert(const hlo_array *a, hlo_array *o, int64_t i)
 {
     hlo_type from = a->shape.type, to = o->shape.type;
-    if (!he_is_float(from)) {
+    if (!hlo_is_float(from)) {
         const int64_t x = he_geti(a, i);
-        if (!he_is_float(to))
+        if (!hlo_is_float(to))
             he_seti(o, i, x); /* low bits: wraps; pred takes x != 0 */
         else if (to == HLO_F64)
             hlo_array_set(o, i, from == HLO_U64 ? (double)(uint64_t)x : (double)x);
@@ -174,7 +173,7 @@ static void convert(const hlo_array *a, hlo_array *o, int64_t i)
                          : he_flush(from, hlo_array_get(a, i));
     if (to == HLO_PRED)
         he_seti(o, i, v != 0);
-    else if (!he_is_float(to))
+    else if (!hlo_is_float(to))
         he_seti(o, i, float_to_int(to, v));
     else
         hlo_array_set(o, i, to == HLO_BF16 && from == HLO_F64 ? (double)(float)v : v);
@@ -187,12 +186,12 @@ static void convert(const hlo_array *a, hlo_array *o, int64_t i)
 static int order(const hlo_array *a, const hlo_array *b, int64_t i, bool total)
 {
     hlo_type t = a->shape.type;
-    if (he_is_float(t) && !total) {
+    if (hlo_is_float(t) && !total) {
         double x = he_flush(t, hlo_array_get(a, i)), y = he_flush(t, hlo_array_get(b, i));
         return isnan(x) || isnan(y) ? 2 : (x > y) - (x < y);
     }
     int64_t x = he_geti(a, i), y = he_geti(b, i);
-    if (he_is_float(t)) {
+    if (hlo_is_float(t)) {
         const int64_t mag = (int64_t)(((uint64_t)1 << (he_bits(t) - 1)) - 1);
         x = x < 0 ? x ^ mag : x;
         y = y < 0 ? y ^ mag : y;
@@ -227,7 +226,7 @@ void he_elementwise(const hlo_instr *in, const hlo_array *const *ops, hlo_array 
     case HLO_OP_IOTA: {
         int64_t idx[HLO_MAX_RANK] = {0};
         for (int64_t i = 0; i < n; i++) {
-            if (he_is_float(o->shape.type))
+            if (hlo_is_float(o->shape.type))
                 hlo_array_set(o, i, (double)idx[in->iota_dimension]);
             else
                 he_seti(o, i, idx[in->iota_dimension]);

@@ -193,7 +193,7 @@ void he_binop(hlo_opcode op, hlo_array *o, int64_t oi, const hlo_array *a, int64
               const hlo_array *b, int64_t bi)
 {
     const hlo_type t = a->shape.type;
-    if (!he_is_float(t)) {
+    if (!hlo_is_float(t)) {
         he_seti(o, oi, (int64_t)int_binary(op, t, he_geti(a, ai), he_geti(b, bi)));
         return;
     }
@@ -210,7 +210,7 @@ void he_binop(hlo_opcode op, hlo_array *o, int64_t oi, const hlo_array *a, int64
 void he_unop(hlo_opcode op, hlo_array *o, int64_t oi, const hlo_array *a, int64_t ai)
 {
     const hlo_type t = a->shape.type;
-    if (!he_is_float(t)) {
+    if (!hlo_is_float(t)) {
         he_seti(o, oi, (int64_t)int_unary(op, t, he_geti(a, ai)));
         return;
     }

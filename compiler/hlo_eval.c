@@ -99,7 +99,7 @@ static void acc_add(accumulator *acc, const hlo_array *l, int64_t li, const hlo_
     if (acc->t == HLO_F64) {
         double p = hlo_array_get(l, li) * hlo_array_get(r, ri);
         acc->d += p;
-    } else if (he_is_float(acc->t)) {
+    } else if (hlo_is_float(acc->t)) {
         float p = (float)hlo_array_get(l, li) * (float)hlo_array_get(r, ri);
         acc->f += p;
     } else {
@@ -109,7 +109,7 @@ static void acc_add(accumulator *acc, const hlo_array *l, int64_t li, const hlo_
 
 static void acc_store(const accumulator *acc, hlo_array *o, int64_t i)
 {
-    if (he_is_float(acc->t))
+    if (hlo_is_float(acc->t))
         hlo_array_set(o, i, acc->t == HLO_F64 ? acc->d : acc->f);
     else
         he_seti(o, i, (int64_t)acc->i);
@@ -426,7 +426,7 @@ static int eval_constant(evaluator *e, const hlo_instr *in, hlo_array *o)
     hlo_type t = o->shape.type;
     for (int64_t i = 0; i < o->shape.elements; i++) {
         double v = in->literal[i];
-        if (he_is_float(t)) {
+        if (hlo_is_float(t)) {
             hlo_array_set(o, i, v);
             continue;
         }

@@ -23,7 +23,6 @@ void he_copy(hlo_array *o, int64_t oi, const hlo_array *a, int64_t ai);
 /* An integer reduced modulo 2^bits of t into t's range (pred: nonzero is true). */
 int64_t he_wrap(hlo_type t, int64_t v);
 int he_bits(hlo_type t); /* bits per element (pred 1) */
-bool he_is_float(hlo_type t);
 bool he_is_unsigned(hlo_type t);
 /* o[oi] = op(a[ai], b[bi]) for a binary op of hlo_elem_arith.c (add, subtract, multiply,
  * divide, remainder, power, atan2, maximum, minimum, and, or, xor, the shifts) on a's type;

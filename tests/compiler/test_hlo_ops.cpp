@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "compiler/tpuc.h"
 #include "io/safetensors.h"
 #include "tests/support/hlo_test.h"
 #include "tests/support/io_test.h"
@@ -449,4 +451,41 @@ TEST(HloOps, BindsEveryDtype)
     ASSERT_EQ(r.err, "");
     for (int k = 0; k < 9; k++)
         EXPECT_EQ(r.out.at((size_t)k), want[(size_t)k]) << types[k];
+}
+
+// A bf16 model compiles like an f32 one: its dot with constant weights runs on the device,
+// quantized from the bf16 values, and the transfers convert from and to bf16.
+TEST(HloOps, CompilesBf16Dot)
+{
+    char tmpl[] = "/tmp/test_hlo_ops.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const std::string path = std::string(tmpl) + "/m.hlo";
+    std::ofstream(path) << "HloModule m\n\nENTRY e {\n"
+                           "  x = f32[4,3] parameter(0)\n  xb = bf16[4,3] convert(x)\n"
+                           "  w = bf16[3,4] constant({ {1, 2, 3, 4}, {-1, 0.5, 2, 1}, {0, 1, -3, "
+                           "2} })\n"
+                           "  d = bf16[4,4] dot(xb, w), lhs_contracting_dims={1}, "
+                           "rhs_contracting_dims={0}\n"
+                           "  b = bf16[4] constant({0.5, 0, -1, 2})\n"
+                           "  bb = bf16[4,4] broadcast(b), dimensions={1}\n"
+                           "  y = bf16[4,4] add(d, bb)\n  ROOT o = f32[4,4] convert(y)\n}\n";
+    hlo_array *c = make(HLO_F32, {4, 3}, {0.1, -0.5, 1, 0.3, 0.2, -1, 1, 1, 0, -0.2, 0.4, 0.6});
+    tpuc_options o = {};
+    o.hlo_path = path.c_str();
+    o.array_n = 4;
+    o.calib = &c;
+    o.n_calib = 1;
+    tpub_package p;
+    char err[1024] = "";
+    ASSERT_EQ(tpuc_compile(&o, &p, err, sizeof err), 0) << err;
+    std::string report = p.report;
+    ASSERT_EQ(p.n_segments, 1u) << report;
+    const tpub_segment &s = p.segments[0];
+    ASSERT_EQ(s.n_ops, 1u);
+    EXPECT_EQ(s.inputs[0].host_type, HLO_BF16);
+    EXPECT_EQ(s.outputs[0].host_type, HLO_BF16);
+    EXPECT_EQ(s.inputs[0].dev_type, HLO_S8);
+    tpub_free(&p);
+    hlo_array_free(c);
+    std::filesystem::remove_all(tmpl);
 }
