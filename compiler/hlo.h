@@ -195,7 +195,8 @@ typedef struct {
      * of an elided constant reports it. Tuple-shaped literals are kept as elided. literal holds
      * each number as the nearest double; for pred and integer types literal_int also holds it
      * exactly as written (two's complement modulo 2^64, so a u64 above 2^63 as its bits), or 0
-     * for a number that is no integer of 64 bits; it is NULL for float types. */
+     * for a number that is no integer of 64 bits; it is NULL for float types (and may be for
+     * hand-built integer constants, whose literal then holds small integers exactly). */
     bool literal_elided;
     size_t n_literal;
     double *literal;

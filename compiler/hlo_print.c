@@ -82,7 +82,10 @@ static void print_value(hlo_text *t, const elements *e, int64_t i)
 {
     hlo_type type = e->in ? e->in->shape.type : e->a->shape.type;
     if (type == HLO_PRED || (type >= HLO_S8 && type <= HLO_U64)) {
-        int64_t v = e->in ? e->in->literal_int[i] : he_geti(e->a, i);
+        /* hand-built attrs may leave literal_int NULL: their doubles are then exact */
+        int64_t v = !e->in               ? he_geti(e->a, i)
+                    : e->in->literal_int ? e->in->literal_int[i]
+                                         : (int64_t)e->in->literal[i];
         if (type == HLO_PRED)
             hlo_text_printf(t, "%s", v ? "true" : "false");
         else if (type == HLO_U64)
