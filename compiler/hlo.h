@@ -358,7 +358,7 @@ bool hlo_is_float(hlo_type t);     /* f16, bf16, f32, f64 */
  *    shift-right-arithmetic, which takes the top bit as the sign in unsigned types too;
  *  - convert from float to integer truncates toward zero and saturates, NaN giving 0; between
  *    integers it wraps; integers round to nearest into floats (through f32 into f16 and bf16),
- *    f64 rounds to bf16 through f32 as XLA does; to pred it is x != 0.
+ *    f64 rounds to f16 and bf16 through f32 as XLA does; to pred it is x != 0.
  * A dot accumulates in its result type's accumulator: float for f16, bf16 and f32 (rounded to
  * the type once, at the end), double for f64, exactly modulo 2^64 for integers (wrapped at the
  * end), adding the products (each rounded first: no fused multiply-add; subnormals not

@@ -151,8 +151,8 @@ static int64_t float_to_int(hlo_type t, double v)
 }
 
 /* o[i] = convert(a[i]). Integers wrap; integers round to nearest into floats, through f32 for
- * f16 and bf16 (as XLA), directly for f32 and f64; f64 to bf16 rounds through f32 too, as XLA's
- * CPU backend does; to pred is x != 0. */
+ * f16 and bf16 (as XLA), directly for f32 and f64; f64 to f16 and bf16 rounds through f32 too,
+ * as XLA's CPU backend does; to pred is x != 0. */
 static void convert(const hlo_array *a, hlo_array *o, int64_t i)
 {
     hlo_type from = a->shape.type, to = o->shape.type;
@@ -176,7 +176,7 @@ static void convert(const hlo_array *a, hlo_array *o, int64_t i)
     else if (!hlo_is_float(to))
         he_seti(o, i, float_to_int(to, v));
     else
-        hlo_array_set(o, i, to == HLO_BF16 && from == HLO_F64 ? (double)(float)v : v);
+        hlo_array_set(o, i, from == HLO_F64 && he_bits(to) == 16 ? (double)(float)v : v);
 }
 
 /* -1, 0 or 1 as a[i] is below, equal to or above b[i], or 2 when they are unordered (a NaN).

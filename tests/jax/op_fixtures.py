@@ -186,7 +186,8 @@ def cases():
                      -2.0 ** 31 - 1, 2.0 ** 32, 3.0e38, 1.0 + 2.0 ** -9, 1.0 + 2.0 ** -8]
             if src == "f64":
                 extra += [2.0 ** 63, -2.0 ** 63, 2.0 ** 64, 1e20, 1.0 + 2.0 ** -24,
-                          1.0 + 2.0 ** -24 + 2.0 ** -40, 65520.0, 65519.99]
+                          1.0 + 2.0 ** -24 + 2.0 ** -40, 65520.0, 65519.99,
+                          1.0 + 2.0 ** -8 + 2.0 ** -30, 1.0 + 2.0 ** -11 + 2.0 ** -40]
             with np.errstate(over="ignore"):  # beyond the type's range: inf, as XLA gives
                 x = np.concatenate([x, np.array(extra, dtype=np.float64).astype(x.dtype)])
         for dst in TYPES:
