@@ -127,8 +127,8 @@ uint64_t ulps(hlo_type t, uint64_t a, uint64_t b)
         int64_t s = bits == 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits);
         return s < 0 ? -(s & (int64_t)(((uint64_t)1 << (bits - 1)) - 1)) - 1 : s;
     };
-    int64_t d = key(a) - key(b);
-    return (uint64_t)(d < 0 ? -d : d);
+    const int64_t ka = key(a), kb = key(b);
+    return ka > kb ? (uint64_t)ka - (uint64_t)kb : (uint64_t)kb - (uint64_t)ka;
 }
 
 // The float functions XLA computes with its own approximations, and their ulp bounds against
