@@ -18,9 +18,10 @@ int hc_check_elementwise(checker *k, int n)
     return 0;
 }
 
-static int check_float_unary(checker *k)
+/* The float functions (n = 1) and atan2 (n = 2). */
+static int check_float(checker *k, int n)
 {
-    if (hc_check_elementwise(k, 1))
+    if (hc_check_elementwise(k, n))
         return -1;
     if (!hlo_is_float(k->in->shape.type))
         return hc_fail(k, "element type %s is not floating point",
@@ -143,16 +144,6 @@ static int check_integral(checker *k, int n)
     return 0;
 }
 
-static int check_atan2(checker *k)
-{
-    if (hc_check_elementwise(k, 2))
-        return -1;
-    if (!hlo_is_float(k->in->shape.type))
-        return hc_fail(k, "element type %s is not floating point",
-                       hlo_type_name(k->in->shape.type));
-    return 0;
-}
-
 /* clamp(min, x, max): the result is x's shape; each bound is a scalar of its element type or of
  * its shape. */
 static int check_clamp(checker *k)
@@ -188,7 +179,7 @@ int hc_check_elem(checker *k)
     case HLO_OP_POWER:
     case HLO_OP_MAXIMUM:
     case HLO_OP_MINIMUM: return hc_check_elementwise(k, 2);
-    case HLO_OP_ATAN2: return check_atan2(k);
+    case HLO_OP_ATAN2: return check_float(k, 2);
     case HLO_OP_NEGATE:
     case HLO_OP_ABS:
     case HLO_OP_SIGN: return check_numeric_unary(k);
@@ -208,7 +199,7 @@ int hc_check_elem(checker *k)
     case HLO_OP_ERF:
     case HLO_OP_SINE:
     case HLO_OP_COSINE:
-    case HLO_OP_TAN: return check_float_unary(k);
+    case HLO_OP_TAN: return check_float(k, 1);
     case HLO_OP_IS_FINITE: return check_is_finite(k);
     case HLO_OP_AND:
     case HLO_OP_OR:
