@@ -87,7 +87,7 @@ def to_input(u8):
 
 
 def save_safetensors(path, tensors, metadata):
-    """Write float32 tensors in the safetensors format, data in the given order.
+    """Write float32 (or bfloat16) tensors in the safetensors format, data in the given order.
 
     Written here rather than with the safetensors package because its header order is not stable
     from run to run. Layout: u64 little-endian header length, a JSON header (sorted keys, padded
@@ -95,15 +95,18 @@ def save_safetensors(path, tensors, metadata):
     """
     header, offset = {"__metadata__": metadata}, 0
     for name, array in tensors:
-        size = array.size * 4
-        header[name] = {"dtype": "F32", "shape": list(array.shape), "data_offsets": [offset, offset + size]}
+        bf16 = array.dtype.name == "bfloat16"  # kept; anything else is written as float32
+        size = array.size * (2 if bf16 else 4)
+        dtype = "BF16" if bf16 else "F32"
+        header[name] = {"dtype": dtype, "shape": list(array.shape), "data_offsets": [offset, offset + size]}
         offset += size
     text = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)
     with open(path, "wb") as f:
         f.write(len(text).to_bytes(8, "little") + text)
         for _, array in tensors:
-            f.write(np.ascontiguousarray(array, dtype="<f4").tobytes())
+            bf16 = array.dtype.name == "bfloat16"  # its bytes as they are (little-endian hosts)
+            f.write(np.ascontiguousarray(array if bf16 else np.asarray(array, dtype="<f4")).tobytes())
 
 
 def entry_parameters(hlo_text):
