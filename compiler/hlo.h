@@ -119,6 +119,7 @@ typedef enum {
     HLO_OP_SHIFT_RIGHT_LOGICAL,
     HLO_OP_POPCNT,
     HLO_OP_COUNT_LEADING_ZEROS,
+    HLO_OP_BITCAST_CONVERT,
     HLO_OP_COUNT_
 } hlo_opcode;
 
@@ -285,17 +286,17 @@ const char *hlo_opcode_name(hlo_opcode op); /* "dot"; "" for HLO_OP_OTHER */
  * cosine, tan and is-finite on floats; negate, abs, sign on integers and floats; and, or, xor,
  * not on pred and integers; shift-left, shift-right-arithmetic, shift-right-logical, popcnt,
  * count-leading-zeros on integers; compare and select; clamp with bounds of the operand's shape
- * or scalars), convolution and reduce-window (variadic too) as XLA's InferConvolveShape and
- * InferReduceWindowShape (window sizes, strides and dilations at least 1, one window dim per
- * spatial or operand dim, a convolution's window the kernel's spatial size, its input features
- * the kernel's times feature_group_count, its kernel's output features and input batch
- * divisible by the group counts of which at most one is above 1, operands of one element type or
- * u8 x s8 with an s32 result, a result type that can hold the operands'), and custom-call
- * (array operands, an array or a tuple of arrays as result, custom_call_target required). Any
- * other opcode is an error naming it. Also checked: operand shapes printed inline
- * agree with their definitions, parameter numbers are 0..n-1 without gaps, and neither operands
- * nor calls form a cycle.
- * Returns 0, or -1 with the first error in *err (err may be NULL):
+ * or scalars; bitcast-convert between non-pred types of the same size, or adding or removing a
+ * last dim of the size ratio), convolution and reduce-window (variadic too) as XLA's
+ * InferConvolveShape and InferReduceWindowShape (window sizes, strides and dilations at least 1,
+ * one window dim per spatial or operand dim, a convolution's window the kernel's spatial size, its
+ * input features the kernel's times feature_group_count, its kernel's output features and input
+ * batch divisible by the group counts of which at most one is above 1, operands of one element type
+ * or u8 x s8 with an s32 result, a result type that can hold the operands'), and custom-call (array
+ * operands, an array or a tuple of arrays as result, custom_call_target required). Any other opcode
+ * is an error naming it. Also checked: operand shapes printed inline agree with their definitions,
+ * parameter numbers are 0..n-1 without gaps, and neither operands nor calls form a cycle. Returns
+ * 0, or -1 with the first error in *err (err may be NULL):
  * "<file>:<line>:<col>: <opcode>: <what differs>" at the instruction's name. */
 int hlo_check(const hlo_module *m, const char *file, hlo_error *err);
 

@@ -168,6 +168,33 @@ static int check_clamp(checker *k)
     return 0;
 }
 
+/* bitcast-convert, as XLA: the same bytes as another type (not pred); between types of different
+ * sizes the smaller one's array has a last dim of the size ratio more. */
+static int check_bitcast_convert(checker *k)
+{
+    const hlo_shape *s, *r = &k->in->shape;
+    if (hc_arity(k, 1) || hc_need_array(k, s = hc_operand(k, 0), "the operand") ||
+        hc_need_array(k, r, "the result"))
+        return -1;
+    if (s->type == HLO_PRED || r->type == HLO_PRED)
+        return hc_fail(k, "pred cannot be bitcast");
+    const size_t from = hlo_type_size(s->type), to = hlo_type_size(r->type);
+    const hlo_shape *big = from > to ? s : r, *small = from > to ? r : s;
+    bool ok = big->rank + (from != to) == small->rank;
+    for (int d = 0; ok && d < big->rank; d++)
+        ok = big->dims[d] == small->dims[d];
+    if (ok && from != to)
+        ok = small->dims[small->rank - 1] == (int64_t)(from > to ? from / to : to / from);
+    if (!ok) {
+        shape_strs t = hc_strs(s, r);
+        return hc_fail(k,
+                       "operand %s cannot be bitcast to %s (same dims, or a last dim of the "
+                       "size ratio added or removed)",
+                       t.a, t.b);
+    }
+    return 0;
+}
+
 int hc_check_elem(checker *k)
 {
     switch (k->in->opcode) {
@@ -215,6 +242,7 @@ int hc_check_elem(checker *k)
     case HLO_OP_COMPARE: return check_compare(k);
     case HLO_OP_SELECT: return check_select(k);
     case HLO_OP_CONVERT: return check_convert(k);
+    case HLO_OP_BITCAST_CONVERT: return check_bitcast_convert(k);
     default: return hc_fail(k, "unsupported op");
     }
 }

@@ -475,6 +475,7 @@ static int eval_array_op(evaluator *e, const hlo_instr *in, const val *ops, hlo_
     case HLO_OP_CONVOLUTION: eval_conv(in, a[0], a[1], o); return 0;
     case HLO_OP_RESHAPE:
     case HLO_OP_COPY:
+    case HLO_OP_BITCAST_CONVERT:
     case HLO_OP_BROADCAST:
     case HLO_OP_TRANSPOSE:
     case HLO_OP_PAD: he_shape(in, a, o); return 0;

@@ -45,7 +45,8 @@ int he_odometer(int64_t *idx, const int64_t *dims, int rank);
 /* Element-wise ops and iota, convert, compare, select, clamp, is-finite into o (allocated with
  * the result shape); ops are the operand arrays. */
 void he_elementwise(const hlo_instr *in, const hlo_array *const *ops, hlo_array *o);
-/* Ops that move elements without computing: reshape, copy, broadcast, transpose, pad. */
+/* Ops that move elements without computing: reshape, copy, bitcast-convert, broadcast,
+ * transpose, pad. */
 void he_shape(const hlo_instr *in, const hlo_array *const *ops, hlo_array *o);
 
 #endif

@@ -50,7 +50,10 @@ void he_shape(const hlo_instr *in, const hlo_array *const *ops, hlo_array *o)
     const hlo_array *a = ops[0];
     switch (in->opcode) {
     case HLO_OP_RESHAPE:
-    case HLO_OP_COPY: memcpy(o->data, a->data, (size_t)n * hlo_type_size(t)); return;
+    case HLO_OP_COPY:
+    case HLO_OP_BITCAST_CONVERT: /* the same bytes in row-major order (little-endian host) */
+        memcpy(o->data, a->data, (size_t)n * hlo_type_size(t));
+        return;
     case HLO_OP_BROADCAST:
     case HLO_OP_TRANSPOSE: {
         int64_t st[HLO_MAX_RANK], step[HLO_MAX_RANK] = {0};

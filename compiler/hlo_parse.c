@@ -531,6 +531,7 @@ static const char *const opcode_names[HLO_OP_COUNT_] = {
     [HLO_OP_SHIFT_RIGHT_LOGICAL] = "shift-right-logical",
     [HLO_OP_POPCNT] = "popcnt",
     [HLO_OP_COUNT_LEADING_ZEROS] = "count-leading-zeros",
+    [HLO_OP_BITCAST_CONVERT] = "bitcast-convert",
 };
 
 static void parse_operands(parser *p, hlo_instr *in, int comp, int instr)

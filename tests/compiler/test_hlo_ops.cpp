@@ -339,6 +339,10 @@ TEST(HloOps, TypeRules)
         {"  ROOT r = f32[2] remainder(f)\n", "remainder: expects 2 operands, has 1"},
         {"  ROOT r = pred[2] is-finite(i)\n",
          "is-finite: operand element type s32 is not floating point"},
+        {"  ROOT r = f32[2] bitcast-convert(p)\n", "bitcast-convert: pred cannot be bitcast"},
+        {"  ROOT r = s16[2] bitcast-convert(f)\n",
+         "bitcast-convert: operand f32[2] cannot be bitcast to s16[2] (same dims, or a last dim "
+         "of the size ratio added or removed)"},
     };
     const std::string params = "  f = f32[2] parameter(0)\n  i = s32[2] parameter(1)\n"
                                "  p = pred[2] parameter(2)\n  f3 = f32[3] parameter(3)\n"
@@ -488,4 +492,21 @@ TEST(HloOps, CompilesBf16Dot)
     tpub_free(&p);
     hlo_array_free(c);
     std::filesystem::remove_all(tmpl);
+}
+
+// bitcast-convert between sizes: the bytes in row-major order, a last dim of the size ratio
+// added or removed.
+TEST(HloOps, BitcastConvertChangesWidth)
+{
+    Bits r = run_bits(entry("  a = u32[2] parameter(0)\n  ROOT b = u8[2,4] bitcast-convert(a)\n"),
+                      {array_of(HLO_U32, {0x04030201, 0x08070605}, false)});
+    ASSERT_EQ(r.err, "");
+    EXPECT_EQ(r.out.at(0), (U{1, 2, 3, 4, 5, 6, 7, 8}));
+    int64_t dims[2] = {3, 2};
+    hlo_array *a = hlo_array_new(HLO_U8, 2, dims);
+    for (int i = 0; i < 6; i++)
+        ((uint8_t *)a->data)[i] = (uint8_t)(0x10 + i);
+    r = run_bits(entry("  a = u8[3,2] parameter(0)\n  ROOT b = bf16[3] bitcast-convert(a)\n"), {a});
+    ASSERT_EQ(r.err, "");
+    EXPECT_EQ(r.out.at(0), (U{0x1110, 0x1312, 0x1514}));
 }

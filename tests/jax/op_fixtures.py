@@ -194,6 +194,9 @@ def cases():
             if dst != src:
                 yield ("convert", "", dst, [src], [x],
                        run(lambda v, d=dtype(dst): lax.convert_element_type(v, d), x))
+            if dst != src and "pred" not in (src, dst) and bits(src) == bits(dst):
+                yield ("bitcast-convert", "", dst, [src], [x],
+                       run(lambda v, d=dtype(dst): lax.bitcast_convert_type(v, d), x))
 
 
 def write(path):
