@@ -18,17 +18,6 @@
 #define POOL_MAX 15
 #define DIM_MAX 65535 /* h, w, c, cout: the core's row fields */
 
-static double value0(const hlo_array *a)
-{
-    switch (a->shape.type) {
-    case HLO_F32: return ((const float *)a->data)[0];
-    case HLO_S32: return ((const int32_t *)a->data)[0];
-    case HLO_S8: return ((const int8_t *)a->data)[0];
-    case HLO_U8: return ((const uint8_t *)a->data)[0];
-    default: return 0;
-    }
-}
-
 const char *tc_device_conv(tc_graph *g, int d, tc_op *op)
 {
     const tc_node *nd = &g->nodes[d];
@@ -119,7 +108,7 @@ int tc_take_kernel(tc_graph *g, tc_op *op)
         if (op->exact)
             op->wq[at] = ((const int8_t *)k->data)[e];
         else
-            op->wf[at] = ((const float *)k->data)[e];
+            op->wf[at] = (float)hlo_array_get(k, e);
         for (int d = k->shape.rank - 1; d >= 0 && ++idx[d] == k->shape.dims[d]; d--)
             idx[d] = 0;
     }
@@ -154,7 +143,7 @@ const char *tc_device_pool(tc_graph *g, tc_op *op, int u)
     const tc_node *init = &g->nodes[nd->in[1]];
     if (init->role != TC_CONST)
         return "its initial value is computed at run time";
-    const double v = value0(init->value);
+    const double v = hlo_array_get(init->value, 0);
     if (!(v <= -FLT_MAX || (v <= 0 && op->relu >= 0)))
         return "its initial value could exceed a window's maximum (-inf fuses, or <= 0 after a "
                "ReLU)";

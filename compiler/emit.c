@@ -167,7 +167,7 @@ static int output_xfer(tc_graph *g, tpub_segment *seg, const tc_op *op)
                      .cols = cols,
                      .ld = cols,
                      .dev_type = op->out_int8 ? HLO_S8 : HLO_S32,
-                     .host_type = op->exact ? HLO_S32 : HLO_F32};
+                     .host_type = g->nodes[op->out].shape.type};
     if (op->kind == TC_CONV)
         conv_out_perm(g, op, x);
     if (op->exact)

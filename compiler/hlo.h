@@ -120,6 +120,27 @@ typedef enum {
     HLO_OP_CONDITIONAL,
     HLO_OP_MAP,
     HLO_OP_SCATTER,
+    HLO_OP_IS_FINITE,
+    HLO_OP_SIGN,
+    HLO_OP_FLOOR,
+    HLO_OP_CEIL,
+    HLO_OP_ROUND_NEAREST_AFZ,
+    HLO_OP_ROUND_NEAREST_EVEN,
+    HLO_OP_EXPONENTIAL_MINUS_ONE,
+    HLO_OP_LOG_PLUS_ONE,
+    HLO_OP_CBRT,
+    HLO_OP_ERF,
+    HLO_OP_SINE,
+    HLO_OP_COSINE,
+    HLO_OP_TAN,
+    HLO_OP_REMAINDER,
+    HLO_OP_ATAN2,
+    HLO_OP_SHIFT_LEFT,
+    HLO_OP_SHIFT_RIGHT_ARITHMETIC,
+    HLO_OP_SHIFT_RIGHT_LOGICAL,
+    HLO_OP_POPCNT,
+    HLO_OP_COUNT_LEADING_ZEROS,
+    HLO_OP_BITCAST_CONVERT,
     HLO_OP_COUNT_
 } hlo_opcode;
 
@@ -212,10 +233,15 @@ typedef struct {
     int64_t parameter_number; /* parameter; -1 otherwise */
 
     /* constant: data (in row-major order) or elided `{...}`; a later stage that needs the value
-     * of an elided constant reports it. Tuple-shaped literals are kept as elided. */
+     * of an elided constant reports it. Tuple-shaped literals are kept as elided. literal holds
+     * each number as the nearest double; for pred and integer types literal_int also holds it
+     * exactly as written (two's complement modulo 2^64, so a u64 above 2^63 as its bits), or 0
+     * for a number that is no integer of 64 bits; it is NULL for float types (and may be for
+     * hand-built integer constants, whose literal then holds small integers exactly). */
     bool literal_elided;
     size_t n_literal;
     double *literal;
+    int64_t *literal_int;
 
     /* Attributes parsed where known; every other attribute is skipped. */
     hlo_ints dimensions; /* also concatenate's, reverse's, sort's and map's dimensions={...} */
@@ -325,27 +351,32 @@ const char *hlo_opcode_name(hlo_opcode op); /* "dot"; "" for HLO_OP_OTHER */
 /* ---------------------------------------------------------------- hlo_check.c -- */
 
 /* Shape checking of a parsed module, after XLA's shape inference and HLO verifier, for the ops
- * the compiler handles: parameter, constant, dot, add, subtract, multiply, divide, maximum,
- * minimum, negate, exponential, log, is-finite, compare, select, broadcast, reshape, transpose,
- * convert, tuple, get-tuple-element, call, fusion (as a call of its calls= computation, whatever
- * its kind), bitcast (one element type and count), copy, reduce (variadic too), and, or, xor, not,
- * iota, convolution and reduce-window (variadic too) as XLA's InferConvolveShape and
- * InferReduceWindowShape (window sizes, strides and dilations at least 1, one window dim per
- * spatial or operand dim, a convolution's window the kernel's spatial size, its input features
- * the kernel's times feature_group_count, its kernel's output features and input batch
- * divisible by the group counts of which at most one is above 1, operands of one element type or
- * u8 x s8 with an s32 result, a result type that can hold the operands'), custom-call
- * (array operands, an array or a tuple of arrays as result, custom_call_target required), clamp,
- * and (hlo_check_shape.c) slice, concatenate, reverse, dynamic-slice, dynamic-update-slice (start
+ * the compiler handles: parameter, constant, dot, tuple, get-tuple-element, call, fusion (as a
+ * call of its calls= computation, whatever its kind), iota, broadcast, reshape, transpose,
+ * convert, copy, bitcast (one element type and count), reduce (variadic too), the element-wise
+ * ops (add, subtract, multiply, divide, remainder, power, maximum, minimum on numbers; atan2 and
+ * the float functions floor, ceil, round-nearest-afz, round-nearest-even, exponential,
+ * exponential-minus-one, log, log-plus-one, logistic, tanh, sqrt, rsqrt, cbrt, erf, sine,
+ * cosine, tan and is-finite on floats; negate, abs, sign on integers and floats; and, or, xor,
+ * not on pred and integers; shift-left, shift-right-arithmetic, shift-right-logical, popcnt,
+ * count-leading-zeros on integers; compare and select; clamp with bounds of the operand's shape
+ * or scalars; bitcast-convert between non-pred types of the same size, or adding or removing a
+ * last dim of the size ratio), convolution and reduce-window (variadic too) as XLA's
+ * InferConvolveShape and InferReduceWindowShape (window sizes, strides and dilations at least 1,
+ * one window dim per spatial or operand dim, a convolution's window the kernel's spatial size, its
+ * input features the kernel's times feature_group_count, its kernel's output features and input
+ * batch divisible by the group counts of which at most one is above 1, operands of one element type
+ * or u8 x s8 with an s32 result, a result type that can hold the operands'), custom-call (array
+ * operands, an array or a tuple of arrays as result, custom_call_target required), and
+ * (hlo_check_shape.c) slice, concatenate, reverse, dynamic-slice, dynamic-update-slice (start
  * indices: one integer scalar per operand dim, all of one type), gather and scatter of one
- * operand (as InferGatherShape and InferScatterShape),
- * sort (operands of one dims, a comparator taking two scalars per operand and returning pred[]),
- * map, while (condition and body take the state, body returns it) and conditional (an s32[]
- * index, or pred[] with two branches; branch b takes operand b + 1). Any other opcode is an error
- * naming it. Also checked: operand shapes printed inline
- * agree with their definitions, parameter numbers are 0..n-1 without gaps, and neither operands
- * nor calls form a cycle.
- * Returns 0, or -1 with the first error in *err (err may be NULL):
+ * operand (as InferGatherShape and InferScatterShape), sort (operands of one dims, a comparator
+ * taking two scalars per operand and returning pred[]), map, while (condition and body take the
+ * state, body returns it) and conditional (an s32[] index, or pred[] with two branches; branch b
+ * takes operand b + 1). Any other opcode is an error naming it. Also checked: operand shapes
+ * printed inline agree with their definitions, parameter numbers are 0..n-1 without gaps, and
+ * neither operands nor calls form a cycle. Returns 0, or -1 with the first error in *err (err may
+ * be NULL):
  * "<file>:<line>:<col>: <opcode>: <what differs>" at the instruction's name. */
 int hlo_check(const hlo_module *m, const char *file, hlo_error *err);
 
@@ -378,28 +409,57 @@ bool hlo_bitcast_is_reshape(const hlo_shape *from, const hlo_shape *to);
 /* ------------------------------------------------------ hlo_eval.c, hlo_array.c -- */
 
 /* A dense array in row-major order. data holds shape.elements values of the element type:
- * f32 float, s8 int8_t, s32 int32_t, u8 uint8_t, pred uint8_t 0 or 1. shape is never a tuple. */
+ * f32 float, f64 double, f16 and bf16 their 16-bit patterns (uint16_t), s8/s16/s32/s64
+ * int8_t...int64_t, u8/u16/u32/u64 uint8_t...uint64_t, pred uint8_t 0 or 1. shape is never a
+ * tuple. */
 typedef struct {
     hlo_shape shape;
     void *data;
 } hlo_array;
+
+/* Element i of a as a double: exact for every float and for integers up to 2^53. */
+double hlo_array_get(const hlo_array *a, int64_t i);
+/* Stores v as element i: rounded to nearest even for a float type (NaN stays NaN); for an
+ * integer type v must be an integer in its range. */
+void hlo_array_set(hlo_array *a, int64_t i, double v);
 
 /* Allocates a zeroed array of type t and the given dims; NULL for an unsupported type, a bad
  * rank or when out of memory. */
 hlo_array *hlo_array_new(hlo_type t, int rank, const int64_t *dims);
 void hlo_array_free(hlo_array *a); /* a may be NULL */
 size_t hlo_type_size(hlo_type t);  /* bytes per element of the evaluator's types; 0 otherwise */
+bool hlo_is_float(hlo_type t);     /* f16, bf16, f32, f64 */
 
 /* Reference evaluator: runs the ENTRY computation of a module that passes hlo_check on
  * params[k] for parameter(k) (n_params of them, each of exactly the parameter's shape) and
  * returns the root's value: one array, or one per element of a root tuple (nested tuples are
- * flattened in order). Element types f32, s8, s32, u8, pred.
+ * flattened in order). Element types: every array type (pred, s8...s64, u8...u64, f16, bf16,
+ * f32, f64).
  *
- * Arithmetic is XLA's: f32 ops are done in float (expf, logf; maximum/minimum propagate NaN);
- * integer ops wrap modulo 2^bits, and integer division by zero gives -1 (x / 0) as XLA defines;
- * a dot accumulates in its result type: exactly (modulo 2^32 for s32) for integers, in float for
- * f32, adding the products in increasing order of the contracting index (row-major over the
- * contracting dims in the order listed), without fused multiply-add. A convolution accumulates
+ * Arithmetic is XLA's CPU backend's, bit for bit but for the transcendental functions:
+ *  - f16 and bf16 ops compute in f32 and round each result to the type (nearest even); f32 ops
+ *    in float, with the float libm functions (expf, tanhf, erff, ...: XLA uses its own
+ *    approximations, which differ by a few ulps), f64 ops in double;
+ *  - subnormals are flushed to zero as XLA's FTZ/DAZ modes do: subnormal (f32 or f64) operands of
+ *    arithmetic, compare and convert (but bf16 to f32 or pred, which keep the bits) read as
+ *    zero, and subnormal results are zero; negate and abs only flip or clear the sign;
+ *    remainder flushes only y; power and atan2 only the result;
+ *  - maximum and minimum propagate NaN and order -0 < +0; clamp is min(max(x, lo), hi);
+ *    compare's NaN is unordered (only NE is true), type=TOTALORDER orders
+ *    -NaN < -inf < ... < -0 < +0 < ... < inf < NaN;
+ *  - integer ops wrap modulo 2^bits (64-bit ones exactly, u64 compares unsigned); x / 0 is -1
+ *    (all bits set), x % 0 is x, INT_MIN / -1 is INT_MIN and INT_MIN % -1 is 0; power squares
+ *    over the exponent's low 6 bits, an exponent with its sign bit set giving 0 but for the
+ *    bases 1 and -1; shifts by at least the type's bits give 0, or the sign bit everywhere for
+ *    shift-right-arithmetic, which takes the top bit as the sign in unsigned types too;
+ *  - convert from float to integer truncates toward zero and saturates, NaN giving 0; between
+ *    integers it wraps; integers round to nearest into floats (through f32 into f16 and bf16),
+ *    f64 rounds to f16 and bf16 through f32 as XLA does; to pred it is x != 0.
+ * A dot accumulates in its result type's accumulator: float for f16, bf16 and f32 (rounded to
+ * the type once, at the end), double for f64, exactly modulo 2^64 for integers (wrapped at the
+ * end), adding the products (each rounded first: no fused multiply-add; subnormals not
+ * flushed) in increasing order of the contracting index (row-major over the contracting dims in
+ * the order listed). A convolution accumulates
  * each result element the same way, in this order: over the kernel's spatial positions in
  * row-major order (spatial dims 0, 1, ... of dim_labels), and at each position over the input
  * features of the element's group in increasing order; positions that fall in the padding or
@@ -418,9 +478,7 @@ size_t hlo_type_size(hlo_type t);  /* bytes per element of the evaluator's types
  * of the updates, skipping a window that does not lie wholly inside the operand; sort is stable (a
  * merge sort calling the comparator, which must be a strict weak order for a sorted result); while
  * runs at most HLO_MAX_WHILE_TRIPS iterations, more being a located error; a conditional's index
- * out of range runs the last branch. Convert from float to integer truncates toward zero and
- * saturates, NaN giving 0; between integers it wraps; to pred it is x != 0. Values are freed once
- * their last user has run.
+ * out of range runs the last branch. Values are freed once their last user has run.
  *
  * Returns 0 with *outs (n_outs arrays, free with hlo_arrays_free), or -1 with *err:
  * "<file>:<line>:<col>: ..." for a located problem (an elided constant whose value is needed,

@@ -7,14 +7,24 @@
 size_t hlo_type_size(hlo_type t)
 {
     switch (t) {
+    case HLO_F64:
+    case HLO_S64:
+    case HLO_U64: return 8;
     case HLO_F32:
-    case HLO_S32: return 4;
+    case HLO_S32:
+    case HLO_U32: return 4;
+    case HLO_F16:
+    case HLO_BF16:
+    case HLO_S16:
+    case HLO_U16: return 2;
     case HLO_S8:
     case HLO_U8:
     case HLO_PRED: return 1;
     default: return 0;
     }
 }
+
+bool hlo_is_float(hlo_type t) { return t >= HLO_F16 && t <= HLO_F64; }
 
 hlo_array *hlo_array_new(hlo_type t, int rank, const int64_t *dims)
 {

@@ -40,12 +40,12 @@ static const st_tensor *bind_one(const st_file *st, const hlo_instr *p)
 
 static hlo_type tensor_type(st_dtype d)
 {
-    switch (d) {
-    case ST_F32: return HLO_F32;
-    case ST_I8: return HLO_S8;
-    case ST_I32: return HLO_S32;
-    default: return HLO_U8;
-    }
+    static const hlo_type types[ST_DTYPE_COUNT_] = {
+        [ST_F32] = HLO_F32,   [ST_I8] = HLO_S8,   [ST_I32] = HLO_S32, [ST_U8] = HLO_U8,
+        [ST_BF16] = HLO_BF16, [ST_F16] = HLO_F16, [ST_F64] = HLO_F64, [ST_I16] = HLO_S16,
+        [ST_I64] = HLO_S64,   [ST_U16] = HLO_U16, [ST_U32] = HLO_U32, [ST_U64] = HLO_U64,
+        [ST_BOOL] = HLO_PRED};
+    return types[d];
 }
 
 int hlo_bind_safetensors(const hlo_module *m, const char *file, const struct st_file *st,
@@ -82,6 +82,9 @@ int hlo_bind_safetensors(const hlo_module *m, const char *file, const struct st_
             goto error;
         }
         memcpy(a->data, t->data, t->size); /* little-endian host, as everywhere in tpusim */
+        if (ty == HLO_PRED)                /* any nonzero byte is true; pred holds 0 or 1 */
+            for (int64_t e = 0; e < a->shape.elements; e++)
+                ((uint8_t *)a->data)[e] = ((uint8_t *)a->data)[e] != 0;
         params[in->parameter_number] = a;
     }
     return 0;

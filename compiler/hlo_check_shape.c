@@ -6,11 +6,11 @@
 /* Operand 0 and the result: arrays of one element type. */
 static int check_operand_result(checker *k)
 {
-    const hlo_shape *s = operand(k, 0);
-    if (need_array(k, s, "the operand") || need_array(k, &k->in->shape, "the result"))
+    const hlo_shape *s = hc_operand(k, 0);
+    if (hc_need_array(k, s, "the operand") || hc_need_array(k, &k->in->shape, "the result"))
         return -1;
     if (s->type != k->in->shape.type)
-        return fail(k, "operand element type %s differs from the result's %s",
+        return hc_fail(k, "operand element type %s differs from the result's %s",
                     hlo_type_name(s->type), hlo_type_name(k->in->shape.type));
     return 0;
 }
@@ -18,8 +18,8 @@ static int check_operand_result(checker *k)
 static int check_result(checker *k, const hlo_shape *want)
 {
     if (!hlo_shape_equal(&k->in->shape, want)) {
-        shape_strs t = strs(&k->in->shape, want);
-        return fail(k, "result %s, expected %s", t.a, t.b);
+        shape_strs t = hc_strs(&k->in->shape, want);
+        return hc_fail(k, "result %s, expected %s", t.a, t.b);
     }
     return 0;
 }
@@ -29,18 +29,18 @@ static int check_result(checker *k, const hlo_shape *want)
 static int check_slice(checker *k)
 {
     const hlo_instr *in = k->in;
-    if (arity(k, 1) || check_operand_result(k))
+    if (hc_arity(k, 1) || check_operand_result(k))
         return -1;
-    const hlo_shape *s = operand(k, 0);
+    const hlo_shape *s = hc_operand(k, 0);
     if (!in->slice_start.present)
-        return fail(k, "missing slice");
+        return hc_fail(k, "missing slice");
     if (in->slice_start.n != s->rank)
-        return fail(k, "slice has %d dims but the operand has rank %d", in->slice_start.n, s->rank);
+        return hc_fail(k, "slice has %d dims but the operand has rank %d", in->slice_start.n, s->rank);
     hlo_shape want = *s;
     for (int d = 0; d < s->rank; d++) {
         const int64_t lo = in->slice_start.v[d], hi = in->slice_limit.v[d];
         if (lo > hi || hi > s->dims[d])
-            return fail(k, "dim %d: slice [%lld:%lld] is not within 0..%lld", d, (long long)lo,
+            return hc_fail(k, "dim %d: slice [%lld:%lld] is not within 0..%lld", d, (long long)lo,
                         (long long)hi, (long long)s->dims[d]);
         want.dims[d] = (hi - lo + in->slice_stride.v[d] - 1) / in->slice_stride.v[d];
     }
@@ -52,24 +52,24 @@ static int check_concatenate(checker *k)
 {
     const hlo_instr *in = k->in;
     if (in->n_operands < 1)
-        return fail(k, "expects at least one operand");
+        return hc_fail(k, "expects at least one operand");
     if (check_operand_result(k))
         return -1;
     if (!in->dimensions.present || in->dimensions.n != 1)
-        return fail(k, "dimensions must name one dimension");
-    const hlo_shape *s0 = operand(k, 0);
-    if (check_dim_list(k, &in->dimensions, s0->rank, "dimension"))
+        return hc_fail(k, "dimensions must name one dimension");
+    const hlo_shape *s0 = hc_operand(k, 0);
+    if (hc_check_dim_list(k, &in->dimensions, s0->rank, "dimension"))
         return -1;
     const int d = (int)in->dimensions.v[0];
     hlo_shape want = *s0;
     for (int i = 1; i < in->n_operands; i++) {
-        const hlo_shape *s = operand(k, i);
-        bool same = is_array(s) && s->type == s0->type && s->rank == s0->rank;
+        const hlo_shape *s = hc_operand(k, i);
+        bool same = hc_is_array(s) && s->type == s0->type && s->rank == s0->rank;
         for (int j = 0; same && j < s->rank; j++)
             same = j == d || s->dims[j] == s0->dims[j];
         if (!same) {
-            shape_strs t = strs(s, s0);
-            return fail(k, "operand %d is %s, does not match operand 0 %s but in dim %d", i, t.a,
+            shape_strs t = hc_strs(s, s0);
+            return hc_fail(k, "operand %d is %s, does not match operand 0 %s but in dim %d", i, t.a,
                         t.b, d);
         }
         want.dims[d] += s->dims[d];
@@ -82,27 +82,27 @@ static int check_concatenate(checker *k)
 
 static int check_reverse(checker *k)
 {
-    if (arity(k, 1) || check_operand_result(k))
+    if (hc_arity(k, 1) || check_operand_result(k))
         return -1;
     if (!k->in->dimensions.present)
-        return fail(k, "missing dimensions");
-    if (check_dim_list(k, &k->in->dimensions, operand(k, 0)->rank, "dimension"))
+        return hc_fail(k, "missing dimensions");
+    if (hc_check_dim_list(k, &k->in->dimensions, hc_operand(k, 0)->rank, "dimension"))
         return -1;
-    return check_result(k, operand(k, 0));
+    return check_result(k, hc_operand(k, 0));
 }
 
 /* Operands first.. (one per dim of operand 0): integer scalars of one type. */
 static int check_start_indices(checker *k, int first)
 {
-    const int rank = operand(k, 0)->rank;
+    const int rank = hc_operand(k, 0)->rank;
     if (k->in->n_operands != first + rank)
-        return fail(k, "expects %d start indices (the operand's rank), has %d", rank,
+        return hc_fail(k, "expects %d start indices (the operand's rank), has %d", rank,
                     k->in->n_operands - first);
     for (int i = first; i < k->in->n_operands; i++) {
-        const hlo_shape *s = operand(k, i);
-        if (!is_array(s) || s->rank || !is_int(s->type) || s->type != operand(k, first)->type) {
-            shape_strs t = strs(s, operand(k, first));
-            return fail(k, "start index %d is %s, must be an integer scalar like the first, %s",
+        const hlo_shape *s = hc_operand(k, i);
+        if (!hc_is_array(s) || s->rank || !hc_is_int(s->type) || s->type != hc_operand(k, first)->type) {
+            shape_strs t = hc_strs(s, hc_operand(k, first));
+            return hc_fail(k, "start index %d is %s, must be an integer scalar like the first, %s",
                         i - first, t.a, t.b);
         }
     }
@@ -113,20 +113,20 @@ static int check_dynamic_slice(checker *k)
 {
     const hlo_instr *in = k->in;
     if (in->n_operands < 1)
-        return fail(k, "expects an operand and start indices");
+        return hc_fail(k, "expects an operand and start indices");
     if (check_operand_result(k) || check_start_indices(k, 1))
         return -1;
-    const hlo_shape *s = operand(k, 0);
+    const hlo_shape *s = hc_operand(k, 0);
     if (!in->dynamic_slice_sizes.present)
-        return fail(k, "missing dynamic_slice_sizes");
+        return hc_fail(k, "missing dynamic_slice_sizes");
     if (in->dynamic_slice_sizes.n != s->rank)
-        return fail(k, "dynamic_slice_sizes has %d entries but the operand has rank %d",
+        return hc_fail(k, "dynamic_slice_sizes has %d entries but the operand has rank %d",
                     in->dynamic_slice_sizes.n, s->rank);
     hlo_shape want = *s;
     want.elements = 1;
     for (int d = 0; d < s->rank; d++) {
         if (in->dynamic_slice_sizes.v[d] > s->dims[d])
-            return fail(k, "dynamic_slice_sizes[%d] = %lld exceeds the operand's dim %lld", d,
+            return hc_fail(k, "dynamic_slice_sizes[%d] = %lld exceeds the operand's dim %lld", d,
                         (long long)in->dynamic_slice_sizes.v[d], (long long)s->dims[d]);
         want.elements *= want.dims[d] = in->dynamic_slice_sizes.v[d];
     }
@@ -136,16 +136,16 @@ static int check_dynamic_slice(checker *k)
 static int check_dynamic_update_slice(checker *k)
 {
     if (k->in->n_operands < 2)
-        return fail(k, "expects an operand, an update and start indices");
+        return hc_fail(k, "expects an operand, an update and start indices");
     if (check_operand_result(k) || check_start_indices(k, 2))
         return -1;
-    const hlo_shape *s = operand(k, 0), *u = operand(k, 1);
-    bool fits = is_array(u) && u->type == s->type && u->rank == s->rank;
+    const hlo_shape *s = hc_operand(k, 0), *u = hc_operand(k, 1);
+    bool fits = hc_is_array(u) && u->type == s->type && u->rank == s->rank;
     for (int d = 0; fits && d < s->rank; d++)
         fits = u->dims[d] <= s->dims[d];
     if (!fits) {
-        shape_strs t = strs(u, s);
-        return fail(k, "update %s does not fit in the operand %s", t.a, t.b);
+        shape_strs t = hc_strs(u, s);
+        return hc_fail(k, "update %s does not fit in the operand %s", t.a, t.b);
     }
     return check_result(k, s);
 }
@@ -166,12 +166,12 @@ static int dim_numbers_list(checker *k, int i, int rank, bool sorted)
     const char *what = hlo_gather_list_name(scatter, i);
     const hlo_ints *l = hlo_gather_list((hlo_gather_dims *)&k->in->gather, i);
     if (!l->present && i != 3 && i != 4)
-        return fail(k, "missing %s", what);
-    if (check_dim_list(k, l, rank, what))
+        return hc_fail(k, "missing %s", what);
+    if (hc_check_dim_list(k, l, rank, what))
         return -1;
     for (int j = 1; sorted && j < l->n; j++)
         if (l->v[j] < l->v[j - 1])
-            return fail(k, "%s must be sorted", what);
+            return hc_fail(k, "%s must be sorted", what);
     return 0;
 }
 
@@ -182,12 +182,12 @@ static int check_dim_numbers(checker *k, const hlo_shape *s, const hlo_shape *ix
 {
     const hlo_gather_dims *g = &k->in->gather;
     const bool sc = k->in->opcode == HLO_OP_SCATTER;
-    if (!is_array(ix) || !is_int(ix->type))
-        return fail(k, "the indices must be an integer array");
+    if (!hc_is_array(ix) || !hc_is_int(ix->type))
+        return hc_fail(k, "the indices must be an integer array");
     if (g->index_vector_dim < 0)
-        return fail(k, "missing index_vector_dim");
+        return hc_fail(k, "missing index_vector_dim");
     if (g->index_vector_dim > ix->rank)
-        return fail(k, "index_vector_dim %lld out of range for indices of rank %d",
+        return hc_fail(k, "index_vector_dim %lld out of range for indices of rank %d",
                     (long long)g->index_vector_dim, ix->rank);
     const int ivd = (int)g->index_vector_dim;
     const int64_t vec = ivd < ix->rank ? ix->dims[ivd] : 1;
@@ -196,32 +196,32 @@ static int check_dim_numbers(checker *k, const hlo_shape *s, const hlo_shape *ix
         dim_numbers_list(k, 2, s->rank, false))
         return -1;
     if (g->start_index_map.n != vec)
-        return fail(k, "%s has %d entries but index vectors have %lld", hlo_gather_list_name(sc, 2),
+        return hc_fail(k, "%s has %d entries but index vectors have %lld", hlo_gather_list_name(sc, 2),
                     g->start_index_map.n, (long long)vec);
     if (g->operand_batching_dims.n != g->start_indices_batching_dims.n)
-        return fail(k, "%d %s but %d %s", g->operand_batching_dims.n, hlo_gather_list_name(sc, 3),
+        return hc_fail(k, "%d %s but %d %s", g->operand_batching_dims.n, hlo_gather_list_name(sc, 3),
                     g->start_indices_batching_dims.n, hlo_gather_list_name(sc, 4));
     const int n = g->offset_dims.n + g->collapsed_slice_dims.n + g->operand_batching_dims.n;
     if (n != s->rank)
-        return fail(k, "%s, %s and %s have %d entries together, the operand's rank is %d",
+        return hc_fail(k, "%s, %s and %s have %d entries together, the operand's rank is %d",
                     hlo_gather_list_name(sc, 0), hlo_gather_list_name(sc, 1),
                     hlo_gather_list_name(sc, 3), n, s->rank);
     for (int d = 0; d < s->rank; d++) {
         const bool batching = listed(&g->operand_batching_dims, d);
         if (batching && listed(&g->collapsed_slice_dims, d))
-            return fail(k, "dim %d is in both %s and %s", d, hlo_gather_list_name(sc, 1),
+            return hc_fail(k, "dim %d is in both %s and %s", d, hlo_gather_list_name(sc, 1),
                         hlo_gather_list_name(sc, 3));
         if (batching && listed(&g->start_index_map, d))
-            return fail(k, "dim %d is in both %s and %s", d, hlo_gather_list_name(sc, 3),
+            return hc_fail(k, "dim %d is in both %s and %s", d, hlo_gather_list_name(sc, 3),
                         hlo_gather_list_name(sc, 2));
     }
     for (int i = 0; i < g->start_indices_batching_dims.n; i++) {
         const int64_t sd = g->start_indices_batching_dims.v[i];
         const int64_t od = g->operand_batching_dims.v[i];
         if (sd == ivd)
-            return fail(k, "%s lists index_vector_dim %d", hlo_gather_list_name(sc, 4), ivd);
+            return hc_fail(k, "%s lists index_vector_dim %d", hlo_gather_list_name(sc, 4), ivd);
         if (ix->dims[sd] != s->dims[od])
-            return fail(k, "indices batching dim %lld has size %lld, operand dim %lld %lld",
+            return hc_fail(k, "indices batching dim %lld has size %lld, operand dim %lld %lld",
                         (long long)sd, (long long)ix->dims[sd], (long long)od,
                         (long long)s->dims[od]);
     }
@@ -253,21 +253,21 @@ static int check_callee(checker *k, int comp, const char *what, int n, param_wan
                         const hlo_shape *root)
 {
     if (comp < 0)
-        return fail(k, "missing %s", what);
+        return hc_fail(k, "missing %s", what);
     const hlo_computation *f = &k->m->comps[comp];
-    if (param_count(f) != n)
-        return fail(k, "%s '%s' has %d parameters, needs %d", what, f->name, param_count(f), n);
+    if (hc_param_count(f) != n)
+        return hc_fail(k, "%s '%s' has %d parameters, needs %d", what, f->name, hc_param_count(f), n);
     for (int i = 0; i < n; i++) {
         hlo_shape buf;
         const hlo_shape *w = want(k, i, ctx, &buf);
-        if (!hlo_shape_equal(param_shape(f, i), w)) {
-            shape_strs t = strs(param_shape(f, i), w);
-            return fail(k, "parameter %d of %s '%s' is %s, must be %s", i, what, f->name, t.a, t.b);
+        if (!hlo_shape_equal(hc_param_shape(f, i), w)) {
+            shape_strs t = hc_strs(hc_param_shape(f, i), w);
+            return hc_fail(k, "parameter %d of %s '%s' is %s, must be %s", i, what, f->name, t.a, t.b);
         }
     }
     if (!hlo_shape_equal(&f->instrs[f->root].shape, root)) {
-        shape_strs t = strs(&f->instrs[f->root].shape, root);
-        return fail(k, "%s '%s' returns %s, must return %s", what, f->name, t.a, t.b);
+        shape_strs t = hc_strs(&f->instrs[f->root].shape, root);
+        return hc_fail(k, "%s '%s' returns %s, must return %s", what, f->name, t.a, t.b);
     }
     return 0;
 }
@@ -277,7 +277,7 @@ static const hlo_shape pred_scalar = {.type = HLO_PRED, .elements = 1};
 /* A scalar of operand i / per's element type (sort: per 2, map: per 1). */
 static const hlo_shape *scalar_of(checker *k, int i, int per, hlo_shape *buf)
 {
-    *buf = (hlo_shape){.type = operand(k, i / per)->type, .elements = 1};
+    *buf = (hlo_shape){.type = hc_operand(k, i / per)->type, .elements = 1};
     return buf;
 }
 
@@ -286,7 +286,7 @@ static const hlo_shape *operand_at(checker *k, int i, int ctx, hlo_shape *buf)
 {
     (void)i;
     (void)buf;
-    return operand(k, ctx);
+    return hc_operand(k, ctx);
 }
 
 /* XLA's InferGatherShape: the result has the kept slice sizes at offset_dims, the indices'
@@ -294,26 +294,26 @@ static const hlo_shape *operand_at(checker *k, int i, int ctx, hlo_shape *buf)
 static int check_gather(checker *k)
 {
     const hlo_gather_dims *g = &k->in->gather;
-    if (arity(k, 2) || check_operand_result(k))
+    if (hc_arity(k, 2) || check_operand_result(k))
         return -1;
-    const hlo_shape *s = operand(k, 0), *ix = operand(k, 1);
+    const hlo_shape *s = hc_operand(k, 0), *ix = hc_operand(k, 1);
     const int rank =
-        is_array(ix) ? ix->rank - (g->index_vector_dim < ix->rank) + g->offset_dims.n : 0;
+        hc_is_array(ix) ? ix->rank - (g->index_vector_dim < ix->rank) + g->offset_dims.n : 0;
     if (!g->slice_sizes.present || g->slice_sizes.n != s->rank)
-        return fail(k, "slice_sizes must have %d entries (the operand's rank)", s->rank);
+        return hc_fail(k, "slice_sizes must have %d entries (the operand's rank)", s->rank);
     if (rank > HLO_MAX_RANK)
-        return fail(k, "the result would have rank %d", rank);
+        return hc_fail(k, "the result would have rank %d", rank);
     if (check_dim_numbers(k, s, ix, rank))
         return -1;
     for (int d = 0; d < s->rank; d++) {
         const int64_t size = g->slice_sizes.v[d];
         if (size > s->dims[d])
-            return fail(k, "slice_sizes[%d] = %lld exceeds the operand's dim %lld", d,
+            return hc_fail(k, "slice_sizes[%d] = %lld exceeds the operand's dim %lld", d,
                         (long long)size, (long long)s->dims[d]);
         /* XLA also lets such a dim have slice size 0, leaving nothing to read: refused. */
         if ((listed(&g->collapsed_slice_dims, d) || listed(&g->operand_batching_dims, d)) &&
             size != 1)
-            return fail(k, "dim %d is collapsed or batching but its slice size is %lld, not 1", d,
+            return hc_fail(k, "dim %d is collapsed or batching but its slice size is %lld, not 1", d,
                         (long long)size);
     }
     int window_of[HLO_MAX_RANK], batch_of[HLO_MAX_RANK];
@@ -331,28 +331,28 @@ static int check_scatter(checker *k)
 {
     const hlo_gather_dims *g = &k->in->gather;
     if (k->in->n_operands != 3)
-        return fail(k,
+        return hc_fail(k,
                     "expects an operand, indices and updates (variadic scatter is not "
                     "supported), has %d operands",
                     k->in->n_operands);
     if (check_operand_result(k))
         return -1;
-    const hlo_shape *s = operand(k, 0), *ix = operand(k, 1), *up = operand(k, 2);
-    if (!is_array(up) || up->type != s->type)
-        return fail(k, "updates must be an array of the operand's type");
+    const hlo_shape *s = hc_operand(k, 0), *ix = hc_operand(k, 1), *up = hc_operand(k, 2);
+    if (!hc_is_array(up) || up->type != s->type)
+        return hc_fail(k, "updates must be an array of the operand's type");
     hlo_shape scalar = {.type = s->type, .elements = 1};
     if (check_dim_numbers(k, s, ix, up->rank) ||
         check_callee(k, k->in->to_apply, "to_apply", 2, scalar_of, 2, &scalar))
         return -1;
     const int n_batch = ix->rank - (g->index_vector_dim < ix->rank);
     if (up->rank != n_batch + g->offset_dims.n)
-        return fail(k, "updates have rank %d, expected %d", up->rank, n_batch + g->offset_dims.n);
+        return hc_fail(k, "updates have rank %d, expected %d", up->rank, n_batch + g->offset_dims.n);
     int window_of[HLO_MAX_RANK], batch_of[HLO_MAX_RANK];
     window_maps(g, up->rank, window_of, batch_of);
     for (int d = 0; d < up->rank; d++) {
         const int64_t have = window_of[d] >= 0 ? s->dims[window_of[d]] : ix->dims[batch_of[d]];
         if (window_of[d] >= 0 ? up->dims[d] > have : up->dims[d] != have)
-            return fail(k, "updates dim %d has size %lld, %s %lld", d, (long long)up->dims[d],
+            return hc_fail(k, "updates dim %d has size %lld, %s %lld", d, (long long)up->dims[d],
                         window_of[d] >= 0 ? "more than the operand's" : "not the indices'",
                         (long long)have);
     }
@@ -364,13 +364,13 @@ static int check_scatter(checker *k)
 static int check_same_dims(checker *k)
 {
     if (k->in->n_operands < 1)
-        return fail(k, "expects at least one operand");
+        return hc_fail(k, "expects at least one operand");
     for (int i = 0; i < k->in->n_operands; i++)
-        if (need_array(k, operand(k, i), "an operand"))
+        if (hc_need_array(k, hc_operand(k, i), "an operand"))
             return -1;
-        else if (!same_dims(operand(k, i), operand(k, 0))) {
-            shape_strs t = strs(operand(k, i), operand(k, 0));
-            return fail(k, "operand %d is %s but operand 0 is %s", i, t.a, t.b);
+        else if (!hc_same_dims(hc_operand(k, i), hc_operand(k, 0))) {
+            shape_strs t = hc_strs(hc_operand(k, i), hc_operand(k, 0));
+            return hc_fail(k, "operand %d is %s but operand 0 is %s", i, t.a, t.b);
         }
     return 0;
 }
@@ -382,18 +382,18 @@ static int check_sort(checker *k)
     if (check_same_dims(k))
         return -1;
     if (!in->dimensions.present || in->dimensions.n != 1)
-        return fail(k, "dimensions must name one dimension");
-    if (check_dim_list(k, &in->dimensions, operand(k, 0)->rank, "dimension") ||
+        return hc_fail(k, "dimensions must name one dimension");
+    if (hc_check_dim_list(k, &in->dimensions, hc_operand(k, 0)->rank, "dimension") ||
         check_callee(k, in->to_apply, "to_apply", 2 * n, scalar_of, 2, &pred_scalar))
         return -1;
     if (n == 1)
-        return check_result(k, operand(k, 0));
+        return check_result(k, hc_operand(k, 0));
     if (in->shape.type != HLO_TUPLE || in->shape.n_tuple != n)
-        return fail(k, "result must be a tuple of %d arrays", n);
+        return hc_fail(k, "result must be a tuple of %d arrays", n);
     for (int i = 0; i < n; i++)
-        if (!hlo_shape_equal(&in->shape.tuple[i], operand(k, i))) {
-            shape_strs t = strs(&in->shape.tuple[i], operand(k, i));
-            return fail(k, "result element %d is %s but operand %d is %s", i, t.a, i, t.b);
+        if (!hlo_shape_equal(&in->shape.tuple[i], hc_operand(k, i))) {
+            shape_strs t = hc_strs(&in->shape.tuple[i], hc_operand(k, i));
+            return hc_fail(k, "result element %d is %s but operand %d is %s", i, t.a, i, t.b);
         }
     return 0;
 }
@@ -403,18 +403,18 @@ static int check_sort(checker *k)
 static int check_map(checker *k)
 {
     const hlo_instr *in = k->in;
-    if (check_same_dims(k) || need_array(k, &in->shape, "the result"))
+    if (check_same_dims(k) || hc_need_array(k, &in->shape, "the result"))
         return -1;
-    const int rank = operand(k, 0)->rank;
+    const int rank = hc_operand(k, 0)->rank;
     bool all = !in->dimensions.present || in->dimensions.n == rank;
     for (int i = 0; all && i < in->dimensions.n; i++)
         all = in->dimensions.v[i] == i;
     if (!all)
-        return fail(k, "dimensions must be 0..%d in order", rank - 1);
+        return hc_fail(k, "dimensions must be 0..%d in order", rank - 1);
     hlo_shape root = {.type = in->shape.type, .elements = 1};
     if (check_callee(k, in->to_apply, "to_apply", in->n_operands, scalar_of, 1, &root))
         return -1;
-    hlo_shape want = *operand(k, 0);
+    hlo_shape want = *hc_operand(k, 0);
     want.type = in->shape.type;
     return check_result(k, &want);
 }
@@ -422,11 +422,11 @@ static int check_map(checker *k)
 /* condition and body take the state (the operand), which body returns and the result is. */
 static int check_while(checker *k)
 {
-    if (arity(k, 1) ||
+    if (hc_arity(k, 1) ||
         check_callee(k, k->in->condition, "condition", 1, operand_at, 0, &pred_scalar) ||
-        check_callee(k, k->in->body, "body", 1, operand_at, 0, operand(k, 0)))
+        check_callee(k, k->in->body, "body", 1, operand_at, 0, hc_operand(k, 0)))
         return -1;
-    return check_result(k, operand(k, 0));
+    return check_result(k, hc_operand(k, 0));
 }
 
 /* Operand 0 picks the branch: pred[] with true and false computations, or s32[]; branch b
@@ -436,15 +436,15 @@ static int check_conditional(checker *k)
     const hlo_instr *in = k->in;
     const int n = in->n_branches;
     if (n < 1)
-        return fail(k, "missing branch_computations or true_computation and false_computation");
+        return hc_fail(k, "missing branch_computations or true_computation and false_computation");
     if (in->n_operands != n + 1)
-        return fail(k, "expects the branch index and %d branch operands, has %d operands", n,
+        return hc_fail(k, "expects the branch index and %d branch operands, has %d operands", n,
                     in->n_operands);
-    const hlo_shape *p = operand(k, 0);
+    const hlo_shape *p = hc_operand(k, 0);
     const bool pred = p->type == HLO_PRED && p->rank == 0;
     if (!(pred && n == 2) && !(p->type == HLO_S32 && p->rank == 0)) {
         char b[160];
-        return fail(k, "branch index %s must be s32[], or pred[] with two branches",
+        return hc_fail(k, "branch index %s must be s32[], or pred[] with two branches",
                     hlo_shape_str(p, b, sizeof b));
     }
     for (int b = 0; b < n; b++) {

@@ -172,7 +172,10 @@ void he_shape(const hlo_instr *in, const hlo_array *const *ops, hlo_array *o)
     he_strides(&a->shape, st);
     switch (in->opcode) {
     case HLO_OP_RESHAPE:
-    case HLO_OP_COPY: memcpy(o->data, a->data, (size_t)n * hlo_type_size(t)); return;
+    case HLO_OP_COPY:
+    case HLO_OP_BITCAST_CONVERT: /* the same bytes in row-major order (little-endian host) */
+        memcpy(o->data, a->data, (size_t)n * hlo_type_size(t));
+        return;
     case HLO_OP_BROADCAST:
     case HLO_OP_TRANSPOSE:
         for (int i = 0; i < in->dimensions.n; i++) {

@@ -78,6 +78,8 @@ tok lx_expect_name(parser *p, const char *what);
 int64_t lx_parse_int(parser *p, const char *what, int64_t lo, int64_t hi);
 /* Skips one attribute value by balanced scanning of (), {}, [] and strings. */
 void lx_skip_value(parser *p, const char *what);
+/* A constant's literal into in (hlo_literal.c): in->shape must be parsed already. */
+void lx_parse_literal(parser *p, hlo_instr *in);
 
 /* hlo_attrs.c */
 /* Records name as the reference to resolve for instruction instr of computation comp. */

@@ -15,7 +15,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,109 +135,6 @@ static void parse_shape(parser *p, hlo_shape *sh, int depth)
     }
 }
 
-/* ----------------------------------------------------------- literals -- */
-
-typedef struct {
-    double *v;
-    int n, cap;
-} values;
-
-static void literal_value(parser *p, values *vals)
-{
-    tok t = lx_next(p);
-    const char *s = p->s + t.pos;
-    double v;
-    if (lx_tok_is(p, t, "true")) {
-        v = 1;
-    } else if (lx_tok_is(p, t, "false")) {
-        v = 0;
-    } else if (lx_tok_is(p, t, "inf") || (t.kind == T_NUM && t.len == 4 && !memcmp(s, "-inf", 4))) {
-        v = s[0] == '-' ? -INFINITY : INFINITY;
-    } else if (lx_tok_is(p, t, "nan") || (t.kind == T_NUM && t.len == 4 && !memcmp(s, "-nan", 4))) {
-        v = NAN;
-    } else if (t.kind == T_NUM) {
-        /* [-]digits[.digits][e[+-]digits], or [-].digits...: strtod alone would take hex too. */
-        size_t i = s[0] == '-', digits = 0;
-        while (i < t.len && isdigit((unsigned char)s[i]))
-            i++, digits++;
-        if (i < t.len && s[i] == '.')
-            for (i++; i < t.len && isdigit((unsigned char)s[i]); i++)
-                digits++;
-        if (digits && i < t.len && (s[i] == 'e' || s[i] == 'E')) {
-            size_t j = i + 1 + (i + 1 < t.len && (s[i + 1] == '+' || s[i + 1] == '-'));
-            if (j < t.len && isdigit((unsigned char)s[j]))
-                for (i = j; i < t.len && isdigit((unsigned char)s[i]); i++)
-                    ;
-        }
-        if (!digits || i != t.len)
-            lx_fail_at(p, t.pos, "bad number '%.*s' in constant", (int)t.len, s);
-        char buf[128];
-        if (t.len >= sizeof buf)
-            lx_fail_at(p, t.pos, "number '%.24s...' too long in constant", s);
-        memcpy(buf, s, t.len);
-        buf[t.len] = 0;
-        v = strtod(buf, NULL);
-    } else {
-        lx_expected(p, t, "a number in constant");
-    }
-    vals->v = lx_grow(p, vals->v, vals->n, &vals->cap, sizeof *vals->v);
-    vals->v[vals->n++] = v;
-}
-
-/* One brace level of an array literal: dims[level] entries, each a value or a sub-level. */
-static void literal_level(parser *p, const hlo_shape *sh, int level, values *vals)
-{
-    tok open = lx_expect_punct(p, '{', "in array constant");
-    int64_t count = 0;
-    if (!lx_is_punct(lx_peek(p), '}')) {
-        do {
-            if (level + 1 < sh->rank)
-                literal_level(p, sh, level + 1, vals);
-            else
-                literal_value(p, vals);
-            count++;
-        } while (lx_eat_punct(p, ','));
-    }
-    lx_expect_punct(p, '}', "in array constant");
-    /* An empty top level `{}` stands for any shape with no elements. */
-    if (count != sh->dims[level] && !(count == 0 && level == 0 && sh->elements == 0))
-        lx_fail_at(p, open.pos, "constant has %lld entries in dimension %d, shape has %lld",
-                   (long long)count, level, (long long)sh->dims[level]);
-}
-
-static void parse_literal(parser *p, hlo_instr *in)
-{
-    tok t = lx_peek(p);
-    if (in->shape.type == HLO_TUPLE || in->shape.type == HLO_TOKEN) {
-        lx_skip_value(p, "constant");
-        in->literal_elided = true;
-        return;
-    }
-    if (lx_is_punct(t, '{')) {
-        size_t end;
-        tok inner = lx_lex_at(p, t.pos + 1, &end);
-        if (inner.kind == T_ELLIPSIS) {
-            lx_next(p);
-            lx_next(p);
-            lx_expect_punct(p, '}', "after '...' in elided constant");
-            in->literal_elided = true;
-            return;
-        }
-        if (in->shape.rank == 0)
-            lx_fail_at(p, t.pos, "expected a scalar constant for shape %s[]",
-                       hlo_type_name(in->shape.type));
-    } else if (in->shape.rank > 0) {
-        lx_expected(p, t, "'{' for an array constant");
-    }
-    values vals = {NULL, 0, 0};
-    if (in->shape.rank == 0)
-        literal_value(p, &vals);
-    else
-        literal_level(p, &in->shape, 0, &vals);
-    in->literal = vals.v;
-    in->n_literal = (size_t)vals.n;
-}
-
 /* -------------------------------------------------------- attributes -- */
 
 static void parse_int_list(parser *p, hlo_ints *l, const char *what)
@@ -347,6 +243,15 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
                    lx_tok_is(p, name, "comparison_direction")) { /* XLA prints direction= */
             dup = in->comparison_direction != HLO_CMP_NONE;
             parse_direction(p, in);
+        } else if (lx_tok_is(p, name, "type") && in->opcode == HLO_OP_COMPARE) {
+            tok t = lx_expect_name(p, "a comparison type");
+            in->total_order = lx_tok_is(p, t, "TOTALORDER");
+            if (!in->total_order && !lx_tok_is(p, t, "FLOAT") && !lx_tok_is(p, t, "SIGNED") &&
+                !lx_tok_is(p, t, "UNSIGNED"))
+                lx_fail_at(p, t.pos,
+                           "unknown comparison type '%.*s' (expected FLOAT TOTALORDER SIGNED "
+                           "UNSIGNED)",
+                           (int)t.len, p->s + t.pos);
         } else if (lx_tok_is(p, name, "iota_dimension") && in->opcode == HLO_OP_IOTA) {
             dup = in->iota_dimension >= 0;
             in->iota_dimension = lx_parse_int(p, "iota dimension", 0, INT32_MAX);
@@ -437,6 +342,27 @@ static const char *const opcode_names[HLO_OP_COUNT_] = {
     [HLO_OP_CONDITIONAL] = "conditional",
     [HLO_OP_MAP] = "map",
     [HLO_OP_SCATTER] = "scatter",
+    [HLO_OP_IS_FINITE] = "is-finite",
+    [HLO_OP_SIGN] = "sign",
+    [HLO_OP_FLOOR] = "floor",
+    [HLO_OP_CEIL] = "ceil",
+    [HLO_OP_ROUND_NEAREST_AFZ] = "round-nearest-afz",
+    [HLO_OP_ROUND_NEAREST_EVEN] = "round-nearest-even",
+    [HLO_OP_EXPONENTIAL_MINUS_ONE] = "exponential-minus-one",
+    [HLO_OP_LOG_PLUS_ONE] = "log-plus-one",
+    [HLO_OP_CBRT] = "cbrt",
+    [HLO_OP_ERF] = "erf",
+    [HLO_OP_SINE] = "sine",
+    [HLO_OP_COSINE] = "cosine",
+    [HLO_OP_TAN] = "tan",
+    [HLO_OP_REMAINDER] = "remainder",
+    [HLO_OP_ATAN2] = "atan2",
+    [HLO_OP_SHIFT_LEFT] = "shift-left",
+    [HLO_OP_SHIFT_RIGHT_ARITHMETIC] = "shift-right-arithmetic",
+    [HLO_OP_SHIFT_RIGHT_LOGICAL] = "shift-right-logical",
+    [HLO_OP_POPCNT] = "popcnt",
+    [HLO_OP_COUNT_LEADING_ZEROS] = "count-leading-zeros",
+    [HLO_OP_BITCAST_CONVERT] = "bitcast-convert",
 };
 
 static void parse_operands(parser *p, hlo_instr *in, int comp, int instr)
@@ -482,7 +408,7 @@ static size_t parse_instr(parser *p, hlo_instr *in, int comp, int instr)
         in->parameter_number = lx_parse_int(p, "parameter number", 0, INT32_MAX);
         lx_expect_punct(p, ')', "after parameter number");
     } else if (in->opcode == HLO_OP_CONSTANT) {
-        parse_literal(p, in);
+        lx_parse_literal(p, in);
         lx_expect_punct(p, ')', "after constant");
     } else {
         parse_operands(p, in, comp, instr);

@@ -2,7 +2,7 @@
  * attributes spelled as XLA prints them), such that hlo_parse reads back what was printed:
  * constants exactly (f32 with 9 significant digits), custom_call_target escaped as by XLA's
  * CEscape. */
-#include "compiler/hlo.h"
+#include "compiler/hlo_eval_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -69,40 +69,38 @@ void hlo_print_shape(hlo_text *t, const hlo_shape *s)
 
 /* ---------------------------------------------------------- literals -- */
 
-/* The elements of a literal: the parser's doubles, or an evaluator array. */
+/* The elements of a literal: the parser's numbers, or an evaluator array. */
 typedef struct {
-    const double *d;
+    const hlo_instr *in;
     const hlo_array *a;
 } elements;
 
-static double element(const elements *e, int64_t i)
+/* One value as XLA spells it: pred true/false, integers exactly, inf/-inf/nan, f32 through
+ * float (the type the evaluator computes in) with 9 digits, other floats (the parser's double,
+ * or an exact f16, bf16 or f64 element) with 17. */
+static void print_value(hlo_text *t, const elements *e, int64_t i)
 {
-    if (e->d)
-        return e->d[i];
-    switch (e->a->shape.type) {
-    case HLO_F32: return ((const float *)e->a->data)[i];
-    case HLO_S32: return ((const int32_t *)e->a->data)[i];
-    case HLO_S8: return ((const int8_t *)e->a->data)[i];
-    default: /* u8, pred */ return ((const uint8_t *)e->a->data)[i];
+    hlo_type type = e->in ? e->in->shape.type : e->a->shape.type;
+    if (type == HLO_PRED || (type >= HLO_S8 && type <= HLO_U64)) {
+        /* hand-built attrs may leave literal_int NULL: their doubles are then exact */
+        int64_t v = !e->in               ? he_geti(e->a, i)
+                    : e->in->literal_int ? e->in->literal_int[i]
+                                         : (int64_t)e->in->literal[i];
+        if (type == HLO_PRED)
+            hlo_text_printf(t, "%s", v ? "true" : "false");
+        else if (type == HLO_U64)
+            hlo_text_printf(t, "%llu", (unsigned long long)v);
+        else
+            hlo_text_printf(t, "%lld", (long long)v);
+        return;
     }
-}
-
-/* One value as XLA spells it; f32 goes through float, the type the evaluator computes in, and
- * other floating-point types keep the parser's double. */
-static void print_value(hlo_text *t, hlo_type type, double v)
-{
-    if (type == HLO_F32)
-        v = (float)v;
-    if (type == HLO_PRED)
-        hlo_text_printf(t, "%s", v != 0 ? "true" : "false");
-    else if (isnan(v))
+    double v = e->in ? e->in->literal[i] : hlo_array_get(e->a, i);
+    if (isnan(v))
         hlo_text_printf(t, "nan");
     else if (isinf(v))
         hlo_text_printf(t, "%sinf", v < 0 ? "-" : "");
     else if (type == HLO_F32)
-        hlo_text_printf(t, "%.9g", v);
-    else if (type >= HLO_S8 && type <= HLO_U64 && trunc(v) == v && fabs(v) < 0x1p63)
-        hlo_text_printf(t, "%lld", (long long)v);
+        hlo_text_printf(t, "%.9g", (float)v);
     else
         hlo_text_printf(t, "%.17g", v);
 }
@@ -118,7 +116,7 @@ static void print_level(hlo_text *t, const hlo_shape *s, int level, const elemen
     for (int64_t i = 0; i < n; i++) {
         hlo_text_printf(t, "%s", i ? ", " : "");
         if (inner)
-            print_value(t, s->type, element(e, (*next)++));
+            print_value(t, e, (*next)++);
         else
             print_level(t, s, level + 1, e, next);
     }
@@ -129,7 +127,7 @@ static void print_literal(hlo_text *t, const hlo_shape *s, const elements *e)
 {
     int64_t next = 0;
     if (s->rank == 0)
-        print_value(t, s->type, element(e, 0));
+        print_value(t, e, 0);
     else
         print_level(t, s, 0, e, &next);
 }
@@ -324,7 +322,7 @@ void hlo_print_instr(hlo_text *t, const hlo_module *m, const hlo_instr *attrs, b
     if (attrs->opcode == HLO_OP_PARAMETER) {
         hlo_text_printf(t, "%lld", (long long)attrs->parameter_number);
     } else if (attrs->opcode == HLO_OP_CONSTANT) {
-        elements e = {attrs->literal, NULL};
+        elements e = {attrs, NULL};
         if (attrs->literal_elided)
             hlo_text_printf(t, "{...}");
         else

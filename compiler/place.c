@@ -7,17 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double elem(const hlo_array *a, int64_t i)
-{
-    switch (a->shape.type) {
-    case HLO_F32: return ((const float *)a->data)[i];
-    case HLO_S32: return ((const int32_t *)a->data)[i];
-    case HLO_S8: return ((const int8_t *)a->data)[i];
-    case HLO_U8: return ((const uint8_t *)a->data)[i];
-    default: return ((const uint8_t *)a->data)[i];
-    }
-}
-
 /* Whether constant a, its elements grouped as [outer, n, inner] in row-major order, is the same
  * in every group: one value per channel j, at element j * inner. */
 static bool per_channel(const hlo_array *a, uint64_t n, uint64_t inner)
@@ -57,22 +46,24 @@ static bool is_relu(const tc_graph *g, int u, int v)
         return false;
     const hlo_array *a = g->nodes[c].value;
     for (int64_t i = 0; i < a->shape.elements; i++)
-        if (elem(a, i) != 0)
+        if (hlo_array_get(a, i) != 0)
             return false;
     return true;
 }
 
-/* The element types the device multiplies, l x r -> nd: f32 x f32 -> f32 (quantized, *exact
- * false) or s8/u8 x s8 -> s32 (*exact true). NULL when they are, else why not. */
+/* The element types the device multiplies, l x r -> nd: floats (f16, bf16, f32, f64 in any
+ * mix: quantized, *exact false; read and written through their float values) or s8/u8 x s8 ->
+ * s32 (*exact true). NULL when they are, else why not. */
 const char *tc_device_types(const tc_node *l, const tc_node *r, const tc_node *nd, bool *exact)
 {
     const hlo_type lt = l->shape.type, rt = r->shape.type, ot = nd->shape.type;
-    if (lt == HLO_F32 && rt == HLO_F32 && ot == HLO_F32)
+    if (hlo_is_float(lt) && hlo_is_float(rt) && hlo_is_float(ot))
         *exact = false;
     else if ((lt == HLO_S8 || lt == HLO_U8) && rt == HLO_S8 && ot == HLO_S32)
         *exact = true;
     else
-        return "element types the device does not multiply (f32 x f32 or s8/u8 x s8 -> s32)";
+        return "element types the device does not multiply (floats, quantized, or s8/u8 x s8 -> "
+               "s32)";
     return NULL;
 }
 
@@ -184,7 +175,7 @@ static int take_weights(tc_graph *g, tc_op *op)
         if (op->exact)
             op->wq[at] = ((const int8_t *)w->data)[e];
         else
-            op->wf[at] = ((const float *)w->data)[e];
+            op->wf[at] = (float)hlo_array_get(w, e);
         for (int i = rank - 1; i >= 0 && ++idx[i] == w->shape.dims[i]; i--)
             idx[i] = 0;
     }
@@ -206,7 +197,7 @@ static int take_bias(tc_graph *g, tc_op *op, int c, uint64_t inner, bool negate)
             const uint32_t v = (uint32_t)((const int32_t *)b->data)[at];
             op->bias_q[j] = (int32_t)(negate ? 0u - v : v);
         } else {
-            const float v = ((const float *)b->data)[at];
+            const float v = (float)hlo_array_get(b, at);
             op->acc_scale[j] = negate ? -v : v;
         }
     }

@@ -41,15 +41,14 @@ static int nonfinite(tc_graph *g, const hlo_instr *at, const char *what, uint64_
 static int check_samples(tc_graph *g, hlo_array *const *calib, int n_calib)
 {
     for (int k = 0; k < n_calib; k++) {
-        if (calib[k]->shape.type != HLO_F32)
+        if (!hlo_is_float(calib[k]->shape.type))
             continue;
-        const float *v = calib[k]->data;
         for (int64_t e = 0; e < calib[k]->shape.elements; e++)
-            if (!isfinite(v[e])) {
+            if (!isfinite(hlo_array_get(calib[k], e))) {
                 char what[160];
                 snprintf(what, sizeof what, "calibration array %d (input '%s')", k,
                          g->nodes[g->inputs[k]].name);
-                if (nonfinite(g, NULL, what, (uint64_t)e, v[e]))
+                if (nonfinite(g, NULL, what, (uint64_t)e, hlo_array_get(calib[k], e)))
                     return -1;
                 hlo_text_printf(&g->warnings, "non-finite samples are left out\n");
                 break;
@@ -61,7 +60,7 @@ static int check_samples(tc_graph *g, hlo_array *const *calib, int n_calib)
 static void observe(tc_graph *g, int node, const hlo_array *a)
 {
     for (int64_t e = 0; e < a->shape.elements; e++) {
-        double v = ((const float *)a->data)[e];
+        double v = hlo_array_get(a, e);
         if (!isfinite(v))
             continue;
         if (v < g->cal_min[node])

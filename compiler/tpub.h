@@ -51,12 +51,12 @@ typedef struct {
  * (dims[perm[0]], ..., dims[perm[r-1]]) is the host element whose index in dimension perm[k] is
  * i_k (an NCHW host array written as NHWC: perm {0, 2, 3, 1}). rows x cols is that array's
  * element count; the identity permutation is written as rank 0.
- * Inputs: dev_type HLO_S8 or HLO_U8. host_type equal to dev_type is copied as is; HLO_F32 is
- *   quantized with the one scale: q = clamp(nearbyintf(x / scale[0]), type range) (round half
- *   to even, NaN gives 0).
- * Outputs: dev_type HLO_S32 or HLO_S8. host_type equal to dev_type is copied as is; HLO_F32 is
- *   dequantized per device column: y = (float)q * scale[c] (n_scale = cols) or with one scale
- *   (n_scale = 1). */
+ * Inputs: dev_type HLO_S8 or HLO_U8. host_type equal to dev_type is copied as is; a float type
+ *   (f16, bf16, f32, f64) is quantized with the one scale: q = clamp(nearbyintf((float)x /
+ *   scale[0]), type range) (round half to even, NaN gives 0).
+ * Outputs: dev_type HLO_S32 or HLO_S8. host_type equal to dev_type is copied as is; a float type
+ *   is dequantized per device column: y = (float)q * scale[c] (n_scale = cols) or with one scale
+ *   (n_scale = 1), in f32 and then rounded to the host type. */
 typedef struct {
     uint64_t off;
     uint32_t rows, cols, ld;

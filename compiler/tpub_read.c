@@ -302,8 +302,8 @@ static void read_xfer(reader *r, const tpub_package *pkg, tpub_xfer *x, bool inp
               : x->dev_type != HLO_S32 && x->dev_type != HLO_S8)
         fail(r, "dev_type: %s not allowed for %s (%s)", hlo_type_name(x->dev_type), kind,
              input ? "s8 or u8" : "s32 or s8");
-    if (x->host_type != x->dev_type && x->host_type != HLO_F32)
-        fail(r, "host_type: %s not allowed with dev_type %s (%s or f32)",
+    if (x->host_type != x->dev_type && !hlo_is_float(x->host_type))
+        fail(r, "host_type: %s not allowed with dev_type %s (%s or a float type)",
              hlo_type_name(x->host_type), hlo_type_name(x->dev_type), hlo_type_name(x->dev_type));
     if (x->host_type == x->dev_type) {
         if (x->n_scale)

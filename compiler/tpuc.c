@@ -121,16 +121,17 @@ static void report_quant(tc_graph *g, const tc_op *op)
                         g->nodes[g->ops[op->via].dot].name, (double)op->a_scale);
     else
         hlo_text_printf(t,
-                        "  %s: %s = '%s' f32 -> %s, scale %.6g (calibrated range [%.6g, "
+                        "  %s: %s = '%s' %s -> %s, scale %.6g (calibrated range [%.6g, "
                         "%.6g])\n",
-                        name, conv ? "input" : "A", x->name, op->a_unsigned ? "u8" : "s8",
-                        (double)op->a_scale, g->cal_min[op->x], g->cal_max[op->x]);
+                        name, conv ? "input" : "A", x->name, hlo_type_name(x->shape.type),
+                        op->a_unsigned ? "u8" : "s8", (double)op->a_scale, g->cal_min[op->x],
+                        g->cal_max[op->x]);
     if (op->w >= 0)
         hlo_text_printf(t,
-                        "  %s: B = '%s' f32 -> s8 per tensor, scale %.6g (calibrated range [%.6g, "
-                        "%.6g])\n",
-                        name, g->nodes[op->w].name, (double)op->b_scale, g->cal_min[op->w],
-                        g->cal_max[op->w]);
+                        "  %s: B = '%s' %s -> s8 per tensor, scale %.6g (calibrated range "
+                        "[%.6g, %.6g])\n",
+                        name, g->nodes[op->w].name, hlo_type_name(g->nodes[op->w].shape.type),
+                        (double)op->b_scale, g->cal_min[op->w], g->cal_max[op->w]);
     else
         hlo_text_printf(t, "  %s: %s s8 per %s, scale %.6g .. %.6g\n", name,
                         conv ? "kernel" : "weights", conv ? "output channel" : "column",

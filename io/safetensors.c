@@ -221,7 +221,9 @@ static void metadata(reader *r)
     expect(r, '}');
 }
 
-static const char *const dtype_names[] = {"F32", "I8", "I32", "U8"};
+static const char *const dtype_names[ST_DTYPE_COUNT_] = {
+    "F32", "I8", "I32", "U8", "BF16", "F16", "F64", "I16", "I64", "U16", "U32", "U64", "BOOL"};
+static const unsigned char dtype_sizes[ST_DTYPE_COUNT_] = {4, 1, 4, 1, 2, 2, 8, 2, 8, 2, 4, 8, 1};
 
 static void tensor(reader *r, st_tensor *t)
 {
@@ -244,10 +246,13 @@ static void tensor(reader *r, st_tensor *t)
         if (k == 0) {
             char *d = string(r);
             int i = 0;
-            while (i < 4 && strcmp(d, dtype_names[i]))
+            while (i < ST_DTYPE_COUNT_ && strcmp(d, dtype_names[i]))
                 i++;
-            if (i == 4)
-                fail(r, "tensor '%s': dtype '%s' not supported (F32, I8, I32, U8)", t->name, d);
+            if (i == ST_DTYPE_COUNT_)
+                fail(r,
+                     "tensor '%s': dtype '%s' not supported (F32, F64, F16, BF16, I8, I16, I32, "
+                     "I64, U8, U16, U32, U64, BOOL)",
+                     t->name, d);
             t->dtype = (st_dtype)i;
             free(d);
             r->pending = NULL;
@@ -425,9 +430,9 @@ const char *st_meta(const st_file *f, const char *key)
     return NULL;
 }
 
-size_t st_dtype_size(st_dtype t) { return t == ST_F32 || t == ST_I32 ? 4 : 1; }
+size_t st_dtype_size(st_dtype t) { return (unsigned)t < ST_DTYPE_COUNT_ ? dtype_sizes[t] : 0; }
 
 const char *st_dtype_name(st_dtype t)
 {
-    return (unsigned)t < sizeof dtype_names / sizeof *dtype_names ? dtype_names[t] : "?";
+    return (unsigned)t < ST_DTYPE_COUNT_ ? dtype_names[t] : "?";
 }

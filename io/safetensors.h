@@ -1,7 +1,8 @@
 /* safetensors.h - reader for the safetensors weight format: an 8-byte little-endian header
  * length N, N bytes of JSON {"name": {"dtype": "F32", "shape": [..], "data_offsets": [b, e]},
  * ..., "__metadata__": {"key": "value", ...}}, then the raw little-endian tensor data, offsets
- * counted from the end of the header. Tensors of dtype F32, I8, I32 and U8 are accepted; the
+ * counted from the end of the header. Tensors of dtype F32, I8, I32, U8, BF16, F16, F64, I16,
+ * I64, U16, U32, U64 and BOOL (one byte) are accepted; the
  * header is validated completely (JSON syntax, known keys, offsets within the data, no overlap,
  * dtype size * element count == bytes) and every refusal says where and why. */
 #ifndef TPU_IO_SAFETENSORS_H
@@ -19,7 +20,22 @@ extern "C" {
 /* The largest file st_load reads (streams: TPUIO_STREAM_MAX, io/tpuio.h). */
 #define ST_MAX_FILE ((uint64_t)4 << 30)
 
-typedef enum { ST_F32, ST_I8, ST_I32, ST_U8 } st_dtype;
+typedef enum {
+    ST_F32,
+    ST_I8,
+    ST_I32,
+    ST_U8,
+    ST_BF16,
+    ST_F16,
+    ST_F64,
+    ST_I16,
+    ST_I64,
+    ST_U16,
+    ST_U32,
+    ST_U64,
+    ST_BOOL,
+    ST_DTYPE_COUNT_
+} st_dtype;
 
 typedef struct {
     char *name;

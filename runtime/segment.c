@@ -188,7 +188,7 @@ static uint8_t to_device(const hlo_array *a, uint64_t i, const tpub_xfer *x)
 {
     if (x->host_type == x->dev_type)
         return ((const uint8_t *)a->data)[i];
-    const float q = nearbyintf(((const float *)a->data)[i] / x->scale[0]);
+    const float q = nearbyintf((float)hlo_array_get(a, (int64_t)i) / x->scale[0]);
     const float lo = x->dev_type == HLO_U8 ? 0 : -128, hi = x->dev_type == HLO_U8 ? 255 : 127;
     if (isnan(q))
         return 0;
@@ -246,8 +246,8 @@ static tpurt_status read_output(tpurt *rt, uint32_t k, uint32_t j, const hlo_sha
                 memcpy(&q, buf + at * 4, 4);
             else
                 q = (int8_t)buf[at];
-            if (x->host_type == HLO_F32)
-                ((float *)a->data)[i] = (float)q * x->scale[x->n_scale == 1 ? 0 : col];
+            if (hlo_is_float(x->host_type)) /* in f32, then rounded to the host type */
+                hlo_array_set(a, (int64_t)i, (float)q * x->scale[x->n_scale == 1 ? 0 : col]);
             else if (esize == 4)
                 ((int32_t *)a->data)[i] = q;
             else

@@ -122,7 +122,7 @@ TEST(HloFixtures, XlaDump)
     EXPECT_EQ(ints(rmax.dimensions), std::vector<int64_t>{1});
     EXPECT_STREQ(p.m->comps[rmax.to_apply].name, "region_0.20");
     const hlo_instr &fin = p.instr("log_softmax.24", "is-finite.29");
-    EXPECT_EQ(fin.opcode, HLO_OP_OTHER);
+    EXPECT_EQ(fin.opcode, HLO_OP_IS_FINITE);
     EXPECT_STREQ(fin.opcode_name, "is-finite");
     EXPECT_EQ(fin.shape.type, HLO_PRED);
     EXPECT_EQ(p.operand("log_softmax.24", "select.32", 0), "is-finite.29");

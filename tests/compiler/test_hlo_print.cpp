@@ -508,7 +508,7 @@ TEST(HloPrint, ConstantsRoundTripExactly)
           "  p = pred[2,1] constant({ {true}, {false} })\n",
           "  q = f32[2,0] constant({ {}, {} })\n", "  r = f32[0,3] constant({})\n",
           "  s = f64[] constant(0.10000000000000001)\n",
-          "  u = s64[] constant(-9007199254740992)\n"})
+          "  u = s64[] constant(-9007199254740993)\n"})
         EXPECT_NE(printed.find(line), std::string::npos) << line << "not in\n" << printed;
 }
 

@@ -89,9 +89,11 @@ const std::vector<Rule> &rules()
         {"dev_type code", [](Model &m) { m.seg0_in[0].dev_type = HLO_TOKEN; },
          "SEGS: segment 0 input 0: dev_type: unknown type code 4294967295"},
         {"host_type", [](Model &m) { m.seg0_in[0].host_type = HLO_S32; },
-         "SEGS: segment 0 input 0: host_type: s32 not allowed with dev_type s8 (s8 or f32)"},
+         "SEGS: segment 0 input 0: host_type: s32 not allowed with dev_type s8 (s8 or a float "
+         "type)"},
         {"output host_type", [](Model &m) { m.seg0_out[1].host_type = HLO_U8; },
-         "SEGS: segment 0 output 1: host_type: u8 not allowed with dev_type s8 (s8 or f32)"},
+         "SEGS: segment 0 output 1: host_type: u8 not allowed with dev_type s8 (s8 or a float "
+         "type)"},
         {"quantized input without scale", [](Model &m) { m.seg0_in[0].n_scale = 0; },
          "SEGS: segment 0 input 0: n_scale: 0 (a quantized input has 1)"},
         {"per-column input scales",

@@ -5,7 +5,7 @@ The convolutional sibling of random_mlp.py, whose helpers it imports: each model
 seeded random He-initialized weights (no training), is written as JAX writes convolutions
 (jax.lax.conv_general_dilated in NHWC/HWIO, `b01f_01io->b01f`, or NCHW/OIHW, `bf01_oi01->bf01`;
 max pooling as jax.lax.reduce_window(x, -inf, jax.lax.max, ...)), exported as HLO text with
-float32 safetensors named after the HLO parameters, compiled by tpuc with calibration inputs, run
+safetensors named after the HLO parameters (float32, or bfloat16 for a bf16 model), compiled by tpuc with calibration inputs, run
 on the simulated device by `tpusim run` (which checks every submission bit-exact against the
 golden model) on other inputs, and compared with the exported function as JAX runs it. Channel
 counts follow the array size N (N - 1, N + 1, ...), so that they are never whole tiles.
@@ -70,8 +70,11 @@ MAX_CYCLES = 2_000_000  # per submission, ~100x the largest here: a device hang 
 Conv = namedtuple("Conv", "kernel cout stride padding post pool", defaults=((), None))
 # A model: layout "NHWC" (HWIO kernels) or "NCHW" (OIHW); image (h, w); cin like cout; inputs
 # "unit" (uniform [0, 1), u8 on the device) or "signed" (standard normal, s8); then the flattened
-# features go through a dense layer with bias to `classes` logits, or their log_softmax.
-Model = namedtuple("Model", "name layout image cin convs batch inputs classes output")
+# features go through a dense layer with bias to `classes` logits, or their log_softmax (of
+# float32 logits). dtype: the weights' and the layers' ("float32" or "bfloat16": the float32
+# input converted inside).
+Model = namedtuple("Model", "name layout image cin convs batch inputs classes output dtype",
+                   defaults=("float32",))
 MODELS = [
     Model("same3_pool", "NHWC", (12, 12), 1, (
         Conv((3, 3), "N-1", (1, 1), "SAME", ("bias", "relu", "pool"), (2, 2)),
@@ -96,6 +99,10 @@ MODELS = [
         Conv((3, 3), "N+1", (2, 2), "SAME", ("pool", "bias", "relu"), (3, 2)),
         Conv((1, 1), "N-1", (1, 1), "VALID", ("bias",)),
     ), 2, "unit", 4, "log_softmax"),
+    Model("bf16_two_layer", "NHWC", (10, 10), 2, (
+        Conv((3, 3), "N+1", (1, 1), "SAME", ("bias", "relu")),
+        Conv((3, 3), "N-1", (1, 1), "VALID", ("bias", "relu", "pool"), (2, 2)),
+    ), 2, "signed", 5, "logits", "bfloat16"),
 ]
 
 
@@ -126,28 +133,29 @@ def input_shape(model, n, rows):
 
 
 def random_params(model, n, rng):
-    """He-initialized float32 kernels k1, k2, ... (HWIO or OIHW), biases b1, ... where a layer has
-    one (small random values), and the dense layer's wd, bd sized from the flattened features."""
-    params = {}
+    """He-initialized kernels k1, k2, ... (HWIO or OIHW), biases b1, ... where a layer has one (small
+    random values), and the dense layer's wd, bd sized from the flattened features, all of the
+    model's dtype."""
+    params, dtype = {}, jnp.dtype(model.dtype)
     cin = channels(model.cin, n)
     for i, layer in enumerate(model.convs, 1):
         kh, kw = layer.kernel
         cout = channels(layer.cout, n)
         shape = (kh, kw, cin, cout) if model.layout == "NHWC" else (cout, cin, kh, kw)
-        params[f"k{i}"] = (rng.standard_normal(shape) * np.sqrt(2 / (kh * kw * cin))).astype(np.float32)
+        params[f"k{i}"] = (rng.standard_normal(shape) * np.sqrt(2 / (kh * kw * cin))).astype(dtype)
         if "bias" in layer.post:
-            params[f"b{i}"] = (0.1 * rng.standard_normal(cout)).astype(np.float32)
+            params[f"b{i}"] = (0.1 * rng.standard_normal(cout)).astype(dtype)
         cin = cout
     features = jax.eval_shape(lambda x, p: features_of(model, x, p),
                               jax.ShapeDtypeStruct(input_shape(model, n, 1), jnp.float32), params).shape[1]
-    params["wd"] = (rng.standard_normal((features, model.classes)) * np.sqrt(2 / features)).astype(np.float32)
-    params["bd"] = (0.1 * rng.standard_normal(model.classes)).astype(np.float32)
+    params["wd"] = (rng.standard_normal((features, model.classes)) * np.sqrt(2 / features)).astype(dtype)
+    params["bd"] = (0.1 * rng.standard_normal(model.classes)).astype(dtype)
     return params
 
 
 def features_of(model, x, params):
     """The convolutions with their bias, ReLU and pooling, flattened to [rows, features]."""
-    h = x
+    h = x.astype(model.dtype)
     for i, layer in enumerate(model.convs, 1):
         h = conv(h, params[f"k{i}"], layer, model.layout)
         for op in layer.post:
@@ -189,7 +197,8 @@ def check_report(model, report):
     if not host or re.search(r"convolution|reduce-window|reduce_window", host.group(1)):
         problems.append(f"on the host: '{host.group(1) if host else '(no such line)'}'")
     a_type = "s8" if model.inputs == "signed" else "u8"
-    if not re.search(rf"input = '[^']*' f32 -> {a_type},", report):
+    host_type = "bf16" if model.dtype == "bfloat16" else "f32"
+    if not re.search(rf"input = '[^']*' {host_type} -> {a_type},", report):
         problems.append(f"expected the input quantized to {a_type}")
     return problems
 
@@ -228,7 +237,7 @@ def test_model(model, index, args, work, export):
     test_x = random_inputs(model, n, rng, TEST_ROWS)
 
     def logits(x, params):
-        return features_of(model, x, params) @ params["wd"] + params["bd"]
+        return (features_of(model, x, params) @ params["wd"] + params["bd"]).astype(jnp.float32)
 
     def predict(x, params):
         z = logits(x, params)

@@ -2,8 +2,8 @@
 """Random JAX MLPs through tpuc and `tpusim run`, compared with JAX's float32 outputs.
 
 Each model in MODELS gets seeded random He-initialized weights (no training), is exported the way
-models/mnist/export.py exports MNIST (HLO text in JAX's short style, float32 safetensors named after
-the HLO parameters), compiled by tpuc with calibration inputs, run on the simulated device by
+models/mnist/export.py exports MNIST (HLO text in JAX's short style, safetensors named after the HLO
+parameters; a bf16 model's weights are bf16 and it converts its float32 input to bf16 first), compiled by tpuc with calibration inputs, run on the simulated device by
 `tpusim run` on different test inputs, and compared with the exported function as JAX runs it.
 
 Tolerance. The device computes with int8 weights (per column) and int8 activations (per tensor), so
@@ -57,8 +57,9 @@ SEED = 4242
 MAX_CYCLES = 2_000_000  # per submission, ~80x the largest here: a device hang fails in seconds
 
 # sizes: input, hidden..., output. bias: one flag per layer. inputs: "signed" (standard normal, A is
-# s8) or "unit" (uniform [0, 1), A is u8). output: "logits" or "log_softmax".
-Model = namedtuple("Model", "name sizes batch bias inputs output")
+# s8) or "unit" (uniform [0, 1), A is u8). output: "logits" or "log_softmax" (of float32 logits).
+# dtype: the weights' and the layers' ("float32" or "bfloat16").
+Model = namedtuple("Model", "name sizes batch bias inputs output dtype", defaults=("float32",))
 MODELS = [
     Model("mnist_like", (784, 100, 10), 16, (True, True), "unit", "logits"),
     Model("small_signed", (50, 37, 3), 8, (True, True), "signed", "log_softmax"),
@@ -67,6 +68,8 @@ MODELS = [
     Model("nobias_first", (100, 30, 6), 8, (False, True), "unit", "logits"),
     Model("single_row", (13, 70, 9), 1, (True, False), "signed", "logits"),
     Model("wide_hidden", (96, 300, 33), 8, (True, True), "signed", "log_softmax"),
+    Model("bf16_deep", (64, 45, 29, 10), 16, (True, True, True), "signed", "logits", "bfloat16"),
+    Model("bf16_unit", (100, 30, 6), 8, (True, True), "unit", "log_softmax", "bfloat16"),
 ]
 
 
@@ -80,12 +83,13 @@ def load_mnist_export():
 
 
 def random_params(model, rng):
-    """He-initialized float32 weights, small random biases, keyed w1, b1, w2, ..."""
+    """He-initialized weights, small random biases (of the model's dtype), keyed w1, b1, w2, ..."""
     params = {}
+    dtype = jnp.dtype(model.dtype)
     for i, (fan_in, fan_out) in enumerate(zip(model.sizes, model.sizes[1:]), 1):
-        params[f"w{i}"] = (rng.standard_normal((fan_in, fan_out)) * np.sqrt(2 / fan_in)).astype(np.float32)
+        params[f"w{i}"] = (rng.standard_normal((fan_in, fan_out)) * np.sqrt(2 / fan_in)).astype(dtype)
         if model.bias[i - 1]:
-            params[f"b{i}"] = (0.1 * rng.standard_normal(fan_out)).astype(np.float32)
+            params[f"b{i}"] = (0.1 * rng.standard_normal(fan_out)).astype(dtype)
     return params
 
 
@@ -107,7 +111,8 @@ def check_report(model, report):
         if report.count(what) != want:
             problems.append(f"expected {want} GEMMs with '{what}', the report shows {report.count(what)}")
     a_type = "s8" if model.inputs == "signed" else "u8"
-    if not re.search(rf"A = '[^']*' f32 -> {a_type},", report):
+    host_type = "bf16" if model.dtype == "bfloat16" else "f32"
+    if not re.search(rf"A = '[^']*' {host_type} -> {a_type},", report):
         problems.append(f"expected the input quantized to {a_type}")
     return problems
 
@@ -181,14 +186,14 @@ def test_model(model, index, args, work, export):
     layers = len(model.sizes) - 1
 
     def logits(x, params):
-        h = x
+        h = x.astype(model.dtype)
         for i in range(1, layers + 1):
             h = h @ params[f"w{i}"]
             if f"b{i}" in params:
                 h = h + params[f"b{i}"]
             if i < layers:
                 h = jax.nn.relu(h)
-        return h
+        return h.astype(jnp.float32)
 
     def predict(x, params):
         z = logits(x, params)

@@ -168,7 +168,8 @@ class Runner
                 if (x.host_type == x.dev_type) {
                     q = ((const uint8_t *)ops[i]->data)[at[e]];
                 } else {
-                    const float f = nearbyintf(((const float *)ops[i]->data)[at[e]] / x.scale[0]);
+                    const float f =
+                        nearbyintf((float)hlo_array_get(ops[i], (int64_t)at[e]) / x.scale[0]);
                     const float lo = x.dev_type == HLO_U8 ? 0 : -128,
                                 hi = x.dev_type == HLO_U8 ? 255 : 127;
                     const float v = std::isnan(f) ? 0 : f < lo ? lo : f > hi ? hi : f;
@@ -208,8 +209,9 @@ class Runner
                     memcpy(&q, p, 4);
                 else
                     q = (int8_t)*p;
-                if (x.host_type == HLO_F32)
-                    ((float *)a->data)[at[e]] = (float)q * x.scale[x.n_scale == 1 ? 0 : e % x.cols];
+                if (hlo_is_float(x.host_type))
+                    hlo_array_set(a, (int64_t)at[e],
+                                  (float)q * x.scale[x.n_scale == 1 ? 0 : e % x.cols]);
                 else if (x.dev_type == HLO_S32)
                     ((int32_t *)a->data)[at[e]] = q;
                 else
