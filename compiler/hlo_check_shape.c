@@ -3,6 +3,8 @@
  * conditional), after XLA's shape_inference.cc and hlo_verifier.cc (hlo_check_internal.h). */
 #include "compiler/hlo_check_internal.h"
 
+#include <stdio.h>
+
 /* Operand 0 and the result: arrays of one element type. */
 static int check_operand_result(checker *k)
 {
@@ -11,7 +13,7 @@ static int check_operand_result(checker *k)
         return -1;
     if (s->type != k->in->shape.type)
         return hc_fail(k, "operand element type %s differs from the result's %s",
-                    hlo_type_name(s->type), hlo_type_name(k->in->shape.type));
+                       hlo_type_name(s->type), hlo_type_name(k->in->shape.type));
     return 0;
 }
 
@@ -35,13 +37,14 @@ static int check_slice(checker *k)
     if (!in->slice_start.present)
         return hc_fail(k, "missing slice");
     if (in->slice_start.n != s->rank)
-        return hc_fail(k, "slice has %d dims but the operand has rank %d", in->slice_start.n, s->rank);
+        return hc_fail(k, "slice has %d dims but the operand has rank %d", in->slice_start.n,
+                       s->rank);
     hlo_shape want = *s;
     for (int d = 0; d < s->rank; d++) {
         const int64_t lo = in->slice_start.v[d], hi = in->slice_limit.v[d];
         if (lo > hi || hi > s->dims[d])
             return hc_fail(k, "dim %d: slice [%lld:%lld] is not within 0..%lld", d, (long long)lo,
-                        (long long)hi, (long long)s->dims[d]);
+                           (long long)hi, (long long)s->dims[d]);
         want.dims[d] = (hi - lo + in->slice_stride.v[d] - 1) / in->slice_stride.v[d];
     }
     return check_result(k, &want);
@@ -70,7 +73,7 @@ static int check_concatenate(checker *k)
         if (!same) {
             shape_strs t = hc_strs(s, s0);
             return hc_fail(k, "operand %d is %s, does not match operand 0 %s but in dim %d", i, t.a,
-                        t.b, d);
+                           t.b, d);
         }
         want.dims[d] += s->dims[d];
     }
@@ -97,13 +100,14 @@ static int check_start_indices(checker *k, int first)
     const int rank = hc_operand(k, 0)->rank;
     if (k->in->n_operands != first + rank)
         return hc_fail(k, "expects %d start indices (the operand's rank), has %d", rank,
-                    k->in->n_operands - first);
+                       k->in->n_operands - first);
     for (int i = first; i < k->in->n_operands; i++) {
         const hlo_shape *s = hc_operand(k, i);
-        if (!hc_is_array(s) || s->rank || !hc_is_int(s->type) || s->type != hc_operand(k, first)->type) {
+        if (!hc_is_array(s) || s->rank || !hc_is_int(s->type) ||
+            s->type != hc_operand(k, first)->type) {
             shape_strs t = hc_strs(s, hc_operand(k, first));
             return hc_fail(k, "start index %d is %s, must be an integer scalar like the first, %s",
-                        i - first, t.a, t.b);
+                           i - first, t.a, t.b);
         }
     }
     return 0;
@@ -121,13 +125,13 @@ static int check_dynamic_slice(checker *k)
         return hc_fail(k, "missing dynamic_slice_sizes");
     if (in->dynamic_slice_sizes.n != s->rank)
         return hc_fail(k, "dynamic_slice_sizes has %d entries but the operand has rank %d",
-                    in->dynamic_slice_sizes.n, s->rank);
+                       in->dynamic_slice_sizes.n, s->rank);
     hlo_shape want = *s;
     want.elements = 1;
     for (int d = 0; d < s->rank; d++) {
         if (in->dynamic_slice_sizes.v[d] > s->dims[d])
             return hc_fail(k, "dynamic_slice_sizes[%d] = %lld exceeds the operand's dim %lld", d,
-                        (long long)in->dynamic_slice_sizes.v[d], (long long)s->dims[d]);
+                           (long long)in->dynamic_slice_sizes.v[d], (long long)s->dims[d]);
         want.elements *= want.dims[d] = in->dynamic_slice_sizes.v[d];
     }
     return check_result(k, &want);
@@ -188,7 +192,7 @@ static int check_dim_numbers(checker *k, const hlo_shape *s, const hlo_shape *ix
         return hc_fail(k, "missing index_vector_dim");
     if (g->index_vector_dim > ix->rank)
         return hc_fail(k, "index_vector_dim %lld out of range for indices of rank %d",
-                    (long long)g->index_vector_dim, ix->rank);
+                       (long long)g->index_vector_dim, ix->rank);
     const int ivd = (int)g->index_vector_dim;
     const int64_t vec = ivd < ix->rank ? ix->dims[ivd] : 1;
     if (dim_numbers_list(k, 0, rank, true) || dim_numbers_list(k, 1, s->rank, true) ||
@@ -196,24 +200,25 @@ static int check_dim_numbers(checker *k, const hlo_shape *s, const hlo_shape *ix
         dim_numbers_list(k, 2, s->rank, false))
         return -1;
     if (g->start_index_map.n != vec)
-        return hc_fail(k, "%s has %d entries but index vectors have %lld", hlo_gather_list_name(sc, 2),
-                    g->start_index_map.n, (long long)vec);
+        return hc_fail(k, "%s has %d entries but index vectors have %lld",
+                       hlo_gather_list_name(sc, 2), g->start_index_map.n, (long long)vec);
     if (g->operand_batching_dims.n != g->start_indices_batching_dims.n)
-        return hc_fail(k, "%d %s but %d %s", g->operand_batching_dims.n, hlo_gather_list_name(sc, 3),
-                    g->start_indices_batching_dims.n, hlo_gather_list_name(sc, 4));
+        return hc_fail(k, "%d %s but %d %s", g->operand_batching_dims.n,
+                       hlo_gather_list_name(sc, 3), g->start_indices_batching_dims.n,
+                       hlo_gather_list_name(sc, 4));
     const int n = g->offset_dims.n + g->collapsed_slice_dims.n + g->operand_batching_dims.n;
     if (n != s->rank)
         return hc_fail(k, "%s, %s and %s have %d entries together, the operand's rank is %d",
-                    hlo_gather_list_name(sc, 0), hlo_gather_list_name(sc, 1),
-                    hlo_gather_list_name(sc, 3), n, s->rank);
+                       hlo_gather_list_name(sc, 0), hlo_gather_list_name(sc, 1),
+                       hlo_gather_list_name(sc, 3), n, s->rank);
     for (int d = 0; d < s->rank; d++) {
         const bool batching = listed(&g->operand_batching_dims, d);
         if (batching && listed(&g->collapsed_slice_dims, d))
             return hc_fail(k, "dim %d is in both %s and %s", d, hlo_gather_list_name(sc, 1),
-                        hlo_gather_list_name(sc, 3));
+                           hlo_gather_list_name(sc, 3));
         if (batching && listed(&g->start_index_map, d))
             return hc_fail(k, "dim %d is in both %s and %s", d, hlo_gather_list_name(sc, 3),
-                        hlo_gather_list_name(sc, 2));
+                           hlo_gather_list_name(sc, 2));
     }
     for (int i = 0; i < g->start_indices_batching_dims.n; i++) {
         const int64_t sd = g->start_indices_batching_dims.v[i];
@@ -222,8 +227,8 @@ static int check_dim_numbers(checker *k, const hlo_shape *s, const hlo_shape *ix
             return hc_fail(k, "%s lists index_vector_dim %d", hlo_gather_list_name(sc, 4), ivd);
         if (ix->dims[sd] != s->dims[od])
             return hc_fail(k, "indices batching dim %lld has size %lld, operand dim %lld %lld",
-                        (long long)sd, (long long)ix->dims[sd], (long long)od,
-                        (long long)s->dims[od]);
+                           (long long)sd, (long long)ix->dims[sd], (long long)od,
+                           (long long)s->dims[od]);
     }
     return 0;
 }
@@ -256,13 +261,15 @@ static int check_callee(checker *k, int comp, const char *what, int n, param_wan
         return hc_fail(k, "missing %s", what);
     const hlo_computation *f = &k->m->comps[comp];
     if (hc_param_count(f) != n)
-        return hc_fail(k, "%s '%s' has %d parameters, needs %d", what, f->name, hc_param_count(f), n);
+        return hc_fail(k, "%s '%s' has %d parameters, needs %d", what, f->name, hc_param_count(f),
+                       n);
     for (int i = 0; i < n; i++) {
         hlo_shape buf;
         const hlo_shape *w = want(k, i, ctx, &buf);
         if (!hlo_shape_equal(hc_param_shape(f, i), w)) {
             shape_strs t = hc_strs(hc_param_shape(f, i), w);
-            return hc_fail(k, "parameter %d of %s '%s' is %s, must be %s", i, what, f->name, t.a, t.b);
+            return hc_fail(k, "parameter %d of %s '%s' is %s, must be %s", i, what, f->name, t.a,
+                           t.b);
         }
     }
     if (!hlo_shape_equal(&f->instrs[f->root].shape, root)) {
@@ -309,12 +316,12 @@ static int check_gather(checker *k)
         const int64_t size = g->slice_sizes.v[d];
         if (size > s->dims[d])
             return hc_fail(k, "slice_sizes[%d] = %lld exceeds the operand's dim %lld", d,
-                        (long long)size, (long long)s->dims[d]);
+                           (long long)size, (long long)s->dims[d]);
         /* XLA also lets such a dim have slice size 0, leaving nothing to read: refused. */
         if ((listed(&g->collapsed_slice_dims, d) || listed(&g->operand_batching_dims, d)) &&
             size != 1)
-            return hc_fail(k, "dim %d is collapsed or batching but its slice size is %lld, not 1", d,
-                        (long long)size);
+            return hc_fail(k, "dim %d is collapsed or batching but its slice size is %lld, not 1",
+                           d, (long long)size);
     }
     int window_of[HLO_MAX_RANK], batch_of[HLO_MAX_RANK];
     window_maps(g, rank, window_of, batch_of);
@@ -332,9 +339,9 @@ static int check_scatter(checker *k)
     const hlo_gather_dims *g = &k->in->gather;
     if (k->in->n_operands != 3)
         return hc_fail(k,
-                    "expects an operand, indices and updates (variadic scatter is not "
-                    "supported), has %d operands",
-                    k->in->n_operands);
+                       "expects an operand, indices and updates (variadic scatter is not "
+                       "supported), has %d operands",
+                       k->in->n_operands);
     if (check_operand_result(k))
         return -1;
     const hlo_shape *s = hc_operand(k, 0), *ix = hc_operand(k, 1), *up = hc_operand(k, 2);
@@ -346,15 +353,16 @@ static int check_scatter(checker *k)
         return -1;
     const int n_batch = ix->rank - (g->index_vector_dim < ix->rank);
     if (up->rank != n_batch + g->offset_dims.n)
-        return hc_fail(k, "updates have rank %d, expected %d", up->rank, n_batch + g->offset_dims.n);
+        return hc_fail(k, "updates have rank %d, expected %d", up->rank,
+                       n_batch + g->offset_dims.n);
     int window_of[HLO_MAX_RANK], batch_of[HLO_MAX_RANK];
     window_maps(g, up->rank, window_of, batch_of);
     for (int d = 0; d < up->rank; d++) {
         const int64_t have = window_of[d] >= 0 ? s->dims[window_of[d]] : ix->dims[batch_of[d]];
         if (window_of[d] >= 0 ? up->dims[d] > have : up->dims[d] != have)
             return hc_fail(k, "updates dim %d has size %lld, %s %lld", d, (long long)up->dims[d],
-                        window_of[d] >= 0 ? "more than the operand's" : "not the indices'",
-                        (long long)have);
+                           window_of[d] >= 0 ? "more than the operand's" : "not the indices'",
+                           (long long)have);
     }
     return check_result(k, s);
 }
@@ -439,13 +447,13 @@ static int check_conditional(checker *k)
         return hc_fail(k, "missing branch_computations or true_computation and false_computation");
     if (in->n_operands != n + 1)
         return hc_fail(k, "expects the branch index and %d branch operands, has %d operands", n,
-                    in->n_operands);
+                       in->n_operands);
     const hlo_shape *p = hc_operand(k, 0);
     const bool pred = p->type == HLO_PRED && p->rank == 0;
     if (!(pred && n == 2) && !(p->type == HLO_S32 && p->rank == 0)) {
         char b[160];
         return hc_fail(k, "branch index %s must be s32[], or pred[] with two branches",
-                    hlo_shape_str(p, b, sizeof b));
+                       hlo_shape_str(p, b, sizeof b));
     }
     for (int b = 0; b < n; b++) {
         char what[48];

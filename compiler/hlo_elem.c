@@ -243,15 +243,6 @@ void he_elementwise(const hlo_instr *in, const hlo_array *const *ops, hlo_array 
         for (int64_t i = 0; i < n; i++)
             he_copy(o, i, he_geti(a, a->shape.rank ? i : 0) ? ops[1] : ops[2], i);
         return;
-    case HLO_OP_CLAMP: /* min(max(x, lo), hi) as XLA, NaN propagating */
-        for (int64_t i = 0; i < n; i++) {
-            const double lo = he_get(a, a->shape.rank ? i : 0);
-            const double hi = he_get(ops[2], ops[2]->shape.rank ? i : 0);
-            he_set(o, i,
-                   he_binop(HLO_OP_MINIMUM, t, he_binop(HLO_OP_MAXIMUM, t, he_get(ops[1], i), lo),
-                            hi));
-        }
-        return;
     case HLO_OP_CONVERT:
         for (int64_t i = 0; i < n; i++)
             convert(a, o, i);

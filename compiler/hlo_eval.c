@@ -433,10 +433,14 @@ static int eval_constant(evaluator *e, const hlo_instr *in, hlo_array *o)
             continue;
         }
         /* The exact integer must be the number written: its double is then v (both are v's
-         * correctly rounded value), and it must be in t's range (pred: any number). */
-        int64_t x = in->literal_int[i];
+         * correctly rounded value), and it must be in t's range (pred: any number). Without
+         * literal_int (hand-built, or StableHLO's dense<...>) the double is the number. */
+        const bool whole = fabs(v) < 0x1p63 && trunc(v) == v;
+        int64_t x = in->literal_int ? in->literal_int[i] : whole ? (int64_t)v : 0;
         bool ok = t == HLO_PRED || (t == HLO_U64 ? v >= 0 && (double)(uint64_t)x == v
                                                  : (double)x == v && he_wrap(t, x) == x);
+        if (t == HLO_PRED && !in->literal_int)
+            x = v != 0;
         if (!ok)
             return he_fail(e, in, "value %.17g of '%s' is not a %s", v, in->name, hlo_type_name(t));
         he_seti(o, i, x);

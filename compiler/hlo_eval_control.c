@@ -15,7 +15,7 @@ static int eval_while(evaluator *e, const hlo_instr *in, const val *op, val *out
         val p, next;
         if (he_eval_comp(e, cond, out, &p))
             goto error;
-        const bool go = he_get(p.a, 0) != 0;
+        const bool go = he_geti(p.a, 0) != 0;
         he_val_free(&p);
         if (!go)
             return 0;
@@ -37,8 +37,8 @@ error:
 /* Branch index operand 0 (pred: true is branch 0), out of range meaning the last branch. */
 static int eval_conditional(evaluator *e, const hlo_instr *in, const val *op, val *out)
 {
-    const double v = he_get(op[0].a, 0);
-    int64_t b = op[0].a->shape.type == HLO_PRED ? (v != 0 ? 0 : 1) : (int64_t)v;
+    const int64_t v = he_geti(op[0].a, 0);
+    int64_t b = op[0].a->shape.type == HLO_PRED ? (v != 0 ? 0 : 1) : v;
     if (b < 0 || b >= in->n_branches)
         b = in->n_branches - 1;
     return he_eval_comp(e, &e->m->comps[in->branches[b]], &op[b + 1], out);
@@ -57,13 +57,13 @@ typedef struct {
 static int less(sorter *s, int64_t a, int64_t b, bool *lt)
 {
     for (int i = 0; i < s->n; i++) {
-        he_set(s->args[2 * i].a, 0, he_get(s->ops[i].a, a));
-        he_set(s->args[2 * i + 1].a, 0, he_get(s->ops[i].a, b));
+        he_copy(s->args[2 * i].a, 0, s->ops[i].a, a);
+        he_copy(s->args[2 * i + 1].a, 0, s->ops[i].a, b);
     }
     val r;
     if (he_eval_comp(s->e, &s->e->m->comps[s->in->to_apply], s->args, &r))
         return -1;
-    *lt = he_get(r.a, 0) != 0;
+    *lt = he_geti(r.a, 0) != 0;
     he_val_free(&r);
     return 0;
 }
@@ -156,11 +156,11 @@ static int eval_map(evaluator *e, const hlo_instr *in, const val *op, val *out)
             rc = he_fail(e, in, "out of memory");
     for (int64_t j = 0; j < in->shape.elements && !rc; j++) {
         for (int i = 0; i < n; i++)
-            he_set(args[i].a, 0, he_get(op[i].a, j));
+            he_copy(args[i].a, 0, op[i].a, j);
         val r;
         if ((rc = he_eval_comp(e, &e->m->comps[in->to_apply], args, &r)))
             break;
-        he_set(out->a, j, he_get(r.a, 0));
+        he_copy(out->a, j, r.a, 0);
         he_val_free(&r);
     }
     for (int i = 0; args && i < n; i++)
@@ -210,11 +210,11 @@ static int eval_scatter(evaluator *e, const hlo_instr *in, const val *op, val *o
                 at += idx[d] * st[window_of[d]];
         if (inside) {
             val r;
-            he_set(args[0].a, 0, he_get(out->a, at));
-            he_set(args[1].a, 0, he_get(up, u));
+            he_copy(args[0].a, 0, out->a, at);
+            he_copy(args[1].a, 0, up, u);
             if ((rc = he_eval_comp(e, f, args, &r)))
                 break;
-            he_set(out->a, at, he_get(r.a, 0));
+            he_copy(out->a, at, r.a, 0);
             he_val_free(&r);
         }
         he_odometer(idx, up->shape.dims, rank);

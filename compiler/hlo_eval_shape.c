@@ -28,7 +28,7 @@ static void clamped_starts(const hlo_array *const *ops, int first, int rank, con
                            int64_t *start)
 {
     for (int d = 0; d < rank; d++) {
-        start[d] = clamp_start((int64_t)he_get(ops[first + d], 0), limit[d]);
+        start[d] = clamp_start(he_geti(ops[first + d], 0), limit[d]);
     }
 }
 
@@ -109,7 +109,7 @@ void he_window_start(const hlo_gather_dims *g, const hlo_array *ix, const int64_
             at += idx[d] * ist[batch_of[d]];
     for (int k = 0; k < g->start_index_map.n; k++)
         start[g->start_index_map.v[k]] =
-            (int64_t)he_get(ix, at + (ivd < ix->shape.rank ? k * ist[ivd] : 0));
+            he_geti(ix, at + (ivd < ix->shape.rank ? k * ist[ivd] : 0));
     for (int j = 0; j < g->operand_batching_dims.n; j++)
         for (int d = 0; d < rank; d++)
             if (batch_of[d] == g->start_indices_batching_dims.v[j])

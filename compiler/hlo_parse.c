@@ -220,12 +220,6 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
             if (!lx_tok_is(p, v, "true") && !lx_tok_is(p, v, "false"))
                 lx_expected(p, v, "true or false");
             in->is_stable = lx_tok_is(p, v, "true");
-        } else if (lx_tok_is(p, name, "type") && in->opcode == HLO_OP_COMPARE) {
-            tok v = lx_expect_name(p, "a comparison type");
-            in->total_order = lx_tok_is(p, v, "TOTALORDER");
-            if (!in->total_order && !lx_tok_is(p, v, "FLOAT") && !lx_tok_is(p, v, "SIGNED") &&
-                !lx_tok_is(p, v, "UNSIGNED"))
-                lx_expected(p, v, "FLOAT, TOTALORDER, SIGNED or UNSIGNED");
         } else if (lx_tok_is(p, name, "index")) {
             dup = in->has_index;
             in->has_index = true;
