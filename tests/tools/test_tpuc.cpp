@@ -538,8 +538,8 @@ std::string compile_error(const std::string &name, const std::string &text, bool
 TEST(Errors, Located)
 {
     EXPECT_NE(compile_error("unknown", "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n"
-                                       "  ROOT y = f32[2] sine(x)\n}\n")
-                  .find("m.hlo:4:"),
+                                       "  ROOT y = f32[2] all-reduce(x)\n}\n")
+                  .find("m.hlo:4:3: all-reduce: unsupported op"),
               std::string::npos);
     EXPECT_NE(compile_error("custom",
                             "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n"
