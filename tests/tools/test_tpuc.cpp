@@ -539,7 +539,7 @@ TEST(Errors, Located)
 {
     EXPECT_NE(compile_error("unknown", "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n"
                                        "  ROOT y = f32[2] all-reduce(x)\n}\n")
-                  .find("m.hlo:4:3: all-reduce: unsupported op"),
+                  .find("m.hlo:4:8: all-reduce: unsupported op"),
               std::string::npos);
     EXPECT_NE(compile_error("custom",
                             "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n"
