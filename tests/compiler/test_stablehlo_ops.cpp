@@ -398,4 +398,20 @@ TEST(StableHloOps, LocatedErrors)
               "UNSIGNED)");
 }
 
+// Every prefix of the control-flow samples is a located error, never a crash.
+TEST(StableHloOps, TruncatedTextIsAnError)
+{
+    for (const char *f : {"fori_loop.mlir", "switch.generic.mlir", "take_along_axis.mlir"}) {
+        const std::string text = slurp(sample_path(f, ""));
+        const size_t end = text.rfind('}');
+        for (size_t n = 1; n < end; n++) {
+            hlo_error err{};
+            hlo_module *m = hlo_parse(text.data(), n, "t.hlo", &err);
+            EXPECT_EQ(m, nullptr) << f << " cut at " << n;
+            EXPECT_GT(err.line, 0) << err.msg;
+            hlo_module_free(m);
+        }
+    }
+}
+
 } // namespace
