@@ -14,6 +14,8 @@ static const char *const renames[][2] = {
     {"dot_general", "dot"},
     {"optimization_barrier", "opt-barrier"},
     {"func.call", "call"},
+    {"case", "conditional"},
+    {"if", "conditional"},
 };
 
 const char *shlo_opcode(parser *p, const char *name)
@@ -51,7 +53,7 @@ hlo_opcode shlo_opcode_enum(const char *name)
 
 /* ------------------------------------------------------- attribute values -- */
 
-static size_t find_attr(const parser *p, const sop *op, const char *a, const char *b)
+size_t shlo_find_attr(const parser *p, const sop *op, const char *a, const char *b)
 {
     for (int i = 0; i < op->n_attrs; i++) {
         const sattr *at = &op->attrs[i];
@@ -147,11 +149,10 @@ static ivals read_ints(parser *p, const char *what)
     return l;
 }
 
-/* An attribute's integers into list (values lo..HLO_MAX_ELEMENTS); false when absent. */
-static bool get_ints(parser *p, const sop *op, const char *a, const char *b, hlo_ints *list,
-                     int64_t lo)
+bool shlo_get_ints(parser *p, const sop *op, const char *a, const char *b, hlo_ints *list,
+                   int64_t lo)
 {
-    size_t pos = find_attr(p, op, a, b);
+    size_t pos = shlo_find_attr(p, op, a, b);
     if (!pos)
         return false;
     p->pos = pos;
@@ -163,13 +164,13 @@ static bool get_ints(parser *p, const sop *op, const char *a, const char *b, hlo
     return true;
 }
 
-static bool get_int(parser *p, const sop *op, const char *a, const char *b, int64_t *v)
+bool shlo_get_int(parser *p, const sop *op, const char *a, const char *b, int64_t *v)
 {
     hlo_ints l;
-    if (!get_ints(p, op, a, b, &l, 0))
+    if (!shlo_get_ints(p, op, a, b, &l, 0))
         return false;
     if (l.n != 1)
-        lx_fail_at(p, find_attr(p, op, a, b), "%s: expected one integer", a);
+        lx_fail_at(p, shlo_find_attr(p, op, a, b), "%s: expected one integer", a);
     *v = l.v[0];
     return true;
 }
@@ -180,7 +181,7 @@ static void map_compare(parser *p, const sop *op, hlo_instr *in)
 {
     static const char *const names[] = {"", "EQ", "NE", "LT", "LE", "GT", "GE"};
     stok dir = {S_EOF, 0, 0, 0, 0};
-    size_t pos = find_attr(p, op, "comparison_direction", NULL);
+    size_t pos = shlo_find_attr(p, op, "comparison_direction", NULL);
     if (pos) { /* #stablehlo<comparison_direction GT> */
         p->pos = pos;
         sx_expect(p, S_HASH, "#stablehlo<comparison_direction ...>");
@@ -192,16 +193,33 @@ static void map_compare(parser *p, const sop *op, hlo_instr *in)
     } else {
         return; /* hlo_check reports the missing direction */
     }
-    for (int i = 1; i < 7; i++)
-        if (sx_is(p, dir, names[i])) {
+    for (int i = 1; i < 7 && !in->comparison_direction; i++)
+        if (sx_is(p, dir, names[i]))
             in->comparison_direction = (hlo_cmp)i;
-            return;
-        }
-    lx_fail_at(p, dir.at, "unknown comparison direction '%.*s' (expected EQ NE LT LE GT GE)",
-               (int)dir.len, p->s + dir.pos);
+    if (!in->comparison_direction)
+        lx_fail_at(p, dir.at, "unknown comparison direction '%.*s' (expected EQ NE LT LE GT GE)",
+                   (int)dir.len, p->s + dir.pos);
+    stok type = {S_EOF, 0, 0, 0, 0};
+    if ((pos = shlo_find_attr(p, op, "compare_type", NULL))) { /* #stablehlo<comparison_type X> */
+        p->pos = pos;
+        sx_expect(p, S_HASH, "#stablehlo<comparison_type ...>");
+        sx_expect_punct(p, '<', "in the comparison type");
+        sx_expect(p, S_WORD, "comparison_type");
+        type = sx_expect(p, S_WORD, "a comparison type");
+    } else if (op->n_words > 1) {
+        type = op->words[1];
+    } else {
+        return;
+    }
+    in->total_order = sx_is(p, type, "TOTALORDER");
+    if (!in->total_order && !sx_is(p, type, "FLOAT") && !sx_is(p, type, "SIGNED") &&
+        !sx_is(p, type, "UNSIGNED"))
+        lx_fail_at(p, type.at,
+                   "unknown comparison type '%.*s' (expected FLOAT TOTALORDER SIGNED UNSIGNED)",
+                   (int)type.len, p->s + type.pos);
 }
 
-static void dim_list(parser *p, hlo_ints *l)
+void shlo_dim_list(parser *p, hlo_ints *l)
 {
     ivals v = read_ints(p, "dimension list");
     for (int i = 0; i < v.n; i++)
@@ -221,15 +239,15 @@ static void map_dot(shlo *s, const sop *op, hlo_instr *in)
     hlo_ints *lists[2][2] = {{&in->lhs_batch_dims, &in->rhs_batch_dims},
                              {&in->lhs_contracting_dims, &in->rhs_contracting_dims}};
     for (int k = 0; k < 2; k++)
-        if ((pos = find_attr(p, op, pairs[k], NULL))) {
+        if ((pos = shlo_find_attr(p, op, pairs[k], NULL))) {
             p->pos = pos;
-            dim_list(p, lists[k][0]);
+            shlo_dim_list(p, lists[k][0]);
             stok x = sx_next(p);
             if (!sx_is(p, x, "x"))
                 sx_expected(p, x, "'x' between the lhs and rhs dimensions");
-            dim_list(p, lists[k][1]);
+            shlo_dim_list(p, lists[k][1]);
         }
-    if ((pos = find_attr(p, op, "dot_dimension_numbers", NULL))) {
+    if ((pos = shlo_find_attr(p, op, "dot_dimension_numbers", NULL))) {
         static const char *const keys[4] = {"lhs_batching_dimensions", "rhs_batching_dimensions",
                                             "lhs_contracting_dimensions",
                                             "rhs_contracting_dimensions"};
@@ -247,7 +265,7 @@ static void map_dot(shlo *s, const sop *op, hlo_instr *in)
             if (k == 4)
                 lx_fail_at(p, key.at, "unknown dot dimension field '%.*s'", (int)key.len,
                            p->s + key.pos);
-            dim_list(p, lists[k / 2][k % 2]);
+            shlo_dim_list(p, lists[k / 2][k % 2]);
         }
     }
     if (!strcmp(op->name, "stablehlo.dot") && in->n_operands == 2) {
@@ -263,10 +281,10 @@ static void map_dot(shlo *s, const sop *op, hlo_instr *in)
 static void map_slice(parser *p, const sop *op, hlo_instr *in)
 {
     if (!op->bracket_pos) {
-        if (!get_ints(p, op, "start_indices", NULL, &in->slice_start, 0) ||
-            !get_ints(p, op, "limit_indices", NULL, &in->slice_limit, 0))
+        if (!shlo_get_ints(p, op, "start_indices", NULL, &in->slice_start, 0) ||
+            !shlo_get_ints(p, op, "limit_indices", NULL, &in->slice_limit, 0))
             lx_fail_at(p, op->at, "slice without start_indices and limit_indices");
-        if (!get_ints(p, op, "strides", NULL, &in->slice_stride, 1)) {
+        if (!shlo_get_ints(p, op, "strides", NULL, &in->slice_stride, 1)) {
             in->slice_stride = (hlo_ints){true, in->slice_start.n, NULL};
             in->slice_stride.v = lx_alloc(p, (size_t)in->slice_start.n * sizeof(int64_t));
             for (int i = 0; i < in->slice_start.n; i++)
@@ -306,7 +324,7 @@ static void window_from(parser *p, const sop *op, hlo_window *w, int n, const in
     for (int k = 0; k < n; k++)
         w->dims[k] = (hlo_window_dim){sizes[k], 1, 0, 0, 1, 1};
     for (int f = 0; f < 5; f++) {
-        size_t pos = find_attr(p, op, keys[f], NULL);
+        size_t pos = shlo_find_attr(p, op, keys[f], NULL);
         if (!pos)
             continue;
         p->pos = pos;
@@ -337,7 +355,7 @@ static void map_reduce_window(parser *p, const sop *op, hlo_instr *in)
     static const char *const keys[5] = {"window_strides", "padding", "base_dilations",
                                         "window_dilations", ""};
     hlo_ints sizes;
-    if (!get_ints(p, op, "window_dimensions", NULL, &sizes, 0))
+    if (!shlo_get_ints(p, op, "window_dimensions", NULL, &sizes, 0))
         lx_fail_at(p, op->at, "reduce_window without window_dimensions");
     if (sizes.n > HLO_MAX_RANK)
         lx_fail_at(p, op->at, "window has more than %d dims", HLO_MAX_RANK);
@@ -384,9 +402,9 @@ static int conv_labels(parser *p, const char *letters, int *dims)
 static void map_convolution(shlo *s, const sop *op, hlo_instr *in)
 {
     parser *p = s->p;
-    size_t pos = find_attr(p, op, "dim_numbers", NULL);
+    size_t pos = shlo_find_attr(p, op, "dim_numbers", NULL);
     bool generic = !pos;
-    if (generic && !(pos = find_attr(p, op, "dimension_numbers", NULL)))
+    if (generic && !(pos = shlo_find_attr(p, op, "dimension_numbers", NULL)))
         lx_fail_at(p, op->at, "convolution without dimension numbers");
     p->pos = pos;
     if (generic) {
@@ -424,7 +442,7 @@ static void map_convolution(shlo *s, const sop *op, hlo_instr *in)
                                                 "rhs_dilation", "window_reversal"};
     static const char *const pretty_keys[5] = {"stride", "pad", "lhs_dilate", "rhs_dilate",
                                                "reverse"};
-    size_t wpos = find_attr(p, op, "window", NULL);
+    size_t wpos = shlo_find_attr(p, op, "window", NULL);
     if (!wpos) {
         window_from(p, op, &in->window, c->n_spatial, sizes, generic_keys);
     } else { /* window = {stride = [1, 1], pad = [[1, 1], [1, 1]], ...}: its own dictionary */
@@ -444,12 +462,13 @@ static void map_convolution(shlo *s, const sop *op, hlo_instr *in)
         }
         window_from(p, &w, &in->window, c->n_spatial, sizes, pretty_keys);
     }
-    if (get_int(p, op, "feature_group_count", NULL, &in->feature_group_count) &&
+    if (shlo_get_int(p, op, "feature_group_count", NULL, &in->feature_group_count) &&
         in->feature_group_count < 1)
-        lx_fail_at(p, find_attr(p, op, "feature_group_count", NULL), "feature_group_count < 1");
-    if (get_int(p, op, "batch_group_count", NULL, &in->batch_group_count) &&
+        lx_fail_at(p, shlo_find_attr(p, op, "feature_group_count", NULL),
+                   "feature_group_count < 1");
+    if (shlo_get_int(p, op, "batch_group_count", NULL, &in->batch_group_count) &&
         in->batch_group_count < 1)
-        lx_fail_at(p, find_attr(p, op, "batch_group_count", NULL), "batch_group_count < 1");
+        lx_fail_at(p, shlo_find_attr(p, op, "batch_group_count", NULL), "batch_group_count < 1");
 }
 
 /* dense<...>: the literal; a splat of several elements becomes a scalar constant broadcast to
@@ -457,7 +476,7 @@ static void map_convolution(shlo *s, const sop *op, hlo_instr *in)
 static int map_constant(shlo *s, const sop *op, int idx)
 {
     parser *p = s->p;
-    size_t pos = op->dense_pos ? op->dense_pos : find_attr(p, op, "value", NULL);
+    size_t pos = op->dense_pos ? op->dense_pos : shlo_find_attr(p, op, "value", NULL);
     hlo_instr *in = shlo_instr(s, idx);
     if (!pos)
         lx_fail_at(p, op->at, "constant without a dense<...> value");
@@ -522,17 +541,17 @@ int shlo_map(shlo *s, const sop *op, int idx)
     switch (in->opcode) {
     case HLO_OP_CONSTANT: return map_constant(s, op, idx);
     case HLO_OP_BROADCAST:
-        if (get_ints(p, op, "dims", "broadcast_dimensions", &in->dimensions, 0))
+        if (shlo_get_ints(p, op, "dims", "broadcast_dimensions", &in->dimensions, 0))
             return map_broadcast(s, idx);
         break;
-    case HLO_OP_TRANSPOSE: get_ints(p, op, "dims", "permutation", &in->dimensions, 0); break;
-    case HLO_OP_CONCATENATE: get_ints(p, op, "dim", "dimension", &in->dimensions, 0); break;
+    case HLO_OP_TRANSPOSE: shlo_get_ints(p, op, "dims", "permutation", &in->dimensions, 0); break;
+    case HLO_OP_CONCATENATE: shlo_get_ints(p, op, "dim", "dimension", &in->dimensions, 0); break;
     case HLO_OP_IOTA:
-        if (get_int(p, op, "dim", "iota_dimension", &v))
+        if (shlo_get_int(p, op, "dim", "iota_dimension", &v))
             in->iota_dimension = v;
         break;
     case HLO_OP_REDUCE:
-        get_ints(p, op, "dimensions", NULL, &in->dimensions, 0);
+        shlo_get_ints(p, op, "dimensions", NULL, &in->dimensions, 0);
         if (op->apply_pos && in->n_operands == 2) {
             size_t end;
             stok t = sx_lex_at(p, op->apply_pos, &end);
@@ -548,9 +567,9 @@ int shlo_map(shlo *s, const sop *op, int idx)
     case HLO_OP_COMPARE: map_compare(p, op, in); break;
     case HLO_OP_SLICE: map_slice(p, op, in); break;
     case HLO_OP_PAD:
-        if (!get_ints(p, op, "low", "edge_padding_low", &in->pad_low, -HLO_MAX_ELEMENTS) ||
-            !get_ints(p, op, "high", "edge_padding_high", &in->pad_high, -HLO_MAX_ELEMENTS) ||
-            !get_ints(p, op, "interior", "interior_padding", &in->pad_interior, 0))
+        if (!shlo_get_ints(p, op, "low", "edge_padding_low", &in->pad_low, -HLO_MAX_ELEMENTS) ||
+            !shlo_get_ints(p, op, "high", "edge_padding_high", &in->pad_high, -HLO_MAX_ELEMENTS) ||
+            !shlo_get_ints(p, op, "interior", "interior_padding", &in->pad_interior, 0))
             lx_fail_at(p, op->at, "pad without low, high and interior padding");
         if (in->pad_high.n != in->pad_low.n || in->pad_interior.n != in->pad_low.n)
             lx_fail_at(p, op->at, "pad's low, high and interior padding differ in length");
@@ -561,14 +580,14 @@ int shlo_map(shlo *s, const sop *op, int idx)
             sx_expect_punct(p, '[', "before the tuple index");
             v = sx_int(p, "tuple index", 0, INT32_MAX);
             sx_expect_punct(p, ']', "after the tuple index");
-        } else if (!get_int(p, op, "index", NULL, &v)) {
+        } else if (!shlo_get_int(p, op, "index", NULL, &v)) {
             break;
         }
         in->has_index = true;
         in->index = v;
         break;
     case HLO_OP_CUSTOM_CALL: {
-        size_t pos = find_attr(p, op, "call_target_name", NULL);
+        size_t pos = shlo_find_attr(p, op, "call_target_name", NULL);
         if (op->has_sym) {
             in->custom_call_target = lx_dup_str(p, op->sym.pos, op->sym.len);
         } else if (pos) {
@@ -579,7 +598,7 @@ int shlo_map(shlo *s, const sop *op, int idx)
     }
     case HLO_OP_CALL: {
         stok sym = op->sym;
-        size_t pos = find_attr(p, op, "callee", NULL);
+        size_t pos = shlo_find_attr(p, op, "callee", NULL);
         if (!op->has_sym && pos) {
             p->pos = pos;
             sym = sx_expect(p, S_SYM, "a function such as @f");
@@ -590,7 +609,7 @@ int shlo_map(shlo *s, const sop *op, int idx)
         break;
     }
     case HLO_OP_CONVOLUTION: map_convolution(s, op, in); break;
-    default: break;
+    default: shlo_map_shape_op(s, op, in); break;
     }
     return idx;
 }

@@ -2,7 +2,8 @@
  * hlo.h: modules, functions, regions, SSA values and ops in the pretty and the generic syntax.
  *
  * Each func.func and each region (reduce's body, ...) becomes a computation; `@main` (else the
- * first function) is the ENTRY. Block arguments become parameters, an op one instruction (a
+ * first function) is the ENTRY. Block arguments become parameters (of regions as shlo_region.c
+ * says: while's state, case's and if's captured values), an op one instruction (a
  * splat constant a scalar constant and its broadcast), an op with several results one
  * tuple-shaped instruction and a get-tuple-element per result, and the terminator (return,
  * func.return, stablehlo.return) the ROOT (a tuple of several values). Values are resolved as
@@ -12,30 +13,6 @@
 
 #include <stdio.h>
 #include <string.h>
-
-/* A value name: one result group `%0`, `%0:2` or an argument, mapped to instructions. */
-typedef struct {
-    size_t pos, len;
-    int first, count; /* count results at instructions first, first + 1, ... */
-} sval;
-
-struct shlo_builder {
-    int comp;
-    hlo_instr *instrs;
-    int n, cap;
-    sval *vals;
-    int n_vals, cap_vals;
-    int *slots; /* open addressing over vals: index + 1, 0 empty */
-    size_t mask;
-    shlo_builder *parent;
-};
-
-/* A block argument before it becomes a parameter. */
-typedef struct {
-    stok name;
-    hlo_shape shape;
-    size_t loc_pos; /* loc(...) contents, 0: none */
-} sarg;
 
 static uint64_t hash(const char *s, size_t n)
 {
@@ -67,7 +44,7 @@ static void insert_slot(shlo_builder *b, parser *p, int v)
     b->slots[i] = v + 1;
 }
 
-static void define_val(shlo *s, stok name, size_t len, int first, int count)
+void shlo_define_val(shlo *s, stok name, size_t len, int first, int count)
 {
     parser *p = s->p;
     shlo_builder *b = s->cur;
@@ -87,8 +64,30 @@ static void define_val(shlo *s, stok name, size_t len, int first, int count)
     insert_slot(b, p, b->n_vals++);
 }
 
-/* The instruction of a value use %name or %name#k. */
-static int use_val(shlo *s, stok t)
+/* The instruction of value name[0..len) result k in builder b. */
+static int lookup(shlo *s, shlo_builder *b, stok t, size_t len, int64_t k)
+{
+    parser *p = s->p;
+    int v = find_val(p, b, p->s + t.pos, len);
+    if (v < 0 && b->kind == SHLO_CAPTURE && b->parent)
+        return shlo_capture(s, b, lookup(s, b->parent, t, len, k));
+    if (v < 0) {
+        for (const shlo_builder *a = b->parent; a; a = a->parent)
+            if (find_val(p, a, p->s + t.pos, len) >= 0)
+                lx_fail_at(p, t.at,
+                           "value '%%%.*s' of an enclosing region used in a region (only case "
+                           "and if regions may use them)",
+                           (int)len, p->s + t.pos);
+        lx_fail_at(p, t.at, "undefined value '%%%.*s'", (int)len, p->s + t.pos);
+    }
+    const sval *sv = &b->vals[v];
+    if (k >= sv->count)
+        lx_fail_at(p, t.at, "value '%%%.*s' has %d result%s, no #%lld", (int)len, p->s + t.pos,
+                   sv->count, sv->count == 1 ? "" : "s", (long long)k);
+    return sv->first + (int)k;
+}
+
+int shlo_use_val(shlo *s, stok t)
 {
     parser *p = s->p;
     size_t len = t.len;
@@ -99,19 +98,7 @@ static int use_val(shlo *s, stok t)
         for (const char *c = hash_at + 1; c < p->s + t.pos + t.len && k <= INT32_MAX; c++)
             k = k * 10 + (*c - '0');
     }
-    int v = find_val(p, s->cur, p->s + t.pos, len);
-    if (v < 0) {
-        for (const shlo_builder *b = s->cur->parent; b; b = b->parent)
-            if (find_val(p, b, p->s + t.pos, len) >= 0)
-                lx_fail_at(p, t.at, "value '%%%.*s' of an enclosing region used in a region",
-                           (int)len, p->s + t.pos);
-        lx_fail_at(p, t.at, "undefined value '%%%.*s'", (int)len, p->s + t.pos);
-    }
-    const sval *sv = &s->cur->vals[v];
-    if (k >= sv->count)
-        lx_fail_at(p, t.at, "value '%%%.*s' has %d result%s, no #%lld", (int)len, p->s + t.pos,
-                   sv->count, sv->count == 1 ? "" : "s", (long long)k);
-    return sv->first + (int)k;
+    return lookup(s, s->cur, t, len, k);
 }
 
 int shlo_add_instr(shlo *s, const char *opcode, const hlo_shape *shape, const int *operands,
@@ -143,7 +130,7 @@ hlo_instr *shlo_instr(shlo *s, int idx) { return &s->cur->instrs[idx]; }
 
 /* ------------------------------------------------------ computations -- */
 
-static int begin_comp(shlo *s, shlo_builder *b, size_t at)
+int shlo_begin_comp(shlo *s, shlo_builder *b, size_t at)
 {
     parser *p = s->p;
     if (s->depth >= HLO_MAX_DEPTH)
@@ -166,7 +153,7 @@ static int begin_comp(shlo *s, shlo_builder *b, size_t at)
     return b->comp;
 }
 
-static void end_comp(shlo *s, shlo_builder *b, size_t at)
+void shlo_end_comp(shlo *s, shlo_builder *b, size_t at)
 {
     hlo_computation *c = &s->m->comps[b->comp];
     if (c->root < 0)
@@ -177,8 +164,7 @@ static void end_comp(shlo *s, shlo_builder *b, size_t at)
     s->depth--;
 }
 
-/* A parameter per argument; argument k is parameter(number[k]) (NULL: k). */
-static void add_params(shlo *s, const sarg *args, int n, const int *number)
+void shlo_add_params(shlo *s, const sarg *args, int n, const int *number)
 {
     for (int k = 0; k < n; k++) {
         s->instr_at = args[k].name.at;
@@ -189,12 +175,11 @@ static void add_params(shlo *s, const sarg *args, int n, const int *number)
         snprintf(name, sizeof name, "Arg_%lld", (long long)in->parameter_number);
         in->name = lx_alloc(s->p, strlen(name) + 1);
         memcpy(in->name, name, strlen(name));
-        define_val(s, args[k].name, args[k].name.len, i, 1);
+        shlo_define_val(s, args[k].name, args[k].name.len, i, 1);
     }
 }
 
-/* Skips `loc(...)` if it comes next; returns the position of its contents (0: none). */
-static size_t skip_loc(parser *p)
+size_t shlo_skip_loc(parser *p)
 {
     size_t end;
     stok t = sx_lex_at(p, p->pos, &end);
@@ -224,14 +209,13 @@ static void parse_arg(shlo *s, sarg *a)
                 sx_skip_value(p, false, "argument attributes");
             sx_expect_punct(p, '}', "to close the argument attributes");
         }
-        size_t loc = skip_loc(p);
+        size_t loc = shlo_skip_loc(p);
         if (loc)
             a->loc_pos = loc;
     }
 }
 
-/* '(' arg, ... ')' into *args (arena); returns the count. */
-static int parse_args(shlo *s, sarg **args)
+int shlo_parse_args(shlo *s, sarg **args)
 {
     parser *p = s->p;
     int n = 0, cap = 0;
@@ -250,8 +234,7 @@ static int parse_args(shlo *s, sarg **args)
 
 static void parse_op(shlo *s);
 
-/* Ops up to the block's closing '}' (consumed). */
-static void parse_ops(shlo *s)
+void shlo_parse_ops(shlo *s)
 {
     parser *p = s->p;
     for (;;) {
@@ -266,46 +249,6 @@ static void parse_ops(shlo *s)
             lx_fail_at(p, t.at, "op after the region's return");
         parse_op(s);
     }
-}
-
-/* '{' ['^bb0' '(' args ')' ':'] ops '}' as a new computation; returns its index. Arguments of
- * pre (n_pre of them; numbers as add_params) replace the block's for `reducer(...) {`. */
-static int parse_region(shlo *s, const sarg *pre, int n_pre, const int *number)
-{
-    parser *p = s->p;
-    stok open = sx_expect_punct(p, '{', "to open a region");
-    shlo_builder b;
-    int comp = begin_comp(s, &b, open.at);
-    if (pre) {
-        add_params(s, pre, n_pre, number);
-    } else if (sx_peek(p).kind == S_CARET) {
-        sx_next(p);
-        sarg *args;
-        int n = sx_punct(sx_peek(p), '(') ? parse_args(s, &args) : 0;
-        sx_expect_punct(p, ':', "after the block label");
-        add_params(s, args, n, NULL);
-    }
-    parse_ops(s);
-    end_comp(s, &b, open.at);
-    return comp;
-}
-
-int shlo_binary_comp(shlo *s, const char *opcode, const hlo_shape *scalar, size_t at)
-{
-    shlo_builder b;
-    int comp = begin_comp(s, &b, at);
-    const int ops[2] = {0, 1};
-    s->instr_at = at;
-    for (int k = 0; k < 2; k++) {
-        int i = shlo_add_instr(s, "parameter", scalar, NULL, 0);
-        s->cur->instrs[i].parameter_number = k;
-    }
-    hlo_shape sh = *scalar;
-    if (shlo_opcode_enum(opcode) == HLO_OP_COMPARE)
-        sh.type = HLO_PRED;
-    s->m->comps[comp].root = shlo_add_instr(s, opcode, &sh, ops, 2);
-    end_comp(s, &b, at);
-    return comp;
 }
 
 /* --------------------------------------------------------------- ops -- */
@@ -346,12 +289,12 @@ static void parse_operand_group(shlo *s, sop *op, int *cap_ops, int *cap_inits)
         if (n)
             sx_expect_punct(p, ',', "or ')' after an operand");
         push_int(p, &op->operands, &op->n_operands, cap_ops,
-                 use_val(s, sx_expect(p, S_VALUE, "an operand such as %0")));
+                 shlo_use_val(s, sx_expect(p, S_VALUE, "an operand such as %0")));
         if (sx_is(p, sx_peek(p), "init")) {
             sx_next(p);
             sx_expect_punct(p, ':', "after 'init'");
             push_int(p, &op->inits, &op->n_inits, cap_inits,
-                     use_val(s, sx_expect(p, S_VALUE, "an init value such as %0")));
+                     shlo_use_val(s, sx_expect(p, S_VALUE, "an init value such as %0")));
         }
     }
 }
@@ -398,30 +341,6 @@ static void parse_types(shlo *s, sop *op)
     op->n_results = 1;
 }
 
-/* `reducer(%a: T, %c: T) (%b: T, %d: T) { ... }`: argument pairs (accumulator, element) per
- * input; the body's parameters are the accumulators then the elements. */
-static int parse_reducer(shlo *s)
-{
-    parser *p = s->p;
-    sarg *pairs = lx_alloc(p, 2 * 64 * sizeof *pairs), *args;
-    int n = 0, *number = lx_alloc(p, 2 * 64 * sizeof *number);
-    while (sx_punct(sx_peek(p), '(')) {
-        size_t at = p->pos;
-        if (parse_args(s, &args) != 2)
-            lx_fail_at(p, lx_skip_space(p, at), "expected two arguments per reducer input");
-        if (n == 64)
-            lx_fail_at(p, at, "more than 64 reducer inputs");
-        pairs[2 * n] = args[0];
-        pairs[2 * n + 1] = args[1];
-        n++;
-    }
-    if (!n)
-        sx_expected(p, sx_peek(p), "'(' with the reducer's arguments");
-    for (int g = 0; g < n; g++)
-        number[2 * g] = g, number[2 * g + 1] = n + g;
-    return parse_region(s, pairs, 2 * n, number);
-}
-
 /* After the op name: operands, attributes, regions and words up to ':' and the types. */
 static void parse_op_body(shlo *s, sop *op, bool is_return)
 {
@@ -440,7 +359,7 @@ static void parse_op_body(shlo *s, sop *op, bool is_return)
             sx_next(p);
         } else if (t.kind == S_VALUE) {
             sx_next(p);
-            push_int(p, &op->operands, &op->n_operands, &cap_ops, use_val(s, t));
+            push_int(p, &op->operands, &op->n_operands, &cap_ops, shlo_use_val(s, t));
         } else if (t.kind == S_SYM) {
             sx_next(p);
             op->has_sym = true;
@@ -456,7 +375,7 @@ static void parse_op_body(shlo *s, sop *op, bool is_return)
         } else if (sx_is(p, t, "applies")) {
             sx_next(p);
             op->apply_pos = sx_expect(p, S_WORD, "an op after 'applies'").at;
-        } else if (sx_is(p, t, "loc") && skip_loc(p)) {
+        } else if (sx_is(p, t, "loc") && shlo_skip_loc(p)) {
             continue; /* locations are not kept */
         } else if (t.kind == S_WORD) {
             sx_next(p);
@@ -466,7 +385,8 @@ static void parse_op_body(shlo *s, sop *op, bool is_return)
             sx_next(p);
             do {
                 op->regions = lx_grow(p, op->regions, op->n_regions, &cap_regions, sizeof(int));
-                op->regions[op->n_regions++] = parse_region(s, NULL, 0, NULL);
+                op->regions[op->n_regions++] =
+                    shlo_parse_region(s, shlo_region_of(p, op->name), NULL, 0, NULL);
             } while (sx_eat_punct(p, ','));
             sx_expect_punct(p, ')', "after regions");
         } else if (sx_punct(t, '(')) {
@@ -490,8 +410,8 @@ static void parse_op_body(shlo *s, sop *op, bool is_return)
         if (sx_is(p, t, "reducer")) {
             sx_next(p);
             op->regions = lx_grow(p, op->regions, op->n_regions, &cap_regions, sizeof(int));
-            op->regions[op->n_regions++] = parse_reducer(s);
-        } else if (!skip_loc(p)) {
+            op->regions[op->n_regions++] = shlo_parse_reducer(s);
+        } else if (!shlo_skip_loc(p)) {
             return;
         }
     }
@@ -535,13 +455,14 @@ static void parse_op(shlo *s)
         op.name = lx_dup_str(p, name.pos, name.len);
     else
         sx_expected(p, name, "an op name");
-    if (name.kind == S_WORD && !strcmp(op.name, "stablehlo.while")) /* cond { } do { } */
-        lx_fail_at(p, name.at, "stablehlo.while in the pretty syntax is not supported");
     bool is_return = !strcmp(op.name, "return") || !strcmp(op.name, "func.return") ||
                      !strcmp(op.name, "stablehlo.return");
     if (is_return && n_res)
         lx_fail_at(p, at, "'%s' has no results", op.name);
-    parse_op_body(s, &op, is_return);
+    if (name.kind == S_WORD && !strcmp(op.name, "stablehlo.while")) /* cond { } do { } */
+        shlo_parse_while(s, &op);
+    else
+        parse_op_body(s, &op, is_return);
     if (is_return) {
         if (op.n_operands == 0)
             lx_fail_at(p, op.at, "return of no values");
@@ -569,6 +490,8 @@ static void parse_op(shlo *s)
         if (!strcmp(op.name, "stablehlo.tuple"))
             lx_fail_at(p, op.at, "'%s' has one result", op.name);
     }
+    s->instr_at = at; /* instructions are located at their result names */
+    shlo_ctrl_operands(s, &op);
     int *all = op.operands, n_all = op.n_operands + op.n_inits;
     if (op.n_inits) {
         if (op.n_inits != op.n_operands)
@@ -577,7 +500,6 @@ static void parse_op(shlo *s)
         memcpy(all, op.operands, (size_t)op.n_operands * sizeof *all);
         memcpy(all + op.n_operands, op.inits, (size_t)op.n_inits * sizeof *all);
     }
-    s->instr_at = at;    /* instructions are located at their result names */
     size_t end = p->pos; /* shlo_map reads the attributes again */
     int idx = shlo_map(s, &op, shlo_add_instr(s, shlo_opcode(p, op.name), &sh, all, n_all));
     p->pos = end;
@@ -592,7 +514,7 @@ static void parse_op(shlo *s)
     }
     for (int r = 0, k = 0; r < n_res; k += res[r++].count) {
         size_t len = res[r].name.len;
-        define_val(s, res[r].name, len, first + (total > 1 ? k : 0), res[r].count);
+        shlo_define_val(s, res[r].name, len, first + (total > 1 ? k : 0), res[r].count);
     }
 }
 
@@ -654,7 +576,7 @@ static void parse_func(shlo *s, smodule *sm)
     }
     sym = sx_expect(p, S_SYM, "a function name such as @main");
     sarg *args;
-    int n = parse_args(s, &args);
+    int n = shlo_parse_args(s, &args);
     if (sx_peek(p).kind == S_ARROW) {
         sx_next(p);
         if (sx_punct(sx_peek(p), '('))
@@ -673,12 +595,12 @@ static void parse_func(shlo *s, smodule *sm)
         sx_expected(p, open, "'{' to open the function body");
     sx_next(p);
     shlo_builder b;
-    int comp = begin_comp(s, &b, sym.at);
-    add_params(s, args, n, NULL);
-    parse_ops(s);
-    end_comp(s, &b, open.at);
+    int comp = shlo_begin_comp(s, &b, sym.at);
+    shlo_add_params(s, args, n, NULL);
+    shlo_parse_ops(s);
+    shlo_end_comp(s, &b, open.at);
     add_func(s, sm, sym, comp, args, n);
-    skip_loc(p);
+    shlo_skip_loc(p);
 }
 
 /* "func.func"() <{..., sym_name = "main", ...}> ({ ^bb0(args): ops }) : () -> () */
@@ -712,17 +634,17 @@ static void parse_generic_func(shlo *s, smodule *sm)
         sx_expected(p, open, "'{' to open the function body");
     sx_next(p);
     shlo_builder b;
-    int comp = begin_comp(s, &b, sym.at);
+    int comp = shlo_begin_comp(s, &b, sym.at);
     sarg *args = NULL;
     int n = 0;
     if (sx_peek(p).kind == S_CARET) {
         sx_next(p);
-        n = sx_punct(sx_peek(p), '(') ? parse_args(s, &args) : 0;
+        n = sx_punct(sx_peek(p), '(') ? shlo_parse_args(s, &args) : 0;
         sx_expect_punct(p, ':', "after the block label");
     }
-    add_params(s, args, n, NULL);
-    parse_ops(s);
-    end_comp(s, &b, open.at);
+    shlo_add_params(s, args, n, NULL);
+    shlo_parse_ops(s);
+    shlo_end_comp(s, &b, open.at);
     sx_expect_punct(p, ')', "after the function body");
     if (sx_punct(sx_peek(p), '{'))
         sx_skip_group(p, '{', "function attributes");
@@ -731,7 +653,7 @@ static void parse_generic_func(shlo *s, smodule *sm)
     sx_expect(p, S_ARROW, "'->' in the operation type");
     sx_skip_group(p, '(', "operation type");
     add_func(s, sm, sym, comp, args, n);
-    skip_loc(p);
+    shlo_skip_loc(p);
 }
 
 static bool is_generic(parser *p, stok t, const char *name)
@@ -778,7 +700,7 @@ static void parse_module_op(shlo *s, smodule *sm, int depth)
         sx_expect(p, S_ARROW, "'->' in the operation type");
         sx_skip_group(p, '(', "operation type");
     }
-    skip_loc(p);
+    shlo_skip_loc(p);
 }
 
 /* Functions and modules up to '}' (consumed), or to the end of input at depth 0. */
@@ -796,7 +718,7 @@ static void parse_items(shlo *s, smodule *sm, int depth)
         if (t.kind == S_HASH && depth == 0) { /* #loc3 = loc(...) */
             sx_next(p);
             sx_expect_punct(p, '=', "after an alias name");
-            size_t loc = skip_loc(p);
+            size_t loc = shlo_skip_loc(p);
             if (!loc)
                 sx_skip_value(p, false, "alias value");
             sm->aliases =

@@ -1,6 +1,7 @@
 """Writes the JAX samples of test_hlo_shape_ops.cpp: <name>.hlo (jax.jit(f).lower(...) as HLO
-text), its inputs <name>.in<k>.npy and JAX's result <name>.out.npy. Run from this directory:
-python3 gen.py [name ...]"""
+text), its inputs <name>.in<k>.npy and JAX's result <name>.out.npy; and those of
+test_stablehlo_ops.cpp: the same function as StableHLO, <name>.mlir (as_text()) and
+<name>.generic.mlir (the generic op form). Run from this directory: python3 gen.py [name ...]"""
 import sys
 
 import jax
@@ -47,8 +48,14 @@ CASES = {
 for name, (f, args) in CASES.items():
     if sys.argv[1:] and name not in sys.argv[1:]:
         continue
+    lowered = jax.jit(f).lower(*args)
     with open(f"{name}.hlo", "w") as out:
-        out.write(jax.jit(f).lower(*args).as_text(dialect="hlo"))
+        out.write(lowered.as_text(dialect="hlo"))
+    with open(f"{name}.mlir", "w") as out:
+        out.write(lowered.as_text())
+    with open(f"{name}.generic.mlir", "w") as out:
+        ir = lowered.compiler_ir("stablehlo")
+        out.write(ir.operation.get_asm(print_generic_op_form=True))
     np.save(f"{name}.out.npy", np.asarray(jax.jit(f)(*args)))
     for k, a in enumerate(args):
         np.save(f"{name}.in{k}.npy", np.asarray(a))
