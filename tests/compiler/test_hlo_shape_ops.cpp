@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "compiler/tpuc.h"
-#include "io/npy.h"
 #include "tests/support/hlo_test.h"
+#include "tests/support/ops_samples.h"
 
 namespace
 {
@@ -517,21 +517,10 @@ std::string print_module(const hlo_module *m)
     return s;
 }
 
-const char *const kSamples[] = {"concatenate", "slice",           "slice_stride",
-                                "flip",        "dynamic_slice",   "dynamic_update_slice",
-                                "embedding",   "take_along_axis", "sort",
-                                "argsort",     "fori_loop",       "cond",
-                                "switch",      "cumsum"};
-
-std::string sample_path(const std::string &name, const std::string &ext)
-{
-    return hlo_test::kSrc + "tests/hlo/ops/" + name + ext;
-}
-
 TEST(HloShapeOps, PrintedSamplesParseBackTheSame)
 {
-    for (const char *name : kSamples) {
-        Parsed p(hlo_test::slurp(sample_path(name, ".hlo")));
+    for (const char *name : ops_samples::kNames) {
+        Parsed p(hlo_test::slurp(ops_samples::path(name, ".hlo")));
         ASSERT_NE(p.m, nullptr) << name << ": " << p.err.msg;
         const std::string once = print_module(p.m);
         Parsed q(once);
@@ -544,39 +533,13 @@ TEST(HloShapeOps, PrintedSamplesParseBackTheSame)
 
 // ------------------------------------------------------------- JAX samples --
 
-hlo_array *load_npy(const std::string &path)
-{
-    npy_array n{};
-    char err[256];
-    EXPECT_EQ(npy_load(path.c_str(), &n, err, sizeof err), 0) << path << ": " << err;
-    const hlo_type t = n.dtype == NPY_FLOAT32 ? HLO_F32
-                       : n.dtype == NPY_INT32 ? HLO_S32
-                       : n.dtype == NPY_INT8  ? HLO_S8
-                                              : HLO_U8;
-    int64_t dims[NPY_MAX_DIMS];
-    for (int d = 0; d < n.ndim; d++)
-        dims[d] = (int64_t)n.shape[d];
-    hlo_array *a = hlo_array_new(t, n.ndim, dims);
-    if (a && n.count)
-        memcpy(a->data, n.data, n.count * npy_dtype_size(n.dtype));
-    npy_free(&n);
-    return a;
-}
-
 // Runs module text on the sample's inputs; its one output against JAX's (NaN equal to NaN).
 void expect_jax_result(const std::string &name, const std::string &text, const char *what)
 {
     Parsed p(text);
     ASSERT_NE(p.m, nullptr) << name << " " << what << ": " << p.err.msg;
-    std::vector<hlo_array *> in;
-    for (int k = 0;; k++) {
-        FILE *f = fopen(sample_path(name, ".in" + std::to_string(k) + ".npy").c_str(), "rb");
-        if (!f)
-            break;
-        fclose(f);
-        in.push_back(load_npy(sample_path(name, ".in" + std::to_string(k) + ".npy")));
-    }
-    hlo_array *want = load_npy(sample_path(name, ".out.npy"));
+    std::vector<hlo_array *> in = ops_samples::inputs(name);
+    hlo_array *want = ops_samples::load_npy(ops_samples::path(name, ".out.npy"));
     hlo_array **outs = nullptr;
     int n = 0;
     hlo_error e{};
@@ -603,9 +566,9 @@ void expect_jax_result(const std::string &name, const std::string &text, const c
 
 TEST(HloShapeOps, JaxSamplesEvaluateAndCompileToJaxResults)
 {
-    for (const char *name : kSamples) {
+    for (const char *name : ops_samples::kNames) {
         SCOPED_TRACE(name);
-        const std::string path = sample_path(name, ".hlo");
+        const std::string path = ops_samples::path(name, ".hlo");
         expect_jax_result(name, hlo_test::slurp(path), "module");
         // tpuc keeps them all on the host: the host program computes the same.
         tpuc_options o = {};

@@ -6,14 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "compiler/tpuc.h"
-#include "io/npy.h"
 #include "tests/support/hlo_test.h"
+#include "tests/support/ops_samples.h"
 
 namespace
 {
@@ -24,47 +23,6 @@ using hlo_test::Parsed;
 using hlo_test::run1;
 using hlo_test::slurp;
 
-const char *const kSamples[] = {"concatenate", "slice",           "slice_stride",
-                                "flip",        "dynamic_slice",   "dynamic_update_slice",
-                                "embedding",   "take_along_axis", "sort",
-                                "argsort",     "fori_loop",       "cond",
-                                "switch",      "cumsum",          "scatter_add",
-                                "scatter_set"};
-
-std::string sample_path(const std::string &name, const std::string &ext)
-{
-    return hlo_test::kSrc + "tests/hlo/ops/" + name + ext;
-}
-
-hlo_array *load_npy(const std::string &path)
-{
-    npy_array n{};
-    char err[256];
-    EXPECT_EQ(npy_load(path.c_str(), &n, err, sizeof err), 0) << path << ": " << err;
-    const hlo_type t = n.dtype == NPY_FLOAT32 ? HLO_F32 : HLO_S32;
-    int64_t dims[NPY_MAX_DIMS];
-    for (int d = 0; d < n.ndim; d++)
-        dims[d] = (int64_t)n.shape[d];
-    hlo_array *a = hlo_array_new(t, n.ndim, dims);
-    if (a && n.count)
-        memcpy(a->data, n.data, n.count * npy_dtype_size(n.dtype));
-    npy_free(&n);
-    return a;
-}
-
-std::vector<hlo_array *> inputs(const std::string &name)
-{
-    std::vector<hlo_array *> in;
-    for (int k = 0;; k++) {
-        const std::string path = sample_path(name, ".in" + std::to_string(k) + ".npy");
-        FILE *f = fopen(path.c_str(), "rb");
-        if (!f)
-            return in;
-        fclose(f);
-        in.push_back(load_npy(path));
-    }
-}
-
 // Module text checked and evaluated on the sample's inputs: its one output.
 std::vector<double> eval_text(const std::string &name, const std::string &text, const char *what)
 {
@@ -74,7 +32,7 @@ std::vector<double> eval_text(const std::string &name, const std::string &text, 
         return {};
     hlo_error e{};
     EXPECT_EQ(hlo_check(p.m, what, &e), 0) << name << " " << what << ": " << e.msg;
-    std::vector<hlo_array *> in = inputs(name);
+    std::vector<hlo_array *> in = ops_samples::inputs(name);
     hlo_array **outs = nullptr;
     int n = 0;
     std::vector<double> v;
@@ -106,10 +64,11 @@ std::string host_program(const std::string &path)
 
 TEST(StableHloOps, JaxSamplesEvaluateAsTheirHlo)
 {
-    for (const char *name : kSamples) {
+    for (const char *name : ops_samples::kNames) {
         SCOPED_TRACE(name);
-        const std::vector<double> want = eval_text(name, slurp(sample_path(name, ".hlo")), "hlo");
-        hlo_array *jax = load_npy(sample_path(name, ".out.npy"));
+        const std::vector<double> want =
+            eval_text(name, slurp(ops_samples::path(name, ".hlo")), "hlo");
+        hlo_array *jax = ops_samples::load_npy(ops_samples::path(name, ".out.npy"));
         const std::vector<double> jv = hlo_test::values(jax);
         hlo_array_free(jax);
         // XLA on the CPU fuses fori_loop's c * 1.5 + i into a multiply-add (hlo.h): a rounding.
@@ -121,7 +80,7 @@ TEST(StableHloOps, JaxSamplesEvaluateAsTheirHlo)
                 EXPECT_NEAR(want[i], jv[i], 1e-6 * std::fmax(1, std::fabs(jv[i]))) << i;
         for (const char *ext : {".mlir", ".generic.mlir"}) {
             SCOPED_TRACE(ext);
-            const std::string path = sample_path(name, ext);
+            const std::string path = ops_samples::path(name, ext);
             expect_same(eval_text(name, slurp(path), ext), want);
             expect_same(eval_text(name, host_program(path), "host program"), want);
         }
@@ -179,12 +138,12 @@ TEST(StableHloOps, AttributesAsTheHloParserReadsThem)
         HLO_OP_GATHER,  HLO_OP_SCATTER,    HLO_OP_DYNAMIC_SLICE, HLO_OP_DYNAMIC_UPDATE_SLICE,
         HLO_OP_SORT,    HLO_OP_REVERSE,    HLO_OP_WHILE,         HLO_OP_CONDITIONAL,
         HLO_OP_COMPARE, HLO_OP_CONCATENATE};
-    for (const char *name : kSamples) {
-        Parsed h(slurp(sample_path(name, ".hlo")));
+    for (const char *name : ops_samples::kNames) {
+        Parsed h(slurp(ops_samples::path(name, ".hlo")));
         ASSERT_NE(h.m, nullptr) << h.err.msg;
         for (const char *ext : {".mlir", ".generic.mlir"}) {
             SCOPED_TRACE(std::string(name) + ext);
-            Parsed s(slurp(sample_path(name, ext)));
+            Parsed s(slurp(ops_samples::path(name, ext)));
             ASSERT_NE(s.m, nullptr) << s.err.msg;
             for (hlo_opcode op : ops) {
                 std::vector<const hlo_instr *> a = all_of(h.m, op), b = all_of(s.m, op);
@@ -420,7 +379,7 @@ TEST(StableHloOps, LocatedErrors)
 TEST(StableHloOps, TruncatedTextIsAnError)
 {
     for (const char *f : {"fori_loop.mlir", "switch.generic.mlir", "take_along_axis.mlir"}) {
-        const std::string text = slurp(sample_path(f, ""));
+        const std::string text = slurp(ops_samples::path(f, ""));
         const size_t end = text.rfind('}');
         for (size_t n = 1; n < end; n++) {
             hlo_error err{};
