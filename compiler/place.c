@@ -361,7 +361,7 @@ static int make_segments(tc_graph *g)
         avail[i] = -1;
         if (!tc_live(g, i) || nd->role == TC_CONST || nd->role == TC_INPUT)
             continue;
-        if (nd->role == TC_HOST) {
+        if (nd->role == TC_HOST || nd->role == TC_VIEW) { /* views: look_through's transposes */
             for (int j = 0; j < nd->n_in; j++)
                 if (avail[nd->in[j]] > avail[i])
                     avail[i] = avail[nd->in[j]];
