@@ -141,6 +141,8 @@ typedef enum {
     HLO_OP_POPCNT,
     HLO_OP_COUNT_LEADING_ZEROS,
     HLO_OP_BITCAST_CONVERT,
+    HLO_OP_BATCH_NORM_TRAINING,
+    HLO_OP_BATCH_NORM_INFERENCE,
     HLO_OP_COUNT_
 } hlo_opcode;
 
@@ -256,7 +258,11 @@ typedef struct {
     /* compare's type=TOTALORDER: floats ordered -NaN < -inf < ... < -0 < +0 < ... < inf < NaN
      * (as JAX's sort comparators ask); type=FLOAT, SIGNED and UNSIGNED are the default. */
     bool total_order;
-    int64_t iota_dimension;   /* iota's iota_dimension=N; -1 otherwise */
+    int64_t iota_dimension; /* iota's iota_dimension=N; -1 otherwise */
+    /* batch-norm-training's and batch-norm-inference's epsilon=E and feature_index=N (-1 when
+     * not given) */
+    double epsilon;
+    int64_t feature_index;
     char *custom_call_target; /* custom-call's custom_call_target="..."; NULL otherwise */
     hlo_window window;        /* convolution's and reduce-window's window={...} */
     hlo_conv_dims dim_labels; /* convolution's dim_labels=... */
@@ -334,9 +340,13 @@ hlo_ints *hlo_gather_list(hlo_gather_dims *g, int k);
 const char *hlo_gather_list_name(bool scatter, int k);
 
 /* Clears *in to an instruction without attributes, as the parsers start one: every index
- * (parameter_number, iota_dimension, to_apply, calls, condition, body, the gather's
+ * (parameter_number, iota_dimension, feature_index, to_apply, calls, condition, body, the gather's
  * index_vector_dim) -1, the group counts 1, everything else zero. */
 void hlo_instr_init(hlo_instr *in);
+
+/* Whether op may have a tuple of arrays as its value that the evaluator and the compiler take
+ * apart (a variadic reduce or reduce-window, sort, while, conditional, batch-norm-training). */
+bool hlo_tuple_result(hlo_opcode op);
 
 /* The computations instruction in refers to, in the order to_apply, calls, condition, body,
  * branches: the k-th of them that is given (k from 0), or -1 past the last. */

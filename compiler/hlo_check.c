@@ -590,6 +590,39 @@ static int check_dot(checker *k)
     return 0;
 }
 
+/* batch-norm-training(x, scale, offset) -> (x's shape, [F], [F]) and batch-norm-inference(x,
+ * scale, offset, mean, variance) -> x's shape: x a float array, F its dim feature_index, every
+ * other operand of x's type and dims [F]. */
+static int check_batch_norm(checker *k)
+{
+    const bool training = k->in->opcode == HLO_OP_BATCH_NORM_TRAINING;
+    if (hc_arity(k, training ? 3 : 5))
+        return -1;
+    const hlo_shape *x = hc_operand(k, 0);
+    if (hc_need_array(k, x, "the operand"))
+        return -1;
+    if (!hlo_is_float(x->type))
+        return hc_fail(k, "operand must be floating point, is %s", hlo_type_name(x->type));
+    if (k->in->feature_index < 0 || k->in->feature_index >= x->rank)
+        return hc_fail(k, "feature_index %lld out of range for rank %d",
+                       (long long)k->in->feature_index, x->rank);
+    hlo_shape f = {.type = x->type, .rank = 1, .elements = x->dims[k->in->feature_index]};
+    f.dims[0] = f.elements;
+    for (int i = 1; i < k->in->n_operands; i++)
+        if (!hlo_shape_equal(hc_operand(k, i), &f)) {
+            shape_strs t = hc_strs(hc_operand(k, i), &f);
+            return hc_fail(k, "operand %d is %s, expected %s", i, t.a, t.b);
+        }
+    const hlo_shape parts[3] = {*x, f, f};
+    const hlo_shape want =
+        training ? (hlo_shape){.type = HLO_TUPLE, .n_tuple = 3, .tuple = (hlo_shape *)parts} : *x;
+    if (!hlo_shape_equal(&k->in->shape, &want)) {
+        shape_strs t = hc_strs(&k->in->shape, &want);
+        return hc_fail(k, "result %s, expected %s", t.a, t.b);
+    }
+    return 0;
+}
+
 /* Any array operands; a result that is an array or a tuple of arrays; a target to call. */
 static int check_custom_call(checker *k)
 {
@@ -638,6 +671,8 @@ static int check_instr(checker *k)
     case HLO_OP_CONVOLUTION: return check_convolution(k);
     case HLO_OP_REDUCE_WINDOW: return check_reduce_window(k);
     case HLO_OP_CUSTOM_CALL: return check_custom_call(k);
+    case HLO_OP_BATCH_NORM_TRAINING:
+    case HLO_OP_BATCH_NORM_INFERENCE: return check_batch_norm(k);
     case HLO_OP_SLICE:
     case HLO_OP_CONCATENATE:
     case HLO_OP_REVERSE:

@@ -265,6 +265,66 @@ static void fold_store(const folder *fo, val *out, int64_t o)
         he_copy(fo->n > 1 ? out->t[i].a : out->a, o, fo->args[i].a, 0);
 }
 
+/* Batch normalization of each feature over every other position of x (XLA's
+ * BatchNormExpander): training computes the mean and the biased variance E[(x - mean)^2] (in
+ * double) and returns them with y; inference takes them as operands 3 and 4. y = (x - mean) /
+ * sqrt(var + epsilon) * scale + offset, rounded to x's type. */
+static int eval_batch_norm(evaluator *e, const hlo_instr *in, const val *op, val *out)
+{
+    const hlo_array *x = op[0].a;
+    const bool training = in->opcode == HLO_OP_BATCH_NORM_TRAINING;
+    const int fi = (int)in->feature_index;
+    const int64_t nf = x->shape.dims[fi];
+    int64_t inner = 1;
+    for (int d = fi + 1; d < x->shape.rank; d++)
+        inner *= x->shape.dims[d];
+    const double count = nf ? (double)(x->shape.elements / nf) : 0;
+    hlo_array *y = hlo_array_new(x->shape.type, x->shape.rank, x->shape.dims);
+    hlo_array *mean = training ? hlo_array_new(x->shape.type, 1, &nf) : NULL;
+    hlo_array *var = training ? hlo_array_new(x->shape.type, 1, &nf) : NULL;
+    double *sum = calloc(2 * (size_t)nf + 1, sizeof *sum);
+    if (!y || (training && (!mean || !var)) || !sum ||
+        (training && !(out->t = calloc(3, sizeof *out->t)))) {
+        hlo_array_free(y);
+        hlo_array_free(mean);
+        hlo_array_free(var);
+        free(sum);
+        return he_fail(e, in, "out of memory");
+    }
+    double *m = sum, *v = sum + nf;
+    for (int64_t f = 0; training && f < nf; f++) {
+        for (int64_t i = f * inner; i < x->shape.elements; i += nf * inner)
+            for (int64_t j = i; j < i + inner; j++)
+                m[f] += hlo_array_get(x, j);
+        m[f] = count ? m[f] / count : 0;
+        for (int64_t i = f * inner; i < x->shape.elements; i += nf * inner)
+            for (int64_t j = i; j < i + inner; j++)
+                v[f] += (hlo_array_get(x, j) - m[f]) * (hlo_array_get(x, j) - m[f]);
+        v[f] = count ? v[f] / count : 0;
+        hlo_array_set(mean, f, m[f]);
+        hlo_array_set(var, f, v[f]);
+    }
+    for (int64_t f = 0; !training && f < nf; f++) {
+        m[f] = hlo_array_get(op[3].a, f);
+        v[f] = hlo_array_get(op[4].a, f);
+    }
+    for (int64_t j = 0; j < x->shape.elements; j++) {
+        const int64_t f = j / inner % nf;
+        const double norm = (hlo_array_get(x, j) - m[f]) / sqrt(v[f] + in->epsilon);
+        hlo_array_set(y, j, norm * hlo_array_get(op[1].a, f) + hlo_array_get(op[2].a, f));
+    }
+    free(sum);
+    if (!training) {
+        out->a = y;
+        return 0;
+    }
+    out->n = 3;
+    out->t[0].a = y;
+    out->t[1].a = mean;
+    out->t[2].a = var;
+    return 0;
+}
+
 static int eval_reduce(evaluator *e, const hlo_instr *in, const val *ops, val *out)
 {
     const hlo_array *s0 = ops[0].a;
@@ -589,6 +649,8 @@ static int eval_instr(evaluator *e, const hlo_instr *in, const val *op, val *out
         rc = he_eval_comp(e, &e->m->comps[in->to_apply >= 0 ? in->to_apply : in->calls], op, out);
         break;
     case HLO_OP_REDUCE: rc = eval_reduce(e, in, op, out); break;
+    case HLO_OP_BATCH_NORM_TRAINING:
+    case HLO_OP_BATCH_NORM_INFERENCE: rc = eval_batch_norm(e, in, op, out); break;
     case HLO_OP_REDUCE_WINDOW: rc = eval_reduce_window(e, in, op, out); break;
     case HLO_OP_CUSTOM_CALL: rc = eval_custom_call(e, in, op, out); break;
     case HLO_OP_WHILE:
@@ -793,9 +855,7 @@ int hlo_eval_instr(const hlo_module *m, const char *file, const hlo_instr *in,
                    hlo_array *const *operands, hlo_array **out, hlo_error *err)
 {
     evaluator e = {m, file, err, &no_hooks};
-    const bool tuple_ok = in->opcode == HLO_OP_REDUCE || in->opcode == HLO_OP_REDUCE_WINDOW ||
-                          in->opcode == HLO_OP_SORT || in->opcode == HLO_OP_WHILE ||
-                          in->opcode == HLO_OP_CONDITIONAL;
+    const bool tuple_ok = hlo_tuple_result(in->opcode);
     const int n_out = tuple_ok ? count_leaves(&in->shape) : 1;
     for (int i = 0; i < n_out; i++)
         out[i] = NULL;

@@ -76,6 +76,7 @@ tok lx_expect_punct(parser *p, char ch, const char *ctx);
 bool lx_eat_punct(parser *p, char ch);
 tok lx_expect_name(parser *p, const char *what);
 int64_t lx_parse_int(parser *p, const char *what, int64_t lo, int64_t hi);
+double lx_parse_double(parser *p, const char *what); /* a decimal number (hlo_literal.c) */
 /* Skips one attribute value by balanced scanning of (), {}, [] and strings. */
 void lx_skip_value(parser *p, const char *what);
 /* A constant's literal into in (hlo_literal.c): in->shape must be parsed already. */

@@ -28,6 +28,35 @@ static int64_t integer_token(const char *s, size_t len)
     return (int64_t)(s[0] == '-' ? -m : m);
 }
 
+/* A decimal number token: [-]digits[.digits][e[+-]digits], or [-].digits... (strtod alone would
+ * take hex too); what names the context in messages. */
+static double decimal(parser *p, tok t, const char *what)
+{
+    const char *s = p->s + t.pos;
+    size_t i = s[0] == '-', digits = 0;
+    while (i < t.len && isdigit((unsigned char)s[i]))
+        i++, digits++;
+    if (i < t.len && s[i] == '.')
+        for (i++; i < t.len && isdigit((unsigned char)s[i]); i++)
+            digits++;
+    if (digits && i < t.len && (s[i] == 'e' || s[i] == 'E')) {
+        size_t j = i + 1 + (i + 1 < t.len && (s[i + 1] == '+' || s[i + 1] == '-'));
+        if (j < t.len && isdigit((unsigned char)s[j]))
+            for (i = j; i < t.len && isdigit((unsigned char)s[i]); i++)
+                ;
+    }
+    if (t.kind != T_NUM || !digits || i != t.len)
+        lx_fail_at(p, t.pos, "bad number '%.*s' in %s", (int)t.len, s, what);
+    char buf[128];
+    if (t.len >= sizeof buf)
+        lx_fail_at(p, t.pos, "number '%.24s...' too long in %s", s, what);
+    memcpy(buf, s, t.len);
+    buf[t.len] = 0;
+    return strtod(buf, NULL);
+}
+
+double lx_parse_double(parser *p, const char *what) { return decimal(p, lx_next(p), what); }
+
 static void literal_value(parser *p, values *vals, hlo_type type)
 {
     tok t = lx_next(p);
@@ -43,28 +72,10 @@ static void literal_value(parser *p, values *vals, hlo_type type)
     } else if (lx_tok_is(p, t, "nan") || (t.kind == T_NUM && t.len == 4 && !memcmp(s, "-nan", 4))) {
         v = NAN;
     } else if (t.kind == T_NUM) {
-        /* [-]digits[.digits][e[+-]digits], or [-].digits...: strtod alone would take hex too. */
-        size_t i = s[0] == '-', digits = 0;
-        while (i < t.len && isdigit((unsigned char)s[i]))
-            i++, digits++;
-        if (i < t.len && s[i] == '.')
-            for (i++; i < t.len && isdigit((unsigned char)s[i]); i++)
-                digits++;
-        if (digits && i < t.len && (s[i] == 'e' || s[i] == 'E')) {
-            size_t j = i + 1 + (i + 1 < t.len && (s[i + 1] == '+' || s[i + 1] == '-'));
-            if (j < t.len && isdigit((unsigned char)s[j]))
-                for (i = j; i < t.len && isdigit((unsigned char)s[i]); i++)
-                    ;
-        }
-        if (!digits || i != t.len)
-            lx_fail_at(p, t.pos, "bad number '%.*s' in constant", (int)t.len, s);
-        char buf[128];
-        if (t.len >= sizeof buf)
-            lx_fail_at(p, t.pos, "number '%.24s...' too long in constant", s);
-        memcpy(buf, s, t.len);
-        buf[t.len] = 0;
-        v = strtod(buf, NULL);
-        iv = strpbrk(buf, ".eE") ? (fabs(v) < 0x1p63 ? (int64_t)v : 0) : integer_token(s, t.len);
+        v = decimal(p, t, "constant");
+        const bool integral =
+            !memchr(s, '.', t.len) && !memchr(s, 'e', t.len) && !memchr(s, 'E', t.len);
+        iv = integral ? integer_token(s, t.len) : fabs(v) < 0x1p63 ? (int64_t)v : 0;
     } else {
         lx_expected(p, t, "a number in constant");
     }

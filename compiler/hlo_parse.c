@@ -246,6 +246,14 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
                            "unknown comparison type '%.*s' (expected FLOAT TOTALORDER SIGNED "
                            "UNSIGNED)",
                            (int)t.len, p->s + t.pos);
+        } else if (lx_tok_is(p, name, "feature_index") &&
+                   (in->opcode == HLO_OP_BATCH_NORM_TRAINING ||
+                    in->opcode == HLO_OP_BATCH_NORM_INFERENCE)) {
+            dup = in->feature_index >= 0;
+            in->feature_index = lx_parse_int(p, "feature index", 0, HLO_MAX_RANK - 1);
+        } else if (lx_tok_is(p, name, "epsilon") && (in->opcode == HLO_OP_BATCH_NORM_TRAINING ||
+                                                     in->opcode == HLO_OP_BATCH_NORM_INFERENCE)) {
+            in->epsilon = lx_parse_double(p, "epsilon");
         } else if (lx_tok_is(p, name, "iota_dimension") && in->opcode == HLO_OP_IOTA) {
             dup = in->iota_dimension >= 0;
             in->iota_dimension = lx_parse_int(p, "iota dimension", 0, INT32_MAX);
@@ -357,6 +365,8 @@ static const char *const opcode_names[HLO_OP_COUNT_] = {
     [HLO_OP_POPCNT] = "popcnt",
     [HLO_OP_COUNT_LEADING_ZEROS] = "count-leading-zeros",
     [HLO_OP_BITCAST_CONVERT] = "bitcast-convert",
+    [HLO_OP_BATCH_NORM_TRAINING] = "batch-norm-training",
+    [HLO_OP_BATCH_NORM_INFERENCE] = "batch-norm-inference",
 };
 
 static void parse_operands(parser *p, hlo_instr *in, int comp, int instr)
@@ -709,6 +719,7 @@ void hlo_instr_init(hlo_instr *in)
 {
     *in = (hlo_instr){.parameter_number = -1,
                       .iota_dimension = -1,
+                      .feature_index = -1,
                       .to_apply = -1,
                       .calls = -1,
                       .condition = -1,
@@ -716,6 +727,12 @@ void hlo_instr_init(hlo_instr *in)
                       .feature_group_count = 1,
                       .batch_group_count = 1};
     in->gather.index_vector_dim = -1;
+}
+
+bool hlo_tuple_result(hlo_opcode op)
+{
+    return op == HLO_OP_REDUCE || op == HLO_OP_REDUCE_WINDOW || op == HLO_OP_SORT ||
+           op == HLO_OP_WHILE || op == HLO_OP_CONDITIONAL || op == HLO_OP_BATCH_NORM_TRAINING;
 }
 
 int hlo_callee(const hlo_instr *in, int k)

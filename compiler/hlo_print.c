@@ -285,6 +285,10 @@ static void print_attributes(hlo_text *t, const hlo_module *m, const hlo_instr *
     }
     if (a->is_stable)
         hlo_text_printf(t, ", is_stable=true");
+    if ((a->opcode == HLO_OP_BATCH_NORM_TRAINING || a->opcode == HLO_OP_BATCH_NORM_INFERENCE) &&
+        a->feature_index >= 0)
+        hlo_text_printf(t, ", epsilon=%.17g, feature_index=%lld", a->epsilon,
+                        (long long)a->feature_index);
     if (a->to_apply >= 0)
         hlo_text_printf(t, ", to_apply=%s", m->comps[a->to_apply].name);
     if (a->calls >= 0)

@@ -136,15 +136,14 @@ static bool nested_tuple(const hlo_computation *c, const hlo_instr *in)
 }
 
 /* The nodes of instruction in of c, whose operands have values v, into *r: one node, or for a
- * tuple-valued variadic reduce or reduce-window, sort, while or conditional one per element,
+ * tuple-valued instruction (hlo_tuple_result) one per element,
  * consecutive, sharing the operands. A tuple operand (while's state, a branch's argument)
  * gives the nodes its elements. Returns 0, -1 when out of memory, 1 with the message set. */
 static int add_instr_nodes(tc_graph *g, const hlo_computation *c, const hlo_instr *in,
                            const tval *v, tval *r)
 {
     const hlo_opcode op = in->opcode;
-    if (in->shape.type == HLO_TUPLE && op != HLO_OP_REDUCE && op != HLO_OP_REDUCE_WINDOW &&
-        op != HLO_OP_SORT && op != HLO_OP_WHILE && op != HLO_OP_CONDITIONAL) {
+    if (in->shape.type == HLO_TUPLE && !hlo_tuple_result(op)) {
         tc_fail(g, in, "'%s': tuple-valued %s is not supported", in->name, in->opcode_name);
         return 1;
     }

@@ -456,6 +456,44 @@ TEST(HloEval, Errors)
     EXPECT_EQ(r.err, at(text, "c =") + "constant: value 300 of 'c' is not a s8");
 }
 
+// Batch normalization as PyTorch/XLA lowers torch's layer_norm (batch-norm-training over the
+// features of a reshaped input) and BatchNorm2d in eval mode (batch-norm-inference): per feature,
+// the mean and the biased variance of the other positions, hand-computed here.
+TEST(HloEval, BatchNorm)
+{
+    // x [2, 2] with feature_index=1: feature 0 holds {1, 3} (mean 2, variance 1), feature 1
+    // {2, 6} (mean 4, variance 4); epsilon 0 keeps the numbers exact.
+    const std::string training =
+        entry("  x = f32[2,2] parameter(0)\n  s = f32[2] constant({1, 2})\n"
+              "  o = f32[2] constant({0, 10})\n"
+              "  ROOT b = (f32[2,2], f32[2], f32[2]) batch-norm-training(x, s, o), epsilon=0, "
+              "feature_index=1\n");
+    Result r = run(training, {make(HLO_F32, {2, 2}, {1, 2, 3, 6})});
+    ASSERT_EQ(r.err, "");
+    ASSERT_EQ(r.out.size(), 3u);
+    expect_same(r.out[0], {-1, 8, 1, 12}); // (x - mean) / sqrt(var) * scale + offset
+    expect_same(r.out[1], {2, 4});
+    expect_same(r.out[2], {1, 4});
+    const std::string inference = entry(
+        "  x = f32[1,2,2] parameter(0)\n  s = f32[2] constant({1, 1})\n"
+        "  o = f32[2] constant({0, 0})\n  m = f32[2] constant({1, 2})\n"
+        "  v = f32[2] constant({3, 0})\n"
+        "  ROOT y = f32[1,2,2] batch-norm-inference(x, s, o, m, v), epsilon=1, feature_index=1\n");
+    expect_same(run1(inference, {make(HLO_F32, {1, 2, 2}, {3, 5, 2, 4})}), {1, 2, 0, 2});
+    // Located errors: the feature dim, an operand of other dims, an integer input.
+    std::string bad = entry("  x = f32[2,2] parameter(0)\n  s = f32[3] constant({1, 2, 3})\n"
+                            "  ROOT y = f32[2,2] batch-norm-inference(x, s, s, s, s), epsilon=0, "
+                            "feature_index=1\n");
+    r = run(bad, {make(HLO_F32, {2, 2}, {1, 2, 3, 4})});
+    EXPECT_EQ(r.err, at(bad, "y =") + "batch-norm-inference: operand 1 is f32[3], expected f32[2]");
+    bad = entry("  x = f32[2,2] parameter(0)\n  s = f32[2] constant({1, 2})\n"
+                "  ROOT y = f32[2,2] batch-norm-inference(x, s, s, s, s), epsilon=0, "
+                "feature_index=2\n");
+    r = run(bad, {make(HLO_F32, {2, 2}, {1, 2, 3, 4})});
+    EXPECT_EQ(r.err,
+              at(bad, "y =") + "batch-norm-inference: feature_index 2 out of range for rank 2");
+}
+
 // ============================================== logical ops, iota, variadic reduce --
 
 TEST(HloEval, LogicalOps)
