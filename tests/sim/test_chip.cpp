@@ -5,9 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "sim/tpusim.h"
 #include "tests/support/progs.h"
@@ -435,6 +439,31 @@ TEST_P(Chip, Barrier)
     tpusim_reset(dev.s);
     EXPECT_EQ(tpusim_chip_reg_read(dev.s, TPU_CHIP_CSR_BAR_MASK), all);
     EXPECT_EQ(tpusim_chip_reg_read(dev.s, TPU_CHIP_CSR_BAR_GEN), 0u);
+}
+
+// A chip traces like a core: every core's signals and the chip's, for the cycles asked for.
+TEST_P(Chip, Trace)
+{
+    const ChipSize p = GetParam();
+    Device dev(p.n, p.cores, 1 << 20);
+    ASSERT_NE(dev.s, nullptr);
+    const char *tmp = std::getenv("TMPDIR");
+    const std::filesystem::path dir =
+        std::filesystem::path(tmp ? tmp : "/tmp") / ("test_chip_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string fst =
+        (dir / ("chip" + std::to_string(p.n) + "x" + std::to_string(p.cores) + ".fst")).string();
+    char err[256] = "";
+    const uint64_t now = tpusim_cycle(dev.s);
+    ASSERT_EQ(
+        tpusim_trace_open(dev.s, fst.c_str(), TPUSIM_TRACE_FST, now, now + 20, err, sizeof err), 0)
+        << err;
+    tpusim_step(dev.s, 30); // the window closes the trace after 20 cycles
+    uint64_t cycles = 0;
+    EXPECT_EQ(tpusim_trace_close(dev.s, &cycles, err, sizeof err), 0) << err;
+    EXPECT_EQ(cycles, 20u);
+    EXPECT_GT(std::filesystem::file_size(fst), 0u);
+    std::filesystem::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Chips, Chip, ::testing::ValuesIn(built_chips()), name_of);
