@@ -14,6 +14,8 @@
 #   make wave       trace a small GEMM and open it in GTKWave (a screenshot without a display)
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each, or FUZZ_TARGETS
 #   make ARRAY=8    build only the N = 8 model (any list: ARRAY="8 16")
+#   make CHIPS="8x1 8x8"  build these multi-core chips (N x C) instead of the default
+#                   4x1 4x2 4x4 4x8
 
 BUILD  ?= build
 ARRAY  ?= 4 8 16 32
@@ -23,6 +25,9 @@ FUZZ_TARGETS ?=
 CMAKE_FLAGS ?=
 
 CMAKE_FLAGS += -DTPU_ARRAYS="$(subst $() ,;,$(strip $(ARRAY)))"
+ifneq ($(strip $(CHIPS)),)
+CMAKE_FLAGS += -DTPU_CHIPS="$(subst $() ,;,$(strip $(CHIPS)))"
+endif
 
 .PHONY: all deps verible configure build test test-asan fuzz lint format soak bench demo wave clean
 

@@ -1,4 +1,5 @@
-// device.cpp - the cycle-accurate device of tpusim.h: a verilated tpu_core plus the memory model.
+// device.cpp - the cycle-accurate device of tpusim.h: a verilated tpu_core, or a verilated
+// tpu_chip of C cores on one memory port, plus the memory model.
 //
 // Clocking. One cycle (one clock edge) is:
 //   1. the inputs of the cycle are already driven: the host's (iq_*, csr_*) by the API call, the
@@ -13,8 +14,9 @@
 // at the edge. In a trace, cycle c spans 10c..10c+10 ns with clk rising at 10c+5, and the
 // memory's outputs change at 10c.
 //
-// CSR offsets are 8 bits on the core's port: reads beyond 0xFF return 0 and writes beyond it
-// only spend their clock edge.
+// CSR offsets are 8 bits on the core's port and on the chip's: reads beyond 0xFF return 0 and
+// writes beyond it only spend their clock edge. A chip's per-core pins are vectors, core k's field
+// at bits [k*W +: W] (docs/isa.md "Ports of tpu_chip"); get_field and set_field reach them.
 #include "io/tpuio.h"
 #include "sim/memmodel.h"
 #include "sim/tpu_models.h" // generated: the Vtpu_n<N> headers and TPU_FOR_EACH_MODEL
@@ -22,6 +24,7 @@
 
 #include <verilated.h>
 #include <verilated_fst_c.h>
+#include <verilated_sym_props.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -31,6 +34,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -94,6 +98,30 @@ template <std::size_t W> void set_bytes(VlWide<W> &v, const uint8_t *src, size_t
             x |= static_cast<uint32_t>(src[4 * w + b]) << (8 * b);
         v.at(w) = x;
     }
+}
+
+// The width-bit field at bit lsb of a vector (width <= 32, inside one 32-bit word).
+template <typename T> uint32_t get_field(const T &v, unsigned lsb, unsigned width)
+{
+    static_assert(std::is_integral<T>::value, "Verilator scalar");
+    return static_cast<uint32_t>(static_cast<uint64_t>(v) >> lsb & ((1ull << width) - 1));
+}
+template <std::size_t W> uint32_t get_field(const VlWide<W> &v, unsigned lsb, unsigned width)
+{
+    return static_cast<uint32_t>(v.at(lsb / 32) >> (lsb % 32) & ((1ull << width) - 1));
+}
+template <typename T> void set_field(T &v, unsigned lsb, unsigned width, uint32_t x)
+{
+    static_assert(std::is_integral<T>::value, "Verilator scalar");
+    const uint64_t mask = ((1ull << width) - 1) << lsb;
+    v = static_cast<T>((static_cast<uint64_t>(v) & ~mask) |
+                       (static_cast<uint64_t>(x) << lsb & mask));
+}
+template <std::size_t W> void set_field(VlWide<W> &v, unsigned lsb, unsigned width, uint32_t x)
+{
+    const uint32_t mask = static_cast<uint32_t>(((1ull << width) - 1) << (lsb % 32));
+    EData &word = v.at(lsb / 32);
+    word = (word & ~mask) | (x << (lsb % 32) & mask);
 }
 
 bool on_path(const char *prog)
@@ -192,24 +220,29 @@ void remove_tracked(const std::string &path)
     tpuio_untrack(path.c_str());
 }
 
-// The pins and clock of one verilated tpu_core, independent of N; Model<V> below implements it
-// for each generated class.
-class Core
+// The pins and clock of one verilated tpu_core or tpu_chip, independent of N and C; Model<V> below
+// implements it for each generated core class, Chip<V, C> for each chip class. Core k < cores();
+// a lone core is core 0.
+class Device
 {
   public:
-    Core(MemModel &mem, uint32_t n) : mem_(mem), n_(n), buf_(4 * n) {}
-    virtual ~Core() = default;
-    Core(const Core &) = delete;
-    Core &operator=(const Core &) = delete;
+    Device(MemModel &mem, uint32_t n, uint32_t cores) : mem_(mem), n_(n), cores_(cores), buf_(4 * n)
+    {
+    }
+    virtual ~Device() = default;
+    Device(const Device &) = delete;
+    Device &operator=(const Device &) = delete;
 
+    uint32_t cores() const { return cores_; }
     uint64_t cycle() const { return cycle_; }
     // One clock edge; the memory model takes part unless `memory` is false.
     virtual void clock(bool memory) = 0;
-    virtual uint32_t reg_read(uint32_t offset) = 0;
-    virtual bool irq() const = 0;
-    virtual void set_iq(const tpu_insn *insn) = 0; // nullptr: iq_valid low
-    // iq_ready as sampled before the last edge.
-    bool iq_was_ready() const { return iq_ready_; }
+    virtual uint32_t reg_read(uint32_t k, uint32_t offset) = 0;
+    virtual uint32_t chip_reg_read(uint32_t offset) = 0; // 0 on a lone core
+    virtual bool irq(uint32_t k) const = 0;
+    virtual void set_iq(uint32_t k, const tpu_insn *insn) = 0; // nullptr: iq_valid low
+    // iq_ready of core k as sampled before the last edge.
+    bool iq_was_ready(uint32_t k) const { return iq_ready_ >> k & 1; }
 
     // rst high for one edge; the memory model's queues are emptied and it sits the edge out, so
     // nothing the core offers in the reset cycle is accepted.
@@ -221,20 +254,35 @@ class Core
         clock(false);
         set_rst(false);
     }
-    void reg_write(uint32_t offset, uint32_t v)
+    void reg_write(uint32_t k, uint32_t offset, uint32_t v)
     {
-        set_csr(offset <= 0xFF, offset, v);
+        set_csr(k, offset <= 0xFF, offset, v);
         clock(true);
-        set_csr(false, offset, 0);
+        set_csr(k, false, offset, 0);
     }
-    void ub_row(uint32_t row, int8_t *dst)
+    // The same write to every core's CSR port in one clock edge.
+    void reg_write_all(uint32_t offset, uint32_t v)
     {
-        ub_bytes(row, buf_.data());
+        for (uint32_t k = 0; k < cores_; k++)
+            set_csr(k, offset <= 0xFF, offset, v);
+        clock(true);
+        for (uint32_t k = 0; k < cores_; k++)
+            set_csr(k, false, offset, 0);
+    }
+    void chip_reg_write(uint32_t offset, uint32_t v)
+    {
+        set_chip_csr(offset <= 0xFF, offset, v);
+        clock(true);
+        set_chip_csr(false, offset, 0);
+    }
+    void ub_row(uint32_t k, uint32_t row, int8_t *dst)
+    {
+        ub_bytes(k, row, buf_.data());
         std::memcpy(dst, buf_.data(), n_);
     }
-    void acc_row(uint32_t row, int32_t *dst)
+    void acc_row(uint32_t k, uint32_t row, int32_t *dst)
     {
-        acc_bytes(row, buf_.data());
+        acc_bytes(k, row, buf_.data());
         for (uint32_t c = 0; c < n_; c++) {
             const uint8_t *b = &buf_[4 * c];
             const uint32_t u = b[0] | b[1] << 8 | b[2] << 16 | static_cast<uint32_t>(b[3]) << 24;
@@ -321,11 +369,12 @@ class Core
 
   protected:
     virtual void set_rst(bool rst) = 0;
-    virtual void set_csr(bool we, uint32_t offset, uint32_t wdata) = 0;
+    virtual void set_csr(uint32_t k, bool we, uint32_t offset, uint32_t wdata) = 0;
+    virtual void set_chip_csr(bool we, uint32_t offset, uint32_t wdata) = 0; // none on a lone core
     virtual void drive_memory() = 0;
     virtual void attach_trace(VerilatedFstC *tfp) = 0;
-    virtual void ub_bytes(uint32_t row, uint8_t *dst) = 0;  // N bytes
-    virtual void acc_bytes(uint32_t row, uint8_t *dst) = 0; // 4N bytes
+    virtual void ub_bytes(uint32_t k, uint32_t row, uint8_t *dst) = 0;  // N bytes
+    virtual void acc_bytes(uint32_t k, uint32_t row, uint8_t *dst) = 0; // 4N bytes
 
     // Dump at trace time t if cycle_ is inside the window.
     void dump(uint64_t t)
@@ -350,8 +399,9 @@ class Core
 
     MemModel &mem_;
     const uint32_t n_;
+    const uint32_t cores_;
     std::vector<uint8_t> buf_; // one bus width (4N bytes) of scratch
-    bool iq_ready_ = false;
+    uint32_t iq_ready_ = 0;    // bit k: core k's iq_ready
 
   private:
     uint64_t cycle_ = 0;
@@ -366,16 +416,19 @@ class Core
     uint64_t from_ = 0, to_ = 0, dumped_ = 0, last_cycles_ = 0;
 };
 
-template <class V> class Model final : public Core
+// What every verilated model shares: its context, clock, reset and memory port (tpu_core's and
+// tpu_chip's have the same pins).
+template <class V> class Verilated : public Device
 {
   public:
-    Model(MemModel &mem, uint32_t n) : Core(mem, n), ctx_(new VerilatedContext)
+    Verilated(MemModel &mem, uint32_t n, uint32_t cores)
+        : Device(mem, n, cores), ctx_(new VerilatedContext)
     {
         ctx_->traceEverOn(true);
         ctx_->randReset(0); // memories power up as zero (docs/isa.md)
         v_.reset(new V(ctx_.get(), "TOP"));
     }
-    ~Model() override
+    ~Verilated() override
     {
         trace_close();
         v_->final();
@@ -414,31 +467,9 @@ template <class V> class Model final : public Core
         edge_done();
         drive_memory();
     }
-    uint32_t reg_read(uint32_t offset) override
-    {
-        if (offset > 0xFF)
-            return 0;
-        v_->csr_addr = static_cast<uint8_t>(offset);
-        v_->eval();
-        return v_->csr_rdata;
-    }
-    bool irq() const override { return v_->irq; }
-    void set_iq(const tpu_insn *insn) override
-    {
-        v_->iq_valid = insn != nullptr;
-        if (insn)
-            for (int i = 0; i < 4; i++)
-                v_->iq_data.at(i) = insn->w[i];
-    }
 
-  private:
+  protected:
     void set_rst(bool rst) override { v_->rst = rst; }
-    void set_csr(bool we, uint32_t offset, uint32_t wdata) override
-    {
-        v_->csr_we = we;
-        v_->csr_addr = static_cast<uint8_t>(offset);
-        v_->csr_wdata = wdata;
-    }
     void drive_memory() override
     {
         V &m = *v_;
@@ -452,34 +483,157 @@ template <class V> class Model final : public Core
         }
     }
     void attach_trace(VerilatedFstC *tfp) override { v_->trace(tfp, 99); }
-    void ub_bytes(uint32_t row, uint8_t *dst) override
-    {
-        get_bytes(v_->rootp->tpu_core__DOT__u_ub__DOT__mem[row], dst, n_);
-    }
-    void acc_bytes(uint32_t row, uint8_t *dst) override
-    {
-        get_bytes(v_->rootp->tpu_core__DOT__u_acc__DOT__mem[row], dst, 4 * n_);
-    }
 
     std::unique_ptr<VerilatedContext> ctx_;
     std::unique_ptr<V> v_;
 };
 
-struct ModelEntry {
-    uint32_t n;
-    std::unique_ptr<Core> (*make)(MemModel &mem);
-};
-#define TPU_MODEL_ENTRY(N)                                           \
-    {N, [](MemModel &mem) -> std::unique_ptr<Core> {                 \
-         return std::unique_ptr<Core>(new Model<Vtpu_n##N>(mem, N)); \
-     }},
-const ModelEntry kModels[] = {TPU_FOR_EACH_MODEL(TPU_MODEL_ENTRY)};
-#undef TPU_MODEL_ENTRY
+// A lone tpu_core: core 0 is the only one (the callers check k).
+template <class V> class Model final : public Verilated<V>
+{
+  public:
+    Model(MemModel &mem, uint32_t n) : Verilated<V>(mem, n, 1) {}
 
-const ModelEntry *find_model(uint32_t n)
+    uint32_t reg_read(uint32_t, uint32_t offset) override
+    {
+        if (offset > 0xFF)
+            return 0;
+        this->v_->csr_addr = static_cast<uint8_t>(offset);
+        this->v_->eval();
+        return this->v_->csr_rdata;
+    }
+    uint32_t chip_reg_read(uint32_t) override { return 0; }
+    bool irq(uint32_t) const override { return this->v_->irq; }
+    void set_iq(uint32_t, const tpu_insn *insn) override
+    {
+        this->v_->iq_valid = insn != nullptr;
+        if (insn)
+            for (int i = 0; i < 4; i++)
+                this->v_->iq_data.at(i) = insn->w[i];
+    }
+
+  private:
+    void set_csr(uint32_t, bool we, uint32_t offset, uint32_t wdata) override
+    {
+        this->v_->csr_we = we;
+        this->v_->csr_addr = static_cast<uint8_t>(offset);
+        this->v_->csr_wdata = wdata;
+    }
+    void set_chip_csr(bool, uint32_t, uint32_t) override {}
+    void ub_bytes(uint32_t, uint32_t row, uint8_t *dst) override
+    {
+        get_bytes(this->v_->rootp->tpu_core__DOT__u_ub__DOT__mem[row], dst, this->n_);
+    }
+    void acc_bytes(uint32_t, uint32_t row, uint8_t *dst) override
+    {
+        get_bytes(this->v_->rootp->tpu_core__DOT__u_acc__DOT__mem[row], dst, 4 * this->n_);
+    }
+};
+
+// A tpu_chip of C cores. Core k's UB and ACC arrays are found by name among the model's public
+// scopes (public_flat_rd in rtl/tpu_ub.v, rtl/tpu_acc.v): where Verilator puts a core's members
+// (inlined into the root or in a class of its own) depends on C. Their rows are little-endian
+// words, as a wide bus's.
+template <class V, uint32_t C> class Chip final : public Verilated<V>
+{
+    static_assert(kLittleEndian, "the chip's UB and ACC rows are read as little-endian words");
+
+  public:
+    Chip(MemModel &mem, uint32_t n) : Verilated<V>(mem, n, C)
+    {
+        for (uint32_t k = 0; k < C; k++) {
+            ub_[k] = find(k, "u_ub");
+            acc_[k] = find(k, "u_acc");
+        }
+    }
+
+    uint32_t reg_read(uint32_t k, uint32_t offset) override
+    {
+        if (offset > 0xFF)
+            return 0;
+        set_field(this->v_->csr_addr, 8 * k, 8, offset);
+        this->v_->eval();
+        return get_field(this->v_->csr_rdata, 32 * k, 32);
+    }
+    uint32_t chip_reg_read(uint32_t offset) override
+    {
+        if (offset > 0xFF)
+            return 0;
+        this->v_->chip_csr_addr = static_cast<uint8_t>(offset);
+        this->v_->eval();
+        return this->v_->chip_csr_rdata;
+    }
+    bool irq(uint32_t k) const override { return this->v_->irq >> k & 1; }
+    void set_iq(uint32_t k, const tpu_insn *insn) override
+    {
+        set_field(this->v_->iq_valid, k, 1, insn != nullptr);
+        if (insn)
+            for (uint32_t i = 0; i < 4; i++)
+                this->v_->iq_data.at(4 * k + i) = insn->w[i];
+    }
+
+  private:
+    // A row array: the first row's bytes and the distance between rows.
+    struct Rows {
+        const uint8_t *base;
+        size_t pitch;
+    };
+    Rows find(uint32_t k, const char *unit)
+    {
+        const std::string scope = "TOP.tpu_chip.g_core[" + std::to_string(k) + "].u_core." + unit;
+        const VerilatedScope *sp = this->ctx_->scopeFind(scope.c_str());
+        const VerilatedVar *var = sp ? sp->varFind("mem") : nullptr;
+        if (!var)
+            throw std::logic_error("the chip model has no public " + scope + ".mem");
+        return Rows{static_cast<const uint8_t *>(var->datap()), var->entSize()};
+    }
+    void set_csr(uint32_t k, bool we, uint32_t offset, uint32_t wdata) override
+    {
+        set_field(this->v_->csr_we, k, 1, we);
+        set_field(this->v_->csr_addr, 8 * k, 8, offset);
+        set_field(this->v_->csr_wdata, 32 * k, 32, wdata);
+    }
+    void set_chip_csr(bool we, uint32_t offset, uint32_t wdata) override
+    {
+        this->v_->chip_csr_we = we;
+        this->v_->chip_csr_addr = static_cast<uint8_t>(offset);
+        this->v_->chip_csr_wdata = wdata;
+    }
+    void ub_bytes(uint32_t k, uint32_t row, uint8_t *dst) override
+    {
+        std::memcpy(dst, ub_[k].base + row * ub_[k].pitch, this->n_);
+    }
+    void acc_bytes(uint32_t k, uint32_t row, uint8_t *dst) override
+    {
+        std::memcpy(dst, acc_[k].base + row * acc_[k].pitch, 4 * this->n_);
+    }
+
+    Rows ub_[C], acc_[C];
+};
+
+// Every built model: the lone cores (cores 0) first, ascending by N, then the chips, ascending
+// by N and C.
+struct ModelEntry {
+    uint32_t n, cores;
+    std::unique_ptr<Device> (*make)(MemModel &mem);
+};
+#define TPU_MODEL_ENTRY(N)                                             \
+    {N, 0, [](MemModel &mem) -> std::unique_ptr<Device> {              \
+         return std::unique_ptr<Device>(new Model<Vtpu_n##N>(mem, N)); \
+     }},
+#define TPU_CHIP_ENTRY(N, C)                                                         \
+    {N, C, [](MemModel &mem) -> std::unique_ptr<Device> {                            \
+         return std::unique_ptr<Device>(new Chip<Vtpu_chip_n##N##_c##C, C>(mem, N)); \
+     }},
+const ModelEntry kModels[] = {TPU_FOR_EACH_MODEL(TPU_MODEL_ENTRY)
+                                  TPU_FOR_EACH_CHIP(TPU_CHIP_ENTRY)};
+#undef TPU_MODEL_ENTRY
+#undef TPU_CHIP_ENTRY
+
+const ModelEntry *find_model(uint32_t n, uint32_t cores)
 {
     for (const ModelEntry &e : kModels)
-        if (e.n == n)
+        if (e.n == n && e.cores == cores)
             return &e;
     return nullptr;
 }
@@ -499,26 +653,38 @@ void set_err(char *err, size_t errlen, const char *fmt, ...)
 
 struct tpusim {
     tpu_hwcfg hw;
-    std::unique_ptr<MemModel> mem; // declared first: core refers to it
-    std::unique_ptr<Core> core;
+    std::unique_ptr<MemModel> mem; // declared first: dev refers to it
+    std::unique_ptr<Device> dev;
 };
 
 extern "C" {
 
 void tpusim_config_default(tpusim_config *cfg)
 {
-    cfg->array_n = find_model(16) ? 16 : kModels[0].n;
+    cfg->array_n = find_model(16, 0) ? 16 : kModels[0].n;
     cfg->mem_size = 64u << 20;
     cfg->mem_latency = 32;
     cfg->mem_bytes_per_cycle = 64;
+    cfg->cores = 0;
 }
 
 int tpusim_arrays(uint32_t *sizes, int max)
 {
     int count = 0;
     for (const ModelEntry &e : kModels)
-        if (count < max)
+        if (e.cores == 0 && count < max)
             sizes[count++] = e.n;
+    return count;
+}
+
+int tpusim_chips(uint32_t *arrays, uint32_t *cores, int max)
+{
+    int count = 0;
+    for (const ModelEntry &e : kModels)
+        if (e.cores != 0 && count < max) {
+            arrays[count] = e.n;
+            cores[count++] = e.cores;
+        }
     return count;
 }
 
@@ -528,12 +694,18 @@ tpusim *tpusim_create(const tpusim_config *cfg, char *err, size_t errlen)
         set_err(err, errlen, "no configuration");
         return nullptr;
     }
-    const ModelEntry *model = find_model(cfg->array_n);
+    const ModelEntry *model = find_model(cfg->array_n, cfg->cores);
     if (!model) {
         std::string built;
         for (const ModelEntry &e : kModels)
-            built += " " + std::to_string(e.n);
-        set_err(err, errlen, "no model for array_n %u; built:%s", cfg->array_n, built.c_str());
+            if ((e.cores == 0) == (cfg->cores == 0))
+                built += " " + std::to_string(e.n) +
+                         (e.cores ? "x" + std::to_string(e.cores) : std::string());
+        if (cfg->cores)
+            set_err(err, errlen, "no chip model for array_n %u, cores %u; built (NxC):%s",
+                    cfg->array_n, cfg->cores, built.c_str());
+        else
+            set_err(err, errlen, "no model for array_n %u; built:%s", cfg->array_n, built.c_str());
         return nullptr;
     }
     if (cfg->mem_size == 0 || cfg->mem_size > UINT32_MAX) {
@@ -548,24 +720,43 @@ tpusim *tpusim_create(const tpusim_config *cfg, char *err, size_t errlen)
                 TPUSIM_MEM_BANDWIDTH_MAX);
         return nullptr;
     }
+    if (cfg->cores > TPUSIM_CORES_MAX) {
+        set_err(err, errlen, "cores %u: must be 0 (a lone core) or 1..%u (a chip)", cfg->cores,
+                TPUSIM_CORES_MAX);
+        return nullptr;
+    }
     std::unique_ptr<tpusim> sim;
     try {
         sim.reset(new tpusim);
         sim->mem.reset(new MemModel(cfg->mem_size, 4 * cfg->array_n, cfg->mem_latency,
                                     cfg->mem_bytes_per_cycle));
-        sim->core = model->make(*sim->mem);
+        sim->dev = model->make(*sim->mem);
     } catch (const std::bad_alloc &) {
         set_err(err, errlen, "out of memory (mem_size %llu)",
                 static_cast<unsigned long long>(cfg->mem_size));
         return nullptr;
+    } catch (const std::logic_error &e) {
+        set_err(err, errlen, "%s", e.what());
+        return nullptr;
     }
     tpusim_reset(sim.get());
     tpusim_hwcfg(sim.get(), &sim->hw);
-    const uint32_t id = sim->core->reg_read(TPU_CSR_ID);
-    const uint32_t bus = sim->core->reg_read(TPU_CSR_BUS_BYTES);
-    if (id != TPU_ID_MAGIC || sim->hw.array_n != cfg->array_n || bus != 4 * cfg->array_n) {
-        set_err(err, errlen, "model Vtpu_n%u reports ID 0x%08x, ARRAY_N %u, BUS_BYTES %u",
-                cfg->array_n, id, sim->hw.array_n, bus);
+    Device &d = *sim->dev;
+    for (uint32_t k = 0; k < d.cores(); k++) {
+        const uint32_t id = d.reg_read(k, TPU_CSR_ID);
+        const uint32_t array_n = d.reg_read(k, TPU_CSR_ARRAY_N);
+        const uint32_t bus = d.reg_read(k, TPU_CSR_BUS_BYTES);
+        if (id != TPU_ID_MAGIC || array_n != cfg->array_n || bus != 4 * cfg->array_n) {
+            set_err(err, errlen, "model N=%u core %u reports ID 0x%08x, ARRAY_N %u, BUS_BYTES %u",
+                    cfg->array_n, k, id, array_n, bus);
+            return nullptr;
+        }
+    }
+    if (cfg->cores && (d.chip_reg_read(TPU_CHIP_CSR_CHIP_ID) != TPU_CHIP_ID_MAGIC ||
+                       d.chip_reg_read(TPU_CHIP_CSR_CORES) != cfg->cores)) {
+        set_err(err, errlen, "chip model %ux%u reports CHIP_ID 0x%08x, CORES %u", cfg->array_n,
+                cfg->cores, d.chip_reg_read(TPU_CHIP_CSR_CHIP_ID),
+                d.chip_reg_read(TPU_CHIP_CSR_CORES));
         return nullptr;
     }
     return sim.release();
@@ -575,49 +766,78 @@ void tpusim_destroy(tpusim *sim) { delete sim; }
 
 void tpusim_reset(tpusim *sim)
 {
-    sim->core->reset();
-    sim->core->reg_write(TPU_CSR_MEM_SIZE, static_cast<uint32_t>(sim->mem->size()));
+    sim->dev->reset();
+    sim->dev->reg_write_all(TPU_CSR_MEM_SIZE, static_cast<uint32_t>(sim->mem->size()));
 }
 
 void tpusim_hwcfg(tpusim *sim, tpu_hwcfg *out)
 {
-    Core &c = *sim->core;
-    out->array_n = c.reg_read(TPU_CSR_ARRAY_N);
-    out->ub_rows = c.reg_read(TPU_CSR_UB_ROWS);
-    out->acc_rows = c.reg_read(TPU_CSR_ACC_ROWS);
-    out->wfifo_tiles = c.reg_read(TPU_CSR_WFIFO_TILES);
-    out->iq_depth = c.reg_read(TPU_CSR_IQ_DEPTH);
-    out->mem_size = c.reg_read(TPU_CSR_MEM_SIZE);
+    Device &d = *sim->dev;
+    out->array_n = d.reg_read(0, TPU_CSR_ARRAY_N);
+    out->ub_rows = d.reg_read(0, TPU_CSR_UB_ROWS);
+    out->acc_rows = d.reg_read(0, TPU_CSR_ACC_ROWS);
+    out->wfifo_tiles = d.reg_read(0, TPU_CSR_WFIFO_TILES);
+    out->iq_depth = d.reg_read(0, TPU_CSR_IQ_DEPTH);
+    out->mem_size = d.reg_read(0, TPU_CSR_MEM_SIZE);
 }
 
-uint64_t tpusim_cycle(const tpusim *sim) { return sim->core->cycle(); }
+uint32_t tpusim_cores(const tpusim *sim) { return sim->dev->cores(); }
+
+uint64_t tpusim_cycle(const tpusim *sim) { return sim->dev->cycle(); }
 
 void tpusim_step(tpusim *sim, uint64_t cycles)
 {
     for (; cycles; cycles--)
-        sim->core->clock(true);
+        sim->dev->clock(true);
 }
 
-uint32_t tpusim_reg_read(tpusim *sim, uint32_t offset) { return sim->core->reg_read(offset); }
-
-void tpusim_reg_write(tpusim *sim, uint32_t offset, uint32_t v) { sim->core->reg_write(offset, v); }
-
-uint64_t tpusim_perf(tpusim *sim, int counter)
+uint32_t tpusim_reg_read(tpusim *sim, uint32_t offset)
 {
-    if (counter < 0 || counter >= TPU_PERF_COUNT)
+    return tpusim_core_reg_read(sim, 0, offset);
+}
+
+void tpusim_reg_write(tpusim *sim, uint32_t offset, uint32_t v)
+{
+    tpusim_core_reg_write(sim, 0, offset, v);
+}
+
+uint64_t tpusim_perf(tpusim *sim, int counter) { return tpusim_core_perf(sim, 0, counter); }
+
+int tpusim_push(tpusim *sim, const tpu_insn *insn) { return tpusim_core_push(sim, 0, insn); }
+
+uint32_t tpusim_core_reg_read(tpusim *sim, uint32_t core, uint32_t offset)
+{
+    return core < sim->dev->cores() ? sim->dev->reg_read(core, offset) : 0;
+}
+
+void tpusim_core_reg_write(tpusim *sim, uint32_t core, uint32_t offset, uint32_t v)
+{
+    if (core < sim->dev->cores())
+        sim->dev->reg_write(core, offset, v);
+    else
+        sim->dev->clock(true);
+}
+
+uint64_t tpusim_core_perf(tpusim *sim, uint32_t core, int counter)
+{
+    if (counter < 0 || counter >= TPU_PERF_COUNT || core >= sim->dev->cores())
         return 0;
     const uint32_t off = TPU_CSR_PERF_BASE + 8 * static_cast<uint32_t>(counter);
-    const uint64_t lo = sim->core->reg_read(off);
-    return lo | static_cast<uint64_t>(sim->core->reg_read(off + 4)) << 32;
+    const uint64_t lo = sim->dev->reg_read(core, off);
+    return lo | static_cast<uint64_t>(sim->dev->reg_read(core, off + 4)) << 32;
 }
 
-int tpusim_push(tpusim *sim, const tpu_insn *insn)
+int tpusim_core_push(tpusim *sim, uint32_t core, const tpu_insn *insn)
 {
-    Core &c = *sim->core;
-    c.set_iq(insn);
-    c.clock(true);
-    c.set_iq(nullptr);
-    return c.iq_was_ready();
+    Device &d = *sim->dev;
+    if (core >= d.cores()) {
+        d.clock(true);
+        return 0;
+    }
+    d.set_iq(core, insn);
+    d.clock(true);
+    d.set_iq(core, nullptr);
+    return d.iq_was_ready(core);
 }
 
 int tpusim_run(tpusim *sim, uint64_t max_cycles)
@@ -625,31 +845,67 @@ int tpusim_run(tpusim *sim, uint64_t max_cycles)
     return tpusim_run_program(sim, nullptr, 0, max_cycles);
 }
 
-// irq (HALTED | ERROR) ends the run, except that a HALTED left from before does not end a run that
-// still has instructions to push (the next push clears it).
 int tpusim_run_program(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max_cycles)
 {
-    Core &c = *sim->core;
-    size_t next = 0;
-    for (uint64_t cycles = 0;; cycles++) {
-        if (c.irq()) {
-            if (c.reg_read(TPU_CSR_STATUS) & TPU_STATUS_ERROR)
-                return TPUSIM_ERROR;
-            if (next == n)
-                return TPUSIM_HALTED;
+    // Core 0 alone; with no program it still takes part (a NULL entry would leave it out).
+    static const tpu_insn none{};
+    const tpu_insn *progs[TPUSIM_CORES_MAX] = {prog ? prog : &none};
+    return tpusim_run_programs(sim, progs, &n, max_cycles, nullptr);
+}
+
+// Per core: irq (HALTED | ERROR) ends its run, except that a HALTED left from before does not end a
+// run that still has instructions to push (the next push clears it). The cores' pushes of a cycle
+// share its clock edge.
+int tpusim_run_programs(tpusim *sim, const tpu_insn *const *progs, const size_t *n,
+                        uint64_t max_cycles, int *results)
+{
+    Device &d = *sim->dev;
+    const uint32_t cores = d.cores();
+    size_t next[TPUSIM_CORES_MAX] = {0};
+    int result[TPUSIM_CORES_MAX] = {0};
+    uint32_t running = 0; // bit k: core k takes part and has not stopped
+    for (uint32_t k = 0; k < cores; k++)
+        if (progs[k])
+            running |= 1u << k;
+    bool timeout = false, error = false;
+    for (uint64_t cycles = 0; running; cycles++) {
+        for (uint32_t k = 0; k < cores; k++) {
+            if (!(running >> k & 1) || !d.irq(k))
+                continue;
+            if (d.reg_read(k, TPU_CSR_STATUS) & TPU_STATUS_ERROR) {
+                result[k] = TPUSIM_ERROR;
+                error = true;
+                running &= ~(1u << k);
+            } else if (next[k] == n[k]) {
+                result[k] = TPUSIM_HALTED;
+                running &= ~(1u << k);
+            }
         }
-        if (cycles == max_cycles)
-            return TPUSIM_TIMEOUT;
-        if (next == n) {
-            c.clock(true);
-            continue;
+        if (!running)
+            break;
+        if (cycles == max_cycles) {
+            for (uint32_t k = 0; k < cores; k++)
+                if (running >> k & 1)
+                    result[k] = TPUSIM_TIMEOUT;
+            timeout = true;
+            break;
         }
-        c.set_iq(&prog[next]);
-        c.clock(true);
-        c.set_iq(nullptr);
-        if (c.iq_was_ready())
-            next++;
+        for (uint32_t k = 0; k < cores; k++)
+            if ((running >> k & 1) && next[k] < n[k])
+                d.set_iq(k, &progs[k][next[k]]);
+        d.clock(true);
+        for (uint32_t k = 0; k < cores; k++)
+            if ((running >> k & 1) && next[k] < n[k]) {
+                d.set_iq(k, nullptr);
+                if (d.iq_was_ready(k))
+                    next[k]++;
+            }
     }
+    if (results)
+        for (uint32_t k = 0; k < cores; k++)
+            if (progs[k])
+                results[k] = result[k];
+    return timeout ? TPUSIM_TIMEOUT : error ? TPUSIM_ERROR : TPUSIM_HALTED;
 }
 
 int tpusim_mem_write(tpusim *sim, uint64_t addr, const void *src, size_t n)
@@ -664,18 +920,47 @@ int tpusim_mem_read(tpusim *sim, uint64_t addr, void *dst, size_t n)
 
 int tpusim_ub_read(tpusim *sim, uint32_t row, int8_t *dst)
 {
-    if (row >= sim->hw.ub_rows)
-        return -1;
-    sim->core->ub_row(row, dst);
-    return 0;
+    return tpusim_core_ub_read(sim, 0, row, dst);
 }
 
 int tpusim_acc_read(tpusim *sim, uint32_t row, int32_t *dst)
 {
-    if (row >= sim->hw.acc_rows)
+    return tpusim_core_acc_read(sim, 0, row, dst);
+}
+
+int tpusim_core_ub_read(tpusim *sim, uint32_t core, uint32_t row, int8_t *dst)
+{
+    if (core >= sim->dev->cores() || row >= sim->hw.ub_rows)
         return -1;
-    sim->core->acc_row(row, dst);
+    sim->dev->ub_row(core, row, dst);
     return 0;
+}
+
+int tpusim_core_acc_read(tpusim *sim, uint32_t core, uint32_t row, int32_t *dst)
+{
+    if (core >= sim->dev->cores() || row >= sim->hw.acc_rows)
+        return -1;
+    sim->dev->acc_row(core, row, dst);
+    return 0;
+}
+
+uint32_t tpusim_chip_reg_read(tpusim *sim, uint32_t offset)
+{
+    return sim->dev->chip_reg_read(offset);
+}
+
+void tpusim_chip_reg_write(tpusim *sim, uint32_t offset, uint32_t v)
+{
+    sim->dev->chip_reg_write(offset, v);
+}
+
+uint64_t tpusim_mem_stall(tpusim *sim, uint32_t core)
+{
+    if (core >= sim->dev->cores())
+        return 0;
+    const uint32_t off = TPU_CHIP_CSR_MEM_STALL + 8 * core;
+    const uint64_t lo = sim->dev->chip_reg_read(off);
+    return lo | static_cast<uint64_t>(sim->dev->chip_reg_read(off + 4)) << 32;
 }
 
 void tpusim_mem_timing(tpusim *sim, uint32_t latency, uint32_t bytes_per_cycle)
@@ -692,7 +977,7 @@ int tpusim_trace_open(tpusim *sim, const char *path, int format, uint64_t from, 
         set_err(err, errlen, "no trace path");
         return -1;
     }
-    if (sim->core->trace_open(path, format, from, to, &msg) != 0) {
+    if (sim->dev->trace_open(path, format, from, to, &msg) != 0) {
         set_err(err, errlen, "%s", msg.c_str());
         return -1;
     }
@@ -717,7 +1002,7 @@ int tpusim_trace_close(tpusim *sim, uint64_t *cycles, char *err, size_t errlen)
 {
     std::string msg;
     uint64_t n = 0;
-    const int rc = sim->core->trace_close(&msg, &n);
+    const int rc = sim->dev->trace_close(&msg, &n);
     if (cycles)
         *cycles = n;
     if (rc)

@@ -1,4 +1,4 @@
-/* memmodel.h - the memory behind a core's memory port (internal to the simulator library).
+/* memmodel.h - the memory behind a core's or a chip's memory port (internal to libtpusim).
  *
  * A byte array of `size` bytes that speaks the port protocol of docs/isa.md ("Ports of
  * tpu_core") at the clock-edge level: the device drives the model's outputs (req_ready, the
@@ -21,8 +21,8 @@
  * order. A request touching any byte outside [0, size), or longer than the bus, gets err and no
  * access (read data zero).
  *
- * One model serves one port today; several cores sharing a memory would put an arbiter in front
- * of edge(). */
+ * One model serves one port: a lone core's, or a chip's, whose cores share it through the RTL
+ * arbiter (tpu_chip_arb) with the core index in the upper id bits. */
 #ifndef TPU_SIM_MEMMODEL_H
 #define TPU_SIM_MEMMODEL_H
 

@@ -2,7 +2,8 @@
  *
  * Three parts, all described in docs/isa.md:
  *   1. the instruction set: encodings, names and a disassembler;
- *   2. the cycle-accurate device: the verilated tpu_core plus a memory model;
+ *   2. the cycle-accurate device: the verilated tpu_core, or a tpu_chip of several cores on one
+ *      memory port, plus a memory model;
  *   3. the golden model: an instruction-level model of the same ISA (no timing).
  * No Verilator or C++ type appears here. */
 #ifndef TPU_SIM_TPUSIM_H
@@ -62,19 +63,31 @@ typedef struct {
                                      1..TPUSIM_MEM_LATENCY_MAX */
     uint32_t mem_bytes_per_cycle; /* bandwidth: bytes the memory accepts per cycle,
                                      1..TPUSIM_MEM_BANDWIDTH_MAX */
+    uint32_t cores;               /* 0: a lone tpu_core (the default); 1..TPUSIM_CORES_MAX: a
+                                     tpu_chip of that many cores sharing the memory (docs/isa.md
+                                     "Chip"); a model for (array_n, cores) must be built
+                                     (tpusim_chips) */
 } tpusim_config;
 
+#define TPUSIM_CORES_MAX 8u
+
 void tpusim_config_default(tpusim_config *cfg);
-/* The array sizes built into this library, ascending; returns how many (up to max). */
+/* The array sizes of the lone cores built into this library, ascending; returns how many (up to
+ * max). */
 int tpusim_arrays(uint32_t *sizes, int max);
+/* The chips built into this library as (arrays[i], cores[i]) pairs, ascending by array size, then
+ * cores; returns how many (up to max). */
+int tpusim_chips(uint32_t *arrays, uint32_t *cores, int max);
 
 /* NULL on failure, with the reason in err. The device comes out of reset with MEM_SIZE set. */
 tpusim *tpusim_create(const tpusim_config *cfg, char *err, size_t errlen);
 void tpusim_destroy(tpusim *sim);
-/* Pulse rst for a cycle and set MEM_SIZE. Memories keep their contents; the memory model's
- * queues are emptied. */
+/* Pulse rst for a cycle (every core and the chip CSRs) and set MEM_SIZE (every core's, in one
+ * cycle). Memories keep their contents; the memory model's queues are emptied. */
 void tpusim_reset(tpusim *sim);
-void tpusim_hwcfg(tpusim *sim, tpu_hwcfg *out); /* read from the ID registers */
+void tpusim_hwcfg(tpusim *sim, tpu_hwcfg *out); /* read from core 0's ID registers */
+/* C, the cores of a chip; 1 for a lone core (core 0). */
+uint32_t tpusim_cores(const tpusim *sim);
 
 uint64_t tpusim_cycle(const tpusim *sim); /* clock edges since creation */
 void tpusim_step(tpusim *sim, uint64_t cycles);
@@ -96,6 +109,43 @@ int tpusim_run(tpusim *sim, uint64_t max_cycles);
 /* Push a whole program as queue space frees up and run it; the program should end in HALT.
  * max_cycles bounds the whole call. */
 int tpusim_run_program(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max_cycles);
+
+/* Cores of a chip. The functions above without a core argument act on core 0 (and the run
+ * functions leave the other cores alone: they are clocked, not pushed to nor waited for). These
+ * act on core k; a k >= tpusim_cores() reads as zero (ub/acc: -1) and its writes and pushes
+ * only spend their clock edge (push: 0). */
+uint32_t tpusim_core_reg_read(tpusim *sim, uint32_t core, uint32_t offset);
+void tpusim_core_reg_write(tpusim *sim, uint32_t core, uint32_t offset, uint32_t v);
+uint64_t tpusim_core_perf(tpusim *sim, uint32_t core, int counter);
+int tpusim_core_push(tpusim *sim, uint32_t core, const tpu_insn *insn);
+int tpusim_core_ub_read(tpusim *sim, uint32_t core, uint32_t row, int8_t *dst);
+int tpusim_core_acc_read(tpusim *sim, uint32_t core, uint32_t row, int32_t *dst);
+/* Run a program on each core concurrently, as tpusim_run_program does on one: progs[k] (n[k]
+ * instructions) for core k < tpusim_cores(); progs[k] NULL leaves core k out (neither pushed to
+ * nor waited for), n[k] 0 only runs what it holds. Every cycle each core that still has
+ * instructions is offered its next one. Steps until every core taking part stopped (a HALT retired
+ * after its last instruction, or an error), at most max_cycles edges. results[k] (results may be
+ * NULL) gets core k's tpusim_result, for the cores taking part. Returns TPUSIM_TIMEOUT if any
+ * core timed out, else TPUSIM_ERROR if any stopped with an error, else TPUSIM_HALTED. */
+int tpusim_run_programs(tpusim *sim, const tpu_insn *const *progs, const size_t *n,
+                        uint64_t max_cycles, int *results);
+
+/* The chip CSRs (docs/isa.md "Chip", rtl/tpu_chip_csr.v). A lone core has none: reads are zero,
+ * writes only spend their clock edge. */
+#define TPU_CHIP_CSR_CHIP_ID 0x00u
+#define TPU_CHIP_CSR_CHIP_VERSION 0x04u
+#define TPU_CHIP_CSR_CORES 0x08u
+#define TPU_CHIP_CSR_CTRL 0x0Cu
+#define TPU_CHIP_CSR_BAR_MASK 0x10u
+#define TPU_CHIP_CSR_BAR_ARRIVE 0x14u
+#define TPU_CHIP_CSR_BAR_GEN 0x18u
+#define TPU_CHIP_CSR_MEM_STALL 0x40u  /* + 8k: core k's, low word; high word at + 4 */
+#define TPU_CHIP_ID_MAGIC 0x54505543u /* "TPUC" */
+#define TPU_CHIP_CTRL_CLEAR_PERF (1u << 1)
+uint32_t tpusim_chip_reg_read(tpusim *sim, uint32_t offset);          /* no clock edge */
+void tpusim_chip_reg_write(tpusim *sim, uint32_t offset, uint32_t v); /* one clock edge */
+/* Core k's MEM_STALL counter: cycles its memory request lost the port to another core. */
+uint64_t tpusim_mem_stall(tpusim *sim, uint32_t core);
 
 /* Backdoor access, no clock edge. Return 0, or -1 if the range is outside the memory. */
 int tpusim_mem_write(tpusim *sim, uint64_t addr, const void *src, size_t n);
