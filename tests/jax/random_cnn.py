@@ -39,13 +39,9 @@ Usage: random_cnn.py --tpuc BIN --tpusim BIN --array N [--work-dir DIR]
 Prints per-model figures and `N passed, M failed`; exits 0 when all pass, 1 on any failure, 77 (the
 ctest SKIP_RETURN_CODE) when jax cannot be imported.
 """
-import argparse
 import os
 import re
-import shutil
 import sys
-import tempfile
-import time
 from collections import namedtuple
 
 sys.dont_write_bytecode = True  # importing random_mlp leaves no __pycache__ in the source tree
@@ -289,33 +285,14 @@ def describe(model, n):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tpuc", required=True, help="the tpuc binary")
-    parser.add_argument("--tpusim", required=True, help="the tpusim binary")
-    parser.add_argument("--array", type=int, required=True, help="array size N (a model tpusim was built with)")
-    parser.add_argument("--work-dir", help="keep every model's files here (default: a temporary directory)")
-    args = parser.parse_args()
+    args = mlp.arguments(__doc__)
 
-    if mlp.MISSING:
-        print(f"SKIP: jax cannot be imported ({mlp.MISSING})")
-        return mlp.SKIP
-    export = mlp.load_mnist_export()
-
-    work = args.work_dir or tempfile.mkdtemp(prefix="random-cnn-")
-    passed = failed = 0
-    try:
+    def results(work, export):
         for index, model in enumerate(MODELS):
-            start = time.monotonic()
             ok, text = test_model(model, index, args, os.path.join(work, model.name), export)
-            print(f"{'PASS' if ok else 'FAIL'}: {model.name} ({describe(model, args.array)}, "
-                  f"{time.monotonic() - start:.1f} s): {text}", flush=True)
-            passed, failed = passed + ok, failed + (not ok)
-    finally:
-        if not args.work_dir:
-            shutil.rmtree(work)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+            yield f"{model.name} ({describe(model, args.array)})", ok, text
 
+    return mlp.run_all(args, "random-cnn-", results)
 
 if __name__ == "__main__":
     sys.exit(main())

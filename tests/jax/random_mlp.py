@@ -228,36 +228,52 @@ def test_model(model, index, args, work, export):
     return not problems, "; ".join([figures] + problems)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def arguments(doc, *extra):
+    """The command line the random_* tests share (tpuc, tpusim, array size, work directory), plus
+    extra (flags, keywords) pairs for argparse's add_argument."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tpuc", required=True, help="the tpuc binary")
     parser.add_argument("--tpusim", required=True, help="the tpusim binary")
     parser.add_argument("--array", type=int, required=True, help="array size N (a model tpusim was built with)")
     parser.add_argument("--work-dir", help="keep every model's files here (default: a temporary directory)")
-    args = parser.parse_args()
+    for flags, keywords in extra:
+        parser.add_argument(*flags, **keywords)
+    return parser.parse_args()
 
+
+def run_all(args, prefix, results):
+    """Prints each (label, passed, text) that results(work, export) yields, with the seconds it took,
+    then the tally; work is args.work_dir or a temporary directory removed at the end. Returns the
+    exit code: 0 when all pass, 1 on any failure, SKIP when jax cannot be imported."""
     if MISSING:
         print(f"SKIP: jax cannot be imported ({MISSING})")
         return SKIP
     export = load_mnist_export()
-
-    work = args.work_dir or tempfile.mkdtemp(prefix="random-mlp-")
+    work = args.work_dir or tempfile.mkdtemp(prefix=prefix)
     passed = failed = 0
     try:
-        for index, model in enumerate(MODELS):
-            start = time.monotonic()
-            shape = "-".join(map(str, model.sizes))
-            ok, text = test_model(model, index, args, os.path.join(work, model.name), export)
-            print(f"{'PASS' if ok else 'FAIL'}: {model.name} ({shape}, batch {model.batch}, {model.inputs} "
-                  f"inputs, {model.output}, bias {''.join('y' if b else 'n' for b in model.bias)}, "
-                  f"{time.monotonic() - start:.1f} s): {text}", flush=True)
+        start = time.monotonic()
+        for label, ok, text in results(work, export):
+            print(f"{'PASS' if ok else 'FAIL'}: {label} ({time.monotonic() - start:.1f} s): {text}", flush=True)
             passed, failed = passed + ok, failed + (not ok)
+            start = time.monotonic()
     finally:
         if not args.work_dir:
             shutil.rmtree(work)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
+
+def main():
+    args = arguments(__doc__)
+
+    def results(work, export):
+        for index, model in enumerate(MODELS):
+            ok, text = test_model(model, index, args, os.path.join(work, model.name), export)
+            yield (f"{model.name} ({'-'.join(map(str, model.sizes))}, batch {model.batch}, {model.inputs} inputs, "
+                   f"{model.output}, bias {''.join('y' if b else 'n' for b in model.bias)})"), ok, text
+
+    return run_all(args, "random-mlp-", results)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -32,13 +32,9 @@ Usage: random_transformer.py --tpuc BIN --tpusim BIN --array N [--work-dir DIR] 
 Prints per-model figures and `N passed, M failed`; exits 0 when all pass, 1 on any failure, 77 (the
 ctest SKIP_RETURN_CODE) when jax cannot be imported.
 """
-import argparse
 import os
 import re
-import shutil
 import sys
-import tempfile
-import time
 from collections import namedtuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -197,37 +193,19 @@ def test_model(model, index, args, work, export, forms):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tpuc", required=True, help="the tpuc binary")
-    parser.add_argument("--tpusim", required=True, help="the tpusim binary")
-    parser.add_argument("--array", type=int, required=True, help="array size N (a model tpusim was built with)")
-    parser.add_argument("--work-dir", help="keep every model's files here (default: a temporary directory)")
-    parser.add_argument("--forms", default=",".join(FORMS), help="which texts to test (default: all)")
-    parser.add_argument("--models", help="only these models, comma-separated")
-    args = parser.parse_args()
-
-    if mlp.MISSING:
-        print(f"SKIP: jax cannot be imported ({mlp.MISSING})")
-        return mlp.SKIP
-    export = mlp.load_mnist_export()
+    args = mlp.arguments(__doc__,
+                         (("--forms",), {"default": ",".join(FORMS), "help": "which texts to test (default: all)"}),
+                         (("--models",), {"help": "only these models, comma-separated"}))
     forms = args.forms.split(",")
-    models = [m for m in MODELS if not args.models or m.name in args.models.split(",")]
 
-    work = args.work_dir or tempfile.mkdtemp(prefix="random-transformer-")
-    passed = failed = 0
-    try:
-        for index, model in enumerate(models):
-            start = time.monotonic()
+    def results(work, export):
+        for index, model in enumerate(MODELS):  # seeded by place, so --models picks the same weights
+            if args.models and model.name not in args.models.split(","):
+                continue
             for form, ok, text in test_model(model, index, args, work, export, forms):
-                print(f"{'PASS' if ok else 'FAIL'}: {model.name} {form} ({time.monotonic() - start:.1f} s): {text}",
-                      flush=True)
-                passed, failed = passed + ok, failed + (not ok)
-    finally:
-        if not args.work_dir:
-            shutil.rmtree(work)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+                yield f"{model.name} {form}", ok, text
 
+    return mlp.run_all(args, "random-transformer-", results)
 
 if __name__ == "__main__":
     sys.exit(main())
