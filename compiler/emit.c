@@ -447,10 +447,9 @@ static int signature(tc_graph *g, tpub_sig *s, int node)
         return tc_fail(g, nd->src, "'%s' has rank %d; packages hold at most %d", nd->name,
                        nd->shape.rank, TPUB_MAX_RANK);
     hlo_type t = nd->shape.type;
-    if (t != HLO_F32 && t != HLO_S8 && t != HLO_U8 && t != HLO_S32)
+    if (!tpub_sig_type(t))
         return tc_fail(g, nd->src,
-                       "'%s' is %s; model inputs and outputs must be f32, s8, u8 "
-                       "or s32",
+                       "'%s' is %s; model inputs and outputs must be f32, s8, u8, s32 or s64",
                        nd->name, hlo_type_name(t));
     s->type = t;
     s->rank = nd->shape.rank;

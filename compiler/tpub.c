@@ -46,6 +46,11 @@ int tpub_conv_packed(const tpub_conv *v, uint32_t n)
     return v->pad_left == 0 && v->pad_right == 0 && v->c % n != 0;
 }
 
+bool tpub_sig_type(hlo_type t)
+{
+    return t == HLO_F32 || t == HLO_S8 || t == HLO_U8 || t == HLO_S32 || t == HLO_S64;
+}
+
 uint64_t tpub_conv_k_tiles(const tpub_conv *v, uint32_t n)
 {
     return tpub_conv_packed(v, n) ? (uint64_t)v->kh * tpub_ceil_div((uint64_t)v->kw * v->c, n)

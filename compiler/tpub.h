@@ -35,13 +35,16 @@ extern "C" {
 /* The largest package file tpub_load reads (streams: TPUIO_STREAM_MAX, io/tpuio.h). */
 #define TPUB_MAX_FILE ((uint64_t)4 << 30)
 
-/* A model input or output: name, element type (HLO_F32, HLO_S8, HLO_U8 or HLO_S32) and dims. */
+/* A model input or output: name, element type (tpub_sig_type) and dims. */
 typedef struct {
     char *name;
     hlo_type type;
     int rank;
     int64_t dims[TPUB_MAX_RANK];
 } tpub_sig;
+/* The element types of model inputs and outputs: f32, s8, u8, s32 and s64 (PyTorch's indices),
+ * what .npy files carry. */
+bool tpub_sig_type(hlo_type t);
 
 /* A host array crossing to or from the device, viewed on the device as rows x cols row-major
  * at arena offset off with a row pitch of ld elements of dev_type.

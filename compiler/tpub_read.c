@@ -196,8 +196,8 @@ static void read_sig(reader *r, tpub_sig *s)
     s->name = rd_str(r, "name", true);
     s->type = rd_type(r, "type");
     uint32_t rank = rd_u32(r, "rank");
-    if (s->type != HLO_F32 && s->type != HLO_S8 && s->type != HLO_U8 && s->type != HLO_S32)
-        fail(r, "type: %s not allowed (f32, s8, u8 or s32)", hlo_type_name(s->type));
+    if (!tpub_sig_type(s->type))
+        fail(r, "type: %s not allowed (f32, s8, u8, s32 or s64)", hlo_type_name(s->type));
     if (rank > TPUB_MAX_RANK)
         fail(r, "rank: %" PRIu32 " more than %d", rank, TPUB_MAX_RANK);
     s->rank = (int)rank;

@@ -11,7 +11,10 @@
 
 static const char npy_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
-size_t npy_dtype_size(npy_dtype t) { return t == NPY_INT8 || t == NPY_UINT8 ? 1 : 4; }
+size_t npy_dtype_size(npy_dtype t)
+{
+    return t == NPY_INT8 || t == NPY_UINT8 ? 1 : t == NPY_INT64 ? 8 : 4;
+}
 
 const char *npy_dtype_name(npy_dtype t)
 {
@@ -20,6 +23,7 @@ const char *npy_dtype_name(npy_dtype t)
     case NPY_UINT8: return "uint8";
     case NPY_INT32: return "int32";
     case NPY_FLOAT32: return "float32";
+    case NPY_INT64: return "int64";
     }
     return "?";
 }
@@ -32,6 +36,7 @@ static const char *dtype_descr(npy_dtype t)
     case NPY_UINT8: return "|u1";
     case NPY_INT32: return "<i4";
     case NPY_FLOAT32: return "<f4";
+    case NPY_INT64: return "<i8";
     }
     return NULL;
 }
@@ -168,12 +173,14 @@ static int parse_descr(hdr *h, npy_array *a)
         a->dtype = NPY_INT32;
     } else if (!strcmp(d, "<f4")) {
         a->dtype = NPY_FLOAT32;
+    } else if (!strcmp(d, "<i8")) {
+        a->dtype = NPY_INT64;
     } else if (d[0] == '>') {
         tpuio_err(h->err, h->errlen, "big-endian data ('%s') is not supported", d);
         return -1;
     } else {
         tpuio_err(h->err, h->errlen,
-                  "unsupported dtype '%s' (supported: int8, uint8, int32, float32)", d);
+                  "unsupported dtype '%s' (supported: int8, uint8, int32, int64, float32)", d);
         return -1;
     }
     return 0;
@@ -302,10 +309,14 @@ int npy_parse(const void *buf, size_t len, npy_array *out, char *err, size_t err
     const uint8_t *src = b + pre + hlen;
     if (esize == 1) {
         memcpy(a.data, src, bytes);
-    } else {
+    } else if (esize == 4) {
         uint32_t *dst = a.data; /* int32 and float32 share the 32-bit pattern */
         for (size_t i = 0; i < count; i++)
             dst[i] = (uint32_t)tpuio_get_le(src + 4 * i, 4);
+    } else {
+        uint64_t *dst = a.data; /* int64 */
+        for (size_t i = 0; i < count; i++)
+            dst[i] = tpuio_get_le(src + 8 * i, 8);
     }
     *out = a;
     return 0;
@@ -373,10 +384,14 @@ void *npy_encode(const npy_array *arr, int version, size_t *len)
     if (esize == 1) {
         if (count)
             memcpy(dst, arr->data, (size_t)count);
-    } else {
+    } else if (esize == 4) {
         const uint32_t *src = arr->data;
         for (size_t i = 0; i < count; i++)
             tpuio_put_le(dst + 4 * i, src[i], 4);
+    } else {
+        const uint64_t *src = arr->data;
+        for (size_t i = 0; i < count; i++)
+            tpuio_put_le(dst + 8 * i, src[i], 8);
     }
     *len = total;
     return out;

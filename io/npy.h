@@ -1,6 +1,6 @@
-/* npy.h - NumPy .npy files (format versions 1.0 and 2.0): little-endian int8, uint8, int32 and
- * float32 arrays in C order. Anything else (other dtypes, big-endian, Fortran order, format 3.0,
- * truncated or trailing bytes) is refused with a message saying why. */
+/* npy.h - NumPy .npy files (format versions 1.0 and 2.0): little-endian int8, uint8, int32,
+ * int64 and float32 arrays in C order. Anything else (other dtypes, big-endian, Fortran order,
+ * format 3.0, truncated or trailing bytes) is refused with a message saying why. */
 #ifndef TPU_IO_NPY_H
 #define TPU_IO_NPY_H
 
@@ -11,7 +11,7 @@
 extern "C" {
 #endif
 
-typedef enum { NPY_INT8, NPY_UINT8, NPY_INT32, NPY_FLOAT32 } npy_dtype;
+typedef enum { NPY_INT8, NPY_UINT8, NPY_INT32, NPY_FLOAT32, NPY_INT64 } npy_dtype;
 
 #define NPY_MAX_DIMS 8
 /* The largest .npy file npy_load reads (streams: TPUIO_STREAM_MAX, io/tpuio.h). */

@@ -57,9 +57,9 @@ const std::vector<Rule> &rules()
          "ARNA: const_bytes: 0x730 more than arena_bytes 0x600"},
 
         {"signature type", [](Model &m) { m.inputs[0].type = HLO_PRED; },
-         "SIGS: input 0: type: pred not allowed (f32, s8, u8 or s32)"},
+         "SIGS: input 0: type: pred not allowed (f32, s8, u8, s32 or s64)"},
         {"signature type f64", [](Model &m) { m.outputs[2].type = HLO_F64; },
-         "SIGS: output 2: type: f64 not allowed (f32, s8, u8 or s32)"},
+         "SIGS: output 2: type: f64 not allowed (f32, s8, u8, s32 or s64)"},
         {"signature type code", [](Model &m) { m.inputs[1].type = HLO_TUPLE; },
          "SIGS: input 1: type: unknown type code 4294967295"},
         {"rank", [](Model &m) { m.outputs[1].rank = TPUB_MAX_RANK + 1; },

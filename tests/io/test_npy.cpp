@@ -21,7 +21,7 @@ using io_test::raw_npy;
 TEST(Npy, RoundTripsEveryDtypeVersionAndRank)
 {
     std::mt19937 rng(42);
-    const npy_dtype types[] = {NPY_INT8, NPY_UINT8, NPY_INT32, NPY_FLOAT32};
+    const npy_dtype types[] = {NPY_INT8, NPY_UINT8, NPY_INT32, NPY_FLOAT32, NPY_INT64};
     const std::vector<std::vector<uint64_t>> shapes = {{7}, {3, 5}, {1, 1}, {1}, {64, 3}, {0}};
     for (npy_dtype t : types)
         for (int version : {1, 2})

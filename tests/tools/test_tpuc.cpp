@@ -100,6 +100,7 @@ hlo_array *random_array(std::mt19937 &rng, hlo_type t, std::vector<int64_t> dims
         case HLO_F32: ((float *)a->data)[i] = (float)v; break;
         case HLO_S8: ((int8_t *)a->data)[i] = (int8_t)std::lround(v); break;
         case HLO_U8: ((uint8_t *)a->data)[i] = (uint8_t)std::lround(v); break;
+        case HLO_S64: ((int64_t *)a->data)[i] = std::lround(v); break;
         default: ((int32_t *)a->data)[i] = (int32_t)std::lround(v); break;
         }
     }
@@ -108,10 +109,11 @@ hlo_array *random_array(std::mt19937 &rng, hlo_type t, std::vector<int64_t> dims
 
 npy_dtype npy_of(hlo_type t)
 {
-    return t == HLO_F32  ? NPY_FLOAT32
-           : t == HLO_S8 ? NPY_INT8
-           : t == HLO_U8 ? NPY_UINT8
-                         : NPY_INT32;
+    return t == HLO_F32   ? NPY_FLOAT32
+           : t == HLO_S8  ? NPY_INT8
+           : t == HLO_U8  ? NPY_UINT8
+           : t == HLO_S64 ? NPY_INT64
+                          : NPY_INT32;
 }
 
 void save_npy(const fs::path &p, const hlo_array *a)
@@ -496,6 +498,26 @@ TEST(Lower, IntegerBatchDotIsExact)
                                 -128, 127);
     EXPECT_NE(o.report.find("3 x 2 x 7 x 5"), std::string::npos) << o.report;
     expect_exact(o);
+}
+
+// An embedding look-up with PyTorch's int64 indices as the model input (an .npy of int64): the
+// gather on the host, the dense layer after it on the device.
+TEST(Lower, Int64IndicesAsTheInput)
+{
+    const std::string t =
+        "HloModule emb\nENTRY e {\n  ids = s64[4] parameter(0)\n"
+        "  table = f32[10,3] constant(" +
+        literal(rng(), {10, 3}, -1, 1) +
+        ")\n  g = f32[4,3] gather(table, ids), offset_dims={1}, collapsed_slice_dims={0}, "
+        "start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}\n"
+        "  w = f32[3,5] constant(" +
+        literal(rng(), {3, 5}, -1, 1) +
+        ")\n  ROOT d = f32[4,5] dot(g, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+    std::mt19937 r(3);
+    Outcome o = compile_and_run("int64_ids", t, {random_array(r, HLO_S64, {4}, 0, 9)}, 8, 0, 9);
+    EXPECT_NE(o.report.find("(GEMMs: 1, segments: 1)"), std::string::npos) << o.report;
+    EXPECT_NE(o.report.find("gather"), std::string::npos) << o.report;
+    expect_close(o, 0.03);
 }
 
 // A batch dimension after the contracting one: the transfer writes A with its dims swapped, so

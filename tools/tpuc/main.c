@@ -46,8 +46,11 @@ fail(int code, const char *fmt, ...)
 
 static hlo_array *from_npy(const npy_array *n)
 {
-    static const hlo_type types[] = {
-        [NPY_INT8] = HLO_S8, [NPY_UINT8] = HLO_U8, [NPY_INT32] = HLO_S32, [NPY_FLOAT32] = HLO_F32};
+    static const hlo_type types[] = {[NPY_INT8] = HLO_S8,
+                                     [NPY_UINT8] = HLO_U8,
+                                     [NPY_INT32] = HLO_S32,
+                                     [NPY_FLOAT32] = HLO_F32,
+                                     [NPY_INT64] = HLO_S64};
     int64_t dims[NPY_MAX_DIMS];
     for (int i = 0; i < n->ndim; i++)
         dims[i] = (int64_t)n->shape[i];

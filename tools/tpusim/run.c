@@ -169,13 +169,14 @@ static int parse_run(int argc, char **argv, run_options *o)
 
 /* ---------------------------------------------------------- signatures -- */
 
-/* The .npy dtype of a signature's element type (tpub_load allows only these four). */
+/* The .npy dtype of a signature's element type (tpub_load allows only these five). */
 static npy_dtype sig_dtype(hlo_type t)
 {
     switch (t) {
     case HLO_S8: return NPY_INT8;
     case HLO_U8: return NPY_UINT8;
     case HLO_S32: return NPY_INT32;
+    case HLO_S64: return NPY_INT64;
     default: return NPY_FLOAT32;
     }
 }
@@ -197,6 +198,7 @@ double run_npy_value(const npy_array *a, uint64_t i)
     case NPY_UINT8: return ((const uint8_t *)a->data)[i];
     case NPY_INT32: return ((const int32_t *)a->data)[i];
     case NPY_FLOAT32: return ((const float *)a->data)[i];
+    case NPY_INT64: return (double)((const int64_t *)a->data)[i];
     }
     return 0;
 }
