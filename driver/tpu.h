@@ -40,12 +40,26 @@ typedef struct tpu_device tpu_device;
 #define TPU_MEM_BANDWIDTH_MAX 4096u
 #define TPU_BUDGET_MAX 1000000000000ull
 
+/* A memory of the caller's in place of the simulator's (a SystemC platform's, see tools/tpu_vp):
+ * the fields of sim/tpusim.h's tpusim_memory, which it is passed on as. */
+typedef struct tpu_memory {
+    void *ctx;
+    int (*access)(void *ctx, uint64_t cycle, int we, uint32_t addr, uint8_t *data, uint32_t len,
+                  uint32_t *latency);
+    int (*debug)(void *ctx, int we, uint64_t addr, uint8_t *data, size_t len);
+} tpu_memory;
+
 typedef struct {
     uint32_t array_n;             /* 0: the default (16) */
     uint64_t mem_size;            /* device memory bytes; 0: the default (64 MiB) */
     uint32_t mem_latency;         /* cycles; 0: the simulator default */
     uint32_t mem_bytes_per_cycle; /* 0: the simulator default */
     int verify;                   /* check every submitted stream against the golden model */
+    uint32_t cores;               /* 0: one tpu_core (the default); 1..8: a chip of that many
+                                     cores on one memory port, each with its own control
+                                     processor (docs/isa.md "Chip") */
+    const tpu_memory *memory;     /* NULL: the simulator's memory model; else the caller's,
+                                     which must outlive the device (mem_latency unused) */
 } tpu_options;
 
 /* Fills opts with the defaults (all zero but meaningful). */
@@ -60,6 +74,7 @@ typedef struct {
     uint32_t array_n, ub_rows, acc_rows, wfifo_tiles, iq_depth, version;
     uint64_t mem_size;
     uint32_t mem_latency, mem_bytes_per_cycle; /* the memory model's timing */
+    uint32_t cores;                            /* cores that take submissions (1 or more) */
 } tpu_info;
 tpu_status tpu_query(tpu_device *dev, tpu_info *info);
 
@@ -161,30 +176,59 @@ const void *tpu_stream_data(const tpu_stream *s, size_t *bytes);
 typedef void (*tpu_progress_fn)(void *ctx, uint64_t retired, uint64_t pushed, uint64_t cycles);
 void tpu_set_progress(tpu_device *dev, tpu_progress_fn fn, void *ctx);
 
-/* Cycle budget of each following submission, from tpu_submit through tpu_wait (0: none, the
- * default; at most TPU_BUDGET_MAX, larger ones are cut to it). A submission that runs out fails
- * with TPU_E_TIMEOUT and the device is reset. */
+/* Cycle budget of each following submission, from its tpu_submit through its tpu_wait (0: none,
+ * the default; at most TPU_BUDGET_MAX, larger ones are cut to it). A submission that runs out
+ * fails with TPU_E_TIMEOUT and the device (every core) is reset; other cores' pending
+ * submissions then fail with TPU_E_TIMEOUT too. */
 void tpu_set_budget(tpu_device *dev, uint64_t max_cycles);
-/* Copy the stream into device memory and run the firmware on it, in step with the device clock,
- * until it has pushed every instruction; the device keeps running after this returns. */
-tpu_status tpu_submit(tpu_device *dev, const tpu_stream *s);
-/* Run the device until the submitted work halts, at most max_cycles more cycles (0: no limit
- * beyond the budget).
- * With verify on, the golden model, which mirrors device memory, executes the same
- * instructions; the bytes they can have written (WR_HOST destinations) and the bytes tpu_write
- * changed while the work was pending (which the golden model sees only afterwards) are compared
- * with the device's, and TPU_E_MISMATCH names the lowest differing address. The cost is
- * proportional to those bytes, not to mem_size. */
-tpu_status tpu_wait(tpu_device *dev, uint64_t max_cycles);
+
+/* Submissions. Each core has its own control processor: tpu_submit_core copies the stream into
+ * device memory and runs the firmware on it for core k. The firmware validates the whole stream
+ * (a rejected stream is TPU_E_STREAM here, with nothing pushed) and expands it; its pushes then
+ * happen on the device clock from the current cycle on, while tpu_wait_core, tpu_wait_all or
+ * tpu_step run it, side by side with the other cores' submissions. A core takes one submission at
+ * a time. */
+tpu_status tpu_submit_core(tpu_device *dev, uint32_t core, const tpu_stream *s);
+tpu_status tpu_submit(tpu_device *dev, const tpu_stream *s); /* to core 0 */
+/* The same for a stream already in device memory at [addr, addr + bytes), which stays where it
+ * is (a platform's host wrote it there: tools/tpu_vp). */
+tpu_status tpu_submit_at(tpu_device *dev, uint32_t core, uint32_t addr, uint32_t bytes);
+/* Run the device until core k's submission halts, at most max_cycles more cycles (0: no limit
+ * beyond the budget); the other cores' submissions run meanwhile.
+ * With verify on, each core's golden model executes the instructions its firmware pushed on a
+ * mirror of device memory, one submission after the other in the order they end; the bytes they
+ * can have written (WR_HOST destinations) are compared with the device's, and TPU_E_MISMATCH
+ * names the lowest differing address. This is exact when submissions that overlap in time do not
+ * write what another reads or writes (the programming model: such races are timing-dependent).
+ * A tpu_write while submissions are pending is checked too: where a pending submission reads or
+ * writes (within the span of its strided accesses) the golden model sees the write only
+ * afterwards, so a change it missed is a mismatch naming the write; elsewhere the mirror takes it
+ * at once. The cost is proportional to the bytes compared, not to mem_size. */
+tpu_status tpu_wait_core(tpu_device *dev, uint32_t core, uint64_t max_cycles);
+tpu_status tpu_wait(tpu_device *dev, uint64_t max_cycles); /* core 0 */
+/* Wait for every core's pending submission; returns the first failure in core order (each core's
+ * outcome is kept: tpu_perf_core; tpu_last_error names the failing core). */
+tpu_status tpu_wait_all(tpu_device *dev, uint64_t max_cycles);
+/* For a platform that owns the clock (tools/tpu_vp): run `cycles` edges, replaying the pending
+ * submissions. tpu_core_done tells whether core k's submission has stopped (halted or failed):
+ * then tpu_wait_core returns its outcome without a further cycle. 0 while it runs or when nothing
+ * is pending. */
+void tpu_step(tpu_device *dev, uint64_t cycles);
+int tpu_core_done(tpu_device *dev, uint32_t core);
+uint64_t tpu_cycle(const tpu_device *dev); /* clock edges since tpu_open */
 
 typedef struct {
-    uint64_t cycles; /* device cycles of the last submit + wait, firmware included */
+    uint64_t cycles; /* device cycles from tpu_submit to the HALT, firmware included */
     uint64_t counters[TPU_PERF_COUNT]; /* the core's counters, TPU_PERF_* (rtl/tpu_isa.h) */
     uint64_t firmware_cycles;          /* cycles the control processor spent (cost model) */
     uint64_t instructions;             /* core instructions the firmware pushed */
+    uint64_t mem_stall_cycles;         /* cycles the core's memory requests lost the port to
+                                          other cores (a chip's MEM_STALL; 0 on one core) */
     double wall_seconds;               /* host time spent simulating */
 } tpu_perf_report;
-/* Counters of the last submit + wait. */
+/* Figures of core k's last finished submission (tpu_perf: core 0's). With several cores running
+ * at once, wall_seconds is the host time of the waits that ran it. */
+tpu_status tpu_perf_core(tpu_device *dev, uint32_t core, tpu_perf_report *out);
 tpu_status tpu_perf(tpu_device *dev, tpu_perf_report *out);
 /* A counter's name as the ISA table gives it ("mxu_busy"), or "?". */
 const char *tpu_counter_name(int counter);
@@ -202,6 +246,30 @@ tpu_status tpu_trace_open(tpu_device *dev, const char *path, uint64_t from, uint
 tpu_status tpu_trace_close(tpu_device *dev);
 /* The cycles the last closed trace holds: 0 when its window began after the work ended. */
 uint64_t tpu_trace_cycles(const tpu_device *dev);
+
+/* ------------------------------------------------------ remote devices -- */
+/* A device behind a bus (tools/tpu_vp: a SystemC platform's tpu_tlm, reached over TLM-2.0): the
+ * driver keeps its allocator and command streams and leaves memory and running work to these
+ * functions, which run the device-side driver (and its verification) at the other end. Each
+ * returns 0, or -1 when the bus refused the access. Traces and progress callbacks are local
+ * only (TPU_E_ARG / never called); the budget is the device side's. */
+typedef struct {
+    tpu_status status;   /* the submission's outcome at the device */
+    char msg[256];       /* its message when status is not TPU_OK */
+    tpu_perf_report perf; /* its figures (wall_seconds: the device side's) */
+} tpu_remote_result;
+typedef struct tpu_remote {
+    void *ctx;
+    int (*write)(void *ctx, uint32_t addr, const void *src, size_t n);
+    int (*read)(void *ctx, uint32_t addr, void *dst, size_t n);
+    int (*query)(void *ctx, tpu_info *info);
+    /* Start core k's control processor on the stream at [addr, addr + bytes). */
+    int (*start)(void *ctx, uint32_t core, uint32_t addr, uint32_t bytes);
+    /* Block until core k's submission has ended; its outcome. */
+    int (*wait)(void *ctx, uint32_t core, tpu_remote_result *out);
+} tpu_remote;
+/* ops must outlive the device. */
+tpu_status tpu_open_remote(const tpu_remote *ops, tpu_device **dev, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

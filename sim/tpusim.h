@@ -56,6 +56,22 @@ typedef struct tpusim tpusim;
 #define TPUSIM_MEM_LATENCY_MAX 65536u
 #define TPUSIM_MEM_BANDWIDTH_MAX 4096u
 
+/* A memory of the caller's behind the port, in place of the built-in byte array (a SystemC
+ * platform's memory target, reached through tpu_tlm's initiator socket). The port keeps its
+ * acceptance timing (mem_bytes_per_cycle) and its in-order response queue; the memory performs
+ * each access and says when its response is due. */
+typedef struct tpusim_memory {
+    void *ctx;
+    /* An access the port accepted at the edge ending cycle `cycle`: write len bytes of data at
+     * addr (we 1), or read them into data (we 0). [addr, addr + len) lies inside mem_size.
+     * Returns 0 with the cycles until its response in *latency (at least 1; a response never
+     * overtakes an earlier one), or -1: the response carries an error (read data zero). */
+    int (*access)(void *ctx, uint64_t cycle, int we, uint32_t addr, uint8_t *data, uint32_t len,
+                  uint32_t *latency);
+    /* Untimed access for the backdoor (tpusim_mem_read / tpusim_mem_write): 0, or -1. */
+    int (*debug)(void *ctx, int we, uint64_t addr, uint8_t *data, size_t len);
+} tpusim_memory;
+
 typedef struct {
     uint32_t array_n;             /* N: a model for it must be built in (tpusim_arrays) */
     uint64_t mem_size;            /* bytes of memory behind the port */
@@ -67,6 +83,9 @@ typedef struct {
                                      tpu_chip of that many cores sharing the memory (docs/isa.md
                                      "Chip"); a model for (array_n, cores) must be built
                                      (tpusim_chips) */
+    const tpusim_memory *memory;  /* NULL: the built-in array of mem_size bytes (mem_latency
+                                     applies); else the caller's, which must outlive the
+                                     simulator (mem_latency unused) */
 } tpusim_config;
 
 #define TPUSIM_CORES_MAX 8u
@@ -129,6 +148,38 @@ int tpusim_core_acc_read(tpusim *sim, uint32_t core, uint32_t row, int32_t *dst)
  * core timed out, else TPUSIM_ERROR if any stopped with an error, else TPUSIM_HALTED. */
 int tpusim_run_programs(tpusim *sim, const tpu_insn *const *progs, const size_t *n,
                         uint64_t max_cycles, int *results);
+
+/* Feeds: what a control processor pushes into a core's queue, replayed on the device clock. The
+ * firmware's pushes and the cycles it spends between them (firmware/firmware.h's cost model) do
+ * not depend on the device's timing, so they are recorded up front and then replayed edge by
+ * edge, which lets several cores' control processors run side by side in simulated time. Replay:
+ * entry i waits its cycles, then offers its instruction every edge until the queue takes it.
+ * An attached feed is replayed by every clock edge the simulator makes (tpusim_step, the runs,
+ * register writes, the other cores' pushes). */
+typedef struct tpusim_feed tpusim_feed;
+tpusim_feed *tpusim_feed_new(void); /* NULL if out of memory */
+void tpusim_feed_free(tpusim_feed *f);
+void tpusim_feed_clear(tpusim_feed *f); /* empty, rewound; keeps its storage */
+/* Append: cycles to spend before the next push (they add up), or the next push. -1 if out of
+ * memory (the feed is then unchanged). */
+int tpusim_feed_wait(tpusim_feed *f, uint64_t cycles);
+int tpusim_feed_push(tpusim_feed *f, const tpu_insn *insn);
+size_t tpusim_feed_size(const tpusim_feed *f);           /* instructions recorded */
+const tpu_insn *tpusim_feed_insns(const tpusim_feed *f); /* all of them, in order */
+size_t tpusim_feed_taken(const tpusim_feed *f);          /* replayed: taken by the queue */
+uint64_t tpusim_feed_edges(const tpusim_feed *f);        /* replayed: edges spent waiting and
+                                                            offering, refused offers included */
+/* Attach f to core k (replay starts at the next edge, from f's start), or detach with NULL. A
+ * feed stays the caller's and stays attached (offering nothing once replayed) until detached or
+ * tpusim_reset. A core with a feed attached takes no other pushes. -1 if k is not a core. */
+int tpusim_core_feed(tpusim *sim, uint32_t core, tpusim_feed *f);
+/* Step until every core in the bit mask `until` has stopped, at most max_cycles edges: a core
+ * with a feed stops when its last instruction was taken and then HALTED or ERROR is raised, or
+ * on ERROR sooner; a core without one when it raises either (a HALTED left from before counts).
+ * results[k] (results may be NULL) gets core k's tpusim_result for the cores in `until`. Returns
+ * TPUSIM_TIMEOUT if any core timed out, else TPUSIM_ERROR if any stopped with an error, else
+ * TPUSIM_HALTED. Other cores' feeds are replayed meanwhile. */
+int tpusim_run_feeds(tpusim *sim, uint32_t until, uint64_t max_cycles, int *results);
 
 /* The chip CSRs (docs/isa.md "Chip", rtl/tpu_chip_csr.v). A lone core has none: reads are zero,
  * writes only spend their clock edge. */
