@@ -617,7 +617,11 @@ tpusim *tpusim_create(const tpusim_config *cfg, char *err, size_t errlen)
                 static_cast<unsigned long long>(cfg->mem_size), UINT32_MAX);
         return nullptr;
     }
-    if (cfg->mem_latency == 0 || cfg->mem_latency > TPUSIM_MEM_LATENCY_MAX ||
+    if (cfg->memory && (!cfg->memory->access || !cfg->memory->debug)) {
+        set_err(err, errlen, "memory: its access and debug functions must both be set");
+        return nullptr;
+    }
+    if ((!cfg->memory && (cfg->mem_latency == 0 || cfg->mem_latency > TPUSIM_MEM_LATENCY_MAX)) ||
         cfg->mem_bytes_per_cycle == 0 || cfg->mem_bytes_per_cycle > TPUSIM_MEM_BANDWIDTH_MAX) {
         set_err(err, errlen, "mem_latency %u and mem_bytes_per_cycle %u: must be 1..%u and 1..%u",
                 cfg->mem_latency, cfg->mem_bytes_per_cycle, TPUSIM_MEM_LATENCY_MAX,
@@ -633,7 +637,7 @@ tpusim *tpusim_create(const tpusim_config *cfg, char *err, size_t errlen)
     try {
         sim.reset(new tpusim);
         sim->mem.reset(new MemModel(cfg->mem_size, 4 * cfg->array_n, cfg->mem_latency,
-                                    cfg->mem_bytes_per_cycle));
+                                    cfg->mem_bytes_per_cycle, cfg->memory));
         sim->dev = model->make(*sim->mem);
     } catch (const std::bad_alloc &) {
         set_err(err, errlen, "out of memory (mem_size %llu)",

@@ -21,6 +21,12 @@
  * order. A request touching any byte outside [0, size), or longer than the bus, gets err and no
  * access (read data zero).
  *
+ * A caller's memory (tpusim_memory, sim/tpusim.h) replaces the array: the acceptance gate and the
+ * response queue stay, and each accepted in-range request is performed by its access(), whose
+ * latency (at least 1) sets its response's due; since only the queue's head is presented, a
+ * response comes at max(its due, the previous response's), in order. -1 from access() gives err.
+ * The backdoor goes to its debug().
+ *
  * One model serves one port: a lone core's, or a chip's, whose cores share it through the RTL
  * arbiter (tpu_chip_arb) with the core index in the upper id bits. */
 #ifndef TPU_SIM_MEMMODEL_H
@@ -30,6 +36,8 @@
 #include <cstdint>
 #include <memory>
 #include <vector>
+
+#include "sim/tpusim.h"
 
 namespace tpu
 {
@@ -53,10 +61,13 @@ struct MemResponse {
 class MemModel
 {
   public:
-    /* Throws std::bad_alloc if the array cannot be allocated. */
-    MemModel(uint64_t size, uint32_t bus_bytes, uint32_t latency, uint32_t bytes_per_cycle);
+    /* external: the caller's memory of `size` bytes (which must outlive the model), or nullptr
+     * for the built-in array. Throws std::bad_alloc if the array cannot be allocated. */
+    MemModel(uint64_t size, uint32_t bus_bytes, uint32_t latency, uint32_t bytes_per_cycle,
+             const tpusim_memory *external = nullptr);
 
-    /* latency is raised to 1 and bytes_per_cycle to 1 if given as 0. */
+    /* latency is raised to 1 and bytes_per_cycle to 1 if given as 0 (a caller's memory gives its
+     * own latencies). */
     void set_timing(uint32_t latency, uint32_t bytes_per_cycle);
     /* Drop every request in flight (the core is being reset). */
     void clear();
@@ -72,7 +83,7 @@ class MemModel
     void edge(const MemRequest *req, bool rsp_taken);
 
     uint64_t size() const { return size_; }
-    /* Backdoor access; false if the range is outside the memory. */
+    /* Backdoor access; false if the range is outside the memory (or the caller's refused it). */
     bool write(uint64_t addr, const void *src, size_t n);
     bool read(uint64_t addr, void *dst, size_t n) const;
 
@@ -85,10 +96,15 @@ class MemModel
     bool in_range(uint64_t addr, uint64_t n) const { return addr <= size_ && n <= size_ - addr; }
     void grow();
 
+    /* Performs an accepted in-range request into rd (a read's data); false: an error response. */
+    bool perform(const MemRequest &req, uint8_t *rd, uint32_t *latency);
+
     struct FreeDeleter {
         void operator()(uint8_t *p) const;
     };
-    std::unique_ptr<uint8_t, FreeDeleter> data_; /* calloc'd: pages stay untouched until used */
+    const tpusim_memory *external_;
+    std::unique_ptr<uint8_t, FreeDeleter> data_; /* calloc'd: pages stay untouched until used;
+                                                    none with a caller's memory */
     uint64_t size_;
     uint32_t bus_bytes_;
     uint32_t latency_ = 1;
