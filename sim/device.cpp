@@ -570,6 +570,7 @@ void tpusim_config_default(tpusim_config *cfg)
     cfg->mem_latency = 32;
     cfg->mem_bytes_per_cycle = 64;
     cfg->cores = 0;
+    cfg->memory = nullptr;
 }
 
 int tpusim_arrays(uint32_t *sizes, int max)
