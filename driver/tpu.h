@@ -254,8 +254,8 @@ uint64_t tpu_trace_cycles(const tpu_device *dev);
  * returns 0, or -1 when the bus refused the access. Traces and progress callbacks are local
  * only (TPU_E_ARG / never called); the budget is the device side's. */
 typedef struct {
-    tpu_status status;   /* the submission's outcome at the device */
-    char msg[256];       /* its message when status is not TPU_OK */
+    tpu_status status;    /* the submission's outcome at the device */
+    char msg[256];        /* its message when status is not TPU_OK */
     tpu_perf_report perf; /* its figures (wall_seconds: the device side's) */
 } tpu_remote_result;
 typedef struct tpu_remote {

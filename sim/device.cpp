@@ -782,7 +782,8 @@ int tpusim_core_feed(tpusim *sim, uint32_t core, tpusim_feed *f)
 
 int tpusim_run(tpusim *sim, uint64_t max_cycles)
 {
-    return tpusim_run_feeds(sim, 1, max_cycles, nullptr);
+    int results[TPUSIM_CORES_MAX];
+    return tpusim_run_feeds(sim, 1, max_cycles, results) ? results[0] : TPUSIM_TIMEOUT;
 }
 
 int tpusim_run_program(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max_cycles)
@@ -794,67 +795,70 @@ int tpusim_run_program(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max
 
 // Per core: irq (HALTED | ERROR) ends its run, except that a HALTED left from before does not end a
 // run whose feed still has instructions to push (the next push clears it).
-int tpusim_run_feeds(tpusim *sim, uint32_t until, uint64_t max_cycles, int *results)
+int tpusim_run_feeds(tpusim *sim, uint32_t watch, uint64_t max_cycles, int *results)
 {
     Device &d = *sim->dev;
-    const uint32_t cores = d.cores();
-    until &= (1u << cores) - 1; // cores <= 8
-    int result[TPUSIM_CORES_MAX] = {0};
-    uint32_t running = until; // bit k: a core waited for that has not stopped
-    bool timeout = false, error = false;
-    for (uint64_t cycles = 0; running; cycles++) {
-        for (uint32_t k = 0; running >> k; k++) {
-            if (!(running >> k & 1) || !d.irq(k))
+    watch &= (1u << d.cores()) - 1; // cores <= 8
+    for (uint64_t cycles = 0; watch; cycles++) {
+        uint32_t stopped = 0;
+        for (uint32_t k = 0; watch >> k; k++) {
+            if (!(watch >> k & 1) || !d.irq(k))
                 continue;
             const tpusim_feed *f = d.feed(k);
-            if (d.reg_read(k, TPU_CSR_STATUS) & TPU_STATUS_ERROR) {
-                result[k] = TPUSIM_ERROR;
-                error = true;
-                running &= ~(1u << k);
-            } else if (!f || tpu_feed_done(f)) {
-                result[k] = TPUSIM_HALTED;
-                running &= ~(1u << k);
+            int r = -1;
+            if (d.reg_read(k, TPU_CSR_STATUS) & TPU_STATUS_ERROR)
+                r = TPUSIM_ERROR;
+            else if (!f || tpu_feed_done(f))
+                r = TPUSIM_HALTED;
+            if (r >= 0) {
+                stopped |= 1u << k;
+                if (results)
+                    results[k] = r;
             }
         }
-        if (!running)
-            break;
-        if (cycles == max_cycles) {
-            for (uint32_t k = 0; k < cores; k++)
-                if (running >> k & 1)
-                    result[k] = TPUSIM_TIMEOUT;
-            timeout = true;
-            break;
-        }
+        if (stopped || cycles == max_cycles)
+            return static_cast<int>(stopped);
         d.edge();
     }
-    if (results)
-        for (uint32_t k = 0; k < cores; k++)
-            if (until >> k & 1)
-                results[k] = result[k];
-    return timeout ? TPUSIM_TIMEOUT : error ? TPUSIM_ERROR : TPUSIM_HALTED;
+    return 0;
 }
 
 // Each program is replayed as a feed without waits, in place of the core's feed (put back
-// afterwards).
+// afterwards), until every core taking part has stopped.
 int tpusim_run_programs(tpusim *sim, const tpu_insn *const *progs, const size_t *n,
                         uint64_t max_cycles, int *results)
 {
     Device &d = *sim->dev;
     tpusim_feed views[TPUSIM_CORES_MAX], *saved[TPUSIM_CORES_MAX];
-    uint32_t until = 0;
+    int result[TPUSIM_CORES_MAX];
+    uint32_t running = 0;
     for (uint32_t k = 0; k < d.cores(); k++) {
         saved[k] = d.feed(k);
+        result[k] = TPUSIM_TIMEOUT;
         if (!progs[k])
             continue;
-        until |= 1u << k;
+        running |= 1u << k;
         tpu_feed_view(&views[k], progs[k], n[k]);
         d.attach(k, &views[k]);
     }
-    const int r = tpusim_run_feeds(sim, until, max_cycles, results);
+    const uint64_t start = d.cycle();
+    while (running) {
+        const uint64_t spent = d.cycle() - start;
+        const uint32_t stopped =
+            static_cast<uint32_t>(tpusim_run_feeds(sim, running, max_cycles - spent, result));
+        if (!stopped)
+            break;
+        running &= ~stopped;
+    }
+    bool error = false;
     for (uint32_t k = 0; k < d.cores(); k++)
-        if (progs[k])
+        if (progs[k]) {
             d.attach(k, saved[k]);
-    return r;
+            error |= result[k] == TPUSIM_ERROR;
+            if (results)
+                results[k] = result[k];
+        }
+    return running ? TPUSIM_TIMEOUT : error ? TPUSIM_ERROR : TPUSIM_HALTED;
 }
 
 int tpusim_mem_write(tpusim *sim, uint64_t addr, const void *src, size_t n)
