@@ -388,10 +388,10 @@ static void time_out(tpu_device *d, uint32_t k)
     d->errored = 0;
 }
 
-/* Runs the device until every core in `until` has stopped or `cycles` edges have passed (until
- * 0: those edges), noting when each running core stops and timing out a core that exhausts its
- * budget. Progress reports follow core `shown` (NO_CORE: none). */
-static void advance(tpu_device *d, uint32_t until, uint64_t cycles, uint32_t shown)
+/* Runs the device until every core in `until` has stopped (any: one of them) or `cycles` edges
+ * have passed (until 0: those edges), noting when each running core stops and timing out a core
+ * that exhausts its budget. Progress reports follow core `shown` (NO_CORE: none). */
+static void advance(tpu_device *d, uint32_t until, uint64_t cycles, uint32_t shown, int any)
 {
     const double t = drv_now();
     const uint32_t ran = running_mask(d);
@@ -399,7 +399,8 @@ static void advance(tpu_device *d, uint32_t until, uint64_t cycles, uint32_t sho
     for (;;) {
         const uint32_t running = running_mask(d);
         const uint64_t now = tpusim_cycle(d->sim);
-        if ((until && !(until & running)) || now - start >= cycles)
+        if ((until && (any ? (until & running) != until : !(until & running))) ||
+            now - start >= cycles)
             break;
         uint64_t slice = cycles - (now - start);
         uint32_t late = NO_CORE;
@@ -439,7 +440,7 @@ static void advance(tpu_device *d, uint32_t until, uint64_t cycles, uint32_t sho
 void tpu_step(tpu_device *dev, uint64_t cycles)
 {
     if (dev && dev->sim)
-        advance(dev, 0, cycles, NO_CORE);
+        advance(dev, 0, cycles, NO_CORE, 0);
 }
 
 int tpu_core_done(tpu_device *dev, uint32_t core)
@@ -734,7 +735,7 @@ tpu_status tpu_wait_core(tpu_device *dev, uint32_t core, uint64_t max_cycles)
         return drv_fail(dev, TPU_E_ARG, "tpu_wait: nothing submitted");
     if (dev->remote)
         return remote_wait(dev, core);
-    advance(dev, 1u << core, max_cycles ? max_cycles : UINT64_MAX, core);
+    advance(dev, 1u << core, max_cycles ? max_cycles : UINT64_MAX, core, 0);
     if (!c->stopped)
         time_out(dev, core);
     return finish(dev, core, "tpu_wait");
@@ -757,7 +758,7 @@ tpu_status tpu_wait_all(tpu_device *dev, uint64_t max_cycles)
         if (first == NO_CORE && (pending >> k & 1))
             first = k;
     if (!dev->remote) {
-        advance(dev, pending, max_cycles ? max_cycles : UINT64_MAX, first);
+        advance(dev, pending, max_cycles ? max_cycles : UINT64_MAX, first, 0);
         for (uint32_t k = 0; k < dev->cores; k++)
             if ((pending >> k & 1) && !dev->core[k].stopped) {
                 time_out(dev, k);
@@ -778,6 +779,31 @@ tpu_status tpu_wait_all(tpu_device *dev, uint64_t max_cycles)
     if (result != TPU_OK)
         memcpy(dev->msg, msg, sizeof msg);
     return result;
+}
+
+tpu_status tpu_wait_any(tpu_device *dev, uint64_t max_cycles, uint32_t *core)
+{
+    if (!dev)
+        return TPU_E_ARG;
+    const uint32_t pending = pending_mask(dev);
+    if (!core || !pending)
+        return drv_fail(dev, TPU_E_ARG, "tpu_wait_any: %s",
+                        core ? "nothing submitted" : "NULL core");
+    uint32_t k = 0;
+    while (!(pending >> k & 1))
+        k++;
+    if (!dev->remote) {
+        const uint32_t running = running_mask(dev);
+        if (running == pending) {
+            advance(dev, running, max_cycles ? max_cycles : UINT64_MAX, k, 1);
+            if (running_mask(dev) == pending)
+                time_out(dev, k);
+        }
+        while (!dev->core[k].pending || !dev->core[k].stopped)
+            k++;
+    }
+    *core = k;
+    return dev->remote ? remote_wait(dev, k) : finish(dev, k, "tpu_wait");
 }
 
 void tpu_set_budget(tpu_device *dev, uint64_t max_cycles)

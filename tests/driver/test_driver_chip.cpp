@@ -230,6 +230,42 @@ TEST_P(ChipDriver, ContentionShowsInStallsAndCycles)
     tpu_close(d);
 }
 
+// tpu_wait_any hands the submissions back in the order they stop; a core can take its next one
+// while the others run.
+TEST_P(ChipDriver, WaitAnyInTheOrderTheyStop)
+{
+    const uint32_t n = N();
+    tpu_device *d = open_chip(n, C());
+    ASSERT_NE(d, nullptr);
+    tpu_rng rng{980 + n};
+    std::vector<GemmCase> sizes;
+    for (uint32_t k = 0; k < C(); k++) // the largest on core 0
+        sizes.push_back({(C() - k) * 2 * n, 2 * n, 2 * n, 0});
+    Work w(d, rng, sizes);
+    const uint64_t t0 = tpu_cycle(d);
+    w.submit(d);
+    uint64_t last = 0;
+    uint32_t seen = 0;
+    for (uint32_t i = 0; i < C(); i++) {
+        uint32_t core = 99;
+        ASSERT_EQ(tpu_wait_any(d, 0, &core), TPU_OK) << tpu_last_error(d);
+        ASSERT_LT(core, C());
+        EXPECT_FALSE(seen >> core & 1);
+        seen |= 1u << core;
+        tpu_perf_report p;
+        ASSERT_EQ(tpu_perf_core(d, core, &p), TPU_OK);
+        EXPECT_EQ(tpu_cycle(d) - t0, p.cycles)
+            << "returned in the cycle core " << core << " stopped";
+        EXPECT_GE(p.cycles, last);
+        last = p.cycles;
+    }
+    w.check(d);
+    uint32_t core;
+    EXPECT_EQ(tpu_wait_any(d, 0, &core), TPU_E_ARG);
+    w.free(d);
+    tpu_close(d);
+}
+
 // One core's budget running out resets the chip: its submission and the others' fail with
 // TPU_E_TIMEOUT naming it, and the chip works normally afterwards.
 TEST_P(ChipDriver, TimeoutResetsTheChip)
