@@ -209,6 +209,10 @@ tpu_status tpu_wait(tpu_device *dev, uint64_t max_cycles); /* core 0 */
 /* Wait for every core's pending submission; returns the first failure in core order (each core's
  * outcome is kept: tpu_perf_core; tpu_last_error names the failing core). */
 tpu_status tpu_wait_all(tpu_device *dev, uint64_t max_cycles);
+/* Wait for whichever pending submission stops first (the lowest core among those stopping in the
+ * same cycle; a remote device: the lowest pending core); *core gets it. Its outcome as
+ * tpu_wait_core gives it. */
+tpu_status tpu_wait_any(tpu_device *dev, uint64_t max_cycles, uint32_t *core);
 /* For a platform that owns the clock (tools/tpu_vp): run `cycles` edges, replaying the pending
  * submissions. tpu_core_done tells whether core k's submission has stopped (halted or failed):
  * then tpu_wait_core returns its outcome without a further cycle. 0 while it runs or when nothing
@@ -254,8 +258,8 @@ uint64_t tpu_trace_cycles(const tpu_device *dev);
  * returns 0, or -1 when the bus refused the access. Traces and progress callbacks are local
  * only (TPU_E_ARG / never called); the budget is the device side's. */
 typedef struct {
-    tpu_status status;   /* the submission's outcome at the device */
-    char msg[256];       /* its message when status is not TPU_OK */
+    tpu_status status;    /* the submission's outcome at the device */
+    char msg[256];        /* its message when status is not TPU_OK */
     tpu_perf_report perf; /* its figures (wall_seconds: the device side's) */
 } tpu_remote_result;
 typedef struct tpu_remote {

@@ -18,6 +18,7 @@
 // writes beyond it only spend their clock edge. A chip's per-core pins are vectors, core k's field
 // at bits [k*W +: W] (docs/isa.md "Ports of tpu_chip"); get_field and set_field reach them.
 #include "io/tpuio.h"
+#include "sim/feed.h"
 #include "sim/memmodel.h"
 #include "sim/tpu_models.h" // generated: the Vtpu_n<N> headers and TPU_FOR_EACH_MODEL
 #include "sim/tpusim.h"
@@ -148,10 +149,33 @@ class Device
     // iq_ready of core k as sampled before the last edge.
     bool iq_was_ready(uint32_t k) const { return iq_ready_ >> k & 1; }
 
+    // One clock edge of the API (every one but reset's), with the attached feeds replayed.
+    void edge()
+    {
+        const tpu_insn *offer[TPUSIM_CORES_MAX] = {};
+        for (uint32_t k = 0; fed_ >> k; k++)
+            if ((fed_ >> k & 1) && (offer[k] = tpu_feed_offer(feed_[k])))
+                set_iq(k, offer[k]);
+        clock(true);
+        for (uint32_t k = 0; fed_ >> k; k++)
+            if (offer[k]) {
+                set_iq(k, nullptr);
+                if (iq_was_ready(k))
+                    tpu_feed_taken(feed_[k]);
+            }
+    }
+    tpusim_feed *feed(uint32_t k) const { return fed_ >> k & 1 ? feed_[k] : nullptr; }
+    void attach(uint32_t k, tpusim_feed *f)
+    {
+        feed_[k] = f;
+        fed_ = f ? fed_ | 1u << k : fed_ & ~(1u << k);
+    }
+
     // rst high for one edge; the memory model's queues are emptied and it sits the edge out, so
-    // nothing the core offers in the reset cycle is accepted.
+    // nothing the core offers in the reset cycle is accepted. Feeds are detached.
     void reset()
     {
+        fed_ = 0;
         mem_.clear();
         drive_memory();
         set_rst(true);
@@ -161,7 +185,7 @@ class Device
     void reg_write(uint32_t k, uint32_t offset, uint32_t v)
     {
         set_csr(k, offset <= 0xFF, offset, v);
-        clock(true);
+        edge();
         set_csr(k, false, offset, 0);
     }
     // The same write to every core's CSR port in one clock edge.
@@ -169,14 +193,14 @@ class Device
     {
         for (uint32_t k = 0; k < cores_; k++)
             set_csr(k, offset <= 0xFF, offset, v);
-        clock(true);
+        edge();
         for (uint32_t k = 0; k < cores_; k++)
             set_csr(k, false, offset, 0);
     }
     void chip_reg_write(uint32_t offset, uint32_t v)
     {
         set_chip_csr(offset <= 0xFF, offset, v);
-        clock(true);
+        edge();
         set_chip_csr(false, offset, 0);
     }
     void ub_row(uint32_t k, uint32_t row, int8_t *dst)
@@ -308,6 +332,8 @@ class Device
     uint32_t iq_ready_ = 0;    // bit k: core k's iq_ready
 
   private:
+    uint32_t fed_ = 0; // bit k: core k has a feed attached
+    tpusim_feed *feed_[TPUSIM_CORES_MAX] = {};
     uint64_t cycle_ = 0;
     // Free space is checked (trace_space) before the trace opens and every kSpaceCheckCycles
     // cycles it holds: when short, the trace stops and fails.
@@ -697,7 +723,7 @@ uint64_t tpusim_cycle(const tpusim *sim) { return sim->dev->cycle(); }
 void tpusim_step(tpusim *sim, uint64_t cycles)
 {
     for (; cycles; cycles--)
-        sim->dev->clock(true);
+        sim->dev->edge();
 }
 
 uint32_t tpusim_reg_read(tpusim *sim, uint32_t offset)
@@ -724,7 +750,7 @@ void tpusim_core_reg_write(tpusim *sim, uint32_t core, uint32_t offset, uint32_t
     if (core < sim->dev->cores())
         sim->dev->reg_write(core, offset, v);
     else
-        sim->dev->clock(true);
+        sim->dev->edge();
 }
 
 uint64_t tpusim_core_perf(tpusim *sim, uint32_t core, int counter)
@@ -739,82 +765,105 @@ uint64_t tpusim_core_perf(tpusim *sim, uint32_t core, int counter)
 int tpusim_core_push(tpusim *sim, uint32_t core, const tpu_insn *insn)
 {
     Device &d = *sim->dev;
-    if (core >= d.cores()) {
-        d.clock(true);
+    if (core >= d.cores() || d.feed(core)) {
+        d.edge();
         return 0;
     }
     d.set_iq(core, insn);
-    d.clock(true);
+    d.edge();
     d.set_iq(core, nullptr);
     return d.iq_was_ready(core);
 }
 
+int tpusim_core_feed(tpusim *sim, uint32_t core, tpusim_feed *f)
+{
+    if (core >= sim->dev->cores())
+        return -1;
+    if (f)
+        tpu_feed_rewind(f);
+    sim->dev->attach(core, f);
+    return 0;
+}
+
 int tpusim_run(tpusim *sim, uint64_t max_cycles)
 {
-    return tpusim_run_program(sim, nullptr, 0, max_cycles);
+    int results[TPUSIM_CORES_MAX];
+    return tpusim_run_feeds(sim, 1, max_cycles, results) ? results[0] : TPUSIM_TIMEOUT;
 }
 
 int tpusim_run_program(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max_cycles)
 {
-    // Core 0 alone; with no program it still takes part (a NULL entry would leave it out).
     static const tpu_insn none{};
     const tpu_insn *progs[TPUSIM_CORES_MAX] = {prog ? prog : &none};
     return tpusim_run_programs(sim, progs, &n, max_cycles, nullptr);
 }
 
 // Per core: irq (HALTED | ERROR) ends its run, except that a HALTED left from before does not end a
-// run that still has instructions to push (the next push clears it). The cores' pushes of a cycle
-// share its clock edge.
+// run whose feed still has instructions to push (the next push clears it).
+int tpusim_run_feeds(tpusim *sim, uint32_t watch, uint64_t max_cycles, int *results)
+{
+    Device &d = *sim->dev;
+    watch &= (1u << d.cores()) - 1; // cores <= 8
+    for (uint64_t cycles = 0; watch; cycles++) {
+        uint32_t stopped = 0;
+        for (uint32_t k = 0; watch >> k; k++) {
+            if (!(watch >> k & 1) || !d.irq(k))
+                continue;
+            const tpusim_feed *f = d.feed(k);
+            int r = -1;
+            if (d.reg_read(k, TPU_CSR_STATUS) & TPU_STATUS_ERROR)
+                r = TPUSIM_ERROR;
+            else if (!f || tpu_feed_done(f))
+                r = TPUSIM_HALTED;
+            if (r >= 0) {
+                stopped |= 1u << k;
+                if (results)
+                    results[k] = r;
+            }
+        }
+        if (stopped || cycles == max_cycles)
+            return static_cast<int>(stopped);
+        d.edge();
+    }
+    return 0;
+}
+
+// Each program is replayed as a feed without waits, in place of the core's feed (put back
+// afterwards), until every core taking part has stopped.
 int tpusim_run_programs(tpusim *sim, const tpu_insn *const *progs, const size_t *n,
                         uint64_t max_cycles, int *results)
 {
     Device &d = *sim->dev;
-    const uint32_t cores = d.cores();
-    size_t next[TPUSIM_CORES_MAX] = {0};
-    int result[TPUSIM_CORES_MAX] = {0};
-    uint32_t running = 0; // bit k: core k takes part and has not stopped
-    for (uint32_t k = 0; k < cores; k++)
-        if (progs[k])
-            running |= 1u << k;
-    bool timeout = false, error = false;
-    for (uint64_t cycles = 0; running; cycles++) {
-        for (uint32_t k = 0; k < cores; k++) {
-            if (!(running >> k & 1) || !d.irq(k))
-                continue;
-            if (d.reg_read(k, TPU_CSR_STATUS) & TPU_STATUS_ERROR) {
-                result[k] = TPUSIM_ERROR;
-                error = true;
-                running &= ~(1u << k);
-            } else if (next[k] == n[k]) {
-                result[k] = TPUSIM_HALTED;
-                running &= ~(1u << k);
-            }
-        }
-        if (!running)
-            break;
-        if (cycles == max_cycles) {
-            for (uint32_t k = 0; k < cores; k++)
-                if (running >> k & 1)
-                    result[k] = TPUSIM_TIMEOUT;
-            timeout = true;
-            break;
-        }
-        for (uint32_t k = 0; k < cores; k++)
-            if ((running >> k & 1) && next[k] < n[k])
-                d.set_iq(k, &progs[k][next[k]]);
-        d.clock(true);
-        for (uint32_t k = 0; k < cores; k++)
-            if ((running >> k & 1) && next[k] < n[k]) {
-                d.set_iq(k, nullptr);
-                if (d.iq_was_ready(k))
-                    next[k]++;
-            }
+    tpusim_feed views[TPUSIM_CORES_MAX], *saved[TPUSIM_CORES_MAX];
+    int result[TPUSIM_CORES_MAX];
+    uint32_t running = 0;
+    for (uint32_t k = 0; k < d.cores(); k++) {
+        saved[k] = d.feed(k);
+        result[k] = TPUSIM_TIMEOUT;
+        if (!progs[k])
+            continue;
+        running |= 1u << k;
+        tpu_feed_view(&views[k], progs[k], n[k]);
+        d.attach(k, &views[k]);
     }
-    if (results)
-        for (uint32_t k = 0; k < cores; k++)
-            if (progs[k])
+    const uint64_t start = d.cycle();
+    while (running) {
+        const uint64_t spent = d.cycle() - start;
+        const uint32_t stopped =
+            static_cast<uint32_t>(tpusim_run_feeds(sim, running, max_cycles - spent, result));
+        if (!stopped)
+            break;
+        running &= ~stopped;
+    }
+    bool error = false;
+    for (uint32_t k = 0; k < d.cores(); k++)
+        if (progs[k]) {
+            d.attach(k, saved[k]);
+            error |= result[k] == TPUSIM_ERROR;
+            if (results)
                 results[k] = result[k];
-    return timeout ? TPUSIM_TIMEOUT : error ? TPUSIM_ERROR : TPUSIM_HALTED;
+        }
+    return running ? TPUSIM_TIMEOUT : error ? TPUSIM_ERROR : TPUSIM_HALTED;
 }
 
 int tpusim_mem_write(tpusim *sim, uint64_t addr, const void *src, size_t n)

@@ -10,6 +10,7 @@ struct tpu_golden {
     int8_t *ub;   /* ub_rows x N */
     int32_t *acc; /* acc_rows x N */
     uint8_t *mem; /* mem_size bytes */
+    int own_mem;  /* mem is ours (tpu_golden_create), not the caller's (tpu_golden_create_on) */
     int8_t *fifo; /* ring of wfifo_tiles tiles, N x N each */
     uint32_t fifo_head, fifo_count;
     uint32_t *weights; /* current tile, sign-extended at LOAD so MATMUL is a plain uint32 MAC */
@@ -62,7 +63,9 @@ static void *alloc(uint64_t count, size_t size)
     return calloc(count ? (size_t)count : 1, size);
 }
 
-tpu_golden *tpu_golden_create(const tpu_hwcfg *cfg)
+tpu_golden *tpu_golden_create(const tpu_hwcfg *cfg) { return tpu_golden_create_on(cfg, NULL); }
+
+tpu_golden *tpu_golden_create_on(const tpu_hwcfg *cfg, uint8_t *mem)
 {
     if (!cfg->array_n)
         return NULL;
@@ -73,7 +76,8 @@ tpu_golden *tpu_golden_create(const tpu_hwcfg *cfg)
     g->cfg = *cfg;
     g->ub = alloc((uint64_t)cfg->ub_rows * n, 1);
     g->acc = alloc((uint64_t)cfg->acc_rows * n, sizeof *g->acc);
-    g->mem = alloc(cfg->mem_size, 1);
+    g->own_mem = !mem;
+    g->mem = mem ? mem : alloc(cfg->mem_size, 1);
     g->fifo = alloc((uint64_t)cfg->wfifo_tiles * n * n, 1);
     g->weights = alloc(n * n, sizeof *g->weights);
     g->row = alloc(n, sizeof *g->row);
@@ -94,7 +98,8 @@ void tpu_golden_destroy(tpu_golden *g)
         return;
     free(g->ub);
     free(g->acc);
-    free(g->mem);
+    if (g->own_mem)
+        free(g->mem);
     free(g->fifo);
     free(g->weights);
     free(g->row);

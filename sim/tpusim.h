@@ -173,13 +173,12 @@ uint64_t tpusim_feed_edges(const tpusim_feed *f);        /* replayed: edges spen
  * feed stays the caller's and stays attached (offering nothing once replayed) until detached or
  * tpusim_reset. A core with a feed attached takes no other pushes. -1 if k is not a core. */
 int tpusim_core_feed(tpusim *sim, uint32_t core, tpusim_feed *f);
-/* Step until every core in the bit mask `until` has stopped, at most max_cycles edges: a core
- * with a feed stops when its last instruction was taken and then HALTED or ERROR is raised, or
- * on ERROR sooner; a core without one when it raises either (a HALTED left from before counts).
- * results[k] (results may be NULL) gets core k's tpusim_result for the cores in `until`. Returns
- * TPUSIM_TIMEOUT if any core timed out, else TPUSIM_ERROR if any stopped with an error, else
- * TPUSIM_HALTED. Other cores' feeds are replayed meanwhile. */
-int tpusim_run_feeds(tpusim *sim, uint32_t until, uint64_t max_cycles, int *results);
+/* Step until a core in the bit mask `watch` stops, at most max_cycles edges; returns the mask of
+ * the cores in `watch` that have stopped by then (0: max_cycles passed first), with each one's
+ * tpusim_result in results[k] (results may be NULL). A core with a feed stops when its last
+ * instruction was taken and then HALTED or ERROR is raised, or on ERROR sooner; a core without one
+ * when it raises either (a HALTED left from before counts). All attached feeds are replayed. */
+int tpusim_run_feeds(tpusim *sim, uint32_t watch, uint64_t max_cycles, int *results);
 
 /* The chip CSRs (docs/isa.md "Chip", rtl/tpu_chip_csr.v). A lone core has none: reads are zero,
  * writes only spend their clock edge. */
@@ -229,6 +228,9 @@ int tpusim_trace_close(tpusim *sim, uint64_t *cycles, char *err, size_t errlen);
 typedef struct tpu_golden tpu_golden;
 
 tpu_golden *tpu_golden_create(const tpu_hwcfg *cfg); /* NULL if out of memory */
+/* The same on the caller's memory of mem_size bytes (several cores' models on one memory), which
+ * must outlive it. */
+tpu_golden *tpu_golden_create_on(const tpu_hwcfg *cfg, uint8_t *mem);
 void tpu_golden_destroy(tpu_golden *g);
 /* Reset as the device does: clear FIFO, weights, params, error; keep UB, ACC, memory. */
 void tpu_golden_reset(tpu_golden *g);

@@ -751,7 +751,7 @@ TEST_F(Runtime, CycleBudgetTooSmall)
     for (int batch = 0; batch < 2; batch++) {
         EXPECT_EQ(run_a(rt, random_x(1), &r), TPURT_E_TIMEOUT);
         const std::string want =
-            "batch " + std::to_string(batch) + ", segment 0, gemm 0 'dot.1': tpu_submit: ";
+            "batch " + std::to_string(batch) + ", segment 0, gemm 0 'dot.1': tpu_wait: ";
         EXPECT_EQ(std::string(tpurt_last_error(rt)).rfind(want, 0), 0u) << tpurt_last_error(rt);
         EXPECT_TRUE(has(tpurt_last_error(rt), "40 cycles")) << tpurt_last_error(rt);
     }

@@ -1,0 +1,54 @@
+/* feed.h - a feed's record and replay state (tpusim.h "Feeds"); internal to libtpusim: feed.c
+ * records, device.cpp replays. */
+#ifndef TPU_SIM_FEED_H
+#define TPU_SIM_FEED_H
+
+#include "sim/tpusim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tpusim_feed {
+    /* The record: push i waits wait[i] edges (wait NULL: none), then offers insns[i]. A view
+     * (tpusim_run_programs) points at the caller's instructions and owns nothing. */
+    const tpu_insn *insns;
+    uint64_t *wait;
+    size_t n, cap;
+    uint64_t wait_next; /* waits recorded since the last push: the next push's */
+    int owned;          /* insns and wait are ours (cap entries each) */
+    /* The replay. */
+    size_t next;     /* the push being waited for or offered */
+    uint64_t waited; /* edges of wait[next] spent */
+    uint64_t edges;  /* edges spent waiting and offering */
+};
+
+/* A view of prog[0, n) with no waits. */
+void tpu_feed_view(tpusim_feed *f, const tpu_insn *prog, size_t n);
+/* Rewinds the replay. */
+void tpu_feed_rewind(tpusim_feed *f);
+
+/* The replay, one edge: whether the feed offers its next instruction this edge (it then takes
+ * the edge as an offer), or spends it waiting (or has nothing left). */
+static inline const tpu_insn *tpu_feed_offer(tpusim_feed *f)
+{
+    if (f->next == f->n)
+        return NULL;
+    f->edges++;
+    if (f->wait && f->waited < f->wait[f->next]) {
+        f->waited++;
+        return NULL;
+    }
+    return &f->insns[f->next];
+}
+static inline void tpu_feed_taken(tpusim_feed *f)
+{
+    f->next++;
+    f->waited = 0;
+}
+static inline int tpu_feed_done(const tpusim_feed *f) { return f->next == f->n; }
+
+#ifdef __cplusplus
+}
+#endif
+#endif
