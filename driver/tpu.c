@@ -16,6 +16,7 @@
 _Static_assert(TPU_MEM_LATENCY_MAX == TPUSIM_MEM_LATENCY_MAX, "the simulator's limit");
 _Static_assert(TPU_MEM_BANDWIDTH_MAX == TPUSIM_MEM_BANDWIDTH_MAX, "the simulator's limit");
 _Static_assert(sizeof(tpu_memory) == sizeof(tpusim_memory), "passed on as tpusim_memory");
+_Static_assert(TPU_CORES_MAX == TPUSIM_CORES_MAX, "the simulator's largest chip");
 
 #define ALIGN 64u
 #define DEFAULT_ARRAY_N 16u

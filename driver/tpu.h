@@ -49,6 +49,8 @@ typedef struct tpu_memory {
     int (*debug)(void *ctx, int we, uint64_t addr, uint8_t *data, size_t len);
 } tpu_memory;
 
+#define TPU_CORES_MAX 8u /* cores of the largest chip */
+
 typedef struct {
     uint32_t array_n;             /* 0: the default (16) */
     uint64_t mem_size;            /* device memory bytes; 0: the default (64 MiB) */

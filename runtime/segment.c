@@ -120,7 +120,6 @@ static size_t extent(const tpub_xfer *x)
 tpurt_status rt_segments_init(tpurt *rt)
 {
     const tpub_package *pkg = rt->pkg;
-    size_t staging = 1;
     for (uint32_t k = 0; k < pkg->n_segments; k++) {
         const tpub_segment *seg = &pkg->segments[k];
         for (uint32_t g = 0; g < seg->n_ops; g++) {
@@ -129,14 +128,21 @@ tpurt_status rt_segments_init(tpurt *rt)
             l->segment = k;
             l->index = g;
         }
+    }
+    return TPURT_OK;
+}
+
+uint64_t rt_staging_bytes(const tpurt *rt)
+{
+    size_t staging = 1;
+    for (uint32_t k = 0; k < rt->pkg->n_segments; k++) {
+        const tpub_segment *seg = &rt->pkg->segments[k];
         for (uint32_t i = 0; i < seg->n_inputs; i++)
             staging = seg->inputs[i].cols > staging ? seg->inputs[i].cols : staging;
         for (uint32_t j = 0; j < seg->n_outputs; j++)
             staging = extent(&seg->outputs[j]) > staging ? extent(&seg->outputs[j]) : staging;
     }
-    if (!(rt->staging = malloc(staging)))
-        return rt_fail(rt, TPURT_E_NOMEM, "out of host memory for %zu bytes of transfers", staging);
-    return TPURT_OK;
+    return staging;
 }
 
 /* ----------------------------------------------------------------- run -- */
@@ -196,24 +202,48 @@ static uint8_t to_device(const hlo_array *a, uint64_t i, const tpub_xfer *x)
     return x->dev_type == HLO_U8 ? (uint8_t)v : (uint8_t)(int8_t)v;
 }
 
+/* The device address of arena offset off for replica r: its constants or its activations. */
+static uint32_t arena_addr(const rt_replica *r, uint64_t off)
+{
+    const uint64_t c = r->rt->pkg->const_bytes;
+    return off < c ? r->consts + (uint32_t)off : r->acts + (uint32_t)(off - c);
+}
+
+/* Driver calls from a replica: under the scheduler's lock when batches run side by side; a
+ * failure's message is kept in r->driver_msg (the device's message is shared). */
+static tpu_status call_done(rt_replica *r, tpu_status s)
+{
+    if (s != TPU_OK)
+        snprintf(r->driver_msg, sizeof r->driver_msg, "%s", tpu_last_error(r->rt->dev));
+    return s;
+}
+
+static tpurt_status rp_driver_fail(rt_replica *r, tpu_status s, const char *where)
+{
+    return rp_fail(r, tpurt_status_from_driver(s), "%s: %s", where,
+                   *r->driver_msg ? r->driver_msg : tpu_status_name(s));
+}
+
 /* Quantizes segment k's input i into the arena, row by row: the bytes between the rows may
  * belong to other activations. */
-static tpurt_status write_input(tpurt *rt, uint32_t k, uint32_t i, const hlo_array *a)
+static tpurt_status write_input(rt_replica *r, uint32_t k, uint32_t i, const hlo_array *a)
 {
-    const tpub_xfer *x = &rt->pkg->segments[k].inputs[i];
-    uint8_t *row = rt->staging;
+    const tpub_xfer *x = &r->rt->pkg->segments[k].inputs[i];
+    uint8_t *row = r->staging;
     host_walk w;
     walk_init(&w, x);
-    for (uint32_t r = 0; r < x->rows; r++) {
+    for (uint32_t y = 0; y < x->rows; y++) {
         for (uint32_t col = 0; col < x->cols; col++)
             row[col] = to_device(a, walk_next(&w), x);
-        const uint32_t at = rt->arena + (uint32_t)(x->off + (uint64_t)r * x->ld);
-        const tpu_status s = tpu_write(rt->dev, at, row, x->cols);
+        const uint32_t at = arena_addr(r, x->off + (uint64_t)y * x->ld);
+        rt_sched_lock(r);
+        const tpu_status s = call_done(r, tpu_write(r->rt->dev, at, row, x->cols));
+        rt_sched_unlock(r);
         if (s != TPU_OK) {
             char where[96];
             snprintf(where, sizeof where, "batch %llu, segment %u, input %u",
-                     (unsigned long long)rt->batch, k, i);
-            return rt_driver_fail(rt, s, where);
+                     (unsigned long long)r->batch, k, i);
+            return rp_driver_fail(r, s, where);
         }
     }
     return TPURT_OK;
@@ -221,26 +251,29 @@ static tpurt_status write_input(tpurt *rt, uint32_t k, uint32_t i, const hlo_arr
 
 /* Reads segment k's output j from the arena into a new array of shape s (its host type), in the
  * host's element order: dequantized per device column or with one scale, or copied. */
-static tpurt_status read_output(tpurt *rt, uint32_t k, uint32_t j, const hlo_shape *s,
+static tpurt_status read_output(rt_replica *r, uint32_t k, uint32_t j, const hlo_shape *s,
                                 hlo_array **out)
 {
-    const tpub_xfer *x = &rt->pkg->segments[k].outputs[j];
+    const tpub_xfer *x = &r->rt->pkg->segments[k].outputs[j];
     char where[96];
-    snprintf(where, sizeof where, "batch %llu, segment %u, output %u",
-             (unsigned long long)rt->batch, k, j);
+    snprintf(where, sizeof where, "batch %llu, segment %u, output %u", (unsigned long long)r->batch,
+             k, j);
     hlo_array *a = *out = hlo_array_new(s->type, s->rank, s->dims);
     if (!a)
-        return rt_fail(rt, TPURT_E_NOMEM, "%s: out of host memory", where);
+        return rp_fail(r, TPURT_E_NOMEM, "%s: out of host memory", where);
     const size_t esize = dev_size(x->dev_type);
-    const uint8_t *buf = rt->staging;
-    const tpu_status st = tpu_read(rt->dev, rt->arena + (uint32_t)x->off, rt->staging, extent(x));
+    const uint8_t *buf = r->staging;
+    rt_sched_lock(r);
+    const tpu_status st =
+        call_done(r, tpu_read(r->rt->dev, arena_addr(r, x->off), r->staging, extent(x)));
+    rt_sched_unlock(r);
     if (st != TPU_OK)
-        return rt_driver_fail(rt, st, where);
+        return rp_driver_fail(r, st, where);
     host_walk w;
     walk_init(&w, x);
-    for (uint32_t r = 0; r < x->rows; r++)
+    for (uint32_t y = 0; y < x->rows; y++)
         for (uint32_t col = 0; col < x->cols; col++) {
-            const size_t at = (size_t)r * x->ld + col, i = (size_t)walk_next(&w);
+            const size_t at = (size_t)y * x->ld + col, i = (size_t)walk_next(&w);
             int32_t q;
             if (esize == 4)
                 memcpy(&q, buf + at * 4, 4);
@@ -256,44 +289,57 @@ static tpurt_status read_output(tpurt *rt, uint32_t k, uint32_t j, const hlo_sha
     return TPURT_OK;
 }
 
-/* Submits one operation and adds what it measured to its layer and to the totals. */
-static tpurt_status run_op(tpurt *rt, rt_layer *l)
+/* Submits one operation on r's core and adds what it measured to its layer, its core and the
+ * totals. */
+static tpurt_status run_op(rt_replica *r, uint32_t layer)
 {
-    tpu_status s = tpu_submit(rt->dev, l->stream);
-    if (s == TPU_OK)
-        s = tpu_wait(rt->dev, 0);
+    tpurt *rt = r->rt;
+    rt_layer *l = &rt->layers[layer];
     tpu_perf_report perf;
+    rt_sched_lock(r);
+    tpu_status s = call_done(r, tpu_submit_core(rt->dev, r->core, r->streams[layer]));
     if (s == TPU_OK)
-        s = tpu_perf(rt->dev, &perf);
+        s = call_done(r, rt_sched_wait(r));
+    if (s == TPU_OK)
+        s = call_done(r, tpu_perf_core(rt->dev, r->core, &perf));
+    if (s == TPU_OK) {
+        l->submissions++;
+        l->cycles += perf.cycles;
+        l->ideal += l->cost.ideal_cycles;
+        l->bound += l->cost.bound_cycles;
+        rt->stats.submissions++;
+        rt->stats.verified += rt->verify; /* the wait compared it with the golden model */
+        rt->stats.cycles += perf.cycles;
+        if (!r->sched)
+            rt->stats.device_seconds += perf.wall_seconds;
+        tpurt_core_stats *c = &rt->core_stats[r->core];
+        c->submissions++;
+        c->cycles += perf.cycles;
+        c->mem_stall_cycles += perf.mem_stall_cycles;
+        c->mxu_busy += perf.counters[TPU_PERF_MXU_BUSY];
+    }
+    rt_sched_unlock(r);
     if (s != TPU_OK) {
         char where[160];
         snprintf(where, sizeof where, "batch %llu, segment %u, %s %u '%s'",
-                 (unsigned long long)rt->batch, l->segment, rt_op_kind(l->op), l->index,
+                 (unsigned long long)r->batch, l->segment, rt_op_kind(l->op), l->index,
                  rt_op_name(l->op));
-        return rt_driver_fail(rt, s, where);
+        return rp_driver_fail(r, s, where);
     }
-    l->submissions++;
-    l->cycles += perf.cycles;
-    l->ideal += l->cost.ideal_cycles;
-    l->bound += l->cost.bound_cycles;
-    rt->stats.submissions++;
-    rt->stats.verified += rt->verify; /* tpu_wait compared it with the golden model */
-    rt->stats.cycles += perf.cycles;
-    rt->stats.device_seconds += perf.wall_seconds;
     return TPURT_OK;
 }
 
-static tpurt_status run_segment(tpurt *rt, uint32_t k, const hlo_instr *in, hlo_array *const *ops,
-                                hlo_array **outs)
+static tpurt_status run_segment(rt_replica *r, uint32_t k, const hlo_instr *in,
+                                hlo_array *const *ops, hlo_array **outs)
 {
-    const tpub_segment *seg = &rt->pkg->segments[k];
+    const tpub_segment *seg = &r->rt->pkg->segments[k];
     tpurt_status st = TPURT_OK;
     for (uint32_t i = 0; i < seg->n_inputs && st == TPURT_OK; i++)
-        st = write_input(rt, k, i, ops[i]);
+        st = write_input(r, k, i, ops[i]);
     for (uint32_t g = 0; g < seg->n_ops && st == TPURT_OK; g++)
-        st = run_op(rt, &rt->layers[rt->first_layer[k] + g]);
+        st = run_op(r, r->rt->first_layer[k] + g);
     for (uint32_t j = 0; j < seg->n_outputs && st == TPURT_OK; j++)
-        st = read_output(rt, k, j, result_shape(in, j), &outs[j]);
+        st = read_output(r, k, j, result_shape(in, j), &outs[j]);
     return st;
 }
 
@@ -302,16 +348,16 @@ int rt_segment_hook(void *ctx, const hlo_instr *in, hlo_array *const *operands, 
 {
     (void)n_operands; /* tpurt_open matched both counts with the segment's */
     (void)n_outs;
-    tpurt *rt = ctx;
+    rt_replica *r = ctx;
     uint32_t k = 0;
     /* tpurt_open checked every custom-call of the host program. */
-    segment_index(in->custom_call_target, rt->pkg->n_segments, &k);
+    segment_index(in->custom_call_target, r->rt->pkg->n_segments, &k);
     const double t0 = rt_seconds();
-    const tpurt_status st = run_segment(rt, k, in, operands, outs);
-    rt->segment_seconds += rt_seconds() - t0;
+    const tpurt_status st = run_segment(r, k, in, operands, outs);
+    r->segment_seconds += rt_seconds() - t0;
     if (st == TPURT_OK)
         return 0;
-    rt->hook_status = st;
-    snprintf(err, errlen, "segment %u failed", k); /* rt's message says how */
+    r->hook_status = st;
+    snprintf(err, errlen, "segment %u failed", k); /* r's message says how */
     return -1;
 }

@@ -92,8 +92,17 @@ void tpurt_options_default(tpurt_options *opts)
 
 const char *tpurt_last_error(const tpurt *rt) { return rt ? rt->msg : "no runtime"; }
 
+tpurt_status rp_fail(rt_replica *r, tpurt_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
 /* "'x' f32[4,784]" into buf. */
-static const char *sig_str(const rt_sig *s, char *buf, size_t size)
+const char *rt_sig_str(const rt_sig *s, char *buf, size_t size)
 {
     char shape[160];
     snprintf(buf, size, "'%s' %s", s->sig->name, hlo_shape_str(&s->shape, shape, sizeof shape));
@@ -138,7 +147,7 @@ static tpurt_status check_parameters(tpurt *rt)
                            RT_HOST_FILE ":%d:%d: parameter: '%s' is %s, but "
                                         "input %lld is %s",
                            in->line, in->col, in->name, hlo_shape_str(&in->shape, s1, sizeof s1),
-                           (long long)in->parameter_number, sig_str(s, s2, sizeof s2));
+                           (long long)in->parameter_number, rt_sig_str(s, s2, sizeof s2));
     }
     return TPURT_OK;
 }
@@ -157,8 +166,21 @@ static tpurt_status check_custom_calls(tpurt *rt)
     return TPURT_OK;
 }
 
-/* Layer l's command, operands as offsets into the arena (buffer buf), and what it costs. */
-static tpu_status add_gemm(tpurt *rt, rt_layer *l, uint32_t buf)
+/* Where an operand at arena offset off lies in a replica's stream: the constants' buffer or the
+ * activations' (the package keeps every operand inside one of them). */
+typedef struct {
+    uint64_t const_bytes;
+    uint32_t consts, acts; /* buffer indices */
+} arena_bufs;
+
+static tpu_operand operand(const arena_bufs *b, uint64_t off, uint32_t ld)
+{
+    return off < b->const_bytes ? (tpu_operand){b->consts, (uint32_t)off, ld}
+                                : (tpu_operand){b->acts, (uint32_t)(off - b->const_bytes), ld};
+}
+
+/* Layer l's command in stream s, and what it costs. */
+static tpu_status add_gemm(tpurt *rt, rt_layer *l, tpu_stream *s, const arena_bufs *b)
 {
     const tpub_gemm *g = &l->op->gemm;
     const int params = (g->flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8)) != 0;
@@ -167,18 +189,18 @@ static tpu_status add_gemm(tpurt *rt, rt_layer *l, uint32_t buf)
         .k = g->k,
         .n = g->n,
         .flags = g->flags,
-        .a = {buf, (uint32_t)g->a_off, g->lda},
-        .b = {buf, (uint32_t)g->b_off, g->flags & TPU_GEMM_B_TILED ? 0 : g->n},
-        .c = {buf, (uint32_t)g->c_off, g->ldc},
-        .params = {params ? buf : 0, params ? (uint32_t)g->p_off : 0, 0},
+        .a = operand(b, g->a_off, g->lda),
+        .b = operand(b, g->b_off, g->flags & TPU_GEMM_B_TILED ? 0 : g->n),
+        .c = operand(b, g->c_off, g->ldc),
+        .params = params ? operand(b, g->p_off, 0) : (tpu_operand){0, 0, 0},
     };
-    const tpu_status s = tpu_stream_gemm(l->stream, &cmd);
-    if (s == TPU_OK)
+    const tpu_status st = tpu_stream_gemm(s, &cmd);
+    if (st == TPU_OK)
         tpu_gemm_cost(&rt->info, &cmd, &l->cost);
-    return s;
+    return st;
 }
 
-static tpu_conv2d conv_command(const tpub_conv *v, uint32_t buf)
+tpu_conv2d rt_conv_command(const tpub_conv *v, uint32_t buf)
 {
     const int params = (v->flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8)) != 0;
     return (tpu_conv2d){
@@ -207,63 +229,148 @@ static tpu_conv2d conv_command(const tpub_conv *v, uint32_t buf)
     };
 }
 
-static tpu_status add_conv(tpurt *rt, rt_layer *l, uint32_t buf)
+static tpu_status add_conv(tpurt *rt, rt_layer *l, tpu_stream *s, const arena_bufs *b)
 {
-    const tpu_conv2d cmd = conv_command(&l->op->conv, buf);
-    const tpu_status s = tpu_stream_conv2d(l->stream, &cmd);
-    if (s == TPU_OK)
+    const tpub_conv *v = &l->op->conv;
+    tpu_conv2d cmd = rt_conv_command(v, 0);
+    cmd.in = operand(b, v->in_off, 0);
+    cmd.kernel = operand(b, v->k_off, 0);
+    cmd.out = operand(b, v->out_off, 0);
+    if (v->flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8))
+        cmd.params = operand(b, v->p_off, 0);
+    const tpu_status st = tpu_stream_conv2d(s, &cmd);
+    if (st == TPU_OK)
         tpu_conv2d_cost(&rt->info, &cmd, &l->cost);
-    return s;
+    return st;
 }
 
-/* The device of the package's array size, the arena with the constant image, a command stream
- * per operation (operands as offsets into the arena, weights in tile order) and what each one
- * costs. */
-static tpurt_status setup_device(tpurt *rt, const tpurt_options *opts)
+/* Replica r's command streams: its constants and its activations as two buffers. */
+static tpurt_status replica_streams(tpurt *rt, rt_replica *r)
 {
     const tpub_package *pkg = rt->pkg;
-    tpu_options o;
-    tpu_options_default(&o);
-    o.array_n = pkg->array_n;
-    o.mem_latency = opts->mem_latency;
-    o.mem_bytes_per_cycle = opts->mem_bytes_per_cycle;
-    o.verify = rt->verify = opts->verify != 0;
-    if (!(o.mem_size = tpu_mem_size_for(pkg->arena_bytes)))
-        return rt_fail(rt, TPURT_E_PACKAGE,
-                       "an arena of %llu bytes; at most 3 GiB fit the "
-                       "device's addresses",
-                       (unsigned long long)pkg->arena_bytes);
-    tpu_status s = tpu_open(&o, &rt->dev, rt->msg, sizeof rt->msg);
-    if (s != TPU_OK)
-        return tpurt_status_from_driver(s);
-    tpu_set_budget(rt->dev, opts->max_cycles);
-    rt->batch = opts->first_batch;
-    tpu_query(rt->dev, &rt->info); /* an open device answers */
-    if (pkg->arena_bytes)
-        s = tpu_alloc(rt->dev, pkg->arena_bytes, &rt->arena);
-    if (s == TPU_OK && pkg->const_bytes)
-        s = tpu_write(rt->dev, rt->arena, pkg->const_image, pkg->const_bytes);
-    if (s != TPU_OK)
-        return rt_driver_fail(rt, s, "arena");
-
+    const uint64_t act_bytes = pkg->arena_bytes - pkg->const_bytes;
+    if (!(r->streams = calloc(rt->n_layers + 1, sizeof *r->streams)))
+        return rt_fail(rt, TPURT_E_NOMEM, "out of host memory for the command streams");
     for (uint32_t i = 0; i < rt->n_layers; i++) {
         rt_layer *l = &rt->layers[i];
-        if (!(l->stream = tpu_stream_new()))
+        tpu_stream *s = r->streams[i] = tpu_stream_new();
+        if (!s)
             return rt_fail(rt, TPURT_E_NOMEM, "out of host memory for the command streams");
-        uint32_t buf;
-        s = tpu_stream_buffer(l->stream, rt->arena, (uint32_t)pkg->arena_bytes, &buf);
-        if (s == TPU_OK)
-            s = l->op->kind == TPUB_OP_CONV2D ? add_conv(rt, l, buf) : add_gemm(rt, l, buf);
-        if (s == TPU_E_NOMEM)
+        arena_bufs b = {pkg->const_bytes, 0, 0};
+        tpu_status st = TPU_OK;
+        if (pkg->const_bytes)
+            st = tpu_stream_buffer(s, r->consts, (uint32_t)pkg->const_bytes, &b.consts);
+        if (st == TPU_OK && act_bytes)
+            st = tpu_stream_buffer(s, r->acts, (uint32_t)act_bytes, &b.acts);
+        if (st == TPU_OK)
+            st = l->op->kind == TPUB_OP_CONV2D ? add_conv(rt, l, s, &b) : add_gemm(rt, l, s, &b);
+        if (st == TPU_E_NOMEM)
             return rt_fail(rt, TPURT_E_NOMEM, "out of host memory for the command streams");
-        if (s != TPU_OK)
+        if (st != TPU_OK)
             return rt_fail(rt, TPURT_E_PACKAGE,
                            "segment %u %s %u '%s': the driver refuses "
                            "the command: %s",
                            l->segment, rt_op_kind(l->op), l->index, rt_op_name(l->op),
-                           tpu_status_name(s));
+                           tpu_status_name(st));
     }
     return TPURT_OK;
+}
+
+tpurt_status rt_replicas_init(tpurt *rt, int weights_per_core)
+{
+    const tpub_package *pkg = rt->pkg;
+    const uint64_t act_bytes = pkg->arena_bytes - pkg->const_bytes;
+    const uint64_t staging = rt_staging_bytes(rt);
+    for (uint32_t c = 0; c < rt->n_replicas; c++) {
+        rt_replica *r = &rt->replicas[c];
+        r->rt = rt;
+        r->core = c;
+        const int own_consts = c == 0 || weights_per_core;
+        const uint64_t bytes = own_consts ? pkg->arena_bytes : act_bytes;
+        uint32_t at = 0;
+        tpu_status s = bytes ? tpu_alloc(rt->dev, bytes, &at) : TPU_OK;
+        if (s == TPU_OK && own_consts && pkg->const_bytes)
+            s = tpu_write(rt->dev, at, pkg->const_image, pkg->const_bytes);
+        if (s != TPU_OK)
+            return rt_driver_fail(rt, s, "arena");
+        if (c == 0)
+            rt->arena = at;
+        r->consts = own_consts ? at : rt->arena;
+        r->acts = own_consts ? at + (uint32_t)pkg->const_bytes : at;
+        r->params = calloc(pkg->n_inputs + 1, sizeof *r->params);
+        r->param_list = calloc(pkg->n_inputs + 1, sizeof *r->param_list);
+        if (!r->params || !r->param_list || !(r->staging = malloc(staging)))
+            return rt_fail(rt, TPURT_E_NOMEM, "out of host memory");
+        for (uint32_t i = 0; i < pkg->n_inputs; i++) {
+            r->params[i].shape = rt->inputs[i].shape;
+            r->param_list[i] = &r->params[i];
+        }
+        const tpurt_status st = replica_streams(rt, r);
+        if (st != TPURT_OK)
+            return st;
+    }
+    return TPURT_OK;
+}
+
+void rt_replicas_free(tpurt *rt)
+{
+    for (uint32_t c = 0; rt->replicas && c < rt->n_replicas; c++) {
+        rt_replica *r = &rt->replicas[c];
+        for (uint32_t i = 0; r->streams && i < rt->n_layers; i++)
+            tpu_stream_free(r->streams[i]);
+        free(r->streams);
+        free(r->staging);
+        free(r->params);
+        free(r->param_list);
+    }
+    free(rt->replicas);
+}
+
+/* The device (local with the package's array size and the cores asked for, or remote), then
+ * the replicas: arenas with the constant image, a command stream per operation and core. */
+static tpurt_status setup_device(tpurt *rt, const tpurt_options *opts)
+{
+    const tpub_package *pkg = rt->pkg;
+    if (opts->cores > TPU_CORES_MAX)
+        return rt_fail(rt, TPURT_E_ARG, "cores %u: at most %u", opts->cores, TPU_CORES_MAX);
+    rt->n_replicas = opts->cores ? opts->cores : 1;
+    const uint64_t act_bytes = pkg->arena_bytes - pkg->const_bytes;
+    const uint64_t each = opts->weights_per_core ? pkg->arena_bytes : act_bytes;
+    const uint64_t total = pkg->arena_bytes + (rt->n_replicas - 1) * each;
+    tpu_status s;
+    if (opts->remote) {
+        s = tpu_open_remote(opts->remote, &rt->dev, rt->msg, sizeof rt->msg);
+    } else {
+        tpu_options o;
+        tpu_options_default(&o);
+        o.array_n = pkg->array_n;
+        o.cores = opts->cores;
+        o.mem_latency = opts->mem_latency;
+        o.mem_bytes_per_cycle = opts->mem_bytes_per_cycle;
+        o.verify = opts->verify != 0;
+        if (!(o.mem_size = tpu_mem_size_for(total))) {
+            char cores[64] = "";
+            if (rt->n_replicas > 1)
+                snprintf(cores, sizeof cores, " (%llu bytes for %u cores)",
+                         (unsigned long long)total, rt->n_replicas);
+            return rt_fail(rt, TPURT_E_PACKAGE,
+                           "an arena of %llu bytes%s; at most 3 GiB fit the device's addresses",
+                           (unsigned long long)pkg->arena_bytes, cores);
+        }
+        s = tpu_open(&o, &rt->dev, rt->msg, sizeof rt->msg);
+    }
+    if (s != TPU_OK)
+        return tpurt_status_from_driver(s);
+    rt->verify = !opts->remote && opts->verify != 0;
+    tpu_set_budget(rt->dev, opts->max_cycles);
+    rt->batch = opts->first_batch;
+    tpu_query(rt->dev, &rt->info); /* an open device answers */
+    if (rt->info.cores < rt->n_replicas)
+        return rt_fail(rt, TPURT_E_DEVICE, "the device has %u cores, %u asked for", rt->info.cores,
+                       rt->n_replicas);
+    if (!(rt->replicas = calloc(rt->n_replicas, sizeof *rt->replicas)))
+        return rt_fail(rt, TPURT_E_NOMEM, "out of host memory");
+    return rt_replicas_init(rt, opts->weights_per_core);
 }
 
 static tpurt_status open_runtime(tpurt *rt, const tpurt_options *opts)
@@ -277,16 +384,11 @@ static tpurt_status open_runtime(tpurt *rt, const tpurt_options *opts)
         return rt_fail(rt, TPURT_E_PACKAGE, "%s", herr.msg);
     rt->inputs = calloc(pkg->n_inputs + 1, sizeof *rt->inputs);
     rt->outputs = calloc(pkg->n_outputs + 1, sizeof *rt->outputs);
-    rt->params = calloc(pkg->n_inputs + 1, sizeof *rt->params);
-    rt->param_list = calloc(pkg->n_inputs + 1, sizeof *rt->param_list);
     rt->first_layer = calloc(pkg->n_segments + 1, sizeof *rt->first_layer);
-    if (!rt->inputs || !rt->outputs || !rt->params || !rt->param_list || !rt->first_layer)
+    if (!rt->inputs || !rt->outputs || !rt->first_layer)
         return rt_fail(rt, TPURT_E_NOMEM, "out of host memory");
-    for (uint32_t i = 0; i < pkg->n_inputs; i++) {
+    for (uint32_t i = 0; i < pkg->n_inputs; i++)
         sig_init(&rt->inputs[i], &pkg->inputs[i]);
-        rt->params[i].shape = rt->inputs[i].shape;
-        rt->param_list[i] = &rt->params[i];
-    }
     for (uint32_t j = 0; j < pkg->n_outputs; j++)
         sig_init(&rt->outputs[j], &pkg->outputs[j]);
     tpurt_status st = check_parameters(rt);
@@ -377,16 +479,12 @@ void tpurt_close(tpurt *rt)
 {
     if (!rt)
         return;
-    for (uint32_t i = 0; rt->layers && i < rt->n_layers; i++)
-        tpu_stream_free(rt->layers[i].stream);
+    rt_replicas_free(rt);
     tpu_close(rt->dev); /* closes a trace still armed */
     free(rt->layers);
     free(rt->first_layer);
-    free(rt->staging);
     free(rt->inputs);
     free(rt->outputs);
-    free(rt->params);
-    free(rt->param_list);
     hlo_module_free(rt->host);
     if (rt->owned) {
         tpub_free(rt->owned);
@@ -429,94 +527,6 @@ tpurt_status tpurt_get_input(tpurt *rt, uint32_t i, tpurt_tensor *out)
 tpurt_status tpurt_get_output(tpurt *rt, uint32_t i, tpurt_tensor *out)
 {
     return describe(rt, rt ? rt->outputs : NULL, tpurt_n_outputs(rt), i, out, "tpurt_get_output");
-}
-
-/* ----------------------------------------------------------------- run -- */
-
-/* The host program's results against the output signatures, copied into the caller's buffers
- * once all of them are right. */
-static tpurt_status keep_results(tpurt *rt, uint64_t b, hlo_array **outs, int n_outs,
-                                 void *const *outputs)
-{
-    char s1[160], s2[200];
-    if ((uint32_t)n_outs != rt->pkg->n_outputs)
-        return rt_fail(rt, TPURT_E_PACKAGE,
-                       "batch %llu: " RT_HOST_FILE ": %d results, but the "
-                       "package has %u outputs",
-                       (unsigned long long)b, n_outs, rt->pkg->n_outputs);
-    for (uint32_t j = 0; j < rt->pkg->n_outputs; j++)
-        if (!hlo_shape_equal(&outs[j]->shape, &rt->outputs[j].shape))
-            return rt_fail(rt, TPURT_E_PACKAGE,
-                           "batch %llu: " RT_HOST_FILE ": result %u is %s, "
-                           "but output %u is %s",
-                           (unsigned long long)b, j, hlo_shape_str(&outs[j]->shape, s1, sizeof s1),
-                           j, sig_str(&rt->outputs[j], s2, sizeof s2));
-    for (uint32_t j = 0; j < rt->pkg->n_outputs; j++) {
-        const size_t bytes = (size_t)outs[j]->shape.elements * hlo_type_size(outs[j]->shape.type);
-        if (bytes)
-            memcpy(outputs[j], outs[j]->data, bytes);
-    }
-    return TPURT_OK;
-}
-
-static tpurt_status check_buffers(tpurt *rt, const void *const *bufs, uint32_t n, uint32_t want,
-                                  const char *what)
-{
-    if (n != want)
-        return rt_fail(rt, TPURT_E_ARG, "tpurt_run: %u %s given, but the package has %u", n, what,
-                       want);
-    for (uint32_t i = 0; i < n; i++)
-        if (!bufs || !bufs[i])
-            return rt_fail(rt, TPURT_E_ARG, "tpurt_run: %s %u is NULL", what, i);
-    return TPURT_OK;
-}
-
-tpurt_status tpurt_run(tpurt *rt, const void *const *inputs, uint32_t n_inputs,
-                       void *const *outputs, uint32_t n_outputs)
-{
-    if (!rt)
-        return TPURT_E_ARG;
-    tpurt_status st = check_buffers(rt, inputs, n_inputs, rt->pkg->n_inputs, "inputs");
-    if (st == TPURT_OK)
-        st = check_buffers(rt, (const void *const *)outputs, n_outputs, rt->pkg->n_outputs,
-                           "outputs");
-    if (st != TPURT_OK)
-        return st;
-    const uint64_t b = rt->batch;
-    for (uint32_t i = 0; i < n_inputs; i++)
-        rt->params[i].data = (void *)inputs[i]; /* the evaluator only reads its parameters */
-
-    const hlo_eval_hooks hooks = {.ctx = rt, .custom_call = rt_segment_hook};
-    hlo_array **outs = NULL;
-    int n_outs = 0;
-    hlo_error err;
-    rt->hook_status = TPURT_OK;
-    const double t0 = rt_seconds(), inside = rt->segment_seconds;
-    if (hlo_eval_with(rt->host, RT_HOST_FILE, rt->param_list, (int)n_inputs, &hooks, &outs, &n_outs,
-                      &err))
-        /* A segment's failure carries its own status and message. */
-        st = rt->hook_status != TPURT_OK
-                 ? rt->hook_status
-                 : rt_fail(rt, TPURT_E_EVAL, "batch %llu: %s", (unsigned long long)b, err.msg);
-    rt->stats.host_seconds += rt_seconds() - t0 - (rt->segment_seconds - inside);
-    if (rt->tracing) {
-        rt->tracing = 0;
-        const tpu_status ts = tpu_trace_close(rt->dev);
-        rt->stats.trace_cycles = tpu_trace_cycles(rt->dev);
-        if (st == TPURT_OK && ts != TPU_OK) {
-            char where[48];
-            snprintf(where, sizeof where, "batch %llu: trace", (unsigned long long)b);
-            st = rt_driver_fail(rt, ts, where);
-        }
-    }
-    if (st == TPURT_OK)
-        st = keep_results(rt, b, outs, n_outs, outputs);
-    hlo_arrays_free(outs, n_outs);
-    for (uint32_t i = 0; i < n_inputs; i++)
-        rt->params[i].data = NULL;
-    rt->batch++;
-    rt->stats.runs += st == TPURT_OK;
-    return st;
 }
 
 tpurt_status tpurt_trace(tpurt *rt, const char *path, uint64_t from, uint64_t to)
@@ -565,7 +575,7 @@ tpurt_status tpurt_get_layer(tpurt *rt, uint32_t i, tpurt_layer *out)
     } else {
         out->flags = op->conv.flags;
         out->conv = &op->conv;
-        const tpu_conv2d cmd = conv_command(&op->conv, 0);
+        const tpu_conv2d cmd = rt_conv_command(&op->conv, 0);
         tpu_conv_out_size(&cmd, &out->oh, &out->ow);
     }
     return TPURT_OK;
@@ -578,6 +588,21 @@ tpurt_status tpurt_get_stats(tpurt *rt, tpurt_stats *out)
     if (!out)
         return rt_fail(rt, TPURT_E_ARG, "tpurt_get_stats: NULL stats");
     *out = rt->stats;
+    return TPURT_OK;
+}
+
+uint32_t tpurt_cores(const tpurt *rt) { return rt ? rt->n_replicas : 0; }
+
+tpurt_status tpurt_get_core_stats(tpurt *rt, uint32_t core, tpurt_core_stats *out)
+{
+    if (!rt)
+        return TPURT_E_ARG;
+    if (!out)
+        return rt_fail(rt, TPURT_E_ARG, "tpurt_get_core_stats: NULL stats");
+    if (core >= rt->n_replicas)
+        return rt_fail(rt, TPURT_E_ARG, "tpurt_get_core_stats: core %u, but there are %u", core,
+                       rt->n_replicas);
+    *out = rt->core_stats[core];
     return TPURT_OK;
 }
 

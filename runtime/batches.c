@@ -1,0 +1,255 @@
+/* batches.c - runs of the host program (tpurt_run) and several at once, one per core
+ * (tpurt_run_batches).
+ *
+ * Side by side, each batch's host program runs in a thread of its own on its core's replica.
+ * The device is simulated only while every one of them waits for it: then the scheduler (the
+ * calling thread) runs it until a submission stops (tpu_wait_any) and hands its outcome to its
+ * batch, which goes on with its host work until its next submission or its end. So a
+ * submission starts at the device cycle where its batch's previous one stopped, whatever the
+ * host threads' timing: the simulated cycles are the same from run to run. The driver is
+ * called under one lock. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/tpurt_internal.h"
+
+struct rt_sched {
+    pthread_mutex_t mu;
+    pthread_cond_t idle;   /* the scheduler's: a batch started to wait, or ended */
+    pthread_cond_t served; /* the batches': an outcome was delivered */
+    uint32_t busy;         /* batches running host code */
+    uint32_t live;         /* batches not ended */
+    double device_seconds; /* the scheduler's time in tpu_wait_any */
+};
+
+void rt_sched_lock(rt_replica *r)
+{
+    if (r->sched)
+        pthread_mutex_lock(&r->sched->mu);
+}
+
+void rt_sched_unlock(rt_replica *r)
+{
+    if (r->sched)
+        pthread_mutex_unlock(&r->sched->mu);
+}
+
+tpu_status rt_sched_wait(rt_replica *r)
+{
+    rt_sched *s = r->sched;
+    if (!s)
+        return tpu_wait_core(r->rt->dev, r->core, 0);
+    r->waiting = 1;
+    s->busy--;
+    pthread_cond_signal(&s->idle);
+    while (r->waiting)
+        pthread_cond_wait(&s->served, &s->mu);
+    return r->outcome;
+}
+
+/* The host program's results against the output signatures, copied into the caller's buffers
+ * once all of them are right. */
+static tpurt_status keep_results(rt_replica *r, hlo_array **outs, int n_outs, void *const *outputs)
+{
+    const tpurt *rt = r->rt;
+    char s1[160], s2[200];
+    if ((uint32_t)n_outs != rt->pkg->n_outputs)
+        return rp_fail(r, TPURT_E_PACKAGE,
+                       "batch %llu: " RT_HOST_FILE ": %d results, but the "
+                       "package has %u outputs",
+                       (unsigned long long)r->batch, n_outs, rt->pkg->n_outputs);
+    for (uint32_t j = 0; j < rt->pkg->n_outputs; j++)
+        if (!hlo_shape_equal(&outs[j]->shape, &rt->outputs[j].shape))
+            return rp_fail(r, TPURT_E_PACKAGE,
+                           "batch %llu: " RT_HOST_FILE ": result %u is %s, "
+                           "but output %u is %s",
+                           (unsigned long long)r->batch, j,
+                           hlo_shape_str(&outs[j]->shape, s1, sizeof s1), j,
+                           rt_sig_str(&rt->outputs[j], s2, sizeof s2));
+    for (uint32_t j = 0; j < rt->pkg->n_outputs; j++) {
+        const size_t bytes = (size_t)outs[j]->shape.elements * hlo_type_size(outs[j]->shape.type);
+        if (bytes)
+            memcpy(outputs[j], outs[j]->data, bytes);
+    }
+    return TPURT_OK;
+}
+
+tpurt_status rt_run_one(rt_replica *r, const void *const *inputs, hlo_array ***outs, int *n_outs)
+{
+    tpurt *rt = r->rt;
+    const uint32_t n_inputs = rt->pkg->n_inputs;
+    for (uint32_t i = 0; i < n_inputs; i++)
+        r->params[i].data = (void *)inputs[i]; /* the evaluator only reads its parameters */
+    const hlo_eval_hooks hooks = {.ctx = r, .custom_call = rt_segment_hook};
+    hlo_error err;
+    r->hook_status = TPURT_OK;
+    r->segment_seconds = 0;
+    const double t0 = rt_seconds();
+    tpurt_status st = TPURT_OK;
+    if (hlo_eval_with(rt->host, RT_HOST_FILE, r->param_list, (int)n_inputs, &hooks, outs, n_outs,
+                      &err))
+        /* A segment's failure carries its own status and message. */
+        st = r->hook_status != TPURT_OK ? r->hook_status
+                                        : rp_fail(r, TPURT_E_EVAL, "batch %llu: %s",
+                                                  (unsigned long long)r->batch, err.msg);
+    const double host = rt_seconds() - t0 - r->segment_seconds;
+    for (uint32_t i = 0; i < n_inputs; i++)
+        r->params[i].data = NULL;
+    rt_sched_lock(r);
+    rt->stats.host_seconds += host;
+    rt_sched_unlock(r);
+    return st;
+}
+
+static tpurt_status check_buffers(tpurt *rt, const void *const *bufs, uint32_t n, uint32_t want,
+                                  const char *what)
+{
+    if (n != want)
+        return rt_fail(rt, TPURT_E_ARG, "tpurt_run: %u %s given, but the package has %u", n, what,
+                       want);
+    for (uint32_t i = 0; i < n; i++)
+        if (!bufs || !bufs[i])
+            return rt_fail(rt, TPURT_E_ARG, "tpurt_run: %s %u is NULL", what, i);
+    return TPURT_OK;
+}
+
+typedef struct {
+    rt_replica *r;
+    const void *const *inputs;
+    void *const *outputs;
+    hlo_array **outs; /* the host program's results */
+    int n_outs;
+    tpurt_status st;
+} batch_job;
+
+static void *batch_thread(void *arg)
+{
+    batch_job *j = arg;
+    j->st = rt_run_one(j->r, j->inputs, &j->outs, &j->n_outs);
+    rt_sched *s = j->r->sched;
+    pthread_mutex_lock(&s->mu);
+    s->busy--;
+    s->live--;
+    pthread_cond_signal(&s->idle);
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* The scheduler: runs the device whenever every live batch waits for it, and hands the outcome
+ * of the submission that stopped to its batch. */
+static tpurt_status run_side_by_side(tpurt *rt, batch_job *jobs, uint32_t n)
+{
+    rt_sched s = {.busy = n, .live = n};
+    pthread_mutex_init(&s.mu, NULL);
+    pthread_cond_init(&s.idle, NULL);
+    pthread_cond_init(&s.served, NULL);
+    pthread_t threads[TPU_CORES_MAX];
+    uint32_t started = 0;
+    tpurt_status st = TPURT_OK;
+    pthread_mutex_lock(&s.mu);
+    for (; started < n; started++) {
+        jobs[started].r->sched = &s;
+        if (pthread_create(&threads[started], NULL, batch_thread, &jobs[started])) {
+            st = rt_fail(rt, TPURT_E_NOMEM, "cannot start the thread of batch %llu",
+                         (unsigned long long)jobs[started].r->batch);
+            s.busy -= n - started;
+            s.live -= n - started;
+            break;
+        }
+    }
+    for (;;) {
+        while (s.busy)
+            pthread_cond_wait(&s.idle, &s.mu);
+        if (!s.live)
+            break;
+        uint32_t core = 0;
+        const double t0 = rt_seconds();
+        const tpu_status outcome = tpu_wait_any(rt->dev, 0, &core);
+        s.device_seconds += rt_seconds() - t0;
+        for (uint32_t i = 0; i < started; i++)
+            if (jobs[i].r->core == core && jobs[i].r->waiting) {
+                /* The failure's message, before another call replaces the device's. */
+                if (outcome != TPU_OK)
+                    snprintf(jobs[i].r->driver_msg, sizeof jobs[i].r->driver_msg, "%s",
+                             tpu_last_error(rt->dev));
+                jobs[i].r->outcome = outcome;
+                jobs[i].r->waiting = 0;
+                s.busy++;
+            }
+        pthread_cond_broadcast(&s.served);
+    }
+    pthread_mutex_unlock(&s.mu);
+    for (uint32_t i = 0; i < started; i++) {
+        pthread_join(threads[i], NULL);
+        jobs[i].r->sched = NULL;
+    }
+    rt->stats.device_seconds += s.device_seconds;
+    pthread_cond_destroy(&s.served);
+    pthread_cond_destroy(&s.idle);
+    pthread_mutex_destroy(&s.mu);
+    return st;
+}
+
+tpurt_status tpurt_run_batches(tpurt *rt, uint32_t n_batches, const void *const *const *inputs,
+                               uint32_t n_inputs, void *const *const *outputs, uint32_t n_outputs)
+{
+    if (!rt)
+        return TPURT_E_ARG;
+    if (n_batches == 0 || n_batches > rt->n_replicas || !inputs || !outputs)
+        return rt_fail(rt, TPURT_E_ARG, "tpurt_run_batches: %u batches on %u cores%s", n_batches,
+                       rt->n_replicas, inputs && outputs ? "" : ", NULL buffers");
+    tpurt_status st = TPURT_OK;
+    for (uint32_t i = 0; i < n_batches && st == TPURT_OK; i++) {
+        st = check_buffers(rt, inputs[i], n_inputs, rt->pkg->n_inputs, "inputs");
+        if (st == TPURT_OK)
+            st = check_buffers(rt, (const void *const *)outputs[i], n_outputs, rt->pkg->n_outputs,
+                               "outputs");
+    }
+    if (st != TPURT_OK)
+        return st;
+    batch_job jobs[TPU_CORES_MAX];
+    for (uint32_t i = 0; i < n_batches; i++) {
+        rt->replicas[i].batch = rt->batch + i;
+        jobs[i] = (batch_job){&rt->replicas[i], inputs[i], outputs[i], NULL, 0, TPURT_OK};
+    }
+    const uint64_t c0 = tpu_cycle(rt->dev);
+    if (n_batches == 1)
+        jobs[0].st = rt_run_one(jobs[0].r, jobs[0].inputs, &jobs[0].outs, &jobs[0].n_outs);
+    else
+        st = run_side_by_side(rt, jobs, n_batches);
+    rt->stats.device_cycles += tpu_cycle(rt->dev) - c0;
+    for (uint32_t i = 0; i < n_batches && st == TPURT_OK; i++)
+        if (jobs[i].st != TPURT_OK) {
+            st = jobs[i].st;
+            memcpy(rt->msg, jobs[i].r->msg, sizeof rt->msg);
+        }
+    if (rt->tracing) {
+        rt->tracing = 0;
+        const tpu_status ts = tpu_trace_close(rt->dev);
+        rt->stats.trace_cycles = tpu_trace_cycles(rt->dev);
+        if (st == TPURT_OK && ts != TPU_OK) {
+            char where[48];
+            snprintf(where, sizeof where, "batch %llu: trace", (unsigned long long)rt->batch);
+            st = rt_driver_fail(rt, ts, where);
+        }
+    }
+    /* The outputs only when the whole call succeeds. */
+    for (uint32_t i = 0; i < n_batches && st == TPURT_OK; i++)
+        if ((st = keep_results(jobs[i].r, jobs[i].outs, jobs[i].n_outs, jobs[i].outputs)) !=
+            TPURT_OK)
+            memcpy(rt->msg, jobs[i].r->msg, sizeof rt->msg);
+    for (uint32_t i = 0; i < n_batches; i++)
+        hlo_arrays_free(jobs[i].outs, jobs[i].n_outs);
+    rt->stats.runs += st == TPURT_OK ? n_batches : 0;
+    rt->batch += n_batches;
+    return st;
+}
+
+tpurt_status tpurt_run(tpurt *rt, const void *const *inputs, uint32_t n_inputs,
+                       void *const *outputs, uint32_t n_outputs)
+{
+    return tpurt_run_batches(rt, 1, &inputs, n_inputs, &outputs, n_outputs);
+}
