@@ -17,7 +17,7 @@ ALLOWED = {
     "runtime": {"rtl", "driver", "compiler", "io"},
     "tools/tpusim": {"rtl", "runtime", "driver", "compiler", "io"},
     "tools/tpuc": {"compiler", "io"},
-    "tools/tpu_vp": {"rtl", "runtime", "driver", "compiler", "io"},
+    "tools/tpu_vp": {"rtl", "runtime", "driver", "compiler", "io", "tools"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 GUARD = re.compile(r"^#ifndef (\w+)\n#define (\w+)$", re.M)

@@ -1,11 +1,12 @@
 // test_vp_tlm.cpp - tpu_tlm on a TLM-2.0 bus: two platforms elaborated once (SystemC allows one
-// elaboration per process), A with a quantum of 1 and verify on, B with a quantum of 64 and verify
-// off, each with its own default memory target (larger than the window, to see the clipping) and
-// a bench initiator; the GoogleTest suites run inside the bench's SC_THREAD. They check register
-// and memory accesses of every size, bursts, byte enables, each error response, DMI grants and
-// invalidations, debug transport, the mailbox's failures and the interrupt, and multi-core GEMMs
-// through tpu_open_remote: right results, each core's cycles equal to the C path's (a local
-// device), and the same cycles and interrupt times with either quantum.
+// elaboration per process), A on an sc_clock with a quantum of 1 and verify on, B on its own
+// clock (clk unbound) with a quantum of 64 and verify off, each with its own default memory target
+// (larger than the window, to see the clipping) and a bench initiator; the GoogleTest suites run
+// inside the bench's SC_THREAD. They check register and memory accesses of every size, bursts, byte
+// enables, each error response, DMI grants and invalidations, debug transport, the mailbox's
+// failures and the interrupt, and multi-core GEMMs through tpu_open_remote: right results, each
+// core's cycles equal to the C path's (a local device), and the same cycles and interrupt times
+// with either quantum.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -114,12 +115,14 @@ struct Platform {
     Bench bench;
     sc_core::sc_signal<bool> irq;
 
-    Platform(const char *name, sc_core::sc_clock &clk, uint32_t quantum, bool verify)
+    // clk NULL: the chip's own clock of kPeriod.
+    Platform(const char *name, sc_core::sc_clock *clk, uint32_t quantum, bool verify)
         : chip((std::string(name) + "_chip").c_str(), config(quantum, verify)),
           mem((std::string(name) + "_mem").c_str(), kTargetSize, kLatency, kPeriod),
           bench((std::string(name) + "_bench").c_str())
     {
-        chip.clk(clk);
+        if (clk)
+            chip.clk(*clk);
         chip.irq(irq);
         bench.irq(irq);
         chip.mem.bind(mem.socket);
@@ -133,6 +136,7 @@ struct Platform {
         c.mem_size = kMemSize;
         c.verify = verify;
         c.quantum = quantum;
+        c.period = kPeriod;
         return c;
     }
 };
@@ -458,8 +462,8 @@ TEST(Platform, MultiCoreGemmsEqualTheCPath)
     }
     EXPECT_EQ(vp[0].cycles, c_path.cycles) << "quantum 1";
     EXPECT_EQ(vp[1].cycles, c_path.cycles) << "quantum 64";
-    // The interrupts come at the same edges whatever the quantum: the last one at the edge that
-    // ends the longest submission, counted from the first edge after the submits.
+    // The interrupts come at the same edges whatever the quantum and clock: the last one at the
+    // edge that ends the longest submission, counted from the first edge after the submits.
     EXPECT_EQ(vp[0].elapsed, vp[1].elapsed);
     const uint64_t longest = *std::max_element(c_path.cycles.begin(), c_path.cycles.end());
     EXPECT_EQ(vp[0].elapsed, kPeriod * static_cast<double>(longest));
@@ -512,7 +516,7 @@ int sc_main(int argc, char **argv)
         return 1;
     }
     sc_core::sc_clock clk("clk", kPeriod);
-    Platform a("a", clk, 1, true), b("b", clk, 64, false);
+    Platform a("a", &clk, 1, true), b("b", nullptr, 64, false);
     A = &a;
     B = &b;
     Runner runner("runner");

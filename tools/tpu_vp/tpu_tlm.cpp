@@ -30,10 +30,15 @@ tpu_tlm::~tpu_tlm() { tpu_close(dev_); }
 
 void tpu_tlm::end_of_elaboration()
 {
-    auto *clock = dynamic_cast<sc_core::sc_clock *>(clk.get_interface());
-    if (!clock)
-        SC_REPORT_ERROR(name(), "clk must be bound to an sc_clock (its period is the chip's)");
-    period_ = clock->period();
+    period_ = config_.period;
+    if (clk.size()) {
+        auto *clock = dynamic_cast<sc_core::sc_clock *>(clk.get_interface());
+        if (!clock)
+            SC_REPORT_ERROR(name(), "clk must be bound to an sc_clock (its period is the chip's)");
+        period_ = clock->period();
+    }
+    if (period_ == sc_core::SC_ZERO_TIME)
+        SC_REPORT_ERROR(name(), "the clock period must not be zero");
     if (config_.quantum == 0)
         SC_REPORT_ERROR(name(), "quantum must be at least 1 clock edge");
     tpu_options o;
@@ -110,7 +115,7 @@ void tpu_tlm::clock_thread()
     for (;;) {
         while (!running_)
             wait(start_event_);
-        wait(clk.posedge_event());
+        next_edge();
         while (running_) {
             uint64_t n = 0;
             uint32_t done = 0;
@@ -135,6 +140,17 @@ void tpu_tlm::clock_thread()
             wait(period_);
         }
     }
+}
+
+// Strictly after now, as an sc_clock's posedge_event is when waited for at one of its edges.
+void tpu_tlm::next_edge()
+{
+    if (clk.size()) {
+        wait(clk->posedge_event());
+        return;
+    }
+    const uint64_t phase = sc_core::sc_time_stamp().value() % period_.value();
+    wait(period_ - sc_core::sc_time::from_value(phase));
 }
 
 void tpu_tlm::finish(uint32_t k, tpu_status status, const char *message)

@@ -9,10 +9,11 @@
 // MEM_BASE, a window onto device memory. `irq` is high while a bit of IRQ_STATUS is set: a core's
 // submission ended (completed or failed).
 //
-// Clocking: `clk` must be bound to an sc_clock; its period is the chip's. While a submission is
-// pending the chip runs on the clock's rising edges; with a quantum Q > 1 it runs up to Q edges
-// at a time (stopping at the edge where a submission ends) and then waits as many periods
-// (temporal decoupling). Idle, the chip is not clocked.
+// Clocking: `clk` bound to an sc_clock gives the chip its period and phase; unbound, the chip's
+// clock has config.period and rises at its multiples. While a submission is pending the chip
+// runs on the clock's rising edges; with a quantum Q > 1 it runs up to Q edges at a time
+// (stopping at the edge where a submission ends) and then waits as many periods (temporal
+// decoupling). Idle, the chip is not clocked.
 #ifndef TPU_TOOLS_TPU_VP_TPU_TLM_H
 #define TPU_TOOLS_TPU_VP_TPU_TLM_H
 
@@ -35,7 +36,8 @@ struct tpu_tlm_config {
     uint32_t mem_bytes_per_cycle = 0; // the port's bandwidth; 0: the simulator's default
     bool verify = true;               // check every submission against the golden model
     uint32_t quantum = 1;             // clock edges per step of the chip (temporal decoupling)
-    uint64_t max_cycles = 0;          // cycle budget of each submission (tpu_set_budget); 0: none
+    sc_core::sc_time period{1, sc_core::SC_NS}; // the chip's clock when clk is left unbound
+    uint64_t max_cycles = 0; // cycle budget of each submission (tpu_set_budget); 0: none
 };
 
 // The register block (offsets on the host socket; every register is 32 bits, a 64-bit value two
@@ -90,7 +92,9 @@ class tpu_tlm : public sc_core::sc_module
   public:
     tlm_utils::simple_target_socket<tpu_tlm> host;
     tlm_utils::simple_initiator_socket<tpu_tlm> mem;
-    sc_core::sc_in<bool> clk;
+    // An sc_clock (its period and phase are the chip's), or unbound: then the chip's clock has
+    // config.period, rising at its multiples, without a clock channel's events every period.
+    sc_core::sc_port<sc_core::sc_signal_in_if<bool>, 1, sc_core::SC_ZERO_OR_MORE_BOUND> clk;
     sc_core::sc_out<bool> irq;
 
     SC_HAS_PROCESS(tpu_tlm);
@@ -115,6 +119,7 @@ class tpu_tlm : public sc_core::sc_module
 
     void end_of_elaboration() override;
     void clock_thread();
+    void next_edge(); // waits for the clock's next rising edge
     void drive_irq();
 
     void b_transport(tlm::tlm_generic_payload &p, sc_core::sc_time &delay);

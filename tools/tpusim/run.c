@@ -485,7 +485,9 @@ static int run_jobs(const run_options *o, const tpub_package *pkg, const tpurt_o
     return rc;
 }
 
-int cmd_run(int argc, char **argv)
+int cmd_run(int argc, char **argv) { return run_package(argc, argv, NULL); }
+
+int run_package(int argc, char **argv, const tpu_remote *remote)
 {
     run_options o = {0};
     int rc = parse_run(argc, argv, &o);
@@ -493,6 +495,11 @@ int cmd_run(int argc, char **argv)
         free(o.inputs);
         free(o.outputs);
         return rc < 0 ? EXIT_OK : rc;
+    }
+    if (remote && o.jobs > 1) {
+        free(o.inputs);
+        free(o.outputs);
+        return cli_fail(EXIT_USAGE, "--jobs", "a remote device is one device: --jobs 1 only");
     }
     const double t_start = run_clock();
     tpub_package pkg = {0};
@@ -534,6 +541,7 @@ int cmd_run(int argc, char **argv)
         opts.mem_latency = o.dev.mem_latency;
         opts.mem_bytes_per_cycle = o.dev.mem_bandwidth;
         opts.max_cycles = o.dev.max_cycles;
+        opts.remote = remote;
         const tpurt_status st = tpurt_open(&pkg, &opts, &rt, err, sizeof err);
         if (st != TPURT_OK)
             rc = cli_status_error(st, err, o.package);

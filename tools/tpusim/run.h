@@ -16,6 +16,9 @@ extern const char usage_run[];
 
 /* The arguments after "run". Returns the exit code, every message printed. */
 int cmd_run(int argc, char **argv);
+/* The same on a remote device (driver/tpu.h tpu_remote; NULL: a local one), whose memory timing
+ * and budget are its own: tools/tpu_vp runs packages on a SystemC platform with it. */
+int run_package(int argc, char **argv, const tpu_remote *remote);
 
 typedef struct {
     cli_options dev; /* the common options and --quiet */
