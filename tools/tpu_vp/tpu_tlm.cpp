@@ -46,6 +46,7 @@ void tpu_tlm::end_of_elaboration()
     o.array_n = config_.array_n;
     o.cores = config_.cores;
     o.mem_size = config_.mem_size;
+    o.mem_latency = config_.mem_latency;
     o.mem_bytes_per_cycle = config_.mem_bytes_per_cycle;
     o.verify = config_.verify;
     o.memory = &memory_;

@@ -33,6 +33,8 @@ struct tpu_tlm_config {
     uint32_t array_n = 16;            // N: a model for it (and the cores) must be built
     uint32_t cores = 0;               // tpu_options.cores: 0 a lone tpu_core, 1..8 a chip
     uint64_t mem_size = 64u << 20;    // bytes of device memory (the memory target's first ones)
+    uint32_t mem_latency = 0;         // what tpu_info reports of the memory target (its own timing
+                                      // rules); 0: the simulator's default
     uint32_t mem_bytes_per_cycle = 0; // the port's bandwidth; 0: the simulator's default
     bool verify = true;               // check every submission against the golden model
     uint32_t quantum = 1;             // clock edges per step of the chip (temporal decoupling)

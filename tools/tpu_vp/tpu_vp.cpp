@@ -139,6 +139,7 @@ int sc_main(int argc, char **argv)
     tpub_free(&pkg);
 
     cfg.period = kPeriod;
+    cfg.mem_latency = latency;
     std::unique_ptr<sc_core::sc_clock> clk;
     sc_core::sc_signal<bool> irq("irq");
     tpu_vp::tpu_tlm chip("chip", cfg);
