@@ -83,6 +83,7 @@ bench: build
 	$(BUILD)/bin/tpusim bench --conv --array 16,32
 	$(BUILD)/bin/bench_array --array 8,16,32
 	$(BUILD)/bin/bench_icarus $(CURDIR) $(BUILD)/bench-icarus 8
+	tests/bench/bench_vp.sh $(BUILD) 16 1000
 
 # MNIST on the simulated TPU: compile the committed JAX MLP and PyTorch/XLA CNN, run the 2,000 test
 # digits (CNN_DIGITS of them through the CNN), compare with the labels and each framework's own
