@@ -1,12 +1,12 @@
 // test_vp_tlm.cpp - tpu_tlm on a TLM-2.0 bus: two platforms elaborated once (SystemC allows one
 // elaboration per process), A on an sc_clock with a quantum of 1 and verify on, B on its own
-// clock (clk unbound) with a quantum of 64 and verify off, each with its own default memory target
-// (larger than the window, to see the clipping) and a bench initiator; the GoogleTest suites run
-// inside the bench's SC_THREAD. They check register and memory accesses of every size, bursts, byte
-// enables, each error response, DMI grants and invalidations, debug transport, the mailbox's
-// failures and the interrupt, and multi-core GEMMs through tpu_open_remote: right results, each
-// core's cycles equal to the C path's (a local device), and the same cycles and interrupt times
-// with either quantum.
+// clock (clk unbound) with a quantum of 64, verify off and a cycle budget, each with its own
+// default memory target (larger than the window, to see the clipping) and a bench initiator; the
+// GoogleTest suites run inside the bench's SC_THREAD. They check register and memory accesses of
+// every size, bursts, byte enables, each error response, DMI grants and invalidations, debug
+// transport, the mailbox's failures and the interrupt, and multi-core GEMMs through
+// tpu_open_remote: right results, each core's cycles equal to the C path's (a local device), and
+// the same cycles and interrupt times with either quantum.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -39,6 +39,7 @@ constexpr uint64_t kMemSize = 4u << 20;
 constexpr uint64_t kTargetSize = kMemSize + 65536; // the memory target is larger than the window
 constexpr uint32_t kLatency = 32;                  // the simulator's default mem_latency
 const sc_time kPeriod(1, SC_NS);
+constexpr uint64_t kBudget = 100000; // B's cycle budget per submission
 using Range = std::pair<uint64_t, uint64_t>;
 
 // The chip the platforms carry: a two-core chip of the first array size that has one, else the
@@ -116,8 +117,9 @@ struct Platform {
     sc_core::sc_signal<bool> irq;
 
     // clk NULL: the chip's own clock of kPeriod.
-    Platform(const char *name, sc_core::sc_clock *clk, uint32_t quantum, bool verify)
-        : chip((std::string(name) + "_chip").c_str(), config(quantum, verify)),
+    Platform(const char *name, sc_core::sc_clock *clk, uint32_t quantum, bool verify,
+             uint64_t budget)
+        : chip((std::string(name) + "_chip").c_str(), config(quantum, verify, budget)),
           mem((std::string(name) + "_mem").c_str(), kTargetSize, kLatency, kPeriod),
           bench((std::string(name) + "_bench").c_str())
     {
@@ -128,7 +130,7 @@ struct Platform {
         chip.mem.bind(mem.socket);
         bench.socket.bind(chip.host);
     }
-    static tpu_tlm_config config(uint32_t quantum, bool verify)
+    static tpu_tlm_config config(uint32_t quantum, bool verify, uint64_t budget)
     {
         tpu_tlm_config c;
         c.array_n = kChip.n;
@@ -137,6 +139,7 @@ struct Platform {
         c.verify = verify;
         c.quantum = quantum;
         c.period = kPeriod;
+        c.max_cycles = budget;
         return c;
     }
 };
@@ -490,6 +493,31 @@ TEST(Platform, StartWhileRunningIsRefused)
     tpu_close(dev);
 }
 
+TEST(Platform, BudgetTimesOutAndTheChipGoesOn)
+{
+    char err[256] = "";
+    tpu_device *dev = nullptr;
+    ASSERT_EQ(tpu_open_remote(B->bench.host.ops(), &dev, err, sizeof err), TPU_OK) << err;
+    tpu_rng rng{9};
+    tpu_stream *s = tpu_stream_new();
+    driver_test::Placed pl;
+    driver_test::place(dev, s, rng, pl, {128, 512, 256, 0}); // 128 x 512 x 256: far past it
+    const tpu_gemm c = driver_test::command(pl);
+    ASSERT_EQ(tpu_stream_gemm(s, &c), TPU_OK);
+    const sc_time t0 = sc_core::sc_time_stamp();
+    ASSERT_EQ(tpu_submit_core(dev, 0, s), TPU_OK) << tpu_last_error(dev);
+    EXPECT_EQ(tpu_wait_core(dev, 0, 0), TPU_E_TIMEOUT);
+    EXPECT_NE(std::strstr(tpu_last_error(dev), "cycle"), nullptr) << tpu_last_error(dev);
+    EXPECT_LE(sc_core::sc_time_stamp() - t0, kPeriod * static_cast<double>(kBudget + 64));
+    driver_test::release(dev, pl);
+    tpu_stream_free(s);
+    tpu_close(dev);
+    // The next submission runs as usual.
+    ASSERT_EQ(tpu_open_remote(B->bench.host.ops(), &dev, err, sizeof err), TPU_OK) << err;
+    EXPECT_EQ(driver_test::run_gemm(dev, rng, kGemms[1]), TPU_OK);
+    tpu_close(dev);
+}
+
 // Runs the suites in SystemC time, then stops the simulation.
 struct Runner : sc_core::sc_module {
     int result = 1;
@@ -516,7 +544,7 @@ int sc_main(int argc, char **argv)
         return 1;
     }
     sc_core::sc_clock clk("clk", kPeriod);
-    Platform a("a", &clk, 1, true), b("b", nullptr, 64, false);
+    Platform a("a", &clk, 1, true, 0), b("b", nullptr, 64, false, kBudget);
     A = &a;
     B = &b;
     Runner runner("runner");

@@ -31,16 +31,18 @@ tpu_tlm::~tpu_tlm() { tpu_close(dev_); }
 void tpu_tlm::end_of_elaboration()
 {
     period_ = config_.period;
+    // Each error stops here even when the platform's report handler does not throw.
     if (clk.size()) {
         auto *clock = dynamic_cast<sc_core::sc_clock *>(clk.get_interface());
         if (!clock)
-            SC_REPORT_ERROR(name(), "clk must be bound to an sc_clock (its period is the chip's)");
+            return SC_REPORT_ERROR(name(), "clk must be bound to an sc_clock (its period is the "
+                                           "chip's)");
         period_ = clock->period();
     }
     if (period_ == sc_core::SC_ZERO_TIME)
-        SC_REPORT_ERROR(name(), "the clock period must not be zero");
+        return SC_REPORT_ERROR(name(), "the clock period must not be zero");
     if (config_.quantum == 0)
-        SC_REPORT_ERROR(name(), "quantum must be at least 1 clock edge");
+        return SC_REPORT_ERROR(name(), "quantum must be at least 1 clock edge");
     tpu_options o;
     tpu_options_default(&o);
     o.array_n = config_.array_n;
@@ -52,7 +54,7 @@ void tpu_tlm::end_of_elaboration()
     o.memory = &memory_;
     char err[256];
     if (tpu_open(&o, &dev_, err, sizeof err) != TPU_OK)
-        SC_REPORT_ERROR(name(), err);
+        return SC_REPORT_ERROR(name(), err);
     tpu_set_budget(dev_, config_.max_cycles);
     tpu_query(dev_, &info_);
 }
@@ -185,65 +187,73 @@ void tpu_tlm::drive_irq() { irq.write(irq_status_ != 0); }
 
 // ------------------------------------------------------------------- the registers --
 
+// The global register at off: its width in bytes (8: a 64-bit one, either of whose words off
+// may be), or 0 if there is none.
+unsigned int tpu_tlm::global_register(uint64_t off, uint64_t *value) const
+{
+    switch (off) {
+    case TPU_TLM_ID: *value = TPU_TLM_ID_MAGIC; return 4;
+    case TPU_TLM_VERSION: *value = TPU_TLM_VERSION_1; return 4;
+    case TPU_TLM_ARRAY_N: *value = info_.array_n; return 4;
+    case TPU_TLM_CORES: *value = info_.cores; return 4;
+    case TPU_TLM_UB_ROWS: *value = info_.ub_rows; return 4;
+    case TPU_TLM_ACC_ROWS: *value = info_.acc_rows; return 4;
+    case TPU_TLM_WFIFO_TILES: *value = info_.wfifo_tiles; return 4;
+    case TPU_TLM_IQ_DEPTH: *value = info_.iq_depth; return 4;
+    case TPU_TLM_ISA_VERSION: *value = info_.version; return 4;
+    case TPU_TLM_MEM_LATENCY: *value = info_.mem_latency; return 4;
+    case TPU_TLM_MEM_BANDWIDTH: *value = info_.mem_bytes_per_cycle; return 4;
+    case TPU_TLM_IRQ_STATUS: *value = irq_status_; return 4;
+    default: break;
+    }
+    switch (off & ~7ull) {
+    case TPU_TLM_MEM_SIZE: *value = info_.mem_size; return 8;
+    case TPU_TLM_MEM_WINDOW: *value = TPU_TLM_MEM_BASE; return 8;
+    case TPU_TLM_CYCLE: *value = tpu_cycle(dev_); return 8;
+    default: return 0;
+    }
+}
+
+// Offset r of core k's mailbox, as global_register (the message aside).
+unsigned int tpu_tlm::mailbox_register(uint32_t k, uint64_t r, uint64_t *value) const
+{
+    const mailbox &m = core_[k];
+    const tpu_perf_report &p = m.perf;
+    switch (r) {
+    case TPU_TLM_STREAM_ADDR: *value = m.stream_addr; return 4;
+    case TPU_TLM_STREAM_BYTES: *value = m.stream_bytes; return 4;
+    case TPU_TLM_START: *value = 0; return 4;
+    case TPU_TLM_STATUS: *value = m.status; return 4;
+    case TPU_TLM_RESULT: *value = static_cast<uint32_t>(m.result); return 4;
+    default: break;
+    }
+    if (r < TPU_TLM_CYCLES || r >= TPU_TLM_PERF + 8 * TPU_PERF_COUNT)
+        return 0;
+    switch (r & ~7ull) {
+    case TPU_TLM_CYCLES: *value = p.cycles; break;
+    case TPU_TLM_FIRMWARE_CYCLES: *value = p.firmware_cycles; break;
+    case TPU_TLM_INSTRUCTIONS: *value = p.instructions; break;
+    case TPU_TLM_MEM_STALL: *value = p.mem_stall_cycles; break;
+    case TPU_TLM_WALL_NS: *value = static_cast<uint64_t>(p.wall_seconds * 1e9); break;
+    default: *value = p.counters[(r - TPU_TLM_PERF) / 8]; break;
+    }
+    return 8;
+}
+
 bool tpu_tlm::read_word(uint64_t off, uint32_t *v) const
 {
-    uint64_t wide = 0;
-    bool is_wide = true;
+    uint64_t value = 0;
+    unsigned int width = 0;
     if (off < TPU_TLM_CORE_BASE) {
-        is_wide = false;
-        switch (off & ~7ull) {
-        case TPU_TLM_MEM_SIZE: wide = info_.mem_size, is_wide = true; break;
-        case TPU_TLM_MEM_WINDOW: wide = TPU_TLM_MEM_BASE, is_wide = true; break;
-        case TPU_TLM_CYCLE: wide = tpu_cycle(dev_), is_wide = true; break;
-        default: break;
-        }
-        if (!is_wide) {
-            const uint32_t words[] = {TPU_TLM_ID_MAGIC,
-                                      TPU_TLM_VERSION_1,
-                                      info_.array_n,
-                                      info_.cores,
-                                      info_.ub_rows,
-                                      info_.acc_rows,
-                                      info_.wfifo_tiles,
-                                      info_.iq_depth,
-                                      info_.version,
-                                      info_.mem_latency,
-                                      info_.mem_bytes_per_cycle};
-            if (off / 4 < sizeof words / sizeof words[0]) {
-                *v = words[off / 4];
-                return true;
-            }
-            if (off == TPU_TLM_IRQ_STATUS) {
-                *v = irq_status_;
-                return true;
-            }
-            return false;
-        }
+        width = global_register(off, &value);
     } else {
         const uint64_t k = (off - TPU_TLM_CORE_BASE) / TPU_TLM_CORE_STRIDE;
-        const uint64_t r = (off - TPU_TLM_CORE_BASE) % TPU_TLM_CORE_STRIDE;
-        if (k >= info_.cores || r >= TPU_TLM_PERF + 8 * TPU_PERF_COUNT)
-            return false;
-        const mailbox &m = core_[k];
-        const tpu_perf_report &p = m.perf;
-        switch (r & ~7ull) {
-        case TPU_TLM_STREAM_ADDR: *v = r ? m.stream_bytes : m.stream_addr; return true;
-        case TPU_TLM_START: *v = r == TPU_TLM_START ? 0 : m.status; return true;
-        case TPU_TLM_RESULT:
-            if (r != TPU_TLM_RESULT)
-                return false;
-            *v = static_cast<uint32_t>(m.result);
-            return true;
-        case TPU_TLM_CYCLES: wide = p.cycles; break;
-        case TPU_TLM_FIRMWARE_CYCLES: wide = p.firmware_cycles; break;
-        case TPU_TLM_INSTRUCTIONS: wide = p.instructions; break;
-        case TPU_TLM_MEM_STALL: wide = p.mem_stall_cycles; break;
-        case TPU_TLM_WALL_NS: wide = static_cast<uint64_t>(p.wall_seconds * 1e9); break;
-        default: wide = p.counters[(r - TPU_TLM_PERF) / 8]; break;
-        }
+        if (k < info_.cores)
+            width = mailbox_register(static_cast<uint32_t>(k),
+                                     (off - TPU_TLM_CORE_BASE) % TPU_TLM_CORE_STRIDE, &value);
     }
-    *v = static_cast<uint32_t>(off & 4 ? wide >> 32 : wide);
-    return true;
+    *v = static_cast<uint32_t>(width == 8 && off & 4 ? value >> 32 : value);
+    return width != 0;
 }
 
 tlm::tlm_response_status tpu_tlm::check_write(uint64_t off) const

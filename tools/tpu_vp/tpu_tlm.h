@@ -132,6 +132,8 @@ class tpu_tlm : public sc_core::sc_module
     tlm::tlm_response_status register_access(tlm::tlm_generic_payload &p);
     tlm::tlm_response_status memory_write(uint32_t addr, const uint8_t *data, uint32_t len,
                                           const unsigned char *be, unsigned int be_len);
+    unsigned int global_register(uint64_t offset, uint64_t *value) const;
+    unsigned int mailbox_register(uint32_t core, uint64_t offset, uint64_t *value) const;
     bool read_word(uint64_t offset, uint32_t *value) const;
     tlm::tlm_response_status check_write(uint64_t offset) const;
     void write_word(uint64_t offset, uint32_t value);
