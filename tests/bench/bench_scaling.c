@@ -8,7 +8,8 @@
  * predictions must not change with the number of cores.
  *
  * usage: bench_scaling BENCH_DIR MNIST_DIR CNN_DIR
- *   BENCH_DIR holds mlp_b16.tpub .. mlp_b256.tpub and cnn.tpub (make bench compiles them). */
+ *   BENCH_DIR holds mlp_b32.tpub .. mlp_b256.tpub and cnn.tpub (make bench compiles them);
+ *   --cost-only prints the simulation's cost alone. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
@@ -66,11 +67,12 @@ typedef struct {
  * cores (bandwidth bytes per cycle): batch j of a round takes the next package batch of digits,
  * wrapping around the set. */
 static int run(const char *path, const digits *d, uint32_t cores, uint32_t bandwidth,
-               uint64_t rounds, result *r)
+               int weights_per_core, uint64_t rounds, result *r)
 {
     tpurt_options o;
     tpurt_options_default(&o);
     o.cores = cores;
+    o.weights_per_core = weights_per_core;
     o.mem_bytes_per_cycle = bandwidth;
     tpurt *rt;
     char err[1024];
@@ -159,7 +161,7 @@ static int table(const scheme *s)
         for (size_t i = 0; i < sizeof kCores / sizeof *kCores; i++) {
             const uint32_t c = kCores[i];
             result r;
-            if (run(s->path[c], s->d, c, kBandwidth[b], s->rounds[c], &r))
+            if (run(s->path[c], s->d, c, kBandwidth[b], 0, s->rounds[c], &r))
                 return -1;
             const double per256 = (double)r.device_cycles * GLOBAL_BATCH / (double)r.images;
             if (c == 1)
@@ -187,6 +189,29 @@ static int table(const scheme *s)
     return 0;
 }
 
+/* The constants once in device memory for every core, or a copy per core: the chip's cycles for
+ * the same batches (each core its own batch of 256 digits). */
+static int weights(const char *path, const digits *d)
+{
+    printf("\nweights shared or per core (%s, each core its own batch of 256 digits, 64 "
+           "B/cycle):\n",
+           path);
+    printf("  %5s %16s %16s\n", "cores", "cycles, shared", "cycles, per core");
+    for (size_t i = 1; i < sizeof kCores / sizeof *kCores; i++) {
+        uint64_t cycles[2];
+        for (int per_core = 0; per_core < 2; per_core++) {
+            result r;
+            if (run(path, d, kCores[i], 64, per_core, 1, &r))
+                return -1;
+            free(r.pred);
+            cycles[per_core] = r.device_cycles;
+        }
+        printf("  %5u %16llu %16llu\n", kCores[i], (unsigned long long)cycles[0],
+               (unsigned long long)cycles[1]);
+    }
+    return 0;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;
@@ -204,7 +229,7 @@ static int sim_cost(const char *path, const digits *d)
         uint64_t cycles = 0;
         for (int rep = 0; rep < 3; rep++) {
             result r;
-            if (run(path, d, kCores[i], 64, 1, &r))
+            if (run(path, d, kCores[i], 64, 0, 1, &r))
                 return -1;
             free(r.pred);
             cycles = r.device_cycles;
@@ -221,10 +246,13 @@ static int sim_cost(const char *path, const digits *d)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: bench_scaling BENCH_DIR MNIST_DIR CNN_DIR\n");
+    const int cost_only = argc == 5 && !strcmp(argv[1], "--cost-only");
+    argv += cost_only;
+    if (argc != 4 + cost_only) {
+        fprintf(stderr, "usage: bench_scaling [--cost-only] BENCH_DIR MNIST_DIR CNN_DIR\n");
         return 2;
     }
+    setvbuf(stdout, NULL, _IOLBF, 0); /* the rows as they come: the CNN's take minutes */
     digits mlp_x, cnn_x;
     char path[512];
     snprintf(path, sizeof path, "%s/test_x_u8.npy", argv[2]);
@@ -253,7 +281,9 @@ int main(int argc, char **argv)
         snprintf(cnn.path[c], sizeof cnn.path[c], "%s/cnn.tpub", argv[1]);
         cnn.rounds[c] = GLOBAL_BATCH / 16 / c;
     }
-    if (table(&split) || table(&whole) || table(&cnn) || sim_cost(whole.path[1], &mlp_x))
+    if ((!cost_only &&
+         (table(&split) || table(&whole) || weights(whole.path[1], &mlp_x) || table(&cnn))) ||
+        sim_cost(whole.path[1], &mlp_x))
         return 1;
     free(mlp_x.x);
     free(cnn_x.x);
