@@ -58,7 +58,8 @@ test: build
 	$(MAKE) test-asan
 
 test-asan: deps
-	cmake -S . -B $(BUILD)-asan -G Ninja -DTPU_SANITIZE=ON -DTPU_FUZZ=ON -DTPU_ARRAYS="4;8"
+	cmake -S . -B $(BUILD)-asan -G Ninja -DTPU_SANITIZE=ON -DTPU_FUZZ=ON -DTPU_ARRAYS="4;8" \
+	    -DTPU_CHIPS="4x1;4x2;4x4;4x8"
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	cd $(BUILD)-asan && ctest -j $(JOBS) --output-on-failure -E '^(rtl|lint)[.]'
 
@@ -83,12 +84,20 @@ bench: build
 	$(BUILD)/bin/tpusim bench --conv --array 16,32
 	$(BUILD)/bin/bench_array --array 8,16,32
 	$(BUILD)/bin/bench_icarus $(CURDIR) $(BUILD)/bench-icarus 8
+	@mkdir -p $(BENCH)
+	for b in 32 64 128 256; do $(BUILD)/bin/tpuc $(MNIST)/mlp_b$$b.hlo --quiet \
+	    --weights $(MNIST)/mlp.safetensors --calibrate $(MNIST)/calib.npy \
+	    -o $(BENCH)/mlp_b$$b.tpub || exit 1; done
+	$(BUILD)/bin/tpuc $(CNN)/cnn_torch_xla.hlo --weights $(CNN)/cnn_torch.safetensors \
+	    --calibrate $(CNN)/calib_nchw.npy --quiet -o $(BENCH)/cnn.tpub
+	$(BUILD)/bin/bench_scaling $(BENCH) $(MNIST) $(CNN)
 	tests/bench/bench_vp.sh $(BUILD) 16 1000
 
 # MNIST on the simulated TPU: compile the committed JAX MLP and PyTorch/XLA CNN, run the 2,000 test
 # digits (CNN_DIGITS of them through the CNN), compare with the labels and each framework's own
 # predictions, and trace the first batch (the CNN's: its second convolution's first cycles).
 DEMO  = $(BUILD)/demo
+BENCH = $(BUILD)/bench
 MNIST = models/mnist
 CNN   = models/mnist_cnn
 CNN_DIGITS ?= 2000

@@ -96,12 +96,18 @@ int tc_calibrate(tc_graph *g, hlo_array *const *calib, int n_calib)
                            "of rows)",
                            k, hlo_shape_str(c, a, sizeof a), in->name,
                            hlo_shape_str(s, b, sizeof b));
+        /* Fewer rows than a batch: the rows repeated, when they fill it exactly, make one (the
+         * same minima, maxima and batch statistics as the rows themselves). */
         int64_t nb = c->dims[0] / s->dims[0];
-        if (nb == 0)
+        if (nb == 0 && (c->dims[0] == 0 || s->dims[0] % c->dims[0]))
             return tc_fail(g, NULL,
                            "calibration array %d has %lld rows, fewer than one batch "
-                           "of %lld",
+                           "of %lld and not a divisor of it",
                            k, (long long)c->dims[0], (long long)s->dims[0]);
+        if (nb == 0) {
+            nb = 1;
+            g->cal_repeat = (int)(s->dims[0] / c->dims[0]);
+        }
         if (batches < 0 || nb < batches)
             batches = nb;
     }
@@ -126,8 +132,11 @@ int tc_calibrate(tc_graph *g, hlo_array *const *calib, int n_calib)
                             (uint64_t)s->elements * hlo_type_size(s->type));
                 break;
             }
-            size_t bytes = (size_t)s->elements * hlo_type_size(s->type);
-            memcpy(ins[k]->data, (const char *)calib[k]->data + (size_t)b * bytes, bytes);
+            const size_t bytes = (size_t)s->elements * hlo_type_size(s->type);
+            const size_t have = (size_t)calib[k]->shape.elements * hlo_type_size(s->type);
+            for (size_t at = 0; at < bytes; at += have < bytes ? have : bytes)
+                memcpy((char *)ins[k]->data + at, (const char *)calib[k]->data + (size_t)b * bytes,
+                       have < bytes ? have : bytes);
         }
         if (!rc && !(rc = tc_eval(g, ins, vals)))
             for (int i = 0; i < g->n_ops; i++) {
@@ -145,7 +154,8 @@ int tc_calibrate(tc_graph *g, hlo_array *const *calib, int n_calib)
             ins[k] = NULL;
         }
     }
-    g->cal_samples = (int)(batches * g->nodes[g->inputs[0]].shape.dims[0]);
+    g->cal_samples =
+        (int)(batches * g->nodes[g->inputs[0]].shape.dims[0]) / (g->cal_repeat ? g->cal_repeat : 1);
     free(vals);
     free(ins);
     return rc;

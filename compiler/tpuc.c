@@ -224,7 +224,12 @@ static void report(tc_graph *g, const tpub_package *p)
         if (nd->role == TC_HOST && nd->n_users && nd->host_reason)
             hlo_text_printf(t, "  %s stays on the host: %s\n", nd->name, nd->host_reason);
     }
-    if (g->cal_samples)
+    if (g->cal_samples && g->cal_repeat)
+        hlo_text_printf(t,
+                        "quantization (calibrated on %d samples, repeated %d times to fill a "
+                        "batch):\n",
+                        g->cal_samples, g->cal_repeat);
+    else if (g->cal_samples)
         hlo_text_printf(t, "quantization (calibrated on %d samples):\n", g->cal_samples);
     for (int i = 0; i < g->n_ops; i++)
         report_quant(g, &g->ops[i]);

@@ -32,10 +32,16 @@
 #define COMPARE_CHUNK 4096u /* bytes of device memory compared at a time */
 #define NO_CORE 0xffffffffu
 
+/* d->cores, which tpu_open and tpu_open_remote bound by TPUSIM_CORES_MAX. */
+static uint32_t ncores(const tpu_device *d)
+{
+    return d->cores < TPUSIM_CORES_MAX ? d->cores : TPUSIM_CORES_MAX;
+}
+
 static uint32_t pending_mask(const tpu_device *d)
 {
     uint32_t m = 0;
-    for (uint32_t k = 0; k < d->cores; k++)
+    for (uint32_t k = 0; k < ncores(d); k++)
         m |= (uint32_t)d->core[k].pending << k;
     return m;
 }
@@ -43,7 +49,7 @@ static uint32_t pending_mask(const tpu_device *d)
 static uint32_t running_mask(const tpu_device *d)
 {
     uint32_t m = 0;
-    for (uint32_t k = 0; k < d->cores; k++)
+    for (uint32_t k = 0; k < ncores(d); k++)
         m |= (uint32_t)(d->core[k].pending && !d->core[k].stopped) << k;
     return m;
 }
@@ -59,7 +65,7 @@ static const char *where(const tpu_device *d, uint32_t k, const char *call, char
 
 tpu_status drv_cores_init(tpu_device *d)
 {
-    for (uint32_t k = 0; k < d->cores; k++) {
+    for (uint32_t k = 0; k < ncores(d); k++) {
         drv_core *c = &d->core[k];
         if (!(c->feed = tpusim_feed_new()) ||
             (d->mirror && !(c->golden = tpu_golden_create_on(&d->hw, d->mirror))))
@@ -175,7 +181,8 @@ static int collect_touched(tpu_device *d, drv_core *c)
         if (drv_list_insert(l, l->n, (block){(uint32_t)lo, (uint32_t)(hi - lo)}))
             return -1;
     }
-    qsort(l->v, l->n, sizeof *l->v, block_order);
+    if (l->n > 1)
+        qsort(l->v, l->n, sizeof *l->v, block_order);
     size_t out = 0;
     for (size_t i = 0; i < l->n; i++) {
         block *last = out ? &l->v[out - 1] : NULL;
@@ -205,7 +212,7 @@ void drv_mem_write(tpu_device *d, uint32_t addr, const void *src, size_t bytes)
         return;
     int hit = 0;
     const block b = {addr, (uint32_t)bytes}; /* bytes <= mem_size < 2^32 */
-    for (uint32_t k = 0; k < d->cores; k++) {
+    for (uint32_t k = 0; k < ncores(d); k++) {
         drv_core *c = &d->core[k];
         if (!c->pending || !meets(&c->touched, addr, bytes))
             continue;
@@ -376,7 +383,7 @@ static void note_stop(tpu_device *d, uint32_t k, int result)
 static void time_out(tpu_device *d, uint32_t k)
 {
     const uint64_t after = tpusim_cycle(d->sim) - d->core[k].t0;
-    for (uint32_t j = 0; j < d->cores; j++) {
+    for (uint32_t j = 0; j < ncores(d); j++) {
         drv_core *c = &d->core[j];
         if (!c->pending || c->stopped)
             continue;
@@ -404,7 +411,7 @@ static void advance(tpu_device *d, uint32_t until, uint64_t cycles, uint32_t sho
             break;
         uint64_t slice = cycles - (now - start);
         uint32_t late = NO_CORE;
-        for (uint32_t k = 0; k < d->cores && late == NO_CORE; k++) {
+        for (uint32_t k = 0; k < ncores(d) && late == NO_CORE; k++) {
             if (!(running >> k & 1))
                 continue;
             if (d->core[k].budget_end <= now)
@@ -427,12 +434,12 @@ static void advance(tpu_device *d, uint32_t until, uint64_t cycles, uint32_t sho
         }
         int results[TPUSIM_CORES_MAX];
         const uint32_t stopped = (uint32_t)tpusim_run_feeds(d->sim, running, slice, results);
-        for (uint32_t k = 0; k < d->cores; k++)
+        for (uint32_t k = 0; k < ncores(d); k++)
             if (stopped >> k & 1)
                 note_stop(d, k, results[k]);
     }
     const double wall = drv_now() - t;
-    for (uint32_t k = 0; k < d->cores; k++)
+    for (uint32_t k = 0; k < ncores(d); k++)
         if (ran >> k & 1)
             d->core[k].wall += wall;
 }
@@ -445,7 +452,7 @@ void tpu_step(tpu_device *dev, uint64_t cycles)
 
 int tpu_core_done(tpu_device *dev, uint32_t core)
 {
-    return dev && core < dev->cores && dev->core[core].pending && dev->core[core].stopped;
+    return dev && core < ncores(dev) && dev->core[core].pending && dev->core[core].stopped;
 }
 
 uint64_t tpu_cycle(const tpu_device *dev) { return dev && dev->sim ? tpusim_cycle(dev->sim) : 0; }
@@ -589,7 +596,7 @@ static tpu_status firmware_error(tpu_device *d, const fw_result *r)
 
 static tpu_status check_core(tpu_device *d, uint32_t k, const char *call)
 {
-    if (k >= d->cores)
+    if (k >= ncores(d))
         return drv_fail(d, TPU_E_ARG, "%s: core %u: the device has %u core%s", call, k, d->cores,
                         d->cores == 1 ? "" : "s");
     return TPU_OK;
@@ -754,12 +761,12 @@ tpu_status tpu_wait_all(tpu_device *dev, uint64_t max_cycles)
     if (!pending)
         return drv_fail(dev, TPU_E_ARG, "tpu_wait_all: nothing submitted");
     uint32_t first = NO_CORE;
-    for (uint32_t k = 0; k < dev->cores; k++)
+    for (uint32_t k = 0; k < ncores(dev); k++)
         if (first == NO_CORE && (pending >> k & 1))
             first = k;
     if (!dev->remote) {
         advance(dev, pending, max_cycles ? max_cycles : UINT64_MAX, first, 0);
-        for (uint32_t k = 0; k < dev->cores; k++)
+        for (uint32_t k = 0; k < ncores(dev); k++)
             if ((pending >> k & 1) && !dev->core[k].stopped) {
                 time_out(dev, k);
                 break;
@@ -767,7 +774,7 @@ tpu_status tpu_wait_all(tpu_device *dev, uint64_t max_cycles)
     }
     tpu_status result = TPU_OK;
     char msg[sizeof dev->msg];
-    for (uint32_t k = 0; k < dev->cores; k++) {
+    for (uint32_t k = 0; k < ncores(dev); k++) {
         if (!(pending >> k & 1))
             continue;
         const tpu_status st = dev->remote ? remote_wait(dev, k) : finish(dev, k, "tpu_wait_all");

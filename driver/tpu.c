@@ -243,6 +243,7 @@ tpu_status tpu_open(const tpu_options *opts, tpu_device **dev, char *err, size_t
                                   (unsigned long long)cfg.mem_size, ALIGN),
                          err, errlen);
     cfg.cores = o.cores;
+    d->chip = o.cores != 0;
     cfg.memory = (const tpusim_memory *)o.memory; /* the same fields (asserted above) */
     char why[256];
     d->sim = tpusim_create(&cfg, why, sizeof why);
@@ -409,7 +410,7 @@ static tpu_status end_trace(tpu_device *d, const char *call)
     }
     if (!d->traced_path)
         return TPU_OK;
-    const int rc = tpu_gtkw_write(d->traced_path, d->hw.array_n, why, sizeof why);
+    const int rc = tpu_gtkw_write(d->traced_path, d->hw.array_n, d->chip, why, sizeof why);
     free(d->traced_path);
     d->traced_path = NULL;
     return rc ? drv_fail(d, TPU_E_IO, "%s: save file: %s", call, why) : TPU_OK;

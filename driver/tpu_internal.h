@@ -49,6 +49,7 @@ struct tpu_device {
     const tpu_remote *remote; /* a remote device's bus, else NULL */
     tpu_hwcfg hw;
     uint32_t version, mem_latency, mem_bytes_per_cycle, cores;
+    int chip; /* a tpu_chip (tpu_options.cores given), not a lone tpu_core */
     block_list free_blocks, used_blocks; /* the allocator: first fit, coalescing */
     uint8_t *mirror;                     /* verify on: the golden models' memory (see submit.c) */
     char msg[1024];

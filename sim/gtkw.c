@@ -85,6 +85,7 @@ typedef struct {
 typedef struct {
     FILE *out;
     const char *filter; /* absolute path of the opcode filter */
+    const char *core;   /* the core's scope: "tpu_core", or a chip's core 0 */
     unsigned n;
     signal_ref *sigs;
     size_t count, cap;
@@ -99,11 +100,28 @@ static signal_ref *find_sig(const layout *l, const char *name)
     return NULL;
 }
 
-/* The signal TOP.<path>: registered while collecting, its declaration while writing. */
+/* The trace's name of a path the layout gives under "tpu_core": TOP.<the core's scope>... */
+static void trace_name(const layout *l, const char *path, char *name, size_t size)
+{
+    const size_t core = strlen("tpu_core");
+    if (!strncmp(path, "tpu_core", core))
+        snprintf(name, size, "TOP.%s%s", l->core, path + core);
+    else
+        snprintf(name, size, "TOP.%s", path);
+}
+
+static signal_ref *find_path(const layout *l, const char *path)
+{
+    char name[256];
+    trace_name(l, path, name, sizeof name);
+    return find_sig(l, name);
+}
+
+/* The signal of path: registered while collecting, its declaration while writing. */
 static signal_ref *use_sig(layout *l, const char *path)
 {
     char name[256];
-    snprintf(name, sizeof name, "TOP.%s", path);
+    trace_name(l, path, name, sizeof name);
     signal_ref *s = find_sig(l, name);
     if (s || l->out)
         return s;
@@ -400,8 +418,8 @@ static int read_trace(layout *l, const char *path, trace_times *t, char *err, si
                     if (!l->sigs[i].id)
                         missing = l->sigs[i].name;
                 if (!missing) {
-                    ub_en = find_sig(l, "TOP." MXU "ub_en")->id;
-                    acc_en = find_sig(l, "TOP." MXU "acc_en")->id;
+                    ub_en = find_path(l, MXU "ub_en")->id;
+                    acc_en = find_path(l, MXU "acc_en")->id;
                 }
             }
         } else if (line[0] == '#') {
@@ -519,7 +537,7 @@ static char *absolute(const char *path, char *err, size_t errlen)
  * a smaller layout names. */
 static int check_array(const layout *l, const char *trace, char *err, size_t errlen)
 {
-    const signal_ref *acc = find_sig(l, "TOP." MXU "acc_data");
+    const signal_ref *acc = find_path(l, MXU "acc_data");
     char want[32];
     snprintf(want, sizeof want, "[%u:0]", 32 * l->n - 1);
     if (!strcmp(acc->range, want))
@@ -529,7 +547,7 @@ static int check_array(const layout *l, const char *trace, char *err, size_t err
     return -1;
 }
 
-int tpu_gtkw_write(const char *trace_path, unsigned array_n, char *err, size_t errlen)
+int tpu_gtkw_write(const char *trace_path, unsigned array_n, int chip, char *err, size_t errlen)
 {
     if (!trace_path || !*trace_path || !array_n) {
         tpuio_err(err, errlen, "tpu_gtkw_write: no trace path or array size");
@@ -549,7 +567,8 @@ int tpu_gtkw_write(const char *trace_path, unsigned array_n, char *err, size_t e
     char *save = concat(trace, stem, ".gtkw");
     char *filter = concat(trace, stem, ".opcodes.txt");
 
-    layout l = {.n = array_n, .filter = filter};
+    layout l = {
+        .n = array_n, .filter = filter, .core = chip ? "tpu_chip.g_core[0].u_core" : "tpu_core"};
     trace_times t;
     int rc = -1;
     if (save && filter)

@@ -177,7 +177,7 @@ void traced_gemm(uint32_t n, const std::string &trace, uint64_t from = 0, uint64
 std::string write_save(const std::string &trace, uint32_t n, const std::string &stem)
 {
     char err[512] = "";
-    EXPECT_EQ(tpu_gtkw_write(trace.c_str(), n, err, sizeof err), 0) << err;
+    EXPECT_EQ(tpu_gtkw_write(trace.c_str(), n, 0, err, sizeof err), 0) << err;
     EXPECT_GT(file_size(stem + ".gtkw"), 0);
     EXPECT_GT(file_size(stem + ".opcodes.txt"), 0);
     return slurp(stem + ".gtkw");
@@ -309,10 +309,10 @@ TEST(WaveErrors, FailCleanly)
     tpusim_destroy(sim);
 
     err[0] = 0;
-    EXPECT_EQ(tpu_gtkw_write("/nonexistent-dir/wave.fst", n, err, sizeof err), -1);
+    EXPECT_EQ(tpu_gtkw_write("/nonexistent-dir/wave.fst", n, 0, err, sizeof err), -1);
     EXPECT_NE(std::strstr(err, "/nonexistent-dir/wave.fst"), nullptr) << err;
     err[0] = 0;
-    EXPECT_EQ(tpu_gtkw_write(nullptr, n, err, sizeof err), -1);
+    EXPECT_EQ(tpu_gtkw_write(nullptr, n, 0, err, sizeof err), -1);
     EXPECT_NE(err[0], 0);
 
     const std::string trace = dir / "wave.fst";
@@ -323,7 +323,7 @@ TEST(WaveErrors, FailCleanly)
         std::remove((dir / blocked).c_str());
         ASSERT_EQ(mkdir((dir / blocked).c_str(), 0755), 0);
         err[0] = 0;
-        EXPECT_EQ(tpu_gtkw_write(trace.c_str(), n, err, sizeof err), -1) << blocked;
+        EXPECT_EQ(tpu_gtkw_write(trace.c_str(), n, 0, err, sizeof err), -1) << blocked;
         EXPECT_NE(std::strstr(err, blocked), nullptr) << err;
         ASSERT_EQ(rmdir((dir / blocked).c_str()), 0);
         // All or nothing: neither file, nor a temporary.
@@ -345,7 +345,7 @@ TEST(WaveErrors, FailCleanly)
 
     // The same trace still works.
     err[0] = 0;
-    EXPECT_EQ(tpu_gtkw_write(trace.c_str(), n, err, sizeof err), 0) << err;
+    EXPECT_EQ(tpu_gtkw_write(trace.c_str(), n, 0, err, sizeof err), 0) << err;
 }
 
 } // namespace

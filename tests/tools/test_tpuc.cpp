@@ -540,20 +540,38 @@ TEST(Lower, TrailingBatchDimIsWrittenPermuted)
 
 // ---------------------------------------------------------------- errors --
 
-std::string compile_error(const std::string &name, const std::string &text, bool calib = false)
+// Compiles text with a calibration array of that shape ({} for none): the error, or "" with
+// the report in *report.
+std::string compile_with(const std::string &name, const std::string &text,
+                         std::vector<int64_t> calib, std::string *report = nullptr)
 {
     const fs::path dir = scratch(name);
     std::ofstream(dir / "m.hlo") << text;
     const std::string path = (dir / "m.hlo").string();
     tpuc_options opts{};
     opts.hlo_path = path.c_str();
-    hlo_array *c = calib ? f32({3, 4}) : nullptr;
+    hlo_array *c = calib.empty() ? nullptr : f32(calib);
+    if (c)
+        for (int64_t i = 0; i < c->shape.elements; i++)
+            hlo_array_set(c, i, (double)(i % 7) - 3);
     opts.calib = &c;
-    opts.n_calib = calib ? 1 : 0;
+    opts.n_calib = c ? 1 : 0;
     tpub_package p;
     char err[1024] = "";
-    EXPECT_EQ(tpuc_compile(&opts, &p, err, sizeof err), -1);
+    if (tpuc_compile(&opts, &p, err, sizeof err) == 0) {
+        if (report)
+            *report = p.report ? p.report : "";
+        tpub_free(&p);
+    }
     hlo_array_free(c);
+    return err;
+}
+
+std::string compile_error(const std::string &name, const std::string &text, bool calib = false)
+{
+    const std::string err =
+        compile_with(name, text, calib ? std::vector<int64_t>{3, 4} : std::vector<int64_t>{});
+    EXPECT_NE(err, "") << name;
     return err;
 }
 
@@ -575,6 +593,20 @@ TEST(Errors, Located)
     EXPECT_NE(compile_error("nocalib", need).find("calibration"), std::string::npos);
     EXPECT_NE(compile_error("badcalib", need, true)
                   .find("calibration array 0 is f32[3,4]; input 'x' is f32[2,5]"),
+              std::string::npos);
+    // Fewer calibration rows than a batch: repeated when they divide it, else refused.
+    std::string report;
+    EXPECT_EQ(compile_with("fill", need, {1, 5}, &report), "");
+    EXPECT_NE(report.find("calibrated on 1 samples, repeated 2 times to fill a batch"),
+              std::string::npos)
+        << report;
+    const std::string batch3 = "HloModule m\nENTRY e {\n  x = f32[3,5] parameter(0)\n"
+                               "  w = f32[5,2] constant({{1,2},{3,4},{5,6},{7,8},{9,0}})\n"
+                               "  ROOT d = f32[3,2] dot(x, w), lhs_contracting_dims={1}, "
+                               "rhs_contracting_dims={0}\n}\n";
+    EXPECT_NE(compile_with("nofill", batch3, {2, 5})
+                  .find("calibration array 0 has 2 rows, fewer than one batch of 3 and not a "
+                        "divisor of it"),
               std::string::npos);
     EXPECT_NE(compile_error("elided", "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n"
                                       "  c = f32[2] constant({...})\n"

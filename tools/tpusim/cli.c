@@ -110,6 +110,7 @@ const char *option_value(const char *cmd, const char *name, const char *eq, int 
 
 enum {
     COMMON_ARRAY,
+    COMMON_CORES,
     COMMON_LATENCY,
     COMMON_BANDWIDTH,
     COMMON_JSON,
@@ -119,13 +120,10 @@ enum {
     COMMON_COUNT
 };
 static const char *const common_options[COMMON_COUNT] = {
-    [COMMON_ARRAY] = "--array",
-    [COMMON_LATENCY] = "--mem-latency",
-    [COMMON_BANDWIDTH] = "--mem-bandwidth",
-    [COMMON_JSON] = "--json",
-    [COMMON_TRACE] = "--trace",
-    [COMMON_WINDOW] = "--trace-window",
-    [COMMON_MAX_CYCLES] = "--max-cycles",
+    [COMMON_ARRAY] = "--array",         [COMMON_CORES] = "--cores",
+    [COMMON_LATENCY] = "--mem-latency", [COMMON_BANDWIDTH] = "--mem-bandwidth",
+    [COMMON_JSON] = "--json",           [COMMON_TRACE] = "--trace",
+    [COMMON_WINDOW] = "--trace-window", [COMMON_MAX_CYCLES] = "--max-cycles",
 };
 
 int common_option(const char *cmd, const char *name, const char *eq, int argc, char **argv, int *i,
@@ -143,6 +141,10 @@ int common_option(const char *cmd, const char *name, const char *eq, int argc, c
     case COMMON_ARRAY:
         if (parse_u32(val, 1, 4096, &o->array_n))
             return bad_value(name, val, "an array size (1..4096)");
+        break;
+    case COMMON_CORES:
+        if (parse_u32(val, 1, TPU_CORES_MAX, &o->cores))
+            return bad_limit(name, val, "a number of cores", TPU_CORES_MAX);
         break;
     case COMMON_LATENCY:
         if (parse_u32(val, 1, TPU_MEM_LATENCY_MAX, &o->mem_latency))

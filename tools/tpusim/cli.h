@@ -26,6 +26,7 @@ typedef struct {
     uint32_t m, k, n, mult, shift;
     uint64_t seed;
     uint32_t array_n, mem_latency, mem_bandwidth;
+    uint32_t cores; /* --cores: a chip of that many cores; 0 (not given): one lone core */
     uint64_t max_cycles, trace_from, trace_to;
     int have_window;
 } cli_options;
@@ -46,9 +47,9 @@ int split_option(const char *cmd, const char *arg, char *name, size_t size, cons
  * printed) when there is none. */
 const char *option_value(const char *cmd, const char *name, const char *eq, int argc, char **argv,
                          int *i);
-/* The options every device-running subcommand has: --array, --mem-latency, --mem-bandwidth,
- * --json, --trace, --trace-window, --max-cycles (fetching the value like option_value). Returns 0,
- * EXIT_USAGE (message printed), or -1 when name is none of them. */
+/* The options every device-running subcommand has: --array, --cores, --mem-latency,
+ * --mem-bandwidth, --json, --trace, --trace-window, --max-cycles (fetching the value like
+ * option_value). Returns 0, EXIT_USAGE (message printed), or -1 when name is none of them. */
 int common_option(const char *cmd, const char *name, const char *eq, int argc, char **argv, int *i,
                   cli_options *o);
 
@@ -88,7 +89,8 @@ typedef struct {
 
 typedef struct {
     tpu_info info;
-    tpu_perf_report perf;
+    tpu_perf_report perf; /* the lone core's, or core 0's on a chip */
+    report_chip chip;     /* with --cores: every core's (chip.cores 0 without) */
 } cli_result;
 
 /* One convolution's operands (tpusim bench --conv). */
@@ -107,7 +109,10 @@ const char *shape_str(const npy_array *a, char *buf, size_t size);
 int load_problem(const cli_options *o, cli_problem *p);
 int random_problem(const cli_options *o, cli_problem *p);
 void problem_free(cli_problem *p);
-/* Runs p on a device opened with o's options; C's bytes go to c. */
+/* Core `part`'s share of m rows split over `parts` cores: rows [*first, *first + *rows). */
+void split_rows(uint32_t m, uint32_t parts, uint32_t part, uint32_t *first, uint32_t *rows);
+/* Runs p on a device opened with o's options (with --cores, split by rows over the chip's cores,
+ * one submission each); C's bytes go to c. */
 int run_device(const cli_options *o, const cli_problem *p, void *c, cli_result *res);
 /* C against a plain C GEMM of the tool's own (the firmware's tiling is not trusted). */
 int check_reference(const cli_problem *p, const void *c);

@@ -36,10 +36,13 @@ const char usage_gemm[] =
     "\n"
     "common options:\n"
     "  --array N              N x N array (default 16; tpusim --version lists those built)\n"
+    "  --cores CORES          a chip of 1..8 cores on one memory port: the rows of A and C\n"
+    "                         split evenly over them, one submission each, side by side;\n"
+    "                         reports the chip and each core (default: one lone core)\n"
     "  --mem-latency CYCLES   memory latency, 1..65536 (default: the simulator's, 32)\n"
     "  --mem-bandwidth BYTES  memory bytes per cycle, 1..4096 (default: the simulator's, 64)\n"
     "  --json FILE            also write the report as JSON\n"
-    "  --trace FILE.fst|.vcd  waveform of the run (kept even when the run fails)\n"
+    "  --trace FILE.fst|.vcd  waveform of the run, every core (kept even when the run fails)\n"
     "  --trace-window FROM:TO only cycles [FROM, TO) after the submit (TO empty: to the end)\n"
     "  --max-cycles C         give up unless the device halts within C cycles of the\n"
     "                         submit, firmware included (default: no limit)\n"
@@ -241,7 +244,8 @@ int cmd_gemm(int argc, char **argv)
                                 .relu = p.relu,
                                 .requant = p.requant,
                                 .info = res.info,
-                                .perf = res.perf};
+                                .perf = res.perf,
+                                .chip = res.chip};
         rc = write_outputs(&o, &p, c, &rep);
         if (!rc && !o.quiet)
             report_text(stdout, &rep);

@@ -285,13 +285,14 @@ static void show_progress(void *ctx, uint64_t retired, uint64_t pushed, uint64_t
 
 /* -------------------------------------------------------------- device -- */
 
-/* A device opened with o's array size and memory timing, verify on, and room for need bytes of
- * operands besides the command streams; *info as it reports itself. */
+/* A device opened with o's array size, cores and memory timing, verify on, and room for need
+ * bytes of operands besides the command streams; *info as it reports itself. */
 static int open_device(const cli_options *o, uint64_t need, tpu_device **dev, tpu_info *info)
 {
     tpu_options opts;
     tpu_options_default(&opts);
     opts.array_n = o->array_n;
+    opts.cores = o->cores;
     opts.mem_latency = o->mem_latency;
     opts.mem_bytes_per_cycle = o->mem_bandwidth;
     opts.verify = 1;
@@ -311,23 +312,32 @@ typedef struct {
     uint32_t addr, idx;
 } buffer;
 
+/* Appends part `part` of `parts` of a command to a stream declaring bufs. */
+typedef tpu_status (*add_fn)(tpu_stream *, const buffer *, const void *cmd, uint32_t part,
+                             uint32_t parts);
+
 /* Runs one command on a device opened with o's options: writes the n buffers (those with bytes),
- * appends the command with add(st, bufs, cmd), runs it (traced with o->trace) and reads buffer
- * out back into dst. */
-static int run_command(const cli_options *o, buffer *bufs, int n,
-                       tpu_status (*add)(tpu_stream *, const buffer *, const void *),
-                       const void *cmd, int out, void *dst, cli_result *res)
+ * appends part k of the command to stream k with add (every stream declares the same buffers),
+ * runs stream k on core k (traced with o->trace) and reads buffer out back into dst. */
+static int run_command(const cli_options *o, buffer *bufs, int n, add_fn add, const void *cmd,
+                       uint32_t parts, int out, void *dst, cli_result *res)
 {
+    memset(&res->chip, 0, sizeof res->chip);
     uint64_t need = 0;
     for (int i = 0; i < n; i++)
         need += bufs[i].bytes;
-    tpu_stream *st = tpu_stream_new();
-    if (!st)
-        return cli_fail(EXIT_USAGE, "memory", "out of host memory for the command stream");
+    tpu_stream *st[TPU_CORES_MAX] = {NULL};
+    for (uint32_t k = 0; k < parts; k++)
+        if (!(st[k] = tpu_stream_new())) {
+            for (uint32_t j = 0; j < k; j++)
+                tpu_stream_free(st[j]);
+            return cli_fail(EXIT_USAGE, "memory", "out of host memory for the command streams");
+        }
     tpu_device *dev;
     int rc = open_device(o, need, &dev, &res->info);
     if (rc) {
-        tpu_stream_free(st);
+        for (uint32_t k = 0; k < parts; k++)
+            tpu_stream_free(st[k]);
         return rc;
     }
     tpu_status s = TPU_OK;
@@ -337,23 +347,28 @@ static int run_command(const cli_options *o, buffer *bufs, int n,
         s = tpu_alloc(dev, bufs[i].bytes, &bufs[i].addr);
         if (s == TPU_OK && bufs[i].host)
             s = tpu_write(dev, bufs[i].addr, bufs[i].host, bufs[i].bytes);
-        if (s == TPU_OK)
-            s = tpu_stream_buffer(st, bufs[i].addr, (uint32_t)bufs[i].bytes, &bufs[i].idx);
+        for (uint32_t k = 0; k < parts && s == TPU_OK; k++)
+            s = tpu_stream_buffer(st[k], bufs[i].addr, (uint32_t)bufs[i].bytes, &bufs[i].idx);
     }
-    if (s == TPU_OK)
-        s = add(st, bufs, cmd);
+    for (uint32_t k = 0; k < parts && s == TPU_OK; k++)
+        s = add(st[k], bufs, cmd, k, parts);
     if (s == TPU_OK && o->trace)
         s = tpu_trace_open(dev, o->trace, o->trace_from, o->trace_to);
     progress pr = {0};
+    uint64_t cycle0 = 0;
     if (s == TPU_OK) {
         if (!o->quiet && isatty(STDERR_FILENO))
             tpu_set_progress(dev, show_progress, &pr);
         clock_gettime(CLOCK_MONOTONIC, &pr.start);
         tpu_set_budget(dev, o->max_cycles);
-        s = tpu_submit(dev, st);
-        pr.pushed_all = 1;
+        cycle0 = tpu_cycle(dev);
+        for (uint32_t k = 0; k < parts && s == TPU_OK; k++)
+            s = tpu_submit_core(dev, k, st[k]);
+        /* The bar needs the total of the core reporting, which a chip's progress does not say. */
+        pr.pushed_all = parts == 1;
         if (s == TPU_OK)
-            s = tpu_wait(dev, 0);
+            s = tpu_wait_all(dev, 0);
+        res->chip.wall_seconds = since(&pr.start);
         if (pr.shown)
             fputs("\r\033[K", stderr);
         /* The trace is kept when the run failed; that failure is the one to report. */
@@ -367,26 +382,46 @@ static int run_command(const cli_options *o, buffer *bufs, int n,
         s = tpu_read(dev, bufs[out].addr, dst, bufs[out].bytes);
     if (s == TPU_OK)
         s = tpu_perf(dev, &res->perf);
+    res->chip.cores = o->cores;
+    res->chip.elapsed = tpu_cycle(dev) - cycle0;
+    for (uint32_t k = 0; k < parts && s == TPU_OK && o->cores; k++)
+        s = tpu_perf_core(dev, k, &res->chip.perf[k]);
     rc = s == TPU_OK ? 0
                      : cli_status_error(tpurt_status_from_driver(s), tpu_last_error(dev), "device");
-    tpu_stream_free(st);
+    for (uint32_t k = 0; k < parts; k++)
+        tpu_stream_free(st[k]);
     tpu_close(dev);
     return rc;
 }
 
-static tpu_status add_gemm(tpu_stream *st, const buffer *b, const void *cmd)
+void split_rows(uint32_t m, uint32_t parts, uint32_t part, uint32_t *first, uint32_t *rows)
+{
+    /* Sizes that differ by at most one, the larger first: rows enter the array one a cycle
+     * whatever their count (M is not padded to N), and every core streams all of B's tiles,
+     * so a core's time grows with its rows and equal shares finish together. Blocks in
+     * multiples of N would only leave one core up to N - 1 rows more. */
+    const uint32_t base = m / parts, extra = m % parts;
+    *first = part * base + (part < extra ? part : extra);
+    *rows = base + (part < extra);
+}
+
+static tpu_status add_gemm(tpu_stream *st, const buffer *b, const void *cmd, uint32_t part,
+                           uint32_t parts)
 {
     const cli_problem *p = cmd;
+    uint32_t first, rows;
+    split_rows(p->m, parts, part, &first, &rows);
+    const uint32_t c_size = p->requant != REPORT_INT32_OUT ? 1 : 4;
     tpu_gemm g = {
-        .m = p->m,
+        .m = rows,
         .k = p->k,
         .n = p->n,
         .flags = (p->bias ? TPU_GEMM_BIAS : 0) | (p->relu ? TPU_GEMM_RELU : 0) |
                  (p->requant != REPORT_INT32_OUT ? TPU_GEMM_OUT_INT8 : 0) |
                  (p->unsigned_a ? TPU_GEMM_A_UNSIGNED : 0),
-        .a = {b[0].idx, 0, p->k},
+        .a = {b[0].idx, first * p->k, p->k},
         .b = {b[1].idx, 0, p->n},
-        .c = {b[2].idx, 0, p->n},
+        .c = {b[2].idx, first * p->n * c_size, p->n},
         .params = {has_params(p) ? b[3].idx : 0, 0, 0},
     };
     return tpu_stream_gemm(st, &g);
@@ -400,7 +435,14 @@ int run_device(const cli_options *o, const cli_problem *p, void *c, cli_result *
                       {p->b, bytes[1], 0, 0},
                       {NULL, bytes[2], 0, 0},
                       {p->params, bytes[3], 0, 0}};
-    return run_command(o, bufs, 4, add_gemm, p, 2, c, res);
+    /* Cores beyond M's rows stay idle: a GEMM needs one row at least. */
+    const uint32_t parts = !o->cores ? 1 : o->cores < p->m ? o->cores : p->m;
+    const int rc = run_command(o, bufs, 4, add_gemm, p, parts, 2, c, res);
+    for (uint32_t k = 0; k < parts && o->cores; k++) {
+        uint32_t first;
+        split_rows(p->m, parts, k, &first, &res->chip.rows[k]);
+    }
+    return rc;
 }
 
 /* ---------------------------------------------------------- convolution -- */
@@ -458,8 +500,11 @@ void conv_free(cli_conv *p)
     free(p->params);
 }
 
-static tpu_status add_conv(tpu_stream *st, const buffer *b, const void *cmd)
+static tpu_status add_conv(tpu_stream *st, const buffer *b, const void *cmd, uint32_t part,
+                           uint32_t parts)
 {
+    (void)part; /* a convolution runs whole on one core */
+    (void)parts;
     tpu_conv2d v = *(const tpu_conv2d *)cmd;
     v.in = (tpu_operand){b[0].idx, 0, 0};
     v.kernel = (tpu_operand){b[1].idx, 0, 0};
@@ -476,5 +521,5 @@ int run_conv(const cli_options *o, const cli_conv *p, void *out, cli_result *res
                       {p->kernel, bytes[1], 0, 0},
                       {NULL, bytes[2], 0, 0},
                       {p->params, bytes[3], 0, 0}};
-    return run_command(o, bufs, 4, add_conv, &p->v, 2, out, res);
+    return run_command(o, bufs, 4, add_conv, &p->v, 1, 2, out, res);
 }

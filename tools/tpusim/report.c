@@ -88,12 +88,10 @@ static char *num(char *buf, double v)
 
 #define LABEL "%-27s" /* wide enough for "bit-exact vs golden model:" and a space */
 
-void report_text(FILE *out, const report_run *r)
+/* What ran, on what: the lines both reports start with. */
+static void text_header(FILE *out, const report_run *r)
 {
-    const report_figures f = report_derive(r);
-    const tpu_perf_report *p = &r->perf;
-    char b1[32], b2[32];
-
+    char b1[32];
     const int requant = r->requant != REPORT_INT32_OUT;
     fprintf(out, LABEL "M %u x K %u x N %u\n", "shape:", r->m, r->k, r->n);
     fprintf(out, LABEL "C = %s%sA . B%s%s%s  (A %s, B int8, C %s)\n",
@@ -106,6 +104,96 @@ void report_text(FILE *out, const report_run *r)
     fprintf(out, LABEL "latency %u cycles, %u bytes/cycle, %s MiB\n",
             "memory:", r->info.mem_latency, r->info.mem_bytes_per_cycle,
             num(b1, (double)r->info.mem_size / (1 << 20)));
+}
+
+/* The chip's figures, from what each core measured (report_run.chip). */
+typedef struct {
+    report_figures whole;             /* the GEMM's: macs; ideal on the C arrays (MACs / (C N^2)) */
+    uint64_t core_cycles;             /* the cores' cycles summed */
+    uint64_t mem_stalls;              /* the cores' memory stall cycles summed */
+    double core_ideal[TPU_CORES_MAX]; /* core k's MACs / N^2 */
+} chip_figures;
+
+static chip_figures chip_derive(const report_run *r)
+{
+    const report_chip *c = &r->chip;
+    chip_figures f = {.whole = report_derive(r)};
+    report_figures *w = &f.whole;
+    /* Every core reads all of B and the parameters: the port carries the cores' bytes summed. */
+    w->bytes = 0;
+    for (uint32_t k = 0; k < c->cores; k++) {
+        report_run part = *r; /* core k's rows */
+        part.m = c->rows[k];
+        const report_figures pf = report_derive(&part);
+        f.core_ideal[k] = pf.ideal;
+        w->bytes += c->rows[k] ? pf.bytes : 0;
+        f.core_cycles += c->perf[k].cycles;
+        f.mem_stalls += c->perf[k].mem_stall_cycles;
+    }
+    w->ideal /= c->cores;
+    w->memory_bound = ratio((double)w->bytes, (double)r->info.mem_bytes_per_cycle);
+    w->bound = w->ideal > w->memory_bound ? w->ideal : w->memory_bound;
+    w->utilization = 100 * ratio(w->ideal, (double)c->elapsed);
+    w->ratio = ratio((double)c->elapsed, w->bound);
+    w->speed = ratio((double)c->elapsed, c->wall_seconds);
+    return f;
+}
+
+static void text_chip(FILE *out, const report_run *r)
+{
+    const report_chip *c = &r->chip;
+    const chip_figures f = chip_derive(r);
+    const report_figures *w = &f.whole;
+    const uint32_t n = r->info.array_n;
+    char b1[32], b2[32], b3[32], b4[32];
+
+    text_header(out, r);
+    fprintf(out, LABEL "%u on one memory port, rows split %u..%u per core\n", "cores:", c->cores,
+            c->rows[c->cores - 1], c->rows[0]);
+    fprintf(out, LABEL "%s  (the chip's clock, first submit to last halt)\n",
+            "elapsed cycles:", report_group(b1, c->elapsed));
+    fprintf(out, LABEL "%s\n", "MACs:", report_group(b1, w->macs));
+    fprintf(out, LABEL "%s  (MACs / (%u x %u^2))\n", "ideal cycles:", num(b1, w->ideal), c->cores,
+            n);
+    fprintf(out, LABEL "%.1f %%  (of the %u cores' arrays)\n", "MXU utilization:", w->utilization,
+            c->cores);
+    fprintf(out, LABEL "%s cycles\n", "lower bound, compute:", num(b1, w->ideal));
+    fprintf(out, LABEL "%s cycles  (%s bytes / %u bytes per cycle; B read by every core)\n",
+            "lower bound, memory:", num(b1, w->memory_bound), report_group(b2, w->bytes),
+            r->info.mem_bytes_per_cycle);
+    fprintf(out, LABEL "%.3f  (%s-bound)\n", "cycles / larger bound:", w->ratio, bound_by(w));
+    fprintf(out, LABEL "%.2f  (cores busy at once, on average)\n",
+            "core cycles / elapsed:", ratio((double)f.core_cycles, (double)c->elapsed));
+    fprintf(out, LABEL "%s cycles  (%.1f %% of the cores' cycles)\n",
+            "memory stalls:", report_group(b1, f.mem_stalls),
+            100 * ratio((double)f.mem_stalls, (double)f.core_cycles));
+    fprintf(out, "per core:\n  %4s %10s %14s %14s %11s %14s %8s\n", "core", "rows", "cycles",
+            "MXU busy", "MXU util %", "memory stalls", "stall %");
+    for (uint32_t k = 0; k < c->cores; k++) {
+        const tpu_perf_report *p = &c->perf[k];
+        fprintf(out, "  %4u %10s %14s %14s %11.1f %14s %8.1f\n", k, report_group(b1, c->rows[k]),
+                report_group(b2, p->cycles), report_group(b3, p->counters[TPU_PERF_MXU_BUSY]),
+                100 * ratio(f.core_ideal[k], (double)p->cycles),
+                report_group(b4, p->mem_stall_cycles),
+                100 * ratio((double)p->mem_stall_cycles, (double)p->cycles));
+    }
+    fprintf(out, LABEL "%s cycles/s  (%.3f s wall)\n", "simulation speed:", num(b1, w->speed),
+            c->wall_seconds);
+    fprintf(out, LABEL "yes  (every core's submission)\n", "bit-exact vs golden model:");
+    fprintf(out, LABEL "match\n", "C reference:");
+}
+
+void report_text(FILE *out, const report_run *r)
+{
+    if (r->chip.cores) {
+        text_chip(out, r);
+        return;
+    }
+    const report_figures f = report_derive(r);
+    const tpu_perf_report *p = &r->perf;
+    char b1[32], b2[32];
+
+    text_header(out, r);
     fprintf(out, LABEL "%s\n", "cycles:", report_group(b1, p->cycles));
     fprintf(out, LABEL "%s  (%.1f %%: the core idle or starved of instructions)\n",
             "firmware overhead:", report_group(b1, f.overhead), f.overhead_percent);
@@ -138,46 +226,102 @@ void report_text(FILE *out, const report_run *r)
 
 static json_t *real_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
+static json_t *gemm_json(const report_run *r)
+{
+    return json_pack("{s:I, s:I, s:I, s:s, s:s, s:s, s:b, s:b, s:s}", "m", (json_int_t)r->m, "k",
+                     (json_int_t)r->k, "n", (json_int_t)r->n, "a_dtype", a_dtype(r), "b_dtype",
+                     "int8", "c_dtype", c_dtype(r), "bias", r->bias, "relu", r->relu, "requant",
+                     requant_name(r));
+}
+
+static json_t *memory_json(const report_run *r)
+{
+    return json_pack("{s:I, s:I, s:I}", "latency_cycles", (json_int_t)r->info.mem_latency,
+                     "bytes_per_cycle", (json_int_t)r->info.mem_bytes_per_cycle, "size_bytes",
+                     (json_int_t)r->info.mem_size);
+}
+
+static json_t *counters_json(const tpu_perf_report *p)
+{
+    json_t *counters = json_object();
+    for (int c = 0; c < TPU_PERF_COUNT && counters; c++)
+        json_object_set_new(counters, tpu_counter_name(c),
+                            json_integer((json_int_t)p->counters[c]));
+    return counters;
+}
+
+/* The bounds and the measured cycles (a chip's elapsed) over the larger. */
+static json_t *lower_bound_json(const report_figures *f)
+{
+    return json_pack("{s:o, s:o, s:I, s:s, s:o}", "compute_cycles", real_or_null(f->ideal),
+                     "memory_cycles", real_or_null(f->memory_bound), "memory_bytes",
+                     (json_int_t)f->bytes, "bound_by", bound_by(f), "cycles_over_bound",
+                     real_or_null(f->ratio));
+}
+
+static json_t *chip_json(const report_run *r)
+{
+    const report_chip *c = &r->chip;
+    const chip_figures f = chip_derive(r);
+    const report_figures *w = &f.whole;
+    json_t *cores = json_array();
+    for (uint32_t k = 0; k < c->cores && cores; k++) {
+        const tpu_perf_report *p = &c->perf[k];
+        json_array_append_new(
+            cores,
+            json_pack("{s:I, s:I, s:I, s:I, s:o, s:I, s:o, s:I, s:o}", "core", (json_int_t)k,
+                      "rows", (json_int_t)c->rows[k], "cycles", (json_int_t)p->cycles, "mxu_busy",
+                      (json_int_t)p->counters[TPU_PERF_MXU_BUSY], "mxu_utilization_percent",
+                      real_or_null(100 * ratio(f.core_ideal[k], (double)p->cycles)),
+                      "mem_stall_cycles", (json_int_t)p->mem_stall_cycles, "mem_stall_percent",
+                      real_or_null(100 * ratio((double)p->mem_stall_cycles, (double)p->cycles)),
+                      "instructions", (json_int_t)p->instructions, "counters", counters_json(p)));
+    }
+    return json_pack(
+        "{s:o, s:I, s:o, s:I,"
+        " s:{s:I, s:I, s:o, s:I, s:o, s:o, s:o, s:I, s:o},"
+        " s:o, s:{s:f, s:o}, s:b, s:b}",
+        "gemm", gemm_json(r), "array_n", (json_int_t)r->info.array_n, "memory", memory_json(r),
+        "cores", (json_int_t)c->cores, "chip", "elapsed_cycles", (json_int_t)c->elapsed,
+        "core_cycles", (json_int_t)f.core_cycles, "core_cycles_over_elapsed",
+        real_or_null(ratio((double)f.core_cycles, (double)c->elapsed)), "macs", (json_int_t)w->macs,
+        "ideal_cycles", real_or_null(w->ideal), "mxu_utilization_percent",
+        real_or_null(w->utilization), "lower_bound", lower_bound_json(w), "mem_stall_cycles",
+        (json_int_t)f.mem_stalls, "mem_stall_percent",
+        real_or_null(100 * ratio((double)f.mem_stalls, (double)f.core_cycles)), "per_core", cores,
+        "simulation", "wall_seconds", c->wall_seconds, "cycles_per_second", real_or_null(w->speed),
+        "bit_exact_vs_golden", 1, "matches_reference", 1);
+}
+
 json_t *report_json(const report_run *r)
 {
+    if (r->chip.cores)
+        return chip_json(r);
     const report_figures f = report_derive(r);
     const tpu_perf_report *p = &r->perf;
 
-    json_t *stalls = json_object(), *counters = json_object();
-    for (int c = 0; c < TPU_PERF_COUNT && stalls && counters; c++) {
-        if (c >= TPU_PERF_STALL_HAZARD && c <= TPU_PERF_STALL_ISSUE)
-            json_object_set_new(stalls, tpu_counter_name(c) + strlen("stall_"),
-                                json_integer((json_int_t)p->counters[c]));
-        json_object_set_new(counters, tpu_counter_name(c),
+    json_t *stalls = json_object();
+    for (int c = TPU_PERF_STALL_HAZARD; c <= TPU_PERF_STALL_ISSUE && stalls; c++)
+        json_object_set_new(stalls, tpu_counter_name(c) + strlen("stall_"),
                             json_integer((json_int_t)p->counters[c]));
-    }
     /* json_pack steals the "o" references, also on failure. */
-    return json_pack(
-        "{s:{s:I, s:I, s:I, s:s, s:s, s:s, s:b, s:b, s:s},"
-        " s:I,"
-        " s:{s:I, s:I, s:I},"
-        " s:{s:I, s:I, s:o, s:I},"
-        " s:I, s:o, s:o,"
-        " s:{s:o, s:o, s:I, s:s, s:o},"
-        " s:o,"
-        " s:{s:I, s:I},"
-        " s:I, s:o,"
-        " s:{s:f, s:o},"
-        " s:b, s:b}",
-        "gemm", "m", (json_int_t)r->m, "k", (json_int_t)r->k, "n", (json_int_t)r->n, "a_dtype",
-        a_dtype(r), "b_dtype", "int8", "c_dtype", c_dtype(r), "bias", r->bias, "relu", r->relu,
-        "requant", requant_name(r), "array_n", (json_int_t)r->info.array_n, "memory",
-        "latency_cycles", (json_int_t)r->info.mem_latency, "bytes_per_cycle",
-        (json_int_t)r->info.mem_bytes_per_cycle, "size_bytes", (json_int_t)r->info.mem_size,
-        "cycles", "total", (json_int_t)p->cycles, "firmware_overhead", (json_int_t)f.overhead,
-        "firmware_overhead_percent", real_or_null(f.overhead_percent), "control_processor",
-        (json_int_t)p->firmware_cycles, "macs", (json_int_t)f.macs, "ideal_cycles",
-        real_or_null(f.ideal), "mxu_utilization_percent", real_or_null(f.utilization),
-        "lower_bound", "compute_cycles", real_or_null(f.ideal), "memory_cycles",
-        real_or_null(f.memory_bound), "memory_bytes", (json_int_t)f.bytes, "bound_by", bound_by(&f),
-        "cycles_over_bound", real_or_null(f.ratio), "stall_cycles", stalls, "dma", "read_bytes",
-        (json_int_t)p->counters[TPU_PERF_DMA_RD_BYTES], "written_bytes",
-        (json_int_t)p->counters[TPU_PERF_DMA_WR_BYTES], "instructions", (json_int_t)p->instructions,
-        "counters", counters, "simulation", "wall_seconds", p->wall_seconds, "cycles_per_second",
-        real_or_null(f.speed), "bit_exact_vs_golden", 1, "matches_reference", 1);
+    return json_pack("{s:o, s:I, s:o,"
+                     " s:{s:I, s:I, s:o, s:I},"
+                     " s:I, s:o, s:o, s:o, s:o,"
+                     " s:{s:I, s:I},"
+                     " s:I, s:o,"
+                     " s:{s:f, s:o},"
+                     " s:b, s:b}",
+                     "gemm", gemm_json(r), "array_n", (json_int_t)r->info.array_n, "memory",
+                     memory_json(r), "cycles", "total", (json_int_t)p->cycles, "firmware_overhead",
+                     (json_int_t)f.overhead, "firmware_overhead_percent",
+                     real_or_null(f.overhead_percent), "control_processor",
+                     (json_int_t)p->firmware_cycles, "macs", (json_int_t)f.macs, "ideal_cycles",
+                     real_or_null(f.ideal), "mxu_utilization_percent", real_or_null(f.utilization),
+                     "lower_bound", lower_bound_json(&f), "stall_cycles", stalls, "dma",
+                     "read_bytes", (json_int_t)p->counters[TPU_PERF_DMA_RD_BYTES], "written_bytes",
+                     (json_int_t)p->counters[TPU_PERF_DMA_WR_BYTES], "instructions",
+                     (json_int_t)p->instructions, "counters", counters_json(p), "simulation",
+                     "wall_seconds", p->wall_seconds, "cycles_per_second", real_or_null(f.speed),
+                     "bit_exact_vs_golden", 1, "matches_reference", 1);
 }

@@ -46,14 +46,21 @@ const char usage_run[] =
     "  --show K               print sample K of the first input as text, with its prediction\n"
     "  --jobs J               run the batches in J threads, each on a device of its own (a\n"
     "                         contiguous share of the batches each; outputs, figures and\n"
-    "                         cycle counts as with one); at most 64, default 1\n"
+    "                         cycle counts as with one); at most 64, default 1; not with\n"
+    "                         --cores\n"
+    "  --weights-per-core     with --cores: a copy of the constants (weights) per core, not\n"
+    "                         one copy that every core reads\n"
     "\n"
     "common options:\n"
     "  --array N              must equal the package's array size (the default)\n"
+    "  --cores C              a chip of C cores (1..8) on one memory port: batch b runs on\n"
+    "                         core b % C, C batches side by side; outputs as with one core;\n"
+    "                         reports the chip's cycles and each core (default: one lone core)\n"
     "  --mem-latency CYCLES   memory latency, 1..65536 (default: the simulator's, 32)\n"
     "  --mem-bandwidth BYTES  memory bytes per cycle, 1..4096 (default: the simulator's, 64)\n"
     "  --json FILE            also write the report as JSON\n"
-    "  --trace FILE.fst|.vcd  waveform of the first batch (kept even when the run fails)\n"
+    "  --trace FILE.fst|.vcd  waveform of the first batch (with --cores: of the first C, every\n"
+    "                         core), kept even when the run fails\n"
     "  --trace-window FROM:TO only cycles [FROM, TO) from the first submit (TO empty: to the end)\n"
     "  --max-cycles C         give up unless each submission halts within C cycles\n"
     "  --quiet                no report on stdout (--show still prints)\n"
@@ -114,10 +121,13 @@ static int parse_run(int argc, char **argv, run_options *o)
             fputs(usage_run, stdout);
             return -1;
         }
-        if (!strcmp(name, "--quiet")) {
+        int *flag = !strcmp(name, "--quiet")              ? &o->dev.quiet
+                    : !strcmp(name, "--weights-per-core") ? &o->weights_per_core
+                                                          : NULL;
+        if (flag) {
             if (eq)
                 return cli_fail(EXIT_USAGE, name, "takes no value");
-            o->dev.quiet = 1;
+            *flag = 1;
             continue;
         }
         if ((rc = common_option("run", name, eq, argc, argv, &i, &o->dev)) >= 0) {
@@ -160,6 +170,13 @@ static int parse_run(int argc, char **argv, run_options *o)
     }
     if (!o->package)
         return cli_fail(EXIT_USAGE, "usage", "no package (tpusim run PKG.tpub --input X.npy ...)");
+    /* Each job a chip would work, but its figures would mix two kinds of parallelism. */
+    if (o->jobs && o->dev.cores)
+        return cli_fail(EXIT_USAGE, "usage",
+                        "--jobs and --cores exclude each other (--jobs runs a device per job, "
+                        "--cores the batches side by side on one chip)");
+    if (o->weights_per_core && !o->dev.cores)
+        return cli_fail(EXIT_USAGE, "usage", "--weights-per-core needs --cores");
     if (!o->jobs)
         o->jobs = 1;
     if (o->dev.have_window && !o->dev.trace)
@@ -270,7 +287,7 @@ static int bind_inputs(const run_options *o, tpurt *rt, run_input *in, run_plan 
                             shape_str(a, s2, sizeof s2), i, run_sig_str(sig, s1, sizeof s1));
         pl->batched |= !exact;
         b->row_elements = a->ndim && a->shape[0] ? a->count / a->shape[0] : a->count;
-        if (!(b->staging = calloc(sig->bytes ? sig->bytes : 1, 1)))
+        if (!(b->staging = calloc(sig->bytes ? sig->bytes : 1, tpurt_cores(rt))))
             return cli_fail(EXIT_USAGE, "memory", "out of host memory for input %u", i);
     }
     if (!pl->batched || !o->n_inputs) {
@@ -318,8 +335,10 @@ static int bind_inputs(const run_options *o, tpurt *rt, run_input *in, run_plan 
 }
 
 /* Input in's buffer for batch b: its rows in place when they are a whole batch of the
- * signature's type, else converted as numpy's float32(x) / divide and zero-padded in staging. */
-static const void *batch_input(run_input *in, const run_plan *pl, uint64_t b, float divide)
+ * signature's type, else converted as numpy's float32(x) / divide and zero-padded in the
+ * staging of the core that runs it. */
+static const void *batch_input(run_input *in, const run_plan *pl, uint64_t b, uint32_t core,
+                               float divide)
 {
     uint64_t first = 0, count = in->arr.count;
     if (pl->batched) {
@@ -333,15 +352,16 @@ static const void *batch_input(run_input *in, const run_plan *pl, uint64_t b, fl
     const int convert = in->sig.type == HLO_F32 && in->arr.dtype != NPY_FLOAT32;
     if (!convert && count == in->sig.elements)
         return src;
-    memset(in->staging, 0, in->sig.bytes);
+    uint8_t *staging = (uint8_t *)in->staging + core * in->sig.bytes;
+    memset(staging, 0, in->sig.bytes);
     if (!convert) {
-        memcpy(in->staging, src, count * size);
-        return in->staging;
+        memcpy(staging, src, count * size);
+        return staging;
     }
-    float *f = in->staging;
+    float *f = (float *)staging;
     for (uint64_t e = 0; e < count; e++)
         f[e] = (float)run_npy_value(&in->arr, first + e) / divide;
-    return in->staging;
+    return staging;
 }
 
 /* ------------------------------------------------------------- results -- */
@@ -375,33 +395,44 @@ static size_t row_bytes(const npy_array *a, const run_plan *pl)
     return pl->images ? a->count / pl->images * npy_dtype_size(a->dtype) : 0;
 }
 
-/* Runs job j's batches, the outputs written into res in place when a batch fills their rows,
- * else through the output staging (only the padded last batch uses it); the first batch is
- * traced with --trace. Prints nothing: a failure is left in the job. */
+/* Runs job j's batches, tpurt_cores at a time side by side (batch b on core b % cores: a job
+ * with more than one core is the only one), the outputs written into res in place when a batch
+ * fills their rows, else through the output staging (only the padded last batch uses it); the
+ * first batches are traced with --trace. Prints nothing: a failure is left in the job. */
 static void *run_job_batches(void *arg)
 {
     run_job *j = arg;
     const run_plan *pl = j->pl;
     const uint32_t n_in = tpurt_n_inputs(j->rt), n_out = tpurt_n_outputs(j->rt);
-    const void **inputs = calloc(n_in + 1, sizeof *inputs);
-    void **outputs = calloc(n_out + 1, sizeof *outputs);
+    const uint32_t cores = tpurt_cores(j->rt);
+    const void **inputs = calloc((size_t)cores * n_in + 1, sizeof *inputs);
+    void **outputs = calloc((size_t)cores * n_out + 1, sizeof *outputs);
     if (!inputs || !outputs) {
         j->st = TPURT_E_NOMEM;
         snprintf(j->msg, sizeof j->msg, "out of host memory");
     }
-    for (uint64_t b = j->first; b < j->end && j->st == TPURT_OK; b++) {
-        /* The outputs' rows of batch b: a whole batch but in the padded last one. */
-        const uint64_t row = b * pl->batch;
-        const uint64_t rows = pl->images - row < pl->batch ? pl->images - row : pl->batch;
-        for (uint32_t i = 0; i < n_in; i++)
-            inputs[i] = batch_input(&j->in[i], pl, b, j->o->divide);
-        for (uint32_t k = 0; k < n_out; k++)
-            outputs[k] = rows == pl->batch
-                             ? (uint8_t *)j->res[k].data + row * row_bytes(&j->res[k], pl)
-                             : j->staging[k];
-        j->st = tpurt_run(j->rt, inputs, n_in, outputs, n_out);
+    const void *const *in_of[TPU_CORES_MAX];
+    void *const *out_of[TPU_CORES_MAX];
+    for (uint64_t b0 = j->first; b0 < j->end && j->st == TPURT_OK; b0 += cores) {
+        const uint32_t n = j->end - b0 < cores ? (uint32_t)(j->end - b0) : cores;
+        uint64_t row = 0, rows = 0; /* the outputs' rows of batch b: whole but the last one */
+        for (uint32_t c = 0; c < n; c++) {
+            const uint64_t b = b0 + c;
+            row = b * pl->batch;
+            rows = pl->images - row < pl->batch ? pl->images - row : pl->batch;
+            for (uint32_t i = 0; i < n_in; i++)
+                inputs[c * n_in + i] = batch_input(&j->in[i], pl, b, c, j->o->divide);
+            for (uint32_t k = 0; k < n_out; k++)
+                outputs[c * n_out + k] =
+                    rows == pl->batch ? (uint8_t *)j->res[k].data + row * row_bytes(&j->res[k], pl)
+                                      : j->staging[k];
+            in_of[c] = inputs + c * n_in;
+            out_of[c] = outputs + c * n_out;
+        }
+        j->st = tpurt_run_batches(j->rt, n, in_of, n_in, out_of, n_out);
         if (j->st != TPURT_OK)
             snprintf(j->msg, sizeof j->msg, "%s", tpurt_last_error(j->rt));
+        /* The group's last batch may be the padded one. */
         for (uint32_t k = 0; k < n_out && j->st == TPURT_OK && rows < pl->batch; k++)
             memcpy((uint8_t *)j->res[k].data + row * row_bytes(&j->res[k], pl), j->staging[k],
                    rows * row_bytes(&j->res[k], pl));
@@ -541,6 +572,8 @@ int run_package(int argc, char **argv, const tpu_remote *remote)
         opts.mem_latency = o.dev.mem_latency;
         opts.mem_bytes_per_cycle = o.dev.mem_bandwidth;
         opts.max_cycles = o.dev.max_cycles;
+        opts.cores = o.dev.cores;
+        opts.weights_per_core = o.weights_per_core;
         opts.remote = remote;
         const tpurt_status st = tpurt_open(&pkg, &opts, &rt, err, sizeof err);
         if (st != TPURT_OK)

@@ -30,7 +30,8 @@ typedef struct {
     uint64_t limit; /* --limit, 0 without */
     int have_show;
     uint64_t show;
-    uint32_t jobs; /* --jobs, 1 without */
+    uint32_t jobs;        /* --jobs, 1 without */
+    int weights_per_core; /* --weights-per-core (with --cores) */
 } run_options;
 
 #define RUN_JOBS_MAX 64
@@ -43,7 +44,8 @@ typedef struct {
     uint64_t rows;         /* batched: rows used */
     uint64_t batch;        /* batched: rows per batch (the signature's first dimension) */
     uint64_t row_elements; /* elements per row (per sample) */
-    void *staging;         /* a batch converted to the signature's type, or zero-padded */
+    void *staging;         /* a batch converted to the signature's type, or zero-padded: one
+                            * per core (batches run side by side), of sig.bytes each */
 } run_input;
 
 typedef struct {

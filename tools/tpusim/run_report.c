@@ -124,8 +124,12 @@ typedef struct {
     double wall_seconds;
     double job_seconds; /* of them, running the batches */
     uint32_t n_jobs;
-    double ideal, bound; /* the layers' sums */
+    double ideal, bound;                  /* the layers' sums */
+    tpurt_core_stats core[TPU_CORES_MAX]; /* with --cores: each core's */
 } run_summary;
+
+/* The clock the chip's images per second assume: TPU v3's. */
+#define RUN_CLOCK_MHZ 940.0
 
 static double ratio(double num, double den) { return den > 0 ? num / den : NAN; }
 
@@ -174,6 +178,32 @@ static json_t *conv_json(const tpurt_layer *l)
         "output", (json_int_t)v->batch, (json_int_t)l->oh, (json_int_t)l->ow, (json_int_t)v->cout);
 }
 
+/* The chip's figures (--cores): its elapsed cycles (all batches), per image, images per second
+ * at RUN_CLOCK_MHZ, and each core's. */
+static json_t *chip_json(const run_summary *s)
+{
+    const tpurt_stats *t = &s->stats;
+    const double elapsed = (double)t->device_cycles, images = (double)s->pl->images;
+    json_t *cores = json_array();
+    for (uint32_t k = 0; cores && k < s->o->dev.cores; k++) {
+        const tpurt_core_stats *c = &s->core[k];
+        json_array_append_new(
+            cores,
+            json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "core", (json_int_t)k, "submissions",
+                      (json_int_t)c->submissions, "cycles", (json_int_t)c->cycles, "mxu_busy",
+                      (json_int_t)c->mxu_busy, "mem_stall_cycles", (json_int_t)c->mem_stall_cycles,
+                      "mem_stall_percent",
+                      real_or_null(100 * ratio((double)c->mem_stall_cycles, (double)c->cycles))));
+    }
+    return json_pack("{s:I, s:b, s:{s:I, s:o, s:o, s:f, s:o}, s:o}", "cores",
+                     (json_int_t)s->o->dev.cores, "weights_per_core", s->o->weights_per_core,
+                     "chip", "elapsed_cycles", (json_int_t)t->device_cycles, "cycles_per_image",
+                     real_or_null(ratio(elapsed, images)), "cycles_over_elapsed",
+                     real_or_null(ratio((double)t->cycles, elapsed)), "clock_mhz", RUN_CLOCK_MHZ,
+                     "images_per_second",
+                     real_or_null(ratio(images * RUN_CLOCK_MHZ * 1e6, elapsed)), "per_core", cores);
+}
+
 static json_t *summary_json(const run_summary *s)
 {
     const tpurt_stats *t = &s->stats;
@@ -219,6 +249,8 @@ static json_t *summary_json(const run_summary *s)
         "jobs_seconds", s->job_seconds, "cycles_per_second_all_jobs",
         real_or_null(ratio(cycles, s->job_seconds)), "submissions", (json_int_t)t->submissions,
         "bit_exact_submissions", (json_int_t)t->verified);
+    if (j && s->o->dev.cores)
+        json_object_update_new(j, chip_json(s));
     const run_classes *cl = s->cl;
     if (j && cl->labels.data)
         json_object_set_new(j, "accuracy", fraction_json(cl->correct, cl->images));
@@ -256,6 +288,33 @@ static const char *layer_shape(const tpurt_layer *l, char buf[96])
     else
         snprintf(buf, 96, "%u x %u x %u", l->m, l->k, l->n);
     return buf;
+}
+
+/* The chip's lines (--cores): the cycles above are its submissions' summed, these its clock's. */
+static void print_chip(const run_summary *s)
+{
+    const tpurt_stats *t = &s->stats;
+    const double elapsed = (double)t->device_cycles, images = (double)s->pl->images;
+    char b1[32], b2[32], b3[32], b4[32];
+    printf(LABEL "%u on one memory port, batch b on core b %% %u; weights: %s\n",
+           "cores:", s->o->dev.cores, s->o->dev.cores,
+           s->o->weights_per_core ? "a copy per core" : "one copy, shared");
+    printf(LABEL "%s  (%.2f cores busy at once, on average)\n",
+           "chip elapsed cycles:", report_group(b1, t->device_cycles),
+           ratio((double)t->cycles, elapsed));
+    printf(LABEL "%s\n", "chip cycles per image:", rounded(b1, ratio(elapsed, images)));
+    printf(LABEL "%s at %.0f MHz\n",
+           "images per second:", rounded(b1, ratio(images * RUN_CLOCK_MHZ * 1e6, elapsed)),
+           RUN_CLOCK_MHZ);
+    printf("per core:\n  %4s %12s %14s %14s %14s %8s\n", "core", "submissions", "cycles",
+           "MXU busy", "memory stalls", "stall %");
+    for (uint32_t k = 0; k < s->o->dev.cores; k++) {
+        const tpurt_core_stats *c = &s->core[k];
+        printf("  %4u %12s %14s %14s %14s %8.1f\n", k, report_group(b1, c->submissions),
+               report_group(b2, c->cycles), report_group(b3, c->mxu_busy),
+               report_group(b4, c->mem_stall_cycles),
+               100 * ratio((double)c->mem_stall_cycles, (double)c->cycles));
+    }
 }
 
 static void print_summary(const run_summary *s)
@@ -317,6 +376,8 @@ static void print_summary(const run_summary *s)
     printf(LABEL "%s\n", "cycles per image:", rounded(b1, ratio(cycles, (double)pl->images)));
     printf(LABEL "%.1f %%\n", "MXU utilization:", 100 * ratio(s->ideal, cycles));
     printf(LABEL "%.3f\n", "cycles / lower bound:", ratio(cycles, s->bound));
+    if (s->o->dev.cores)
+        print_chip(s);
     printf(LABEL "%s cycles/s  (%.3f s simulating)\n",
            "simulation speed:", rounded(b1, ratio(cycles, t->device_seconds)), t->device_seconds);
     if (s->n_jobs > 1)
@@ -366,6 +427,7 @@ static void sum_jobs(const run_job *jobs, uint32_t n_jobs, run_summary *s)
         s->stats.submissions += t.submissions;
         s->stats.verified += t.verified;
         s->stats.cycles += t.cycles;
+        s->stats.device_cycles += t.device_cycles;
         s->stats.device_seconds += t.device_seconds;
         s->stats.host_seconds += t.host_seconds;
         if (!j)
@@ -404,6 +466,8 @@ int run_finish(const run_options *o, const run_job *jobs, uint32_t n_jobs, const
     if (!(sum.layers = calloc(sum.n_layers + 1, sizeof *sum.layers)))
         return cli_fail(EXIT_USAGE, "memory", "out of host memory");
     sum_jobs(jobs, n_jobs, &sum);
+    for (uint32_t k = 0; k < o->dev.cores; k++)
+        tpurt_get_core_stats(jobs[0].rt, k, &sum.core[k]); /* k is one of its cores */
     int rc = write_files(o, res, &sum);
     if (!rc && !o->dev.quiet)
         print_summary(&sum);
