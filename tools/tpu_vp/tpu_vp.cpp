@@ -4,7 +4,7 @@
 // written over TLM, every operation is started through a mailbox and waited for on the
 // interrupt, and the report is tpusim run's, with the same cycles.
 //
-// usage: tpu_vp [--package] PKG.tpub [--cores C] [--quantum Q] [--sc-clock] [tpusim run's options]
+// usage: tpu_vp PKG.tpub | --package PKG.tpub  [--quantum Q] [--sc-clock] [tpusim run's options]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,7 +30,7 @@ namespace
 {
 
 const char usage[] =
-    "usage: tpu_vp [--package] PKG.tpub --input X.npy ... [--cores C] [--quantum Q]\n"
+    "usage: tpu_vp PKG.tpub | --package PKG.tpub  --input X.npy ... [--quantum Q] [--sc-clock]\n"
     "              [tpusim run's options]\n"
     "\n"
     "Runs a compiled package as `tpusim run` does, on a SystemC/TLM-2.0 platform: the chip\n"
@@ -38,11 +38,11 @@ const char usage[] =
     "weights and inputs over TLM, starts each operation through a mailbox and sleeps on the\n"
     "interrupt. Same report, outputs and cycles as tpusim run (docs/systemc.md).\n"
     "\n"
-    "  --cores C      a chip of C cores (1..8; the default is a lone core)\n"
     "  --quantum Q    clock edges the chip runs at a time (temporal decoupling; default 1000)\n"
     "  --sc-clock     clock the chip from an sc_clock (else from its own period: the same\n"
     "                 edges, without a clock channel's two events per cycle)\n"
-    "  --mem-latency and --mem-bandwidth set the platform's memory target and port; --jobs is 1.\n"
+    "--cores, --mem-latency and --mem-bandwidth set the platform's chip, memory target and port\n"
+    "as well; --jobs is 1 (the platform is one device).\n"
     "\n"
     "tpusim run's options:\n";
 
@@ -102,28 +102,24 @@ int sc_main(int argc, char **argv)
         }
         if ((v = value_of("--package", argc, argv, &i))) {
             package = v;
-        } else if ((v = value_of("--cores", argc, argv, &i))) {
-            if (parse_u32(v, 1, 8, &cfg.cores))
-                return bad_value("--cores", v, "a number of cores, 1..8");
         } else if ((v = value_of("--quantum", argc, argv, &i))) {
             if (parse_u32(v, 1, UINT32_MAX, &cfg.quantum))
                 return bad_value("--quantum", v, "a number of clock edges (at least 1)");
         } else if (!std::strcmp(argv[i], "--sc-clock")) {
             sc_clock = true;
-        } else if (std::strncmp(argv[i], "--", 2) && !package) {
+        } else if (i == 1 && std::strncmp(argv[i], "--", 2)) {
             package = argv[i];
         } else {
-            // Passed on to the run, whose options but --quiet take a value; the memory timing
-            // is the platform's too.
+            // Passed on to the run as they are; the cores and the memory timing are the
+            // platform's too.
             const int at = i;
+            if ((v = value_of("--cores", argc, argv, &i)) && parse_u32(v, 1, 8, &cfg.cores))
+                return bad_value("--cores", v, "a number of cores, 1..8");
             if ((v = value_of("--mem-latency", argc, argv, &i)) && parse_u32(v, 1, 65536, &latency))
                 return bad_value("--mem-latency", v, "a number of cycles, 1..65536");
             if ((v = value_of("--mem-bandwidth", argc, argv, &i)) &&
                 parse_u32(v, 1, 4096, &cfg.mem_bytes_per_cycle))
                 return bad_value("--mem-bandwidth", v, "a number of bytes per cycle, 1..4096");
-            if (i == at && std::strcmp(argv[i], "--quiet") && !std::strchr(argv[i], '=') &&
-                i + 1 < argc)
-                i++;
             run_args.insert(run_args.end(), argv + at, argv + i + 1);
         }
     }
