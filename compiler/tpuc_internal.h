@@ -99,7 +99,7 @@ typedef struct {
     /* calibration: per node, the range seen (valid where calibrated) */
     double *cal_min, *cal_max;
     int cal_samples;
-    int cal_repeat; /* a batch filled by repeating the samples that many times, else 0 */
+    int cal_repeat;       /* a batch filled by repeating the samples that many times, else 0 */
     bool allow_nonfinite; /* tpuc_options.allow_nonfinite */
     hlo_text warnings;    /* "warning: ..." lines, reported first */
     hlo_text report;

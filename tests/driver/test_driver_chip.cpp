@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -327,6 +328,35 @@ TEST_P(ChipDriver, StepAndDone)
     EXPECT_EQ(tpu_free(d, scratch), TPU_OK);
     w.free(d);
     tpu_close(d);
+}
+
+// A chip's trace and its save file, which shows core 0.
+TEST_P(ChipDriver, Trace)
+{
+    tpu_device *d = open_chip(N(), C());
+    ASSERT_NE(d, nullptr);
+    tpu_rng rng{960 + N()};
+    const std::string base =
+        ::testing::TempDir() + "chip_" + std::to_string(N()) + "x" + std::to_string(C());
+    ASSERT_EQ(tpu_trace_open(d, (base + ".fst").c_str(), 0, 0), TPU_OK) << tpu_last_error(d);
+    Work w(d, rng, cases());
+    w.submit(d);
+    ASSERT_EQ(tpu_wait_all(d, 0), TPU_OK) << tpu_last_error(d);
+    ASSERT_EQ(tpu_trace_close(d), TPU_OK) << tpu_last_error(d);
+    EXPECT_GT(tpu_trace_cycles(d), 0u);
+    std::FILE *f = std::fopen((base + ".gtkw").c_str(), "r");
+    ASSERT_NE(f, nullptr);
+    std::string text;
+    char buf[4096];
+    for (size_t got; (got = std::fread(buf, 1, sizeof buf, f)) > 0;)
+        text.append(buf, got);
+    std::fclose(f);
+    EXPECT_TRUE(contains(text.c_str(), "tpu_chip.g_core[0].u_core.u_mxu"));
+    w.check(d);
+    w.free(d);
+    tpu_close(d);
+    for (const char *ext : {".fst", ".gtkw", ".opcodes.txt"})
+        std::remove((base + ext).c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(Chips, ChipDriver, ::testing::ValuesIn(built_chips()), chip_name);

@@ -336,11 +336,11 @@ TEST(WaveErrors, FailCleanly)
 
     // Not a trace of this array size, or not a trace at all.
     err[0] = 0;
-    EXPECT_EQ(tpu_gtkw_write(trace.c_str(), n + 1, err, sizeof err), -1);
+    EXPECT_EQ(tpu_gtkw_write(trace.c_str(), n + 1, 0, err, sizeof err), -1);
     EXPECT_NE(std::strstr(err, "array"), nullptr) << err;
     std::ofstream(dir / "junk.fst") << "not a waveform\n";
     err[0] = 0;
-    EXPECT_EQ(tpu_gtkw_write((dir / "junk.fst").c_str(), n, err, sizeof err), -1);
+    EXPECT_EQ(tpu_gtkw_write((dir / "junk.fst").c_str(), n, 0, err, sizeof err), -1);
     EXPECT_NE(std::strstr(err, "junk.fst"), nullptr) << err;
 
     // The same trace still works.
