@@ -455,7 +455,14 @@ int tpu_core_done(tpu_device *dev, uint32_t core)
     return dev && core < ncores(dev) && dev->core[core].pending && dev->core[core].stopped;
 }
 
-uint64_t tpu_cycle(const tpu_device *dev) { return dev && dev->sim ? tpusim_cycle(dev->sim) : 0; }
+uint64_t tpu_cycle(const tpu_device *dev)
+{
+    if (!dev)
+        return 0;
+    if (dev->remote)
+        return dev->remote->cycle ? dev->remote->cycle(dev->remote->ctx) : 0;
+    return tpusim_cycle(dev->sim);
+}
 
 /* ---------------------------------------------------------- the outcome -- */
 
@@ -710,20 +717,23 @@ tpu_status tpu_submit_at(tpu_device *dev, uint32_t core, uint32_t addr, uint32_t
     return begin(dev, core, addr, bytes, 0, "tpu_submit_at");
 }
 
-/* A remote device's wait for core k: its outcome, as the device side reported it. */
-static tpu_status remote_wait(tpu_device *d, uint32_t k)
+/* A remote device's wait for a core of the mask: its outcome, as the device side reported it. */
+static tpu_status remote_wait(tpu_device *d, uint32_t cores, uint32_t *core)
 {
-    drv_core *c = &d->core[k];
     tpu_remote_result res;
     memset(&res, 0, sizeof res);
-    const int rc = d->remote->wait(d->remote->ctx, k, &res);
+    uint32_t k = NO_CORE;
+    const int rc = d->remote->wait(d->remote->ctx, cores, &k, &res);
+    if (!rc && (k >= ncores(d) || !(cores >> k & 1)))
+        return drv_fail(d, TPU_E_DEVICE,
+                        "tpu_wait: the bus answered for core %u, not one waited for", k);
+    if (rc)
+        return drv_fail(d, TPU_E_DEVICE, "tpu_wait: the bus refused the wait");
+    *core = k;
+    drv_core *c = &d->core[k];
     c->pending = 0;
     if (c->own_stream)
         tpu_free(d, c->stream_addr);
-    char w[64];
-    if (rc)
-        return drv_fail(d, TPU_E_DEVICE, "%s: the bus refused the wait",
-                        where(d, k, "tpu_wait", w, sizeof w));
     c->perf = res.perf;
     c->have_perf = 1;
     res.msg[sizeof res.msg - 1] = '\0';
@@ -741,7 +751,7 @@ tpu_status tpu_wait_core(tpu_device *dev, uint32_t core, uint64_t max_cycles)
     if (!c->pending)
         return drv_fail(dev, TPU_E_ARG, "tpu_wait: nothing submitted");
     if (dev->remote)
-        return remote_wait(dev, core);
+        return remote_wait(dev, 1u << core, &core);
     advance(dev, 1u << core, max_cycles ? max_cycles : UINT64_MAX, core, 0);
     if (!c->stopped)
         time_out(dev, core);
@@ -777,7 +787,9 @@ tpu_status tpu_wait_all(tpu_device *dev, uint64_t max_cycles)
     for (uint32_t k = 0; k < ncores(dev); k++) {
         if (!(pending >> k & 1))
             continue;
-        const tpu_status st = dev->remote ? remote_wait(dev, k) : finish(dev, k, "tpu_wait_all");
+        uint32_t done = k;
+        const tpu_status st =
+            dev->remote ? remote_wait(dev, 1u << k, &done) : finish(dev, k, "tpu_wait_all");
         if (st != TPU_OK && result == TPU_OK) {
             result = st;
             memcpy(msg, dev->msg, sizeof msg);
@@ -810,7 +822,7 @@ tpu_status tpu_wait_any(tpu_device *dev, uint64_t max_cycles, uint32_t *core)
             k++;
     }
     *core = k;
-    return dev->remote ? remote_wait(dev, k) : finish(dev, k, "tpu_wait");
+    return dev->remote ? remote_wait(dev, pending, core) : finish(dev, k, "tpu_wait");
 }
 
 void tpu_set_budget(tpu_device *dev, uint64_t max_cycles)

@@ -212,8 +212,7 @@ tpu_status tpu_wait(tpu_device *dev, uint64_t max_cycles); /* core 0 */
  * outcome is kept: tpu_perf_core; tpu_last_error names the failing core). */
 tpu_status tpu_wait_all(tpu_device *dev, uint64_t max_cycles);
 /* Wait for whichever pending submission stops first (the lowest core among those stopping in the
- * same cycle; a remote device: the lowest pending core); *core gets it. Its outcome as
- * tpu_wait_core gives it. */
+ * same cycle); *core gets it. Its outcome as tpu_wait_core gives it. */
 tpu_status tpu_wait_any(tpu_device *dev, uint64_t max_cycles, uint32_t *core);
 /* For a platform that owns the clock (tools/tpu_vp): run `cycles` edges, replaying the pending
  * submissions. tpu_core_done tells whether core k's submission has stopped (halted or failed):
@@ -271,8 +270,11 @@ typedef struct tpu_remote {
     int (*query)(void *ctx, tpu_info *info);
     /* Start core k's control processor on the stream at [addr, addr + bytes). */
     int (*start)(void *ctx, uint32_t core, uint32_t addr, uint32_t bytes);
-    /* Block until core k's submission has ended; its outcome. */
-    int (*wait)(void *ctx, uint32_t core, tpu_remote_result *out);
+    /* Block until the submission of a core in the bit mask `cores` has ended (the lowest of
+     * those ending in the same cycle): that core in *core, its outcome in *out. */
+    int (*wait)(void *ctx, uint32_t cores, uint32_t *core, tpu_remote_result *out);
+    /* The device's clock edges so far (tpu_cycle); NULL: not known (tpu_cycle is 0). */
+    uint64_t (*cycle)(void *ctx);
 } tpu_remote;
 /* ops must outlive the device. */
 tpu_status tpu_open_remote(const tpu_remote *ops, tpu_device **dev, char *err, size_t errlen);

@@ -209,9 +209,8 @@ TEST_P(RuntimeCores, RemoteDeviceGivesTheSameRuns)
     ASSERT_EQ(tpurt_get_stats(remote, &rs), TPURT_OK);
     ASSERT_EQ(tpurt_get_stats(local, &ls), TPURT_OK);
     EXPECT_EQ(rs.submissions, ls.submissions);
-    if (C() == 1) { // side by side, the remote side's waits come in core order, not stop order
-        EXPECT_EQ(rs.cycles, ls.cycles);
-    }
+    EXPECT_EQ(rs.cycles, ls.cycles);
+    EXPECT_EQ(rs.device_cycles, ls.device_cycles);
 }
 
 TEST(RuntimeCoresOptions, TooManyCores)

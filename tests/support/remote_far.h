@@ -51,25 +51,39 @@ inline int far_start(void *ctx, uint32_t core, uint32_t addr, uint32_t bytes)
     return 0;
 }
 
-inline int far_wait(void *ctx, uint32_t core, tpu_remote_result *out)
+// The far device's pending submissions are the near device's, but for those refused at their
+// start: the wait reports those first, else the one that stops first.
+inline int far_wait(void *ctx, uint32_t cores, uint32_t *core, tpu_remote_result *out)
 {
     Far *f = static_cast<Far *>(ctx);
     if (f->refuse)
         return -1;
-    if (f->refused[core] != TPU_OK) {
-        out->status = f->refused[core];
-        std::snprintf(out->msg, sizeof out->msg, "%s", f->why[core].c_str());
-        f->refused[core] = TPU_OK;
-        return 0;
+    for (uint32_t k = 0; k < TPU_CORES_MAX; k++)
+        if ((cores >> k & 1) && f->refused[k] != TPU_OK) {
+            *core = k;
+            out->status = f->refused[k];
+            std::snprintf(out->msg, sizeof out->msg, "%s", f->why[k].c_str());
+            f->refused[k] = TPU_OK;
+            return 0;
+        }
+    if (cores & (cores - 1)) {
+        out->status = tpu_wait_any(f->dev, 0, core);
+    } else {
+        *core = 0;
+        while (!(cores >> *core & 1))
+            ++*core;
+        out->status = tpu_wait_core(f->dev, *core, 0);
     }
-    out->status = tpu_wait_core(f->dev, core, 0);
     if (out->status != TPU_OK)
         std::snprintf(out->msg, sizeof out->msg, "%s", tpu_last_error(f->dev));
-    tpu_perf_core(f->dev, core, &out->perf);
+    tpu_perf_core(f->dev, *core, &out->perf);
     return 0;
 }
 
-inline const tpu_remote kOps = {nullptr, far_write, far_read, far_query, far_start, far_wait};
+inline uint64_t far_cycle(void *ctx) { return tpu_cycle(static_cast<Far *>(ctx)->dev); }
+
+inline const tpu_remote kOps = {nullptr,   far_write, far_read, far_query,
+                                far_start, far_wait,  far_cycle};
 
 // A far device of array size n (cores as tpu_options.cores) and the ops that reach it; with
 // open_near, the near (remote) device too.
