@@ -9,7 +9,7 @@ namespace tpu_vp
 {
 
 tpu_host::tpu_host(tlm::tlm_initiator_socket<> &bus, sc_core::sc_in<bool> &irq, uint64_t base)
-    : bus_(bus), irq_(irq), base_(base), ops_{this, write, read, query, start, wait}
+    : bus_(bus), irq_(irq), base_(base), ops_{this, write, read, query, start, wait, cycle}
 {
 }
 
@@ -107,11 +107,17 @@ int tpu_host::start(void *ctx, uint32_t core, uint32_t addr, uint32_t bytes)
                : -1;
 }
 
-int tpu_host::wait(void *ctx, uint32_t core, tpu_remote_result *out)
+uint64_t tpu_host::cycle(void *ctx)
+{
+    uint64_t c = 0;
+    static_cast<tpu_host *>(ctx)->reg_read64(TPU_TLM_CYCLE, &c); // 0 if refused
+    return c;
+}
+
+int tpu_host::wait(void *ctx, uint32_t cores, uint32_t *core_out, tpu_remote_result *out)
 {
     auto *h = static_cast<tpu_host *>(ctx);
-    const uint32_t bit = 1u << core;
-    while (!(h->ended_ & bit)) {
+    while (!(h->ended_ & cores)) {
         uint32_t status;
         if (h->reg_read(TPU_TLM_IRQ_STATUS, &status))
             return -1;
@@ -119,7 +125,7 @@ int tpu_host::wait(void *ctx, uint32_t core, tpu_remote_result *out)
                           tlm::TLM_OK_RESPONSE)
             return -1;
         h->ended_ |= status;
-        if (h->ended_ & bit)
+        if (h->ended_ & cores)
             break;
         // A high irq shows bits just cleared until its driver runs (or new ones that keep it
         // high): look again a delta later. A low one rises with the next bit.
@@ -128,7 +134,22 @@ int tpu_host::wait(void *ctx, uint32_t core, tpu_remote_result *out)
         else
             sc_core::wait(h->irq_.value_changed_event());
     }
-    h->ended_ &= ~bit;
+    // Of the cores that ended, the first (bits kept from earlier waits may be older).
+    uint32_t core = 32;
+    uint64_t first = 0;
+    for (uint32_t k = 0; k < 32; k++) {
+        uint64_t at = 0;
+        if (!(h->ended_ & cores & 1u << k))
+            continue;
+        if (h->reg_read64(TPU_TLM_CORE_BASE + k * TPU_TLM_CORE_STRIDE + TPU_TLM_END_CYCLE, &at))
+            return -1;
+        if (core == 32 || at < first) {
+            core = k;
+            first = at;
+        }
+    }
+    h->ended_ &= ~(1u << core);
+    *core_out = core;
     const uint64_t mbox = TPU_TLM_CORE_BASE + core * TPU_TLM_CORE_STRIDE;
     uint32_t result;
     tpu_perf_report &p = out->perf;

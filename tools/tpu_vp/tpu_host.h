@@ -5,10 +5,12 @@
 // on the interrupt.
 //
 // write/read: b_transport in the memory window; query: the ID registers; start: STREAM_ADDR and
-// STREAM_BYTES, then START; wait: until IRQ_STATUS has the core's bit (each bit read is cleared
-// and kept, so one interrupt serves waits for several cores), then the mailbox's RESULT, figures
-// and MESSAGE. The host is untimed: it does not consume the delays its accesses annotate, so
-// its reaction to an interrupt lands before the chip's next edge (docs/systemc.md, timing).
+// STREAM_BYTES, then START; wait: until IRQ_STATUS has a bit of the cores waited for (each bit
+// read is cleared and kept, so one interrupt serves waits for several cores), the one that ended
+// first by its mailbox's END_CYCLE (the lowest of a tie), then that mailbox's RESULT, figures and
+// MESSAGE; cycle: the CYCLE register. The host is untimed: it does not consume the delays its
+// accesses annotate, so its reaction to an interrupt lands before the chip's next edge
+// (docs/systemc.md, timing).
 #ifndef TPU_TOOLS_TPU_VP_TPU_HOST_H
 #define TPU_TOOLS_TPU_VP_TPU_HOST_H
 
@@ -41,7 +43,8 @@ class tpu_host
     static int read(void *ctx, uint32_t addr, void *dst, size_t n);
     static int query(void *ctx, tpu_info *info);
     static int start(void *ctx, uint32_t core, uint32_t addr, uint32_t bytes);
-    static int wait(void *ctx, uint32_t core, tpu_remote_result *out);
+    static int wait(void *ctx, uint32_t cores, uint32_t *core, tpu_remote_result *out);
+    static uint64_t cycle(void *ctx);
 
     tlm::tlm_initiator_socket<> &bus_;
     sc_core::sc_in<bool> &irq_;

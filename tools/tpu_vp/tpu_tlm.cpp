@@ -10,7 +10,7 @@
 namespace tpu_vp
 {
 
-static_assert(TPU_TLM_PERF + 8 * TPU_PERF_COUNT <= TPU_TLM_MESSAGE, "counters overlap MESSAGE");
+static_assert(TPU_TLM_PERF + 8 * TPU_PERF_COUNT <= TPU_TLM_END_CYCLE, "counters overlap END_CYCLE");
 
 tpu_tlm::tpu_tlm(sc_core::sc_module_name name, const tpu_tlm_config &config)
     : sc_module(name), host("host"), mem("mem"), clk("clk"), irq("irq"),
@@ -161,6 +161,7 @@ void tpu_tlm::finish(uint32_t k, tpu_status status, const char *message)
     mailbox &m = core_[k];
     m.status = TPU_TLM_DONE;
     m.result = status;
+    m.end_cycle = tpu_cycle(dev_);
     if (tpu_perf_core(dev_, k, &m.perf) != TPU_OK)
         m.perf = tpu_perf_report{};
     std::snprintf(m.message, sizeof m.message, "%s", message);
@@ -226,6 +227,10 @@ unsigned int tpu_tlm::mailbox_register(uint32_t k, uint64_t r, uint64_t *value) 
     case TPU_TLM_STATUS: *value = m.status; return 4;
     case TPU_TLM_RESULT: *value = static_cast<uint32_t>(m.result); return 4;
     default: break;
+    }
+    if ((r & ~7ull) == TPU_TLM_END_CYCLE) {
+        *value = m.end_cycle;
+        return 8;
     }
     if (r < TPU_TLM_CYCLES || r >= TPU_TLM_PERF + 8 * TPU_PERF_COUNT)
         return 0;

@@ -76,9 +76,10 @@ enum tpu_tlm_core_reg : uint64_t {
     TPU_TLM_FIRMWARE_CYCLES = 0x20,
     TPU_TLM_INSTRUCTIONS = 0x28,
     TPU_TLM_MEM_STALL = 0x30,
-    TPU_TLM_WALL_NS = 0x38,  // the device side's host time, nanoseconds
-    TPU_TLM_PERF = 0x40,     // counter i (TPU_PERF_*) at PERF + 8 i
-    TPU_TLM_MESSAGE = 0x100, // R: 256 bytes, its tpu_last_error text, NUL-terminated
+    TPU_TLM_WALL_NS = 0x38,   // the device side's host time, nanoseconds
+    TPU_TLM_PERF = 0x40,      // counter i (TPU_PERF_*) at PERF + 8 i
+    TPU_TLM_END_CYCLE = 0xF8, // R, 64-bit: the chip's CYCLE at the edge where it ended
+    TPU_TLM_MESSAGE = 0x100,  // R: 256 bytes, its tpu_last_error text, NUL-terminated
     TPU_TLM_MESSAGE_BYTES = 0x100,
 };
 enum : uint32_t {
@@ -116,6 +117,7 @@ class tpu_tlm : public sc_core::sc_module
         uint32_t stream_addr = 0, stream_bytes = 0, status = TPU_TLM_IDLE;
         tpu_status result = TPU_OK;
         tpu_perf_report perf{};
+        uint64_t end_cycle = 0;
         char message[TPU_TLM_MESSAGE_BYTES] = "";
     };
 
