@@ -404,6 +404,7 @@ const driver_test::GemmCase kGemms[] = {
 
 struct Outcome {
     std::vector<uint64_t> cycles; // per core
+    uint64_t chip = 0;            // the device's clock edges (tpu_cycle) over the run
     sc_time elapsed;              // simulated time from the first submit to the last wait
 };
 
@@ -424,10 +425,12 @@ Outcome run_gemms(tpu_device *dev)
         EXPECT_EQ(tpu_stream_gemm(streams[k], &c), TPU_OK);
     }
     const sc_time t0 = sc_core::sc_time_stamp();
+    const uint64_t c0 = tpu_cycle(dev);
     for (uint32_t k = 0; k < info.cores; k++)
         EXPECT_EQ(tpu_submit_core(dev, k, streams[k]), TPU_OK) << tpu_last_error(dev);
     EXPECT_EQ(tpu_wait_all(dev, 0), TPU_OK) << tpu_last_error(dev);
     out.elapsed = sc_core::sc_time_stamp() - t0;
+    out.chip = tpu_cycle(dev) - c0;
     for (uint32_t k = 0; k < info.cores; k++) {
         driver_test::check_result(dev, placed[k]);
         tpu_perf_report perf{};
@@ -465,6 +468,8 @@ TEST(Platform, MultiCoreGemmsEqualTheCPath)
     }
     EXPECT_EQ(vp[0].cycles, c_path.cycles) << "quantum 1";
     EXPECT_EQ(vp[1].cycles, c_path.cycles) << "quantum 64";
+    EXPECT_EQ(vp[0].chip, c_path.chip); // CYCLE: the chip is clocked only while work runs
+    EXPECT_EQ(vp[1].chip, c_path.chip);
     // The interrupts come at the same edges whatever the quantum and clock: the last one at the
     // edge that ends the longest submission, counted from the first edge after the submits.
     EXPECT_EQ(vp[0].elapsed, vp[1].elapsed);
