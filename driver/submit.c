@@ -522,7 +522,7 @@ static tpu_status finish(tpu_device *d, uint32_t k, const char *call)
     else if (c->result == TPUSIM_TIMEOUT)
         st = timeout_error(d, k, call);
     else if (d->mirror)
-        st = verify(d, k);
+        p->verified = (st = verify(d, k)) == TPU_OK;
     if (d->mirror && st != TPU_OK)
         for_each_change(d, c, copy_range, NULL);
     c->pending_writes.n = 0;

@@ -229,6 +229,7 @@ typedef struct {
     uint64_t instructions;             /* core instructions the firmware pushed */
     uint64_t mem_stall_cycles;         /* cycles the core's memory requests lost the port to
                                           other cores (a chip's MEM_STALL; 0 on one core) */
+    int verified;                      /* its golden model ran it and agreed (verify on) */
     double wall_seconds;               /* host time spent simulating */
 } tpu_perf_report;
 /* Figures of core k's last finished submission (tpu_perf: core 0's). With several cores running

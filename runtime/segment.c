@@ -308,7 +308,7 @@ static tpurt_status run_op(rt_replica *r, uint32_t layer)
         l->ideal += l->cost.ideal_cycles;
         l->bound += l->cost.bound_cycles;
         rt->stats.submissions++;
-        rt->stats.verified += rt->verify; /* the wait compared it with the golden model */
+        rt->stats.verified += perf.verified != 0;
         rt->stats.cycles += perf.cycles;
         if (!r->sched)
             rt->stats.device_seconds += perf.wall_seconds;

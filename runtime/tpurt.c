@@ -361,7 +361,6 @@ static tpurt_status setup_device(tpurt *rt, const tpurt_options *opts)
     }
     if (s != TPU_OK)
         return tpurt_status_from_driver(s);
-    rt->verify = !opts->remote && opts->verify != 0;
     tpu_set_budget(rt->dev, opts->max_cycles);
     rt->batch = opts->first_batch;
     tpu_query(rt->dev, &rt->info); /* an open device answers */

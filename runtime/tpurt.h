@@ -160,7 +160,8 @@ typedef struct {
 typedef struct {
     uint64_t runs;          /* tpurt_run calls that succeeded */
     uint64_t submissions;   /* operations submitted and finished, failed runs included */
-    uint64_t verified;      /* of those, checked against the golden model (all, with verify) */
+    uint64_t verified;      /* of those, checked against the golden model and agreed (all,
+                             * with verify; a remote device says for its own) */
     uint64_t cycles;        /* device cycles of all submissions, firmware included */
     double device_seconds;  /* host time simulating them (the driver's submit + wait) */
     double host_seconds;    /* host time in the host program's own ops (segments excluded) */

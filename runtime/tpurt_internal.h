@@ -53,7 +53,6 @@ struct tpurt {
     rt_sig *inputs, *outputs;
     tpu_device *dev;
     tpu_info info;
-    int verify;       /* the driver checks every submission against the golden model */
     uint32_t arena;   /* device address of replica 0's arena (offset 0) */
     rt_layer *layers; /* segment by segment */
     uint32_t n_layers;

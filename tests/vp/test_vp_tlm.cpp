@@ -189,7 +189,7 @@ TEST(Registers, ErrorResponses)
     uint64_t w = 0;
     // Unmapped: holes of the global block, past it, past the cores, holes of a mailbox.
     for (uint64_t a : {uint64_t{0x2C}, uint64_t{0x44}, uint64_t{0x50}, uint64_t{0x800},
-                       mbox(0) + 0x14, mbox(0) + TPU_TLM_PERF + 8 * TPU_PERF_COUNT, mbox(cores),
+                       mbox(0) + TPU_TLM_PERF + 8 * TPU_PERF_COUNT, mbox(cores),
                        mbox(7) + TPU_TLM_MESSAGE, uint64_t{0x10000000}})
         EXPECT_EQ(b.access(tlm::TLM_READ_COMMAND, a, &v, 4), tlm::TLM_ADDRESS_ERROR_RESPONSE)
             << std::hex << a;
@@ -404,6 +404,7 @@ const driver_test::GemmCase kGemms[] = {
 
 struct Outcome {
     std::vector<uint64_t> cycles; // per core
+    std::vector<int> verified;    // per core
     uint64_t chip = 0;            // the device's clock edges (tpu_cycle) over the run
     sc_time elapsed;              // simulated time from the first submit to the last wait
 };
@@ -437,6 +438,7 @@ Outcome run_gemms(tpu_device *dev)
         EXPECT_EQ(tpu_perf_core(dev, k, &perf), TPU_OK);
         EXPECT_GT(perf.cycles, 0u);
         out.cycles.push_back(perf.cycles);
+        out.verified.push_back(perf.verified);
         driver_test::release(dev, placed[k]);
         tpu_stream_free(streams[k]);
     }
@@ -468,6 +470,10 @@ TEST(Platform, MultiCoreGemmsEqualTheCPath)
     }
     EXPECT_EQ(vp[0].cycles, c_path.cycles) << "quantum 1";
     EXPECT_EQ(vp[1].cycles, c_path.cycles) << "quantum 64";
+    // VERIFIED: A's device side checks every submission (verify on), B's none.
+    EXPECT_EQ(vp[0].verified, c_path.verified);
+    EXPECT_EQ(vp[1].verified, std::vector<int>(c_path.verified.size(), 0));
+    EXPECT_EQ(c_path.verified, std::vector<int>(c_path.verified.size(), 1));
     EXPECT_EQ(vp[0].chip, c_path.chip); // CYCLE: the chip is clocked only while work runs
     EXPECT_EQ(vp[1].chip, c_path.chip);
     // The interrupts come at the same edges whatever the quantum and clock: the last one at the

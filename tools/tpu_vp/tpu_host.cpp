@@ -164,8 +164,11 @@ int tpu_host::wait(void *ctx, uint32_t cores, uint32_t *core_out, tpu_remote_res
         {TPU_TLM_MEM_STALL, &p.mem_stall_cycles},
         {TPU_TLM_WALL_NS, &wall_ns},
     };
-    if (h->reg_read(mbox + TPU_TLM_RESULT, &result))
+    uint32_t verified;
+    if (h->reg_read(mbox + TPU_TLM_RESULT, &result) ||
+        h->reg_read(mbox + TPU_TLM_VERIFIED, &verified))
         return -1;
+    p.verified = verified != 0;
     for (const auto &w : wide)
         if (h->reg_read64(mbox + w.reg, w.value))
             return -1;

@@ -226,6 +226,7 @@ unsigned int tpu_tlm::mailbox_register(uint32_t k, uint64_t r, uint64_t *value) 
     case TPU_TLM_START: *value = 0; return 4;
     case TPU_TLM_STATUS: *value = m.status; return 4;
     case TPU_TLM_RESULT: *value = static_cast<uint32_t>(m.result); return 4;
+    case TPU_TLM_VERIFIED: *value = static_cast<uint32_t>(p.verified != 0); return 4;
     default: break;
     }
     if ((r & ~7ull) == TPU_TLM_END_CYCLE) {

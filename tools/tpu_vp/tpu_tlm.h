@@ -72,6 +72,7 @@ enum tpu_tlm_core_reg : uint64_t {
     TPU_TLM_START = 0x08,        // W (reads 0): submit the stream (tpu_submit_at)
     TPU_TLM_STATUS = 0x0C,       // R: TPU_TLM_IDLE, _RUNNING or _DONE
     TPU_TLM_RESULT = 0x10,       // R: the last submission's tpu_status
+    TPU_TLM_VERIFIED = 0x14,     // R: 1 when the golden model ran it and agreed (verify on)
     TPU_TLM_CYCLES = 0x18,       // R, 64-bit: its tpu_perf_report fields, from here on
     TPU_TLM_FIRMWARE_CYCLES = 0x20,
     TPU_TLM_INSTRUCTIONS = 0x28,
