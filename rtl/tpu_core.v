@@ -204,8 +204,12 @@ module tpu_core #(
     );
 
     wire wf_wr_en, wf_push, wf_empty, wf_pop;
+    // The load unit writes up to a bus's worth of full rows (4N bytes) per cycle.
+    localparam WF_ROWS = 4;
     wire [8:0] wf_count, wf_wr_row, wf_rd_row;
-    wire [8*N-1:0] wf_wr_data, wf_rd_data;
+    wire [$clog2(WF_ROWS+1)-1:0] wf_wr_rows;
+    wire [8*N*WF_ROWS-1:0] wf_wr_data;
+    wire [8*N-1:0] wf_rd_data;
     // The load unit reserves tiles against the FIFO's count; full is not needed.
     /* verilator lint_off UNUSEDSIGNAL */
     wire wf_full_unused;
@@ -213,12 +217,14 @@ module tpu_core #(
 
     tpu_wfifo #(
         .N(N),
-        .TILES(WFIFO_TILES)
+        .TILES(WFIFO_TILES),
+        .WR_ROWS(WF_ROWS)
     ) u_wfifo (
         .clk(clk),
         .rst(rst),
         .wr_en(wf_wr_en),
         .wr_row(wf_wr_row),
+        .wr_rows(wf_wr_rows),
         .wr_data(wf_wr_data),
         .push(wf_push),
         .full(wf_full_unused),
@@ -261,7 +267,8 @@ module tpu_core #(
     tpu_dma_rd #(
         .N(N),
         .WFIFO_TILES(WFIFO_TILES),
-        .LD_SLOTS(LD_SLOTS)
+        .LD_SLOTS(LD_SLOTS),
+        .WF_ROWS(WF_ROWS)
     ) u_dma_rd (
         .clk(clk),
         .rst(rst),
@@ -293,6 +300,7 @@ module tpu_core #(
         .wf_count(wf_count),
         .wf_en(wf_wr_en),
         .wf_row(wf_wr_row),
+        .wf_rows(wf_wr_rows),
         .wf_data(wf_wr_data),
         .wf_push(wf_push),
         .prm_en(prm_en),

@@ -10,13 +10,17 @@
 // The loads have two decoupled sides joined by a FIFO of write-back descriptors (destination,
 // base row, rows, len), one per instruction accepted and not yet done:
 // - Request side: one instruction at a time, one read request per memory row, back to back, one
-//   per cycle the port accepts. It takes the next instruction in the cycle it issues the last
+//   per cycle the port accepts. An RD_WEIGHT whose rows are contiguous (stride == len) requests
+//   up to WF_ROWS rows at once instead, as many as fit the bus (k * len <= 4N bytes), capped by
+//   the rows left: rows a + i*len .. as one request of k * len bytes (a full N x N tile in
+//   N / WF_ROWS requests when WF_ROWS = 4, the bus width in rows). It takes the next instruction in the cycle it issues the last
 //   request of the current one, so the memory's latency overlaps across instructions too.
 // - Write-back side: responses come back in request order (one id) and are written, in order, to
 //   the destination of the oldest descriptor (UB row, weight tile row or parameter row) the cycle
-//   after they arrive, with bytes >= len forced to zero. Done (with fault) pulses with the last
+//   after they arrive, with bytes >= len forced to zero; a response that carries k rows of a
+//   contiguous RD_WEIGHT writes its k tile rows in one cycle through the FIFO's wide port. Done (with fault) pulses with the last
 //   write of an instruction, or with its tile push, and retires the descriptor.
-// A response with err is written as a zero row, so the result never depends on what a failing
+// A response with err is written as zero rows (all the rows it carries), so the result never depends on what a failing
 // memory drives on rdata; the instruction still runs to the end and raises fault with done.
 // Responses cannot be held, so an RD_WEIGHT issues no request before it has reserved a free tile:
 // the FIFO's tiles plus those reserved and not yet pushed must be below WFIFO_TILES. Its rows
@@ -29,7 +33,8 @@
 module tpu_dma_rd #(
     parameter N = 16,
     parameter WFIFO_TILES = 4,
-    parameter LD_SLOTS = 4
+    parameter LD_SLOTS = 4,
+    parameter WF_ROWS = 4  // rows the weight FIFO's write port takes per cycle
 ) (
     input wire clk,
     input wire rst,
@@ -65,7 +70,8 @@ module tpu_dma_rd #(
     input wire [8:0] wf_count,
     output reg wf_en,
     output wire [8:0] wf_row,
-    output wire [8*N-1:0] wf_data,
+    output reg [$clog2(WF_ROWS+1)-1:0] wf_rows,
+    output wire [8*N*WF_ROWS-1:0] wf_data,
     output reg wf_push,
     // activation parameter registers
     output reg prm_en,
@@ -78,7 +84,23 @@ module tpu_dma_rd #(
     localparam [9:0] TILES = TILES_I[9:0];
     localparam PW = $clog2(LD_SLOTS + 1);
     localparam [PW-1:0] PEND_ONE = 1;
-    localparam DW = 3 + 16 + 20 + 12;  // descriptor: {ub, wf, prm}, rows, base, len
+    localparam BUS_BYTES = 4 * N;
+    localparam CW = $clog2(WF_ROWS + 1);  // a count of rows per request, 1..WF_ROWS
+    localparam BUS_ROWS = BUS_BYTES / N;  // full rows on the bus
+    localparam FW = 8 * N * ((WF_ROWS < BUS_ROWS) ? WF_ROWS : BUS_ROWS);
+    localparam [CW-1:0] CNT_ONE = 1;
+    localparam WDW = (8 * N * WF_ROWS > 32 * N) ? 8 * N * WF_ROWS : 32 * N;  // the written data
+    localparam DW = 3 + CW + 16 + 20 + 12;  // descriptor: {ub, wf, prm}, per, rows, base, len
+
+    // Rows per request of an RD_WEIGHT with contiguous rows of len bytes: the most that fit the
+    // bus and the FIFO's write port.
+    function [CW-1:0] rows_per(input [11:0] len);
+        integer k;
+        begin
+            rows_per = CNT_ONE;
+            for (k = 2; k <= WF_ROWS; k = k + 1) if (k * len <= BUS_BYTES) rows_per = k[CW-1:0];
+        end
+    endfunction
 
     // ----------------------------------------------------------------- zero engine
     reg        z_busy;
@@ -113,6 +135,7 @@ module tpu_dma_rd #(
     reg  [  15:0] r_left;  // requests still to issue (nonzero while r_busy)
     reg  [  31:0] r_stride;
     reg  [  11:0] r_len;
+    reg  [CW-1:0] r_per;  // rows per request
     reg           short_wf;  // a short RD_WEIGHT (rows < N) is in flight
     reg  [PW-1:0] pend;  // tiles reserved and not yet pushed
 
@@ -120,9 +143,13 @@ module tpu_dma_rd #(
     wire          tile_free = tiles_used < TILES;
     wire          reserve = r_busy && r_wf && !r_tile && tile_free;
     assign req_valid = r_busy && (!r_wf || r_tile || tile_free);
-    assign req_len   = {4'd0, r_len};
+    wire [15:0] r_per16 = {{(16 - CW) {1'b0}}, r_per};
+    wire [15:0] req_rows = r_left < r_per16 ? r_left : r_per16;
+    assign req_len = req_rows * {4'd0, r_len};
     wire req_take = req_valid && req_ready;
-    wire req_last = req_take && r_left == 16'd1;
+    wire req_last = req_take && r_left == req_rows;
+    wire cmd_contig = cmd_op == `TPU_OP_RD_WEIGHT && cmd_stride == {20'd0, cmd_len};
+    wire [CW-1:0] cmd_per = cmd_contig ? rows_per(cmd_len) : CNT_ONE;
 
     wire d_full;
     wire d_empty;
@@ -134,6 +161,7 @@ module tpu_dma_rd #(
         cmd_op == `TPU_OP_RD_HOST,
         cmd_op == `TPU_OP_RD_WEIGHT,
         cmd_op == `TPU_OP_RD_PARAMS,
+        cmd_per,
         cmd_rows,
         cmd_b,
         cmd_len
@@ -142,7 +170,8 @@ module tpu_dma_rd #(
     wire h_ub = d_head[DW-1];
     wire h_wf = d_head[DW-2];
     wire h_prm = d_head[DW-3];
-    wire [15:0] h_rows = d_head[DW-4-:16];
+    wire [CW-1:0] h_per = d_head[DW-4-:CW];
+    wire [15:0] h_rows = d_head[DW-4-CW-:16];
     wire [19:0] h_base = d_head[31:12];
     wire [11:0] h_len = d_head[11:0];
     wire complete;
@@ -172,19 +201,44 @@ module tpu_dma_rd #(
     reg err_seen;
 
     // The row being written: one data register and one row index serve all three destinations.
-    reg [32*N-1:0] wdata;
+    reg [WDW-1:0] wdata;
     reg [8:0] wrow;
+
+    // Rows the response carries, and its data: a row of len bytes (the rest zero) or, for a
+    // contiguous RD_WEIGHT, its rows one per lane of N bytes (row i from byte i * len on).
+    wire [15:0] h_per16 = {{(16 - CW) {1'b0}}, h_per};
+    wire [15:0] h_left = h_rows - received;
+    wire [15:0] rsp_rows = h_left < h_per16 ? h_left : h_per16;
+    wire [32*N-1:0] rsp_row = rsp_rdata & ~({32 * N{1'b1}} << {h_len, 3'b000});
+    reg [WDW-1:0] rsp_lanes;
+    // A lane's row shifted down to bit 0: only its low N bytes are kept.
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg [32*N-1:0] rsp_sh;
+    /* verilator lint_on UNUSEDSIGNAL */
+    integer l;
+    always @(*) begin
+        rsp_lanes = {WDW{1'b0}};
+        rsp_sh = {32 * N{1'b0}};
+        if (h_per == CNT_ONE) rsp_lanes[32*N-1:0] = rsp_row;
+        else if (h_len == TILE_ROWS[11:0])  // full rows: the lanes are the bus's N-byte lanes
+            rsp_lanes[FW-1:0] = rsp_rdata[FW-1:0];
+        else
+            for (l = 0; l < WF_ROWS; l = l + 1) begin
+                rsp_sh = rsp_rdata >> ({20'd0, h_len} * l * 8);
+                rsp_lanes[8*N*l+:8*N] = rsp_sh[8*N-1:0] & ~({8 * N{1'b1}} << {h_len, 3'b000});
+            end
+    end
 
     wire [15:0] zero_row = h_rows + zeros;
     wire fill_zero = !d_empty && h_wf && !rsp_valid && received != 16'd0 && zero_row != TILE_ROWS;
-    wire [15:0] received_n = received + {15'd0, rsp_valid};
+    wire [15:0] received_n = received + (rsp_valid ? rsp_rows : 16'd0);
     wire [15:0] zero_row_n = zero_row + {15'd0, fill_zero};
     assign complete = (rsp_valid || fill_zero) && received_n == h_rows
                       && (!h_wf || zero_row_n == TILE_ROWS);
 
     assign ub_data = wdata[8*N-1:0];
-    assign wf_data = wdata[8*N-1:0];
-    assign prm_data = wdata;
+    assign wf_data = wdata[8*N*WF_ROWS-1:0];
+    assign prm_data = wdata[32*N-1:0];
     assign wf_row = wrow;
     assign prm_sel = wrow[1:0];
 
@@ -201,13 +255,15 @@ module tpu_dma_rd #(
                 r_left <= cmd_rows;
                 r_stride <= cmd_stride;
                 r_len <= cmd_len;
+                r_per <= cmd_per;
                 req_addr <= cmd_a;
                 short_wf <= cmd_op == `TPU_OP_RD_WEIGHT && cmd_rows != TILE_ROWS;
             end else begin
                 if (req_last) r_busy <= 1'b0;
                 if (req_take) begin
-                    req_addr <= req_addr + r_stride;
-                    r_left   <= r_left - 16'd1;
+                    // Contiguous rows: stride == len, so the next row is req_len bytes on.
+                    req_addr <= req_addr + (r_per == CNT_ONE ? r_stride : {16'd0, req_len});
+                    r_left   <= r_left - req_rows;
                 end
                 if (reserve) r_tile <= 1'b1;
                 if (complete && h_wf && h_rows != TILE_ROWS) short_wf <= 1'b0;
@@ -239,12 +295,13 @@ module tpu_dma_rd #(
             if (rsp_valid) begin
                 ub_addr <= h_base + {4'd0, received};
                 wrow <= received[8:0];
-                // Bytes k >= len are zero, all of them after an error; computed only when a
-                // response is written.
-                wdata <= rsp_err ? {32 * N{1'b0}} : rsp_rdata & ~({32 * N{1'b1}} << {h_len, 3'b000});
+                wf_rows <= rsp_rows[CW-1:0];
+                // Bytes k >= len are zero, all of them after an error.
+                wdata <= rsp_err ? {WDW{1'b0}} : rsp_lanes;
             end else if (fill_zero) begin
-                wrow  <= zero_row[8:0];
-                wdata <= {32 * N{1'b0}};
+                wrow <= zero_row[8:0];
+                wf_rows <= CNT_ONE;
+                wdata <= {WDW{1'b0}};
             end
             if (complete) begin
                 received <= 16'd0;

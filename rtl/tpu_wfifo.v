@@ -3,9 +3,13 @@
 // The producer writes rows of the tail tile in any order and then pushes it; the consumer reads
 // rows of the head tile combinationally and then pops it. The sequencer never pushes when full
 // or pops when empty, so there are no guards for either.
+// The write port takes up to WR_ROWS consecutive rows per cycle: wr_rows (1..WR_ROWS) rows from
+// wr_row on, row wr_row + i from wr_data's lane i (bits 8*N*i and up); the producer keeps
+// wr_row + wr_rows <= N.
 module tpu_wfifo #(
     parameter N = 16,
-    parameter TILES = 4
+    parameter TILES = 4,
+    parameter WR_ROWS = 4
 ) (
     input wire clk,
     input wire rst,
@@ -14,7 +18,8 @@ module tpu_wfifo #(
     /* verilator lint_off UNUSEDSIGNAL */
     input wire [8:0] wr_row,
     /* verilator lint_on UNUSEDSIGNAL */
-    input wire [8*N-1:0] wr_data,
+    input wire [$clog2(WR_ROWS+1)-1:0] wr_rows,
+    input wire [8*N*WR_ROWS-1:0] wr_data,
     input wire push,
     output wire full,
     output wire empty,
@@ -36,6 +41,7 @@ module tpu_wfifo #(
     localparam [AW-1:0] STEP = STEP_I[AW-1:0];
     localparam [AW-1:0] LAST_BASE = LAST_I[AW-1:0];
     localparam [8:0] CNT_FULL = TILES_I[8:0];
+    localparam CW = $clog2(WR_ROWS + 1);
 
     reg [8*N-1:0] mem[0:DEPTH-1];
     // First memory row of the tail and head tiles; they step by N and wrap explicitly, so
@@ -50,8 +56,11 @@ module tpu_wfifo #(
     assign full = count == CNT_FULL;
     assign empty = count == 9'd0;
 
+    integer i;
     always @(posedge clk) begin
-        if (wr_en) mem[wr_addr] <= wr_data;
+        for (i = 0; i < WR_ROWS; i = i + 1)
+        if (wr_en && i < {{(32 - CW) {1'b0}}, wr_rows})
+            mem[wr_addr+i[AW-1:0]] <= wr_data[8*N*i+:8*N];
     end
 
     always @(posedge clk) begin

@@ -5,11 +5,15 @@
 // models of the UB, the tail tile being written and the parameter rows.
 // Instructions are offered in batches, back to back or with random gaps, so several are in
 // flight. Checked for every batch and instruction: the request stream (addresses a + i*stride and
-// len, one per row, in program order across instructions, none for the zero rows of a tile), no
+// len, one per row, in program order across instructions, none for the zero rows of a tile; an
+// RD_WEIGHT with contiguous rows, stride == len, R = min(WF_ROWS, floor(4N / len)) rows per
+// request, a + i*len and k*len bytes for k = min(R, rows left), so a full tile in N / 4), no
 // RD_WEIGHT request unless a tile is free counting the tiles of RD_WEIGHTs already started and
 // not pushed, at most LD_SLOTS instructions accepted and not done, writes only for the oldest
 // instruction not done (so write-back is in order), every destination row (bytes >= len zero,
-// err rows zero, untouched rows unchanged, tiles row by row at their push), exactly one done per
+// err rows zero, all rows of a multi-row request with err zero, untouched rows unchanged, tiles
+// row by row at their push), tile writes of 1..WF_ROWS rows inside the tile, one per response
+// and one per zero row, exactly one done per
 // instruction in order, with its last write or its tile push, and its fault; no activity
 // outside instructions; one request per cycle when the memory always accepts, and, for chains of
 // full-size instructions, no cycle lost between instructions (so they overlap).
@@ -24,6 +28,8 @@ module tb_dma_rd;
     localparam UB_ROWS = 64;  // rows the loads write
     localparam Z_ROWS = 32;  // rows after them, for the ZEROs
     localparam TILES = 4;
+    localparam WF_ROWS = 4;  // the weight FIFO's write port, rows per cycle
+    localparam CW = $clog2(WF_ROWS + 1);
     localparam LD_SLOTS = 4;
     localparam MAXI = 4096;  // instructions in the whole run
     localparam [7:0] OP_HOST = 8'h01;
@@ -62,7 +68,8 @@ module tb_dma_rd;
     reg [8:0] wf_count = 9'd0;
     wire wf_en;
     wire [8:0] wf_row;
-    wire [8*N-1:0] wf_data;
+    wire [CW-1:0] wf_rows;
+    wire [8*N*WF_ROWS-1:0] wf_data;
     wire wf_push;
     wire prm_en;
     wire [1:0] prm_sel;
@@ -71,7 +78,8 @@ module tb_dma_rd;
     tpu_dma_rd #(
         .N(N),
         .WFIFO_TILES(TILES),
-        .LD_SLOTS(LD_SLOTS)
+        .LD_SLOTS(LD_SLOTS),
+        .WF_ROWS(WF_ROWS)
     ) dut (
         .clk(clk),
         .rst(rst),
@@ -103,6 +111,7 @@ module tb_dma_rd;
         .wf_count(wf_count),
         .wf_en(wf_en),
         .wf_row(wf_row),
+        .wf_rows(wf_rows),
         .wf_data(wf_data),
         .wf_push(wf_push),
         .prm_en(prm_en),
@@ -164,6 +173,38 @@ module tb_dma_rd;
     endfunction
 
     // ------------------------------------------------------------ the program --
+    // Rows per request of instruction j: R for an RD_WEIGHT with contiguous rows, else 1.
+    function integer per_of(input integer j);
+        begin
+            per_of = 1;
+            if (p_op[j] == OP_WEIGHT && p_stride[j] == p_len[j]) begin
+                per_of = 4 * N / p_len[j];
+                if (per_of > WF_ROWS) per_of = WF_ROWS;
+            end
+        end
+    endfunction
+
+    // Rows of the request that carries row w of instruction j, from row req_at(j, w) on.
+    function integer req_at(input integer j, input integer w);
+        req_at = w / per_of(j) * per_of(j);
+    endfunction
+    function integer req_rows(input integer j, input integer w);
+        begin
+            req_rows = per_of(j);
+            if (req_at(j, w) + req_rows > p_rows[j]) req_rows = p_rows[j] - req_at(j, w);
+        end
+    endfunction
+
+    // The request that carries row w gets err.
+    function req_err(input integer j, input integer w);
+        req_err = !in_range(p_a[j] + req_at(j, w) * p_stride[j], req_rows(j, w) * p_len[j]);
+    endfunction
+
+    // What row w (< rows) of instruction j should be: zero if its request failed.
+    function [32*N-1:0] exp_wrow(input integer j, input integer w);
+        exp_wrow = req_err(j, w) ? {32 * N{1'b0}} : exp_row(p_a[j] + w * p_stride[j], p_len[j]);
+    endfunction
+
     reg [7:0] p_op[0:MAXI-1];
     reg [15:0] p_rows[0:MAXI-1];
     reg [31:0] p_a[0:MAXI-1];
@@ -172,6 +213,7 @@ module tb_dma_rd;
     reg [31:0] p_stride[0:MAXI-1];
     integer p_first[0:MAXI-1];  // cycles of the first and last request
     integer p_last[0:MAXI-1];
+    integer p_nreq[0:MAXI-1];  // requests issued
     integer n_prog = 0;  // instructions generated
     integer n_acc = 0;  // accepted
     integer n_done = 0;  // done
@@ -199,6 +241,12 @@ module tb_dma_rd;
     integer n_wf = 0;
     integer n_prm = 0;
     integer n_push = 0;
+    integer n_wfw = 0;  // tile writes (each of 1..WF_ROWS rows)
+    integer n_req = 0;  // requests of the whole run, and of contiguous RD_WEIGHTs
+    integer n_req_co = 0;
+    integer exp_wfw;
+    integer exp_req;
+    integer exp_len;
     reg exp_fault;
     reg [32*N-1:0] row;
     integer w_j;
@@ -266,19 +314,23 @@ module tb_dma_rd;
                     $display("FAIL: request at %h with every accepted row requested", req_addr);
                     fail;
                 end
-                if (req_addr !== p_a[rq_j] + rq_i * p_stride[rq_j] || req_len !== {4'd0, p_len[rq_j]}) begin
+                exp_len = req_rows(rq_j, rq_i) * p_len[rq_j];
+                if (req_addr !== p_a[rq_j] + rq_i * p_stride[rq_j] || req_len !== exp_len) begin
                     $display(
-                        "FAIL: request %0d of instruction %0d: addr %h len %0d, expected addr %h len %0d",
-                        rq_i, rq_j, req_addr, req_len, p_a[rq_j] + rq_i * p_stride[rq_j],
-                        p_len[rq_j]);
+                        "FAIL: request for row %0d of instruction %0d: addr %h len %0d, expected addr %h len %0d",
+                        rq_i, rq_j, req_addr, req_len, p_a[rq_j] + rq_i * p_stride[rq_j], exp_len);
                     fail;
                 end
                 if (rq_i == 0) begin
                     p_first[rq_j] = cycle;
+                    p_nreq[rq_j]  = 0;
                     if (p_op[rq_j] == OP_WEIGHT) started = started + 1;
                 end
                 p_last[rq_j] = cycle;
-                rq_i = rq_i + 1;
+                p_nreq[rq_j] = p_nreq[rq_j] + 1;
+                n_req = n_req + 1;
+                if (per_of(rq_j) > 1) n_req_co = n_req_co + 1;
+                rq_i = rq_i + req_rows(rq_j, rq_i);
                 if (rq_i == p_rows[rq_j]) begin
                     rq_i = 0;
                     rq_j = rq_j + 1;
@@ -293,13 +345,18 @@ module tb_dma_rd;
                 n_ub = n_ub + 1;
             end
             if (wf_en) begin
-                if (p_op[n_done] != OP_WEIGHT || wf_row >= N) begin
-                    $display("FAIL: tile row %0d written outside an RD_WEIGHT", wf_row);
+                if (p_op[n_done] != OP_WEIGHT || wf_rows < 1 || wf_rows > WF_ROWS ||
+                    wf_row + wf_rows > N) begin
+                    $display("FAIL: tile rows %0d..+%0d written outside an RD_WEIGHT's tile",
+                             wf_row, wf_rows);
                     fail;
                 end
-                tile_img[wf_row] = wf_data;
-                tile_written[wf_row] = 1'b1;
-                n_wf = n_wf + 1;
+                for (w_j = 0; w_j < wf_rows; w_j = w_j + 1) begin
+                    tile_img[wf_row+w_j] = wf_data[8*N*w_j+:8*N];
+                    tile_written[wf_row+w_j] = 1'b1;
+                end
+                n_wf  = n_wf + wf_rows;
+                n_wfw = n_wfw + 1;
             end
             if (prm_en) begin
                 if (p_op[n_done] != OP_PARAMS || prm_sel > 2) begin
@@ -315,8 +372,7 @@ module tb_dma_rd;
                     fail;
                 end
                 for (w_j = 0; w_j < N; w_j = w_j + 1) begin
-                    row = w_j < p_rows[n_done] ? exp_row(p_a[n_done] + w_j * p_stride[n_done],
-                                                         p_len[n_done]) : {32 * N{1'b0}};
+                    row = w_j < p_rows[n_done] ? exp_wrow(n_done, w_j) : {32 * N{1'b0}};
                     if (!tile_written[w_j] || tile_img[w_j] !== row[8*N-1:0]) begin
                         $display("FAIL: tile row %0d at its push: written %b, %h, expected %h",
                                  w_j, tile_written[w_j], tile_img[w_j], row[8*N-1:0]);
@@ -334,8 +390,7 @@ module tb_dma_rd;
                 end
                 exp_fault = 1'b0;
                 for (w_j = 0; w_j < p_rows[n_done]; w_j = w_j + 1) begin
-                    exp_fault = exp_fault | !in_range(p_a[n_done] + w_j * p_stride[n_done],
-                                                      {4'd0, p_len[n_done]});
+                    exp_fault = exp_fault | req_err(n_done, w_j);
                     row = exp_row(p_a[n_done] + w_j * p_stride[n_done], p_len[n_done]);
                     if (p_op[n_done] == OP_HOST) exp_ub[p_b[n_done]+w_j] = row[8*N-1:0];
                     if (p_op[n_done] == OP_HOST && ub_img[p_b[n_done]+w_j] !== row[8*N-1:0]) begin
@@ -362,7 +417,15 @@ module tb_dma_rd;
                         n_ub, n_wf, n_push, n_prm);
                     fail;
                 end
-                if (ready_pct == 100 && p_last[n_done] - p_first[n_done] != p_rows[n_done] - 1) begin
+                // One write per response, one per zero row.
+                exp_req = (p_rows[n_done] + per_of(n_done) - 1) / per_of(n_done);
+                exp_wfw = p_op[n_done] != OP_WEIGHT ? 0 : N - p_rows[n_done] + exp_req;
+                if (n_wfw != exp_wfw || p_nreq[n_done] != exp_req) begin
+                    $display("FAIL: %0d requests and %0d tile writes, expected %0d and %0d",
+                             p_nreq[n_done], n_wfw, exp_req, exp_wfw);
+                    fail;
+                end
+                if (ready_pct == 100 && p_last[n_done] - p_first[n_done] != p_nreq[n_done] - 1) begin
                     $display("FAIL: requests took %0d cycles with an always-ready memory",
                              p_last[n_done] - p_first[n_done] + 1);
                     fail;
@@ -371,6 +434,7 @@ module tb_dma_rd;
                 n_wf   = 0;
                 n_prm  = 0;
                 n_push = 0;
+                n_wfw  = 0;
                 n_done = n_done + 1;
             end
             if (cmd_valid && cmd_ready) n_acc = n_acc + 1;
@@ -479,6 +543,7 @@ module tb_dma_rd;
         reg [15:0] rr;
         reg [31:0] ra;
         reg [31:0] rs;
+        reg [11:0] rl;
         begin
             op_i = 1 + {$random(seed)} % 3;
             ra   = {$random(seed)} % MEM_SIZE;
@@ -496,8 +561,10 @@ module tb_dma_rd;
                     rs);
             end else if (op_i == 2) begin
                 // Mostly full tiles, which overlap; short ones hold the instructions behind them.
+                // Half of them with contiguous rows (stride == len), requested R rows at once.
                 rr = ({$random(seed)} % 2) ? N : 1 + {$random(seed)} % N;
-                add(OP_WEIGHT, rr, ra, 0, 1 + {$random(seed)} % N, rs);
+                rl = ({$random(seed)} % 2) ? N : 1 + {$random(seed)} % N;
+                add(OP_WEIGHT, rr, ra, 0, rl, ({$random(seed)} % 2) ? {20'd0, rl} : rs);
             end else add(OP_PARAMS, 3, ra, 0, 4 * (1 + {$random(seed)} % N), rs);
         end
     endtask
@@ -505,6 +572,7 @@ module tb_dma_rd;
     integer it;
     integer ik;
     integer from;
+    integer from_req;
 
     initial begin
         for (it = 0; it < MEM_SIZE; it = it + 1) u_mem.mem[it] = $random(seed);
@@ -534,6 +602,54 @@ module tb_dma_rd;
         run_batch;
         add(OP_PARAMS, 3, 9, 0, 4, 0);
         run_batch;
+
+        // Contiguous RD_WEIGHTs (stride == len): full tiles in N / 4 requests of 4N bytes, back to
+        // back with no cycle lost; rows of len < N, R = min(WF_ROWS, floor(4N / len)) at a time;
+        // short tiles (rows not a multiple of R: the last request carries fewer rows, then the
+        // zero rows); a tile whose last request runs past memory (all of its rows zero, fault)
+        // and one that starts past it; RD_HOSTs interleaved, their order kept. The chains' latency
+        // is short: at N = 4 a tile is one request and WFIFO_TILES tiles cover 4 cycles.
+        latency = 1;
+        from = n_prog;
+        from_req = n_req_co;
+        for (it = 0; it < 6; it = it + 1) add(OP_WEIGHT, N, 3 * N * it + it, 0, N, N);
+        run_batch;
+        check_gapless(from);
+        if (n_req_co - from_req != 6 * N / WF_ROWS) begin
+            $display("FAIL: 6 contiguous full tiles in %0d requests, expected %0d",
+                     n_req_co - from_req, 6 * N / WF_ROWS);
+            $finish;
+        end
+        from = n_prog;
+        add(OP_WEIGHT, N, 7, 0, 1, 1);
+        add(OP_WEIGHT, N, 20, 0, 3, 3);
+        add(OP_WEIGHT, N, 40, 0, N - 1, N - 1);
+        add(OP_WEIGHT, N, 90, 0, N / 2, N / 2);
+        run_batch;
+        check_gapless(from);
+        add(OP_WEIGHT, 1, 11, 0, N, N);
+        add(OP_WEIGHT, N - 1, 300, 0, N, N);
+        add(OP_WEIGHT, N > WF_ROWS ? WF_ROWS + 1 : N - 1, 500, 0, N, N);
+        add(OP_WEIGHT, 3, 600, 0, 2, 2);
+        add(OP_HOST, 3, 8, 5, N, N);
+        run_batch;
+        latency = 7;
+        add(OP_WEIGHT, N, MEM_SIZE - N * N + 1, 0, N, N);  // the last request fails
+        add(OP_WEIGHT, N, MEM_SIZE - N * N, 0, N, N);  // the last row is memory's last
+        add(OP_WEIGHT, N - 2, MEM_SIZE - 2 * N - 3, 0, N, N);  // a middle request fails
+        add(OP_WEIGHT, N, MEM_SIZE, 0, N, N);  // all fail
+        add(OP_HOST, 2, 40, 30, N, N);
+        run_batch;
+        latency = 2;
+        from = n_prog;
+        for (it = 0; it < 4; it = it + 1) begin
+            add(OP_WEIGHT, N, 200 * it, 0, N, N);
+            add(OP_HOST, N, 100 * it + 1, 10 * it, N, N);
+            add(OP_WEIGHT, N, 200 * it + 50, 0, N, 2 * N);
+            add(OP_HOST, 2, 100 * it + 7, 10 * it + 2, N, N);  // overlaps the previous one's rows
+        end
+        run_batch;
+        check_gapless(from);
 
         // Chains of full-size instructions, back to back with an always-ready memory: no cycle
         // lost between them, several in flight at once.

@@ -1,8 +1,11 @@
 `default_nettype none
-// tpu_wfifo against a model of a queue of tiles, for (N, TILES = 4) and (N - 1, TILES = 3), the
-// second covering sizes that are not powers of two. The producer writes each tile's rows in a
-// random order, only while a slot is free (when full, the tail slot is the head's), and pushes
-// either together with the last row or some cycles later; the consumer pops at random when not
+// tpu_wfifo against a model of a queue of tiles, for (N, TILES = 4, WR_ROWS = 4) and (N - 1,
+// TILES = 3, WR_ROWS = 3), the second covering sizes that are not powers of two. The producer
+// cuts each tile into runs of 1..WR_ROWS consecutive rows (every length, the last one capped by
+// the tile) and writes the runs in a random order, one per cycle through the wide write port with
+// junk on the lanes beyond the run (which must not be written), only while a slot is free (when
+// full, the tail slot is the head's), and pushes either together with the last run or some
+// cycles later; the consumer pops at random when not
 // empty. Phases alternate fill (runs to full), drain (runs to empty) and mixed traffic, which
 // pushes and pops in the same cycle; a reset in the middle must empty the FIFO. Every cycle
 // checks count, full and empty, and reads back every row of the head tile in order.
@@ -23,10 +26,13 @@ module tb_wfifo;
         for (g = 0; g < 2; g = g + 1) begin : cfg
             localparam NN = N - g;
             localparam TILES = 4 - g;
+            localparam WR = 4 - g;
+            localparam CW = $clog2(WR + 1);
 
             reg wr_en = 1'b0;
             reg [8:0] wr_row = 9'd0;
-            reg [8*NN-1:0] wr_data = {8 * NN{1'b0}};
+            reg [CW-1:0] wr_rows = {CW{1'b0}};
+            reg [8*NN*WR-1:0] wr_data = {8 * NN * WR{1'b0}};
             reg push = 1'b0;
             reg pop = 1'b0;
             reg [8:0] rd_row = 9'd0;
@@ -37,12 +43,14 @@ module tb_wfifo;
 
             tpu_wfifo #(
                 .N(NN),
-                .TILES(TILES)
+                .TILES(TILES),
+                .WR_ROWS(WR)
             ) dut (
                 .clk(clk),
                 .rst(rst),
                 .wr_en(wr_en),
                 .wr_row(wr_row),
+                .wr_rows(wr_rows),
                 .wr_data(wr_data),
                 .push(push),
                 .full(full),
@@ -57,9 +65,13 @@ module tb_wfifo;
             reg [8*NN-1:0] model[0:TILES*NN-1];
             integer head = 0;
             integer n = 0;
-            // Producer: order[] is the current tile's row order, next the rows written so far.
-            integer order[0:NN-1];
+            // Producer: the current tile's runs (first row, rows) in the order they are written,
+            // n_runs of them, next the runs written so far (NN: no tile started).
+            integer run_at[0:NN-1];
+            integer run_len[0:NN-1];
+            integer n_runs = 0;
             integer next = NN;
+            integer seen_len[1:WR];
             integer i;
             integer j;
             integer t;
@@ -109,21 +121,34 @@ module tb_wfifo;
                 push  = 1'b0;
                 pop   = n > 0 && ($urandom % 1000) < pm_pop;
                 if (next == NN && n < TILES) begin
-                    // Start a tile: a random permutation of its rows (Fisher-Yates).
-                    for (i = 0; i < NN; i = i + 1) order[i] = i;
-                    for (i = NN - 1; i > 0; i = i - 1) begin
+                    // Start a tile: cut it into runs of 1..WR rows, then shuffle the runs
+                    // (Fisher-Yates).
+                    n_runs = 0;
+                    for (i = 0; i < NN; i = i + run_len[n_runs-1]) begin
+                        run_at[n_runs]  = i;
+                        run_len[n_runs] = 1 + $urandom % WR;
+                        if (i + run_len[n_runs] > NN) run_len[n_runs] = NN - i;
+                        n_runs = n_runs + 1;
+                    end
+                    for (i = n_runs - 1; i > 0; i = i - 1) begin
                         j = $urandom % (i + 1);
-                        t = order[i];
-                        order[i] = order[j];
-                        order[j] = t;
+                        t = run_at[i];
+                        run_at[i] = run_at[j];
+                        run_at[j] = t;
+                        t = run_len[i];
+                        run_len[i] = run_len[j];
+                        run_len[j] = t;
                     end
                     next = 0;
                 end
-                if (next < NN && ($urandom % 100) < pct_wr) begin
-                    wr_en  = 1'b1;
-                    wr_row = order[next];
-                    for (i = 0; i < NN; i = i + 1) wr_data[8*i+:8] = $urandom;
+                if (next < n_runs && ($urandom % 100) < pct_wr) begin
+                    wr_en = 1'b1;
+                    wr_row = run_at[next];
+                    wr_rows = run_len[next];
+                    seen_len[run_len[next]] = seen_len[run_len[next]] + 1;
+                    for (i = 0; i < NN * WR; i = i + 1) wr_data[8*i+:8] = $urandom;
                     next = next + 1;
+                    if (next == n_runs) next = NN;
                     push = next == NN && $urandom % 2;
                     if (push) seen_push_last = seen_push_last + 1;
                 end else if (next == NN && n < TILES) begin
@@ -141,7 +166,9 @@ module tb_wfifo;
                     if (n == TILES) seen_full = seen_full + 1;
                     if (push && pop) seen_push_pop = seen_push_pop + 1;
                     tail = (head + n) % TILES;
-                    if (wr_en) model[tail*NN+wr_row] = wr_data;
+                    if (wr_en)
+                        for (i = 0; i < wr_rows; i = i + 1)
+                        model[tail*NN+wr_row+i] = wr_data[8*NN*i+:8*NN];
                     if (push) next = NN;
                     if (pop) head = (head + 1) % TILES;
                     n = n + push - pop;
@@ -149,7 +176,14 @@ module tb_wfifo;
             end
 
             initial begin
+                for (i = 1; i <= WR; i = i + 1) seen_len[i] = 0;
                 wait (done);
+                for (i = 1; i <= WR; i = i + 1)
+                if (seen_len[i] == 0 && i <= NN) begin
+                    $display("FAIL: wfifo N=%0d TILES=%0d: no run of %0d rows written", NN, TILES,
+                             i);
+                    $finish;
+                end
                 if (seen_full == 0 || seen_push_pop == 0 || seen_push_last == 0) begin
                     $display(
                         "FAIL: wfifo N=%0d TILES=%0d: traffic never reached full (%0d), push+pop together (%0d) or push with the last row (%0d)",
