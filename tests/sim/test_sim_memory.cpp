@@ -15,7 +15,7 @@
 namespace
 {
 
-constexpr uint64_t kMemSize = 256 * 1024;
+constexpr uint64_t kMemSize = TPUSIM_CORES_MAX * 65536; // a 64 KiB region per core
 constexpr uint32_t kLatency = 23;
 constexpr uint32_t kBandwidth = 16;
 constexpr uint64_t kMaxCycles = 10'000'000;
