@@ -1,4 +1,5 @@
-// runtime_models.h - packages for the runtime's tests (test_runtime.cpp, test_runtime_cores.cpp),
+// runtime_models.h - packages for the runtime's and `tpusim run`'s tests (test_runtime.cpp,
+// test_runtime_cores.cpp, test_run.cpp),
 // built with pkg_build.h: model A (one segment of two GEMMs) and model B (two segments), their C
 // references of the same quantized arithmetic, and an open runtime.
 #ifndef TPU_TESTS_SUPPORT_RUNTIME_MODELS_H
@@ -95,7 +96,12 @@ struct ModelA {
             p2[j] = (int32_t)rng_range(&rng, -5000, 5000);
         for (uint32_t j = 0; j < kClasses; j++)
             scale_y.push_back(0.001f * (float)(j + 1));
+        build(p, target, out_rows);
+    }
 
+    // The package into p (of any array size).
+    void build(Package &p, const char *target = "tpu.segment.0", int64_t out_rows = kBatch) const
+    {
         const uint64_t b1 = p.weights(w1, kIn, kHidden), pp1 = p.constant(p1.data(), 12 * kHidden);
         const uint64_t b2 = p.weights(w2, kHidden, kClasses);
         const uint64_t pp2 = p.constant(p2.data(), 12 * kClasses);
@@ -111,6 +117,15 @@ struct ModelA {
                    p.gemm("dot.2", kBatch, kHidden, kClasses, kFlags2, h, kHidden, b2, y, kClasses,
                           pp2, "add.2")});
         p.finish(host(target));
+    }
+
+    // The package for an n x n array, written to path (tpub_save).
+    void save(const std::string &path, uint32_t n, const char *target = "tpu.segment.0",
+              int64_t out_rows = kBatch) const
+    {
+        Package q(n);
+        build(q, target, out_rows);
+        q.save(path);
     }
 
     static std::string host(const char *target)
@@ -168,6 +183,12 @@ struct ModelB {
             p0[kHidden + j] = 1;
             p0[2 * kHidden + j] = 9;
         }
+        build(p);
+    }
+
+    // The package into p (of any array size).
+    void build(Package &p) const
+    {
         const uint64_t b0 = p.weights(w0, kIn, kHidden), pp0 = p.constant(p0.data(), 12 * kHidden);
         const uint64_t b1 = p.weights(w1, kHidden, kOut);
         const uint64_t x = p.activation(kBatch * kIn), h = p.activation(kBatch * kHidden);
@@ -193,6 +214,14 @@ struct ModelB {
                  "  y = s32[4,8] custom-call(n), custom_call_target=\"tpu.segment.1\"\n"
                  "  ROOT out = (s32[4,8], s8[4,16]) tuple(y, h8)\n"
                  "}\n");
+    }
+
+    // The package for an n x n array, written to path (tpub_save).
+    void save(const std::string &path, uint32_t n) const
+    {
+        Package q(n);
+        build(q);
+        q.save(path);
     }
 
     void reference(const std::vector<uint8_t> &x, std::vector<int32_t> &y,
