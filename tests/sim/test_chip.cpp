@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -353,8 +354,8 @@ TEST_P(Chip, ContentionShowsInTheStallCounters)
 // One round: a random program per core in its own memory region, run at once, each core's
 // memory region, UB, ACC and registers against its golden model; the program of core `failing`
 // (none when it is not a core) stops with a UB_RANGE error, which must leave the others alone.
-void random_round(const ChipSize &p, tpusim *s, std::vector<Golden *> &golds, uint64_t round,
-                  uint32_t failing)
+void random_round(const ChipSize &p, tpusim *s, std::vector<std::unique_ptr<Golden>> &golds,
+                  uint64_t round, uint32_t failing)
 {
     tpu_hwcfg hw;
     tpusim_hwcfg(s, &hw);
@@ -403,21 +404,30 @@ void random_round(const ChipSize &p, tpusim *s, std::vector<Golden *> &golds, ui
     tpusim_reset(s);
 }
 
+// A chip with a memory region and a golden model per core, for random_round.
+struct Regions {
+    Device dev;
+    std::vector<std::unique_ptr<Golden>> golds;
+    explicit Regions(const ChipSize &p)
+        : dev(p.n, p.cores, static_cast<uint64_t>(p.cores) * kRegion)
+    {
+        if (!dev.s)
+            return;
+        tpu_hwcfg hw;
+        tpusim_hwcfg(dev.s, &hw);
+        hw.mem_size = kRegion;
+        for (uint32_t k = 0; k < p.cores; k++)
+            golds.emplace_back(new Golden(hw));
+    }
+};
+
 TEST_P(Chip, ConcurrentRandomProgramsAgreeWithTheGoldenModel)
 {
     const ChipSize p = GetParam();
-    Device dev(p.n, p.cores, static_cast<uint64_t>(p.cores) * kRegion);
-    ASSERT_NE(dev.s, nullptr);
-    tpu_hwcfg hw;
-    tpusim_hwcfg(dev.s, &hw);
-    hw.mem_size = kRegion;
-    std::vector<Golden *> golds;
-    for (uint32_t k = 0; k < p.cores; k++)
-        golds.push_back(new Golden(hw));
+    Regions r(p);
+    ASSERT_NE(r.dev.s, nullptr);
     for (uint64_t round = 0; round < 8; round++)
-        random_round(p, dev.s, golds, round, p.cores);
-    for (Golden *g : golds)
-        delete g;
+        random_round(p, r.dev.s, r.golds, round, p.cores);
 }
 
 // A core stopping with an error leaves the others' results alone, and after a reset the chip runs
@@ -425,20 +435,12 @@ TEST_P(Chip, ConcurrentRandomProgramsAgreeWithTheGoldenModel)
 TEST_P(Chip, OneCoresErrorLeavesTheOthersAlone)
 {
     const ChipSize p = GetParam();
-    Device dev(p.n, p.cores, static_cast<uint64_t>(p.cores) * kRegion);
-    ASSERT_NE(dev.s, nullptr);
-    tpu_hwcfg hw;
-    tpusim_hwcfg(dev.s, &hw);
-    hw.mem_size = kRegion;
-    std::vector<Golden *> golds;
-    for (uint32_t k = 0; k < p.cores; k++)
-        golds.push_back(new Golden(hw));
+    Regions r(p);
+    ASSERT_NE(r.dev.s, nullptr);
     for (uint64_t round = 0; round < 4; round++) {
-        random_round(p, dev.s, golds, 100 + round, static_cast<uint32_t>(round % p.cores));
-        random_round(p, dev.s, golds, 200 + round, p.cores);
+        random_round(p, r.dev.s, r.golds, 100 + round, static_cast<uint32_t>(round % p.cores));
+        random_round(p, r.dev.s, r.golds, 200 + round, p.cores);
     }
-    for (Golden *g : golds)
-        delete g;
 }
 
 // The barrier through the chip CSR port (docs/isa.md "The barrier").
