@@ -163,11 +163,13 @@ module tpu_core #(
 
     tpu_ub #(
         .N(N),
-        .ROWS(UB_ROWS)
+        .ROWS(UB_ROWS),
+        .W0_ROWS(1)
     ) u_ub (
         .clk(clk),
         .w0_en(ub_w0_en),
         .w0_addr(ub_w0_addr),
+        .w0_rows(1'b1),
         .w0_data(ub_w0_data),
         .w1_en(ub_w1_en),
         .w1_addr(ub_w1_addr),

@@ -3,9 +3,14 @@
 // that sets a row to zero (the load unit's ZERO) and two registered read ports (MXU, store
 // unit). The sequencer's interlocks guarantee that no two ports touch the same row in one cycle,
 // so there is no collision logic.
+// The load port w0 writes up to W0_ROWS consecutive rows per cycle (an RD_HOST row of up to 4N
+// bytes): w0_rows (1..W0_ROWS) rows from w0_addr on, row w0_addr + i from w0_data's lane i (bits
+// 8*N*i and up); the load unit keeps w0_addr + w0_rows <= ROWS. Built as W0_ROWS banks
+// interleaved by the low row bits, those rows are in different banks: one write each.
 module tpu_ub #(
     parameter N = 16,
-    parameter ROWS = 4096
+    parameter ROWS = 4096,
+    parameter W0_ROWS = 4
 ) (
     input wire clk,
     // Addresses arrive validated (< ROWS): only their low AW bits are used, hence the
@@ -14,7 +19,8 @@ module tpu_ub #(
     /* verilator lint_off UNUSEDSIGNAL */
     input wire [19:0] w0_addr,
     /* verilator lint_on UNUSEDSIGNAL */
-    input wire [8*N-1:0] w0_data,
+    input wire [$clog2(W0_ROWS+1)-1:0] w0_rows,
+    input wire [8*N*W0_ROWS-1:0] w0_data,
     input wire w1_en,
     /* verilator lint_off UNUSEDSIGNAL */
     input wire [19:0] w1_addr,
@@ -36,11 +42,15 @@ module tpu_ub #(
     output reg [8*N-1:0] r1_data
 );
     localparam AW = (ROWS > 1) ? $clog2(ROWS) : 1;
+    localparam CW = $clog2(W0_ROWS + 1);
 
     reg [8*N-1:0] mem[0:ROWS-1]  /*verilator public_flat_rd*/;
 
+    integer i;
     always @(posedge clk) begin
-        if (w0_en) mem[w0_addr[AW-1:0]] <= w0_data;
+        for (i = 0; i < W0_ROWS; i = i + 1)
+        if (w0_en && i < {{(32 - CW) {1'b0}}, w0_rows})
+            mem[w0_addr[AW-1:0]+i[AW-1:0]] <= w0_data[8*N*i+:8*N];
         if (w1_en) mem[w1_addr[AW-1:0]] <= w1_data;
         if (z_en) mem[z_addr[AW-1:0]] <= {8 * N{1'b0}};
         if (r0_en) r0_data <= mem[r0_addr[AW-1:0]];

@@ -1,12 +1,17 @@
 `default_nettype none
 // tpu_ub against a memory model under random traffic on all five ports, for ROWS = 4N and
 // ROWS = 3N + 5. Every cycle each port is enabled at random with a random row, within the
-// contract: the two writes and the zero port never share a row and no read shares a row with a
-// write or the zero port (two reads may). Reads often target the row written the cycle before. Checked every cycle: each read port
-// shows the row it read on the previous enabled cycle and holds it while not enabled.
+// contract: the load port w0 writes 1..W0_ROWS consecutive rows (any alignment, up to the last
+// row), the other lanes of its data random; the writes and the zero port never share a row and
+// no read shares a row with a write or the zero port (two reads may). Reads often target a row
+// written the cycle before. Checked every cycle: each read port shows the row it read on the
+// previous enabled cycle and holds it while not enabled; at the end, that w0 wrote every count
+// of rows at every alignment mod W0_ROWS, and runs ending on the last row.
 module tb_ub;
     parameter N = 8;
     localparam CYCLES = 3000;
+    localparam W0_ROWS = 4;
+    localparam CW = $clog2(W0_ROWS + 1);
 
     reg clk = 1'b0;
     integer cycle = 0;
@@ -25,21 +30,24 @@ module tb_ub;
             reg z_en = 1'b0;
             reg [19:0] z_addr = 20'd0;
             reg [19:0] w0_addr = 20'd0;
+            reg [CW-1:0] w0_rows = 1;
             reg [19:0] w1_addr = 20'd0;
             reg [19:0] r0_addr = 20'd0;
             reg [19:0] r1_addr = 20'd0;
-            reg [8*N-1:0] w0_data = {8 * N{1'b0}};
+            reg [8*N*W0_ROWS-1:0] w0_data = {8 * N * W0_ROWS{1'b0}};
             reg [8*N-1:0] w1_data = {8 * N{1'b0}};
             wire [8*N-1:0] r0_data;
             wire [8*N-1:0] r1_data;
 
             tpu_ub #(
                 .N(N),
-                .ROWS(ROWS)
+                .ROWS(ROWS),
+                .W0_ROWS(W0_ROWS)
             ) dut (
                 .clk(clk),
                 .w0_en(w0_en),
                 .w0_addr(w0_addr),
+                .w0_rows(w0_rows),
                 .w0_data(w0_data),
                 .w1_en(w1_en),
                 .w1_addr(w1_addr),
@@ -63,15 +71,30 @@ module tb_ub;
             integer k;
             integer row;
             integer filled = 0;
+            // w0 writes seen, per row count and first row mod W0_ROWS; those ending on the last row
+            integer cov[1:W0_ROWS][0:W0_ROWS-1];
+            integer cov_last[1:W0_ROWS];
 
-            // Rows start unknown: fill them all through w0 so every read is meaningful.
+            // Row r is written or zeroed this cycle.
+            function written(input integer r);
+                written = (w0_en && r >= w0_addr && r < w0_addr + w0_rows) ||
+                    (w1_en && r == w1_addr) || (z_en && r == z_addr);
+            endfunction
+
+            // Rows start unknown: fill them all through w0, W0_ROWS at a time (fewer at the end),
+            // so every read is meaningful.
             initial begin
-                for (row = 0; row < ROWS; row = row + 1) begin
+                for (row = 1; row <= W0_ROWS; row = row + 1) begin
+                    cov_last[row] = 0;
+                    for (k = 0; k < W0_ROWS; k = k + 1) cov[row][k] = 0;
+                end
+                for (row = 0; row < ROWS; row = row + W0_ROWS) begin
                     @(negedge clk);
                     w0_en   = 1'b1;
                     w0_addr = row;
-                    for (k = 0; k < N; k = k + 1) w0_data[8*k+:8] = $urandom;
-                    model[row] = w0_data;
+                    w0_rows = ROWS - row < W0_ROWS ? ROWS - row : W0_ROWS;
+                    for (k = 0; k < N * W0_ROWS; k = k + 1) w0_data[8*k+:8] = $urandom;
+                    for (k = 0; k < w0_rows; k = k + 1) model[row+k] = w0_data[8*N*k+:8*N];
                 end
                 @(posedge clk);
                 #1 w0_en = 1'b0;
@@ -90,28 +113,27 @@ module tb_ub;
                                  ROWS, cycle, exp_r1, r1_data);
                         $finish;
                     end
-                    w0_en   = $urandom % 2;
-                    w1_en   = $urandom % 2;
-                    r0_en   = $urandom % 2;
-                    r1_en   = $urandom % 2;
-                    z_en    = $urandom % 3 == 0;
-                    w0_addr = $urandom % ROWS;
+                    w0_en = $urandom % 2;
+                    w1_en = $urandom % 2;
+                    r0_en = $urandom % 2;
+                    r1_en = $urandom % 2;
+                    z_en = $urandom % 3 == 0;
+                    // Each count of rows equally often; a quarter of the runs end on the last row.
+                    w0_rows = 1 + $urandom % W0_ROWS;
+                    w0_addr = ($urandom % 4 == 0) ? ROWS - w0_rows : $urandom % (ROWS - w0_rows + 1);
+                    // w1 and the zero port never on w0's rows, nor on each other's.
                     w1_addr = $urandom % ROWS;
-                    while (w1_addr == w0_addr) w1_addr = $urandom % ROWS;
+                    while (w1_addr >= w0_addr && w1_addr < w0_addr + w0_rows)
+                    w1_addr = $urandom % ROWS;
                     z_addr = $urandom % ROWS;
-                    while (z_addr == w0_addr || z_addr == w1_addr) z_addr = $urandom % ROWS;
-                    for (k = 0; k < N; k = k + 1) begin
-                        w0_data[8*k+:8] = $urandom;
-                        w1_data[8*k+:8] = $urandom;
-                    end
+                    while ((z_addr >= w0_addr && z_addr < w0_addr + w0_rows) || z_addr == w1_addr)
+                    z_addr = $urandom % ROWS;
+                    for (k = 0; k < N * W0_ROWS; k = k + 1) w0_data[8*k+:8] = $urandom;
+                    for (k = 0; k < N; k = k + 1) w1_data[8*k+:8] = $urandom;
                     r0_addr = ($urandom % 3 == 0) ? last_w : $urandom % ROWS;
-                    while ((w0_en && r0_addr == w0_addr) || (w1_en && r0_addr == w1_addr) ||
-                           (z_en && r0_addr == z_addr))
-                    r0_addr = $urandom % ROWS;
+                    while (written(r0_addr)) r0_addr = $urandom % ROWS;
                     r1_addr = ($urandom % 3 == 0) ? r0_addr : $urandom % ROWS;
-                    while ((w0_en && r1_addr == w0_addr) || (w1_en && r1_addr == w1_addr) ||
-                           (z_en && r1_addr == z_addr))
-                    r1_addr = $urandom % ROWS;
+                    while (written(r1_addr)) r1_addr = $urandom % ROWS;
                     // The model follows the inputs the DUT sees at the next rising edge.
                     if (r0_en) begin
                         exp_r0   = model[r0_addr];
@@ -122,8 +144,10 @@ module tb_ub;
                         valid_r1 = 1;
                     end
                     if (w0_en) begin
-                        model[w0_addr] = w0_data;
-                        last_w = w0_addr;
+                        for (k = 0; k < w0_rows; k = k + 1) model[w0_addr+k] = w0_data[8*N*k+:8*N];
+                        last_w = w0_addr + $urandom % w0_rows;
+                        cov[w0_rows][w0_addr%W0_ROWS] = cov[w0_rows][w0_addr%W0_ROWS] + 1;
+                        if (w0_addr + w0_rows == ROWS) cov_last[w0_rows] = cov_last[w0_rows] + 1;
                     end
                     if (w1_en) begin
                         model[w1_addr] = w1_data;
@@ -137,11 +161,25 @@ module tb_ub;
         end
     endgenerate
 
+    integer r;
+    integer a;
     initial begin
         wait (cfg[0].filled && cfg[1].filled);
         while (cycle < CYCLES) begin
             @(posedge clk);
             cycle = cycle + 1;
+        end
+        for (r = 1; r <= W0_ROWS; r = r + 1) begin
+            if (cfg[0].cov_last[r] == 0 || cfg[1].cov_last[r] == 0) begin
+                $display("FAIL: ub: no w0 write of %0d rows ending on the last row", r);
+                $finish;
+            end
+            for (a = 0; a < W0_ROWS; a = a + 1)
+            if (cfg[0].cov[r][a] == 0 || cfg[1].cov[r][a] == 0) begin
+                $display("FAIL: ub: no w0 write of %0d rows from a row = %0d mod %0d", r, a,
+                         W0_ROWS);
+                $finish;
+            end
         end
         $display("PASS");
         $finish;
