@@ -159,17 +159,21 @@ module tpu_core #(
     // -------------------------------------------------------------- storage
     wire ub_w0_en, ub_w1_en, ub_z_en, ub_r0_en, ub_r1_en;
     wire [19:0] ub_w0_addr, ub_w1_addr, ub_z_addr, ub_r0_addr, ub_r1_addr;
-    wire [8*N-1:0] ub_w0_data, ub_w1_data, ub_r0_data, ub_r1_data;
+    wire [8*N-1:0] ub_w1_data, ub_r0_data, ub_r1_data;
+    // The load unit writes an RD_HOST row of up to 4N bytes (the bus) as up to 4 UB rows at once.
+    localparam UB_W0_ROWS = 4;
+    wire [$clog2(UB_W0_ROWS+1)-1:0] ub_w0_rows;
+    wire [8*N*UB_W0_ROWS-1:0] ub_w0_data;
 
     tpu_ub #(
         .N(N),
         .ROWS(UB_ROWS),
-        .W0_ROWS(1)
+        .W0_ROWS(UB_W0_ROWS)
     ) u_ub (
         .clk(clk),
         .w0_en(ub_w0_en),
         .w0_addr(ub_w0_addr),
-        .w0_rows(1'b1),
+        .w0_rows(ub_w0_rows),
         .w0_data(ub_w0_data),
         .w1_en(ub_w1_en),
         .w1_addr(ub_w1_addr),
@@ -298,6 +302,7 @@ module tpu_core #(
         .rsp_rdata(m0_rsp_rdata),
         .ub_en(ub_w0_en),
         .ub_addr(ub_w0_addr),
+        .ub_rows(ub_w0_rows),
         .ub_data(ub_w0_data),
         .wf_count(wf_count),
         .wf_en(wf_wr_en),

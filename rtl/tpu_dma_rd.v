@@ -18,7 +18,9 @@
 // - Write-back side: responses come back in request order (one id) and are written, in order, to
 //   the destination of the oldest descriptor (UB row, weight tile row or parameter row) the cycle
 //   after they arrive, with bytes >= len forced to zero; a response that carries k rows of a
-//   contiguous RD_WEIGHT writes its k tile rows in one cycle through the FIFO's wide port. Done (with fault) pulses with the last
+//   contiguous RD_WEIGHT writes its k tile rows in one cycle through the FIFO's wide port, and an
+//   RD_HOST row of len bytes (up to 4N, the bus) its S = ceil(len / N) UB rows b + i*S .. in one
+//   cycle through the UB's wide load port, N bytes per row. Done (with fault) pulses with the last
 //   write of an instruction, or with its tile push, and retires the descriptor.
 // A response with err is written as zero rows (all the rows it carries), so the result never depends on what a failing
 // memory drives on rdata; the instruction still runs to the end and raises fault with done.
@@ -62,10 +64,11 @@ module tpu_dma_rd #(
     input wire rsp_valid,
     input wire rsp_err,
     input wire [32*N-1:0] rsp_rdata,
-    // UB write port
+    // UB write port: ub_rows (1..4) rows from ub_addr on, row ub_addr + s from ub_data's lane s
     output reg ub_en,
     output reg [19:0] ub_addr,
-    output wire [8*N-1:0] ub_data,
+    output reg [2:0] ub_rows,
+    output wire [32*N-1:0] ub_data,
     // weight FIFO write side
     input wire [8:0] wf_count,
     output reg wf_en,
@@ -89,6 +92,7 @@ module tpu_dma_rd #(
     localparam BUS_ROWS = BUS_BYTES / N;  // full rows on the bus
     localparam FW = 8 * N * ((WF_ROWS < BUS_ROWS) ? WF_ROWS : BUS_ROWS);
     localparam [CW-1:0] CNT_ONE = 1;
+    localparam [2:0] SPAN_ONE = 1;
     localparam WDW = (8 * N * WF_ROWS > 32 * N) ? 8 * N * WF_ROWS : 32 * N;  // the written data
     localparam DW = 3 + CW + 16 + 20 + 12;  // descriptor: {ub, wf, prm}, per, rows, base, len
 
@@ -99,6 +103,16 @@ module tpu_dma_rd #(
         begin
             rows_per = CNT_ONE;
             for (k = 2; k <= WF_ROWS; k = k + 1) if (k * len <= BUS_BYTES) rows_per = k[CW-1:0];
+        end
+    endfunction
+
+    // UB rows an RD_HOST row of len bytes fills: S = ceil(len / N), 1..4 (len <= 4N).
+    function [2:0] span_of(input [11:0] len);
+        integer s;
+        begin
+            span_of = SPAN_ONE;
+            for (s = 1; s < BUS_ROWS; s = s + 1)
+            if ({20'd0, len} > s * N) span_of = span_of + SPAN_ONE;
         end
     endfunction
 
@@ -229,6 +243,7 @@ module tpu_dma_rd #(
             end
     end
 
+    wire [2:0] h_span = span_of(h_len);
     wire [15:0] zero_row = h_rows + zeros;
     wire fill_zero = !d_empty && h_wf && !rsp_valid && received != 16'd0 && zero_row != TILE_ROWS;
     wire [15:0] received_n = received + (rsp_valid ? rsp_rows : 16'd0);
@@ -236,7 +251,7 @@ module tpu_dma_rd #(
     assign complete = (rsp_valid || fill_zero) && received_n == h_rows
                       && (!h_wf || zero_row_n == TILE_ROWS);
 
-    assign ub_data = wdata[8*N-1:0];
+    assign ub_data = wdata[32*N-1:0];
     assign wf_data = wdata[8*N*WF_ROWS-1:0];
     assign prm_data = wdata[32*N-1:0];
     assign wf_row = wrow;
@@ -293,7 +308,8 @@ module tpu_dma_rd #(
             done <= complete;
             fault <= complete && (err_seen || (rsp_valid && rsp_err));
             if (rsp_valid) begin
-                ub_addr <= h_base + {4'd0, received};
+                ub_addr <= h_base + {4'd0, received} * {17'd0, h_span};
+                ub_rows <= h_span;
                 wrow <= received[8:0];
                 wf_rows <= rsp_rows[CW-1:0];
                 // Bytes k >= len are zero, all of them after an error.

@@ -7,10 +7,13 @@
 // flight. Checked for every batch and instruction: the request stream (addresses a + i*stride and
 // len, one per row, in program order across instructions, none for the zero rows of a tile; an
 // RD_WEIGHT with contiguous rows, stride == len, R = min(WF_ROWS, floor(4N / len)) rows per
-// request, a + i*len and k*len bytes for k = min(R, rows left), so a full tile in N / 4), no
+// request, a + i*len and k*len bytes for k = min(R, rows left), so a full tile in N / 4; an
+// RD_HOST one request of len (1..4N) bytes per row), no
 // RD_WEIGHT request unless a tile is free counting the tiles of RD_WEIGHTs already started and
 // not pushed, at most LD_SLOTS instructions accepted and not done, writes only for the oldest
-// instruction not done (so write-back is in order), every destination row (bytes >= len zero,
+// instruction not done (so write-back is in order), each RD_HOST row written as its S =
+// ceil(len / N) UB rows b + i*S .. in one write (lane s bytes s*N.., in row order, the cycle
+// after its response arrives), every destination row (bytes >= len zero,
 // err rows zero, all rows of a multi-row request with err zero, untouched rows unchanged, tiles
 // row by row at their push), tile writes of 1..WF_ROWS rows inside the tile, one per response
 // and one per zero row, exactly one done per
@@ -64,7 +67,8 @@ module tb_dma_rd;
     wire [32*N-1:0] rsp_rdata;
     wire ub_en;
     wire [19:0] ub_addr;
-    wire [8*N-1:0] ub_data;
+    wire [2:0] ub_rows;
+    wire [32*N-1:0] ub_data;
     reg [8:0] wf_count = 9'd0;
     wire wf_en;
     wire [8:0] wf_row;
@@ -107,6 +111,7 @@ module tb_dma_rd;
         .rsp_rdata(rsp_rdata),
         .ub_en(ub_en),
         .ub_addr(ub_addr),
+        .ub_rows(ub_rows),
         .ub_data(ub_data),
         .wf_count(wf_count),
         .wf_en(wf_en),
@@ -173,6 +178,11 @@ module tb_dma_rd;
     endfunction
 
     // ------------------------------------------------------------ the program --
+    // UB rows per memory row of an RD_HOST of len bytes: S = ceil(len / N).
+    function integer span(input integer len);
+        span = (len + N - 1) / N;
+    endfunction
+
     // Rows per request of instruction j: R for an RD_WEIGHT with contiguous rows, else 1.
     function integer per_of(input integer j);
         begin
@@ -237,7 +247,7 @@ module tb_dma_rd;
     reg [8*N-1:0] tile_img[0:N-1];
     reg tile_written[0:N-1];
     reg [32*N-1:0] prm_img[0:2];
-    integer n_ub = 0;  // writes for the oldest instruction not done
+    integer n_ub = 0;  // writes for the oldest instruction not done (RD_HOST: rows of memory)
     integer n_wf = 0;
     integer n_prm = 0;
     integer n_push = 0;
@@ -251,6 +261,10 @@ module tb_dma_rd;
     reg [32*N-1:0] row;
     integer w_j;
     integer pops;
+    integer ik_s;
+    integer w_u;
+    reg rsp_host = 1'b0;  // the previous cycle's response was for an RD_HOST
+    integer n_wide = 0;  // RD_HOST writes of more than one UB row
 
     // ZEROs: their own program, rows b >= UB_ROWS.
     reg [15:0] z_rows[0:MAXI-1];
@@ -336,12 +350,28 @@ module tb_dma_rd;
                     rq_j = rq_j + 1;
                 end
             end
+            if (ub_en !== rsp_host) begin
+                $display("FAIL: UB write %b, response for an RD_HOST in the cycle before %b",
+                         ub_en, rsp_host);
+                fail;
+            end
             if (ub_en) begin
-                if (p_op[n_done] != OP_HOST || ub_addr < p_b[n_done] || ub_addr >= p_b[n_done] + p_rows[n_done]) begin
-                    $display("FAIL: UB write to row %0d outside the oldest instruction", ub_addr);
+                // In order: memory row n_ub of the oldest instruction, as S rows at b + n_ub*S.
+                if (p_op[n_done] != OP_HOST || n_ub >= p_rows[n_done] ||
+                    ub_addr !== p_b[n_done] + n_ub * span(
+                        p_len[n_done]
+                    ) || ub_rows !== span(
+                        p_len[n_done]
+                    )) begin
+                    $display(
+                        "FAIL: UB write of %0d rows at row %0d, expected memory row %0d of the oldest instruction: %0d rows at %0d",
+                        ub_rows, ub_addr, n_ub, span(p_len[n_done]), p_b[n_done] + n_ub * span(
+                        p_len[n_done]));
                     fail;
                 end
-                ub_img[ub_addr] = ub_data;
+                for (w_j = 0; w_j < ub_rows; w_j = w_j + 1)
+                ub_img[ub_addr+w_j] = ub_data[8*N*w_j+:8*N];
+                if (ub_rows > 1) n_wide = n_wide + 1;
                 n_ub = n_ub + 1;
             end
             if (wf_en) begin
@@ -392,12 +422,17 @@ module tb_dma_rd;
                 for (w_j = 0; w_j < p_rows[n_done]; w_j = w_j + 1) begin
                     exp_fault = exp_fault | req_err(n_done, w_j);
                     row = exp_row(p_a[n_done] + w_j * p_stride[n_done], p_len[n_done]);
-                    if (p_op[n_done] == OP_HOST) exp_ub[p_b[n_done]+w_j] = row[8*N-1:0];
-                    if (p_op[n_done] == OP_HOST && ub_img[p_b[n_done]+w_j] !== row[8*N-1:0]) begin
-                        $display("FAIL: UB[%0d] = %h, expected %h", p_b[n_done] + w_j,
-                                 ub_img[p_b[n_done]+w_j], row[8*N-1:0]);
-                        fail;
-                    end
+                    if (p_op[n_done] == OP_HOST)
+                        for (ik_s = 0; ik_s < span(p_len[n_done]); ik_s = ik_s + 1) begin
+                            w_u = p_b[n_done] + w_j * span(p_len[n_done]) + ik_s;
+                            exp_ub[w_u] = row[8*N*ik_s+:8*N];
+                            if (ub_img[w_u] !== exp_ub[w_u]) begin
+                                $display(
+                                    "FAIL: UB[%0d] = %h, expected %h (memory row %0d, lane %0d)",
+                                    w_u, ub_img[w_u], exp_ub[w_u], w_j, ik_s);
+                                fail;
+                            end
+                        end
                     if (p_op[n_done] == OP_PARAMS && prm_img[w_j] !== row) begin
                         $display("FAIL: parameter register %0d = %h, expected %h", w_j,
                                  prm_img[w_j], row);
@@ -438,10 +473,12 @@ module tb_dma_rd;
                 n_done = n_done + 1;
             end
             if (cmd_valid && cmd_ready) n_acc = n_acc + 1;
+            // Responses belong to the oldest instruction not done after this cycle's done.
+            rsp_host = rsp_valid && n_done < n_acc && p_op[n_done] == OP_HOST;
 
             // The driver offers the instructions generated so far in order, gaps at random, and
             // in some cycles the next ZERO instead (cmd_rows and cmd_b are then its fields).
-            z_offer = nz_acc < nz_prog && {$random(seed)} % 100 < zpct;
+            z_offer  = nz_acc < nz_prog && {$random(seed)} % 100 < zpct;
             zero_valid <= z_offer;
             if (z_offer) begin
                 cmd_valid <= 1'b0;
@@ -556,9 +593,11 @@ module tb_dma_rd;
                 default: rs = {$random(seed)};
             endcase
             if (op_i == 1) begin
-                rr = 1 + {$random(seed)} % 24;
-                add(OP_HOST, rr, ra, {$random(seed)} % (UB_ROWS - rr + 1), 1 + {$random(seed)} % N,
-                    rs);
+                // Half of them wide, len up to the bus (4N): rows*S UB rows in all.
+                rl = ({$random(seed)} % 2) ? 1 + {$random(seed)} % N :
+                    1 + {$random(seed)} % (4 * N);
+                rr = 1 + {$random(seed)} % (UB_ROWS / span(rl) < 24 ? UB_ROWS / span(rl) : 24);
+                add(OP_HOST, rr, ra, {$random(seed)} % (UB_ROWS - rr * span(rl) + 1), rl, rs);
             end else if (op_i == 2) begin
                 // Mostly full tiles, which overlap; short ones hold the instructions behind them.
                 // Half of them with contiguous rows (stride == len), requested R rows at once.
@@ -602,6 +641,42 @@ module tb_dma_rd;
         run_batch;
         add(OP_PARAMS, 3, 9, 0, 4, 0);
         run_batch;
+
+        // Wide RD_HOST rows (ISA 1.2: len up to the bus's 4N bytes), each written as its S =
+        // ceil(len / N) UB rows in one cycle: len N+1, 2N, 3N-1, 3N+1, 4N, rows 7, 5, 3, 1, 6,
+        // strides 4N+5, len, 3, 0, 1 (rows overlapping in memory); the last UB rows with memory's
+        // last bytes; a row past memory (err: all S of its rows zero, the others written); two
+        // on overlapping UB rows (the younger's data wins); then a chain with an always-ready
+        // memory, its responses and writes in consecutive cycles.
+        latency = 1;
+        add(OP_HOST, 7, 5, 0, N + 1, 4 * N + 5);
+        run_batch;
+        add(OP_HOST, 5, 100, 1, 2 * N, 2 * N);
+        run_batch;
+        add(OP_HOST, 3, 200, 40, 3 * N - 1, 3);
+        run_batch;
+        add(OP_HOST, 6, 250, 13, 3 * N + 1, 1);
+        run_batch;
+        add(OP_HOST, 1, MEM_SIZE - 4 * N, UB_ROWS - 4, 4 * N, 0);
+        run_batch;
+        add(OP_HOST, 3, MEM_SIZE - 3 * 4 * N + 1, 20, 4 * N, 4 * N);  // the last row fails
+        run_batch;
+        add(OP_HOST, 2, MEM_SIZE - 2 * N, 44, 2 * N, 3 * N);  // the second row fails
+        run_batch;
+        latency = 3;
+        add(OP_HOST, 4, 300, 2, 4 * N, 4 * N);
+        add(OP_HOST, 3, 500, 9, 2 * N - 1, 2 * N);  // UB rows 9..14 meet the first's 2..17
+        run_batch;
+        from = n_prog;
+        from_req = n_wide;
+        for (it = 0; it < 8; it = it + 1)
+        add(OP_HOST, 1 + it % 3, 37 * it, 8 * it, 1 + (5 * N * it / 8) % (4 * N), 4 * N - it);
+        run_batch;
+        check_gapless(from);
+        if (n_wide == from_req) begin
+            $display("FAIL: no RD_HOST wrote more than one UB row at once");
+            $finish;
+        end
 
         // Contiguous RD_WEIGHTs (stride == len): full tiles in N / 4 requests of 4N bytes, back to
         // back with no cycle lost; rows of len < N, R = min(WF_ROWS, floor(4N / len)) at a time;
