@@ -94,6 +94,8 @@ module tpu_seq #(
     localparam integer N_I = N;
     localparam [11:0] LEN_N = N_I[11:0];
     localparam [11:0] LEN_4N = LEN_N << 2;
+    localparam [11:0] LEN_2N = LEN_N << 1;
+    localparam [11:0] LEN_3N = LEN_N + LEN_2N;
     localparam [15:0] ROWS_N = N_I[15:0];
     localparam [31:0] MM_STRIDE_MAX = 32'd255;  // MATMUL's UB row step: the MXU's 8 bits
     localparam [32:0] UB_LIM = UB_ROWS;
@@ -161,6 +163,10 @@ module tpu_seq #(
 
     wire d_len_n = d_len != 12'd0 && d_len <= LEN_N;  // 1..N
     wire d_len_4n = d_len >= 12'd4 && d_len <= LEN_4N && d_len[1:0] == 2'b00;  // 4..4N, x4
+    wire d_len_bus = d_len != 12'd0 && d_len <= LEN_4N;  // 1..4N
+    // RD_HOST: UB rows per memory row, ceil(len / N) (1..4 for a len that passes).
+    wire [2:0] d_span =
+        3'd1 + {2'd0, d_len > LEN_N} + {2'd0, d_len > LEN_2N} + {2'd0, d_len > LEN_3N};
     wire d_ab_zero = d_len == 12'd0 && d_stride == 32'd0;
     reg d_bad;
     // Flags an opcode does not take (TPU_OP_<op>_FLAGS) are bad operands; WR_HOST from UB (without
@@ -168,7 +174,7 @@ module tpu_seq #(
     always @* begin
         case (1'b1)
             d_rdh:
-            d_bad = (d_flags & ~`TPU_OP_RD_HOST_FLAGS) != 8'd0 || d_rows == 16'd0 || !d_len_n;
+            d_bad = (d_flags & ~`TPU_OP_RD_HOST_FLAGS) != 8'd0 || d_rows == 16'd0 || !d_len_bus;
             d_rdw:
             d_bad = (d_flags & ~`TPU_OP_RD_WEIGHT_FLAGS) != 8'd0 || d_b != 20'd0
                            || d_rows == 16'd0 || d_rows > ROWS_N || !d_len_n;
@@ -196,15 +202,17 @@ module tpu_seq #(
         endcase
     end
 
-    // Ranges. UB: RD_HOST, ZERO and WR_HOST from UB use row b, MATMUL and ACTIVATE row a; a
-    // MATMUL spans (rows-1)*step+1 rows (its stride is the step, 0 meaning 1). ACC: from row b,
-    // rows rows, or for ACTIVATE.POOL (rows-1)*STEP + (PH-1)*PITCH + PW. (rows 0 fails earlier.)
+    // Ranges. UB: RD_HOST, ZERO and WR_HOST from UB use row b, MATMUL and ACTIVATE row a; an
+    // RD_HOST spans rows*S rows, S = ceil(len/N); a MATMUL (rows-1)*step+1 rows (its stride is
+    // the step, 0 meaning 1). ACC: from row b, rows rows, or for ACTIVATE.POOL
+    // (rows-1)*STEP + (PH-1)*PITCH + PW. (rows 0 fails earlier.)
     wire [15:0] d_rows_m1 = d_rows - 16'd1;
     wire [7:0] d_mm_step = (d_stride[7:0] == 8'd0) ? 8'd1 : d_stride[7:0];
     wire d_ub_v = d_rdh || d_mm || d_act || d_zero || (d_wr && !d_src_acc);
     wire d_ub_w = d_rdh || d_act || d_zero;
     wire [31:0] d_ub_lo = (d_rdh || d_wr || d_zero) ? {12'd0, d_b} : d_a;
-    wire [23:0] d_ub_n = d_mm ? {8'd0, d_rows_m1} * {16'd0, d_mm_step} + 24'd1 : {8'd0, d_rows};
+    wire [23:0] d_ub_n = d_mm ? {8'd0, d_rows_m1} * {16'd0, d_mm_step} + 24'd1 :
+        d_rdh ? {8'd0, d_rows} * {21'd0, d_span} : {8'd0, d_rows};
     wire [32:0] d_ub_hi = {1'b0, d_ub_lo} + {9'd0, d_ub_n};
     wire d_acc_v = d_mm || d_act || (d_wr && d_src_acc);
     wire [23:0] d_pool_steps = {8'd0, d_rows_m1} * {16'd0, d_pstep};

@@ -9,10 +9,11 @@
 // Built-in mode (no plusargs): programs run and are checked against an instruction-level
 // reference model of docs/isa.md kept in this bench (final memory, every UB and ACC row):
 //   gemm     RD_PARAMS (len < 4N), RD_WEIGHT (full, and rows < N, len < N, odd stride), RD_HOST
-//            (full, and len < N with stride 2N), MATMUL LOAD, MATMUL LOAD ACC, MATMUL UNSIGNED
-//            on the current tile, ACTIVATE with and without BIAS/RELU, WR_HOST int8 (len N and
-//            N-1) and SRC_ACC int32 (BIAS, RELU, len < 4N, stride > len), SYNC, HALT; run twice,
-//            with a fast memory and with a slow, back-pressured, interleaving one; CSRs and
+//            (full, len < N with stride 2N, and ISA 1.2's wide rows: len 3N+1, four UB rows per
+//            memory row, the last ones read by a MATMUL), MATMUL LOAD, MATMUL LOAD ACC, MATMUL
+//            UNSIGNED on the current tile, ACTIVATE with and without BIAS/RELU, WR_HOST int8 (len
+//            N and N-1) and SRC_ACC int32 (BIAS, RELU, len < 4N, stride > len), SYNC, HALT; run
+//            twice, with a fast memory and with a slow, back-pressured, interleaving one; CSRs and
 //            counters checked.
 //   stream   back-to-back MATMULs (three LOADs, the shortest 2N-1 rows, then one without):
 //            their rows must enter the array in consecutive cycles; counters, CTRL clear.
@@ -26,10 +27,11 @@
 //            ZERO against loads on the same rows both ways, a MATMUL of stride 0 and one of a
 //            large stride, a pooling window with overlapping rows (pitch < width) and ReLU, a
 //            WR_HOST reading rows a ZERO wrote; with a back-pressured, interleaving memory.
-//   errors   ILLEGAL_OPCODE, BAD_OPERAND, UB_RANGE (before ACC_RANGE), MEM_RANGE, WFIFO_EMPTY,
-//            WFIFO_FULL and MEM_FAULT (MEM_SIZE larger than the memory): ERROR_CODE, ERROR_PC,
-//            STATUS (ERROR rises with BUSY already clear), pushes refused, and everything before
-//            the failing instruction completed.
+//   errors   ILLEGAL_OPCODE, BAD_OPERAND (also RD_HOST len 4N+1), UB_RANGE (before ACC_RANGE;
+//            also an RD_HOST whose rows fit but not its rows * ceil(len/N)), MEM_RANGE,
+//            WFIFO_EMPTY, WFIFO_FULL and MEM_FAULT (MEM_SIZE larger than the memory):
+//            ERROR_CODE, ERROR_PC, STATUS (ERROR rises with BUSY already clear), pushes refused,
+//            and everything before the failing instruction completed.
 // File mode: +prog=P.hex (one instruction per line, 32 hex digits, MSB first) +mem=M.hex (one
 // byte per line) +memsize=BYTES (at most MEM_MAX) +dump=D.hex +dumpbytes=K [+maxcycles=C,
 // default 1000000]: loads both, sets MEM_SIZE = memsize, pushes the program as the queue takes
@@ -237,10 +239,13 @@ module tb_core;
             len = insn[95:84];
             stride = insn[127:96];
             case (op)
-                OP_RD_HOST:
-                for (i = 0; i < rows; i = i + 1)
-                for (c = 0; c < N; c = c + 1)
-                rub[b+i][8*c+:8] = c < len ? rmem[a+i*stride+c] : 8'd0;
+                // Memory row i fills UB rows b + i*S .. (S = ceil(len / N)), N bytes each.
+                OP_RD_HOST: begin
+                    step = (len + N - 1) / N;
+                    for (i = 0; i < rows; i = i + 1)
+                    for (c = 0; c < step * N; c = c + 1)
+                    rub[b+i*step+c/N][8*(c%N)+:8] = c < len ? rmem[a+i*stride+c] : 8'd0;
+                end
                 OP_RD_WEIGHT: begin
                     t = (rwf_head + rwf_count) % WFIFO_TILES;
                     for (r = 0; r < N; r = r + 1)
@@ -519,7 +524,9 @@ module tb_core;
             emit(insn(OP_RD_HOST, 0, m_rows, x2a, 64, N - 1, 2 * N));
             emit(insn(OP_MATMUL, F_LOAD, m_rows, 0, 0, 0, 0));
             emit(insn(OP_MATMUL, F_LOAD | F_ACC, m_rows, 64, 0, 0, 0));
+            emit(insn(OP_RD_HOST, 0, 3, x2a, 256, 3 * N + 1, 2 * N + 5));  // UB rows 256..267
             emit(insn(OP_MATMUL, F_UNSIGNED, m_rows, 0, m_rows, 0, 0));
+            emit(insn(OP_MATMUL, 0, 3, 265, 2 * m_rows, 0, 0));
             emit(insn(OP_ACTIVATE, F_BIAS | F_RELU, m_rows, 128, 0, 0, 0));
             emit(insn(OP_ACTIVATE, 0, m_rows, 192, m_rows, 0, 0));
             emit(insn(OP_WR_HOST, 0, m_rows, o8a, 128, N, N));
@@ -528,7 +535,8 @@ module tb_core;
             emit(insn(OP_WR_HOST, F_SRC_ACC | F_RELU, m_rows, o32b, m_rows, 4 * N - 4, 4 * N + 8));
             emit(insn(OP_SYNC, 0, 0, 0, 0, 0, 0));
             emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
-            rd_bytes = 3 * (4 * N - 4) + N * N + (N - 1) * (N - 1) + m_rows * N + m_rows * (N - 1);
+            rd_bytes = 3 * (4 * N - 4) + N * N + (N - 1) * (N - 1) + m_rows * N + m_rows * (N - 1)
+                + 3 * (3 * N + 1);
             wr_bytes = m_rows * (N + N - 1 + 4 * N + 4 * N - 4);
         end
     endtask
@@ -619,7 +627,7 @@ module tb_core;
             check(pv >= run_cycles - 2 && pv <= run_cycles + 2, "PERF_ACTIVE ~ cycles to HALT",
                   run_cycles, pv);
             check_csr(A_ID, 32'h54505531, "ID");
-            check_csr(A_VERSION, 32'h00010001, "VERSION");
+            check_csr(A_VERSION, 32'h00010002, "VERSION");
             check_csr(A_ARRAY_N, N, "ARRAY_N");
             check_csr(A_UB_ROWS, UB_ROWS, "UB_ROWS");
             check_csr(A_ACC_ROWS, ACC_ROWS, "ACC_ROWS");
@@ -807,6 +815,18 @@ module tb_core;
             emit(insn(OP_ACTIVATE, 0, 3, 330, 0, 1, 0));  // len must be 0
             emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
             expect_error("bad operand", 2, 1, MEMB, 1);
+
+            nprog = 0;
+            emit(insn(OP_RD_HOST, 0, 3, 64, 320, 4 * N, 4 * N));
+            emit(insn(OP_RD_HOST, 0, 1, 0, 0, 4 * N + 1, 0));  // len at most 4N
+            emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
+            expect_error("RD_HOST len", 2, 1, MEMB, 1);
+
+            nprog = 0;
+            emit(insn(OP_RD_HOST, 0, 2, 64, UB_ROWS - 8, 4 * N, 4 * N));  // the last 8 rows
+            emit(insn(OP_RD_HOST, 0, 2, 64, UB_ROWS - 7, 4 * N, 4 * N));  // 8 rows, 7 left
+            emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
+            expect_error("RD_HOST UB range", 3, 1, MEMB, 1);
 
             nprog = 0;
             emit(insn(OP_RD_HOST, 0, 2, 128, 340, N, N));

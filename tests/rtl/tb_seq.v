@@ -26,10 +26,11 @@
 // faults; HALT held until the next push; four MATMULs issuing on consecutive cycles; loads
 // filling all four slots; an older fault overriding a younger validation error; an older load
 // fault winning over a younger one; a ZERO and a load on the same rows held back both ways, on
-// other rows overlapping. Coverage: each hazard kind that can occur between units (UB
-// RAW/WAR/WAW, ACC RAW/WAR, memory RAW/WAR, parameter RAW/WAR) must have held an instruction
-// back, a ZERO behind a load and a load behind a ZERO too, units must have overlapped, SYNC must
-// have waited.
+// other rows overlapping; an RD_HOST of len > N (ISA 1.2) holding back a MATMUL and a ZERO on
+// the last of its rows * ceil(len / N) UB rows, not one on the row after; random RD_HOSTs of len
+// up to 4N. Coverage: each hazard kind that can occur between units (UB RAW/WAR/WAW, ACC RAW/WAR,
+// memory RAW/WAR, parameter RAW/WAR) must have held an instruction back, a ZERO behind a load and
+// a load behind a ZERO too, units must have overlapped, SYNC must have waited.
 module tb_seq;
     parameter N = 8;
     localparam UB_ROWS = 64;
@@ -158,6 +159,11 @@ module tb_seq;
         ub_span = x[7:0] == 8'h04 ? (x[31:16] - 64'd1) * mm_step(x) + 1 : x[31:16];
     endfunction
 
+    // UB rows an RD_HOST writes from b (ISA 1.2): rows * ceil(len / N).
+    function [63:0] host_span(input [127:0] x);
+        host_span = x[31:16] * ((x[95:84] + N - 1) / N);
+    endfunction
+
     function [63:0] acc_span(input [127:0] x);
         acc_span = (x[7:0] == 8'h05 && x[14]) ?
             (x[31:16] - 64'd1) * x[111:104] + (x[99:96] - 64'd1) * x[127:112] + x[103:100] :
@@ -181,7 +187,7 @@ module tb_seq;
             stride = x[127:96];
             src = fl[5];
             case (op)
-                1: bad = fl != 0 || rows == 0 || len < 1 || len > N;
+                1: bad = fl != 0 || rows == 0 || len < 1 || len > 4 * N;
                 2: bad = fl != 0 || b != 0 || rows < 1 || rows > N || len < 1 || len > N;
                 3: bad = fl != 0 || b != 0 || rows != 3 || len < 4 || len > 4 * N || len % 4 != 0;
                 4: bad = (fl & ~8'h07) != 0 || rows == 0 || len != 0 || stride > 255;
@@ -196,7 +202,8 @@ module tb_seq;
             endcase
             if (op < 1 || op > 9) ref_code = 1;
             else if (bad) ref_code = 2;
-            else if ((op == 1 || op == 9 || (op == 6 && !src)) && b + rows > UB_ROWS) ref_code = 3;
+            else if (op == 1 && b + host_span(x) > UB_ROWS) ref_code = 3;
+            else if ((op == 9 || (op == 6 && !src)) && b + rows > UB_ROWS) ref_code = 3;
             else if ((op == 4 || op == 5) && a + ub_span(x) > UB_ROWS) ref_code = 3;
             else if ((op == 4 || op == 5 || (op == 6 && src)) && b + acc_span(x) > ACC_ROWS)
                 ref_code = 4;
@@ -230,7 +237,8 @@ module tb_seq;
                 0:
                 if (!wr && op == 4) rng = {a + ub_span(x), a};
                 else if (!wr && op == 6 && !src) rng = {b + rows, b};
-                else if (wr && (op == 1 || op == 9)) rng = {b + rows, b};
+                else if (wr && op == 1) rng = {b + host_span(x), b};
+                else if (wr && op == 9) rng = {b + rows, b};
                 else if (wr && op == 5) rng = {a + rows, a};
                 1:
                 if (!wr && op == 5) rng = {b + acc_span(x), b};
@@ -628,7 +636,10 @@ module tb_seq;
             end else if (pick < 18) begin
                 emit(insn(8'h03, 0, 3, a, 0, 4 * (1 + $urandom % N), stride));
             end else if (pick < 34) begin
-                emit(insn(8'h01, 0, rows, a, $urandom % (17 - rows), 1 + $urandom % N, stride));
+                // Half of them wide (len up to 4N): rows * ceil(len / N) UB rows.
+                len  = ($urandom % 2) ? 1 + $urandom % N : 1 + $urandom % (4 * N);
+                span = rows * ((len + N - 1) / N);
+                emit(insn(8'h01, 0, rows, a, $urandom % (17 - span), len, stride));
             end else if (pick < 58) begin
                 fl = $urandom % 8;
                 if (wc == 0) fl[1] = 1'b0;
@@ -769,7 +780,10 @@ module tb_seq;
             err_case(insn(8'h01, 8'h01, 1, 0, 0, N, N), 2, 0);
             err_case(insn(8'h01, 0, 0, 0, 0, N, N), 2, 0);
             err_case(insn(8'h01, 0, 1, 0, 0, 0, N), 2, 0);
-            err_case(insn(8'h01, 0, 1, 0, 0, N + 1, N), 2, 0);
+            err_case(insn(8'h01, 0, 1, 0, 0, N + 1, N), 0, 0);  // ISA 1.2: len up to 4N
+            err_case(insn(8'h01, 0, 1, 0, 0, 4 * N, N), 0, 0);
+            err_case(insn(8'h01, 0, 1, 0, 0, 4 * N + 1, N), 2, 0);
+            err_case(insn(8'h01, 0, 1, 0, 0, 12'hfff, N), 2, 0);
             err_case(insn(8'h02, 0, N, 0, 1, N, N), 2, 0);
             err_case(insn(8'h02, 0, N + 1, 0, 0, N, N), 2, 0);
             err_case(insn(8'h02, 0, N, 0, 0, N + 1, N), 2, 0);
@@ -822,6 +836,14 @@ module tb_seq;
             err_case(insn(8'h04, 8'h0a, 1, 0, 0, 0, 0), 2, 0);
             // 3: UB range
             err_case(insn(8'h01, 0, 2, 0, UB_ROWS - 1, N, N), 3, 0);
+            // RD_HOST writes rows * ceil(len / N) UB rows
+            err_case(insn(8'h01, 0, UB_ROWS / 4, 0, 0, 4 * N, 4 * N), 0, 0);
+            err_case(insn(8'h01, 0, UB_ROWS / 4, 0, 1, 4 * N, 4 * N), 3, 0);
+            err_case(insn(8'h01, 0, 3, 0, UB_ROWS - 6, 2 * N, 2 * N), 0, 0);
+            err_case(insn(8'h01, 0, 3, 0, UB_ROWS - 6, 2 * N + 1, 2 * N + 1), 3, 0);
+            err_case(insn(8'h01, 0, 5, 0, UB_ROWS - 15, 3 * N - 1, 0), 0, 0);
+            err_case(insn(8'h01, 0, 5, 0, UB_ROWS - 15, 3 * N + 1, 0), 3, 0);
+            err_case(insn(8'h01, 0, 16'hffff, 0, 0, 4 * N, 0), 3, 0);
             err_case(insn(8'h09, 0, 2, 0, UB_ROWS - 1, 0, 0), 3, 0);
             err_case(insn(8'h04, 0, 33, 0, 0, 0, 2), 3, 0);  // (33-1)*2+1 = 65 rows
             err_case(insn(8'h04, 0, 32, 1, 0, 0, 2), 0, 0);  // 63 rows from 1
@@ -1011,6 +1033,31 @@ module tb_seq;
         end
     endtask
 
+    // An RD_HOST of len > N holds back instructions on any of its rows * ceil(len / N) UB
+    // rows (its last one included) and no others.
+    task wide_host;
+        begin
+            p_ready = 100;
+            plen = 0;
+            emit(insn(8'h01, 0, 2, 0, 4, 3 * N, 3 * N));  // UB rows 4..9
+            delay_at[0] = 25;
+            emit(insn(8'h04, 0, 1, 9, 0, 0, 0));  // reads row 9
+            emit(insn(8'h01, 0, 2, 64, 20, 3 * N + 1, 4 * N));  // UB rows 20..27
+            delay_at[2] = 25;
+            emit(insn(8'h09, 0, 1, 0, 28, 0, 0));  // beside it
+            emit(insn(8'h09, 0, 1, 0, 27, 0, 0));  // on its last row
+            emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
+            run_prog;
+            if (issue_edge[1] < issue_edge[0] + 25 || issue_edge[3] != issue_edge[2] + 1 ||
+                issue_edge[4] < issue_edge[2] + 25) begin
+                $display(
+                    "FAIL: seq: wide RD_HOST: issued at edges %0d %0d %0d %0d %0d; expected the 2nd and 5th held 25 cycles, the 4th right after the 3rd",
+                    issue_edge[0], issue_edge[1], issue_edge[2], issue_edge[3], issue_edge[4]);
+                $finish;
+            end
+        end
+    endtask
+
     task random_valid(input integer n, input integer fault_pct);
         integer t, wc;
         begin
@@ -1052,6 +1099,7 @@ module tb_seq;
         oldest_wins;
         loads_b2b;
         zero_load;
+        wide_host;
         for (ph = 0; ph < 8; ph = ph + 1) begin
             case (ph % 4)
                 0: begin
