@@ -54,7 +54,9 @@ static int read_hw(fw_ctx *c)
     hw_cfg *hw = &c->hw;
     if (reg(c, TPU_CSR_ID) != TPU_ID_MAGIC)
         return fw_fail(c, FW_ERR_HW, FW_NO_INDEX, "ID");
-    if (reg(c, TPU_CSR_VERSION) >> 16 != TPU_VERSION >> 16)
+    /* The same major version, and a minor one with what the schedules use (wide RD_HOST rows). */
+    const uint32_t version = reg(c, TPU_CSR_VERSION);
+    if (version >> 16 != TPU_VERSION >> 16 || (version & 0xffffu) < (TPU_VERSION & 0xffffu))
         return fw_fail(c, FW_ERR_HW, FW_NO_INDEX, "VERSION");
     hw->n = reg(c, TPU_CSR_ARRAY_N);
     hw->ub_rows = reg(c, TPU_CSR_UB_ROWS);

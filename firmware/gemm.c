@@ -9,6 +9,8 @@
 #define CHUNK_MIN_ROWS 256u
 /* Accumulator buffers the schedule rotates through, at most. */
 #define ACC_BUFS_MAX 8u
+/* K-tiles one RD_HOST loads: a row of up to 4N bytes, the bus width (docs/isa.md). */
+#define GROUP_TILES 4u
 
 /* A validated GEMM with operands resolved to device addresses. */
 typedef struct {
@@ -104,10 +106,13 @@ static int decode_gemm(fw_ctx *c, const uint8_t *raw, gemm *g)
  * A lives in two UB slots of tm rows per k-tile. When a chunk's whole K fits (kb == 1), a chunk
  * is loaded once and used by all its visits; otherwise K is cut into kb blocks of kc k-tiles and
  * each block is reloaded for every visit. A "use" is a maximal run of steps reading one loaded
- * block; uses alternate slots, and the next use's block is loaded one RD_HOST per k-tile,
- * spread evenly over the current use's steps. One k-tile (a chunk's rows) takes the load unit
- * about as long as one MATMUL takes the MXU, which the weight tiles already prefetched cover;
- * smaller RD_HOSTs measured worse, each paying the memory latency.
+ * block; uses alternate slots, and the next use's block is loaded one RD_HOST per group of up to
+ * GROUP_TILES k-tiles, spread evenly over the current use's steps. A group's RD_HOST reads each
+ * row's S k-tiles in one request (one memory request per row is what limits a chip whose cores
+ * share the port) into S interleaved UB rows: k-tile s of group row i at the group's base + i*S
+ * + s, which its MATMUL reads with a UB step of S. One group takes the load unit about as long as
+ * S MATMULs take the MXU, which the weight tiles already prefetched cover; smaller RD_HOSTs
+ * measured worse, each paying the memory latency.
  *
  * Weights: RD_WEIGHT for step t + wdist is pushed right after MATMUL t, so wdist tiles are on
  * their way while the FIFO never holds more than WFIFO_TILES.
@@ -130,7 +135,7 @@ typedef struct {
     uint64_t rw_next;    /* next weight tile (step) to fetch */
     uint64_t drain_next; /* next visit to drain */
     uint64_t load_use;   /* use whose block is being loaded */
-    uint32_t load_j;     /* its next k-tile (within the block) */
+    uint32_t load_j;     /* its next k-tile (within the block), the first of a group */
     uint32_t params_nt;  /* n-tile whose params are loaded, FW_NO_INDEX if none */
 } sched;
 
@@ -193,6 +198,19 @@ static uint32_t block_tiles(const sched *s, uint32_t i)
     return fw_min32(s->kc, s->kt - i * s->kc);
 }
 
+/* K-tiles in the group of k-tile j of block b: the interleave of its UB rows. */
+static uint32_t group_tiles(const sched *s, uint32_t b, uint32_t j)
+{
+    return fw_min32(GROUP_TILES, block_tiles(s, b) - j / GROUP_TILES * GROUP_TILES);
+}
+
+/* The UB row where k-tile j (within block b) of the slot's first row is. */
+static uint32_t tile_ub(const sched *s, uint64_t u, uint32_t j)
+{
+    return (uint32_t)(u % 2) * s->slot_rows + j / GROUP_TILES * GROUP_TILES * s->tm +
+           j % GROUP_TILES;
+}
+
 /* The chunk and K block that use u reads. */
 static void use_block(const sched *s, uint64_t u, uint32_t *mc, uint32_t *kb)
 {
@@ -225,19 +243,19 @@ static bool loaded(const sched *s, uint64_t u, uint32_t j)
     return s->load_use > u || (s->load_use == u && s->load_j > j);
 }
 
-/* The RD_HOST of the next k-tile of the block being loaded. */
+/* The RD_HOST of the next group of k-tiles of the block being loaded. */
 static int load_tile(sched *s)
 {
     const gemm *g = s->g;
     uint32_t mc, kb;
     use_block(s, s->load_use, &mc, &kb);
     const uint32_t k0 = (kb * s->kc + s->load_j) * s->n;
+    const uint32_t tiles = group_tiles(s, kb, s->load_j);
     const uint64_t a = g->a + (uint64_t)chunk_start(s, mc) * g->lda + k0;
-    const uint32_t ub = (uint32_t)(s->load_use % 2) * s->slot_rows + s->load_j * s->tm;
-    if (fw_push(s->c, TPU_OP_RD_HOST, 0, chunk_rows(s, mc), (uint32_t)a, ub,
-                fw_min32(s->n, g->k - k0), g->lda))
+    if (fw_push(s->c, TPU_OP_RD_HOST, 0, chunk_rows(s, mc), (uint32_t)a,
+                tile_ub(s, s->load_use, s->load_j), fw_min32(tiles * s->n, g->k - k0), g->lda))
         return s->c->res->code;
-    if (++s->load_j == block_tiles(s, kb)) {
+    if ((s->load_j += tiles) == block_tiles(s, kb)) {
         s->load_j = 0;
         s->load_use++;
     }
@@ -329,9 +347,10 @@ static int run_gemm(fw_ctx *c, const gemm *g)
             return c->res->code;
         uint32_t mc, kb;
         use_block(&s, u, &mc, &kb);
+        const uint32_t step = group_tiles(&s, kb, k % s.kc);
         if (fw_push(c, TPU_OP_MATMUL, mm | (k ? TPU_F_ACC : 0), chunk_rows(&s, mc),
-                    (uint32_t)(u % 2) * s.slot_rows + k % s.kc * s.tm,
-                    (uint32_t)(v % s.nacc) * s.tm, 0, 0))
+                    tile_ub(&s, u, k % s.kc), (uint32_t)(v % s.nacc) * s.tm, 0,
+                    step > 1 ? step : 0))
             return c->res->code;
         while (s.rw_next < s.steps && s.rw_next <= t + s.wdist)
             if (fetch_weights(&s))

@@ -127,6 +127,9 @@ enum { F_ROWS = 1, F_A = 2, F_B = 4, F_LEN = 8, F_STRIDE = 16 };
 #define MATMUL_STRIDE_MAX 255u
 static uint32_t ub_step(const tpu_fields *f) { return f->stride ? f->stride : 1; }
 
+/* UB rows one RD_HOST memory row of len bytes fills: ceil(len / N). */
+static uint32_t host_row_ub_rows(uint32_t len, uint32_t n) { return (len + n - 1) / n; }
+
 /* The checks of docs/isa.md "Validation and errors", in their order. */
 static int validate(const tpu_golden *g, const tpu_fields *f)
 {
@@ -140,7 +143,9 @@ static int validate(const tpu_golden *g, const tpu_fields *f)
     case TPU_OP_RD_HOST:
         flags_ok = TPU_OP_RD_HOST_FLAGS;
         used = F_ROWS | F_A | F_B | F_LEN | F_STRIDE;
+        len_max = 4 * n;
         ub = f->b;
+        ub_n = (uint64_t)f->rows * host_row_ub_rows(f->len, n);
         mem = 1;
         break;
     case TPU_OP_RD_WEIGHT:
@@ -263,13 +268,16 @@ static void execute(tpu_golden *g, const tpu_fields *f)
 {
     const size_t n = g->cfg.array_n;
     switch (f->op) {
-    case TPU_OP_RD_HOST:
+    case TPU_OP_RD_HOST: {
+        /* Memory row i fills UB rows b + i*S .. + S, N bytes each, zero past len. */
+        const size_t s = host_row_ub_rows(f->len, (uint32_t)n);
         for (uint32_t i = 0; i < f->rows; i++) {
-            int8_t *dst = g->ub + ((size_t)f->b + i) * n;
+            int8_t *dst = g->ub + ((size_t)f->b + i * s) * n;
             memcpy(dst, g->mem + f->a + (size_t)i * f->stride, f->len);
-            memset(dst + f->len, 0, n - f->len);
+            memset(dst + f->len, 0, s * n - f->len);
         }
         break;
+    }
     case TPU_OP_RD_WEIGHT: {
         const uint32_t slot = (g->fifo_head + g->fifo_count) % g->cfg.wfifo_tiles;
         int8_t *tile = g->fifo + (size_t)slot * n * n;

@@ -131,6 +131,7 @@ static int64_t compare_memory(compare *c)
  * before stop passed validation, so their ranges are in bounds. */
 static int find_writers(compare *c)
 {
+    const uint32_t n = c->cfg.array_n;
     for (uint32_t r = 0; r < c->cfg.ub_rows; r++)
         c->ub_writer[r] = -1;
     for (uint32_t r = 0; r < c->cfg.acc_rows; r++)
@@ -147,7 +148,11 @@ static int find_writers(compare *c)
         const tpu_fields f = tpu_decode(&c->prog[idx]);
         const int32_t w = (int32_t)idx;
         switch (f.op) {
-        case TPU_OP_RD_HOST:
+        case TPU_OP_RD_HOST: /* ceil(len / N) UB rows per memory row */
+            for (uint32_t i = 0; i < f.rows * ((f.len + n - 1) / n); i++)
+                c->ub_writer[f.b + i] = w;
+            break;
+        case TPU_OP_ZERO:
             for (uint32_t i = 0; i < f.rows; i++)
                 c->ub_writer[f.b + i] = w;
             break;

@@ -171,6 +171,30 @@ TEST(GoldenOps, RdHostZeroPadsAndRepeatsWithStrideZero)
         }
 }
 
+TEST(GoldenOps, RdHostWideRowsFillConsecutiveUbRows)
+{
+    // N = 4: rows of len 4N, 2N+1 and N+1 bytes fill 4, 3 and 2 UB rows each, zero-padded.
+    const uint32_t n = 4;
+    Golden m(n, 64);
+    for (uint32_t i = 0; i < 64; i++)
+        m.mem()[i] = (uint8_t)(i + 1);
+    for (uint32_t r = 0; r < 64; r++)
+        memset(m.ub(r), 0x55, n);
+    const uint32_t lens[] = {4 * n, 2 * n + 1, n + 1};
+    for (uint32_t len : lens) {
+        const uint32_t s = (len + n - 1) / n, rows = 3, stride = 20, b = 7;
+        ASSERT_EQ(m.exec(TPU_OP_RD_HOST, 0, rows, 0, b, len, stride), TPU_ERR_OK);
+        for (uint32_t i = 0; i < rows; i++)
+            for (uint32_t k = 0; k < s * n; k++)
+                EXPECT_EQ(m.ub(b + i * s + k / n)[k % n],
+                          k < len ? (int8_t)(i * stride + k + 1) : 0)
+                    << len << ": row " << i << " byte " << k;
+        EXPECT_EQ(m.ub(b + rows * s)[0], 0x55) << len; // the UB row after the range is untouched
+        for (uint32_t r = b; r <= b + rows * s; r++)
+            memset(m.ub(r), 0x55, n);
+    }
+}
+
 TEST(GoldenOps, TileRowIsKAndByteIsColumn)
 {
     const uint32_t n = 4;
@@ -300,7 +324,7 @@ TEST(GoldenErrors, EveryCheck)
         {"RD_HOST reserved flag 7", I(RH, 0x80, 1, 0, 0, 4, 0), BAD},
         {"RD_HOST rows 0", I(RH, 0, 0, 0, 0, 4, 0), BAD},
         {"RD_HOST len 0", I(RH, 0, 1, 0, 0, 0, 0), BAD},
-        {"RD_HOST len N+1", I(RH, 0, 1, 0, 0, 5, 0), BAD},
+        {"RD_HOST len 4N+1", I(RH, 0, 1, 0, 0, 17, 0), BAD},
         {"RD_WEIGHT b set", I(RW, 0, 1, 0, 1, 4, 0), BAD},
         {"RD_WEIGHT flag LOAD", I(RW, TPU_F_LOAD, 1, 0, 0, 4, 0), BAD},
         {"RD_WEIGHT rows 0", I(RW, 0, 0, 0, 0, 4, 0), BAD},
@@ -364,6 +388,8 @@ TEST(GoldenErrors, EveryCheck)
         {"RD_HOST UB end + 1", I(RH, 0, 3, 0, 6, 4, 0), UB},
         {"RD_HOST UB start past end", I(RH, 0, 1, 0, 8, 4, 0), UB},
         {"RD_HOST UB huge b", I(RH, 0, 1, 0, 0xfffff, 4, 0), UB},
+        {"RD_HOST wide rows UB end + 1", I(RH, 0, 2, 0, 5, 5, 8), UB}, // 2 UB rows per row
+        {"RD_HOST 4N-byte rows UB end + 1", I(RH, 0, 2, 0, 1, 16, 16), UB},
         {"MATMUL UB", I(MM, 0, 2, 7, 0, 0, 0), UB},
         {"MATMUL UB a near 2^32", I(MM, 0, 2, 0xffffffffu, 0, 0, 0), UB},
         {"MATMUL UB stride", I(MM, 0, 3, 2, 0, 0, 3), UB}, // rows 2, 5, 8: past the 8 rows

@@ -236,12 +236,15 @@ static uint32_t pick_start(gen *g, uint32_t window, uint32_t rows)
     return rng_below(g->r, window - rows + 1);
 }
 
-/* MATMUL's UB step (its stride, 0 meaning 1); the UB rows a MATMUL spans from a and the ACC rows
- * an ACTIVATE spans from b (with POOL, its windows'), as docs/isa.md defines them. */
+/* MATMUL's UB step (its stride, 0 meaning 1); the UB rows a MATMUL spans from a, an RD_HOST from
+ * b (ceil(len / N) per memory row) and the ACC rows an ACTIVATE spans from b (with POOL, its
+ * windows'), as docs/isa.md defines them. */
 static uint64_t ub_step(const tpu_fields *f) { return f->stride ? f->stride : 1; }
 
-static uint64_t ub_span(const tpu_fields *f)
+static uint64_t ub_span(uint32_t n, const tpu_fields *f)
 {
+    if (f->op == TPU_OP_RD_HOST)
+        return (uint64_t)f->rows * ((f->len + n - 1) / n);
     return f->op == TPU_OP_MATMUL ? (uint64_t)(f->rows - 1) * ub_step(f) + 1 : f->rows;
 }
 
@@ -299,10 +302,10 @@ static tpu_fields make_valid(gen *g, uint32_t op, int load)
     tpu_fields f = {.op = op};
     tpu_rng *r = g->r;
     switch (op) {
-    case TPU_OP_RD_HOST:
-        f.rows = pick_rows(g, g->ubw);
-        f.b = pick_start(g, g->ubw, f.rows);
-        f.len = 1 + rng_below(r, g->n);
+    case TPU_OP_RD_HOST: /* rows of up to N bytes, or wide ones of up to 4N */
+        f.len = 1 + rng_below(r, rng_chance(r, 50) ? g->n : 4 * g->n);
+        f.rows = pick_rows(g, g->ubw / ((f.len + g->n - 1) / g->n));
+        f.b = pick_start(g, g->ubw, (uint32_t)ub_span(g->n, &f));
         pick_mem(g, &f);
         break;
     case TPU_OP_RD_WEIGHT:
@@ -321,9 +324,9 @@ static tpu_fields make_valid(gen *g, uint32_t op, int load)
                    : rng_chance(r, 80) ? 1 + rng_below(r, g->n)
                                        : 1 + rng_below(r, 255);
         f.rows = pick_rows(g, min32(g->ubw, g->accw));
-        while (f.rows > 1 && ub_span(&f) > g->cfg->ub_rows)
+        while (f.rows > 1 && ub_span(g->n, &f) > g->cfg->ub_rows)
             f.rows /= 2;
-        f.a = pick_at(g, g->ubw, g->cfg->ub_rows, ub_span(&f));
+        f.a = pick_at(g, g->ubw, g->cfg->ub_rows, ub_span(g->n, &f));
         f.b = pick_start(g, g->accw, f.rows);
         f.flags = (rng_chance(r, 50) ? TPU_F_ACC : 0) | (rng_chance(r, 25) ? TPU_F_UNSIGNED : 0) |
                   (load ? TPU_F_LOAD : 0);
@@ -485,7 +488,7 @@ static void break_operand(gen *g, tpu_fields *f)
         default: { /* len out of range */
             const int words = f->op == TPU_OP_RD_PARAMS ||
                               (f->op == TPU_OP_WR_HOST && (f->flags & TPU_F_SRC_ACC));
-            const uint32_t max = words ? 4 * n : n;
+            const uint32_t max = words || f->op == TPU_OP_RD_HOST ? 4 * n : n;
             if (f->op != TPU_OP_RD_HOST && f->op != TPU_OP_RD_WEIGHT && f->op != TPU_OP_RD_PARAMS &&
                 f->op != TPU_OP_WR_HOST)
                 break;
@@ -542,9 +545,11 @@ static long emit_bad(gen *g, int code)
             f.rows = (uint32_t)(cfg->ub_rows / 255 + 2 + rng_below(r, 100));
             f.a = rng_below(r, cfg->ub_rows);
         } else if (f.op == TPU_OP_MATMUL || f.op == TPU_OP_ACTIVATE) {
-            f.a = (uint32_t)(cfg->ub_rows - ub_span(&f) + 1 + rng_below(r, (uint32_t)ub_span(&f)));
+            f.a = (uint32_t)(cfg->ub_rows - ub_span(g->n, &f) + 1 +
+                             rng_below(r, (uint32_t)ub_span(g->n, &f)));
         } else {
-            f.b = cfg->ub_rows - f.rows + 1 + rng_below(r, f.rows);
+            const uint32_t span = (uint32_t)ub_span(g->n, &f);
+            f.b = cfg->ub_rows - span + 1 + rng_below(r, span);
         }
         break;
     case TPU_ERR_ACC_RANGE: /* past the end by 1..span rows; or a window too tall for ACC */
