@@ -11,6 +11,11 @@
  *   - packed runs (when pl = pr = 0 and c % N != 0, so pixel planes would waste array rows):
  *     plane t holds bytes t*N.. of the kw*c-byte run of every window row that starts at a pixel
  *     (w - kw + 1 per input row), so a K tile (dy, t) covers several kernel columns at once.
+ * Planes are loaded in groups of up to HOST_ROW_TILES (fewer when the MATMUL step sw * S would
+ * pass 255): one RD_HOST row of up to 4N bytes fills a pixel's S planes of the group at once, so
+ * the group's planes are interleaved, row (r, x) of plane s at the group's base + (r * width + x)
+ * * S + s, and MATMULs read a plane with a UB step of sw * S. One memory request per pixel instead
+ * of one per plane is what matters on a chip whose cores share the memory port.
  * The output rows are cut in bands that fit the UB (two plane sets, so the next band loads while
  * this one computes, when there is room) and the accumulators (two buffers: one drains while the
  * next output-channel tile accumulates). A band's output tile nt accumulates over every K tile
@@ -26,6 +31,7 @@ typedef struct {
     uint32_t oh, ow, ohp, owp; /* convolution output, and pooled output (= output without pool) */
     bool packed;               /* planes of packed runs, else pixel planes */
     uint32_t planes, width;    /* UB planes and rows per input row in each */
+    uint32_t group, groups;    /* planes per load group (the last may have fewer), groups */
     uint32_t kt, nt;           /* K tiles and output-channel tiles */
     uint32_t run;              /* packed: bytes of a window row (kw * c) */
     uint32_t band;             /* pooled output rows per band */
@@ -147,6 +153,8 @@ static int decode_conv(fw_ctx *c, const uint8_t *raw, conv *v)
     v->run = v->packed ? v->kw * v->c : 0; /* packed: kw <= w, both 16-bit */
     v->planes = v->packed ? fw_ceil_div(v->run, n) : fw_ceil_div(v->c, n);
     v->width = v->packed ? v->w - v->kw + 1 : v->w + v->pl + v->pr;
+    v->group = fw_min32(HOST_ROW_TILES, FW_CONV_STRIDE_MAX / v->sw);
+    v->groups = fw_ceil_div(v->planes, v->group);
     const uint64_t kt = (uint64_t)v->kh * (v->packed ? v->planes : (uint64_t)v->kw * v->planes);
     if (kt > UINT32_MAX)
         return fw_bad(c, "kh");
@@ -192,6 +200,22 @@ static int decode_conv(fw_ctx *c, const uint8_t *raw, conv *v)
 
 /* --------------------------------------------------------------- schedule -- */
 
+/* Planes in load group g: the interleave of its UB rows. */
+static uint32_t group_planes(const conv *v, uint32_t g)
+{
+    return fw_min32(v->group, v->planes - g * v->group);
+}
+
+/* The UB row of position (r, x) (input row, pixel or run) of plane p in the plane set at base,
+ * filled for in_rows input rows. */
+static uint64_t plane_row(const conv *v, uint64_t base, uint32_t in_rows, uint32_t p, uint64_t r,
+                          uint64_t x)
+{
+    const uint32_t g = p / v->group;
+    return base + (uint64_t)g * v->group * in_rows * v->width +
+           (r * v->width + x) * group_planes(v, g) + p % v->group;
+}
+
 /* The walk: images, then bands (pooled rows [py0, py0 + band)), then output tiles (visits),
  * then K tiles (steps). */
 typedef struct {
@@ -203,7 +227,7 @@ typedef struct {
     uint64_t set_base[2], stage_base, acc_half;
     uint64_t fetched;               /* next step whose weight tile to fetch */
     uint64_t load_next;             /* next load (image, band) whose planes to fill */
-    uint64_t load_unit, load_units; /* its progress: plane rows filled, of planes x in rows */
+    uint64_t load_unit, load_units; /* its progress: group rows filled, of groups x in rows */
     uint32_t zero_at, zero_rows;    /* ZERO rows pending (merged across row ends) */
     uint64_t drain_next;            /* next visit to drain */
     uint32_t params_nt; /* output tile whose parameters are loaded, FW_NO_INDEX if none */
@@ -240,17 +264,18 @@ static int zero(sched *s, uint32_t at, uint32_t rows)
     return FW_OK;
 }
 
-/* Fills the next plane row of load s->load_next: unit u = plane * in_rows + row. */
+/* Fills the next input row of a plane group of load s->load_next: unit u = group * in_rows +
+ * row. */
 static int load_unit(sched *s)
 {
     const conv *v = s->v;
     uint32_t img, py0, bp;
     band_rows(s, s->load_next, &img, &py0, &bp);
     const uint32_t in_rows = (uint32_t)band_in_rows(v, bp);
-    const uint32_t plane = (uint32_t)(s->load_unit / in_rows),
-                   r = (uint32_t)(s->load_unit % in_rows);
-    const uint32_t base = (uint32_t)(s->set_base[s->load_next % v->sets] +
-                                     ((uint64_t)plane * in_rows + r) * v->width);
+    const uint32_t g = (uint32_t)(s->load_unit / in_rows), r = (uint32_t)(s->load_unit % in_rows);
+    const uint32_t planes = group_planes(v, g);
+    const uint32_t base =
+        (uint32_t)plane_row(v, s->set_base[s->load_next % v->sets], in_rows, g * v->group, r, 0);
     /* Padded input row y of the image: the band starts at conv row py0 * psh. */
     const int64_t y = (int64_t)py0 * v->psh * v->sh + r - v->pt;
     if (++s->load_unit == s->load_units) {
@@ -258,17 +283,17 @@ static int load_unit(sched *s)
         s->load_next++;
     }
     if (y < 0 || y >= v->h)
-        return zero(s, base, v->width);
+        return zero(s, base, v->width * planes);
     const uint64_t pixel = ((uint64_t)img * v->h + (uint64_t)y) * v->w;
-    const uint32_t at = plane * s->n; /* byte of the run, or first channel, of this plane */
-    const uint32_t len = fw_min32(s->n, (v->packed ? v->run : v->c) - at);
-    const uint32_t rows = v->packed ? v->width : v->w, left = v->packed ? 0 : v->pl;
+    const uint32_t at = g * v->group * s->n; /* byte of the run, or first channel, of the group */
+    const uint32_t len = fw_min32(planes * s->n, (v->packed ? v->run : v->c) - at);
+    const uint32_t rows = v->packed ? v->width : v->w, left = v->packed ? 0 : v->pl * planes;
     if (left && zero(s, base, left))
         return s->c->res->code;
     if (flush_zero(s) || fw_push(s->c, TPU_OP_RD_HOST, 0, rows,
                                  (uint32_t)(v->in + pixel * v->c + at), base + left, len, v->c))
         return s->c->res->code;
-    return v->packed || !v->pr ? FW_OK : zero(s, base + left + v->w, v->pr);
+    return v->packed || !v->pr ? FW_OK : zero(s, base + left + v->w * planes, v->pr * planes);
 }
 
 /* Pushes the remaining units of the loads before load `until` (and the pending zeros). */
@@ -364,7 +389,7 @@ static int run_conv(fw_ctx *c, const conv *v)
         band_rows(&s, load, &img, &py0, &bp);
         const uint32_t conv_rows = (uint32_t)band_conv_rows(v, bp);
         /* This band's planes: loaded ahead while the last band computed, or now. */
-        s.load_units = (uint64_t)v->planes * band_in_rows(v, bp);
+        s.load_units = (uint64_t)v->groups * band_in_rows(v, bp);
         if (load_until(&s, load + 1))
             return c->res->code;
         /* The next band's loads are spread over this band's MATMULs (into the other set). */
@@ -373,7 +398,7 @@ static int run_conv(fw_ctx *c, const conv *v)
         if (v->sets == 2 && load + 1 < s.loads) {
             uint32_t ni, np0, nbp;
             band_rows(&s, load + 1, &ni, &np0, &nbp);
-            next_units = (uint64_t)v->planes * band_in_rows(v, nbp);
+            next_units = (uint64_t)v->groups * band_in_rows(v, nbp);
         }
         for (uint32_t nt = 0; nt < v->nt; nt++) {
             const uint64_t q = load * v->nt + nt;
@@ -384,13 +409,15 @@ static int run_conv(fw_ctx *c, const conv *v)
                         return c->res->code;
                 uint32_t plane, dy, dx;
                 tile_source(&s, kt, &plane, &dy, &dx);
-                const uint64_t base = s.set_base[load % v->sets] +
-                                      (uint64_t)plane * band_in_rows(v, bp) * v->width + dx;
+                const uint32_t ub_step = v->sw * group_planes(v, plane / v->group);
                 for (uint32_t oy = 0; oy < conv_rows; oy++) {
                     const uint32_t flags = (oy == 0 ? mm : mm & ~TPU_F_LOAD) | (kt ? TPU_F_ACC : 0);
-                    if (fw_push(c, TPU_OP_MATMUL, flags, v->ow,
-                                (uint32_t)(base + ((uint64_t)oy * v->sh + dy) * v->width),
-                                (uint32_t)((q % 2) * s.acc_half + (uint64_t)oy * v->ow), 0, v->sw))
+                    const uint64_t a =
+                        plane_row(v, s.set_base[load % v->sets], (uint32_t)band_in_rows(v, bp),
+                                  plane, (uint64_t)oy * v->sh + dy, dx);
+                    if (fw_push(c, TPU_OP_MATMUL, flags, v->ow, (uint32_t)a,
+                                (uint32_t)((q % 2) * s.acc_half + (uint64_t)oy * v->ow), 0,
+                                ub_step))
                         return c->res->code;
                     pushed++;
                     while (next_units && s.load_next == load + 1 &&

@@ -20,6 +20,8 @@
 #define ROWS_MAX TPU_INSN_ROWS_MASK
 #define LOCAL_ROWS_MAX (TPU_INSN_B_MASK + 1u)
 #define LEN_MAX TPU_INSN_LEN_MASK
+/* UB rows one RD_HOST row fills at most: its len is up to 4N bytes, the bus width. */
+#define HOST_ROW_TILES 4u
 
 typedef struct {
     uint32_t n, ub_rows, acc_rows, wfifo_tiles, mem_size;

@@ -9,8 +9,6 @@
 #define CHUNK_MIN_ROWS 256u
 /* Accumulator buffers the schedule rotates through, at most. */
 #define ACC_BUFS_MAX 8u
-/* K-tiles one RD_HOST loads: a row of up to 4N bytes, the bus width (docs/isa.md). */
-#define GROUP_TILES 4u
 
 /* A validated GEMM with operands resolved to device addresses. */
 typedef struct {
@@ -107,7 +105,7 @@ static int decode_gemm(fw_ctx *c, const uint8_t *raw, gemm *g)
  * is loaded once and used by all its visits; otherwise K is cut into kb blocks of kc k-tiles and
  * each block is reloaded for every visit. A "use" is a maximal run of steps reading one loaded
  * block; uses alternate slots, and the next use's block is loaded one RD_HOST per group of up to
- * GROUP_TILES k-tiles, spread evenly over the current use's steps. A group's RD_HOST reads each
+ * HOST_ROW_TILES k-tiles, spread evenly over the current use's steps. A group's RD_HOST reads each
  * row's S k-tiles in one request (one memory request per row is what limits a chip whose cores
  * share the port) into S interleaved UB rows: k-tile s of group row i at the group's base + i*S
  * + s, which its MATMUL reads with a UB step of S. One group takes the load unit about as long as
@@ -201,14 +199,14 @@ static uint32_t block_tiles(const sched *s, uint32_t i)
 /* K-tiles in the group of k-tile j of block b: the interleave of its UB rows. */
 static uint32_t group_tiles(const sched *s, uint32_t b, uint32_t j)
 {
-    return fw_min32(GROUP_TILES, block_tiles(s, b) - j / GROUP_TILES * GROUP_TILES);
+    return fw_min32(HOST_ROW_TILES, block_tiles(s, b) - j / HOST_ROW_TILES * HOST_ROW_TILES);
 }
 
 /* The UB row where k-tile j (within block b) of the slot's first row is. */
 static uint32_t tile_ub(const sched *s, uint64_t u, uint32_t j)
 {
-    return (uint32_t)(u % 2) * s->slot_rows + j / GROUP_TILES * GROUP_TILES * s->tm +
-           j % GROUP_TILES;
+    return (uint32_t)(u % 2) * s->slot_rows + j / HOST_ROW_TILES * HOST_ROW_TILES * s->tm +
+           j % HOST_ROW_TILES;
 }
 
 /* The chunk and K block that use u reads. */
