@@ -1,7 +1,8 @@
 `default_nettype none
 `include "tpu_isa.vh"
 // Activate unit: ACTIVATE (docs/isa.md), one instruction at a time, one ACC row read per cycle.
-// Output row i is written to UB[ub_addr+i]. Its window of ACC rows is the one row acc_addr+i,
+// Output row i is written to UB[ub_addr + i*step], step = cmd_ub_step (ACTIVATE's len field, 0
+// meaning 1: consecutive rows; it costs nothing). Its window of ACC rows is the one row acc_addr+i,
 // or with POOL (cmd_window: the stride field's PH, PW, STEP, PITCH) PH window rows of PW
 // consecutive ACC rows, the first at acc_addr + i*STEP, each PITCH rows after the last, read one
 // per cycle in that order: an output row costs PH*PW cycles. Each read's data arrives the next
@@ -18,6 +19,7 @@ module tpu_act_eng #(
     output wire cmd_ready,
     input wire [15:0] cmd_rows,
     input wire [19:0] cmd_ub_addr,
+    input wire [7:0] cmd_ub_step,  // UB rows between output rows, 0 meaning 1
     input wire [19:0] cmd_acc_addr,
     input wire cmd_bias,
     input wire cmd_relu,
@@ -40,6 +42,7 @@ module tpu_act_eng #(
     reg             busy;  // from accepting a command until its last row is written
     reg  [    15:0] left;  // output rows whose reads are not finished
     reg  [    19:0] rd_ub;  // UB row of the window read this cycle
+    reg  [     7:0] ub_step;  // UB rows between output rows, 1..255
     reg             add_bias;
     reg             relu;
     // The window (1 x 1, step 1 without POOL) and the position of this cycle's read in it.
@@ -119,6 +122,7 @@ module tpu_act_eng #(
             win_base <= cmd_acc_addr;
             row_base <= cmd_acc_addr;
             rd_ub <= cmd_ub_addr;
+            ub_step <= (cmd_ub_step == 8'd0) ? 8'd1 : cmd_ub_step;
             add_bias <= cmd_bias;
             relu <= cmd_relu;
             ph <= cmd_pool ? cmd_window[`TPU_POOL_PH] : 4'd1;
@@ -142,7 +146,7 @@ module tpu_act_eng #(
                 win_base <= win_base + {12'd0, step};
                 row_base <= win_base + {12'd0, step};
                 acc_addr <= win_base + {12'd0, step};
-                rd_ub <= rd_ub + 20'd1;
+                rd_ub <= rd_ub + {12'd0, ub_step};
             end
         end
         q_first <= wj == 4'd0 && wk == 4'd0;

@@ -360,6 +360,7 @@ module tpu_core #(
         .cmd_ready(ac_ready),
         .cmd_rows(cmd_rows),
         .cmd_ub_addr(cmd_a[19:0]),
+        .cmd_ub_step(cmd_len[7:0]),  // validated: len <= 255
         .cmd_acc_addr(cmd_b),
         .cmd_bias(cmd_flags[`TPU_F_BIAS_BIT]),
         .cmd_relu(cmd_flags[`TPU_F_RELU_BIT]),

@@ -1,7 +1,8 @@
 `default_nettype none
 // tpu_act_eng with a behavioural ACC (registered read) and a UB write monitor, against a
 // reference of docs/isa.md's activation arithmetic. Random ACTIVATE commands (rows 1..40, random
-// UB/ACC rows, BIAS/RELU flags, parameters changed while idle), half of them with POOL (windows
+// UB/ACC rows, UB row steps 0, 1, 2, 3, 255 and random ones (ISA 1.2: ACTIVATE's len), BIAS/RELU
+// flags, parameters changed while idle), half of them with POOL (windows
 // PH x PW up to 4 x 4 and sometimes 15 x 1 or 1 x 15, STEP 1..8, PITCH 0..20; garbage in the
 // window field without POOL), some offered while the previous one runs, some after idle gaps,
 // plus directed edge cases: identity requantization, shift 63, the 64-bit wrap of p + 2^62 when
@@ -9,14 +10,15 @@
 // Checked every cycle: cmd_ready is low exactly while a command is in flight, except in the cycle
 // of its done (the next command is accepted then, and at least 10 must be); ACC reads go to
 // b + i*STEP + k*PITCH + j for output row i, window row k, column j (j fastest; b, b+1, ...
-// without POOL), one per cycle, starting the cycle after acceptance; row i is written to UB[a+i]
+// without POOL), one per cycle, starting the cycle after acceptance; row i is written to
+// UB[a + i*step] (step 0 meaning 1), with and without POOL,
 // exactly 4 cycles after its window's last read (one row per PH*PW cycles sustained) with the
 // reference value, requant(max over the window of relu(acc + bias)); done pulses with the last
 // write and never otherwise.
 module tb_act_eng;
     parameter N = 8;
     localparam ACC_ROWS = 128;
-    localparam UB_ROWS = 128;
+    localparam UB_ROWS = 1024;  // room for a few rows 255 apart
     localparam CMDS = 120;
 
     reg clk = 1'b0;
@@ -25,6 +27,7 @@ module tb_act_eng;
     wire cmd_ready;
     reg [15:0] cmd_rows = 16'd0;
     reg [19:0] cmd_ub_addr = 20'd0;
+    reg [7:0] cmd_ub_step = 8'd0;
     reg [19:0] cmd_acc_addr = 20'd0;
     reg cmd_bias = 1'b0;
     reg cmd_relu = 1'b0;
@@ -50,6 +53,7 @@ module tb_act_eng;
         .cmd_ready(cmd_ready),
         .cmd_rows(cmd_rows),
         .cmd_ub_addr(cmd_ub_addr),
+        .cmd_ub_step(cmd_ub_step),
         .cmd_acc_addr(cmd_acc_addr),
         .cmd_bias(cmd_bias),
         .cmd_relu(cmd_relu),
@@ -117,6 +121,8 @@ module tb_act_eng;
     integer        writes;  // UB rows it has written
     reg     [15:0] c_rows;
     reg     [19:0] c_ub;
+    integer        c_ustep;  // UB rows between output rows, 1..255
+    integer        stepped = 0;  // commands done with a UB step > 1
     reg     [19:0] c_acc;
     reg            c_bias;
     reg            c_relu;
@@ -214,12 +220,12 @@ module tb_act_eng;
                     end
                     exp_row[8*c+:8] = ref_q(wmax, mult[32*c+:32], shift[6*c+:6]);
                 end
-                if (!active || ub_addr !== c_ub + writes || ub_data !== exp_row[8*N-1:0]
+                if (!active || ub_addr !== c_ub + writes * c_ustep || ub_data !== exp_row[8*N-1:0]
                     || edges != accept_edge + 3 + (writes + 1) * c_area) begin
                     $display(
-                        "FAIL: act_eng edge %0d: UB write %0d of command %0d (rows %0d bias %0d relu %0d pool %0d window %0dx%0d step %0d pitch %0d): expected row %0d = %h at edge %0d, actual row %0d = %h",
-                        edges, writes, cmds, c_rows, c_bias, c_relu, c_pool, c_ph, c_pw, c_step,
-                        c_pitch, c_ub + writes, exp_row[8*N-1:0],
+                        "FAIL: act_eng edge %0d: UB write %0d of command %0d (rows %0d UB step %0d bias %0d relu %0d pool %0d window %0dx%0d step %0d pitch %0d): expected row %0d = %h at edge %0d, actual row %0d = %h",
+                        edges, writes, cmds, c_rows, c_ustep, c_bias, c_relu, c_pool, c_ph, c_pw,
+                        c_step, c_pitch, c_ub + writes * c_ustep, exp_row[8*N-1:0],
                         accept_edge + 3 + (writes + 1) * c_area, ub_addr, ub_data);
                     $finish;
                 end
@@ -241,18 +247,20 @@ module tb_act_eng;
         end
         if (exp_done) begin
             active = 1'b0;
-            cmds = cmds + 1;
+            cmds   = cmds + 1;
             pooled = pooled + c_pool;
+            if (c_ustep > 1) stepped = stepped + 1;
             rows_total = rows_total + c_rows;
             if (cmds == CMDS) begin
-                if (overlapped < 10 || pooled < CMDS / 4) begin
-                    $display("FAIL: act_eng: only %0d commands accepted back to back, %0d pooled",
-                             overlapped, pooled);
+                if (overlapped < 10 || pooled < CMDS / 4 || stepped < CMDS / 4) begin
+                    $display(
+                        "FAIL: act_eng: only %0d commands accepted back to back, %0d pooled, %0d with a UB step",
+                        overlapped, pooled, stepped);
                     $finish;
                 end
                 $display(
-                    "act_eng: %0d commands (%0d with POOL), %0d rows, %0d accepted in the previous one's done cycle",
-                    cmds, pooled, rows_total, overlapped);
+                    "act_eng: %0d commands (%0d with POOL, %0d with a UB step > 1), %0d rows, %0d accepted in the previous one's done cycle",
+                    cmds, pooled, stepped, rows_total, overlapped);
                 $display("PASS");
                 $finish;
             end
@@ -265,7 +273,18 @@ module tb_act_eng;
         phase = (offered / 10) % 2;
         if (!rst && !cmd_valid && offered < CMDS && (phase == 0 ? 1 : (!active && ($urandom % 4) == 0))) begin
             cmd_rows = offered < 4 ? offered + 1 : 1 + $urandom % 40;
-            cmd_ub_addr = $urandom % (UB_ROWS - cmd_rows + 1);
+            // UB row step: 0 and 1 (consecutive), 2, 3, 255 and random, cycling through both
+            // POOL and plain commands; rows halved until the output rows fit.
+            case (offered % 6)
+                0: cmd_ub_step = 8'd0;
+                1: cmd_ub_step = 8'd1;
+                2: cmd_ub_step = 8'd2;
+                3: cmd_ub_step = 8'd3;
+                4: cmd_ub_step = 8'd255;
+                default: cmd_ub_step = $urandom;
+            endcase
+            while ((cmd_rows - 1) * (cmd_ub_step == 0 ? 1 : cmd_ub_step) + 1 > UB_ROWS)
+            cmd_rows = 1 + cmd_rows / 2;
             cmd_bias = $urandom;
             cmd_relu = $urandom;
             // POOL in half the commands: a window whose footprint fits the accumulators.
@@ -298,6 +317,7 @@ module tb_act_eng;
                 end
                 cmd_window = {o_pitch[15:0], o_step[7:0], o_pw[3:0], o_ph[3:0]};
             end
+            cmd_ub_addr = $urandom % (UB_ROWS - (cmd_rows - 1) * (cmd_ub_step == 0 ? 1 : cmd_ub_step));
             cmd_acc_addr = $urandom % (ACC_ROWS - ((cmd_rows - 1) * o_step + (o_ph - 1) * o_pitch + o_pw) + 1);
             // Parameters only change while nothing is in flight.
             if (!active) begin
@@ -319,6 +339,7 @@ module tb_act_eng;
             writes = 0;
             c_rows = cmd_rows;
             c_ub = cmd_ub_addr;
+            c_ustep = cmd_ub_step == 0 ? 1 : cmd_ub_step;
             c_acc = cmd_acc_addr;
             c_bias = cmd_bias;
             c_relu = cmd_relu;
