@@ -1,12 +1,15 @@
 `default_nettype none
 // Store unit: WR_HOST (docs/isa.md), one instruction at a time.
-// Row i is read from UB[b+i] (data the next cycle) or ACC[b+i] (data the next cycle, then
-// relu(acc + bias) through tpu_act, 3 more cycles), queued in a DEPTH-row buffer and sent as one
-// write request to a + i*stride. A row is only read when the buffer has room for it counting
-// every row still in the read pipeline, so back-pressure from the memory never has to stall the
-// pipeline, and one request per cycle is sustained when DEPTH covers the read-to-send latency
-// (6 cycles on the ACC path). done (with fault if any ack had err) pulses the cycle after the
-// last acknowledgement arrives.
+// Memory row i is read from ACC[b+i] (data the next cycle, then relu(acc + bias) through
+// tpu_act, 3 more cycles) or, from UB, as its S = ceil(len / N) UB rows b + i*S + s (s = 0..S-1,
+// len up to 4N), one per cycle through the single read port (data the next cycle), assembled
+// into lane s of the row (bytes s*N..). Each memory row is queued in a DEPTH-row buffer and sent
+// as one write request to a + i*stride. A memory row's reads only start when the buffer has room
+// for it counting every row still in the read pipeline, so back-pressure from the memory never
+// has to stall the pipeline, and one request per cycle is sustained for S = 1 when DEPTH covers
+// the read-to-send latency (6 cycles on the ACC path); a wide row takes S cycles of the read
+// port. done (with fault if any ack had err) pulses the cycle after the last acknowledgement
+// arrives.
 // Lanes >= len of the write data are not masked: the memory writes only bytes 0..len-1.
 module tpu_dma_wr #(
     parameter N = 16,
@@ -48,6 +51,8 @@ module tpu_dma_wr #(
     localparam integer LAST_I = DEPTH - 1;
     localparam [PW:0] FULL = DEPTH_I[PW:0];
     localparam [PW-1:0] LAST = LAST_I[PW-1:0];
+    localparam integer N_I = N;
+    localparam [11:0] LEN_N = N_I[11:0];
 
     reg busy;
     // The instruction being executed.
@@ -57,11 +62,13 @@ module tpu_dma_wr #(
     reg src_acc;
     reg add_bias;
     reg relu;
+    reg [1:0] lane_last;  // S - 1: UB rows per memory row, less one (0 from ACC)
 
     reg [19:0] src_row;  // next UB/ACC row to read
-    reg [15:0] read;  // rows read from UB/ACC
+    reg [1:0] lane;  // lane of the memory row that read fills
+    reg [15:0] read;  // memory rows whose reads have started
     reg [15:0] acked;  // acknowledgements received
-    reg [PW:0] reserved;  // rows read and not yet sent: in the read pipeline or the buffer
+    reg [PW:0] reserved;  // memory rows whose reads started, not yet sent: being read or buffered
     reg err_seen;
 
     reg [32*N-1:0] buf_mem[0:DEPTH-1];
@@ -69,10 +76,15 @@ module tpu_dma_wr #(
     reg [PW-1:0] buf_rp;
     reg [PW:0] buf_count;
 
-    reg ub_q;  // UB data is on ub_data this cycle
+    reg ub_q;  // UB data is on ub_data this cycle ...
+    reg [1:0] q_lane;  // ... for this lane of its memory row
+    reg q_end;  // ... the row's last
     reg acc_q;  // ACC data is on acc_data this cycle
+    reg [32*N-1:0] asm_q;  // the UB lanes of the memory row assembled so far
 
-    wire rd = busy && read != rows && reserved != FULL;
+    // A memory row's first read reserves its buffer entry; the rest of its reads follow.
+    wire rd = busy && (lane != 2'd0 || (read != rows && reserved != FULL));
+    wire rd_row = rd && lane == 2'd0;
     wire send = req_valid && req_ready;
 
     // The accumulator path. The credit scheme above means the pipeline never needs to stall;
@@ -107,8 +119,15 @@ module tpu_dma_wr #(
         .out_tag(act_tag_unused)
     );
 
-    wire push = ub_q || act_valid;
-    wire [32*N-1:0] push_data = src_acc ? act_i32 : {{24 * N{1'b0}}, ub_data};
+    // The memory row with this cycle's UB data in its lane.
+    reg [32*N-1:0] ub_row;
+    always @* begin
+        ub_row = asm_q;
+        ub_row[8*N*q_lane+:8*N] = ub_data;
+    end
+
+    wire push = (ub_q && q_end) || act_valid;
+    wire [32*N-1:0] push_data = src_acc ? act_i32 : ub_row;
 
     assign cmd_ready = !busy;
     assign ub_en = rd && !src_acc;
@@ -121,6 +140,9 @@ module tpu_dma_wr #(
 
     always @(posedge clk) begin
         if (push) buf_mem[buf_wp] <= push_data;
+        if (ub_q) asm_q <= ub_row;
+        q_lane <= lane;
+        q_end  <= lane == lane_last;
     end
 
     always @(posedge clk) begin
@@ -143,8 +165,8 @@ module tpu_dma_wr #(
             if (send) buf_rp <= (buf_rp == LAST) ? {PW{1'b0}} : buf_rp + 1'b1;
             if (push && !send) buf_count <= buf_count + 1'b1;
             else if (send && !push) buf_count <= buf_count - 1'b1;
-            if (rd && !send) reserved <= reserved + 1'b1;
-            else if (send && !rd) reserved <= reserved - 1'b1;
+            if (rd_row && !send) reserved <= reserved + 1'b1;
+            else if (send && !rd_row) reserved <= reserved - 1'b1;
 
             if (!busy) begin
                 if (cmd_valid) begin
@@ -155,6 +177,10 @@ module tpu_dma_wr #(
                     src_acc <= cmd_src_acc;
                     add_bias <= cmd_bias;
                     relu <= cmd_relu;
+                    // ceil(len / N) - 1, len <= 4N
+                    lane_last <= cmd_src_acc ? 2'd0 : {1'b0, cmd_len > LEN_N} +
+                        {1'b0, cmd_len > (LEN_N << 1)} + {1'b0, cmd_len > LEN_N + (LEN_N << 1)};
+                    lane <= 2'd0;
                     src_row <= cmd_b;
                     req_addr <= cmd_a;
                     read <= 16'd0;
@@ -164,8 +190,9 @@ module tpu_dma_wr #(
             end else begin
                 if (rd) begin
                     src_row <= src_row + 20'd1;
-                    read <= read + 16'd1;
+                    lane <= (lane == lane_last) ? 2'd0 : lane + 2'd1;
                 end
+                if (rd_row) read <= read + 16'd1;
                 if (send) req_addr <= req_addr + stride;
                 if (rsp_valid) begin
                     acked <= acked + 16'd1;

@@ -2,16 +2,22 @@
 // tpu_dma_wr (with tpu_act) against the shared memory model (model/mem_model.v: fixed ack
 // latency, random req_ready, random gaps between acks, err beyond MEM_SIZE, refused requests held
 // stable) and UB/ACC models that answer the cycle after a read with junk in every other cycle.
-// Each instruction is checked for: the whole memory afterwards (bytes 0..len-1 of each source row,
-// in row order, relu(acc + bias) for ACC rows), the request sequence (a + i*stride, len), the
-// source reads (b, b+1, ... once each), exactly one done pulse after the last ack, fault, no activity outside the
-// instruction, at most DEPTH rows read ahead of the memory while it refuses requests, and one
-// request per cycle when the memory always accepts.
+// Each instruction is checked for: the whole memory afterwards (bytes 0..len-1 of each memory row,
+// in row order: relu(acc + bias) for ACC rows, from UB (ISA 1.2, len up to 4N) the concatenation
+// of its S = ceil(len / N) UB rows b + i*S .. b + i*S + S-1), the request sequence (a + i*stride,
+// len, one per memory row), the source reads (b, b+1, ... once each: rows*S of them from UB),
+// exactly one done pulse after the last ack, fault, no activity outside the instruction, at most
+// DEPTH memory rows started ahead of the memory while it refuses requests, and, when the memory
+// always accepts, one request per cycle (per S cycles for wide UB rows).
+// Wide rows: len N+1, 2N, 3N-1, 3N+1, 4N and N+3 (not a multiple of N), 1 and several rows,
+// strides other than len (0, 1, larger), requests refused for long stretches and at random while
+// rows are assembled, err acks, the last UB rows, random ones; two instructions back to back
+// (the second accepted in the cycle of the first's done), narrow and wide both ways.
 module tb_dma_wr;
     parameter N = 8;
     localparam DEPTH = 8;
     localparam MEM_SIZE = 4096;
-    localparam ROWS = 64;  // UB and ACC rows
+    localparam ROWS = 128;  // UB and ACC rows
 
     reg clk = 1'b0;
     always #5 clk = !clk;
@@ -141,6 +147,11 @@ module tb_dma_wr;
         end
     end
 
+    // UB rows per memory row: ceil(len / N).
+    function integer span(input [11:0] len);
+        span = (len + N - 1) / N;
+    endfunction
+
     // --------------------------------------------------------------- monitor --
     reg busy = 1'b0;
     reg cur_src_acc;
@@ -148,11 +159,15 @@ module tb_dma_wr;
     reg [31:0] cur_a;
     reg [31:0] cur_stride;
     reg [11:0] cur_len;
+    integer cur_span;  // reads per memory row: S from UB, 1 from ACC
     integer n_req;
     integer n_rd;
     integer n_ack;
     integer n_done;
-    integer max_ahead;  // most rows read and not yet accepted by the memory
+    integer max_ahead;  // most memory rows started and not yet accepted by the memory
+    integer n_done_all = 0;  // done pulses, and those with fault, since time 0
+    integer n_fault_all = 0;
+    integer n_b2b = 0;  // instructions accepted in the cycle of the previous one's done
     integer first_req;
     integer last_req;
     reg fault_seen;
@@ -185,8 +200,11 @@ module tb_dma_wr;
                 n_req = n_req + 1;
             end
             if (rsp_valid) n_ack = n_ack + 1;
-            if (n_rd - n_req > max_ahead) max_ahead = n_rd - n_req;
+            if ((n_rd + cur_span - 1) / cur_span - n_req > max_ahead)
+                max_ahead = (n_rd + cur_span - 1) / cur_span - n_req;
             if (done) begin
+                n_done_all  = n_done_all + 1;
+                n_fault_all = n_fault_all + fault;
                 if (n_ack != n_req) begin
                     $display("FAIL: done after %0d of %0d acknowledgements", n_ack, n_req);
                     $finish;
@@ -196,12 +214,14 @@ module tb_dma_wr;
                 busy = 1'b0;
             end
             if (cmd_valid && cmd_ready) begin
+                if (done) n_b2b = n_b2b + 1;
                 busy = 1'b1;
                 cur_src_acc = cmd_src_acc;
                 cur_b = cmd_b;
                 cur_a = cmd_a;
                 cur_stride = cmd_stride;
                 cur_len = cmd_len;
+                cur_span = cmd_src_acc ? 1 : span(cmd_len);
                 n_req = 0;
                 n_rd = 0;
                 n_ack = 0;
@@ -228,29 +248,34 @@ module tb_dma_wr;
         end
     endfunction
 
-    // refuse_cycles: the memory takes no request for that many cycles after the instruction starts.
-    task run(input src_acc, input use_bias, input use_relu, input [15:0] rows, input [31:0] a,
-             input [19:0] b, input [11:0] len, input [31:0] stride, input integer refuse_cycles);
+    // exp_mem after the instruction (exp_fault: some row is out of range).
+    reg exp_fault;
+    task expect_insn(input src_acc, input use_bias, input use_relu, input [15:0] rows,
+                     input [31:0] a, input [19:0] b, input [11:0] len, input [31:0] stride);
         integer i;
         integer k;
-        integer t;
+        integer s;
         reg [31:0] addr;
         reg [32*N-1:0] row;
-        reg exp_fault;
         begin
-            n_tests   = n_tests + 1;
             exp_fault = 1'b0;
-            for (i = 0; i < MEM_SIZE; i = i + 1) exp_mem[i] = u_mem.mem[i];
+            s = src_acc ? 1 : span(len);
             for (i = 0; i < rows; i = i + 1) begin
                 addr = a + i * stride;
-                row = src_acc ?
-                    act_row(acc[b+i], bias, use_bias, use_relu) : {{24 * N{1'b0}}, ub[b+i]};
+                if (src_acc) row = act_row(acc[b+i], bias, use_bias, use_relu);
+                else for (k = 0; k < s; k = k + 1) row[8*N*k+:8*N] = ub[b+i*s+k];
                 if (in_range(addr, {4'd0, len}))
                     for (k = 0; k < len; k = k + 1) exp_mem[addr+k] = row[8*k+:8];
                 else exp_fault = 1'b1;
             end
+        end
+    endtask
 
-            @(posedge clk);
+    // Offers a command at the next edge and holds it until it is taken.
+    task issue(input src_acc, input use_bias, input use_relu, input [15:0] rows, input [31:0] a,
+               input [19:0] b, input [11:0] len, input [31:0] stride);
+        integer t;
+        begin
             cmd_valid <= 1'b1;
             cmd_rows <= rows;
             cmd_a <= a;
@@ -265,13 +290,76 @@ module tb_dma_wr;
             while (!cmd_ready) begin
                 @(posedge clk);
                 t = t + 1;
-                if (t > 100) begin
+                if (t > 20000) begin
                     $display("FAIL: cmd_ready stayed low");
                     $finish;
                 end
             end
+        end
+    endtask
+
+    // refuse_cycles: the memory takes no request for that many cycles after the instruction starts.
+    task run(input src_acc, input use_bias, input use_relu, input [15:0] rows, input [31:0] a,
+             input [19:0] b, input [11:0] len, input [31:0] stride, input integer refuse_cycles);
+        integer i;
+        begin
+            n_tests = n_tests + 1;
+            for (i = 0; i < MEM_SIZE; i = i + 1) exp_mem[i] = u_mem.mem[i];
+            expect_insn(src_acc, use_bias, use_relu, rows, a, b, len, stride);
+            @(posedge clk);
+            issue(src_acc, use_bias, use_relu, rows, a, b, len, stride);
             cmd_valid <= 1'b0;
             refuse <= refuse_cycles;
+            finish(src_acc, use_bias, use_relu, rows, a, b, len, stride, refuse_cycles);
+        end
+    endtask
+
+    // Two instructions, the second offered while the first runs: it must be taken in the cycle
+    // of the first's done. Checked: both done pulses and faults, the memory after both, the
+    // second's own counts.
+    task run_pair(input src0, input [15:0] rows0, input [31:0] a0, input [19:0] b0,
+                  input [11:0] len0, input [31:0] stride0, input src1, input [15:0] rows1,
+                  input [31:0] a1, input [19:0] b1, input [11:0] len1, input [31:0] stride1);
+        integer i;
+        integer dones;
+        integer faults;
+        integer b2b;
+        reg fault0;
+        begin
+            n_tests = n_tests + 2;
+            dones = n_done_all;
+            faults = n_fault_all;
+            b2b = n_b2b;
+            for (i = 0; i < MEM_SIZE; i = i + 1) exp_mem[i] = u_mem.mem[i];
+            expect_insn(src0, src0, src0, rows0, a0, b0, len0, stride0);
+            fault0 = exp_fault;
+            expect_insn(src1, 1'b0, src1, rows1, a1, b1, len1, stride1);
+            @(posedge clk);
+            issue(src0, src0, src0, rows0, a0, b0, len0, stride0);
+            issue(src1, 1'b0, src1, rows1, a1, b1, len1, stride1);
+            cmd_valid <= 1'b0;
+            finish(src1, 1'b0, src1, rows1, a1, b1, len1, stride1, 0);
+            if (n_done_all != dones + 2 || n_fault_all != faults + fault0 + exp_fault ||
+                n_b2b != b2b + 1) begin
+                $display(
+                    "FAIL: back to back (rows %0d len %0d, then rows %0d len %0d): %0d done pulses, %0d faults, %0d taken at a done; expected 2, %0d, 1",
+                    rows0, len0, rows1, len1, n_done_all - dones, n_fault_all - faults,
+                    n_b2b - b2b, fault0 + exp_fault);
+                $finish;
+            end
+        end
+    endtask
+
+    // Waits for the instruction's done and checks it against exp_mem and exp_fault.
+    task finish(input src_acc, input use_bias, input use_relu, input [15:0] rows, input [31:0] a,
+                input [19:0] b, input [11:0] len, input [31:0] stride, input integer refuse_cycles);
+        integer i;
+        integer t;
+        integer s;
+        begin
+            s = src_acc ? 1 : span(len);
+            // From the edge after acceptance: a done seen at that edge is the previous one's.
+            @(posedge clk);
             t = 0;
             while (!done) begin
                 @(posedge clk);
@@ -291,9 +379,9 @@ module tb_dma_wr;
                     src_acc, rows, a, len, stride, n_done, fault_seen, exp_fault);
                 $finish;
             end
-            if (n_req != rows || n_rd != rows) begin
-                $display("FAIL: src_acc %b rows %0d: %0d requests, %0d reads", src_acc, rows,
-                         n_req, n_rd);
+            if (n_req != rows || n_rd != rows * s) begin
+                $display("FAIL: src_acc %b rows %0d len %0d: %0d requests, %0d reads", src_acc,
+                         rows, len, n_req, n_rd);
                 $finish;
             end
             if (max_ahead > DEPTH) begin
@@ -302,10 +390,11 @@ module tb_dma_wr;
                     src_acc, rows, max_ahead, DEPTH);
                 $finish;
             end
-            if (ready_pct == 100 && refuse_cycles == 0 && last_req - first_req != rows - 1) begin
+            if (ready_pct == 100 && refuse_cycles == 0 && last_req - first_req != (rows - 1) * s)
+            begin
                 $display(
-                    "FAIL: src_acc %b rows %0d: requests took %0d cycles with an always-ready memory",
-                    src_acc, rows, last_req - first_req + 1);
+                    "FAIL: src_acc %b rows %0d len %0d: requests took %0d cycles with an always-ready memory",
+                    src_acc, rows, len, last_req - first_req + 1);
                 $finish;
             end
             for (i = 0; i < MEM_SIZE; i = i + 1)
@@ -378,6 +467,41 @@ module tb_dma_wr;
         run(1, 1, 0, 3, MEM_SIZE - 8 * N - 1, 0, 4 * N, 4 * N, 0);  // only the last row fails
         run(1, 0, 1, 2, 32'hffff_ff00, 0, 4 * N, 32'h100, 0);
 
+        // ISA 1.2 wide rows from UB: S = ceil(len / N) UB rows per memory row.
+        latency = 1;
+        run(0, 0, 0, 1, 3, 0, N + 1, 0, 0);
+        run(0, 0, 0, 7, 10, 0, N + 1, 4 * N + 5, 0);
+        run(0, 0, 0, 5, 200, 20, 2 * N, 2 * N, 0);
+        run(0, 0, 0, 3, 400, 40, 3 * N - 1, 3, 0);  // overlapping rows: the later wins
+        run(0, 0, 0, 1, 600, 50, 4 * N, 0, 0);
+        run(0, 0, 0, 6, 700, 60, 3 * N + 1, 1, 0);
+        run(0, 0, 0, 4, 900, 70, N + 3, 0, 0);  // not a multiple of N
+        run(0, 0, 0, 2, 1100, ROWS - 8, 4 * N, 4 * N, 0);  // the last UB rows
+        latency = 11;
+        run(0, 0, 0, 20, 1200, 0, 4 * N, 4 * N, 0);
+        run(0, 0, 0, 30, 1500, 3, 2 * N + 1, 3 * N, 0);
+        // Back-pressure while rows are assembled.
+        run(0, 0, 0, 20, 1300, 0, 3 * N, 3 * N + 2, 40);
+        run(0, 0, 0, 12, 2000, 1, 4 * N, 4 * N, 7);
+        ready_pct = 30;
+        rsp_pct   = 50;
+        run(0, 0, 0, 25, 77, 5, 2 * N + 1, 3 * N, 0);
+        run(0, 0, 0, 25, 2500, 9, 4 * N, 4 * N + 7, 0);
+        ready_pct = 100;
+        rsp_pct   = 100;
+        // Error acks on wide rows: the last one, and all.
+        run(0, 0, 0, 4, MEM_SIZE - 3 * 4 * N - 1, 0, 4 * N, 4 * N, 0);
+        run(0, 0, 0, 3, MEM_SIZE - 2 * N + 1, 0, 2 * N, 2 * N, 0);
+
+        // Back to back: narrow then wide, wide then narrow, wide then wide, ACC and UB, a fault.
+        latency = 3;
+        run_pair(0, 5, 100, 0, 2 * N + 3, 3 * N, 0, 4, 300, 30, N, N);
+        run_pair(0, 3, 500, 10, N - 1, N, 0, 6, 700, 40, 4 * N, 4 * N + 1);
+        run_pair(0, 4, 900, 0, 3 * N - 1, 2 * N, 0, 5, 1100, 60, 4 * N, 4 * N);
+        run_pair(1, 4, 1300, 0, 4 * N, 4 * N, 0, 3, 1500, 70, 3 * N, 3 * N);
+        run_pair(0, 3, 1700, 90, 2 * N, 2 * N, 1, 2, 1900, 5, 4 * N, 4 * N);
+        run_pair(0, 2, MEM_SIZE - 4 * N - 1, 0, 4 * N, 4 * N, 0, 2, 2100, 8, N + 1, N + 1);
+
         for (it = 0; it < 80; it = it + 1) begin
             rsrc = $random(seed);
             latency = 1 + {$random(seed)} % 13;
@@ -393,8 +517,8 @@ module tb_dma_wr;
                 default: rs = {$random(seed)};
             endcase
             rr = 1 + {$random(seed)} % 24;
-            rb = {$random(seed)} % (ROWS - rr + 1);
-            rl = rsrc ? 4 * (1 + {$random(seed)} % N) : 1 + {$random(seed)} % N;
+            rl = rsrc ? 4 * (1 + {$random(seed)} % N) : 1 + {$random(seed)} % (4 * N);
+            rb = {$random(seed)} % (ROWS - rr * (rsrc ? 1 : span(rl)) + 1);
             run(rsrc, rsrc & $random(seed), rsrc & $random(seed), rr, ra, rb, rl, rs,
                 (it % 5 == 0) ? {$random(seed)} % 30 : 0);
         end
