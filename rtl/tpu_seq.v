@@ -164,10 +164,12 @@ module tpu_seq #(
     wire d_len_n = d_len != 12'd0 && d_len <= LEN_N;  // 1..N
     wire d_len_4n = d_len >= 12'd4 && d_len <= LEN_4N && d_len[1:0] == 2'b00;  // 4..4N, x4
     wire d_len_bus = d_len != 12'd0 && d_len <= LEN_4N;  // 1..4N
-    // RD_HOST: UB rows per memory row, ceil(len / N) (1..4 for a len that passes).
+    // RD_HOST, WR_HOST from UB: UB rows per memory row, ceil(len / N) (1..4 for a len that
+    // passes).
     wire [2:0] d_span =
         3'd1 + {2'd0, d_len > LEN_N} + {2'd0, d_len > LEN_2N} + {2'd0, d_len > LEN_3N};
     wire d_ab_zero = d_len == 12'd0 && d_stride == 32'd0;
+    wire d_len_step = d_len <= 12'd255;  // ACTIVATE: the UB row step of its output rows
     reg d_bad;
     // Flags an opcode does not take (TPU_OP_<op>_FLAGS) are bad operands; WR_HOST from UB (without
     // SRC_ACC) takes none.
@@ -185,15 +187,15 @@ module tpu_seq #(
             d_bad = (d_flags & ~`TPU_OP_MATMUL_FLAGS) != 8'd0 || d_rows == 16'd0 || d_len != 12'd0
                           || d_stride > MM_STRIDE_MAX;
             d_act:
-            d_bad = (d_flags & ~`TPU_OP_ACTIVATE_FLAGS) != 8'd0 || d_rows == 16'd0 || (d_pool ?
-                          d_len != 12'd0 || d_ph == 4'd0 || d_pw == 4'd0 || d_pstep == 8'd0
-                          : !d_ab_zero);
+            d_bad = (d_flags & ~`TPU_OP_ACTIVATE_FLAGS) != 8'd0 || d_rows == 16'd0 || !d_len_step
+                          || (d_pool ? d_ph == 4'd0 || d_pw == 4'd0 || d_pstep == 8'd0
+                          : d_stride != 32'd0);
             d_zero:
             d_bad = (d_flags & ~`TPU_OP_ZERO_FLAGS) != 8'd0 || d_rows == 16'd0 || d_a != 32'd0
                           || !d_ab_zero;
             d_wr:
             d_bad = (d_flags & ~(d_src_acc ? `TPU_OP_WR_HOST_FLAGS : 8'h00)) != 8'd0
-                          || d_rows == 16'd0 || !(d_src_acc ? d_len_4n : d_len_n);
+                          || d_rows == 16'd0 || !(d_src_acc ? d_len_4n : d_len_bus);
             d_sync:
             d_bad = (d_flags & ~`TPU_OP_SYNC_FLAGS) != 8'd0 || |{d_rows, d_a, d_b, d_len, d_stride};
             d_halt:
@@ -203,16 +205,18 @@ module tpu_seq #(
     end
 
     // Ranges. UB: RD_HOST, ZERO and WR_HOST from UB use row b, MATMUL and ACTIVATE row a; an
-    // RD_HOST spans rows*S rows, S = ceil(len/N); a MATMUL (rows-1)*step+1 rows (its stride is
-    // the step, 0 meaning 1). ACC: from row b, rows rows, or for ACTIVATE.POOL
-    // (rows-1)*STEP + (PH-1)*PITCH + PW. (rows 0 fails earlier.)
+    // RD_HOST or a WR_HOST from UB spans rows*S rows, S = ceil(len/N); a MATMUL or an ACTIVATE
+    // (rows-1)*step+1 rows (the step is MATMUL's stride, ACTIVATE's len, 0 meaning 1). ACC: from
+    // row b, rows rows, or for ACTIVATE.POOL (rows-1)*STEP + (PH-1)*PITCH + PW. (rows 0 fails
+    // earlier.)
     wire [15:0] d_rows_m1 = d_rows - 16'd1;
-    wire [7:0] d_mm_step = (d_stride[7:0] == 8'd0) ? 8'd1 : d_stride[7:0];
+    wire [7:0] d_step_f = d_mm ? d_stride[7:0] : d_len[7:0];
+    wire [7:0] d_ub_step = (d_step_f == 8'd0) ? 8'd1 : d_step_f;
     wire d_ub_v = d_rdh || d_mm || d_act || d_zero || (d_wr && !d_src_acc);
     wire d_ub_w = d_rdh || d_act || d_zero;
     wire [31:0] d_ub_lo = (d_rdh || d_wr || d_zero) ? {12'd0, d_b} : d_a;
-    wire [23:0] d_ub_n = d_mm ? {8'd0, d_rows_m1} * {16'd0, d_mm_step} + 24'd1 :
-        d_rdh ? {8'd0, d_rows} * {21'd0, d_span} : {8'd0, d_rows};
+    wire [23:0] d_ub_n = (d_mm || d_act) ? {8'd0, d_rows_m1} * {16'd0, d_ub_step} + 24'd1 :
+        (d_rdh || d_wr) ? {8'd0, d_rows} * {21'd0, d_span} : {8'd0, d_rows};
     wire [32:0] d_ub_hi = {1'b0, d_ub_lo} + {9'd0, d_ub_n};
     wire d_acc_v = d_mm || d_act || (d_wr && d_src_acc);
     wire [23:0] d_pool_steps = {8'd0, d_rows_m1} * {16'd0, d_pstep};

@@ -12,8 +12,9 @@
 // command fields, each unit's cmd_valid (so no issue with a RAW/WAR/WAW overlap on UB, ACC,
 // memory or parameters with another unit's instruction in flight, MATMULs exempt among
 // themselves, and so are loads, but not a load and a ZERO; footprints of strided MATMULs,
-// ACTIVATE.POOL windows and ZEROs; at most 1 activate/store/ZERO, 4 loads and 4 MATMULs in flight
-// (the sequencer's limits, as the fake units would take more); and no cycle lost: a
+// ACTIVATEs with a UB row step, ACTIVATE.POOL windows, wide RD_HOSTs and WR_HOSTs and ZEROs;
+// at most 1 activate/store/ZERO, 4 loads and 4 MATMULs in flight (the sequencer's limits, as the
+// fake units would take more); and no cycle lost: a
 // held instruction issues in the cycle its blocker's done arrives), SYNC/HALT waiting for
 // everything, the issue pulse, stall/retire events, iq_ready, IQ_FREE, BUSY, HALTED (set by HALT,
 // nothing issues until the next push), ERROR_CODE/ERROR_PC (first failing check in order, or
@@ -28,7 +29,13 @@
 // fault winning over a younger one; a ZERO and a load on the same rows held back both ways, on
 // other rows overlapping; an RD_HOST of len > N (ISA 1.2) holding back a MATMUL and a ZERO on
 // the last of its rows * ceil(len / N) UB rows, not one on the row after; random RD_HOSTs of len
-// up to 4N. Coverage: each hazard kind that can occur between units (UB RAW/WAR/WAW, ACC RAW/WAR,
+// up to 4N. ISA 1.2's ACTIVATE step and wide WR_HOST: ACTIVATE len 255 ok and 256 BAD_OPERAND
+// (with and without POOL), UB_RANGE at (rows-1)*step + 1; WR_HOST from UB len N+1 and 4N ok,
+// 4N+1 BAD_OPERAND, UB_RANGE at rows * ceil(len / N); an ACTIVATE with a step holding back a
+// MATMUL on its last output row and a WR_HOST on a row between two of its output rows (its
+// footprint is the whole range), not a ZERO on the row after; a wide WR_HOST holding back an
+// ACTIVATE on its last UB row, not a ZERO on the row after; random ACTIVATEs with steps and
+// WR_HOSTs of len up to 4N in the reference model. Coverage: each hazard kind that can occur between units (UB RAW/WAR/WAW, ACC RAW/WAR,
 // memory RAW/WAR, parameter RAW/WAR) must have held an instruction back, a ZERO behind a load and
 // a load behind a ZERO too, units must have overlapped, SYNC must have waited.
 module tb_seq;
@@ -154,12 +161,20 @@ module tb_seq;
         mm_step = x[127:96] == 0 ? 1 : x[127:96];
     endfunction
 
-    // UB rows a MATMUL spans from a, ACC rows an ACTIVATE spans from b (POOL: its windows').
-    function [63:0] ub_span(input [127:0] x);
-        ub_span = x[7:0] == 8'h04 ? (x[31:16] - 64'd1) * mm_step(x) + 1 : x[31:16];
+    // ACTIVATE (ISA 1.2): UB rows between its output rows, the len field (0 meaning 1).
+    function [63:0] act_step(input [127:0] x);
+        act_step = x[95:84] == 0 ? 1 : x[95:84];
     endfunction
 
-    // UB rows an RD_HOST writes from b (ISA 1.2): rows * ceil(len / N).
+    // UB rows a MATMUL or an ACTIVATE spans from a, ACC rows an ACTIVATE spans from b (POOL:
+    // its windows').
+    function [63:0] ub_span(input [127:0] x);
+        ub_span = x[7:0] == 8'h04 ? (x[31:16] - 64'd1) * mm_step(x) + 1 :
+            x[7:0] == 8'h05 ? (x[31:16] - 64'd1) * act_step(x) + 1 : x[31:16];
+    endfunction
+
+    // UB rows an RD_HOST writes, or a WR_HOST from UB reads, from b (ISA 1.2): rows * ceil(len
+    // / N).
     function [63:0] host_span(input [127:0] x);
         host_span = x[31:16] * ((x[95:84] + N - 1) / N);
     endfunction
@@ -192,18 +207,18 @@ module tb_seq;
                 3: bad = fl != 0 || b != 0 || rows != 3 || len < 4 || len > 4 * N || len % 4 != 0;
                 4: bad = (fl & ~8'h07) != 0 || rows == 0 || len != 0 || stride > 255;
                 5:
-                bad = (fl & ~8'h58) != 0 || rows == 0 || len != 0 || (fl[6] ?
+                bad = (fl & ~8'h58) != 0 || rows == 0 || len > 255 || (fl[6] ?
                     stride[3:0] == 0 || stride[7:4] == 0 || stride[15:8] == 0 : stride != 0);
                 9: bad = fl != 0 || rows == 0 || a != 0 || len != 0 || stride != 0;
                 6:
                 bad = (fl & ~8'h38) != 0 || (!src && (fl & 8'h18) != 0) || rows == 0
-                         || (src ? (len < 4 || len > 4 * N || len % 4 != 0) : (len < 1 || len > N));
+                         || (src ? (len < 4 || len > 4 * N || len % 4 != 0) : (len < 1 || len > 4 * N));
                 default: bad = x[127:8] != 0;
             endcase
             if (op < 1 || op > 9) ref_code = 1;
             else if (bad) ref_code = 2;
-            else if (op == 1 && b + host_span(x) > UB_ROWS) ref_code = 3;
-            else if ((op == 9 || (op == 6 && !src)) && b + rows > UB_ROWS) ref_code = 3;
+            else if ((op == 1 || (op == 6 && !src)) && b + host_span(x) > UB_ROWS) ref_code = 3;
+            else if (op == 9 && b + rows > UB_ROWS) ref_code = 3;
             else if ((op == 4 || op == 5) && a + ub_span(x) > UB_ROWS) ref_code = 3;
             else if ((op == 4 || op == 5 || (op == 6 && src)) && b + acc_span(x) > ACC_ROWS)
                 ref_code = 4;
@@ -236,10 +251,10 @@ module tb_seq;
             case (res)
                 0:
                 if (!wr && op == 4) rng = {a + ub_span(x), a};
-                else if (!wr && op == 6 && !src) rng = {b + rows, b};
+                else if (!wr && op == 6 && !src) rng = {b + host_span(x), b};
                 else if (wr && op == 1) rng = {b + host_span(x), b};
                 else if (wr && op == 9) rng = {b + rows, b};
-                else if (wr && op == 5) rng = {a + rows, a};
+                else if (wr && op == 5) rng = {a + ub_span(x), a};
                 1:
                 if (!wr && op == 5) rng = {b + acc_span(x), b};
                 else if (!wr && ((op == 6 && src) || (op == 4 && fl[0]))) rng = {b + rows, b};
@@ -671,22 +686,33 @@ module tb_seq;
                         | (1 + $urandom % 3);
                     span = (rows - 1) * win[15:8] + (win[3:0] - 1) * win[31:16] + win[7:4];
                 end
+                // UB row step (ISA 1.2, the len field): 0 or 1 (consecutive), small, or large
+                // for one row.
+                case ($urandom % 4)
+                    0: len = $urandom % 2;
+                    1: len = rows == 1 ? 1 + $urandom % 255 : 2;
+                    default: len = $urandom % 4;
+                endcase
+                step = (len == 0) ? 1 : len;
                 emit(insn(
                      8'h05,
                      fl,
                      rows,
-                     $urandom % (17 - rows),
+                     $urandom % (UB_ROWS - (rows - 1) * step < 17 ? UB_ROWS - (rows - 1) * step : 17),
                      $urandom % (ACC_ROWS - span < 16 ? ACC_ROWS - span + 1 : 17),
-                     0,
+                     len,
                      win
                      ));
             end else if (pick < 78) begin
                 emit(insn(8'h09, 0, rows, 0, $urandom % (17 - rows), 0, 0));
             end else if (pick < 96) begin
                 src = $urandom % 2;
-                fl  = src ? (8'h20 | (($urandom % 4) << 3)) : 8'h00;
-                len = src ? 4 * (1 + $urandom % N) : 1 + $urandom % N;
-                emit(insn(8'h06, fl, rows, a, $urandom % (17 - rows), len, stride));
+                fl = src ? (8'h20 | (($urandom % 4) << 3)) : 8'h00;
+                // From UB half of them wide (len up to 4N): rows * ceil(len / N) UB rows.
+                len = src ? 4 * (1 + $urandom % N) :
+                    ($urandom % 2) ? 1 + $urandom % N : 1 + $urandom % (4 * N);
+                span = src ? rows : rows * ((len + N - 1) / N);
+                emit(insn(8'h06, fl, rows, a, $urandom % (17 - span), len, stride));
             end else begin
                 emit(insn(8'h07, 0, 0, 0, 0, 0, 0));
             end
@@ -802,7 +828,11 @@ module tb_seq;
             err_case(insn(8'h05, 0, 1, 0, 0, 0, 1), 2, 0);
             err_case(insn(8'h06, 8'h08, 1, 0, 0, N, N), 2, 0);
             err_case(insn(8'h06, 8'h10, 1, 0, 0, N, N), 2, 0);
-            err_case(insn(8'h06, 0, 1, 0, 0, N + 1, N), 2, 0);
+            err_case(insn(8'h06, 0, 1, 0, 0, N + 1, N), 0, 0);  // ISA 1.2: from UB up to 4N
+            err_case(insn(8'h06, 0, 1, 0, 0, 4 * N, N), 0, 0);
+            err_case(insn(8'h06, 0, 1, 0, 0, 4 * N + 1, N), 2, 0);
+            err_case(insn(8'h06, 0, 1, 0, 0, 0, N), 2, 0);
+            err_case(insn(8'h06, 0, 1, 0, 0, 12'hfff, N), 2, 0);
             err_case(insn(8'h06, 8'h20, 1, 0, 0, 4 * N + 4, 4 * N), 2, 0);
             err_case(insn(8'h06, 8'h20, 1, 0, 0, 5, 4 * N), 2, 0);
             err_case(insn(8'h06, 8'h40, 1, 0, 0, N, N), 2, 0);
@@ -827,7 +857,13 @@ module tb_seq;
             err_case(insn(8'h05, 8'h40, 1, 0, 0, 0, 32'h0000_0110), 2, 0);  // PH 0
             err_case(insn(8'h05, 8'h40, 1, 0, 0, 0, 32'h0000_0101), 2, 0);  // PW 0
             err_case(insn(8'h05, 8'h40, 1, 0, 0, 0, 32'h0005_0011), 2, 0);  // STEP 0
-            err_case(insn(8'h05, 8'h40, 1, 0, 0, 1, 32'h0000_0111), 2, 0);  // len
+            // ISA 1.2: ACTIVATE's len is its UB row step, 0..255, with and without POOL
+            err_case(insn(8'h05, 8'h40, 1, 0, 0, 1, 32'h0000_0111), 0, 0);
+            err_case(insn(8'h05, 8'h40, 1, 0, 0, 255, 32'h0000_0111), 0, 0);
+            err_case(insn(8'h05, 8'h40, 1, 0, 0, 256, 32'h0000_0111), 2, 0);
+            err_case(insn(8'h05, 0, 1, 0, 0, 255, 0), 0, 0);
+            err_case(insn(8'h05, 0, 1, 0, 0, 256, 0), 2, 0);
+            err_case(insn(8'h05, 0, 1, 0, 0, 12'hfff, 0), 2, 0);
             err_case(insn(8'h05, 8'h80, 1, 0, 0, 0, 32'h0000_0111), 2, 0);
             err_case(insn(8'h05, 8'h58, 2, 0, 0, 0, 32'hffff_ffff), 4, 0);  // 255 + 14*65535 + 15
             err_case(insn(8'h05, 8'h40, 1, 0, 0, 0, 32'h0000_0111), 0, 0);
@@ -853,6 +889,24 @@ module tb_seq;
             err_case(insn(8'h04, 0, 1, UB_ROWS, 0, 0, 0), 3, 0);
             err_case(insn(8'h05, 0, 65535, 0, 0, 0, 0), 3, 0);
             err_case(insn(8'h06, 0, 3, 0, UB_ROWS - 2, N, N), 3, 0);
+            // ACTIVATE's UB range with its step: (rows-1)*step + 1 rows from a
+            err_case(insn(8'h05, 0, 3, 1, 0, 31, 0), 0, 0);  // rows 1, 32, 63
+            err_case(insn(8'h05, 0, 3, 2, 0, 31, 0), 3, 0);
+            err_case(insn(8'h05, 8'h40, 3, 1, 0, 31, 32'h0000_0111), 0, 0);
+            err_case(insn(8'h05, 8'h40, 3, 2, 0, 31, 32'h0000_0111), 3, 0);
+            err_case(insn(8'h05, 0, 2, 0, 0, 255, 0), 3, 0);  // 256 rows
+            err_case(insn(8'h05, 0, 1, UB_ROWS - 1, 0, 255, 0), 0, 0);  // one row: no step
+            err_case(insn(8'h05, 0, 2, UB_ROWS - 2, 0, 1, 0), 0, 0);
+            err_case(insn(8'h05, 0, 2, UB_ROWS - 2, 0, 2, 0), 3, 0);
+            // WR_HOST from UB reads rows * ceil(len / N) UB rows
+            err_case(insn(8'h06, 0, UB_ROWS / 4, 0, 0, 4 * N, 4 * N), 0, 0);
+            err_case(insn(8'h06, 0, UB_ROWS / 4, 0, 1, 4 * N, 4 * N), 3, 0);
+            err_case(insn(8'h06, 0, 3, 0, UB_ROWS - 6, 2 * N, 2 * N), 0, 0);
+            err_case(insn(8'h06, 0, 3, 0, UB_ROWS - 6, 2 * N + 1, 2 * N + 1), 3, 0);
+            err_case(insn(8'h06, 0, 5, 0, UB_ROWS - 15, 3 * N - 1, 0), 0, 0);
+            err_case(insn(8'h06, 0, 5, 0, UB_ROWS - 15, 3 * N + 1, 0), 3, 0);
+            err_case(insn(8'h06, 0, 16'hffff, 0, 0, 4 * N, 0), 3, 0);
+            err_case(insn(8'h06, 8'h20, UB_ROWS / 2, 0, 0, 4 * N, 4 * N), 0, 0);  // ACC: 1 row each
             // 3 before 4, 3 before 5, 4 before 5
             err_case(insn(8'h04, 0, 2, UB_ROWS - 1, ACC_ROWS, 0, 0), 3, 0);
             err_case(insn(8'h01, 0, 2, MEMSZ, UB_ROWS - 1, N, N), 3, 0);
@@ -1058,6 +1112,54 @@ module tb_seq;
         end
     endtask
 
+    // ISA 1.2: an ACTIVATE with a UB row step holds back instructions on any row of its
+    // footprint [a, a + (rows-1)*step + 1), the rows between its output rows included, not one
+    // right after it; a WR_HOST from UB of len > N holds back a write to the last of its
+    // rows * ceil(len / N) UB rows, not one to the row after.
+    task step_wide_wr;
+        begin
+            p_ready = 100;
+            plen = 0;
+            emit(insn(8'h05, 0, 3, 4, 0, 5, 0));  // writes UB rows 4, 9, 14
+            delay_at[0] = 25;
+            emit(insn(8'h09, 0, 1, 0, 15, 0, 0));  // beside it
+            emit(insn(8'h04, 0, 1, 14, 20, 0, 0));  // reads its last row (ACC rows apart)
+            emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
+            run_prog;
+            if (issue_edge[1] != issue_edge[0] + 1 || issue_edge[2] < issue_edge[0] + 25) begin
+                $display(
+                    "FAIL: seq: ACTIVATE step: issued at edges %0d %0d %0d; expected the 2nd right after the 1st, the 3rd held 25 cycles",
+                    issue_edge[0], issue_edge[1], issue_edge[2]);
+                $finish;
+            end
+            plen = 0;
+            emit(insn(8'h05, 8'h40, 3, 4, 0, 5, 32'h0000_0111));  // POOL, UB rows 4, 9, 14
+            delay_at[0] = 25;
+            emit(insn(8'h06, 0, 1, 0, 7, N, N));  // reads row 7, between two of its rows
+            emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
+            run_prog;
+            if (issue_edge[1] < issue_edge[0] + 25) begin
+                $display(
+                    "FAIL: seq: ACTIVATE step: a WR_HOST inside its footprint issued at edge %0d, the ACTIVATE at %0d",
+                    issue_edge[1], issue_edge[0]);
+                $finish;
+            end
+            plen = 0;
+            emit(insn(8'h06, 0, 2, 0, 20, 3 * N + 1, 4 * N));  // reads UB rows 20..27
+            delay_at[0] = 25;
+            emit(insn(8'h09, 0, 1, 0, 28, 0, 0));  // beside it
+            emit(insn(8'h05, 0, 1, 27, 0, 0, 0));  // writes its last row
+            emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
+            run_prog;
+            if (issue_edge[1] != issue_edge[0] + 1 || issue_edge[2] < issue_edge[0] + 25) begin
+                $display(
+                    "FAIL: seq: wide WR_HOST: issued at edges %0d %0d %0d; expected the 2nd right after the 1st, the 3rd held 25 cycles",
+                    issue_edge[0], issue_edge[1], issue_edge[2]);
+                $finish;
+            end
+        end
+    endtask
+
     task random_valid(input integer n, input integer fault_pct);
         integer t, wc;
         begin
@@ -1100,6 +1202,7 @@ module tb_seq;
         loads_b2b;
         zero_load;
         wide_host;
+        step_wide_wr;
         for (ph = 0; ph < 8; ph = ph + 1) begin
             case (ph % 4)
                 0: begin
