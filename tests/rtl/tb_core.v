@@ -27,8 +27,14 @@
 //            ZERO against loads on the same rows both ways, a MATMUL of stride 0 and one of a
 //            large stride, a pooling window with overlapping rows (pitch < width) and ReLU, a
 //            WR_HOST reading rows a ZERO wrote; with a back-pressured, interleaving memory.
-//   errors   ILLEGAL_OPCODE, BAD_OPERAND (also RD_HOST len 4N+1), UB_RANGE (before ACC_RANGE;
-//            also an RD_HOST whose rows fit but not its rows * ceil(len/N)), MEM_RANGE,
+//   widewr   ISA 1.2: ACTIVATEs with output steps 3 (with and without POOL, interleaved), 255,
+//            1 and 6 (over rows already read), WR_HOSTs from UB of len 3N, 2N+3, 4N, N+1 and
+//            2N (S = 3, 3, 4, 2, 2 UB rows per memory row; strides 3N+5, len, 4N+1, 0) reading
+//            them back, an RD_HOST overwriting rows a wide WR_HOST reads; with a back-pressured,
+//            interleaving memory; byte counters (one request per memory row).
+//   errors   ILLEGAL_OPCODE, BAD_OPERAND (also RD_HOST and WR_HOST len 4N+1, ACTIVATE len 256),
+//            UB_RANGE (before ACC_RANGE; also an RD_HOST and a WR_HOST whose rows fit but not
+//            their rows * ceil(len/N), an ACTIVATE whose last stepped row does not), MEM_RANGE,
 //            WFIFO_EMPTY, WFIFO_FULL and MEM_FAULT (MEM_SIZE larger than the memory):
 //            ERROR_CODE, ERROR_PC, STATUS (ERROR rises with BUSY already clear), pushes refused,
 //            and everything before the failing instruction completed.
@@ -296,18 +302,23 @@ module tb_core;
                         );
                         if ((k == 0 && j == 0) || $signed(x) > $signed(mx)) mx = x;
                     end
-                    rub[a+i][8*c+:8] = requant(mx, rmult[32*c+:32], rshift[6*c+:6]);
+                    // ISA 1.2: output rows len apart (0 meaning 1).
+                    rub[a+i*(len==0?1 : len)][8*c+:8] =
+                        requant(mx, rmult[32*c+:32], rshift[6*c+:6]);
                 end
                 OP_ZERO: for (i = 0; i < rows; i = i + 1) rub[b+i] = {8 * N{1'b0}};
-                OP_WR_HOST:
-                for (i = 0; i < rows; i = i + 1)
-                for (c = 0; c < len; c = c + 1) begin
-                    addr = a + i * stride + c;
-                    if (fl & F_SRC_ACC) begin
-                        x = act32(racc[b+i][32*(c/4)+:32], rbias[32*(c/4)+:32], fl[3], fl[4]);
-                        rmem[addr] = x[8*(c%4)+:8];
-                    end else begin
-                        rmem[addr] = rub[b+i][8*c+:8];
+                // From UB memory row i is UB rows b + i*S .. (S = ceil(len / N)), N bytes each.
+                OP_WR_HOST: begin
+                    step = (len + N - 1) / N;
+                    for (i = 0; i < rows; i = i + 1)
+                    for (c = 0; c < len; c = c + 1) begin
+                        addr = a + i * stride + c;
+                        if (fl & F_SRC_ACC) begin
+                            x = act32(racc[b+i][32*(c/4)+:32], rbias[32*(c/4)+:32], fl[3], fl[4]);
+                            rmem[addr] = x[8*(c%4)+:8];
+                        end else begin
+                            rmem[addr] = rub[b+i*step+c/N][8*(c%N)+:8];
+                        end
                     end
                 end
                 default: ;  // SYNC, HALT
@@ -773,6 +784,49 @@ module tb_core;
         end
     endtask
 
+    // ISA 1.2: ACTIVATE output rows len apart, read back (and overwritten) by WR_HOSTs of up to
+    // 4N bytes per memory row assembled from ceil(len / N) UB rows.
+    localparam WW_W = 0, WW_X = 1024, WW_X2 = 2048, WW_P = 3072, WW_O = 8192;
+    task widewr;
+        begin
+            mem_timing(6, 25, 70, 3);
+            mem_random(MEMB);
+            put_params(WW_P, 4 * N);
+            nprog = 0;
+            emit(insn(OP_RD_PARAMS, 0, 3, WW_P, 0, 4 * N, 4 * N));
+            emit(insn(OP_RD_WEIGHT, 0, N, WW_W, 0, N, N));
+            emit(insn(OP_RD_HOST, 0, 2 * N, WW_X, 0, N, N));
+            emit(insn(OP_MATMUL, F_LOAD, 2 * N, 0, 0, 0, 0));
+            // Output rows 3 apart (300, 303, ..), POOL 2 x 1 windows (step 2, pitch 1) between
+            // them (301, 304, ..), step 255 (700, 955) and step 1 (consecutive).
+            emit(insn(OP_ACTIVATE, F_BIAS | F_RELU, 2 * N, 300, 0, 3, 0));
+            emit(insn(OP_ACTIVATE, F_POOL | F_BIAS, N, 301, 0, 3, 32'h0001_0212));
+            emit(insn(OP_ACTIVATE, 0, 2, 700, 1, 255, 0));
+            emit(insn(OP_ACTIVATE, F_RELU, N, 1000, 2, 1, 0));
+            // Wide rows read back: 3 UB rows per memory row (len 3N and 2N+3), ...
+            emit(insn(OP_WR_HOST, 0, N, WW_O, 300, 3 * N, 3 * N + 5));
+            emit(insn(OP_WR_HOST, 0, N, WW_O + 1024, 300, 2 * N + 3, 2 * N + 3));
+            // ... rows among them overwritten only after those reads, ...
+            emit(insn(OP_ACTIVATE, 0, N, 303, 5, 6, 0));
+            emit(insn(OP_WR_HOST, 0, 2, WW_O + 2048, 952, 4 * N, 4 * N + 1));  // 952..959
+            emit(insn(OP_WR_HOST, 0, 3, WW_O + 3072, 1000, N + 1, 0));  // the last row wins
+            emit(insn(OP_WR_HOST, 0, 4, WW_O + 4096, 1000, 2 * N, 2 * N));  // 1000..1007
+            emit(insn(OP_RD_HOST, 0, 1, WW_X2, 1004, 4 * N, 0));  // 1004..1007 after the reads
+            emit(insn(OP_WR_HOST, 0, 1, WW_O + 5120, 1004, 4 * N, 0));
+            // ... and 4 UB rows per memory row over what the last ACTIVATE wrote.
+            emit(insn(OP_WR_HOST, 0, N, WW_O + 6144, 300, 4 * N, 4 * N));
+            emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
+            core_reset(MEMB);
+            run(200000);
+            ref_run(nprog);
+            compare("widewr");
+            check_counters(nprog, 0, 3 * 4 * N + N * N + 2 * N * N + 4 * N,
+                           N * 3 * N + N * (2 * N + 3) + 2 * 4 * N + 3 * (N + 1) + 4 * 2 * N + 4 * N
+                           + N * 4 * N);
+            $display("widewr: %0d instructions, %0d cycles", nprog, run_cycles);
+        end
+    endtask
+
     // Runs prog (built by the caller) and expects the error; the reference runs the instructions
     // before the failing one unless compare_state is 0.
     task expect_error(input [8*16-1:0] name, input [31:0] code, input [31:0] pc,
@@ -812,7 +866,7 @@ module tb_core;
 
             nprog = 0;
             emit(insn(OP_RD_HOST, 0, 3, 64, 320, N, N));
-            emit(insn(OP_ACTIVATE, 0, 3, 330, 0, 1, 0));  // len must be 0
+            emit(insn(OP_ACTIVATE, 0, 3, 330, 0, 256, 0));  // ISA 1.2: a UB row step <= 255
             emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
             expect_error("bad operand", 2, 1, MEMB, 1);
 
@@ -827,6 +881,26 @@ module tb_core;
             emit(insn(OP_RD_HOST, 0, 2, 64, UB_ROWS - 7, 4 * N, 4 * N));  // 8 rows, 7 left
             emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
             expect_error("RD_HOST UB range", 3, 1, MEMB, 1);
+
+            nprog = 0;
+            emit(insn(OP_RD_HOST, 0, 2 * N, 0, 0, 4 * N, 4 * N));  // UB rows 0..8N-1
+            emit(insn(OP_ACTIVATE, 0, 3, UB_ROWS - 9, 0, 4, 0));  // rows UB_ROWS-9, -5, -1
+            emit(insn(OP_ACTIVATE, 0, 3, UB_ROWS - 8, 0, 4, 0));  // the last one past the UB
+            emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
+            expect_error("ACT UB range", 3, 2, MEMB, 1);
+
+            nprog = 0;
+            emit(insn(OP_RD_HOST, 0, 2 * N, 0, 0, 4 * N, 4 * N));
+            emit(insn(OP_WR_HOST, 0, 2, 4096, 0, 4 * N, 4 * N));
+            emit(insn(OP_WR_HOST, 0, 1, 4096, 0, 4 * N + 1, 0));  // len at most 4N
+            emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
+            expect_error("WR_HOST len", 2, 2, MEMB, 1);
+
+            nprog = 0;
+            emit(insn(OP_WR_HOST, 0, 2, 4096, UB_ROWS - 6, 3 * N, 3 * N));  // the last 6 rows
+            emit(insn(OP_WR_HOST, 0, 2, 4096, UB_ROWS - 5, 3 * N, 3 * N));  // 6 rows, 5 left
+            emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
+            expect_error("WR_HOST UB range", 3, 1, MEMB, 1);
 
             nprog = 0;
             emit(insn(OP_RD_HOST, 0, 2, 128, 340, N, N));
@@ -956,6 +1030,7 @@ module tb_core;
         stream;
         chain;
         conv;
+        widewr;
         errors_all;
         $display("PASS");
         $finish;
