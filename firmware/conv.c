@@ -32,6 +32,7 @@ typedef struct {
     bool packed;               /* planes of packed runs, else pixel planes */
     uint32_t planes, width;    /* UB planes and rows per input row in each */
     uint32_t group, groups;    /* planes per load group (the last may have fewer), groups */
+    uint32_t ogroup;           /* output tiles per drain group */
     uint32_t kt, nt;           /* K tiles and output-channel tiles */
     uint32_t run;              /* packed: bytes of a window row (kw * c) */
     uint32_t band;             /* pooled output rows per band */
@@ -58,9 +59,10 @@ static uint64_t set_rows(const conv *v, uint64_t bp)
     return (uint64_t)v->planes * band_in_rows(v, bp) * v->width;
 }
 
+/* int8 output is staged for a group of ogroup output-channel tiles at once. */
 static uint64_t stage_rows(const conv *v, uint64_t bp)
 {
-    return v->flags & FW_CONV_OUT_INT8 ? bp * v->owp : 0;
+    return v->flags & FW_CONV_OUT_INT8 ? bp * v->owp * v->ogroup : 0;
 }
 
 static uint64_t acc_rows(const conv *v, uint64_t bp) { return band_conv_rows(v, bp) * v->ow; }
@@ -71,9 +73,14 @@ static bool fits(const fw_ctx *c, const conv *v, uint64_t bp, uint32_t sets)
            2 * acc_rows(v, bp) <= c->hw.acc_rows && acc_rows(v, bp) <= ROWS_MAX;
 }
 
-/* The tallest band that fits, double-buffered if possible; bands of even height. 0: none fits. */
+/* The tallest band that fits, double-buffered if possible; bands of even height. 0: none fits.
+ * Drain groups of up to HOST_ROW_TILES output tiles, as many as leave room for double-buffered
+ * bands of one row (one when not even that fits). */
 static void plan(const fw_ctx *c, conv *v)
 {
+    v->ogroup = fw_min32(HOST_ROW_TILES, v->nt);
+    while (v->ogroup > 1 && !fits(c, v, 1, 2))
+        v->ogroup--;
     v->band = 0;
     for (v->sets = 2; v->sets >= 1 && !v->band; v->sets--) {
         uint32_t lo = 0, hi = v->ohp; /* the largest bp in [1, ohp] that fits, by bisection */
@@ -155,11 +162,11 @@ static int decode_conv(fw_ctx *c, const uint8_t *raw, conv *v)
     v->width = v->packed ? v->w - v->kw + 1 : v->w + v->pl + v->pr;
     v->group = fw_min32(HOST_ROW_TILES, FW_CONV_STRIDE_MAX / v->sw);
     v->groups = fw_ceil_div(v->planes, v->group);
+    v->nt = fw_ceil_div(v->cout, n);
     const uint64_t kt = (uint64_t)v->kh * (v->packed ? v->planes : (uint64_t)v->kw * v->planes);
     if (kt > UINT32_MAX)
         return fw_bad(c, "kh");
     v->kt = (uint32_t)kt;
-    v->nt = fw_ceil_div(v->cout, n);
     const uint32_t out_elt = v->flags & FW_CONV_OUT_INT8 ? 1 : 4;
     const uint64_t kernel = mul_sat(mul_sat(kt, v->nt), (uint64_t)n * n);
 
@@ -203,7 +210,7 @@ static int decode_conv(fw_ctx *c, const uint8_t *raw, conv *v)
 /* Planes in load group g: the interleave of its UB rows. */
 static uint32_t group_planes(const conv *v, uint32_t g)
 {
-    return fw_min32(v->group, v->planes - g * v->group);
+    return fw_group_size(v->planes, v->group, g * v->group);
 }
 
 /* The UB row of position (r, x) (input row, pixel or run) of plane p in the plane set at base,
@@ -354,20 +361,29 @@ static int drain(sched *s, uint64_t q)
         return fw_push(c, TPU_OP_WR_HOST, TPU_F_SRC_ACC | act, bp * v->ow,
                        (uint32_t)(v->out + (pixel * v->cout + n0) * 4), acc, 4 * cols, 4 * v->cout);
     }
-    const uint32_t stage = (uint32_t)(s->stage_base + (q % STAGE_BUFS) * stage_rows(v, v->band));
+    /* The drain group of output tiles nt - j .. + tiles, staged interleaved (a UB step of
+     * tiles), written by its last tile's drain with one WR_HOST row per pixel. */
+    const uint32_t tiles = fw_group_size(v->nt, v->ogroup, nt), j = nt % v->ogroup;
+    const uint32_t step = tiles > 1 ? tiles : 0;
+    const uint64_t group = q / v->nt * fw_ceil_div(v->nt, v->ogroup) + nt / v->ogroup;
+    const uint32_t stage =
+        (uint32_t)(s->stage_base + (group % STAGE_BUFS) * stage_rows(v, v->band)) + j;
     if (v->flags & FW_CONV_POOLING) {
         const uint32_t window = TPU_POOL_PUT(PH, v->ph) | TPU_POOL_PUT(PW, v->pw) |
                                 TPU_POOL_PUT(STEP, v->psw) | TPU_POOL_PUT(PITCH, v->ow);
         for (uint32_t i = 0; i < bp; i++)
-            if (fw_push(c, TPU_OP_ACTIVATE, act | TPU_F_POOL, v->owp, stage + i * v->owp,
-                        acc + i * v->psh * v->ow, 0, window))
+            if (fw_push(c, TPU_OP_ACTIVATE, act | TPU_F_POOL, v->owp, stage + i * v->owp * tiles,
+                        acc + i * v->psh * v->ow, step, window))
                 return c->res->code;
-    } else if (fw_push(c, TPU_OP_ACTIVATE, act, bp * v->ow, stage, acc, 0, 0)) {
+    } else if (fw_push(c, TPU_OP_ACTIVATE, act, bp * v->ow, stage, acc, step, 0)) {
         return c->res->code;
     }
+    if (j + 1 < tiles)
+        return FW_OK;
     const uint64_t pixel = ((uint64_t)img * v->ohp + py0) * v->owp;
-    return fw_push(c, TPU_OP_WR_HOST, 0, bp * v->owp, (uint32_t)(v->out + pixel * v->cout + n0),
-                   stage, cols, v->cout);
+    const uint32_t g0 = n0 - j * s->n;
+    return fw_push(c, TPU_OP_WR_HOST, 0, bp * v->owp, (uint32_t)(v->out + pixel * v->cout + g0),
+                   stage - j, fw_min32(tiles * s->n, v->cout - g0), v->cout);
 }
 
 static int run_conv(fw_ctx *c, const conv *v)

@@ -47,6 +47,12 @@ static inline uint64_t fw_min64(uint64_t a, uint64_t b) { return a < b ? a : b; 
 static inline uint64_t fw_max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 static inline uint32_t fw_ceil_div(uint32_t a, uint32_t b) { return a / b + (a % b != 0); }
 static inline bool fw_overlap(fw_range x, fw_range y) { return x.lo < y.hi && y.lo < x.hi; }
+/* Members of the group holding item i when count items are grouped size at a time (the last
+ * group may be short): the interleave of the UB rows of a wide RD_HOST or WR_HOST row. */
+static inline uint32_t fw_group_size(uint32_t count, uint32_t size, uint32_t i)
+{
+    return fw_min32(size, count - i / size * size);
+}
 
 /* Records the failure (code, the command for FW_ERR_COMMAND/FW_ERR_CORE, buffer, field name);
  * returns code. */

@@ -117,7 +117,10 @@ static int decode_gemm(fw_ctx *c, const uint8_t *raw, gemm *g)
  *
  * Drains are pushed dlag steps after their visit's last MATMUL, so the MXU has finished writing
  * the buffer by the time the drain reaches the head of the queue, and before the buffer is
- * reused.
+ * reused. An int8 drain ACTIVATEs its n-tile into a staging buffer shared by a group of up to
+ * ogroup (HOST_ROW_TILES) n-tiles of the chunk, interleaved as A's k-tiles are (a UB step of S),
+ * and the group's last drain writes all of them with one WR_HOST, a request per row of up to 4N
+ * bytes.
  */
 typedef struct {
     fw_ctx *c;
@@ -127,6 +130,8 @@ typedef struct {
     uint32_t mc, tm;      /* M chunks, rows of the largest chunk */
     uint32_t kc, kb;      /* k-tiles per A block, blocks per K */
     uint32_t slot_rows;   /* UB rows of one A slot */
+    uint32_t ogroup;      /* n-tiles per drain group */
+    uint32_t stage_rows;  /* UB rows of one int8 staging buffer */
     uint32_t nacc;        /* accumulator buffers of tm rows */
     uint32_t wdist, dlag; /* weight prefetch distance, drain lag (steps) */
     uint64_t steps, visits, uses;
@@ -140,13 +145,19 @@ typedef struct {
 static void plan(sched *s, fw_ctx *c, const gemm *g)
 {
     const hw_cfg *hw = &c->hw;
-    const uint32_t n = hw->n, stage = g->flags & FW_GEMM_OUT_INT8 ? STAGE_BUFS : 0;
+    const uint32_t n = hw->n;
+    s->kt = fw_ceil_div(g->k, n);
+    s->nt = fw_ceil_div(g->n, n);
+    /* int8 output: staging buffers of tm rows per n-tile of a drain group, of as many n-tiles as
+     * leave room for chunks of min(m, 2N) rows (one on a tiny UB). */
+    s->ogroup = fw_min32(HOST_ROW_TILES, s->nt);
+    while (s->ogroup > 1 && hw->ub_rows / (2 + STAGE_BUFS * s->ogroup) < fw_min32(g->m, 2 * n))
+        s->ogroup--;
+    const uint32_t stage = g->flags & FW_GEMM_OUT_INT8 ? STAGE_BUFS * s->ogroup : 0;
     const uint64_t acc_cap = fw_min32(hw->acc_rows / 2, ROWS_MAX);
     s->c = c;
     s->g = g;
     s->n = n;
-    s->kt = fw_ceil_div(g->k, n);
-    s->nt = fw_ceil_div(g->n, n);
     /* Chunks of the goal size within the ACC and UB caps, with all of K resident (A read
      * once); if the caps leave chunks too short to stream without bubbles (2N-1 rows), short K
      * blocks reloaded per n-tile instead. */
@@ -166,6 +177,7 @@ static void plan(sched *s, fw_ctx *c, const gemm *g)
     s->kb = fw_ceil_div(s->kt, (uint32_t)kc);
     s->kc = fw_ceil_div(s->kt, s->kb);
     s->slot_rows = s->tm * s->kc;
+    s->stage_rows = s->tm * s->ogroup;
     s->nacc = fw_min32(hw->acc_rows / s->tm, ACC_BUFS_MAX);
     s->wdist = hw->wfifo_tiles > 1 ? hw->wfifo_tiles - 1 : 1;
     /* A visit's drain must precede (in program order) the MATMULs of the visit nacc later,
@@ -199,7 +211,7 @@ static uint32_t block_tiles(const sched *s, uint32_t i)
 /* K-tiles in the group of k-tile j of block b: the interleave of its UB rows. */
 static uint32_t group_tiles(const sched *s, uint32_t b, uint32_t j)
 {
-    return fw_min32(HOST_ROW_TILES, block_tiles(s, b) - j / HOST_ROW_TILES * HOST_ROW_TILES);
+    return fw_group_size(block_tiles(s, b), HOST_ROW_TILES, j);
 }
 
 /* The UB row where k-tile j (within block b) of the slot's first row is. */
@@ -303,11 +315,17 @@ static int drain(sched *s, uint64_t v)
     if (!(g->flags & FW_GEMM_OUT_INT8))
         return fw_push(c, TPU_OP_WR_HOST, TPU_F_SRC_ACC | act, rows,
                        (uint32_t)(g->c + (m0 * g->ldc + n0) * 4), acc, 4 * cols, 4 * g->ldc);
-    const uint32_t stage = 2 * s->slot_rows + (uint32_t)(v % STAGE_BUFS) * s->tm;
-    if (fw_push(c, TPU_OP_ACTIVATE, act, rows, stage, acc, 0, 0))
+    /* Drain group: n-tiles nt - j .. + tiles of the chunk, a staging buffer each in turn. */
+    const uint32_t tiles = fw_group_size(s->nt, s->ogroup, nt), j = nt % s->ogroup;
+    const uint64_t group = (uint64_t)mc * fw_ceil_div(s->nt, s->ogroup) + nt / s->ogroup;
+    const uint32_t stage = 2 * s->slot_rows + (uint32_t)(group % STAGE_BUFS) * s->stage_rows;
+    if (fw_push(c, TPU_OP_ACTIVATE, act, rows, stage + j, acc, tiles > 1 ? tiles : 0, 0))
         return c->res->code;
-    return fw_push(c, TPU_OP_WR_HOST, 0, rows, (uint32_t)(g->c + m0 * g->ldc + n0), stage, cols,
-                   g->ldc);
+    if (j + 1 < tiles)
+        return FW_OK;
+    const uint32_t g0 = n0 - j * s->n;
+    return fw_push(c, TPU_OP_WR_HOST, 0, rows, (uint32_t)(g->c + m0 * g->ldc + g0), stage,
+                   fw_min32(tiles * s->n, g->n - g0), g->ldc);
 }
 
 /* After step t of use u: keep the block of u one k-tile ahead of the MATMULs, then load the next

@@ -123,9 +123,9 @@ void tpu_golden_reset(tpu_golden *g)
 
 enum { F_ROWS = 1, F_A = 2, F_B = 4, F_LEN = 8, F_STRIDE = 16 };
 
-/* MATMUL's stride: UB rows between its rows, 0 meaning 1 (consecutive) as before ISA 1.1. */
-#define MATMUL_STRIDE_MAX 255u
-static uint32_t ub_step(const tpu_fields *f) { return f->stride ? f->stride : 1; }
+/* MATMUL's stride and ACTIVATE's len: UB rows between its rows, 0 meaning 1 (consecutive). */
+#define UB_STEP_MAX 255u
+static uint32_t ub_step(uint32_t field) { return field ? field : 1; }
 
 /* UB rows one RD_HOST memory row of len bytes fills: ceil(len / N). */
 static uint32_t host_row_ub_rows(uint32_t len, uint32_t n) { return (len + n - 1) / n; }
@@ -165,20 +165,23 @@ static int validate(const tpu_golden *g, const tpu_fields *f)
     case TPU_OP_MATMUL:
         flags_ok = TPU_OP_MATMUL_FLAGS;
         used = F_ROWS | F_A | F_B | F_STRIDE;
-        if (f->stride > MATMUL_STRIDE_MAX)
+        if (f->stride > UB_STEP_MAX)
             return TPU_ERR_BAD_OPERAND;
         ub = f->a;
-        ub_n = (uint64_t)(f->rows - (f->rows > 0)) * ub_step(f) + 1;
+        ub_n = (uint64_t)(f->rows - (f->rows > 0)) * ub_step(f->stride) + 1;
         acc = f->b;
         break;
     case TPU_OP_ACTIVATE:
         flags_ok = TPU_OP_ACTIVATE_FLAGS;
-        used = F_ROWS | F_A | F_B | (f->flags & TPU_F_POOL ? F_STRIDE : 0);
+        used = F_ROWS | F_A | F_B | F_LEN | (f->flags & TPU_F_POOL ? F_STRIDE : 0);
+        len_min = 0;
+        len_max = UB_STEP_MAX; /* the UB row step of the output rows */
         if ((f->flags & TPU_F_POOL) &&
             (!TPU_POOL_GET(f->stride, PH) || !TPU_POOL_GET(f->stride, PW) ||
              !TPU_POOL_GET(f->stride, STEP)))
             return TPU_ERR_BAD_OPERAND;
         ub = f->a;
+        ub_n = (uint64_t)(f->rows - (f->rows > 0)) * ub_step(f->len) + 1;
         acc = f->b;
         if (f->flags & TPU_F_POOL)
             acc_n = (uint64_t)(f->rows - (f->rows > 0)) * TPU_POOL_GET(f->stride, STEP) +
@@ -200,6 +203,8 @@ static int validate(const tpu_golden *g, const tpu_fields *f)
             acc = f->b;
         } else {
             ub = f->b; /* from UB it takes no flag: flags_ok stays 0 */
+            len_max = 4 * n;
+            ub_n = (uint64_t)f->rows * host_row_ub_rows(f->len, n);
         }
         break;
     case TPU_OP_SYNC: flags_ok = TPU_OP_SYNC_FLAGS; break;
@@ -243,7 +248,7 @@ static void matmul(tpu_golden *g, const tpu_fields *f)
      * uint32 (C11 6.5p7). */
     uint32_t *const row = g->row;
     for (uint32_t i = 0; i < f->rows; i++) {
-        const int8_t *x = g->ub + ((size_t)f->a + (size_t)i * ub_step(f)) * n;
+        const int8_t *x = g->ub + ((size_t)f->a + (size_t)i * ub_step(f->stride)) * n;
         uint32_t *out = (uint32_t *)g->acc + ((size_t)f->b + i) * n;
         if (!(f->flags & TPU_F_ACC))
             memset(out, 0, n * sizeof *out);
@@ -307,7 +312,7 @@ static void execute(tpu_golden *g, const tpu_fields *f)
         const uint32_t step = pool ? TPU_POOL_GET(f->stride, STEP) : 1;
         const uint32_t pitch = TPU_POOL_GET(f->stride, PITCH);
         for (uint32_t i = 0; i < f->rows; i++) {
-            int8_t *y = g->ub + ((size_t)f->a + i) * n;
+            int8_t *y = g->ub + ((size_t)f->a + (size_t)i * ub_step(f->len)) * n;
             for (size_t c = 0; c < n; c++) {
                 int32_t m = INT32_MIN;
                 for (uint32_t k = 0; k < ph; k++)
@@ -326,8 +331,9 @@ static void execute(tpu_golden *g, const tpu_fields *f)
         const int bias = (f->flags & TPU_F_BIAS) != 0, relu = (f->flags & TPU_F_RELU) != 0;
         for (uint32_t i = 0; i < f->rows; i++) {
             uint8_t *dst = g->mem + f->a + (size_t)i * f->stride;
-            if (!(f->flags & TPU_F_SRC_ACC)) {
-                memcpy(dst, g->ub + ((size_t)f->b + i) * n, f->len);
+            if (!(f->flags & TPU_F_SRC_ACC)) { /* the row's ceil(len / N) UB rows */
+                memcpy(dst, g->ub + ((size_t)f->b + (size_t)i * host_row_ub_rows(f->len, n)) * n,
+                       f->len);
                 continue;
             }
             const int32_t *x = g->acc + ((size_t)f->b + i) * n;

@@ -123,7 +123,9 @@ char *tpu_disasm(const tpu_insn *insn, char *buf, size_t size)
             used |= F_STRIDE;
         }
         put(buf, size, &pos, " ub=%u", f.a);
-        used |= F_ROWS | F_A | F_B;
+        if (f.len) /* UB rows between the output rows: only shown when not the default */
+            put(buf, size, &pos, " ub_stride=%u", f.len);
+        used |= F_ROWS | F_A | F_B | F_LEN;
         break;
     case TPU_OP_ZERO:
         put(buf, size, &pos, " rows=%u ub=%u", f.rows, f.b);

@@ -156,9 +156,9 @@ static int find_writers(compare *c)
             for (uint32_t i = 0; i < f.rows; i++)
                 c->ub_writer[f.b + i] = w;
             break;
-        case TPU_OP_ACTIVATE:
+        case TPU_OP_ACTIVATE: /* its len is the UB step, 0 meaning 1 */
             for (uint32_t i = 0; i < f.rows; i++)
-                c->ub_writer[f.a + i] = w;
+                c->ub_writer[f.a + i * (f.len ? f.len : 1)] = w;
             break;
         case TPU_OP_MATMUL:
             for (uint32_t i = 0; i < f.rows; i++)

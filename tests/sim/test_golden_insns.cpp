@@ -268,6 +268,53 @@ TEST(GoldenOps, WrHostWritesOnlyLenBytesInRowOrder)
         EXPECT_EQ(m.mem()[0x120 + i], want32[i]) << i;
 }
 
+TEST(GoldenOps, WrHostWideRowsJoinConsecutiveUbRows)
+{
+    // N = 4: a row of len bytes is the first len bytes of its ceil(len / N) UB rows in order.
+    const uint32_t n = 4;
+    Golden m(n, 64);
+    for (uint32_t r = 0; r < 64; r++)
+        for (uint32_t k = 0; k < n; k++)
+            m.ub(r)[k] = (int8_t)(r * n + k);
+    const uint32_t lens[] = {4 * n, 3 * n - 1, n + 1};
+    for (uint32_t len : lens) {
+        const uint32_t s = (len + n - 1) / n, rows = 3, stride = 20, b = 5;
+        memset(m.mem() + 0x100, 0xee, 128);
+        ASSERT_EQ(m.exec(TPU_OP_WR_HOST, 0, rows, 0x100, b, len, stride), TPU_ERR_OK);
+        for (uint32_t i = 0; i < rows; i++)
+            for (uint32_t k = 0; k < stride; k++)
+                EXPECT_EQ(m.mem()[0x100 + i * stride + k], k < len ? (b + i * s) * n + k : 0xee)
+                    << len << ": row " << i << " byte " << k;
+    }
+}
+
+TEST(GoldenOps, ActivateWritesItsRowsAUbStepApart)
+{
+    // ACTIVATE's len is the UB step of its output rows, with and without POOL; the rows between
+    // keep their contents.
+    const uint32_t n = 4;
+    Golden m(n, 32, 16);
+    m.put_params(0, {0, 0, 0, 0}, {1, 1, 1, 1}, {0, 0, 0, 0});
+    ASSERT_EQ(m.exec(TPU_OP_RD_PARAMS, 0, 3, 0, 0, 4 * n, 4 * n), TPU_ERR_OK);
+    for (uint32_t r = 0; r < 16; r++)
+        for (uint32_t c = 0; c < n; c++)
+            m.acc(r)[c] = (int32_t)(r * 10 + c);
+    for (uint32_t r = 0; r < 32; r++)
+        memset(m.ub(r), 0x55, n);
+    ASSERT_EQ(m.exec(TPU_OP_ACTIVATE, 0, 3, 2, 4, 3), TPU_ERR_OK); // ACC 4..6 to UB 2, 5, 8
+    const uint32_t pool = TPU_POOL_PUT(PH, 1) | TPU_POOL_PUT(PW, 2) | TPU_POOL_PUT(STEP, 2);
+    ASSERT_EQ(m.exec(TPU_OP_ACTIVATE, TPU_F_POOL, 2, 20, 0, 4, pool), TPU_ERR_OK); // UB 20, 24
+    for (uint32_t r = 0; r < 32; r++)
+        for (uint32_t c = 0; c < n; c++) {
+            int want = 0x55;
+            if (r == 2 || r == 5 || r == 8)
+                want = (int)((4 + (r - 2) / 3) * 10 + c);
+            else if (r == 20 || r == 24) // the maximum of ACC rows 2i and 2i + 1
+                want = (int)((2 * ((r - 20) / 4) + 1) * 10 + c);
+            EXPECT_EQ(m.ub(r)[c], want) << r << "," << c;
+        }
+}
+
 // ----------------------------------------------------------------- validation --
 
 struct ErrorCase {
@@ -351,12 +398,12 @@ TEST(GoldenErrors, EveryCheck)
         {"ACTIVATE flag LOAD", I(AC, TPU_F_LOAD, 1, 0, 0, 0, 0), BAD},
         {"ACTIVATE flag UNSIGNED", I(AC, TPU_F_UNSIGNED, 1, 0, 0, 0, 0), BAD},
         {"ACTIVATE flag SRC_ACC", I(AC, SRC, 1, 0, 0, 0, 0), BAD},
-        {"ACTIVATE len set", I(AC, 0, 1, 0, 0, 4, 0), BAD},
+        {"ACTIVATE UB step 256", I(AC, 0, 1, 0, 0, 256, 0), BAD},
         {"ACTIVATE stride set", I(AC, 0, 1, 0, 0, 0, 4), BAD},
         {"ACTIVATE.POOL ph 0", I(AC, POOL, 1, 0, 0, 0, win(0, 1, 1, 0)), BAD},
         {"ACTIVATE.POOL pw 0", I(AC, POOL, 1, 0, 0, 0, win(1, 0, 1, 0)), BAD},
         {"ACTIVATE.POOL step 0", I(AC, POOL, 1, 0, 0, 0, win(1, 1, 0, 0)), BAD},
-        {"ACTIVATE.POOL len set", I(AC, POOL, 1, 0, 0, 4, win(1, 1, 1, 0)), BAD},
+        {"ACTIVATE.POOL UB step 4095", I(AC, POOL, 1, 0, 0, 4095, win(1, 1, 1, 0)), BAD},
         {"WR_HOST flag POOL", I(WH, SRC | POOL, 1, 0, 0, 4, 0), BAD},
         {"MATMUL flag POOL", I(MM, POOL, 1, 0, 0, 0, 0), BAD},
         {"ZERO a set", I(ZE, 0, 1, 1, 0, 0, 0), BAD},
@@ -369,7 +416,7 @@ TEST(GoldenErrors, EveryCheck)
         {"WR_HOST UB with RELU", I(WH, TPU_F_RELU, 1, 0, 0, 4, 0), BAD},
         {"WR_HOST flag ACC", I(WH, TPU_F_ACC, 1, 0, 0, 4, 0), BAD},
         {"WR_HOST UB len 0", I(WH, 0, 1, 0, 0, 0, 0), BAD},
-        {"WR_HOST UB len N+1", I(WH, 0, 1, 0, 0, 5, 0), BAD},
+        {"WR_HOST UB len 4N+1", I(WH, 0, 1, 0, 0, 17, 0), BAD},
         {"WR_HOST rows 0", I(WH, 0, 0, 0, 0, 4, 0), BAD},
         {"WR_HOST SRC_ACC len 0", I(WH, SRC, 1, 0, 0, 0, 0), BAD},
         {"WR_HOST SRC_ACC len 2", I(WH, SRC, 1, 0, 0, 2, 0), BAD},
@@ -395,7 +442,10 @@ TEST(GoldenErrors, EveryCheck)
         {"MATMUL UB stride", I(MM, 0, 3, 2, 0, 0, 3), UB}, // rows 2, 5, 8: past the 8 rows
         {"ZERO UB", I(ZE, 0, 3, 0, 6, 0, 0), UB},
         {"ACTIVATE UB", I(AC, 0, 1, 8, 0, 0, 0), UB},
+        {"ACTIVATE UB by step", I(AC, 0, 3, 0, 0, 4, 0), UB}, // rows 0, 4, 8
+        {"ACTIVATE.POOL UB by step", I(AC, POOL, 2, 1, 0, 7, win(1, 1, 1, 0)), UB},
         {"WR_HOST UB", I(WH, 0, 9, 0, 0, 4, 0), UB},
+        {"WR_HOST UB wide rows", I(WH, 0, 2, 0, 5, 5, 8), UB}, // 2 UB rows per row
         {"MATMUL ACC", I(MM, 0, 1, 0, 8, 0, 0), ACC},
         {"ACTIVATE ACC", I(AC, 0, 2, 0, 7, 0, 0), ACC},
         {"ACTIVATE.POOL ACC by step", I(AC, POOL, 3, 0, 0, 0, win(1, 2, 4, 0)), ACC},

@@ -144,6 +144,8 @@ TEST(Isa, DisasmEveryOpcode)
                      TPU_POOL_PUT(PH, 2) | TPU_POOL_PUT(PW, 2) | TPU_POOL_PUT(STEP, 2) |
                          TPU_POOL_PUT(PITCH, 24)),
               "ACTIVATE.RELU.POOL rows=12 acc=48 window=2x2 step=2 pitch=24 ub=5");
+    EXPECT_EQ(disasm(TPU_OP_ACTIVATE, TPU_F_BIAS, 8, 3, 16, 4, 0),
+              "ACTIVATE.BIAS rows=8 acc=16 ub=3 ub_stride=4");
     EXPECT_EQ(disasm(TPU_OP_ZERO, 0, 30, 0, 7, 0, 0), "ZERO rows=30 ub=7");
     EXPECT_EQ(disasm(TPU_OP_SYNC, 0, 0, 0, 0, 0, 0), "SYNC");
     EXPECT_EQ(disasm(TPU_OP_HALT, 0, 0, 0, 0, 0, 0), "HALT");

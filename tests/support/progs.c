@@ -243,8 +243,10 @@ static uint64_t ub_step(const tpu_fields *f) { return f->stride ? f->stride : 1;
 
 static uint64_t ub_span(uint32_t n, const tpu_fields *f)
 {
-    if (f->op == TPU_OP_RD_HOST)
+    if (f->op == TPU_OP_RD_HOST || (f->op == TPU_OP_WR_HOST && !(f->flags & TPU_F_SRC_ACC)))
         return (uint64_t)f->rows * ((f->len + n - 1) / n);
+    if (f->op == TPU_OP_ACTIVATE)
+        return (uint64_t)(f->rows - 1) * (f->len ? f->len : 1) + 1;
     return f->op == TPU_OP_MATMUL ? (uint64_t)(f->rows - 1) * ub_step(f) + 1 : f->rows;
 }
 
@@ -343,7 +345,11 @@ static tpu_fields make_valid(gen *g, uint32_t op, int load)
             else
                 f.stride = pick_window(g);
         }
-        f.a = pick_start(g, g->ubw, f.rows);
+        /* Output rows consecutive mostly, else a UB row step of 2 .. 4 or any up to 255. */
+        f.len = rng_chance(r, 60) ? 0 : rng_chance(r, 80) ? 2 + rng_below(r, 3) : rng_below(r, 256);
+        while (f.rows > 1 && ub_span(g->n, &f) > g->cfg->ub_rows)
+            f.rows /= 2;
+        f.a = pick_at(g, g->ubw, g->cfg->ub_rows, ub_span(g->n, &f));
         f.b = pick_at(g, g->accw, g->cfg->acc_rows, acc_span(&f));
         break;
     case TPU_OP_ZERO:
@@ -357,10 +363,10 @@ static tpu_fields make_valid(gen *g, uint32_t op, int load)
             f.rows = pick_rows(g, g->accw);
             f.b = pick_start(g, g->accw, f.rows);
             f.len = 4 * (1 + rng_below(r, g->n));
-        } else {
-            f.rows = pick_rows(g, g->ubw);
-            f.b = pick_start(g, g->ubw, f.rows);
-            f.len = 1 + rng_below(r, g->n);
+        } else { /* rows of up to N bytes, or wide ones of up to 4N */
+            f.len = 1 + rng_below(r, rng_chance(r, 50) ? g->n : 4 * g->n);
+            f.rows = pick_rows(g, g->ubw / ((f.len + g->n - 1) / g->n));
+            f.b = pick_start(g, g->ubw, (uint32_t)ub_span(g->n, &f));
         }
         pick_mem(g, &f);
         break;
@@ -424,11 +430,11 @@ static void break_operand(gen *g, tpu_fields *f)
             case TPU_OP_RD_WEIGHT:
             case TPU_OP_RD_PARAMS: f->b = 1 + rng_below(g->r, 0xfffff); return;
             case TPU_OP_MATMUL: f->len = 1 + rng_below(g->r, 4095); return;
-            case TPU_OP_ACTIVATE: /* the stride holds POOL's window */
+            case TPU_OP_ACTIVATE: /* the stride holds POOL's window; len, a UB step, is 8-bit */
                 if (!(f->flags & TPU_F_POOL) && rng_chance(g->r, 50))
                     f->stride = 1 + rng_below(g->r, 0xffffffffu);
                 else
-                    f->len = 1 + rng_below(g->r, 4095);
+                    f->len = 256 + rng_below(g->r, 3840);
                 return;
             case TPU_OP_ZERO:
                 switch (rng_below(g->r, 3)) {
@@ -488,7 +494,7 @@ static void break_operand(gen *g, tpu_fields *f)
         default: { /* len out of range */
             const int words = f->op == TPU_OP_RD_PARAMS ||
                               (f->op == TPU_OP_WR_HOST && (f->flags & TPU_F_SRC_ACC));
-            const uint32_t max = words || f->op == TPU_OP_RD_HOST ? 4 * n : n;
+            const uint32_t max = f->op == TPU_OP_RD_WEIGHT ? n : 4 * n;
             if (f->op != TPU_OP_RD_HOST && f->op != TPU_OP_RD_WEIGHT && f->op != TPU_OP_RD_PARAMS &&
                 f->op != TPU_OP_WR_HOST)
                 break;
