@@ -7,6 +7,10 @@
  * MXU over 97% busy on 512^3 at N = 16 up to a latency of 200 cycles). */
 #define CHUNKS_GOAL 8u
 #define CHUNK_MIN_ROWS 256u
+/* Rows of A one RD_HOST loads at most. The load unit runs its instructions in order, so a long
+ * RD_HOST holds back the weight tiles queued behind it; on a chip whose 8 cores share the memory
+ * port in lockstep, 32 rows are sent within the 3 tiles of 128-row MATMULs prefetched. */
+#define PIECE_ROWS 32u
 /* Accumulator buffers the schedule rotates through, at most. */
 #define ACC_BUFS_MAX 8u
 
@@ -139,6 +143,7 @@ typedef struct {
     uint64_t drain_next; /* next visit to drain */
     uint64_t load_use;   /* use whose block is being loaded */
     uint32_t load_j;     /* its next k-tile (within the block), the first of a group */
+    uint32_t load_r;     /* the group's next row (of the chunk) */
     uint32_t params_nt;  /* n-tile whose params are loaded, FW_NO_INDEX if none */
 } sched;
 
@@ -187,7 +192,7 @@ static void plan(sched *s, fw_ctx *c, const gemm *g)
     s->steps = s->visits * s->kt;
     s->uses = s->kb == 1 ? s->mc : s->visits * s->kb;
     s->rw_next = s->drain_next = s->load_use = 0;
-    s->load_j = 0;
+    s->load_j = s->load_r = 0;
     s->params_nt = FW_NO_INDEX;
 }
 
@@ -253,18 +258,26 @@ static bool loaded(const sched *s, uint64_t u, uint32_t j)
     return s->load_use > u || (s->load_use == u && s->load_j > j);
 }
 
-/* The RD_HOST of the next group of k-tiles of the block being loaded. */
+/* RD_HOSTs of a group of k-tiles of a chunk of rows. */
+static uint32_t group_pieces(uint32_t rows) { return fw_ceil_div(rows, PIECE_ROWS); }
+
+/* The RD_HOST of the next piece of the next group of k-tiles of the block being loaded. */
 static int load_tile(sched *s)
 {
     const gemm *g = s->g;
     uint32_t mc, kb;
     use_block(s, s->load_use, &mc, &kb);
     const uint32_t k0 = (kb * s->kc + s->load_j) * s->n;
-    const uint32_t tiles = group_tiles(s, kb, s->load_j);
-    const uint64_t a = g->a + (uint64_t)chunk_start(s, mc) * g->lda + k0;
-    if (fw_push(s->c, TPU_OP_RD_HOST, 0, chunk_rows(s, mc), (uint32_t)a,
-                tile_ub(s, s->load_use, s->load_j), fw_min32(tiles * s->n, g->k - k0), g->lda))
+    const uint32_t tiles = group_tiles(s, kb, s->load_j), r = s->load_r;
+    const uint32_t rows = fw_min32(PIECE_ROWS, chunk_rows(s, mc) - r);
+    const uint64_t a = g->a + ((uint64_t)chunk_start(s, mc) + r) * g->lda + k0;
+    if (fw_push(s->c, TPU_OP_RD_HOST, 0, rows, (uint32_t)a,
+                tile_ub(s, s->load_use, s->load_j) + r * tiles, fw_min32(tiles * s->n, g->k - k0),
+                g->lda))
         return s->c->res->code;
+    if ((s->load_r += rows) < chunk_rows(s, mc))
+        return FW_OK;
+    s->load_r = 0;
     if ((s->load_j += tiles) == block_tiles(s, kb)) {
         s->load_j = 0;
         s->load_use++;
@@ -280,8 +293,9 @@ static int load_until(sched *s, uint64_t u, uint32_t j)
     return FW_OK;
 }
 
-/* The weight tile of the next step to fetch: only its k x n part, also when B is tiled (the
- * core zero-pads the rest, so edge tiles cost fewer memory requests). */
+/* The weight tile of the next step to fetch: its k rows (the core zero-pads the rest). Row-major
+ * B: only the n columns, a request per row; tiled B: whole rows of the padded tile, contiguous,
+ * so the load unit requests four per bus beat (the padding is zero). */
 static int fetch_weights(sched *s)
 {
     const gemm *g = s->g;
@@ -292,7 +306,7 @@ static int fetch_weights(sched *s)
                              : g->b + (uint64_t)k0 * g->ldb + n0;
     s->rw_next++;
     return fw_push(s->c, TPU_OP_RD_WEIGHT, 0, fw_min32(s->n, g->k - k0), (uint32_t)a, 0,
-                   fw_min32(s->n, g->n - n0), tiled ? s->n : g->ldb);
+                   tiled ? s->n : fw_min32(s->n, g->n - n0), tiled ? s->n : g->ldb);
 }
 
 /* Write out visit v's accumulator buffer. */
@@ -340,9 +354,14 @@ static int load_ahead(sched *s, uint64_t t, uint64_t u)
     const uint64_t i = t - first, start = fw_min64(MXU_DEPTH, count - 1);
     if (s->load_use != u + 1 || s->load_use == s->uses || i < start)
         return FW_OK;
-    const uint64_t due =
-        block_tiles(s, (uint32_t)((u + 1) % s->kb)) * (i - start + 1) / (count - start);
-    while (s->load_use == u + 1 && s->load_j < due)
+    /* Progress in RD_HOSTs: groups before load_j (all but the last have HOST_ROW_TILES tiles). */
+    uint32_t mc, kb;
+    use_block(s, u + 1, &mc, &kb);
+    const uint32_t pieces = group_pieces(chunk_rows(s, mc));
+    const uint64_t due = (uint64_t)fw_ceil_div(block_tiles(s, kb), HOST_ROW_TILES) * pieces *
+                         (i - start + 1) / (count - start);
+    while (s->load_use == u + 1 &&
+           (uint64_t)s->load_j / HOST_ROW_TILES * pieces + group_pieces(s->load_r) < due)
         if (load_tile(s))
             return s->c->res->code;
     return FW_OK;
