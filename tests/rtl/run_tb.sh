@@ -6,6 +6,6 @@ set -eu
 root=$1 work=$2 tb=$3 n=$4 isa=$5
 mkdir -p "$work"
 out="$work/$tb.n$n.vvp"
-iverilog -g2012 -Wall -Wno-timescale -I "$isa" -o "$out" -s "$tb" -P "$tb.N=$n" "$root"/rtl/*.v \
+iverilog -g2012 -Wall -Wno-timescale -I "$isa" -I "$root/tests/rtl" -o "$out" -s "$tb" -P "$tb.N=$n" "$root"/rtl/*.v \
     "$root"/tests/rtl/model/*.v "$root/tests/rtl/$tb.v"
 exec vvp -n "$out"
