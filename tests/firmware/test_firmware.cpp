@@ -178,7 +178,9 @@ void run_case(const tpu_hwcfg &cfg, const GemmCase &gc, uint64_t seed)
         char text[128];
         ASSERT_TRUE(f.a >= lo[which] && end <= hi[which])
             << "instruction " << i << ": " << tpu_disasm(&h.pushed[i], text, sizeof text);
-        // A tiled B's RD_WEIGHT reads one tile's k x n part: rows and len cut at k and n.
+        // A tiled B's RD_WEIGHT reads one tile's k rows, cut at k, whole (contiguous, four to a
+        // request): its padding columns, junk above, only reach accumulator columns never written
+        // out.
         const uint32_t t = cfg.array_n;
         if (!tiled || f.op != TPU_OP_RD_WEIGHT)
             continue;
@@ -186,7 +188,7 @@ void run_case(const tpu_hwcfg &cfg, const GemmCase &gc, uint64_t seed)
         const uint32_t k0 = static_cast<uint32_t>(tile % kt_count) * t;
         const uint32_t n0 = static_cast<uint32_t>(tile / kt_count) * t;
         ASSERT_TRUE((f.a - b) % (t * t) == 0 && f.stride == t && f.rows == std::min(t, g.k - k0) &&
-                    f.len == std::min(t, g.n - n0))
+                    f.len == t && n0 < g.n)
             << "instruction " << i << ": " << tpu_disasm(&h.pushed[i], text, sizeof text);
     }
 }
