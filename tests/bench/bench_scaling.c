@@ -8,7 +8,8 @@
  * predictions must not change with the number of cores.
  *
  * usage: bench_scaling BENCH_DIR MNIST_DIR CNN_DIR
- *   BENCH_DIR holds mlp_b32.tpub .. mlp_b256.tpub and cnn.tpub (make bench compiles them);
+ *   BENCH_DIR holds mlp_b32.tpub .. mlp_b256.tpub and cnn_b32.tpub .. cnn_b256.tpub (make bench
+ *   compiles them from the models' HLO at those batches);
  *   --cost-only prints the simulation's cost alone. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -269,20 +270,27 @@ int main(int argc, char **argv)
                     .d = &mlp_x};
     scheme whole = {.title = "MLP, whole batches per core: each core its own batch of 256 digits",
                     .d = &mlp_x};
-    scheme cnn = {.title = "CNN (PyTorch/XLA, batch 16): the 256 digits dealt to the cores in "
-                           "batches of 16",
-                  .d = &cnn_x};
+    scheme cnn_split = {.title =
+                            "CNN (PyTorch's example network, exported by JAX), the batch split "
+                            "across the cores: 256/C digits per core, compiled at that batch",
+                        .d = &cnn_x};
+    scheme cnn_whole = {
+        .title = "CNN, whole batches per core: each core its own batch of 256 digits", .d = &cnn_x};
     for (size_t i = 0; i < sizeof kCores / sizeof *kCores; i++) {
         const uint32_t c = kCores[i];
         snprintf(split.path[c], sizeof split.path[c], "%s/mlp_b%u.tpub", argv[1], GLOBAL_BATCH / c);
         split.rounds[c] = 4; /* 1,024 digits */
         snprintf(whole.path[c], sizeof whole.path[c], "%s/mlp_b%u.tpub", argv[1], GLOBAL_BATCH);
         whole.rounds[c] = 2;
-        snprintf(cnn.path[c], sizeof cnn.path[c], "%s/cnn.tpub", argv[1]);
-        cnn.rounds[c] = GLOBAL_BATCH / 16 / c;
+        snprintf(cnn_split.path[c], sizeof cnn_split.path[c], "%s/cnn_b%u.tpub", argv[1],
+                 GLOBAL_BATCH / c);
+        cnn_split.rounds[c] = 1;
+        snprintf(cnn_whole.path[c], sizeof cnn_whole.path[c], "%s/cnn_b%u.tpub", argv[1],
+                 GLOBAL_BATCH);
+        cnn_whole.rounds[c] = 1;
     }
-    if ((!cost_only &&
-         (table(&split) || table(&whole) || weights(whole.path[1], &mlp_x) || table(&cnn))) ||
+    if ((!cost_only && (table(&split) || table(&whole) || weights(whole.path[1], &mlp_x) ||
+                        table(&cnn_split) || table(&cnn_whole))) ||
         sim_cost(whole.path[1], &mlp_x))
         return 1;
     free(mlp_x.x);
