@@ -9,21 +9,25 @@
 // sequencer orders a ZERO and a load that share UB rows).
 // The loads have two decoupled sides joined by a FIFO of write-back descriptors (destination,
 // base row, rows, len), one per instruction accepted and not yet done:
-// - Request side: one instruction at a time, one read request per memory row, back to back, one
-//   per cycle the port accepts. An RD_WEIGHT whose rows are contiguous (stride == len) requests
-//   up to WF_ROWS rows at once instead, as many as fit the bus (k * len <= 4N bytes), capped by
-//   the rows left: rows a + i*len .. as one request of k * len bytes (a full N x N tile in
-//   N / WF_ROWS requests when WF_ROWS = 4, the bus width in rows). It takes the next instruction in the cycle it issues the last
-//   request of the current one, so the memory's latency overlaps across instructions too.
+// - Request side: one instruction at a time, requests back to back, one per cycle the port
+//   accepts. Memory rows i .. i+k-1 (at a + i*stride, len bytes each) go in one request of
+//   (k-1)*stride + len bytes from a + i*stride, any stride (0 repeats a row, below len they
+//   overlap), for the largest k whose rows fit one write-back cycle (k*S <= 4 UB rows for an
+//   RD_HOST, S = ceil(len / N); k <= WF_ROWS tile rows for an RD_WEIGHT) and whose bytes fit the
+//   4N-byte bus, capped by the rows left; RD_PARAMS takes k = 1. It takes the next instruction in
+//   the cycle it issues the last request of the current one, so the memory's latency overlaps
+//   across instructions too.
 // - Write-back side: responses come back in request order (one id) and are written, in order, to
-//   the destination of the oldest descriptor (UB row, weight tile row or parameter row) the cycle
-//   after they arrive, with bytes >= len forced to zero; a response that carries k rows of a
-//   contiguous RD_WEIGHT writes its k tile rows in one cycle through the FIFO's wide port, and an
-//   RD_HOST row of len bytes (up to 4N, the bus) its S = ceil(len / N) UB rows b + i*S .. in one
-//   cycle through the UB's wide load port, N bytes per row. Done (with fault) pulses with the last
-//   write of an instruction, or with its tile push, and retires the descriptor.
-// A response with err is written as zero rows (all the rows it carries), so the result never depends on what a failing
-// memory drives on rdata; the instruction still runs to the end and raises fault with done.
+//   the destination of the oldest descriptor the cycle after they arrive, all the k rows of one
+//   response in that cycle: an RD_HOST's k*S UB rows b + i*S .. through the UB's wide load port,
+//   an RD_WEIGHT's tile rows i .. i+k-1 through the FIFO's wide port, or a parameter row. Memory
+//   row l of the response is its bytes l*stride .. (so the descriptor keeps the stride's low bits,
+//   all a k > 1 needs) with bytes >= len forced to zero, its UB row s bytes s*N ... Done (with
+//   fault) pulses with the last write of an instruction, or with its tile push, and retires the
+//   descriptor.
+// A response with err is written as zero rows (all the rows it carries), so the result never
+// depends on what a failing memory drives on rdata; the instruction still runs to the end and
+// raises fault with done.
 // Responses cannot be held, so an RD_WEIGHT issues no request before it has reserved a free tile:
 // the FIFO's tiles plus those reserved and not yet pushed must be below WFIFO_TILES. Its rows
 // below `rows` come from memory and the rest are zeros, written in cycles with no response once
@@ -88,23 +92,16 @@ module tpu_dma_rd #(
     localparam PW = $clog2(LD_SLOTS + 1);
     localparam [PW-1:0] PEND_ONE = 1;
     localparam BUS_BYTES = 4 * N;
-    localparam CW = $clog2(WF_ROWS + 1);  // a count of rows per request, 1..WF_ROWS
-    localparam BUS_ROWS = BUS_BYTES / N;  // full rows on the bus
-    localparam FW = 8 * N * ((WF_ROWS < BUS_ROWS) ? WF_ROWS : BUS_ROWS);
+    localparam BUS_ROWS = BUS_BYTES / N;  // full rows on the bus: the UB load port's rows
+    localparam LANES = (WF_ROWS > BUS_ROWS) ? WF_ROWS : BUS_ROWS;  // N-byte rows written at once
+    localparam CW = $clog2(LANES + 1);  // a count of memory rows per request, 1..LANES
+    localparam WCW = $clog2(WF_ROWS + 1);
+    localparam SW = $clog2(BUS_BYTES);  // a stride below 4N, the only one a k > 1 can have
     localparam [CW-1:0] CNT_ONE = 1;
     localparam [2:0] SPAN_ONE = 1;
-    localparam WDW = (8 * N * WF_ROWS > 32 * N) ? 8 * N * WF_ROWS : 32 * N;  // the written data
-    localparam DW = 3 + CW + 16 + 20 + 12;  // descriptor: {ub, wf, prm}, per, rows, base, len
-
-    // Rows per request of an RD_WEIGHT with contiguous rows of len bytes: the most that fit the
-    // bus and the FIFO's write port.
-    function [CW-1:0] rows_per(input [11:0] len);
-        integer k;
-        begin
-            rows_per = CNT_ONE;
-            for (k = 2; k <= WF_ROWS; k = k + 1) if (k * len <= BUS_BYTES) rows_per = k[CW-1:0];
-        end
-    endfunction
+    localparam WDW = 8 * N * LANES;  // the written data
+    // descriptor: {ub, wf, prm}, per, rows, base, len, stride's low bits
+    localparam DW = 3 + CW + 16 + 20 + 12 + SW;
 
     // UB rows an RD_HOST row of len bytes fills: S = ceil(len / N), 1..4 (len <= 4N).
     function [2:0] span_of(input [11:0] len);
@@ -113,6 +110,20 @@ module tpu_dma_rd #(
             span_of = SPAN_ONE;
             for (s = 1; s < BUS_ROWS; s = s + 1)
             if ({20'd0, len} > s * N) span_of = span_of + SPAN_ONE;
+        end
+    endfunction
+
+    // Memory rows per request: the most whose UB or tile rows one write-back cycle takes and
+    // whose (k-1)*stride + len bytes fit the bus (both only shrink as k grows).
+    function [CW-1:0] rows_per(input [7:0] op, input [11:0] len, input [31:0] stride);
+        integer k;
+        begin
+            rows_per = CNT_ONE;
+            for (k = 2; k <= LANES; k = k + 1)
+            if ((op == `TPU_OP_RD_HOST ? k * span_of(len) <= BUS_ROWS :
+                 op == `TPU_OP_RD_WEIGHT && k <= WF_ROWS) && stride < BUS_BYTES &&
+                (k - 1) * stride + {20'd0, len} <= BUS_BYTES)
+                rows_per = k[CW-1:0];
         end
     endfunction
 
@@ -149,7 +160,7 @@ module tpu_dma_rd #(
     reg  [  15:0] r_left;  // requests still to issue (nonzero while r_busy)
     reg  [  31:0] r_stride;
     reg  [  11:0] r_len;
-    reg  [CW-1:0] r_per;  // rows per request
+    reg  [CW-1:0] r_per;  // memory rows per request
     reg           short_wf;  // a short RD_WEIGHT (rows < N) is in flight
     reg  [PW-1:0] pend;  // tiles reserved and not yet pushed
 
@@ -159,11 +170,12 @@ module tpu_dma_rd #(
     assign req_valid = r_busy && (!r_wf || r_tile || tile_free);
     wire [15:0] r_per16 = {{(16 - CW) {1'b0}}, r_per};
     wire [15:0] req_rows = r_left < r_per16 ? r_left : r_per16;
-    assign req_len = req_rows * {4'd0, r_len};
+    // With k > 1 rows the stride is below 4N: its low bits are all of it.
+    wire [15:0] req_span = (req_rows - 16'd1) * {{(16 - SW) {1'b0}}, r_stride[SW-1:0]};
+    assign req_len = req_span + {4'd0, r_len};
     wire req_take = req_valid && req_ready;
     wire req_last = req_take && r_left == req_rows;
-    wire cmd_contig = cmd_op == `TPU_OP_RD_WEIGHT && cmd_stride == {20'd0, cmd_len};
-    wire [CW-1:0] cmd_per = cmd_contig ? rows_per(cmd_len) : CNT_ONE;
+    wire [CW-1:0] cmd_per = rows_per(cmd_op, cmd_len, cmd_stride);
 
     wire d_full;
     wire d_empty;
@@ -178,7 +190,8 @@ module tpu_dma_rd #(
         cmd_per,
         cmd_rows,
         cmd_b,
-        cmd_len
+        cmd_len,
+        cmd_stride[SW-1:0]
     };
     wire [DW-1:0] d_head;
     wire h_ub = d_head[DW-1];
@@ -186,8 +199,9 @@ module tpu_dma_rd #(
     wire h_prm = d_head[DW-3];
     wire [CW-1:0] h_per = d_head[DW-4-:CW];
     wire [15:0] h_rows = d_head[DW-4-CW-:16];
-    wire [19:0] h_base = d_head[31:12];
-    wire [11:0] h_len = d_head[11:0];
+    wire [19:0] h_base = d_head[SW+31:SW+12];
+    wire [11:0] h_len = d_head[SW+11:SW];
+    wire [SW-1:0] h_stride = d_head[SW-1:0];
     wire complete;
     // The FIFO's count is not needed: full and empty say all.
     /* verilator lint_off UNUSEDSIGNAL */
@@ -218,32 +232,23 @@ module tpu_dma_rd #(
     reg [WDW-1:0] wdata;
     reg [8:0] wrow;
 
-    // Rows the response carries, and its data: a row of len bytes (the rest zero) or, for a
-    // contiguous RD_WEIGHT, its rows one per lane of N bytes (row i from byte i * len on).
+    // Memory rows the response carries, and its data: memory row l (bytes l*stride .., the
+    // bytes >= len zero) in lanes l*S .. l*S + S-1 (S = 1 but for an RD_HOST).
     wire [15:0] h_per16 = {{(16 - CW) {1'b0}}, h_per};
     wire [15:0] h_left = h_rows - received;
     wire [15:0] rsp_rows = h_left < h_per16 ? h_left : h_per16;
-    wire [32*N-1:0] rsp_row = rsp_rdata & ~({32 * N{1'b1}} << {h_len, 3'b000});
+    wire [2:0] h_span = h_ub ? span_of(h_len) : SPAN_ONE;
+    wire [WDW-1:0] len_mask = ~({WDW{1'b1}} << {h_len, 3'b000});
     reg [WDW-1:0] rsp_lanes;
-    // A lane's row shifted down to bit 0: only its low N bytes are kept.
-    /* verilator lint_off UNUSEDSIGNAL */
-    reg [32*N-1:0] rsp_sh;
-    /* verilator lint_on UNUSEDSIGNAL */
+    reg [WDW-1:0] rsp_row;
     integer l;
     always @(*) begin
         rsp_lanes = {WDW{1'b0}};
-        rsp_sh = {32 * N{1'b0}};
-        if (h_per == CNT_ONE) rsp_lanes[32*N-1:0] = rsp_row;
-        else if (h_len == TILE_ROWS[11:0])  // full rows: the lanes are the bus's N-byte lanes
-            rsp_lanes[FW-1:0] = rsp_rdata[FW-1:0];
-        else
-            for (l = 0; l < WF_ROWS; l = l + 1) begin
-                rsp_sh = rsp_rdata >> ({20'd0, h_len} * l * 8);
-                rsp_lanes[8*N*l+:8*N] = rsp_sh[8*N-1:0] & ~({8 * N{1'b1}} << {h_len, 3'b000});
-            end
+        for (l = 0; l < LANES; l = l + 1) begin
+            rsp_row = ({{(WDW - 32 * N) {1'b0}}, rsp_rdata} >> (l * 8 * h_stride)) & len_mask;
+            if (l < rsp_rows) rsp_lanes = rsp_lanes | (rsp_row << (l * 8 * N * h_span));
+        end
     end
-
-    wire [2:0] h_span = span_of(h_len);
     wire [15:0] zero_row = h_rows + zeros;
     wire fill_zero = !d_empty && h_wf && !rsp_valid && received != 16'd0 && zero_row != TILE_ROWS;
     wire [15:0] received_n = received + (rsp_valid ? rsp_rows : 16'd0);
@@ -276,8 +281,7 @@ module tpu_dma_rd #(
             end else begin
                 if (req_last) r_busy <= 1'b0;
                 if (req_take) begin
-                    // Contiguous rows: stride == len, so the next row is req_len bytes on.
-                    req_addr <= req_addr + (r_per == CNT_ONE ? r_stride : {16'd0, req_len});
+                    req_addr <= req_addr + r_stride * {16'd0, req_rows};
                     r_left   <= r_left - req_rows;
                 end
                 if (reserve) r_tile <= 1'b1;
@@ -309,14 +313,14 @@ module tpu_dma_rd #(
             fault <= complete && (err_seen || (rsp_valid && rsp_err));
             if (rsp_valid) begin
                 ub_addr <= h_base + {4'd0, received} * {17'd0, h_span};
-                ub_rows <= h_span;
+                ub_rows <= rsp_rows[2:0] * h_span;
                 wrow <= received[8:0];
-                wf_rows <= rsp_rows[CW-1:0];
+                wf_rows <= rsp_rows[WCW-1:0];
                 // Bytes k >= len are zero, all of them after an error.
                 wdata <= rsp_err ? {WDW{1'b0}} : rsp_lanes;
             end else if (fill_zero) begin
                 wrow <= zero_row[8:0];
-                wf_rows <= CNT_ONE;
+                wf_rows <= {{(WCW - 1) {1'b0}}, 1'b1};
                 wdata <= {WDW{1'b0}};
             end
             if (complete) begin

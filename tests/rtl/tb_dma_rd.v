@@ -4,19 +4,19 @@
 // refused requests held stable), a model of the weight FIFO's count (tiles popped at random) and
 // models of the UB, the tail tile being written and the parameter rows.
 // Instructions are offered in batches, back to back or with random gaps, so several are in
-// flight. Checked for every batch and instruction: the request stream (addresses a + i*stride and
-// len, one per row, in program order across instructions, none for the zero rows of a tile; an
-// RD_WEIGHT with contiguous rows, stride == len, R = min(WF_ROWS, floor(4N / len)) rows per
-// request, a + i*len and k*len bytes for k = min(R, rows left), so a full tile in N / 4; an
-// RD_HOST one request of len (1..4N) bytes per row), no
+// flight. Checked for every batch and instruction: the request stream (in program order across
+// instructions, none for the zero rows of a tile: rows i .. i+k-1 as one request of
+// (k-1)*stride + len bytes at a + i*stride, k = min(R, rows left) with R the largest count whose
+// rows fit one write (k*S <= 4 UB rows for an RD_HOST of S = ceil(len / N), k <= WF_ROWS for an
+// RD_WEIGHT, 1 for RD_PARAMS) and whose bytes fit the 4N-byte bus), no
 // RD_WEIGHT request unless a tile is free counting the tiles of RD_WEIGHTs already started and
 // not pushed, at most LD_SLOTS instructions accepted and not done, writes only for the oldest
-// instruction not done (so write-back is in order), each RD_HOST row written as its S =
-// ceil(len / N) UB rows b + i*S .. in one write (lane s bytes s*N.., in row order, the cycle
+// instruction not done (so write-back is in order), the k*S UB rows b + i*S .. of an RD_HOST
+// response in one write (memory row l's lane s bytes l*stride + s*N.., in row order, the cycle
 // after its response arrives), every destination row (bytes >= len zero,
 // err rows zero, all rows of a multi-row request with err zero, untouched rows unchanged, tiles
-// row by row at their push), tile writes of 1..WF_ROWS rows inside the tile, one per response
-// and one per zero row, exactly one done per
+// row by row at their push), one UB write per response, tile writes of 1..WF_ROWS rows inside
+// the tile, one per response and one per zero row, exactly one done per
 // instruction in order, with its last write or its tile push, and its fault; no activity
 // outside instructions; one request per cycle when the memory always accepts, and, for chains of
 // full-size instructions, no cycle lost between instructions (so they overlap).
@@ -183,15 +183,22 @@ module tb_dma_rd;
         span = (len + N - 1) / N;
     endfunction
 
-    // Rows per request of instruction j: R for an RD_WEIGHT with contiguous rows, else 1.
+    // Memory rows per request of instruction j: R, the most that one write takes and the bus holds.
     function integer per_of(input integer j);
+        integer cap;
+        integer k;
         begin
+            cap = p_op[j] == OP_HOST ? 4 / span(p_len[j]) : p_op[j] == OP_WEIGHT ? WF_ROWS : 1;
             per_of = 1;
-            if (p_op[j] == OP_WEIGHT && p_stride[j] == p_len[j]) begin
-                per_of = 4 * N / p_len[j];
-                if (per_of > WF_ROWS) per_of = WF_ROWS;
-            end
+            if (p_stride[j] < 4 * N)
+                for (k = 2; k <= cap; k = k + 1)
+                if ((k - 1) * p_stride[j] + p_len[j] <= 4 * N) per_of = k;
         end
+    endfunction
+
+    // The bytes of the request that carries row w of instruction j.
+    function integer req_bytes(input integer j, input integer w);
+        req_bytes = (req_rows(j, w) - 1) * p_stride[j] + p_len[j];
     endfunction
 
     // Rows of the request that carries row w of instruction j, from row req_at(j, w) on.
@@ -207,7 +214,7 @@ module tb_dma_rd;
 
     // The request that carries row w gets err.
     function req_err(input integer j, input integer w);
-        req_err = !in_range(p_a[j] + req_at(j, w) * p_stride[j], req_rows(j, w) * p_len[j]);
+        req_err = !in_range(p_a[j] + req_at(j, w) * p_stride[j], req_bytes(j, w));
     endfunction
 
     // What row w (< rows) of instruction j should be: zero if its request failed.
@@ -254,6 +261,8 @@ module tb_dma_rd;
     integer n_wfw = 0;  // tile writes (each of 1..WF_ROWS rows)
     integer n_req = 0;  // requests of the whole run, and of contiguous RD_WEIGHTs
     integer n_req_co = 0;
+    integer n_req_hm = 0;  // RD_HOST requests of more than one memory row
+    integer n_ubw = 0;  // UB writes for the oldest instruction not done
     integer exp_wfw;
     integer exp_req;
     integer exp_len;
@@ -328,7 +337,7 @@ module tb_dma_rd;
                     $display("FAIL: request at %h with every accepted row requested", req_addr);
                     fail;
                 end
-                exp_len = req_rows(rq_j, rq_i) * p_len[rq_j];
+                exp_len = req_bytes(rq_j, rq_i);
                 if (req_addr !== p_a[rq_j] + rq_i * p_stride[rq_j] || req_len !== exp_len) begin
                     $display(
                         "FAIL: request for row %0d of instruction %0d: addr %h len %0d, expected addr %h len %0d",
@@ -344,6 +353,7 @@ module tb_dma_rd;
                 p_nreq[rq_j] = p_nreq[rq_j] + 1;
                 n_req = n_req + 1;
                 if (per_of(rq_j) > 1) n_req_co = n_req_co + 1;
+                if (p_op[rq_j] == OP_HOST && req_rows(rq_j, rq_i) > 1) n_req_hm = n_req_hm + 1;
                 rq_i = rq_i + req_rows(rq_j, rq_i);
                 if (rq_i == p_rows[rq_j]) begin
                     rq_i = 0;
@@ -356,23 +366,22 @@ module tb_dma_rd;
                 fail;
             end
             if (ub_en) begin
-                // In order: memory row n_ub of the oldest instruction, as S rows at b + n_ub*S.
+                // In order: memory rows n_ub .. of the oldest instruction, k of them (its
+                // request's), as k*S rows at b + n_ub*S.
                 if (p_op[n_done] != OP_HOST || n_ub >= p_rows[n_done] ||
-                    ub_addr !== p_b[n_done] + n_ub * span(
-                        p_len[n_done]
-                    ) || ub_rows !== span(
-                        p_len[n_done]
-                    )) begin
+                    ub_addr !== p_b[n_done] + n_ub * span(p_len[n_done]) ||
+                    ub_rows !== req_rows(n_done, n_ub) * span(p_len[n_done])) begin
                     $display(
                         "FAIL: UB write of %0d rows at row %0d, expected memory row %0d of the oldest instruction: %0d rows at %0d",
-                        ub_rows, ub_addr, n_ub, span(p_len[n_done]), p_b[n_done] + n_ub * span(
-                        p_len[n_done]));
+                        ub_rows, ub_addr, n_ub, n_ub < p_rows[n_done] ? req_rows(n_done, n_ub) *
+                        span(p_len[n_done]) : 0, p_b[n_done] + n_ub * span(p_len[n_done]));
                     fail;
                 end
                 for (w_j = 0; w_j < ub_rows; w_j = w_j + 1)
                 ub_img[ub_addr+w_j] = ub_data[8*N*w_j+:8*N];
                 if (ub_rows > 1) n_wide = n_wide + 1;
-                n_ub = n_ub + 1;
+                n_ub  = n_ub + req_rows(n_done, n_ub);
+                n_ubw = n_ubw + 1;
             end
             if (wf_en) begin
                 if (p_op[n_done] != OP_WEIGHT || wf_rows < 1 || wf_rows > WF_ROWS ||
@@ -421,7 +430,7 @@ module tb_dma_rd;
                 exp_fault = 1'b0;
                 for (w_j = 0; w_j < p_rows[n_done]; w_j = w_j + 1) begin
                     exp_fault = exp_fault | req_err(n_done, w_j);
-                    row = exp_row(p_a[n_done] + w_j * p_stride[n_done], p_len[n_done]);
+                    row = exp_wrow(n_done, w_j);
                     if (p_op[n_done] == OP_HOST)
                         for (ik_s = 0; ik_s < span(p_len[n_done]); ik_s = ik_s + 1) begin
                             w_u = p_b[n_done] + w_j * span(p_len[n_done]) + ik_s;
@@ -455,9 +464,11 @@ module tb_dma_rd;
                 // One write per response, one per zero row.
                 exp_req = (p_rows[n_done] + per_of(n_done) - 1) / per_of(n_done);
                 exp_wfw = p_op[n_done] != OP_WEIGHT ? 0 : N - p_rows[n_done] + exp_req;
-                if (n_wfw != exp_wfw || p_nreq[n_done] != exp_req) begin
-                    $display("FAIL: %0d requests and %0d tile writes, expected %0d and %0d",
-                             p_nreq[n_done], n_wfw, exp_req, exp_wfw);
+                if (n_wfw != exp_wfw || p_nreq[n_done] != exp_req ||
+                    n_ubw != (p_op[n_done] == OP_HOST ? exp_req : 0)) begin
+                    $display(
+                        "FAIL: %0d requests, %0d tile writes and %0d UB writes, expected %0d and %0d",
+                        p_nreq[n_done], n_wfw, n_ubw, exp_req, exp_wfw);
                     fail;
                 end
                 if (ready_pct == 100 && p_last[n_done] - p_first[n_done] != p_nreq[n_done] - 1) begin
@@ -466,6 +477,7 @@ module tb_dma_rd;
                     fail;
                 end
                 n_ub   = 0;
+                n_ubw  = 0;
                 n_wf   = 0;
                 n_prm  = 0;
                 n_push = 0;
@@ -678,6 +690,44 @@ module tb_dma_rd;
             $finish;
         end
 
+        // Rows close together, k per request (any stride), each request and written row checked:
+        // stride 0 (one row, k copies), stride 1 with len 3 (sliding windows: 4 rows from 6
+        // bytes), stride < len, stride == len, stride > len with (k-1)*stride + len within the
+        // bus, wide rows (S = 2) two per request, overlapping or not, rows not a multiple of k;
+        // a request past memory (all its rows zero, also the one that ends below memory's end);
+        // RD_WEIGHTs with stride 1, 0 and N; then a chain of them back to back.
+        latency = 2;
+        from = n_prog;
+        from_req = n_req_hm;
+        add(OP_HOST, 6, 33, 0, N - 1, 0);
+        add(OP_HOST, 7, 40, 8, 3, 1);
+        add(OP_HOST, 5, 60, 16, N, N / 2);
+        add(OP_HOST, 6, 80, 24, N / 2, N / 2);
+        add(OP_HOST, 5, 120, 32, 2, N + 1);
+        add(OP_HOST, 5, 200, 40, N + 1, N + 1);
+        add(OP_HOST, 3, 300, 50, 2 * N, 2 * N - 3);
+        add(OP_HOST, 6, MEM_SIZE - 17, 56, 3, 3);  // rows 4 and 5 in one failing request
+        add(OP_WEIGHT, N, 500, 0, 3, 1);
+        add(OP_WEIGHT, N - 1, 600, 0, N, 0);
+        add(OP_WEIGHT, N - 1, 700, 0, 2, N);
+        run_batch;
+        // The model's rule itself: k = 4, 4, 4, 4, 3 (N = 4) or 4, 2, 2, 4; 4, 4, 4.
+        if (p_nreq[from] != 2 || p_nreq[from+1] != 2 || p_nreq[from+2] != 2 ||
+            p_nreq[from+3] != 2 || p_nreq[from+4] != 2 || p_nreq[from+5] != 3 ||
+            p_nreq[from+6] != 2 || p_nreq[from+7] != 2 || p_nreq[from+8] != N / 4 ||
+            p_nreq[from+9] != (N + 2) / 4 || p_nreq[from+10] != (N + 2) / 4 ||
+            n_req_hm - from_req != (N < 5 ? 14 : 13)) begin
+            $display("FAIL: close rows in %0d %0d %0d %0d %0d %0d %0d %0d / %0d %0d %0d requests",
+                     p_nreq[from], p_nreq[from+1], p_nreq[from+2], p_nreq[from+3],
+                     p_nreq[from+4], p_nreq[from+5], p_nreq[from+6], p_nreq[from+7],
+                     p_nreq[from+8], p_nreq[from+9], p_nreq[from+10]);
+            $finish;
+        end
+        from = n_prog;
+        for (it = 0; it < 4; it = it + 1) add(OP_HOST, 16, 37 * it, 16 * it, 3, 2);
+        run_batch;
+        check_gapless(from);
+
         // Contiguous RD_WEIGHTs (stride == len): full tiles in N / 4 requests of 4N bytes, back to
         // back with no cycle lost; rows of len < N, R = min(WF_ROWS, floor(4N / len)) at a time;
         // short tiles (rows not a multiple of R: the last request carries fewer rows, then the
@@ -727,11 +777,12 @@ module tb_dma_rd;
         check_gapless(from);
 
         // Chains of full-size instructions, back to back with an always-ready memory: no cycle
-        // lost between them, several in flight at once.
+        // lost between them, several in flight at once. Rows more than 3N apart are one request
+        // each, so LD_SLOTS instructions cover the latency.
         latency = 6;
         from = n_prog;
         for (it = 0; it < 10; it = it + 1)
-        add(OP_HOST, N, 17 * it, (5 * it) % (UB_ROWS - N), N, N + it);
+        add(OP_HOST, N, 17 * it, (5 * it) % (UB_ROWS - N), N, 3 * N + 1 + it);
         run_batch;
         check_gapless(from);
         latency = 3;
