@@ -2,18 +2,21 @@
 // Store unit: WR_HOST (docs/isa.md), one instruction at a time.
 // Memory row i is read from ACC[b+i] (data the next cycle, then relu(acc + bias) through
 // tpu_act, 3 more cycles) or, from UB, as its S = ceil(len / N) UB rows b + i*S + s (s = 0..S-1,
-// len up to 4N), one per cycle through the single read port (data the next cycle), assembled
-// into lane s of the row (bytes s*N..). Each memory row is queued in a DEPTH-row buffer and sent
-// as one write request to a + i*stride. A memory row's reads only start when the buffer has room
-// for it counting every row still in the read pipeline, so back-pressure from the memory never
-// has to stall the pipeline, and one request per cycle is sustained for S = 1 when DEPTH covers
-// the read-to-send latency (6 cycles on the ACC path); a wide row takes S cycles of the read
-// port. done (with fault if any ack had err) pulses the cycle after the last acknowledgement
-// arrives.
-// Lanes >= len of the write data are not masked: the memory writes only bytes 0..len-1.
+// len up to 4N), one per cycle through the single read port (data the next cycle), placed at
+// bytes s*N.. of the row. Rows back to back in memory (stride == len) go k = floor(4N / len) at a
+// time (fewer for the last) in one write request of k*len bytes at a + i*len, row l of it at
+// bytes l*len..; other strides send one request per row at a + i*stride. Each read's data is
+// placed over the bytes from its offset up, so a later row (or lane) overwrites the junk an
+// earlier one left past its len. Each request is queued in a DEPTH-entry buffer. A request's
+// reads only start when the buffer has room for it counting every request still in the read
+// pipeline, so back-pressure from the memory never has to stall the pipeline, and one request
+// per cycle is sustained for k = S = 1 when DEPTH covers the read-to-send latency (6 cycles on
+// the ACC path). done (with fault if any ack had err) pulses the cycle after the last
+// acknowledgement arrives.
+// Bytes >= the request's len of the write data are not masked: the memory writes only those below.
 module tpu_dma_wr #(
     parameter N = 16,
-    parameter DEPTH = 8  // rows buffered, at least 2
+    parameter DEPTH = 8  // requests buffered, at least 2
 ) (
     input wire clk,
     input wire rst,
@@ -53,6 +56,11 @@ module tpu_dma_wr #(
     localparam [PW-1:0] LAST = LAST_I[PW-1:0];
     localparam integer N_I = N;
     localparam [11:0] LEN_N = N_I[11:0];
+    localparam BUS_BYTES = 4 * N;
+    localparam OW = $clog2(BUS_BYTES);  // a byte offset in a request
+    localparam KW = $clog2(BUS_BYTES + 1);  // memory rows per request, 1..4N
+    localparam [KW-1:0] BUS_K = BUS_BYTES[KW-1:0];
+    localparam [KW-1:0] K_ONE = 1;
 
     reg busy;
     // The instruction being executed.
@@ -63,12 +71,16 @@ module tpu_dma_wr #(
     reg add_bias;
     reg relu;
     reg [1:0] lane_last;  // S - 1: UB rows per memory row, less one (0 from ACC)
+    reg [KW-1:0] per;  // memory rows per request
 
     reg [19:0] src_row;  // next UB/ACC row to read
     reg [1:0] lane;  // lane of the memory row that read fills
-    reg [15:0] read;  // memory rows whose reads have started
-    reg [15:0] acked;  // acknowledgements received
-    reg [PW:0] reserved;  // memory rows whose reads started, not yet sent: being read or buffered
+    reg [15:0] read;  // memory rows whose reads have all started
+    reg [KW-1:0] g_row;  // index of the row being read in its request
+    reg [OW-1:0] row_off;  // ... and its byte offset there
+    reg [15:0] unsent;  // memory rows not yet sent
+    reg [15:0] acked;  // memory rows acknowledged
+    reg [PW:0] reserved;  // requests whose reads started, not yet sent: being read or buffered
     reg err_seen;
 
     reg [32*N-1:0] buf_mem[0:DEPTH-1];
@@ -77,28 +89,38 @@ module tpu_dma_wr #(
     reg [PW:0] buf_count;
 
     reg ub_q;  // UB data is on ub_data this cycle ...
-    reg [1:0] q_lane;  // ... for this lane of its memory row
-    reg q_end;  // ... the row's last
+    reg [OW-1:0] q_off;  // ... for this byte offset of its request
+    reg q_end;  // ... the request's last
     reg acc_q;  // ACC data is on acc_data this cycle
-    reg [32*N-1:0] asm_q;  // the UB lanes of the memory row assembled so far
+    reg [32*N-1:0] asm_q;  // the request assembled so far
 
-    // A memory row's first read reserves its buffer entry; the rest of its reads follow.
-    wire rd = busy && (lane != 2'd0 || (read != rows && reserved != FULL));
-    wire rd_row = rd && lane == 2'd0;
+    // A request's first read reserves its buffer entry; the rest of its reads follow.
+    wire grp_start = lane == 2'd0 && g_row == {KW{1'b0}};
+    wire rd = busy && (lane != 2'd0 || (read != rows && (!grp_start || reserved != FULL)));
+    wire rd_grp = rd && grp_start;
+    wire rd_end = rd && lane == lane_last;  // a memory row's last read
+    wire [OW-1:0] rd_off = row_off + {{(OW - 2) {1'b0}}, lane} * LEN_N[OW-1:0];
+    wire rd_last = lane == lane_last && (g_row == per - K_ONE || read + 16'd1 == rows);
     wire send = req_valid && req_ready;
+    wire [15:0] per16 = {{(16 - KW) {1'b0}}, per};
+    wire [15:0] send_rows = unsent < per16 ? unsent : per16;
+    wire [KW-1:0] cmd_per = BUS_K / cmd_len[KW-1:0];  // len <= 4N
+    wire [15:0] ack_rows = rows - acked < per16 ? rows - acked : per16;
 
     // The accumulator path. The credit scheme above means the pipeline never needs to stall;
-    // mult/shift/out_i8 are the ACTIVATE requantizer, unused for the int32 output, and the row
-    // order needs no tag.
+    // mult/shift/out_i8 are the ACTIVATE requantizer, unused for the int32 output; the tag
+    // carries where the row goes in its request.
     wire act_valid;
     wire [32*N-1:0] act_i32;
+    wire [OW:0] act_tag;  // {the request's last row, its byte offset}
     /* verilator lint_off UNUSEDSIGNAL */
     wire [8*N-1:0] act_i8_unused;
-    wire act_tag_unused;
     /* verilator lint_on UNUSEDSIGNAL */
+    reg a_end;  // tags of the ACC row read the cycle before
+    reg [OW-1:0] a_off;
     tpu_act #(
         .N(N),
-        .TAG_W(1)
+        .TAG_W(OW + 1)
     ) act (
         .clk(clk),
         .rst(rst),
@@ -109,25 +131,23 @@ module tpu_dma_wr #(
         .in_data(acc_data),
         .in_bias(add_bias),
         .in_relu(relu),
-        .in_tag(1'b0),
+        .in_tag({a_end, a_off}),
         .bias(bias),
         .mult({32 * N{1'b0}}),
         .shift({6 * N{1'b0}}),
         .out_valid(act_valid),
         .out_i32(act_i32),
         .out_i8(act_i8_unused),
-        .out_tag(act_tag_unused)
+        .out_tag(act_tag)
     );
 
-    // The memory row with this cycle's UB data in its lane.
-    reg [32*N-1:0] ub_row;
-    always @* begin
-        ub_row = asm_q;
-        ub_row[8*N*q_lane+:8*N] = ub_data;
-    end
-
-    wire push = (ub_q && q_end) || act_valid;
-    wire [32*N-1:0] push_data = src_acc ? act_i32 : ub_row;
+    // This cycle's data placed over the request's bytes from its offset up.
+    wire in_valid = ub_q || act_valid;
+    wire [OW-1:0] in_off = src_acc ? act_tag[OW-1:0] : q_off;
+    wire [32*N-1:0] in_data = src_acc ? act_i32 : {{24 * N{1'b0}}, ub_data};
+    wire [32*N-1:0] asm_n = (asm_q & ~({32 * N{1'b1}} << {in_off, 3'b000}))
+                            | (in_data << {in_off, 3'b000});
+    wire push = (ub_q && q_end) || (act_valid && act_tag[OW]);
 
     assign cmd_ready = !busy;
     assign ub_en = rd && !src_acc;
@@ -135,14 +155,16 @@ module tpu_dma_wr #(
     assign ub_addr = src_row;
     assign acc_addr = src_row;
     assign req_valid = buf_count != {(PW + 1) {1'b0}};
-    assign req_len = {4'd0, len};
+    assign req_len = send_rows * {4'd0, len};
     assign req_wdata = buf_mem[buf_rp];
 
     always @(posedge clk) begin
-        if (push) buf_mem[buf_wp] <= push_data;
-        if (ub_q) asm_q <= ub_row;
-        q_lane <= lane;
-        q_end  <= lane == lane_last;
+        if (push) buf_mem[buf_wp] <= asm_n;
+        if (in_valid) asm_q <= asm_n;
+        q_off <= rd_off;
+        q_end <= rd_last;
+        a_off <= rd_off;
+        a_end <= rd_last;
     end
 
     always @(posedge clk) begin
@@ -165,8 +187,8 @@ module tpu_dma_wr #(
             if (send) buf_rp <= (buf_rp == LAST) ? {PW{1'b0}} : buf_rp + 1'b1;
             if (push && !send) buf_count <= buf_count + 1'b1;
             else if (send && !push) buf_count <= buf_count - 1'b1;
-            if (rd_row && !send) reserved <= reserved + 1'b1;
-            else if (send && !rd_row) reserved <= reserved - 1'b1;
+            if (rd_grp && !send) reserved <= reserved + 1'b1;
+            else if (send && !rd_grp) reserved <= reserved - 1'b1;
 
             if (!busy) begin
                 if (cmd_valid) begin
@@ -180,10 +202,16 @@ module tpu_dma_wr #(
                     // ceil(len / N) - 1, len <= 4N
                     lane_last <= cmd_src_acc ? 2'd0 : {1'b0, cmd_len > LEN_N} +
                         {1'b0, cmd_len > (LEN_N << 1)} + {1'b0, cmd_len > LEN_N + (LEN_N << 1)};
+                    // Rows back to back: as many per request as fit the bus.
+                    per <= cmd_stride == {20'd0, cmd_len} && cmd_len != 12'd0 ?
+                        cmd_per : K_ONE;
                     lane <= 2'd0;
                     src_row <= cmd_b;
                     req_addr <= cmd_a;
                     read <= 16'd0;
+                    g_row <= {KW{1'b0}};
+                    row_off <= {OW{1'b0}};
+                    unsent <= cmd_rows;
                     acked <= 16'd0;
                     err_seen <= 1'b0;
                 end
@@ -192,12 +220,20 @@ module tpu_dma_wr #(
                     src_row <= src_row + 20'd1;
                     lane <= (lane == lane_last) ? 2'd0 : lane + 2'd1;
                 end
-                if (rd_row) read <= read + 16'd1;
-                if (send) req_addr <= req_addr + stride;
+                if (rd_end) begin
+                    read <= read + 16'd1;
+                    g_row <= g_row == per - K_ONE ? {KW{1'b0}} : g_row + K_ONE;
+                    row_off <= g_row == per - K_ONE ? {OW{1'b0}} : row_off + len[OW-1:0];
+                end
+                if (send) begin
+                    // One row: stride on; k rows back to back: the request's bytes on.
+                    req_addr <= req_addr + (per == K_ONE ? stride : {16'd0, req_len});
+                    unsent   <= unsent - send_rows;
+                end
                 if (rsp_valid) begin
-                    acked <= acked + 16'd1;
+                    acked <= acked + ack_rows;
                     err_seen <= err_seen || rsp_err;
-                    if (acked + 16'd1 == rows) begin
+                    if (acked + ack_rows == rows) begin
                         done  <= 1'b1;
                         fault <= err_seen || rsp_err;
                         busy  <= 1'b0;

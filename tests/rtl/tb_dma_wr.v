@@ -4,15 +4,19 @@
 // stable) and UB/ACC models that answer the cycle after a read with junk in every other cycle.
 // Each instruction is checked for: the whole memory afterwards (bytes 0..len-1 of each memory row,
 // in row order: relu(acc + bias) for ACC rows, from UB (ISA 1.2, len up to 4N) the concatenation
-// of its S = ceil(len / N) UB rows b + i*S .. b + i*S + S-1), the request sequence (a + i*stride,
-// len, one per memory row), the source reads (b, b+1, ... once each: rows*S of them from UB),
-// exactly one done pulse after the last ack, fault, no activity outside the instruction, at most
-// DEPTH memory rows started ahead of the memory while it refuses requests, and, when the memory
-// always accepts, one request per cycle (per S cycles for wide UB rows).
+// of its S = ceil(len / N) UB rows b + i*S .. b + i*S + S-1; none of a failing request's rows),
+// the request sequence (one per memory row at a + i*stride of len bytes, or, for rows back to
+// back, stride == len, rows i .. i+k-1 in one request of k*len bytes at a + i*len, k =
+// min(floor(4N / len), rows left)), the source reads (b, b+1, ... once each: rows*S of them from
+// UB), exactly one done pulse after the last ack, fault, no activity outside the instruction, at
+// most DEPTH requests started ahead of the memory while it refuses requests, and, when the memory
+// always accepts, one request per k*S cycles (one per cycle for k = S = 1).
 // Wide rows: len N+1, 2N, 3N-1, 3N+1, 4N and N+3 (not a multiple of N), 1 and several rows,
 // strides other than len (0, 1, larger), requests refused for long stretches and at random while
 // rows are assembled, err acks, the last UB rows, random ones; two instructions back to back
 // (the second accepted in the cycle of the first's done), narrow and wide both ways.
+// Rows back to back from UB and ACC: narrow, wide (S = 2, two per request), len not dividing 4N,
+// rows not a multiple of k, under back-pressure, with a failing request.
 module tb_dma_wr;
     parameter N = 8;
     localparam DEPTH = 8;
@@ -152,6 +156,11 @@ module tb_dma_wr;
         span = (len + N - 1) / N;
     endfunction
 
+    // Memory rows per request: as many as fit the bus when they are back to back, else 1.
+    function integer per_of(input [11:0] len, input [31:0] stride);
+        per_of = stride == {20'd0, len} ? 4 * N / len : 1;
+    endfunction
+
     // --------------------------------------------------------------- monitor --
     reg busy = 1'b0;
     reg cur_src_acc;
@@ -160,6 +169,11 @@ module tb_dma_wr;
     reg [31:0] cur_stride;
     reg [11:0] cur_len;
     integer cur_span;  // reads per memory row: S from UB, 1 from ACC
+    integer cur_rows;
+    integer cur_per;  // memory rows per request
+    integer n_sent;  // memory rows sent
+    integer k_req;
+    integer n_multi = 0;  // requests of more than one row since time 0
     integer n_req;
     integer n_rd;
     integer n_ack;
@@ -190,18 +204,22 @@ module tb_dma_wr;
                 n_rd = n_rd + 1;
             end
             if (req_valid && req_ready) begin
-                if (req_addr !== cur_a + n_req * cur_stride || req_len !== {4'd0, cur_len}) begin
+                k_req = cur_rows - n_sent < cur_per ? cur_rows - n_sent : cur_per;
+                if (req_addr !== cur_a + n_sent * cur_stride || req_len !== k_req * cur_len) begin
                     $display("FAIL: request %0d: addr %h len %0d, expected addr %h len %0d", n_req,
-                             req_addr, req_len, cur_a + n_req * cur_stride, cur_len);
+                             req_addr, req_len, cur_a + n_sent * cur_stride, k_req * cur_len);
                     $finish;
                 end
                 if (n_req == 0) first_req = cycle;
                 last_req = cycle;
                 n_req = n_req + 1;
+                n_sent = n_sent + k_req;
+                if (k_req > 1) n_multi = n_multi + 1;
             end
             if (rsp_valid) n_ack = n_ack + 1;
-            if ((n_rd + cur_span - 1) / cur_span - n_req > max_ahead)
-                max_ahead = (n_rd + cur_span - 1) / cur_span - n_req;
+            // Requests whose reads have started (memory rows started, rounded up to requests).
+            if (((n_rd + cur_span - 1) / cur_span + cur_per - 1) / cur_per - n_req > max_ahead)
+                max_ahead = ((n_rd + cur_span - 1) / cur_span + cur_per - 1) / cur_per - n_req;
             if (done) begin
                 n_done_all  = n_done_all + 1;
                 n_fault_all = n_fault_all + fault;
@@ -222,6 +240,9 @@ module tb_dma_wr;
                 cur_stride = cmd_stride;
                 cur_len = cmd_len;
                 cur_span = cmd_src_acc ? 1 : span(cmd_len);
+                cur_rows = cmd_rows;
+                cur_per = per_of(cmd_len, cmd_stride);
+                n_sent = 0;
                 n_req = 0;
                 n_rd = 0;
                 n_ack = 0;
@@ -248,23 +269,28 @@ module tb_dma_wr;
         end
     endfunction
 
-    // exp_mem after the instruction (exp_fault: some row is out of range).
+    // exp_mem after the instruction (exp_fault: some request is out of range; it writes none of
+    // its rows).
     reg exp_fault;
     task expect_insn(input src_acc, input use_bias, input use_relu, input [15:0] rows,
                      input [31:0] a, input [19:0] b, input [11:0] len, input [31:0] stride);
         integer i;
         integer k;
         integer s;
+        integer p;
+        integer g;
         reg [31:0] addr;
         reg [32*N-1:0] row;
         begin
             exp_fault = 1'b0;
             s = src_acc ? 1 : span(len);
+            p = per_of(len, stride);
             for (i = 0; i < rows; i = i + 1) begin
                 addr = a + i * stride;
+                g = i / p * p;  // the first row of its request
                 if (src_acc) row = act_row(acc[b+i], bias, use_bias, use_relu);
                 else for (k = 0; k < s; k = k + 1) row[8*N*k+:8*N] = ub[b+i*s+k];
-                if (in_range(addr, {4'd0, len}))
+                if (in_range(a + g * stride, ((rows - g < p ? rows - g : p) - 1) * stride + len))
                     for (k = 0; k < len; k = k + 1) exp_mem[addr+k] = row[8*k+:8];
                 else exp_fault = 1'b1;
             end
@@ -356,8 +382,11 @@ module tb_dma_wr;
         integer i;
         integer t;
         integer s;
+        integer p;
         begin
             s = src_acc ? 1 : span(len);
+            p = per_of(len, stride);
+            if (p > rows) p = rows;
             // From the edge after acceptance: a done seen at that edge is the previous one's.
             @(posedge clk);
             t = 0;
@@ -379,7 +408,7 @@ module tb_dma_wr;
                     src_acc, rows, a, len, stride, n_done, fault_seen, exp_fault);
                 $finish;
             end
-            if (n_req != rows || n_rd != rows * s) begin
+            if (n_req != (rows + p - 1) / p || n_rd != rows * s) begin
                 $display("FAIL: src_acc %b rows %0d len %0d: %0d requests, %0d reads", src_acc,
                          rows, len, n_req, n_rd);
                 $finish;
@@ -390,7 +419,7 @@ module tb_dma_wr;
                     src_acc, rows, max_ahead, DEPTH);
                 $finish;
             end
-            if (ready_pct == 100 && refuse_cycles == 0 && last_req - first_req != (rows - 1) * s)
+            if (ready_pct == 100 && refuse_cycles == 0 && last_req - first_req != (rows - p) * s)
             begin
                 $display(
                     "FAIL: src_acc %b rows %0d len %0d: requests took %0d cycles with an always-ready memory",
@@ -422,6 +451,7 @@ module tb_dma_wr;
 
     integer it;
     integer ik;
+    integer from;
     reg [15:0] rr;
     reg [19:0] rb;
     reg [11:0] rl;
@@ -493,6 +523,36 @@ module tb_dma_wr;
         run(0, 0, 0, 4, MEM_SIZE - 3 * 4 * N - 1, 0, 4 * N, 4 * N, 0);
         run(0, 0, 0, 3, MEM_SIZE - 2 * N + 1, 0, 2 * N, 2 * N, 0);
 
+        // Rows back to back (stride == len), k per request: UB narrow (k = 8, 4N / 3 with rows
+        // not a multiple of it), wide (len 2N: k = 2; N+1: k = 3 of S = 2), ACC (len 4: k = N;
+        // 2N: k = 2; 4N: k = 1); under back-pressure; a failing request (none of its rows
+        // written, those before it written); a stride next to len is one request per row.
+        latency = 4;
+        from = n_multi;
+        run(0, 0, 0, 9, 100, 3, N / 2, N / 2, 0);
+        run(0, 0, 0, 23, 200, 20, 3, 3, 0);
+        run(0, 0, 0, 5, 300, 50, 2 * N, 2 * N, 0);
+        run(0, 0, 0, 7, 500, 60, N + 1, N + 1, 0);
+        run(1, 1, 1, 10, 700, 0, 4, 4, 0);
+        run(1, 0, 1, 5, 900, 30, 2 * N, 2 * N, 0);
+        run(1, 1, 0, 3, 1100, 40, 4 * N, 4 * N, 0);
+        run(0, 0, 0, 30, 1300, 0, N / 2, N / 2, 40);
+        run(1, 1, 1, 21, 1500, 50, 8, 8, 25);
+        ready_pct = 30;
+        rsp_pct   = 50;
+        run(0, 0, 0, 25, 1700, 5, N + 1, N + 1, 0);
+        run(1, 0, 1, 25, 1900, 2, 12, 12, 0);
+        ready_pct = 100;
+        rsp_pct   = 100;
+        run(0, 0, 0, 12, MEM_SIZE - 6 * N + 1, 0, N / 2, N / 2, 0);  // rows 8.. fail together
+        run(1, 1, 1, 5, MEM_SIZE - 10 * N + 1, 0, 2 * N, 2 * N, 0);  // only the last fails
+        run(0, 0, 0, 9, 2100, 3, N / 2, N / 2 + 1, 0);
+        run(0, 0, 0, 9, 2300, 3, N / 2, N / 2 - 1, 0);
+        if (n_multi - from < 30) begin
+            $display("FAIL: only %0d requests of more than one row", n_multi - from);
+            $finish;
+        end
+
         // Back to back: narrow then wide, wide then narrow, wide then wide, ACC and UB, a fault.
         latency = 3;
         run_pair(0, 5, 100, 0, 2 * N + 3, 3 * N, 0, 4, 300, 30, N, N);
@@ -501,6 +561,8 @@ module tb_dma_wr;
         run_pair(1, 4, 1300, 0, 4 * N, 4 * N, 0, 3, 1500, 70, 3 * N, 3 * N);
         run_pair(0, 3, 1700, 90, 2 * N, 2 * N, 1, 2, 1900, 5, 4 * N, 4 * N);
         run_pair(0, 2, MEM_SIZE - 4 * N - 1, 0, 4 * N, 4 * N, 0, 2, 2100, 8, N + 1, N + 1);
+        run_pair(0, 9, 2300, 0, N / 2, N / 2, 1, 6, 2500, 10, 2 * N, 2 * N);
+        run_pair(1, 7, 2700, 0, 4, 4, 0, 5, 2900, 20, 3, 3);
 
         for (it = 0; it < 80; it = it + 1) begin
             rsrc = $random(seed);
@@ -518,6 +580,7 @@ module tb_dma_wr;
             endcase
             rr = 1 + {$random(seed)} % 24;
             rl = rsrc ? 4 * (1 + {$random(seed)} % N) : 1 + {$random(seed)} % (4 * N);
+            if ({$random(seed)} % 3 == 0) rs = {20'd0, rl};  // back to back
             rb = {$random(seed)} % (ROWS - rr * (rsrc ? 1 : span(rl)) + 1);
             run(rsrc, rsrc & $random(seed), rsrc & $random(seed), rr, ra, rb, rl, rs,
                 (it % 5 == 0) ? {$random(seed)} % 30 : 0);
