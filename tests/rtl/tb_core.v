@@ -514,6 +514,21 @@ module tb_core;
         end
     endtask
 
+    // Bytes a load requests (docs/isa.md "Timing"): rows k at a time, k <= cap (4 / S for an
+    // RD_HOST, 4 for an RD_WEIGHT, 1 for RD_PARAMS) while (k-1)*stride + len fits the bus.
+    function integer ld_bytes(input integer cap, input integer rows, input integer len,
+                              input integer stride);
+        integer k;
+        integer i;
+        begin
+            k = 1;
+            while (k < cap && k * stride + len <= 4 * N) k = k + 1;
+            ld_bytes = 0;
+            for (i = 0; i < rows; i = i + k)
+            ld_bytes = ld_bytes + ((rows - i < k ? rows - i : k) - 1) * stride + len;
+        end
+    endfunction
+
     task gemm_prog;
         begin
             m_rows = 2 * N + 3;
@@ -546,8 +561,8 @@ module tb_core;
             emit(insn(OP_WR_HOST, F_SRC_ACC | F_RELU, m_rows, o32b, m_rows, 4 * N - 4, 4 * N + 8));
             emit(insn(OP_SYNC, 0, 0, 0, 0, 0, 0));
             emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
-            rd_bytes = 3 * (4 * N - 4) + N * N + (N - 1) * (N - 1) + m_rows * N + m_rows * (N - 1)
-                + 3 * (3 * N + 1);
+            rd_bytes = 3 * (4 * N - 4) + N * N + ld_bytes(4, N - 1, N - 1, N + 3) + m_rows * N
+                + ld_bytes(4, m_rows, N - 1, 2 * N) + 3 * (3 * N + 1);
             wr_bytes = m_rows * (N + N - 1 + 4 * N + 4 * N - 4);
         end
     endtask
