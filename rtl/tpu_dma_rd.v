@@ -245,7 +245,9 @@ module tpu_dma_rd #(
     always @(*) begin
         rsp_lanes = {WDW{1'b0}};
         for (l = 0; l < LANES; l = l + 1) begin
-            rsp_row = ({{(WDW - 32 * N) {1'b0}}, rsp_rdata} >> (l * 8 * h_stride)) & len_mask;
+            rsp_row = {WDW{1'b0}};
+            rsp_row[32*N-1:0] = rsp_rdata;
+            rsp_row = (rsp_row >> (l * 8 * h_stride)) & len_mask;
             if (l < rsp_rows) rsp_lanes = rsp_lanes | (rsp_row << (l * 8 * N * h_span));
         end
     end
