@@ -117,13 +117,15 @@ module tpu_dma_rd #(
     // whose (k-1)*stride + len bytes fit the bus (both only shrink as k grows).
     function [CW-1:0] rows_per(input [7:0] op, input [11:0] len, input [31:0] stride);
         integer k;
+        reg port_ok;
         begin
             rows_per = CNT_ONE;
-            for (k = 2; k <= LANES; k = k + 1)
-            if ((op == `TPU_OP_RD_HOST ? k * span_of(len) <= BUS_ROWS :
-                 op == `TPU_OP_RD_WEIGHT && k <= WF_ROWS) && stride < BUS_BYTES &&
-                (k - 1) * stride + {20'd0, len} <= BUS_BYTES)
-                rows_per = k[CW-1:0];
+            for (k = 2; k <= LANES; k = k + 1) begin
+                port_ok = op == `TPU_OP_RD_HOST ? k * span_of(len) <= BUS_ROWS :
+                    op == `TPU_OP_RD_WEIGHT && k <= WF_ROWS;
+                if (port_ok && stride < BUS_BYTES && (k - 1) * stride + {20'd0, len} <= BUS_BYTES)
+                    rows_per = k[CW-1:0];
+            end
         end
     endfunction
 

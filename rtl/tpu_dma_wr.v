@@ -203,8 +203,7 @@ module tpu_dma_wr #(
                     lane_last <= cmd_src_acc ? 2'd0 : {1'b0, cmd_len > LEN_N} +
                         {1'b0, cmd_len > (LEN_N << 1)} + {1'b0, cmd_len > LEN_N + (LEN_N << 1)};
                     // Rows back to back: as many per request as fit the bus.
-                    per <= cmd_stride == {20'd0, cmd_len} && cmd_len != 12'd0 ?
-                        cmd_per : K_ONE;
+                    per <= cmd_stride == {20'd0, cmd_len} && cmd_len != 12'd0 ? cmd_per : K_ONE;
                     lane <= 2'd0;
                     src_row <= cmd_b;
                     req_addr <= cmd_a;

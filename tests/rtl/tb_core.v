@@ -561,8 +561,8 @@ module tb_core;
             emit(insn(OP_WR_HOST, F_SRC_ACC | F_RELU, m_rows, o32b, m_rows, 4 * N - 4, 4 * N + 8));
             emit(insn(OP_SYNC, 0, 0, 0, 0, 0, 0));
             emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
-            rd_bytes = 3 * (4 * N - 4) + N * N + ld_bytes(4, N - 1, N - 1, N + 3) + m_rows * N
-                + ld_bytes(4, m_rows, N - 1, 2 * N) + 3 * (3 * N + 1);
+            rd_bytes = 3 * (4 * N - 4) + N * N + ld_bytes(4, N - 1, N - 1, N + 3) + m_rows * N +
+                ld_bytes(4, m_rows, N - 1, 2 * N) + 3 * (3 * N + 1);
             wr_bytes = m_rows * (N + N - 1 + 4 * N + 4 * N - 4);
         end
     endtask

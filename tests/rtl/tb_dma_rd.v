@@ -272,6 +272,8 @@ module tb_dma_rd;
     integer pops;
     integer ik_s;
     integer w_u;
+    integer w_s;  // UB rows per memory row and memory rows of the response being written
+    integer w_k;
     reg rsp_host = 1'b0;  // the previous cycle's response was for an RD_HOST
     integer n_wide = 0;  // RD_HOST writes of more than one UB row
 
@@ -368,13 +370,13 @@ module tb_dma_rd;
             if (ub_en) begin
                 // In order: memory rows n_ub .. of the oldest instruction, k of them (its
                 // request's), as k*S rows at b + n_ub*S.
-                if (p_op[n_done] != OP_HOST || n_ub >= p_rows[n_done] ||
-                    ub_addr !== p_b[n_done] + n_ub * span(p_len[n_done]) ||
-                    ub_rows !== req_rows(n_done, n_ub) * span(p_len[n_done])) begin
+                w_s = span(p_len[n_done]);
+                w_k = n_ub < p_rows[n_done] ? req_rows(n_done, n_ub) : 0;
+                if (p_op[n_done] != OP_HOST || w_k == 0 || ub_addr !== p_b[n_done] + n_ub * w_s ||
+                    ub_rows !== w_k * w_s) begin
                     $display(
                         "FAIL: UB write of %0d rows at row %0d, expected memory row %0d of the oldest instruction: %0d rows at %0d",
-                        ub_rows, ub_addr, n_ub, n_ub < p_rows[n_done] ? req_rows(n_done, n_ub) *
-                        span(p_len[n_done]) : 0, p_b[n_done] + n_ub * span(p_len[n_done]));
+                        ub_rows, ub_addr, n_ub, w_k * w_s, p_b[n_done] + n_ub * w_s);
                     fail;
                 end
                 for (w_j = 0; w_j < ub_rows; w_j = w_j + 1)
@@ -718,9 +720,9 @@ module tb_dma_rd;
             p_nreq[from+9] != (N + 2) / 4 || p_nreq[from+10] != (N + 2) / 4 ||
             n_req_hm - from_req != (N < 5 ? 14 : 13)) begin
             $display("FAIL: close rows in %0d %0d %0d %0d %0d %0d %0d %0d / %0d %0d %0d requests",
-                     p_nreq[from], p_nreq[from+1], p_nreq[from+2], p_nreq[from+3],
-                     p_nreq[from+4], p_nreq[from+5], p_nreq[from+6], p_nreq[from+7],
-                     p_nreq[from+8], p_nreq[from+9], p_nreq[from+10]);
+                     p_nreq[from], p_nreq[from+1], p_nreq[from+2], p_nreq[from+3], p_nreq[from+4],
+                     p_nreq[from+5], p_nreq[from+6], p_nreq[from+7], p_nreq[from+8],
+                     p_nreq[from+9], p_nreq[from+10]);
             $finish;
         end
         from = n_prog;
