@@ -263,9 +263,11 @@ TEST_P(Device, BackdoorMemory)
 }
 
 // RD_HOST + WR_HOST + HALT copies rows through the UB; partial rows are zero-padded in the UB.
+// The source rows lie more than the bus (4N bytes) apart, so each is a request of its own and the
+// read bytes count len per row.
 TEST_P(Device, CopyThroughUb)
 {
-    const uint32_t rows = 2 * n_ + 3, len = n_ - 1, stride = n_ + 5, ub = 100;
+    const uint32_t rows = 2 * n_ + 3, len = n_ - 1, stride = 4 * n_ + 5, ub = 100;
     std::vector<uint8_t> src;
     fill_random(0, rows * stride, &src);
     // Twice, to different places: the second run starts from HALTED and must not stop at once.
@@ -372,11 +374,13 @@ TEST_P(Device, LatencyAddsToTheCycleCount)
 
 // Rows of n_ bytes at n_/2 and n_/4 bytes per cycle hold the acceptance slot 2 and 4 cycles
 // each, so R rows take 2(R-1) cycles more at the lower bandwidth (the last response still comes
-// `latency` after its acceptance); a single row is not slowed.
+// `latency` after its acceptance); a single row is not slowed. The rows are 4N bytes apart, a
+// request each.
 TEST_P(Device, BandwidthPacesRequests)
 {
     const uint32_t rows = 3 * n_;
-    const std::vector<tpu_insn> many = {tpu_encode(TPU_OP_RD_HOST, 0, rows, 0, 0, n_, n_), halt()};
+    const std::vector<tpu_insn> many = {tpu_encode(TPU_OP_RD_HOST, 0, rows, 0, 0, n_, 4 * n_),
+                                        halt()};
     const std::vector<tpu_insn> one = {tpu_encode(TPU_OP_RD_HOST, 0, 1, 0, 0, n_, n_), halt()};
     tpusim_mem_timing(sim_, 10, n_ / 2);
     const uint64_t many2 = cycles_of(many), one2 = cycles_of(one);
