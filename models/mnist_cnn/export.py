@@ -328,7 +328,10 @@ def jax_hlo_at(batch, out_dir):
     import jax
     import jax.numpy as jnp
 
-    with open(os.path.join(out_dir, "cnn_jax.hlo"), encoding="utf-8") as f:
+    path = os.path.join(out_dir, "cnn_jax.hlo")
+    if not os.path.exists(path):
+        raise SystemExit(f"--hlo-batches: {path} not found (the weights' shapes come from it)")
+    with open(path, encoding="utf-8") as f:
         shapes = entry_parameter_shapes(f.read())[:len(JAX_NAMES)]
     dims = [tuple(int(d) for d in shape[shape.index("[") + 1:-1].split(",") if d) for _, shape in shapes]
     args = [jax.ShapeDtypeStruct(d, jnp.float32) for d in dims]
@@ -345,9 +348,16 @@ def main():
                         "of these comma-separated batch sizes (the multi-core bench's packages), and stop")
     args = parser.parse_args()
     if args.hlo_batches:
-        for b in (int(v) for v in args.hlo_batches.split(",")):
+        try:
+            batches = [int(v) for v in args.hlo_batches.split(",")]
+        except ValueError:
+            parser.error(f"--hlo-batches: not a list of batch sizes: {args.hlo_batches}")
+        if any(b < 1 for b in batches):
+            parser.error(f"--hlo-batches: batch sizes must be positive: {args.hlo_batches}")
+        for b in batches:
+            text = jax_hlo_at(b, args.out_dir)  # before opening the file: no partial output
             with open(os.path.join(args.out_dir, f"cnn_jax_b{b}.hlo"), "w", encoding="utf-8") as f:
-                f.write(jax_hlo_at(b, args.out_dir))
+                f.write(text)
         return
     if not args.mnist_dir:
         parser.error("--mnist-dir is required")
