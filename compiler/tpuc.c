@@ -263,7 +263,7 @@ int tpuc_compile(const tpuc_options *o, tpub_package *out, char *err, size_t err
         if (st_load(o->weights_path, &st, msg, sizeof msg)) {
             rc = tc_fail(&g, NULL, "%s: %s", o->weights_path, msg);
         } else {
-            if (hlo_bind_safetensors(m, o->hlo_path, &st, params, n_params, &e))
+            if (tpuc_bind_safetensors(m, o->hlo_path, &st, params, n_params, &e))
                 rc = -1, snprintf(err, errlen, "%s", e.msg);
             st_free(&st);
         }

@@ -1,4 +1,4 @@
-/* segment.c - the device segments of a package (compiler/tpub.h) as the host program calls
+/* segment.c - the device segments of a package (package/tpub.h) as the host program calls
  * them: checking each custom-call against its segment when the runtime opens, and running one
  * when the evaluator reaches it: its inputs quantized (or copied) into the arena in the device's
  * element order, each operation (GEMM or CONV2D) one submission, its outputs read back in the

@@ -1,4 +1,4 @@
-/* tpub_fuzz.c - libFuzzer target for the package reader (compiler/tpub.h): any image must be
+/* tpub_fuzz.c - libFuzzer target for the package reader (package/tpub.h): any image must be
  * parsed or refused with a one-line message naming its section, never crash or leak; an accepted
  * package must list and save again (tpub_save re-validates it) into a byte-identical image. */
 #include <stdio.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compiler/tpub.h"
+#include "package/tpub.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/tpub.h"
+#include "package/tpub.h"
 
 namespace tpub_test
 {

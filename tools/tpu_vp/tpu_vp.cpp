@@ -16,8 +16,8 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "compiler/tpub.h"
 #include "io/tpuio.h"
+#include "package/tpub.h"
 #include "tools/tpu_vp/tpu_host.h"
 #include "tools/tpu_vp/tpu_mem.h"
 #include "tools/tpu_vp/tpu_tlm.h"

@@ -1,4 +1,4 @@
-/* run.c - tpusim run: a compiled package (compiler/tpub.h) on the cycle-accurate device, as a
+/* run.c - tpusim run: a compiled package (package/tpub.h) on the cycle-accurate device, as a
  * client of the runtime (runtime/tpurt.h), which runs the host program with its device segments
  * and checks every submission against the golden model. Here: the arguments, the .npy inputs
  * bound to the package's signatures (integers divided into floats with --input-divide), the
@@ -17,8 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "compiler/tpub.h"
 #include "io/npy.h"
+#include "package/tpub.h"
 #include "runtime/tpurt.h"
 #include "tools/tpusim/cli.h"
 

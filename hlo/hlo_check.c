@@ -1,0 +1,893 @@
+/* hlo_check.c - shape checking of a parsed HLO module (hlo.h), after XLA's shape_inference.cc
+ * and hlo_verifier.cc for the ops the compiler handles, plus custom-call (device work for
+ * hlo_eval_with's hook). Every rule reports the first mismatch at the instruction's name with the
+ * two sizes or shapes that differ. */
+#include "hlo/hlo_check_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int hc_fail(checker *k, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hlo_vfail(k->err, k->file, k->in->line, k->in->col, k->in->opcode_name, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+bool hlo_shape_equal(const hlo_shape *a, const hlo_shape *b)
+{
+    if (a->type != b->type || a->rank != b->rank || a->n_tuple != b->n_tuple)
+        return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i])
+            return false;
+    for (int i = 0; i < a->n_tuple; i++)
+        if (!hlo_shape_equal(&a->tuple[i], &b->tuple[i]))
+            return false;
+    return true;
+}
+
+/* The printer's text, truncated to the buffer (hlo_print.c). */
+char *hlo_shape_str(const hlo_shape *s, char *buf, size_t n)
+{
+    hlo_text t = {0};
+    hlo_print_shape(&t, s);
+    if (n)
+        snprintf(buf, n, "%s", t.oom || !t.s ? "(out of memory)" : t.s);
+    hlo_text_free(&t);
+    return buf;
+}
+
+shape_strs hc_strs(const hlo_shape *a, const hlo_shape *b)
+{
+    shape_strs s;
+    hlo_shape_str(a, s.a, sizeof s.a);
+    hlo_shape_str(b, s.b, sizeof s.b);
+    return s;
+}
+
+static int out_of_memory(checker *k) { return hlo_fail(k->err, k->file, NULL, "out of memory"); }
+
+const hlo_shape *hc_operand(const checker *k, int i)
+{
+    return &k->c->instrs[k->in->operands[i].index].shape;
+}
+
+int hc_arity(checker *k, int n)
+{
+    if (k->in->n_operands != n)
+        return hc_fail(k, "expects %d operand%s, has %d", n, n == 1 ? "" : "s", k->in->n_operands);
+    return 0;
+}
+
+int hc_need_array(checker *k, const hlo_shape *s, const char *what)
+{
+    char b[160];
+    if (!hc_is_array(s))
+        return hc_fail(k, "%s must be an array, is %s", what, hlo_shape_str(s, b, sizeof b));
+    return 0;
+}
+
+int hc_check_same_type(checker *k, const hlo_shape *s)
+{
+    if (s->type != k->in->shape.type)
+        return hc_fail(k, "operand element type %s differs from the result's %s",
+                       hlo_type_name(s->type), hlo_type_name(k->in->shape.type));
+    return 0;
+}
+
+int hc_check_dim_list(checker *k, const hlo_ints *l, int rank, const char *what)
+{
+    for (int i = 0; i < l->n; i++) {
+        if (l->v[i] < 0 || l->v[i] >= rank)
+            return hc_fail(k, "%s %lld out of range for rank %d", what, (long long)l->v[i], rank);
+        for (int j = 0; j < i; j++)
+            if (l->v[j] == l->v[i])
+                return hc_fail(k, "%s %lld repeated", what, (long long)l->v[i]);
+    }
+    return 0;
+}
+
+static int check_broadcast(checker *k)
+{
+    const hlo_instr *in = k->in;
+    const hlo_shape *s;
+    if (hc_arity(k, 1) || hc_need_array(k, s = hc_operand(k, 0), "the operand") ||
+        hc_need_array(k, &in->shape, "the result") || hc_check_same_type(k, s))
+        return -1;
+    if (!in->dimensions.present)
+        return hc_fail(k, "missing dimensions");
+    if (in->dimensions.n != s->rank)
+        return hc_fail(k, "dimensions has %d entries but the operand has rank %d", in->dimensions.n,
+                       s->rank);
+    if (hc_check_dim_list(k, &in->dimensions, in->shape.rank, "dimension"))
+        return -1;
+    for (int i = 0; i < s->rank; i++) {
+        int64_t d = in->dimensions.v[i];
+        if (s->dims[i] != in->shape.dims[d])
+            return hc_fail(k, "operand dim %d has size %lld but result dim %lld has size %lld", i,
+                           (long long)s->dims[i], (long long)d, (long long)in->shape.dims[d]);
+    }
+    return 0;
+}
+
+static int check_reshape(checker *k)
+{
+    const hlo_shape *s;
+    if (hc_arity(k, 1) || hc_need_array(k, s = hc_operand(k, 0), "the operand") ||
+        hc_need_array(k, &k->in->shape, "the result") || hc_check_same_type(k, s))
+        return -1;
+    if (s->elements != k->in->shape.elements) {
+        shape_strs t = hc_strs(s, &k->in->shape);
+        return hc_fail(k, "operand %s has %lld elements but the result %s has %lld", t.a,
+                       (long long)s->elements, t.b, (long long)k->in->shape.elements);
+    }
+    return 0;
+}
+
+static int check_transpose(checker *k)
+{
+    const hlo_instr *in = k->in;
+    const hlo_shape *s;
+    if (hc_arity(k, 1) || hc_need_array(k, s = hc_operand(k, 0), "the operand") ||
+        hc_need_array(k, &in->shape, "the result") || hc_check_same_type(k, s))
+        return -1;
+    if (!in->dimensions.present)
+        return hc_fail(k, "missing dimensions");
+    if (in->dimensions.n != s->rank || in->shape.rank != s->rank)
+        return hc_fail(k,
+                       "dimensions has %d entries, operand rank %d, result rank %d: must be equal",
+                       in->dimensions.n, s->rank, in->shape.rank);
+    if (hc_check_dim_list(k, &in->dimensions, s->rank, "dimension"))
+        return -1;
+    for (int i = 0; i < s->rank; i++) {
+        int64_t d = in->dimensions.v[i];
+        if (in->shape.dims[i] != s->dims[d])
+            return hc_fail(k, "result dim %d has size %lld but operand dim %lld has size %lld", i,
+                           (long long)in->shape.dims[i], (long long)d, (long long)s->dims[d]);
+    }
+    return 0;
+}
+
+/* pad: out[d] = lo[d] + hi[d] + in[d] + max(in[d] - 1, 0) * interior[d]; negative lo/hi crop. */
+static int check_pad(checker *k)
+{
+    const hlo_instr *in = k->in;
+    const hlo_shape *s, *v;
+    if (hc_arity(k, 2) || hc_need_array(k, s = hc_operand(k, 0), "the operand") ||
+        hc_need_array(k, v = hc_operand(k, 1), "the padding value") ||
+        hc_need_array(k, &in->shape, "the result") || hc_check_same_type(k, s) ||
+        hc_check_same_type(k, v))
+        return -1;
+    if (v->rank != 0)
+        return hc_fail(k, "the padding value must be a scalar");
+    if (!in->pad_low.present || in->pad_low.n != s->rank)
+        return hc_fail(k, "padding has %d dimensions, the operand %d",
+                       in->pad_low.present ? in->pad_low.n : 0, s->rank);
+    if (in->shape.rank != s->rank)
+        return hc_fail(k, "result rank %d, operand rank %d: must be equal", in->shape.rank,
+                       s->rank);
+    for (int i = 0; i < s->rank; i++) {
+        const int64_t d = s->dims[i], interior = in->pad_interior.v[i];
+        const int64_t want = in->pad_low.v[i] + in->pad_high.v[i] + d + (d ? d - 1 : 0) * interior;
+        if (want < 0)
+            return hc_fail(k, "dimension %d: padding %lld_%lld_%lld leaves %lld elements", i,
+                           (long long)in->pad_low.v[i], (long long)in->pad_high.v[i],
+                           (long long)interior, (long long)want);
+        if (in->shape.dims[i] != want)
+            return hc_fail(k, "result dim %d has size %lld, padding makes it %lld", i,
+                           (long long)in->shape.dims[i], (long long)want);
+    }
+    return 0;
+}
+
+static int check_tuple(checker *k)
+{
+    const hlo_shape *r = &k->in->shape;
+    if (r->type != HLO_TUPLE || r->n_tuple != k->in->n_operands)
+        return hc_fail(k, "result must be a tuple of %d elements", k->in->n_operands);
+    for (int i = 0; i < r->n_tuple; i++)
+        if (!hlo_shape_equal(hc_operand(k, i), &r->tuple[i])) {
+            shape_strs t = hc_strs(hc_operand(k, i), &r->tuple[i]);
+            return hc_fail(k, "operand %d has shape %s but tuple element %d is %s", i, t.a, i, t.b);
+        }
+    return 0;
+}
+
+static int check_gte(checker *k)
+{
+    if (hc_arity(k, 1))
+        return -1;
+    const hlo_shape *s = hc_operand(k, 0);
+    if (s->type != HLO_TUPLE)
+        return hc_fail(k, "operand is not a tuple");
+    if (!k->in->has_index)
+        return hc_fail(k, "missing index");
+    if (k->in->index >= s->n_tuple)
+        return hc_fail(k, "index %lld out of range for a tuple of %d", (long long)k->in->index,
+                       s->n_tuple);
+    const hlo_shape *e = &s->tuple[k->in->index];
+    if (!hlo_shape_equal(e, &k->in->shape)) {
+        shape_strs t = hc_strs(&k->in->shape, e);
+        return hc_fail(k, "result %s differs from tuple element %lld %s", t.a,
+                       (long long)k->in->index, t.b);
+    }
+    return 0;
+}
+
+int hc_param_count(const hlo_computation *c)
+{
+    int n = 0;
+    for (int i = 0; i < c->n_instrs; i++)
+        n += c->instrs[i].opcode == HLO_OP_PARAMETER;
+    return n;
+}
+
+const hlo_shape *hc_param_shape(const hlo_computation *c, int64_t number)
+{
+    for (int i = 0; i < c->n_instrs; i++)
+        if (c->instrs[i].opcode == HLO_OP_PARAMETER && c->instrs[i].parameter_number == number)
+            return &c->instrs[i].shape;
+    return NULL;
+}
+
+static int check_call(checker *k)
+{
+    /* A fusion is a call of its fused computation (calls=); how XLA runs it (kind=, its
+     * backend_config) does not change its value. */
+    const bool fusion = k->in->opcode == HLO_OP_FUSION;
+    int ci = k->in->to_apply >= 0 ? k->in->to_apply : k->in->calls;
+    if (fusion && k->in->to_apply >= 0)
+        return hc_fail(k, "to_apply on a fusion (its computation is calls=)");
+    if (ci < 0)
+        return hc_fail(k, fusion ? "missing calls" : "missing to_apply or calls");
+    const hlo_computation *callee = &k->m->comps[ci];
+    int n = hc_param_count(callee);
+    if (n != k->in->n_operands)
+        return hc_fail(k, "%d operands but computation '%s' has %d parameters", k->in->n_operands,
+                       callee->name, n);
+    for (int i = 0; i < n; i++)
+        if (!hlo_shape_equal(hc_operand(k, i), hc_param_shape(callee, i))) {
+            shape_strs t = hc_strs(hc_operand(k, i), hc_param_shape(callee, i));
+            return hc_fail(k, "operand %d has shape %s but parameter %d of '%s' is %s", i, t.a, i,
+                           callee->name, t.b);
+        }
+    const hlo_shape *r = &callee->instrs[callee->root].shape;
+    if (!hlo_shape_equal(r, &k->in->shape)) {
+        shape_strs t = hc_strs(&k->in->shape, r);
+        return hc_fail(k, "result %s differs from the root of '%s' %s", t.a, callee->name, t.b);
+    }
+    return 0;
+}
+
+/* The rest of a reduce or reduce-window of n = operands / 2 inputs, want holding the result's
+ * dims: inputs of input 0's dims, init values that are scalars of their input's type, a to_apply
+ * that takes (accumulators, elements) and returns the accumulators, results of the inputs'
+ * types (a tuple of them when n > 1). */
+static int check_reduction(checker *k, hlo_shape want)
+{
+    const hlo_instr *in = k->in;
+    int n = in->n_operands / 2;
+    const hlo_shape *s0 = hc_operand(k, 0);
+    const hlo_computation *f = &k->m->comps[in->to_apply];
+    if (hc_param_count(f) != 2 * n)
+        return hc_fail(k, "to_apply '%s' has %d parameters, needs %d", f->name, hc_param_count(f),
+                       2 * n);
+    const hlo_shape *root = &f->instrs[f->root].shape;
+    if (n > 1 && (root->type != HLO_TUPLE || root->n_tuple != n))
+        return hc_fail(k, "to_apply '%s' must return a tuple of %d scalars", f->name, n);
+    if (n > 1 && (in->shape.type != HLO_TUPLE || in->shape.n_tuple != n))
+        return hc_fail(k, "result must be a tuple of %d arrays", n);
+    for (int i = 0; i < n; i++) {
+        const hlo_shape *s = hc_operand(k, i), *init = hc_operand(k, n + i);
+        if (hc_need_array(k, s, "an input"))
+            return -1;
+        if (!hc_same_dims(s, s0)) {
+            shape_strs t = hc_strs(s, s0);
+            return hc_fail(k, "input %d has shape %s but input 0 has %s", i, t.a, t.b);
+        }
+        if (!hc_is_array(init) || init->rank || init->type != s->type) {
+            shape_strs t = hc_strs(init, s);
+            return hc_fail(k, "init value %d has shape %s, must be a scalar of input %s's type", i,
+                           t.a, t.b);
+        }
+        for (int j = 0; j < 2; j++)
+            if (!hlo_shape_equal(hc_param_shape(f, i + j * n), init)) {
+                shape_strs t = hc_strs(hc_param_shape(f, i + j * n), init);
+                return hc_fail(k, "parameter %d of to_apply '%s' is %s, must be %s", i + j * n,
+                               f->name, t.a, t.b);
+            }
+        const hlo_shape *r = n > 1 ? &root->tuple[i] : root;
+        if (!hlo_shape_equal(r, init)) {
+            shape_strs t = hc_strs(r, init);
+            return hc_fail(k, "to_apply '%s' returns %s, must be %s", f->name, t.a, t.b);
+        }
+        want.type = s->type;
+        const hlo_shape *res = n > 1 ? &in->shape.tuple[i] : &in->shape;
+        if (!hlo_shape_equal(res, &want)) {
+            shape_strs t = hc_strs(res, &want);
+            return hc_fail(k, "result %s, expected %s", t.a, t.b);
+        }
+    }
+    return 0;
+}
+
+/* Operands: n inputs, then n init values; a to_apply. */
+static int check_reduction_operands(checker *k)
+{
+    const hlo_instr *in = k->in;
+    if (in->n_operands < 2 || in->n_operands % 2)
+        return hc_fail(k, "expects inputs and as many init values, has %d operands",
+                       in->n_operands);
+    if (in->to_apply < 0)
+        return hc_fail(k, "missing to_apply");
+    return 0;
+}
+
+static int check_reduce(checker *k)
+{
+    const hlo_instr *in = k->in;
+    if (check_reduction_operands(k))
+        return -1;
+    if (!in->dimensions.present)
+        return hc_fail(k, "missing dimensions");
+    const hlo_shape *s0 = hc_operand(k, 0);
+    if (hc_need_array(k, s0, "operand 0") ||
+        hc_check_dim_list(k, &in->dimensions, s0->rank, "dimension"))
+        return -1;
+    /* Each input keeps the dims not reduced, in order. */
+    hlo_shape want = {.type = HLO_PRED, .rank = 0, .elements = 1};
+    for (int d = 0; d < s0->rank; d++) {
+        bool reduced = false;
+        for (int j = 0; j < in->dimensions.n; j++)
+            reduced |= in->dimensions.v[j] == d;
+        if (!reduced)
+            want.dims[want.rank++] = s0->dims[d];
+    }
+    return check_reduction(k, want);
+}
+
+/* The window over the n dims base (an operand's dims, or a convolution's input spatial dims;
+ * what_n names n in messages): sizes, strides and dilations at least 1. out[i] gets the number
+ * of window positions along dim i, as XLA's InferWindowOutputShape: (padded dilated base -
+ * dilated window) / stride + 1, or 0 when the window does not fit. */
+static int check_window(checker *k, const int64_t *base, int n, const char *what_n, int64_t *out)
+{
+    const hlo_window *w = &k->in->window;
+    if (!w->present && n > 0)
+        return hc_fail(k, "missing window");
+    if (w->rank != n)
+        return hc_fail(k, "window has %d dims but %s", w->rank, what_n);
+    for (int i = 0; i < n; i++) {
+        const hlo_window_dim *d = &w->dims[i];
+        const struct {
+            const char *name;
+            int64_t v;
+        } at_least_1[] = {{"size", d->size},
+                          {"stride", d->stride},
+                          {"lhs_dilate", d->lhs_dilate},
+                          {"rhs_dilate", d->rhs_dilate}};
+        for (int j = 0; j < 4; j++)
+            if (at_least_1[j].v < 1)
+                return hc_fail(k, "window dim %d has %s %lld, must be at least 1", i,
+                               at_least_1[j].name, (long long)at_least_1[j].v);
+        /* At most 2^31 * 2^31 + 2^32: no overflow. */
+        int64_t padded = (base[i] ? (base[i] - 1) * d->lhs_dilate + 1 : 0) + d->pad_lo + d->pad_hi;
+        int64_t span = (d->size - 1) * d->rhs_dilate + 1;
+        out[i] = span > padded ? 0 : (padded - span) / d->stride + 1;
+    }
+    return 0;
+}
+
+static int check_reduce_window(checker *k)
+{
+    if (check_reduction_operands(k))
+        return -1;
+    const hlo_shape *s0 = hc_operand(k, 0);
+    if (hc_need_array(k, s0, "operand 0"))
+        return -1;
+    char what_n[48];
+    snprintf(what_n, sizeof what_n, "the operand has rank %d", s0->rank);
+    hlo_shape want = {.type = HLO_PRED, .rank = s0->rank};
+    if (check_window(k, s0->dims, s0->rank, what_n, want.dims))
+        return -1;
+    return check_reduction(k, want);
+}
+
+/* One operand's dims in dim_labels: a permutation of its rank's. */
+static int check_labels(checker *k, const hlo_shape *s, int a, int b, const int *spatial,
+                        const char *operand)
+{
+    const hlo_conv_dims *d = &k->in->dim_labels;
+    int rank = d->n_spatial + 2;
+    if (s->rank != rank)
+        return hc_fail(k, "%s has rank %d but dim_labels have %d dims", operand, s->rank, rank);
+    bool seen[HLO_MAX_RANK] = {false};
+    for (int i = 0; i < rank; i++) {
+        int dim = i == 0 ? a : i == 1 ? b : spatial[i - 2];
+        if (dim < 0 || dim >= rank || seen[dim])
+            return hc_fail(k, "dim_labels of the %s are not a permutation of its dims", operand);
+        seen[dim] = true;
+    }
+    return 0;
+}
+
+static int type_bits(hlo_type t)
+{
+    return t == HLO_S8 || t == HLO_U8     ? 8
+           : t == HLO_S16 || t == HLO_U16 ? 16
+           : t == HLO_S32 || t == HLO_U32 ? 32
+                                          : 64;
+}
+
+/* After XLA's InferConvolveShape, the result's element type being the preferred one. */
+static int check_convolution(checker *k)
+{
+    const hlo_instr *in = k->in;
+    const hlo_conv_dims *d = &in->dim_labels;
+    const hlo_shape *l, *r;
+    if (hc_arity(k, 2) || hc_need_array(k, l = hc_operand(k, 0), "lhs") ||
+        hc_need_array(k, r = hc_operand(k, 1), "rhs") || hc_need_array(k, &in->shape, "the result"))
+        return -1;
+    hlo_type t = in->shape.type;
+    if (l->type != r->type && !(l->type == HLO_U8 && r->type == HLO_S8 && t == HLO_S32))
+        return hc_fail(k, "lhs element type %s differs from rhs %s (only u8 x s8 -> s32 may mix)",
+                       hlo_type_name(l->type), hlo_type_name(r->type));
+    if (!hc_is_int(l->type) && !hlo_is_float(l->type))
+        return hc_fail(k, "element type %s is not integral or floating point",
+                       hlo_type_name(l->type));
+    if (hlo_is_float(l->type) ? !hlo_is_float(t)
+                              : !hc_is_int(t) || type_bits(t) < type_bits(l->type))
+        return hc_fail(k, "result element type %s cannot accumulate %s", hlo_type_name(t),
+                       hlo_type_name(l->type));
+    if (!d->present)
+        return hc_fail(k, "missing dim_labels");
+    if (check_labels(k, l, d->input_batch_dim, d->input_feature_dim, d->input_spatial_dims,
+                     "lhs") ||
+        check_labels(k, r, d->kernel_input_feature_dim, d->kernel_output_feature_dim,
+                     d->kernel_spatial_dims, "rhs") ||
+        check_labels(k, &in->shape, d->output_batch_dim, d->output_feature_dim,
+                     d->output_spatial_dims, "result"))
+        return -1;
+    int64_t g = in->feature_group_count, bg = in->batch_group_count;
+    int64_t batch = l->dims[d->input_batch_dim], features = l->dims[d->input_feature_dim];
+    int64_t kin = r->dims[d->kernel_input_feature_dim];
+    int64_t kout = r->dims[d->kernel_output_feature_dim];
+    if (g < 1 || bg < 1)
+        return hc_fail(k, "feature_group_count %lld and batch_group_count %lld must be at least 1",
+                       (long long)g, (long long)bg);
+    if (g > 1 && bg > 1)
+        return hc_fail(k,
+                       "feature_group_count %lld and batch_group_count %lld: at most one may be "
+                       "above 1",
+                       (long long)g, (long long)bg);
+    if (features != kin * g)
+        return hc_fail(k,
+                       "lhs feature dim %d has size %lld, must be rhs input features %lld x "
+                       "feature_group_count %lld",
+                       d->input_feature_dim, (long long)features, (long long)kin, (long long)g);
+    if (kout % g)
+        return hc_fail(k,
+                       "rhs output feature dim %d has size %lld, not a multiple of "
+                       "feature_group_count %lld",
+                       d->kernel_output_feature_dim, (long long)kout, (long long)g);
+    if (batch % bg)
+        return hc_fail(k,
+                       "lhs batch dim %d has size %lld, not a multiple of batch_group_count %lld",
+                       d->input_batch_dim, (long long)batch, (long long)bg);
+    if (kout % bg)
+        return hc_fail(k,
+                       "rhs output feature dim %d has size %lld, not a multiple of "
+                       "batch_group_count %lld",
+                       d->kernel_output_feature_dim, (long long)kout, (long long)bg);
+    int64_t base[HLO_MAX_RANK], out[HLO_MAX_RANK];
+    for (int i = 0; i < d->n_spatial; i++)
+        base[i] = l->dims[d->input_spatial_dims[i]];
+    char what_n[48];
+    snprintf(what_n, sizeof what_n, "dim_labels have %d spatial dims", d->n_spatial);
+    if (check_window(k, base, d->n_spatial, what_n, out))
+        return -1;
+    for (int i = 0; i < d->n_spatial; i++)
+        if (in->window.dims[i].size != r->dims[d->kernel_spatial_dims[i]])
+            return hc_fail(k,
+                           "window dim %d has size %lld but rhs spatial dim %d (dim %d) has size "
+                           "%lld",
+                           i, (long long)in->window.dims[i].size, i, d->kernel_spatial_dims[i],
+                           (long long)r->dims[d->kernel_spatial_dims[i]]);
+    hlo_shape want = {.type = t, .rank = d->n_spatial + 2};
+    want.dims[d->output_batch_dim] = batch / bg;
+    want.dims[d->output_feature_dim] = kout;
+    for (int i = 0; i < d->n_spatial; i++)
+        want.dims[d->output_spatial_dims[i]] = out[i];
+    if (!hc_same_dims(&in->shape, &want)) {
+        shape_strs s = hc_strs(&in->shape, &want);
+        return hc_fail(k, "result %s, expected %s", s.a, s.b);
+    }
+    return 0;
+}
+
+/* One side of a dot: contracting and batch dims in range, distinct, not shared. */
+static int dot_side(checker *k, const hlo_shape *s, const hlo_ints *con, const hlo_ints *bat,
+                    const char *side, bool *used)
+{
+    char what[64];
+    snprintf(what, sizeof what, "%s contracting dim", side);
+    if (hc_check_dim_list(k, con, s->rank, what))
+        return -1;
+    snprintf(what, sizeof what, "%s batch dim", side);
+    if (hc_check_dim_list(k, bat, s->rank, what))
+        return -1;
+    memset(used, 0, sizeof(bool) * HLO_MAX_RANK);
+    for (int i = 0; i < con->n; i++)
+        used[con->v[i]] = true;
+    for (int i = 0; i < bat->n; i++) {
+        if (used[bat->v[i]])
+            return hc_fail(k, "%s dim %lld is both batch and contracting", side,
+                           (long long)bat->v[i]);
+        used[bat->v[i]] = true;
+    }
+    return 0;
+}
+
+static int check_dot(checker *k)
+{
+    const hlo_instr *in = k->in;
+    const hlo_shape *l, *r;
+    if (hc_arity(k, 2) || hc_need_array(k, l = hc_operand(k, 0), "lhs") ||
+        hc_need_array(k, r = hc_operand(k, 1), "rhs") || hc_need_array(k, &in->shape, "the result"))
+        return -1;
+    const hlo_ints *lc = &in->lhs_contracting_dims, *rc = &in->rhs_contracting_dims;
+    const hlo_ints *lb = &in->lhs_batch_dims, *rb = &in->rhs_batch_dims;
+    if (l->type != r->type)
+        return hc_fail(k, "lhs element type %s differs from rhs %s", hlo_type_name(l->type),
+                       hlo_type_name(r->type));
+    hlo_type t = in->shape.type;
+    if (t != l->type && !(hc_is_int(t) && hc_is_int(l->type)) &&
+        !(hlo_is_float(t) && hlo_is_float(l->type)))
+        return hc_fail(k, "result element type %s cannot accumulate %s", hlo_type_name(t),
+                       hlo_type_name(l->type));
+    if (lc->n != rc->n)
+        return hc_fail(k, "%d lhs contracting dims but %d rhs", lc->n, rc->n);
+    if (lb->n != rb->n)
+        return hc_fail(k, "%d lhs batch dims but %d rhs", lb->n, rb->n);
+    bool lused[HLO_MAX_RANK], rused[HLO_MAX_RANK];
+    if (dot_side(k, l, lc, lb, "lhs", lused) || dot_side(k, r, rc, rb, "rhs", rused))
+        return -1;
+    for (int i = 0; i < lc->n; i++)
+        if (l->dims[lc->v[i]] != r->dims[rc->v[i]])
+            return hc_fail(k,
+                           "lhs contracting dim %lld has size %lld but rhs contracting dim %lld "
+                           "has size %lld",
+                           (long long)lc->v[i], (long long)l->dims[lc->v[i]], (long long)rc->v[i],
+                           (long long)r->dims[rc->v[i]]);
+    for (int i = 0; i < lb->n; i++)
+        if (l->dims[lb->v[i]] != r->dims[rb->v[i]])
+            return hc_fail(k,
+                           "lhs batch dim %lld has size %lld but rhs batch dim %lld has size %lld",
+                           (long long)lb->v[i], (long long)l->dims[lb->v[i]], (long long)rb->v[i],
+                           (long long)r->dims[rb->v[i]]);
+    /* Result: batch dims, then lhs free dims, then rhs free dims, each in order. */
+    int rank = l->rank + r->rank - lb->n - 2 * lc->n;
+    if (rank != in->shape.rank)
+        return hc_fail(k, "result has rank %d, expected %d", in->shape.rank, rank);
+    hlo_shape want = {.type = t, .rank = 0};
+    for (int i = 0; i < lb->n; i++)
+        want.dims[want.rank++] = l->dims[lb->v[i]];
+    for (int d = 0; d < l->rank; d++)
+        if (!lused[d])
+            want.dims[want.rank++] = l->dims[d];
+    for (int d = 0; d < r->rank; d++)
+        if (!rused[d])
+            want.dims[want.rank++] = r->dims[d];
+    if (!hc_same_dims(&in->shape, &want)) {
+        shape_strs s = hc_strs(&in->shape, &want);
+        return hc_fail(k, "result %s, expected %s", s.a, s.b);
+    }
+    return 0;
+}
+
+/* batch-norm-training(x, scale, offset) -> (x's shape, [F], [F]) and batch-norm-inference(x,
+ * scale, offset, mean, variance) -> x's shape: x a float array, F its dim feature_index, every
+ * other operand of x's type and dims [F]. */
+static int check_batch_norm(checker *k)
+{
+    const bool training = k->in->opcode == HLO_OP_BATCH_NORM_TRAINING;
+    if (hc_arity(k, training ? 3 : 5))
+        return -1;
+    const hlo_shape *x = hc_operand(k, 0);
+    if (hc_need_array(k, x, "the operand"))
+        return -1;
+    if (!hlo_is_float(x->type))
+        return hc_fail(k, "operand must be floating point, is %s", hlo_type_name(x->type));
+    if (k->in->feature_index < 0 || k->in->feature_index >= x->rank)
+        return hc_fail(k, "feature_index %lld out of range for rank %d",
+                       (long long)k->in->feature_index, x->rank);
+    hlo_shape f = {.type = x->type, .rank = 1, .elements = x->dims[k->in->feature_index]};
+    f.dims[0] = f.elements;
+    for (int i = 1; i < k->in->n_operands; i++)
+        if (!hlo_shape_equal(hc_operand(k, i), &f)) {
+            shape_strs t = hc_strs(hc_operand(k, i), &f);
+            return hc_fail(k, "operand %d is %s, expected %s", i, t.a, t.b);
+        }
+    const hlo_shape parts[3] = {*x, f, f};
+    const hlo_shape want =
+        training ? (hlo_shape){.type = HLO_TUPLE, .n_tuple = 3, .tuple = (hlo_shape *)parts} : *x;
+    if (!hlo_shape_equal(&k->in->shape, &want)) {
+        shape_strs t = hc_strs(&k->in->shape, &want);
+        return hc_fail(k, "result %s, expected %s", t.a, t.b);
+    }
+    return 0;
+}
+
+/* Any array operands; a result that is an array or a tuple of arrays; a target to call. */
+static int check_custom_call(checker *k)
+{
+    const hlo_instr *in = k->in;
+    if (!in->custom_call_target)
+        return hc_fail(k, "'%s' has no custom_call_target", in->name);
+    for (int i = 0; i < in->shape.n_tuple; i++)
+        if (hc_need_array(k, &in->shape.tuple[i], "a result tuple element"))
+            return -1;
+    if (in->shape.type != HLO_TUPLE && hc_need_array(k, &in->shape, "the result"))
+        return -1;
+    for (int i = 0; i < in->n_operands; i++)
+        if (hc_need_array(k, hc_operand(k, i), "an operand"))
+            return -1;
+    return 0;
+}
+
+static int check_instr(checker *k)
+{
+    const hlo_instr *in = k->in;
+    for (int i = 0; i < in->n_operands; i++)
+        if (in->operands[i].has_shape &&
+            !hlo_shape_equal(&in->operands[i].shape, hc_operand(k, i))) {
+            shape_strs t = hc_strs(&in->operands[i].shape, hc_operand(k, i));
+            return hc_fail(k, "operand %d is written %s but '%s' is %s", i, t.a,
+                           k->c->instrs[in->operands[i].index].name, t.b);
+        }
+    switch (in->opcode) {
+    case HLO_OP_PARAMETER:
+    case HLO_OP_CONSTANT:
+        return 0;     /* the parser checked literal sizes; numbers are checked per computation */
+    case HLO_OP_COPY: /* layouts are not modelled: a copy is its operand's value */
+        return hc_check_elementwise(k, 1);
+    case HLO_OP_BROADCAST: return check_broadcast(k);
+    case HLO_OP_RESHAPE:
+    case HLO_OP_BITCAST: /* the same elements, reinterpreted under the result's layout */
+        return check_reshape(k);
+    case HLO_OP_TRANSPOSE: return check_transpose(k);
+    case HLO_OP_PAD: return check_pad(k);
+    case HLO_OP_TUPLE: return check_tuple(k);
+    case HLO_OP_GET_TUPLE_ELEMENT: return check_gte(k);
+    case HLO_OP_CALL:
+    case HLO_OP_FUSION: return check_call(k);
+    case HLO_OP_REDUCE: return check_reduce(k);
+    case HLO_OP_DOT: return check_dot(k);
+    case HLO_OP_CONVOLUTION: return check_convolution(k);
+    case HLO_OP_REDUCE_WINDOW: return check_reduce_window(k);
+    case HLO_OP_CUSTOM_CALL: return check_custom_call(k);
+    case HLO_OP_BATCH_NORM_TRAINING:
+    case HLO_OP_BATCH_NORM_INFERENCE: return check_batch_norm(k);
+    case HLO_OP_SLICE:
+    case HLO_OP_CONCATENATE:
+    case HLO_OP_REVERSE:
+    case HLO_OP_DYNAMIC_SLICE:
+    case HLO_OP_DYNAMIC_UPDATE_SLICE:
+    case HLO_OP_GATHER:
+    case HLO_OP_SCATTER:
+    case HLO_OP_SORT:
+    case HLO_OP_WHILE:
+    case HLO_OP_CONDITIONAL:
+    case HLO_OP_MAP: return hc_check_shape_op(k);
+    default: return hc_check_elem(k);
+    }
+}
+
+int hlo_topo_order(const hlo_computation *c, int *order, int *cycle_at)
+{
+    int n = c->n_instrs, n_out = 0, rc = 0;
+    /* state: 0 unvisited, 1 on the DFS stack, 2 emitted; next: operand to visit next. */
+    unsigned char *state = calloc((size_t)n + 1, 1);
+    int *stack = malloc(((size_t)n + 1) * sizeof *stack);
+    int *next = calloc((size_t)n + 1, sizeof *next);
+    if (!state || !stack || !next) {
+        rc = -1;
+        *cycle_at = -1;
+        goto out;
+    }
+    for (int s = 0; s < n && !rc; s++) {
+        if (state[s])
+            continue;
+        int sp = 0;
+        stack[sp++] = s;
+        state[s] = 1;
+        while (sp) {
+            int i = stack[sp - 1];
+            const hlo_instr *in = &c->instrs[i];
+            if (next[i] < in->n_operands) {
+                int o = in->operands[next[i]++].index;
+                if (state[o] == 1) {
+                    *cycle_at = o;
+                    rc = -1;
+                    break;
+                }
+                if (!state[o]) {
+                    state[o] = 1;
+                    stack[sp++] = o;
+                }
+            } else {
+                state[i] = 2;
+                order[n_out++] = i;
+                sp--;
+            }
+        }
+    }
+out:
+    free(state);
+    free(stack);
+    free(next);
+    return rc;
+}
+
+/* Parameter numbers of c are 0..n-1, each once. */
+static int check_params(checker *k)
+{
+    int n = hc_param_count(k->c);
+    for (int i = 0; i < k->c->n_instrs; i++) {
+        const hlo_instr *in = k->in = &k->c->instrs[i];
+        if (in->opcode != HLO_OP_PARAMETER)
+            continue;
+        if (in->parameter_number >= n)
+            return hc_fail(k, "number %lld but the computation has %d parameters",
+                           (long long)in->parameter_number, n);
+        for (int j = 0; j < i; j++)
+            if (k->c->instrs[j].opcode == HLO_OP_PARAMETER &&
+                k->c->instrs[j].parameter_number == in->parameter_number)
+                return hc_fail(k, "number %lld already used by '%s'",
+                               (long long)in->parameter_number, k->c->instrs[j].name);
+    }
+    return 0;
+}
+
+/* Calls form no cycle: repeatedly mark computations whose callees are all marked. */
+static int check_call_graph(checker *k)
+{
+    const hlo_module *m = k->m;
+    bool *done = calloc((size_t)m->n_comps + 1, sizeof *done);
+    if (!done)
+        return out_of_memory(k);
+    int n_done = 0;
+    for (bool progress = true; progress;) {
+        progress = false;
+        for (int c = 0; c < m->n_comps; c++) {
+            bool ready = !done[c];
+            for (int i = 0; ready && i < m->comps[c].n_instrs; i++)
+                for (int j = 0, f; ready && (f = hlo_callee(&m->comps[c].instrs[i], j)) >= 0; j++)
+                    ready = done[f];
+            if (ready) {
+                done[c] = progress = true;
+                n_done++;
+            }
+        }
+    }
+    int rc = 0;
+    for (int c = 0; c < m->n_comps && n_done < m->n_comps; c++) {
+        if (done[c])
+            continue;
+        for (int i = 0; i < m->comps[c].n_instrs && !rc; i++) {
+            const hlo_instr *in = &m->comps[c].instrs[i];
+            for (int j = 0, f; !rc && (f = hlo_callee(in, j)) >= 0; j++)
+                if (!done[f]) {
+                    k->c = &m->comps[c];
+                    k->in = in;
+                    rc = hc_fail(k, "calls '%s', which is on or leads into a cycle of calls",
+                                 m->comps[f].name);
+                }
+        }
+        break;
+    }
+    free(done);
+    return rc;
+}
+
+/* Marks in live[c][i] the instructions some result of the module depends on: from the ENTRY
+ * root through operands, into the computations live instructions call. Returns 0, or -1 when out
+ * of memory. */
+static int mark_live(const hlo_module *m, bool **live)
+{
+    bool *comp = calloc((size_t)m->n_comps + 1, sizeof *comp);
+    int *stack = NULL;
+    int cap = 0;
+    if (!comp)
+        return -1;
+    comp[m->entry] = true;
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (int c = 0; c < m->n_comps; c++) {
+            const hlo_computation *k = &m->comps[c];
+            if (!comp[c] || live[c][k->root])
+                continue;
+            if (cap < k->n_instrs) {
+                int *s = realloc(stack, (size_t)k->n_instrs * sizeof *s);
+                if (!s) {
+                    free(stack);
+                    free(comp);
+                    return -1;
+                }
+                stack = s;
+                cap = k->n_instrs;
+            }
+            int top = 0;
+            live[c][k->root] = true;
+            stack[top++] = k->root;
+            while (top) {
+                const hlo_instr *in = &k->instrs[stack[--top]];
+                for (int o = 0; o < in->n_operands; o++)
+                    if (!live[c][in->operands[o].index]) {
+                        live[c][in->operands[o].index] = true;
+                        stack[top++] = in->operands[o].index;
+                    }
+                for (int j = 0, f; (f = hlo_callee(in, j)) >= 0; j++)
+                    if (!comp[f])
+                        comp[f] = grew = true;
+            }
+        }
+    }
+    free(stack);
+    free(comp);
+    return 0;
+}
+
+int hlo_check(const hlo_module *m, const char *file, hlo_error *err)
+{
+    checker k = {m, file, err, NULL, NULL};
+    if (check_call_graph(&k))
+        return -1;
+    /* All parameter lists first: call and reduce look up their callee's parameters by number. */
+    for (int c = 0; c < m->n_comps; c++) {
+        k.c = &m->comps[c];
+        if (check_params(&k))
+            return -1;
+    }
+    bool **live = calloc((size_t)m->n_comps + 1, sizeof *live);
+    int rc = live ? 0 : out_of_memory(&k);
+    for (int c = 0; c < m->n_comps && !rc; c++)
+        if (!(live[c] = calloc((size_t)m->comps[c].n_instrs + 1, sizeof **live)))
+            rc = out_of_memory(&k);
+    for (int c = 0; c < m->n_comps && !rc; c++) {
+        k.c = &m->comps[c];
+        int *order = malloc(((size_t)k.c->n_instrs + 1) * sizeof *order), at = -1;
+        if (!order) {
+            rc = out_of_memory(&k);
+        } else if (hlo_topo_order(k.c, order, &at)) {
+            if (at < 0) {
+                rc = out_of_memory(&k);
+            } else {
+                k.in = &k.c->instrs[at];
+                rc = hc_fail(&k, "operands form a cycle through '%s'", k.in->name);
+            }
+        }
+        free(order);
+    }
+    if (!rc && mark_live(m, live))
+        rc = out_of_memory(&k);
+    /* Dead code (what no result depends on, as torch_xla's max-pool indices) is parsed but not
+     * checked: nothing evaluates it. */
+    for (int c = 0; c < m->n_comps && !rc; c++) {
+        k.c = &m->comps[c];
+        for (int i = 0; i < k.c->n_instrs && !rc; i++) {
+            k.in = &k.c->instrs[i];
+            if (live[c][i] || k.in->opcode == HLO_OP_PARAMETER)
+                rc = check_instr(&k);
+        }
+    }
+    for (int c = 0; live && c < m->n_comps; c++)
+        free(live[c]);
+    free(live);
+    return rc;
+}

@@ -1,0 +1,832 @@
+/* shlo_parse.c - StableHLO (MLIR text, as jax.jit(f).lower(x).as_text() prints it) to the AST of
+ * hlo.h: modules, functions, regions, SSA values and ops in the pretty and the generic syntax.
+ *
+ * Each func.func and each region (reduce's body, ...) becomes a computation; `@main` (else the
+ * first function) is the ENTRY. Block arguments become parameters (of regions as shlo_region.c
+ * says: while's state, case's and if's captured values), an op one instruction (a
+ * splat constant a scalar constant and its broadcast), an op with several results one
+ * tuple-shaped instruction and a get-tuple-element per result, and the terminator (return,
+ * func.return, stablehlo.return) the ROOT (a tuple of several values). Values are resolved as
+ * they are read (SSA: defined before use within a block); symbols (@callee) once the module is
+ * complete. Errors longjmp out through the HLO parser's arena (hlo_lex.h). */
+#include "hlo/shlo.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static uint64_t hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    while (n--)
+        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+    return h;
+}
+
+/* The value group named s[0..n), or -1. */
+static int find_val(parser *p, const shlo_builder *b, const char *s, size_t n)
+{
+    if (!b->slots)
+        return -1;
+    for (size_t i = hash(s, n) & b->mask;; i = (i + 1) & b->mask) {
+        int v = b->slots[i] - 1;
+        if (v < 0)
+            return -1;
+        if (b->vals[v].len == n && !memcmp(p->s + b->vals[v].pos, s, n))
+            return v;
+    }
+}
+
+static void insert_slot(shlo_builder *b, parser *p, int v)
+{
+    size_t i = hash(p->s + b->vals[v].pos, b->vals[v].len) & b->mask;
+    while (b->slots[i])
+        i = (i + 1) & b->mask;
+    b->slots[i] = v + 1;
+}
+
+void shlo_define_val(shlo *s, stok name, size_t len, int first, int count)
+{
+    parser *p = s->p;
+    shlo_builder *b = s->cur;
+    if (find_val(p, b, p->s + name.pos, len) >= 0)
+        lx_fail_at(p, name.at, "value '%%%.*s' defined twice", (int)len, p->s + name.pos);
+    b->vals = lx_grow(p, b->vals, b->n_vals, &b->cap_vals, sizeof *b->vals);
+    b->vals[b->n_vals] = (sval){name.pos, len, first, count};
+    if ((size_t)b->n_vals * 2 + 2 >= (b->slots ? b->mask + 1 : 0)) {
+        size_t size = 16;
+        while (size < (size_t)b->n_vals * 4 + 4)
+            size *= 2;
+        b->slots = lx_alloc(p, size * sizeof *b->slots);
+        b->mask = size - 1;
+        for (int v = 0; v < b->n_vals; v++)
+            insert_slot(b, p, v);
+    }
+    insert_slot(b, p, b->n_vals++);
+}
+
+/* The instruction of value name[0..len) result k in builder b. */
+static int lookup(shlo *s, shlo_builder *b, stok t, size_t len, int64_t k)
+{
+    parser *p = s->p;
+    int v = find_val(p, b, p->s + t.pos, len);
+    if (v < 0 && b->kind == SHLO_CAPTURE && b->parent)
+        return shlo_capture(s, b, lookup(s, b->parent, t, len, k));
+    if (v < 0) {
+        for (const shlo_builder *a = b->parent; a; a = a->parent)
+            if (find_val(p, a, p->s + t.pos, len) >= 0)
+                lx_fail_at(p, t.at,
+                           "value '%%%.*s' of an enclosing region used in a region (only case "
+                           "and if regions may use them)",
+                           (int)len, p->s + t.pos);
+        lx_fail_at(p, t.at, "undefined value '%%%.*s'", (int)len, p->s + t.pos);
+    }
+    const sval *sv = &b->vals[v];
+    if (k >= sv->count)
+        lx_fail_at(p, t.at, "value '%%%.*s' has %d result%s, no #%lld", (int)len, p->s + t.pos,
+                   sv->count, sv->count == 1 ? "" : "s", (long long)k);
+    return sv->first + (int)k;
+}
+
+int shlo_use_val(shlo *s, stok t)
+{
+    parser *p = s->p;
+    size_t len = t.len;
+    int64_t k = 0;
+    const char *hash_at = memchr(p->s + t.pos, '#', t.len);
+    if (hash_at) {
+        len = (size_t)(hash_at - (p->s + t.pos));
+        for (const char *c = hash_at + 1; c < p->s + t.pos + t.len && k <= INT32_MAX; c++)
+            k = k * 10 + (*c - '0');
+    }
+    return lookup(s, s->cur, t, len, k);
+}
+
+int shlo_add_instr(shlo *s, const char *opcode, const hlo_shape *shape, const int *operands,
+                   int n_operands)
+{
+    parser *p = s->p;
+    shlo_builder *b = s->cur;
+    if (b->n >= (1 << 24))
+        lx_fail_at(p, p->pos, "too many instructions");
+    b->instrs = lx_grow(p, b->instrs, b->n, &b->cap, sizeof *b->instrs);
+    hlo_instr *in = &b->instrs[b->n];
+    hlo_instr_init(in);
+    size_t n = strlen(opcode);
+    in->opcode_name = lx_alloc(p, n + 1);
+    memcpy(in->opcode_name, opcode, n);
+    in->opcode = shlo_opcode_enum(opcode);
+    in->name = lx_alloc(p, n + 16);
+    snprintf(in->name, n + 16, "%s.%d", opcode, b->n);
+    lx_locate(p, s->instr_at, &in->line, &in->col);
+    in->shape = *shape;
+    in->n_operands = n_operands;
+    in->operands = lx_alloc(p, (size_t)n_operands * sizeof *in->operands);
+    for (int i = 0; i < n_operands; i++)
+        in->operands[i].index = operands[i];
+    return b->n++;
+}
+
+hlo_instr *shlo_instr(shlo *s, int idx) { return &s->cur->instrs[idx]; }
+
+/* ------------------------------------------------------ computations -- */
+
+int shlo_begin_comp(shlo *s, shlo_builder *b, size_t at)
+{
+    parser *p = s->p;
+    if (s->depth >= HLO_MAX_DEPTH)
+        lx_fail_at(p, at, "regions nested deeper than %d", HLO_MAX_DEPTH);
+    if (s->m->n_comps >= (1 << 24))
+        lx_fail_at(p, at, "too many computations");
+    s->m->comps = lx_grow(p, s->m->comps, s->m->n_comps, &s->cap_comps, sizeof *s->m->comps);
+    memset(b, 0, sizeof *b);
+    b->comp = s->m->n_comps++;
+    b->parent = s->cur;
+    hlo_computation *c = &s->m->comps[b->comp];
+    c->root = -1;
+    lx_locate(p, at, &c->line, &c->col);
+    char name[32];
+    snprintf(name, sizeof name, "region_%d", b->comp);
+    c->name = lx_alloc(p, strlen(name) + 1);
+    memcpy(c->name, name, strlen(name));
+    s->cur = b;
+    s->depth++;
+    return b->comp;
+}
+
+void shlo_end_comp(shlo *s, shlo_builder *b, size_t at)
+{
+    hlo_computation *c = &s->m->comps[b->comp];
+    if (c->root < 0)
+        lx_fail_at(s->p, at, "region or function without a return");
+    c->instrs = b->instrs;
+    c->n_instrs = b->n;
+    s->cur = b->parent;
+    s->depth--;
+}
+
+void shlo_add_params(shlo *s, const sarg *args, int n, const int *number)
+{
+    for (int k = 0; k < n; k++) {
+        s->instr_at = args[k].name.at;
+        int i = shlo_add_instr(s, "parameter", &args[k].shape, NULL, 0);
+        hlo_instr *in = &s->cur->instrs[i];
+        in->parameter_number = number ? number[k] : k;
+        char name[24];
+        snprintf(name, sizeof name, "Arg_%lld", (long long)in->parameter_number);
+        in->name = lx_alloc(s->p, strlen(name) + 1);
+        memcpy(in->name, name, strlen(name));
+        shlo_define_val(s, args[k].name, args[k].name.len, i, 1);
+    }
+}
+
+size_t shlo_skip_loc(parser *p)
+{
+    size_t end;
+    stok t = sx_lex_at(p, p->pos, &end);
+    if (!sx_is(p, t, "loc") || !sx_punct(sx_lex_at(p, end, &end), '('))
+        return 0;
+    p->pos = end;
+    size_t at = lx_skip_space(p, p->pos);
+    if (!sx_punct(sx_peek(p), ')'))
+        sx_skip_value(p, false, "location");
+    sx_expect_punct(p, ')', "to close the location");
+    return at;
+}
+
+/* `%name: type {attrs} loc(...)` (attributes and location optional, in either order). */
+static void parse_arg(shlo *s, sarg *a)
+{
+    parser *p = s->p;
+    a->name = sx_expect(p, S_VALUE, "an argument such as %arg0");
+    if (memchr(p->s + a->name.pos, '#', a->name.len))
+        lx_fail_at(p, a->name.at, "argument name with a result number");
+    sx_expect_punct(p, ':', "after the argument name");
+    sx_type(p, &a->shape, 0);
+    for (int i = 0; i < 2; i++) {
+        if (sx_punct(sx_peek(p), '{')) {
+            sx_next(p);
+            if (!sx_punct(sx_peek(p), '}'))
+                sx_skip_value(p, false, "argument attributes");
+            sx_expect_punct(p, '}', "to close the argument attributes");
+        }
+        size_t loc = shlo_skip_loc(p);
+        if (loc)
+            a->loc_pos = loc;
+    }
+}
+
+int shlo_parse_args(shlo *s, sarg **args)
+{
+    parser *p = s->p;
+    int n = 0, cap = 0;
+    *args = NULL;
+    sx_expect_punct(p, '(', "to open the arguments");
+    while (!sx_eat_punct(p, ')')) {
+        if (n)
+            sx_expect_punct(p, ',', "or ')' after an argument");
+        if (n >= SHLO_MAX_OPERANDS * 16)
+            lx_fail_at(p, p->pos, "too many arguments");
+        *args = lx_grow(p, *args, n, &cap, sizeof **args);
+        parse_arg(s, &(*args)[n++]);
+    }
+    return n;
+}
+
+static void parse_op(shlo *s);
+
+void shlo_parse_ops(shlo *s)
+{
+    parser *p = s->p;
+    for (;;) {
+        stok t = sx_peek(p);
+        if (sx_punct(t, '}')) {
+            sx_next(p);
+            return;
+        }
+        if (t.kind == S_CARET)
+            lx_fail_at(p, t.at, "regions of more than one block are not supported");
+        if (s->m->comps[s->cur->comp].root >= 0)
+            lx_fail_at(p, t.at, "op after the region's return");
+        parse_op(s);
+    }
+}
+
+/* --------------------------------------------------------------- ops -- */
+
+static void push_int(parser *p, int **v, int *n, int *cap, int x)
+{
+    if (*n >= SHLO_MAX_OPERANDS)
+        lx_fail_at(p, p->pos, "more than %d operands", SHLO_MAX_OPERANDS);
+    *v = lx_grow(p, *v, *n, cap, sizeof **v);
+    (*v)[(*n)++] = x;
+}
+
+/* `{name = value, unit_name, ...}` (the '{' is next). */
+static void parse_dict(shlo *s, sop *op, int *cap)
+{
+    parser *p = s->p;
+    sx_expect_punct(p, '{', "to open attributes");
+    while (!sx_eat_punct(p, '}')) {
+        if (op->n_attrs)
+            sx_expect_punct(p, ',', "or '}' in attributes");
+        stok name = sx_next(p);
+        if (name.kind != S_WORD && name.kind != S_STRING)
+            sx_expected(p, name, "an attribute name");
+        if (!sx_eat_punct(p, '=')) /* a unit attribute */
+            continue;
+        op->attrs = lx_grow(p, op->attrs, op->n_attrs, cap, sizeof *op->attrs);
+        op->attrs[op->n_attrs++] = (sattr){name.pos, name.len, lx_skip_space(p, p->pos)};
+        sx_skip_value(p, false, "attribute value");
+    }
+}
+
+/* (%a, %b) or pretty reduce's (%x init: %c), (%y init: %d). */
+static void parse_operand_group(shlo *s, sop *op, int *cap_ops, int *cap_inits)
+{
+    parser *p = s->p;
+    sx_expect_punct(p, '(', "to open operands");
+    for (int n = 0; !sx_eat_punct(p, ')'); n++) {
+        if (n)
+            sx_expect_punct(p, ',', "or ')' after an operand");
+        push_int(p, &op->operands, &op->n_operands, cap_ops,
+                 shlo_use_val(s, sx_expect(p, S_VALUE, "an operand such as %0")));
+        if (sx_is(p, sx_peek(p), "init")) {
+            sx_next(p);
+            sx_expect_punct(p, ':', "after 'init'");
+            push_int(p, &op->inits, &op->n_inits, cap_inits,
+                     shlo_use_val(s, sx_expect(p, S_VALUE, "an init value such as %0")));
+        }
+    }
+}
+
+/* Types after ':': `T`, `T, T` (the last is the result's), `(T, ...) -> R` or `T -> R` with R
+ * one type or `(T, ...)`. */
+static void parse_types(shlo *s, sop *op)
+{
+    parser *p = s->p;
+    hlo_shape sh;
+    int cap = 0;
+    bool func = sx_punct(sx_peek(p), '(');
+    if (func) {
+        sx_next(p);
+        for (int n = 0; !sx_eat_punct(p, ')'); n++) {
+            if (n)
+                sx_expect_punct(p, ',', "or ')' in operand types");
+            sx_type(p, &sh, 0);
+        }
+    } else {
+        do
+            sx_type(p, &sh, 0);
+        while (sx_eat_punct(p, ','));
+    }
+    if (sx_peek(p).kind == S_ARROW) {
+        sx_next(p);
+        if (sx_eat_punct(p, '(')) {
+            while (!sx_eat_punct(p, ')')) {
+                if (op->n_results)
+                    sx_expect_punct(p, ',', "or ')' in result types");
+                if (op->n_results >= SHLO_MAX_OPERANDS)
+                    lx_fail_at(p, p->pos, "more than %d results", SHLO_MAX_OPERANDS);
+                op->results = lx_grow(p, op->results, op->n_results, &cap, sizeof *op->results);
+                sx_type(p, &op->results[op->n_results++], 0);
+            }
+            return;
+        }
+        sx_type(p, &sh, 0);
+    } else if (func) {
+        sx_expected(p, sx_peek(p), "'->' after operand types");
+    }
+    op->results = lx_alloc(p, sizeof *op->results);
+    op->results[0] = sh;
+    op->n_results = 1;
+}
+
+/* After the op name: operands, attributes, regions and words up to ':' and the types. */
+static void parse_op_body(shlo *s, sop *op, bool is_return)
+{
+    parser *p = s->p;
+    int cap_ops = 0, cap_inits = 0, cap_attrs = 0, cap_words = 0, cap_regions = 0;
+    for (;;) {
+        size_t end;
+        stok t = sx_lex_at(p, p->pos, &end);
+        if (sx_punct(t, ':')) {
+            sx_next(p);
+            break;
+        }
+        if ((sx_punct(t, '}') || t.kind == S_EOF) && is_return)
+            return;
+        if (sx_punct(t, ',')) { /* between the pretty form's operands and attributes */
+            sx_next(p);
+        } else if (t.kind == S_VALUE) {
+            sx_next(p);
+            push_int(p, &op->operands, &op->n_operands, &cap_ops, shlo_use_val(s, t));
+        } else if (t.kind == S_SYM) {
+            sx_next(p);
+            op->has_sym = true;
+            op->sym = t;
+        } else if (t.kind == S_WORD && sx_punct(sx_lex_at(p, end, &end), '=')) {
+            p->pos = end;
+            op->attrs = lx_grow(p, op->attrs, op->n_attrs, &cap_attrs, sizeof *op->attrs);
+            op->attrs[op->n_attrs++] = (sattr){t.pos, t.len, lx_skip_space(p, p->pos)};
+            sx_skip_value(p, true, "attribute value");
+        } else if (sx_is(p, t, "dense")) {
+            op->dense_pos = t.at;
+            sx_skip_value(p, true, "dense literal");
+        } else if (sx_is(p, t, "applies")) {
+            sx_next(p);
+            op->apply_pos = sx_expect(p, S_WORD, "an op after 'applies'").at;
+        } else if (sx_is(p, t, "loc") && shlo_skip_loc(p)) {
+            continue; /* locations are not kept */
+        } else if (t.kind == S_WORD) {
+            sx_next(p);
+            op->words = lx_grow(p, op->words, op->n_words, &cap_words, sizeof *op->words);
+            op->words[op->n_words++] = t;
+        } else if (sx_punct(t, '(') && sx_punct(sx_lex_at(p, end, &end), '{')) {
+            sx_next(p);
+            do {
+                op->regions = lx_grow(p, op->regions, op->n_regions, &cap_regions, sizeof(int));
+                op->regions[op->n_regions++] =
+                    shlo_parse_region(s, shlo_region_of(p, op->name), NULL, 0, NULL);
+            } while (sx_eat_punct(p, ','));
+            sx_expect_punct(p, ')', "after regions");
+        } else if (sx_punct(t, '(')) {
+            parse_operand_group(s, op, &cap_ops, &cap_inits);
+        } else if (sx_punct(t, '[')) {
+            op->bracket_pos = t.at;
+            sx_skip_group(p, '[', "list");
+        } else if (sx_punct(t, '<')) {
+            sx_next(p);
+            parse_dict(s, op, &cap_attrs);
+            sx_expect_punct(p, '>', "after properties");
+        } else if (sx_punct(t, '{')) {
+            parse_dict(s, op, &cap_attrs);
+        } else {
+            sx_expected(p, t, "an operand, attribute or ':' and the op's type");
+        }
+    }
+    parse_types(s, op);
+    for (;;) {
+        stok t = sx_peek(p);
+        if (sx_is(p, t, "reducer")) {
+            sx_next(p);
+            op->regions = lx_grow(p, op->regions, op->n_regions, &cap_regions, sizeof(int));
+            op->regions[op->n_regions++] = shlo_parse_reducer(s);
+        } else if (!shlo_skip_loc(p)) {
+            return;
+        }
+    }
+}
+
+/* Result names `%a, %b:2 =`: the groups' tokens and counts. */
+typedef struct {
+    stok name;
+    int count;
+} sresult;
+
+static void parse_op(shlo *s)
+{
+    parser *p = s->p;
+    sresult *res = NULL;
+    int n_res = 0, cap = 0, total = 0;
+    size_t at = lx_skip_space(p, p->pos);
+    while (sx_peek(p).kind == S_VALUE) {
+        if (n_res)
+            sx_expect_punct(p, ',', "between result names");
+        res = lx_grow(p, res, n_res, &cap, sizeof *res);
+        res[n_res].name = sx_next(p);
+        res[n_res].count = 1;
+        if (memchr(p->s + res[n_res].name.pos, '#', res[n_res].name.len))
+            lx_fail_at(p, res[n_res].name.at, "result name with a result number");
+        if (sx_eat_punct(p, ':'))
+            res[n_res].count = (int)sx_int(p, "result count", 1, SHLO_MAX_OPERANDS);
+        total += res[n_res++].count;
+        if (total > SHLO_MAX_OPERANDS)
+            lx_fail_at(p, at, "more than %d results", SHLO_MAX_OPERANDS);
+        if (!sx_punct(sx_peek(p), ','))
+            sx_expect_punct(p, '=', "after the result names");
+    }
+    stok name = sx_next(p);
+    sop op;
+    memset(&op, 0, sizeof op);
+    op.at = name.at;
+    if (name.kind == S_STRING)
+        op.name = sx_string(p, name);
+    else if (name.kind == S_WORD)
+        op.name = lx_dup_str(p, name.pos, name.len);
+    else
+        sx_expected(p, name, "an op name");
+    bool is_return = !strcmp(op.name, "return") || !strcmp(op.name, "func.return") ||
+                     !strcmp(op.name, "stablehlo.return");
+    if (is_return && n_res)
+        lx_fail_at(p, at, "'%s' has no results", op.name);
+    if (name.kind == S_WORD && !strcmp(op.name, "stablehlo.while")) /* cond { } do { } */
+        shlo_parse_while(s, &op);
+    else
+        parse_op_body(s, &op, is_return);
+    if (is_return) {
+        if (op.n_operands == 0)
+            lx_fail_at(p, op.at, "return of no values");
+        hlo_computation *c = &s->m->comps[s->cur->comp];
+        if (op.n_operands == 1) {
+            c->root = op.operands[0];
+            return;
+        }
+        s->instr_at = op.at;
+        hlo_shape sh = {.type = HLO_TUPLE, .n_tuple = op.n_operands};
+        sh.tuple = lx_alloc(p, (size_t)op.n_operands * sizeof *sh.tuple);
+        for (int i = 0; i < op.n_operands; i++)
+            sh.tuple[i] = s->cur->instrs[op.operands[i]].shape;
+        c->root = shlo_add_instr(s, "tuple", &sh, op.operands, op.n_operands);
+        return;
+    }
+    if (op.n_results != total)
+        lx_fail_at(p, op.at, "'%s' has %d result name%s but %d result type%s", op.name, total,
+                   total == 1 ? "" : "s", op.n_results, op.n_results == 1 ? "" : "s");
+    if (total == 0)
+        lx_fail_at(p, op.at, "'%s' without results is not supported", op.name);
+    hlo_shape sh = op.results[0];
+    if (total > 1) {
+        sh = (hlo_shape){.type = HLO_TUPLE, .n_tuple = total, .tuple = op.results};
+        if (!strcmp(op.name, "stablehlo.tuple"))
+            lx_fail_at(p, op.at, "'%s' has one result", op.name);
+    }
+    s->instr_at = at; /* instructions are located at their result names */
+    shlo_ctrl_operands(s, &op);
+    int *all = op.operands, n_all = op.n_operands + op.n_inits;
+    if (op.n_inits) {
+        if (op.n_inits != op.n_operands)
+            lx_fail_at(p, op.at, "every input needs an init value");
+        all = lx_alloc(p, (size_t)n_all * sizeof *all);
+        memcpy(all, op.operands, (size_t)op.n_operands * sizeof *all);
+        memcpy(all + op.n_operands, op.inits, (size_t)op.n_inits * sizeof *all);
+    }
+    size_t end = p->pos; /* shlo_map reads the attributes again */
+    int idx = shlo_map(s, &op, shlo_add_instr(s, shlo_opcode(p, op.name), &sh, all, n_all));
+    p->pos = end;
+    int first = idx;
+    if (total > 1) {
+        first = s->cur->n;
+        for (int k = 0; k < total; k++) {
+            int g = shlo_add_instr(s, "get-tuple-element", &op.results[k], &idx, 1);
+            s->cur->instrs[g].has_index = true;
+            s->cur->instrs[g].index = k;
+        }
+    }
+    for (int r = 0, k = 0; r < n_res; k += res[r++].count) {
+        size_t len = res[r].name.len;
+        shlo_define_val(s, res[r].name, len, first + (total > 1 ? k : 0), res[r].count);
+    }
+}
+
+/* ------------------------------------------------------------ module -- */
+
+/* Module-level state besides shlo's: functions' arguments (for the ENTRY's parameter names) and
+ * location aliases (#loc1 = loc("x")). */
+typedef struct {
+    struct sfn_args {
+        sarg *args;
+        int n;
+    } * fn_args; /* parallel to s->funcs */
+    struct salias {
+        size_t pos, len, loc_pos;
+    } * aliases;
+    int n_aliases, cap_aliases, cap_fn_args;
+} smodule;
+
+/* An identifier for HLO text from name[0..n): characters other than letters, digits and '_'
+ * become '_' (as JAX names params['w1'] params__w1__), '_' first when a digit starts it. */
+static char *sanitize(parser *p, const char *name, size_t n, const char *suffix)
+{
+    bool digit = n && name[0] >= '0' && name[0] <= '9';
+    char *r = lx_alloc(p, n + digit + strlen(suffix) + 1), *w = r;
+    if (digit)
+        *w++ = '_';
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        *w++ = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ? c : '_';
+    }
+    memcpy(w, suffix, strlen(suffix));
+    return r;
+}
+
+static void add_func(shlo *s, smodule *sm, stok sym, int comp, sarg *args, int n)
+{
+    parser *p = s->p;
+    for (int i = 0; i < s->n_funcs; i++)
+        if (s->funcs[i].len == sym.len && !memcmp(p->s + s->funcs[i].pos, p->s + sym.pos, sym.len))
+            lx_fail_at(p, sym.at, "function '@%.*s' defined twice", (int)sym.len, p->s + sym.pos);
+    s->funcs = lx_grow(p, s->funcs, s->n_funcs, &s->cap_funcs, sizeof *s->funcs);
+    sm->fn_args = lx_grow(p, sm->fn_args, s->n_funcs, &sm->cap_fn_args, sizeof *sm->fn_args);
+    s->funcs[s->n_funcs] = (struct sfunc){sym.pos, sym.len, comp};
+    sm->fn_args[s->n_funcs++] = (struct sfn_args){args, n};
+    char suffix[16];
+    snprintf(suffix, sizeof suffix, ".%d", comp);
+    s->m->comps[comp].name = sanitize(p, p->s + sym.pos, sym.len, suffix);
+}
+
+/* func.func [public|private] @name(args) [-> results] [attributes {...}] { ops } */
+static void parse_func(shlo *s, smodule *sm)
+{
+    parser *p = s->p;
+    stok sym = sx_peek(p);
+    while (sym.kind == S_WORD &&
+           (sx_is(p, sym, "public") || sx_is(p, sym, "private") || sx_is(p, sym, "nested"))) {
+        sx_next(p);
+        sym = sx_peek(p);
+    }
+    sym = sx_expect(p, S_SYM, "a function name such as @main");
+    sarg *args;
+    int n = shlo_parse_args(s, &args);
+    if (sx_peek(p).kind == S_ARROW) {
+        sx_next(p);
+        if (sx_punct(sx_peek(p), '('))
+            sx_skip_group(p, '(', "result types");
+        else {
+            hlo_shape ignored;
+            sx_type(p, &ignored, 0);
+        }
+    }
+    if (sx_is(p, sx_peek(p), "attributes")) {
+        sx_next(p);
+        sx_skip_group(p, '{', "function attributes");
+    }
+    stok open = sx_peek(p);
+    if (!sx_punct(open, '{'))
+        sx_expected(p, open, "'{' to open the function body");
+    sx_next(p);
+    shlo_builder b;
+    int comp = shlo_begin_comp(s, &b, sym.at);
+    shlo_add_params(s, args, n, NULL);
+    shlo_parse_ops(s);
+    shlo_end_comp(s, &b, open.at);
+    add_func(s, sm, sym, comp, args, n);
+    shlo_skip_loc(p);
+}
+
+/* "func.func"() <{..., sym_name = "main", ...}> ({ ^bb0(args): ops }) : () -> () */
+static void parse_generic_func(shlo *s, smodule *sm)
+{
+    parser *p = s->p;
+    stok sym = {S_EOF, 0, 0, 0, 0};
+    sx_expect_punct(p, '(', "after \"func.func\"");
+    sx_expect_punct(p, ')', "after \"func.func\"(");
+    sx_expect_punct(p, '<', "to open the function's properties");
+    sx_expect_punct(p, '{', "to open the function's properties");
+    for (int n = 0; !sx_eat_punct(p, '}'); n++) {
+        if (n)
+            sx_expect_punct(p, ',', "or '}' in properties");
+        stok key = sx_expect(p, S_WORD, "a property name");
+        sx_expect_punct(p, '=', "after the property name");
+        if (sx_is(p, key, "sym_name")) {
+            sym = sx_expect(p, S_STRING, "the function name as a string");
+            sym.pos++;
+            sym.len -= 2;
+        } else {
+            sx_skip_value(p, false, "property value");
+        }
+    }
+    sx_expect_punct(p, '>', "to close the function's properties");
+    if (sym.kind == S_EOF)
+        lx_fail_at(p, p->pos, "function without sym_name");
+    sx_expect_punct(p, '(', "to open the function body");
+    stok open = sx_peek(p);
+    if (!sx_punct(open, '{'))
+        sx_expected(p, open, "'{' to open the function body");
+    sx_next(p);
+    shlo_builder b;
+    int comp = shlo_begin_comp(s, &b, sym.at);
+    sarg *args = NULL;
+    int n = 0;
+    if (sx_peek(p).kind == S_CARET) {
+        sx_next(p);
+        n = sx_punct(sx_peek(p), '(') ? shlo_parse_args(s, &args) : 0;
+        sx_expect_punct(p, ':', "after the block label");
+    }
+    shlo_add_params(s, args, n, NULL);
+    shlo_parse_ops(s);
+    shlo_end_comp(s, &b, open.at);
+    sx_expect_punct(p, ')', "after the function body");
+    if (sx_punct(sx_peek(p), '{'))
+        sx_skip_group(p, '{', "function attributes");
+    sx_expect_punct(p, ':', "before the function's type");
+    sx_skip_group(p, '(', "operation type");
+    sx_expect(p, S_ARROW, "'->' in the operation type");
+    sx_skip_group(p, '(', "operation type");
+    add_func(s, sm, sym, comp, args, n);
+    shlo_skip_loc(p);
+}
+
+static bool is_generic(parser *p, stok t, const char *name)
+{
+    return t.kind == S_STRING && t.len == strlen(name) + 2 &&
+           !memcmp(p->s + t.pos + 1, name, t.len - 2);
+}
+
+static void parse_items(shlo *s, smodule *sm, int depth);
+
+/* module [@name] [attributes {...}] { items } | "builtin.module"() [<{...}>] ({ items }) ... */
+static void parse_module_op(shlo *s, smodule *sm, int depth)
+{
+    parser *p = s->p;
+    stok t = sx_next(p);
+    if (depth >= 4)
+        lx_fail_at(p, t.at, "modules nested deeper than 4");
+    if (t.kind == S_WORD) {
+        stok name = sx_peek(p);
+        if (name.kind == S_SYM) {
+            sx_next(p);
+            if (!s->m->name)
+                s->m->name = sanitize(p, p->s + name.pos, name.len, "");
+        }
+        if (sx_is(p, sx_peek(p), "attributes")) {
+            sx_next(p);
+            sx_skip_group(p, '{', "module attributes");
+        }
+        sx_expect_punct(p, '{', "to open the module");
+        parse_items(s, sm, depth + 1);
+    } else {
+        sx_expect_punct(p, '(', "after \"builtin.module\"");
+        sx_expect_punct(p, ')', "after \"builtin.module\"(");
+        if (sx_punct(sx_peek(p), '<'))
+            sx_skip_group(p, '<', "module properties");
+        sx_expect_punct(p, '(', "to open the module's region");
+        sx_expect_punct(p, '{', "to open the module's region");
+        parse_items(s, sm, depth + 1);
+        sx_expect_punct(p, ')', "after the module's region");
+        if (sx_punct(sx_peek(p), '{'))
+            sx_skip_group(p, '{', "module attributes");
+        sx_expect_punct(p, ':', "before the module's type");
+        sx_skip_group(p, '(', "operation type");
+        sx_expect(p, S_ARROW, "'->' in the operation type");
+        sx_skip_group(p, '(', "operation type");
+    }
+    shlo_skip_loc(p);
+}
+
+/* Functions and modules up to '}' (consumed), or to the end of input at depth 0. */
+static void parse_items(shlo *s, smodule *sm, int depth)
+{
+    parser *p = s->p;
+    for (;;) {
+        stok t = sx_peek(p);
+        if (t.kind == S_EOF && depth == 0)
+            return;
+        if (sx_punct(t, '}') && depth > 0) {
+            sx_next(p);
+            return;
+        }
+        if (t.kind == S_HASH && depth == 0) { /* #loc3 = loc(...) */
+            sx_next(p);
+            sx_expect_punct(p, '=', "after an alias name");
+            size_t loc = shlo_skip_loc(p);
+            if (!loc)
+                sx_skip_value(p, false, "alias value");
+            sm->aliases =
+                lx_grow(p, sm->aliases, sm->n_aliases, &sm->cap_aliases, sizeof *sm->aliases);
+            sm->aliases[sm->n_aliases++] = (struct salias){t.pos, t.len, loc};
+        } else if (sx_is(p, t, "module") || is_generic(p, t, "builtin.module")) {
+            parse_module_op(s, sm, depth);
+        } else if (sx_is(p, t, "func.func")) {
+            sx_next(p);
+            parse_func(s, sm);
+        } else if (is_generic(p, t, "func.func")) {
+            sx_next(p);
+            parse_generic_func(s, sm);
+        } else {
+            sx_expected(p, t, depth ? "a function or '}'" : "a module or function");
+        }
+    }
+}
+
+/* The name a location gives: loc("x"), loc("x"(...)) or an alias of one; NULL otherwise. */
+static stok loc_name(parser *p, const smodule *sm, size_t loc_pos)
+{
+    stok none = {S_EOF, 0, 0, 0, 0};
+    for (int hops = 0; loc_pos && hops < 2; hops++) {
+        size_t end;
+        stok t = sx_lex_at(p, loc_pos, &end);
+        if (t.kind == S_STRING)
+            return t;
+        if (t.kind != S_HASH)
+            return none;
+        loc_pos = 0;
+        for (int i = 0; i < sm->n_aliases; i++)
+            if (sm->aliases[i].len == t.len &&
+                !memcmp(p->s + sm->aliases[i].pos, p->s + t.pos, t.len))
+                loc_pos = sm->aliases[i].loc_pos;
+    }
+    return none;
+}
+
+/* The ENTRY's parameters get the names of their locations (JAX's argument names). */
+static void name_params(shlo *s, const smodule *sm, int fn)
+{
+    parser *p = s->p;
+    hlo_computation *c = &s->m->comps[s->funcs[fn].comp];
+    const struct sfn_args *a = &sm->fn_args[fn];
+    for (int k = 0; k < a->n; k++) {
+        hlo_instr *in = &c->instrs[k];
+        stok t = loc_name(p, sm, a->args[k].loc_pos);
+        char *name = t.kind == S_STRING ? sx_string(p, t) : NULL;
+        if (name && *name) {
+            if (strlen(name) > HLO_MAX_NAME - 16)
+                lx_fail_at(p, t.at, "argument name longer than %d bytes", HLO_MAX_NAME - 16);
+            in->name = sanitize(p, name, strlen(name), "");
+        }
+        for (int j = 0; j < k; j++)
+            if (!strcmp(c->instrs[j].name, in->name)) {
+                char suffix[16];
+                snprintf(suffix, sizeof suffix, ".%d", k);
+                in->name = sanitize(p, in->name, strlen(in->name), suffix);
+                break;
+            }
+    }
+}
+
+bool shlo_detect(parser *p)
+{
+    size_t end;
+    stok t = sx_lex_at(p, 0, &end);
+    return sx_is(p, t, "module") || sx_is(p, t, "func.func") || t.kind == S_HASH ||
+           is_generic(p, t, "builtin.module") || is_generic(p, t, "func.func");
+}
+
+void shlo_parse_module(parser *p, hlo_module *m)
+{
+    shlo s;
+    smodule sm;
+    memset(&s, 0, sizeof s);
+    memset(&sm, 0, sizeof sm);
+    s.p = p;
+    s.m = m;
+    parse_items(&s, &sm, 0);
+    if (s.n_funcs == 0)
+        lx_fail_at(p, p->pos, "no func.func in the module");
+    int fn = 0;
+    for (int i = 0; i < s.n_funcs; i++)
+        if (s.funcs[i].len == 4 && !memcmp(p->s + s.funcs[i].pos, "main", 4))
+            fn = i;
+    m->entry = s.funcs[fn].comp;
+    m->comps[m->entry].is_entry = true;
+    name_params(&s, &sm, fn);
+    for (int i = 0; i < s.n_calls; i++) {
+        const struct scall *c = &s.calls[i];
+        int callee = -1;
+        for (int f = 0; f < s.n_funcs && callee < 0; f++)
+            if (s.funcs[f].len == c->sym.len &&
+                !memcmp(p->s + s.funcs[f].pos, p->s + c->sym.pos, c->sym.len))
+                callee = s.funcs[f].comp;
+        if (callee < 0)
+            lx_fail_at(p, c->sym.at, "unknown function '@%.*s'", (int)c->sym.len,
+                       p->s + c->sym.pos);
+        m->comps[c->comp].instrs[c->instr].to_apply = callee;
+    }
+    if (!m->name)
+        m->name = sanitize(p, "module_main", 11, "");
+}
+
+void shlo_add_call(shlo *s, int instr, stok sym)
+{
+    s->calls = lx_grow(s->p, s->calls, s->n_calls, &s->cap_calls, sizeof *s->calls);
+    s->calls[s->n_calls++] = (struct scall){s->cur->comp, instr, sym};
+}
