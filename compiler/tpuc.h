@@ -39,9 +39,9 @@ typedef struct {
 } tpuc_options;
 
 /* Compiles; on success *out is a complete package (free with tpub_free), including its report.
- * Returns 0, or -1 with the reason in err: "<file>:<line>:<col>: ..." when it concerns an
- * instruction. */
-int tpuc_compile(const tpuc_options *opts, tpub_package *out, char *err, size_t errlen);
+ * Returns 0, or -1 with *err: "<file>:<line>:<col>: ..." when it concerns an instruction,
+ * "<file>: ..." otherwise (file: the model's path). */
+int tpuc_compile(const tpuc_options *opts, tpub_package *out, hlo_error *err);
 
 struct st_file;
 /* Binds the tensors of a safetensors file (io/safetensors.h) to the ENTRY parameters of m (file

@@ -301,9 +301,13 @@ typedef struct hlo_module {
     struct hlo_arena *arena_; /* owns everything above */
 } hlo_module;
 
-/* An error of any HLO stage, one line: "<file>:<line>:<col>: <what>" from the parser,
- * "<file>:<line>:<col>: <opcode>: <what>" from the later stages (located at an instruction's
- * name), "<file>:0:0: <what>" for one without a place. Every stage reports through hlo_fail. */
+/* The error of hlo/, package/ and compiler/ (docs/ARCHITECTURE.md, "Errors"): a function that
+ * can fail returns 0 (or a pointer), or -1 (or NULL) with *err filled; err may be NULL. msg is
+ * one printable line. In HLO text, with the file name the caller passed: "<file>:<line>:<col>:
+ * <what>" from the parser, "<file>:<line>:<col>: <opcode>: <what>" from the later stages (located
+ * at an instruction's name), "<file>:0:0: <what>" or "<file>: <what>" for one without a place
+ * (line and col 0). Elsewhere (a package, hlo_errorf) where in the input, without the path the
+ * caller passed, which the caller prefixes as for io/'s messages. */
 typedef struct {
     char msg[512];
     int line, col;
@@ -320,6 +324,13 @@ int hlo_fail(hlo_error *err, const char *file, const hlo_instr *at, const char *
  * is not NULL; line < 0 leaves out the place ("<file>: <what>"). */
 void hlo_vfail(hlo_error *err, const char *file, int line, int col, const char *op, const char *fmt,
                va_list ap);
+/* Fills *err (if not NULL) with the message as formatted, no file or place (line and col 0);
+ * returns -1. */
+int hlo_errorf(hlo_error *err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* Parses text[0..len) (need not be NUL-terminated); file names the input in messages. Returns the
  * module, or NULL with *err filled (err may be NULL). Text that starts like MLIR (`module`,
@@ -504,12 +515,13 @@ void hlo_arrays_free(hlo_array **arrays, int n); /* frees each array and the lis
  *    shape is an array or a tuple of arrays). operands are borrowed; the hook fills outs[0..n_outs)
  *    with new arrays, one per array of in->shape (its tuple elements in order), which the
  *    evaluator then owns, also when the hook fails (a failing hook may instead free them and
- *    leave NULL). Returns 0, or -1 with a message in err (the evaluator locates it).
+ *    leave NULL). Returns 0, or -1 with err's message filled (hlo_errorf; the evaluator
+ *    locates it at the instruction).
  *    Without the hook a custom-call is an evaluation error naming its target. */
 typedef struct {
     void *ctx;
     int (*custom_call)(void *ctx, const hlo_instr *in, hlo_array *const *operands, int n_operands,
-                       hlo_array **outs, int n_outs, char *err, size_t errlen);
+                       hlo_array **outs, int n_outs, hlo_error *err);
 } hlo_eval_hooks;
 int hlo_eval_with(const hlo_module *m, const char *file, hlo_array *const *params, int n_params,
                   const hlo_eval_hooks *hooks, hlo_array ***outs, int *n_outs, hlo_error *err);

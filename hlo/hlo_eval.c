@@ -584,9 +584,9 @@ static int eval_custom_call(evaluator *e, const hlo_instr *in, const val *op, va
     }
     for (int i = 0; i < n_ins; i++)
         ins[i] = op[i].a;
-    char msg[300] = "";
-    if (e->hooks->custom_call(e->hooks->ctx, in, ins, n_ins, outs, n, msg, sizeof msg)) {
-        rc = he_fail(e, in, "%s", msg[0] ? msg : "the hook failed without a message");
+    hlo_error why = {0};
+    if (e->hooks->custom_call(e->hooks->ctx, in, ins, n_ins, outs, n, &why)) {
+        rc = he_fail(e, in, "%s", why.msg[0] ? why.msg : "the hook failed without a message");
         goto done;
     }
     for (int i = 0; i < n && !rc; i++) {

@@ -61,6 +61,18 @@ void hlo_vfail(hlo_error *err, const char *file, int line, int col, const char *
                   op ? ": " : "", what);
 }
 
+int hlo_errorf(hlo_error *err, const char *fmt, ...)
+{
+    if (!err)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    tpuio_verr(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    err->line = err->col = 0;
+    return -1;
+}
+
 int hlo_fail(hlo_error *err, const char *file, const hlo_instr *at, const char *fmt, ...)
 {
     va_list ap;

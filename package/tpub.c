@@ -275,17 +275,19 @@ static void encode(const tpub_package *pkg, writer *w)
     put_text(w, "REPT", pkg->report);
 }
 
-int tpub_save(const tpub_package *pkg, const char *path, char *err, size_t errlen)
+int tpub_save(const tpub_package *pkg, const char *path, hlo_error *err)
 {
     writer w = {0};
     encode(pkg, &w);
     tpub_package check;
     int rc = -1;
+    char why[sizeof err->msg];
     if (w.fail)
-        tpuio_err(err, errlen, "%s", w.fail);
-    else if (!tpub_parse(w.b, w.len, &check, err, errlen)) {
+        hlo_errorf(err, "%s", w.fail);
+    else if (!tpub_parse(w.b, w.len, &check, err)) {
         tpub_free(&check);
-        rc = tpuio_write_file(path, w.b, w.len, err, errlen);
+        if ((rc = tpuio_write_file(path, w.b, w.len, why, sizeof why)))
+            hlo_errorf(err, "%s", why);
     }
     free(w.b);
     return rc;

@@ -154,12 +154,14 @@ typedef struct {
     char *report; /* the compiler's report (placement, quantization): text */
 } tpub_package;
 
+/* Errors (hlo_error, hlo.h) name the section, record and field of the image, or what failed on
+ * the file, never the path (the caller prefixes it). */
 /* Writes pkg to path atomically (a temporary file renamed into place: no partial file on
- * failure). Returns 0, or -1 with the reason in err. */
-int tpub_save(const tpub_package *pkg, const char *path, char *err, size_t errlen);
-/* Parses a package image. Returns 0, or -1 with the reason in err (out is then empty). */
-int tpub_parse(const void *buf, size_t len, tpub_package *out, char *err, size_t errlen);
-int tpub_load(const char *path, tpub_package *out, char *err, size_t errlen);
+ * failure). Returns 0, or -1 with *err. */
+int tpub_save(const tpub_package *pkg, const char *path, hlo_error *err);
+/* Parses a package image. Returns 0, or -1 with *err (out is then empty). */
+int tpub_parse(const void *buf, size_t len, tpub_package *out, hlo_error *err);
+int tpub_load(const char *path, tpub_package *out, hlo_error *err);
 void tpub_free(tpub_package *pkg); /* frees everything reachable; pkg may be reused */
 
 /* Readable disassembly: signatures, arena map, segments with their transfers and operations

@@ -34,8 +34,7 @@ typedef struct {
     size_t next;      /* where the next section starts (after the padding) */
     char sec[16];     /* for messages: "header", a section's tag, "section 2" */
     char where[64];   /* the record being read: "segment 0 op 1" ("" between records) */
-    char *err;
-    size_t errlen;
+    hlo_error *err;
     jmp_buf fail;
 } reader;
 
@@ -50,7 +49,7 @@ fail(reader *r, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    tpuio_err(r->err, r->errlen, "%s: %s%s%s", r->sec, r->where, r->where[0] ? ": " : "", what);
+    hlo_errorf(r->err, "%s: %s%s%s", r->sec, r->where, r->where[0] ? ": " : "", what);
     longjmp(r->fail, 1);
 }
 
@@ -540,10 +539,10 @@ static char *read_text(reader *r, bool nonempty)
     return dup_text(r, "text", take(r, n, "text"), n, nonempty);
 }
 
-int tpub_parse(const void *buf, size_t len, tpub_package *out, char *err, size_t errlen)
+int tpub_parse(const void *buf, size_t len, tpub_package *out, hlo_error *err)
 {
     memset(out, 0, sizeof *out);
-    reader r = {.cur = {buf, len, 0}, .len = len, .sec = "header", .err = err, .errlen = errlen};
+    reader r = {.cur = {buf, len, 0}, .len = len, .sec = "header", .err = err};
     if (setjmp(r.fail)) {
         tpub_free(out);
         return -1;
@@ -592,14 +591,15 @@ int tpub_parse(const void *buf, size_t len, tpub_package *out, char *err, size_t
     return 0;
 }
 
-int tpub_load(const char *path, tpub_package *out, char *err, size_t errlen)
+int tpub_load(const char *path, tpub_package *out, hlo_error *err)
 {
     memset(out, 0, sizeof *out);
     void *buf;
     size_t len;
-    if (tpuio_read_file(path, TPUB_MAX_FILE, &buf, &len, err, errlen))
-        return -1;
-    const int rc = tpub_parse(buf, len, out, err, errlen);
+    char why[sizeof err->msg];
+    if (tpuio_read_file(path, TPUB_MAX_FILE, &buf, &len, why, sizeof why))
+        return hlo_errorf(err, "%s", why);
+    const int rc = tpub_parse(buf, len, out, err);
     free(buf);
     return rc;
 }

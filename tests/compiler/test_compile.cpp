@@ -54,10 +54,10 @@ class Compile : public ::testing::Test
         o.n_calib = calib.empty() ? 0 : 1;
         o.allow_nonfinite = allow;
         tpub_package p;
-        char err[1024] = "";
+        hlo_error err{};
         Compiled r;
-        r.rc = tpuc_compile(&o, &p, err, sizeof err);
-        r.err = err;
+        r.rc = tpuc_compile(&o, &p, &err);
+        r.err = err.msg;
         if (r.rc == 0) {
             r.report = p.report;
             tpub_free(&p);
@@ -219,8 +219,8 @@ TEST(CompileTypes, Bf16DotRunsOnTheDevice)
     o.calib = &c;
     o.n_calib = 1;
     tpub_package p;
-    char err[1024] = "";
-    ASSERT_EQ(tpuc_compile(&o, &p, err, sizeof err), 0) << err;
+    hlo_error err{};
+    ASSERT_EQ(tpuc_compile(&o, &p, &err), 0) << err.msg;
     std::string report = p.report;
     ASSERT_EQ(p.n_segments, 1u) << report;
     const tpub_segment &s = p.segments[0];
@@ -254,8 +254,8 @@ TEST(CompileStableHlo, MnistWithWeightsByName)
         o.calib = &c;
         o.n_calib = 1;
         tpub_package p;
-        char err[1024] = "";
-        ASSERT_EQ(tpuc_compile(&o, &p, err, sizeof err), 0) << err;
+        hlo_error err{};
+        ASSERT_EQ(tpuc_compile(&o, &p, &err), 0) << err.msg;
         EXPECT_EQ(p.n_inputs, 1u) << path;
         images.emplace_back(p.const_image, p.const_image + p.const_bytes);
         tpub_free(&p);

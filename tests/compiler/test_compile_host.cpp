@@ -32,10 +32,11 @@ std::string host_program(const std::string &path)
     o.hlo_path = path.c_str();
     o.array_n = 4;
     tpub_package pkg;
-    char err[1024] = "";
-    EXPECT_EQ(tpuc_compile(&o, &pkg, err, sizeof err), 0) << path << ": " << err;
-    if (err[0])
+    hlo_error err{};
+    if (tpuc_compile(&o, &pkg, &err)) {
+        ADD_FAILURE() << path << ": " << err.msg;
         return "";
+    }
     std::string host = pkg.host_hlo;
     tpub_free(&pkg);
     return host;

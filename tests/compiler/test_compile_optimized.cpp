@@ -79,9 +79,9 @@ Compiled compile(const std::string &path)
     o.calib = &calib;
     o.n_calib = 1;
     tpub_package pkg;
-    char err[1024] = "";
-    r.ok = tpuc_compile(&o, &pkg, err, sizeof err) == 0;
-    r.err = err;
+    hlo_error err{};
+    r.ok = tpuc_compile(&o, &pkg, &err) == 0;
+    r.err = err.msg;
     if (r.ok) {
         r.report = pkg.report;
         r.host = pkg.host_hlo;
@@ -144,8 +144,8 @@ TEST(CompileOptimized, ABitcastThatTransposesIsTransposedOnTheHost)
     o.calib = &calib;
     o.n_calib = 1;
     tpub_package pkg;
-    char err[1024] = "";
-    ASSERT_EQ(tpuc_compile(&o, &pkg, err, sizeof err), 0) << err;
+    hlo_error err{};
+    ASSERT_EQ(tpuc_compile(&o, &pkg, &err), 0) << err.msg;
     const std::string host = pkg.host_hlo, report = pkg.report;
     tpub_free(&pkg);
     hlo_array_free(calib);
@@ -168,8 +168,8 @@ TEST(CompileOptimized, HostProgramBitcastsKeepTheirValue)
     o.hlo_path = path.c_str();
     o.array_n = 4;
     tpub_package pkg;
-    char err[1024] = "";
-    ASSERT_EQ(tpuc_compile(&o, &pkg, err, sizeof err), 0) << err;
+    hlo_error err{};
+    ASSERT_EQ(tpuc_compile(&o, &pkg, &err), 0) << err.msg;
     const std::string host = pkg.host_hlo;
     tpub_free(&pkg);
     fs::remove(path);

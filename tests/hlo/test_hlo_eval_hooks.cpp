@@ -39,7 +39,7 @@ struct Segments {
 };
 
 int segment_hook(void *ctx, const hlo_instr *in, hlo_array *const *ops, int n_ops, hlo_array **outs,
-                 int n_outs, char *err, size_t errlen)
+                 int n_outs, hlo_error *err)
 {
     Segments *s = (Segments *)ctx;
     std::string target = in->custom_call_target;
@@ -48,8 +48,7 @@ int segment_hook(void *ctx, const hlo_instr *in, hlo_array *const *ops, int n_op
     auto f32 = [](const hlo_array *a) { return (const float *)a->data; };
     if (s->mode == Segments::FAIL) {
         outs[0] = copy_of(d); // made before failing: the evaluator frees it
-        std::snprintf(err, errlen, "%s", s->msg.c_str());
-        return -1;
+        return hlo_errorf(err, "%s", s->msg.c_str());
     }
     if (target == "tpu.segment.0") {
         EXPECT_EQ(n_ops, 2);

@@ -642,12 +642,10 @@ TEST(HloPrint, InstrAndRenamedComputationForACompiler)
 }
 
 int twice_hook(void *, const hlo_instr *in, hlo_array *const *ops, int, hlo_array **outs, int,
-               char *err, size_t errlen)
+               hlo_error *err)
 {
-    if (std::strcmp(in->custom_call_target, "tpu.segment.\"0\"")) {
-        std::snprintf(err, errlen, "unknown target %s", in->custom_call_target);
-        return -1;
-    }
+    if (std::strcmp(in->custom_call_target, "tpu.segment.\"0\""))
+        return hlo_errorf(err, "unknown target %s", in->custom_call_target);
     outs[0] = hlo_array_new(HLO_F32, ops[0]->shape.rank, ops[0]->shape.dims);
     for (int64_t i = 0; i < ops[0]->shape.elements; i++)
         ((float *)outs[0]->data)[i] = 2 * ((const float *)ops[0]->data)[i];

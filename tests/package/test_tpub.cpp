@@ -174,15 +174,15 @@ TEST_F(Tpub, RoundTripsFieldsAndBytes)
 {
     Model m;
     const std::string path = dir + "/mlp.tpub", again = dir + "/again.tpub";
-    char err[256] = "";
-    ASSERT_EQ(tpub_save(&m.pkg, path.c_str(), err, sizeof err), 0) << err;
+    hlo_error err{};
+    ASSERT_EQ(tpub_save(&m.pkg, path.c_str(), &err), 0) << err.msg;
     EXPECT_EQ(listing(dir), std::vector<std::string>{"mlp.tpub"}) << "no temporary file left";
 
     tpub_package loaded;
-    ASSERT_EQ(tpub_load(path.c_str(), &loaded, err, sizeof err), 0) << err;
+    ASSERT_EQ(tpub_load(path.c_str(), &loaded, &err), 0) << err.msg;
     expect_same(m.pkg, loaded);
 
-    ASSERT_EQ(tpub_save(&loaded, again.c_str(), err, sizeof err), 0) << err;
+    ASSERT_EQ(tpub_save(&loaded, again.c_str(), &err), 0) << err.msg;
     const Bytes bytes = slurp(path);
     EXPECT_EQ(slurp(again), bytes);
     EXPECT_EQ(bytes, encode(m.pkg)) << "the layout of docs/package.md";
@@ -191,15 +191,15 @@ TEST_F(Tpub, RoundTripsFieldsAndBytes)
     // The package is reusable after tpub_free.
     tpub_free(&loaded);
     EXPECT_TRUE(is_empty(loaded));
-    ASSERT_EQ(tpub_parse(bytes.data(), bytes.size(), &loaded, err, sizeof err), 0) << err;
+    ASSERT_EQ(tpub_parse(bytes.data(), bytes.size(), &loaded, &err), 0) << err.msg;
     expect_same(m.pkg, loaded);
     tpub_free(&loaded);
 
     // Saving over an existing package replaces it.
     // W1..W3 become 1x2, 2x1 and 1x1 tiles of 256 bytes, K4 2x1: still inside the arena.
     m.pkg.array_n = 16;
-    ASSERT_EQ(tpub_save(&m.pkg, path.c_str(), err, sizeof err), 0) << err;
-    ASSERT_EQ(tpub_load(path.c_str(), &loaded, err, sizeof err), 0) << err;
+    ASSERT_EQ(tpub_save(&m.pkg, path.c_str(), &err), 0) << err.msg;
+    ASSERT_EQ(tpub_load(path.c_str(), &loaded, &err), 0) << err.msg;
     EXPECT_EQ(loaded.array_n, 16u);
     tpub_free(&loaded);
 }
@@ -212,10 +212,10 @@ TEST_F(Tpub, MinimalPackage)
     p.array_n = 4;
     p.host_hlo = host;
     const std::string path = dir + "/min.tpub";
-    char err[256] = "";
-    ASSERT_EQ(tpub_save(&p, path.c_str(), err, sizeof err), 0) << err;
+    hlo_error err{};
+    ASSERT_EQ(tpub_save(&p, path.c_str(), &err), 0) << err.msg;
     tpub_package q;
-    ASSERT_EQ(tpub_load(path.c_str(), &q, err, sizeof err), 0) << err;
+    ASSERT_EQ(tpub_load(path.c_str(), &q, &err), 0) << err.msg;
     expect_same(p, q);
     EXPECT_STREQ(q.report, "");
     EXPECT_EQ(q.const_image, nullptr);
@@ -296,20 +296,20 @@ TEST(TpubDump, ReportsWriteFailure)
 TEST_F(Tpub, SaveIsAtomic)
 {
     Model m;
-    char err[512] = "";
+    hlo_error err{};
 
     // The path is a directory: the rename fails and the temporary file goes.
     const std::string as_dir = dir + "/pkg.tpub";
     ASSERT_TRUE(fs::create_directory(as_dir));
-    EXPECT_EQ(tpub_save(&m.pkg, as_dir.c_str(), err, sizeof err), -1);
-    EXPECT_EQ(std::string(err), "cannot rename into place: Is a directory");
+    EXPECT_EQ(tpub_save(&m.pkg, as_dir.c_str(), &err), -1);
+    EXPECT_EQ(std::string(err.msg), "cannot rename into place: Is a directory");
     EXPECT_EQ(listing(dir), std::vector<std::string>{"pkg.tpub"});
     EXPECT_TRUE(fs::is_empty(as_dir));
 
     // The directory does not exist.
     const std::string missing = dir + "/missing/pkg.tpub";
-    EXPECT_EQ(tpub_save(&m.pkg, missing.c_str(), err, sizeof err), -1);
-    EXPECT_EQ(std::string(err), "cannot create: No such file or directory");
+    EXPECT_EQ(tpub_save(&m.pkg, missing.c_str(), &err), -1);
+    EXPECT_EQ(std::string(err.msg), "cannot create: No such file or directory");
     EXPECT_EQ(listing(dir), std::vector<std::string>{"pkg.tpub"});
 
     // The directory is not writable (root writes anyway, so only then is this checked).
@@ -317,17 +317,17 @@ TEST_F(Tpub, SaveIsAtomic)
     ASSERT_EQ(mkdir(ro.c_str(), 0500), 0);
     const std::string ro_pkg = ro + "/pkg.tpub";
     if (access(ro.c_str(), W_OK) != 0) {
-        EXPECT_EQ(tpub_save(&m.pkg, ro_pkg.c_str(), err, sizeof err), -1);
-        EXPECT_EQ(std::string(err), "cannot create: Permission denied");
+        EXPECT_EQ(tpub_save(&m.pkg, ro_pkg.c_str(), &err), -1);
+        EXPECT_EQ(std::string(err.msg), "cannot create: Permission denied");
         EXPECT_TRUE(fs::is_empty(ro));
     }
 
     // A refused package leaves the existing file as it was.
     const std::string path = dir + "/good.tpub";
-    ASSERT_EQ(tpub_save(&m.pkg, path.c_str(), err, sizeof err), 0) << err;
+    ASSERT_EQ(tpub_save(&m.pkg, path.c_str(), &err), 0) << err.msg;
     const Bytes before = slurp(path);
     m.seg0_ops[0].gemm.lda = 1;
-    EXPECT_EQ(tpub_save(&m.pkg, path.c_str(), err, sizeof err), -1);
+    EXPECT_EQ(tpub_save(&m.pkg, path.c_str(), &err), -1);
     EXPECT_EQ(slurp(path), before);
     EXPECT_EQ(listing(dir), (std::vector<std::string>{"good.tpub", "pkg.tpub", "ro"}));
 }

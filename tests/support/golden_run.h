@@ -145,12 +145,12 @@ class Runner
     }
 
     static int hook(void *ctx, const hlo_instr *in, hlo_array *const *operands, int,
-                    hlo_array **outs, int n_outs, char *err, size_t errlen)
+                    hlo_array **outs, int n_outs, hlo_error *err)
     {
         auto *r = static_cast<Runner *>(ctx);
         const int rc = r->segment(in, operands, outs, n_outs);
         if (rc)
-            snprintf(err, errlen, "%s", r->error_.c_str());
+            hlo_errorf(err, "%s", r->error_.c_str());
         return rc;
     }
 

@@ -151,8 +151,8 @@ class Package
     }
     void save(const std::filesystem::path &path)
     {
-        char err[512] = "";
-        ASSERT_EQ(tpub_save(&pkg, path.string().c_str(), err, sizeof err), 0) << err;
+        hlo_error err{};
+        ASSERT_EQ(tpub_save(&pkg, path.string().c_str(), &err), 0) << err.msg;
     }
 
   private:

@@ -546,10 +546,11 @@ int run_package(int argc, char **argv, const tpu_remote *remote)
     run_plan pl = {0};
     run_classes cl = {0};
     char err[1024];
+    hlo_error perr;
 
     /* The package is the tool's to check against the options before a device is opened. */
-    if (tpub_load(o.package, &pkg, err, sizeof err))
-        rc = cli_fail(EXIT_USAGE, o.package, "%s", err);
+    if (tpub_load(o.package, &pkg, &perr))
+        rc = cli_fail(EXIT_USAGE, o.package, "%s", perr.msg);
     else
         have_pkg = 1;
     if (!rc && o.dev.array_n && o.dev.array_n != pkg.array_n)
