@@ -67,85 +67,98 @@ typedef struct hlo_shape {
     struct hlo_shape *tuple;
 } hlo_shape;
 
-/* Opcodes with an enum value; the spelling is XLA's (hlo_opcode_name()). */
+/* The opcodes with an enum value, one line each; every table of them is expanded from this list:
+ *   X(NAME, hlo, stablehlo, operands, rule)
+ * NAME: the enum value HLO_OP_NAME; hlo: XLA's spelling (hlo_opcode_name, what the HLO parser
+ * reads and the printer writes); stablehlo: the MLIR op name (without its dialect prefix
+ * stablehlo., chlo. or mhlo.) the StableHLO reader maps onto it, NULL when that is hlo with '_'
+ * for '-'; operands: how many hlo_check wants, -1 when the op's own rule decides; rule: the
+ * element types hlo_check allows an element-wise op (operands of the result's shape): ANY,
+ * FLOAT, NUMBER (integer or float), LOGICAL (pred or integer), INT; OWN for an op with a rule of
+ * its own. */
+#define HLO_OPS(X)                                                    \
+    X(PARAMETER, "parameter", NULL, 0, OWN)                           \
+    X(CONSTANT, "constant", NULL, 0, OWN)                             \
+    X(DOT, "dot", "dot_general", 2, OWN)                              \
+    X(ADD, "add", NULL, 2, ANY)                                       \
+    X(SUBTRACT, "subtract", NULL, 2, ANY)                             \
+    X(MULTIPLY, "multiply", NULL, 2, ANY)                             \
+    X(DIVIDE, "divide", NULL, 2, ANY)                                 \
+    X(MAXIMUM, "maximum", NULL, 2, ANY)                               \
+    X(MINIMUM, "minimum", NULL, 2, ANY)                               \
+    X(BROADCAST, "broadcast", "broadcast_in_dim", 1, OWN)             \
+    X(RESHAPE, "reshape", NULL, 1, OWN)                               \
+    X(TRANSPOSE, "transpose", NULL, 1, OWN)                           \
+    X(CONVERT, "convert", NULL, 1, OWN)                               \
+    X(TUPLE, "tuple", NULL, -1, OWN)                                  \
+    X(GET_TUPLE_ELEMENT, "get-tuple-element", NULL, 1, OWN)           \
+    X(CALL, "call", "func.call", -1, OWN)                             \
+    X(REDUCE, "reduce", NULL, -1, OWN)                                \
+    X(EXPONENTIAL, "exponential", NULL, 1, FLOAT)                     \
+    X(LOG, "log", NULL, 1, FLOAT)                                     \
+    X(NEGATE, "negate", NULL, 1, NUMBER)                              \
+    X(COMPARE, "compare", NULL, 2, OWN)                               \
+    X(SELECT, "select", NULL, 3, OWN)                                 \
+    X(RSQRT, "rsqrt", NULL, 1, FLOAT)                                 \
+    X(SQRT, "sqrt", NULL, 1, FLOAT)                                   \
+    X(TANH, "tanh", NULL, 1, FLOAT)                                   \
+    X(LOGISTIC, "logistic", NULL, 1, FLOAT)                           \
+    X(ABS, "abs", NULL, 1, NUMBER)                                    \
+    X(POWER, "power", NULL, 2, ANY)                                   \
+    X(CLAMP, "clamp", NULL, 3, OWN)                                   \
+    X(SLICE, "slice", NULL, 1, OWN)                                   \
+    X(CONCATENATE, "concatenate", NULL, -1, OWN)                      \
+    X(PAD, "pad", NULL, 2, OWN)                                       \
+    X(IOTA, "iota", NULL, 0, OWN)                                     \
+    X(COPY, "copy", NULL, 1, ANY)                                     \
+    X(BITCAST, "bitcast", NULL, 1, OWN)                               \
+    X(FUSION, "fusion", NULL, -1, OWN)                                \
+    X(CUSTOM_CALL, "custom-call", NULL, -1, OWN)                      \
+    X(REDUCE_WINDOW, "reduce-window", NULL, -1, OWN)                  \
+    X(CONVOLUTION, "convolution", NULL, 2, OWN)                       \
+    X(AND, "and", NULL, 2, LOGICAL)                                   \
+    X(OR, "or", NULL, 2, LOGICAL)                                     \
+    X(XOR, "xor", NULL, 2, LOGICAL)                                   \
+    X(NOT, "not", NULL, 1, LOGICAL)                                   \
+    X(REVERSE, "reverse", NULL, 1, OWN)                               \
+    X(DYNAMIC_SLICE, "dynamic-slice", NULL, -1, OWN)                  \
+    X(DYNAMIC_UPDATE_SLICE, "dynamic-update-slice", NULL, -1, OWN)    \
+    X(GATHER, "gather", NULL, 2, OWN)                                 \
+    X(SORT, "sort", NULL, -1, OWN)                                    \
+    X(WHILE, "while", NULL, 1, OWN)                                   \
+    X(CONDITIONAL, "conditional", "case", -1, OWN)                    \
+    X(MAP, "map", NULL, -1, OWN)                                      \
+    X(SCATTER, "scatter", NULL, 3, OWN)                               \
+    X(IS_FINITE, "is-finite", NULL, 1, OWN)                           \
+    X(SIGN, "sign", NULL, 1, NUMBER)                                  \
+    X(FLOOR, "floor", NULL, 1, FLOAT)                                 \
+    X(CEIL, "ceil", NULL, 1, FLOAT)                                   \
+    X(ROUND_NEAREST_AFZ, "round-nearest-afz", NULL, 1, FLOAT)         \
+    X(ROUND_NEAREST_EVEN, "round-nearest-even", NULL, 1, FLOAT)       \
+    X(EXPONENTIAL_MINUS_ONE, "exponential-minus-one", NULL, 1, FLOAT) \
+    X(LOG_PLUS_ONE, "log-plus-one", NULL, 1, FLOAT)                   \
+    X(CBRT, "cbrt", NULL, 1, FLOAT)                                   \
+    X(ERF, "erf", NULL, 1, FLOAT)                                     \
+    X(SINE, "sine", NULL, 1, FLOAT)                                   \
+    X(COSINE, "cosine", NULL, 1, FLOAT)                               \
+    X(TAN, "tan", NULL, 1, FLOAT)                                     \
+    X(REMAINDER, "remainder", NULL, 2, ANY)                           \
+    X(ATAN2, "atan2", NULL, 2, FLOAT)                                 \
+    X(SHIFT_LEFT, "shift-left", NULL, 2, INT)                         \
+    X(SHIFT_RIGHT_ARITHMETIC, "shift-right-arithmetic", NULL, 2, INT) \
+    X(SHIFT_RIGHT_LOGICAL, "shift-right-logical", NULL, 2, INT)       \
+    X(POPCNT, "popcnt", NULL, 1, INT)                                 \
+    X(COUNT_LEADING_ZEROS, "count-leading-zeros", NULL, 1, INT)       \
+    X(BITCAST_CONVERT, "bitcast-convert", NULL, 1, OWN)               \
+    X(BATCH_NORM_TRAINING, "batch-norm-training", NULL, 3, OWN)       \
+    X(BATCH_NORM_INFERENCE, "batch-norm-inference", NULL, 5, OWN)
+
 typedef enum {
     HLO_OP_OTHER, /* any other opcode: see hlo_instr.opcode_name */
-    HLO_OP_PARAMETER,
-    HLO_OP_CONSTANT,
-    HLO_OP_DOT,
-    HLO_OP_ADD,
-    HLO_OP_SUBTRACT,
-    HLO_OP_MULTIPLY,
-    HLO_OP_DIVIDE,
-    HLO_OP_MAXIMUM,
-    HLO_OP_MINIMUM,
-    HLO_OP_BROADCAST,
-    HLO_OP_RESHAPE,
-    HLO_OP_TRANSPOSE,
-    HLO_OP_CONVERT,
-    HLO_OP_TUPLE,
-    HLO_OP_GET_TUPLE_ELEMENT,
-    HLO_OP_CALL,
-    HLO_OP_REDUCE,
-    HLO_OP_EXPONENTIAL,
-    HLO_OP_LOG,
-    HLO_OP_NEGATE,
-    HLO_OP_COMPARE,
-    HLO_OP_SELECT,
-    HLO_OP_RSQRT,
-    HLO_OP_SQRT,
-    HLO_OP_TANH,
-    HLO_OP_LOGISTIC,
-    HLO_OP_ABS,
-    HLO_OP_POWER,
-    HLO_OP_CLAMP,
-    HLO_OP_SLICE,
-    HLO_OP_CONCATENATE,
-    HLO_OP_PAD,
-    HLO_OP_IOTA,
-    HLO_OP_COPY,
-    HLO_OP_BITCAST,
-    HLO_OP_FUSION,
-    HLO_OP_CUSTOM_CALL,
-    HLO_OP_REDUCE_WINDOW,
-    HLO_OP_CONVOLUTION,
-    HLO_OP_AND,
-    HLO_OP_OR,
-    HLO_OP_XOR,
-    HLO_OP_NOT,
-    HLO_OP_REVERSE,
-    HLO_OP_DYNAMIC_SLICE,
-    HLO_OP_DYNAMIC_UPDATE_SLICE,
-    HLO_OP_GATHER,
-    HLO_OP_SORT,
-    HLO_OP_WHILE,
-    HLO_OP_CONDITIONAL,
-    HLO_OP_MAP,
-    HLO_OP_SCATTER,
-    HLO_OP_IS_FINITE,
-    HLO_OP_SIGN,
-    HLO_OP_FLOOR,
-    HLO_OP_CEIL,
-    HLO_OP_ROUND_NEAREST_AFZ,
-    HLO_OP_ROUND_NEAREST_EVEN,
-    HLO_OP_EXPONENTIAL_MINUS_ONE,
-    HLO_OP_LOG_PLUS_ONE,
-    HLO_OP_CBRT,
-    HLO_OP_ERF,
-    HLO_OP_SINE,
-    HLO_OP_COSINE,
-    HLO_OP_TAN,
-    HLO_OP_REMAINDER,
-    HLO_OP_ATAN2,
-    HLO_OP_SHIFT_LEFT,
-    HLO_OP_SHIFT_RIGHT_ARITHMETIC,
-    HLO_OP_SHIFT_RIGHT_LOGICAL,
-    HLO_OP_POPCNT,
-    HLO_OP_COUNT_LEADING_ZEROS,
-    HLO_OP_BITCAST_CONVERT,
-    HLO_OP_BATCH_NORM_TRAINING,
-    HLO_OP_BATCH_NORM_INFERENCE,
+#define HLO_OP_ENUM(name, hlo, stablehlo, operands, rule) HLO_OP_##name,
+    HLO_OPS(HLO_OP_ENUM) /* in the list's order */
     HLO_OP_COUNT_
+#undef HLO_OP_ENUM
 } hlo_opcode;
 
 typedef enum {
@@ -370,6 +383,7 @@ const hlo_computation *hlo_instr_owner(const hlo_module *m, const hlo_instr *in)
 
 const char *hlo_type_name(hlo_type t);      /* "f32", "(tuple)" for tuples */
 const char *hlo_opcode_name(hlo_opcode op); /* "dot"; "" for HLO_OP_OTHER */
+hlo_opcode hlo_opcode_of(const char *name); /* the inverse; HLO_OP_OTHER for other names */
 
 /* ---------------------------------------------------------------- hlo_check.c -- */
 

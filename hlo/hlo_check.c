@@ -57,8 +57,16 @@ const hlo_shape *hc_operand(const checker *k, int i)
     return &k->c->instrs[k->in->operands[i].index].shape;
 }
 
-int hc_arity(checker *k, int n)
+/* Operands per opcode (the op list, hlo.h): -1 where the op's own rule counts them. */
+#define OPERANDS(name, hlo, stablehlo, operands, rule) [HLO_OP_##name] = operands,
+static const signed char op_operands[HLO_OP_COUNT_] = {[HLO_OP_OTHER] = -1, HLO_OPS(OPERANDS)};
+#undef OPERANDS
+
+int hc_operands(const checker *k) { return op_operands[k->in->opcode]; }
+
+int hc_arity(checker *k)
 {
+    const int n = hc_operands(k);
     if (k->in->n_operands != n)
         return hc_fail(k, "expects %d operand%s, has %d", n, n == 1 ? "" : "s", k->in->n_operands);
     return 0;
@@ -96,7 +104,7 @@ static int check_broadcast(checker *k)
 {
     const hlo_instr *in = k->in;
     const hlo_shape *s;
-    if (hc_arity(k, 1) || hc_need_array(k, s = hc_operand(k, 0), "the operand") ||
+    if (hc_arity(k) || hc_need_array(k, s = hc_operand(k, 0), "the operand") ||
         hc_need_array(k, &in->shape, "the result") || hc_check_same_type(k, s))
         return -1;
     if (!in->dimensions.present)
@@ -118,7 +126,7 @@ static int check_broadcast(checker *k)
 static int check_reshape(checker *k)
 {
     const hlo_shape *s;
-    if (hc_arity(k, 1) || hc_need_array(k, s = hc_operand(k, 0), "the operand") ||
+    if (hc_arity(k) || hc_need_array(k, s = hc_operand(k, 0), "the operand") ||
         hc_need_array(k, &k->in->shape, "the result") || hc_check_same_type(k, s))
         return -1;
     if (s->elements != k->in->shape.elements) {
@@ -133,7 +141,7 @@ static int check_transpose(checker *k)
 {
     const hlo_instr *in = k->in;
     const hlo_shape *s;
-    if (hc_arity(k, 1) || hc_need_array(k, s = hc_operand(k, 0), "the operand") ||
+    if (hc_arity(k) || hc_need_array(k, s = hc_operand(k, 0), "the operand") ||
         hc_need_array(k, &in->shape, "the result") || hc_check_same_type(k, s))
         return -1;
     if (!in->dimensions.present)
@@ -158,7 +166,7 @@ static int check_pad(checker *k)
 {
     const hlo_instr *in = k->in;
     const hlo_shape *s, *v;
-    if (hc_arity(k, 2) || hc_need_array(k, s = hc_operand(k, 0), "the operand") ||
+    if (hc_arity(k) || hc_need_array(k, s = hc_operand(k, 0), "the operand") ||
         hc_need_array(k, v = hc_operand(k, 1), "the padding value") ||
         hc_need_array(k, &in->shape, "the result") || hc_check_same_type(k, s) ||
         hc_check_same_type(k, v))
@@ -200,7 +208,7 @@ static int check_tuple(checker *k)
 
 static int check_gte(checker *k)
 {
-    if (hc_arity(k, 1))
+    if (hc_arity(k))
         return -1;
     const hlo_shape *s = hc_operand(k, 0);
     if (s->type != HLO_TUPLE)
@@ -430,7 +438,7 @@ static int check_convolution(checker *k)
     const hlo_instr *in = k->in;
     const hlo_conv_dims *d = &in->dim_labels;
     const hlo_shape *l, *r;
-    if (hc_arity(k, 2) || hc_need_array(k, l = hc_operand(k, 0), "lhs") ||
+    if (hc_arity(k) || hc_need_array(k, l = hc_operand(k, 0), "lhs") ||
         hc_need_array(k, r = hc_operand(k, 1), "rhs") || hc_need_array(k, &in->shape, "the result"))
         return -1;
     hlo_type t = in->shape.type;
@@ -537,7 +545,7 @@ static int check_dot(checker *k)
 {
     const hlo_instr *in = k->in;
     const hlo_shape *l, *r;
-    if (hc_arity(k, 2) || hc_need_array(k, l = hc_operand(k, 0), "lhs") ||
+    if (hc_arity(k) || hc_need_array(k, l = hc_operand(k, 0), "lhs") ||
         hc_need_array(k, r = hc_operand(k, 1), "rhs") || hc_need_array(k, &in->shape, "the result"))
         return -1;
     const hlo_ints *lc = &in->lhs_contracting_dims, *rc = &in->rhs_contracting_dims;
@@ -596,7 +604,7 @@ static int check_dot(checker *k)
 static int check_batch_norm(checker *k)
 {
     const bool training = k->in->opcode == HLO_OP_BATCH_NORM_TRAINING;
-    if (hc_arity(k, training ? 3 : 5))
+    if (hc_arity(k))
         return -1;
     const hlo_shape *x = hc_operand(k, 0);
     if (hc_need_array(k, x, "the operand"))
@@ -653,9 +661,7 @@ static int check_instr(checker *k)
     switch (in->opcode) {
     case HLO_OP_PARAMETER:
     case HLO_OP_CONSTANT:
-        return 0;     /* the parser checked literal sizes; numbers are checked per computation */
-    case HLO_OP_COPY: /* layouts are not modelled: a copy is its operand's value */
-        return hc_check_elementwise(k, 1);
+        return 0; /* the parser checked literal sizes; numbers are checked per computation */
     case HLO_OP_BROADCAST: return check_broadcast(k);
     case HLO_OP_RESHAPE:
     case HLO_OP_BITCAST: /* the same elements, reinterpreted under the result's layout */

@@ -4,11 +4,11 @@
  * the operand's shape. */
 #include "hlo/hlo_check_internal.h"
 
-int hc_check_elementwise(checker *k, int n)
+int hc_check_elementwise(checker *k)
 {
-    if (hc_arity(k, n) || hc_need_array(k, &k->in->shape, "the result"))
+    if (hc_arity(k) || hc_need_array(k, &k->in->shape, "the result"))
         return -1;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < k->in->n_operands; i++) {
         const hlo_shape *s = hc_operand(k, i);
         if (!hlo_shape_equal(s, &k->in->shape)) {
             shape_strs t = hc_strs(s, &k->in->shape);
@@ -18,10 +18,10 @@ int hc_check_elementwise(checker *k, int n)
     return 0;
 }
 
-/* The float functions (n = 1) and atan2 (n = 2). */
-static int check_float(checker *k, int n)
+/* The float functions and atan2. */
+static int check_float(checker *k)
 {
-    if (hc_check_elementwise(k, n))
+    if (hc_check_elementwise(k))
         return -1;
     if (!hlo_is_float(k->in->shape.type))
         return hc_fail(k, "element type %s is not floating point",
@@ -29,10 +29,10 @@ static int check_float(checker *k, int n)
     return 0;
 }
 
-/* and, or, xor (n = 2) and not (n = 1): logical on pred, bitwise on integers. */
-static int check_logical(checker *k, int n)
+/* and, or, xor and not: logical on pred, bitwise on integers. */
+static int check_logical(checker *k)
 {
-    if (hc_check_elementwise(k, n))
+    if (hc_check_elementwise(k))
         return -1;
     hlo_type t = k->in->shape.type;
     if (t != HLO_PRED && !hc_is_int(t))
@@ -43,7 +43,7 @@ static int check_logical(checker *k, int n)
 static int check_iota(checker *k)
 {
     const hlo_shape *s = &k->in->shape;
-    if (hc_arity(k, 0) || hc_need_array(k, s, "the result"))
+    if (hc_arity(k) || hc_need_array(k, s, "the result"))
         return -1;
     if (s->rank == 0)
         return hc_fail(k, "the result must not be a scalar");
@@ -61,7 +61,7 @@ static int check_iota(checker *k)
 static int check_is_finite(checker *k)
 {
     const hlo_shape *s;
-    if (hc_arity(k, 1) || hc_need_array(k, s = hc_operand(k, 0), "the operand"))
+    if (hc_arity(k) || hc_need_array(k, s = hc_operand(k, 0), "the operand"))
         return -1;
     if (!hlo_is_float(s->type))
         return hc_fail(k, "operand element type %s is not floating point", hlo_type_name(s->type));
@@ -74,7 +74,7 @@ static int check_is_finite(checker *k)
 
 static int check_compare(checker *k)
 {
-    if (hc_arity(k, 2) || hc_need_array(k, hc_operand(k, 0), "operand 0"))
+    if (hc_arity(k) || hc_need_array(k, hc_operand(k, 0), "operand 0"))
         return -1;
     const hlo_shape *a = hc_operand(k, 0), *b = hc_operand(k, 1);
     if (!hlo_shape_equal(a, b)) {
@@ -92,7 +92,7 @@ static int check_compare(checker *k)
 
 static int check_select(checker *k)
 {
-    if (hc_arity(k, 3))
+    if (hc_arity(k))
         return -1;
     const hlo_shape *p = hc_operand(k, 0);
     if (p->type != HLO_PRED || (p->rank && !hc_same_dims(p, &k->in->shape))) {
@@ -113,7 +113,7 @@ static int check_select(checker *k)
 static int check_convert(checker *k)
 {
     const hlo_shape *s;
-    if (hc_arity(k, 1) || hc_need_array(k, s = hc_operand(k, 0), "the operand") ||
+    if (hc_arity(k) || hc_need_array(k, s = hc_operand(k, 0), "the operand") ||
         hc_need_array(k, &k->in->shape, "the result"))
         return -1;
     if (!hc_same_dims(s, &k->in->shape)) {
@@ -123,10 +123,10 @@ static int check_convert(checker *k)
     return 0;
 }
 
-/* Unary ops on numbers (integers or floats, not pred). */
-static int check_numeric_unary(checker *k)
+/* Ops on numbers (integers or floats, not pred): negate, abs, sign. */
+static int check_number(checker *k)
 {
-    if (hc_check_elementwise(k, 1))
+    if (hc_check_elementwise(k))
         return -1;
     hlo_type t = k->in->shape.type;
     if (!hc_is_int(t) && !hlo_is_float(t))
@@ -134,10 +134,10 @@ static int check_numeric_unary(checker *k)
     return 0;
 }
 
-/* shift-left, shift-right-* (n = 2), popcnt and count-leading-zeros (n = 1). */
-static int check_integral(checker *k, int n)
+/* shift-left, shift-right-*, popcnt and count-leading-zeros. */
+static int check_integral(checker *k)
 {
-    if (hc_check_elementwise(k, n))
+    if (hc_check_elementwise(k))
         return -1;
     if (!hc_is_int(k->in->shape.type))
         return hc_fail(k, "element type %s is not integral", hlo_type_name(k->in->shape.type));
@@ -148,7 +148,7 @@ static int check_integral(checker *k, int n)
  * its shape. */
 static int check_clamp(checker *k)
 {
-    if (hc_arity(k, 3) || hc_need_array(k, &k->in->shape, "the result"))
+    if (hc_arity(k) || hc_need_array(k, &k->in->shape, "the result"))
         return -1;
     const hlo_shape *x = hc_operand(k, 1);
     if (!hlo_shape_equal(x, &k->in->shape)) {
@@ -173,7 +173,7 @@ static int check_clamp(checker *k)
 static int check_bitcast_convert(checker *k)
 {
     const hlo_shape *s, *r = &k->in->shape;
-    if (hc_arity(k, 1) || hc_need_array(k, s = hc_operand(k, 0), "the operand") ||
+    if (hc_arity(k) || hc_need_array(k, s = hc_operand(k, 0), "the operand") ||
         hc_need_array(k, r, "the result"))
         return -1;
     if (s->type == HLO_PRED || r->type == HLO_PRED)
@@ -195,48 +195,24 @@ static int check_bitcast_convert(checker *k)
     return 0;
 }
 
+/* The element types of each element-wise op: the op list's rule column (hlo.h). */
+enum { RULE_OWN, RULE_ANY, RULE_FLOAT, RULE_NUMBER, RULE_LOGICAL, RULE_INT };
+#define RULE(name, hlo, stablehlo, operands, rule) [HLO_OP_##name] = RULE_##rule,
+static const unsigned char rules[HLO_OP_COUNT_] = {HLO_OPS(RULE)};
+#undef RULE
+
 int hc_check_elem(checker *k)
 {
+    switch (rules[k->in->opcode]) {
+    case RULE_ANY: return hc_check_elementwise(k);
+    case RULE_FLOAT: return check_float(k);
+    case RULE_NUMBER: return check_number(k);
+    case RULE_LOGICAL: return check_logical(k);
+    case RULE_INT: return check_integral(k);
+    default: break;
+    }
     switch (k->in->opcode) {
-    case HLO_OP_ADD:
-    case HLO_OP_SUBTRACT:
-    case HLO_OP_MULTIPLY:
-    case HLO_OP_DIVIDE:
-    case HLO_OP_REMAINDER:
-    case HLO_OP_POWER:
-    case HLO_OP_MAXIMUM:
-    case HLO_OP_MINIMUM: return hc_check_elementwise(k, 2);
-    case HLO_OP_ATAN2: return check_float(k, 2);
-    case HLO_OP_NEGATE:
-    case HLO_OP_ABS:
-    case HLO_OP_SIGN: return check_numeric_unary(k);
-    case HLO_OP_FLOOR:
-    case HLO_OP_CEIL:
-    case HLO_OP_ROUND_NEAREST_AFZ:
-    case HLO_OP_ROUND_NEAREST_EVEN:
-    case HLO_OP_EXPONENTIAL:
-    case HLO_OP_EXPONENTIAL_MINUS_ONE:
-    case HLO_OP_LOG:
-    case HLO_OP_LOG_PLUS_ONE:
-    case HLO_OP_LOGISTIC:
-    case HLO_OP_TANH:
-    case HLO_OP_SQRT:
-    case HLO_OP_RSQRT:
-    case HLO_OP_CBRT:
-    case HLO_OP_ERF:
-    case HLO_OP_SINE:
-    case HLO_OP_COSINE:
-    case HLO_OP_TAN: return check_float(k, 1);
     case HLO_OP_IS_FINITE: return check_is_finite(k);
-    case HLO_OP_AND:
-    case HLO_OP_OR:
-    case HLO_OP_XOR: return check_logical(k, 2);
-    case HLO_OP_NOT: return check_logical(k, 1);
-    case HLO_OP_SHIFT_LEFT:
-    case HLO_OP_SHIFT_RIGHT_ARITHMETIC:
-    case HLO_OP_SHIFT_RIGHT_LOGICAL: return check_integral(k, 2);
-    case HLO_OP_POPCNT:
-    case HLO_OP_COUNT_LEADING_ZEROS: return check_integral(k, 1);
     case HLO_OP_CLAMP: return check_clamp(k);
     case HLO_OP_IOTA: return check_iota(k);
     case HLO_OP_COMPARE: return check_compare(k);

@@ -31,10 +31,13 @@ int hc_fail(checker *k, const char *fmt, ...)
     ;
 shape_strs hc_strs(const hlo_shape *a, const hlo_shape *b);
 const hlo_shape *hc_operand(const checker *k, int i); /* the shape of operand i */
-int hc_arity(checker *k, int n);                      /* exactly n operands */
+/* The operands the op list (HLO_OPS, hlo.h) gives the instruction's opcode, -1 for any; exactly
+ * that many. */
+int hc_operands(const checker *k);
+int hc_arity(checker *k);
 int hc_need_array(checker *k, const hlo_shape *s, const char *what);
-/* Operands 0..n-1 of exactly the result's shape (elementwise add, negate, ...). */
-int hc_check_elementwise(checker *k, int n);
+/* Operands (hc_arity) of exactly the result's shape (element-wise add, negate, ...). */
+int hc_check_elementwise(checker *k);
 int hc_check_same_type(checker *k, const hlo_shape *s); /* of the result's element type */
 /* A list of distinct dims of a rank-`rank` array; what names it in messages. */
 int hc_check_dim_list(checker *k, const hlo_ints *l, int rank, const char *what);
@@ -44,8 +47,8 @@ const hlo_shape *hc_param_shape(const hlo_computation *c, int64_t number);
 /* hlo_check_shape.c: slice, concatenate, reverse, dynamic-slice, dynamic-update-slice, gather,
  * scatter, sort, while, conditional and map. */
 int hc_check_shape_op(checker *k);
-/* hlo_check_elem.c: the element-wise ops, iota, compare, select, clamp and convert; any other
- * opcode is an error naming it. */
+/* hlo_check_elem.c: the element-wise ops (by the op list's rules), iota, compare, select, clamp,
+ * convert and bitcast-convert; any other opcode is an error naming it. */
 int hc_check_elem(checker *k);
 
 static inline bool hc_is_array(const hlo_shape *s)

@@ -31,7 +31,7 @@ static int check_result(checker *k, const hlo_shape *want)
 static int check_slice(checker *k)
 {
     const hlo_instr *in = k->in;
-    if (hc_arity(k, 1) || check_operand_result(k))
+    if (hc_arity(k) || check_operand_result(k))
         return -1;
     const hlo_shape *s = hc_operand(k, 0);
     if (!in->slice_start.present)
@@ -85,7 +85,7 @@ static int check_concatenate(checker *k)
 
 static int check_reverse(checker *k)
 {
-    if (hc_arity(k, 1) || check_operand_result(k))
+    if (hc_arity(k) || check_operand_result(k))
         return -1;
     if (!k->in->dimensions.present)
         return hc_fail(k, "missing dimensions");
@@ -301,7 +301,7 @@ static const hlo_shape *operand_at(checker *k, int i, int ctx, hlo_shape *buf)
 static int check_gather(checker *k)
 {
     const hlo_gather_dims *g = &k->in->gather;
-    if (hc_arity(k, 2) || check_operand_result(k))
+    if (hc_arity(k) || check_operand_result(k))
         return -1;
     const hlo_shape *s = hc_operand(k, 0), *ix = hc_operand(k, 1);
     const int rank =
@@ -337,7 +337,7 @@ static int check_gather(checker *k)
 static int check_scatter(checker *k)
 {
     const hlo_gather_dims *g = &k->in->gather;
-    if (k->in->n_operands != 3)
+    if (k->in->n_operands != hc_operands(k))
         return hc_fail(k,
                        "expects an operand, indices and updates (variadic scatter is not "
                        "supported), has %d operands",
@@ -430,7 +430,7 @@ static int check_map(checker *k)
 /* condition and body take the state (the operand), which body returns and the result is. */
 static int check_while(checker *k)
 {
-    if (hc_arity(k, 1) ||
+    if (hc_arity(k) ||
         check_callee(k, k->in->condition, "condition", 1, operand_at, 0, &pred_scalar) ||
         check_callee(k, k->in->body, "body", 1, operand_at, 0, hc_operand(k, 0)))
         return -1;

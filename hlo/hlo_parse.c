@@ -290,84 +290,9 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
 
 /* -------------------------------------------------------- structure -- */
 
-static const char *const opcode_names[HLO_OP_COUNT_] = {
-    [HLO_OP_OTHER] = "",
-    [HLO_OP_PARAMETER] = "parameter",
-    [HLO_OP_CONSTANT] = "constant",
-    [HLO_OP_DOT] = "dot",
-    [HLO_OP_ADD] = "add",
-    [HLO_OP_SUBTRACT] = "subtract",
-    [HLO_OP_MULTIPLY] = "multiply",
-    [HLO_OP_DIVIDE] = "divide",
-    [HLO_OP_MAXIMUM] = "maximum",
-    [HLO_OP_MINIMUM] = "minimum",
-    [HLO_OP_BROADCAST] = "broadcast",
-    [HLO_OP_RESHAPE] = "reshape",
-    [HLO_OP_TRANSPOSE] = "transpose",
-    [HLO_OP_CONVERT] = "convert",
-    [HLO_OP_TUPLE] = "tuple",
-    [HLO_OP_GET_TUPLE_ELEMENT] = "get-tuple-element",
-    [HLO_OP_CALL] = "call",
-    [HLO_OP_REDUCE] = "reduce",
-    [HLO_OP_EXPONENTIAL] = "exponential",
-    [HLO_OP_LOG] = "log",
-    [HLO_OP_NEGATE] = "negate",
-    [HLO_OP_COMPARE] = "compare",
-    [HLO_OP_SELECT] = "select",
-    [HLO_OP_RSQRT] = "rsqrt",
-    [HLO_OP_SQRT] = "sqrt",
-    [HLO_OP_TANH] = "tanh",
-    [HLO_OP_LOGISTIC] = "logistic",
-    [HLO_OP_ABS] = "abs",
-    [HLO_OP_POWER] = "power",
-    [HLO_OP_CLAMP] = "clamp",
-    [HLO_OP_SLICE] = "slice",
-    [HLO_OP_CONCATENATE] = "concatenate",
-    [HLO_OP_PAD] = "pad",
-    [HLO_OP_IOTA] = "iota",
-    [HLO_OP_COPY] = "copy",
-    [HLO_OP_BITCAST] = "bitcast",
-    [HLO_OP_FUSION] = "fusion",
-    [HLO_OP_CUSTOM_CALL] = "custom-call",
-    [HLO_OP_REDUCE_WINDOW] = "reduce-window",
-    [HLO_OP_CONVOLUTION] = "convolution",
-    [HLO_OP_AND] = "and",
-    [HLO_OP_OR] = "or",
-    [HLO_OP_XOR] = "xor",
-    [HLO_OP_NOT] = "not",
-    [HLO_OP_REVERSE] = "reverse",
-    [HLO_OP_DYNAMIC_SLICE] = "dynamic-slice",
-    [HLO_OP_DYNAMIC_UPDATE_SLICE] = "dynamic-update-slice",
-    [HLO_OP_GATHER] = "gather",
-    [HLO_OP_SORT] = "sort",
-    [HLO_OP_WHILE] = "while",
-    [HLO_OP_CONDITIONAL] = "conditional",
-    [HLO_OP_MAP] = "map",
-    [HLO_OP_SCATTER] = "scatter",
-    [HLO_OP_IS_FINITE] = "is-finite",
-    [HLO_OP_SIGN] = "sign",
-    [HLO_OP_FLOOR] = "floor",
-    [HLO_OP_CEIL] = "ceil",
-    [HLO_OP_ROUND_NEAREST_AFZ] = "round-nearest-afz",
-    [HLO_OP_ROUND_NEAREST_EVEN] = "round-nearest-even",
-    [HLO_OP_EXPONENTIAL_MINUS_ONE] = "exponential-minus-one",
-    [HLO_OP_LOG_PLUS_ONE] = "log-plus-one",
-    [HLO_OP_CBRT] = "cbrt",
-    [HLO_OP_ERF] = "erf",
-    [HLO_OP_SINE] = "sine",
-    [HLO_OP_COSINE] = "cosine",
-    [HLO_OP_TAN] = "tan",
-    [HLO_OP_REMAINDER] = "remainder",
-    [HLO_OP_ATAN2] = "atan2",
-    [HLO_OP_SHIFT_LEFT] = "shift-left",
-    [HLO_OP_SHIFT_RIGHT_ARITHMETIC] = "shift-right-arithmetic",
-    [HLO_OP_SHIFT_RIGHT_LOGICAL] = "shift-right-logical",
-    [HLO_OP_POPCNT] = "popcnt",
-    [HLO_OP_COUNT_LEADING_ZEROS] = "count-leading-zeros",
-    [HLO_OP_BITCAST_CONVERT] = "bitcast-convert",
-    [HLO_OP_BATCH_NORM_TRAINING] = "batch-norm-training",
-    [HLO_OP_BATCH_NORM_INFERENCE] = "batch-norm-inference",
-};
+#define OPCODE_NAME(name, hlo, stablehlo, operands, rule) [HLO_OP_##name] = hlo,
+static const char *const opcode_names[HLO_OP_COUNT_] = {[HLO_OP_OTHER] = "", HLO_OPS(OPCODE_NAME)};
+#undef OPCODE_NAME
 
 static void parse_operands(parser *p, hlo_instr *in, int comp, int instr)
 {
@@ -404,9 +329,7 @@ static size_t parse_instr(parser *p, hlo_instr *in, int comp, int instr)
     parse_shape(p, &in->shape, 0);
     tok op = lx_expect_name(p, "an opcode");
     in->opcode_name = lx_dup_str(p, op.pos, op.len);
-    for (int i = 1; i < HLO_OP_COUNT_; i++)
-        if (!strcmp(in->opcode_name, opcode_names[i]))
-            in->opcode = (hlo_opcode)i;
+    in->opcode = hlo_opcode_of(in->opcode_name);
     lx_expect_punct(p, '(', "after opcode");
     if (in->opcode == HLO_OP_PARAMETER) {
         in->parameter_number = lx_parse_int(p, "parameter number", 0, INT32_MAX);
@@ -760,6 +683,14 @@ const hlo_computation *hlo_instr_owner(const hlo_module *m, const hlo_instr *in)
 }
 
 const char *hlo_type_name(hlo_type t) { return (unsigned)t <= HLO_TUPLE ? type_names[t] : "?"; }
+
+hlo_opcode hlo_opcode_of(const char *name)
+{
+    for (int i = 1; i < HLO_OP_COUNT_; i++)
+        if (!strcmp(name, opcode_names[i]))
+            return (hlo_opcode)i;
+    return HLO_OP_OTHER;
+}
 
 const char *hlo_opcode_name(hlo_opcode op)
 {

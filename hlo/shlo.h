@@ -185,8 +185,6 @@ void shlo_ctrl_operands(shlo *s, sop *op);
 
 /* shlo_ops.c: the HLO opcode for a StableHLO op name ("stablehlo.dot_general" -> "dot"). */
 const char *shlo_opcode(parser *p, const char *name);
-/* The enum value of an XLA opcode name; HLO_OP_OTHER for others. */
-hlo_opcode shlo_opcode_enum(const char *name);
 /* Sets the attributes of instruction idx, just added for op with its opcode, shape and operands;
  * returns the instruction that holds op's value (idx, or one shlo_map added after it). */
 int shlo_map(shlo *s, const sop *op, int idx);

@@ -7,16 +7,16 @@
 #include <stdio.h>
 #include <string.h>
 
-/* StableHLO names that XLA spells differently; any other loses its dialect prefix and has '_'
+/* StableHLO names that XLA spells differently: the op list's (HLO_OPS, hlo.h), an if (also a
+ * conditional) and ops without an enum value; any other loses its dialect prefix and has '_'
  * replaced by '-' (exponential_minus_one -> exponential-minus-one). */
+#define RENAME(name, hlo, stablehlo, operands, rule) {stablehlo, hlo},
 static const char *const renames[][2] = {
-    {"broadcast_in_dim", "broadcast"},
-    {"dot_general", "dot"},
-    {"optimization_barrier", "opt-barrier"},
-    {"func.call", "call"},
-    {"case", "conditional"},
+    HLO_OPS(RENAME) /* NULL for the ops spelled alike */
     {"if", "conditional"},
+    {"optimization_barrier", "opt-barrier"},
 };
+#undef RENAME
 
 const char *shlo_opcode(parser *p, const char *name)
 {
@@ -25,7 +25,7 @@ const char *shlo_opcode(parser *p, const char *name)
         if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
             name += strlen(prefixes[i]);
     for (size_t i = 0; i < sizeof renames / sizeof *renames; i++)
-        if (!strcmp(name, renames[i][0]))
+        if (renames[i][0] && !strcmp(name, renames[i][0]))
             return renames[i][1];
     size_t n = strlen(name);
     if (n > HLO_MAX_NAME - 16) /* the instruction's name adds ".<index>" */
@@ -41,14 +41,6 @@ const char *shlo_opcode(parser *p, const char *name)
     if (!n)
         lx_fail_at(p, p->pos, "empty op name");
     return r;
-}
-
-hlo_opcode shlo_opcode_enum(const char *name)
-{
-    for (int i = 1; i < HLO_OP_COUNT_; i++)
-        if (!strcmp(name, hlo_opcode_name((hlo_opcode)i)))
-            return (hlo_opcode)i;
-    return HLO_OP_OTHER;
 }
 
 /* ------------------------------------------------------- attribute values -- */

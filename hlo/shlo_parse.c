@@ -114,7 +114,7 @@ int shlo_add_instr(shlo *s, const char *opcode, const hlo_shape *shape, const in
     size_t n = strlen(opcode);
     in->opcode_name = lx_alloc(p, n + 1);
     memcpy(in->opcode_name, opcode, n);
-    in->opcode = shlo_opcode_enum(opcode);
+    in->opcode = hlo_opcode_of(opcode);
     in->name = lx_alloc(p, n + 16);
     snprintf(in->name, n + 16, "%s.%d", opcode, b->n);
     lx_locate(p, s->instr_at, &in->line, &in->col);

@@ -8,7 +8,7 @@
 
 shlo_region shlo_region_of(parser *p, const char *name)
 {
-    hlo_opcode op = shlo_opcode_enum(shlo_opcode(p, name));
+    hlo_opcode op = hlo_opcode_of(shlo_opcode(p, name));
     return op == HLO_OP_WHILE ? SHLO_STATE : op == HLO_OP_CONDITIONAL ? SHLO_CAPTURE : SHLO_PLAIN;
 }
 
@@ -150,7 +150,7 @@ int shlo_binary_comp(shlo *s, const char *opcode, const hlo_shape *scalar, size_
         s->cur->instrs[i].parameter_number = k;
     }
     hlo_shape sh = *scalar;
-    if (shlo_opcode_enum(opcode) == HLO_OP_COMPARE)
+    if (hlo_opcode_of(opcode) == HLO_OP_COMPARE)
         sh.type = HLO_PRED;
     s->m->comps[comp].root = shlo_add_instr(s, opcode, &sh, ops, 2);
     shlo_end_comp(s, &b, at);
