@@ -1,7 +1,8 @@
 /* hlo_check_internal.h - what the shape checker's files share (not a public interface):
- * hlo_check.c walks the module and checks the structural ops (dots, convolutions, reductions,
- * calls), hlo_check_elem.c the element-wise ops and their type rules, hlo_check_shape.c data
- * movement, gather, scatter, sort and control flow. */
+ * hlo_check.c walks the module and checks the structural ops (broadcast, reshape, tuples, calls),
+ * hlo_check_reduce.c dots, convolutions, reductions and batch norm, hlo_check_elem.c the
+ * element-wise ops and their type rules, hlo_check_shape.c data movement, gather, scatter, sort
+ * and control flow. */
 #ifndef TPU_HLO_HLO_CHECK_INTERNAL_H
 #define TPU_HLO_HLO_CHECK_INTERNAL_H
 
@@ -44,6 +45,9 @@ int hc_check_dim_list(checker *k, const hlo_ints *l, int rank, const char *what)
 /* The parameters of c by number (parameter numbers are checked to be 0..n-1 first). */
 int hc_param_count(const hlo_computation *c);
 const hlo_shape *hc_param_shape(const hlo_computation *c, int64_t number);
+/* hlo_check_reduce.c: dot, convolution, reduce, reduce-window, batch-norm-training and
+ * batch-norm-inference. */
+int hc_check_reduce_op(checker *k);
 /* hlo_check_shape.c: slice, concatenate, reverse, dynamic-slice, dynamic-update-slice, gather,
  * scatter, sort, while, conditional and map. */
 int hc_check_shape_op(checker *k);

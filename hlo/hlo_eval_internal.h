@@ -1,8 +1,9 @@
 /* hlo_eval_internal.h - what the evaluator's files share (not a public interface): element
  * access, index arithmetic, and the element-wise (hlo_elem.c, hlo_elem_arith.c) and
- * data-movement (hlo_eval_shape.c) ops, values and the computation walk for control flow
- * (hlo_eval_control.c: while, conditional, sort, map, scatter). hlo_eval.c holds values, the
- * computation walk, dots, convolutions, reductions and custom-calls. */
+ * data-movement (hlo_eval_shape.c) ops, dots, convolutions and reductions (hlo_eval_reduce.c),
+ * values and the computation walk for control flow (hlo_eval_control.c: while, conditional,
+ * sort, map, scatter). hlo_eval.c holds values, the computation walk, constants, custom-calls
+ * and the API. */
 #ifndef TPU_HLO_HLO_EVAL_INTERNAL_H
 #define TPU_HLO_HLO_EVAL_INTERNAL_H
 
@@ -70,6 +71,12 @@ int he_eval_comp(evaluator *e, const hlo_computation *c, const val *args, val *o
 /* while, conditional, sort, map and scatter (hlo_eval_control.c) on operand values op into
  * *out. */
 int he_control(evaluator *e, const hlo_instr *in, const val *op, val *out);
+/* hlo_eval_reduce.c: reduce, reduce-window, batch-norm-training and batch-norm-inference on
+ * operand values op into *out; dot and convolution of l and r into o (allocated with the
+ * result shape; he_dot returns -1 when out of memory). */
+int he_reduction(evaluator *e, const hlo_instr *in, const val *op, val *out);
+int he_dot(const hlo_instr *in, const hlo_array *l, const hlo_array *r, hlo_array *o);
+void he_conv(const hlo_instr *in, const hlo_array *l, const hlo_array *r, hlo_array *o);
 
 /* Element-wise ops and iota, convert, compare, select, clamp, is-finite into o (allocated with
  * the result shape); ops are the operand arrays. */

@@ -1,6 +1,7 @@
-/* shlo.h - the StableHLO (MLIR text) reader behind hlo_parse(): lexer (shlo_lex.c), structure
- * (shlo_parse.c) and the mapping of ops and attributes onto hlo_instr (shlo_ops.c). Internal to
- * hlo/; it shares the HLO parser's state, arena and error reporting (hlo_lex.h). */
+/* shlo.h - the StableHLO (MLIR text) reader behind hlo_parse(): lexer (shlo_lex.c), the module
+ * (shlo_module.c), functions, values and ops (shlo_parse.c), regions (shlo_region.c) and the
+ * mapping of ops and attributes onto hlo_instr (shlo_ops.c, shlo_ops_shape.c). Internal to hlo/;
+ * it shares the HLO parser's state, arena and error reporting (hlo_lex.h). */
 #ifndef TPU_HLO_SHLO_H
 #define TPU_HLO_SHLO_H
 
@@ -200,11 +201,12 @@ void shlo_dim_list(parser *p, hlo_ints *l);
 /* shlo_ops_shape.c: the attributes of gather, scatter, dynamic-slice, sort, reverse, map,
  * while and conditional. */
 void shlo_map_shape_op(shlo *s, const sop *op, hlo_instr *in);
-/* Records that instruction instr of the current computation calls the function sym. */
+/* Records that instruction instr of the current computation calls the function sym (resolved by
+ * shlo_parse_module). */
 void shlo_add_call(shlo *s, int instr, stok sym);
 
-/* hlo_parse.c's entry: does the text start like MLIR (module, func.func, #loc, "builtin.module")?
- */
+/* shlo_module.c, hlo_parse.c's entry: does the text start like MLIR (module, func.func, #loc,
+ * "builtin.module")? */
 bool shlo_detect(parser *p);
 void shlo_parse_module(parser *p, hlo_module *m);
 
