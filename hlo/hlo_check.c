@@ -102,13 +102,20 @@ int hc_check_dim_list(checker *k, const hlo_ints *l, int rank, const char *what)
     return 0;
 }
 
+int hc_operand_result(checker *k)
+{
+    const hlo_shape *s = hc_operand(k, 0);
+    if (hc_need_array(k, s, "the operand") || hc_need_array(k, &k->in->shape, "the result"))
+        return -1;
+    return hc_check_same_type(k, s);
+}
+
 static int check_broadcast(checker *k)
 {
     const hlo_instr *in = k->in;
-    const hlo_shape *s;
-    if (hc_arity(k) || hc_need_array(k, s = hc_operand(k, 0), "the operand") ||
-        hc_need_array(k, &in->shape, "the result") || hc_check_same_type(k, s))
+    if (hc_arity(k) || hc_operand_result(k))
         return -1;
+    const hlo_shape *s = hc_operand(k, 0);
     if (!in->dimensions.present)
         return hc_fail(k, "missing dimensions");
     if (in->dimensions.n != s->rank)
@@ -127,10 +134,9 @@ static int check_broadcast(checker *k)
 
 static int check_reshape(checker *k)
 {
-    const hlo_shape *s;
-    if (hc_arity(k) || hc_need_array(k, s = hc_operand(k, 0), "the operand") ||
-        hc_need_array(k, &k->in->shape, "the result") || hc_check_same_type(k, s))
+    if (hc_arity(k) || hc_operand_result(k))
         return -1;
+    const hlo_shape *s = hc_operand(k, 0);
     if (s->elements != k->in->shape.elements) {
         shape_strs t = hc_strs(s, &k->in->shape);
         return hc_fail(k, "operand %s has %lld elements but the result %s has %lld", t.a,
@@ -142,10 +148,9 @@ static int check_reshape(checker *k)
 static int check_transpose(checker *k)
 {
     const hlo_instr *in = k->in;
-    const hlo_shape *s;
-    if (hc_arity(k) || hc_need_array(k, s = hc_operand(k, 0), "the operand") ||
-        hc_need_array(k, &in->shape, "the result") || hc_check_same_type(k, s))
+    if (hc_arity(k) || hc_operand_result(k))
         return -1;
+    const hlo_shape *s = hc_operand(k, 0);
     if (!in->dimensions.present)
         return hc_fail(k, "missing dimensions");
     if (in->dimensions.n != s->rank || in->shape.rank != s->rank)

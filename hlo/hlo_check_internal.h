@@ -40,6 +40,8 @@ int hc_need_array(checker *k, const hlo_shape *s, const char *what);
 /* Operands (hc_arity) of exactly the result's shape (element-wise add, negate, ...). */
 int hc_check_elementwise(checker *k);
 int hc_check_same_type(checker *k, const hlo_shape *s); /* of the result's element type */
+/* Operand 0 and the result: arrays of one element type. */
+int hc_operand_result(checker *k);
 /* A list of distinct dims of a rank-`rank` array; what names it in messages. */
 int hc_check_dim_list(checker *k, const hlo_ints *l, int rank, const char *what);
 /* The parameters of c by number (parameter numbers are checked to be 0..n-1 first). */

@@ -5,18 +5,6 @@
 
 #include <stdio.h>
 
-/* Operand 0 and the result: arrays of one element type. */
-static int check_operand_result(checker *k)
-{
-    const hlo_shape *s = hc_operand(k, 0);
-    if (hc_need_array(k, s, "the operand") || hc_need_array(k, &k->in->shape, "the result"))
-        return -1;
-    if (s->type != k->in->shape.type)
-        return hc_fail(k, "operand element type %s differs from the result's %s",
-                       hlo_type_name(s->type), hlo_type_name(k->in->shape.type));
-    return 0;
-}
-
 static int check_result(checker *k, const hlo_shape *want)
 {
     if (!hlo_shape_equal(&k->in->shape, want)) {
@@ -31,7 +19,7 @@ static int check_result(checker *k, const hlo_shape *want)
 static int check_slice(checker *k)
 {
     const hlo_instr *in = k->in;
-    if (hc_arity(k) || check_operand_result(k))
+    if (hc_arity(k) || hc_operand_result(k))
         return -1;
     const hlo_shape *s = hc_operand(k, 0);
     if (!in->slice_start.present)
@@ -56,7 +44,7 @@ static int check_concatenate(checker *k)
     const hlo_instr *in = k->in;
     if (in->n_operands < 1)
         return hc_fail(k, "expects at least one operand");
-    if (check_operand_result(k))
+    if (hc_operand_result(k))
         return -1;
     if (!in->dimensions.present || in->dimensions.n != 1)
         return hc_fail(k, "dimensions must name one dimension");
@@ -85,7 +73,7 @@ static int check_concatenate(checker *k)
 
 static int check_reverse(checker *k)
 {
-    if (hc_arity(k) || check_operand_result(k))
+    if (hc_arity(k) || hc_operand_result(k))
         return -1;
     if (!k->in->dimensions.present)
         return hc_fail(k, "missing dimensions");
@@ -118,7 +106,7 @@ static int check_dynamic_slice(checker *k)
     const hlo_instr *in = k->in;
     if (in->n_operands < 1)
         return hc_fail(k, "expects an operand and start indices");
-    if (check_operand_result(k) || check_start_indices(k, 1))
+    if (hc_operand_result(k) || check_start_indices(k, 1))
         return -1;
     const hlo_shape *s = hc_operand(k, 0);
     if (!in->dynamic_slice_sizes.present)
@@ -141,7 +129,7 @@ static int check_dynamic_update_slice(checker *k)
 {
     if (k->in->n_operands < 2)
         return hc_fail(k, "expects an operand, an update and start indices");
-    if (check_operand_result(k) || check_start_indices(k, 2))
+    if (hc_operand_result(k) || check_start_indices(k, 2))
         return -1;
     const hlo_shape *s = hc_operand(k, 0), *u = hc_operand(k, 1);
     bool fits = hc_is_array(u) && u->type == s->type && u->rank == s->rank;
@@ -301,7 +289,7 @@ static const hlo_shape *operand_at(checker *k, int i, int ctx, hlo_shape *buf)
 static int check_gather(checker *k)
 {
     const hlo_gather_dims *g = &k->in->gather;
-    if (hc_arity(k) || check_operand_result(k))
+    if (hc_arity(k) || hc_operand_result(k))
         return -1;
     const hlo_shape *s = hc_operand(k, 0), *ix = hc_operand(k, 1);
     const int rank =
@@ -342,7 +330,7 @@ static int check_scatter(checker *k)
                        "expects an operand, indices and updates (variadic scatter is not "
                        "supported), has %d operands",
                        k->in->n_operands);
-    if (check_operand_result(k))
+    if (hc_operand_result(k))
         return -1;
     const hlo_shape *s = hc_operand(k, 0), *ix = hc_operand(k, 1), *up = hc_operand(k, 2);
     if (!hc_is_array(up) || up->type != s->type)

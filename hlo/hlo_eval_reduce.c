@@ -147,25 +147,38 @@ typedef struct {
     val *args;
 } folder;
 
-static int folder_init(folder *fo, evaluator *e, const hlo_instr *in, const val *ops)
+/* Sets up fo for reduction in and its results *out: n arrays of the inputs' types and the
+ * given dims, a tuple of them when n > 1. Returns 0, or -1 (reported) when out of memory. */
+static int folder_init(folder *fo, evaluator *e, const hlo_instr *in, const val *ops, val *out,
+                       int rank, const int64_t *dims)
 {
     fo->e = e;
     fo->f = &e->m->comps[in->to_apply];
-    fo->n = in->n_operands / 2;
-    fo->fast = fo->n == 1 ? simple_reducer(fo->f) : HLO_OP_OTHER;
-    if (!(fo->args = calloc(2 * (size_t)fo->n, sizeof *fo->args)))
-        return -1;
-    for (int i = 0; i < 2 * fo->n; i++)
-        if (!(fo->args[i].a = hlo_array_new(ops[i % fo->n].a->shape.type, 0, NULL)))
-            return -1;
+    const int n = fo->n = in->n_operands / 2;
+    fo->fast = n == 1 ? simple_reducer(fo->f) : HLO_OP_OTHER;
+    if (!(fo->args = calloc(2 * (size_t)n, sizeof *fo->args)))
+        return he_fail(e, in, "out of memory");
+    for (int i = 0; i < 2 * n; i++)
+        if (!(fo->args[i].a = hlo_array_new(ops[i % n].a->shape.type, 0, NULL)))
+            return he_fail(e, in, "out of memory");
+    if (n > 1 && !(out->t = calloc((size_t)n, sizeof *out->t)))
+        return he_fail(e, in, "out of memory");
+    out->n = n > 1 ? n : 0;
+    for (int i = 0; i < n; i++)
+        if (!(*(n > 1 ? &out->t[i].a : &out->a) = hlo_array_new(ops[i].a->shape.type, rank, dims)))
+            return he_fail(e, in, "out of memory");
     return 0;
 }
 
-static void folder_free(folder *fo)
+/* Frees fo, and the results too when rc is not 0; returns rc. */
+static int folder_end(folder *fo, val *out, int rc)
 {
     for (int i = 0; fo->args && i < 2 * fo->n; i++)
         he_val_free(&fo->args[i]);
     free(fo->args);
+    if (rc)
+        he_val_free(out);
+    return rc;
 }
 
 /* Sets the accumulators to the init values (operands n..2n-1). */
@@ -190,18 +203,6 @@ static int fold(folder *fo, const val *src, int64_t at)
     for (int i = 0; i < fo->n; i++)
         he_copy(fo->args[i].a, 0, fo->n > 1 ? r.t[i].a : r.a, 0);
     he_val_free(&r);
-    return 0;
-}
-
-/* *out: n arrays of the inputs' types and the given dims, a tuple of them when n > 1. */
-static int reduction_results(val *out, int n, const val *ops, int rank, const int64_t *dims)
-{
-    if (n > 1 && !(out->t = calloc((size_t)n, sizeof *out->t)))
-        return -1;
-    out->n = n > 1 ? n : 0;
-    for (int i = 0; i < n; i++)
-        if (!(*(n > 1 ? &out->t[i].a : &out->a) = hlo_array_new(ops[i].a->shape.type, rank, dims)))
-            return -1;
     return 0;
 }
 
@@ -296,10 +297,8 @@ static int eval_reduce(evaluator *e, const hlo_instr *in, const val *ops, val *o
         }
     }
     folder fo = {0};
-    if (folder_init(&fo, e, in, ops) || reduction_results(out, fo.n, ops, nkept, kdims)) {
-        he_fail(e, in, "out of memory");
-        goto error;
-    }
+    if (folder_init(&fo, e, in, ops, out, nkept, kdims))
+        return folder_end(&fo, out, -1);
     int64_t kidx[HLO_MAX_RANK] = {0};
     for (int64_t o = 0; o < nout; o++) {
         int64_t base = 0, ridx[HLO_MAX_RANK] = {0};
@@ -311,18 +310,13 @@ static int eval_reduce(evaluator *e, const hlo_instr *in, const val *ops, val *o
             for (int d = 0; d < nred; d++)
                 at += ridx[d] * rstep[d];
             if (fold(&fo, ops, at))
-                goto error;
+                return folder_end(&fo, out, -1);
             he_odometer(ridx, rdims, nred);
         }
         fold_store(&fo, out, o);
         he_odometer(kidx, kdims, nkept);
     }
-    folder_free(&fo);
-    return 0;
-error:
-    folder_free(&fo);
-    he_val_free(out);
-    return -1;
+    return folder_end(&fo, out, 0);
 }
 
 /* Each result element folds, from the init values, every window position in row-major order:
@@ -338,10 +332,8 @@ static int eval_reduce_window(evaluator *e, const hlo_instr *in, const val *ops,
     for (int d = 0; d < w->rank; d++)
         size[d] = w->dims[d].size;
     folder fo = {0};
-    if (folder_init(&fo, e, in, ops) || reduction_results(out, fo.n, ops, rs->rank, rs->dims)) {
-        he_fail(e, in, "out of memory");
-        goto error;
-    }
+    if (folder_init(&fo, e, in, ops, out, rs->rank, rs->dims))
+        return folder_end(&fo, out, -1);
     for (int64_t o = 0; o < rs->elements; o++) {
         int64_t k[HLO_MAX_RANK] = {0};
         fold_start(&fo, ops);
@@ -356,17 +348,12 @@ static int eval_reduce_window(evaluator *e, const hlo_instr *in, const val *ops,
                     at += u / wd->lhs_dilate * st[d];
             }
             if (inside ? fold(&fo, ops, at) : fold(&fo, ops + fo.n, 0))
-                goto error;
+                return folder_end(&fo, out, -1);
         } while (he_odometer(k, size, w->rank) >= 0);
         fold_store(&fo, out, o);
         he_odometer(oidx, rs->dims, rs->rank);
     }
-    folder_free(&fo);
-    return 0;
-error:
-    folder_free(&fo);
-    he_val_free(out);
-    return -1;
+    return folder_end(&fo, out, 0);
 }
 
 /* Convolution in the order hlo.h states: per result element, over the kernel's spatial

@@ -20,6 +20,28 @@ void lx_arena_free(struct hlo_arena *a)
     }
 }
 
+/* --------------------------------------------------------- name table -- */
+
+void lx_table_init(parser *p, lx_table *t, size_t n)
+{
+    size_t size = 16;
+    while (size < n * 2)
+        size *= 2;
+    t->slots = lx_alloc(p, size * sizeof *t->slots);
+    t->mask = size - 1;
+}
+
+size_t lx_table_slot(const lx_table *t, const char *s, size_t n, lx_same_fn same, const void *ctx)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    size_t i = h & t->mask;
+    while (t->slots[i] && !same(ctx, t->slots[i] - 1, s, n))
+        i = (i + 1) & t->mask;
+    return i;
+}
+
 /* ------------------------------------------------------------- parser -- */
 
 void lx_locate(parser *p, size_t pos, int *line, int *col)
@@ -305,20 +327,18 @@ bool lx_tok_is(const parser *p, tok t, const char *word)
     return t.kind == T_NAME && strlen(word) == t.len && memcmp(p->s + t.pos, word, t.len) == 0;
 }
 
-/* Describes a token for "found ..." in messages. */
-static const char *describe(parser *p, tok t, char *buf, size_t n)
+void lx_fail_expected(parser *p, size_t at, size_t end, const char *what)
 {
-    if (t.kind == T_EOF)
-        return "end of input";
-    size_t full = t.pos + t.len - t.at, len = full > 24 ? 24 : full;
-    snprintf(buf, n, "'%.*s%s'", (int)len, p->s + t.at, full > len ? "..." : "");
-    return buf;
+    if (at >= p->len)
+        lx_fail_at(p, at, "expected %s, found end of input", what);
+    size_t full = end - at, len = full > 24 ? 24 : full;
+    lx_fail_at(p, at, "expected %s, found '%.*s%s'", what, (int)len, p->s + at,
+               full > len ? "..." : "");
 }
 
 void lx_expected(parser *p, tok t, const char *what)
 {
-    char buf[40];
-    lx_fail_at(p, t.at, "expected %s, found %s", what, describe(p, t, buf, sizeof buf));
+    lx_fail_expected(p, t.at, t.pos + t.len, what);
 }
 
 tok lx_expect_punct(parser *p, char ch, const char *ctx)
@@ -354,23 +374,29 @@ int64_t lx_parse_int(parser *p, const char *what, int64_t lo, int64_t hi)
     tok t = lx_next(p);
     if (t.kind != T_NUM)
         lx_expected(p, t, what);
-    const char *s = p->s + t.pos;
+    return lx_int_token(p, t.at, t.pos, t.len, what, lo, hi);
+}
+
+int64_t lx_int_token(parser *p, size_t at, size_t pos, size_t len, const char *what, int64_t lo,
+                     int64_t hi)
+{
+    const char *s = p->s + pos;
     size_t i = s[0] == '-';
-    if (i == t.len)
-        lx_expected(p, t, what);
+    if (i == len)
+        lx_fail_expected(p, at, pos + len, what);
     int64_t v = 0;
-    for (; i < t.len; i++) {
+    for (; i < len; i++) {
         if (!isdigit((unsigned char)s[i]))
-            lx_fail_at(p, t.pos, "bad integer '%.*s' for %s", (int)t.len, s, what);
+            lx_fail_at(p, pos, "bad integer '%.*s' for %s", (int)len, s, what);
         int d = s[i] - '0';
         if (v > (INT64_MAX - d) / 10)
-            lx_fail_at(p, t.pos, "integer '%.*s' out of range for %s", (int)t.len, s, what);
+            lx_fail_at(p, pos, "integer '%.*s' out of range for %s", (int)len, s, what);
         v = v * 10 + d;
     }
     if (s[0] == '-')
         v = -v;
     if (v < lo || v > hi)
-        lx_fail_at(p, t.pos, "%s %lld out of range [%lld, %lld]", what, (long long)v, (long long)lo,
+        lx_fail_at(p, pos, "%s %lld out of range [%lld, %lld]", what, (long long)v, (long long)lo,
                    (long long)hi);
     return v;
 }

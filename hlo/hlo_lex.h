@@ -52,6 +52,20 @@ typedef struct {
     int n_refs, cap_refs;
 } parser;
 
+/* Names to indices for both parsers: open addressing over the indices of the caller's names
+ * (slots hold index + 1, 0 is empty; a power of two of them), compared through same(ctx, index,
+ * s, n). */
+typedef struct {
+    int *slots;
+    size_t mask;
+} lx_table;
+typedef bool (*lx_same_fn)(const void *ctx, int index, const char *s, size_t n);
+/* Room for n names at half load at most (from the arena). */
+void lx_table_init(parser *p, lx_table *t, size_t n);
+/* The slot of name s[0..n): its index is t->slots[slot] - 1, or the slot is the empty one where
+ * the name would go. */
+size_t lx_table_slot(const lx_table *t, const char *s, size_t n, lx_same_fn same, const void *ctx);
+
 void lx_arena_free(struct hlo_arena *a);
 void lx_locate(parser *p, size_t pos, int *line, int *col);
 /* Records "file:line:col: message" and longjmps out of the parse. */
@@ -71,11 +85,18 @@ tok lx_peek(parser *p);
 tok lx_next(parser *p);
 bool lx_is_punct(tok t, char ch);
 bool lx_tok_is(const parser *p, tok t, const char *word);
+/* "expected <what>, found '<the text from at to end>'" (at most 24 bytes of it) or "found end of
+ * input", at at: for the tokens of both lexers. */
+void lx_fail_expected(parser *p, size_t at, size_t end, const char *what) __attribute__((noreturn));
 void lx_expected(parser *p, tok t, const char *what) __attribute__((noreturn));
 tok lx_expect_punct(parser *p, char ch, const char *ctx);
 bool lx_eat_punct(parser *p, char ch);
 tok lx_expect_name(parser *p, const char *what);
 int64_t lx_parse_int(parser *p, const char *what, int64_t lo, int64_t hi);
+/* The decimal integer of a number token at at whose text is s[pos, pos + len), range-checked
+ * against [lo, hi]: for the tokens of both lexers. */
+int64_t lx_int_token(parser *p, size_t at, size_t pos, size_t len, const char *what, int64_t lo,
+                     int64_t hi);
 double lx_parse_double(parser *p, const char *what); /* a decimal number (hlo_literal.c) */
 /* Skips one attribute value by balanced scanning of (), {}, [] and strings. */
 void lx_skip_value(parser *p, const char *what);

@@ -337,42 +337,20 @@ static size_t parse_instr(parser *p, hlo_instr *in, int comp, int instr)
     return name.at;
 }
 
-/* Open-addressing name table over arena memory: index+1 per slot, 0 empty. */
-typedef struct {
-    int *slots;
-    size_t mask;
-} name_table;
-
-static uint64_t hash(const char *s, size_t n)
+static bool same_name(const void *names, int v, const char *s, size_t n)
 {
-    uint64_t h = 1469598103934665603ull;
-    while (n--)
-        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-    return h;
-}
-
-static void table_init(parser *p, name_table *t, int n)
-{
-    size_t size = 16;
-    while (size < (size_t)n * 2)
-        size *= 2;
-    t->slots = lx_alloc(p, size * sizeof *t->slots);
-    t->mask = size - 1;
+    const char *name = ((char *const *)names)[v];
+    return strlen(name) == n && !memcmp(name, s, n);
 }
 
 /* Finds name; returns the index, or -1 after inserting `insert` (if >= 0) in the empty slot. */
-static int table_find(name_table *t, char *const *names, const char *s, size_t n, int insert)
+static int table_find(lx_table *t, char *const *names, const char *s, size_t n, int insert)
 {
-    for (size_t i = hash(s, n) & t->mask;; i = (i + 1) & t->mask) {
-        int v = t->slots[i] - 1;
-        if (v < 0) {
-            if (insert >= 0)
-                t->slots[i] = insert + 1;
-            return -1;
-        }
-        if (strlen(names[v]) == n && !memcmp(names[v], s, n))
-            return v;
-    }
+    const size_t i = lx_table_slot(t, s, n, same_name, names);
+    const int v = t->slots[i] - 1;
+    if (v < 0 && insert >= 0)
+        t->slots[i] = insert + 1;
+    return v;
 }
 
 /* Name tables want a names array; instructions and computations keep theirs in structs. */
@@ -387,9 +365,9 @@ static char **names_of_instrs(parser *p, const hlo_computation *c)
 static void resolve_operands(parser *p, hlo_computation *c, int comp, int first_ref,
                              const size_t *name_pos)
 {
-    name_table t;
+    lx_table t;
     char **names = names_of_instrs(p, c);
-    table_init(p, &t, c->n_instrs);
+    lx_table_init(p, &t, (size_t)c->n_instrs);
     for (int i = 0; i < c->n_instrs; i++) {
         int prev = table_find(&t, names, names[i], strlen(names[i]), i);
         if (prev >= 0)
@@ -521,11 +499,11 @@ static void parse_module(parser *p, hlo_module *m)
     }
     if (m->entry < 0)
         lx_fail_at(p, name_pos[0], "no computation is marked ENTRY");
-    name_table t;
+    lx_table t;
     char **names = lx_alloc(p, (size_t)m->n_comps * sizeof *names);
     for (int i = 0; i < m->n_comps; i++)
         names[i] = m->comps[i].name;
-    table_init(p, &t, m->n_comps);
+    lx_table_init(p, &t, (size_t)m->n_comps);
     for (int i = 0; i < m->n_comps; i++) {
         int prev = table_find(&t, names, names[i], strlen(names[i]), i);
         if (prev >= 0)

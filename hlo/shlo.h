@@ -110,8 +110,7 @@ struct shlo_builder {
     int n, cap;
     sval *vals;
     int n_vals, cap_vals;
-    int *slots; /* open addressing over vals: index + 1, 0 empty */
-    size_t mask;
+    lx_table names; /* of vals; slots NULL before the first */
     shlo_builder *parent;
     /* CAPTURE: the instructions of parent used here, and the get-tuple-element of parameter 0
      * (instruction 0) that stands for each. */

@@ -107,11 +107,7 @@ bool sx_is(const parser *p, stok t, const char *word)
 
 void sx_expected(parser *p, stok t, const char *what)
 {
-    if (t.kind == S_EOF)
-        lx_fail_at(p, t.at, "expected %s, found end of input", what);
-    size_t full = t.pos + t.len - t.at, len = full > 24 ? 24 : full;
-    lx_fail_at(p, t.at, "expected %s, found '%.*s%s'", what, (int)len, p->s + t.at,
-               full > len ? "..." : "");
+    lx_fail_expected(p, t.at, t.pos + t.len, what);
 }
 
 stok sx_expect_punct(parser *p, char ch, const char *ctx)
@@ -146,22 +142,7 @@ int64_t sx_int(parser *p, const char *what, int64_t lo, int64_t hi)
     stok t = sx_next(p);
     if (t.kind != S_NUM)
         sx_expected(p, t, what);
-    const char *s = p->s + t.pos;
-    size_t i = s[0] == '-';
-    int64_t v = 0;
-    for (; i < t.len; i++) {
-        if (!isdigit((unsigned char)s[i]))
-            lx_fail_at(p, t.pos, "bad integer '%.*s' for %s", (int)t.len, s, what);
-        if (v > (INT64_MAX - 9) / 10)
-            lx_fail_at(p, t.pos, "integer '%.*s' out of range for %s", (int)t.len, s, what);
-        v = v * 10 + (s[i] - '0');
-    }
-    if (s[0] == '-')
-        v = -v;
-    if (v < lo || v > hi)
-        lx_fail_at(p, t.pos, "%s %lld out of range [%lld, %lld]", what, (long long)v, (long long)lo,
-                   (long long)hi);
-    return v;
+    return lx_int_token(p, t.at, t.pos, t.len, what, lo, hi);
 }
 
 void sx_skip_value(parser *p, bool stop_colon, const char *what)

@@ -51,6 +51,46 @@ static void add_func(shlo *s, smodule *sm, stok sym, int comp, sarg *args, int n
     s->m->comps[comp].name = sanitize(p, p->s + sym.pos, sym.len, suffix);
 }
 
+/* '{' [^bb0[(args)]:] ops '}' as function sym's computation; its arguments are *args (*n of
+ * them): given before the body (the pretty syntax) or, with label, read from the block label
+ * (the generic one). Returns the computation. */
+static int parse_body(shlo *s, stok sym, bool label, sarg **args, int *n)
+{
+    parser *p = s->p;
+    stok open = sx_peek(p);
+    if (!sx_punct(open, '{'))
+        sx_expected(p, open, "'{' to open the function body");
+    sx_next(p);
+    shlo_builder b;
+    int comp = shlo_begin_comp(s, &b, sym.at);
+    if (label && sx_peek(p).kind == S_CARET) {
+        sx_next(p);
+        *n = sx_punct(sx_peek(p), '(') ? shlo_parse_args(s, args) : 0;
+        sx_expect_punct(p, ':', "after the block label");
+    }
+    shlo_add_params(s, *args, *n, NULL);
+    shlo_parse_ops(s);
+    shlo_end_comp(s, &b, open.at);
+    return comp;
+}
+
+/* The end of a generic op after its region, what's (`function body`, `module's region`) of the
+ * noun's op: ')' [{attributes}] ':' (types) '->' (types). */
+static void generic_end(parser *p, const char *what, const char *noun)
+{
+    char msg[64];
+    snprintf(msg, sizeof msg, "after the %s", what);
+    sx_expect_punct(p, ')', msg);
+    snprintf(msg, sizeof msg, "%s attributes", noun);
+    if (sx_punct(sx_peek(p), '{'))
+        sx_skip_group(p, '{', msg);
+    snprintf(msg, sizeof msg, "before the %s's type", noun);
+    sx_expect_punct(p, ':', msg);
+    sx_skip_group(p, '(', "operation type");
+    sx_expect(p, S_ARROW, "'->' in the operation type");
+    sx_skip_group(p, '(', "operation type");
+}
+
 /* func.func [public|private] @name(args) [-> results] [attributes {...}] { ops } */
 static void parse_func(shlo *s, smodule *sm)
 {
@@ -77,15 +117,7 @@ static void parse_func(shlo *s, smodule *sm)
         sx_next(p);
         sx_skip_group(p, '{', "function attributes");
     }
-    stok open = sx_peek(p);
-    if (!sx_punct(open, '{'))
-        sx_expected(p, open, "'{' to open the function body");
-    sx_next(p);
-    shlo_builder b;
-    int comp = shlo_begin_comp(s, &b, sym.at);
-    shlo_add_params(s, args, n, NULL);
-    shlo_parse_ops(s);
-    shlo_end_comp(s, &b, open.at);
+    int comp = parse_body(s, sym, false, &args, &n);
     add_func(s, sm, sym, comp, args, n);
     shlo_skip_loc(p);
 }
@@ -116,29 +148,10 @@ static void parse_generic_func(shlo *s, smodule *sm)
     if (sym.kind == S_EOF)
         lx_fail_at(p, p->pos, "function without sym_name");
     sx_expect_punct(p, '(', "to open the function body");
-    stok open = sx_peek(p);
-    if (!sx_punct(open, '{'))
-        sx_expected(p, open, "'{' to open the function body");
-    sx_next(p);
-    shlo_builder b;
-    int comp = shlo_begin_comp(s, &b, sym.at);
     sarg *args = NULL;
     int n = 0;
-    if (sx_peek(p).kind == S_CARET) {
-        sx_next(p);
-        n = sx_punct(sx_peek(p), '(') ? shlo_parse_args(s, &args) : 0;
-        sx_expect_punct(p, ':', "after the block label");
-    }
-    shlo_add_params(s, args, n, NULL);
-    shlo_parse_ops(s);
-    shlo_end_comp(s, &b, open.at);
-    sx_expect_punct(p, ')', "after the function body");
-    if (sx_punct(sx_peek(p), '{'))
-        sx_skip_group(p, '{', "function attributes");
-    sx_expect_punct(p, ':', "before the function's type");
-    sx_skip_group(p, '(', "operation type");
-    sx_expect(p, S_ARROW, "'->' in the operation type");
-    sx_skip_group(p, '(', "operation type");
+    int comp = parse_body(s, sym, true, &args, &n);
+    generic_end(p, "function body", "function");
     add_func(s, sm, sym, comp, args, n);
     shlo_skip_loc(p);
 }
@@ -179,13 +192,7 @@ static void parse_module_op(shlo *s, smodule *sm, int depth)
         sx_expect_punct(p, '(', "to open the module's region");
         sx_expect_punct(p, '{', "to open the module's region");
         parse_items(s, sm, depth + 1);
-        sx_expect_punct(p, ')', "after the module's region");
-        if (sx_punct(sx_peek(p), '{'))
-            sx_skip_group(p, '{', "module attributes");
-        sx_expect_punct(p, ':', "before the module's type");
-        sx_skip_group(p, '(', "operation type");
-        sx_expect(p, S_ARROW, "'->' in the operation type");
-        sx_skip_group(p, '(', "operation type");
+        generic_end(p, "module's region", "module");
     }
     shlo_skip_loc(p);
 }

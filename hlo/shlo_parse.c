@@ -15,34 +15,31 @@
 #include <stdio.h>
 #include <string.h>
 
-static uint64_t hash(const char *s, size_t n)
+/* What the name table of a builder's values compares. */
+typedef struct {
+    const parser *p;
+    const shlo_builder *b;
+} val_names;
+
+static bool same_val(const void *ctx, int v, const char *s, size_t n)
 {
-    uint64_t h = 1469598103934665603ull;
-    while (n--)
-        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-    return h;
+    const val_names *c = ctx;
+    const sval *sv = &c->b->vals[v];
+    return sv->len == n && !memcmp(c->p->s + sv->pos, s, n);
 }
 
 /* The value group named s[0..n), or -1. */
-static int find_val(parser *p, const shlo_builder *b, const char *s, size_t n)
+static int find_val(const parser *p, const shlo_builder *b, const char *s, size_t n)
 {
-    if (!b->slots)
-        return -1;
-    for (size_t i = hash(s, n) & b->mask;; i = (i + 1) & b->mask) {
-        int v = b->slots[i] - 1;
-        if (v < 0)
-            return -1;
-        if (b->vals[v].len == n && !memcmp(p->s + b->vals[v].pos, s, n))
-            return v;
-    }
+    const val_names c = {p, b};
+    return b->names.slots ? b->names.slots[lx_table_slot(&b->names, s, n, same_val, &c)] - 1 : -1;
 }
 
-static void insert_slot(shlo_builder *b, parser *p, int v)
+static void insert_val(const parser *p, shlo_builder *b, int v)
 {
-    size_t i = hash(p->s + b->vals[v].pos, b->vals[v].len) & b->mask;
-    while (b->slots[i])
-        i = (i + 1) & b->mask;
-    b->slots[i] = v + 1;
+    const val_names c = {p, b};
+    const sval *sv = &b->vals[v];
+    b->names.slots[lx_table_slot(&b->names, p->s + sv->pos, sv->len, same_val, &c)] = v + 1;
 }
 
 void shlo_define_val(shlo *s, stok name, size_t len, int first, int count)
@@ -53,16 +50,12 @@ void shlo_define_val(shlo *s, stok name, size_t len, int first, int count)
         lx_fail_at(p, name.at, "value '%%%.*s' defined twice", (int)len, p->s + name.pos);
     b->vals = lx_grow(p, b->vals, b->n_vals, &b->cap_vals, sizeof *b->vals);
     b->vals[b->n_vals] = (sval){name.pos, len, first, count};
-    if ((size_t)b->n_vals * 2 + 2 >= (b->slots ? b->mask + 1 : 0)) {
-        size_t size = 16;
-        while (size < (size_t)b->n_vals * 4 + 4)
-            size *= 2;
-        b->slots = lx_alloc(p, size * sizeof *b->slots);
-        b->mask = size - 1;
+    if ((size_t)b->n_vals * 2 + 2 >= (b->names.slots ? b->names.mask + 1 : 0)) {
+        lx_table_init(p, &b->names, (size_t)b->n_vals * 2 + 2);
         for (int v = 0; v < b->n_vals; v++)
-            insert_slot(b, p, v);
+            insert_val(p, b, v);
     }
-    insert_slot(b, p, b->n_vals++);
+    insert_val(p, b, b->n_vals++);
 }
 
 /* The instruction of value name[0..len) result k in builder b. */
