@@ -1,6 +1,6 @@
-// hlo_test.h - helpers shared by the HLO tests (test_hlo, test_hlo_check, test_hlo_eval,
-// test_hlo_bind, test_hlo_print): the source tree, an owned parsed module, test modules of one
-// ENTRY computation, error locations, whole files and array dims.
+// hlo_test.h - helpers shared by the suites that parse and evaluate HLO (tests/hlo,
+// tests/compiler and above): the source tree, an owned parsed module, test modules of one ENTRY
+// computation, error locations, whole files, arrays and their values, a counting while loop.
 #ifndef TPU_TESTS_SUPPORT_HLO_TEST_H
 #define TPU_TESTS_SUPPORT_HLO_TEST_H
 
