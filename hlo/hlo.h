@@ -354,6 +354,8 @@ hlo_module *hlo_parse(const char *text, size_t len, const char *file, hlo_error 
 hlo_module *hlo_parse_file(const char *path, hlo_error *err);
 void hlo_module_free(hlo_module *m);
 
+/* ---------------------------------------------------- hlo_ast.c, hlo_attrs.c -- */
+
 /* Lookups; NULL or -1 when absent. */
 const hlo_computation *hlo_entry(const hlo_module *m);
 int hlo_find_computation(const hlo_module *m, const char *name);
