@@ -9,13 +9,11 @@
 
 int tc_fail(tc_graph *g, const hlo_instr *at, const char *fmt, ...)
 {
-    hlo_error e;
     va_list ap;
     va_start(ap, fmt);
-    hlo_vfail(&e, g->file, at ? at->line : -1, at ? at->col : 0, at ? at->opcode_name : NULL, fmt,
-              ap);
+    hlo_vfail(g->err, g->file, at ? at->line : -1, at ? at->col : 0, at ? at->opcode_name : NULL,
+              fmt, ap);
     va_end(ap);
-    snprintf(g->err, g->errlen, "%s", e.msg);
     return -1;
 }
 
@@ -427,15 +425,12 @@ static int eval_node(tc_graph *g, int i, hlo_array *const *ops, hlo_array **vals
 {
     const tc_node *nd = &g->nodes[i];
     hlo_array *elems[64] = {NULL};
-    hlo_error e;
     const int n = nd->elem >= 0 ? nd->src->shape.n_tuple : 1,
               first = i - (nd->elem > 0 ? nd->elem : 0);
     if (n > (int)(sizeof elems / sizeof *elems))
         return tc_fail(g, nd->src, "'%s' has too many results", nd->src->name);
-    if (hlo_eval_instr(g->m, g->file, nd->src, ops, elems, &e)) {
-        snprintf(g->err, g->errlen, "%s", e.msg);
+    if (hlo_eval_instr(g->m, g->file, nd->src, ops, elems, g->err))
         return -1;
-    }
     for (int j = 0; j < n; j++) {
         const int k = first + j;
         tc_node *to = &g->nodes[k];

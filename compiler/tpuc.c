@@ -235,13 +235,11 @@ static void report(tc_graph *g, const tpub_package *p)
         report_quant(g, &g->ops[i]);
 }
 
-int tpuc_compile(const tpuc_options *o, tpub_package *out, char *err, size_t errlen)
+int tpuc_compile(const tpuc_options *o, tpub_package *out, hlo_error *err)
 {
     memset(out, 0, sizeof *out);
-    hlo_error e;
-    hlo_module *m = hlo_parse_file(o->hlo_path, &e);
-    if (!m || hlo_check(m, o->hlo_path, &e)) {
-        snprintf(err, errlen, "%s", e.msg);
+    hlo_module *m = hlo_parse_file(o->hlo_path, err);
+    if (!m || hlo_check(m, o->hlo_path, err)) {
         hlo_module_free(m);
         return -1;
     }
@@ -249,8 +247,7 @@ int tpuc_compile(const tpuc_options *o, tpub_package *out, char *err, size_t err
                   .file = o->hlo_path,
                   .array_n = o->array_n ? o->array_n : 16,
                   .allow_nonfinite = o->allow_nonfinite,
-                  .err = err,
-                  .errlen = errlen};
+                  .err = err};
     const hlo_computation *entry = hlo_entry(m);
     int n_params = 0;
     for (int i = 0; i < entry->n_instrs; i++)
@@ -263,8 +260,7 @@ int tpuc_compile(const tpuc_options *o, tpub_package *out, char *err, size_t err
         if (st_load(o->weights_path, &st, msg, sizeof msg)) {
             rc = tc_fail(&g, NULL, "%s: %s", o->weights_path, msg);
         } else {
-            if (hlo_bind_safetensors(m, o->hlo_path, &st, params, n_params, &e))
-                rc = -1, snprintf(err, errlen, "%s", e.msg);
+            rc = tpuc_bind_safetensors(m, o->hlo_path, &st, params, n_params, err);
             st_free(&st);
         }
     }

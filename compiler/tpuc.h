@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "compiler/hlo.h"
-#include "compiler/tpub.h"
+#include "hlo/hlo.h"
+#include "package/tpub.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,9 +39,22 @@ typedef struct {
 } tpuc_options;
 
 /* Compiles; on success *out is a complete package (free with tpub_free), including its report.
- * Returns 0, or -1 with the reason in err: "<file>:<line>:<col>: ..." when it concerns an
- * instruction. */
-int tpuc_compile(const tpuc_options *opts, tpub_package *out, char *err, size_t errlen);
+ * Returns 0, or -1 with *err: "<file>:<line>:<col>: ..." when it concerns an instruction,
+ * "<file>: ..." otherwise (file: the model's path). */
+int tpuc_compile(const tpuc_options *opts, tpub_package *out, hlo_error *err);
+
+struct st_file;
+/* Binds the tensors of a safetensors file (io/safetensors.h) to the ENTRY parameters of m (file
+ * names it in messages), for each parameter the first rule that matches: a tensor of the same
+ * name ("w1.1"); a tensor whose name equals the parameter's without its ".N" suffix ("w1"), or
+ * the other way round; a tensor named by the parameter number ("0"); a tensor whose __metadata__
+ * entry is the parameter number as a decimal string ("w1.1": "0"). A bound tensor must have the
+ * parameter's element type and dims. params[k] receives a new array for parameter k, or NULL
+ * when no tensor binds to it (the caller supplies those, e.g. the input). params has room for
+ * n_params entries, at least the number of ENTRY parameters. tpuc_compile binds its weights so.
+ * Returns 0, or -1 with *err (params all NULL then). */
+int tpuc_bind_safetensors(const hlo_module *m, const char *file, const struct st_file *st,
+                          hlo_array **params, int n_params, hlo_error *err);
 
 #ifdef __cplusplus
 }

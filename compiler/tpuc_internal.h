@@ -103,8 +103,7 @@ typedef struct {
     bool allow_nonfinite; /* tpuc_options.allow_nonfinite */
     hlo_text warnings;    /* "warning: ..." lines, reported first */
     hlo_text report;
-    char *err;
-    size_t errlen;
+    hlo_error *err;
 } tc_graph;
 
 /* Constant folding builds no value larger than this: bigger ones (a broadcast of a scalar to a
@@ -115,7 +114,7 @@ typedef struct {
  * most this many int8 elements; a larger one keeps the dot on the host. */
 #define TC_RUNTIME_B_MAX_BYTES ((int64_t)1 << 30)
 
-/* Every stage returns 0, or -1 with the reason in g->err. */
+/* Every stage returns 0, or -1 with *g->err. */
 int tc_fail(tc_graph *g, const hlo_instr *at, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

@@ -1,7 +1,7 @@
 /* tpuio.h - what every loader and writer of the tree shares (C11, no dependencies): error text,
  * bounded whole-file reading, little-endian bytes with a bounds-checked cursor, and output files
  * written all or nothing. The formats built on it have their own headers: io/npy.h (NumPy arrays),
- * io/safetensors.h (weights); compiler/tpub.h (packages) and the HLO parser use it too.
+ * io/safetensors.h (weights); package/tpub.h (packages) and the HLO parser use it too.
  *
  * Error idiom of io/: a function that can fail returns 0, or -1 with one line saying what and
  * why in the caller's err buffer (err may be NULL or errlen 0: the message is dropped). Messages

@@ -1,4 +1,4 @@
-/* segment.c - the device segments of a package (compiler/tpub.h) as the host program calls
+/* segment.c - the device segments of a package (package/tpub.h) as the host program calls
  * them: checking each custom-call against its segment when the runtime opens, and running one
  * when the evaluator reaches it: its inputs quantized (or copied) into the arena in the device's
  * element order, each operation (GEMM or CONV2D) one submission, its outputs read back in the
@@ -344,7 +344,7 @@ static tpurt_status run_segment(rt_replica *r, uint32_t k, const hlo_instr *in,
 }
 
 int rt_segment_hook(void *ctx, const hlo_instr *in, hlo_array *const *operands, int n_operands,
-                    hlo_array **outs, int n_outs, char *err, size_t errlen)
+                    hlo_array **outs, int n_outs, hlo_error *err)
 {
     (void)n_operands; /* tpurt_open matched both counts with the segment's */
     (void)n_outs;
@@ -358,6 +358,5 @@ int rt_segment_hook(void *ctx, const hlo_instr *in, hlo_array *const *operands, 
     if (st == TPURT_OK)
         return 0;
     r->hook_status = st;
-    snprintf(err, errlen, "segment %u failed", k); /* r's message says how */
-    return -1;
+    return hlo_errorf(err, "segment %u failed", k); /* r's message says how */
 }

@@ -452,15 +452,15 @@ tpurt_status tpurt_load(const char *path, const tpurt_options *opts, tpurt **rt,
     }
     *rt = NULL;
     tpub_package *pkg = calloc(1, sizeof *pkg);
-    char why[512];
+    hlo_error why;
     if (!pkg) {
         if (err && errlen)
             snprintf(err, errlen, "tpurt_load: out of host memory");
         return TPURT_E_NOMEM;
     }
-    if (tpub_load(path, pkg, why, sizeof why)) {
+    if (tpub_load(path, pkg, &why)) {
         if (err && errlen)
-            snprintf(err, errlen, "%s: %s", path, why);
+            snprintf(err, errlen, "%s: %s", path, why.msg);
         free(pkg);
         return TPURT_E_PACKAGE;
     }

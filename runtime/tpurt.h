@@ -1,9 +1,9 @@
-/* tpurt.h - the runtime: a compiled package (.tpub, compiler/tpub.h) run on the device (C11).
+/* tpurt.h - the runtime: a compiled package (.tpub, package/tpub.h) run on the device (C11).
  *
  * tpurt_open opens a device of the package's array size, writes the package's constant image
  * into an arena of device memory, builds one command stream per operation (GEMM or CONV2D) and
  * checks the host program against the package. Each tpurt_run is then one evaluation of the
- * model: the host program runs in the reference evaluator (compiler/hlo.h) on the caller's input
+ * model: the host program runs in the reference evaluator (hlo/hlo.h) on the caller's input
  * buffers, and each of its custom-calls "tpu.segment.K" runs segment K on the device: the
  * operands are quantized into the arena (in the device's element order: NHWC for a
  * convolution), every operation is one submission (checked against the golden model with verify
@@ -22,9 +22,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "compiler/hlo.h"
-#include "compiler/tpub.h"
 #include "driver/tpu.h"
+#include "hlo/hlo.h"
+#include "package/tpub.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -122,6 +122,6 @@ uint64_t rt_staging_bytes(const tpurt *rt);
 /* The evaluator's custom-call hook (hlo_eval_hooks) with a replica as ctx: runs the segment on
  * its core. */
 int rt_segment_hook(void *ctx, const hlo_instr *in, hlo_array *const *operands, int n_operands,
-                    hlo_array **outs, int n_outs, char *err, size_t errlen);
+                    hlo_array **outs, int n_outs, hlo_error *err);
 
 #endif

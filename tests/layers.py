@@ -10,14 +10,16 @@ import sys
 # Directory -> the top-level directories (besides its own) whose headers it may include.
 ALLOWED = {
     "io": set(),
-    "compiler": {"io"},
+    "hlo": {"io"},
+    "package": {"hlo", "io"},
+    "compiler": {"hlo", "package", "io"},
     "sim": {"rtl", "io"},
     "firmware": {"rtl"},
     "driver": {"rtl", "sim", "firmware"},
-    "runtime": {"rtl", "driver", "compiler", "io"},
-    "tools/tpusim": {"rtl", "runtime", "driver", "compiler", "io"},
-    "tools/tpuc": {"compiler", "io"},
-    "tools/tpu_vp": {"rtl", "runtime", "driver", "compiler", "io", "tools"},
+    "runtime": {"rtl", "driver", "hlo", "package", "io"},
+    "tools/tpusim": {"rtl", "runtime", "driver", "hlo", "package", "io"},
+    "tools/tpuc": {"compiler", "hlo", "package", "io"},
+    "tools/tpu_vp": {"rtl", "runtime", "driver", "hlo", "package", "io", "tools"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 GUARD = re.compile(r"^#ifndef (\w+)\n#define (\w+)$", re.M)

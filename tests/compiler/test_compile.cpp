@@ -1,6 +1,7 @@
 // test_compile.cpp - tpuc_compile in process, without a device: numerics checked at compile time
 // (non-finite weights, biases and calibration samples, scales that overflow float32), each an
-// error located at the tensor that caused it, or with allow_nonfinite a warning in the report.
+// error located at the tensor that caused it, or with allow_nonfinite a warning in the report;
+// a bf16 model's dot on the device; the MNIST MLP's StableHLO with its weights bound by name.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -8,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -52,10 +54,10 @@ class Compile : public ::testing::Test
         o.n_calib = calib.empty() ? 0 : 1;
         o.allow_nonfinite = allow;
         tpub_package p;
-        char err[1024] = "";
+        hlo_error err{};
         Compiled r;
-        r.rc = tpuc_compile(&o, &p, err, sizeof err);
-        r.err = err;
+        r.rc = tpuc_compile(&o, &p, &err);
+        r.err = err.msg;
         if (r.rc == 0) {
             r.report = p.report;
             tpub_free(&p);
@@ -192,6 +194,74 @@ TEST_F(Compile, HugeBroadcastIsNotFolded)
                             "larger than the 1 GiB a transfer may write"),
               std::string::npos)
         << r.report;
+}
+
+// A bf16 model compiles like an f32 one: its dot with constant weights runs on the device,
+// quantized from the bf16 values, and the transfers convert from and to bf16.
+TEST(CompileTypes, Bf16DotRunsOnTheDevice)
+{
+    char tmpl[] = "/tmp/test_compile.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const std::string path = std::string(tmpl) + "/m.hlo";
+    std::ofstream(path) << "HloModule m\n\nENTRY e {\n"
+                           "  x = f32[4,3] parameter(0)\n  xb = bf16[4,3] convert(x)\n"
+                           "  w = bf16[3,4] constant({ {1, 2, 3, 4}, {-1, 0.5, 2, 1}, {0, 1, -3, "
+                           "2} })\n"
+                           "  d = bf16[4,4] dot(xb, w), lhs_contracting_dims={1}, "
+                           "rhs_contracting_dims={0}\n"
+                           "  b = bf16[4] constant({0.5, 0, -1, 2})\n"
+                           "  bb = bf16[4,4] broadcast(b), dimensions={1}\n"
+                           "  y = bf16[4,4] add(d, bb)\n  ROOT o = f32[4,4] convert(y)\n}\n";
+    hlo_array *c = make(HLO_F32, {4, 3}, {0.1, -0.5, 1, 0.3, 0.2, -1, 1, 1, 0, -0.2, 0.4, 0.6});
+    tpuc_options o = {};
+    o.hlo_path = path.c_str();
+    o.array_n = 4;
+    o.calib = &c;
+    o.n_calib = 1;
+    tpub_package p;
+    hlo_error err{};
+    ASSERT_EQ(tpuc_compile(&o, &p, &err), 0) << err.msg;
+    std::string report = p.report;
+    ASSERT_EQ(p.n_segments, 1u) << report;
+    const tpub_segment &s = p.segments[0];
+    ASSERT_EQ(s.n_ops, 1u);
+    EXPECT_EQ(s.inputs[0].host_type, HLO_BF16);
+    EXPECT_EQ(s.outputs[0].host_type, HLO_BF16);
+    EXPECT_EQ(s.inputs[0].dev_type, HLO_S8);
+    tpub_free(&p);
+    hlo_array_free(c);
+    std::filesystem::remove_all(tmpl);
+}
+
+// tpuc compiles models/mnist's MLP from StableHLO as from HLO: the weights bind by the argument
+// names (w1 binds the tensor "w1.1"), the device gets the same constant image.
+TEST(CompileStableHlo, MnistWithWeightsByName)
+{
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> u(0, 1);
+    std::vector<double> calib(32 * 784);
+    for (double &x : calib)
+        x = u(rng);
+    hlo_array *c = make(HLO_F32, {32, 784}, calib);
+    std::vector<std::vector<uint8_t>> images;
+    for (const std::string &path : {hlo_test::kSrc + "models/mnist/mlp.hlo",
+                                    hlo_test::kSrc + "tests/hlo/stablehlo/mnist_mlp.loc.mlir"}) {
+        const std::string weights = hlo_test::kSrc + "models/mnist/mlp.safetensors";
+        tpuc_options o = {};
+        o.hlo_path = path.c_str();
+        o.weights_path = weights.c_str();
+        o.array_n = 4;
+        o.calib = &c;
+        o.n_calib = 1;
+        tpub_package p;
+        hlo_error err{};
+        ASSERT_EQ(tpuc_compile(&o, &p, &err), 0) << err.msg;
+        EXPECT_EQ(p.n_inputs, 1u) << path;
+        images.emplace_back(p.const_image, p.const_image + p.const_bytes);
+        tpub_free(&p);
+    }
+    hlo_array_free(c);
+    EXPECT_EQ(images[0], images[1]);
 }
 
 } // namespace

@@ -69,9 +69,9 @@ class CompileConv : public ::testing::Test
         o.array_n = n;
         o.calib = &c;
         o.n_calib = 1;
-        char e[1024] = "";
-        ok = tpuc_compile(&o, &pkg, e, sizeof e) == 0;
-        err = e;
+        hlo_error e{};
+        ok = tpuc_compile(&o, &pkg, &e) == 0;
+        err = e.msg;
         report = ok ? pkg.report : "";
         hlo_array_free(c);
     }
@@ -609,11 +609,11 @@ TEST_F(CompileConv, PackageRoundTripsAndLists)
                 c.net.integer ? 127 : 1);
         ASSERT_TRUE(ok) << err;
         const std::string a = dir + "/a.tpub", b = dir + "/b.tpub";
-        char e[512] = "";
-        ASSERT_EQ(tpub_save(&pkg, a.c_str(), e, sizeof e), 0) << e;
+        hlo_error e{};
+        ASSERT_EQ(tpub_save(&pkg, a.c_str(), &e), 0) << e.msg;
         tpub_package q;
-        ASSERT_EQ(tpub_load(a.c_str(), &q, e, sizeof e), 0) << e;
-        ASSERT_EQ(tpub_save(&q, b.c_str(), e, sizeof e), 0) << e;
+        ASSERT_EQ(tpub_load(a.c_str(), &q, &e), 0) << e.msg;
+        ASSERT_EQ(tpub_save(&q, b.c_str(), &e), 0) << e.msg;
         EXPECT_EQ(hlo_test::slurp(a), hlo_test::slurp(b));
         char *text = nullptr;
         size_t len = 0;

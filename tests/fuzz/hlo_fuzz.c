@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/hlo.h"
+#include "hlo/hlo.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,4 +1,4 @@
-/* tpub_fuzz.c - libFuzzer target for the package reader (compiler/tpub.h): any image must be
+/* tpub_fuzz.c - libFuzzer target for the package reader (package/tpub.h): any image must be
  * parsed or refused with a one-line message naming its section, never crash or leak; an accepted
  * package must list and save again (tpub_save re-validates it) into a byte-identical image. */
 #include <stdio.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compiler/tpub.h"
+#include "package/tpub.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -19,9 +19,9 @@ static void check(int ok)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     tpub_package p;
-    char err[512] = "";
-    if (tpub_parse(data, size, &p, err, sizeof err)) {
-        check(err[0] && !strchr(err, '\n'));
+    hlo_error err = {0};
+    if (tpub_parse(data, size, &p, &err)) {
+        check(err.msg[0] && !strchr(err.msg, '\n'));
         return 0;
     }
     FILE *null = fopen("/dev/null", "w");
@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fclose(null);
     char path[64];
     snprintf(path, sizeof path, "/tmp/tpub_fuzz.%ld.tpub", (long)getpid());
-    check(tpub_save(&p, path, err, sizeof err) == 0);
+    check(tpub_save(&p, path, &err) == 0);
     FILE *f = fopen(path, "rb");
     check(f != NULL);
     unsigned char *back = malloc(size + 1);

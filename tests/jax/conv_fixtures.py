@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Write the convolution and reduce-window parser samples of tests/hlo from JAX, and print what
-JAX computes for them on the inputs tests/compiler/test_hlo_conv.cpp builds.
+JAX computes for them on the inputs tests/hlo/test_hlo_conv.cpp builds.
 
 Writes into --tests-hlo-dir (default: tests/hlo beside this directory):
   conv_jax.hlo          a small CNN as jax.jit(cnn).lower(...).as_text(dialect="hlo"): a 3x3 SAME

@@ -2,7 +2,7 @@
 """Write tests/hlo/ops/fixtures.txt: what XLA (through jax.lax on the CPU) computes for every
 element-wise op on every element type it applies to, on edge values (NaN, +-inf, +-0,
 subnormals, the largest values, integer extremes, shift amounts past the width), for
-tests/compiler/test_hlo_ops.cpp to compare the evaluator with.
+tests/hlo/test_hlo_ops.cpp to compare the evaluator with.
 
 One case per line, tab-separated:
   op  attributes  result-type  operand-types(,)  operand 0 ... operand n-1  expected

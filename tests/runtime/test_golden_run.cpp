@@ -92,14 +92,14 @@ Golden compile_and_run(const std::string &name, const std::string &text, uint32_
     o.calib = &calib;
     o.n_calib = 1;
     tpub_package p, q;
-    char err[1024] = "";
-    if (tpuc_compile(&o, &p, err, sizeof err)) {
-        ADD_FAILURE() << name << ": " << err;
+    hlo_error err{};
+    if (tpuc_compile(&o, &p, &err)) {
+        ADD_FAILURE() << name << ": " << err.msg;
     } else {
         r.report = p.report;
-        EXPECT_EQ(tpub_save(&p, pkg.c_str(), err, sizeof err), 0) << err;
+        EXPECT_EQ(tpub_save(&p, pkg.c_str(), &err), 0) << err.msg;
         tpub_free(&p);
-        EXPECT_EQ(tpub_load(pkg.c_str(), &q, err, sizeof err), 0) << err;
+        EXPECT_EQ(tpub_load(pkg.c_str(), &q, &err), 0) << err.msg;
         golden_run::Runner run(q);
         std::vector<hlo_array *> outs = run.run({in});
         EXPECT_FALSE(outs.empty()) << name << ": " << run.error();
@@ -337,8 +337,8 @@ TEST(CoreFit, IsTheFirmwares)
         o.hlo_path = path.c_str();
         o.array_n = n;
         tpub_package p;
-        char err[1024] = "";
-        ASSERT_EQ(tpuc_compile(&o, &p, err, sizeof err), 0) << err;
+        hlo_error err{};
+        ASSERT_EQ(tpuc_compile(&o, &p, &err), 0) << err.msg;
         const std::string report = p.report;
         const bool on_device = p.n_segments == 1;
         if (!on_device) {

@@ -1,5 +1,5 @@
 // test_runtime_conv.cpp - the runtime (runtime/tpurt.h) on convolutions: the package's geometry
-// rules (compiler/tpub.h, restated for the compiler) against the driver's, permuted transfers,
+// rules (package/tpub.h, restated there) against the driver's, permuted transfers,
 // a convolution layer's statistics, and a package of a pooled CONV2D whose int8 result a GEMM
 // reads in place, run on the device against a C reference (tests/support/conv_ref.h). The runs
 // on the device need the RTL of ISA 1.1 (ConvOnDevice.*).

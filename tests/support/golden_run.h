@@ -1,4 +1,4 @@
-// golden_run.h - a package (compiler/tpub.h) run on the golden model through the firmware, with
+// golden_run.h - a package (package/tpub.h) run on the golden model through the firmware, with
 // no device and no driver: the host program in the reference evaluator, each segment's inputs
 // quantized into the arena as tpub.h defines it (permutations included), each operation one
 // command stream (GEMM or CONV2D, buffer 0 the arena) expanded by fw_run and executed by the
@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/hlo.h"
-#include "compiler/tpub.h"
+#include "hlo/hlo.h"
+#include "package/tpub.h"
 #include "tests/support/fw_test.h"
 
 namespace golden_run
@@ -145,12 +145,12 @@ class Runner
     }
 
     static int hook(void *ctx, const hlo_instr *in, hlo_array *const *operands, int,
-                    hlo_array **outs, int n_outs, char *err, size_t errlen)
+                    hlo_array **outs, int n_outs, hlo_error *err)
     {
         auto *r = static_cast<Runner *>(ctx);
         const int rc = r->segment(in, operands, outs, n_outs);
         if (rc)
-            snprintf(err, errlen, "%s", r->error_.c_str());
+            hlo_errorf(err, "%s", r->error_.c_str());
         return rc;
     }
 

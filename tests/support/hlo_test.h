@@ -1,6 +1,6 @@
-// hlo_test.h - helpers shared by the HLO tests (test_hlo, test_hlo_check, test_hlo_eval,
-// test_hlo_bind, test_hlo_print): the source tree, an owned parsed module, test modules of one
-// ENTRY computation, error locations, whole files and array dims.
+// hlo_test.h - helpers shared by the suites that parse and evaluate HLO (tests/hlo,
+// tests/compiler and above): the source tree, an owned parsed module, test modules of one ENTRY
+// computation, error locations, whole files, arrays and their values, a counting while loop.
 #ifndef TPU_TESTS_SUPPORT_HLO_TEST_H
 #define TPU_TESTS_SUPPORT_HLO_TEST_H
 
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/hlo.h"
+#include "hlo/hlo.h"
 
 namespace hlo_test
 {
@@ -111,6 +111,15 @@ inline hlo_array *make(hlo_type t, std::vector<int64_t> dims, const std::vector<
     return a;
 }
 
+// 0, 1, ..., n - 1.
+inline std::vector<double> iota(int n)
+{
+    std::vector<double> v((size_t)n);
+    for (int i = 0; i < n; i++)
+        v[(size_t)i] = i;
+    return v;
+}
+
 inline std::vector<double> values(const hlo_array *a)
 {
     std::vector<double> v((size_t)a->shape.elements);
@@ -169,6 +178,24 @@ inline std::vector<double> run1(const std::string &text, std::vector<hlo_array *
     EXPECT_EQ(r.out.size(), 1u);
     return r.out.empty() ? std::vector<double>{} : r.out[0];
 }
+
+// A while loop's computations cond and body over the state (s32[] i, f32[2] x): while i < 3,
+// i + 1 and x + x.
+inline const std::string kCountLoop = "cond {\n"
+                                      "  s = (s32[], f32[2]) parameter(0)\n"
+                                      "  i = s32[] get-tuple-element(s), index=0\n"
+                                      "  n = s32[] constant(3)\n"
+                                      "  ROOT lt = pred[] compare(i, n), direction=LT\n"
+                                      "}\n"
+                                      "body {\n"
+                                      "  s = (s32[], f32[2]) parameter(0)\n"
+                                      "  i = s32[] get-tuple-element(s), index=0\n"
+                                      "  x = f32[2] get-tuple-element(s), index=1\n"
+                                      "  one = s32[] constant(1)\n"
+                                      "  j = s32[] add(i, one)\n"
+                                      "  y = f32[2] add(x, x)\n"
+                                      "  ROOT t = (s32[], f32[2]) tuple(j, y)\n"
+                                      "}\n";
 
 inline const double kNaN = std::numeric_limits<double>::quiet_NaN();
 inline const double kInf = std::numeric_limits<double>::infinity();

@@ -1,4 +1,4 @@
-// pkg_build.h - packages (compiler/tpub.h) assembled by hand for the suites that run them
+// pkg_build.h - packages (package/tpub.h) assembled by hand for the suites that run them
 // (test_runtime.cpp in process, test_run.cpp through `tpusim run`): weights and kernels in tile
 // order, activations after the constants, transfers, GEMM and CONV2D operations, segments.
 #ifndef TPU_TESTS_SUPPORT_PKG_BUILD_H
@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/tpub.h"
 #include "driver/tpu.h"
+#include "package/tpub.h"
 #include "tests/support/conv_ref.h"
 #include "tests/support/progs.h"
 
@@ -151,8 +151,8 @@ class Package
     }
     void save(const std::filesystem::path &path)
     {
-        char err[512] = "";
-        ASSERT_EQ(tpub_save(&pkg, path.string().c_str(), err, sizeof err), 0) << err;
+        hlo_error err{};
+        ASSERT_EQ(tpub_save(&pkg, path.string().c_str(), &err), 0) << err.msg;
     }
 
   private:

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/tpub.h"
+#include "package/tpub.h"
 
 namespace tpub_test
 {
@@ -390,14 +390,14 @@ inline std::string parse_error(const Bytes &img)
 {
     std::vector<uint8_t> copy(img);
     tpub_package out;
-    char err[256] = "";
-    if (tpub_parse(copy.data(), copy.size(), &out, err, sizeof err) == 0) {
+    hlo_error err{};
+    if (tpub_parse(copy.data(), copy.size(), &out, &err) == 0) {
         tpub_free(&out);
         return "";
     }
-    EXPECT_TRUE(is_empty(out)) << err;
-    EXPECT_STRNE(err, "");
-    return err;
+    EXPECT_TRUE(is_empty(out)) << err.msg;
+    EXPECT_STRNE(err.msg, "");
+    return err.msg;
 }
 
 inline Bytes slurp(const std::string &path)

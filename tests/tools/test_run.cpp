@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "compiler/tpub.h"
 #include "driver/tpu.h"
 #include "io/npy.h"
+#include "package/tpub.h"
 #include "tests/support/pkg_build.h"
 #include "tests/support/progs.h"
 #include "tests/support/runtime_models.h"

@@ -196,13 +196,14 @@ Outcome compile_and_run(const std::string &name, const std::string &text,
     opts.calib = calib.data();
     opts.n_calib = (int)calib.size();
     tpub_package p;
-    char err[1024];
-    if (tpuc_compile(&opts, &p, err, sizeof err)) {
-        ADD_FAILURE() << name << ": " << err;
+    hlo_error perr;
+    if (tpuc_compile(&opts, &p, &perr)) {
+        ADD_FAILURE() << name << ": " << perr.msg;
         return o;
     }
     o.report = p.report;
-    EXPECT_EQ(tpub_save(&p, pkg.c_str(), err, sizeof err), 0) << err;
+    EXPECT_EQ(tpub_save(&p, pkg.c_str(), &perr), 0) << perr.msg;
+    char err[1024];
     tpub_free(&p);
     std::string cmd = kRun + " run " + pkg.string() + " --quiet";
     for (size_t k = 0; k < inputs.size(); k++) {
@@ -557,14 +558,14 @@ std::string compile_with(const std::string &name, const std::string &text,
     opts.calib = &c;
     opts.n_calib = c ? 1 : 0;
     tpub_package p;
-    char err[1024] = "";
-    if (tpuc_compile(&opts, &p, err, sizeof err) == 0) {
+    hlo_error err{};
+    if (tpuc_compile(&opts, &p, &err) == 0) {
         if (report)
             *report = p.report ? p.report : "";
         tpub_free(&p);
     }
     hlo_array_free(c);
-    return err;
+    return err.msg;
 }
 
 std::string compile_error(const std::string &name, const std::string &text, bool calib = false)
@@ -691,7 +692,8 @@ TEST(Mnist, PlacementAndReport)
     o.calib = &calib;
     o.n_calib = 1;
     tpub_package p;
-    ASSERT_EQ(tpuc_compile(&o, &p, err, sizeof err), 0) << err;
+    hlo_error e;
+    ASSERT_EQ(tpuc_compile(&o, &p, &e), 0) << e.msg;
     const std::string r = p.report;
     EXPECT_NE(r.find("(GEMMs: 2, segments: 1)"), std::string::npos) << r;
     EXPECT_NE(r.find("dot_general.2  16 x 784 x 256 + add.11 (bias) + max.3 (relu) -> s8"),

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/hlo.h"
+#include "hlo/hlo.h"
 #include "io/npy.h"
 #include "sim/tpusim.h"
 #include "tests/support/cnn_hlo.h"

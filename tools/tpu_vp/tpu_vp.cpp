@@ -16,8 +16,8 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "compiler/tpub.h"
 #include "io/tpuio.h"
+#include "package/tpub.h"
 #include "tools/tpu_vp/tpu_host.h"
 #include "tools/tpu_vp/tpu_mem.h"
 #include "tools/tpu_vp/tpu_tlm.h"
@@ -128,9 +128,9 @@ int sc_main(int argc, char **argv)
     run_args[0] = const_cast<char *>(package);
     // The chip has the package's array size (the run loads the package again).
     tpub_package pkg{};
-    char err[512];
-    if (tpub_load(package, &pkg, err, sizeof err))
-        return cli_fail(EXIT_USAGE, package, "%s", err);
+    hlo_error err;
+    if (tpub_load(package, &pkg, &err))
+        return cli_fail(EXIT_USAGE, package, "%s", err.msg);
     cfg.array_n = pkg.array_n;
     tpub_free(&pkg);
 

@@ -115,12 +115,13 @@ int main(int argc, char **argv)
         }
     }
     char err[1024];
+    hlo_error e;
     if (dump) {
         if (o.hlo_path || out)
             return fail(2, "--dump takes only the package");
         tpub_package p;
-        if (tpub_load(dump, &p, err, sizeof err))
-            return fail(1, "%s: %s", dump, err);
+        if (tpub_load(dump, &p, &e))
+            return fail(1, "%s: %s", dump, e.msg);
         int rc = tpub_dump(&p, stdout);
         tpub_free(&p);
         return rc ? fail(2, "%s: cannot write the listing", dump) : 0;
@@ -150,15 +151,15 @@ int main(int argc, char **argv)
     o.n_calib = n_calib;
     double t0 = now();
     tpub_package p;
-    int rc = tpuc_compile(&o, &p, err, sizeof err);
+    int rc = tpuc_compile(&o, &p, &e);
     double t1 = now();
     for (int k = 0; k < n_calib; k++)
         hlo_array_free(calib[k]);
     if (rc)
-        return fail(1, "%s", err);
-    if (tpub_save(&p, out, err, sizeof err)) {
+        return fail(1, "%s", e.msg);
+    if (tpub_save(&p, out, &e)) {
         tpub_free(&p);
-        return fail(2, "%s: %s", out, err);
+        return fail(2, "%s: %s", out, e.msg);
     }
     /* Warnings lead the report; they reach stderr also with --quiet. */
     for (const char *l = p.report; !strncmp(l, "warning: ", 9);) {

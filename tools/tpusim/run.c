@@ -1,4 +1,4 @@
-/* run.c - tpusim run: a compiled package (compiler/tpub.h) on the cycle-accurate device, as a
+/* run.c - tpusim run: a compiled package (package/tpub.h) on the cycle-accurate device, as a
  * client of the runtime (runtime/tpurt.h), which runs the host program with its device segments
  * and checks every submission against the golden model. Here: the arguments, the .npy inputs
  * bound to the package's signatures (integers divided into floats with --input-divide), the
@@ -17,8 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "compiler/tpub.h"
 #include "io/npy.h"
+#include "package/tpub.h"
 #include "runtime/tpurt.h"
 #include "tools/tpusim/cli.h"
 
@@ -546,10 +546,11 @@ int run_package(int argc, char **argv, const tpu_remote *remote)
     run_plan pl = {0};
     run_classes cl = {0};
     char err[1024];
+    hlo_error perr;
 
     /* The package is the tool's to check against the options before a device is opened. */
-    if (tpub_load(o.package, &pkg, err, sizeof err))
-        rc = cli_fail(EXIT_USAGE, o.package, "%s", err);
+    if (tpub_load(o.package, &pkg, &perr))
+        rc = cli_fail(EXIT_USAGE, o.package, "%s", perr.msg);
     else
         have_pkg = 1;
     if (!rc && o.dev.array_n && o.dev.array_n != pkg.array_n)

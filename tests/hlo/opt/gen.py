@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the optimized-dump fixtures of tests/compiler/test_hlo_optimized.cpp: for each model, NAME.hlo
+"""Writes the optimized-dump fixtures of tests/hlo/test_hlo_optimized.cpp: for each model, NAME.hlo
 (jax.jit(f).lower(...).as_text(dialect="hlo"), before XLA's optimizations) and NAME.opt.hlo
 (.compile().as_text(), what XLA's CPU backend runs: fusions, bitcasts, layouts). Weights are parameters,
 so the files stay small; the tests feed both files the same random inputs."""

@@ -1,4 +1,4 @@
-"""Writes the StableHLO samples of tests/compiler/test_stablehlo.cpp: for each function the MLIR
+"""Writes the StableHLO samples of tests/hlo/test_stablehlo.cpp: for each function the MLIR
 text JAX prints (jax.jit(f).lower(...).as_text(), <name>.mlir), the same module in XLA's HLO
 (as_text(dialect="hlo"), <name>.hlo), and for some the generic op form (<name>.generic.mlir) or
 the text with locations (debug_info=True: argument names, <name>.loc.mlir).

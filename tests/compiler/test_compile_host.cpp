@@ -1,0 +1,124 @@
+// test_compile_host.cpp - tpuc's host programs: the JAX samples of tests/hlo/ops (HLO, and
+// StableHLO in the pretty and the generic syntax), which tpuc keeps on the host, evaluate to
+// JAX's results and as their HLO; control flow over constants folds at compile time; empty
+// tuple operands are built again.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "compiler/tpuc.h"
+#include "tests/support/hlo_test.h"
+#include "tests/support/ops_samples.h"
+
+namespace
+{
+
+using hlo_test::expect_same;
+using hlo_test::kCountLoop;
+using hlo_test::make;
+using hlo_test::run1;
+using hlo_test::slurp;
+using ops_samples::eval_text;
+
+// tpuc's host program for the file at path (the test fails and returns "" when it does not
+// compile).
+std::string host_program(const std::string &path)
+{
+    tpuc_options o = {};
+    o.hlo_path = path.c_str();
+    o.array_n = 4;
+    tpub_package pkg;
+    hlo_error err{};
+    if (tpuc_compile(&o, &pkg, &err)) {
+        ADD_FAILURE() << path << ": " << err.msg;
+        return "";
+    }
+    std::string host = pkg.host_hlo;
+    tpub_free(&pkg);
+    return host;
+}
+
+// tpuc's host program for module text.
+std::string compile_host(const std::string &text)
+{
+    char dir[] = "/tmp/test_compile_host.XXXXXX";
+    EXPECT_NE(mkdtemp(dir), nullptr);
+    const std::string path = std::string(dir) + "/m.hlo";
+    FILE *f = fopen(path.c_str(), "w");
+    EXPECT_NE(f, nullptr);
+    if (f) {
+        fputs(text.c_str(), f);
+        fclose(f);
+    }
+    const std::string host = host_program(path);
+    remove(path.c_str());
+    rmdir(dir);
+    return host;
+}
+
+TEST(CompileHost, JaxSamplesEvaluateToJaxResults)
+{
+    for (const char *name : ops_samples::kNames) {
+        SCOPED_TRACE(name);
+        ops_samples::expect_jax_result(name, host_program(ops_samples::path(name, ".hlo")),
+                                       "host program");
+    }
+}
+
+TEST(CompileHost, StableHloSamplesEvaluateAsTheirHlo)
+{
+    for (const char *name : ops_samples::kNames) {
+        SCOPED_TRACE(name);
+        const std::vector<double> want =
+            eval_text(name, slurp(ops_samples::path(name, ".hlo")), "hlo");
+        for (const char *ext : {".mlir", ".generic.mlir"}) {
+            SCOPED_TRACE(ext);
+            expect_same(eval_text(name, host_program(ops_samples::path(name, ext)), "host program"),
+                        want);
+        }
+    }
+}
+
+TEST(CompileHost, ControlFlowOverConstantsFoldsAtCompileTime)
+{
+    // The loop's state is all constants: tpuc evaluates it and the host program only adds x to
+    // the folded result.
+    const std::string host = compile_host("HloModule m\n" + kCountLoop +
+                                          "ENTRY e {\n"
+                                          "  x = f32[2] parameter(0)\n"
+                                          "  z = s32[] constant(0)\n"
+                                          "  c = f32[2] constant({1, 2})\n"
+                                          "  s = (s32[], f32[2]) tuple(z, c)\n"
+                                          "  w = (s32[], f32[2]) while(s), condition=cond, "
+                                          "body=body\n"
+                                          "  y = f32[2] get-tuple-element(w), index=1\n"
+                                          "  ROOT r = f32[2] add(x, y)\n"
+                                          "}\n");
+    EXPECT_EQ(host.find("while("), std::string::npos) << host;
+    expect_same(run1(host, {make(HLO_F32, {2}, {1, 1})}), {9, 17});
+}
+
+TEST(CompileHost, EmptyTupleOperandsAreRebuilt)
+{
+    // A branch taking an empty tuple: the host program builds it again with tuple().
+    const std::string host = compile_host("HloModule m\n"
+                                          "t {\n  s = () parameter(0)\n"
+                                          "  ROOT x = f32[2] constant({1, 2})\n}\n"
+                                          "f {\n  s = f32[2] parameter(0)\n"
+                                          "  ROOT x = f32[2] negate(s)\n}\n"
+                                          "ENTRY e {\n  x = f32[2] parameter(0)\n"
+                                          "  i = s32[] parameter(1)\n  zero = s32[] constant(0)\n"
+                                          "  p = pred[] compare(i, zero), direction=GT\n"
+                                          "  z = () tuple()\n"
+                                          "  ROOT r = f32[2] conditional(p, z, x), "
+                                          "true_computation=t, false_computation=f\n}\n");
+    EXPECT_NE(host.find("tuple()"), std::string::npos) << host;
+    expect_same(run1(host, {make(HLO_F32, {2}, {3, 4}), make(HLO_S32, {}, {1})}), {1, 2});
+    expect_same(run1(host, {make(HLO_F32, {2}, {3, 4}), make(HLO_S32, {}, {0})}), {-3, -4});
+}
+
+} // namespace
