@@ -11,6 +11,7 @@ const uint32_t fp32_edges[] = {
     0x7f7fffff, 0xff7fffff, 0x7f7f0000, 0x7f7f8000, /* largest finite */
     0x7f000000, 0x3f800000, 0xbf800000, 0x3f800001, /* 2^127, +-1, 1 + ulp */
     0x3f7fffff, 0x3f808000, 0x3f818000, 0x4b000001, /* below 1, bf16 ties, 2^23 + 1 */
+    0x73000000, 0xf2ffffff,                         /* 2^103, half the largest ulp; -(just below) */
 };
 const size_t fp32_edge_count = sizeof fp32_edges / sizeof fp32_edges[0];
 

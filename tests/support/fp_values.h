@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 /* +-0, +-inf, NaNs with payloads (quiet, signalling, negative), subnormals, the smallest normals,
- * the largest finite values, +-1 and its neighbours. */
+ * the largest finite values and what rounds them to inf, +-1 and its neighbours. */
 extern const uint32_t fp32_edges[];
 extern const size_t fp32_edge_count;
 extern const uint16_t bf16_edges[];
