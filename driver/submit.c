@@ -68,7 +68,7 @@ tpu_status drv_cores_init(tpu_device *d)
     for (uint32_t k = 0; k < ncores(d); k++) {
         drv_core *c = &d->core[k];
         if (!(c->feed = tpusim_feed_new()) ||
-            (d->mirror && !(c->golden = tpu_golden_create_on(&d->hw, d->mirror))))
+            (d->mirror && !(c->golden = tpusim_golden_create_on(&d->hw, d->mirror))))
             return drv_fail(d, TPU_E_NOMEM, "tpu_open: out of host memory");
     }
     return TPU_OK;
@@ -79,7 +79,7 @@ void drv_cores_free(tpu_device *d)
     for (uint32_t k = 0; k < TPUSIM_CORES_MAX; k++) {
         drv_core *c = &d->core[k];
         tpusim_feed_free(c->feed);
-        tpu_golden_destroy(c->golden);
+        tpusim_golden_destroy(c->golden);
         free(c->touched.v);
         free(c->pending_writes.v);
     }
@@ -119,7 +119,7 @@ typedef struct {
 static int rec_push(void *ctx, const uint32_t w[4])
 {
     recorder *r = ctx;
-    tpu_insn insn;
+    tpusim_insn insn;
     memcpy(insn.w, w, sizeof insn.w);
     if (!r->out_of_memory && tpusim_feed_push(r->d->core[r->k].feed, &insn))
         r->out_of_memory = 1;
@@ -145,10 +145,10 @@ static void rec_spend(void *ctx, uint32_t cycles)
 }
 
 /* The memory span an instruction reads or writes, [*lo, *hi) clamped to memory; 0 if none. */
-static int mem_span(const tpu_device *d, const tpu_insn *insn, int writes_only, uint64_t *lo,
+static int mem_span(const tpu_device *d, const tpusim_insn *insn, int writes_only, uint64_t *lo,
                     uint64_t *hi)
 {
-    const tpu_fields f = tpu_decode(insn);
+    const tpusim_fields f = tpusim_decode(insn);
     const int wr = f.op == TPU_OP_WR_HOST;
     if (!wr && (writes_only ||
                 (f.op != TPU_OP_RD_HOST && f.op != TPU_OP_RD_WEIGHT && f.op != TPU_OP_RD_PARAMS)))
@@ -172,7 +172,7 @@ static int collect_touched(tpu_device *d, drv_core *c)
 {
     block_list *l = &c->touched;
     l->n = 0;
-    const tpu_insn *insns = tpusim_feed_insns(c->feed);
+    const tpusim_insn *insns = tpusim_feed_insns(c->feed);
     const size_t n = tpusim_feed_size(c->feed);
     for (size_t i = 0; i < n; i++) {
         uint64_t lo, hi;
@@ -230,10 +230,10 @@ void drv_mem_write(tpu_device *d, uint32_t addr, const void *src, size_t bytes)
  * none did. */
 static size_t last_writer(const drv_core *c, uint32_t addr)
 {
-    const tpu_insn *insns = tpusim_feed_insns(c->feed);
+    const tpusim_insn *insns = tpusim_feed_insns(c->feed);
     const size_t n = tpusim_feed_size(c->feed);
     for (size_t i = n; i-- > 0;) {
-        const tpu_fields f = tpu_decode(&insns[i]);
+        const tpusim_fields f = tpusim_decode(&insns[i]);
         if (f.op != TPU_OP_WR_HOST || addr < f.a)
             continue;
         const uint64_t off = addr - f.a;
@@ -265,10 +265,10 @@ static void for_each_change(tpu_device *d, const drv_core *c, range_fn *fn, void
     }
     for (size_t i = 0; i < c->pending_writes.n; i++)
         fn(d, c->pending_writes.v[i].addr, c->pending_writes.v[i].size, ctx);
-    const tpu_insn *insns = tpusim_feed_insns(c->feed);
+    const tpusim_insn *insns = tpusim_feed_insns(c->feed);
     const size_t n = tpusim_feed_size(c->feed);
     for (size_t i = 0; i < n; i++) {
-        const tpu_fields f = tpu_decode(&insns[i]);
+        const tpusim_fields f = tpusim_decode(&insns[i]);
         if (f.op != TPU_OP_WR_HOST || f.rows == 0)
             continue;
         /* Rows that touch or overlap make one span; rows with gaps are visited one by one. */
@@ -325,18 +325,18 @@ static int in_list(const block_list *l, uint32_t addr)
 static tpu_status verify(tpu_device *d, uint32_t k)
 {
     drv_core *c = &d->core[k];
-    tpu_golden_reset(c->golden);
-    const tpu_insn *insns = tpusim_feed_insns(c->feed);
+    tpusim_golden_reset(c->golden);
+    const tpusim_insn *insns = tpusim_feed_insns(c->feed);
     const size_t n = tpusim_feed_size(c->feed);
     size_t at;
-    const int code = tpu_golden_run(c->golden, insns, n, &at);
+    const int code = tpusim_golden_run(c->golden, insns, n, &at);
     char text[160], w[64];
     if (code != TPU_ERR_OK)
         return drv_fail(d, TPU_E_MISMATCH,
                         "%s: the device halted but the golden model stops with %s at "
                         "instruction %zu: %s",
-                        where(d, k, "verify", w, sizeof w), tpu_error_name((uint32_t)code), at,
-                        tpu_disasm(&insns[at], text, sizeof text));
+                        where(d, k, "verify", w, sizeof w), tpusim_error_name((uint32_t)code), at,
+                        tpusim_disasm(&insns[at], text, sizeof text));
     uint64_t first = d->hw.mem_size;
     for_each_change(d, c, compare_range, &first);
     if (first == d->hw.mem_size)
@@ -348,7 +348,7 @@ static tpu_status verify(tpu_device *d, uint32_t k)
     if (i == n)
         snprintf(text, sizeof text, "written by no instruction");
     else
-        tpu_disasm(&insns[i], text, sizeof text);
+        tpusim_disasm(&insns[i], text, sizeof text);
     return drv_fail(d, TPU_E_MISMATCH,
                     "%s: memory differs at 0x%x: expected 0x%02x, device 0x%02x; last writer: "
                     "instruction %zu: %s%s",
@@ -473,11 +473,11 @@ static tpu_status core_error(tpu_device *d, uint32_t k, const char *call)
     const uint32_t i = c->error_pc - c->pc_base;
     char text[160] = "(not pushed by this submission)", w[64];
     if (i < tpusim_feed_size(c->feed))
-        tpu_disasm(&tpusim_feed_insns(c->feed)[i], text, sizeof text);
+        tpusim_disasm(&tpusim_feed_insns(c->feed)[i], text, sizeof text);
     return drv_fail(d, TPU_E_CORE,
                     "%s: core error %s (%u) at ERROR_PC %u (instruction %u of the "
                     "submission): %s",
-                    where(d, k, call, w, sizeof w), tpu_error_name(c->error_code), c->error_code,
+                    where(d, k, call, w, sizeof w), tpusim_error_name(c->error_code), c->error_code,
                     c->error_pc, i, text);
 }
 
@@ -653,7 +653,7 @@ static tpu_status begin(tpu_device *d, uint32_t k, uint32_t addr, uint32_t bytes
                           where(d, k, call, w, sizeof w));
         else if (r.code == FW_ERR_CORE)
             st = drv_fail(d, TPU_E_CORE, "%s: the core is stopped with an error (%s)",
-                          where(d, k, call, w, sizeof w), tpu_error_name(r.core_error));
+                          where(d, k, call, w, sizeof w), tpusim_error_name(r.core_error));
         else if (r.code != FW_OK)
             st = firmware_error(d, &r);
         if (st == TPU_OK && d->mirror && collect_touched(d, c))
@@ -831,7 +831,7 @@ void tpu_set_budget(tpu_device *dev, uint64_t max_cycles)
         dev->budget = max_cycles < TPU_BUDGET_MAX ? max_cycles : TPU_BUDGET_MAX;
 }
 
-const char *tpu_counter_name(int counter) { return tpu_perf_name(counter); }
+const char *tpu_counter_name(int counter) { return tpusim_perf_name(counter); }
 
 tpu_status tpu_perf_core(tpu_device *dev, uint32_t core, tpu_perf_report *out)
 {

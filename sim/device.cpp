@@ -84,14 +84,14 @@ class Device
     virtual uint32_t reg_read(uint32_t k, uint32_t offset) = 0;
     virtual uint32_t chip_reg_read(uint32_t offset) = 0; // 0 on a lone core
     virtual bool irq(uint32_t k) const = 0;
-    virtual void set_iq(uint32_t k, const tpu_insn *insn) = 0; // nullptr: iq_valid low
+    virtual void set_iq(uint32_t k, const tpusim_insn *insn) = 0; // nullptr: iq_valid low
     // iq_ready of core k as sampled before the last edge.
     bool iq_was_ready(uint32_t k) const { return iq_ready_ >> k & 1; }
 
     // One clock edge of the API (every one but reset's), with the attached feeds replayed.
     void edge()
     {
-        const tpu_insn *offer[TPUSIM_CORES_MAX] = {};
+        const tpusim_insn *offer[TPUSIM_CORES_MAX] = {};
         for (uint32_t k = 0; fed_ >> k; k++)
             if ((fed_ >> k & 1) && (offer[k] = tpu_feed_offer(feed_[k])))
                 set_iq(k, offer[k]);
@@ -373,7 +373,7 @@ template <class V> class Model final : public Verilated<V>
     }
     uint32_t chip_reg_read(uint32_t) override { return 0; }
     bool irq(uint32_t) const override { return this->v_->irq; }
-    void set_iq(uint32_t, const tpu_insn *insn) override
+    void set_iq(uint32_t, const tpusim_insn *insn) override
     {
         this->v_->iq_valid = insn != nullptr;
         if (insn)
@@ -433,7 +433,7 @@ template <class V, uint32_t C> class Chip final : public Verilated<V>
         return this->v_->chip_csr_rdata;
     }
     bool irq(uint32_t k) const override { return this->v_->irq >> k & 1; }
-    void set_iq(uint32_t k, const tpu_insn *insn) override
+    void set_iq(uint32_t k, const tpusim_insn *insn) override
     {
         set_field(this->v_->iq_valid, k, 1, insn != nullptr);
         if (insn)
@@ -521,7 +521,7 @@ void set_err(char *err, size_t errlen, const char *fmt, ...)
 } // namespace
 
 struct tpusim {
-    tpu_hwcfg hw;
+    tpusim_hwcfg hw;
     std::unique_ptr<MemModel> mem; // declared first: dev refers to it
     std::unique_ptr<Device> dev;
 };
@@ -614,7 +614,7 @@ tpusim *tpusim_create(const tpusim_config *cfg, char *err, size_t errlen)
         return nullptr;
     }
     tpusim_reset(sim.get());
-    tpusim_hwcfg(sim.get(), &sim->hw);
+    tpusim_read_hwcfg(sim.get(), &sim->hw);
     Device &d = *sim->dev;
     for (uint32_t k = 0; k < d.cores(); k++) {
         const uint32_t id = d.reg_read(k, TPU_CSR_ID);
@@ -644,7 +644,7 @@ void tpusim_reset(tpusim *sim)
     sim->dev->reg_write_all(TPU_CSR_MEM_SIZE, static_cast<uint32_t>(sim->mem->size()));
 }
 
-void tpusim_hwcfg(tpusim *sim, tpu_hwcfg *out)
+void tpusim_read_hwcfg(tpusim *sim, tpusim_hwcfg *out)
 {
     Device &d = *sim->dev;
     out->array_n = d.reg_read(0, TPU_CSR_ARRAY_N);
@@ -677,7 +677,7 @@ void tpusim_reg_write(tpusim *sim, uint32_t offset, uint32_t v)
 
 uint64_t tpusim_perf(tpusim *sim, int counter) { return tpusim_core_perf(sim, 0, counter); }
 
-int tpusim_push(tpusim *sim, const tpu_insn *insn) { return tpusim_core_push(sim, 0, insn); }
+int tpusim_push(tpusim *sim, const tpusim_insn *insn) { return tpusim_core_push(sim, 0, insn); }
 
 uint32_t tpusim_core_reg_read(tpusim *sim, uint32_t core, uint32_t offset)
 {
@@ -701,7 +701,7 @@ uint64_t tpusim_core_perf(tpusim *sim, uint32_t core, int counter)
     return lo | static_cast<uint64_t>(sim->dev->reg_read(core, off + 4)) << 32;
 }
 
-int tpusim_core_push(tpusim *sim, uint32_t core, const tpu_insn *insn)
+int tpusim_core_push(tpusim *sim, uint32_t core, const tpusim_insn *insn)
 {
     Device &d = *sim->dev;
     if (core >= d.cores() || d.feed(core)) {
@@ -730,10 +730,10 @@ int tpusim_run(tpusim *sim, uint64_t max_cycles)
     return tpusim_run_feeds(sim, 1, max_cycles, results) ? results[0] : TPUSIM_TIMEOUT;
 }
 
-int tpusim_run_program(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max_cycles)
+int tpusim_run_program(tpusim *sim, const tpusim_insn *prog, size_t n, uint64_t max_cycles)
 {
-    static const tpu_insn none{};
-    const tpu_insn *progs[TPUSIM_CORES_MAX] = {prog ? prog : &none};
+    static const tpusim_insn none{};
+    const tpusim_insn *progs[TPUSIM_CORES_MAX] = {prog ? prog : &none};
     return tpusim_run_programs(sim, progs, &n, max_cycles, nullptr);
 }
 
@@ -769,7 +769,7 @@ int tpusim_run_feeds(tpusim *sim, uint32_t watch, uint64_t max_cycles, int *resu
 
 // Each program is replayed as a feed without waits, in place of the core's feed (put back
 // afterwards), until every core taking part has stopped.
-int tpusim_run_programs(tpusim *sim, const tpu_insn *const *progs, const size_t *n,
+int tpusim_run_programs(tpusim *sim, const tpusim_insn *const *progs, const size_t *n,
                         uint64_t max_cycles, int *results)
 {
     Device &d = *sim->dev;

@@ -5,12 +5,13 @@
 
 #include "sim/tpusim.h"
 
-struct tpu_golden {
-    tpu_hwcfg cfg;
+struct tpusim_golden {
+    tpusim_hwcfg cfg;
     int8_t *ub;   /* ub_rows x N */
     int32_t *acc; /* acc_rows x N */
     uint8_t *mem; /* mem_size bytes */
-    int own_mem;  /* mem is ours (tpu_golden_create), not the caller's (tpu_golden_create_on) */
+    int own_mem;  /* mem is ours (tpusim_golden_create), not the caller's (tpusim_golden_create_on)
+                   */
     int8_t *fifo; /* ring of wfifo_tiles tiles, N x N each */
     uint32_t fifo_head, fifo_count;
     uint32_t *weights; /* current tile, sign-extended at LOAD so MATMUL is a plain uint32 MAC */
@@ -63,13 +64,16 @@ static void *alloc(uint64_t count, size_t size)
     return calloc(count ? (size_t)count : 1, size);
 }
 
-tpu_golden *tpu_golden_create(const tpu_hwcfg *cfg) { return tpu_golden_create_on(cfg, NULL); }
+tpusim_golden *tpusim_golden_create(const tpusim_hwcfg *cfg)
+{
+    return tpusim_golden_create_on(cfg, NULL);
+}
 
-tpu_golden *tpu_golden_create_on(const tpu_hwcfg *cfg, uint8_t *mem)
+tpusim_golden *tpusim_golden_create_on(const tpusim_hwcfg *cfg, uint8_t *mem)
 {
     if (!cfg->array_n)
         return NULL;
-    tpu_golden *g = calloc(1, sizeof *g);
+    tpusim_golden *g = calloc(1, sizeof *g);
     if (!g)
         return NULL;
     const uint64_t n = cfg->array_n;
@@ -86,13 +90,13 @@ tpu_golden *tpu_golden_create_on(const tpu_hwcfg *cfg, uint8_t *mem)
     g->shift = alloc(n, 1);
     if (!g->ub || !g->acc || !g->mem || !g->fifo || !g->weights || !g->row || !g->bias ||
         !g->mult || !g->shift) {
-        tpu_golden_destroy(g);
+        tpusim_golden_destroy(g);
         return NULL;
     }
     return g;
 }
 
-void tpu_golden_destroy(tpu_golden *g)
+void tpusim_golden_destroy(tpusim_golden *g)
 {
     if (!g)
         return;
@@ -109,7 +113,7 @@ void tpu_golden_destroy(tpu_golden *g)
     free(g);
 }
 
-void tpu_golden_reset(tpu_golden *g)
+void tpusim_golden_reset(tpusim_golden *g)
 {
     const size_t n = g->cfg.array_n;
     g->fifo_head = g->fifo_count = 0;
@@ -131,7 +135,7 @@ static uint32_t ub_step(uint32_t field) { return field ? field : 1; }
 static uint32_t host_row_ub_rows(uint32_t len, uint32_t n) { return (len + n - 1) / n; }
 
 /* The checks of docs/isa.md "Validation and errors", in their order. */
-static int validate(const tpu_golden *g, const tpu_fields *f)
+static int validate(const tpusim_golden *g, const tpusim_fields *f)
 {
     const uint32_t n = g->cfg.array_n;
     uint32_t flags_ok = 0, used = 0, rows_min = 1, rows_max = TPU_INSN_ROWS_MASK;
@@ -234,7 +238,7 @@ static int validate(const tpu_golden *g, const tpu_fields *f)
     return TPU_ERR_OK;
 }
 
-static void matmul(tpu_golden *g, const tpu_fields *f)
+static void matmul(tpusim_golden *g, const tpusim_fields *f)
 {
     const size_t n = g->cfg.array_n;
     if (f->flags & TPU_F_LOAD) {
@@ -269,7 +273,7 @@ static void matmul(tpu_golden *g, const tpu_fields *f)
     }
 }
 
-static void execute(tpu_golden *g, const tpu_fields *f)
+static void execute(tpusim_golden *g, const tpusim_fields *f)
 {
     const size_t n = g->cfg.array_n;
     switch (f->op) {
@@ -350,23 +354,23 @@ static void execute(tpu_golden *g, const tpu_fields *f)
     }
 }
 
-int tpu_golden_exec(tpu_golden *g, const tpu_insn *insn)
+int tpusim_golden_exec(tpusim_golden *g, const tpusim_insn *insn)
 {
     if (g->error)
         return g->error;
-    const tpu_fields f = tpu_decode(insn);
+    const tpusim_fields f = tpusim_decode(insn);
     g->error = validate(g, &f);
     if (!g->error)
         execute(g, &f);
     return g->error;
 }
 
-int tpu_golden_run(tpu_golden *g, const tpu_insn *prog, size_t n, size_t *executed)
+int tpusim_golden_run(tpusim_golden *g, const tpusim_insn *prog, size_t n, size_t *executed)
 {
     size_t i = 0;
     int code = TPU_ERR_OK;
     for (; i < n; i++) {
-        code = tpu_golden_exec(g, &prog[i]);
+        code = tpusim_golden_exec(g, &prog[i]);
         if (code || TPU_INSN_GET(prog[i].w, OP) == TPU_OP_HALT)
             break;
     }
@@ -375,16 +379,16 @@ int tpu_golden_run(tpu_golden *g, const tpu_insn *prog, size_t n, size_t *execut
     return code;
 }
 
-uint8_t *tpu_golden_mem(tpu_golden *g) { return g->mem; }
+uint8_t *tpusim_golden_mem(tpusim_golden *g) { return g->mem; }
 
-int8_t *tpu_golden_ub(tpu_golden *g, uint32_t row)
+int8_t *tpusim_golden_ub(tpusim_golden *g, uint32_t row)
 {
     return row < g->cfg.ub_rows ? g->ub + (size_t)row * g->cfg.array_n : NULL;
 }
 
-int32_t *tpu_golden_acc(tpu_golden *g, uint32_t row)
+int32_t *tpusim_golden_acc(tpusim_golden *g, uint32_t row)
 {
     return row < g->cfg.acc_rows ? g->acc + (size_t)row * g->cfg.array_n : NULL;
 }
 
-uint32_t tpu_golden_sync_count(const tpu_golden *g) { return g->sync_count; }
+uint32_t tpusim_golden_sync_count(const tpusim_golden *g) { return g->sync_count; }

@@ -25,27 +25,27 @@ extern "C" {
 /* One instruction as little-endian words (w[0] = bits 31:0). */
 typedef struct {
     uint32_t w[TPU_INSN_WORDS];
-} tpu_insn;
+} tpusim_insn;
 
 /* Decoded fields. */
 typedef struct {
     uint32_t op, flags, rows, a, b, len, stride;
-} tpu_fields;
+} tpusim_fields;
 
-tpu_insn tpu_encode(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
-                    uint32_t len, uint32_t stride);
-tpu_fields tpu_decode(const tpu_insn *insn);
-const char *tpu_opcode_name(uint32_t op);  /* "MATMUL", or "?" */
-const char *tpu_error_name(uint32_t code); /* "UB_RANGE", or "?" */
-const char *tpu_perf_name(int counter);    /* "mxu_busy", or "?" */
+tpusim_insn tpusim_encode(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
+                          uint32_t len, uint32_t stride);
+tpusim_fields tpusim_decode(const tpusim_insn *insn);
+const char *tpusim_opcode_name(uint32_t op);  /* "MATMUL", or "?" */
+const char *tpusim_error_name(uint32_t code); /* "UB_RANGE", or "?" */
+const char *tpusim_perf_name(int counter);    /* "mxu_busy", or "?" */
 /* Writes one line of assembly ("MATMUL.LOAD.ACC rows=16 ub=0 acc=32") into buf; returns buf. */
-char *tpu_disasm(const tpu_insn *insn, char *buf, size_t size);
+char *tpusim_disasm(const tpusim_insn *insn, char *buf, size_t size);
 
 /* Hardware configuration, as the ID registers report it. */
 typedef struct {
     uint32_t array_n, ub_rows, acc_rows, wfifo_tiles, iq_depth;
     uint64_t mem_size;
-} tpu_hwcfg;
+} tpusim_hwcfg;
 
 /* ------------------------------------------------ cycle-accurate device -- */
 
@@ -104,7 +104,7 @@ void tpusim_destroy(tpusim *sim);
 /* Pulse rst for a cycle (every core and the chip CSRs) and set MEM_SIZE (every core's, in one
  * cycle). Memories keep their contents; the memory model's queues are emptied. */
 void tpusim_reset(tpusim *sim);
-void tpusim_hwcfg(tpusim *sim, tpu_hwcfg *out); /* read from core 0's ID registers */
+void tpusim_read_hwcfg(tpusim *sim, tpusim_hwcfg *out); /* read from core 0's ID registers */
 /* C, the cores of a chip; 1 for a lone core (core 0). */
 uint32_t tpusim_cores(const tpusim *sim);
 
@@ -116,7 +116,7 @@ void tpusim_reg_write(tpusim *sim, uint32_t offset, uint32_t v); /* one clock ed
 uint64_t tpusim_perf(tpusim *sim, int counter);                  /* no clock edge */
 
 /* Offer one instruction for one clock edge. Returns 1 if the queue took it, 0 if it was full. */
-int tpusim_push(tpusim *sim, const tpu_insn *insn);
+int tpusim_push(tpusim *sim, const tpusim_insn *insn);
 
 enum tpusim_result {
     TPUSIM_HALTED = 0,  /* a HALT retired */
@@ -127,7 +127,7 @@ enum tpusim_result {
 int tpusim_run(tpusim *sim, uint64_t max_cycles);
 /* Push a whole program as queue space frees up and run it; the program should end in HALT.
  * max_cycles bounds the whole call. */
-int tpusim_run_program(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max_cycles);
+int tpusim_run_program(tpusim *sim, const tpusim_insn *prog, size_t n, uint64_t max_cycles);
 
 /* Cores of a chip. The functions above without a core argument act on core 0 (and the run
  * functions leave the other cores alone: they are clocked, not pushed to nor waited for). These
@@ -136,7 +136,7 @@ int tpusim_run_program(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max
 uint32_t tpusim_core_reg_read(tpusim *sim, uint32_t core, uint32_t offset);
 void tpusim_core_reg_write(tpusim *sim, uint32_t core, uint32_t offset, uint32_t v);
 uint64_t tpusim_core_perf(tpusim *sim, uint32_t core, int counter);
-int tpusim_core_push(tpusim *sim, uint32_t core, const tpu_insn *insn);
+int tpusim_core_push(tpusim *sim, uint32_t core, const tpusim_insn *insn);
 int tpusim_core_ub_read(tpusim *sim, uint32_t core, uint32_t row, int8_t *dst);
 int tpusim_core_acc_read(tpusim *sim, uint32_t core, uint32_t row, int32_t *dst);
 /* Run a program on each core concurrently, as tpusim_run_program does on one: progs[k] (n[k]
@@ -146,7 +146,7 @@ int tpusim_core_acc_read(tpusim *sim, uint32_t core, uint32_t row, int32_t *dst)
  * after its last instruction, or an error), at most max_cycles edges. results[k] (results may be
  * NULL) gets core k's tpusim_result, for the cores taking part. Returns TPUSIM_TIMEOUT if any
  * core timed out, else TPUSIM_ERROR if any stopped with an error, else TPUSIM_HALTED. */
-int tpusim_run_programs(tpusim *sim, const tpu_insn *const *progs, const size_t *n,
+int tpusim_run_programs(tpusim *sim, const tpusim_insn *const *progs, const size_t *n,
                         uint64_t max_cycles, int *results);
 
 /* Feeds: what a control processor pushes into a core's queue, replayed on the device clock. The
@@ -163,12 +163,12 @@ void tpusim_feed_clear(tpusim_feed *f); /* empty, rewound; keeps its storage */
 /* Append: cycles to spend before the next push (they add up), or the next push. -1 if out of
  * memory (the feed is then unchanged). */
 int tpusim_feed_wait(tpusim_feed *f, uint64_t cycles);
-int tpusim_feed_push(tpusim_feed *f, const tpu_insn *insn);
-size_t tpusim_feed_size(const tpusim_feed *f);           /* instructions recorded */
-const tpu_insn *tpusim_feed_insns(const tpusim_feed *f); /* all of them, in order */
-size_t tpusim_feed_taken(const tpusim_feed *f);          /* replayed: taken by the queue */
-uint64_t tpusim_feed_edges(const tpusim_feed *f);        /* replayed: edges spent waiting and
-                                                            offering, refused offers included */
+int tpusim_feed_push(tpusim_feed *f, const tpusim_insn *insn);
+size_t tpusim_feed_size(const tpusim_feed *f);              /* instructions recorded */
+const tpusim_insn *tpusim_feed_insns(const tpusim_feed *f); /* all of them, in order */
+size_t tpusim_feed_taken(const tpusim_feed *f);             /* replayed: taken by the queue */
+uint64_t tpusim_feed_edges(const tpusim_feed *f);           /* replayed: edges spent waiting and
+                                                               offering, refused offers included */
 /* Attach f to core k (replay starts at the next edge, from f's start), or detach with NULL. A
  * feed stays the caller's and stays attached (offering nothing once replayed) until detached or
  * tpusim_reset. A core with a feed attached takes no other pushes. -1 if k is not a core. */
@@ -225,25 +225,25 @@ int tpusim_trace_close(tpusim *sim, uint64_t *cycles, char *err, size_t errlen);
 
 /* --------------------------------------------------------- golden model -- */
 
-typedef struct tpu_golden tpu_golden;
+typedef struct tpusim_golden tpusim_golden;
 
-tpu_golden *tpu_golden_create(const tpu_hwcfg *cfg); /* NULL if out of memory */
+tpusim_golden *tpusim_golden_create(const tpusim_hwcfg *cfg); /* NULL if out of memory */
 /* The same on the caller's memory of mem_size bytes (several cores' models on one memory), which
  * must outlive it. */
-tpu_golden *tpu_golden_create_on(const tpu_hwcfg *cfg, uint8_t *mem);
-void tpu_golden_destroy(tpu_golden *g);
+tpusim_golden *tpusim_golden_create_on(const tpusim_hwcfg *cfg, uint8_t *mem);
+void tpusim_golden_destroy(tpusim_golden *g);
 /* Reset as the device does: clear FIFO, weights, params, error; keep UB, ACC, memory. */
-void tpu_golden_reset(tpu_golden *g);
+void tpusim_golden_reset(tpusim_golden *g);
 /* Execute one instruction. Returns its tpu_error code; after a non-zero code the model
  * refuses further instructions (returning the same code) until reset. */
-int tpu_golden_exec(tpu_golden *g, const tpu_insn *insn);
+int tpusim_golden_exec(tpusim_golden *g, const tpusim_insn *insn);
 /* Execute until HALT or an error; returns the error code. *executed gets the index of the HALT
  * or of the failing instruction (may be NULL). */
-int tpu_golden_run(tpu_golden *g, const tpu_insn *prog, size_t n, size_t *executed);
-uint8_t *tpu_golden_mem(tpu_golden *g);               /* mem_size bytes */
-int8_t *tpu_golden_ub(tpu_golden *g, uint32_t row);   /* N bytes, or NULL if out of range */
-int32_t *tpu_golden_acc(tpu_golden *g, uint32_t row); /* N values, or NULL if out of range */
-uint32_t tpu_golden_sync_count(const tpu_golden *g);
+int tpusim_golden_run(tpusim_golden *g, const tpusim_insn *prog, size_t n, size_t *executed);
+uint8_t *tpusim_golden_mem(tpusim_golden *g);               /* mem_size bytes */
+int8_t *tpusim_golden_ub(tpusim_golden *g, uint32_t row);   /* N bytes, or NULL if out of range */
+int32_t *tpusim_golden_acc(tpusim_golden *g, uint32_t row); /* N values, or NULL if out of range */
+uint32_t tpusim_golden_sync_count(const tpusim_golden *g);
 
 /* ------------------------------------------------------------ checking -- */
 
@@ -256,7 +256,7 @@ enum tpusim_verdict {
  * memory, UB and ACC as they are now, then compare all of them. On a difference the report
  * names the earliest instruction (in program order) that wrote a differing location, the
  * location, and the expected and actual values. */
-int tpusim_verify(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max_cycles, char *report,
+int tpusim_verify(tpusim *sim, const tpusim_insn *prog, size_t n, uint64_t max_cycles, char *report,
                   size_t size);
 
 #ifdef __cplusplus

@@ -43,9 +43,9 @@ typedef struct {
 
 typedef struct {
     tpusim *sim;
-    tpu_golden *g;
-    tpu_hwcfg cfg;
-    const tpu_insn *prog;
+    tpusim_golden *g;
+    tpusim_hwcfg cfg;
+    const tpusim_insn *prog;
     size_t n;       /* instructions in prog */
     size_t stop;    /* the golden model's stopping point: instructions before it ran */
     int8_t *dev_ub; /* the device's UB and ACC after the run */
@@ -64,7 +64,7 @@ static void describe_insn(const compare *c, size_t idx, char *buf, size_t size)
 {
     char dis[128];
     if (idx < c->n)
-        snprintf(buf, size, "insn %zu `%s`", idx, tpu_disasm(&c->prog[idx], dis, sizeof dis));
+        snprintf(buf, size, "insn %zu `%s`", idx, tpusim_disasm(&c->prog[idx], dis, sizeof dis));
     else
         snprintf(buf, size, "insn %zu", idx);
 }
@@ -85,10 +85,10 @@ static int rows_differ(compare *c)
 {
     const uint32_t n = c->cfg.array_n;
     for (uint32_t r = 0; r < c->cfg.ub_rows; r++)
-        if (memcmp(tpu_golden_ub(c->g, r), c->dev_ub + (size_t)r * n, n))
+        if (memcmp(tpusim_golden_ub(c->g, r), c->dev_ub + (size_t)r * n, n))
             return 1;
     for (uint32_t r = 0; r < c->cfg.acc_rows; r++)
-        if (memcmp(tpu_golden_acc(c->g, r), c->dev_acc + (size_t)r * n, n * sizeof *c->dev_acc))
+        if (memcmp(tpusim_golden_acc(c->g, r), c->dev_acc + (size_t)r * n, n * sizeof *c->dev_acc))
             return 1;
     return 0;
 }
@@ -111,7 +111,7 @@ static size_t chunk_bytes(const compare *c, uint64_t chunk)
 /* Flags the differing chunks; returns how many, or -1 if the device could not be read. */
 static int64_t compare_memory(compare *c)
 {
-    const uint8_t *golden = tpu_golden_mem(c->g);
+    const uint8_t *golden = tpusim_golden_mem(c->g);
     int64_t differing = 0;
     for (uint64_t first = 0; first < c->nchunks; first += READ_CHUNKS) {
         const uint64_t count = c->nchunks - first < READ_CHUNKS ? c->nchunks - first : READ_CHUNKS;
@@ -145,7 +145,7 @@ static int find_writers(compare *c)
             c->mem_writer[k][b] = -1;
     }
     for (size_t idx = 0; idx < c->stop; idx++) {
-        const tpu_fields f = tpu_decode(&c->prog[idx]);
+        const tpusim_fields f = tpusim_decode(&c->prog[idx]);
         const int32_t w = (int32_t)idx;
         switch (f.op) {
         case TPU_OP_RD_HOST: /* ceil(len / N) UB rows per memory row */
@@ -204,7 +204,7 @@ static int attribute(compare *c)
     location *l;
     c->best.writer = c->unwritten.writer = -1;
     for (uint32_t r = 0; r < c->cfg.ub_rows; r++) {
-        const int8_t *ev = tpu_golden_ub(c->g, r), *av = c->dev_ub + (size_t)r * n;
+        const int8_t *ev = tpusim_golden_ub(c->g, r), *av = c->dev_ub + (size_t)r * n;
         for (uint32_t k = 0; k < n; k++) {
             if (ev[k] == av[k])
                 continue;
@@ -217,7 +217,7 @@ static int attribute(compare *c)
         }
     }
     for (uint32_t r = 0; r < c->cfg.acc_rows; r++) {
-        const int32_t *ev = tpu_golden_acc(c->g, r), *av = c->dev_acc + (size_t)r * n;
+        const int32_t *ev = tpusim_golden_acc(c->g, r), *av = c->dev_acc + (size_t)r * n;
         for (uint32_t k = 0; k < n; k++) {
             if (ev[k] == av[k])
                 continue;
@@ -229,7 +229,7 @@ static int attribute(compare *c)
             snprintf(l->actual, sizeof l->actual, "%ld", (long)av[k]);
         }
     }
-    const uint8_t *golden = tpu_golden_mem(c->g);
+    const uint8_t *golden = tpusim_golden_mem(c->g);
     for (uint64_t k = 0; k < c->nchunks; k++) {
         if (!c->chunk_differs[k])
             continue;
@@ -304,19 +304,19 @@ static void free_compare(compare *c)
     free(c->dev_mem);
     free(c->dev_acc);
     free(c->dev_ub);
-    tpu_golden_destroy(c->g);
+    tpusim_golden_destroy(c->g);
 }
 
 /* The device's state before the run goes into the golden model. */
 static int load_golden(compare *c)
 {
-    if (tpusim_mem_read(c->sim, 0, tpu_golden_mem(c->g), (size_t)c->cfg.mem_size))
+    if (tpusim_mem_read(c->sim, 0, tpusim_golden_mem(c->g), (size_t)c->cfg.mem_size))
         return -1;
     for (uint32_t r = 0; r < c->cfg.ub_rows; r++)
-        if (tpusim_ub_read(c->sim, r, tpu_golden_ub(c->g, r)))
+        if (tpusim_ub_read(c->sim, r, tpusim_golden_ub(c->g, r)))
             return -1;
     for (uint32_t r = 0; r < c->cfg.acc_rows; r++)
-        if (tpusim_acc_read(c->sim, r, tpu_golden_acc(c->g, r)))
+        if (tpusim_acc_read(c->sim, r, tpusim_golden_acc(c->g, r)))
             return -1;
     return 0;
 }
@@ -326,7 +326,7 @@ static void describe_outcome(const compare *c, int code, size_t idx, char *buf, 
     char insn[192];
     if (code) {
         describe_insn(c, idx, insn, sizeof insn);
-        snprintf(buf, size, "error %s at %s", tpu_error_name((uint32_t)code), insn);
+        snprintf(buf, size, "error %s at %s", tpusim_error_name((uint32_t)code), insn);
     } else if (idx < c->n) {
         snprintf(buf, size, "halted at insn %zu", idx);
     } else {
@@ -334,19 +334,19 @@ static void describe_outcome(const compare *c, int code, size_t idx, char *buf, 
     }
 }
 
-int tpusim_verify(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max_cycles, char *report,
+int tpusim_verify(tpusim *sim, const tpusim_insn *prog, size_t n, uint64_t max_cycles, char *report,
                   size_t size)
 {
     text t = {report, size, 0};
     if (size)
         report[0] = '\0';
     compare c = {.sim = sim, .prog = prog, .n = n};
-    tpusim_hwcfg(sim, &c.cfg);
+    tpusim_read_hwcfg(sim, &c.cfg);
     if (n > INT32_MAX) {
         say(&t, "verify: programs are limited to %ld instructions", (long)INT32_MAX);
         return TPUSIM_DIFFER;
     }
-    if (!(c.g = tpu_golden_create(&c.cfg)) || load_golden(&c)) {
+    if (!(c.g = tpusim_golden_create(&c.cfg)) || load_golden(&c)) {
         say(&t, "verify: cannot set up the golden model (out of memory or device unreadable)");
         free_compare(&c);
         return TPUSIM_DIFFER;
@@ -354,7 +354,7 @@ int tpusim_verify(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max_cycl
     /* ERROR_PC and SYNC_COUNT count from reset; this program starts where the device is now. */
     const uint32_t pc0 = tpusim_reg_read(sim, TPU_CSR_INSN_COUNT);
     const uint32_t sync0 = tpusim_reg_read(sim, TPU_CSR_SYNC_COUNT);
-    const int gcode = tpu_golden_run(c.g, prog, n, &c.stop);
+    const int gcode = tpusim_golden_run(c.g, prog, n, &c.stop);
     const int res = tpusim_run_program(sim, prog, n, max_cycles);
 
     char expected[256], actual[256];
@@ -379,8 +379,8 @@ int tpusim_verify(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max_cycl
         verdict = TPUSIM_DIFFER;
     }
     const uint32_t dsync = tpusim_reg_read(sim, TPU_CSR_SYNC_COUNT) - sync0;
-    if (dsync != tpu_golden_sync_count(c.g)) {
-        say(&t, "SYNC_COUNT: expected %u, device %u", tpu_golden_sync_count(c.g), dsync);
+    if (dsync != tpusim_golden_sync_count(c.g)) {
+        say(&t, "SYNC_COUNT: expected %u, device %u", tpusim_golden_sync_count(c.g), dsync);
         verdict = TPUSIM_DIFFER;
     }
     const int64_t diffs = compare_state(&c, &t);

@@ -49,7 +49,7 @@ std::vector<uint8_t> conv_bytes(const Conv &v, const uint32_t bufs[4], const uin
 
 // Lays v out (input, tiled kernel, output, parameters, then the stream), runs it and compares all
 // of memory: the output rewritten as the reference says, nothing else touched.
-void run_conv(const tpu_hwcfg &cfg, const Conv &v, uint32_t seed)
+void run_conv(const tpusim_hwcfg &cfg, const Conv &v, uint32_t seed)
 {
     SCOPED_TRACE(describe(v, cfg.array_n) + " seed " + std::to_string(seed));
     GoldenHal h(cfg);
@@ -108,7 +108,7 @@ const uint32_t kArrays[] = {4, 8};
 TEST(FirmwareConv, EdgeShapes)
 {
     for (uint32_t n : kArrays) {
-        const tpu_hwcfg cfg = make_cfg(n);
+        const tpusim_hwcfg cfg = make_cfg(n);
         // 3x3 on one channel, no padding: packed runs (c % N != 0).
         run_conv(cfg, {1, 6, 7, 1, 3, 3, 3}, 1);
         // Padding on every side, stride 2, three channels: pixel planes.
@@ -138,7 +138,7 @@ TEST(FirmwareConv, EdgeShapes)
 TEST(FirmwareConv, OutputKinds)
 {
     for (uint32_t n : kArrays) {
-        const tpu_hwcfg cfg = make_cfg(n);
+        const tpusim_hwcfg cfg = make_cfg(n);
         Conv v{2, 6, 5, 3, 3, 3, 6};
         const uint32_t kinds[] = {0,
                                   FW_CONV_BIAS,
@@ -157,7 +157,7 @@ TEST(FirmwareConv, OutputKinds)
 TEST(FirmwareConv, Pooling)
 {
     for (uint32_t n : kArrays) {
-        const tpu_hwcfg cfg = make_cfg(n);
+        const tpusim_hwcfg cfg = make_cfg(n);
         struct {
             Conv v;
             uint32_t ph, pw, psh, psw;

@@ -36,7 +36,7 @@ std::vector<int32_t> random_params(tpu_rng *r, uint32_t n)
 
 // Runs d on a golden model of cfg (mem_size set here) with the given inputs and compares C with
 // the reference.
-void check_gemm(tpu_hwcfg cfg, gemm_desc d, const std::vector<uint8_t> &a,
+void check_gemm(tpusim_hwcfg cfg, gemm_desc d, const std::vector<uint8_t> &a,
                 const std::vector<int8_t> &b, const std::vector<int32_t> &params)
 {
     const uint64_t csize = d.out_int8 ? 1 : 4;
@@ -52,10 +52,10 @@ void check_gemm(tpu_hwcfg cfg, gemm_desc d, const std::vector<uint8_t> &a,
     tpu_prog p = {};
     ASSERT_EQ(gemm_program(&p, &cfg, &d), 0);
     size_t executed = 0;
-    const int code = tpu_golden_run(m.g, p.insns, p.n, &executed);
+    const int code = tpusim_golden_run(m.g, p.insns, p.n, &executed);
     const size_t n_insns = p.n;
     prog_free(&p);
-    ASSERT_EQ(code, TPU_ERR_OK) << tpu_error_name((uint32_t)code) << " at " << executed;
+    ASSERT_EQ(code, TPU_ERR_OK) << tpusim_error_name((uint32_t)code) << " at " << executed;
     ASSERT_EQ(executed, n_insns - 1);
 
     std::vector<int32_t> ref32(d.out_int8 ? 0 : (size_t)d.m * d.n);
@@ -75,7 +75,7 @@ void check_gemm(tpu_hwcfg cfg, gemm_desc d, const std::vector<uint8_t> &a,
 }
 
 // Random int8 inputs with extremes, laid out contiguously from byte 64.
-void check_random_gemm(const tpu_hwcfg &cfg, gemm_desc d, tpu_rng *r)
+void check_random_gemm(const tpusim_hwcfg &cfg, gemm_desc d, tpu_rng *r)
 {
     gemm_layout(&d, 64);
     std::vector<uint8_t> a((size_t)d.m * d.k);
@@ -93,7 +93,7 @@ TEST(GoldenGemm, ShapesAndVariants)
     tpu_rng r = {42};
     for (uint32_t n : {4u, 8u, 16u}) {
         // Small UB and ACC so that the larger M values are split into chunks.
-        const tpu_hwcfg cfg = {n, 2 * n + 3, n + 2, 2, 32, 0};
+        const tpusim_hwcfg cfg = {n, 2 * n + 3, n + 2, 2, 32, 0};
         const uint32_t dims[] = {1, 2, n - 1, n, n + 1, 3 * n + 5};
         for (uint32_t m : dims)
             for (uint32_t k : dims)
@@ -117,8 +117,9 @@ TEST(GoldenGemm, ShapesAndVariants)
 TEST(GoldenGemm, ChunksWhenUbOrAccIsTheLimit)
 {
     tpu_rng r = {7};
-    for (const tpu_hwcfg &cfg : {tpu_hwcfg{8, 5, 9, 1, 32, 0}, tpu_hwcfg{8, 9, 5, 4, 32, 0},
-                                 tpu_hwcfg{4, 1, 1, 1, 32, 0}}) {
+    for (const tpusim_hwcfg &cfg :
+         {tpusim_hwcfg{8, 5, 9, 1, 32, 0}, tpusim_hwcfg{8, 9, 5, 4, 32, 0},
+          tpusim_hwcfg{4, 1, 1, 1, 32, 0}}) {
         for (int v = 0; v < 4; v++) {
             gemm_desc d = {};
             d.m = 100;
@@ -139,7 +140,7 @@ TEST(GoldenGemm, ExtremesOverLongKWrap)
     const int32_t wrapped = (int32_t)(uint32_t)((uint64_t)K * 16384u);
     ASSERT_LT(wrapped, 0);
     for (uint32_t n : {4u, 16u}) {
-        const tpu_hwcfg cfg = {n, 8, 8, 2, 32, 0};
+        const tpusim_hwcfg cfg = {n, 8, 8, 2, 32, 0};
         gemm_desc d = {};
         d.m = 2;
         d.k = K;
@@ -156,7 +157,7 @@ TEST(GoldenGemm, ExtremesOverLongKWrap)
         memcpy(m.mem() + d.b, b.data(), b.size());
         tpu_prog p = {};
         ASSERT_EQ(gemm_program(&p, &m.cfg, &d), 0);
-        EXPECT_EQ(tpu_golden_run(m.g, p.insns, p.n, nullptr), TPU_ERR_OK);
+        EXPECT_EQ(tpusim_golden_run(m.g, p.insns, p.n, nullptr), TPU_ERR_OK);
         prog_free(&p);
         for (uint32_t k = 0; k < d.m * d.n; k++)
             ASSERT_EQ(m.get32(d.c + 4 * k), wrapped) << k;
@@ -167,7 +168,7 @@ TEST(GoldenGemm, UnsignedExtremes)
 {
     // 255 x -128 over K = 3N+5: only UNSIGNED reads 0xff as 255.
     for (uint32_t n : {4u, 8u, 16u}) {
-        const tpu_hwcfg cfg = {n, 64, 64, 2, 32, 0};
+        const tpusim_hwcfg cfg = {n, 64, 64, 2, 32, 0};
         gemm_desc d = {};
         d.m = n + 1;
         d.k = 3 * n + 5;
@@ -184,7 +185,7 @@ TEST(GoldenGemm, UnsignedExtremes)
 TEST(GoldenGemm, OddAddresses)
 {
     tpu_rng r = {3};
-    const tpu_hwcfg cfg = {8, 16, 16, 2, 32, 0};
+    const tpusim_hwcfg cfg = {8, 16, 16, 2, 32, 0};
     gemm_desc d = {};
     d.m = 13;
     d.k = 11;
@@ -209,12 +210,12 @@ TEST(GoldenGemm, Large)
     d.m = d.k = d.n = 256;
     d.out_int8 = 1;
     d.bias = 1;
-    check_random_gemm(tpu_hwcfg{16, 16384, 4096, 4, 32, 0}, d, &r);
+    check_random_gemm(tpusim_hwcfg{16, 16384, 4096, 4, 32, 0}, d, &r);
 }
 
 TEST(GoldenGemm, ProgramRejectsWhatFieldsCannotHold)
 {
-    const tpu_hwcfg cfg = {8, 16, 16, 2, 32, 1u << 20};
+    const tpusim_hwcfg cfg = {8, 16, 16, 2, 32, 1u << 20};
     tpu_prog p = {};
     gemm_desc d = {};
     d.m = d.k = d.n = 4;
@@ -242,15 +243,15 @@ TEST(GoldenRandom, ValidProgramsRunToHalt)
             ASSERT_EQ(p.n, 301u);
             unsigned seen = 0;
             for (size_t i = 0; i < p.n; i++)
-                seen |= 1u << tpu_decode(&p.insns[i]).op;
+                seen |= 1u << tpusim_decode(&p.insns[i]).op;
             EXPECT_EQ(seen, 0x3feu) << "every opcode (0x01..0x09) appears";
             size_t executed = 0;
-            const int code = tpu_golden_run(m.g, p.insns, p.n, &executed);
+            const int code = tpusim_golden_run(m.g, p.insns, p.n, &executed);
             char dis[128];
             ASSERT_EQ(code, TPU_ERR_OK)
-                << "seed " << seed << " N " << n << ": " << tpu_error_name((uint32_t)code) << " at "
-                << executed << " "
-                << tpu_disasm(&p.insns[executed < p.n ? executed : 0], dis, sizeof dis);
+                << "seed " << seed << " N " << n << ": " << tpusim_error_name((uint32_t)code)
+                << " at " << executed << " "
+                << tpusim_disasm(&p.insns[executed < p.n ? executed : 0], dis, sizeof dis);
             EXPECT_EQ(executed, p.n - 1);
             prog_free(&p);
         }
@@ -279,13 +280,13 @@ TEST(GoldenRandom, InjectedErrorsStopExactlyThere)
                 ASSERT_GE(bad, 0);
                 size_t executed = 0;
                 char dis[128];
-                ASSERT_EQ(tpu_golden_run(m.g, p.insns, p.n, &executed), code)
+                ASSERT_EQ(tpusim_golden_run(m.g, p.insns, p.n, &executed), code)
                     << "seed " << seed << " N " << n << " injected at " << bad << ": "
-                    << tpu_disasm(&p.insns[bad], dis, sizeof dis);
+                    << tpusim_disasm(&p.insns[bad], dis, sizeof dis);
                 ASSERT_EQ(executed, (size_t)bad);
                 // the state is exactly that of the instructions before it
                 size_t prefix_executed = 0;
-                ASSERT_EQ(tpu_golden_run(prefix.g, p.insns, (size_t)bad, &prefix_executed),
+                ASSERT_EQ(tpusim_golden_run(prefix.g, p.insns, (size_t)bad, &prefix_executed),
                           TPU_ERR_OK);
                 ASSERT_EQ(prefix_executed, (size_t)bad);
                 EXPECT_TRUE(State(m) == State(prefix));
@@ -321,8 +322,8 @@ TEST(Verify, AgreesOnAGemm)
     Device d;
     if (!d.sim)
         GTEST_SKIP() << "no device model built";
-    tpu_hwcfg cfg;
-    tpusim_hwcfg(d.sim, &cfg);
+    tpusim_hwcfg cfg;
+    tpusim_read_hwcfg(d.sim, &cfg);
     gemm_desc g = {};
     g.m = 2 * cfg.array_n + 1;
     g.k = cfg.array_n + 3;
@@ -351,7 +352,7 @@ TEST(Verify, HungWithoutHalt)
     Device d;
     if (!d.sim)
         GTEST_SKIP() << "no device model built";
-    const tpu_insn sync = tpu_encode(TPU_OP_SYNC, 0, 0, 0, 0, 0, 0);
+    const tpusim_insn sync = tpusim_encode(TPU_OP_SYNC, 0, 0, 0, 0, 0, 0);
     char report[512];
     EXPECT_EQ(tpusim_verify(d.sim, &sync, 1, 2000, report, sizeof report), TPUSIM_HUNG);
     EXPECT_NE(std::string(report).find("HUNG"), std::string::npos) << report;
@@ -365,19 +366,19 @@ TEST(Verify, NamesTheWriterOfAStaleResult)
     Device d;
     if (!d.sim)
         GTEST_SKIP() << "no device model built";
-    tpu_hwcfg cfg;
-    tpusim_hwcfg(d.sim, &cfg);
+    tpusim_hwcfg cfg;
+    tpusim_read_hwcfg(d.sim, &cfg);
     std::vector<int32_t> params(3 * cfg.array_n, 0x01010101);
     ASSERT_EQ(tpusim_mem_write(d.sim, 0x400, params.data(), 4 * params.size()), 0);
-    const tpu_insn first[] = {
-        tpu_encode(TPU_OP_RD_PARAMS, 0, 3, 0x400, 0, 4 * cfg.array_n, 4 * cfg.array_n),
-        tpu_encode(TPU_OP_HALT, 0, 0, 0, 0, 0, 0)};
+    const tpusim_insn first[] = {
+        tpusim_encode(TPU_OP_RD_PARAMS, 0, 3, 0x400, 0, 4 * cfg.array_n, 4 * cfg.array_n),
+        tpusim_encode(TPU_OP_HALT, 0, 0, 0, 0, 0, 0)};
     ASSERT_EQ(tpusim_run_program(d.sim, first, 2, 100000), TPUSIM_HALTED);
     std::vector<uint8_t> ee(4 * cfg.array_n, 0xee);
     ASSERT_EQ(tpusim_mem_write(d.sim, 0x800, ee.data(), ee.size()), 0);
-    const tpu_insn second[] = {tpu_encode(TPU_OP_WR_HOST, TPU_F_SRC_ACC | TPU_F_BIAS, 1, 0x800,
-                                          cfg.acc_rows - 1, 4 * cfg.array_n, 0),
-                               tpu_encode(TPU_OP_HALT, 0, 0, 0, 0, 0, 0)};
+    const tpusim_insn second[] = {tpusim_encode(TPU_OP_WR_HOST, TPU_F_SRC_ACC | TPU_F_BIAS, 1,
+                                                0x800, cfg.acc_rows - 1, 4 * cfg.array_n, 0),
+                                  tpusim_encode(TPU_OP_HALT, 0, 0, 0, 0, 0, 0)};
     char report[1024];
     ASSERT_EQ(tpusim_verify(d.sim, second, 2, 100000, report, sizeof report), TPUSIM_DIFFER);
     const std::string text(report);

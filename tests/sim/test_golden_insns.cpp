@@ -319,14 +319,14 @@ TEST(GoldenOps, ActivateWritesItsRowsAUbStepApart)
 
 struct ErrorCase {
     const char *what;
-    tpu_insn insn;
+    tpusim_insn insn;
     int code;
 };
 
-tpu_insn I(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b, uint32_t len,
-           uint32_t stride)
+tpusim_insn I(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b, uint32_t len,
+              uint32_t stride)
 {
-    return tpu_encode(op, flags, rows, a, b, len, stride);
+    return tpusim_encode(op, flags, rows, a, b, len, stride);
 }
 
 // With N = 4, UB 8 rows, ACC 8 rows, 2 tiles, 256 bytes: the case fails with its code, changes
@@ -340,14 +340,14 @@ void check_error(const ErrorCase &k, int prefill_tiles = 0)
     for (int t = 0; t < prefill_tiles; t++)
         ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, 4, 0, 0, 4, 4), TPU_ERR_OK);
     const State before(m);
-    ASSERT_EQ(tpu_golden_exec(m.g, &k.insn), k.code) << tpu_error_name((uint32_t)k.code);
+    ASSERT_EQ(tpusim_golden_exec(m.g, &k.insn), k.code) << tpusim_error_name((uint32_t)k.code);
     EXPECT_TRUE(State(m) == before);
     EXPECT_EQ(m.exec(TPU_OP_SYNC), k.code);
     EXPECT_EQ(m.exec(TPU_OP_RD_HOST, 0, 1, 0, 0, 4, 0), k.code);
     EXPECT_TRUE(State(m) == before);
-    tpu_golden_reset(m.g);
+    tpusim_golden_reset(m.g);
     EXPECT_EQ(m.exec(TPU_OP_SYNC), TPU_ERR_OK);
-    EXPECT_EQ(tpu_golden_sync_count(m.g), 1u);
+    EXPECT_EQ(tpusim_golden_sync_count(m.g), 1u);
 }
 
 TEST(GoldenErrors, EveryCheck)
@@ -574,24 +574,24 @@ TEST(GoldenRun, SyncCountAndStoppingPoints)
     prog_emit(&p, TPU_OP_HALT, 0, 0, 0, 0, 0, 0);
     prog_emit(&p, TPU_OP_SYNC, 0, 0, 0, 0, 0, 0); // after HALT: not run
     size_t executed = 0;
-    EXPECT_EQ(tpu_golden_run(m.g, p.insns, p.n, &executed), TPU_ERR_OK);
+    EXPECT_EQ(tpusim_golden_run(m.g, p.insns, p.n, &executed), TPU_ERR_OK);
     EXPECT_EQ(executed, 10u);
-    EXPECT_EQ(tpu_golden_sync_count(m.g), 5u);
+    EXPECT_EQ(tpusim_golden_sync_count(m.g), 5u);
 
     // no HALT: everything runs, executed = n
-    EXPECT_EQ(tpu_golden_run(m.g, p.insns, 3, &executed), TPU_ERR_OK);
+    EXPECT_EQ(tpusim_golden_run(m.g, p.insns, 3, &executed), TPU_ERR_OK);
     EXPECT_EQ(executed, 3u);
-    EXPECT_EQ(tpu_golden_sync_count(m.g), 7u);
+    EXPECT_EQ(tpusim_golden_sync_count(m.g), 7u);
 
     // an error stops the run at the failing instruction; nothing after it runs
-    p.insns[4] = tpu_encode(TPU_OP_RD_HOST, 0, 1, 0, 99, 4, 0);
-    EXPECT_EQ(tpu_golden_run(m.g, p.insns, p.n, &executed), TPU_ERR_UB_RANGE);
+    p.insns[4] = tpusim_encode(TPU_OP_RD_HOST, 0, 1, 0, 99, 4, 0);
+    EXPECT_EQ(tpusim_golden_run(m.g, p.insns, p.n, &executed), TPU_ERR_UB_RANGE);
     EXPECT_EQ(executed, 4u);
-    EXPECT_EQ(tpu_golden_sync_count(m.g), 9u);
-    EXPECT_EQ(tpu_golden_run(m.g, p.insns, p.n, nullptr), TPU_ERR_UB_RANGE);
-    EXPECT_EQ(tpu_golden_sync_count(m.g), 9u);
-    tpu_golden_reset(m.g);
-    EXPECT_EQ(tpu_golden_sync_count(m.g), 0u);
+    EXPECT_EQ(tpusim_golden_sync_count(m.g), 9u);
+    EXPECT_EQ(tpusim_golden_run(m.g, p.insns, p.n, nullptr), TPU_ERR_UB_RANGE);
+    EXPECT_EQ(tpusim_golden_sync_count(m.g), 9u);
+    tpusim_golden_reset(m.g);
+    EXPECT_EQ(tpusim_golden_sync_count(m.g), 0u);
     prog_free(&p);
 }
 
@@ -611,7 +611,7 @@ TEST(GoldenRun, ResetClearsFifoWeightsParamsKeepsMemories)
     ASSERT_EQ(m.exec(0x55), TPU_ERR_ILLEGAL_OPCODE);
     const State before(m);
 
-    tpu_golden_reset(m.g);
+    tpusim_golden_reset(m.g);
     State after(m);
     EXPECT_EQ(after.sync, 0u);
     after.sync = before.sync;
@@ -630,8 +630,8 @@ TEST(GoldenRun, ResetClearsFifoWeightsParamsKeepsMemories)
 
 TEST(GoldenModel, CreateAndAccessors)
 {
-    const tpu_hwcfg zero = {0, 8, 8, 2, 32, 256};
-    EXPECT_EQ(tpu_golden_create(&zero), nullptr);
+    const tpusim_hwcfg zero = {0, 8, 8, 2, 32, 256};
+    EXPECT_EQ(tpusim_golden_create(&zero), nullptr);
     Golden m(8, 5, 3, 2, 100);
     EXPECT_NE(m.ub(4), nullptr);
     EXPECT_EQ(m.ub(5), nullptr);
@@ -640,7 +640,7 @@ TEST(GoldenModel, CreateAndAccessors)
     EXPECT_EQ(m.ub(1) - m.ub(0), 8);
     for (uint64_t i = 0; i < 100; i++)
         EXPECT_EQ(m.mem()[i], 0);
-    EXPECT_EQ(tpu_golden_sync_count(m.g), 0u);
+    EXPECT_EQ(tpusim_golden_sync_count(m.g), 0u);
 }
 
 } // namespace

@@ -9,26 +9,27 @@
 namespace
 {
 
-std::string disasm(const tpu_insn &insn)
+std::string disasm(const tpusim_insn &insn)
 {
     char buf[160];
-    return tpu_disasm(&insn, buf, sizeof buf);
+    return tpusim_disasm(&insn, buf, sizeof buf);
 }
 
 std::string disasm(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b, uint32_t len,
                    uint32_t stride)
 {
-    return disasm(tpu_encode(op, flags, rows, a, b, len, stride));
+    return disasm(tpusim_encode(op, flags, rows, a, b, len, stride));
 }
 
 TEST(Isa, FieldLayout)
 {
-    const tpu_insn i = tpu_encode(0xab, 0xcd, 0x1234, 0xdeadbeef, 0x12345, 0xabc, 0x01020304);
+    const tpusim_insn i = tpusim_encode(0xab, 0xcd, 0x1234, 0xdeadbeef, 0x12345, 0xabc, 0x01020304);
     EXPECT_EQ(i.w[0], 0x1234cdabu);
     EXPECT_EQ(i.w[1], 0xdeadbeefu);
     EXPECT_EQ(i.w[2], 0xabc12345u);
     EXPECT_EQ(i.w[3], 0x01020304u);
-    const tpu_insn full = tpu_encode(0xff, 0xff, 0xffff, 0xffffffff, 0xfffff, 0xfff, 0xffffffff);
+    const tpusim_insn full =
+        tpusim_encode(0xff, 0xff, 0xffff, 0xffffffff, 0xfffff, 0xfff, 0xffffffff);
     for (int k = 0; k < 4; k++)
         EXPECT_EQ(full.w[k], 0xffffffffu) << "word " << k;
 }
@@ -36,7 +37,7 @@ TEST(Isa, FieldLayout)
 TEST(Isa, EncodeMasksOversizedFields)
 {
     // A field too wide for its slot must not spill into its neighbours.
-    const tpu_insn i = tpu_encode(0x1ff, 0x100, 0x10000, 0, 0x100000, 0x1000, 0);
+    const tpusim_insn i = tpusim_encode(0x1ff, 0x100, 0x10000, 0, 0x100000, 0x1000, 0);
     EXPECT_EQ(i.w[0], 0x000000ffu);
     EXPECT_EQ(i.w[2], 0u);
 }
@@ -45,7 +46,7 @@ TEST(Isa, RoundTripRandomFields)
 {
     tpu_rng r = {1};
     for (int it = 0; it < 100000; it++) {
-        tpu_fields f;
+        tpusim_fields f;
         f.op = rng_below(&r, 256);
         f.flags = rng_below(&r, 256);
         f.rows = rng_below(&r, 0x10000);
@@ -53,8 +54,8 @@ TEST(Isa, RoundTripRandomFields)
         f.b = rng_below(&r, 0x100000);
         f.len = rng_below(&r, 0x1000);
         f.stride = (uint32_t)rng_next(&r);
-        const tpu_insn i = tpu_encode(f.op, f.flags, f.rows, f.a, f.b, f.len, f.stride);
-        const tpu_fields d = tpu_decode(&i);
+        const tpusim_insn i = tpusim_encode(f.op, f.flags, f.rows, f.a, f.b, f.len, f.stride);
+        const tpusim_fields d = tpusim_decode(&i);
         ASSERT_EQ(d.op, f.op);
         ASSERT_EQ(d.flags, f.flags);
         ASSERT_EQ(d.rows, f.rows);
@@ -63,11 +64,12 @@ TEST(Isa, RoundTripRandomFields)
         ASSERT_EQ(d.len, f.len);
         ASSERT_EQ(d.stride, f.stride);
         // and every instruction word decodes to fields that encode back to it
-        tpu_insn raw;
+        tpusim_insn raw;
         for (auto &w : raw.w)
             w = (uint32_t)rng_next(&r);
-        const tpu_fields rf = tpu_decode(&raw);
-        const tpu_insn back = tpu_encode(rf.op, rf.flags, rf.rows, rf.a, rf.b, rf.len, rf.stride);
+        const tpusim_fields rf = tpusim_decode(&raw);
+        const tpusim_insn back =
+            tpusim_encode(rf.op, rf.flags, rf.rows, rf.a, rf.b, rf.len, rf.stride);
         for (int k = 0; k < 4; k++)
             ASSERT_EQ(back.w[k], raw.w[k]);
     }
@@ -75,17 +77,17 @@ TEST(Isa, RoundTripRandomFields)
 
 TEST(Isa, OpcodeNames)
 {
-    EXPECT_STREQ(tpu_opcode_name(TPU_OP_RD_HOST), "RD_HOST");
-    EXPECT_STREQ(tpu_opcode_name(TPU_OP_RD_WEIGHT), "RD_WEIGHT");
-    EXPECT_STREQ(tpu_opcode_name(TPU_OP_RD_PARAMS), "RD_PARAMS");
-    EXPECT_STREQ(tpu_opcode_name(TPU_OP_MATMUL), "MATMUL");
-    EXPECT_STREQ(tpu_opcode_name(TPU_OP_ACTIVATE), "ACTIVATE");
-    EXPECT_STREQ(tpu_opcode_name(TPU_OP_WR_HOST), "WR_HOST");
-    EXPECT_STREQ(tpu_opcode_name(TPU_OP_SYNC), "SYNC");
-    EXPECT_STREQ(tpu_opcode_name(TPU_OP_HALT), "HALT");
-    EXPECT_STREQ(tpu_opcode_name(TPU_OP_ZERO), "ZERO");
+    EXPECT_STREQ(tpusim_opcode_name(TPU_OP_RD_HOST), "RD_HOST");
+    EXPECT_STREQ(tpusim_opcode_name(TPU_OP_RD_WEIGHT), "RD_WEIGHT");
+    EXPECT_STREQ(tpusim_opcode_name(TPU_OP_RD_PARAMS), "RD_PARAMS");
+    EXPECT_STREQ(tpusim_opcode_name(TPU_OP_MATMUL), "MATMUL");
+    EXPECT_STREQ(tpusim_opcode_name(TPU_OP_ACTIVATE), "ACTIVATE");
+    EXPECT_STREQ(tpusim_opcode_name(TPU_OP_WR_HOST), "WR_HOST");
+    EXPECT_STREQ(tpusim_opcode_name(TPU_OP_SYNC), "SYNC");
+    EXPECT_STREQ(tpusim_opcode_name(TPU_OP_HALT), "HALT");
+    EXPECT_STREQ(tpusim_opcode_name(TPU_OP_ZERO), "ZERO");
     for (uint32_t op : {0u, 10u, 0x2au, 0xffu, 0x100u, 0xffffffffu})
-        EXPECT_STREQ(tpu_opcode_name(op), "?") << op;
+        EXPECT_STREQ(tpusim_opcode_name(op), "?") << op;
 }
 
 TEST(Isa, ErrorNames)
@@ -93,10 +95,10 @@ TEST(Isa, ErrorNames)
     const char *names[] = {"OK",        "ILLEGAL_OPCODE", "BAD_OPERAND", "UB_RANGE",  "ACC_RANGE",
                            "MEM_RANGE", "MEM_FAULT",      "WFIFO_EMPTY", "WFIFO_FULL"};
     for (uint32_t c = 0; c < 9; c++)
-        EXPECT_STREQ(tpu_error_name(c), names[c]);
-    EXPECT_STREQ(tpu_error_name(TPU_ERR_UB_RANGE), "UB_RANGE");
-    EXPECT_STREQ(tpu_error_name(9), "?");
-    EXPECT_STREQ(tpu_error_name(0xffffffffu), "?");
+        EXPECT_STREQ(tpusim_error_name(c), names[c]);
+    EXPECT_STREQ(tpusim_error_name(TPU_ERR_UB_RANGE), "UB_RANGE");
+    EXPECT_STREQ(tpusim_error_name(9), "?");
+    EXPECT_STREQ(tpusim_error_name(0xffffffffu), "?");
 }
 
 TEST(Isa, PerfNames)
@@ -106,9 +108,9 @@ TEST(Isa, PerfNames)
                            "dma_wr_bytes", "retired"};
     ASSERT_EQ(TPU_PERF_COUNT, 10);
     for (int c = 0; c < TPU_PERF_COUNT; c++)
-        EXPECT_STREQ(tpu_perf_name(c), names[c]);
-    EXPECT_STREQ(tpu_perf_name(-1), "?");
-    EXPECT_STREQ(tpu_perf_name(TPU_PERF_COUNT), "?");
+        EXPECT_STREQ(tpusim_perf_name(c), names[c]);
+    EXPECT_STREQ(tpusim_perf_name(-1), "?");
+    EXPECT_STREQ(tpusim_perf_name(TPU_PERF_COUNT), "?");
 }
 
 TEST(Isa, DisasmExamples)
@@ -167,24 +169,24 @@ TEST(Isa, DisasmShowsWhatMakesAnInstructionMalformed)
 
 TEST(Isa, DisasmIllegal)
 {
-    EXPECT_EQ(disasm(tpu_insn{{0x0000002a, 0, 0, 0}}),
+    EXPECT_EQ(disasm(tpusim_insn{{0x0000002a, 0, 0, 0}}),
               "ILLEGAL(0x2a) w=0x0000002a,0x00000000,0x00000000,0x00000000");
-    EXPECT_EQ(disasm(tpu_insn{{0x00010300, 0x12345678, 0x9abcdef0, 0xffffffff}}),
+    EXPECT_EQ(disasm(tpusim_insn{{0x00010300, 0x12345678, 0x9abcdef0, 0xffffffff}}),
               "ILLEGAL(0x00) w=0x00010300,0x12345678,0x9abcdef0,0xffffffff");
-    EXPECT_EQ(disasm(tpu_insn{{0xff, 0, 0, 0}}).rfind("ILLEGAL(0xff) ", 0), 0u);
+    EXPECT_EQ(disasm(tpusim_insn{{0xff, 0, 0, 0}}).rfind("ILLEGAL(0xff) ", 0), 0u);
 }
 
 TEST(Isa, DisasmTruncatesSafely)
 {
-    const tpu_insn i = tpu_encode(TPU_OP_MATMUL, TPU_F_LOAD | TPU_F_ACC, 64, 0, 128, 0, 0);
+    const tpusim_insn i = tpusim_encode(TPU_OP_MATMUL, TPU_F_LOAD | TPU_F_ACC, 64, 0, 128, 0, 0);
     char buf[12];
     memset(buf, 'x', sizeof buf);
-    EXPECT_EQ(tpu_disasm(&i, buf, 8), buf);
+    EXPECT_EQ(tpusim_disasm(&i, buf, 8), buf);
     EXPECT_STREQ(buf, "MATMUL.");
     EXPECT_EQ(buf[8], 'x');
-    EXPECT_EQ(tpu_disasm(&i, buf, 1), buf);
+    EXPECT_EQ(tpusim_disasm(&i, buf, 1), buf);
     EXPECT_STREQ(buf, "");
-    EXPECT_EQ(tpu_disasm(&i, nullptr, 0), nullptr);
+    EXPECT_EQ(tpusim_disasm(&i, nullptr, 0), nullptr);
 }
 
 } // namespace

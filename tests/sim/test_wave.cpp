@@ -150,8 +150,8 @@ void traced_gemm(uint32_t n, const std::string &trace, uint64_t from = 0, uint64
     char err[256] = "";
     tpusim *sim = tpusim_create(&cfg, err, sizeof err);
     ASSERT_NE(sim, nullptr) << err;
-    tpu_hwcfg hw;
-    tpusim_hwcfg(sim, &hw);
+    tpusim_hwcfg hw;
+    tpusim_read_hwcfg(sim, &hw);
     gemm_desc d{};
     d.m = d.k = d.n = n;
     std::vector<uint8_t> img(gemm_layout(&d, 0));
@@ -220,7 +220,7 @@ TEST_P(Wave, FstTraceAndSaveFile)
     EXPECT_EQ(count_lines_with(gtkw, "^1 "), 1u);
     const std::string filter = slurp(dir / "wave.opcodes.txt");
     for (uint32_t op = TPU_OP_RD_HOST; op <= TPU_OP_HALT; op++)
-        EXPECT_NE(filter.find("\n" + std::to_string(op) + " " + tpu_opcode_name(op) + "\n"),
+        EXPECT_NE(filter.find("\n" + std::to_string(op) + " " + tpusim_opcode_name(op) + "\n"),
                   std::string::npos)
             << op;
 

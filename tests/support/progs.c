@@ -7,11 +7,11 @@
 
 /* ------------------------------------------------------------ buffers -- */
 
-void prog_push(tpu_prog *p, tpu_insn insn)
+void prog_push(tpu_prog *p, tpusim_insn insn)
 {
     if (p->n == p->cap) {
         size_t cap = p->cap ? 2 * p->cap : 64;
-        tpu_insn *v = realloc(p->insns, cap * sizeof *v);
+        tpusim_insn *v = realloc(p->insns, cap * sizeof *v);
         if (!v) {
             fprintf(stderr, "prog_push: out of memory\n");
             abort();
@@ -25,7 +25,7 @@ void prog_push(tpu_prog *p, tpu_insn insn)
 void prog_emit(tpu_prog *p, uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
                uint32_t len, uint32_t stride)
 {
-    prog_push(p, tpu_encode(op, flags, rows, a, b, len, stride));
+    prog_push(p, tpusim_encode(op, flags, rows, a, b, len, stride));
 }
 
 void prog_free(tpu_prog *p)
@@ -100,7 +100,7 @@ uint64_t gemm_layout(gemm_desc *d, uint32_t base)
     return params + 12 * (uint64_t)d->n;
 }
 
-int gemm_program(tpu_prog *p, const tpu_hwcfg *cfg, const gemm_desc *d)
+int gemm_program(tpu_prog *p, const tpusim_hwcfg *cfg, const gemm_desc *d)
 {
     const uint32_t N = cfg->array_n;
     const uint64_t csize = d->out_int8 ? 1 : 4;
@@ -217,7 +217,7 @@ void gemm_tile_b(const int8_t *b, uint32_t k, uint32_t n, uint32_t tile, int8_t 
 typedef struct {
     tpu_prog *p;
     tpu_rng *r;
-    const tpu_hwcfg *cfg;
+    const tpusim_hwcfg *cfg;
     uint32_t n;         /* array size */
     uint32_t ubw, accw; /* UB / ACC rows the operands lie in */
     uint32_t memw;      /* memory bytes the operands lie in */
@@ -239,9 +239,9 @@ static uint32_t pick_start(gen *g, uint32_t window, uint32_t rows)
 /* MATMUL's UB step (its stride, 0 meaning 1); the UB rows a MATMUL spans from a, an RD_HOST from
  * b (ceil(len / N) per memory row) and the ACC rows an ACTIVATE spans from b (with POOL, its
  * windows'), as docs/isa.md defines them. */
-static uint64_t ub_step(const tpu_fields *f) { return f->stride ? f->stride : 1; }
+static uint64_t ub_step(const tpusim_fields *f) { return f->stride ? f->stride : 1; }
 
-static uint64_t ub_span(uint32_t n, const tpu_fields *f)
+static uint64_t ub_span(uint32_t n, const tpusim_fields *f)
 {
     if (f->op == TPU_OP_RD_HOST || (f->op == TPU_OP_WR_HOST && !(f->flags & TPU_F_SRC_ACC)))
         return (uint64_t)f->rows * ((f->len + n - 1) / n);
@@ -250,7 +250,7 @@ static uint64_t ub_span(uint32_t n, const tpu_fields *f)
     return f->op == TPU_OP_MATMUL ? (uint64_t)(f->rows - 1) * ub_step(f) + 1 : f->rows;
 }
 
-static uint64_t acc_span(const tpu_fields *f)
+static uint64_t acc_span(const tpusim_fields *f)
 {
     if (f->op != TPU_OP_ACTIVATE || !(f->flags & TPU_F_POOL))
         return f->rows;
@@ -282,7 +282,7 @@ static uint32_t pick_window(gen *g)
 }
 
 /* A memory range of rows x len bytes inside the window: sets f->a and f->stride. */
-static void pick_mem(gen *g, tpu_fields *f)
+static void pick_mem(gen *g, tpusim_fields *f)
 {
     uint32_t s;
     switch (rng_below(g->r, 5)) {
@@ -299,9 +299,9 @@ static void pick_mem(gen *g, tpu_fields *f)
 }
 
 /* A valid instruction of opcode op (MATMUL pops a tile if load). Does not track the FIFO. */
-static tpu_fields make_valid(gen *g, uint32_t op, int load)
+static tpusim_fields make_valid(gen *g, uint32_t op, int load)
 {
-    tpu_fields f = {.op = op};
+    tpusim_fields f = {.op = op};
     tpu_rng *r = g->r;
     switch (op) {
     case TPU_OP_RD_HOST: /* rows of up to N bytes, or wide ones of up to 4N */
@@ -375,7 +375,7 @@ static tpu_fields make_valid(gen *g, uint32_t op, int load)
     return f;
 }
 
-static long emit(gen *g, const tpu_fields *f)
+static long emit(gen *g, const tpusim_fields *f)
 {
     prog_emit(g->p, f->op, f->flags, f->rows, f->a, f->b, f->len, f->stride);
     if (f->op == TPU_OP_RD_WEIGHT)
@@ -400,12 +400,12 @@ static void emit_random(gen *g)
     if (op == TPU_OP_RD_WEIGHT && g->fifo == g->cfg->wfifo_tiles)
         op = TPU_OP_MATMUL; /* full: pop instead */
     int load = g->fifo && (g->fifo == g->cfg->wfifo_tiles || rng_chance(g->r, 50));
-    tpu_fields f = make_valid(g, op, load);
+    tpusim_fields f = make_valid(g, op, load);
     emit(g, &f);
 }
 
 /* Makes f fail BAD_OPERAND (and nothing earlier) by one random change. */
-static void break_operand(gen *g, tpu_fields *f)
+static void break_operand(gen *g, tpusim_fields *f)
 {
     const uint32_t n = g->n;
     for (;;) {
@@ -527,9 +527,9 @@ static long emit_bad(gen *g, int code)
     static const uint32_t acc_ops[] = {TPU_OP_MATMUL, TPU_OP_ACTIVATE, TPU_OP_WR_HOST};
     static const uint32_t mem_ops[] = {TPU_OP_RD_HOST, TPU_OP_RD_WEIGHT, TPU_OP_RD_PARAMS,
                                        TPU_OP_WR_HOST};
-    const tpu_hwcfg *cfg = g->cfg;
+    const tpusim_hwcfg *cfg = g->cfg;
     tpu_rng *r = g->r;
-    tpu_fields f;
+    tpusim_fields f;
     switch (code) {
     case TPU_ERR_ILLEGAL_OPCODE: {
         const uint32_t op =
@@ -604,7 +604,7 @@ static long emit_bad(gen *g, int code)
     return emit(g, &f);
 }
 
-long random_program(tpu_prog *p, tpu_rng *r, const tpu_hwcfg *cfg, size_t n_insns, int inject)
+long random_program(tpu_prog *p, tpu_rng *r, const tpusim_hwcfg *cfg, size_t n_insns, int inject)
 {
     gen g = {.p = p, .r = r, .cfg = cfg, .n = cfg->array_n};
     g.ubw = min32(cfg->ub_rows, 4 * g.n);
