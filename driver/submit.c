@@ -331,11 +331,11 @@ static tpu_status verify(tpu_device *d, uint32_t k)
     size_t at;
     const int code = tpusim_golden_run(c->golden, insns, n, &at);
     char text[160], w[64];
-    if (code != TPU_ERR_OK)
+    if (code != TPU_FAULT_NONE)
         return drv_fail(d, TPU_E_MISMATCH,
                         "%s: the device halted but the golden model stops with %s at "
                         "instruction %zu: %s",
-                        where(d, k, "verify", w, sizeof w), tpusim_error_name((uint32_t)code), at,
+                        where(d, k, "verify", w, sizeof w), tpusim_fault_name((uint32_t)code), at,
                         tpusim_disasm(&insns[at], text, sizeof text));
     uint64_t first = d->hw.mem_size;
     for_each_change(d, c, compare_range, &first);
@@ -477,7 +477,7 @@ static tpu_status core_error(tpu_device *d, uint32_t k, const char *call)
     return drv_fail(d, TPU_E_CORE,
                     "%s: core error %s (%u) at ERROR_PC %u (instruction %u of the "
                     "submission): %s",
-                    where(d, k, call, w, sizeof w), tpusim_error_name(c->error_code), c->error_code,
+                    where(d, k, call, w, sizeof w), tpusim_fault_name(c->error_code), c->error_code,
                     c->error_pc, i, text);
 }
 
@@ -653,7 +653,7 @@ static tpu_status begin(tpu_device *d, uint32_t k, uint32_t addr, uint32_t bytes
                           where(d, k, call, w, sizeof w));
         else if (r.code == FW_ERR_CORE)
             st = drv_fail(d, TPU_E_CORE, "%s: the core is stopped with an error (%s)",
-                          where(d, k, call, w, sizeof w), tpusim_error_name(r.core_error));
+                          where(d, k, call, w, sizeof w), tpusim_fault_name(r.core_error));
         else if (r.code != FW_OK)
             st = firmware_error(d, &r);
         if (st == TPU_OK && d->mirror && collect_touched(d, c))

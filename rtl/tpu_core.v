@@ -52,7 +52,7 @@ module tpu_core #(
     wire ac_valid, ac_ready, ac_done;
     wire st_valid, st_ready, st_done, st_fault;
     wire busy, halted, error;
-    wire [`TPU_ERR_W-1:0] error_code;
+    wire [`TPU_FAULT_W-1:0] error_code;
     wire [31:0] error_pc;
     wire [31:0] iq_free;
     wire stall_hazard, stall_unit, stall_issue, sync_retire;

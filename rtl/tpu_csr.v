@@ -23,7 +23,7 @@ module tpu_csr #(
     input wire busy,
     input wire halted,
     input wire error,
-    input wire [`TPU_ERR_W-1:0] error_code,
+    input wire [`TPU_FAULT_W-1:0] error_code,
     input wire [31:0] error_pc,
     input wire [31:0] iq_free,
     // events of this cycle
@@ -100,7 +100,7 @@ module tpu_csr #(
                 csr_rdata[`TPU_STATUS_HALTED_BIT] = halted;
                 csr_rdata[`TPU_STATUS_ERROR_BIT]  = error;
             end
-            `TPU_CSR_ERROR_CODE: csr_rdata = {{(32 - `TPU_ERR_W) {1'b0}}, error_code};
+            `TPU_CSR_ERROR_CODE: csr_rdata = {{(32 - `TPU_FAULT_W) {1'b0}}, error_code};
             `TPU_CSR_ERROR_PC: csr_rdata = error_pc;
             `TPU_CSR_SYNC_COUNT: csr_rdata = sync_count;
             `TPU_CSR_MEM_SIZE: csr_rdata = mem_size;

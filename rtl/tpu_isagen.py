@@ -80,7 +80,7 @@ def load(path):
     """The table, checked, as plain dicts and lists."""
     with open(path, "rb") as f:
         t = tomllib.load(f)
-    check_keys("table", t, ("insn", "opcode", "flag", "pool", "error", "csr", "id", "perf"))
+    check_keys("table", t, ("insn", "opcode", "flag", "pool", "fault", "csr", "id", "perf"))
 
     # Fields: they tile the instruction, none crosses a word.
     insn = t["insn"]
@@ -158,19 +158,19 @@ def load(path):
         window.append(dict(name=e["name"], msb=msb, lsb=lsb, width=msb - lsb + 1, who=who,
                            description=text(who, e["description"])))
 
-    err = t["error"]
-    check_keys("error", err, ("bits", "code"))
-    ebits = integer("error.bits", err["bits"], 1, 32)
-    errors, names, owner = [], set(), {}
-    for label, e in entries(err, "code", "error.code"):
+    fault = t["fault"]
+    check_keys("fault", fault, ("bits", "code"))
+    fbits = integer("fault.bits", fault["bits"], 1, 32)
+    faults, names, owner = [], set(), {}
+    for label, e in entries(fault, "code", "fault.code"):
         check_keys(label, e, ("name", "value", "description"))
-        who = named(label, "error.code", e, UPPER, names)
-        value = integer(f"{who} value", e["value"], 0, (1 << ebits) - 1)
+        who = named(label, "fault.code", e, UPPER, names)
+        value = integer(f"{who} value", e["value"], 0, (1 << fbits) - 1)
         unique(owner, value, who, f"value {value}")
-        errors.append(dict(name=e["name"], value=value, who=who,
+        faults.append(dict(name=e["name"], value=value, who=who,
                            description=text(who, e["description"])))
-    if owner.get(0) != "error.code 'OK'":
-        raise TableError("error.code: code 0 must be named OK (every consumer reads 0 as no error)")
+    if owner.get(0) != "fault.code 'NONE'":
+        raise TableError("fault.code: code 0 must be named NONE (every consumer reads 0 as no fault)")
 
     csr = t["csr"]
     check_keys("csr", csr, ("addr_bits", "reg"))
@@ -225,8 +225,8 @@ def load(path):
         counters.append(dict(name=e["name"], who=who, description=text(who, e["description"])))
 
     return dict(bits=bits, fields=fields, opcodes=opcodes, flags=flags, pool=window,
-                pool_field=host, ebits=ebits,
-                errors=errors, abits=abits, regs=regs, magic=magic, major=major, minor=minor,
+                pool_field=host, fbits=fbits,
+                faults=faults, abits=abits, regs=regs, magic=magic, major=major, minor=minor,
                 perf_base=base, counters=counters)
 
 
@@ -291,11 +291,11 @@ def verilog(isa, source):
         comment(f"{f['name']}: {f['description']}")
         define(f"TPU_POOL_{f['name'].upper()}", f"{f['msb']}:{f['lsb']}", f["who"])
     put("")
-    comment("Error codes (ERROR_CODE), TPU_ERR_W bits.")
-    define("TPU_ERR_W", isa["ebits"])
-    for e in isa["errors"]:
+    comment("Fault codes (the values of ERROR_CODE), TPU_FAULT_W bits.")
+    define("TPU_FAULT_W", isa["fbits"])
+    for e in isa["faults"]:
         comment(f"{e['name']}: {e['description']}")
-        define(f"TPU_ERR_{e['name']}", f"{isa['ebits']}'d{e['value']}", e["who"])
+        define(f"TPU_FAULT_{e['name']}", f"{isa['fbits']}'d{e['value']}", e["who"])
     put("")
     comment("CSR byte offsets; TPU_<reg>_<bit>_BIT: the index of a register's named bit.")
     for r in isa["regs"]:
@@ -396,11 +396,11 @@ def c_header(isa, source):
     define("TPU_POOL_PUT(F, v)", "(((uint32_t)(v) & TPU_POOL_##F##_MASK) << TPU_POOL_##F##_SHIFT)")
     put("")
 
-    put("/* Error codes (ERROR_CODE). */")
-    enum("tpu_error", [(f"TPU_ERR_{e['name']}", e["value"], e["description"], e["who"])
-                       for e in isa["errors"]])
-    put("/* X(NAME) for every error code. */")
-    xmacro("TPU_FOR_EACH_ERROR", [e["name"] for e in isa["errors"]])
+    put("/* Fault codes (the values of ERROR_CODE). */")
+    enum("tpu_fault", [(f"TPU_FAULT_{e['name']}", e["value"], e["description"], e["who"])
+                       for e in isa["faults"]])
+    put("/* X(NAME) for every fault code. */")
+    xmacro("TPU_FOR_EACH_FAULT", [e["name"] for e in isa["faults"]])
     put("")
 
     put("/* Control/status register byte offsets. */")

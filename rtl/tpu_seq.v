@@ -79,7 +79,7 @@ module tpu_seq #(
     output wire busy,
     output reg halted,
     output wire error,  // stopped on an error, nothing left in flight
-    output reg [`TPU_ERR_W-1:0] error_code,
+    output reg [`TPU_FAULT_W-1:0] error_code,
     output reg [31:0] error_pc,
     output wire [31:0] iq_free,
     output wire [7:0] head_op,  // opcode of the head instruction, 0 when the queue is empty
@@ -229,14 +229,14 @@ module tpu_seq #(
     // ACTIVATE reads mult and shift always, bias only with BIAS; WR_HOST reads bias.
     wire d_prm_v = d_rdp || d_act || (d_wr && d_src_acc && d_flags[`TPU_F_BIAS_BIT]);
 
-    reg [`TPU_ERR_W-1:0] d_code;
+    reg [`TPU_FAULT_W-1:0] d_code;
     always @* begin
         if (!(d_rdh || d_rdw || d_rdp || d_mm || d_act || d_wr || d_sync || d_halt || d_zero))
-            d_code = `TPU_ERR_ILLEGAL_OPCODE;
-        else if (d_bad) d_code = `TPU_ERR_BAD_OPERAND;
-        else if (d_ub_v && d_ub_hi > UB_LIM) d_code = `TPU_ERR_UB_RANGE;
-        else if (d_acc_v && d_acc_hi > ACC_LIM) d_code = `TPU_ERR_ACC_RANGE;
-        else d_code = `TPU_ERR_OK;
+            d_code = `TPU_FAULT_ILLEGAL_OPCODE;
+        else if (d_bad) d_code = `TPU_FAULT_BAD_OPERAND;
+        else if (d_ub_v && d_ub_hi > UB_LIM) d_code = `TPU_FAULT_UB_RANGE;
+        else if (d_acc_v && d_acc_hi > ACC_LIM) d_code = `TPU_FAULT_ACC_RANGE;
+        else d_code = `TPU_FAULT_NONE;
     end
 
     // Only the footprints of instructions that pass every check are ever compared, and those
@@ -261,7 +261,7 @@ module tpu_seq #(
     reg h_sys;
     reg h_rdw;
     reg h_halt;
-    reg [`TPU_ERR_W-1:0] h_code;
+    reg [`TPU_FAULT_W-1:0] h_code;
     reg [48:0] h_mem_hi;  // end of the memory range, for the MEM_SIZE check
     // The head's footprint.
     reg h_ub_v, h_ub_w, h_acc_v, h_acc_w, h_mem_v, h_mem_w, h_prm_v, h_prm_w;
@@ -368,27 +368,27 @@ module tpu_seq #(
     reg [8:0] wf_count;
     wire h_load = h_mm && h_flags[`TPU_F_LOAD_BIT];
 
-    reg [`TPU_ERR_W-1:0] h_err;
+    reg [`TPU_FAULT_W-1:0] h_err;
     always @* begin
-        if (h_code != `TPU_ERR_OK) h_err = h_code;
-        else if (h_mem_v && h_mem_hi > {17'd0, mem_size}) h_err = `TPU_ERR_MEM_RANGE;
-        else if (h_load && wf_count == 9'd0) h_err = `TPU_ERR_WFIFO_EMPTY;
-        else if (h_rdw && wf_count == TILES) h_err = `TPU_ERR_WFIFO_FULL;
-        else h_err = `TPU_ERR_OK;
+        if (h_code != `TPU_FAULT_NONE) h_err = h_code;
+        else if (h_mem_v && h_mem_hi > {17'd0, mem_size}) h_err = `TPU_FAULT_MEM_RANGE;
+        else if (h_load && wf_count == 9'd0) h_err = `TPU_FAULT_WFIFO_EMPTY;
+        else if (h_rdw && wf_count == TILES) h_err = `TPU_FAULT_WFIFO_FULL;
+        else h_err = `TPU_FAULT_NONE;
     end
 
     // ------------------------------------------------------------------ errors
     wire ld_err = ld_done && ld_fault;
     wire st_err = st_done && st_fault;
-    wire head_err = h_valid && !halted && !stop && h_err != `TPU_ERR_OK;
-    reg [`TPU_ERR_W-1:0] new_code;
+    wire head_err = h_valid && !halted && !stop && h_err != `TPU_FAULT_NONE;
+    reg [`TPU_FAULT_W-1:0] new_code;
     reg [31:0] new_pc;
     always @* begin
         if (ld_err && !(st_err && st_pc < ld_pc)) begin
-            new_code = `TPU_ERR_MEM_FAULT;
+            new_code = `TPU_FAULT_MEM_FAULT;
             new_pc   = ld_pc;
         end else if (st_err) begin
-            new_code = `TPU_ERR_MEM_FAULT;
+            new_code = `TPU_FAULT_MEM_FAULT;
             new_pc   = st_pc;
         end else begin
             new_code = h_err;
@@ -398,7 +398,7 @@ module tpu_seq #(
     assign raise = (ld_err || st_err || head_err) && (!stop || new_pc < error_pc);
 
     // ------------------------------------------------------------------- issue
-    wire go = h_valid && !halted && !stop && !ld_err && !st_err && h_err == `TPU_ERR_OK;
+    wire go = h_valid && !halted && !stop && !ld_err && !st_err && h_err == `TPU_FAULT_NONE;
     assign ld_valid = go && h_ld && ld_busy != {LD_SLOTS{1'b1}} && !hazard;
     assign mx_valid = go && h_mm && mx_busy != {MXU_SLOTS{1'b1}} && !hazard;
     assign ac_valid = go && h_act && !ac_busy && !hazard;
@@ -429,7 +429,7 @@ module tpu_seq #(
             next_pc <= 32'd0;
             halted <= 1'b0;
             stop <= 1'b0;
-            error_code <= `TPU_ERR_OK;
+            error_code <= `TPU_FAULT_NONE;
             error_pc <= 32'd0;
             wf_count <= 9'd0;
         end else begin

@@ -122,7 +122,7 @@ void tpusim_golden_reset(tpusim_golden *g)
     memset(g->mult, 0, n * sizeof *g->mult);
     memset(g->shift, 0, n);
     g->sync_count = 0;
-    g->error = TPU_ERR_OK;
+    g->error = TPU_FAULT_NONE;
 }
 
 enum { F_ROWS = 1, F_A = 2, F_B = 4, F_LEN = 8, F_STRIDE = 16 };
@@ -170,7 +170,7 @@ static int validate(const tpusim_golden *g, const tpusim_fields *f)
         flags_ok = TPU_OP_MATMUL_FLAGS;
         used = F_ROWS | F_A | F_B | F_STRIDE;
         if (f->stride > UB_STEP_MAX)
-            return TPU_ERR_BAD_OPERAND;
+            return TPU_FAULT_BAD_OPERAND;
         ub = f->a;
         ub_n = (uint64_t)(f->rows - (f->rows > 0)) * ub_step(f->stride) + 1;
         acc = f->b;
@@ -183,7 +183,7 @@ static int validate(const tpusim_golden *g, const tpusim_fields *f)
         if ((f->flags & TPU_F_POOL) &&
             (!TPU_POOL_GET(f->stride, PH) || !TPU_POOL_GET(f->stride, PW) ||
              !TPU_POOL_GET(f->stride, STEP)))
-            return TPU_ERR_BAD_OPERAND;
+            return TPU_FAULT_BAD_OPERAND;
         ub = f->a;
         ub_n = (uint64_t)(f->rows - (f->rows > 0)) * ub_step(f->len) + 1;
         acc = f->b;
@@ -213,29 +213,29 @@ static int validate(const tpusim_golden *g, const tpusim_fields *f)
         break;
     case TPU_OP_SYNC: flags_ok = TPU_OP_SYNC_FLAGS; break;
     case TPU_OP_HALT: flags_ok = TPU_OP_HALT_FLAGS; break;
-    default: return TPU_ERR_ILLEGAL_OPCODE;
+    default: return TPU_FAULT_ILLEGAL_OPCODE;
     }
 
     if ((f->flags & ~flags_ok) || (!(used & F_ROWS) && f->rows) || (!(used & F_A) && f->a) ||
         (!(used & F_B) && f->b) || (!(used & F_LEN) && f->len) || (!(used & F_STRIDE) && f->stride))
-        return TPU_ERR_BAD_OPERAND;
+        return TPU_FAULT_BAD_OPERAND;
     if ((used & F_ROWS) && (f->rows < rows_min || f->rows > rows_max))
-        return TPU_ERR_BAD_OPERAND;
+        return TPU_FAULT_BAD_OPERAND;
     if ((used & F_LEN) && (f->len < len_min || f->len > len_max || f->len % len_step))
-        return TPU_ERR_BAD_OPERAND;
+        return TPU_FAULT_BAD_OPERAND;
 
     if (ub >= 0 && (uint64_t)ub + ub_n > g->cfg.ub_rows)
-        return TPU_ERR_UB_RANGE;
+        return TPU_FAULT_UB_RANGE;
     if (acc >= 0 && (uint64_t)acc + acc_n > g->cfg.acc_rows)
-        return TPU_ERR_ACC_RANGE;
+        return TPU_FAULT_ACC_RANGE;
     if (mem && (uint64_t)f->a + (uint64_t)(f->rows - 1) * f->stride + f->len > g->cfg.mem_size)
-        return TPU_ERR_MEM_RANGE;
+        return TPU_FAULT_MEM_RANGE;
 
     if (f->op == TPU_OP_MATMUL && (f->flags & TPU_F_LOAD) && g->fifo_count == 0)
-        return TPU_ERR_WFIFO_EMPTY;
+        return TPU_FAULT_WFIFO_EMPTY;
     if (f->op == TPU_OP_RD_WEIGHT && g->fifo_count >= g->cfg.wfifo_tiles)
-        return TPU_ERR_WFIFO_FULL;
-    return TPU_ERR_OK;
+        return TPU_FAULT_WFIFO_FULL;
+    return TPU_FAULT_NONE;
 }
 
 static void matmul(tpusim_golden *g, const tpusim_fields *f)
@@ -368,7 +368,7 @@ int tpusim_golden_exec(tpusim_golden *g, const tpusim_insn *insn)
 int tpusim_golden_run(tpusim_golden *g, const tpusim_insn *prog, size_t n, size_t *executed)
 {
     size_t i = 0;
-    int code = TPU_ERR_OK;
+    int code = TPU_FAULT_NONE;
     for (; i < n; i++) {
         code = tpusim_golden_exec(g, &prog[i]);
         if (code || TPU_INSN_GET(prog[i].w, OP) == TPU_OP_HALT)

@@ -34,11 +34,11 @@ const char *tpusim_opcode_name(uint32_t op)
     return "?";
 }
 
-const char *tpusim_error_name(uint32_t code)
+const char *tpusim_fault_name(uint32_t code)
 {
-#define ERROR(NAME) [TPU_ERR_##NAME] = #NAME,
-    static const char *const names[] = {TPU_FOR_EACH_ERROR(ERROR)};
-#undef ERROR
+#define FAULT(NAME) [TPU_FAULT_##NAME] = #NAME,
+    static const char *const names[] = {TPU_FOR_EACH_FAULT(FAULT)};
+#undef FAULT
     if (code < sizeof names / sizeof names[0] && names[code])
         return names[code];
     return "?";

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The ISA's constants (opcodes, flags, error codes, field layout, CSR offsets and bits,
+/* The ISA's constants (opcodes, flags, fault codes, field layout, CSR offsets and bits,
  * performance counters), generated from rtl/tpu_isa.toml. */
 #include "rtl/tpu_isa.h"
 
@@ -36,7 +36,7 @@ tpusim_insn tpusim_encode(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a
                           uint32_t len, uint32_t stride);
 tpusim_fields tpusim_decode(const tpusim_insn *insn);
 const char *tpusim_opcode_name(uint32_t op);  /* "MATMUL", or "?" */
-const char *tpusim_error_name(uint32_t code); /* "UB_RANGE", or "?" */
+const char *tpusim_fault_name(uint32_t code); /* "UB_RANGE", or "?" */
 const char *tpusim_perf_name(int counter);    /* "mxu_busy", or "?" */
 /* Writes one line of assembly ("MATMUL.LOAD.ACC rows=16 ub=0 acc=32") into buf; returns buf. */
 char *tpusim_disasm(const tpusim_insn *insn, char *buf, size_t size);
@@ -234,10 +234,10 @@ tpusim_golden *tpusim_golden_create_on(const tpusim_hwcfg *cfg, uint8_t *mem);
 void tpusim_golden_destroy(tpusim_golden *g);
 /* Reset as the device does: clear FIFO, weights, params, error; keep UB, ACC, memory. */
 void tpusim_golden_reset(tpusim_golden *g);
-/* Execute one instruction. Returns its tpu_error code; after a non-zero code the model
+/* Execute one instruction. Returns its fault code (TPU_FAULT_*); after a non-zero one the model
  * refuses further instructions (returning the same code) until reset. */
 int tpusim_golden_exec(tpusim_golden *g, const tpusim_insn *insn);
-/* Execute until HALT or an error; returns the error code. *executed gets the index of the HALT
+/* Execute until HALT or a fault; returns the fault code. *executed gets the index of the HALT
  * or of the failing instruction (may be NULL). */
 int tpusim_golden_run(tpusim_golden *g, const tpusim_insn *prog, size_t n, size_t *executed);
 uint8_t *tpusim_golden_mem(tpusim_golden *g);               /* mem_size bytes */
@@ -248,7 +248,7 @@ uint32_t tpusim_golden_sync_count(const tpusim_golden *g);
 /* ------------------------------------------------------------ checking -- */
 
 enum tpusim_verdict {
-    TPUSIM_AGREE = 0,  /* same final memory, UB, ACC, error code and ERROR_PC */
+    TPUSIM_AGREE = 0,  /* same final memory, UB, ACC, fault code and ERROR_PC */
     TPUSIM_DIFFER = 1, /* report names the first instruction whose effects differ */
     TPUSIM_HUNG = 2,   /* the device hit max_cycles */
 };

@@ -326,7 +326,7 @@ static void describe_outcome(const compare *c, int code, size_t idx, char *buf, 
     char insn[192];
     if (code) {
         describe_insn(c, idx, insn, sizeof insn);
-        snprintf(buf, size, "error %s at %s", tpusim_error_name((uint32_t)code), insn);
+        snprintf(buf, size, "error %s at %s", tpusim_fault_name((uint32_t)code), insn);
     } else if (idx < c->n) {
         snprintf(buf, size, "halted at insn %zu", idx);
     } else {

@@ -102,7 +102,7 @@ int main(int argc, char **argv)
     }
     tpusim_golden *g = tpusim_golden_create(&hw);
     memcpy(tpusim_golden_mem(g), img, MEM);
-    if (!g || tpusim_golden_run(g, p.insns, p.n, NULL) != TPU_ERR_OK) {
+    if (!g || tpusim_golden_run(g, p.insns, p.n, NULL) != TPU_FAULT_NONE) {
         fprintf(stderr, "bench_icarus: golden model failed\n");
         return 1;
     }

@@ -225,7 +225,7 @@ TEST(StreamSeeds, RunAndMatchTheCommittedFiles)
         const fw_hal hal = h.hal();
         fw_result r;
         ASSERT_EQ(fw_run(&hal, 0, rd32(&seed[1 + FW_HDR_BYTES]), &r), FW_OK) << r.field;
-        EXPECT_EQ(h.error, TPU_ERR_OK) << tpusim_error_name(h.error);
+        EXPECT_EQ(h.error, TPU_FAULT_NONE) << tpusim_fault_name(h.error);
         EXPECT_FALSE(std::equal(seed.begin() + 1, seed.end(), h.mem())) << "the run wrote nothing";
         if (write) {
             std::ofstream(kDir + name, std::ios::binary)

@@ -718,10 +718,10 @@ TEST(FirmwareValidation, CoreErrors)
     const auto stream = BadStream().bytes();
     {
         GoldenHal h(make_cfg(8));
-        h.error = TPU_ERR_UB_RANGE;
+        h.error = TPU_FAULT_UB_RANGE;
         const Outcome r = run_stream(h, stream, kStreamAt);
         EXPECT_EQ(r.res.code, FW_ERR_CORE);
-        EXPECT_EQ(r.res.core_error, uint32_t{TPU_ERR_UB_RANGE});
+        EXPECT_EQ(r.res.core_error, uint32_t{TPU_FAULT_UB_RANGE});
         EXPECT_EQ(r.res.cmd, FW_NO_INDEX);
         EXPECT_STREQ(r.res.field, "STATUS");
         EXPECT_EQ(r.insns, 0u);
@@ -734,7 +734,7 @@ TEST(FirmwareValidation, CoreErrors)
         h.fail_after = at;
         const Outcome r = run_stream(h, stream, kStreamAt);
         EXPECT_EQ(r.res.code, FW_ERR_CORE);
-        EXPECT_EQ(r.res.core_error, uint32_t{TPU_ERR_MEM_FAULT});
+        EXPECT_EQ(r.res.core_error, uint32_t{TPU_FAULT_MEM_FAULT});
         EXPECT_EQ(r.res.cmd, at == total - 2 ? FW_NO_INDEX : 1u);
         EXPECT_STREQ(r.res.field, "STATUS");
         EXPECT_EQ(r.insns, at + 1);

@@ -323,7 +323,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check(r.field && r.field[0] && d.insns == 0 && r.insns == 0);
         check(memcmp(before, mem, MEM_SIZE) == 0);
     } else {
-        check(d.error == TPU_ERR_OK && d.insns == r.insns);
+        check(d.error == TPU_FAULT_NONE && d.insns == r.insns);
         const uint32_t buffers = rd32(before, FW_HDR_BUFFERS);
         const uint32_t commands = rd32(before, FW_HDR_COMMANDS);
         uint64_t off = FW_HEADER_BYTES + (uint64_t)buffers * FW_BUFFER_BYTES;

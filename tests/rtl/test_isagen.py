@@ -51,7 +51,7 @@ class IsaGen(unittest.TestCase):
         self.assertIn("`define TPU_OP_MATMUL 8'h04\n", vh)
         self.assertIn("`define TPU_INSN_B 83:64\n", vh)
         self.assertIn("`define TPU_F_SRC_ACC_BIT 5\n", vh)
-        self.assertIn("`define TPU_ERR_WFIFO_FULL 4'd8\n", vh)
+        self.assertIn("`define TPU_FAULT_WFIFO_FULL 4'd8\n", vh)
         self.assertIn("`define TPU_CSR_INSN_COUNT 8'h3c\n", vh)
         self.assertIn("`define TPU_PERF_COUNT 10\n", vh)
         self.assertIn("TPU_OP_MATMUL = 0x04,", h)
@@ -100,8 +100,8 @@ class IsaGen(unittest.TestCase):
         self.fails(self.edited('opcodes = ["WR_HOST"]', 'opcodes = ["WR_HOSTS"]'),
                    "flag 'SRC_ACC'", "no opcode named 'WR_HOSTS'")
 
-    def test_error_value_too_wide(self):
-        self.fails(self.edited("value = 8\n", "value = 16\n"), "error.code 'WFIFO_FULL' value")
+    def test_fault_value_too_wide(self):
+        self.fails(self.edited("value = 8\n", "value = 16\n"), "fault.code 'WFIFO_FULL' value")
 
     def test_csr_offset_taken_and_unaligned(self):
         self.fails(self.edited("offset = 0x3C", "offset = 0x38"),

@@ -252,7 +252,7 @@ TEST_P(Chip, ConcurrentGemmsAgreeWithTheGoldenModel)
             ASSERT_NE(gold.g, nullptr);
             std::memcpy(tpusim_golden_mem(gold.g), g.image.data(), g.image.size());
             ASSERT_EQ(tpusim_golden_run(gold.g, g.progs[k].insns, g.progs[k].n, nullptr),
-                      TPU_ERR_OK);
+                      TPU_FAULT_NONE);
             const uint8_t *want = tpusim_golden_mem(gold.g);
             const size_t lo = static_cast<size_t>(k) * kRegion;
             EXPECT_EQ(std::memcmp(got.data() + lo, want + lo, kRegion), 0)
@@ -371,7 +371,7 @@ void random_round(const ChipSize &p, tpusim *s, std::vector<std::unique_ptr<Gold
     std::vector<size_t> lens;
     for (uint32_t k = 0; k < p.cores; k++) {
         random_program(&local[k], &r, &region_hw, 20 + rng_below(&r, 60),
-                       k == failing ? TPU_ERR_UB_RANGE : TPU_ERR_OK);
+                       k == failing ? TPU_FAULT_UB_RANGE : TPU_FAULT_NONE);
         for (size_t i = 0; i < local[k].n; i++) {
             tpusim_fields f = tpusim_decode(&local[k].insns[i]);
             if (f.op == TPU_OP_RD_HOST || f.op == TPU_OP_RD_WEIGHT || f.op == TPU_OP_RD_PARAMS ||
@@ -390,7 +390,7 @@ void random_round(const ChipSize &p, tpusim *s, std::vector<std::unique_ptr<Gold
     std::vector<uint8_t> got(image.size());
     ASSERT_EQ(tpusim_mem_read(s, 0, got.data(), got.size()), 0);
     for (uint32_t k = 0; k < p.cores; k++) {
-        const int want = k == failing ? TPU_ERR_UB_RANGE : TPU_ERR_OK;
+        const int want = k == failing ? TPU_FAULT_UB_RANGE : TPU_FAULT_NONE;
         EXPECT_EQ(results[k], k == failing ? TPUSIM_ERROR : TPUSIM_HALTED) << "core " << k;
         ASSERT_EQ(tpusim_golden_run(golds[k]->g, local[k].insns, local[k].n, nullptr), want);
         EXPECT_EQ(tpusim_core_reg_read(s, k, TPU_CSR_ERROR_CODE), static_cast<uint32_t>(want))
@@ -536,7 +536,7 @@ TEST(ChipOneCore, TimesExactlyLikeALoneCore)
             tpu_prog prog{};
             Gemms g;
             if (i % 2) {
-                random_program(&prog, &r, &region_hw, 20 + rng_below(&r, 60), TPU_ERR_OK);
+                random_program(&prog, &r, &region_hw, 20 + rng_below(&r, 60), TPU_FAULT_NONE);
             } else {
                 make_gemms(&g, hw, 1, r.s);
                 image = g.image;

@@ -55,7 +55,7 @@ void check_gemm(tpusim_hwcfg cfg, gemm_desc d, const std::vector<uint8_t> &a,
     const int code = tpusim_golden_run(m.g, p.insns, p.n, &executed);
     const size_t n_insns = p.n;
     prog_free(&p);
-    ASSERT_EQ(code, TPU_ERR_OK) << tpusim_error_name((uint32_t)code) << " at " << executed;
+    ASSERT_EQ(code, TPU_FAULT_NONE) << tpusim_fault_name((uint32_t)code) << " at " << executed;
     ASSERT_EQ(executed, n_insns - 1);
 
     std::vector<int32_t> ref32(d.out_int8 ? 0 : (size_t)d.m * d.n);
@@ -157,7 +157,7 @@ TEST(GoldenGemm, ExtremesOverLongKWrap)
         memcpy(m.mem() + d.b, b.data(), b.size());
         tpu_prog p = {};
         ASSERT_EQ(gemm_program(&p, &m.cfg, &d), 0);
-        EXPECT_EQ(tpusim_golden_run(m.g, p.insns, p.n, nullptr), TPU_ERR_OK);
+        EXPECT_EQ(tpusim_golden_run(m.g, p.insns, p.n, nullptr), TPU_FAULT_NONE);
         prog_free(&p);
         for (uint32_t k = 0; k < d.m * d.n; k++)
             ASSERT_EQ(m.get32(d.c + 4 * k), wrapped) << k;
@@ -239,7 +239,7 @@ TEST(GoldenRandom, ValidProgramsRunToHalt)
             tpu_rng r = {seed * 1000 + n};
             fill_random(m, &r);
             tpu_prog p = {};
-            ASSERT_EQ(random_program(&p, &r, &m.cfg, 300, TPU_ERR_OK), -1);
+            ASSERT_EQ(random_program(&p, &r, &m.cfg, 300, TPU_FAULT_NONE), -1);
             ASSERT_EQ(p.n, 301u);
             unsigned seen = 0;
             for (size_t i = 0; i < p.n; i++)
@@ -248,8 +248,8 @@ TEST(GoldenRandom, ValidProgramsRunToHalt)
             size_t executed = 0;
             const int code = tpusim_golden_run(m.g, p.insns, p.n, &executed);
             char dis[128];
-            ASSERT_EQ(code, TPU_ERR_OK)
-                << "seed " << seed << " N " << n << ": " << tpusim_error_name((uint32_t)code)
+            ASSERT_EQ(code, TPU_FAULT_NONE)
+                << "seed " << seed << " N " << n << ": " << tpusim_fault_name((uint32_t)code)
                 << " at " << executed << " "
                 << tpusim_disasm(&p.insns[executed < p.n ? executed : 0], dis, sizeof dis);
             EXPECT_EQ(executed, p.n - 1);
@@ -260,9 +260,9 @@ TEST(GoldenRandom, ValidProgramsRunToHalt)
 
 TEST(GoldenRandom, InjectedErrorsStopExactlyThere)
 {
-    const int codes[] = {TPU_ERR_ILLEGAL_OPCODE, TPU_ERR_BAD_OPERAND, TPU_ERR_UB_RANGE,
-                         TPU_ERR_ACC_RANGE,      TPU_ERR_MEM_RANGE,   TPU_ERR_WFIFO_EMPTY,
-                         TPU_ERR_WFIFO_FULL};
+    const int codes[] = {TPU_FAULT_ILLEGAL_OPCODE, TPU_FAULT_BAD_OPERAND, TPU_FAULT_UB_RANGE,
+                         TPU_FAULT_ACC_RANGE,      TPU_FAULT_MEM_RANGE,   TPU_FAULT_WFIFO_EMPTY,
+                         TPU_FAULT_WFIFO_FULL};
     for (uint32_t n : {4u, 8u, 16u})
         for (int code : codes)
             for (uint64_t seed = 0; seed < 60; seed++) {
@@ -287,7 +287,7 @@ TEST(GoldenRandom, InjectedErrorsStopExactlyThere)
                 // the state is exactly that of the instructions before it
                 size_t prefix_executed = 0;
                 ASSERT_EQ(tpusim_golden_run(prefix.g, p.insns, (size_t)bad, &prefix_executed),
-                          TPU_ERR_OK);
+                          TPU_FAULT_NONE);
                 ASSERT_EQ(prefix_executed, (size_t)bad);
                 EXPECT_TRUE(State(m) == State(prefix));
                 prog_free(&p);

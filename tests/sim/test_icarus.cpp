@@ -95,7 +95,7 @@ TEST(Icarus, GemmMatchesGoldenAndVerilator)
     ASSERT_NE(g, nullptr);
     std::copy(img.begin(), img.end(), tpusim_golden_mem(g));
     size_t at = 0;
-    ASSERT_EQ(tpusim_golden_run(g, p.insns, p.n, &at), TPU_ERR_OK);
+    ASSERT_EQ(tpusim_golden_run(g, p.insns, p.n, &at), TPU_FAULT_NONE);
 
     // Verilator.
     ASSERT_EQ(tpusim_mem_write(sim, 0, img.data(), img.size()), 0);

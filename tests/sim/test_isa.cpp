@@ -90,15 +90,15 @@ TEST(Isa, OpcodeNames)
         EXPECT_STREQ(tpusim_opcode_name(op), "?") << op;
 }
 
-TEST(Isa, ErrorNames)
+TEST(Isa, FaultNames)
 {
-    const char *names[] = {"OK",        "ILLEGAL_OPCODE", "BAD_OPERAND", "UB_RANGE",  "ACC_RANGE",
+    const char *names[] = {"NONE",      "ILLEGAL_OPCODE", "BAD_OPERAND", "UB_RANGE",  "ACC_RANGE",
                            "MEM_RANGE", "MEM_FAULT",      "WFIFO_EMPTY", "WFIFO_FULL"};
     for (uint32_t c = 0; c < 9; c++)
-        EXPECT_STREQ(tpusim_error_name(c), names[c]);
-    EXPECT_STREQ(tpusim_error_name(TPU_ERR_UB_RANGE), "UB_RANGE");
-    EXPECT_STREQ(tpusim_error_name(9), "?");
-    EXPECT_STREQ(tpusim_error_name(0xffffffffu), "?");
+        EXPECT_STREQ(tpusim_fault_name(c), names[c]);
+    EXPECT_STREQ(tpusim_fault_name(TPU_FAULT_UB_RANGE), "UB_RANGE");
+    EXPECT_STREQ(tpusim_fault_name(9), "?");
+    EXPECT_STREQ(tpusim_fault_name(0xffffffffu), "?");
 }
 
 TEST(Isa, PerfNames)

@@ -443,7 +443,7 @@ TEST_P(Device, ErrorsStopTheRun)
     const std::vector<tpusim_insn> bad = {tpusim_encode(TPU_OP_SYNC, 0, 0, 0, 0, 0, 0),
                                           tpusim_encode(0x2a, 0, 0, 0, 0, 0, 0), halt()};
     ASSERT_EQ(tpusim_run_program(sim_, bad.data(), bad.size(), 10000), TPUSIM_ERROR);
-    EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_ERROR_CODE), uint32_t{TPU_ERR_ILLEGAL_OPCODE});
+    EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_ERROR_CODE), uint32_t{TPU_FAULT_ILLEGAL_OPCODE});
     EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_ERROR_PC), 1u);
     EXPECT_TRUE(tpusim_reg_read(sim_, TPU_CSR_STATUS) & TPU_STATUS_ERROR);
     EXPECT_EQ(tpusim_run(sim_, 1000), TPUSIM_ERROR);
@@ -454,7 +454,7 @@ TEST_P(Device, ErrorsStopTheRun)
     const std::vector<tpusim_insn> fault = {
         tpusim_encode(TPU_OP_RD_HOST, 0, 2, kMem - n_, 0, n_, n_), halt()};
     ASSERT_EQ(tpusim_run_program(sim_, fault.data(), fault.size(), 10000), TPUSIM_ERROR);
-    EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_ERROR_CODE), uint32_t{TPU_ERR_MEM_FAULT});
+    EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_ERROR_CODE), uint32_t{TPU_FAULT_MEM_FAULT});
     EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_ERROR_PC), 0u);
     tpusim_reset(sim_);
     const tpusim_insn end = halt();

@@ -232,7 +232,7 @@ TEST_P(SimMemory, ErrorResponseIsMemFault)
     mem.fault_lo = w.d[0].b; // B's reads fail
     mem.fault_hi = w.d[0].b + 1;
     EXPECT_EQ(tpusim_run_program(s, w.progs[0].insns, w.progs[0].n, kMaxCycles), TPUSIM_ERROR);
-    EXPECT_EQ(tpusim_reg_read(s, TPU_CSR_ERROR_CODE), static_cast<uint32_t>(TPU_ERR_MEM_FAULT));
+    EXPECT_EQ(tpusim_reg_read(s, TPU_CSR_ERROR_CODE), static_cast<uint32_t>(TPU_FAULT_MEM_FAULT));
     tpusim_destroy(s);
 }
 
@@ -264,7 +264,7 @@ TEST(SimMemoryRange, OutOfRangeNeverReachesTheMemory)
     prog_emit(&p, TPU_OP_RD_HOST, 0, 1, kMemSize - 2, 0, 4, 0);
     prog_emit(&p, TPU_OP_HALT, 0, 0, 0, 0, 0, 0);
     EXPECT_EQ(tpusim_run_program(s, p.insns, p.n, kMaxCycles), TPUSIM_ERROR);
-    EXPECT_EQ(tpusim_reg_read(s, TPU_CSR_ERROR_CODE), static_cast<uint32_t>(TPU_ERR_MEM_FAULT));
+    EXPECT_EQ(tpusim_reg_read(s, TPU_CSR_ERROR_CODE), static_cast<uint32_t>(TPU_FAULT_MEM_FAULT));
     EXPECT_EQ(mem.accesses, 1u);
     prog_free(&p);
     tpusim_destroy(s);

@@ -26,7 +26,7 @@ struct GoldenHal {
     tpusim_hwcfg cfg;
     tpusim_golden *g;
     std::vector<tpusim_insn> pushed;
-    int error = TPU_ERR_OK;
+    int error = TPU_FAULT_NONE;
     uint64_t cycles = 0;
     size_t fail_after = SIZE_MAX;      // raise MEM_FAULT at this push (models a memory error)
     uint64_t readable = UINT64_MAX;    // bytes the control processor can read
@@ -50,7 +50,7 @@ struct GoldenHal {
         tpusim_insn i;
         std::memcpy(i.w, insn, sizeof i.w);
         h->pushed.push_back(i);
-        h->error = h->pushed.size() - 1 == h->fail_after ? TPU_ERR_MEM_FAULT
+        h->error = h->pushed.size() - 1 == h->fail_after ? TPU_FAULT_MEM_FAULT
                                                          : tpusim_golden_exec(h->g, &i);
         return 1;
     }
@@ -189,8 +189,8 @@ inline Outcome run_stream(GoldenHal &h, const std::vector<uint8_t> &stream, uint
         r.syncs += TPU_INSN_GET(i.w, OP) == TPU_OP_SYNC;
     r.halted = !h.pushed.empty() && TPU_INSN_GET(h.pushed.back().w, OP) == TPU_OP_HALT;
     if (code == FW_OK) {
-        EXPECT_EQ(h.error, TPU_ERR_OK)
-            << tpusim_error_name(h.error) << " at instruction " << h.pushed.size() - 1;
+        EXPECT_EQ(h.error, TPU_FAULT_NONE)
+            << tpusim_fault_name(h.error) << " at instruction " << h.pushed.size() - 1;
         EXPECT_TRUE(r.halted);
         EXPECT_EQ(r.syncs, rd32(stream.data() + FW_HDR_COMMANDS));
         const uint64_t commands = rd32(stream.data() + FW_HDR_COMMANDS);

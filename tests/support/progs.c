@@ -531,18 +531,18 @@ static long emit_bad(gen *g, int code)
     tpu_rng *r = g->r;
     tpusim_fields f;
     switch (code) {
-    case TPU_ERR_ILLEGAL_OPCODE: {
+    case TPU_FAULT_ILLEGAL_OPCODE: {
         const uint32_t op =
             rng_chance(r, 30) ? 0 : TPU_OP_ZERO + 1 + rng_below(r, 0xff - TPU_OP_ZERO);
         prog_emit(g->p, op, rng_below(r, 256), rng_below(r, 0x10000), (uint32_t)rng_next(r),
                   rng_below(r, 0x100000), rng_below(r, 4096), (uint32_t)rng_next(r));
         return (long)g->p->n - 1;
     }
-    case TPU_ERR_BAD_OPERAND:
+    case TPU_FAULT_BAD_OPERAND:
         f = make_valid(g, TPU_OP_RD_HOST + rng_below(r, TPU_OP_ZERO), rng_chance(r, 50));
         break_operand(g, &f);
         break;
-    case TPU_ERR_UB_RANGE: /* past the end by 1..span rows, or a MATMUL whose stride alone does */
+    case TPU_FAULT_UB_RANGE: /* past the end by 1..span rows, or a MATMUL whose stride alone does */
         do
             f = make_valid(g, ub_ops[rng_below(r, 5)], 0);
         while (f.flags & TPU_F_SRC_ACC);
@@ -558,7 +558,7 @@ static long emit_bad(gen *g, int code)
             f.b = cfg->ub_rows - span + 1 + rng_below(r, span);
         }
         break;
-    case TPU_ERR_ACC_RANGE: /* past the end by 1..span rows; or a window too tall for ACC */
+    case TPU_FAULT_ACC_RANGE: /* past the end by 1..span rows; or a window too tall for ACC */
         do
             f = make_valid(g, acc_ops[rng_below(r, 3)], 0);
         while (f.op == TPU_OP_WR_HOST && !(f.flags & TPU_F_SRC_ACC));
@@ -574,7 +574,7 @@ static long emit_bad(gen *g, int code)
                 (uint32_t)(cfg->acc_rows - acc_span(&f) + 1 + rng_below(r, (uint32_t)acc_span(&f)));
         }
         break;
-    case TPU_ERR_MEM_RANGE:
+    case TPU_FAULT_MEM_RANGE:
         f = make_valid(g, mem_ops[rng_below(r, 4)], 0);
         if (f.rows > 1 && rng_chance(r, 50)) {
             /* 64-bit footprint: a 32-bit sum would wrap back into range */
@@ -585,14 +585,14 @@ static long emit_bad(gen *g, int code)
             f.a = a <= 0xffffffffu ? (uint32_t)a : 0xffffffffu;
         }
         break;
-    case TPU_ERR_WFIFO_EMPTY:
+    case TPU_FAULT_WFIFO_EMPTY:
         while (g->fifo) {
             f = make_valid(g, TPU_OP_MATMUL, 1);
             emit(g, &f);
         }
         f = make_valid(g, TPU_OP_MATMUL, 1);
         break;
-    case TPU_ERR_WFIFO_FULL:
+    case TPU_FAULT_WFIFO_FULL:
         while (g->fifo < cfg->wfifo_tiles) {
             f = make_valid(g, TPU_OP_RD_WEIGHT, 0);
             emit(g, &f);
