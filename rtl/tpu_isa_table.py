@@ -1,0 +1,222 @@
+"""The ISA table, rtl/tpu_isa.toml, read and checked for rtl/tpu_isagen.py.
+
+load(path) returns the table as plain dicts and lists, or raises TableError with a message naming
+the entry at fault. Python 3 standard library only.
+"""
+
+import re
+import tomllib
+
+WORD = 32  # the C side sees an instruction as little-endian 32-bit words
+UPPER = re.compile(r"[A-Z][A-Z0-9_]*\Z")
+LOWER = re.compile(r"[a-z][a-z0-9_]*\Z")
+RANGE = re.compile(r"(\d+):(\d+)\Z")
+
+
+class TableError(Exception):
+    pass
+
+
+def check_keys(where, entry, required, optional=()):
+    if not isinstance(entry, dict):
+        raise TableError(f"{where}: expected a table")
+    for key in required:
+        if key not in entry:
+            raise TableError(f"{where}: missing '{key}'")
+    for key in entry:
+        if key not in required and key not in optional:
+            raise TableError(f"{where}: unknown key '{key}'")
+
+
+def integer(where, value, lo, hi):
+    # bool is an int to Python, not to TOML
+    if type(value) is not int or not lo <= value <= hi:
+        raise TableError(f"{where}: expected an integer in {lo}..{hi:#x}, got {value!r}")
+    return value
+
+
+def text(where, value):
+    # The text goes into C and Verilog comments.
+    if not isinstance(value, str) or not value or "\n" in value or "*/" in value:
+        raise TableError(f"{where}: expected a one-line description without '*/'")
+    return value
+
+
+def entries(table, key, where):
+    """(label, entry) for each entry; the label names it by position until its name is known."""
+    value = table.get(key)
+    if not isinstance(value, list) or not value:
+        raise TableError(f"{where}: expected one or more [[{where}]] entries")
+    return [(f"{where} #{i + 1}", e) for i, e in enumerate(value)]
+
+
+def named(label, where, entry, pattern, seen):
+    """The entry's name checked, as "<where> '<name>'" for later messages."""
+    name = entry["name"]
+    if not isinstance(name, str) or not pattern.match(name):
+        kind = "an upper-case" if pattern is UPPER else "a lower-case"
+        raise TableError(f"{label}: name {name!r} is not {kind} identifier")
+    if name in seen:
+        raise TableError(f"{label}: duplicate name '{name}'")
+    seen.add(name)
+    return f"{where} '{name}'"
+
+
+def unique(owners, value, who, what):
+    if value in owners:
+        raise TableError(f"{who}: {what} already used by {owners[value]}")
+    owners[value] = who
+
+
+def load(path):
+    """The table, checked, as plain dicts and lists."""
+    with open(path, "rb") as f:
+        t = tomllib.load(f)
+    check_keys("table", t, ("insn", "opcode", "flag", "pool", "fault", "csr", "id", "perf"))
+
+    # Fields: they tile the instruction, none crosses a word.
+    insn = t["insn"]
+    check_keys("insn", insn, ("bits", "field"))
+    bits = integer("insn.bits", insn["bits"], WORD, 4096)
+    if bits % WORD:
+        raise TableError(f"insn.bits: {bits} is not a multiple of {WORD}")
+    fields, names, owner = [], set(), {}
+    for label, e in entries(insn, "field", "insn.field"):
+        check_keys(label, e, ("name", "bits", "description"))
+        who = named(label, "insn.field", e, LOWER, names)
+        m = RANGE.match(e["bits"]) if isinstance(e["bits"], str) else None
+        if not m or int(m[1]) < int(m[2]) or int(m[1]) >= bits:
+            raise TableError(f"{who}: bits {e['bits']!r} is not \"msb:lsb\" within 0..{bits - 1}")
+        msb, lsb = int(m[1]), int(m[2])
+        if msb // WORD != lsb // WORD:
+            raise TableError(f"{who}: bits {msb}:{lsb} cross a {WORD}-bit word boundary")
+        for b in range(lsb, msb + 1):
+            unique(owner, b, who, f"bit {b}")
+        fields.append(dict(name=e["name"], msb=msb, lsb=lsb, width=msb - lsb + 1, who=who,
+                           description=text(who, e["description"])))
+    gaps = [b for b in range(bits) if b not in owner]
+    if gaps:
+        raise TableError(f"insn.field: bit {gaps[0]} is in no field (unused bits need a field)")
+    fields.sort(key=lambda f: f["lsb"])
+    width = {f["name"]: f["width"] for f in fields}
+    for need in ("op", "flags"):
+        if need not in width:
+            raise TableError(f"insn.field: no field named '{need}'")
+
+    # Opcodes: 0 stays illegal, it shows an empty queue in waveforms (tpu_seq head_op).
+    opcodes, names, owner = [], set(), {}
+    for label, e in entries(t, "opcode", "opcode"):
+        check_keys(label, e, ("name", "value", "description"))
+        who = named(label, "opcode", e, UPPER, names)
+        value = integer(f"{who} value", e["value"], 1, (1 << width["op"]) - 1)
+        unique(owner, value, who, f"value {value:#04x}")
+        opcodes.append(dict(name=e["name"], value=value, flags=0, who=who,
+                            description=text(who, e["description"])))
+    by_name = {o["name"]: o for o in opcodes}
+
+    flags, names, owner = [], set(), {}
+    for label, e in entries(t, "flag", "flag"):
+        check_keys(label, e, ("name", "bit", "opcodes", "description"))
+        who = named(label, "flag", e, UPPER, names)
+        bit = integer(f"{who} bit", e["bit"], 0, width["flags"] - 1)
+        unique(owner, bit, who, f"bit {bit}")
+        ops = e["opcodes"]
+        if not isinstance(ops, list) or not ops:
+            raise TableError(f"{who}: opcodes must list the opcodes that take it")
+        for op in ops:
+            if not isinstance(op, str) or op not in by_name:
+                raise TableError(f"{who}: no opcode named {op!r}")
+            by_name[op]["flags"] |= 1 << bit
+        flags.append(dict(name=e["name"], bit=bit, opcodes=ops, who=who,
+                          description=text(who, e["description"])))
+
+    # The pooling window: sub-fields of one instruction field, none overlapping another.
+    pool = t["pool"]
+    check_keys("pool", pool, ("in_field", "field"))
+    host = pool["in_field"]
+    if host not in width:
+        raise TableError(f"pool.in_field: no instruction field named {host!r}")
+    window, names, owner = [], set(), {}
+    for label, e in entries(pool, "field", "pool.field"):
+        check_keys(label, e, ("name", "bits", "description"))
+        who = named(label, "pool.field", e, LOWER, names)
+        m = RANGE.match(e["bits"]) if isinstance(e["bits"], str) else None
+        if not m or int(m[1]) < int(m[2]) or int(m[1]) >= width[host]:
+            raise TableError(f"{who}: bits {e['bits']!r} is not \"msb:lsb\" within the "
+                             f"{width[host]} bits of {host}")
+        msb, lsb = int(m[1]), int(m[2])
+        for b in range(lsb, msb + 1):
+            unique(owner, b, who, f"bit {b}")
+        window.append(dict(name=e["name"], msb=msb, lsb=lsb, width=msb - lsb + 1, who=who,
+                           description=text(who, e["description"])))
+
+    fault = t["fault"]
+    check_keys("fault", fault, ("bits", "code"))
+    fbits = integer("fault.bits", fault["bits"], 1, 32)
+    faults, names, owner = [], set(), {}
+    for label, e in entries(fault, "code", "fault.code"):
+        check_keys(label, e, ("name", "value", "description"))
+        who = named(label, "fault.code", e, UPPER, names)
+        value = integer(f"{who} value", e["value"], 0, (1 << fbits) - 1)
+        unique(owner, value, who, f"value {value}")
+        faults.append(dict(name=e["name"], value=value, who=who,
+                           description=text(who, e["description"])))
+    if owner.get(0) != "fault.code 'NONE'":
+        raise TableError("fault.code: code 0 must be named NONE (every consumer reads 0 as no fault)")
+
+    csr = t["csr"]
+    check_keys("csr", csr, ("addr_bits", "reg"))
+    abits = integer("csr.addr_bits", csr["addr_bits"], 2, 32)
+    regs, names, owner = [], set(), {}
+    for label, e in entries(csr, "reg", "csr.reg"):
+        check_keys(label, e, ("name", "offset", "access", "description"), ("bits",))
+        who = named(label, "csr.reg", e, UPPER, names)
+        offset = integer(f"{who} offset", e["offset"], 0, (1 << abits) - 4)
+        if offset % 4:
+            raise TableError(f"{who}: offset {offset:#x} is not a multiple of 4")
+        unique(owner, offset, who, f"offset {offset:#04x}")
+        if e["access"] not in ("R", "W", "RW"):
+            raise TableError(f"{who}: access {e['access']!r} is not R, W or RW")
+        rbits, bnames, bowner = [], set(), {}
+        regbits = e.get("bits", [])
+        if not isinstance(regbits, list):
+            raise TableError(f"{who}: bits must be a list of {{ name, bit, description }}")
+        for j, b in enumerate(regbits):
+            blabel = f"{who} bit #{j + 1}"
+            check_keys(blabel, b, ("name", "bit", "description"))
+            bwho = named(blabel, f"{who} bit", b, UPPER, bnames)
+            bit = integer(f"{bwho} bit", b["bit"], 0, 31)
+            unique(bowner, bit, bwho, f"bit {bit}")
+            rbits.append(dict(name=b["name"], bit=bit, who=bwho,
+                              description=text(bwho, b["description"])))
+        regs.append(dict(name=e["name"], offset=offset, access=e["access"], bits=rbits, who=who,
+                         description=text(who, e["description"])))
+
+    ident = t["id"]
+    check_keys("id", ident, ("magic", "version_major", "version_minor"))
+    magic = integer("id.magic", ident["magic"], 0, 0xFFFFFFFF)
+    major = integer("id.version_major", ident["version_major"], 0, 0xFFFF)
+    minor = integer("id.version_minor", ident["version_minor"], 0, 0xFFFF)
+
+    # Counters: 64 bits, 8 bytes apart, in an address range of their own.
+    perf = t["perf"]
+    check_keys("perf", perf, ("base", "counter"))
+    base = integer("perf.base", perf["base"], 0, (1 << abits) - 8)
+    if base % 8:
+        raise TableError(f"perf.base: {base:#x} is not a multiple of 8")
+    counters, names = [], set()
+    for label, e in entries(perf, "counter", "perf.counter"):
+        check_keys(label, e, ("name", "description"))
+        who = named(label, "perf.counter", e, LOWER, names)
+        offset = base + 8 * len(counters)
+        if offset + 8 > 1 << abits:
+            raise TableError(f"{who}: offset {offset:#x} is past the {abits}-bit CSR space")
+        for o in (offset, offset + 4):
+            if o in owner:
+                raise TableError(f"{who}: offset {o:#04x} already used by {owner[o]}")
+        counters.append(dict(name=e["name"], who=who, description=text(who, e["description"])))
+
+    return dict(bits=bits, fields=fields, opcodes=opcodes, flags=flags, pool=window,
+                pool_field=host, fbits=fbits,
+                faults=faults, abits=abits, regs=regs, magic=magic, major=major, minor=minor,
+                perf_base=base, counters=counters)
