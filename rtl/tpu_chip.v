@@ -29,7 +29,7 @@ module tpu_chip #(
     output wire [C-1:0] irq,
     // the chip CSRs
     input wire chip_csr_we,
-    input wire [7:0] chip_csr_addr,
+    input wire [`TPU_CHIP_CSR_ADDR_W-1:0] chip_csr_addr,
     input wire [31:0] chip_csr_wdata,
     output wire [31:0] chip_csr_rdata,
     // the memory port

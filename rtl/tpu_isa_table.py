@@ -68,11 +68,76 @@ def unique(owners, value, who, what):
     owners[value] = who
 
 
+def registers(section, where, abits):
+    """The [[<where>.reg]] entries of a register map on an abits-wide port, and the owner of each
+    offset."""
+    regs, names, owner = [], set(), {}
+    for label, e in entries(section, "reg", f"{where}.reg"):
+        check_keys(label, e, ("name", "offset", "access", "description"), ("bits",))
+        who = named(label, f"{where}.reg", e, UPPER, names)
+        offset = integer(f"{who} offset", e["offset"], 0, (1 << abits) - 4)
+        if offset % 4:
+            raise TableError(f"{who}: offset {offset:#x} is not a multiple of 4")
+        unique(owner, offset, who, f"offset {offset:#04x}")
+        if e["access"] not in ("R", "W", "RW"):
+            raise TableError(f"{who}: access {e['access']!r} is not R, W or RW")
+        rbits, bnames, bowner = [], set(), {}
+        regbits = e.get("bits", [])
+        if not isinstance(regbits, list):
+            raise TableError(f"{who}: bits must be a list of {{ name, bit, description }}")
+        for j, b in enumerate(regbits):
+            blabel = f"{who} bit #{j + 1}"
+            check_keys(blabel, b, ("name", "bit", "description"))
+            bwho = named(blabel, f"{who} bit", b, UPPER, bnames)
+            bit = integer(f"{bwho} bit", b["bit"], 0, 31)
+            unique(bowner, bit, bwho, f"bit {bit}")
+            rbits.append(dict(name=b["name"], bit=bit, who=bwho,
+                              description=text(bwho, b["description"])))
+        regs.append(dict(name=e["name"], offset=offset, access=e["access"], bits=rbits, who=who,
+                         description=text(who, e["description"])))
+    return regs, owner
+
+
+def counters64(owner, base, count, abits, who):
+    """Claims count 64-bit counters from base, 8 bytes apart, in owner."""
+    for offset in range(base, base + 8 * count, 4):
+        if offset + 4 > 1 << abits:
+            raise TableError(f"{who}: offset {offset:#x} is past the {abits}-bit CSR space")
+        if offset in owner:
+            raise TableError(f"{who}: offset {offset:#04x} already used by {owner[offset]}")
+        owner[offset] = who
+
+
+def identity(where, e):
+    """magic, version_major and version_minor of e: the ID and VERSION registers' contents."""
+    magic = integer(f"{where}.magic", e["magic"], 0, 0xFFFFFFFF)
+    major = integer(f"{where}.version_major", e["version_major"], 0, 0xFFFF)
+    minor = integer(f"{where}.version_minor", e["version_minor"], 0, 0xFFFF)
+    return dict(magic=magic, major=major, minor=minor)
+
+
+def chip(t):
+    """The chip's registers: a map of their own beside each core's, and core k's memory-stall
+    counter at mem_stall + 8k for k < cores_max."""
+    c = t["chip"]
+    keys = ("addr_bits", "cores_max", "magic", "version_major", "version_minor", "mem_stall")
+    check_keys("chip", c, keys + ("reg",))
+    abits = integer("chip.addr_bits", c["addr_bits"], 2, 32)
+    cores = integer("chip.cores_max", c["cores_max"], 1, 64)
+    regs, owner = registers(c, "chip", abits)
+    stall = integer("chip.mem_stall", c["mem_stall"], 0, (1 << abits) - 8)
+    if stall % 8:
+        raise TableError(f"chip.mem_stall: {stall:#x} is not a multiple of 8")
+    counters64(owner, stall, cores, abits, "chip.mem_stall")
+    return dict(abits=abits, cores_max=cores, regs=regs, mem_stall=stall,
+                **identity("chip", c))
+
+
 def load(path):
     """The table, checked, as plain dicts and lists."""
     with open(path, "rb") as f:
         t = tomllib.load(f)
-    check_keys("table", t, ("insn", "opcode", "flag", "pool", "fault", "csr", "id", "perf"))
+    check_keys("table", t, ("insn", "opcode", "flag", "pool", "fault", "csr", "id", "perf", "chip"))
 
     # Fields: they tile the instruction, none crosses a word.
     insn = t["insn"]
@@ -167,36 +232,10 @@ def load(path):
     csr = t["csr"]
     check_keys("csr", csr, ("addr_bits", "reg"))
     abits = integer("csr.addr_bits", csr["addr_bits"], 2, 32)
-    regs, names, owner = [], set(), {}
-    for label, e in entries(csr, "reg", "csr.reg"):
-        check_keys(label, e, ("name", "offset", "access", "description"), ("bits",))
-        who = named(label, "csr.reg", e, UPPER, names)
-        offset = integer(f"{who} offset", e["offset"], 0, (1 << abits) - 4)
-        if offset % 4:
-            raise TableError(f"{who}: offset {offset:#x} is not a multiple of 4")
-        unique(owner, offset, who, f"offset {offset:#04x}")
-        if e["access"] not in ("R", "W", "RW"):
-            raise TableError(f"{who}: access {e['access']!r} is not R, W or RW")
-        rbits, bnames, bowner = [], set(), {}
-        regbits = e.get("bits", [])
-        if not isinstance(regbits, list):
-            raise TableError(f"{who}: bits must be a list of {{ name, bit, description }}")
-        for j, b in enumerate(regbits):
-            blabel = f"{who} bit #{j + 1}"
-            check_keys(blabel, b, ("name", "bit", "description"))
-            bwho = named(blabel, f"{who} bit", b, UPPER, bnames)
-            bit = integer(f"{bwho} bit", b["bit"], 0, 31)
-            unique(bowner, bit, bwho, f"bit {bit}")
-            rbits.append(dict(name=b["name"], bit=bit, who=bwho,
-                              description=text(bwho, b["description"])))
-        regs.append(dict(name=e["name"], offset=offset, access=e["access"], bits=rbits, who=who,
-                         description=text(who, e["description"])))
+    regs, owner = registers(csr, "csr", abits)
 
-    ident = t["id"]
-    check_keys("id", ident, ("magic", "version_major", "version_minor"))
-    magic = integer("id.magic", ident["magic"], 0, 0xFFFFFFFF)
-    major = integer("id.version_major", ident["version_major"], 0, 0xFFFF)
-    minor = integer("id.version_minor", ident["version_minor"], 0, 0xFFFF)
+    check_keys("id", t["id"], ("magic", "version_major", "version_minor"))
+    ident = identity("id", t["id"])
 
     # Counters: 64 bits, 8 bytes apart, in an address range of their own.
     perf = t["perf"]
@@ -208,15 +247,9 @@ def load(path):
     for label, e in entries(perf, "counter", "perf.counter"):
         check_keys(label, e, ("name", "description"))
         who = named(label, "perf.counter", e, LOWER, names)
-        offset = base + 8 * len(counters)
-        if offset + 8 > 1 << abits:
-            raise TableError(f"{who}: offset {offset:#x} is past the {abits}-bit CSR space")
-        for o in (offset, offset + 4):
-            if o in owner:
-                raise TableError(f"{who}: offset {o:#04x} already used by {owner[o]}")
+        counters64(owner, base + 8 * len(counters), 1, abits, who)
         counters.append(dict(name=e["name"], who=who, description=text(who, e["description"])))
 
     return dict(bits=bits, fields=fields, opcodes=opcodes, flags=flags, pool=window,
-                pool_field=host, fbits=fbits,
-                faults=faults, abits=abits, regs=regs, magic=magic, major=major, minor=minor,
-                perf_base=base, counters=counters)
+                pool_field=host, fbits=fbits, faults=faults, abits=abits, regs=regs,
+                perf_base=base, counters=counters, chip=chip(t), **ident)

@@ -84,12 +84,17 @@ def verilog(isa, source):
         comment(f"{e['name']}: {e['description']}")
         define(f"TPU_FAULT_{e['name']}", f"{isa['fbits']}'d{e['value']}", e["who"])
     put("")
-    comment("CSR byte offsets; TPU_<reg>_<bit>_BIT: the index of a register's named bit.")
-    for r in isa["regs"]:
-        comment(f"{r['name']} ({r['access']}): {r['description']}")
-        define(f"TPU_CSR_{r['name']}", hexa(isa["abits"], r["offset"]), r["who"])
-        for b in r["bits"]:
-            define(f"TPU_{r['name']}_{b['name']}_BIT", b["bit"], b["who"])
+    def registers(prefix, abits, regs):
+        comment(f"{prefix}_CSR_<reg>: byte offsets on a {prefix}_CSR_ADDR_W-bit port; "
+                f"{prefix}_<reg>_<bit>_BIT: the index of a register's named bit.")
+        define(f"{prefix}_CSR_ADDR_W", abits)
+        for r in regs:
+            comment(f"{r['name']} ({r['access']}): {r['description']}")
+            define(f"{prefix}_CSR_{r['name']}", hexa(abits, r["offset"]), r["who"])
+            for b in r["bits"]:
+                define(f"{prefix}_{r['name']}_{b['name']}_BIT", b["bit"], b["who"])
+
+    registers("TPU", isa["abits"], isa["regs"])
     comment("ID and VERSION contents.")
     define("TPU_ID_MAGIC", hexa(32, isa["magic"]))
     define("TPU_VERSION", hexa(32, isa["major"] << 16 | isa["minor"]))
@@ -100,6 +105,16 @@ def verilog(isa, source):
     for i, c in enumerate(isa["counters"]):
         comment(f"{c['name']}: {c['description']}")
         define(f"TPU_PERF_{c['name'].upper()}", i, c["who"])
+    put("")
+    chip = isa["chip"]
+    comment(f"The chip's CSRs (tpu_chip_csr), for 1..TPU_CHIP_CORES_MAX cores.")
+    define("TPU_CHIP_CORES_MAX", chip["cores_max"])
+    registers("TPU_CHIP", chip["abits"], chip["regs"])
+    comment("Core k's memory-stall counter (64 bits) at TPU_CHIP_CSR_MEM_STALL + 8k.")
+    define("TPU_CHIP_CSR_MEM_STALL", hexa(chip["abits"], chip["mem_stall"]))
+    comment("CHIP_ID and CHIP_VERSION contents.")
+    define("TPU_CHIP_ID_MAGIC", hexa(32, chip["magic"]))
+    define("TPU_CHIP_VERSION", hexa(32, chip["major"] << 16 | chip["minor"]))
     put("")
     put("`endif")
     return "\n".join(out) + "\n"
@@ -190,16 +205,22 @@ def c_header(isa, source):
     xmacro("TPU_FOR_EACH_FAULT", [e["name"] for e in isa["faults"]])
     put("")
 
-    put("/* Control/status register byte offsets. */")
-    enum("tpu_csr", [(f"TPU_CSR_{r['name']}", f"{r['offset']:#04x}",
-                      f"{r['access']}: {r['description']}", r["who"]) for r in isa["regs"]]
-         + [("TPU_CSR_PERF_BASE", f"{isa['perf_base']:#04x}",
-             "TPU_PERF_COUNT 64-bit counters, 8 bytes apart", GEN)])
-    put("/* The named bits of registers. */")
-    for r in isa["regs"]:
-        for b in r["bits"]:
-            define(f"TPU_{r['name']}_{b['name']}", f"(1u << {b['bit']})", b["who"],
-                   b["description"])
+    def registers(prefix, tag, abits, regs, extra):
+        """The register map: offsets as an enum (extra: more entries), masks of named bits."""
+        put(f"/* Byte offsets on a port of {prefix}_CSR_ADDR_BITS bits. */")
+        define(f"{prefix}_CSR_ADDR_BITS", abits)
+        enum(tag, [(f"{prefix}_CSR_{r['name']}", f"{r['offset']:#04x}",
+                    f"{r['access']}: {r['description']}", r["who"]) for r in regs] + extra)
+        put("/* The named bits of registers. */")
+        for r in regs:
+            for b in r["bits"]:
+                define(f"{prefix}_{r['name']}_{b['name']}", f"(1u << {b['bit']})", b["who"],
+                       b["description"])
+
+    put("/* Control/status registers. */")
+    registers("TPU", "tpu_csr", isa["abits"], isa["regs"],
+              [("TPU_CSR_PERF_BASE", f"{isa['perf_base']:#04x}",
+                "TPU_PERF_COUNT 64-bit counters, 8 bytes apart", GEN)])
     put("/* ID and VERSION contents: a core is compatible when its major version matches. */")
     define("TPU_ID_MAGIC", f"{isa['magic']:#010x}u")
     define("TPU_VERSION", f"{isa['major'] << 16 | isa['minor']:#010x}u")
@@ -213,6 +234,17 @@ def c_header(isa, source):
          + [("TPU_PERF_COUNT", None, None, GEN)])
     put("/* X(NAME, \"name\") for every counter, in order. */")
     xmacro("TPU_FOR_EACH_PERF", [f"{c['name'].upper()}, \"{c['name']}\"" for c in isa["counters"]])
+    put("")
+
+    chip = isa["chip"]
+    put("/* The chip's registers (tpu_chip_csr), for a chip of 1..TPU_CHIP_CORES_MAX cores. */")
+    define("TPU_CHIP_CORES_MAX", f"{chip['cores_max']}u")
+    registers("TPU_CHIP", "tpu_chip_csr", chip["abits"], chip["regs"],
+              [("TPU_CHIP_CSR_MEM_STALL", f"{chip['mem_stall']:#04x}",
+                "core k's memory-stall counter at + 8k, 64 bits", GEN)])
+    put("/* CHIP_ID and CHIP_VERSION contents. */")
+    define("TPU_CHIP_ID_MAGIC", f"{chip['magic']:#010x}u")
+    define("TPU_CHIP_VERSION", f"{chip['major'] << 16 | chip['minor']:#010x}u")
     put("")
     put("#endif")
     return "\n".join(out) + "\n"

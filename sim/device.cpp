@@ -14,9 +14,10 @@
 // at the edge. In a trace, cycle c spans 10c..10c+10 ns with clk rising at 10c+5, and the
 // memory's outputs change at 10c.
 //
-// CSR offsets are 8 bits on the core's port and on the chip's: reads beyond 0xFF return 0 and
-// writes beyond it only spend their clock edge. A chip's per-core pins are vectors, core k's field
-// at bits [k*W +: W] (docs/isa.md "Ports of tpu_chip"); get_field and set_field reach them.
+// CSR offsets are TPU_CSR_ADDR_BITS wide on the core's port, TPU_CHIP_CSR_ADDR_BITS on the
+// chip's: reads beyond them return 0 and writes only spend their clock edge. A chip's per-core
+// pins are vectors, core k's field at bits [k*W +: W] (docs/isa.md "Ports of tpu_chip");
+// get_field and set_field reach them.
 #include "io/tpuio.h"
 #include "sim/feed.h"
 #include "sim/memmodel.h"
@@ -53,6 +54,9 @@ void tpu_vl_thread_context(VerilatedContext *ctx);
 
 namespace
 {
+
+constexpr uint32_t kCsrEnd = 1u << TPU_CSR_ADDR_BITS;
+constexpr uint32_t kChipCsrEnd = 1u << TPU_CHIP_CSR_ADDR_BITS;
 
 using namespace tpu::trace_files;
 using tpu::get_bytes;
@@ -123,7 +127,7 @@ class Device
     }
     void reg_write(uint32_t k, uint32_t offset, uint32_t v)
     {
-        set_csr(k, offset <= 0xFF, offset, v);
+        set_csr(k, offset < kCsrEnd, offset, v);
         edge();
         set_csr(k, false, offset, 0);
     }
@@ -131,14 +135,14 @@ class Device
     void reg_write_all(uint32_t offset, uint32_t v)
     {
         for (uint32_t k = 0; k < cores_; k++)
-            set_csr(k, offset <= 0xFF, offset, v);
+            set_csr(k, offset < kCsrEnd, offset, v);
         edge();
         for (uint32_t k = 0; k < cores_; k++)
             set_csr(k, false, offset, 0);
     }
     void chip_reg_write(uint32_t offset, uint32_t v)
     {
-        set_chip_csr(offset <= 0xFF, offset, v);
+        set_chip_csr(offset < kChipCsrEnd, offset, v);
         edge();
         set_chip_csr(false, offset, 0);
     }
@@ -365,7 +369,7 @@ template <class V> class Model final : public Verilated<V>
 
     uint32_t reg_read(uint32_t, uint32_t offset) override
     {
-        if (offset > 0xFF)
+        if (offset >= kCsrEnd)
             return 0;
         this->v_->csr_addr = static_cast<uint8_t>(offset);
         this->v_->eval();
@@ -418,15 +422,15 @@ template <class V, uint32_t C> class Chip final : public Verilated<V>
 
     uint32_t reg_read(uint32_t k, uint32_t offset) override
     {
-        if (offset > 0xFF)
+        if (offset >= kCsrEnd)
             return 0;
-        set_field(this->v_->csr_addr, 8 * k, 8, offset);
+        set_field(this->v_->csr_addr, TPU_CSR_ADDR_BITS * k, TPU_CSR_ADDR_BITS, offset);
         this->v_->eval();
         return get_field(this->v_->csr_rdata, 32 * k, 32);
     }
     uint32_t chip_reg_read(uint32_t offset) override
     {
-        if (offset > 0xFF)
+        if (offset >= kChipCsrEnd)
             return 0;
         this->v_->chip_csr_addr = static_cast<uint8_t>(offset);
         this->v_->eval();
@@ -459,7 +463,7 @@ template <class V, uint32_t C> class Chip final : public Verilated<V>
     void set_csr(uint32_t k, bool we, uint32_t offset, uint32_t wdata) override
     {
         set_field(this->v_->csr_we, k, 1, we);
-        set_field(this->v_->csr_addr, 8 * k, 8, offset);
+        set_field(this->v_->csr_addr, TPU_CSR_ADDR_BITS * k, TPU_CSR_ADDR_BITS, offset);
         set_field(this->v_->csr_wdata, 32 * k, 32, wdata);
     }
     void set_chip_csr(bool we, uint32_t offset, uint32_t wdata) override

@@ -88,7 +88,7 @@ typedef struct {
                                      simulator (mem_latency unused) */
 } tpusim_config;
 
-#define TPUSIM_CORES_MAX 8u
+#define TPUSIM_CORES_MAX TPU_CHIP_CORES_MAX
 
 void tpusim_config_default(tpusim_config *cfg);
 /* The array sizes of the lone cores built into this library, ascending; returns how many (up to
@@ -180,18 +180,8 @@ int tpusim_core_feed(tpusim *sim, uint32_t core, tpusim_feed *f);
  * when it raises either (a HALTED left from before counts). All attached feeds are replayed. */
 int tpusim_run_feeds(tpusim *sim, uint32_t watch, uint64_t max_cycles, int *results);
 
-/* The chip CSRs (docs/isa.md "Chip", rtl/tpu_chip_csr.v). A lone core has none: reads are zero,
- * writes only spend their clock edge. */
-#define TPU_CHIP_CSR_CHIP_ID 0x00u
-#define TPU_CHIP_CSR_CHIP_VERSION 0x04u
-#define TPU_CHIP_CSR_CORES 0x08u
-#define TPU_CHIP_CSR_CTRL 0x0Cu
-#define TPU_CHIP_CSR_BAR_MASK 0x10u
-#define TPU_CHIP_CSR_BAR_ARRIVE 0x14u
-#define TPU_CHIP_CSR_BAR_GEN 0x18u
-#define TPU_CHIP_CSR_MEM_STALL 0x40u  /* + 8k: core k's, low word; high word at + 4 */
-#define TPU_CHIP_ID_MAGIC 0x54505543u /* "TPUC" */
-#define TPU_CHIP_CTRL_CLEAR_PERF (1u << 1)
+/* The chip CSRs (docs/isa.md "Chip CSRs": TPU_CHIP_CSR_* and the rest from rtl/tpu_isa.toml). A
+ * lone core has none: reads are zero, writes only spend their clock edge. */
 uint32_t tpusim_chip_reg_read(tpusim *sim, uint32_t offset);          /* no clock edge */
 void tpusim_chip_reg_write(tpusim *sim, uint32_t offset, uint32_t v); /* one clock edge */
 /* Core k's MEM_STALL counter: cycles its memory request lost the port to another core. */

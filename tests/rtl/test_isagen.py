@@ -59,6 +59,10 @@ class IsaGen(unittest.TestCase):
         self.assertIn("#define TPU_INSN_LEN_SHIFT 20\n", h)
         self.assertIn("#define TPU_STATUS_ERROR (1u << 2)", h)
         self.assertIn("X(MXU_BUSY, \"mxu_busy\")", h)
+        self.assertIn("`define TPU_CHIP_CSR_BAR_GEN 8'h18\n", vh)
+        self.assertIn("`define TPU_CHIP_CTRL_CLEAR_PERF_BIT 1\n", vh)
+        self.assertIn("TPU_CHIP_CSR_MEM_STALL = 0x40,", h)
+        self.assertIn("#define TPU_CHIP_ID_MAGIC 0x54505543u\n", h)
         mtime = os.stat(os.path.join(out, "tpu_isa.h")).st_mtime_ns
         os.utime(os.path.join(out, "tpu_isa.h"), ns=(mtime - 10**9, mtime - 10**9))
         self.assertEqual(self.run_gen(self.table)[0].returncode, 0)
@@ -112,6 +116,15 @@ class IsaGen(unittest.TestCase):
     def test_counters_overlap_a_csr(self):
         self.fails(self.edited("offset = 0x3C", "offset = 0x48"),
                    "perf.counter 'mxu_busy'", "offset 0x48 already used by csr.reg 'INSN_COUNT'")
+
+    def test_chip_registers(self):
+        self.fails(self.edited("offset = 0x18\naccess = \"R\"\ndescription = \"barrier",
+                               "offset = 0x10\naccess = \"R\"\ndescription = \"barrier"),
+                   "chip.reg 'BAR_GEN'", "offset 0x10 already used by chip.reg 'BAR_MASK'")
+        self.fails(self.edited("mem_stall = 0x40", "mem_stall = 0x10"),
+                   "chip.mem_stall", "offset 0x10 already used by chip.reg 'BAR_MASK'")
+        self.fails(self.edited("cores_max = 8", "cores_max = 40"),
+                   "chip.mem_stall", "past the 8-bit CSR space")
 
     def test_generated_names_collide(self):
         table = self.table + '[[opcode]]\nname = "MATMUL_FLAGS"\nvalue = 0x0A\ndescription = "x"\n'
