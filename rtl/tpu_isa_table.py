@@ -133,11 +133,170 @@ def chip(t):
                 **identity("chip", c))
 
 
+# ------------------------------------------------------------------------------- footprints
+
+TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_]\w*)|(.))")
+FUNCTIONS = {"ceil": 2, "nz": 1}
+
+
+def expression(who, src, names):
+    """src parsed into a tree of tuples: ("num", v), ("var", name), ("+" | "-" | "*", x, y),
+    ("ceil", x, y), ("nz", x). names: the variables it may use."""
+    tokens = [m.group(1) or m.group(2) or m.group(3) for m in TOKEN.finditer(src)
+              if (m.group(1) or m.group(2) or m.group(3) or "").strip()]
+    pos = 0
+
+    def fail(what):
+        raise TableError(f"{who}: {src!r}: {what}")
+
+    def peek():
+        return tokens[pos] if pos < len(tokens) else None
+
+    def take(want=None):
+        nonlocal pos
+        t = peek()
+        if t is None or (want is not None and t != want):
+            fail(f"expected {want or 'more'}, found {t or 'the end'}")
+        pos += 1
+        return t
+
+    def atom():
+        t = take()
+        if t.isdigit():
+            return ("num", int(t))
+        if t == "(":
+            x = sum_()
+            take(")")
+            return x
+        if t in FUNCTIONS:
+            take("(")
+            args = [sum_()]
+            while peek() == ",":
+                take(",")
+                args.append(sum_())
+            take(")")
+            if len(args) != FUNCTIONS[t]:
+                fail(f"{t} takes {FUNCTIONS[t]} argument(s)")
+            return (t, *args)
+        if t in names:
+            return ("var", t)
+        fail(f"unknown name {t!r}" if t[0].isalpha() or t[0] == "_" else f"unexpected {t!r}")
+
+    def product():
+        x = atom()
+        while peek() == "*":
+            take()
+            x = ("*", x, atom())
+        return x
+
+    def sum_():
+        x = product()
+        while peek() in ("+", "-"):
+            x = (take(), x, product())
+        return x
+
+    if not isinstance(src, str):
+        fail("expected an expression in a string")
+    tree = sum_()
+    if peek() is not None:
+        fail(f"unexpected {peek()!r}")
+    return tree
+
+
+def condition(who, src, takes):
+    """src ("SRC_ACC & BIAS", "!POOL") as a list of (flag, required value); takes: the flags the
+    opcode takes."""
+    terms = []
+    for term in src.split("&") if isinstance(src, str) else [None]:
+        term = (term or "").strip()
+        flag = term.lstrip("!").strip()
+        if flag not in takes:
+            raise TableError(f"{who}: when {src!r}: {flag!r} is not a flag the opcode takes")
+        terms.append((flag, not term.startswith("!")))
+    return terms
+
+
+PRECEDENCE = {"+": 1, "-": 1, "*": 2}
+
+
+def infix(tree, call, num=str):
+    """An expression tree as text with the fewest parentheses; call(name, args) prints a
+    function (ceil, nz) of its printed arguments, num an integer."""
+    def show(t, outer, right):
+        if t[0] == "num":
+            return num(t[1])
+        if t[0] == "var":
+            return t[1]
+        if t[0] in PRECEDENCE:
+            p = PRECEDENCE[t[0]]
+            text = f"{show(t[1], p, False)} {t[0]} {show(t[2], p, True)}"
+            return f"({text})" if p < outer or (p == outer and right) else text
+        return call(t[0], [show(a, 0, False) for a in t[1:]])
+    return show(tree, 0, False)
+
+
+def read_spaces(t, faults, regs):
+    """The spaces of footprints: each with its limit (a CSR) and fault when ranged."""
+    spaces, names = [], set()
+    fault_names = {f["name"] for f in faults}
+    reg_names = {r["name"] for r in regs}
+    for label, e in entries(t, "space", "space"):
+        check_keys(label, e, ("name", "unit", "interlocked", "description"), ("limit", "fault"))
+        who = named(label, "space", e, LOWER, names)
+        if ("limit" in e) != ("fault" in e):
+            raise TableError(f"{who}: limit and fault go together")
+        if "limit" in e and e["limit"] not in reg_names:
+            raise TableError(f"{who}: limit {e['limit']!r} is not a CSR")
+        if "fault" in e and e["fault"] not in fault_names:
+            raise TableError(f"{who}: fault {e['fault']!r} is not a fault code")
+        if not isinstance(e["interlocked"], bool):
+            raise TableError(f"{who}: interlocked must be true or false")
+        spaces.append(dict(name=e["name"], unit=text(who, e["unit"]), limit=e.get("limit"),
+                           fault=e.get("fault"), interlocked=e["interlocked"], who=who,
+                           description=text(who, e["description"])))
+    return spaces
+
+
+def exclusive(x, y):
+    """Whether two conditions cannot hold together: one needs a flag the other forbids."""
+    return any((flag, not value) in y for flag, value in x)
+
+
+def accesses(op, e, spaces, flags, fields, window):
+    """The opcode's reads and writes, checked."""
+    takes = {f["name"] for f in flags if op["name"] in f["opcodes"]}
+    names = {f["name"] for f in fields if f["name"] not in ("op", "flags")}
+    names |= {f["name"] for f in window} | {"N"}
+    space_names = [s["name"] for s in spaces]
+    out = []
+    for key, write in (("reads", False), ("writes", True)):
+        value = e.get(key, [])
+        if not isinstance(value, list):
+            raise TableError(f"{op['who']}: {key} must be a list of {{ space, first, ... }}")
+        for i, a in enumerate(value):
+            who = f"{op['who']} {key} #{i + 1}"
+            check_keys(who, a, ("space",), ("first", "count", "step", "size", "when"))
+            if a["space"] not in space_names:
+                raise TableError(f"{who}: no space named {a['space']!r}")
+            acc = dict(space=a["space"], write=write, who=who,
+                       when=condition(who, a["when"], takes) if "when" in a else [])
+            for part, default in (("first", "0"), ("count", "1"), ("step", "1"), ("size", "1")):
+                acc[part] = expression(f"{who} {part}", a.get(part, default), names)
+            for other in out:
+                if (other["space"], other["write"]) == (acc["space"], write) and \
+                        not exclusive(other["when"], acc["when"]):
+                    raise TableError(f"{who}: may hold together with {other['who']} (one access "
+                                     f"per space and direction)")
+            out.append(acc)
+    return out
+
+
 def load(path):
     """The table, checked, as plain dicts and lists."""
     with open(path, "rb") as f:
         t = tomllib.load(f)
-    check_keys("table", t, ("insn", "opcode", "flag", "pool", "fault", "csr", "id", "perf", "chip"))
+    check_keys("table", t, ("insn", "opcode", "flag", "pool", "space", "fault", "csr", "id", "perf",
+                            "chip"))
 
     # Fields: they tile the instruction, none crosses a word.
     insn = t["insn"]
@@ -171,11 +330,11 @@ def load(path):
     # Opcodes: 0 stays illegal, it shows an empty queue in waveforms (tpu_seq head_op).
     opcodes, names, owner = [], set(), {}
     for label, e in entries(t, "opcode", "opcode"):
-        check_keys(label, e, ("name", "value", "description"))
+        check_keys(label, e, ("name", "value", "description"), ("reads", "writes"))
         who = named(label, "opcode", e, UPPER, names)
         value = integer(f"{who} value", e["value"], 1, (1 << width["op"]) - 1)
         unique(owner, value, who, f"value {value:#04x}")
-        opcodes.append(dict(name=e["name"], value=value, flags=0, who=who,
+        opcodes.append(dict(name=e["name"], value=value, flags=0, who=who, entry=e,
                             description=text(who, e["description"])))
     by_name = {o["name"]: o for o in opcodes}
 
@@ -250,6 +409,10 @@ def load(path):
         counters64(owner, base + 8 * len(counters), 1, abits, who)
         counters.append(dict(name=e["name"], who=who, description=text(who, e["description"])))
 
-    return dict(bits=bits, fields=fields, opcodes=opcodes, flags=flags, pool=window,
+    spaces = read_spaces(t, faults, regs)
+    for o in opcodes:
+        o["accesses"] = accesses(o, o.pop("entry"), spaces, flags, fields, window)
+
+    return dict(bits=bits, fields=fields, opcodes=opcodes, flags=flags, pool=window, spaces=spaces,
                 pool_field=host, fbits=fbits, faults=faults, abits=abits, regs=regs,
                 perf_base=base, counters=counters, chip=chip(t), **ident)

@@ -4,9 +4,10 @@
 usage: tpu_isagen.py TABLE OUTDIR
 
 Checks the table and writes OUTDIR/tpu_isa.vh (a Verilog include of `defines only: localparams
-in an include would be unused parameters in most modules that include it) and OUTDIR/tpu_isa.h
-(a C header of enums and #defines only, so that the freestanding firmware can include it). A
-file is rewritten only when its contents change, so that builds depending on it are not redone
+in an include would be unused parameters in most modules that include it), OUTDIR/tpu_isa.h (a
+C header of enums and #defines only, so that the freestanding firmware can include it) and
+OUTDIR/tpu_footprint.vh (the footprints as a Verilog function, for test benches). A file is
+rewritten only when its contents change, so that builds depending on it are not redone
 needlessly. A bad table fails with a message naming the entry, and nothing is written.
 """
 
@@ -14,7 +15,7 @@ import os
 import sys
 import tomllib
 
-from tpu_isa_table import WORD, TableError, load
+from tpu_isa_table import WORD, TableError, infix, load
 
 
 class Names:
@@ -106,8 +107,17 @@ def verilog(isa, source):
         comment(f"{c['name']}: {c['description']}")
         define(f"TPU_PERF_{c['name'].upper()}", i, c["who"])
     put("")
+    comment("Footprint spaces (docs/isa.md \"Footprints\"); TPU_SPACES_INTERLOCKED: bit s set when "
+            "the sequencer interlocks space s.")
+    define("TPU_SPACES", len(isa["spaces"]))
+    for i, sp in enumerate(isa["spaces"]):
+        comment(f"{sp['name']}: {sp['description']}")
+        define(f"TPU_SPACE_{sp['name'].upper()}", i, sp["who"])
+    mask = "".join("1" if sp["interlocked"] else "0" for sp in reversed(isa["spaces"]))
+    define("TPU_SPACES_INTERLOCKED", f"{len(isa['spaces'])}'b{mask}")
+    put("")
     chip = isa["chip"]
-    comment(f"The chip's CSRs (tpu_chip_csr), for 1..TPU_CHIP_CORES_MAX cores.")
+    comment("The chip's CSRs (tpu_chip_csr), for 1..TPU_CHIP_CORES_MAX cores.")
     define("TPU_CHIP_CORES_MAX", chip["cores_max"])
     registers("TPU_CHIP", chip["abits"], chip["regs"])
     comment("Core k's memory-stall counter (64 bits) at TPU_CHIP_CSR_MEM_STALL + 8k.")
@@ -236,6 +246,9 @@ def c_header(isa, source):
     xmacro("TPU_FOR_EACH_PERF", [f"{c['name'].upper()}, \"{c['name']}\"" for c in isa["counters"]])
     put("")
 
+    footprints(isa, put, define, enum, xmacro)
+    put("")
+
     chip = isa["chip"]
     put("/* The chip's registers (tpu_chip_csr), for a chip of 1..TPU_CHIP_CORES_MAX cores. */")
     define("TPU_CHIP_CORES_MAX", f"{chip['cores_max']}u")
@@ -247,6 +260,101 @@ def c_header(isa, source):
     define("TPU_CHIP_VERSION", f"{chip['major'] << 16 | chip['minor']:#010x}u")
     put("")
     put("#endif")
+    return "\n".join(out) + "\n"
+
+
+def c_when(when):
+    terms = [f"{'' if value else '!'}(flags & TPU_F_{flag})" for flag, value in when]
+    return " && ".join(terms) or "1"
+
+
+def footprints(isa, put, define, enum, xmacro):
+    """The C side of the footprints: spaces, ranges, every opcode's accesses."""
+    put("/* Footprint spaces (docs/isa.md \"Footprints\"): what instructions read and write. */")
+    enum("tpu_space", [(f"TPU_SPACE_{sp['name'].upper()}", None,
+                        f"{sp['description']} (a {sp['unit']} per unit)", sp["who"])
+                       for sp in isa["spaces"]] + [("TPU_SPACE_COUNT", None, None, GEN)])
+    put("/* X(NAME, \"name\", interlocked) for every space: interlocked 1 when the sequencer holds an")
+    put(" * instruction back while it would read what one in flight writes there, or write what one")
+    put(" * reads or writes. */")
+    xmacro("TPU_FOR_EACH_SPACE", [f"{sp['name'].upper()}, \"{sp['name']}\", {int(sp['interlocked'])}"
+                                  for sp in isa["spaces"]])
+    put("/* X(SPACE, LIMIT, FAULT) for the spaces with a limit, in the order they are checked: a range")
+    put(" * of TPU_SPACE_<SPACE> past the value of the CSR TPU_CSR_<LIMIT> is TPU_FAULT_<FAULT>. */")
+    xmacro("TPU_FOR_EACH_RANGE", [f"{sp['name'].upper()}, {sp['limit']}, {sp['fault']}"
+                                  for sp in isa["spaces"] if sp["limit"]])
+    put("/* X(OP, SPACE, WRITE, WHEN, FIRST, COUNT, STEP, SIZE) for every access of every opcode: when")
+    put(" * WHEN holds, TPU_OP_<OP> reads (WRITE 0) or writes (1) the COUNT blocks [FIRST + i * STEP,")
+    put(" * + SIZE) of TPU_SPACE_<SPACE>. The expressions use uint64_t variables the includer declares:")
+    put(" * the fields (rows, a, b, len, stride), the pooling window's (ph, pw, step, pitch), the array")
+    put(" * size N and flags. At most one access per opcode, space and direction holds, so at most")
+    put(" * TPU_FOOTPRINT_MAX of an instruction. */")
+    define("TPU_FOOTPRINT_CEIL(x, y)", "(((x) + (y) - 1) / (y))")
+    define("TPU_FOOTPRINT_NZ(x)", "((x) ? (x) : 1)")
+
+    def c(tree):
+        return infix(tree, lambda f, args: f"TPU_FOOTPRINT_{f.upper()}({', '.join(args)})")
+
+    xmacro("TPU_FOR_EACH_ACCESS",
+           [f"{o['name']}, {a['space'].upper()}, {int(a['write'])}, {c_when(a['when'])}, "
+            f"{c(a['first'])}, {c(a['count'])}, {c(a['step'])}, {c(a['size'])}"
+            for o in isa["opcodes"] for a in o["accesses"]])
+    most = max(len({(a["space"], a["write"]) for a in o["accesses"]}) for o in isa["opcodes"])
+    define("TPU_FOOTPRINT_MAX", most)
+
+
+def footprint_vh(isa, source):
+    """The footprints as a Verilog function for test benches (tests/rtl/tb_seq.v)."""
+    out = [f"// Generated by rtl/tpu_isagen.py from {source}: edit the table, not this file.",
+           "// The instructions' footprints (docs/isa.md \"Footprints\") for test benches, included "
+           "inside a",
+           "// module with a parameter N (the array size), after tpu_isa.vh. tpu_hull(x, space, "
+           "write): the",
+           "// range [lo, hi) covering what instruction x reads (write 0) or writes (1) in space",
+           "// (`TPU_SPACE_*), as {hi, lo}; {0, 0} when it touches none of it.",
+           "function [127:0] tpu_hull(input [`TPU_INSN_W-1:0] x, input integer space, "
+           "input integer write);"]
+    put = out.append
+    fields = [f["name"] for f in isa["fields"] if f["name"] not in ("op", "flags")]
+    window = [f["name"] for f in isa["pool"]]
+
+    def v(tree):
+        def call(f, args):
+            if f == "ceil":
+                return f"(({args[0]}) + ({args[1]}) - 64'd1) / ({args[1]})"
+            return f"(({args[0]}) == 64'd0 ? 64'd1 : ({args[0]}))"
+        return infix(tree, call, lambda v: f"64'd{v}")
+
+    put(f"    reg [63:0] {', '.join(fields + window)};")
+    put("    reg [`TPU_INSN_FLAGS_W-1:0] flags;")
+    put("    reg [63:0] first, count, pace, size;  // the block: [first + i * pace, + size), i < count")
+    put("    begin")
+    for f in fields + ["flags"]:
+        put(f"        {f} = x[`TPU_INSN_{f.upper()}];")
+    for f in window:
+        put(f"        {f} = {isa['pool_field']}[`TPU_POOL_{f.upper()}];")
+    put("        {first, count, pace, size} = 256'd0;")
+    put("        case (x[`TPU_INSN_OP])")
+    for o in isa["opcodes"]:
+        if not o["accesses"]:
+            continue
+        put(f"            `TPU_OP_{o['name']}: begin")
+        for a in o["accesses"]:
+            when = "".join(f" && {'' if value else '!'}flags[`TPU_F_{flag}_BIT]"
+                           for flag, value in a["when"])
+            put(f"                if (space == `TPU_SPACE_{a['space'].upper()} && write == "
+                f"{int(a['write'])}{when}) begin")
+            put(f"                    first = {v(a['first'])};")
+            put(f"                    count = {v(a['count'])};")
+            put(f"                    pace = {v(a['step'])};")
+            put(f"                    size = {v(a['size'])};")
+            put("                end")
+        put("            end")
+    put("            default: ;")
+    put("        endcase")
+    put("        tpu_hull = count == 64'd0 ? 128'd0 : {first + (count - 64'd1) * pace + size, first};")
+    put("    end")
+    put("endfunction")
     return "\n".join(out) + "\n"
 
 
@@ -271,7 +379,8 @@ def main(argv):
     source = "rtl/" + os.path.basename(table)
     try:
         isa = load(table)
-        outputs = {"tpu_isa.vh": verilog(isa, source), "tpu_isa.h": c_header(isa, source)}
+        outputs = {"tpu_isa.vh": verilog(isa, source), "tpu_isa.h": c_header(isa, source),
+                   "tpu_footprint.vh": footprint_vh(isa, source)}
     except (OSError, tomllib.TOMLDecodeError, TableError) as e:
         print(f"tpu_isagen: {table}: {e}", file=sys.stderr)
         return 1

@@ -134,29 +134,23 @@ static uint32_t ub_step(uint32_t field) { return field ? field : 1; }
 /* UB rows one RD_HOST memory row of len bytes fills: ceil(len / N). */
 static uint32_t host_row_ub_rows(uint32_t len, uint32_t n) { return (len + n - 1) / n; }
 
-/* The checks of docs/isa.md "Validation and errors", in their order. */
+/* The checks of docs/isa.md "Validation and errors", in their order: the operands here, the
+ * ranges from the instruction's footprint. */
 static int validate(const tpusim_golden *g, const tpusim_fields *f)
 {
     const uint32_t n = g->cfg.array_n;
     uint32_t flags_ok = 0, used = 0, rows_min = 1, rows_max = TPU_INSN_ROWS_MASK;
     uint32_t len_min = 1, len_max = n, len_step = 1;
-    int64_t ub = -1, acc = -1; /* first row of the UB / ACC range touched, -1 for none */
-    uint64_t ub_n = f->rows, acc_n = f->rows; /* rows each range spans */
-    int mem = 0;
     switch (f->op) {
     case TPU_OP_RD_HOST:
         flags_ok = TPU_OP_RD_HOST_FLAGS;
         used = F_ROWS | F_A | F_B | F_LEN | F_STRIDE;
         len_max = 4 * n;
-        ub = f->b;
-        ub_n = (uint64_t)f->rows * host_row_ub_rows(f->len, n);
-        mem = 1;
         break;
     case TPU_OP_RD_WEIGHT:
         flags_ok = TPU_OP_RD_WEIGHT_FLAGS;
         used = F_ROWS | F_A | F_LEN | F_STRIDE;
         rows_max = n;
-        mem = 1;
         break;
     case TPU_OP_RD_PARAMS:
         flags_ok = TPU_OP_RD_PARAMS_FLAGS;
@@ -164,16 +158,12 @@ static int validate(const tpusim_golden *g, const tpusim_fields *f)
         rows_min = rows_max = 3;
         len_min = len_step = 4;
         len_max = 4 * n;
-        mem = 1;
         break;
     case TPU_OP_MATMUL:
         flags_ok = TPU_OP_MATMUL_FLAGS;
         used = F_ROWS | F_A | F_B | F_STRIDE;
         if (f->stride > UB_STEP_MAX)
             return TPU_FAULT_BAD_OPERAND;
-        ub = f->a;
-        ub_n = (uint64_t)(f->rows - (f->rows > 0)) * ub_step(f->stride) + 1;
-        acc = f->b;
         break;
     case TPU_OP_ACTIVATE:
         flags_ok = TPU_OP_ACTIVATE_FLAGS;
@@ -184,32 +174,18 @@ static int validate(const tpusim_golden *g, const tpusim_fields *f)
             (!TPU_POOL_GET(f->stride, PH) || !TPU_POOL_GET(f->stride, PW) ||
              !TPU_POOL_GET(f->stride, STEP)))
             return TPU_FAULT_BAD_OPERAND;
-        ub = f->a;
-        ub_n = (uint64_t)(f->rows - (f->rows > 0)) * ub_step(f->len) + 1;
-        acc = f->b;
-        if (f->flags & TPU_F_POOL)
-            acc_n = (uint64_t)(f->rows - (f->rows > 0)) * TPU_POOL_GET(f->stride, STEP) +
-                    (uint64_t)(TPU_POOL_GET(f->stride, PH) - 1) * TPU_POOL_GET(f->stride, PITCH) +
-                    TPU_POOL_GET(f->stride, PW);
         break;
     case TPU_OP_ZERO:
         flags_ok = TPU_OP_ZERO_FLAGS;
         used = F_ROWS | F_B;
-        ub = f->b;
         break;
     case TPU_OP_WR_HOST:
         used = F_ROWS | F_A | F_B | F_LEN | F_STRIDE;
-        mem = 1;
+        len_max = 4 * n;
         if (f->flags & TPU_F_SRC_ACC) {
             flags_ok = TPU_OP_WR_HOST_FLAGS;
             len_min = len_step = 4;
-            len_max = 4 * n;
-            acc = f->b;
-        } else {
-            ub = f->b; /* from UB it takes no flag: flags_ok stays 0 */
-            len_max = 4 * n;
-            ub_n = (uint64_t)f->rows * host_row_ub_rows(f->len, n);
-        }
+        } /* from UB it takes no flag: flags_ok stays 0 */
         break;
     case TPU_OP_SYNC: flags_ok = TPU_OP_SYNC_FLAGS; break;
     case TPU_OP_HALT: flags_ok = TPU_OP_HALT_FLAGS; break;
@@ -224,12 +200,10 @@ static int validate(const tpusim_golden *g, const tpusim_fields *f)
     if ((used & F_LEN) && (f->len < len_min || f->len > len_max || f->len % len_step))
         return TPU_FAULT_BAD_OPERAND;
 
-    if (ub >= 0 && (uint64_t)ub + ub_n > g->cfg.ub_rows)
-        return TPU_FAULT_UB_RANGE;
-    if (acc >= 0 && (uint64_t)acc + acc_n > g->cfg.acc_rows)
-        return TPU_FAULT_ACC_RANGE;
-    if (mem && (uint64_t)f->a + (uint64_t)(f->rows - 1) * f->stride + f->len > g->cfg.mem_size)
-        return TPU_FAULT_MEM_RANGE;
+    tpusim_access acc[TPU_FOOTPRINT_MAX];
+    const int fault = tpusim_range_fault(acc, tpusim_footprint(f, n, acc), &g->cfg);
+    if (fault)
+        return fault;
 
     if (f->op == TPU_OP_MATMUL && (f->flags & TPU_F_LOAD) && g->fifo_count == 0)
         return TPU_FAULT_WFIFO_EMPTY;

@@ -47,6 +47,29 @@ typedef struct {
     uint64_t mem_size;
 } tpusim_hwcfg;
 
+/* Footprints (docs/isa.md "Footprints", the opcodes' reads and writes in rtl/tpu_isa.toml): an
+ * access of an instruction is count blocks of its space, block i = [first + i * step, + size) in
+ * the space's units (UB or ACC rows, memory bytes, weight-FIFO tiles, parameter sets). */
+typedef struct {
+    int space; /* enum tpu_space */
+    int write; /* 1: writes the blocks, 0: reads them */
+    uint64_t first, count, step, size;
+} tpusim_access;
+
+/* The accesses of instruction f on an array of size array_n into out; returns how many (at most
+ * TPU_FOOTPRINT_MAX). Meaningful once f passes docs/isa.md's operand checks (BAD_OPERAND). */
+int tpusim_footprint(const tpusim_fields *f, uint32_t array_n, tpusim_access *out);
+/* The end of the range covering a's blocks (first when it has none). */
+uint64_t tpusim_access_end(const tpusim_access *a);
+/* The first range check of docs/isa.md "Validation and errors" that the accesses fail (UB, then
+ * ACC, then memory), as a fault code; TPU_FAULT_NONE when every one lies inside cfg. */
+int tpusim_range_fault(const tpusim_access *acc, int count, const tpusim_hwcfg *cfg);
+/* Calls fn for the blocks that prog[0..n)'s instructions write in space (enum tpu_space), in
+ * program order; an access's blocks that touch or overlap come as one range. */
+typedef void tpusim_block_fn(void *ctx, uint64_t first, uint64_t size, size_t insn);
+void tpusim_for_each_write(const tpusim_insn *prog, size_t n, uint32_t array_n, int space,
+                           tpusim_block_fn *fn, void *ctx);
+
 /* ------------------------------------------------ cycle-accurate device -- */
 
 typedef struct tpusim tpusim;

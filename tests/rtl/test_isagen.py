@@ -63,6 +63,13 @@ class IsaGen(unittest.TestCase):
         self.assertIn("`define TPU_CHIP_CTRL_CLEAR_PERF_BIT 1\n", vh)
         self.assertIn("TPU_CHIP_CSR_MEM_STALL = 0x40,", h)
         self.assertIn("#define TPU_CHIP_ID_MAGIC 0x54505543u\n", h)
+        self.assertIn("X(MATMUL, UB, 0, 1, a, rows, TPU_FOOTPRINT_NZ(stride), 1)", h)
+        self.assertIn("X(WR_HOST, PARAMS, 0, (flags & TPU_F_SRC_ACC) && (flags & TPU_F_BIAS), ", h)
+        self.assertIn("X(UB, UB_ROWS, UB_RANGE)", h)
+        with open(os.path.join(out, "tpu_footprint.vh"), encoding="utf-8") as f:
+            fp = f.read()
+        self.assertIn("function [127:0] tpu_hull(", fp)
+        self.assertIn("size = (ph - 64'd1) * pitch + pw;", fp)
         mtime = os.stat(os.path.join(out, "tpu_isa.h")).st_mtime_ns
         os.utime(os.path.join(out, "tpu_isa.h"), ns=(mtime - 10**9, mtime - 10**9))
         self.assertEqual(self.run_gen(self.table)[0].returncode, 0)
@@ -125,6 +132,23 @@ class IsaGen(unittest.TestCase):
                    "chip.mem_stall", "offset 0x10 already used by chip.reg 'BAR_MASK'")
         self.fails(self.edited("cores_max = 8", "cores_max = 40"),
                    "chip.mem_stall", "past the 8-bit CSR space")
+
+    def test_footprints(self):
+        matmul = '{ space = "ub", first = "a", count = "rows", step = "nz(stride)" }'
+        self.fails(self.edited(matmul, matmul.replace('"ub"', '"ubb"')),
+                   "opcode 'MATMUL' reads #1", "no space named 'ubb'")
+        self.fails(self.edited(matmul, matmul.replace("nz(stride)", "nz(strides)")),
+                   "opcode 'MATMUL' reads #1 step", "unknown name 'strides'")
+        self.fails(self.edited(matmul, matmul.replace("nz(stride)", "ceil(stride)")),
+                   "ceil takes 2 argument(s)")
+        self.fails(self.edited(matmul, matmul.replace("nz(stride)", "stride +")),
+                   "expected more, found the end")
+        self.fails(self.edited('when = "ACC" }', 'when = "POOL" }'),
+                   "opcode 'MATMUL' reads #2", "'POOL' is not a flag the opcode takes")
+        self.fails(self.edited(', when = "!POOL" }', " }"),
+                   "opcode 'ACTIVATE' reads #2", "may hold together with opcode 'ACTIVATE' reads #1")
+        self.fails(self.edited('limit = "ACC_ROWS"', 'limit = "ACC_ROW"'),
+                   "space 'acc'", "limit 'ACC_ROW' is not a CSR")
 
     def test_generated_names_collide(self):
         table = self.table + '[[opcode]]\nname = "MATMUL_FLAGS"\nvalue = 0x0A\ndescription = "x"\n'

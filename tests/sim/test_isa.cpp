@@ -1,8 +1,10 @@
-// ISA helpers: encoding layout, decode round trip, names and disassembly.
+// ISA helpers: encoding layout, decode round trip, names, disassembly and footprints.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "tests/support/progs.h"
 
@@ -187,6 +189,110 @@ TEST(Isa, DisasmTruncatesSafely)
     EXPECT_EQ(tpusim_disasm(&i, buf, 1), buf);
     EXPECT_STREQ(buf, "");
     EXPECT_EQ(tpusim_disasm(&i, nullptr, 0), nullptr);
+}
+
+// An instruction's footprint as (space, write, first, count, step, size) tuples, on N = 8.
+using Access = std::tuple<int, int, uint64_t, uint64_t, uint64_t, uint64_t>;
+std::vector<Access> footprint(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
+                              uint32_t len, uint32_t stride)
+{
+    const tpusim_insn insn = tpusim_encode(op, flags, rows, a, b, len, stride);
+    const tpusim_fields f = tpusim_decode(&insn);
+    tpusim_access acc[TPU_FOOTPRINT_MAX];
+    std::vector<Access> v;
+    for (int i = 0, k = tpusim_footprint(&f, 8, acc); i < k; i++)
+        v.emplace_back(acc[i].space, acc[i].write, acc[i].first, acc[i].count, acc[i].step,
+                       acc[i].size);
+    return v;
+}
+
+TEST(Isa, FootprintOfEveryOpcode)
+{
+    enum { R = 0, W = 1 };
+    const uint32_t window =
+        TPU_POOL_PUT(PH, 2) | TPU_POOL_PUT(PW, 3) | TPU_POOL_PUT(STEP, 2) | TPU_POOL_PUT(PITCH, 10);
+    using V = std::vector<Access>;
+    // 12-byte rows fill ceil(12 / 8) = 2 UB rows each.
+    EXPECT_EQ(footprint(TPU_OP_RD_HOST, 0, 3, 0x100, 5, 12, 20),
+              (V{{TPU_SPACE_MEM, R, 0x100, 3, 20, 12}, {TPU_SPACE_UB, W, 5, 3, 2, 2}}));
+    EXPECT_EQ(footprint(TPU_OP_RD_WEIGHT, 0, 8, 0x40, 0, 8, 8),
+              (V{{TPU_SPACE_MEM, R, 0x40, 8, 8, 8}, {TPU_SPACE_WFIFO, W, 0, 1, 1, 1}}));
+    EXPECT_EQ(footprint(TPU_OP_RD_PARAMS, 0, 3, 0x80, 0, 32, 64),
+              (V{{TPU_SPACE_MEM, R, 0x80, 3, 64, 32}, {TPU_SPACE_PARAMS, W, 0, 1, 1, 1}}));
+    EXPECT_EQ(footprint(TPU_OP_MATMUL, 0, 4, 10, 7, 0, 0),
+              (V{{TPU_SPACE_UB, R, 10, 4, 1, 1}, {TPU_SPACE_ACC, W, 7, 4, 1, 1}}));
+    EXPECT_EQ(footprint(TPU_OP_MATMUL, TPU_F_LOAD | TPU_F_ACC, 4, 10, 7, 0, 3),
+              (V{{TPU_SPACE_UB, R, 10, 4, 3, 1},
+                 {TPU_SPACE_ACC, R, 7, 4, 1, 1},
+                 {TPU_SPACE_WFIFO, R, 0, 1, 1, 1},
+                 {TPU_SPACE_ACC, W, 7, 4, 1, 1}}));
+    EXPECT_EQ(footprint(TPU_OP_ACTIVATE, TPU_F_BIAS, 3, 20, 1, 0, 0),
+              (V{{TPU_SPACE_ACC, R, 1, 3, 1, 1},
+                 {TPU_SPACE_PARAMS, R, 0, 1, 1, 1},
+                 {TPU_SPACE_UB, W, 20, 3, 1, 1}}));
+    // Windows of 2 x 3 rows, 10 apart, one every 2 rows; output rows 5 apart.
+    EXPECT_EQ(footprint(TPU_OP_ACTIVATE, TPU_F_POOL, 3, 20, 1, 5, window),
+              (V{{TPU_SPACE_ACC, R, 1, 3, 2, 13},
+                 {TPU_SPACE_PARAMS, R, 0, 1, 1, 1},
+                 {TPU_SPACE_UB, W, 20, 3, 5, 1}}));
+    EXPECT_EQ(footprint(TPU_OP_WR_HOST, 0, 2, 0x200, 6, 20, 32),
+              (V{{TPU_SPACE_UB, R, 6, 2, 3, 3}, {TPU_SPACE_MEM, W, 0x200, 2, 32, 20}}));
+    EXPECT_EQ(footprint(TPU_OP_WR_HOST, TPU_F_SRC_ACC | TPU_F_RELU, 2, 0x200, 6, 32, 32),
+              (V{{TPU_SPACE_ACC, R, 6, 2, 1, 1}, {TPU_SPACE_MEM, W, 0x200, 2, 32, 32}}));
+    EXPECT_EQ(footprint(TPU_OP_WR_HOST, TPU_F_SRC_ACC | TPU_F_BIAS, 2, 0x200, 6, 32, 32),
+              (V{{TPU_SPACE_ACC, R, 6, 2, 1, 1},
+                 {TPU_SPACE_PARAMS, R, 0, 1, 1, 1},
+                 {TPU_SPACE_MEM, W, 0x200, 2, 32, 32}}));
+    EXPECT_EQ(footprint(TPU_OP_ZERO, 0, 9, 0, 4, 0, 0), (V{{TPU_SPACE_UB, W, 4, 9, 1, 1}}));
+    EXPECT_EQ(footprint(TPU_OP_SYNC, 0, 0, 0, 0, 0, 0), V{});
+    EXPECT_EQ(footprint(TPU_OP_HALT, 0, 0, 0, 0, 0, 0), V{});
+}
+
+TEST(Isa, FootprintRangesAndChecks)
+{
+    const tpusim_hwcfg cfg = {8, 64, 32, 2, 16, 4096};
+    const auto fault = [&](uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
+                           uint32_t len, uint32_t stride) {
+        const tpusim_insn insn = tpusim_encode(op, flags, rows, a, b, len, stride);
+        const tpusim_fields f = tpusim_decode(&insn);
+        tpusim_access acc[TPU_FOOTPRINT_MAX];
+        return tpusim_range_fault(acc, tpusim_footprint(&f, cfg.array_n, acc), &cfg);
+    };
+    // A strided MATMUL spans (rows - 1) * step + 1 UB rows: 0 + 3 * 21 + 1 = 64 fits, 65 not.
+    EXPECT_EQ(fault(TPU_OP_MATMUL, 0, 4, 0, 0, 0, 21), TPU_FAULT_NONE);
+    EXPECT_EQ(fault(TPU_OP_MATMUL, 0, 4, 1, 0, 0, 21), TPU_FAULT_UB_RANGE);
+    // UB before ACC before memory.
+    EXPECT_EQ(fault(TPU_OP_MATMUL, 0, 4, 62, 30, 0, 0), TPU_FAULT_UB_RANGE);
+    EXPECT_EQ(fault(TPU_OP_MATMUL, 0, 4, 0, 30, 0, 0), TPU_FAULT_ACC_RANGE);
+    // Memory: a + (rows - 1) * stride + len <= MEM_SIZE = 4096.
+    EXPECT_EQ(fault(TPU_OP_WR_HOST, TPU_F_SRC_ACC, 2, 4048, 30, 32, 16), TPU_FAULT_NONE);
+    EXPECT_EQ(fault(TPU_OP_WR_HOST, TPU_F_SRC_ACC, 2, 4049, 31, 32, 16), TPU_FAULT_ACC_RANGE);
+    EXPECT_EQ(fault(TPU_OP_WR_HOST, TPU_F_SRC_ACC, 2, 4049, 30, 32, 16), TPU_FAULT_MEM_RANGE);
+    tpusim_access a = {TPU_SPACE_MEM, 1, 100, 3, 7, 5};
+    EXPECT_EQ(tpusim_access_end(&a), 100u + 2 * 7 + 5);
+    a.count = 0;
+    EXPECT_EQ(tpusim_access_end(&a), 100u);
+}
+
+TEST(Isa, WritesOfAProgram)
+{
+    const tpusim_insn prog[] = {
+        tpusim_encode(TPU_OP_WR_HOST, 0, 3, 0x100, 0, 8, 16), // rows apart: one block each
+        tpusim_encode(TPU_OP_RD_HOST, 0, 2, 0x300, 0, 8, 8),  // reads memory: none
+        tpusim_encode(TPU_OP_WR_HOST, 0, 3, 0x200, 0, 8, 8),  // rows back to back: one
+        tpusim_encode(TPU_OP_WR_HOST, 0, 4, 0x280, 0, 8, 0),  // the same row: one
+        tpusim_encode(TPU_OP_ZERO, 0, 2, 0, 5, 0, 0),         // UB, not memory
+    };
+    std::vector<std::tuple<uint64_t, uint64_t, size_t>> got;
+    tpusim_for_each_write(
+        prog, 5, 8, TPU_SPACE_MEM,
+        [](void *ctx, uint64_t first, uint64_t size, size_t insn) {
+            static_cast<decltype(got) *>(ctx)->emplace_back(first, size, insn);
+        },
+        &got);
+    EXPECT_EQ(got,
+              (decltype(got){
+                  {0x100, 8, 0}, {0x110, 8, 0}, {0x120, 8, 0}, {0x200, 24, 2}, {0x280, 8, 3}}));
 }
 
 } // namespace
