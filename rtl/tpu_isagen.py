@@ -2,6 +2,7 @@
 """Generate the ISA definitions of rtl/tpu_isa.toml for Verilog and C.
 
 usage: tpu_isagen.py TABLE OUTDIR
+       tpu_isagen.py --check-doc DOC TABLE
 
 Checks the table and writes OUTDIR/tpu_isa.vh (a Verilog include of `defines only: localparams
 in an include would be unused parameters in most modules that include it), OUTDIR/tpu_isa.h (a
@@ -9,6 +10,9 @@ C header of enums and #defines only, so that the freestanding firmware can inclu
 OUTDIR/tpu_footprint.vh (the footprints as a Verilog function, for test benches). A file is
 rewritten only when its contents change, so that builds depending on it are not redone
 needlessly. A bad table fails with a message naming the entry, and nothing is written.
+
+--check-doc checks docs/isa.md's tables against the table instead (rtl/tpu_isadoc.py) and lists
+every mismatch: exit 1 if there is one.
 """
 
 import os
@@ -16,6 +20,7 @@ import sys
 import tomllib
 
 from tpu_isa_table import WORD, TableError, infix, load
+from tpu_isadoc import check_doc
 
 
 class Names:
@@ -372,8 +377,17 @@ def write(path, content):
 
 
 def main(argv):
+    if len(argv) == 4 and argv[1] == "--check-doc":
+        try:
+            errors = check_doc(load(argv[3]), argv[2])
+        except (OSError, tomllib.TOMLDecodeError, TableError) as e:
+            print(f"tpu_isagen: {e}", file=sys.stderr)
+            return 1
+        for e in errors:
+            print(e, file=sys.stderr)
+        return 1 if errors else 0
     if len(argv) != 3:
-        print("usage: tpu_isagen.py TABLE OUTDIR", file=sys.stderr)
+        print("usage: tpu_isagen.py TABLE OUTDIR | --check-doc DOC TABLE", file=sys.stderr)
         return 2
     table, outdir = argv[1], argv[2]
     source = "rtl/" + os.path.basename(table)

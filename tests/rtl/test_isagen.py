@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""rtl/tpu_isagen.py: the table generates, and a broken table fails naming the entry.
+"""rtl/tpu_isagen.py: the table generates, a broken table fails naming the entry, and
+--check-doc finds docs/isa.md's tables in agreement with it, and a broken page not.
 
 usage: test_isagen.py <repo root>
-Each case edits the text of rtl/tpu_isa.toml and runs the generator on the copy.
+Each case edits the text of rtl/tpu_isa.toml (or docs/isa.md) and runs the generator on the copy.
 """
 
 import os
@@ -149,6 +150,40 @@ class IsaGen(unittest.TestCase):
                    "opcode 'ACTIVATE' reads #2", "may hold together with opcode 'ACTIVATE' reads #1")
         self.fails(self.edited('limit = "ACC_ROWS"', 'limit = "ACC_ROW"'),
                    "space 'acc'", "limit 'ACC_ROW' is not a CSR")
+
+    def check_doc(self, doc):
+        path = os.path.join(self.tmp.name, "isa.md")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(doc)
+        return subprocess.run([sys.executable, os.path.join(ROOT, "rtl", "tpu_isagen.py"),
+                               "--check-doc", path, os.path.join(ROOT, "rtl", "tpu_isa.toml")],
+                              capture_output=True, text=True)
+
+    def test_doc_tables(self):
+        with open(os.path.join(ROOT, "docs", "isa.md"), encoding="utf-8") as f:
+            doc = f.read()
+        p = self.check_doc(doc)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for old, new, words in [
+                ("| 0x30 | `SYNC_COUNT` | R |", "| 0x34 | `SYNC_COUNT` | R |",
+                 ["registers: expected 0x30 | `SYNC_COUNT` | R, found 0x34"]),
+                ("| 0x18 | `BAR_GEN` | R |", "| 0x18 | `BAR_GEN` | RW |", ["chip registers"]),
+                ("| 8 | `WFIFO_FULL` |", "| 9 | `WFIFO_FULL` |", ["faults: expected 8"]),
+                ("`POOL`=bit6", "`POOL`=bit7", ["flags: expected", "Flags: "]),
+                ("| w2 | 19:0 | `b` |", "| w2 | 20:0 | `b` |", ["instruction fields"]),
+                ("0x54505543 (\"TPUC\")", "0x54505542", ["CHIP_ID must read 0x54505543"]),
+                ("| `ZERO` | none | `ub [b, +rows)` |", "| `ZERO` | none | `ub [b, +rows + 1)` |",
+                 ["footprints: expected `ZERO` | none | `ub [b, +rows)`"]),
+                ("| 0x88 | `PERF_RETIRED` |", "| 0x90 | `PERF_RETIRED` |",
+                 ["performance counters"])]:
+            self.assertIn(old, doc)
+            p = self.check_doc(doc.replace(old, new, 1))
+            self.assertEqual(p.returncode, 1, old)
+            # The line named: the row's, or the sentence's the last word starts.
+            at = words.pop() if words[-1] == "Flags: " else old
+            line = doc[:doc.index(at)].count("\n") + 1
+            for w in words + [f"isa.md:{line}:"]:
+                self.assertIn(w, p.stderr)
 
     def test_generated_names_collide(self):
         table = self.table + '[[opcode]]\nname = "MATMUL_FLAGS"\nvalue = 0x0A\ndescription = "x"\n'
