@@ -266,11 +266,40 @@ enum tpusim_verdict {
     TPUSIM_HUNG = 2,   /* the device hit max_cycles */
 };
 /* Run prog on the device (tpusim_run_program) and on a golden model started from the device's
- * memory, UB and ACC as they are now, then compare all of them. On a difference the report
- * names the earliest instruction (in program order) that wrote a differing location, the
- * location, and the expected and actual values. */
+ * memory, UB and ACC as they are now, then compare the outcome (fault code and ERROR_PC, or the
+ * HALT), SYNC_COUNT and all of memory, UB and ACC (tpusim_compare). The report says what
+ * differs, one finding per line, or "agree: ...". */
 int tpusim_verify(tpusim *sim, const tpusim_insn *prog, size_t n, uint64_t max_cycles, char *report,
                   size_t size);
+
+/* A memory range [addr, addr + size). */
+typedef struct {
+    uint64_t addr, size;
+} tpusim_range;
+
+/* What tpusim_compare compares: the device against a golden model that ran the same
+ * instructions, prog[0..n) (those that ran on both). */
+typedef struct {
+    tpusim_golden *golden;
+    const tpusim_insn *prog;
+    size_t n;
+    int all_memory;             /* 1: all of memory; 0: what prog[0..n) wrote and the ranges */
+    const tpusim_range *ranges; /* more memory to compare with all_memory 0 (may overlap) */
+    size_t nranges;
+    int rows; /* 1: core 0's UB and ACC too */
+} tpusim_compare_spec;
+
+/* Compares the device with spec->golden and attributes each differing location (memory byte, UB
+ * byte, ACC value) to the last instruction of prog[0..n) that wrote it, by the footprints.
+ * Returns the number of differing locations (0: none, and the report is empty), or -1 if the
+ * device could not be read or memory ran out. The report, one line: "3 locations differ (UB 1,
+ * memory 2)" (the kinds that differ), "; earliest last writer of a differing location: insn 4
+ * `WR_HOST ...`: memory at 0x800: expected 0x00, device 0x12" (the location whose last writer
+ * comes first in prog) and "; 1 written by no instruction, first: UB row 3 byte 0: expected 0,
+ * device 5" when some were written by none. *addr (may be NULL) gets the reported location's
+ * address when it is a memory byte, else UINT64_MAX. */
+int64_t tpusim_compare(tpusim *sim, const tpusim_compare_spec *spec, uint64_t *addr, char *report,
+                       size_t size);
 
 #ifdef __cplusplus
 }

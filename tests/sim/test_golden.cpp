@@ -1,6 +1,7 @@
 // test_golden.cpp - the golden model (docs/isa.md) running whole programs: GEMMs against the
 // naive reference, random programs (valid ones run to HALT, injected errors stop exactly there);
-// and tpusim_verify on the device. Instruction by instruction: test_golden_insns.cpp.
+// and tpusim_verify and tpusim_compare on the device. Instruction by instruction:
+// test_golden_insns.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -386,8 +387,65 @@ TEST(Verify, NamesTheWriterOfAStaleResult)
                              "`WR_HOST.SRC_ACC.BIAS rows=1 acc=" +
                              std::to_string(cfg.acc_rows - 1) +
                              " mem=0x800 stride=0 len=" + std::to_string(4 * cfg.array_n) +
-                             "`: mem 0x800 expected 0x00 actual 0x";
+                             "`: memory at 0x800: expected 0x00, device 0x";
     EXPECT_NE(text.find(want), std::string::npos) << text;
+}
+
+// tpusim_compare on states set by hand: memory where the instructions wrote and in the extra
+// ranges only, each difference attributed to the last instruction before n that wrote it.
+TEST(Verify, CompareAttributesWhatTheInstructionsWrote)
+{
+    Device d;
+    if (!d.sim)
+        GTEST_SKIP() << "no device model built";
+    tpusim_hwcfg cfg;
+    tpusim_read_hwcfg(d.sim, &cfg);
+    tpusim_golden *g = tpusim_golden_create(&cfg); // memory zero, as the fresh device's
+    ASSERT_NE(g, nullptr);
+    const tpusim_insn prog[] = {tpusim_encode(TPU_OP_WR_HOST, 0, 1, 0x100, 0, 8, 0),
+                                tpusim_encode(TPU_OP_WR_HOST, 0, 2, 0x104, 0, 8, 8)};
+    const uint8_t one = 1;
+    for (uint64_t a : {0x102, 0x106, 0x200, 0x300})
+        ASSERT_EQ(tpusim_mem_write(d.sim, a, &one, 1), 0);
+    const tpusim_range extra = {0x300, 0x10};
+    tpusim_compare_spec spec = {g, prog, 2, 0, &extra, 1, 0};
+    char report[512];
+    uint64_t addr = 0;
+    EXPECT_EQ(tpusim_compare(d.sim, &spec, &addr, report, sizeof report), 3);
+    EXPECT_EQ(std::string(report),
+              "3 locations differ (memory 3); earliest last writer of a differing location: insn 0 "
+              "`WR_HOST rows=1 ub=0 mem=0x100 stride=0 len=8`: memory at 0x102: expected 0x00, "
+              "device 0x01; 1 written by no instruction, first: memory at 0x300: expected 0x00, "
+              "device 0x01");
+    EXPECT_EQ(addr, 0x102u);
+
+    // 0x106: both wrote it, the second last.
+    const uint8_t zero = 0;
+    ASSERT_EQ(tpusim_mem_write(d.sim, 0x102, &zero, 1), 0);
+    spec.nranges = 0;
+    EXPECT_EQ(tpusim_compare(d.sim, &spec, &addr, report, sizeof report), 1);
+    EXPECT_NE(std::string(report).find("insn 1 `WR_HOST rows=2 ub=0 mem=0x104 stride=8 len=8`: "
+                                       "memory at 0x106"),
+              std::string::npos)
+        << report;
+    // Had only the first run, it would be the last writer.
+    spec.n = 1;
+    EXPECT_EQ(tpusim_compare(d.sim, &spec, &addr, report, sizeof report), 1);
+    EXPECT_NE(std::string(report).find("insn 0 `WR_HOST rows=1"), std::string::npos) << report;
+    EXPECT_EQ(addr, 0x106u);
+
+    // All of memory: 0x200 too, written by none; nothing at all once the states agree.
+    spec.all_memory = 1;
+    EXPECT_EQ(tpusim_compare(d.sim, &spec, &addr, report, sizeof report), 3);
+    EXPECT_NE(std::string(report).find("; 2 written by no instruction, first: memory at 0x200"),
+              std::string::npos)
+        << report;
+    for (uint64_t a : {0x106, 0x200, 0x300})
+        tpusim_golden_mem(g)[a] = 1;
+    EXPECT_EQ(tpusim_compare(d.sim, &spec, &addr, report, sizeof report), 0);
+    EXPECT_EQ(std::string(report), "");
+    EXPECT_EQ(addr, UINT64_MAX);
+    tpusim_golden_destroy(g);
 }
 
 } // namespace
