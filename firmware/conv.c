@@ -138,8 +138,8 @@ static int decode_conv(fw_ctx *c, const uint8_t *raw, conv *v)
         return fw_bad(c, "kw");
     if (!v->sh || !v->sw || v->sh > FW_CONV_STRIDE_MAX || v->sw > FW_CONV_STRIDE_MAX)
         return fw_bad(c, "stride");
-    v->oh = (v->h + v->pt + v->pb - v->kh) / v->sh + 1;
-    v->ow = (v->w + v->pl + v->pr - v->kw) / v->sw + 1;
+    v->oh = (uint32_t)fw_conv_out_dim(v->h, v->pt, v->pb, v->kh, v->sh, false, 0, 0);
+    v->ow = (uint32_t)fw_conv_out_dim(v->w, v->pl, v->pr, v->kw, v->sw, false, 0, 0);
     if (v->flags & FW_CONV_POOLING) {
         v->ph = pool & 0xffu;
         v->pw = pool >> 8 & 0xffu;
@@ -153,8 +153,8 @@ static int decode_conv(fw_ctx *c, const uint8_t *raw, conv *v)
             return fw_bad(c, "pool");
         v->ph = v->pw = v->psh = v->psw = 1;
     }
-    v->ohp = (v->oh - v->ph) / v->psh + 1;
-    v->owp = (v->ow - v->pw) / v->psw + 1;
+    v->ohp = (uint32_t)fw_conv_out_dim(v->h, v->pt, v->pb, v->kh, v->sh, true, v->ph, v->psh);
+    v->owp = (uint32_t)fw_conv_out_dim(v->w, v->pl, v->pr, v->kw, v->sw, true, v->pw, v->psw);
 
     v->packed = fw_conv_packed(v->c, v->pl, v->pr, n);
     v->run = v->packed ? v->kw * v->c : 0; /* packed: kw <= w, both 16-bit */

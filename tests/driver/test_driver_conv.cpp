@@ -23,14 +23,6 @@ namespace
 using namespace conv_test;
 using namespace driver_test;
 
-// The CONV2D flags are the driver's (tpu.h) and the firmware's (firmware.h) alike.
-static_assert(int{FW_CONV_POOLING} == int{TPU_CONV_POOL} &&
-                  int{FW_CONV_OUT_INT8} == int{TPU_GEMM_OUT_INT8} &&
-                  int{FW_CONV_BIAS} == int{TPU_GEMM_BIAS} &&
-                  int{FW_CONV_RELU} == int{TPU_GEMM_RELU} &&
-                  int{FW_CONV_A_UNSIGNED} == int{TPU_GEMM_A_UNSIGNED},
-              "CONV2D flags");
-
 // Runs v on d (array size n) from random operands and checks the output; the stream, the wait
 // and the verification must succeed.
 void run_conv(tpu_device *d, uint32_t n, const Conv &v, uint32_t seed)

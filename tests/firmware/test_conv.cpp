@@ -253,6 +253,25 @@ void expect_field(const std::vector<uint8_t> &cmd, const char *field, uint32_t v
     EXPECT_TRUE(h.pushed.empty()) << "nothing runs unless the whole stream is valid";
 }
 
+// The output size, one dimension at a time, as the firmware, the driver and the compiler take it.
+TEST(FirmwareConv, OutputSize)
+{
+    EXPECT_EQ(fw_conv_out_dim(28, 0, 0, 3, 1, 0, 0, 0), 26u);
+    EXPECT_EQ(fw_conv_out_dim(28, 1, 1, 3, 1, 0, 0, 0), 28u);
+    EXPECT_EQ(fw_conv_out_dim(28, 1, 2, 3, 2, 0, 0, 0), 15u);
+    EXPECT_EQ(fw_conv_out_dim(26, 0, 0, 3, 1, 1, 2, 2), 12u); // 24 pooled 2 by 2
+    EXPECT_EQ(fw_conv_out_dim(26, 0, 0, 3, 1, 1, 3, 2), 11u);
+    EXPECT_EQ(fw_conv_out_dim(5, 0, 0, 5, 7, 1, 1, 1), 1u);
+    EXPECT_EQ(fw_conv_out_dim(UINT32_MAX, 255, 255, 1, 1, 0, 0, 0), UINT32_MAX + 510ull);
+    // Nothing fits: the kernel, a stride, the window.
+    EXPECT_EQ(fw_conv_out_dim(4, 1, 0, 6, 1, 0, 0, 0), 0u);
+    EXPECT_EQ(fw_conv_out_dim(4, 0, 0, 0, 1, 0, 0, 0), 0u);
+    EXPECT_EQ(fw_conv_out_dim(4, 0, 0, 3, 0, 0, 0, 0), 0u);
+    EXPECT_EQ(fw_conv_out_dim(4, 0, 0, 3, 1, 1, 3, 1), 0u);
+    EXPECT_EQ(fw_conv_out_dim(4, 0, 0, 3, 1, 1, 0, 1), 0u);
+    EXPECT_EQ(fw_conv_out_dim(4, 0, 0, 3, 1, 1, 2, 0), 0u);
+}
+
 TEST(FirmwareConvValidation, EveryFieldByName)
 {
     Valid ok;
