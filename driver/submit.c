@@ -469,60 +469,20 @@ static tpu_status finish(tpu_device *d, uint32_t k, const char *call)
 
 /* -------------------------------------------------- firmware messages -- */
 
-/* What a rejected field means (docs/command-stream.md, "Validation"). */
-static const char *field_meaning(const char *field)
-{
-    static const struct {
-        const char *field, *meaning;
-    } table[] = {
-        {"bytes", "wrong length"},
-        {"magic", "not \"TPUS\""},
-        {"version", "unsupported stream version"},
-        {"buffers", "the buffer table does not fit in the stream"},
-        {"reserved", "not zero"},
-        {"commands", "bytes remain after the last command"},
-        {"addr", "outside device memory"},
-        {"size", "zero, or the buffer ends outside device memory"},
-        {"op", "unknown command"},
-        {"flags", "an undefined flag bit set"},
-        {"m", "zero"},
-        {"k", "zero"},
-        {"n", "zero"},
-        {"a.buf", "not a buffer-table index"},
-        {"b.buf", "not a buffer-table index"},
-        {"c.buf", "not a buffer-table index"},
-        {"params.buf", "not a buffer-table index, or not 0 without BIAS or OUT_INT8"},
-        {"lda", "smaller than k"},
-        {"ldb", "smaller than n, or not 0 with B_TILED"},
-        {"ldc", "smaller than n, or its byte pitch does not fit 32 bits"},
-        {"a.off", "the operand does not fit in its buffer"},
-        {"b.off", "the operand does not fit in its buffer"},
-        {"c.off", "the operand does not fit in its buffer"},
-        {"params.off", "the parameters do not fit in their buffer, or not 0 without BIAS or "
-                       "OUT_INT8"},
-    };
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (strcmp(field, table[i].field) == 0)
-            return table[i].meaning;
-    if (strncmp(field, "c overlaps ", 11) == 0)
-        return "C's extent intersects it";
-    return "invalid";
-}
-
-/* The status and message for a firmware failure other than FW_ERR_CORE. */
+/* The status and message for a firmware failure other than FW_ERR_CORE: the failing field and
+ * what is wrong with it, as the firmware reports them. */
 static tpu_status firmware_error(tpu_device *d, const fw_result *r)
 {
-    const char *what = field_meaning(r->field);
     switch (r->code) {
     case FW_ERR_HEADER:
-        return drv_fail(d, TPU_E_STREAM, "stream header: field '%s': %s", r->field, what);
+        return drv_fail(d, TPU_E_STREAM, "stream header: field '%s': %s", r->field, r->why);
     case FW_ERR_BUFFER:
-        return drv_fail(d, TPU_E_STREAM, "buffer %u: field '%s': %s", r->buf, r->field, what);
+        return drv_fail(d, TPU_E_STREAM, "buffer %u: field '%s': %s", r->buf, r->field, r->why);
     case FW_ERR_COMMAND:
-        return drv_fail(d, TPU_E_STREAM, "command %u: field '%s': %s", r->cmd, r->field, what);
+        return drv_fail(d, TPU_E_STREAM, "command %u: field '%s': %s", r->cmd, r->field, r->why);
     case FW_ERR_HW:
-        return drv_fail(d, TPU_E_DEVICE, "firmware: the core's %s register is not supported",
-                        r->field);
+        return drv_fail(d, TPU_E_DEVICE, "firmware: the core's %s register is not supported (%s)",
+                        r->field, r->why);
     default: /* FW_ERR_MEM: the simulator's memory refused a read inside MEM_SIZE */
         return drv_fail(d, TPU_E_DEVICE, "firmware: device memory refused to read the %s",
                         r->field);

@@ -208,6 +208,8 @@ typedef struct fw_result {
     uint32_t cmd;        /* command index for FW_ERR_COMMAND and FW_ERR_CORE, else FW_NO_INDEX */
     uint32_t buf;        /* buffer index for FW_ERR_BUFFER, else FW_NO_INDEX */
     const char *field;   /* static string naming the failing field; "" on success */
+    const char *why;     /* static string: what is wrong with it ("zero", "not a buffer-table
+                            index", ...; docs/command-stream.md "Validation"); "" on success */
     uint32_t core_error; /* the core's ERROR_CODE for FW_ERR_CORE, else 0 */
     uint64_t insns;      /* instructions pushed */
 } fw_result;

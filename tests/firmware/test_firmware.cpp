@@ -381,6 +381,7 @@ void expect_reject_on(GoldenHal &h, const std::vector<uint8_t> &stream, int code
     EXPECT_EQ(res.cmd, cmd) << field;
     EXPECT_EQ(res.buf, buf) << field;
     EXPECT_STREQ(res.field, field);
+    EXPECT_STRNE(res.why, "") << field; // what is wrong with it
     EXPECT_EQ(res.insns, 0u) << field;
     EXPECT_TRUE(h.pushed.empty()) << field;
 }
@@ -704,6 +705,7 @@ TEST(FirmwareValidation, Hardware)
         fw_result res;
         EXPECT_EQ(fw_run(&hal, kStreamAt, static_cast<uint32_t>(stream.size()), &res), FW_ERR_HW);
         EXPECT_STREQ(res.field, names[i]);
+        EXPECT_STRNE(res.why, "") << names[i];
         EXPECT_TRUE(h.pushed.empty());
     }
     // A newer minor version is fine.
