@@ -410,7 +410,7 @@ static tpu_status end_trace(tpu_device *d, const char *call)
     }
     if (!d->traced_path)
         return TPU_OK;
-    const int rc = tpu_gtkw_write(d->traced_path, d->hw.array_n, d->chip, why, sizeof why);
+    const int rc = tpusim_gtkw_write(d->traced_path, d->hw.array_n, d->chip, why, sizeof why);
     free(d->traced_path);
     d->traced_path = NULL;
     return rc ? drv_fail(d, TPU_E_IO, "%s: save file: %s", call, why) : TPU_OK;

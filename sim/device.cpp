@@ -50,7 +50,7 @@
 #include <unistd.h>
 
 // Verilated::threadContextp(ctx), from vlcontext.cpp.
-void tpu_vl_thread_context(VerilatedContext *ctx);
+void tpusim_vl_thread_context(VerilatedContext *ctx);
 
 namespace
 {
@@ -97,14 +97,14 @@ class Device
     {
         const tpusim_insn *offer[TPUSIM_CORES_MAX] = {};
         for (uint32_t k = 0; fed_ >> k; k++)
-            if ((fed_ >> k & 1) && (offer[k] = tpu_feed_offer(feed_[k])))
+            if ((fed_ >> k & 1) && (offer[k] = tpusim_feed_offer(feed_[k])))
                 set_iq(k, offer[k]);
         clock(true);
         for (uint32_t k = 0; fed_ >> k; k++)
             if (offer[k]) {
                 set_iq(k, nullptr);
                 if (iq_was_ready(k))
-                    tpu_feed_taken(feed_[k]);
+                    tpusim_feed_take(feed_[k]);
             }
     }
     tpusim_feed *feed(uint32_t k) const { return fed_ >> k & 1 ? feed_[k] : nullptr; }
@@ -308,10 +308,10 @@ template <class V> class Verilated : public Device
         // The model's scopes unregister from the thread's current context, which is the one
         // constructed last: with several devices that may be another device's, or one already
         // freed. Make it this model's own, and leave none behind once it is gone.
-        tpu_vl_thread_context(ctx_.get());
+        tpusim_vl_thread_context(ctx_.get());
         v_.reset();
         ctx_.reset();
-        tpu_vl_thread_context(nullptr);
+        tpusim_vl_thread_context(nullptr);
     }
 
     void clock(bool memory) override
@@ -723,7 +723,7 @@ int tpusim_core_feed(tpusim *sim, uint32_t core, tpusim_feed *f)
     if (core >= sim->dev->cores())
         return -1;
     if (f)
-        tpu_feed_rewind(f);
+        tpusim_feed_rewind(f);
     sim->dev->attach(core, f);
     return 0;
 }
@@ -756,7 +756,7 @@ int tpusim_run_feeds(tpusim *sim, uint32_t watch, uint64_t max_cycles, int *resu
             int r = -1;
             if (d.reg_read(k, TPU_CSR_STATUS) & TPU_STATUS_ERROR)
                 r = TPUSIM_ERROR;
-            else if (!f || tpu_feed_done(f))
+            else if (!f || tpusim_feed_done(f))
                 r = TPUSIM_HALTED;
             if (r >= 0) {
                 stopped |= 1u << k;
@@ -786,7 +786,7 @@ int tpusim_run_programs(tpusim *sim, const tpusim_insn *const *progs, const size
         if (!progs[k])
             continue;
         running |= 1u << k;
-        tpu_feed_view(&views[k], progs[k], n[k]);
+        tpusim_feed_view(&views[k], progs[k], n[k]);
         d.attach(k, &views[k]);
     }
     const uint64_t start = d.cycle();

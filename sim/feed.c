@@ -23,7 +23,7 @@ void tpusim_feed_free(tpusim_feed *f)
     free(f);
 }
 
-void tpu_feed_rewind(tpusim_feed *f)
+void tpusim_feed_rewind(tpusim_feed *f)
 {
     f->next = 0;
     f->waited = 0;
@@ -34,10 +34,10 @@ void tpusim_feed_clear(tpusim_feed *f)
 {
     f->n = 0;
     f->wait_next = 0;
-    tpu_feed_rewind(f);
+    tpusim_feed_rewind(f);
 }
 
-void tpu_feed_view(tpusim_feed *f, const tpusim_insn *prog, size_t n)
+void tpusim_feed_view(tpusim_feed *f, const tpusim_insn *prog, size_t n)
 {
     memset(f, 0, sizeof *f);
     f->insns = prog;

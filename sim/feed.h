@@ -24,13 +24,13 @@ struct tpusim_feed {
 };
 
 /* A view of prog[0, n) with no waits. */
-void tpu_feed_view(tpusim_feed *f, const tpusim_insn *prog, size_t n);
+void tpusim_feed_view(tpusim_feed *f, const tpusim_insn *prog, size_t n);
 /* Rewinds the replay. */
-void tpu_feed_rewind(tpusim_feed *f);
+void tpusim_feed_rewind(tpusim_feed *f);
 
 /* The replay, one edge: whether the feed offers its next instruction this edge (it then takes
  * the edge as an offer), or spends it waiting (or has nothing left). */
-static inline const tpusim_insn *tpu_feed_offer(tpusim_feed *f)
+static inline const tpusim_insn *tpusim_feed_offer(tpusim_feed *f)
 {
     if (f->next == f->n)
         return NULL;
@@ -41,12 +41,12 @@ static inline const tpusim_insn *tpu_feed_offer(tpusim_feed *f)
     }
     return &f->insns[f->next];
 }
-static inline void tpu_feed_taken(tpusim_feed *f)
+static inline void tpusim_feed_take(tpusim_feed *f)
 {
     f->next++;
     f->waited = 0;
 }
-static inline int tpu_feed_done(const tpusim_feed *f) { return f->next == f->n; }
+static inline int tpusim_feed_done(const tpusim_feed *f) { return f->next == f->n; }
 
 #ifdef __cplusplus
 }
