@@ -1,4 +1,4 @@
-/* feed.c - recording feeds (tpusim.h "Feeds"; replayed by device.cpp). */
+/* feed.c - recording feeds (tpusim.h "Feeds"; replayed by the device, device.h). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* feed.h - a feed's record and replay state (tpusim.h "Feeds"); internal to libtpusim: feed.c
- * records, device.cpp replays. */
+ * records, the device (device.h) replays. */
 #ifndef TPU_SIM_FEED_H
 #define TPU_SIM_FEED_H
 
