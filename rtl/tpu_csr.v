@@ -15,7 +15,7 @@ module tpu_csr #(
     input wire clk,
     input wire rst,
     input wire csr_we,
-    input wire [7:0] csr_addr,
+    input wire [`TPU_CSR_ADDR_W-1:0] csr_addr,
     input wire [31:0] csr_wdata,
     output reg [31:0] csr_rdata,
     output reg [31:0] mem_size,
@@ -40,7 +40,7 @@ module tpu_csr #(
     input wire [2:0] retired  // instructions completed
 );
     localparam NPERF = `TPU_PERF_COUNT;
-    localparam [7:0] A_PERF = `TPU_CSR_PERF_BASE, A_PERF_END = A_PERF + 8 * NPERF;
+    localparam [`TPU_CSR_ADDR_W-1:0] A_PERF = `TPU_CSR_PERF_BASE, A_PERF_END = A_PERF + 8 * NPERF;
     localparam [31:0] P_N = N, P_UB_ROWS = UB_ROWS, P_ACC_ROWS = ACC_ROWS,
                       P_WFIFO_TILES = WFIFO_TILES, P_IQ_DEPTH = IQ_DEPTH, P_BUS_BYTES = 4 * N;
 

@@ -73,16 +73,19 @@ def verilog(isa, source):
         define(f"TPU_OP_{o['name']}", hexa(width["op"], o["value"]), o["who"])
         define(f"TPU_OP_{o['name']}_FLAGS", hexa(width["flags"], o["flags"]), o["who"])
     put("")
-    comment("Flags: bit index in the flags field.")
+    comment("Flags: bit index in the flags field; TPU_F_W: the low bits of the field that flags "
+            "name (the rest are reserved).")
     for f in sorted(isa["flags"], key=lambda f: f["bit"]):
         comment(f"{f['name']} ({', '.join(f['opcodes'])}): {f['description']}")
         define(f"TPU_F_{f['name']}_BIT", f["bit"], f["who"])
+    define("TPU_F_W", max(f["bit"] for f in isa["flags"]) + 1)
     put("")
     comment(f"ACTIVATE.POOL window: v[`TPU_POOL_PH] is sub-field ph of the {isa['pool_field']} "
-            "field's value v.")
+            "field's value v, `TPU_POOL_PH_W its width.")
     for f in isa["pool"]:
         comment(f"{f['name']}: {f['description']}")
         define(f"TPU_POOL_{f['name'].upper()}", f"{f['msb']}:{f['lsb']}", f["who"])
+        define(f"TPU_POOL_{f['name'].upper()}_W", f["width"], f["who"])
     put("")
     comment("Fault codes (the values of ERROR_CODE), TPU_FAULT_W bits.")
     define("TPU_FAULT_W", isa["fbits"])
