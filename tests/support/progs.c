@@ -236,28 +236,19 @@ static uint32_t pick_start(gen *g, uint32_t window, uint32_t rows)
     return rng_below(g->r, window - rows + 1);
 }
 
-/* MATMUL's UB step (its stride, 0 meaning 1); the UB rows a MATMUL spans from a, an RD_HOST from
- * b (ceil(len / N) per memory row) and the ACC rows an ACTIVATE spans from b (with POOL, its
- * windows'), as docs/isa.md defines them. */
-static uint64_t ub_step(const tpusim_fields *f) { return f->stride ? f->stride : 1; }
-
-static uint64_t ub_span(uint32_t n, const tpusim_fields *f)
+/* The rows f's accesses of a UB or ACC space span from their first: the length of the range
+ * covering them, by the footprints (docs/isa.md "Footprints"). */
+static uint64_t span(uint32_t n, const tpusim_fields *f, int space)
 {
-    if (f->op == TPU_OP_RD_HOST || (f->op == TPU_OP_WR_HOST && !(f->flags & TPU_F_SRC_ACC)))
-        return (uint64_t)f->rows * ((f->len + n - 1) / n);
-    if (f->op == TPU_OP_ACTIVATE)
-        return (uint64_t)(f->rows - 1) * (f->len ? f->len : 1) + 1;
-    return f->op == TPU_OP_MATMUL ? (uint64_t)(f->rows - 1) * ub_step(f) + 1 : f->rows;
+    tpusim_access acc[TPU_FOOTPRINT_MAX];
+    uint64_t most = 0;
+    for (int i = 0, k = tpusim_footprint(f, n, acc); i < k; i++)
+        if (acc[i].space == space && tpusim_access_end(&acc[i]) - acc[i].first > most)
+            most = tpusim_access_end(&acc[i]) - acc[i].first;
+    return most;
 }
 
-static uint64_t acc_span(const tpusim_fields *f)
-{
-    if (f->op != TPU_OP_ACTIVATE || !(f->flags & TPU_F_POOL))
-        return f->rows;
-    return (uint64_t)(f->rows - 1) * TPU_POOL_GET(f->stride, STEP) +
-           (uint64_t)(TPU_POOL_GET(f->stride, PH) - 1) * TPU_POOL_GET(f->stride, PITCH) +
-           TPU_POOL_GET(f->stride, PW);
-}
+static uint64_t ub_span(uint32_t n, const tpusim_fields *f) { return span(n, f, TPU_SPACE_UB); }
 
 /* A first row for a range of span rows: inside the window of w rows when it fits (so that
  * instructions overlap), else anywhere in the total rows. */
@@ -339,7 +330,7 @@ static tpusim_fields make_valid(gen *g, uint32_t op, int load)
         if (f.flags & TPU_F_POOL)
             f.stride = pick_window(g);
         f.rows = pick_rows(g, min32(g->ubw, g->accw));
-        while (acc_span(&f) > g->cfg->acc_rows) {
+        while (span(g->n, &f, TPU_SPACE_ACC) > g->cfg->acc_rows) {
             if (f.rows > 1)
                 f.rows /= 2;
             else
@@ -350,7 +341,7 @@ static tpusim_fields make_valid(gen *g, uint32_t op, int load)
         while (f.rows > 1 && ub_span(g->n, &f) > g->cfg->ub_rows)
             f.rows /= 2;
         f.a = pick_at(g, g->ubw, g->cfg->ub_rows, ub_span(g->n, &f));
-        f.b = pick_at(g, g->accw, g->cfg->acc_rows, acc_span(&f));
+        f.b = pick_at(g, g->accw, g->cfg->acc_rows, span(g->n, &f, TPU_SPACE_ACC));
         break;
     case TPU_OP_ZERO:
         f.rows = pick_rows(g, g->ubw);
@@ -570,8 +561,8 @@ static long emit_bad(gen *g, int code)
                        TPU_POOL_PUT(PITCH, cfg->acc_rows / 14 + 1 + rng_below(r, 1000));
             f.b = rng_below(r, cfg->acc_rows);
         } else {
-            f.b =
-                (uint32_t)(cfg->acc_rows - acc_span(&f) + 1 + rng_below(r, (uint32_t)acc_span(&f)));
+            f.b = (uint32_t)(cfg->acc_rows - span(g->n, &f, TPU_SPACE_ACC) + 1 +
+                             rng_below(r, (uint32_t)span(g->n, &f, TPU_SPACE_ACC)));
         }
         break;
     case TPU_FAULT_MEM_RANGE:
