@@ -201,9 +201,10 @@ tpu_status tpu_submit_at(tpu_device *dev, uint32_t core, uint32_t addr, uint32_t
  * beyond the budget); the other cores' submissions run meanwhile.
  * With verify on, each core's golden model executes the instructions its firmware pushed on a
  * mirror of device memory, one submission after the other in the order they end; the bytes they
- * can have written (WR_HOST destinations) are compared with the device's, and TPU_E_MISMATCH
- * names the lowest differing address. This is exact when submissions that overlap in time do not
- * write what another reads or writes (the programming model: such races are timing-dependent).
+ * can have written (their WR_HOST destinations) are compared with the device's (sim's
+ * tpusim_compare), and TPU_E_MISMATCH counts the differing bytes and names the one whose last
+ * writer comes first, with that instruction. This is exact when submissions that overlap in time do
+ * not write what another reads or writes (the programming model: such races are timing-dependent).
  * A tpu_write while submissions are pending is checked too: where a pending submission reads or
  * writes (within the span of its strided accesses) the golden model sees the write only
  * afterwards, so a change it missed is a mismatch naming the write; elsewhere the mirror takes it
