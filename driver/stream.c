@@ -119,20 +119,6 @@ tpu_status tpu_stream_buffer(tpu_stream *s, uint32_t addr, uint32_t bytes, uint3
     return TPU_OK;
 }
 
-/* The API's GEMM flags are the command stream's, bit for bit: tpu_stream_gemm copies them.
- * (Casts: the two are different enums.) */
-#define SAME_FLAG(X) \
-    _Static_assert((uint32_t)TPU_GEMM_##X == (uint32_t)FW_GEMM_##X, "TPU_GEMM_" #X " differs");
-SAME_FLAG(BIAS)
-SAME_FLAG(RELU)
-SAME_FLAG(OUT_INT8)
-SAME_FLAG(A_UNSIGNED)
-SAME_FLAG(B_TILED)
-#undef SAME_FLAG
-_Static_assert((TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8 | TPU_GEMM_A_UNSIGNED |
-                TPU_GEMM_B_TILED) == FW_GEMM_FLAGS_ALL,
-               "a command-stream GEMM flag has no TPU_GEMM_ flag");
-
 tpu_status tpu_stream_gemm(tpu_stream *s, const tpu_gemm *g)
 {
     if (!s || !g)
@@ -174,12 +160,6 @@ const void *tpu_stream_data(const tpu_stream *s, size_t *bytes)
 
 static double ratio(double num, double den) { return den > 0 ? num / den : NAN; }
 
-/* The GEMM flags a convolution shares, and its own, are the command's bits. */
-_Static_assert((uint32_t)TPU_CONV_POOL == (uint32_t)FW_CONV_POOLING, "pool flag");
-_Static_assert((uint32_t)(TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8 | TPU_GEMM_A_UNSIGNED |
-                          TPU_CONV_POOL) == (uint32_t)FW_CONV_FLAGS_ALL,
-               "every CONV2D flag");
-
 tpu_status tpu_stream_conv2d(tpu_stream *s, const tpu_conv2d *v)
 {
     if (!s || !v || (v->flags & ~(uint32_t)FW_CONV_FLAGS_ALL) || v->stride_h > 0xffff ||
@@ -217,21 +197,13 @@ tpu_status tpu_stream_conv2d(tpu_stream *s, const tpu_conv2d *v)
 
 void tpu_conv_out_size(const tpu_conv2d *v, uint32_t *oh, uint32_t *ow)
 {
-    const uint64_t ph = (uint64_t)v->h + v->pad_top + v->pad_bottom;
-    const uint64_t pw = (uint64_t)v->w + v->pad_left + v->pad_right;
-    *oh = *ow = 0;
-    if (!v->kh || !v->kw || !v->stride_h || !v->stride_w || v->kh > ph || v->kw > pw)
-        return;
-    uint64_t h = (ph - v->kh) / v->stride_h + 1, w = (pw - v->kw) / v->stride_w + 1;
-    if (v->flags & TPU_CONV_POOL) {
-        if (!v->pool_h || !v->pool_w || !v->pool_stride_h || !v->pool_stride_w || v->pool_h > h ||
-            v->pool_w > w)
-            return;
-        h = (h - v->pool_h) / v->pool_stride_h + 1;
-        w = (w - v->pool_w) / v->pool_stride_w + 1;
-    }
-    *oh = (uint32_t)h;
-    *ow = (uint32_t)w;
+    const int pool = (v->flags & TPU_CONV_POOL) != 0;
+    const uint64_t h = fw_conv_out_dim(v->h, v->pad_top, v->pad_bottom, v->kh, v->stride_h, pool,
+                                       v->pool_h, v->pool_stride_h);
+    const uint64_t w = fw_conv_out_dim(v->w, v->pad_left, v->pad_right, v->kw, v->stride_w, pool,
+                                       v->pool_w, v->pool_stride_w);
+    *oh = h && w ? (uint32_t)h : 0;
+    *ow = h && w ? (uint32_t)w : 0;
 }
 
 uint32_t tpu_conv_k_tiles(const tpu_conv2d *v, uint32_t n)

@@ -13,9 +13,10 @@
  * Verification keeps one mirror of device memory for the cores' golden models, at a cost
  * proportional to the bytes that change rather than to the memory size: it is copied from the
  * device once at open; tpu_write and the stream copies write both memories; a submission changes
- * device memory only at its WR_HOST destinations, which are compared after its HALT (its golden
- * model having executed its instructions on the mirror) and copied from the device whenever they
- * may differ (a mismatch, an error, a timeout). A tpu_write while submissions are pending goes
+ * device memory only where its instructions write (their footprints), which sim's
+ * tpusim_compare compares after its HALT (its golden model having executed its instructions on
+ * the mirror) and which are copied from the device whenever they may differ (a mismatch, an
+ * error, a timeout). A tpu_write while submissions are pending goes
  * into the mirror at once unless it falls inside what a pending submission's instructions read
  * or write; there the golden model sees it only afterwards, so it is compared as a change when
  * that submission is verified. */
@@ -29,7 +30,6 @@
 #include "firmware/firmware.h"
 
 #define PROGRESS_PERIOD 65536u
-#define COMPARE_CHUNK 4096u /* bytes of device memory compared at a time */
 #define NO_CORE 0xffffffffu
 
 /* d->cores, which tpu_open and tpu_open_remote bound by TPUSIM_CORES_MAX. */
@@ -68,7 +68,7 @@ tpu_status drv_cores_init(tpu_device *d)
     for (uint32_t k = 0; k < ncores(d); k++) {
         drv_core *c = &d->core[k];
         if (!(c->feed = tpusim_feed_new()) ||
-            (d->mirror && !(c->golden = tpu_golden_create_on(&d->hw, d->mirror))))
+            (d->mirror && !(c->golden = tpusim_golden_create_on(&d->hw, d->mirror))))
             return drv_fail(d, TPU_E_NOMEM, "tpu_open: out of host memory");
     }
     return TPU_OK;
@@ -79,7 +79,7 @@ void drv_cores_free(tpu_device *d)
     for (uint32_t k = 0; k < TPUSIM_CORES_MAX; k++) {
         drv_core *c = &d->core[k];
         tpusim_feed_free(c->feed);
-        tpu_golden_destroy(c->golden);
+        tpusim_golden_destroy(c->golden);
         free(c->touched.v);
         free(c->pending_writes.v);
     }
@@ -119,7 +119,7 @@ typedef struct {
 static int rec_push(void *ctx, const uint32_t w[4])
 {
     recorder *r = ctx;
-    tpu_insn insn;
+    tpusim_insn insn;
     memcpy(insn.w, w, sizeof insn.w);
     if (!r->out_of_memory && tpusim_feed_push(r->d->core[r->k].feed, &insn))
         r->out_of_memory = 1;
@@ -144,42 +144,32 @@ static void rec_spend(void *ctx, uint32_t cycles)
         r->out_of_memory = 1;
 }
 
-/* The memory span an instruction reads or writes, [*lo, *hi) clamped to memory; 0 if none. */
-static int mem_span(const tpu_device *d, const tpu_insn *insn, int writes_only, uint64_t *lo,
-                    uint64_t *hi)
-{
-    const tpu_fields f = tpu_decode(insn);
-    const int wr = f.op == TPU_OP_WR_HOST;
-    if (!wr && (writes_only ||
-                (f.op != TPU_OP_RD_HOST && f.op != TPU_OP_RD_WEIGHT && f.op != TPU_OP_RD_PARAMS)))
-        return 0;
-    if (f.rows == 0 || f.a >= d->hw.mem_size)
-        return 0;
-    const uint64_t end = f.a + (uint64_t)(f.rows - 1) * f.stride + f.len;
-    *lo = f.a;
-    *hi = end < d->hw.mem_size ? end : d->hw.mem_size;
-    return 1;
-}
-
 static int block_order(const void *a, const void *b)
 {
     const uint32_t x = ((const block *)a)->addr, y = ((const block *)b)->addr;
     return (x > y) - (x < y);
 }
 
-/* Core k's `touched`: the spans of its instructions' memory accesses, sorted and merged. */
+/* Core k's `touched`: the memory its instructions read or write (the ranges covering their
+ * footprints' memory accesses), sorted and merged. */
 static int collect_touched(tpu_device *d, drv_core *c)
 {
     block_list *l = &c->touched;
     l->n = 0;
-    const tpu_insn *insns = tpusim_feed_insns(c->feed);
+    const tpusim_insn *insns = tpusim_feed_insns(c->feed);
     const size_t n = tpusim_feed_size(c->feed);
     for (size_t i = 0; i < n; i++) {
-        uint64_t lo, hi;
-        if (!mem_span(d, &insns[i], 0, &lo, &hi))
-            continue;
-        if (drv_list_insert(l, l->n, (block){(uint32_t)lo, (uint32_t)(hi - lo)}))
-            return -1;
+        const tpusim_fields f = tpusim_decode(&insns[i]);
+        tpusim_access acc[TPU_FOOTPRINT_MAX];
+        const int k = tpusim_footprint(&f, d->hw.array_n, acc);
+        for (int j = 0; j < k; j++) {
+            const uint64_t lo = acc[j].first, end = tpusim_access_end(&acc[j]);
+            if (acc[j].space != TPU_SPACE_MEM || lo >= d->hw.mem_size || end == lo)
+                continue;
+            const uint64_t hi = end < d->hw.mem_size ? end : d->hw.mem_size;
+            if (drv_list_insert(l, l->n, (block){(uint32_t)lo, (uint32_t)(hi - lo)}))
+                return -1;
+        }
     }
     if (l->n > 1)
         qsort(l->v, l->n, sizeof *l->v, block_order);
@@ -226,93 +216,33 @@ void drv_mem_write(tpu_device *d, uint32_t addr, const void *src, size_t bytes)
 
 /* ---------------------------------------------------------- verification -- */
 
-/* Index of the last instruction of core c's record that wrote memory byte addr, or its size if
- * none did. */
-static size_t last_writer(const drv_core *c, uint32_t addr)
+/* tpusim_block_fn: the mirror takes the device's bytes. */
+static void copy_block(void *ctx, uint64_t addr, uint64_t size, size_t insn)
 {
-    const tpu_insn *insns = tpusim_feed_insns(c->feed);
-    const size_t n = tpusim_feed_size(c->feed);
-    for (size_t i = n; i-- > 0;) {
-        const tpu_fields f = tpu_decode(&insns[i]);
-        if (f.op != TPU_OP_WR_HOST || addr < f.a)
-            continue;
-        const uint64_t off = addr - f.a;
-        if (f.stride == 0) {
-            if (off < f.len)
-                return i;
-            continue;
-        }
-        /* Rows r with r * stride <= off < r * stride + len; more than one when rows overlap. */
-        const uint64_t hi = off / f.stride;
-        const uint64_t lo = off >= f.len ? (off - f.len) / f.stride + 1 : 0;
-        if (lo < f.rows && lo <= hi)
-            return i;
-    }
-    return n;
+    tpu_device *d = ctx;
+    (void)insn;
+    if (addr < d->hw.mem_size)
+        tpusim_mem_read(d->sim, addr, d->mirror + addr,
+                        size < d->hw.mem_size - addr ? size : d->hw.mem_size - addr);
 }
 
-typedef void range_fn(tpu_device *d, uint64_t addr, uint64_t size, void *ctx);
-
-/* Calls fn on every device memory range core c's submission can have changed: each tpu_write
- * made inside what it touches while it was pending and each recorded WR_HOST's destination; all
- * of memory instead if a pending write went unrecorded. */
-static void for_each_change(tpu_device *d, const drv_core *c, range_fn *fn, void *ctx)
+/* Where core c's submission can have made device and mirror differ (a mismatch, an error, a
+ * timeout), the mirror takes the device's bytes: its instructions' memory writes and the
+ * tpu_writes made inside what it touches while it was pending; all of memory if a pending write
+ * went unrecorded. */
+static void copy_changes(tpu_device *d, const drv_core *c)
 {
-    const uint64_t end = d->hw.mem_size;
     if (c->mirror_lost) {
-        fn(d, 0, end, ctx);
+        copy_block(d, 0, d->hw.mem_size, 0);
         return;
     }
     for (size_t i = 0; i < c->pending_writes.n; i++)
-        fn(d, c->pending_writes.v[i].addr, c->pending_writes.v[i].size, ctx);
-    const tpu_insn *insns = tpusim_feed_insns(c->feed);
-    const size_t n = tpusim_feed_size(c->feed);
-    for (size_t i = 0; i < n; i++) {
-        const tpu_fields f = tpu_decode(&insns[i]);
-        if (f.op != TPU_OP_WR_HOST || f.rows == 0)
-            continue;
-        /* Rows that touch or overlap make one span; rows with gaps are visited one by one. */
-        const int span = f.stride <= f.len;
-        const uint64_t len = span ? (uint64_t)(f.rows - 1) * f.stride + f.len : f.len;
-        for (uint32_t r = 0; r < (span ? 1 : f.rows); r++) {
-            const uint64_t a = f.a + (uint64_t)r * f.stride;
-            if (a >= end)
-                break;
-            fn(d, a, len < end - a ? len : end - a, ctx);
-        }
-    }
+        copy_block(d, c->pending_writes.v[i].addr, c->pending_writes.v[i].size, 0);
+    tpusim_for_each_write(tpusim_feed_insns(c->feed), tpusim_feed_size(c->feed), d->hw.array_n,
+                          TPU_SPACE_MEM, copy_block, d);
 }
 
-/* range_fn: lowers *(uint64_t *)ctx to the lowest address in the range where device and mirror
- * differ. */
-static void compare_range(tpu_device *d, uint64_t addr, uint64_t size, void *ctx)
-{
-    uint64_t *first = ctx;
-    const uint8_t *expect = d->mirror;
-    uint8_t chunk[COMPARE_CHUNK];
-    for (uint64_t at = addr; at < addr + size && at < *first; at += COMPARE_CHUNK) {
-        const size_t n =
-            addr + size - at < COMPARE_CHUNK ? (size_t)(addr + size - at) : COMPARE_CHUNK;
-        tpusim_mem_read(d->sim, at, chunk, n);
-        if (memcmp(chunk, expect + at, n) == 0)
-            continue;
-        size_t i = 0;
-        while (chunk[i] == expect[at + i])
-            i++;
-        if (at + i < *first)
-            *first = at + i;
-        return;
-    }
-}
-
-/* range_fn: the mirror takes the device's bytes. */
-static void copy_range(tpu_device *d, uint64_t addr, uint64_t size, void *ctx)
-{
-    (void)ctx;
-    tpusim_mem_read(d->sim, addr, d->mirror + addr, size);
-}
-
-static int in_list(const block_list *l, uint32_t addr)
+static int in_list(const block_list *l, uint64_t addr)
 {
     for (size_t i = 0; i < l->n; i++)
         if (addr - l->v[i].addr < l->v[i].size)
@@ -320,40 +250,40 @@ static int in_list(const block_list *l, uint32_t addr)
     return 0;
 }
 
-/* Core k's golden model runs its recorded instructions; every range they (or a pending
- * tpu_write) can have changed must hold the same bytes on the device. */
+/* Core k's golden model runs its recorded instructions on the mirror; the device must hold the
+ * same bytes wherever they (or a tpu_write while they were pending) can have changed memory
+ * (tpusim_compare). */
 static tpu_status verify(tpu_device *d, uint32_t k)
 {
     drv_core *c = &d->core[k];
-    tpu_golden_reset(c->golden);
-    const tpu_insn *insns = tpusim_feed_insns(c->feed);
+    tpusim_golden_reset(c->golden);
+    const tpusim_insn *insns = tpusim_feed_insns(c->feed);
     const size_t n = tpusim_feed_size(c->feed);
     size_t at;
-    const int code = tpu_golden_run(c->golden, insns, n, &at);
-    char text[160], w[64];
-    if (code != TPU_ERR_OK)
+    const int code = tpusim_golden_run(c->golden, insns, n, &at);
+    char text[512], w[64];
+    if (code != TPU_FAULT_NONE)
         return drv_fail(d, TPU_E_MISMATCH,
                         "%s: the device halted but the golden model stops with %s at "
                         "instruction %zu: %s",
-                        where(d, k, "verify", w, sizeof w), tpu_error_name((uint32_t)code), at,
-                        tpu_disasm(&insns[at], text, sizeof text));
-    uint64_t first = d->hw.mem_size;
-    for_each_change(d, c, compare_range, &first);
-    if (first == d->hw.mem_size)
+                        where(d, k, "verify", w, sizeof w), tpusim_fault_name((uint32_t)code), at,
+                        tpusim_disasm(&insns[at], text, sizeof text));
+    tpusim_range *pending = malloc((c->pending_writes.n + 1) * sizeof *pending);
+    if (!pending)
+        return drv_fail(d, TPU_E_NOMEM, "%s: out of host memory",
+                        where(d, k, "verify", w, sizeof w));
+    for (size_t i = 0; i < c->pending_writes.n; i++)
+        pending[i] = (tpusim_range){c->pending_writes.v[i].addr, c->pending_writes.v[i].size};
+    const tpusim_compare_spec spec = {c->golden,           insns, at, c->mirror_lost, pending,
+                                      c->pending_writes.n, 0};
+    uint64_t addr;
+    const int64_t diffs = tpusim_compare(d->sim, &spec, &addr, text, sizeof text);
+    free(pending);
+    if (!diffs)
         return TPU_OK;
-    const uint32_t addr = (uint32_t)first;
-    uint8_t got;
-    tpusim_mem_read(d->sim, addr, &got, 1);
-    const size_t i = last_writer(c, addr);
-    if (i == n)
-        snprintf(text, sizeof text, "written by no instruction");
-    else
-        tpu_disasm(&insns[i], text, sizeof text);
-    return drv_fail(d, TPU_E_MISMATCH,
-                    "%s: memory differs at 0x%x: expected 0x%02x, device 0x%02x; last writer: "
-                    "instruction %zu: %s%s",
-                    where(d, k, "verify", w, sizeof w), addr, d->mirror[addr], got, i, text,
-                    in_list(&c->pending_writes, addr)
+    return drv_fail(d, diffs < 0 ? TPU_E_NOMEM : TPU_E_MISMATCH, "%s: %s%s",
+                    where(d, k, "verify", w, sizeof w), text,
+                    diffs > 0 && in_list(&c->pending_writes, addr)
                         ? "; tpu_write changed it while the work was pending"
                         : "");
 }
@@ -473,11 +403,11 @@ static tpu_status core_error(tpu_device *d, uint32_t k, const char *call)
     const uint32_t i = c->error_pc - c->pc_base;
     char text[160] = "(not pushed by this submission)", w[64];
     if (i < tpusim_feed_size(c->feed))
-        tpu_disasm(&tpusim_feed_insns(c->feed)[i], text, sizeof text);
+        tpusim_disasm(&tpusim_feed_insns(c->feed)[i], text, sizeof text);
     return drv_fail(d, TPU_E_CORE,
                     "%s: core error %s (%u) at ERROR_PC %u (instruction %u of the "
                     "submission): %s",
-                    where(d, k, call, w, sizeof w), tpu_error_name(c->error_code), c->error_code,
+                    where(d, k, call, w, sizeof w), tpusim_fault_name(c->error_code), c->error_code,
                     c->error_pc, i, text);
 }
 
@@ -524,7 +454,7 @@ static tpu_status finish(tpu_device *d, uint32_t k, const char *call)
     else if (d->mirror)
         p->verified = (st = verify(d, k)) == TPU_OK;
     if (d->mirror && st != TPU_OK)
-        for_each_change(d, c, copy_range, NULL);
+        copy_changes(d, c);
     c->pending_writes.n = 0;
     c->mirror_lost = 0;
     if (c->own_stream)
@@ -539,60 +469,20 @@ static tpu_status finish(tpu_device *d, uint32_t k, const char *call)
 
 /* -------------------------------------------------- firmware messages -- */
 
-/* What a rejected field means (docs/command-stream.md, "Validation"). */
-static const char *field_meaning(const char *field)
-{
-    static const struct {
-        const char *field, *meaning;
-    } table[] = {
-        {"bytes", "wrong length"},
-        {"magic", "not \"TPUS\""},
-        {"version", "unsupported stream version"},
-        {"buffers", "the buffer table does not fit in the stream"},
-        {"reserved", "not zero"},
-        {"commands", "bytes remain after the last command"},
-        {"addr", "outside device memory"},
-        {"size", "zero, or the buffer ends outside device memory"},
-        {"op", "unknown command"},
-        {"flags", "an undefined flag bit set"},
-        {"m", "zero"},
-        {"k", "zero"},
-        {"n", "zero"},
-        {"a.buf", "not a buffer-table index"},
-        {"b.buf", "not a buffer-table index"},
-        {"c.buf", "not a buffer-table index"},
-        {"params.buf", "not a buffer-table index, or not 0 without BIAS or OUT_INT8"},
-        {"lda", "smaller than k"},
-        {"ldb", "smaller than n, or not 0 with B_TILED"},
-        {"ldc", "smaller than n, or its byte pitch does not fit 32 bits"},
-        {"a.off", "the operand does not fit in its buffer"},
-        {"b.off", "the operand does not fit in its buffer"},
-        {"c.off", "the operand does not fit in its buffer"},
-        {"params.off", "the parameters do not fit in their buffer, or not 0 without BIAS or "
-                       "OUT_INT8"},
-    };
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (strcmp(field, table[i].field) == 0)
-            return table[i].meaning;
-    if (strncmp(field, "c overlaps ", 11) == 0)
-        return "C's extent intersects it";
-    return "invalid";
-}
-
-/* The status and message for a firmware failure other than FW_ERR_CORE. */
+/* The status and message for a firmware failure other than FW_ERR_CORE: the failing field and
+ * what is wrong with it, as the firmware reports them. */
 static tpu_status firmware_error(tpu_device *d, const fw_result *r)
 {
-    const char *what = field_meaning(r->field);
     switch (r->code) {
     case FW_ERR_HEADER:
-        return drv_fail(d, TPU_E_STREAM, "stream header: field '%s': %s", r->field, what);
+        return drv_fail(d, TPU_E_STREAM, "stream header: field '%s': %s", r->field, r->why);
     case FW_ERR_BUFFER:
-        return drv_fail(d, TPU_E_STREAM, "buffer %u: field '%s': %s", r->buf, r->field, what);
+        return drv_fail(d, TPU_E_STREAM, "buffer %u: field '%s': %s", r->buf, r->field, r->why);
     case FW_ERR_COMMAND:
-        return drv_fail(d, TPU_E_STREAM, "command %u: field '%s': %s", r->cmd, r->field, what);
+        return drv_fail(d, TPU_E_STREAM, "command %u: field '%s': %s", r->cmd, r->field, r->why);
     case FW_ERR_HW:
-        return drv_fail(d, TPU_E_DEVICE, "firmware: the core's %s register is not supported",
-                        r->field);
+        return drv_fail(d, TPU_E_DEVICE, "firmware: the core's %s register is not supported (%s)",
+                        r->field, r->why);
     default: /* FW_ERR_MEM: the simulator's memory refused a read inside MEM_SIZE */
         return drv_fail(d, TPU_E_DEVICE, "firmware: device memory refused to read the %s",
                         r->field);
@@ -653,7 +543,7 @@ static tpu_status begin(tpu_device *d, uint32_t k, uint32_t addr, uint32_t bytes
                           where(d, k, call, w, sizeof w));
         else if (r.code == FW_ERR_CORE)
             st = drv_fail(d, TPU_E_CORE, "%s: the core is stopped with an error (%s)",
-                          where(d, k, call, w, sizeof w), tpu_error_name(r.core_error));
+                          where(d, k, call, w, sizeof w), tpusim_fault_name(r.core_error));
         else if (r.code != FW_OK)
             st = firmware_error(d, &r);
         if (st == TPU_OK && d->mirror && collect_touched(d, c))
@@ -831,7 +721,7 @@ void tpu_set_budget(tpu_device *dev, uint64_t max_cycles)
         dev->budget = max_cycles < TPU_BUDGET_MAX ? max_cycles : TPU_BUDGET_MAX;
 }
 
-const char *tpu_counter_name(int counter) { return tpu_perf_name(counter); }
+const char *tpu_counter_name(int counter) { return tpusim_perf_name(counter); }
 
 tpu_status tpu_perf_core(tpu_device *dev, uint32_t core, tpu_perf_report *out)
 {

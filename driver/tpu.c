@@ -258,7 +258,7 @@ tpu_status tpu_open(const tpu_options *opts, tpu_device **dev, char *err, size_t
                                   "VERSION 0x%08x",
                                   id, d->version),
                          err, errlen);
-    tpusim_hwcfg(d->sim, &d->hw);
+    tpusim_read_hwcfg(d->sim, &d->hw);
     d->mem_latency = cfg.mem_latency;
     d->mem_bytes_per_cycle = cfg.mem_bytes_per_cycle;
 
@@ -313,8 +313,8 @@ tpu_status tpu_open_remote(const tpu_remote *ops, tpu_device **dev, char *err, s
                                   "%llu bytes",
                                   info.version, info.cores, (unsigned long long)info.mem_size),
                          err, errlen);
-    d->hw = (tpu_hwcfg){info.array_n,     info.ub_rows,  info.acc_rows,
-                        info.wfifo_tiles, info.iq_depth, info.mem_size};
+    d->hw = (tpusim_hwcfg){info.array_n,     info.ub_rows,  info.acc_rows,
+                           info.wfifo_tiles, info.iq_depth, info.mem_size};
     d->version = info.version;
     d->mem_latency = info.mem_latency;
     d->mem_bytes_per_cycle = info.mem_bytes_per_cycle;
@@ -410,7 +410,7 @@ static tpu_status end_trace(tpu_device *d, const char *call)
     }
     if (!d->traced_path)
         return TPU_OK;
-    const int rc = tpu_gtkw_write(d->traced_path, d->hw.array_n, d->chip, why, sizeof why);
+    const int rc = tpusim_gtkw_write(d->traced_path, d->hw.array_n, d->chip, why, sizeof why);
     free(d->traced_path);
     d->traced_path = NULL;
     return rc ? drv_fail(d, TPU_E_IO, "%s: save file: %s", call, why) : TPU_OK;

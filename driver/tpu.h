@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rtl/tpu_isa.h" /* the ISA's counters, ID and VERSION (generated) */
+#include "firmware/firmware.h" /* the command stream: its GEMM and CONV2D flags */
+#include "rtl/tpu_isa.h"       /* the ISA's counters, ID and VERSION (generated) */
 
 #ifdef __cplusplus
 extern "C" {
@@ -109,14 +110,15 @@ typedef struct {
     uint32_t ld;          /* leading dimension: row pitch in elements */
 } tpu_operand;
 
+/* The command stream's GEMM flags (firmware/firmware.h), under the driver's names. */
 enum tpu_gemm_flags {
-    TPU_GEMM_BIAS = 1u << 0,
-    TPU_GEMM_RELU = 1u << 1,
-    TPU_GEMM_OUT_INT8 = 1u << 2,
-    TPU_GEMM_A_UNSIGNED = 1u << 3,
+    TPU_GEMM_BIAS = FW_GEMM_BIAS,
+    TPU_GEMM_RELU = FW_GEMM_RELU,
+    TPU_GEMM_OUT_INT8 = FW_GEMM_OUT_INT8,
+    TPU_GEMM_A_UNSIGNED = FW_GEMM_A_UNSIGNED,
     /* B in N x N tiles for the device's array size (tpu_info.array_n), b.ld 0: tile (kt, nt) at
      * byte (nt * ceil(k/N) + kt) * N * N, zero-padded past k and n (docs/command-stream.md). */
-    TPU_GEMM_B_TILED = 1u << 4,
+    TPU_GEMM_B_TILED = FW_GEMM_B_TILED,
 };
 typedef struct {
     uint32_t m, k, n, flags;
@@ -147,7 +149,7 @@ tpu_status tpu_gemm_cost(const tpu_info *info, const tpu_gemm *g, tpu_cost *out)
  * requantization (OUT_INT8) and max pooling (TPU_CONV_POOL, which needs OUT_INT8) as flagged;
  * the output is NHWC, int8 or int32. The operands' ld fields are not used. */
 enum tpu_conv_flags {
-    TPU_CONV_POOL = 1u << 5, /* with the GEMM flags BIAS, RELU, OUT_INT8 and A_UNSIGNED */
+    TPU_CONV_POOL = FW_CONV_POOLING, /* with the GEMM flags BIAS, RELU, OUT_INT8 and A_UNSIGNED */
 };
 typedef struct {
     uint32_t flags, batch, h, w, c, kh, kw, cout;
@@ -199,9 +201,10 @@ tpu_status tpu_submit_at(tpu_device *dev, uint32_t core, uint32_t addr, uint32_t
  * beyond the budget); the other cores' submissions run meanwhile.
  * With verify on, each core's golden model executes the instructions its firmware pushed on a
  * mirror of device memory, one submission after the other in the order they end; the bytes they
- * can have written (WR_HOST destinations) are compared with the device's, and TPU_E_MISMATCH
- * names the lowest differing address. This is exact when submissions that overlap in time do not
- * write what another reads or writes (the programming model: such races are timing-dependent).
+ * can have written (their WR_HOST destinations) are compared with the device's (sim's
+ * tpusim_compare), and TPU_E_MISMATCH counts the differing bytes and names the one whose last
+ * writer comes first, with that instruction. This is exact when submissions that overlap in time do
+ * not write what another reads or writes (the programming model: such races are timing-dependent).
  * A tpu_write while submissions are pending is checked too: where a pending submission reads or
  * writes (within the span of its strided accesses) the golden model sees the write only
  * afterwards, so a change it missed is a mismatch naming the write; elsewhere the mirror takes it

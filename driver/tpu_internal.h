@@ -38,7 +38,7 @@ typedef struct {
     block_list touched;        /* verify on: the ranges its instructions read or write */
     block_list pending_writes; /* tpu_write ranges inside `touched` while pending */
     int mirror_lost;           /* a pending write went unrecorded: compare and copy all */
-    tpu_golden *golden;        /* verify on: its own model on the shared mirror */
+    tpusim_golden *golden;     /* verify on: its own model on the shared mirror */
     double wall;
     tpu_perf_report perf;
     int have_perf;
@@ -47,7 +47,7 @@ typedef struct {
 struct tpu_device {
     tpusim *sim;              /* NULL for a remote device */
     const tpu_remote *remote; /* a remote device's bus, else NULL */
-    tpu_hwcfg hw;
+    tpusim_hwcfg hw;
     uint32_t version, mem_latency, mem_bytes_per_cycle, cores;
     int chip; /* a tpu_chip (tpu_options.cores given), not a lone tpu_core */
     block_list free_blocks, used_blocks; /* the allocator: first fit, coalescing */

@@ -119,42 +119,47 @@ static int decode_conv(fw_ctx *c, const uint8_t *raw, conv *v)
     v->pl = pad >> 16 & 0xffu;
     v->pr = pad >> 24;
 
-    if (v->flags & ~(uint32_t)FW_CONV_FLAGS_ALL ||
-        ((v->flags & FW_CONV_POOLING) && !(v->flags & FW_CONV_OUT_INT8)))
-        return fw_bad(c, "flags");
+    static const char *const size = "zero, or more than the instruction's rows field holds";
+    if (v->flags & ~(uint32_t)FW_CONV_FLAGS_ALL)
+        return fw_bad(c, "flags", "an undefined flag bit set");
+    if ((v->flags & FW_CONV_POOLING) && !(v->flags & FW_CONV_OUT_INT8))
+        return fw_bad(c, "flags", "POOLING without OUT_INT8");
     if (!v->batch)
-        return fw_bad(c, "batch");
+        return fw_bad(c, "batch", "zero");
     if (!v->h || v->h > ROWS_MAX)
-        return fw_bad(c, "h");
+        return fw_bad(c, "h", size);
     if (!v->w || v->w > ROWS_MAX)
-        return fw_bad(c, "w");
+        return fw_bad(c, "w", size);
     if (!v->c || v->c > ROWS_MAX)
-        return fw_bad(c, "c");
+        return fw_bad(c, "c", size);
     if (!v->cout || v->cout > ROWS_MAX)
-        return fw_bad(c, "cout");
+        return fw_bad(c, "cout", size);
     if (!v->kh || v->kh > v->h + v->pt + v->pb)
-        return fw_bad(c, "kh");
+        return fw_bad(c, "kh", "zero, or taller than the padded input");
     if (!v->kw || v->kw > v->w + v->pl + v->pr)
-        return fw_bad(c, "kw");
+        return fw_bad(c, "kw", "zero, or wider than the padded input");
     if (!v->sh || !v->sw || v->sh > FW_CONV_STRIDE_MAX || v->sw > FW_CONV_STRIDE_MAX)
-        return fw_bad(c, "stride");
-    v->oh = (v->h + v->pt + v->pb - v->kh) / v->sh + 1;
-    v->ow = (v->w + v->pl + v->pr - v->kw) / v->sw + 1;
+        return fw_bad(c, "stride", "zero, or above 255 (MATMUL's UB row stride)");
+    v->oh = (uint32_t)fw_conv_out_dim(v->h, v->pt, v->pb, v->kh, v->sh, false, 0, 0);
+    v->ow = (uint32_t)fw_conv_out_dim(v->w, v->pl, v->pr, v->kw, v->sw, false, 0, 0);
     if (v->flags & FW_CONV_POOLING) {
         v->ph = pool & 0xffu;
         v->pw = pool >> 8 & 0xffu;
         v->psh = pool >> 16 & 0xffu;
         v->psw = pool >> 24;
-        if (!v->ph || !v->pw || v->ph > FW_CONV_POOL_MAX || v->pw > FW_CONV_POOL_MAX || !v->psh ||
-            !v->psw || v->ph > v->oh || v->pw > v->ow)
-            return fw_bad(c, "pool");
+        if (!v->ph || !v->pw || v->ph > FW_CONV_POOL_MAX || v->pw > FW_CONV_POOL_MAX)
+            return fw_bad(c, "pool", "a window side zero, or above 15 (ACTIVATE.POOL's)");
+        if (!v->psh || !v->psw)
+            return fw_bad(c, "pool", "a window stride zero");
+        if (v->ph > v->oh || v->pw > v->ow)
+            return fw_bad(c, "pool", "the window is larger than the convolution's output");
     } else {
         if (pool)
-            return fw_bad(c, "pool");
+            return fw_bad(c, "pool", "not 0 without POOLING");
         v->ph = v->pw = v->psh = v->psw = 1;
     }
-    v->ohp = (v->oh - v->ph) / v->psh + 1;
-    v->owp = (v->ow - v->pw) / v->psw + 1;
+    v->ohp = (uint32_t)fw_conv_out_dim(v->h, v->pt, v->pb, v->kh, v->sh, true, v->ph, v->psh);
+    v->owp = (uint32_t)fw_conv_out_dim(v->w, v->pl, v->pr, v->kw, v->sw, true, v->pw, v->psw);
 
     v->packed = fw_conv_packed(v->c, v->pl, v->pr, n);
     v->run = v->packed ? v->kw * v->c : 0; /* packed: kw <= w, both 16-bit */
@@ -165,7 +170,7 @@ static int decode_conv(fw_ctx *c, const uint8_t *raw, conv *v)
     v->nt = fw_ceil_div(v->cout, n);
     const uint64_t kt = (uint64_t)v->kh * (v->packed ? v->planes : (uint64_t)v->kw * v->planes);
     if (kt > UINT32_MAX)
-        return fw_bad(c, "kh");
+        return fw_bad(c, "kh", "the kernel has more K tiles than 32 bits count");
     v->kt = (uint32_t)kt;
     const uint32_t out_elt = v->flags & FW_CONV_OUT_INT8 ? 1 : 4;
     const uint64_t kernel = mul_sat(mul_sat(kt, v->nt), (uint64_t)n * n);
@@ -184,24 +189,25 @@ static int decode_conv(fw_ctx *c, const uint8_t *raw, conv *v)
     } else {
         v->p = 0;
         if (fw_le32(raw + FW_CONV_P_BUF))
-            return fw_bad(c, "params.buf");
+            return fw_bad(c, "params.buf", "not 0 without BIAS or OUT_INT8");
         if (fw_le32(raw + FW_CONV_P_OFF))
-            return fw_bad(c, "params.off");
+            return fw_bad(c, "params.off", "not 0 without BIAS or OUT_INT8");
     }
     if (fw_overlap(out, in))
-        return fw_bad(c, "out overlaps in");
+        return fw_bad(c, "out overlaps in", "the output's extent intersects the input's");
     if (fw_overlap(out, k))
-        return fw_bad(c, "out overlaps k");
+        return fw_bad(c, "out overlaps k", "the output's extent intersects the kernel's");
     if (fw_overlap(out, p))
-        return fw_bad(c, "out overlaps params");
+        return fw_bad(c, "out overlaps params", "the output's extent intersects the parameters'");
     if (fw_overlap(out, fw_stream_range(c)))
-        return fw_bad(c, "out overlaps stream");
+        return fw_bad(c, "out overlaps stream",
+                      "the output's extent intersects the command stream");
     /* The WR_HOST stride is the output's pixel pitch. */
     if ((uint64_t)v->cout * out_elt > UINT32_MAX)
-        return fw_bad(c, "cout");
+        return fw_bad(c, "cout", "its output pixel pitch does not fit 32 bits");
     plan(c, v);
     if (!v->band)
-        return fw_bad(c, "w"); /* not even one output row fits the UB and accumulators */
+        return fw_bad(c, "w", "not even one output row fits the UB and accumulators");
     return FW_OK;
 }
 

@@ -3,16 +3,20 @@
  * (GEMM: gemm.c, CONV2D: conv.c). Freestanding: no libc, no memory but fixed-size locals. */
 #include "firmware/fw_internal.h"
 
-int fw_fail(fw_ctx *c, int code, uint32_t buf, const char *field)
+int fw_fail(fw_ctx *c, int code, uint32_t buf, const char *field, const char *why)
 {
     c->res->code = code;
     c->res->cmd = code == FW_ERR_COMMAND || code == FW_ERR_CORE ? c->cmd : FW_NO_INDEX;
     c->res->buf = buf;
     c->res->field = field;
+    c->res->why = why;
     return code;
 }
 
-int fw_bad(fw_ctx *c, const char *field) { return fw_fail(c, FW_ERR_COMMAND, FW_NO_INDEX, field); }
+int fw_bad(fw_ctx *c, const char *field, const char *why)
+{
+    return fw_fail(c, FW_ERR_COMMAND, FW_NO_INDEX, field, why);
+}
 
 static uint32_t reg(const fw_ctx *c, uint32_t offset)
 {
@@ -23,14 +27,14 @@ static uint32_t reg(const fw_ctx *c, uint32_t offset)
 static int load(fw_ctx *c, uint32_t off, uint8_t *dst, uint32_t n)
 {
     if (c->hal->mem_read(c->hal->ctx, c->addr + off, dst, n))
-        return fw_fail(c, FW_ERR_MEM, FW_NO_INDEX, "stream");
+        return fw_fail(c, FW_ERR_MEM, FW_NO_INDEX, "stream", "device memory refused the read");
     return FW_OK;
 }
 
 static int core_error(fw_ctx *c)
 {
     c->res->core_error = reg(c, TPU_CSR_ERROR_CODE);
-    return fw_fail(c, FW_ERR_CORE, FW_NO_INDEX, "STATUS");
+    return fw_fail(c, FW_ERR_CORE, FW_NO_INDEX, "STATUS", "the core is stopped with an error");
 }
 
 int fw_push(fw_ctx *c, uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
@@ -53,11 +57,12 @@ static int read_hw(fw_ctx *c)
 {
     hw_cfg *hw = &c->hw;
     if (reg(c, TPU_CSR_ID) != TPU_ID_MAGIC)
-        return fw_fail(c, FW_ERR_HW, FW_NO_INDEX, "ID");
+        return fw_fail(c, FW_ERR_HW, FW_NO_INDEX, "ID", "not a tpusim core");
     /* The same major version, and a minor one with what the schedules use (wide RD_HOST rows). */
     const uint32_t version = reg(c, TPU_CSR_VERSION);
     if (version >> 16 != TPU_VERSION >> 16 || (version & 0xffffu) < (TPU_VERSION & 0xffffu))
-        return fw_fail(c, FW_ERR_HW, FW_NO_INDEX, "VERSION");
+        return fw_fail(c, FW_ERR_HW, FW_NO_INDEX, "VERSION",
+                       "another major version, or an older minor one");
     hw->n = reg(c, TPU_CSR_ARRAY_N);
     hw->ub_rows = reg(c, TPU_CSR_UB_ROWS);
     hw->acc_rows = reg(c, TPU_CSR_ACC_ROWS);
@@ -66,13 +71,15 @@ static int read_hw(fw_ctx *c)
     /* The schedule needs two A slots (plus two int8 staging rows) in the UB, two accumulator
      * buffers, and 4N bytes must fit the len field. */
     if (hw->n == 0 || 4 * (uint64_t)hw->n > LEN_MAX)
-        return fw_fail(c, FW_ERR_HW, FW_NO_INDEX, "ARRAY_N");
+        return fw_fail(c, FW_ERR_HW, FW_NO_INDEX, "ARRAY_N", "0, or 4N does not fit the len field");
     if (hw->ub_rows < 2 + STAGE_BUFS || hw->ub_rows > LOCAL_ROWS_MAX)
-        return fw_fail(c, FW_ERR_HW, FW_NO_INDEX, "UB_ROWS");
+        return fw_fail(c, FW_ERR_HW, FW_NO_INDEX, "UB_ROWS",
+                       "fewer than the schedule needs, or more than the row fields address");
     if (hw->acc_rows < 2 || hw->acc_rows > LOCAL_ROWS_MAX)
-        return fw_fail(c, FW_ERR_HW, FW_NO_INDEX, "ACC_ROWS");
+        return fw_fail(c, FW_ERR_HW, FW_NO_INDEX, "ACC_ROWS",
+                       "fewer than the schedule needs, or more than the row fields address");
     if (hw->wfifo_tiles == 0)
-        return fw_fail(c, FW_ERR_HW, FW_NO_INDEX, "WFIFO_TILES");
+        return fw_fail(c, FW_ERR_HW, FW_NO_INDEX, "WFIFO_TILES", "0");
     if (reg(c, TPU_CSR_STATUS) & TPU_STATUS_ERROR)
         return core_error(c);
     return FW_OK;
@@ -82,22 +89,24 @@ static int read_header(fw_ctx *c)
 {
     uint8_t h[FW_HEADER_BYTES];
     if (c->bytes < FW_HEADER_BYTES || (uint64_t)c->addr + c->bytes > c->hw.mem_size)
-        return fw_fail(c, FW_ERR_HEADER, FW_NO_INDEX, "bytes");
+        return fw_fail(c, FW_ERR_HEADER, FW_NO_INDEX, "bytes",
+                       "shorter than the header, or the stream ends outside device memory");
     if (load(c, 0, h, FW_HEADER_BYTES))
         return c->res->code;
     c->buffers = fw_le32(h + FW_HDR_BUFFERS);
     c->commands = fw_le32(h + FW_HDR_COMMANDS);
     if (fw_le32(h + FW_HDR_MAGIC) != FW_STREAM_MAGIC)
-        return fw_fail(c, FW_ERR_HEADER, FW_NO_INDEX, "magic");
+        return fw_fail(c, FW_ERR_HEADER, FW_NO_INDEX, "magic", "not \"TPUS\"");
     const uint32_t version = fw_le32(h + FW_HDR_VERSION);
     if (version < FW_STREAM_VERSION_MIN || version > FW_STREAM_VERSION)
-        return fw_fail(c, FW_ERR_HEADER, FW_NO_INDEX, "version");
+        return fw_fail(c, FW_ERR_HEADER, FW_NO_INDEX, "version", "unsupported stream version");
     if (fw_le32(h + FW_HDR_BYTES) != c->bytes)
-        return fw_fail(c, FW_ERR_HEADER, FW_NO_INDEX, "bytes");
+        return fw_fail(c, FW_ERR_HEADER, FW_NO_INDEX, "bytes", "not the stream's length");
     if (FW_HEADER_BYTES + (uint64_t)c->buffers * FW_BUFFER_BYTES > c->bytes)
-        return fw_fail(c, FW_ERR_HEADER, FW_NO_INDEX, "buffers");
+        return fw_fail(c, FW_ERR_HEADER, FW_NO_INDEX, "buffers",
+                       "the buffer table does not fit in the stream");
     if (fw_le32(h + FW_HDR_RESERVED))
-        return fw_fail(c, FW_ERR_HEADER, FW_NO_INDEX, "reserved");
+        return fw_fail(c, FW_ERR_HEADER, FW_NO_INDEX, "reserved", "not zero");
     return FW_OK;
 }
 
@@ -119,9 +128,10 @@ static int check_buffers(fw_ctx *c)
         if (buffer(c, i, &addr, &size))
             return c->res->code;
         if (addr >= c->hw.mem_size)
-            return fw_fail(c, FW_ERR_BUFFER, i, "addr");
+            return fw_fail(c, FW_ERR_BUFFER, i, "addr", "outside device memory");
         if (size == 0 || (uint64_t)addr + size > c->hw.mem_size)
-            return fw_fail(c, FW_ERR_BUFFER, i, "size");
+            return fw_fail(c, FW_ERR_BUFFER, i, "size",
+                           "zero, or the buffer ends outside device memory");
     }
     return FW_OK;
 }
@@ -137,11 +147,11 @@ int fw_operand(fw_ctx *c, const uint8_t *raw, uint32_t f_buf, uint32_t f_off, co
     const uint32_t i = fw_le32(raw + f_buf), off = fw_le32(raw + f_off);
     uint32_t base, size;
     if (i >= c->buffers)
-        return fw_bad(c, n_buf);
+        return fw_bad(c, n_buf, "not a buffer-table index");
     if (buffer(c, i, &base, &size))
         return c->res->code;
     if (extent > size || off > size - extent)
-        return fw_bad(c, n_off);
+        return fw_bad(c, n_off, "the operand does not fit in its buffer");
     *addr = base + off;
     r->lo = *addr;
     r->hi = *addr + extent;
@@ -166,16 +176,18 @@ static int walk(fw_ctx *c, bool run)
         if (!run)
             c->hal->spend(c->hal->ctx, FW_CYCLES_COMMAND);
         if (c->bytes - off < 4)
-            return fw_bad(c, "bytes");
+            return fw_bad(c, "bytes", "fewer than 4 bytes left for the command");
         if (load(c, off, raw, 4))
             return c->res->code;
         const uint32_t op = fw_le16(raw + FW_CMD_OP), bytes = fw_le16(raw + FW_CMD_BYTES);
         if (bytes < 4 || bytes % 4 || bytes > c->bytes - off)
-            return fw_bad(c, "bytes");
-        if (op != FW_CMD_GEMM && !(op == FW_CMD_CONV2D && version >= 2))
-            return fw_bad(c, "op");
+            return fw_bad(c, "bytes", "below 4, not a multiple of 4, or past the stream's end");
+        if (op != FW_CMD_GEMM && op != FW_CMD_CONV2D)
+            return fw_bad(c, "op", "unknown command");
+        if (op == FW_CMD_CONV2D && version < 2)
+            return fw_bad(c, "op", "CONV2D needs a version 2 stream");
         if (bytes != (op == FW_CMD_GEMM ? FW_GEMM_BYTES : FW_CONV_BYTES))
-            return fw_bad(c, "bytes");
+            return fw_bad(c, "bytes", "not the command's size");
         if (load(c, off, raw, bytes) ||
             (op == FW_CMD_GEMM ? fw_gemm(c, raw, run) : fw_conv(c, raw, run)))
             return c->res->code;
@@ -185,7 +197,8 @@ static int walk(fw_ctx *c, bool run)
     }
     c->cmd = FW_NO_INDEX;
     if (off != c->bytes)
-        return fw_fail(c, FW_ERR_HEADER, FW_NO_INDEX, "commands");
+        return fw_fail(c, FW_ERR_HEADER, FW_NO_INDEX, "commands",
+                       "bytes remain after the last command");
     return FW_OK;
 }
 
@@ -195,7 +208,7 @@ int fw_run(const fw_hal *hal, uint32_t stream_addr, uint32_t stream_bytes, fw_re
         .hal = hal, .res = res, .addr = stream_addr, .bytes = stream_bytes, .cmd = FW_NO_INDEX};
     res->code = FW_OK;
     res->cmd = res->buf = FW_NO_INDEX;
-    res->field = "";
+    res->field = res->why = "";
     res->core_error = 0;
     res->insns = 0;
     hal->spend(hal->ctx, FW_CYCLES_STREAM);

@@ -94,7 +94,8 @@ enum fw_gemm_flag {
      * NT = ceil(n/N), tile (kt, nt) is N rows of N bytes (B rows kt*N.., columns nt*N..),
      * zero-padded past k and n, at byte offset (nt*KT + kt) * N * N; KT*NT*N*N bytes in all. */
     FW_GEMM_B_TILED = 1u << 4,
-    FW_GEMM_FLAGS_ALL = 0x1fu
+    FW_GEMM_FLAGS_ALL =
+        FW_GEMM_BIAS | FW_GEMM_RELU | FW_GEMM_OUT_INT8 | FW_GEMM_A_UNSIGNED | FW_GEMM_B_TILED
 };
 
 /* CONV2D (stream version 2): a 2-D convolution of an NHWC int8 (or uint8) input with a kernel
@@ -104,7 +105,7 @@ enum fw_gemm_flag {
  * with zeros outside the input (the padding costs no memory reads), act as GEMM's (bias[o],
  * ReLU, requant with mult[o], shift[o]). out is NHWC: int8 with OUT_INT8 (required by POOL),
  * else int32 (act without requantization). Output rows OH = (h + pt + pb - kh) / sh + 1 and
- * OW likewise; pooled, (OH - ph) / psh + 1 by (OW - pw) / psw + 1.
+ * OW likewise; pooled, (OH - ph) / psh + 1 by (OW - pw) / psw + 1 (fw_conv_out_dim).
  * The kernel is in N x N tiles, tile (kt, nt) at byte (nt * KT + kt) * N * N: column j of it is
  * output channel nt * N + j, and its rows are K indices that depend on the layout the firmware
  * streams the input in (docs/command-stream.md "CONV2D"):
@@ -143,12 +144,31 @@ enum fw_conv_flag {
     FW_CONV_OUT_INT8 = FW_GEMM_OUT_INT8,
     FW_CONV_A_UNSIGNED = FW_GEMM_A_UNSIGNED,
     FW_CONV_POOLING = 1u << 5, /* max pooling after the activation (needs OUT_INT8) */
-    FW_CONV_FLAGS_ALL = 0x2fu
+    FW_CONV_FLAGS_ALL =
+        FW_CONV_BIAS | FW_CONV_RELU | FW_CONV_OUT_INT8 | FW_CONV_A_UNSIGNED | FW_CONV_POOLING
 };
 
 /* The core's limits on a convolution's geometry (the hardware's field widths). */
 #define FW_CONV_STRIDE_MAX 255u /* MATMUL's UB row stride */
 #define FW_CONV_POOL_MAX 15u    /* ACTIVATE.POOL's window */
+
+/* One dimension of CONV2D's output (above): (in + pad_lo + pad_hi - k) / stride + 1, and with
+ * pooling of that (that - window) / window_stride + 1; 0 when the kernel or the window does not
+ * fit or a stride is 0. */
+static inline uint64_t fw_conv_out_dim(uint32_t in, uint32_t pad_lo, uint32_t pad_hi, uint32_t k,
+                                       uint32_t stride, int pooling, uint32_t window,
+                                       uint32_t window_stride)
+{
+    const uint64_t padded = (uint64_t)in + pad_lo + pad_hi;
+    if (!k || !stride || k > padded)
+        return 0;
+    const uint64_t out = (padded - k) / stride + 1;
+    if (!pooling)
+        return out;
+    if (!window || !window_stride || window > out)
+        return 0;
+    return (out - window) / window_stride + 1;
+}
 
 /* Whether CONV2D streams the input in packed runs (see above), and K tiles of its kernel. */
 static inline int fw_conv_packed(uint32_t c, uint32_t pad_left, uint32_t pad_right, uint32_t n)
@@ -188,6 +208,8 @@ typedef struct fw_result {
     uint32_t cmd;        /* command index for FW_ERR_COMMAND and FW_ERR_CORE, else FW_NO_INDEX */
     uint32_t buf;        /* buffer index for FW_ERR_BUFFER, else FW_NO_INDEX */
     const char *field;   /* static string naming the failing field; "" on success */
+    const char *why;     /* static string: what is wrong with it ("zero", "not a buffer-table
+                            index", ...; docs/command-stream.md "Validation"); "" on success */
     uint32_t core_error; /* the core's ERROR_CODE for FW_ERR_CORE, else 0 */
     uint64_t insns;      /* instructions pushed */
 } fw_result;

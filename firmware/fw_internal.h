@@ -54,11 +54,11 @@ static inline uint32_t fw_group_size(uint32_t count, uint32_t size, uint32_t i)
     return fw_min32(size, count - i / size * size);
 }
 
-/* Records the failure (code, the command for FW_ERR_COMMAND/FW_ERR_CORE, buffer, field name);
- * returns code. */
-int fw_fail(fw_ctx *c, int code, uint32_t buf, const char *field);
-/* A command field that does not hold: fw_fail(FW_ERR_COMMAND) naming it. */
-int fw_bad(fw_ctx *c, const char *field);
+/* Records the failure (code, the command for FW_ERR_COMMAND/FW_ERR_CORE, buffer, the field's name
+ * and what is wrong with it); returns code. */
+int fw_fail(fw_ctx *c, int code, uint32_t buf, const char *field, const char *why);
+/* A command field that does not hold: fw_fail(FW_ERR_COMMAND) naming it and why. */
+int fw_bad(fw_ctx *c, const char *field, const char *why);
 /* Pushes one instruction, retrying while the queue is full (one cycle each). */
 int fw_push(fw_ctx *c, uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
             uint32_t len, uint32_t stride);

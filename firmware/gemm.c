@@ -49,28 +49,30 @@ static int decode_gemm(fw_ctx *c, const uint8_t *raw, gemm *g)
     fw_range a, b, out, p = {0, 0};
 
     if (g->flags & ~(uint32_t)FW_GEMM_FLAGS_ALL)
-        return fw_bad(c, "flags");
+        return fw_bad(c, "flags", "an undefined flag bit set");
     if (!g->m)
-        return fw_bad(c, "m");
+        return fw_bad(c, "m", "zero");
     if (!g->k)
-        return fw_bad(c, "k");
+        return fw_bad(c, "k", "zero");
     if (!g->n)
-        return fw_bad(c, "n");
+        return fw_bad(c, "n", "zero");
     if (g->lda < g->k)
-        return fw_bad(c, "lda");
+        return fw_bad(c, "lda", "smaller than k");
     if (fw_operand(c, raw, FW_GEMM_A_BUF, FW_GEMM_A_OFF, "a.buf", "a.off",
                    extent(g->m, g->lda, g->k, 1), &g->a, &a))
         return c->res->code;
     const bool tiled = g->flags & FW_GEMM_B_TILED;
     if (tiled ? g->ldb != 0 : g->ldb < g->n)
-        return fw_bad(c, "ldb");
+        return fw_bad(c, "ldb", tiled ? "not 0 with B_TILED" : "smaller than n");
     if (fw_operand(c, raw, FW_GEMM_B_BUF, FW_GEMM_B_OFF, "b.buf", "b.off",
                    tiled ? tiled_extent(g->k, g->n, c->hw.n) : extent(g->k, g->ldb, g->n, 1), &g->b,
                    &b))
         return c->res->code;
     /* The WR_HOST stride is ldc elements in bytes. */
-    if (g->ldc < g->n || (uint64_t)g->ldc * c_size > UINT32_MAX)
-        return fw_bad(c, "ldc");
+    if (g->ldc < g->n)
+        return fw_bad(c, "ldc", "smaller than n");
+    if ((uint64_t)g->ldc * c_size > UINT32_MAX)
+        return fw_bad(c, "ldc", "its byte pitch does not fit 32 bits");
     if (fw_operand(c, raw, FW_GEMM_C_BUF, FW_GEMM_C_OFF, "c.buf", "c.off",
                    extent(g->m, g->ldc, g->n, c_size), &g->c, &out))
         return c->res->code;
@@ -81,21 +83,21 @@ static int decode_gemm(fw_ctx *c, const uint8_t *raw, gemm *g)
     } else {
         g->p = 0;
         if (fw_le32(raw + FW_GEMM_P_BUF))
-            return fw_bad(c, "params.buf");
+            return fw_bad(c, "params.buf", "not 0 without BIAS or OUT_INT8");
         if (fw_le32(raw + FW_GEMM_P_OFF))
-            return fw_bad(c, "params.off");
+            return fw_bad(c, "params.off", "not 0 without BIAS or OUT_INT8");
     }
     /* C is written tile by tile while A, B and the params are still being read, and the
      * firmware rereads the stream while earlier commands run. Bounding ranges: conservative
      * for interleaved layouts. */
     if (fw_overlap(out, a))
-        return fw_bad(c, "c overlaps a");
+        return fw_bad(c, "c overlaps a", "C's extent intersects A's");
     if (fw_overlap(out, b))
-        return fw_bad(c, "c overlaps b");
+        return fw_bad(c, "c overlaps b", "C's extent intersects B's");
     if (fw_overlap(out, p))
-        return fw_bad(c, "c overlaps params");
+        return fw_bad(c, "c overlaps params", "C's extent intersects the parameters'");
     if (fw_overlap(out, stream))
-        return fw_bad(c, "c overlaps stream");
+        return fw_bad(c, "c overlaps stream", "C's extent intersects the command stream");
     return FW_OK;
 }
 

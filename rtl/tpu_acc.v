@@ -1,4 +1,5 @@
 `default_nettype none
+`include "tpu_isa.vh"
 // Accumulator memory: ROWS rows of N int32. The write port is a one-cycle read-modify-write (the
 // addressed row as it is before the clock edge, plus the data, written at the edge), so
 // back-to-back accumulates to one row see each other; the row is read and added only in a cycle
@@ -12,18 +13,18 @@ module tpu_acc #(
     // UNUSEDSIGNAL waivers on the address ports.
     input wire w_en,
     /* verilator lint_off UNUSEDSIGNAL */
-    input wire [19:0] w_addr,
+    input wire [`TPU_INSN_B_W-1:0] w_addr,
     /* verilator lint_on UNUSEDSIGNAL */
     input wire w_accumulate,
     input wire [32*N-1:0] w_data,
     input wire r0_en,
     /* verilator lint_off UNUSEDSIGNAL */
-    input wire [19:0] r0_addr,
+    input wire [`TPU_INSN_B_W-1:0] r0_addr,
     /* verilator lint_on UNUSEDSIGNAL */
     output reg [32*N-1:0] r0_data,
     input wire r1_en,
     /* verilator lint_off UNUSEDSIGNAL */
-    input wire [19:0] r1_addr,
+    input wire [`TPU_INSN_B_W-1:0] r1_addr,
     /* verilator lint_on UNUSEDSIGNAL */
     output reg [32*N-1:0] r1_data
 );

@@ -17,62 +17,63 @@ module tpu_act_eng #(
     input wire rst,
     input wire cmd_valid,
     output wire cmd_ready,
-    input wire [15:0] cmd_rows,
-    input wire [19:0] cmd_ub_addr,
+    input wire [`TPU_INSN_ROWS_W-1:0] cmd_rows,
+    input wire [`TPU_INSN_B_W-1:0] cmd_ub_addr,
     input wire [7:0] cmd_ub_step,  // UB rows between output rows, 0 meaning 1
-    input wire [19:0] cmd_acc_addr,
+    input wire [`TPU_INSN_B_W-1:0] cmd_acc_addr,
     input wire cmd_bias,
     input wire cmd_relu,
     input wire cmd_pool,
-    input wire [31:0] cmd_window,  // with cmd_pool: the pooling window (TPU_POOL_* sub-fields)
+    input wire [`TPU_INSN_STRIDE_W-1:0] cmd_window,  // with cmd_pool: the window (TPU_POOL_*)
     output wire done,
     // ACC read port (registered, data the cycle after acc_en)
     output wire acc_en,
-    output reg [19:0] acc_addr,
+    output reg [`TPU_INSN_B_W-1:0] acc_addr,
     input wire [32*N-1:0] acc_data,
     // UB write port
     output wire ub_en,
-    output wire [19:0] ub_addr,
+    output wire [`TPU_INSN_B_W-1:0] ub_addr,
     output wire [8*N-1:0] ub_data,
     // activation parameters
     input wire [32*N-1:0] bias,
     input wire [32*N-1:0] mult,
     input wire [6*N-1:0] shift
 );
-    reg             busy;  // from accepting a command until its last row is written
-    reg  [    15:0] left;  // output rows whose reads are not finished
-    reg  [    19:0] rd_ub;  // UB row of the window read this cycle
-    reg  [     7:0] ub_step;  // UB rows between output rows, 1..255
-    reg             add_bias;
-    reg             relu;
+    localparam RAW = `TPU_INSN_B_W;  // a UB or ACC row address: the b field's width
+    reg                          busy;  // from accepting a command until its last row is written
+    reg  [ `TPU_INSN_ROWS_W-1:0] left;  // output rows whose reads are not finished
+    reg  [              RAW-1:0] rd_ub;  // UB row of the window read this cycle
+    reg  [                  7:0] ub_step;  // UB rows between output rows, 1..255
+    reg                          add_bias;
+    reg                          relu;
     // The window (1 x 1, step 1 without POOL) and the position of this cycle's read in it.
-    reg  [     3:0] ph;
-    reg  [     3:0] pw;
-    reg  [     7:0] step;
-    reg  [    15:0] pitch;
-    reg  [     3:0] wk;  // window row
-    reg  [     3:0] wj;  // column within the window row
-    reg  [    19:0] win_base;  // ACC row of the window's first row
-    reg  [    19:0] row_base;  // ACC row of window row wk's first column
-    reg             q_valid;  // ACC data is on acc_data this cycle ...
-    reg             q_first;  // ... the first row of its window
-    reg             q_wlast;  // ... the last row of its window
-    reg  [    19:0] q_ub;  // ... for this UB row
-    reg             q_last;  // ... of the instruction's last row
+    reg  [   `TPU_POOL_PH_W-1:0] ph;
+    reg  [   `TPU_POOL_PW_W-1:0] pw;
+    reg  [ `TPU_POOL_STEP_W-1:0] step;
+    reg  [`TPU_POOL_PITCH_W-1:0] pitch;
+    reg  [   `TPU_POOL_PH_W-1:0] wk;  // window row
+    reg  [   `TPU_POOL_PW_W-1:0] wj;  // column within the window row
+    reg  [              RAW-1:0] win_base;  // ACC row of the window's first row
+    reg  [              RAW-1:0] row_base;  // ACC row of window row wk's first column
+    reg                          q_valid;  // ACC data is on acc_data this cycle ...
+    reg                          q_first;  // ... the first row of its window
+    reg                          q_wlast;  // ... the last row of its window
+    reg  [              RAW-1:0] q_ub;  // ... for this UB row
+    reg                          q_last;  // ... of the instruction's last row
 
-    wire            col_last = wj == pw - 4'd1;
-    wire            win_last = col_last && wk == ph - 4'd1;
+    wire                         col_last = wj == pw - 1;
+    wire                         win_last = col_last && wk == ph - 1;
 
-    wire            out_valid;
-    wire [    20:0] out_tag;
+    wire                         out_valid;
+    wire [                RAW:0] out_tag;
     // The int32 output serves WR_HOST's ACC path, not ACTIVATE.
     /* verilator lint_off UNUSEDSIGNAL */
-    wire [32*N-1:0] out_i32_unused;
+    wire [             32*N-1:0] out_i32_unused;
     /* verilator lint_on UNUSEDSIGNAL */
 
     tpu_act #(
         .N(N),
-        .TAG_W(21)
+        .TAG_W(RAW + 1)
     ) u_act (
         .clk(clk),
         .rst(rst),
@@ -96,21 +97,21 @@ module tpu_act_eng #(
     wire accept = cmd_valid && cmd_ready;
 
     assign cmd_ready = !busy || done;
-    assign acc_en = left != 16'd0;
+    assign acc_en = left != 0;
     assign ub_en = out_valid;
-    assign ub_addr = out_tag[19:0];
-    assign done = out_valid && out_tag[20];
+    assign ub_addr = out_tag[RAW-1:0];
+    assign done = out_valid && out_tag[RAW];
 
     always @(posedge clk) begin
         if (rst) begin
             busy <= 1'b0;
-            left <= 16'd0;
+            left <= 0;
             q_valid <= 1'b0;
         end else begin
             if (accept) busy <= 1'b1;
             else if (done) busy <= 1'b0;
             if (accept) left <= cmd_rows;
-            else if (acc_en && win_last) left <= left - 16'd1;
+            else if (acc_en && win_last) left <= left - 1;
             q_valid <= acc_en;
         end
     end
@@ -125,33 +126,33 @@ module tpu_act_eng #(
             ub_step <= (cmd_ub_step == 8'd0) ? 8'd1 : cmd_ub_step;
             add_bias <= cmd_bias;
             relu <= cmd_relu;
-            ph <= cmd_pool ? cmd_window[`TPU_POOL_PH] : 4'd1;
-            pw <= cmd_pool ? cmd_window[`TPU_POOL_PW] : 4'd1;
-            step <= cmd_pool ? cmd_window[`TPU_POOL_STEP] : 8'd1;
+            ph <= cmd_pool ? cmd_window[`TPU_POOL_PH] : 1;
+            pw <= cmd_pool ? cmd_window[`TPU_POOL_PW] : 1;
+            step <= cmd_pool ? cmd_window[`TPU_POOL_STEP] : 1;
             pitch <= cmd_window[`TPU_POOL_PITCH];
-            wk <= 4'd0;
-            wj <= 4'd0;
+            wk <= 0;
+            wj <= 0;
         end else if (acc_en) begin
             if (!col_last) begin
-                wj <= wj + 4'd1;
-                acc_addr <= acc_addr + 20'd1;
+                wj <= wj + 1;
+                acc_addr <= acc_addr + 1;
             end else if (!win_last) begin
-                wj <= 4'd0;
-                wk <= wk + 4'd1;
-                row_base <= row_base + {4'd0, pitch};
-                acc_addr <= row_base + {4'd0, pitch};
+                wj <= 0;
+                wk <= wk + 1;
+                row_base <= row_base + {{(RAW - `TPU_POOL_PITCH_W) {1'b0}}, pitch};
+                acc_addr <= row_base + {{(RAW - `TPU_POOL_PITCH_W) {1'b0}}, pitch};
             end else begin
-                wj <= 4'd0;
-                wk <= 4'd0;
-                win_base <= win_base + {12'd0, step};
-                row_base <= win_base + {12'd0, step};
-                acc_addr <= win_base + {12'd0, step};
-                rd_ub <= rd_ub + {12'd0, ub_step};
+                wj <= 0;
+                wk <= 0;
+                win_base <= win_base + {{(RAW - `TPU_POOL_STEP_W) {1'b0}}, step};
+                row_base <= win_base + {{(RAW - `TPU_POOL_STEP_W) {1'b0}}, step};
+                acc_addr <= win_base + {{(RAW - `TPU_POOL_STEP_W) {1'b0}}, step};
+                rd_ub <= rd_ub + {{(RAW - 8) {1'b0}}, ub_step};
             end
         end
-        q_first <= wj == 4'd0 && wk == 4'd0;
+        q_first <= wj == 0 && wk == 0;
         q_wlast <= win_last;
         q_ub <= rd_ub;
-        q_last <= left == 16'd1 && win_last;
+        q_last <= left == 1 && win_last;
     end
 endmodule

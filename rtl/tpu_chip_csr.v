@@ -1,6 +1,8 @@
 `default_nettype none
-// Chip-level control and status registers (docs/isa.md "Chip"): identity, core count, the
-// per-core memory-stall counters (64 bits, counting tpu_chip_arb's stall events) and a barrier.
+`include "tpu_isa.vh"
+// Chip-level control and status registers (docs/isa.md "Chip", offsets from rtl/tpu_isa.toml):
+// identity, core count, the per-core memory-stall counters (64 bits, counting tpu_chip_arb's
+// stall events) and a barrier.
 // Reads are combinational from csr_addr; unmapped, unaligned and write-only offsets read as zero.
 // Writes take effect at the clock edge.
 //
@@ -12,23 +14,22 @@
 // to BAR_MASK restarts the current generation (arrivals cleared, BAR_GEN kept). BAR_MASK = 0
 // never completes.
 module tpu_chip_csr #(
-    parameter C = 2  // cores, 1..8
+    parameter C = 2  // cores, 1..TPU_CHIP_CORES_MAX
 ) (
     input wire clk,
     input wire rst,
     input wire csr_we,
-    input wire [7:0] csr_addr,
+    input wire [`TPU_CHIP_CSR_ADDR_W-1:0] csr_addr,
+    // The registers written are narrower than the port: BAR_MASK and BAR_ARRIVE take C bits, CTRL
+    // one, hence the waiver.
+    /* verilator lint_off UNUSEDSIGNAL */
     input wire [31:0] csr_wdata,
+    /* verilator lint_on UNUSEDSIGNAL */
     output reg [31:0] csr_rdata,
     input wire [C-1:0] stall  // core k lost a cycle of the memory port to another core
 );
-    localparam [7:0] A_CHIP_ID = 8'h00, A_CHIP_VERSION = 8'h04, A_CORES = 8'h08,
-                     A_CTRL = 8'h0C, A_BAR_MASK = 8'h10, A_BAR_ARRIVE = 8'h14,
-                     A_BAR_GEN = 8'h18, A_STALL = 8'h40;
-    localparam [31:0] CHIP_ID = 32'h54505543;  // "TPUC"
-    localparam [31:0] CHIP_VERSION = 32'h00010000;  // 1.0
     localparam [31:0] P_CORES = C;
-    localparam CTRL_CLEAR_PERF_BIT = 1;  // as the core's CTRL
+    localparam [31:0] STALL = {{(32 - `TPU_CHIP_CSR_ADDR_W) {1'b0}}, `TPU_CHIP_CSR_MEM_STALL};
     localparam [C-1:0] ALL = {C{1'b1}};
 
     reg [64*C-1:0] stall_cnt;  // core k's counter at bits [64k +: 64]
@@ -36,14 +37,14 @@ module tpu_chip_csr #(
     reg [C-1:0] bar_arrived;
     reg [31:0] bar_gen;
 
-    wire clear = csr_we && csr_addr == A_CTRL && csr_wdata[CTRL_CLEAR_PERF_BIT];
+    wire clear = csr_we && csr_addr == `TPU_CHIP_CSR_CTRL &&
+        csr_wdata[`TPU_CHIP_CTRL_CLEAR_PERF_BIT];
     wire [C-1:0] bar_next = bar_arrived |
-        ((csr_we && csr_addr == A_BAR_ARRIVE) ? csr_wdata[C-1:0] & bar_mask : {C{1'b0}});
+        ((csr_we && csr_addr == `TPU_CHIP_CSR_BAR_ARRIVE) ? csr_wdata[C-1:0] & bar_mask : {C{1'b0}});
     wire bar_done = bar_mask != {C{1'b0}} && (bar_next & bar_mask) == bar_mask;
-    // Stall counter k at A_STALL + 8k (low word) and + 4 (high word), k < C <= 8.
-    // Offsets of cores C..7 read as zero.
-    wire [2:0] stall_idx = csr_addr[5:3];
-    reg [63:0] stall_sel;
+    // Core k's stall counter: low word at MEM_STALL + 8k, high word at + 4, k < C; the offsets
+    // of the cores a chip lacks read as zero.
+    wire [31:0] addr32 = {{(32 - `TPU_CHIP_CSR_ADDR_W) {1'b0}}, csr_addr};
     integer i, j;
 
     always @(posedge clk) begin
@@ -51,7 +52,7 @@ module tpu_chip_csr #(
             bar_mask <= ALL;
             bar_arrived <= {C{1'b0}};
             bar_gen <= 32'd0;
-        end else if (csr_we && csr_addr == A_BAR_MASK) begin
+        end else if (csr_we && csr_addr == `TPU_CHIP_CSR_BAR_MASK) begin
             bar_mask <= csr_wdata[C-1:0];
             bar_arrived <= {C{1'b0}};
         end else if (bar_done) begin
@@ -68,19 +69,19 @@ module tpu_chip_csr #(
     end
 
     always @* begin
-        stall_sel = 64'd0;
-        for (j = 0; j < C; j = j + 1) if ({29'd0, stall_idx} == j) stall_sel = stall_cnt[64*j+:64];
         csr_rdata = 32'd0;
         case (csr_addr)
-            A_CHIP_ID: csr_rdata = CHIP_ID;
-            A_CHIP_VERSION: csr_rdata = CHIP_VERSION;
-            A_CORES: csr_rdata = P_CORES;
-            A_BAR_MASK: csr_rdata[C-1:0] = bar_mask;
-            A_BAR_ARRIVE: csr_rdata[C-1:0] = bar_arrived;
-            A_BAR_GEN: csr_rdata = bar_gen;
+            `TPU_CHIP_CSR_CHIP_ID: csr_rdata = `TPU_CHIP_ID_MAGIC;
+            `TPU_CHIP_CSR_CHIP_VERSION: csr_rdata = `TPU_CHIP_VERSION;
+            `TPU_CHIP_CSR_CORES: csr_rdata = P_CORES;
+            `TPU_CHIP_CSR_BAR_MASK: csr_rdata[C-1:0] = bar_mask;
+            `TPU_CHIP_CSR_BAR_ARRIVE: csr_rdata[C-1:0] = bar_arrived;
+            `TPU_CHIP_CSR_BAR_GEN: csr_rdata = bar_gen;
             default: ;
         endcase
-        if (csr_addr[7:6] == A_STALL[7:6] && csr_addr[1:0] == 2'd0)
-            csr_rdata = csr_addr[2] ? stall_sel[63:32] : stall_sel[31:0];
+        for (j = 0; j < C; j = j + 1) begin
+            if (addr32 == STALL + 8 * j) csr_rdata = stall_cnt[64*j+:32];
+            if (addr32 == STALL + 8 * j + 4) csr_rdata = stall_cnt[64*j+32+:32];
+        end
     end
 endmodule

@@ -20,7 +20,7 @@ module tpu_core #(
     output wire iq_ready,
     input wire [`TPU_INSN_W-1:0] iq_data,
     input wire csr_we,
-    input wire [7:0] csr_addr,
+    input wire [`TPU_CSR_ADDR_W-1:0] csr_addr,
     input wire [31:0] csr_wdata,
     output wire [31:0] csr_rdata,
     output wire mem_req_valid,
@@ -39,20 +39,20 @@ module tpu_core #(
 );
     // ------------------------------------------------------------ sequencer
     wire [31:0] mem_size;
-    wire [ 7:0] cmd_op;
-    wire [ 6:0] cmd_flags;
-    wire [15:0] cmd_rows;
-    wire [31:0] cmd_a;
-    wire [19:0] cmd_b;
-    wire [11:0] cmd_len;
-    wire [31:0] cmd_stride;
+    wire [`TPU_INSN_OP_W-1:0] cmd_op;
+    wire [`TPU_F_W-1:0] cmd_flags;
+    wire [`TPU_INSN_ROWS_W-1:0] cmd_rows;
+    wire [`TPU_INSN_A_W-1:0] cmd_a;
+    wire [`TPU_INSN_B_W-1:0] cmd_b;
+    wire [`TPU_INSN_LEN_W-1:0] cmd_len;
+    wire [`TPU_INSN_STRIDE_W-1:0] cmd_stride;
     wire ld_valid, ld_ready, ld_done, ld_fault;
     wire zr_valid, zr_ready, zr_done;
     wire mx_valid, mx_ready, mx_done;
     wire ac_valid, ac_ready, ac_done;
     wire st_valid, st_ready, st_done, st_fault;
     wire busy, halted, error;
-    wire [`TPU_ERR_W-1:0] error_code;
+    wire [`TPU_FAULT_W-1:0] error_code;
     wire [31:0] error_pc;
     wire [31:0] iq_free;
     wire stall_hazard, stall_unit, stall_issue, sync_retire;
@@ -60,7 +60,7 @@ module tpu_core #(
     // For the waveform viewer only, hence unused: the head instruction's opcode (0 when the
     // queue is empty) and a pulse for every instruction that issues.
     /* verilator lint_off UNUSEDSIGNAL */
-    wire [7:0] seq_op;
+    wire [`TPU_INSN_OP_W-1:0] seq_op;
     wire insn_start;
     /* verilator lint_on UNUSEDSIGNAL */
 
@@ -158,7 +158,8 @@ module tpu_core #(
 
     // -------------------------------------------------------------- storage
     wire ub_w0_en, ub_w1_en, ub_z_en, ub_r0_en, ub_r1_en;
-    wire [19:0] ub_w0_addr, ub_w1_addr, ub_z_addr, ub_r0_addr, ub_r1_addr;
+    // UB and ACC row addresses: the b field's width (a UB row in a is validated below UB_ROWS).
+    wire [`TPU_INSN_B_W-1:0] ub_w0_addr, ub_w1_addr, ub_z_addr, ub_r0_addr, ub_r1_addr;
     wire [8*N-1:0] ub_w1_data, ub_r0_data, ub_r1_data;
     // The load unit writes an RD_HOST row of up to 4N bytes (the bus) as up to 4 UB rows at once.
     localparam UB_W0_ROWS = 4;
@@ -189,7 +190,7 @@ module tpu_core #(
     );
 
     wire acc_w_en, acc_w_accumulate, acc_r0_en, acc_r1_en;
-    wire [19:0] acc_w_addr, acc_r0_addr, acc_r1_addr;
+    wire [`TPU_INSN_B_W-1:0] acc_w_addr, acc_r0_addr, acc_r1_addr;
     wire [32*N-1:0] acc_w_data, acc_r0_data, acc_r1_data;
 
     tpu_acc #(
@@ -327,7 +328,7 @@ module tpu_core #(
         .rst(rst),
         .cmd_valid(mx_valid),
         .cmd_ready(mx_ready),
-        .cmd_ub_addr(cmd_a[19:0]),
+        .cmd_ub_addr(cmd_a[`TPU_INSN_B_W-1:0]),
         .cmd_acc_addr(cmd_b),
         .cmd_rows(cmd_rows),
         .cmd_ub_stride(cmd_stride[7:0]),
@@ -359,7 +360,7 @@ module tpu_core #(
         .cmd_valid(ac_valid),
         .cmd_ready(ac_ready),
         .cmd_rows(cmd_rows),
-        .cmd_ub_addr(cmd_a[19:0]),
+        .cmd_ub_addr(cmd_a[`TPU_INSN_B_W-1:0]),
         .cmd_ub_step(cmd_len[7:0]),  // validated: len <= 255
         .cmd_acc_addr(cmd_b),
         .cmd_bias(cmd_flags[`TPU_F_BIAS_BIT]),

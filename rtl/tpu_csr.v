@@ -15,7 +15,7 @@ module tpu_csr #(
     input wire clk,
     input wire rst,
     input wire csr_we,
-    input wire [7:0] csr_addr,
+    input wire [`TPU_CSR_ADDR_W-1:0] csr_addr,
     input wire [31:0] csr_wdata,
     output reg [31:0] csr_rdata,
     output reg [31:0] mem_size,
@@ -23,7 +23,7 @@ module tpu_csr #(
     input wire busy,
     input wire halted,
     input wire error,
-    input wire [`TPU_ERR_W-1:0] error_code,
+    input wire [`TPU_FAULT_W-1:0] error_code,
     input wire [31:0] error_pc,
     input wire [31:0] iq_free,
     // events of this cycle
@@ -40,7 +40,7 @@ module tpu_csr #(
     input wire [2:0] retired  // instructions completed
 );
     localparam NPERF = `TPU_PERF_COUNT;
-    localparam [7:0] A_PERF = `TPU_CSR_PERF_BASE, A_PERF_END = A_PERF + 8 * NPERF;
+    localparam [`TPU_CSR_ADDR_W-1:0] A_PERF = `TPU_CSR_PERF_BASE, A_PERF_END = A_PERF + 8 * NPERF;
     localparam [31:0] P_N = N, P_UB_ROWS = UB_ROWS, P_ACC_ROWS = ACC_ROWS,
                       P_WFIFO_TILES = WFIFO_TILES, P_IQ_DEPTH = IQ_DEPTH, P_BUS_BYTES = 4 * N;
 
@@ -100,7 +100,7 @@ module tpu_csr #(
                 csr_rdata[`TPU_STATUS_HALTED_BIT] = halted;
                 csr_rdata[`TPU_STATUS_ERROR_BIT]  = error;
             end
-            `TPU_CSR_ERROR_CODE: csr_rdata = {{(32 - `TPU_ERR_W) {1'b0}}, error_code};
+            `TPU_CSR_ERROR_CODE: csr_rdata = {{(32 - `TPU_FAULT_W) {1'b0}}, error_code};
             `TPU_CSR_ERROR_PC: csr_rdata = error_pc;
             `TPU_CSR_SYNC_COUNT: csr_rdata = sync_count;
             `TPU_CSR_MEM_SIZE: csr_rdata = mem_size;

@@ -46,12 +46,12 @@ module tpu_dma_rd #(
     input wire rst,
     input wire cmd_valid,
     output wire cmd_ready,
-    input wire [7:0] cmd_op,
-    input wire [15:0] cmd_rows,
-    input wire [31:0] cmd_a,
-    input wire [19:0] cmd_b,
-    input wire [11:0] cmd_len,
-    input wire [31:0] cmd_stride,
+    input wire [`TPU_INSN_OP_W-1:0] cmd_op,
+    input wire [`TPU_INSN_ROWS_W-1:0] cmd_rows,
+    input wire [`TPU_INSN_A_W-1:0] cmd_a,
+    input wire [`TPU_INSN_B_W-1:0] cmd_b,
+    input wire [`TPU_INSN_LEN_W-1:0] cmd_len,
+    input wire [`TPU_INSN_STRIDE_W-1:0] cmd_stride,
     output reg done,
     output reg fault,
     // ZERO: the zero engine's handshake and done, and the UB zero port
@@ -59,7 +59,7 @@ module tpu_dma_rd #(
     output wire zero_ready,
     output wire zero_done,
     output wire ub_z_en,
-    output wire [19:0] ub_z_addr,
+    output wire [`TPU_INSN_B_W-1:0] ub_z_addr,
     // memory master (reads)
     output wire req_valid,
     input wire req_ready,
@@ -70,7 +70,7 @@ module tpu_dma_rd #(
     input wire [32*N-1:0] rsp_rdata,
     // UB write port: ub_rows (1..4) rows from ub_addr on, row ub_addr + s from ub_data's lane s
     output reg ub_en,
-    output reg [19:0] ub_addr,
+    output reg [`TPU_INSN_B_W-1:0] ub_addr,
     output reg [2:0] ub_rows,
     output wire [32*N-1:0] ub_data,
     // weight FIFO write side
@@ -85,8 +85,11 @@ module tpu_dma_rd #(
     output wire [1:0] prm_sel,
     output wire [32*N-1:0] prm_data
 );
+    // The fields' widths (rtl/tpu_isa.toml).
+    localparam ROWS_W = `TPU_INSN_ROWS_W, B_W = `TPU_INSN_B_W, LEN_W = `TPU_INSN_LEN_W;
+    localparam STRIDE_W = `TPU_INSN_STRIDE_W;
     localparam integer N_I = N;
-    localparam [15:0] TILE_ROWS = N_I[15:0];
+    localparam [ROWS_W-1:0] TILE_ROWS = N_I[ROWS_W-1:0];
     localparam integer TILES_I = WFIFO_TILES;
     localparam [9:0] TILES = TILES_I[9:0];
     localparam PW = $clog2(LD_SLOTS + 1);
@@ -101,21 +104,22 @@ module tpu_dma_rd #(
     localparam [2:0] SPAN_ONE = 1;
     localparam WDW = 8 * N * LANES;  // the written data
     // descriptor: {ub, wf, prm}, per, rows, base, len, stride's low bits
-    localparam DW = 3 + CW + 16 + 20 + 12 + SW;
+    localparam DW = 3 + CW + ROWS_W + B_W + LEN_W + SW;
 
     // UB rows an RD_HOST row of len bytes fills: S = ceil(len / N), 1..4 (len <= 4N).
-    function [2:0] span_of(input [11:0] len);
+    function [2:0] span_of(input [LEN_W-1:0] len);
         integer s;
         begin
             span_of = SPAN_ONE;
             for (s = 1; s < BUS_ROWS; s = s + 1)
-            if ({20'd0, len} > s * N) span_of = span_of + SPAN_ONE;
+            if ({{(32 - LEN_W) {1'b0}}, len} > s * N) span_of = span_of + SPAN_ONE;
         end
     endfunction
 
     // Memory rows per request: the most whose UB or tile rows one write-back cycle takes and
     // whose (k-1)*stride + len bytes fit the bus (both only shrink as k grows).
-    function [CW-1:0] rows_per(input [7:0] op, input [11:0] len, input [31:0] stride);
+    function [CW-1:0] rows_per(input [`TPU_INSN_OP_W-1:0] op, input [LEN_W-1:0] len,
+                               input [STRIDE_W-1:0] stride);
         integer k;
         reg port_ok;
         begin
@@ -123,19 +127,20 @@ module tpu_dma_rd #(
             for (k = 2; k <= LANES; k = k + 1) begin
                 port_ok = op == `TPU_OP_RD_HOST ? k * span_of(len) <= BUS_ROWS :
                     op == `TPU_OP_RD_WEIGHT && k <= WF_ROWS;
-                if (port_ok && stride < BUS_BYTES && (k - 1) * stride + {20'd0, len} <= BUS_BYTES)
+                if (port_ok && stride < BUS_BYTES &&
+                    (k - 1) * stride + {{(32 - LEN_W) {1'b0}}, len} <= BUS_BYTES)
                     rows_per = k[CW-1:0];
             end
         end
     endfunction
 
     // ----------------------------------------------------------------- zero engine
-    reg        z_busy;
-    reg [15:0] z_left;  // rows still to zero, nonzero while z_busy
-    reg [19:0] z_row;
+    reg              z_busy;
+    reg [ROWS_W-1:0] z_left;  // rows still to zero, nonzero while z_busy
+    reg [   B_W-1:0] z_row;
     assign ub_z_en = z_busy;
     assign ub_z_addr = z_row;
-    assign zero_done = z_busy && z_left == 16'd1;
+    assign zero_done = z_busy && z_left == 1;
     assign zero_ready = !z_busy || zero_done;
 
     always @(posedge clk) begin
@@ -150,31 +155,33 @@ module tpu_dma_rd #(
             z_left <= cmd_rows;
             z_row  <= cmd_b;
         end else if (z_busy) begin
-            z_left <= z_left - 16'd1;
-            z_row  <= z_row + 20'd1;
+            z_left <= z_left - 1;
+            z_row  <= z_row + 1;
         end
     end
 
     // ---------------------------------------------------------------- request side
-    reg           r_busy;  // an instruction is issuing its requests
-    reg           r_wf;  // it is an RD_WEIGHT
-    reg           r_tile;  // ... and has reserved its tile
-    reg  [  15:0] r_left;  // requests still to issue (nonzero while r_busy)
-    reg  [  31:0] r_stride;
-    reg  [  11:0] r_len;
-    reg  [CW-1:0] r_per;  // memory rows per request
-    reg           short_wf;  // a short RD_WEIGHT (rows < N) is in flight
-    reg  [PW-1:0] pend;  // tiles reserved and not yet pushed
+    reg                 r_busy;  // an instruction is issuing its requests
+    reg                 r_wf;  // it is an RD_WEIGHT
+    reg                 r_tile;  // ... and has reserved its tile
+    reg  [  ROWS_W-1:0] r_left;  // requests still to issue (nonzero while r_busy)
+    reg  [STRIDE_W-1:0] r_stride;
+    reg  [   LEN_W-1:0] r_len;
+    reg  [      CW-1:0] r_per;  // memory rows per request
+    reg                 short_wf;  // a short RD_WEIGHT (rows < N) is in flight
+    reg  [      PW-1:0] pend;  // tiles reserved and not yet pushed
 
-    wire [   9:0] tiles_used = {1'b0, wf_count} + {{(10 - PW) {1'b0}}, pend};
-    wire          tile_free = tiles_used < TILES;
-    wire          reserve = r_busy && r_wf && !r_tile && tile_free;
+    wire [         9:0] tiles_used = {1'b0, wf_count} + {{(10 - PW) {1'b0}}, pend};
+    wire                tile_free = tiles_used < TILES;
+    wire                reserve = r_busy && r_wf && !r_tile && tile_free;
     assign req_valid = r_busy && (!r_wf || r_tile || tile_free);
-    wire [15:0] r_per16 = {{(16 - CW) {1'b0}}, r_per};
-    wire [15:0] req_rows = r_left < r_per16 ? r_left : r_per16;
-    // With k > 1 rows the stride is below 4N: its low bits are all of it.
-    wire [15:0] req_span = (req_rows - 16'd1) * {{(16 - SW) {1'b0}}, r_stride[SW-1:0]};
-    assign req_len = req_span + {4'd0, r_len};
+    wire [ROWS_W-1:0] r_per_w = {{(ROWS_W - CW) {1'b0}}, r_per};
+    wire [ROWS_W-1:0] req_rows = r_left < r_per_w ? r_left : r_per_w;
+    // With k > 1 rows the stride is below 4N: its low bits are all of it. The request's length
+    // is the memory port's 16 bits.
+    wire [ROWS_W-1:0] req_rows_m1 = req_rows - 1;
+    wire [15:0] req_span = req_rows_m1[15:0] * {{(16 - SW) {1'b0}}, r_stride[SW-1:0]};
+    assign req_len = req_span + {{(16 - LEN_W) {1'b0}}, r_len};
     wire req_take = req_valid && req_ready;
     wire req_last = req_take && r_left == req_rows;
     wire [CW-1:0] cmd_per = rows_per(cmd_op, cmd_len, cmd_stride);
@@ -200,9 +207,9 @@ module tpu_dma_rd #(
     wire h_wf = d_head[DW-2];
     wire h_prm = d_head[DW-3];
     wire [CW-1:0] h_per = d_head[DW-4-:CW];
-    wire [15:0] h_rows = d_head[DW-4-CW-:16];
-    wire [19:0] h_base = d_head[SW+31:SW+12];
-    wire [11:0] h_len = d_head[SW+11:SW];
+    wire [ROWS_W-1:0] h_rows = d_head[DW-4-CW-:ROWS_W];
+    wire [B_W-1:0] h_base = d_head[SW+LEN_W+B_W-1:SW+LEN_W];
+    wire [LEN_W-1:0] h_len = d_head[SW+LEN_W-1:SW];
     wire [SW-1:0] h_stride = d_head[SW-1:0];
     wire complete;
     // The FIFO's count is not needed: full and empty say all.
@@ -226,8 +233,8 @@ module tpu_dma_rd #(
     );
 
     // --------------------------------------------------------------- write-back side
-    reg [15:0] received;  // responses written for the oldest instruction
-    reg [15:0] zeros;  // RD_WEIGHT: zero rows written after its `rows` rows
+    reg [ROWS_W-1:0] received;  // responses written for the oldest instruction
+    reg [ROWS_W-1:0] zeros;  // RD_WEIGHT: zero rows written after its `rows` rows
     reg err_seen;
 
     // The row being written: one data register and one row index serve all three destinations.
@@ -236,9 +243,9 @@ module tpu_dma_rd #(
 
     // Memory rows the response carries, and its data: memory row l (bytes l*stride .., the
     // bytes >= len zero) in lanes l*S .. l*S + S-1 (S = 1 but for an RD_HOST).
-    wire [15:0] h_per16 = {{(16 - CW) {1'b0}}, h_per};
-    wire [15:0] h_left = h_rows - received;
-    wire [15:0] rsp_rows = h_left < h_per16 ? h_left : h_per16;
+    wire [ROWS_W-1:0] h_per_w = {{(ROWS_W - CW) {1'b0}}, h_per};
+    wire [ROWS_W-1:0] h_left = h_rows - received;
+    wire [ROWS_W-1:0] rsp_rows = h_left < h_per_w ? h_left : h_per_w;
     wire [2:0] h_span = h_ub ? span_of(h_len) : SPAN_ONE;
     wire [WDW-1:0] len_mask = ~({WDW{1'b1}} << {h_len, 3'b000});
     reg [WDW-1:0] rsp_lanes;
@@ -253,10 +260,10 @@ module tpu_dma_rd #(
             if (l < rsp_rows) rsp_lanes = rsp_lanes | (rsp_row << (l * 8 * N * h_span));
         end
     end
-    wire [15:0] zero_row = h_rows + zeros;
-    wire fill_zero = !d_empty && h_wf && !rsp_valid && received != 16'd0 && zero_row != TILE_ROWS;
-    wire [15:0] received_n = received + (rsp_valid ? rsp_rows : 16'd0);
-    wire [15:0] zero_row_n = zero_row + {15'd0, fill_zero};
+    wire [ROWS_W-1:0] zero_row = h_rows + zeros;
+    wire fill_zero = !d_empty && h_wf && !rsp_valid && received != 0 && zero_row != TILE_ROWS;
+    wire [ROWS_W-1:0] received_n = received + (rsp_valid ? rsp_rows : {ROWS_W{1'b0}});
+    wire [ROWS_W-1:0] zero_row_n = zero_row + {{(ROWS_W - 1) {1'b0}}, fill_zero};
     assign complete = (rsp_valid || fill_zero) && received_n == h_rows
                       && (!h_wf || zero_row_n == TILE_ROWS);
 
@@ -285,7 +292,7 @@ module tpu_dma_rd #(
             end else begin
                 if (req_last) r_busy <= 1'b0;
                 if (req_take) begin
-                    req_addr <= req_addr + r_stride * {16'd0, req_rows};
+                    req_addr <= req_addr + r_stride * {{(STRIDE_W - ROWS_W) {1'b0}}, req_rows};
                     r_left   <= r_left - req_rows;
                 end
                 if (reserve) r_tile <= 1'b1;
@@ -305,8 +312,8 @@ module tpu_dma_rd #(
             wf_push <= 1'b0;
             done <= 1'b0;
             fault <= 1'b0;
-            received <= 16'd0;
-            zeros <= 16'd0;
+            received <= {ROWS_W{1'b0}};
+            zeros <= {ROWS_W{1'b0}};
             err_seen <= 1'b0;
         end else begin
             ub_en <= rsp_valid && h_ub;
@@ -316,7 +323,7 @@ module tpu_dma_rd #(
             done <= complete;
             fault <= complete && (err_seen || (rsp_valid && rsp_err));
             if (rsp_valid) begin
-                ub_addr <= h_base + {4'd0, received} * {17'd0, h_span};
+                ub_addr <= h_base + {{(B_W - ROWS_W) {1'b0}}, received} * {{(B_W - 3) {1'b0}}, h_span};
                 ub_rows <= rsp_rows[2:0] * h_span;
                 wrow <= received[8:0];
                 wf_rows <= rsp_rows[WCW-1:0];
@@ -328,12 +335,12 @@ module tpu_dma_rd #(
                 wdata <= {WDW{1'b0}};
             end
             if (complete) begin
-                received <= 16'd0;
-                zeros <= 16'd0;
+                received <= {ROWS_W{1'b0}};
+                zeros <= {ROWS_W{1'b0}};
                 err_seen <= 1'b0;
             end else begin
                 received <= received_n;
-                zeros <= zeros + {15'd0, fill_zero};
+                zeros <= zeros + {{(ROWS_W - 1) {1'b0}}, fill_zero};
                 err_seen <= err_seen || (rsp_valid && rsp_err);
             end
         end

@@ -1,4 +1,5 @@
 `default_nettype none
+`include "tpu_isa.vh"
 // Store unit: WR_HOST (docs/isa.md), one instruction at a time.
 // Memory row i is read from ACC[b+i] (data the next cycle, then relu(acc + bias) through
 // tpu_act, 3 more cycles) or, from UB, as its S = ceil(len / N) UB rows b + i*S + s (s = 0..S-1,
@@ -22,11 +23,11 @@ module tpu_dma_wr #(
     input wire rst,
     input wire cmd_valid,
     output wire cmd_ready,
-    input wire [15:0] cmd_rows,
-    input wire [31:0] cmd_a,
-    input wire [19:0] cmd_b,
-    input wire [11:0] cmd_len,
-    input wire [31:0] cmd_stride,
+    input wire [`TPU_INSN_ROWS_W-1:0] cmd_rows,
+    input wire [`TPU_INSN_A_W-1:0] cmd_a,
+    input wire [`TPU_INSN_B_W-1:0] cmd_b,
+    input wire [`TPU_INSN_LEN_W-1:0] cmd_len,
+    input wire [`TPU_INSN_STRIDE_W-1:0] cmd_stride,
     input wire cmd_src_acc,
     input wire cmd_bias,
     input wire cmd_relu,
@@ -42,10 +43,10 @@ module tpu_dma_wr #(
     input wire rsp_err,
     // UB and ACC read ports
     output wire ub_en,
-    output wire [19:0] ub_addr,
+    output wire [`TPU_INSN_B_W-1:0] ub_addr,
     input wire [8*N-1:0] ub_data,
     output wire acc_en,
-    output wire [19:0] acc_addr,
+    output wire [`TPU_INSN_B_W-1:0] acc_addr,
     input wire [32*N-1:0] acc_data,
     input wire [32*N-1:0] bias
 );
@@ -54,8 +55,11 @@ module tpu_dma_wr #(
     localparam integer LAST_I = DEPTH - 1;
     localparam [PW:0] FULL = DEPTH_I[PW:0];
     localparam [PW-1:0] LAST = LAST_I[PW-1:0];
+    // The fields' widths (rtl/tpu_isa.toml).
+    localparam ROWS_W = `TPU_INSN_ROWS_W, LEN_W = `TPU_INSN_LEN_W;
+    localparam STRIDE_W = `TPU_INSN_STRIDE_W;
     localparam integer N_I = N;
-    localparam [11:0] LEN_N = N_I[11:0];
+    localparam [LEN_W-1:0] LEN_N = N_I[LEN_W-1:0];
     localparam BUS_BYTES = 4 * N;
     localparam OW = $clog2(BUS_BYTES);  // a byte offset in a request
     localparam KW = $clog2(BUS_BYTES + 1);  // memory rows per request, 1..4N
@@ -64,22 +68,22 @@ module tpu_dma_wr #(
 
     reg busy;
     // The instruction being executed.
-    reg [15:0] rows;
-    reg [11:0] len;
-    reg [31:0] stride;
+    reg [ROWS_W-1:0] rows;
+    reg [LEN_W-1:0] len;
+    reg [STRIDE_W-1:0] stride;
     reg src_acc;
     reg add_bias;
     reg relu;
     reg [1:0] lane_last;  // S - 1: UB rows per memory row, less one (0 from ACC)
     reg [KW-1:0] per;  // memory rows per request
 
-    reg [19:0] src_row;  // next UB/ACC row to read
+    reg [`TPU_INSN_B_W-1:0] src_row;  // next UB/ACC row to read
     reg [1:0] lane;  // lane of the memory row that read fills
-    reg [15:0] read;  // memory rows whose reads have all started
+    reg [ROWS_W-1:0] read;  // memory rows whose reads have all started
     reg [KW-1:0] g_row;  // index of the row being read in its request
     reg [OW-1:0] row_off;  // ... and its byte offset there
-    reg [15:0] unsent;  // memory rows not yet sent
-    reg [15:0] acked;  // memory rows acknowledged
+    reg [ROWS_W-1:0] unsent;  // memory rows not yet sent
+    reg [ROWS_W-1:0] acked;  // memory rows acknowledged
     reg [PW:0] reserved;  // requests whose reads started, not yet sent: being read or buffered
     reg err_seen;
 
@@ -100,12 +104,12 @@ module tpu_dma_wr #(
     wire rd_grp = rd && grp_start;
     wire rd_end = rd && lane == lane_last;  // a memory row's last read
     wire [OW-1:0] rd_off = row_off + {{(OW - 2) {1'b0}}, lane} * LEN_N[OW-1:0];
-    wire rd_last = lane == lane_last && (g_row == per - K_ONE || read + 16'd1 == rows);
+    wire rd_last = lane == lane_last && (g_row == per - K_ONE || read + 1 == rows);
     wire send = req_valid && req_ready;
-    wire [15:0] per16 = {{(16 - KW) {1'b0}}, per};
-    wire [15:0] send_rows = unsent < per16 ? unsent : per16;
+    wire [ROWS_W-1:0] per_w = {{(ROWS_W - KW) {1'b0}}, per};
+    wire [ROWS_W-1:0] send_rows = unsent < per_w ? unsent : per_w;
     wire [KW-1:0] cmd_per = BUS_K / cmd_len[KW-1:0];  // len <= 4N
-    wire [15:0] ack_rows = rows - acked < per16 ? rows - acked : per16;
+    wire [ROWS_W-1:0] ack_rows = rows - acked < per_w ? rows - acked : per_w;
 
     // The accumulator path. The credit scheme above means the pipeline never needs to stall;
     // mult/shift/out_i8 are the ACTIVATE requantizer, unused for the int32 output; the tag
@@ -155,7 +159,7 @@ module tpu_dma_wr #(
     assign ub_addr = src_row;
     assign acc_addr = src_row;
     assign req_valid = buf_count != {(PW + 1) {1'b0}};
-    assign req_len = send_rows * {4'd0, len};
+    assign req_len = send_rows * {{(ROWS_W - LEN_W) {1'b0}}, len};  // at most 4N bytes
     assign req_wdata = buf_mem[buf_rp];
 
     always @(posedge clk) begin
@@ -203,31 +207,32 @@ module tpu_dma_wr #(
                     lane_last <= cmd_src_acc ? 2'd0 : {1'b0, cmd_len > LEN_N} +
                         {1'b0, cmd_len > (LEN_N << 1)} + {1'b0, cmd_len > LEN_N + (LEN_N << 1)};
                     // Rows back to back: as many per request as fit the bus.
-                    per <= cmd_stride == {20'd0, cmd_len} && cmd_len != 12'd0 ? cmd_per : K_ONE;
+                    per <= cmd_stride == {{(STRIDE_W - LEN_W) {1'b0}}, cmd_len} && cmd_len != 0 ?
+                        cmd_per : K_ONE;
                     lane <= 2'd0;
                     src_row <= cmd_b;
                     req_addr <= cmd_a;
-                    read <= 16'd0;
+                    read <= {ROWS_W{1'b0}};
                     g_row <= {KW{1'b0}};
                     row_off <= {OW{1'b0}};
                     unsent <= cmd_rows;
-                    acked <= 16'd0;
+                    acked <= {ROWS_W{1'b0}};
                     err_seen <= 1'b0;
                 end
             end else begin
                 if (rd) begin
-                    src_row <= src_row + 20'd1;
+                    src_row <= src_row + 1;
                     lane <= (lane == lane_last) ? 2'd0 : lane + 2'd1;
                 end
                 if (rd_end) begin
-                    read <= read + 16'd1;
+                    read <= read + 1;
                     g_row <= g_row == per - K_ONE ? {KW{1'b0}} : g_row + K_ONE;
                     row_off <= g_row == per - K_ONE ? {OW{1'b0}} : row_off + len[OW-1:0];
                 end
                 if (send) begin
                     // One row: stride on; k rows back to back: the request's bytes on.
-                    req_addr <= req_addr + (per == K_ONE ? stride : {16'd0, req_len});
-                    unsent   <= unsent - send_rows;
+                    req_addr <= req_addr + (per == K_ONE ? stride : {{(STRIDE_W - 16) {1'b0}}, req_len});
+                    unsent <= unsent - send_rows;
                 end
                 if (rsp_valid) begin
                     acked <= acked + ack_rows;

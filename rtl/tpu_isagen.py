@@ -2,232 +2,25 @@
 """Generate the ISA definitions of rtl/tpu_isa.toml for Verilog and C.
 
 usage: tpu_isagen.py TABLE OUTDIR
+       tpu_isagen.py --check-doc DOC TABLE
 
 Checks the table and writes OUTDIR/tpu_isa.vh (a Verilog include of `defines only: localparams
-in an include would be unused parameters in most modules that include it) and OUTDIR/tpu_isa.h
-(a C header of enums and #defines only, so that the freestanding firmware can include it). A
-file is rewritten only when its contents change, so that builds depending on it are not redone
+in an include would be unused parameters in most modules that include it), OUTDIR/tpu_isa.h (a
+C header of enums and #defines only, so that the freestanding firmware can include it) and
+OUTDIR/tpu_footprint.vh (the footprints as a Verilog function, for test benches). A file is
+rewritten only when its contents change, so that builds depending on it are not redone
 needlessly. A bad table fails with a message naming the entry, and nothing is written.
+
+--check-doc checks docs/isa.md's tables against the table instead (rtl/tpu_isadoc.py) and lists
+every mismatch: exit 1 if there is one.
 """
 
 import os
-import re
 import sys
 import tomllib
 
-WORD = 32  # the C side sees an instruction as little-endian 32-bit words
-UPPER = re.compile(r"[A-Z][A-Z0-9_]*\Z")
-LOWER = re.compile(r"[a-z][a-z0-9_]*\Z")
-RANGE = re.compile(r"(\d+):(\d+)\Z")
-
-
-class TableError(Exception):
-    pass
-
-
-def check_keys(where, entry, required, optional=()):
-    if not isinstance(entry, dict):
-        raise TableError(f"{where}: expected a table")
-    for key in required:
-        if key not in entry:
-            raise TableError(f"{where}: missing '{key}'")
-    for key in entry:
-        if key not in required and key not in optional:
-            raise TableError(f"{where}: unknown key '{key}'")
-
-
-def integer(where, value, lo, hi):
-    # bool is an int to Python, not to TOML
-    if type(value) is not int or not lo <= value <= hi:
-        raise TableError(f"{where}: expected an integer in {lo}..{hi:#x}, got {value!r}")
-    return value
-
-
-def text(where, value):
-    # The text goes into C and Verilog comments.
-    if not isinstance(value, str) or not value or "\n" in value or "*/" in value:
-        raise TableError(f"{where}: expected a one-line description without '*/'")
-    return value
-
-
-def entries(table, key, where):
-    """(label, entry) for each entry; the label names it by position until its name is known."""
-    value = table.get(key)
-    if not isinstance(value, list) or not value:
-        raise TableError(f"{where}: expected one or more [[{where}]] entries")
-    return [(f"{where} #{i + 1}", e) for i, e in enumerate(value)]
-
-
-def named(label, where, entry, pattern, seen):
-    """The entry's name checked, as "<where> '<name>'" for later messages."""
-    name = entry["name"]
-    if not isinstance(name, str) or not pattern.match(name):
-        kind = "an upper-case" if pattern is UPPER else "a lower-case"
-        raise TableError(f"{label}: name {name!r} is not {kind} identifier")
-    if name in seen:
-        raise TableError(f"{label}: duplicate name '{name}'")
-    seen.add(name)
-    return f"{where} '{name}'"
-
-
-def unique(owners, value, who, what):
-    if value in owners:
-        raise TableError(f"{who}: {what} already used by {owners[value]}")
-    owners[value] = who
-
-
-def load(path):
-    """The table, checked, as plain dicts and lists."""
-    with open(path, "rb") as f:
-        t = tomllib.load(f)
-    check_keys("table", t, ("insn", "opcode", "flag", "pool", "error", "csr", "id", "perf"))
-
-    # Fields: they tile the instruction, none crosses a word.
-    insn = t["insn"]
-    check_keys("insn", insn, ("bits", "field"))
-    bits = integer("insn.bits", insn["bits"], WORD, 4096)
-    if bits % WORD:
-        raise TableError(f"insn.bits: {bits} is not a multiple of {WORD}")
-    fields, names, owner = [], set(), {}
-    for label, e in entries(insn, "field", "insn.field"):
-        check_keys(label, e, ("name", "bits", "description"))
-        who = named(label, "insn.field", e, LOWER, names)
-        m = RANGE.match(e["bits"]) if isinstance(e["bits"], str) else None
-        if not m or int(m[1]) < int(m[2]) or int(m[1]) >= bits:
-            raise TableError(f"{who}: bits {e['bits']!r} is not \"msb:lsb\" within 0..{bits - 1}")
-        msb, lsb = int(m[1]), int(m[2])
-        if msb // WORD != lsb // WORD:
-            raise TableError(f"{who}: bits {msb}:{lsb} cross a {WORD}-bit word boundary")
-        for b in range(lsb, msb + 1):
-            unique(owner, b, who, f"bit {b}")
-        fields.append(dict(name=e["name"], msb=msb, lsb=lsb, width=msb - lsb + 1, who=who,
-                           description=text(who, e["description"])))
-    gaps = [b for b in range(bits) if b not in owner]
-    if gaps:
-        raise TableError(f"insn.field: bit {gaps[0]} is in no field (unused bits need a field)")
-    fields.sort(key=lambda f: f["lsb"])
-    width = {f["name"]: f["width"] for f in fields}
-    for need in ("op", "flags"):
-        if need not in width:
-            raise TableError(f"insn.field: no field named '{need}'")
-
-    # Opcodes: 0 stays illegal, it shows an empty queue in waveforms (tpu_seq head_op).
-    opcodes, names, owner = [], set(), {}
-    for label, e in entries(t, "opcode", "opcode"):
-        check_keys(label, e, ("name", "value", "description"))
-        who = named(label, "opcode", e, UPPER, names)
-        value = integer(f"{who} value", e["value"], 1, (1 << width["op"]) - 1)
-        unique(owner, value, who, f"value {value:#04x}")
-        opcodes.append(dict(name=e["name"], value=value, flags=0, who=who,
-                            description=text(who, e["description"])))
-    by_name = {o["name"]: o for o in opcodes}
-
-    flags, names, owner = [], set(), {}
-    for label, e in entries(t, "flag", "flag"):
-        check_keys(label, e, ("name", "bit", "opcodes", "description"))
-        who = named(label, "flag", e, UPPER, names)
-        bit = integer(f"{who} bit", e["bit"], 0, width["flags"] - 1)
-        unique(owner, bit, who, f"bit {bit}")
-        ops = e["opcodes"]
-        if not isinstance(ops, list) or not ops:
-            raise TableError(f"{who}: opcodes must list the opcodes that take it")
-        for op in ops:
-            if not isinstance(op, str) or op not in by_name:
-                raise TableError(f"{who}: no opcode named {op!r}")
-            by_name[op]["flags"] |= 1 << bit
-        flags.append(dict(name=e["name"], bit=bit, opcodes=ops, who=who,
-                          description=text(who, e["description"])))
-
-    # The pooling window: sub-fields of one instruction field, none overlapping another.
-    pool = t["pool"]
-    check_keys("pool", pool, ("in_field", "field"))
-    host = pool["in_field"]
-    if host not in width:
-        raise TableError(f"pool.in_field: no instruction field named {host!r}")
-    window, names, owner = [], set(), {}
-    for label, e in entries(pool, "field", "pool.field"):
-        check_keys(label, e, ("name", "bits", "description"))
-        who = named(label, "pool.field", e, LOWER, names)
-        m = RANGE.match(e["bits"]) if isinstance(e["bits"], str) else None
-        if not m or int(m[1]) < int(m[2]) or int(m[1]) >= width[host]:
-            raise TableError(f"{who}: bits {e['bits']!r} is not \"msb:lsb\" within the "
-                             f"{width[host]} bits of {host}")
-        msb, lsb = int(m[1]), int(m[2])
-        for b in range(lsb, msb + 1):
-            unique(owner, b, who, f"bit {b}")
-        window.append(dict(name=e["name"], msb=msb, lsb=lsb, width=msb - lsb + 1, who=who,
-                           description=text(who, e["description"])))
-
-    err = t["error"]
-    check_keys("error", err, ("bits", "code"))
-    ebits = integer("error.bits", err["bits"], 1, 32)
-    errors, names, owner = [], set(), {}
-    for label, e in entries(err, "code", "error.code"):
-        check_keys(label, e, ("name", "value", "description"))
-        who = named(label, "error.code", e, UPPER, names)
-        value = integer(f"{who} value", e["value"], 0, (1 << ebits) - 1)
-        unique(owner, value, who, f"value {value}")
-        errors.append(dict(name=e["name"], value=value, who=who,
-                           description=text(who, e["description"])))
-    if owner.get(0) != "error.code 'OK'":
-        raise TableError("error.code: code 0 must be named OK (every consumer reads 0 as no error)")
-
-    csr = t["csr"]
-    check_keys("csr", csr, ("addr_bits", "reg"))
-    abits = integer("csr.addr_bits", csr["addr_bits"], 2, 32)
-    regs, names, owner = [], set(), {}
-    for label, e in entries(csr, "reg", "csr.reg"):
-        check_keys(label, e, ("name", "offset", "access", "description"), ("bits",))
-        who = named(label, "csr.reg", e, UPPER, names)
-        offset = integer(f"{who} offset", e["offset"], 0, (1 << abits) - 4)
-        if offset % 4:
-            raise TableError(f"{who}: offset {offset:#x} is not a multiple of 4")
-        unique(owner, offset, who, f"offset {offset:#04x}")
-        if e["access"] not in ("R", "W", "RW"):
-            raise TableError(f"{who}: access {e['access']!r} is not R, W or RW")
-        rbits, bnames, bowner = [], set(), {}
-        regbits = e.get("bits", [])
-        if not isinstance(regbits, list):
-            raise TableError(f"{who}: bits must be a list of {{ name, bit, description }}")
-        for j, b in enumerate(regbits):
-            blabel = f"{who} bit #{j + 1}"
-            check_keys(blabel, b, ("name", "bit", "description"))
-            bwho = named(blabel, f"{who} bit", b, UPPER, bnames)
-            bit = integer(f"{bwho} bit", b["bit"], 0, 31)
-            unique(bowner, bit, bwho, f"bit {bit}")
-            rbits.append(dict(name=b["name"], bit=bit, who=bwho,
-                              description=text(bwho, b["description"])))
-        regs.append(dict(name=e["name"], offset=offset, access=e["access"], bits=rbits, who=who,
-                         description=text(who, e["description"])))
-
-    ident = t["id"]
-    check_keys("id", ident, ("magic", "version_major", "version_minor"))
-    magic = integer("id.magic", ident["magic"], 0, 0xFFFFFFFF)
-    major = integer("id.version_major", ident["version_major"], 0, 0xFFFF)
-    minor = integer("id.version_minor", ident["version_minor"], 0, 0xFFFF)
-
-    # Counters: 64 bits, 8 bytes apart, in an address range of their own.
-    perf = t["perf"]
-    check_keys("perf", perf, ("base", "counter"))
-    base = integer("perf.base", perf["base"], 0, (1 << abits) - 8)
-    if base % 8:
-        raise TableError(f"perf.base: {base:#x} is not a multiple of 8")
-    counters, names = [], set()
-    for label, e in entries(perf, "counter", "perf.counter"):
-        check_keys(label, e, ("name", "description"))
-        who = named(label, "perf.counter", e, LOWER, names)
-        offset = base + 8 * len(counters)
-        if offset + 8 > 1 << abits:
-            raise TableError(f"{who}: offset {offset:#x} is past the {abits}-bit CSR space")
-        for o in (offset, offset + 4):
-            if o in owner:
-                raise TableError(f"{who}: offset {o:#04x} already used by {owner[o]}")
-        counters.append(dict(name=e["name"], who=who, description=text(who, e["description"])))
-
-    return dict(bits=bits, fields=fields, opcodes=opcodes, flags=flags, pool=window,
-                pool_field=host, ebits=ebits,
-                errors=errors, abits=abits, regs=regs, magic=magic, major=major, minor=minor,
-                perf_base=base, counters=counters)
+from tpu_isa_table import WORD, TableError, infix, load
+from tpu_isadoc import check_doc
 
 
 class Names:
@@ -280,29 +73,37 @@ def verilog(isa, source):
         define(f"TPU_OP_{o['name']}", hexa(width["op"], o["value"]), o["who"])
         define(f"TPU_OP_{o['name']}_FLAGS", hexa(width["flags"], o["flags"]), o["who"])
     put("")
-    comment("Flags: bit index in the flags field.")
+    comment("Flags: bit index in the flags field; TPU_F_W: the low bits of the field that flags "
+            "name (the rest are reserved).")
     for f in sorted(isa["flags"], key=lambda f: f["bit"]):
         comment(f"{f['name']} ({', '.join(f['opcodes'])}): {f['description']}")
         define(f"TPU_F_{f['name']}_BIT", f["bit"], f["who"])
+    define("TPU_F_W", max(f["bit"] for f in isa["flags"]) + 1)
     put("")
     comment(f"ACTIVATE.POOL window: v[`TPU_POOL_PH] is sub-field ph of the {isa['pool_field']} "
-            "field's value v.")
+            "field's value v, `TPU_POOL_PH_W its width.")
     for f in isa["pool"]:
         comment(f"{f['name']}: {f['description']}")
         define(f"TPU_POOL_{f['name'].upper()}", f"{f['msb']}:{f['lsb']}", f["who"])
+        define(f"TPU_POOL_{f['name'].upper()}_W", f["width"], f["who"])
     put("")
-    comment("Error codes (ERROR_CODE), TPU_ERR_W bits.")
-    define("TPU_ERR_W", isa["ebits"])
-    for e in isa["errors"]:
+    comment("Fault codes (the values of ERROR_CODE), TPU_FAULT_W bits.")
+    define("TPU_FAULT_W", isa["fbits"])
+    for e in isa["faults"]:
         comment(f"{e['name']}: {e['description']}")
-        define(f"TPU_ERR_{e['name']}", f"{isa['ebits']}'d{e['value']}", e["who"])
+        define(f"TPU_FAULT_{e['name']}", f"{isa['fbits']}'d{e['value']}", e["who"])
     put("")
-    comment("CSR byte offsets; TPU_<reg>_<bit>_BIT: the index of a register's named bit.")
-    for r in isa["regs"]:
-        comment(f"{r['name']} ({r['access']}): {r['description']}")
-        define(f"TPU_CSR_{r['name']}", hexa(isa["abits"], r["offset"]), r["who"])
-        for b in r["bits"]:
-            define(f"TPU_{r['name']}_{b['name']}_BIT", b["bit"], b["who"])
+    def registers(prefix, abits, regs):
+        comment(f"{prefix}_CSR_<reg>: byte offsets on a {prefix}_CSR_ADDR_W-bit port; "
+                f"{prefix}_<reg>_<bit>_BIT: the index of a register's named bit.")
+        define(f"{prefix}_CSR_ADDR_W", abits)
+        for r in regs:
+            comment(f"{r['name']} ({r['access']}): {r['description']}")
+            define(f"{prefix}_CSR_{r['name']}", hexa(abits, r["offset"]), r["who"])
+            for b in r["bits"]:
+                define(f"{prefix}_{r['name']}_{b['name']}_BIT", b["bit"], b["who"])
+
+    registers("TPU", isa["abits"], isa["regs"])
     comment("ID and VERSION contents.")
     define("TPU_ID_MAGIC", hexa(32, isa["magic"]))
     define("TPU_VERSION", hexa(32, isa["major"] << 16 | isa["minor"]))
@@ -313,6 +114,25 @@ def verilog(isa, source):
     for i, c in enumerate(isa["counters"]):
         comment(f"{c['name']}: {c['description']}")
         define(f"TPU_PERF_{c['name'].upper()}", i, c["who"])
+    put("")
+    comment("Footprint spaces (docs/isa.md \"Footprints\"); TPU_SPACES_INTERLOCKED: bit s set when "
+            "the sequencer interlocks space s.")
+    define("TPU_SPACES", len(isa["spaces"]))
+    for i, sp in enumerate(isa["spaces"]):
+        comment(f"{sp['name']}: {sp['description']}")
+        define(f"TPU_SPACE_{sp['name'].upper()}", i, sp["who"])
+    mask = "".join("1" if sp["interlocked"] else "0" for sp in reversed(isa["spaces"]))
+    define("TPU_SPACES_INTERLOCKED", f"{len(isa['spaces'])}'b{mask}")
+    put("")
+    chip = isa["chip"]
+    comment("The chip's CSRs (tpu_chip_csr), for 1..TPU_CHIP_CORES_MAX cores.")
+    define("TPU_CHIP_CORES_MAX", chip["cores_max"])
+    registers("TPU_CHIP", chip["abits"], chip["regs"])
+    comment("Core k's memory-stall counter (64 bits) at TPU_CHIP_CSR_MEM_STALL + 8k.")
+    define("TPU_CHIP_CSR_MEM_STALL", hexa(chip["abits"], chip["mem_stall"]))
+    comment("CHIP_ID and CHIP_VERSION contents.")
+    define("TPU_CHIP_ID_MAGIC", hexa(32, chip["magic"]))
+    define("TPU_CHIP_VERSION", hexa(32, chip["major"] << 16 | chip["minor"]))
     put("")
     put("`endif")
     return "\n".join(out) + "\n"
@@ -396,23 +216,29 @@ def c_header(isa, source):
     define("TPU_POOL_PUT(F, v)", "(((uint32_t)(v) & TPU_POOL_##F##_MASK) << TPU_POOL_##F##_SHIFT)")
     put("")
 
-    put("/* Error codes (ERROR_CODE). */")
-    enum("tpu_error", [(f"TPU_ERR_{e['name']}", e["value"], e["description"], e["who"])
-                       for e in isa["errors"]])
-    put("/* X(NAME) for every error code. */")
-    xmacro("TPU_FOR_EACH_ERROR", [e["name"] for e in isa["errors"]])
+    put("/* Fault codes (the values of ERROR_CODE). */")
+    enum("tpu_fault", [(f"TPU_FAULT_{e['name']}", e["value"], e["description"], e["who"])
+                       for e in isa["faults"]])
+    put("/* X(NAME) for every fault code. */")
+    xmacro("TPU_FOR_EACH_FAULT", [e["name"] for e in isa["faults"]])
     put("")
 
-    put("/* Control/status register byte offsets. */")
-    enum("tpu_csr", [(f"TPU_CSR_{r['name']}", f"{r['offset']:#04x}",
-                      f"{r['access']}: {r['description']}", r["who"]) for r in isa["regs"]]
-         + [("TPU_CSR_PERF_BASE", f"{isa['perf_base']:#04x}",
-             "TPU_PERF_COUNT 64-bit counters, 8 bytes apart", GEN)])
-    put("/* The named bits of registers. */")
-    for r in isa["regs"]:
-        for b in r["bits"]:
-            define(f"TPU_{r['name']}_{b['name']}", f"(1u << {b['bit']})", b["who"],
-                   b["description"])
+    def registers(prefix, tag, abits, regs, extra):
+        """The register map: offsets as an enum (extra: more entries), masks of named bits."""
+        put(f"/* Byte offsets on a port of {prefix}_CSR_ADDR_BITS bits. */")
+        define(f"{prefix}_CSR_ADDR_BITS", abits)
+        enum(tag, [(f"{prefix}_CSR_{r['name']}", f"{r['offset']:#04x}",
+                    f"{r['access']}: {r['description']}", r["who"]) for r in regs] + extra)
+        put("/* The named bits of registers. */")
+        for r in regs:
+            for b in r["bits"]:
+                define(f"{prefix}_{r['name']}_{b['name']}", f"(1u << {b['bit']})", b["who"],
+                       b["description"])
+
+    put("/* Control/status registers. */")
+    registers("TPU", "tpu_csr", isa["abits"], isa["regs"],
+              [("TPU_CSR_PERF_BASE", f"{isa['perf_base']:#04x}",
+                "TPU_PERF_COUNT 64-bit counters, 8 bytes apart", GEN)])
     put("/* ID and VERSION contents: a core is compatible when its major version matches. */")
     define("TPU_ID_MAGIC", f"{isa['magic']:#010x}u")
     define("TPU_VERSION", f"{isa['major'] << 16 | isa['minor']:#010x}u")
@@ -427,7 +253,116 @@ def c_header(isa, source):
     put("/* X(NAME, \"name\") for every counter, in order. */")
     xmacro("TPU_FOR_EACH_PERF", [f"{c['name'].upper()}, \"{c['name']}\"" for c in isa["counters"]])
     put("")
+
+    footprints(isa, put, define, enum, xmacro)
+    put("")
+
+    chip = isa["chip"]
+    put("/* The chip's registers (tpu_chip_csr), for a chip of 1..TPU_CHIP_CORES_MAX cores. */")
+    define("TPU_CHIP_CORES_MAX", f"{chip['cores_max']}u")
+    registers("TPU_CHIP", "tpu_chip_csr", chip["abits"], chip["regs"],
+              [("TPU_CHIP_CSR_MEM_STALL", f"{chip['mem_stall']:#04x}",
+                "core k's memory-stall counter at + 8k, 64 bits", GEN)])
+    put("/* CHIP_ID and CHIP_VERSION contents. */")
+    define("TPU_CHIP_ID_MAGIC", f"{chip['magic']:#010x}u")
+    define("TPU_CHIP_VERSION", f"{chip['major'] << 16 | chip['minor']:#010x}u")
+    put("")
     put("#endif")
+    return "\n".join(out) + "\n"
+
+
+def c_when(when):
+    terms = [f"{'' if value else '!'}(flags & TPU_F_{flag})" for flag, value in when]
+    return " && ".join(terms) or "1"
+
+
+def footprints(isa, put, define, enum, xmacro):
+    """The C side of the footprints: spaces, ranges, every opcode's accesses."""
+    put("/* Footprint spaces (docs/isa.md \"Footprints\"): what instructions read and write. */")
+    enum("tpu_space", [(f"TPU_SPACE_{sp['name'].upper()}", None,
+                        f"{sp['description']} (a {sp['unit']} per unit)", sp["who"])
+                       for sp in isa["spaces"]] + [("TPU_SPACE_COUNT", None, None, GEN)])
+    put("/* X(NAME, \"name\", interlocked) for every space: interlocked 1 when the sequencer holds an")
+    put(" * instruction back while it would read what one in flight writes there, or write what one")
+    put(" * reads or writes. */")
+    xmacro("TPU_FOR_EACH_SPACE", [f"{sp['name'].upper()}, \"{sp['name']}\", {int(sp['interlocked'])}"
+                                  for sp in isa["spaces"]])
+    put("/* X(SPACE, LIMIT, FAULT) for the spaces with a limit, in the order they are checked: a range")
+    put(" * of TPU_SPACE_<SPACE> past the value of the CSR TPU_CSR_<LIMIT> is TPU_FAULT_<FAULT>. */")
+    xmacro("TPU_FOR_EACH_RANGE", [f"{sp['name'].upper()}, {sp['limit']}, {sp['fault']}"
+                                  for sp in isa["spaces"] if sp["limit"]])
+    put("/* X(OP, SPACE, WRITE, WHEN, FIRST, COUNT, STEP, SIZE) for every access of every opcode: when")
+    put(" * WHEN holds, TPU_OP_<OP> reads (WRITE 0) or writes (1) the COUNT blocks [FIRST + i * STEP,")
+    put(" * + SIZE) of TPU_SPACE_<SPACE>. The expressions use uint64_t variables the includer declares:")
+    put(" * the fields (rows, a, b, len, stride), the pooling window's (ph, pw, step, pitch), the array")
+    put(" * size N and flags. At most one access per opcode, space and direction holds, so at most")
+    put(" * TPU_FOOTPRINT_MAX of an instruction. */")
+    define("TPU_FOOTPRINT_CEIL(x, y)", "(((x) + (y) - 1) / (y))")
+    define("TPU_FOOTPRINT_NZ(x)", "((x) ? (x) : 1)")
+
+    def c(tree):
+        return infix(tree, lambda f, args: f"TPU_FOOTPRINT_{f.upper()}({', '.join(args)})")
+
+    xmacro("TPU_FOR_EACH_ACCESS",
+           [f"{o['name']}, {a['space'].upper()}, {int(a['write'])}, {c_when(a['when'])}, "
+            f"{c(a['first'])}, {c(a['count'])}, {c(a['step'])}, {c(a['size'])}"
+            for o in isa["opcodes"] for a in o["accesses"]])
+    most = max(len({(a["space"], a["write"]) for a in o["accesses"]}) for o in isa["opcodes"])
+    define("TPU_FOOTPRINT_MAX", most)
+
+
+def footprint_vh(isa, source):
+    """The footprints as a Verilog function for test benches (tests/rtl/tb_seq.v)."""
+    out = [f"// Generated by rtl/tpu_isagen.py from {source}: edit the table, not this file.",
+           "// The instructions' footprints (docs/isa.md \"Footprints\") for test benches, included "
+           "inside a",
+           "// module with a parameter N (the array size), after tpu_isa.vh. tpu_hull(x, space, "
+           "write): the",
+           "// range [lo, hi) covering what instruction x reads (write 0) or writes (1) in space",
+           "// (`TPU_SPACE_*), as {hi, lo}; {0, 0} when it touches none of it.",
+           "function [127:0] tpu_hull(input [`TPU_INSN_W-1:0] x, input integer space, "
+           "input integer write);"]
+    put = out.append
+    fields = [f["name"] for f in isa["fields"] if f["name"] not in ("op", "flags")]
+    window = [f["name"] for f in isa["pool"]]
+
+    def v(tree):
+        def call(f, args):
+            if f == "ceil":
+                return f"(({args[0]}) + ({args[1]}) - 64'd1) / ({args[1]})"
+            return f"(({args[0]}) == 64'd0 ? 64'd1 : ({args[0]}))"
+        return infix(tree, call, lambda v: f"64'd{v}")
+
+    put(f"    reg [63:0] {', '.join(fields + window)};")
+    put("    reg [`TPU_INSN_FLAGS_W-1:0] flags;")
+    put("    reg [63:0] first, count, pace, size;  // the block: [first + i * pace, + size), i < count")
+    put("    begin")
+    for f in fields + ["flags"]:
+        put(f"        {f} = x[`TPU_INSN_{f.upper()}];")
+    for f in window:
+        put(f"        {f} = {isa['pool_field']}[`TPU_POOL_{f.upper()}];")
+    put("        {first, count, pace, size} = 256'd0;")
+    put("        case (x[`TPU_INSN_OP])")
+    for o in isa["opcodes"]:
+        if not o["accesses"]:
+            continue
+        put(f"            `TPU_OP_{o['name']}: begin")
+        for a in o["accesses"]:
+            when = "".join(f" && {'' if value else '!'}flags[`TPU_F_{flag}_BIT]"
+                           for flag, value in a["when"])
+            put(f"                if (space == `TPU_SPACE_{a['space'].upper()} && write == "
+                f"{int(a['write'])}{when}) begin")
+            put(f"                    first = {v(a['first'])};")
+            put(f"                    count = {v(a['count'])};")
+            put(f"                    pace = {v(a['step'])};")
+            put(f"                    size = {v(a['size'])};")
+            put("                end")
+        put("            end")
+    put("            default: ;")
+    put("        endcase")
+    put("        tpu_hull = count == 64'd0 ? 128'd0 : {first + (count - 64'd1) * pace + size, first};")
+    put("    end")
+    put("endfunction")
     return "\n".join(out) + "\n"
 
 
@@ -445,14 +380,24 @@ def write(path, content):
 
 
 def main(argv):
+    if len(argv) == 4 and argv[1] == "--check-doc":
+        try:
+            errors = check_doc(load(argv[3]), argv[2])
+        except (OSError, tomllib.TOMLDecodeError, TableError) as e:
+            print(f"tpu_isagen: {e}", file=sys.stderr)
+            return 1
+        for e in errors:
+            print(e, file=sys.stderr)
+        return 1 if errors else 0
     if len(argv) != 3:
-        print("usage: tpu_isagen.py TABLE OUTDIR", file=sys.stderr)
+        print("usage: tpu_isagen.py TABLE OUTDIR | --check-doc DOC TABLE", file=sys.stderr)
         return 2
     table, outdir = argv[1], argv[2]
     source = "rtl/" + os.path.basename(table)
     try:
         isa = load(table)
-        outputs = {"tpu_isa.vh": verilog(isa, source), "tpu_isa.h": c_header(isa, source)}
+        outputs = {"tpu_isa.vh": verilog(isa, source), "tpu_isa.h": c_header(isa, source),
+                   "tpu_footprint.vh": footprint_vh(isa, source)}
     except (OSError, tomllib.TOMLDecodeError, TableError) as e:
         print(f"tpu_isagen: {table}: {e}", file=sys.stderr)
         return 1

@@ -1,4 +1,5 @@
 `default_nettype none
+`include "tpu_isa.vh"
 // tpu_mxu: the matrix unit. Streams MATMUL commands through an N x N weight-stationary array.
 //
 // A command's row i reads UB row ub_addr + i*step (step = cmd_ub_stride, 0 meaning 1): the
@@ -27,37 +28,37 @@ module tpu_mxu #(
     parameter N  = 16,
     parameter QD = 2    // command queue entries (>= 2: one streaming, one loading its tile)
 ) (
-    input  wire            clk,
-    input  wire            rst,
+    input  wire                        clk,
+    input  wire                        rst,
     // MATMUL commands from the sequencer (fields as in docs/isa.md)
-    input  wire            cmd_valid,
-    output wire            cmd_ready,
-    input  wire [    19:0] cmd_ub_addr,
-    input  wire [    19:0] cmd_acc_addr,
-    input  wire [    15:0] cmd_rows,        // 1..65535
-    input  wire [     7:0] cmd_ub_stride,   // UB rows between rows, 0 meaning 1
-    input  wire            cmd_acc,
-    input  wire            cmd_load,
-    input  wire            cmd_unsigned,
-    output wire            done,
+    input  wire                        cmd_valid,
+    output wire                        cmd_ready,
+    input  wire [   `TPU_INSN_B_W-1:0] cmd_ub_addr,
+    input  wire [   `TPU_INSN_B_W-1:0] cmd_acc_addr,
+    input  wire [`TPU_INSN_ROWS_W-1:0] cmd_rows,        // 1..65535
+    input  wire [                 7:0] cmd_ub_stride,   // UB rows between rows, 0 meaning 1
+    input  wire                        cmd_acc,
+    input  wire                        cmd_load,
+    input  wire                        cmd_unsigned,
+    output wire                        done,
     // weight FIFO head tile, read one row per cycle
-    input  wire            wf_empty,
-    output wire [     8:0] wf_row,
-    input  wire [ 8*N-1:0] wf_rdata,
-    output wire            wf_pop,
+    input  wire                        wf_empty,
+    output wire [                 8:0] wf_row,
+    input  wire [             8*N-1:0] wf_rdata,
+    output wire                        wf_pop,
     // unified buffer read port: data is valid the cycle after ub_en
-    output wire            ub_en,
-    output wire [    19:0] ub_addr,
-    input  wire [ 8*N-1:0] ub_data,
+    output wire                        ub_en,
+    output wire [   `TPU_INSN_B_W-1:0] ub_addr,
+    input  wire [             8*N-1:0] ub_data,
     // accumulator write port
-    output wire            acc_en,
-    output wire [    19:0] acc_addr,
-    output wire            acc_accumulate,
-    output wire [32*N-1:0] acc_data,
+    output wire                        acc_en,
+    output wire [   `TPU_INSN_B_W-1:0] acc_addr,
+    output wire                        acc_accumulate,
+    output wire [            32*N-1:0] acc_data,
     // status / performance
-    output wire            row_fire,
-    output wire            weight_stall,
-    output wire            busy
+    output wire                        row_fire,
+    output wire                        weight_stall,
+    output wire                        busy
 );
     localparam AW = 9;
     localparam WW = 8;
@@ -75,21 +76,22 @@ module tpu_mxu #(
     localparam integer LASTQ_I = QD - 1;
     localparam [PTRW-1:0] LASTQ = LASTQ_I[PTRW-1:0];
     localparam IFW = $clog2(QD + LAT + 1);  // commands queued plus commands draining
-    localparam CTW = 1 + 1 + 1 + 20;  // valid, last row of its command, accumulate, ACC address
+    localparam RAW = `TPU_INSN_B_W;  // a UB or ACC row address: the b field's width
+    localparam CTW = 1 + 1 + 1 + RAW;  // valid, last row of its command, accumulate, ACC address
 
     // ------------------------------------------------------------ command queue (ring) --
-    reg [    19:0] q_ub                                                         [0:QD-1];
-    reg [    19:0] q_acc                                                        [0:QD-1];
-    reg [    15:0] q_rows                                                       [0:QD-1];
-    reg [     7:0] q_step                                                       [0:QD-1];
-    reg [  QD-1:0] q_val;
-    reg [  QD-1:0] q_need;  // queued LOAD whose tile shift has not been started
-    reg [  QD-1:0] q_bank;
-    reg [  QD-1:0] q_accum;
-    reg [  QD-1:0] q_uns;
+    reg [RAW-1:0] q_ub[0:QD-1];
+    reg [RAW-1:0] q_acc[0:QD-1];
+    reg [`TPU_INSN_ROWS_W-1:0] q_rows[0:QD-1];
+    reg [7:0] q_step[0:QD-1];
+    reg [QD-1:0] q_val;
+    reg [QD-1:0] q_need;  // queued LOAD whose tile shift has not been started
+    reg [QD-1:0] q_bank;
+    reg [QD-1:0] q_accum;
+    reg [QD-1:0] q_uns;
     reg [PTRW-1:0] q_hd;
     reg [PTRW-1:0] q_tl;
-    reg            tail_bank;  // bank of the most recently accepted command
+    reg tail_bank;  // bank of the most recently accepted command
 
     reg [CW-1:0] lb0, lb1;  // per bank: cycles until a shift into it may be decided
     reg [CW-1:0] sb0, sb1;  // per bank: cycles until rows may read it
@@ -99,7 +101,7 @@ module tpu_mxu #(
     wire          hd_bank = q_bank[q_hd];
     wire [CW-1:0] sb_hd = hd_bank ? sb1 : sb0;
     wire          issue = hd_valid && !q_need[q_hd] && sb_hd == {CW{1'b0}};
-    wire          hd_last = q_rows[q_hd] == 16'd1;
+    wire          hd_last = q_rows[q_hd] == 1;
     wire          pop = issue && hd_last;
 
     assign cmd_ready = !q_val[q_tl];
@@ -159,9 +161,9 @@ module tpu_mxu #(
             end
             if (ld_go) q_need[ld_idx] <= 1'b0;
             if (issue) begin
-                q_ub[q_hd]   <= q_ub[q_hd] + {12'd0, q_step[q_hd]};
-                q_acc[q_hd]  <= q_acc[q_hd] + 20'd1;
-                q_rows[q_hd] <= q_rows[q_hd] - 16'd1;
+                q_ub[q_hd]   <= q_ub[q_hd] + {{(RAW - 8) {1'b0}}, q_step[q_hd]};
+                q_acc[q_hd]  <= q_acc[q_hd] + 1;
+                q_rows[q_hd] <= q_rows[q_hd] - 1;
             end
             if (pop) begin
                 q_val[q_hd] <= 1'b0;
@@ -350,10 +352,10 @@ module tpu_mxu #(
         end
     end
 
-    assign acc_en         = ctl_out[22];
-    assign done           = ctl_out[21];
-    assign acc_accumulate = ctl_out[20];
-    assign acc_addr       = ctl_out[19:0];
+    assign acc_en         = ctl_out[RAW+2];
+    assign done           = ctl_out[RAW+1];
+    assign acc_accumulate = ctl_out[RAW];
+    assign acc_addr       = ctl_out[RAW-1:0];
     assign acc_data       = acc_data_r;
 
     assign ub_en          = issue;

@@ -46,13 +46,13 @@ module tpu_seq #(
     input wire [`TPU_INSN_W-1:0] iq_data,
     input wire [31:0] mem_size,
     // fields of the head instruction, shared by the units' command ports
-    output wire [7:0] cmd_op,
-    output wire [6:0] cmd_flags,
-    output wire [15:0] cmd_rows,
-    output wire [31:0] cmd_a,
-    output wire [19:0] cmd_b,
-    output wire [11:0] cmd_len,
-    output wire [31:0] cmd_stride,
+    output wire [`TPU_INSN_OP_W-1:0] cmd_op,
+    output wire [`TPU_F_W-1:0] cmd_flags,
+    output wire [`TPU_INSN_ROWS_W-1:0] cmd_rows,
+    output wire [`TPU_INSN_A_W-1:0] cmd_a,
+    output wire [`TPU_INSN_B_W-1:0] cmd_b,
+    output wire [`TPU_INSN_LEN_W-1:0] cmd_len,
+    output wire [`TPU_INSN_STRIDE_W-1:0] cmd_stride,
     // load unit: RD_HOST, RD_WEIGHT, RD_PARAMS
     output wire ld_valid,
     input wire ld_ready,
@@ -79,10 +79,10 @@ module tpu_seq #(
     output wire busy,
     output reg halted,
     output wire error,  // stopped on an error, nothing left in flight
-    output reg [`TPU_ERR_W-1:0] error_code,
+    output reg [`TPU_FAULT_W-1:0] error_code,
     output reg [31:0] error_pc,
     output wire [31:0] iq_free,
-    output wire [7:0] head_op,  // opcode of the head instruction, 0 when the queue is empty
+    output wire [`TPU_INSN_OP_W-1:0] head_op,  // the head instruction's opcode, 0 when none
     output wire issue,  // an instruction issues (SYNC, HALT: retires) this cycle
     // performance events
     output wire stall_hazard,
@@ -91,15 +91,25 @@ module tpu_seq #(
     output wire sync_retire,
     output wire [2:0] retired
 );
+    // The fields' widths (rtl/tpu_isa.toml); footprint bounds are memory addresses (field a).
+    localparam ROWS_W = `TPU_INSN_ROWS_W, A_W = `TPU_INSN_A_W, B_W = `TPU_INSN_B_W;
+    localparam LEN_W = `TPU_INSN_LEN_W, STRIDE_W = `TPU_INSN_STRIDE_W;
+    localparam PH_W = `TPU_POOL_PH_W, PW_W = `TPU_POOL_PW_W, PSTEP_W = `TPU_POOL_STEP_W;
+    localparam PITCH_W = `TPU_POOL_PITCH_W;
+    localparam STEP_W = 8;  // a UB row step (MATMUL's stride, ACTIVATE's len): the MXU's 8 bits
+    localparam UBN_W = ROWS_W + STEP_W;  // UB rows a range spans
+    localparam POOL_W = (ROWS_W + PSTEP_W > PH_W + PITCH_W ? ROWS_W + PSTEP_W : PH_W + PITCH_W) + 2;  // ACC rows, POOL
+    localparam MEMHI_W = ROWS_W + STRIDE_W + 1;  // a + (rows - 1) * stride + len
     localparam integer N_I = N;
-    localparam [11:0] LEN_N = N_I[11:0];
-    localparam [11:0] LEN_4N = LEN_N << 2;
-    localparam [11:0] LEN_2N = LEN_N << 1;
-    localparam [11:0] LEN_3N = LEN_N + LEN_2N;
-    localparam [15:0] ROWS_N = N_I[15:0];
-    localparam [31:0] MM_STRIDE_MAX = 32'd255;  // MATMUL's UB row step: the MXU's 8 bits
-    localparam [32:0] UB_LIM = UB_ROWS;
-    localparam [32:0] ACC_LIM = ACC_ROWS;
+    localparam [LEN_W-1:0] LEN_N = N_I[LEN_W-1:0];
+    localparam [LEN_W-1:0] LEN_4N = LEN_N << 2;
+    localparam [LEN_W-1:0] LEN_2N = LEN_N << 1;
+    localparam [LEN_W-1:0] LEN_3N = LEN_N + LEN_2N;
+    localparam [ROWS_W-1:0] ROWS_N = N_I[ROWS_W-1:0];
+    localparam [ROWS_W-1:0] ROWS_1 = 1;
+    localparam [STRIDE_W-1:0] MM_STRIDE_MAX = (1 << STEP_W) - 1;
+    localparam [A_W:0] UB_LIM = UB_ROWS;
+    localparam [A_W:0] ACC_LIM = ACC_ROWS;
     localparam integer TILES_I = WFIFO_TILES;
     localparam [8:0] TILES = TILES_I[8:0];
     localparam CW = $clog2(IQ_DEPTH + 1);
@@ -156,50 +166,48 @@ module tpu_seq #(
     wire d_src_acc = d_flags[`TPU_F_SRC_ACC_BIT];
     wire d_pool = d_flags[`TPU_F_POOL_BIT];
     // ACTIVATE.POOL's window, from the stride field.
-    wire [3:0] d_ph = d_stride[`TPU_POOL_PH];
-    wire [3:0] d_pw = d_stride[`TPU_POOL_PW];
-    wire [7:0] d_pstep = d_stride[`TPU_POOL_STEP];
-    wire [15:0] d_pitch = d_stride[`TPU_POOL_PITCH];
+    wire [PH_W-1:0] d_ph = d_stride[`TPU_POOL_PH];
+    wire [PW_W-1:0] d_pw = d_stride[`TPU_POOL_PW];
+    wire [PSTEP_W-1:0] d_pstep = d_stride[`TPU_POOL_STEP];
+    wire [PITCH_W-1:0] d_pitch = d_stride[`TPU_POOL_PITCH];
 
-    wire d_len_n = d_len != 12'd0 && d_len <= LEN_N;  // 1..N
-    wire d_len_4n = d_len >= 12'd4 && d_len <= LEN_4N && d_len[1:0] == 2'b00;  // 4..4N, x4
-    wire d_len_bus = d_len != 12'd0 && d_len <= LEN_4N;  // 1..4N
+    wire d_len_n = d_len != 0 && d_len <= LEN_N;  // 1..N
+    wire d_len_4n = d_len >= 4 && d_len <= LEN_4N && d_len[1:0] == 2'b00;  // 4..4N, x4
+    wire d_len_bus = d_len != 0 && d_len <= LEN_4N;  // 1..4N
     // RD_HOST, WR_HOST from UB: UB rows per memory row, ceil(len / N) (1..4 for a len that
     // passes).
     wire [2:0] d_span =
         3'd1 + {2'd0, d_len > LEN_N} + {2'd0, d_len > LEN_2N} + {2'd0, d_len > LEN_3N};
-    wire d_ab_zero = d_len == 12'd0 && d_stride == 32'd0;
-    wire d_len_step = d_len <= 12'd255;  // ACTIVATE: the UB row step of its output rows
+    wire d_ab_zero = d_len == 0 && d_stride == 0;
+    wire d_len_step = d_len < 1 << STEP_W;  // ACTIVATE: the UB row step of its output rows
     reg d_bad;
     // Flags an opcode does not take (TPU_OP_<op>_FLAGS) are bad operands; WR_HOST from UB (without
     // SRC_ACC) takes none.
     always @* begin
         case (1'b1)
-            d_rdh:
-            d_bad = (d_flags & ~`TPU_OP_RD_HOST_FLAGS) != 8'd0 || d_rows == 16'd0 || !d_len_bus;
+            d_rdh: d_bad = (d_flags & ~`TPU_OP_RD_HOST_FLAGS) != 0 || d_rows == 0 || !d_len_bus;
             d_rdw:
-            d_bad = (d_flags & ~`TPU_OP_RD_WEIGHT_FLAGS) != 8'd0 || d_b != 20'd0
-                           || d_rows == 16'd0 || d_rows > ROWS_N || !d_len_n;
+            d_bad = (d_flags & ~`TPU_OP_RD_WEIGHT_FLAGS) != 0 || d_b != 0
+                           || d_rows == 0 || d_rows > ROWS_N || !d_len_n;
             d_rdp:
-            d_bad = (d_flags & ~`TPU_OP_RD_PARAMS_FLAGS) != 8'd0 || d_b != 20'd0
-                           || d_rows != 16'd3 || !d_len_4n;
+            d_bad = (d_flags & ~`TPU_OP_RD_PARAMS_FLAGS) != 0 || d_b != 0
+                           || d_rows != 3 || !d_len_4n;
             d_mm:
-            d_bad = (d_flags & ~`TPU_OP_MATMUL_FLAGS) != 8'd0 || d_rows == 16'd0 || d_len != 12'd0
+            d_bad = (d_flags & ~`TPU_OP_MATMUL_FLAGS) != 0 || d_rows == 0 || d_len != 0
                           || d_stride > MM_STRIDE_MAX;
             d_act:
-            d_bad = (d_flags & ~`TPU_OP_ACTIVATE_FLAGS) != 8'd0 || d_rows == 16'd0 || !d_len_step
-                          || (d_pool ? d_ph == 4'd0 || d_pw == 4'd0 || d_pstep == 8'd0
-                          : d_stride != 32'd0);
+            d_bad = (d_flags & ~`TPU_OP_ACTIVATE_FLAGS) != 0 || d_rows == 0 || !d_len_step
+                          || (d_pool ? d_ph == 0 || d_pw == 0 || d_pstep == 0
+                          : d_stride != 0);
             d_zero:
-            d_bad = (d_flags & ~`TPU_OP_ZERO_FLAGS) != 8'd0 || d_rows == 16'd0 || d_a != 32'd0
-                          || !d_ab_zero;
+            d_bad = (d_flags & ~`TPU_OP_ZERO_FLAGS) != 0 || d_rows == 0 || d_a != 0 || !d_ab_zero;
             d_wr:
-            d_bad = (d_flags & ~(d_src_acc ? `TPU_OP_WR_HOST_FLAGS : 8'h00)) != 8'd0
-                          || d_rows == 16'd0 || !(d_src_acc ? d_len_4n : d_len_bus);
+            d_bad = (d_flags & ~(d_src_acc ? `TPU_OP_WR_HOST_FLAGS : {`TPU_INSN_FLAGS_W{1'b0}})) != 0
+                          || d_rows == 0 || !(d_src_acc ? d_len_4n : d_len_bus);
             d_sync:
-            d_bad = (d_flags & ~`TPU_OP_SYNC_FLAGS) != 8'd0 || |{d_rows, d_a, d_b, d_len, d_stride};
+            d_bad = (d_flags & ~`TPU_OP_SYNC_FLAGS) != 0 || |{d_rows, d_a, d_b, d_len, d_stride};
             d_halt:
-            d_bad = (d_flags & ~`TPU_OP_HALT_FLAGS) != 8'd0 || |{d_rows, d_a, d_b, d_len, d_stride};
+            d_bad = (d_flags & ~`TPU_OP_HALT_FLAGS) != 0 || |{d_rows, d_a, d_b, d_len, d_stride};
             default: d_bad = 1'b0;  // an illegal opcode, reported as such
         endcase
     end
@@ -209,50 +217,57 @@ module tpu_seq #(
     // (rows-1)*step+1 rows (the step is MATMUL's stride, ACTIVATE's len, 0 meaning 1). ACC: from
     // row b, rows rows, or for ACTIVATE.POOL (rows-1)*STEP + (PH-1)*PITCH + PW. (rows 0 fails
     // earlier.)
-    wire [15:0] d_rows_m1 = d_rows - 16'd1;
-    wire [7:0] d_step_f = d_mm ? d_stride[7:0] : d_len[7:0];
-    wire [7:0] d_ub_step = (d_step_f == 8'd0) ? 8'd1 : d_step_f;
+    wire [ROWS_W-1:0] d_rows_m1 = d_rows - ROWS_1;
+    wire [STEP_W-1:0] d_step_f = d_mm ? d_stride[STEP_W-1:0] : d_len[STEP_W-1:0];
+    wire [STEP_W-1:0] d_ub_step = (d_step_f == 0) ? 1 : d_step_f;
     wire d_ub_v = d_rdh || d_mm || d_act || d_zero || (d_wr && !d_src_acc);
     wire d_ub_w = d_rdh || d_act || d_zero;
-    wire [31:0] d_ub_lo = (d_rdh || d_wr || d_zero) ? {12'd0, d_b} : d_a;
-    wire [23:0] d_ub_n = (d_mm || d_act) ? {8'd0, d_rows_m1} * {16'd0, d_ub_step} + 24'd1 :
-        (d_rdh || d_wr) ? {8'd0, d_rows} * {21'd0, d_span} : {8'd0, d_rows};
-    wire [32:0] d_ub_hi = {1'b0, d_ub_lo} + {9'd0, d_ub_n};
+    wire [A_W-1:0] d_ub_lo = (d_rdh || d_wr || d_zero) ? {{(A_W - B_W) {1'b0}}, d_b} : d_a;
+    wire [UBN_W-1:0] d_ub_n = (d_mm || d_act) ?
+        {{STEP_W{1'b0}}, d_rows_m1} * {{ROWS_W{1'b0}}, d_ub_step} + 1 :
+        (d_rdh || d_wr) ? {{STEP_W{1'b0}}, d_rows} * {{(UBN_W - 3) {1'b0}}, d_span} :
+        {{STEP_W{1'b0}}, d_rows};
+    wire [A_W:0] d_ub_hi = {1'b0, d_ub_lo} + {{(A_W + 1 - UBN_W) {1'b0}}, d_ub_n};
     wire d_acc_v = d_mm || d_act || (d_wr && d_src_acc);
-    wire [23:0] d_pool_steps = {8'd0, d_rows_m1} * {16'd0, d_pstep};
-    wire [19:0] d_pool_pitches = {16'd0, d_ph - 4'd1} * {4'd0, d_pitch};
-    wire [25:0] d_acc_n = (d_act && d_pool) ?
-        {2'd0, d_pool_steps} + {6'd0, d_pool_pitches} + {22'd0, d_pw} : {10'd0, d_rows};
-    wire [32:0] d_acc_hi = {13'd0, d_b} + {7'd0, d_acc_n};
+    wire [ROWS_W+PSTEP_W-1:0] d_pool_steps = {{PSTEP_W{1'b0}}, d_rows_m1} * {{ROWS_W{1'b0}}, d_pstep};
+    wire [PH_W-1:0] d_ph_m1 = d_ph - 1;
+    wire [PH_W+PITCH_W-1:0] d_pool_pitches = {{PITCH_W{1'b0}}, d_ph_m1} * {{PH_W{1'b0}}, d_pitch};
+    wire [POOL_W-1:0] d_acc_n = (d_act && d_pool) ?
+        {{(POOL_W - ROWS_W - PSTEP_W) {1'b0}}, d_pool_steps} +
+        {{(POOL_W - PH_W - PITCH_W) {1'b0}}, d_pool_pitches} + {{(POOL_W - PW_W) {1'b0}}, d_pw} :
+        {{(POOL_W - ROWS_W) {1'b0}}, d_rows};
+    wire [A_W:0] d_acc_hi = {{(A_W + 1 - B_W) {1'b0}}, d_b} + {{(A_W + 1 - POOL_W) {1'b0}}, d_acc_n};
     wire d_mem_v = d_rdh || d_rdw || d_rdp || d_wr;
-    wire [48:0] d_mem_hi = {17'd0, d_a} + {33'd0, d_rows_m1} * {17'd0, d_stride} + {37'd0, d_len};
+    wire [MEMHI_W-1:0] d_mem_hi = {{(MEMHI_W - A_W) {1'b0}}, d_a} +
+        {{(MEMHI_W - ROWS_W) {1'b0}}, d_rows_m1} * {{(MEMHI_W - STRIDE_W) {1'b0}}, d_stride} +
+        {{(MEMHI_W - LEN_W) {1'b0}}, d_len};
     // ACTIVATE reads mult and shift always, bias only with BIAS; WR_HOST reads bias.
     wire d_prm_v = d_rdp || d_act || (d_wr && d_src_acc && d_flags[`TPU_F_BIAS_BIT]);
 
-    reg [`TPU_ERR_W-1:0] d_code;
+    reg [`TPU_FAULT_W-1:0] d_code;
     always @* begin
         if (!(d_rdh || d_rdw || d_rdp || d_mm || d_act || d_wr || d_sync || d_halt || d_zero))
-            d_code = `TPU_ERR_ILLEGAL_OPCODE;
-        else if (d_bad) d_code = `TPU_ERR_BAD_OPERAND;
-        else if (d_ub_v && d_ub_hi > UB_LIM) d_code = `TPU_ERR_UB_RANGE;
-        else if (d_acc_v && d_acc_hi > ACC_LIM) d_code = `TPU_ERR_ACC_RANGE;
-        else d_code = `TPU_ERR_OK;
+            d_code = `TPU_FAULT_ILLEGAL_OPCODE;
+        else if (d_bad) d_code = `TPU_FAULT_BAD_OPERAND;
+        else if (d_ub_v && d_ub_hi > UB_LIM) d_code = `TPU_FAULT_UB_RANGE;
+        else if (d_acc_v && d_acc_hi > ACC_LIM) d_code = `TPU_FAULT_ACC_RANGE;
+        else d_code = `TPU_FAULT_NONE;
     end
 
     // Only the footprints of instructions that pass every check are ever compared, and those
-    // have their upper bounds within UB_ROWS, ACC_ROWS and MEM_SIZE: 32 bits each. Writers: UB
+    // have their upper bounds within UB_ROWS, ACC_ROWS and MEM_SIZE: A_W (32) bits each. Writers: UB
     // RD_HOST, ZERO and ACTIVATE, ACC MATMUL, memory WR_HOST, parameters RD_PARAMS.
 
     // ------------------------------------------------------------- head register
     reg h_valid;
     reg [31:0] h_pc;
-    reg [7:0] h_op;
-    reg [6:0] h_flags;
-    reg [15:0] h_rows;
-    reg [31:0] h_a;
-    reg [19:0] h_b;
-    reg [11:0] h_len;
-    reg [31:0] h_stride;
+    reg [`TPU_INSN_OP_W-1:0] h_op;
+    reg [`TPU_F_W-1:0] h_flags;
+    reg [ROWS_W-1:0] h_rows;
+    reg [A_W-1:0] h_a;
+    reg [B_W-1:0] h_b;
+    reg [LEN_W-1:0] h_len;
+    reg [STRIDE_W-1:0] h_stride;
     reg h_ld;  // unit classes
     reg h_mm;
     reg h_act;
@@ -261,11 +276,11 @@ module tpu_seq #(
     reg h_sys;
     reg h_rdw;
     reg h_halt;
-    reg [`TPU_ERR_W-1:0] h_code;
-    reg [48:0] h_mem_hi;  // end of the memory range, for the MEM_SIZE check
+    reg [`TPU_FAULT_W-1:0] h_code;
+    reg [MEMHI_W-1:0] h_mem_hi;  // end of the memory range, for the MEM_SIZE check
     // The head's footprint.
     reg h_ub_v, h_ub_w, h_acc_v, h_acc_w, h_mem_v, h_mem_w, h_prm_v, h_prm_w;
-    reg [31:0] h_ub_lo, h_ub_hi, h_acc_lo, h_acc_hi, h_mem_lo, h_mem_hi32;
+    reg [A_W-1:0] h_ub_lo, h_ub_hi, h_acc_lo, h_acc_hi, h_mem_lo, h_mem_hi32;
     reg [31:0] next_pc;  // index of the next instruction to enter the head register
 
     assign cmd_op = h_op;
@@ -275,7 +290,7 @@ module tpu_seq #(
     assign cmd_b = h_b;
     assign cmd_len = h_len;
     assign cmd_stride = h_stride;
-    assign head_op = h_valid ? h_op : 8'd0;
+    assign head_op = h_valid ? h_op : {`TPU_INSN_OP_W{1'b0}};
 
     // ------------------------------------------------------ in-flight records
     localparam MXU_SLOTS = 4;  // a power of two: the slot pointers wrap naturally
@@ -320,12 +335,12 @@ module tpu_seq #(
     localparam [NREC-1:0] AC_RECS = {3'b010, {(NREC - 3) {1'b0}}};
     localparam [NREC-1:0] ZR_RECS = {3'b100, {(NREC - 3) {1'b0}}};
     reg [NREC-1:0] r_ub_v, r_ub_w, r_acc_v, r_acc_w, r_mem_v, r_mem_w, r_prm_v, r_prm_w;
-    reg [31:0] r_ub_lo[0:NREC-1];
-    reg [31:0] r_ub_hi[0:NREC-1];
-    reg [31:0] r_acc_lo[0:NREC-1];
-    reg [31:0] r_acc_hi[0:NREC-1];
-    reg [31:0] r_mem_lo[0:NREC-1];
-    reg [31:0] r_mem_hi[0:NREC-1];
+    reg [A_W-1:0] r_ub_lo[0:NREC-1];
+    reg [A_W-1:0] r_ub_hi[0:NREC-1];
+    reg [A_W-1:0] r_acc_lo[0:NREC-1];
+    reg [A_W-1:0] r_acc_hi[0:NREC-1];
+    reg [A_W-1:0] r_mem_lo[0:NREC-1];
+    reg [A_W-1:0] r_mem_hi[0:NREC-1];
 
     // Records still occupied this cycle (a done frees its record at once).
     wire [LD_SLOTS-1:0] ld_busy = ld_v & ~({LD_SLOTS{ld_done}} & (LD_BIT0 << ld_rp));
@@ -368,27 +383,28 @@ module tpu_seq #(
     reg [8:0] wf_count;
     wire h_load = h_mm && h_flags[`TPU_F_LOAD_BIT];
 
-    reg [`TPU_ERR_W-1:0] h_err;
+    reg [`TPU_FAULT_W-1:0] h_err;
     always @* begin
-        if (h_code != `TPU_ERR_OK) h_err = h_code;
-        else if (h_mem_v && h_mem_hi > {17'd0, mem_size}) h_err = `TPU_ERR_MEM_RANGE;
-        else if (h_load && wf_count == 9'd0) h_err = `TPU_ERR_WFIFO_EMPTY;
-        else if (h_rdw && wf_count == TILES) h_err = `TPU_ERR_WFIFO_FULL;
-        else h_err = `TPU_ERR_OK;
+        if (h_code != `TPU_FAULT_NONE) h_err = h_code;
+        else if (h_mem_v && h_mem_hi > {{(MEMHI_W - 32) {1'b0}}, mem_size})
+            h_err = `TPU_FAULT_MEM_RANGE;
+        else if (h_load && wf_count == 9'd0) h_err = `TPU_FAULT_WFIFO_EMPTY;
+        else if (h_rdw && wf_count == TILES) h_err = `TPU_FAULT_WFIFO_FULL;
+        else h_err = `TPU_FAULT_NONE;
     end
 
     // ------------------------------------------------------------------ errors
     wire ld_err = ld_done && ld_fault;
     wire st_err = st_done && st_fault;
-    wire head_err = h_valid && !halted && !stop && h_err != `TPU_ERR_OK;
-    reg [`TPU_ERR_W-1:0] new_code;
+    wire head_err = h_valid && !halted && !stop && h_err != `TPU_FAULT_NONE;
+    reg [`TPU_FAULT_W-1:0] new_code;
     reg [31:0] new_pc;
     always @* begin
         if (ld_err && !(st_err && st_pc < ld_pc)) begin
-            new_code = `TPU_ERR_MEM_FAULT;
+            new_code = `TPU_FAULT_MEM_FAULT;
             new_pc   = ld_pc;
         end else if (st_err) begin
-            new_code = `TPU_ERR_MEM_FAULT;
+            new_code = `TPU_FAULT_MEM_FAULT;
             new_pc   = st_pc;
         end else begin
             new_code = h_err;
@@ -398,7 +414,7 @@ module tpu_seq #(
     assign raise = (ld_err || st_err || head_err) && (!stop || new_pc < error_pc);
 
     // ------------------------------------------------------------------- issue
-    wire go = h_valid && !halted && !stop && !ld_err && !st_err && h_err == `TPU_ERR_OK;
+    wire go = h_valid && !halted && !stop && !ld_err && !st_err && h_err == `TPU_FAULT_NONE;
     assign ld_valid = go && h_ld && ld_busy != {LD_SLOTS{1'b1}} && !hazard;
     assign mx_valid = go && h_mm && mx_busy != {MXU_SLOTS{1'b1}} && !hazard;
     assign ac_valid = go && h_act && !ac_busy && !hazard;
@@ -429,7 +445,7 @@ module tpu_seq #(
             next_pc <= 32'd0;
             halted <= 1'b0;
             stop <= 1'b0;
-            error_code <= `TPU_ERR_OK;
+            error_code <= `TPU_FAULT_NONE;
             error_pc <= 32'd0;
             wf_count <= 9'd0;
         end else begin
@@ -454,7 +470,7 @@ module tpu_seq #(
         if (q_pop) begin
             h_pc <= next_pc;
             h_op <= d_op;
-            h_flags <= d_flags[6:0];
+            h_flags <= d_flags[`TPU_F_W-1:0];
             h_rows <= d_rows;
             h_a <= d_a;
             h_b <= d_b;
@@ -473,15 +489,15 @@ module tpu_seq #(
             h_ub_v <= d_ub_v;
             h_ub_w <= d_ub_w;
             h_ub_lo <= d_ub_lo;
-            h_ub_hi <= d_ub_hi[31:0];
+            h_ub_hi <= d_ub_hi[A_W-1:0];
             h_acc_v <= d_acc_v;
             h_acc_w <= d_mm;
-            h_acc_lo <= {12'd0, d_b};
-            h_acc_hi <= d_acc_hi[31:0];
+            h_acc_lo <= {{(A_W - B_W) {1'b0}}, d_b};
+            h_acc_hi <= d_acc_hi[A_W-1:0];
             h_mem_v <= d_mem_v;
             h_mem_w <= d_wr;
             h_mem_lo <= d_a;
-            h_mem_hi32 <= d_mem_hi[31:0];
+            h_mem_hi32 <= d_mem_hi[A_W-1:0];
             h_prm_v <= d_prm_v;
             h_prm_w <= d_rdp;
         end

@@ -1,4 +1,5 @@
 `default_nettype none
+`include "tpu_isa.vh"
 // Unified buffer: ROWS rows of N int8, two write ports (load unit, activate unit), a zero port
 // that sets a row to zero (the load unit's ZERO) and two registered read ports (MXU, store
 // unit). The sequencer's interlocks guarantee that no two ports touch the same row in one cycle,
@@ -17,27 +18,27 @@ module tpu_ub #(
     // UNUSEDSIGNAL waivers on the address ports.
     input wire w0_en,
     /* verilator lint_off UNUSEDSIGNAL */
-    input wire [19:0] w0_addr,
+    input wire [`TPU_INSN_B_W-1:0] w0_addr,
     /* verilator lint_on UNUSEDSIGNAL */
     input wire [$clog2(W0_ROWS+1)-1:0] w0_rows,
     input wire [8*N*W0_ROWS-1:0] w0_data,
     input wire w1_en,
     /* verilator lint_off UNUSEDSIGNAL */
-    input wire [19:0] w1_addr,
+    input wire [`TPU_INSN_B_W-1:0] w1_addr,
     /* verilator lint_on UNUSEDSIGNAL */
     input wire [8*N-1:0] w1_data,
     input wire z_en,
     /* verilator lint_off UNUSEDSIGNAL */
-    input wire [19:0] z_addr,
+    input wire [`TPU_INSN_B_W-1:0] z_addr,
     /* verilator lint_on UNUSEDSIGNAL */
     input wire r0_en,
     /* verilator lint_off UNUSEDSIGNAL */
-    input wire [19:0] r0_addr,
+    input wire [`TPU_INSN_B_W-1:0] r0_addr,
     /* verilator lint_on UNUSEDSIGNAL */
     output reg [8*N-1:0] r0_data,
     input wire r1_en,
     /* verilator lint_off UNUSEDSIGNAL */
-    input wire [19:0] r1_addr,
+    input wire [`TPU_INSN_B_W-1:0] r1_addr,
     /* verilator lint_on UNUSEDSIGNAL */
     output reg [8*N-1:0] r1_data
 );

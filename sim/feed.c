@@ -1,4 +1,4 @@
-/* feed.c - recording feeds (tpusim.h "Feeds"; replayed by device.cpp). */
+/* feed.c - recording feeds (tpusim.h "Feeds"; replayed by the device, device.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +23,7 @@ void tpusim_feed_free(tpusim_feed *f)
     free(f);
 }
 
-void tpu_feed_rewind(tpusim_feed *f)
+void tpusim_feed_rewind(tpusim_feed *f)
 {
     f->next = 0;
     f->waited = 0;
@@ -34,10 +34,10 @@ void tpusim_feed_clear(tpusim_feed *f)
 {
     f->n = 0;
     f->wait_next = 0;
-    tpu_feed_rewind(f);
+    tpusim_feed_rewind(f);
 }
 
-void tpu_feed_view(tpusim_feed *f, const tpu_insn *prog, size_t n)
+void tpusim_feed_view(tpusim_feed *f, const tpusim_insn *prog, size_t n)
 {
     memset(f, 0, sizeof *f);
     f->insns = prog;
@@ -52,13 +52,13 @@ int tpusim_feed_wait(tpusim_feed *f, uint64_t cycles)
     return 0;
 }
 
-int tpusim_feed_push(tpusim_feed *f, const tpu_insn *insn)
+int tpusim_feed_push(tpusim_feed *f, const tpusim_insn *insn)
 {
     if (!f->owned)
         return -1;
     if (f->n == f->cap) {
         const size_t cap = f->cap ? 2 * f->cap : 1024;
-        tpu_insn *insns = realloc((void *)f->insns, cap * sizeof *insns);
+        tpusim_insn *insns = realloc((void *)f->insns, cap * sizeof *insns);
         if (!insns)
             return -1;
         f->insns = insns;
@@ -68,13 +68,13 @@ int tpusim_feed_push(tpusim_feed *f, const tpu_insn *insn)
         f->wait = wait;
         f->cap = cap;
     }
-    memcpy((tpu_insn *)&f->insns[f->n], insn, sizeof *insn);
+    memcpy((tpusim_insn *)&f->insns[f->n], insn, sizeof *insn);
     f->wait[f->n++] = f->wait_next;
     f->wait_next = 0;
     return 0;
 }
 
 size_t tpusim_feed_size(const tpusim_feed *f) { return f->n; }
-const tpu_insn *tpusim_feed_insns(const tpusim_feed *f) { return f->insns; }
+const tpusim_insn *tpusim_feed_insns(const tpusim_feed *f) { return f->insns; }
 size_t tpusim_feed_taken(const tpusim_feed *f) { return f->next; }
 uint64_t tpusim_feed_edges(const tpusim_feed *f) { return f->edges; }

@@ -1,5 +1,5 @@
 /* feed.h - a feed's record and replay state (tpusim.h "Feeds"); internal to libtpusim: feed.c
- * records, device.cpp replays. */
+ * records, the device (device.h) replays. */
 #ifndef TPU_SIM_FEED_H
 #define TPU_SIM_FEED_H
 
@@ -12,7 +12,7 @@ extern "C" {
 struct tpusim_feed {
     /* The record: push i waits wait[i] edges (wait NULL: none), then offers insns[i]. A view
      * (tpusim_run_programs) points at the caller's instructions and owns nothing. */
-    const tpu_insn *insns;
+    const tpusim_insn *insns;
     uint64_t *wait;
     size_t n, cap;
     uint64_t wait_next; /* waits recorded since the last push: the next push's */
@@ -24,13 +24,13 @@ struct tpusim_feed {
 };
 
 /* A view of prog[0, n) with no waits. */
-void tpu_feed_view(tpusim_feed *f, const tpu_insn *prog, size_t n);
+void tpusim_feed_view(tpusim_feed *f, const tpusim_insn *prog, size_t n);
 /* Rewinds the replay. */
-void tpu_feed_rewind(tpusim_feed *f);
+void tpusim_feed_rewind(tpusim_feed *f);
 
 /* The replay, one edge: whether the feed offers its next instruction this edge (it then takes
  * the edge as an offer), or spends it waiting (or has nothing left). */
-static inline const tpu_insn *tpu_feed_offer(tpusim_feed *f)
+static inline const tpusim_insn *tpusim_feed_offer(tpusim_feed *f)
 {
     if (f->next == f->n)
         return NULL;
@@ -41,12 +41,12 @@ static inline const tpu_insn *tpu_feed_offer(tpusim_feed *f)
     }
     return &f->insns[f->next];
 }
-static inline void tpu_feed_taken(tpusim_feed *f)
+static inline void tpusim_feed_take(tpusim_feed *f)
 {
     f->next++;
     f->waited = 0;
 }
-static inline int tpu_feed_done(const tpusim_feed *f) { return f->next == f->n; }
+static inline int tpusim_feed_done(const tpusim_feed *f) { return f->next == f->n; }
 
 #ifdef __cplusplus
 }

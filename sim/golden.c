@@ -5,12 +5,13 @@
 
 #include "sim/tpusim.h"
 
-struct tpu_golden {
-    tpu_hwcfg cfg;
+struct tpusim_golden {
+    tpusim_hwcfg cfg;
     int8_t *ub;   /* ub_rows x N */
     int32_t *acc; /* acc_rows x N */
     uint8_t *mem; /* mem_size bytes */
-    int own_mem;  /* mem is ours (tpu_golden_create), not the caller's (tpu_golden_create_on) */
+    int own_mem;  /* mem is ours (tpusim_golden_create), not the caller's (tpusim_golden_create_on)
+                   */
     int8_t *fifo; /* ring of wfifo_tiles tiles, N x N each */
     uint32_t fifo_head, fifo_count;
     uint32_t *weights; /* current tile, sign-extended at LOAD so MATMUL is a plain uint32 MAC */
@@ -63,13 +64,16 @@ static void *alloc(uint64_t count, size_t size)
     return calloc(count ? (size_t)count : 1, size);
 }
 
-tpu_golden *tpu_golden_create(const tpu_hwcfg *cfg) { return tpu_golden_create_on(cfg, NULL); }
+tpusim_golden *tpusim_golden_create(const tpusim_hwcfg *cfg)
+{
+    return tpusim_golden_create_on(cfg, NULL);
+}
 
-tpu_golden *tpu_golden_create_on(const tpu_hwcfg *cfg, uint8_t *mem)
+tpusim_golden *tpusim_golden_create_on(const tpusim_hwcfg *cfg, uint8_t *mem)
 {
     if (!cfg->array_n)
         return NULL;
-    tpu_golden *g = calloc(1, sizeof *g);
+    tpusim_golden *g = calloc(1, sizeof *g);
     if (!g)
         return NULL;
     const uint64_t n = cfg->array_n;
@@ -86,13 +90,13 @@ tpu_golden *tpu_golden_create_on(const tpu_hwcfg *cfg, uint8_t *mem)
     g->shift = alloc(n, 1);
     if (!g->ub || !g->acc || !g->mem || !g->fifo || !g->weights || !g->row || !g->bias ||
         !g->mult || !g->shift) {
-        tpu_golden_destroy(g);
+        tpusim_golden_destroy(g);
         return NULL;
     }
     return g;
 }
 
-void tpu_golden_destroy(tpu_golden *g)
+void tpusim_golden_destroy(tpusim_golden *g)
 {
     if (!g)
         return;
@@ -109,7 +113,7 @@ void tpu_golden_destroy(tpu_golden *g)
     free(g);
 }
 
-void tpu_golden_reset(tpu_golden *g)
+void tpusim_golden_reset(tpusim_golden *g)
 {
     const size_t n = g->cfg.array_n;
     g->fifo_head = g->fifo_count = 0;
@@ -118,7 +122,7 @@ void tpu_golden_reset(tpu_golden *g)
     memset(g->mult, 0, n * sizeof *g->mult);
     memset(g->shift, 0, n);
     g->sync_count = 0;
-    g->error = TPU_ERR_OK;
+    g->error = TPU_FAULT_NONE;
 }
 
 enum { F_ROWS = 1, F_A = 2, F_B = 4, F_LEN = 8, F_STRIDE = 16 };
@@ -130,29 +134,23 @@ static uint32_t ub_step(uint32_t field) { return field ? field : 1; }
 /* UB rows one RD_HOST memory row of len bytes fills: ceil(len / N). */
 static uint32_t host_row_ub_rows(uint32_t len, uint32_t n) { return (len + n - 1) / n; }
 
-/* The checks of docs/isa.md "Validation and errors", in their order. */
-static int validate(const tpu_golden *g, const tpu_fields *f)
+/* The checks of docs/isa.md "Validation and errors", in their order: the operands here, the
+ * ranges from the instruction's footprint. */
+static int validate(const tpusim_golden *g, const tpusim_fields *f)
 {
     const uint32_t n = g->cfg.array_n;
     uint32_t flags_ok = 0, used = 0, rows_min = 1, rows_max = TPU_INSN_ROWS_MASK;
     uint32_t len_min = 1, len_max = n, len_step = 1;
-    int64_t ub = -1, acc = -1; /* first row of the UB / ACC range touched, -1 for none */
-    uint64_t ub_n = f->rows, acc_n = f->rows; /* rows each range spans */
-    int mem = 0;
     switch (f->op) {
     case TPU_OP_RD_HOST:
         flags_ok = TPU_OP_RD_HOST_FLAGS;
         used = F_ROWS | F_A | F_B | F_LEN | F_STRIDE;
         len_max = 4 * n;
-        ub = f->b;
-        ub_n = (uint64_t)f->rows * host_row_ub_rows(f->len, n);
-        mem = 1;
         break;
     case TPU_OP_RD_WEIGHT:
         flags_ok = TPU_OP_RD_WEIGHT_FLAGS;
         used = F_ROWS | F_A | F_LEN | F_STRIDE;
         rows_max = n;
-        mem = 1;
         break;
     case TPU_OP_RD_PARAMS:
         flags_ok = TPU_OP_RD_PARAMS_FLAGS;
@@ -160,16 +158,12 @@ static int validate(const tpu_golden *g, const tpu_fields *f)
         rows_min = rows_max = 3;
         len_min = len_step = 4;
         len_max = 4 * n;
-        mem = 1;
         break;
     case TPU_OP_MATMUL:
         flags_ok = TPU_OP_MATMUL_FLAGS;
         used = F_ROWS | F_A | F_B | F_STRIDE;
         if (f->stride > UB_STEP_MAX)
-            return TPU_ERR_BAD_OPERAND;
-        ub = f->a;
-        ub_n = (uint64_t)(f->rows - (f->rows > 0)) * ub_step(f->stride) + 1;
-        acc = f->b;
+            return TPU_FAULT_BAD_OPERAND;
         break;
     case TPU_OP_ACTIVATE:
         flags_ok = TPU_OP_ACTIVATE_FLAGS;
@@ -179,62 +173,46 @@ static int validate(const tpu_golden *g, const tpu_fields *f)
         if ((f->flags & TPU_F_POOL) &&
             (!TPU_POOL_GET(f->stride, PH) || !TPU_POOL_GET(f->stride, PW) ||
              !TPU_POOL_GET(f->stride, STEP)))
-            return TPU_ERR_BAD_OPERAND;
-        ub = f->a;
-        ub_n = (uint64_t)(f->rows - (f->rows > 0)) * ub_step(f->len) + 1;
-        acc = f->b;
-        if (f->flags & TPU_F_POOL)
-            acc_n = (uint64_t)(f->rows - (f->rows > 0)) * TPU_POOL_GET(f->stride, STEP) +
-                    (uint64_t)(TPU_POOL_GET(f->stride, PH) - 1) * TPU_POOL_GET(f->stride, PITCH) +
-                    TPU_POOL_GET(f->stride, PW);
+            return TPU_FAULT_BAD_OPERAND;
         break;
     case TPU_OP_ZERO:
         flags_ok = TPU_OP_ZERO_FLAGS;
         used = F_ROWS | F_B;
-        ub = f->b;
         break;
     case TPU_OP_WR_HOST:
         used = F_ROWS | F_A | F_B | F_LEN | F_STRIDE;
-        mem = 1;
+        len_max = 4 * n;
         if (f->flags & TPU_F_SRC_ACC) {
             flags_ok = TPU_OP_WR_HOST_FLAGS;
             len_min = len_step = 4;
-            len_max = 4 * n;
-            acc = f->b;
-        } else {
-            ub = f->b; /* from UB it takes no flag: flags_ok stays 0 */
-            len_max = 4 * n;
-            ub_n = (uint64_t)f->rows * host_row_ub_rows(f->len, n);
-        }
+        } /* from UB it takes no flag: flags_ok stays 0 */
         break;
     case TPU_OP_SYNC: flags_ok = TPU_OP_SYNC_FLAGS; break;
     case TPU_OP_HALT: flags_ok = TPU_OP_HALT_FLAGS; break;
-    default: return TPU_ERR_ILLEGAL_OPCODE;
+    default: return TPU_FAULT_ILLEGAL_OPCODE;
     }
 
     if ((f->flags & ~flags_ok) || (!(used & F_ROWS) && f->rows) || (!(used & F_A) && f->a) ||
         (!(used & F_B) && f->b) || (!(used & F_LEN) && f->len) || (!(used & F_STRIDE) && f->stride))
-        return TPU_ERR_BAD_OPERAND;
+        return TPU_FAULT_BAD_OPERAND;
     if ((used & F_ROWS) && (f->rows < rows_min || f->rows > rows_max))
-        return TPU_ERR_BAD_OPERAND;
+        return TPU_FAULT_BAD_OPERAND;
     if ((used & F_LEN) && (f->len < len_min || f->len > len_max || f->len % len_step))
-        return TPU_ERR_BAD_OPERAND;
+        return TPU_FAULT_BAD_OPERAND;
 
-    if (ub >= 0 && (uint64_t)ub + ub_n > g->cfg.ub_rows)
-        return TPU_ERR_UB_RANGE;
-    if (acc >= 0 && (uint64_t)acc + acc_n > g->cfg.acc_rows)
-        return TPU_ERR_ACC_RANGE;
-    if (mem && (uint64_t)f->a + (uint64_t)(f->rows - 1) * f->stride + f->len > g->cfg.mem_size)
-        return TPU_ERR_MEM_RANGE;
+    tpusim_access acc[TPU_FOOTPRINT_MAX];
+    const int fault = tpusim_range_fault(acc, tpusim_footprint(f, n, acc), &g->cfg);
+    if (fault)
+        return fault;
 
     if (f->op == TPU_OP_MATMUL && (f->flags & TPU_F_LOAD) && g->fifo_count == 0)
-        return TPU_ERR_WFIFO_EMPTY;
+        return TPU_FAULT_WFIFO_EMPTY;
     if (f->op == TPU_OP_RD_WEIGHT && g->fifo_count >= g->cfg.wfifo_tiles)
-        return TPU_ERR_WFIFO_FULL;
-    return TPU_ERR_OK;
+        return TPU_FAULT_WFIFO_FULL;
+    return TPU_FAULT_NONE;
 }
 
-static void matmul(tpu_golden *g, const tpu_fields *f)
+static void matmul(tpusim_golden *g, const tpusim_fields *f)
 {
     const size_t n = g->cfg.array_n;
     if (f->flags & TPU_F_LOAD) {
@@ -269,7 +247,7 @@ static void matmul(tpu_golden *g, const tpu_fields *f)
     }
 }
 
-static void execute(tpu_golden *g, const tpu_fields *f)
+static void execute(tpusim_golden *g, const tpusim_fields *f)
 {
     const size_t n = g->cfg.array_n;
     switch (f->op) {
@@ -350,23 +328,23 @@ static void execute(tpu_golden *g, const tpu_fields *f)
     }
 }
 
-int tpu_golden_exec(tpu_golden *g, const tpu_insn *insn)
+int tpusim_golden_exec(tpusim_golden *g, const tpusim_insn *insn)
 {
     if (g->error)
         return g->error;
-    const tpu_fields f = tpu_decode(insn);
+    const tpusim_fields f = tpusim_decode(insn);
     g->error = validate(g, &f);
     if (!g->error)
         execute(g, &f);
     return g->error;
 }
 
-int tpu_golden_run(tpu_golden *g, const tpu_insn *prog, size_t n, size_t *executed)
+int tpusim_golden_run(tpusim_golden *g, const tpusim_insn *prog, size_t n, size_t *executed)
 {
     size_t i = 0;
-    int code = TPU_ERR_OK;
+    int code = TPU_FAULT_NONE;
     for (; i < n; i++) {
-        code = tpu_golden_exec(g, &prog[i]);
+        code = tpusim_golden_exec(g, &prog[i]);
         if (code || TPU_INSN_GET(prog[i].w, OP) == TPU_OP_HALT)
             break;
     }
@@ -375,16 +353,16 @@ int tpu_golden_run(tpu_golden *g, const tpu_insn *prog, size_t n, size_t *execut
     return code;
 }
 
-uint8_t *tpu_golden_mem(tpu_golden *g) { return g->mem; }
+uint8_t *tpusim_golden_mem(tpusim_golden *g) { return g->mem; }
 
-int8_t *tpu_golden_ub(tpu_golden *g, uint32_t row)
+int8_t *tpusim_golden_ub(tpusim_golden *g, uint32_t row)
 {
     return row < g->cfg.ub_rows ? g->ub + (size_t)row * g->cfg.array_n : NULL;
 }
 
-int32_t *tpu_golden_acc(tpu_golden *g, uint32_t row)
+int32_t *tpusim_golden_acc(tpusim_golden *g, uint32_t row)
 {
     return row < g->cfg.acc_rows ? g->acc + (size_t)row * g->cfg.array_n : NULL;
 }
 
-uint32_t tpu_golden_sync_count(const tpu_golden *g) { return g->sync_count; }
+uint32_t tpusim_golden_sync_count(const tpusim_golden *g) { return g->sync_count; }

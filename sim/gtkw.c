@@ -547,10 +547,10 @@ static int check_array(const layout *l, const char *trace, char *err, size_t err
     return -1;
 }
 
-int tpu_gtkw_write(const char *trace_path, unsigned array_n, int chip, char *err, size_t errlen)
+int tpusim_gtkw_write(const char *trace_path, unsigned array_n, int chip, char *err, size_t errlen)
 {
     if (!trace_path || !*trace_path || !array_n) {
-        tpuio_err(err, errlen, "tpu_gtkw_write: no trace path or array size");
+        tpuio_err(err, errlen, "tpusim_gtkw_write: no trace path or array size");
         return -1;
     }
     if (strchr(trace_path, '\n')) {

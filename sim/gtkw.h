@@ -12,7 +12,7 @@ extern "C" {
  * the trace with the core's signals of an array_n core grouped and labelled: a lone tpu_core's, or
  * with chip set core 0's of a tpu_chip (the other cores' are in the trace beside it). Returns 0,
  * or -1 with the reason in err. */
-int tpu_gtkw_write(const char *trace_path, unsigned array_n, int chip, char *err, size_t errlen);
+int tpusim_gtkw_write(const char *trace_path, unsigned array_n, int chip, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

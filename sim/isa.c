@@ -5,26 +5,26 @@
 
 #include "sim/tpusim.h"
 
-tpu_insn tpu_encode(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
-                    uint32_t len, uint32_t stride)
+tpusim_insn tpusim_encode(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
+                          uint32_t len, uint32_t stride)
 {
-    tpu_insn insn = {{0}};
+    tpusim_insn insn = {{0}};
 #define PUT(NAME, name) TPU_INSN_PUT(insn.w, NAME, name);
     TPU_FOR_EACH_FIELD(PUT)
 #undef PUT
     return insn;
 }
 
-tpu_fields tpu_decode(const tpu_insn *insn)
+tpusim_fields tpusim_decode(const tpusim_insn *insn)
 {
-    tpu_fields f;
+    tpusim_fields f;
 #define GET(NAME, name) f.name = TPU_INSN_GET(insn->w, NAME);
     TPU_FOR_EACH_FIELD(GET)
 #undef GET
     return f;
 }
 
-const char *tpu_opcode_name(uint32_t op)
+const char *tpusim_opcode_name(uint32_t op)
 {
 #define OPCODE(NAME) [TPU_OP_##NAME] = #NAME,
     static const char *const names[] = {TPU_FOR_EACH_OPCODE(OPCODE)};
@@ -34,17 +34,17 @@ const char *tpu_opcode_name(uint32_t op)
     return "?";
 }
 
-const char *tpu_error_name(uint32_t code)
+const char *tpusim_fault_name(uint32_t code)
 {
-#define ERROR(NAME) [TPU_ERR_##NAME] = #NAME,
-    static const char *const names[] = {TPU_FOR_EACH_ERROR(ERROR)};
-#undef ERROR
+#define FAULT(NAME) [TPU_FAULT_##NAME] = #NAME,
+    static const char *const names[] = {TPU_FOR_EACH_FAULT(FAULT)};
+#undef FAULT
     if (code < sizeof names / sizeof names[0] && names[code])
         return names[code];
     return "?";
 }
 
-const char *tpu_perf_name(int counter)
+const char *tpusim_perf_name(int counter)
 {
 #define PERF(NAME, name) [TPU_PERF_##NAME] = name,
     static const char *const names[TPU_PERF_COUNT] = {TPU_FOR_EACH_PERF(PERF)};
@@ -68,7 +68,7 @@ static void put(char *buf, size_t size, size_t *pos, const char *fmt, ...)
 
 enum { F_ROWS = 1, F_A = 2, F_B = 4, F_LEN = 8, F_STRIDE = 16 };
 
-char *tpu_disasm(const tpu_insn *insn, char *buf, size_t size)
+char *tpusim_disasm(const tpusim_insn *insn, char *buf, size_t size)
 {
     /* Flag suffixes in the table's reading order ("MATMUL.LOAD.ACC": the pop happens before
      * the add). */
@@ -78,11 +78,11 @@ char *tpu_disasm(const tpu_insn *insn, char *buf, size_t size)
         const char *name;
     } flag_order[] = {TPU_FOR_EACH_FLAG(FLAG)};
 #undef FLAG
-    const tpu_fields f = tpu_decode(insn);
+    const tpusim_fields f = tpusim_decode(insn);
     size_t pos = 0;
     if (size)
         buf[0] = '\0';
-    const char *name = tpu_opcode_name(f.op);
+    const char *name = tpusim_opcode_name(f.op);
     if (name[0] == '?') {
         put(buf, size, &pos, "ILLEGAL(0x%02x) w=0x%08x,0x%08x,0x%08x,0x%08x", f.op, insn->w[0],
             insn->w[1], insn->w[2], insn->w[3]);

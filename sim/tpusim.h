@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The ISA's constants (opcodes, flags, error codes, field layout, CSR offsets and bits,
+/* The ISA's constants (opcodes, flags, fault codes, field layout, CSR offsets and bits,
  * performance counters), generated from rtl/tpu_isa.toml. */
 #include "rtl/tpu_isa.h"
 
@@ -25,27 +25,50 @@ extern "C" {
 /* One instruction as little-endian words (w[0] = bits 31:0). */
 typedef struct {
     uint32_t w[TPU_INSN_WORDS];
-} tpu_insn;
+} tpusim_insn;
 
 /* Decoded fields. */
 typedef struct {
     uint32_t op, flags, rows, a, b, len, stride;
-} tpu_fields;
+} tpusim_fields;
 
-tpu_insn tpu_encode(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
-                    uint32_t len, uint32_t stride);
-tpu_fields tpu_decode(const tpu_insn *insn);
-const char *tpu_opcode_name(uint32_t op);  /* "MATMUL", or "?" */
-const char *tpu_error_name(uint32_t code); /* "UB_RANGE", or "?" */
-const char *tpu_perf_name(int counter);    /* "mxu_busy", or "?" */
+tpusim_insn tpusim_encode(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
+                          uint32_t len, uint32_t stride);
+tpusim_fields tpusim_decode(const tpusim_insn *insn);
+const char *tpusim_opcode_name(uint32_t op);  /* "MATMUL", or "?" */
+const char *tpusim_fault_name(uint32_t code); /* "UB_RANGE", or "?" */
+const char *tpusim_perf_name(int counter);    /* "mxu_busy", or "?" */
 /* Writes one line of assembly ("MATMUL.LOAD.ACC rows=16 ub=0 acc=32") into buf; returns buf. */
-char *tpu_disasm(const tpu_insn *insn, char *buf, size_t size);
+char *tpusim_disasm(const tpusim_insn *insn, char *buf, size_t size);
 
 /* Hardware configuration, as the ID registers report it. */
 typedef struct {
     uint32_t array_n, ub_rows, acc_rows, wfifo_tiles, iq_depth;
     uint64_t mem_size;
-} tpu_hwcfg;
+} tpusim_hwcfg;
+
+/* Footprints (docs/isa.md "Footprints", the opcodes' reads and writes in rtl/tpu_isa.toml): an
+ * access of an instruction is count blocks of its space, block i = [first + i * step, + size) in
+ * the space's units (UB or ACC rows, memory bytes, weight-FIFO tiles, parameter sets). */
+typedef struct {
+    int space; /* enum tpu_space */
+    int write; /* 1: writes the blocks, 0: reads them */
+    uint64_t first, count, step, size;
+} tpusim_access;
+
+/* The accesses of instruction f on an array of size array_n into out; returns how many (at most
+ * TPU_FOOTPRINT_MAX). Meaningful once f passes docs/isa.md's operand checks (BAD_OPERAND). */
+int tpusim_footprint(const tpusim_fields *f, uint32_t array_n, tpusim_access *out);
+/* The end of the range covering a's blocks (first when it has none). */
+uint64_t tpusim_access_end(const tpusim_access *a);
+/* The first range check of docs/isa.md "Validation and errors" that the accesses fail (UB, then
+ * ACC, then memory), as a fault code; TPU_FAULT_NONE when every one lies inside cfg. */
+int tpusim_range_fault(const tpusim_access *acc, int count, const tpusim_hwcfg *cfg);
+/* Calls fn for the blocks that prog[0..n)'s instructions write in space (enum tpu_space), in
+ * program order; an access's blocks that touch or overlap come as one range. */
+typedef void tpusim_block_fn(void *ctx, uint64_t first, uint64_t size, size_t insn);
+void tpusim_for_each_write(const tpusim_insn *prog, size_t n, uint32_t array_n, int space,
+                           tpusim_block_fn *fn, void *ctx);
 
 /* ------------------------------------------------ cycle-accurate device -- */
 
@@ -88,7 +111,7 @@ typedef struct {
                                      simulator (mem_latency unused) */
 } tpusim_config;
 
-#define TPUSIM_CORES_MAX 8u
+#define TPUSIM_CORES_MAX TPU_CHIP_CORES_MAX
 
 void tpusim_config_default(tpusim_config *cfg);
 /* The array sizes of the lone cores built into this library, ascending; returns how many (up to
@@ -104,7 +127,7 @@ void tpusim_destroy(tpusim *sim);
 /* Pulse rst for a cycle (every core and the chip CSRs) and set MEM_SIZE (every core's, in one
  * cycle). Memories keep their contents; the memory model's queues are emptied. */
 void tpusim_reset(tpusim *sim);
-void tpusim_hwcfg(tpusim *sim, tpu_hwcfg *out); /* read from core 0's ID registers */
+void tpusim_read_hwcfg(tpusim *sim, tpusim_hwcfg *out); /* read from core 0's ID registers */
 /* C, the cores of a chip; 1 for a lone core (core 0). */
 uint32_t tpusim_cores(const tpusim *sim);
 
@@ -116,7 +139,7 @@ void tpusim_reg_write(tpusim *sim, uint32_t offset, uint32_t v); /* one clock ed
 uint64_t tpusim_perf(tpusim *sim, int counter);                  /* no clock edge */
 
 /* Offer one instruction for one clock edge. Returns 1 if the queue took it, 0 if it was full. */
-int tpusim_push(tpusim *sim, const tpu_insn *insn);
+int tpusim_push(tpusim *sim, const tpusim_insn *insn);
 
 enum tpusim_result {
     TPUSIM_HALTED = 0,  /* a HALT retired */
@@ -127,7 +150,7 @@ enum tpusim_result {
 int tpusim_run(tpusim *sim, uint64_t max_cycles);
 /* Push a whole program as queue space frees up and run it; the program should end in HALT.
  * max_cycles bounds the whole call. */
-int tpusim_run_program(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max_cycles);
+int tpusim_run_program(tpusim *sim, const tpusim_insn *prog, size_t n, uint64_t max_cycles);
 
 /* Cores of a chip. The functions above without a core argument act on core 0 (and the run
  * functions leave the other cores alone: they are clocked, not pushed to nor waited for). These
@@ -136,7 +159,7 @@ int tpusim_run_program(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max
 uint32_t tpusim_core_reg_read(tpusim *sim, uint32_t core, uint32_t offset);
 void tpusim_core_reg_write(tpusim *sim, uint32_t core, uint32_t offset, uint32_t v);
 uint64_t tpusim_core_perf(tpusim *sim, uint32_t core, int counter);
-int tpusim_core_push(tpusim *sim, uint32_t core, const tpu_insn *insn);
+int tpusim_core_push(tpusim *sim, uint32_t core, const tpusim_insn *insn);
 int tpusim_core_ub_read(tpusim *sim, uint32_t core, uint32_t row, int8_t *dst);
 int tpusim_core_acc_read(tpusim *sim, uint32_t core, uint32_t row, int32_t *dst);
 /* Run a program on each core concurrently, as tpusim_run_program does on one: progs[k] (n[k]
@@ -146,7 +169,7 @@ int tpusim_core_acc_read(tpusim *sim, uint32_t core, uint32_t row, int32_t *dst)
  * after its last instruction, or an error), at most max_cycles edges. results[k] (results may be
  * NULL) gets core k's tpusim_result, for the cores taking part. Returns TPUSIM_TIMEOUT if any
  * core timed out, else TPUSIM_ERROR if any stopped with an error, else TPUSIM_HALTED. */
-int tpusim_run_programs(tpusim *sim, const tpu_insn *const *progs, const size_t *n,
+int tpusim_run_programs(tpusim *sim, const tpusim_insn *const *progs, const size_t *n,
                         uint64_t max_cycles, int *results);
 
 /* Feeds: what a control processor pushes into a core's queue, replayed on the device clock. The
@@ -163,12 +186,12 @@ void tpusim_feed_clear(tpusim_feed *f); /* empty, rewound; keeps its storage */
 /* Append: cycles to spend before the next push (they add up), or the next push. -1 if out of
  * memory (the feed is then unchanged). */
 int tpusim_feed_wait(tpusim_feed *f, uint64_t cycles);
-int tpusim_feed_push(tpusim_feed *f, const tpu_insn *insn);
-size_t tpusim_feed_size(const tpusim_feed *f);           /* instructions recorded */
-const tpu_insn *tpusim_feed_insns(const tpusim_feed *f); /* all of them, in order */
-size_t tpusim_feed_taken(const tpusim_feed *f);          /* replayed: taken by the queue */
-uint64_t tpusim_feed_edges(const tpusim_feed *f);        /* replayed: edges spent waiting and
-                                                            offering, refused offers included */
+int tpusim_feed_push(tpusim_feed *f, const tpusim_insn *insn);
+size_t tpusim_feed_size(const tpusim_feed *f);              /* instructions recorded */
+const tpusim_insn *tpusim_feed_insns(const tpusim_feed *f); /* all of them, in order */
+size_t tpusim_feed_taken(const tpusim_feed *f);             /* replayed: taken by the queue */
+uint64_t tpusim_feed_edges(const tpusim_feed *f);           /* replayed: edges spent waiting and
+                                                               offering, refused offers included */
 /* Attach f to core k (replay starts at the next edge, from f's start), or detach with NULL. A
  * feed stays the caller's and stays attached (offering nothing once replayed) until detached or
  * tpusim_reset. A core with a feed attached takes no other pushes. -1 if k is not a core. */
@@ -180,18 +203,8 @@ int tpusim_core_feed(tpusim *sim, uint32_t core, tpusim_feed *f);
  * when it raises either (a HALTED left from before counts). All attached feeds are replayed. */
 int tpusim_run_feeds(tpusim *sim, uint32_t watch, uint64_t max_cycles, int *results);
 
-/* The chip CSRs (docs/isa.md "Chip", rtl/tpu_chip_csr.v). A lone core has none: reads are zero,
- * writes only spend their clock edge. */
-#define TPU_CHIP_CSR_CHIP_ID 0x00u
-#define TPU_CHIP_CSR_CHIP_VERSION 0x04u
-#define TPU_CHIP_CSR_CORES 0x08u
-#define TPU_CHIP_CSR_CTRL 0x0Cu
-#define TPU_CHIP_CSR_BAR_MASK 0x10u
-#define TPU_CHIP_CSR_BAR_ARRIVE 0x14u
-#define TPU_CHIP_CSR_BAR_GEN 0x18u
-#define TPU_CHIP_CSR_MEM_STALL 0x40u  /* + 8k: core k's, low word; high word at + 4 */
-#define TPU_CHIP_ID_MAGIC 0x54505543u /* "TPUC" */
-#define TPU_CHIP_CTRL_CLEAR_PERF (1u << 1)
+/* The chip CSRs (docs/isa.md "Chip CSRs": TPU_CHIP_CSR_* and the rest from rtl/tpu_isa.toml). A
+ * lone core has none: reads are zero, writes only spend their clock edge. */
 uint32_t tpusim_chip_reg_read(tpusim *sim, uint32_t offset);          /* no clock edge */
 void tpusim_chip_reg_write(tpusim *sim, uint32_t offset, uint32_t v); /* one clock edge */
 /* Core k's MEM_STALL counter: cycles its memory request lost the port to another core. */
@@ -225,39 +238,68 @@ int tpusim_trace_close(tpusim *sim, uint64_t *cycles, char *err, size_t errlen);
 
 /* --------------------------------------------------------- golden model -- */
 
-typedef struct tpu_golden tpu_golden;
+typedef struct tpusim_golden tpusim_golden;
 
-tpu_golden *tpu_golden_create(const tpu_hwcfg *cfg); /* NULL if out of memory */
+tpusim_golden *tpusim_golden_create(const tpusim_hwcfg *cfg); /* NULL if out of memory */
 /* The same on the caller's memory of mem_size bytes (several cores' models on one memory), which
  * must outlive it. */
-tpu_golden *tpu_golden_create_on(const tpu_hwcfg *cfg, uint8_t *mem);
-void tpu_golden_destroy(tpu_golden *g);
+tpusim_golden *tpusim_golden_create_on(const tpusim_hwcfg *cfg, uint8_t *mem);
+void tpusim_golden_destroy(tpusim_golden *g);
 /* Reset as the device does: clear FIFO, weights, params, error; keep UB, ACC, memory. */
-void tpu_golden_reset(tpu_golden *g);
-/* Execute one instruction. Returns its tpu_error code; after a non-zero code the model
+void tpusim_golden_reset(tpusim_golden *g);
+/* Execute one instruction. Returns its fault code (TPU_FAULT_*); after a non-zero one the model
  * refuses further instructions (returning the same code) until reset. */
-int tpu_golden_exec(tpu_golden *g, const tpu_insn *insn);
-/* Execute until HALT or an error; returns the error code. *executed gets the index of the HALT
+int tpusim_golden_exec(tpusim_golden *g, const tpusim_insn *insn);
+/* Execute until HALT or a fault; returns the fault code. *executed gets the index of the HALT
  * or of the failing instruction (may be NULL). */
-int tpu_golden_run(tpu_golden *g, const tpu_insn *prog, size_t n, size_t *executed);
-uint8_t *tpu_golden_mem(tpu_golden *g);               /* mem_size bytes */
-int8_t *tpu_golden_ub(tpu_golden *g, uint32_t row);   /* N bytes, or NULL if out of range */
-int32_t *tpu_golden_acc(tpu_golden *g, uint32_t row); /* N values, or NULL if out of range */
-uint32_t tpu_golden_sync_count(const tpu_golden *g);
+int tpusim_golden_run(tpusim_golden *g, const tpusim_insn *prog, size_t n, size_t *executed);
+uint8_t *tpusim_golden_mem(tpusim_golden *g);               /* mem_size bytes */
+int8_t *tpusim_golden_ub(tpusim_golden *g, uint32_t row);   /* N bytes, or NULL if out of range */
+int32_t *tpusim_golden_acc(tpusim_golden *g, uint32_t row); /* N values, or NULL if out of range */
+uint32_t tpusim_golden_sync_count(const tpusim_golden *g);
 
 /* ------------------------------------------------------------ checking -- */
 
 enum tpusim_verdict {
-    TPUSIM_AGREE = 0,  /* same final memory, UB, ACC, error code and ERROR_PC */
+    TPUSIM_AGREE = 0,  /* same final memory, UB, ACC, fault code and ERROR_PC */
     TPUSIM_DIFFER = 1, /* report names the first instruction whose effects differ */
     TPUSIM_HUNG = 2,   /* the device hit max_cycles */
 };
 /* Run prog on the device (tpusim_run_program) and on a golden model started from the device's
- * memory, UB and ACC as they are now, then compare all of them. On a difference the report
- * names the earliest instruction (in program order) that wrote a differing location, the
- * location, and the expected and actual values. */
-int tpusim_verify(tpusim *sim, const tpu_insn *prog, size_t n, uint64_t max_cycles, char *report,
+ * memory, UB and ACC as they are now, then compare the outcome (fault code and ERROR_PC, or the
+ * HALT), SYNC_COUNT and all of memory, UB and ACC (tpusim_compare). The report says what
+ * differs, one finding per line, or "agree: ...". */
+int tpusim_verify(tpusim *sim, const tpusim_insn *prog, size_t n, uint64_t max_cycles, char *report,
                   size_t size);
+
+/* A memory range [addr, addr + size). */
+typedef struct {
+    uint64_t addr, size;
+} tpusim_range;
+
+/* What tpusim_compare compares: the device against a golden model that ran the same
+ * instructions, prog[0..n) (those that ran on both). */
+typedef struct {
+    tpusim_golden *golden;
+    const tpusim_insn *prog;
+    size_t n;
+    int all_memory;             /* 1: all of memory; 0: what prog[0..n) wrote and the ranges */
+    const tpusim_range *ranges; /* more memory to compare with all_memory 0 (may overlap) */
+    size_t nranges;
+    int rows; /* 1: core 0's UB and ACC too */
+} tpusim_compare_spec;
+
+/* Compares the device with spec->golden and attributes each differing location (memory byte, UB
+ * byte, ACC value) to the last instruction of prog[0..n) that wrote it, by the footprints.
+ * Returns the number of differing locations (0: none, and the report is empty), or -1 if the
+ * device could not be read or memory ran out. The report, one line: "3 locations differ (UB 1,
+ * memory 2)" (the kinds that differ), "; earliest last writer of a differing location: insn 4
+ * `WR_HOST ...`: memory at 0x800: expected 0x00, device 0x12" (the location whose last writer
+ * comes first in prog) and "; 1 written by no instruction, first: UB row 3 byte 0: expected 0,
+ * device 5" when some were written by none. *addr (may be NULL) gets the reported location's
+ * address when it is a memory byte, else UINT64_MAX. */
+int64_t tpusim_compare(tpusim *sim, const tpusim_compare_spec *spec, uint64_t *addr, char *report,
+                       size_t size);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
-// trace_files.h - the files around a trace that device.cpp writes (not a public interface):
-// converting FST to VCD with GTKWave's fst2vcd, temporaries beside the target that a signal
-// removes (io/tpuio.h's tracking), and the free space a trace needs.
+// trace_files.h - the files around a trace that device.cpp and tpusim.cpp write (not a public
+// interface): converting FST to VCD with GTKWave's fst2vcd, temporaries beside the target that a
+// signal removes (io/tpuio.h's tracking), and the free space a trace needs.
 #ifndef TPU_SIM_TRACE_FILES_H
 #define TPU_SIM_TRACE_FILES_H
 

@@ -4,4 +4,4 @@
 // GCC's TLS wrapper.
 #include <verilated.h>
 
-void tpu_vl_thread_context(VerilatedContext *ctx) { Verilated::threadContextp(ctx); }
+void tpusim_vl_thread_context(VerilatedContext *ctx) { Verilated::threadContextp(ctx); }

@@ -89,8 +89,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_icarus: %s\n", err);
         return 1;
     }
-    tpu_hwcfg hw;
-    tpusim_hwcfg(sim, &hw);
+    tpusim_hwcfg hw;
+    tpusim_read_hwcfg(sim, &hw);
     uint64_t end = gemm_layout(&d, 64);
     static uint8_t img[MEM], out_vl[MEM];
     tpu_rng r = {7};
@@ -100,9 +100,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_icarus: GEMM does not fit\n");
         return 1;
     }
-    tpu_golden *g = tpu_golden_create(&hw);
-    memcpy(tpu_golden_mem(g), img, MEM);
-    if (!g || tpu_golden_run(g, p.insns, p.n, NULL) != TPU_ERR_OK) {
+    tpusim_golden *g = tpusim_golden_create(&hw);
+    memcpy(tpusim_golden_mem(g), img, MEM);
+    if (!g || tpusim_golden_run(g, p.insns, p.n, NULL) != TPU_FAULT_NONE) {
         fprintf(stderr, "bench_icarus: golden model failed\n");
         return 1;
     }
@@ -168,7 +168,7 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/dump.hex", work);
     FILE *f = fopen(path, "r");
     int same = f != NULL;
-    const uint8_t *gm = tpu_golden_mem(g);
+    const uint8_t *gm = tpusim_golden_mem(g);
     for (size_t i = 0; same && i < MEM; i++) {
         unsigned b;
         same = fscanf(f, "%x", &b) == 1 && b == gm[i] && out_vl[i] == gm[i];
@@ -188,7 +188,7 @@ int main(int argc, char **argv)
            cycles_iv, iv, iv_rate, RUNS_IV, start);
     printf("  Verilator / Icarus speed: %.0fx; results bit-exact vs golden: %s\n",
            vl_rate / iv_rate, same ? "yes" : "NO");
-    tpu_golden_destroy(g);
+    tpusim_golden_destroy(g);
     prog_free(&p);
     tpusim_destroy(sim);
     return same ? 0 : 1;

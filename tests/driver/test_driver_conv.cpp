@@ -23,14 +23,6 @@ namespace
 using namespace conv_test;
 using namespace driver_test;
 
-// The CONV2D flags are the driver's (tpu.h) and the firmware's (firmware.h) alike.
-static_assert(int{FW_CONV_POOLING} == int{TPU_CONV_POOL} &&
-                  int{FW_CONV_OUT_INT8} == int{TPU_GEMM_OUT_INT8} &&
-                  int{FW_CONV_BIAS} == int{TPU_GEMM_BIAS} &&
-                  int{FW_CONV_RELU} == int{TPU_GEMM_RELU} &&
-                  int{FW_CONV_A_UNSIGNED} == int{TPU_GEMM_A_UNSIGNED},
-              "CONV2D flags");
-
 // Runs v on d (array size n) from random operands and checks the output; the stream, the wait
 // and the verification must succeed.
 void run_conv(tpu_device *d, uint32_t n, const Conv &v, uint32_t seed)
@@ -213,6 +205,46 @@ TEST_P(DriverConv, RandomShapes)
         }
         run_conv(d, n, v, 100 + i);
     }
+}
+
+// A refused CONV2D's message names the field and what is wrong with it, as the firmware reports
+// them (CONV2D's own fields once read only "invalid").
+TEST_P(DriverConv, RefusedFieldsSayWhatIsWrong)
+{
+    Dev d(N());
+    uint32_t addr = 0;
+    ASSERT_EQ(tpu_alloc(d, 4096, &addr), TPU_OK);
+    const struct {
+        const char *want;
+        void (*f)(tpu_conv2d &);
+    } cases[] = {
+        {"field 'batch': zero", [](tpu_conv2d &c) { c.batch = 0; }},
+        {"field 'cout': zero, or more than the instruction's rows field holds",
+         [](tpu_conv2d &c) { c.cout = 0; }},
+        {"field 'kh': zero, or taller than the padded input", [](tpu_conv2d &c) { c.kh = 5; }},
+        {"field 'kw': zero, or wider than the padded input", [](tpu_conv2d &c) { c.kw = 0; }},
+        {"field 'stride': zero, or above 255", [](tpu_conv2d &c) { c.stride_w = 0; }},
+        {"field 'pool': not 0 without POOLING", [](tpu_conv2d &c) { c.pool_h = 2; }},
+        {"field 'flags': POOLING without OUT_INT8", [](tpu_conv2d &c) { c.flags = TPU_CONV_POOL; }},
+        {"field 'out overlaps in': the output's extent intersects the input's",
+         [](tpu_conv2d &c) { c.out.offset = 0; }},
+    };
+    for (const auto &k : cases) {
+        tpu_stream *s = tpu_stream_new();
+        uint32_t idx = 0;
+        ASSERT_EQ(tpu_stream_buffer(s, addr, 4096, &idx), TPU_OK);
+        tpu_conv2d c{};
+        c.batch = 1, c.h = 4, c.w = 4, c.c = 1, c.kh = 3, c.kw = 3, c.cout = 1;
+        c.stride_h = c.stride_w = 1;
+        c.in = {idx, 0, 0}, c.kernel = {idx, 1024, 0}, c.out = {idx, 2048, 0};
+        k.f(c);
+        ASSERT_EQ(tpu_stream_conv2d(s, &c), TPU_OK) << k.want;
+        EXPECT_EQ(tpu_submit(d, s), TPU_E_STREAM) << k.want;
+        EXPECT_TRUE(contains(tpu_last_error(d), std::string("command 0: ") + k.want))
+            << tpu_last_error(d);
+        tpu_stream_free(s);
+    }
+    EXPECT_EQ(tpu_free(d, addr), TPU_OK);
 }
 
 std::string name_of(const ::testing::TestParamInfo<uint32_t> &info)

@@ -27,7 +27,7 @@ namespace
 using namespace fw_test;
 
 // The fuzzer's core (stream_fuzz.c): 64 KiB of memory, 512 UB and 256 ACC rows.
-tpu_hwcfg fuzz_cfg(uint32_t n) { return tpu_hwcfg{n, 512, 256, 4, 32, 65536}; }
+tpusim_hwcfg fuzz_cfg(uint32_t n) { return tpusim_hwcfg{n, 512, 256, 4, 32, 65536}; }
 
 const uint32_t kData = 0x1000; // the operands' buffer, after the stream
 
@@ -225,7 +225,7 @@ TEST(StreamSeeds, RunAndMatchTheCommittedFiles)
         const fw_hal hal = h.hal();
         fw_result r;
         ASSERT_EQ(fw_run(&hal, 0, rd32(&seed[1 + FW_HDR_BYTES]), &r), FW_OK) << r.field;
-        EXPECT_EQ(h.error, TPU_ERR_OK) << tpu_error_name(h.error);
+        EXPECT_EQ(h.error, TPU_FAULT_NONE) << tpusim_fault_name(h.error);
         EXPECT_FALSE(std::equal(seed.begin() + 1, seed.end(), h.mem())) << "the run wrote nothing";
         if (write) {
             std::ofstream(kDir + name, std::ios::binary)

@@ -49,7 +49,7 @@ std::vector<uint8_t> conv_bytes(const Conv &v, const uint32_t bufs[4], const uin
 
 // Lays v out (input, tiled kernel, output, parameters, then the stream), runs it and compares all
 // of memory: the output rewritten as the reference says, nothing else touched.
-void run_conv(const tpu_hwcfg &cfg, const Conv &v, uint32_t seed)
+void run_conv(const tpusim_hwcfg &cfg, const Conv &v, uint32_t seed)
 {
     SCOPED_TRACE(describe(v, cfg.array_n) + " seed " + std::to_string(seed));
     GoldenHal h(cfg);
@@ -108,7 +108,7 @@ const uint32_t kArrays[] = {4, 8};
 TEST(FirmwareConv, EdgeShapes)
 {
     for (uint32_t n : kArrays) {
-        const tpu_hwcfg cfg = make_cfg(n);
+        const tpusim_hwcfg cfg = make_cfg(n);
         // 3x3 on one channel, no padding: packed runs (c % N != 0).
         run_conv(cfg, {1, 6, 7, 1, 3, 3, 3}, 1);
         // Padding on every side, stride 2, three channels: pixel planes.
@@ -138,7 +138,7 @@ TEST(FirmwareConv, EdgeShapes)
 TEST(FirmwareConv, OutputKinds)
 {
     for (uint32_t n : kArrays) {
-        const tpu_hwcfg cfg = make_cfg(n);
+        const tpusim_hwcfg cfg = make_cfg(n);
         Conv v{2, 6, 5, 3, 3, 3, 6};
         const uint32_t kinds[] = {0,
                                   FW_CONV_BIAS,
@@ -157,7 +157,7 @@ TEST(FirmwareConv, OutputKinds)
 TEST(FirmwareConv, Pooling)
 {
     for (uint32_t n : kArrays) {
-        const tpu_hwcfg cfg = make_cfg(n);
+        const tpusim_hwcfg cfg = make_cfg(n);
         struct {
             Conv v;
             uint32_t ph, pw, psh, psw;
@@ -238,7 +238,9 @@ struct Valid {
     std::vector<uint8_t> bytes() const { return conv_bytes(v, bufs, offs); }
 };
 
-void expect_field(const std::vector<uint8_t> &cmd, const char *field, uint32_t version = 2)
+// Expects cmd refused by its field and what is wrong with it (why: a part of fw_result.why).
+void expect_field(const std::vector<uint8_t> &cmd, const char *field, const char *why,
+                  uint32_t version = 2)
 {
     GoldenHal h(make_cfg(4));
     auto stream = stream_bytes({{kBase, 0x2000}}, {cmd});
@@ -249,8 +251,28 @@ void expect_field(const std::vector<uint8_t> &cmd, const char *field, uint32_t v
     EXPECT_EQ(fw_run(&hal, 0x10000, static_cast<uint32_t>(stream.size()), &r), FW_ERR_COMMAND)
         << field;
     EXPECT_STREQ(r.field, field);
+    EXPECT_NE(std::string(r.why).find(why), std::string::npos) << field << ": " << r.why;
     EXPECT_EQ(r.cmd, 0u);
     EXPECT_TRUE(h.pushed.empty()) << "nothing runs unless the whole stream is valid";
+}
+
+// The output size, one dimension at a time, as the firmware, the driver and the compiler take it.
+TEST(FirmwareConv, OutputSize)
+{
+    EXPECT_EQ(fw_conv_out_dim(28, 0, 0, 3, 1, 0, 0, 0), 26u);
+    EXPECT_EQ(fw_conv_out_dim(28, 1, 1, 3, 1, 0, 0, 0), 28u);
+    EXPECT_EQ(fw_conv_out_dim(28, 1, 2, 3, 2, 0, 0, 0), 15u);
+    EXPECT_EQ(fw_conv_out_dim(26, 0, 0, 3, 1, 1, 2, 2), 12u); // 24 pooled 2 by 2
+    EXPECT_EQ(fw_conv_out_dim(26, 0, 0, 3, 1, 1, 3, 2), 11u);
+    EXPECT_EQ(fw_conv_out_dim(5, 0, 0, 5, 7, 1, 1, 1), 1u);
+    EXPECT_EQ(fw_conv_out_dim(UINT32_MAX, 255, 255, 1, 1, 0, 0, 0), UINT32_MAX + 510ull);
+    // Nothing fits: the kernel, a stride, the window.
+    EXPECT_EQ(fw_conv_out_dim(4, 1, 0, 6, 1, 0, 0, 0), 0u);
+    EXPECT_EQ(fw_conv_out_dim(4, 0, 0, 0, 1, 0, 0, 0), 0u);
+    EXPECT_EQ(fw_conv_out_dim(4, 0, 0, 3, 0, 0, 0, 0), 0u);
+    EXPECT_EQ(fw_conv_out_dim(4, 0, 0, 3, 1, 1, 3, 1), 0u);
+    EXPECT_EQ(fw_conv_out_dim(4, 0, 0, 3, 1, 1, 0, 1), 0u);
+    EXPECT_EQ(fw_conv_out_dim(4, 0, 0, 3, 1, 1, 2, 0), 0u);
 }
 
 TEST(FirmwareConvValidation, EveryFieldByName)
@@ -261,50 +283,60 @@ TEST(FirmwareConvValidation, EveryFieldByName)
         const auto stream = stream_bytes({{kBase, 0x2000}}, {ok.bytes()});
         EXPECT_EQ(run_stream(h, stream, 0x10000).res.code, FW_OK);
     }
-    expect_field(ok.bytes(), "op", 1); // CONV2D needs a version 2 stream
-    auto bad = [&](const char *field, void (*f)(Valid &)) {
+    expect_field(ok.bytes(), "op", "CONV2D needs a version 2 stream", 1);
+    auto bad = [&](const char *field, const char *why, void (*f)(Valid &)) {
         Valid b;
         f(b);
-        expect_field(b.bytes(), field);
+        expect_field(b.bytes(), field, why);
     };
-    bad("flags", [](Valid &b) { b.v.flags = 0x40; });
-    bad("flags",
+    bad("flags", "an undefined flag bit set", [](Valid &b) { b.v.flags = 0x40; });
+    bad("flags", "POOLING without OUT_INT8",
         [](Valid &b) { b.v.flags = FW_CONV_POOLING, b.v.ph = b.v.pw = b.v.psh = b.v.psw = 1; });
-    bad("batch", [](Valid &b) { b.v.batch = 0; });
-    bad("h", [](Valid &b) { b.v.h = 0; });
-    bad("w", [](Valid &b) { b.v.w = 0; });
-    bad("w", [](Valid &b) { b.v.w = 70000; });
-    bad("c", [](Valid &b) { b.v.c = 0; });
-    bad("cout", [](Valid &b) { b.v.cout = 0; });
-    bad("kh", [](Valid &b) { b.v.kh = 0; });
-    bad("kh", [](Valid &b) { b.v.kh = 9; });
-    bad("kw", [](Valid &b) { b.v.kw = 11, b.v.pl = 1, b.v.pr = 1; });
-    bad("stride", [](Valid &b) { b.v.sh = 0; });
-    bad("stride", [](Valid &b) { b.v.sw = 256; });
-    bad("pool", [](Valid &b) { b.v.ph = 2; });
-    bad("pool", [](Valid &b) {
+    bad("batch", "zero", [](Valid &b) { b.v.batch = 0; });
+    const char *size = "zero, or more than the instruction's rows field holds";
+    bad("h", size, [](Valid &b) { b.v.h = 0; });
+    bad("w", size, [](Valid &b) { b.v.w = 0; });
+    bad("w", size, [](Valid &b) { b.v.w = 70000; });
+    bad("c", size, [](Valid &b) { b.v.c = 0; });
+    bad("cout", size, [](Valid &b) { b.v.cout = 0; });
+    bad("kh", "zero, or taller than the padded input", [](Valid &b) { b.v.kh = 0; });
+    bad("kh", "zero, or taller than the padded input", [](Valid &b) { b.v.kh = 9; });
+    bad("kw", "zero, or wider than the padded input",
+        [](Valid &b) { b.v.kw = 11, b.v.pl = 1, b.v.pr = 1; });
+    bad("stride", "zero, or above 255", [](Valid &b) { b.v.sh = 0; });
+    bad("stride", "zero, or above 255", [](Valid &b) { b.v.sw = 256; });
+    bad("pool", "not 0 without POOLING", [](Valid &b) { b.v.ph = 2; });
+    bad("pool", "a window side zero, or above 15", [](Valid &b) {
         b.v.flags |= FW_CONV_POOLING, b.v.ph = 2, b.v.pw = 16, b.v.psh = b.v.psw = 1;
     });
-    bad("pool", [](Valid &b) {
+    bad("pool", "a window stride zero", [](Valid &b) {
         b.v.flags |= FW_CONV_POOLING, b.v.ph = b.v.pw = 2, b.v.psh = 0, b.v.psw = 1;
     });
-    bad("pool", [](Valid &b) {
+    bad("pool", "the window is larger than the convolution's output", [](Valid &b) {
         b.v.flags |= FW_CONV_POOLING, b.v.ph = 7, b.v.pw = 2, b.v.psh = b.v.psw = 1;
     });
-    bad("in.buf", [](Valid &b) { b.bufs[0] = 1; });
-    bad("in.off", [](Valid &b) { b.offs[0] = 0x1f00; });
-    bad("k.buf", [](Valid &b) { b.bufs[1] = 7; });
-    bad("k.off", [](Valid &b) { b.offs[1] = 0x1fa0; });
-    bad("out.off", [](Valid &b) { b.offs[2] = 0x1fc0; });
-    bad("params.off", [](Valid &b) { b.offs[3] = 0x1fe0; });
-    bad("params.buf", [](Valid &b) { b.v.flags = 0, b.bufs[3] = 1; });
-    bad("params.off", [](Valid &b) { b.v.flags = 0, b.offs[3] = 4; });
-    bad("out overlaps in", [](Valid &b) { b.offs[2] = 0x100; });
-    bad("out overlaps k", [](Valid &b) { b.offs[2] = 0x880; });
-    bad("out overlaps params", [](Valid &b) { b.offs[3] = 0x1010; });
+    const char *index = "not a buffer-table index", *fit = "the operand does not fit in its buffer";
+    bad("in.buf", index, [](Valid &b) { b.bufs[0] = 1; });
+    bad("in.off", fit, [](Valid &b) { b.offs[0] = 0x1f00; });
+    bad("k.buf", index, [](Valid &b) { b.bufs[1] = 7; });
+    bad("k.off", fit, [](Valid &b) { b.offs[1] = 0x1fa0; });
+    bad("out.buf", index, [](Valid &b) { b.bufs[2] = 2; });
+    bad("out.off", fit, [](Valid &b) { b.offs[2] = 0x1fc0; });
+    bad("params.buf", index, [](Valid &b) { b.bufs[3] = 3; });
+    bad("params.off", fit, [](Valid &b) { b.offs[3] = 0x1fe0; });
+    bad("params.buf", "not 0 without BIAS or OUT_INT8",
+        [](Valid &b) { b.v.flags = 0, b.bufs[3] = 1; });
+    bad("params.off", "not 0 without BIAS or OUT_INT8",
+        [](Valid &b) { b.v.flags = 0, b.offs[3] = 4; });
+    bad("out overlaps in", "the output's extent intersects the input's",
+        [](Valid &b) { b.offs[2] = 0x100; });
+    bad("out overlaps k", "the output's extent intersects the kernel's",
+        [](Valid &b) { b.offs[2] = 0x880; });
+    bad("out overlaps params", "the output's extent intersects the parameters'",
+        [](Valid &b) { b.offs[3] = 0x1010; });
     // The kernel's extent is KT x NT tiles: a kernel taller than its buffer holds (padding
     // makes it legal).
-    bad("k.off", [](Valid &b) { b.v.h = 1, b.v.kh = 400, b.v.pt = b.v.pb = 255; });
+    bad("k.off", fit, [](Valid &b) { b.v.h = 1, b.v.kh = 400, b.v.pt = b.v.pb = 255; });
 }
 
 TEST(FirmwareConvValidation, TooWideForTheCore)

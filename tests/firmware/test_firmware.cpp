@@ -78,7 +78,7 @@ struct GemmCase {
 // Lays a case out in memory (one buffer per operand, then the stream), runs the firmware and
 // checks all of memory against the reference: C's elements rewritten, nothing else touched.
 // A tiled B's padding holds junk, which must not reach C.
-void run_case(const tpu_hwcfg &cfg, const GemmCase &gc, uint64_t seed)
+void run_case(const tpusim_hwcfg &cfg, const GemmCase &gc, uint64_t seed)
 {
     SCOPED_TRACE(::testing::Message()
                  << "N=" << cfg.array_n << " ub=" << cfg.ub_rows << " acc=" << cfg.acc_rows
@@ -169,7 +169,7 @@ void run_case(const tpu_hwcfg &cfg, const GemmCase &gc, uint64_t seed)
     const uint64_t lo[] = {a, b, p, c},
                    hi[] = {a + sizes[0], b + sizes[1], p + sizes[3], c + sizes[2]};
     for (size_t i = 0; i < h.pushed.size(); i++) {
-        const tpu_fields f = tpu_decode(&h.pushed[i]);
+        const tpusim_fields f = tpusim_decode(&h.pushed[i]);
         if (f.op < TPU_OP_RD_HOST || f.op > TPU_OP_WR_HOST || f.op == TPU_OP_MATMUL ||
             f.op == TPU_OP_ACTIVATE)
             continue;
@@ -177,7 +177,7 @@ void run_case(const tpu_hwcfg &cfg, const GemmCase &gc, uint64_t seed)
         const uint64_t end = f.a + uint64_t{f.rows - 1} * f.stride + f.len;
         char text[128];
         ASSERT_TRUE(f.a >= lo[which] && end <= hi[which])
-            << "instruction " << i << ": " << tpu_disasm(&h.pushed[i], text, sizeof text);
+            << "instruction " << i << ": " << tpusim_disasm(&h.pushed[i], text, sizeof text);
         // A tiled B's RD_WEIGHT reads one tile's k rows, cut at k, whole (contiguous, four to a
         // request): its padding columns, junk above, only reach accumulator columns never written
         // out.
@@ -189,7 +189,7 @@ void run_case(const tpu_hwcfg &cfg, const GemmCase &gc, uint64_t seed)
         const uint32_t n0 = static_cast<uint32_t>(tile / kt_count) * t;
         ASSERT_TRUE((f.a - b) % (t * t) == 0 && f.stride == t && f.rows == std::min(t, g.k - k0) &&
                     f.len == t && n0 < g.n)
-            << "instruction " << i << ": " << tpu_disasm(&h.pushed[i], text, sizeof text);
+            << "instruction " << i << ": " << tpusim_disasm(&h.pushed[i], text, sizeof text);
     }
 }
 
@@ -262,11 +262,11 @@ TEST(FirmwareGemm, LayoutsAndAlignment)
 TEST(FirmwareGemm, SmallCores)
 {
     uint64_t seed = 41;
-    const tpu_hwcfg cfgs[] = {
+    const tpusim_hwcfg cfgs[] = {
         make_cfg(4, 64, 16, 1),  make_cfg(4, 16, 8, 2),  make_cfg(8, 8, 4, 4),
         make_cfg(8, 300, 64, 3), make_cfg(16, 40, 2, 1), make_cfg(16, 4, 2, 2),
     };
-    for (const tpu_hwcfg &cfg : cfgs)
+    for (const tpusim_hwcfg &cfg : cfgs)
         for (const GemmCase &gc :
              {GemmCase{37, 45, 19}, GemmCase{5, 200, 33, FW_GEMM_OUT_INT8},
               GemmCase{130, 7, 9, FW_GEMM_BIAS | FW_GEMM_RELU}, GemmCase{1, 1, 1},
@@ -280,7 +280,7 @@ TEST(FirmwareGemm, RandomCases)
     tpu_rng rng{61};
     for (int i = 0; i < 150; i++) {
         const uint32_t n = kArrays[rng_below(&rng, 3)];
-        const tpu_hwcfg cfg =
+        const tpusim_hwcfg cfg =
             make_cfg(n, 4 + rng_below(&rng, 400), 2 + rng_below(&rng, 300), 1 + rng_below(&rng, 5));
         GemmCase gc{1 + rng_below(&rng, 90), 1 + rng_below(&rng, 90), 1 + rng_below(&rng, 90),
                     rng_below(&rng, FW_GEMM_FLAGS_ALL + 1)};
@@ -297,7 +297,7 @@ TEST(FirmwareGemm, RandomCases)
 // Two GEMMs in one stream, the second consuming the first's int8 output: commands run in order.
 TEST(FirmwareGemm, ChainedCommands)
 {
-    const tpu_hwcfg cfg = make_cfg(8);
+    const tpusim_hwcfg cfg = make_cfg(8);
     GoldenHal h(cfg);
     tpu_rng rng{51};
     const uint32_t m = 20, k = 30, n1 = 17, n2 = 9;
@@ -336,7 +336,7 @@ TEST(FirmwareGemm, ChainedCommands)
     std::memcpy(expect.data() + 0x8000, stream.data(), stream.size());
     const Outcome r = run_stream(h, stream, 0x8000);
     ASSERT_EQ(r.res.code, FW_OK) << r.res.field;
-    EXPECT_EQ(tpu_golden_sync_count(h.g), 2u);
+    EXPECT_EQ(tpusim_golden_sync_count(h.g), 2u);
     expect_memory(h, expect);
 }
 
@@ -381,6 +381,7 @@ void expect_reject_on(GoldenHal &h, const std::vector<uint8_t> &stream, int code
     EXPECT_EQ(res.cmd, cmd) << field;
     EXPECT_EQ(res.buf, buf) << field;
     EXPECT_STREQ(res.field, field);
+    EXPECT_STRNE(res.why, "") << field; // what is wrong with it
     EXPECT_EQ(res.insns, 0u) << field;
     EXPECT_TRUE(h.pushed.empty()) << field;
 }
@@ -704,6 +705,7 @@ TEST(FirmwareValidation, Hardware)
         fw_result res;
         EXPECT_EQ(fw_run(&hal, kStreamAt, static_cast<uint32_t>(stream.size()), &res), FW_ERR_HW);
         EXPECT_STREQ(res.field, names[i]);
+        EXPECT_STRNE(res.why, "") << names[i];
         EXPECT_TRUE(h.pushed.empty());
     }
     // A newer minor version is fine.
@@ -718,10 +720,10 @@ TEST(FirmwareValidation, CoreErrors)
     const auto stream = BadStream().bytes();
     {
         GoldenHal h(make_cfg(8));
-        h.error = TPU_ERR_UB_RANGE;
+        h.error = TPU_FAULT_UB_RANGE;
         const Outcome r = run_stream(h, stream, kStreamAt);
         EXPECT_EQ(r.res.code, FW_ERR_CORE);
-        EXPECT_EQ(r.res.core_error, uint32_t{TPU_ERR_UB_RANGE});
+        EXPECT_EQ(r.res.core_error, uint32_t{TPU_FAULT_UB_RANGE});
         EXPECT_EQ(r.res.cmd, FW_NO_INDEX);
         EXPECT_STREQ(r.res.field, "STATUS");
         EXPECT_EQ(r.insns, 0u);
@@ -734,7 +736,7 @@ TEST(FirmwareValidation, CoreErrors)
         h.fail_after = at;
         const Outcome r = run_stream(h, stream, kStreamAt);
         EXPECT_EQ(r.res.code, FW_ERR_CORE);
-        EXPECT_EQ(r.res.core_error, uint32_t{TPU_ERR_MEM_FAULT});
+        EXPECT_EQ(r.res.core_error, uint32_t{TPU_FAULT_MEM_FAULT});
         EXPECT_EQ(r.res.cmd, at == total - 2 ? FW_NO_INDEX : 1u);
         EXPECT_STREQ(r.res.field, "STATUS");
         EXPECT_EQ(r.insns, at + 1);

@@ -24,8 +24,8 @@ static void check(bool ok)
 }
 
 typedef struct {
-    tpu_golden *g;
-    tpu_hwcfg hw;
+    tpusim_golden *g;
+    tpusim_hwcfg hw;
     int error;      /* the golden model's error code once one occurred */
     uint64_t insns; /* instructions executed */
 } device;
@@ -33,10 +33,10 @@ typedef struct {
 static int hal_push(void *ctx, const uint32_t w[4])
 {
     device *d = ctx;
-    tpu_insn insn;
+    tpusim_insn insn;
     memcpy(insn.w, w, sizeof insn.w);
     if (!d->error)
-        d->error = tpu_golden_exec(d->g, &insn);
+        d->error = tpusim_golden_exec(d->g, &insn);
     d->insns++;
     return 1;
 }
@@ -64,7 +64,7 @@ static int hal_mem_read(void *ctx, uint32_t addr, void *dst, uint32_t n)
     device *d = ctx;
     if ((uint64_t)addr + n > d->hw.mem_size)
         return -1;
-    memcpy(dst, tpu_golden_mem(d->g) + addr, n);
+    memcpy(dst, tpusim_golden_mem(d->g) + addr, n);
     return 0;
 }
 
@@ -301,9 +301,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     d.hw.wfifo_tiles = 4;
     d.hw.iq_depth = 32;
     d.hw.mem_size = MEM_SIZE;
-    d.g = tpu_golden_create(&d.hw);
+    d.g = tpusim_golden_create(&d.hw);
     check(d.g != NULL);
-    uint8_t *mem = tpu_golden_mem(d.g);
+    uint8_t *mem = tpusim_golden_mem(d.g);
     const size_t n = size - 1 < MEM_SIZE ? size - 1 : MEM_SIZE;
     memcpy(mem, data + 1, n);
     uint8_t *before = malloc(MEM_SIZE);
@@ -323,7 +323,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check(r.field && r.field[0] && d.insns == 0 && r.insns == 0);
         check(memcmp(before, mem, MEM_SIZE) == 0);
     } else {
-        check(d.error == TPU_ERR_OK && d.insns == r.insns);
+        check(d.error == TPU_FAULT_NONE && d.insns == r.insns);
         const uint32_t buffers = rd32(before, FW_HDR_BUFFERS);
         const uint32_t commands = rd32(before, FW_HDR_COMMANDS);
         uint64_t off = FW_HEADER_BYTES + (uint64_t)buffers * FW_BUFFER_BYTES;
@@ -339,6 +339,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check(memcmp(before, mem, MEM_SIZE) == 0);
     }
     free(before);
-    tpu_golden_destroy(d.g);
+    tpusim_golden_destroy(d.g);
     return 0;
 }

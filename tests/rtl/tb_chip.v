@@ -1,4 +1,5 @@
 `default_nettype none
+`include "tpu_isa.vh"
 `timescale 1ns / 1ps
 // tpu_chip, each chip on its own shared memory model (model/mem_model.v), programs pushed the way
 // tb_core.v pushes them and results checked against a GEMM reference kept in this bench.
@@ -35,8 +36,10 @@ module tb_chip;
                      OP_WR_HOST = 8'h06, OP_HALT = 8'h08;
     localparam [7:0] F_ACC = 8'h01, F_LOAD = 8'h02, F_SRC_ACC = 8'h20;
     localparam [7:0] A_STATUS = 8'h24, A_PERF_STALL_MEM = 8'h68;
-    localparam [7:0] B_ID = 8'h00, B_VERSION = 8'h04, B_CORES = 8'h08, B_CTRL = 8'h0C,
-                     B_MASK = 8'h10, B_ARRIVE = 8'h14, B_GEN = 8'h18, B_STALL = 8'h40;
+    localparam [7:0] B_ID = `TPU_CHIP_CSR_CHIP_ID, B_VERSION = `TPU_CHIP_CSR_CHIP_VERSION,
+                     B_CORES = `TPU_CHIP_CSR_CORES, B_CTRL = `TPU_CHIP_CSR_CTRL,
+                     B_MASK = `TPU_CHIP_CSR_BAR_MASK, B_ARRIVE = `TPU_CHIP_CSR_BAR_ARRIVE,
+                     B_GEN = `TPU_CHIP_CSR_BAR_GEN, B_STALL = `TPU_CHIP_CSR_MEM_STALL;
     // Memory: both weight tiles at 0, core k's input, outputs and second outputs at X0, Y0, Z0
     // + k * 4096.
     localparam WA = 0, X0 = 4096, Y0 = 24576, Z0 = 45056;

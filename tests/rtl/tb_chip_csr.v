@@ -1,4 +1,5 @@
 `default_nettype none
+`include "tpu_isa.vh"
 // tpu_chip_csr at C = 1, 3 and 8 (one chip_csr_bench each, side by side).
 // Checks: CHIP_ID, CHIP_VERSION, CORES; unmapped, unaligned and write-only offsets read zero;
 // each core's stall counter counts its stall input (random, every cycle) and carries into its high
@@ -14,8 +15,10 @@ module chip_csr_bench #(
 ) (
     output reg done
 );
-    localparam [7:0] A_ID = 8'h00, A_VERSION = 8'h04, A_CORES = 8'h08, A_CTRL = 8'h0C,
-                     A_MASK = 8'h10, A_ARRIVE = 8'h14, A_GEN = 8'h18, A_STALL = 8'h40;
+    localparam [7:0] A_ID = `TPU_CHIP_CSR_CHIP_ID, A_VERSION = `TPU_CHIP_CSR_CHIP_VERSION,
+                     A_CORES = `TPU_CHIP_CSR_CORES, A_CTRL = `TPU_CHIP_CSR_CTRL,
+                     A_MASK = `TPU_CHIP_CSR_BAR_MASK, A_ARRIVE = `TPU_CHIP_CSR_BAR_ARRIVE,
+                     A_GEN = `TPU_CHIP_CSR_BAR_GEN, A_STALL = `TPU_CHIP_CSR_MEM_STALL;
     localparam [C-1:0] ALL = {C{1'b1}};
 
     reg clk = 1'b0;

@@ -1,4 +1,5 @@
 `default_nettype none
+`include "tpu_isa.vh"
 `timescale 1ns / 1ps
 // tpu_seq with fake units and a cycle-exact reference of docs/isa.md's validation and
 // interlocks. The fake activate and store units and the load unit's zero engine take a command
@@ -7,7 +8,9 @@
 // in order after random delays (loads with fault when the test asks).
 //
 // Every cycle the bench computes from its own model (the instructions in flight, the head, the
-// weight-FIFO count, ERROR/HALTED) what the sequencer must do and compares: head register
+// weight-FIFO count, ERROR/HALTED) and the footprints of rtl/tpu_isa.toml (the generated
+// tpu_footprint.vh: so this bench checks tpu_seq's own interlock logic against them) what the
+// sequencer must do and compares: head register
 // loaded exactly one cycle after the push (or after the previous head issues), the head's
 // command fields, each unit's cmd_valid (so no issue with a RAW/WAR/WAW overlap on UB, ACC,
 // memory or parameters with another unit's instruction in flight, MATMULs exempt among
@@ -156,36 +159,21 @@ module tb_seq;
         endcase
     endfunction
 
-    // MATMUL: UB rows between its rows (0 meaning 1).
-    function [63:0] mm_step(input [127:0] x);
-        mm_step = x[127:96] == 0 ? 1 : x[127:96];
+    // The footprints (rtl/tpu_isa.toml, generated): tpu_hull(x, space, write).
+    `include "tpu_footprint.vh"
+
+    // Whether what x touches of a space (either way) ends past lim.
+    function past(input [127:0] x, input integer space, input [63:0] lim);
+        reg [127:0] r, w;
+        begin
+            r = tpu_hull(x, space, 0);
+            w = tpu_hull(x, space, 1);
+            past = r[127:64] > lim || w[127:64] > lim;
+        end
     endfunction
 
-    // ACTIVATE (ISA 1.2): UB rows between its output rows, the len field (0 meaning 1).
-    function [63:0] act_step(input [127:0] x);
-        act_step = x[95:84] == 0 ? 1 : x[95:84];
-    endfunction
-
-    // UB rows a MATMUL or an ACTIVATE spans from a, ACC rows an ACTIVATE spans from b (POOL:
-    // its windows').
-    function [63:0] ub_span(input [127:0] x);
-        ub_span = x[7:0] == 8'h04 ? (x[31:16] - 64'd1) * mm_step(x) + 1 :
-            x[7:0] == 8'h05 ? (x[31:16] - 64'd1) * act_step(x) + 1 : x[31:16];
-    endfunction
-
-    // UB rows an RD_HOST writes, or a WR_HOST from UB reads, from b (ISA 1.2): rows * ceil(len
-    // / N).
-    function [63:0] host_span(input [127:0] x);
-        host_span = x[31:16] * ((x[95:84] + N - 1) / N);
-    endfunction
-
-    function [63:0] acc_span(input [127:0] x);
-        acc_span = (x[7:0] == 8'h05 && x[14]) ?
-            (x[31:16] - 64'd1) * x[111:104] + (x[99:96] - 64'd1) * x[127:112] + x[103:100] :
-            x[31:16];
-    endfunction
-
-    // docs/isa.md "Validation and errors", with wc the tiles counted at issue.
+    // docs/isa.md "Validation and errors", with wc the tiles counted at issue; the range checks
+    // (3, 4, 5) on the footprints.
     function [3:0] ref_code(input [127:0] x, input [31:0] msize, input integer wc);
         reg [7:0] op;
         reg [7:0] fl;
@@ -217,55 +205,12 @@ module tb_seq;
             endcase
             if (op < 1 || op > 9) ref_code = 1;
             else if (bad) ref_code = 2;
-            else if ((op == 1 || (op == 6 && !src)) && b + host_span(x) > UB_ROWS) ref_code = 3;
-            else if (op == 9 && b + rows > UB_ROWS) ref_code = 3;
-            else if ((op == 4 || op == 5) && a + ub_span(x) > UB_ROWS) ref_code = 3;
-            else if ((op == 4 || op == 5 || (op == 6 && src)) && b + acc_span(x) > ACC_ROWS)
-                ref_code = 4;
-            else if (op >= 1 && op <= 3 || op == 6) begin
-                if (a + (rows - 1) * stride + len > msize) ref_code = 5;
-                else if (op == 2 && wc == TILES) ref_code = 8;
-                else ref_code = 0;
-            end else if (op == 4 && fl[1] && wc == 0) ref_code = 7;
+            else if (past(x, `TPU_SPACE_UB, UB_ROWS)) ref_code = 3;
+            else if (past(x, `TPU_SPACE_ACC, ACC_ROWS)) ref_code = 4;
+            else if (past(x, `TPU_SPACE_MEM, {32'd0, msize})) ref_code = 5;
+            else if (op == 2 && wc == TILES) ref_code = 8;
+            else if (op == 4 && fl[1] && wc == 0) ref_code = 7;
             else ref_code = 0;
-        end
-    endfunction
-
-    // The rows/bytes an instruction reads (wr = 0) or writes (wr = 1) of one resource
-    // (0 UB, 1 ACC, 2 memory, 3 parameters), as {hi, lo}, [lo, hi); empty is {0, 0}.
-    function [127:0] rng(input [127:0] x, input integer res, input integer wr);
-        reg [7:0] op;
-        reg [7:0] fl;
-        reg [63:0] rows, a, b, len, stride;
-        reg src;
-        begin
-            op = x[7:0];
-            fl = x[15:8];
-            rows = x[31:16];
-            a = x[63:32];
-            b = x[83:64];
-            len = x[95:84];
-            stride = x[127:96];
-            src = fl[5];
-            rng = 128'd0;
-            case (res)
-                0:
-                if (!wr && op == 4) rng = {a + ub_span(x), a};
-                else if (!wr && op == 6 && !src) rng = {b + host_span(x), b};
-                else if (wr && op == 1) rng = {b + host_span(x), b};
-                else if (wr && op == 9) rng = {b + rows, b};
-                else if (wr && op == 5) rng = {a + ub_span(x), a};
-                1:
-                if (!wr && op == 5) rng = {b + acc_span(x), b};
-                else if (!wr && ((op == 6 && src) || (op == 4 && fl[0]))) rng = {b + rows, b};
-                else if (wr && op == 4) rng = {b + rows, b};
-                2:
-                if ((!wr && op >= 1 && op <= 3) || (wr && op == 6))
-                    rng = {a + (rows - 64'd1) * stride + len, a};
-                default:
-                if ((!wr && (op == 5 || (op == 6 && src && fl[3]))) || (wr && op == 3))
-                    rng = {64'd1, 64'd0};
-            endcase
         end
     endfunction
 
@@ -273,18 +218,25 @@ module tb_seq;
         ovl = x[127:64] != 0 && y[127:64] != 0 && x[63:0] < y[127:64] && y[63:0] < x[127:64];
     endfunction
 
-    // Kinds of dependency of nw on old, as bits {res*3 + kind}, kind 0 RAW, 1 WAR, 2 WAW.
-    function [11:0] deps(input [127:0] nw, input [127:0] old);
+    // Kinds of dependency of nw on old in the interlocked spaces, as bits {space*3 + kind}, kind
+    // 0 RAW, 1 WAR, 2 WAW.
+    localparam DW = 3 * `TPU_SPACES;
+    function [DW-1:0] deps(input [127:0] nw, input [127:0] old);
         integer r;
         begin
-            deps = 12'd0;
-            for (r = 0; r < 4; r = r + 1) begin
-                deps[3*r]   = ovl(rng(nw, r, 0), rng(old, r, 1));
-                deps[3*r+1] = ovl(rng(nw, r, 1), rng(old, r, 0));
-                deps[3*r+2] = ovl(rng(nw, r, 1), rng(old, r, 1));
+            deps = {DW{1'b0}};
+            for (r = 0; r < `TPU_SPACES; r = r + 1)
+            if (`TPU_SPACES_INTERLOCKED >> r & 1) begin
+                deps[3*r]   = ovl(tpu_hull(nw, r, 0), tpu_hull(old, r, 1));
+                deps[3*r+1] = ovl(tpu_hull(nw, r, 1), tpu_hull(old, r, 0));
+                deps[3*r+2] = ovl(tpu_hull(nw, r, 1), tpu_hull(old, r, 1));
             end
         end
     endfunction
+    // The kinds that must have held an instruction back: every one that can occur between two
+    // units (UB RAW/WAR/WAW, ACC RAW/WAR, memory RAW/WAR, parameter RAW/WAR).
+    localparam [DW-1:0] COV_WANT = 7 << 3 * `TPU_SPACE_UB | 3 << 3 * `TPU_SPACE_ACC |
+        3 << 3 * `TPU_SPACE_MEM | 3 << 3 * `TPU_SPACE_PARAMS;
 
     // ------------------------------------------------------------ program and model state
     reg [127:0] prog[0:PMAX-1];
@@ -319,7 +271,7 @@ module tb_seq;
     integer mx_delay = 0;  // fixed MXU delay, 0: random
 
     // coverage
-    reg [11:0] cov_held = 12'd0;
+    reg [DW-1:0] cov_held = {DW{1'b0}};
     reg [15:0] codes_seen = 16'd0;
     integer sync_waits = 0, overlap_cycles = 0, mm_b2b = 0, total_issued = 0, faults_seen = 0;
     integer zero_held = 0;  // cycles a ZERO waited for a load, or a load for a ZERO
@@ -361,11 +313,11 @@ module tb_seq;
         exp_sys,
         exp_issue;
     reg ld_room, st_free, ac_free, zr_free, mx_room, all_free, fault_now, exp_zr;
-    reg [ 11:0] dz;  // dependencies between a ZERO and a load
+    reg [DW-1:0] dz;  // dependencies between a ZERO and a load
     reg [127:0] hx;
-    reg [  3:0] hcode;
+    reg [3:0] hcode;
     integer hu, qcount, i, mx_busy_n, ld_busy_n, n_ret;
-    reg [11:0] d;
+    reg [DW-1:0] d;
     integer cand_pc;
     reg [3:0] cand_code;
 
@@ -433,8 +385,8 @@ module tb_seq;
             mx_busy_n = mx_n - mx_done;
             mx_room = mx_busy_n < 4;
             all_free = ld_busy_n == 0 && st_free && ac_free && zr_free && mx_busy_n == 0;
-            d = 12'd0;
-            dz = 12'd0;
+            d = {DW{1'b0}};
+            dz = {DW{1'b0}};
             // Loads are exempt among themselves, but a ZERO and a load are not.
             if (hu != U_LD) for (i = ld_done; i < ld_n; i = i + 1) d = d | deps(hx, prog[ld_j[i]]);
             if (hu == U_ZR)
@@ -446,7 +398,7 @@ module tb_seq;
             if (hu != U_ST && !st_free) d = d | deps(hx, prog[st_j]);
             if (hu != U_AC && !ac_free) d = d | deps(hx, prog[ac_j]);
             if (hu != U_MX) for (i = mx_done; i < mx_n; i = i + 1) d = d | deps(hx, prog[mx_j[i]]);
-            exp_hz = d != 12'd0;
+            exp_hz = d != {DW{1'b0}};
             exp_ld = exp_go && hu == U_LD && ld_room && !exp_hz;
             exp_mx = exp_go && hu == U_MX && mx_room && !exp_hz;
             exp_ac = exp_go && hu == U_AC && ac_free && !exp_hz;
@@ -494,7 +446,7 @@ module tb_seq;
 
             // Coverage.
             if (exp_go && exp_hz) cov_held = cov_held | d;
-            if (exp_go && dz != 12'd0) zero_held = zero_held + 1;
+            if (exp_go && dz != {DW{1'b0}}) zero_held = zero_held + 1;
             if (zr_j >= 0 && ld_n > 0) zero_overlap = zero_overlap + 1;
             if (exp_go && hu == U_SYS && !all_free && hx[7:0] == 8'h07) sync_waits = sync_waits + 1;
             if (ld_busy_n == LD_SLOTS) ld_full_cycles = ld_full_cycles + 1;
@@ -847,10 +799,10 @@ module tb_seq;
         max_delay = 8;
         for (ph = 0; ph < 8; ph = ph + 1) random_valid(40, 6);
         for (ph = 0; ph < 40; ph = ph + 1) random_malformed;
-        if ((cov_held & 12'h6df) != 12'h6df) begin
+        if ((cov_held & COV_WANT) != COV_WANT) begin
             $display(
-                "FAIL: seq: hazard coverage %b: expected bits UB RAW/WAR/WAW, ACC RAW/WAR, memory RAW/WAR, param RAW/WAR (mask 011011011111)",
-                cov_held);
+                "FAIL: seq: hazard coverage %b: expected bits UB RAW/WAR/WAW, ACC RAW/WAR, memory RAW/WAR, param RAW/WAR (mask %b)",
+                cov_held, COV_WANT);
             $finish;
         end
         if (codes_seen[8:1] != 8'hff || sync_waits == 0 || overlap_cycles == 0 || mm_b2b < 10 || faults_seen == 0

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""rtl/tpu_isagen.py: the table generates, and a broken table fails naming the entry.
+"""rtl/tpu_isagen.py: the table generates, a broken table fails naming the entry, and
+--check-doc finds docs/isa.md's tables in agreement with it, and a broken page not.
 
 usage: test_isagen.py <repo root>
-Each case edits the text of rtl/tpu_isa.toml and runs the generator on the copy.
+Each case edits the text of rtl/tpu_isa.toml (or docs/isa.md) and runs the generator on the copy.
 """
 
 import os
@@ -51,7 +52,7 @@ class IsaGen(unittest.TestCase):
         self.assertIn("`define TPU_OP_MATMUL 8'h04\n", vh)
         self.assertIn("`define TPU_INSN_B 83:64\n", vh)
         self.assertIn("`define TPU_F_SRC_ACC_BIT 5\n", vh)
-        self.assertIn("`define TPU_ERR_WFIFO_FULL 4'd8\n", vh)
+        self.assertIn("`define TPU_FAULT_WFIFO_FULL 4'd8\n", vh)
         self.assertIn("`define TPU_CSR_INSN_COUNT 8'h3c\n", vh)
         self.assertIn("`define TPU_PERF_COUNT 10\n", vh)
         self.assertIn("TPU_OP_MATMUL = 0x04,", h)
@@ -59,6 +60,17 @@ class IsaGen(unittest.TestCase):
         self.assertIn("#define TPU_INSN_LEN_SHIFT 20\n", h)
         self.assertIn("#define TPU_STATUS_ERROR (1u << 2)", h)
         self.assertIn("X(MXU_BUSY, \"mxu_busy\")", h)
+        self.assertIn("`define TPU_CHIP_CSR_BAR_GEN 8'h18\n", vh)
+        self.assertIn("`define TPU_CHIP_CTRL_CLEAR_PERF_BIT 1\n", vh)
+        self.assertIn("TPU_CHIP_CSR_MEM_STALL = 0x40,", h)
+        self.assertIn("#define TPU_CHIP_ID_MAGIC 0x54505543u\n", h)
+        self.assertIn("X(MATMUL, UB, 0, 1, a, rows, TPU_FOOTPRINT_NZ(stride), 1)", h)
+        self.assertIn("X(WR_HOST, PARAMS, 0, (flags & TPU_F_SRC_ACC) && (flags & TPU_F_BIAS), ", h)
+        self.assertIn("X(UB, UB_ROWS, UB_RANGE)", h)
+        with open(os.path.join(out, "tpu_footprint.vh"), encoding="utf-8") as f:
+            fp = f.read()
+        self.assertIn("function [127:0] tpu_hull(", fp)
+        self.assertIn("size = (ph - 64'd1) * pitch + pw;", fp)
         mtime = os.stat(os.path.join(out, "tpu_isa.h")).st_mtime_ns
         os.utime(os.path.join(out, "tpu_isa.h"), ns=(mtime - 10**9, mtime - 10**9))
         self.assertEqual(self.run_gen(self.table)[0].returncode, 0)
@@ -100,8 +112,8 @@ class IsaGen(unittest.TestCase):
         self.fails(self.edited('opcodes = ["WR_HOST"]', 'opcodes = ["WR_HOSTS"]'),
                    "flag 'SRC_ACC'", "no opcode named 'WR_HOSTS'")
 
-    def test_error_value_too_wide(self):
-        self.fails(self.edited("value = 8\n", "value = 16\n"), "error.code 'WFIFO_FULL' value")
+    def test_fault_value_too_wide(self):
+        self.fails(self.edited("value = 8\n", "value = 16\n"), "fault.code 'WFIFO_FULL' value")
 
     def test_csr_offset_taken_and_unaligned(self):
         self.fails(self.edited("offset = 0x3C", "offset = 0x38"),
@@ -112,6 +124,66 @@ class IsaGen(unittest.TestCase):
     def test_counters_overlap_a_csr(self):
         self.fails(self.edited("offset = 0x3C", "offset = 0x48"),
                    "perf.counter 'mxu_busy'", "offset 0x48 already used by csr.reg 'INSN_COUNT'")
+
+    def test_chip_registers(self):
+        self.fails(self.edited("offset = 0x18\naccess = \"R\"\ndescription = \"barrier",
+                               "offset = 0x10\naccess = \"R\"\ndescription = \"barrier"),
+                   "chip.reg 'BAR_GEN'", "offset 0x10 already used by chip.reg 'BAR_MASK'")
+        self.fails(self.edited("mem_stall = 0x40", "mem_stall = 0x10"),
+                   "chip.mem_stall", "offset 0x10 already used by chip.reg 'BAR_MASK'")
+        self.fails(self.edited("cores_max = 8", "cores_max = 40"),
+                   "chip.mem_stall", "past the 8-bit CSR space")
+
+    def test_footprints(self):
+        matmul = '{ space = "ub", first = "a", count = "rows", step = "nz(stride)" }'
+        self.fails(self.edited(matmul, matmul.replace('"ub"', '"ubb"')),
+                   "opcode 'MATMUL' reads #1", "no space named 'ubb'")
+        self.fails(self.edited(matmul, matmul.replace("nz(stride)", "nz(strides)")),
+                   "opcode 'MATMUL' reads #1 step", "unknown name 'strides'")
+        self.fails(self.edited(matmul, matmul.replace("nz(stride)", "ceil(stride)")),
+                   "ceil takes 2 argument(s)")
+        self.fails(self.edited(matmul, matmul.replace("nz(stride)", "stride +")),
+                   "expected more, found the end")
+        self.fails(self.edited('when = "ACC" }', 'when = "POOL" }'),
+                   "opcode 'MATMUL' reads #2", "'POOL' is not a flag the opcode takes")
+        self.fails(self.edited(', when = "!POOL" }', " }"),
+                   "opcode 'ACTIVATE' reads #2", "may hold together with opcode 'ACTIVATE' reads #1")
+        self.fails(self.edited('limit = "ACC_ROWS"', 'limit = "ACC_ROW"'),
+                   "space 'acc'", "limit 'ACC_ROW' is not a CSR")
+
+    def check_doc(self, doc):
+        path = os.path.join(self.tmp.name, "isa.md")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(doc)
+        return subprocess.run([sys.executable, os.path.join(ROOT, "rtl", "tpu_isagen.py"),
+                               "--check-doc", path, os.path.join(ROOT, "rtl", "tpu_isa.toml")],
+                              capture_output=True, text=True)
+
+    def test_doc_tables(self):
+        with open(os.path.join(ROOT, "docs", "isa.md"), encoding="utf-8") as f:
+            doc = f.read()
+        p = self.check_doc(doc)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for old, new, words in [
+                ("| 0x30 | `SYNC_COUNT` | R |", "| 0x34 | `SYNC_COUNT` | R |",
+                 ["registers: expected 0x30 | `SYNC_COUNT` | R, found 0x34"]),
+                ("| 0x18 | `BAR_GEN` | R |", "| 0x18 | `BAR_GEN` | RW |", ["chip registers"]),
+                ("| 8 | `WFIFO_FULL` |", "| 9 | `WFIFO_FULL` |", ["faults: expected 8"]),
+                ("`POOL`=bit6", "`POOL`=bit7", ["flags: expected", "Flags: "]),
+                ("| w2 | 19:0 | `b` |", "| w2 | 20:0 | `b` |", ["instruction fields"]),
+                ("0x54505543 (\"TPUC\")", "0x54505542", ["CHIP_ID must read 0x54505543"]),
+                ("| `ZERO` | none | `ub [b, +rows)` |", "| `ZERO` | none | `ub [b, +rows + 1)` |",
+                 ["footprints: expected `ZERO` | none | `ub [b, +rows)`"]),
+                ("| 0x88 | `PERF_RETIRED` |", "| 0x90 | `PERF_RETIRED` |",
+                 ["performance counters"])]:
+            self.assertIn(old, doc)
+            p = self.check_doc(doc.replace(old, new, 1))
+            self.assertEqual(p.returncode, 1, old)
+            # The line named: the row's, or the sentence's the last word starts.
+            at = words.pop() if words[-1] == "Flags: " else old
+            line = doc[:doc.index(at)].count("\n") + 1
+            for w in words + [f"isa.md:{line}:"]:
+                self.assertIn(w, p.stderr)
 
     def test_generated_names_collide(self):
         table = self.table + '[[opcode]]\nname = "MATMUL_FLAGS"\nvalue = 0x0A\ndescription = "x"\n'

@@ -375,7 +375,7 @@ TEST(CoreFit, IsTheFirmwares)
                           nullptr};
         }
         tpub_free(&p);
-        fw_test::GoldenHal hal(tpu_hwcfg{n, 16384, 4096, 4, 32, 64u << 20});
+        fw_test::GoldenHal hal(tpusim_hwcfg{n, 16384, 4096, 4, 32, 64u << 20});
         hal.fail_after = 0; // validation only: the first push stops the core
         const auto stream =
             fw_test::stream_bytes({{golden_run::kArena, 48u << 20}}, {golden_run::conv_command(v)});

@@ -66,29 +66,29 @@ struct Device {
 };
 
 struct Golden {
-    tpu_golden *g;
-    explicit Golden(const tpu_hwcfg &hw) : g(tpu_golden_create(&hw)) {}
-    ~Golden() { tpu_golden_destroy(g); }
+    tpusim_golden *g;
+    explicit Golden(const tpusim_hwcfg &hw) : g(tpusim_golden_create(&hw)) {}
+    ~Golden() { tpusim_golden_destroy(g); }
     Golden(const Golden &) = delete;
     Golden &operator=(const Golden &) = delete;
 };
 
 // Core k's UB and ACC against a golden model's, every row; "" if equal, else the first difference.
-std::string compare_core(tpusim *s, uint32_t k, tpu_golden *g, const tpu_hwcfg &hw)
+std::string compare_core(tpusim *s, uint32_t k, tpusim_golden *g, const tpusim_hwcfg &hw)
 {
     const uint32_t n = hw.array_n;
     std::vector<int8_t> ub(n);
     for (uint32_t r = 0; r < hw.ub_rows; r++) {
         if (tpusim_core_ub_read(s, k, r, ub.data()) != 0)
             return "UB row " + std::to_string(r) + " unreadable";
-        if (std::memcmp(ub.data(), tpu_golden_ub(g, r), n) != 0)
+        if (std::memcmp(ub.data(), tpusim_golden_ub(g, r), n) != 0)
             return "core " + std::to_string(k) + " UB row " + std::to_string(r) + " differs";
     }
     std::vector<int32_t> acc(n);
     for (uint32_t r = 0; r < hw.acc_rows; r++) {
         if (tpusim_core_acc_read(s, k, r, acc.data()) != 0)
             return "ACC row " + std::to_string(r) + " unreadable";
-        if (std::memcmp(acc.data(), tpu_golden_acc(g, r), 4 * n) != 0)
+        if (std::memcmp(acc.data(), tpusim_golden_acc(g, r), 4 * n) != 0)
             return "core " + std::to_string(k) + " ACC row " + std::to_string(r) + " differs";
     }
     return "";
@@ -109,7 +109,7 @@ struct Gemms {
 
 constexpr uint32_t kRegion = 64 * 1024;
 
-void make_gemms(Gemms *out, const tpu_hwcfg &hw, uint32_t cores, uint64_t seed)
+void make_gemms(Gemms *out, const tpusim_hwcfg &hw, uint32_t cores, uint64_t seed)
 {
     tpu_rng r{seed};
     const uint32_t n = hw.array_n;
@@ -200,7 +200,7 @@ TEST_P(Chip, IdentityAndPerCoreRegisters)
     const uint64_t c0 = tpusim_cycle(dev.s);
     EXPECT_EQ(tpusim_core_reg_read(dev.s, p.cores, TPU_CSR_ID), 0u);
     tpusim_core_reg_write(dev.s, p.cores, TPU_CSR_MEM_SIZE, 1);
-    const tpu_insn halt = tpu_encode(TPU_OP_HALT, 0, 0, 0, 0, 0, 0);
+    const tpusim_insn halt = tpusim_encode(TPU_OP_HALT, 0, 0, 0, 0, 0, 0);
     EXPECT_EQ(tpusim_core_push(dev.s, p.cores, &halt), 0);
     EXPECT_EQ(tpusim_cycle(dev.s), c0 + 2);
     int8_t row[64];
@@ -228,12 +228,12 @@ TEST_P(Chip, ConcurrentGemmsAgreeWithTheGoldenModel)
     for (uint64_t round = 0; round < 3; round++) {
         Device dev(p.n, p.cores, static_cast<uint64_t>(p.cores) * kRegion);
         ASSERT_NE(dev.s, nullptr);
-        tpu_hwcfg hw;
-        tpusim_hwcfg(dev.s, &hw);
+        tpusim_hwcfg hw;
+        tpusim_read_hwcfg(dev.s, &hw);
         Gemms g;
         make_gemms(&g, hw, p.cores, 0xc41900 + 100 * p.n + 10 * p.cores + round);
         ASSERT_EQ(tpusim_mem_write(dev.s, 0, g.image.data(), g.image.size()), 0);
-        std::vector<const tpu_insn *> progs;
+        std::vector<const tpusim_insn *> progs;
         std::vector<size_t> lens;
         for (const tpu_prog &pr : g.progs) {
             progs.push_back(pr.insns);
@@ -250,9 +250,10 @@ TEST_P(Chip, ConcurrentGemmsAgreeWithTheGoldenModel)
             EXPECT_EQ(results[k], TPUSIM_HALTED) << "core " << k;
             Golden gold(hw);
             ASSERT_NE(gold.g, nullptr);
-            std::memcpy(tpu_golden_mem(gold.g), g.image.data(), g.image.size());
-            ASSERT_EQ(tpu_golden_run(gold.g, g.progs[k].insns, g.progs[k].n, nullptr), TPU_ERR_OK);
-            const uint8_t *want = tpu_golden_mem(gold.g);
+            std::memcpy(tpusim_golden_mem(gold.g), g.image.data(), g.image.size());
+            ASSERT_EQ(tpusim_golden_run(gold.g, g.progs[k].insns, g.progs[k].n, nullptr),
+                      TPU_FAULT_NONE);
+            const uint8_t *want = tpusim_golden_mem(gold.g);
             const size_t lo = static_cast<size_t>(k) * kRegion;
             EXPECT_EQ(std::memcmp(got.data() + lo, want + lo, kRegion), 0)
                 << "core " << k << "'s memory region, round " << round;
@@ -271,7 +272,7 @@ TEST_P(Chip, ConcurrentGemmsAgreeWithTheGoldenModel)
         // Core 0's GEMM alone on the same chip, from the same memory and a fresh reset.
         tpusim_reset(dev.s);
         ASSERT_EQ(tpusim_mem_write(dev.s, 0, g.image.data(), g.image.size()), 0);
-        std::vector<const tpu_insn *> alone(p.cores, nullptr);
+        std::vector<const tpusim_insn *> alone(p.cores, nullptr);
         alone[0] = progs[0];
         const uint64_t start0 = tpusim_cycle(dev.s);
         ASSERT_EQ(tpusim_run_programs(dev.s, alone.data(), lens.data(), kMaxCycles, nullptr),
@@ -296,10 +297,10 @@ TEST_P(Chip, ContentionShowsInTheStallCounters)
     const ChipSize p = GetParam();
     Device dev(p.n, p.cores, static_cast<uint64_t>(p.cores) * kRegion);
     ASSERT_NE(dev.s, nullptr);
-    tpu_hwcfg hw;
-    tpusim_hwcfg(dev.s, &hw);
+    tpusim_hwcfg hw;
+    tpusim_read_hwcfg(dev.s, &hw);
     std::vector<tpu_prog> progs(p.cores);
-    std::vector<const tpu_insn *> ptrs;
+    std::vector<const tpusim_insn *> ptrs;
     std::vector<size_t> lens;
     for (uint32_t k = 0; k < p.cores; k++) {
         gemm_desc d{};
@@ -311,7 +312,7 @@ TEST_P(Chip, ContentionShowsInTheStallCounters)
         lens.push_back(progs[k].n);
     }
     // Core 0's GEMM alone, then every core's at once.
-    std::vector<const tpu_insn *> alone(p.cores, nullptr);
+    std::vector<const tpusim_insn *> alone(p.cores, nullptr);
     alone[0] = ptrs[0];
     uint64_t start = tpusim_cycle(dev.s);
     ASSERT_EQ(tpusim_run_programs(dev.s, alone.data(), lens.data(), kMaxCycles, nullptr),
@@ -357,22 +358,22 @@ TEST_P(Chip, ContentionShowsInTheStallCounters)
 void random_round(const ChipSize &p, tpusim *s, std::vector<std::unique_ptr<Golden>> &golds,
                   uint64_t round, uint32_t failing)
 {
-    tpu_hwcfg hw;
-    tpusim_hwcfg(s, &hw);
-    tpu_hwcfg region_hw = hw;
+    tpusim_hwcfg hw;
+    tpusim_read_hwcfg(s, &hw);
+    tpusim_hwcfg region_hw = hw;
     region_hw.mem_size = kRegion;
     tpu_rng r{0x7a9d00 + 1000 * p.n + 100 * p.cores + round};
     std::vector<uint8_t> image(static_cast<size_t>(p.cores) * kRegion);
     rng_fill(&r, image.data(), image.size());
     ASSERT_EQ(tpusim_mem_write(s, 0, image.data(), image.size()), 0);
     std::vector<tpu_prog> local(p.cores), moved(p.cores);
-    std::vector<const tpu_insn *> ptrs;
+    std::vector<const tpusim_insn *> ptrs;
     std::vector<size_t> lens;
     for (uint32_t k = 0; k < p.cores; k++) {
         random_program(&local[k], &r, &region_hw, 20 + rng_below(&r, 60),
-                       k == failing ? TPU_ERR_UB_RANGE : TPU_ERR_OK);
+                       k == failing ? TPU_FAULT_UB_RANGE : TPU_FAULT_NONE);
         for (size_t i = 0; i < local[k].n; i++) {
-            tpu_fields f = tpu_decode(&local[k].insns[i]);
+            tpusim_fields f = tpusim_decode(&local[k].insns[i]);
             if (f.op == TPU_OP_RD_HOST || f.op == TPU_OP_RD_WEIGHT || f.op == TPU_OP_RD_PARAMS ||
                 f.op == TPU_OP_WR_HOST)
                 f.a += k * kRegion;
@@ -380,7 +381,7 @@ void random_round(const ChipSize &p, tpusim *s, std::vector<std::unique_ptr<Gold
         }
         ptrs.push_back(moved[k].insns);
         lens.push_back(moved[k].n);
-        std::memcpy(tpu_golden_mem(golds[k]->g), image.data() + k * kRegion, kRegion);
+        std::memcpy(tpusim_golden_mem(golds[k]->g), image.data() + k * kRegion, kRegion);
     }
     std::vector<int> results(p.cores, -1);
     ASSERT_EQ(tpusim_run_programs(s, ptrs.data(), lens.data(), kMaxCycles, results.data()),
@@ -389,17 +390,17 @@ void random_round(const ChipSize &p, tpusim *s, std::vector<std::unique_ptr<Gold
     std::vector<uint8_t> got(image.size());
     ASSERT_EQ(tpusim_mem_read(s, 0, got.data(), got.size()), 0);
     for (uint32_t k = 0; k < p.cores; k++) {
-        const int want = k == failing ? TPU_ERR_UB_RANGE : TPU_ERR_OK;
+        const int want = k == failing ? TPU_FAULT_UB_RANGE : TPU_FAULT_NONE;
         EXPECT_EQ(results[k], k == failing ? TPUSIM_ERROR : TPUSIM_HALTED) << "core " << k;
-        ASSERT_EQ(tpu_golden_run(golds[k]->g, local[k].insns, local[k].n, nullptr), want);
+        ASSERT_EQ(tpusim_golden_run(golds[k]->g, local[k].insns, local[k].n, nullptr), want);
         EXPECT_EQ(tpusim_core_reg_read(s, k, TPU_CSR_ERROR_CODE), static_cast<uint32_t>(want))
             << "core " << k;
-        EXPECT_EQ(std::memcmp(got.data() + k * kRegion, tpu_golden_mem(golds[k]->g), kRegion), 0)
+        EXPECT_EQ(std::memcmp(got.data() + k * kRegion, tpusim_golden_mem(golds[k]->g), kRegion), 0)
             << "core " << k << ", round " << round;
         EXPECT_EQ(compare_core(s, k, golds[k]->g, hw), "") << "core " << k << ", round " << round;
         prog_free(&local[k]);
         prog_free(&moved[k]);
-        tpu_golden_reset(golds[k]->g);
+        tpusim_golden_reset(golds[k]->g);
     }
     tpusim_reset(s);
 }
@@ -413,8 +414,8 @@ struct Regions {
     {
         if (!dev.s)
             return;
-        tpu_hwcfg hw;
-        tpusim_hwcfg(dev.s, &hw);
+        tpusim_hwcfg hw;
+        tpusim_read_hwcfg(dev.s, &hw);
         hw.mem_size = kRegion;
         for (uint32_t k = 0; k < p.cores; k++)
             golds.emplace_back(new Golden(hw));
@@ -524,9 +525,9 @@ TEST(ChipOneCore, TimesExactlyLikeALoneCore)
         EXPECT_EQ(tpusim_cores(lone.s), 1u);
         EXPECT_EQ(tpusim_chip_reg_read(lone.s, TPU_CHIP_CSR_CHIP_ID), 0u); // no chip CSRs
         EXPECT_EQ(tpusim_cycle(lone.s), tpusim_cycle(chip.s));
-        tpu_hwcfg hw;
-        tpusim_hwcfg(lone.s, &hw);
-        tpu_hwcfg region_hw = hw;
+        tpusim_hwcfg hw;
+        tpusim_read_hwcfg(lone.s, &hw);
+        tpusim_hwcfg region_hw = hw;
         region_hw.mem_size = kRegion;
         for (uint64_t i = 0; i < 12; i++) {
             tpu_rng r{0x1c04e + 100 * c.n + i};
@@ -535,7 +536,7 @@ TEST(ChipOneCore, TimesExactlyLikeALoneCore)
             tpu_prog prog{};
             Gemms g;
             if (i % 2) {
-                random_program(&prog, &r, &region_hw, 20 + rng_below(&r, 60), TPU_ERR_OK);
+                random_program(&prog, &r, &region_hw, 20 + rng_below(&r, 60), TPU_FAULT_NONE);
             } else {
                 make_gemms(&g, hw, 1, r.s);
                 image = g.image;

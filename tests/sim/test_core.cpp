@@ -29,7 +29,7 @@ std::vector<uint32_t> built_arrays()
 
 struct Sim {
     tpusim *s = nullptr;
-    tpu_hwcfg hw{};
+    tpusim_hwcfg hw{};
     explicit Sim(uint32_t n, uint32_t latency = 20, uint32_t bw = 32)
     {
         tpusim_config cfg;
@@ -42,7 +42,7 @@ struct Sim {
         s = tpusim_create(&cfg, err, sizeof err);
         EXPECT_NE(s, nullptr) << err;
         if (s)
-            tpusim_hwcfg(s, &hw);
+            tpusim_read_hwcfg(s, &hw);
     }
     ~Sim() { tpusim_destroy(s); }
     Sim(const Sim &) = delete;
@@ -198,7 +198,7 @@ TEST_P(Core, RandomPrograms)
         rng_fill(&r, img.data(), img.size());
         tpusim_mem_write(sim.s, 0, img.data(), img.size());
         tpu_prog p{};
-        random_program(&p, &r, &sim.hw, 20 + rng_below(&r, 60), TPU_ERR_OK);
+        random_program(&p, &r, &sim.hw, 20 + rng_below(&r, 60), TPU_FAULT_NONE);
         char report[2048];
         int v = tpusim_verify(sim.s, p.insns, p.n, kMaxCycles, report, sizeof report);
         ASSERT_EQ(v, TPUSIM_AGREE) << "program " << i << ": " << report;
@@ -212,9 +212,9 @@ TEST_P(Core, RandomProgramsWithInjectedErrors)
     uint32_t n = GetParam();
     Sim sim(n, 7, 16);
     ASSERT_NE(sim.s, nullptr);
-    const int kinds[] = {TPU_ERR_ILLEGAL_OPCODE, TPU_ERR_BAD_OPERAND, TPU_ERR_UB_RANGE,
-                         TPU_ERR_ACC_RANGE,      TPU_ERR_MEM_RANGE,   TPU_ERR_WFIFO_EMPTY,
-                         TPU_ERR_WFIFO_FULL};
+    const int kinds[] = {TPU_FAULT_ILLEGAL_OPCODE, TPU_FAULT_BAD_OPERAND, TPU_FAULT_UB_RANGE,
+                         TPU_FAULT_ACC_RANGE,      TPU_FAULT_MEM_RANGE,   TPU_FAULT_WFIFO_EMPTY,
+                         TPU_FAULT_WFIFO_FULL};
     for (int kind : kinds)
         for (int rep = 0; rep < 3; rep++) {
             tpu_rng r{0xe770u + 100u * (uint64_t)kind + (uint64_t)rep + 7u * n};
@@ -223,7 +223,7 @@ TEST_P(Core, RandomProgramsWithInjectedErrors)
             ASSERT_GE(at, 0);
             char report[2048];
             int v = tpusim_verify(sim.s, p.insns, p.n, kMaxCycles, report, sizeof report);
-            ASSERT_EQ(v, TPUSIM_AGREE) << tpu_error_name(kind) << ": " << report;
+            ASSERT_EQ(v, TPUSIM_AGREE) << tpusim_fault_name(kind) << ": " << report;
             EXPECT_EQ(tpusim_reg_read(sim.s, TPU_CSR_ERROR_CODE), (uint32_t)kind);
             EXPECT_EQ(tpusim_reg_read(sim.s, TPU_CSR_ERROR_PC), (uint32_t)at);
             prog_free(&p);
@@ -238,26 +238,26 @@ TEST_P(Core, ErrorPathsLeaveTheModelUsable)
     Sim sim(n);
     ASSERT_NE(sim.s, nullptr);
 
-    tpu_insn bad[2] = {{{0x2au, 0, 0, 0}}, tpu_encode(TPU_OP_HALT, 0, 0, 0, 0, 0, 0)};
+    tpusim_insn bad[2] = {{{0x2au, 0, 0, 0}}, tpusim_encode(TPU_OP_HALT, 0, 0, 0, 0, 0, 0)};
     EXPECT_EQ(tpusim_run_program(sim.s, bad, 2, 10000), TPUSIM_ERROR);
-    EXPECT_EQ(tpusim_reg_read(sim.s, TPU_CSR_ERROR_CODE), (uint32_t)TPU_ERR_ILLEGAL_OPCODE);
+    EXPECT_EQ(tpusim_reg_read(sim.s, TPU_CSR_ERROR_CODE), (uint32_t)TPU_FAULT_ILLEGAL_OPCODE);
     EXPECT_EQ(tpusim_reg_read(sim.s, TPU_CSR_ERROR_PC), 0u);
     EXPECT_TRUE(tpusim_reg_read(sim.s, TPU_CSR_STATUS) & TPU_STATUS_ERROR);
     EXPECT_EQ(tpusim_push(sim.s, &bad[1]), 0) << "a stopped core must refuse instructions";
 
     tpusim_reset(sim.s);
-    tpu_insn oob[3] = {tpu_encode(TPU_OP_SYNC, 0, 0, 0, 0, 0, 0),
-                       tpu_encode(TPU_OP_RD_HOST, 0, 2, (uint32_t)kMemSize - n, 0, n, n),
-                       tpu_encode(TPU_OP_HALT, 0, 0, 0, 0, 0, 0)};
+    tpusim_insn oob[3] = {tpusim_encode(TPU_OP_SYNC, 0, 0, 0, 0, 0, 0),
+                          tpusim_encode(TPU_OP_RD_HOST, 0, 2, (uint32_t)kMemSize - n, 0, n, n),
+                          tpusim_encode(TPU_OP_HALT, 0, 0, 0, 0, 0, 0)};
     EXPECT_EQ(tpusim_run_program(sim.s, oob, 3, 10000), TPUSIM_ERROR);
-    EXPECT_EQ(tpusim_reg_read(sim.s, TPU_CSR_ERROR_CODE), (uint32_t)TPU_ERR_MEM_RANGE);
+    EXPECT_EQ(tpusim_reg_read(sim.s, TPU_CSR_ERROR_CODE), (uint32_t)TPU_FAULT_MEM_RANGE);
     EXPECT_EQ(tpusim_reg_read(sim.s, TPU_CSR_ERROR_PC), 1u);
 
     tpusim_reset(sim.s);
-    tpu_insn ub[2] = {tpu_encode(TPU_OP_RD_HOST, 0, 2, 0, sim.hw.ub_rows - 1, n, n),
-                      tpu_encode(TPU_OP_HALT, 0, 0, 0, 0, 0, 0)};
+    tpusim_insn ub[2] = {tpusim_encode(TPU_OP_RD_HOST, 0, 2, 0, sim.hw.ub_rows - 1, n, n),
+                         tpusim_encode(TPU_OP_HALT, 0, 0, 0, 0, 0, 0)};
     EXPECT_EQ(tpusim_run_program(sim.s, ub, 2, 10000), TPUSIM_ERROR);
-    EXPECT_EQ(tpusim_reg_read(sim.s, TPU_CSR_ERROR_CODE), (uint32_t)TPU_ERR_UB_RANGE);
+    EXPECT_EQ(tpusim_reg_read(sim.s, TPU_CSR_ERROR_CODE), (uint32_t)TPU_FAULT_UB_RANGE);
 
     // The cycle limit: a long GEMM with a tiny budget times out, then a reset recovers.
     tpusim_reset(sim.s);

@@ -1,6 +1,7 @@
 // test_golden.cpp - the golden model (docs/isa.md) running whole programs: GEMMs against the
 // naive reference, random programs (valid ones run to HALT, injected errors stop exactly there);
-// and tpusim_verify on the device. Instruction by instruction: test_golden_insns.cpp.
+// and tpusim_verify and tpusim_compare on the device. Instruction by instruction:
+// test_golden_insns.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -36,7 +37,7 @@ std::vector<int32_t> random_params(tpu_rng *r, uint32_t n)
 
 // Runs d on a golden model of cfg (mem_size set here) with the given inputs and compares C with
 // the reference.
-void check_gemm(tpu_hwcfg cfg, gemm_desc d, const std::vector<uint8_t> &a,
+void check_gemm(tpusim_hwcfg cfg, gemm_desc d, const std::vector<uint8_t> &a,
                 const std::vector<int8_t> &b, const std::vector<int32_t> &params)
 {
     const uint64_t csize = d.out_int8 ? 1 : 4;
@@ -52,10 +53,10 @@ void check_gemm(tpu_hwcfg cfg, gemm_desc d, const std::vector<uint8_t> &a,
     tpu_prog p = {};
     ASSERT_EQ(gemm_program(&p, &cfg, &d), 0);
     size_t executed = 0;
-    const int code = tpu_golden_run(m.g, p.insns, p.n, &executed);
+    const int code = tpusim_golden_run(m.g, p.insns, p.n, &executed);
     const size_t n_insns = p.n;
     prog_free(&p);
-    ASSERT_EQ(code, TPU_ERR_OK) << tpu_error_name((uint32_t)code) << " at " << executed;
+    ASSERT_EQ(code, TPU_FAULT_NONE) << tpusim_fault_name((uint32_t)code) << " at " << executed;
     ASSERT_EQ(executed, n_insns - 1);
 
     std::vector<int32_t> ref32(d.out_int8 ? 0 : (size_t)d.m * d.n);
@@ -75,7 +76,7 @@ void check_gemm(tpu_hwcfg cfg, gemm_desc d, const std::vector<uint8_t> &a,
 }
 
 // Random int8 inputs with extremes, laid out contiguously from byte 64.
-void check_random_gemm(const tpu_hwcfg &cfg, gemm_desc d, tpu_rng *r)
+void check_random_gemm(const tpusim_hwcfg &cfg, gemm_desc d, tpu_rng *r)
 {
     gemm_layout(&d, 64);
     std::vector<uint8_t> a((size_t)d.m * d.k);
@@ -93,7 +94,7 @@ TEST(GoldenGemm, ShapesAndVariants)
     tpu_rng r = {42};
     for (uint32_t n : {4u, 8u, 16u}) {
         // Small UB and ACC so that the larger M values are split into chunks.
-        const tpu_hwcfg cfg = {n, 2 * n + 3, n + 2, 2, 32, 0};
+        const tpusim_hwcfg cfg = {n, 2 * n + 3, n + 2, 2, 32, 0};
         const uint32_t dims[] = {1, 2, n - 1, n, n + 1, 3 * n + 5};
         for (uint32_t m : dims)
             for (uint32_t k : dims)
@@ -117,8 +118,9 @@ TEST(GoldenGemm, ShapesAndVariants)
 TEST(GoldenGemm, ChunksWhenUbOrAccIsTheLimit)
 {
     tpu_rng r = {7};
-    for (const tpu_hwcfg &cfg : {tpu_hwcfg{8, 5, 9, 1, 32, 0}, tpu_hwcfg{8, 9, 5, 4, 32, 0},
-                                 tpu_hwcfg{4, 1, 1, 1, 32, 0}}) {
+    for (const tpusim_hwcfg &cfg :
+         {tpusim_hwcfg{8, 5, 9, 1, 32, 0}, tpusim_hwcfg{8, 9, 5, 4, 32, 0},
+          tpusim_hwcfg{4, 1, 1, 1, 32, 0}}) {
         for (int v = 0; v < 4; v++) {
             gemm_desc d = {};
             d.m = 100;
@@ -139,7 +141,7 @@ TEST(GoldenGemm, ExtremesOverLongKWrap)
     const int32_t wrapped = (int32_t)(uint32_t)((uint64_t)K * 16384u);
     ASSERT_LT(wrapped, 0);
     for (uint32_t n : {4u, 16u}) {
-        const tpu_hwcfg cfg = {n, 8, 8, 2, 32, 0};
+        const tpusim_hwcfg cfg = {n, 8, 8, 2, 32, 0};
         gemm_desc d = {};
         d.m = 2;
         d.k = K;
@@ -156,7 +158,7 @@ TEST(GoldenGemm, ExtremesOverLongKWrap)
         memcpy(m.mem() + d.b, b.data(), b.size());
         tpu_prog p = {};
         ASSERT_EQ(gemm_program(&p, &m.cfg, &d), 0);
-        EXPECT_EQ(tpu_golden_run(m.g, p.insns, p.n, nullptr), TPU_ERR_OK);
+        EXPECT_EQ(tpusim_golden_run(m.g, p.insns, p.n, nullptr), TPU_FAULT_NONE);
         prog_free(&p);
         for (uint32_t k = 0; k < d.m * d.n; k++)
             ASSERT_EQ(m.get32(d.c + 4 * k), wrapped) << k;
@@ -167,7 +169,7 @@ TEST(GoldenGemm, UnsignedExtremes)
 {
     // 255 x -128 over K = 3N+5: only UNSIGNED reads 0xff as 255.
     for (uint32_t n : {4u, 8u, 16u}) {
-        const tpu_hwcfg cfg = {n, 64, 64, 2, 32, 0};
+        const tpusim_hwcfg cfg = {n, 64, 64, 2, 32, 0};
         gemm_desc d = {};
         d.m = n + 1;
         d.k = 3 * n + 5;
@@ -184,7 +186,7 @@ TEST(GoldenGemm, UnsignedExtremes)
 TEST(GoldenGemm, OddAddresses)
 {
     tpu_rng r = {3};
-    const tpu_hwcfg cfg = {8, 16, 16, 2, 32, 0};
+    const tpusim_hwcfg cfg = {8, 16, 16, 2, 32, 0};
     gemm_desc d = {};
     d.m = 13;
     d.k = 11;
@@ -209,12 +211,12 @@ TEST(GoldenGemm, Large)
     d.m = d.k = d.n = 256;
     d.out_int8 = 1;
     d.bias = 1;
-    check_random_gemm(tpu_hwcfg{16, 16384, 4096, 4, 32, 0}, d, &r);
+    check_random_gemm(tpusim_hwcfg{16, 16384, 4096, 4, 32, 0}, d, &r);
 }
 
 TEST(GoldenGemm, ProgramRejectsWhatFieldsCannotHold)
 {
-    const tpu_hwcfg cfg = {8, 16, 16, 2, 32, 1u << 20};
+    const tpusim_hwcfg cfg = {8, 16, 16, 2, 32, 1u << 20};
     tpu_prog p = {};
     gemm_desc d = {};
     d.m = d.k = d.n = 4;
@@ -238,19 +240,19 @@ TEST(GoldenRandom, ValidProgramsRunToHalt)
             tpu_rng r = {seed * 1000 + n};
             fill_random(m, &r);
             tpu_prog p = {};
-            ASSERT_EQ(random_program(&p, &r, &m.cfg, 300, TPU_ERR_OK), -1);
+            ASSERT_EQ(random_program(&p, &r, &m.cfg, 300, TPU_FAULT_NONE), -1);
             ASSERT_EQ(p.n, 301u);
             unsigned seen = 0;
             for (size_t i = 0; i < p.n; i++)
-                seen |= 1u << tpu_decode(&p.insns[i]).op;
+                seen |= 1u << tpusim_decode(&p.insns[i]).op;
             EXPECT_EQ(seen, 0x3feu) << "every opcode (0x01..0x09) appears";
             size_t executed = 0;
-            const int code = tpu_golden_run(m.g, p.insns, p.n, &executed);
+            const int code = tpusim_golden_run(m.g, p.insns, p.n, &executed);
             char dis[128];
-            ASSERT_EQ(code, TPU_ERR_OK)
-                << "seed " << seed << " N " << n << ": " << tpu_error_name((uint32_t)code) << " at "
-                << executed << " "
-                << tpu_disasm(&p.insns[executed < p.n ? executed : 0], dis, sizeof dis);
+            ASSERT_EQ(code, TPU_FAULT_NONE)
+                << "seed " << seed << " N " << n << ": " << tpusim_fault_name((uint32_t)code)
+                << " at " << executed << " "
+                << tpusim_disasm(&p.insns[executed < p.n ? executed : 0], dis, sizeof dis);
             EXPECT_EQ(executed, p.n - 1);
             prog_free(&p);
         }
@@ -259,9 +261,9 @@ TEST(GoldenRandom, ValidProgramsRunToHalt)
 
 TEST(GoldenRandom, InjectedErrorsStopExactlyThere)
 {
-    const int codes[] = {TPU_ERR_ILLEGAL_OPCODE, TPU_ERR_BAD_OPERAND, TPU_ERR_UB_RANGE,
-                         TPU_ERR_ACC_RANGE,      TPU_ERR_MEM_RANGE,   TPU_ERR_WFIFO_EMPTY,
-                         TPU_ERR_WFIFO_FULL};
+    const int codes[] = {TPU_FAULT_ILLEGAL_OPCODE, TPU_FAULT_BAD_OPERAND, TPU_FAULT_UB_RANGE,
+                         TPU_FAULT_ACC_RANGE,      TPU_FAULT_MEM_RANGE,   TPU_FAULT_WFIFO_EMPTY,
+                         TPU_FAULT_WFIFO_FULL};
     for (uint32_t n : {4u, 8u, 16u})
         for (int code : codes)
             for (uint64_t seed = 0; seed < 60; seed++) {
@@ -279,14 +281,14 @@ TEST(GoldenRandom, InjectedErrorsStopExactlyThere)
                 ASSERT_GE(bad, 0);
                 size_t executed = 0;
                 char dis[128];
-                ASSERT_EQ(tpu_golden_run(m.g, p.insns, p.n, &executed), code)
+                ASSERT_EQ(tpusim_golden_run(m.g, p.insns, p.n, &executed), code)
                     << "seed " << seed << " N " << n << " injected at " << bad << ": "
-                    << tpu_disasm(&p.insns[bad], dis, sizeof dis);
+                    << tpusim_disasm(&p.insns[bad], dis, sizeof dis);
                 ASSERT_EQ(executed, (size_t)bad);
                 // the state is exactly that of the instructions before it
                 size_t prefix_executed = 0;
-                ASSERT_EQ(tpu_golden_run(prefix.g, p.insns, (size_t)bad, &prefix_executed),
-                          TPU_ERR_OK);
+                ASSERT_EQ(tpusim_golden_run(prefix.g, p.insns, (size_t)bad, &prefix_executed),
+                          TPU_FAULT_NONE);
                 ASSERT_EQ(prefix_executed, (size_t)bad);
                 EXPECT_TRUE(State(m) == State(prefix));
                 prog_free(&p);
@@ -321,8 +323,8 @@ TEST(Verify, AgreesOnAGemm)
     Device d;
     if (!d.sim)
         GTEST_SKIP() << "no device model built";
-    tpu_hwcfg cfg;
-    tpusim_hwcfg(d.sim, &cfg);
+    tpusim_hwcfg cfg;
+    tpusim_read_hwcfg(d.sim, &cfg);
     gemm_desc g = {};
     g.m = 2 * cfg.array_n + 1;
     g.k = cfg.array_n + 3;
@@ -351,7 +353,7 @@ TEST(Verify, HungWithoutHalt)
     Device d;
     if (!d.sim)
         GTEST_SKIP() << "no device model built";
-    const tpu_insn sync = tpu_encode(TPU_OP_SYNC, 0, 0, 0, 0, 0, 0);
+    const tpusim_insn sync = tpusim_encode(TPU_OP_SYNC, 0, 0, 0, 0, 0, 0);
     char report[512];
     EXPECT_EQ(tpusim_verify(d.sim, &sync, 1, 2000, report, sizeof report), TPUSIM_HUNG);
     EXPECT_NE(std::string(report).find("HUNG"), std::string::npos) << report;
@@ -365,19 +367,19 @@ TEST(Verify, NamesTheWriterOfAStaleResult)
     Device d;
     if (!d.sim)
         GTEST_SKIP() << "no device model built";
-    tpu_hwcfg cfg;
-    tpusim_hwcfg(d.sim, &cfg);
+    tpusim_hwcfg cfg;
+    tpusim_read_hwcfg(d.sim, &cfg);
     std::vector<int32_t> params(3 * cfg.array_n, 0x01010101);
     ASSERT_EQ(tpusim_mem_write(d.sim, 0x400, params.data(), 4 * params.size()), 0);
-    const tpu_insn first[] = {
-        tpu_encode(TPU_OP_RD_PARAMS, 0, 3, 0x400, 0, 4 * cfg.array_n, 4 * cfg.array_n),
-        tpu_encode(TPU_OP_HALT, 0, 0, 0, 0, 0, 0)};
+    const tpusim_insn first[] = {
+        tpusim_encode(TPU_OP_RD_PARAMS, 0, 3, 0x400, 0, 4 * cfg.array_n, 4 * cfg.array_n),
+        tpusim_encode(TPU_OP_HALT, 0, 0, 0, 0, 0, 0)};
     ASSERT_EQ(tpusim_run_program(d.sim, first, 2, 100000), TPUSIM_HALTED);
     std::vector<uint8_t> ee(4 * cfg.array_n, 0xee);
     ASSERT_EQ(tpusim_mem_write(d.sim, 0x800, ee.data(), ee.size()), 0);
-    const tpu_insn second[] = {tpu_encode(TPU_OP_WR_HOST, TPU_F_SRC_ACC | TPU_F_BIAS, 1, 0x800,
-                                          cfg.acc_rows - 1, 4 * cfg.array_n, 0),
-                               tpu_encode(TPU_OP_HALT, 0, 0, 0, 0, 0, 0)};
+    const tpusim_insn second[] = {tpusim_encode(TPU_OP_WR_HOST, TPU_F_SRC_ACC | TPU_F_BIAS, 1,
+                                                0x800, cfg.acc_rows - 1, 4 * cfg.array_n, 0),
+                                  tpusim_encode(TPU_OP_HALT, 0, 0, 0, 0, 0, 0)};
     char report[1024];
     ASSERT_EQ(tpusim_verify(d.sim, second, 2, 100000, report, sizeof report), TPUSIM_DIFFER);
     const std::string text(report);
@@ -385,8 +387,65 @@ TEST(Verify, NamesTheWriterOfAStaleResult)
                              "`WR_HOST.SRC_ACC.BIAS rows=1 acc=" +
                              std::to_string(cfg.acc_rows - 1) +
                              " mem=0x800 stride=0 len=" + std::to_string(4 * cfg.array_n) +
-                             "`: mem 0x800 expected 0x00 actual 0x";
+                             "`: memory at 0x800: expected 0x00, device 0x";
     EXPECT_NE(text.find(want), std::string::npos) << text;
+}
+
+// tpusim_compare on states set by hand: memory where the instructions wrote and in the extra
+// ranges only, each difference attributed to the last instruction before n that wrote it.
+TEST(Verify, CompareAttributesWhatTheInstructionsWrote)
+{
+    Device d;
+    if (!d.sim)
+        GTEST_SKIP() << "no device model built";
+    tpusim_hwcfg cfg;
+    tpusim_read_hwcfg(d.sim, &cfg);
+    tpusim_golden *g = tpusim_golden_create(&cfg); // memory zero, as the fresh device's
+    ASSERT_NE(g, nullptr);
+    const tpusim_insn prog[] = {tpusim_encode(TPU_OP_WR_HOST, 0, 1, 0x100, 0, 8, 0),
+                                tpusim_encode(TPU_OP_WR_HOST, 0, 2, 0x104, 0, 8, 8)};
+    const uint8_t one = 1;
+    for (uint64_t a : {0x102, 0x106, 0x200, 0x300})
+        ASSERT_EQ(tpusim_mem_write(d.sim, a, &one, 1), 0);
+    const tpusim_range extra = {0x300, 0x10};
+    tpusim_compare_spec spec = {g, prog, 2, 0, &extra, 1, 0};
+    char report[512];
+    uint64_t addr = 0;
+    EXPECT_EQ(tpusim_compare(d.sim, &spec, &addr, report, sizeof report), 3);
+    EXPECT_EQ(std::string(report),
+              "3 locations differ (memory 3); earliest last writer of a differing location: insn 0 "
+              "`WR_HOST rows=1 ub=0 mem=0x100 stride=0 len=8`: memory at 0x102: expected 0x00, "
+              "device 0x01; 1 written by no instruction, first: memory at 0x300: expected 0x00, "
+              "device 0x01");
+    EXPECT_EQ(addr, 0x102u);
+
+    // 0x106: both wrote it, the second last.
+    const uint8_t zero = 0;
+    ASSERT_EQ(tpusim_mem_write(d.sim, 0x102, &zero, 1), 0);
+    spec.nranges = 0;
+    EXPECT_EQ(tpusim_compare(d.sim, &spec, &addr, report, sizeof report), 1);
+    EXPECT_NE(std::string(report).find("insn 1 `WR_HOST rows=2 ub=0 mem=0x104 stride=8 len=8`: "
+                                       "memory at 0x106"),
+              std::string::npos)
+        << report;
+    // Had only the first run, it would be the last writer.
+    spec.n = 1;
+    EXPECT_EQ(tpusim_compare(d.sim, &spec, &addr, report, sizeof report), 1);
+    EXPECT_NE(std::string(report).find("insn 0 `WR_HOST rows=1"), std::string::npos) << report;
+    EXPECT_EQ(addr, 0x106u);
+
+    // All of memory: 0x200 too, written by none; nothing at all once the states agree.
+    spec.all_memory = 1;
+    EXPECT_EQ(tpusim_compare(d.sim, &spec, &addr, report, sizeof report), 3);
+    EXPECT_NE(std::string(report).find("; 2 written by no instruction, first: memory at 0x200"),
+              std::string::npos)
+        << report;
+    for (uint64_t a : {0x106, 0x200, 0x300})
+        tpusim_golden_mem(g)[a] = 1;
+    EXPECT_EQ(tpusim_compare(d.sim, &spec, &addr, report, sizeof report), 0);
+    EXPECT_EQ(std::string(report), "");
+    EXPECT_EQ(addr, UINT64_MAX);
+    tpusim_golden_destroy(g);
 }
 
 } // namespace

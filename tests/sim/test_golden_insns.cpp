@@ -80,8 +80,8 @@ TEST(GoldenActivate, RoundingTiesAndSaturation)
         }
         m.put_params(0x100, bias, mult, shift);
         // ACC row 0 is zero, so x = bias.
-        ASSERT_EQ(m.exec(TPU_OP_RD_PARAMS, 0, 3, 0x100, 0, 4 * n, 4 * n), TPU_ERR_OK);
-        ASSERT_EQ(m.exec(TPU_OP_ACTIVATE, TPU_F_BIAS, 1, 1, 0), TPU_ERR_OK);
+        ASSERT_EQ(m.exec(TPU_OP_RD_PARAMS, 0, 3, 0x100, 0, 4 * n, 4 * n), TPU_FAULT_NONE);
+        ASSERT_EQ(m.exec(TPU_OP_ACTIVATE, TPU_F_BIAS, 1, 1, 0), TPU_FAULT_NONE);
         for (uint32_t c = 0; c < n && i + c < count; c++) {
             const RequantCase &k = cases[i + c];
             EXPECT_EQ(m.ub(1)[c], k.want)
@@ -96,13 +96,13 @@ void setup_acc_16384(Golden &m, const std::vector<int32_t> &bias, const std::vec
 {
     const uint32_t n = m.cfg.array_n;
     memset(m.mem(), 0x80, n); // UB row: -128 in byte 0 only (len 1)
-    ASSERT_EQ(m.exec(TPU_OP_RD_HOST, 0, 1, 0, 0, 1, 0), TPU_ERR_OK);
-    ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, 1, 0, 0, n, 0), TPU_ERR_OK); // tile row 0: -128s
-    ASSERT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD, 1, 0, 0), TPU_ERR_OK);
+    ASSERT_EQ(m.exec(TPU_OP_RD_HOST, 0, 1, 0, 0, 1, 0), TPU_FAULT_NONE);
+    ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, 1, 0, 0, n, 0), TPU_FAULT_NONE); // tile row 0: -128s
+    ASSERT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD, 1, 0, 0), TPU_FAULT_NONE);
     for (uint32_t c = 0; c < n; c++)
         ASSERT_EQ(m.acc(0)[c], 16384);
     m.put_params(0x100, bias, mult, shift);
-    ASSERT_EQ(m.exec(TPU_OP_RD_PARAMS, 0, 3, 0x100, 0, 4 * n, 4 * n), TPU_ERR_OK);
+    ASSERT_EQ(m.exec(TPU_OP_RD_PARAMS, 0, 3, 0x100, 0, 4 * n, 4 * n), TPU_FAULT_NONE);
 }
 
 TEST(GoldenActivate, BiasWrapsAndReluClamps)
@@ -121,19 +121,19 @@ TEST(GoldenActivate, BiasWrapsAndReluClamps)
         {TPU_F_SRC_ACC | TPU_F_BIAS | TPU_F_RELU, {0, 0, 0, 0}},
     };
     for (auto &k : cases) {
-        ASSERT_EQ(m.exec(TPU_OP_WR_HOST, k.flags, 1, 0x200, 0, 16, 0), TPU_ERR_OK);
+        ASSERT_EQ(m.exec(TPU_OP_WR_HOST, k.flags, 1, 0x200, 0, 16, 0), TPU_FAULT_NONE);
         for (int c = 0; c < 4; c++)
             EXPECT_EQ(m.get32(0x200 + 4 * c), k.want[c]) << "flags " << k.flags << " col " << c;
     }
     // ACTIVATE with the identity requantization clamps the same x values
-    ASSERT_EQ(m.exec(TPU_OP_ACTIVATE, TPU_F_BIAS, 1, 3, 0), TPU_ERR_OK);
+    ASSERT_EQ(m.exec(TPU_OP_ACTIVATE, TPU_F_BIAS, 1, 3, 0), TPU_FAULT_NONE);
     const int8_t want8[] = {-128, -128, 0, -1};
     for (int c = 0; c < 4; c++)
         EXPECT_EQ(m.ub(3)[c], want8[c]) << c;
-    ASSERT_EQ(m.exec(TPU_OP_ACTIVATE, TPU_F_BIAS | TPU_F_RELU, 1, 3, 0), TPU_ERR_OK);
+    ASSERT_EQ(m.exec(TPU_OP_ACTIVATE, TPU_F_BIAS | TPU_F_RELU, 1, 3, 0), TPU_FAULT_NONE);
     for (int c = 0; c < 4; c++)
         EXPECT_EQ(m.ub(3)[c], 0) << c;
-    ASSERT_EQ(m.exec(TPU_OP_ACTIVATE, 0, 1, 3, 0), TPU_ERR_OK);
+    ASSERT_EQ(m.exec(TPU_OP_ACTIVATE, 0, 1, 3, 0), TPU_FAULT_NONE);
     for (int c = 0; c < 4; c++)
         EXPECT_EQ(m.ub(3)[c], 127) << c;
 }
@@ -143,12 +143,13 @@ TEST(GoldenActivate, RdParamsShortLenZeroesTheOtherColumns)
     Golden m(4);
     setup_acc_16384(m, {1, 2, 3, 4}, {1, 1, 1, 1}, {7, 7, 7, 7});
     ASSERT_FALSE(HasFatalFailure());
-    ASSERT_EQ(m.exec(TPU_OP_RD_PARAMS, 0, 3, 0x100, 0, 4, 16), TPU_ERR_OK);
-    ASSERT_EQ(m.exec(TPU_OP_WR_HOST, TPU_F_SRC_ACC | TPU_F_BIAS, 1, 0x200, 0, 16, 0), TPU_ERR_OK);
+    ASSERT_EQ(m.exec(TPU_OP_RD_PARAMS, 0, 3, 0x100, 0, 4, 16), TPU_FAULT_NONE);
+    ASSERT_EQ(m.exec(TPU_OP_WR_HOST, TPU_F_SRC_ACC | TPU_F_BIAS, 1, 0x200, 0, 16, 0),
+              TPU_FAULT_NONE);
     EXPECT_EQ(m.get32(0x200), 16385);
     for (int c = 1; c < 4; c++)
         EXPECT_EQ(m.get32(0x200 + 4 * c), 16384) << c;
-    ASSERT_EQ(m.exec(TPU_OP_ACTIVATE, 0, 1, 0, 0), TPU_ERR_OK);
+    ASSERT_EQ(m.exec(TPU_OP_ACTIVATE, 0, 1, 0, 0), TPU_FAULT_NONE);
     EXPECT_EQ(m.ub(0)[0], 127); // 16384 >> 7 = 128, saturated
     for (int c = 1; c < 4; c++)
         EXPECT_EQ(m.ub(0)[c], 0) << c; // mult 0
@@ -160,10 +161,10 @@ TEST(GoldenOps, RdHostZeroPadsAndRepeatsWithStrideZero)
 {
     Golden m(8);
     memset(m.mem(), 0x7f, 64);
-    ASSERT_EQ(m.exec(TPU_OP_RD_HOST, 0, 4, 0, 0, 8, 8), TPU_ERR_OK);
+    ASSERT_EQ(m.exec(TPU_OP_RD_HOST, 0, 4, 0, 0, 8, 8), TPU_FAULT_NONE);
     const uint8_t row[3] = {1, 2, 3};
     memcpy(m.mem() + 100, row, 3);
-    ASSERT_EQ(m.exec(TPU_OP_RD_HOST, 0, 3, 100, 1, 3, 0), TPU_ERR_OK);
+    ASSERT_EQ(m.exec(TPU_OP_RD_HOST, 0, 3, 100, 1, 3, 0), TPU_FAULT_NONE);
     for (uint32_t r = 0; r < 4; r++)
         for (uint32_t c = 0; c < 8; c++) {
             const int want = r == 0 ? 0x7f : c < 3 ? c + 1 : 0;
@@ -183,7 +184,7 @@ TEST(GoldenOps, RdHostWideRowsFillConsecutiveUbRows)
     const uint32_t lens[] = {4 * n, 2 * n + 1, n + 1};
     for (uint32_t len : lens) {
         const uint32_t s = (len + n - 1) / n, rows = 3, stride = 20, b = 7;
-        ASSERT_EQ(m.exec(TPU_OP_RD_HOST, 0, rows, 0, b, len, stride), TPU_ERR_OK);
+        ASSERT_EQ(m.exec(TPU_OP_RD_HOST, 0, rows, 0, b, len, stride), TPU_FAULT_NONE);
         for (uint32_t i = 0; i < rows; i++)
             for (uint32_t k = 0; k < s * n; k++)
                 EXPECT_EQ(m.ub(b + i * s + k / n)[k % n],
@@ -201,8 +202,8 @@ TEST(GoldenOps, TileRowIsKAndByteIsColumn)
     Golden m(n, 16, 16, 1);
     // a full tile of 0x7f first, so the partial tile below reuses a dirty FIFO slot
     memset(m.mem() + 0x200, 0x7f, n * n);
-    ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, n, 0x200, 0, n, n), TPU_ERR_OK);
-    ASSERT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD, 1, 0, 0), TPU_ERR_OK);
+    ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, n, 0x200, 0, n, n), TPU_FAULT_NONE);
+    ASSERT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD, 1, 0, 0), TPU_FAULT_NONE);
     // tile at 0x100 with stride 16: W[r][c] = 10 r + c, only rows < 3, cols < 2 loaded
     for (uint32_t r = 0; r < n; r++)
         for (uint32_t c = 0; c < n; c++)
@@ -211,9 +212,9 @@ TEST(GoldenOps, TileRowIsKAndByteIsColumn)
     for (uint32_t r = 0; r < n; r++)
         m.mem()[r * n + r] = 2;
     memset(m.mem() + n * n, 1, n);
-    ASSERT_EQ(m.exec(TPU_OP_RD_HOST, 0, n + 1, 0, 0, n, n), TPU_ERR_OK);
-    ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, 3, 0x100, 0, 2, 16), TPU_ERR_OK);
-    ASSERT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD, n + 1, 0, 4), TPU_ERR_OK);
+    ASSERT_EQ(m.exec(TPU_OP_RD_HOST, 0, n + 1, 0, 0, n, n), TPU_FAULT_NONE);
+    ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, 3, 0x100, 0, 2, 16), TPU_FAULT_NONE);
+    ASSERT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD, n + 1, 0, 4), TPU_FAULT_NONE);
     for (uint32_t r = 0; r < n; r++)
         for (uint32_t c = 0; c < n; c++) {
             const int32_t want = r < 3 && c < 2 ? 2 * (int32_t)(10 * r + c) : 0;
@@ -232,15 +233,15 @@ TEST(GoldenOps, MatmulAccumulatesOverwritesAndKeepsTheCurrentTile)
     memset(m.mem(), 1, 16);        // tile: all 1
     memset(m.mem() + 16, 0xff, 4); // UB row 0: -1 (255 unsigned)
     memset(m.mem() + 20, 3, 4);    // UB row 1: 3
-    ASSERT_EQ(m.exec(TPU_OP_RD_HOST, 0, 2, 16, 0, 4, 4), TPU_ERR_OK);
-    ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, 4, 0, 0, 4, 4), TPU_ERR_OK);
-    ASSERT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD, 1, 0, 0), TPU_ERR_OK);
+    ASSERT_EQ(m.exec(TPU_OP_RD_HOST, 0, 2, 16, 0, 4, 4), TPU_FAULT_NONE);
+    ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, 4, 0, 0, 4, 4), TPU_FAULT_NONE);
+    ASSERT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD, 1, 0, 0), TPU_FAULT_NONE);
     EXPECT_EQ(m.acc(0)[0], -4);
-    ASSERT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_ACC | TPU_F_UNSIGNED, 1, 0, 0), TPU_ERR_OK);
+    ASSERT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_ACC | TPU_F_UNSIGNED, 1, 0, 0), TPU_FAULT_NONE);
     EXPECT_EQ(m.acc(0)[0], -4 + 4 * 255);
-    ASSERT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_ACC, 1, 1, 0), TPU_ERR_OK);
+    ASSERT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_ACC, 1, 1, 0), TPU_FAULT_NONE);
     EXPECT_EQ(m.acc(0)[3], -4 + 4 * 255 + 12);
-    ASSERT_EQ(m.exec(TPU_OP_MATMUL, 0, 1, 1, 0), TPU_ERR_OK);
+    ASSERT_EQ(m.exec(TPU_OP_MATMUL, 0, 1, 1, 0), TPU_FAULT_NONE);
     for (uint32_t c = 0; c < n; c++)
         EXPECT_EQ(m.acc(0)[c], 12) << c;
 }
@@ -251,10 +252,10 @@ TEST(GoldenOps, WrHostWritesOnlyLenBytesInRowOrder)
     Golden m(n);
     for (uint32_t i = 0; i < 2 * n; i++)
         m.mem()[i] = (uint8_t)(i + 1);
-    ASSERT_EQ(m.exec(TPU_OP_RD_HOST, 0, 2, 0, 0, n, n), TPU_ERR_OK);
+    ASSERT_EQ(m.exec(TPU_OP_RD_HOST, 0, 2, 0, 0, n, n), TPU_FAULT_NONE);
     memset(m.mem() + 0x100, 0xee, 64);
     // rows overlap (stride 2 < len 5): the later row wins
-    ASSERT_EQ(m.exec(TPU_OP_WR_HOST, 0, 2, 0x100, 0, 5, 2), TPU_ERR_OK);
+    ASSERT_EQ(m.exec(TPU_OP_WR_HOST, 0, 2, 0x100, 0, 5, 2), TPU_FAULT_NONE);
     const uint8_t want[] = {1, 2, 9, 10, 11, 12, 13, 0xee};
     for (int i = 0; i < 8; i++)
         EXPECT_EQ(m.mem()[0x100 + i], want[i]) << i;
@@ -262,7 +263,7 @@ TEST(GoldenOps, WrHostWritesOnlyLenBytesInRowOrder)
     m.acc(3)[0] = 0x11223344;
     m.acc(3)[1] = -2;
     m.acc(3)[2] = 7;
-    ASSERT_EQ(m.exec(TPU_OP_WR_HOST, TPU_F_SRC_ACC, 1, 0x120, 3, 8, 0), TPU_ERR_OK);
+    ASSERT_EQ(m.exec(TPU_OP_WR_HOST, TPU_F_SRC_ACC, 1, 0x120, 3, 8, 0), TPU_FAULT_NONE);
     const uint8_t want32[] = {0x44, 0x33, 0x22, 0x11, 0xfe, 0xff, 0xff, 0xff, 0xee};
     for (int i = 0; i < 9; i++)
         EXPECT_EQ(m.mem()[0x120 + i], want32[i]) << i;
@@ -280,7 +281,7 @@ TEST(GoldenOps, WrHostWideRowsJoinConsecutiveUbRows)
     for (uint32_t len : lens) {
         const uint32_t s = (len + n - 1) / n, rows = 3, stride = 20, b = 5;
         memset(m.mem() + 0x100, 0xee, 128);
-        ASSERT_EQ(m.exec(TPU_OP_WR_HOST, 0, rows, 0x100, b, len, stride), TPU_ERR_OK);
+        ASSERT_EQ(m.exec(TPU_OP_WR_HOST, 0, rows, 0x100, b, len, stride), TPU_FAULT_NONE);
         for (uint32_t i = 0; i < rows; i++)
             for (uint32_t k = 0; k < stride; k++)
                 EXPECT_EQ(m.mem()[0x100 + i * stride + k], k < len ? (b + i * s) * n + k : 0xee)
@@ -295,15 +296,15 @@ TEST(GoldenOps, ActivateWritesItsRowsAUbStepApart)
     const uint32_t n = 4;
     Golden m(n, 32, 16);
     m.put_params(0, {0, 0, 0, 0}, {1, 1, 1, 1}, {0, 0, 0, 0});
-    ASSERT_EQ(m.exec(TPU_OP_RD_PARAMS, 0, 3, 0, 0, 4 * n, 4 * n), TPU_ERR_OK);
+    ASSERT_EQ(m.exec(TPU_OP_RD_PARAMS, 0, 3, 0, 0, 4 * n, 4 * n), TPU_FAULT_NONE);
     for (uint32_t r = 0; r < 16; r++)
         for (uint32_t c = 0; c < n; c++)
             m.acc(r)[c] = (int32_t)(r * 10 + c);
     for (uint32_t r = 0; r < 32; r++)
         memset(m.ub(r), 0x55, n);
-    ASSERT_EQ(m.exec(TPU_OP_ACTIVATE, 0, 3, 2, 4, 3), TPU_ERR_OK); // ACC 4..6 to UB 2, 5, 8
+    ASSERT_EQ(m.exec(TPU_OP_ACTIVATE, 0, 3, 2, 4, 3), TPU_FAULT_NONE); // ACC 4..6 to UB 2, 5, 8
     const uint32_t pool = TPU_POOL_PUT(PH, 1) | TPU_POOL_PUT(PW, 2) | TPU_POOL_PUT(STEP, 2);
-    ASSERT_EQ(m.exec(TPU_OP_ACTIVATE, TPU_F_POOL, 2, 20, 0, 4, pool), TPU_ERR_OK); // UB 20, 24
+    ASSERT_EQ(m.exec(TPU_OP_ACTIVATE, TPU_F_POOL, 2, 20, 0, 4, pool), TPU_FAULT_NONE); // UB 20, 24
     for (uint32_t r = 0; r < 32; r++)
         for (uint32_t c = 0; c < n; c++) {
             int want = 0x55;
@@ -319,14 +320,14 @@ TEST(GoldenOps, ActivateWritesItsRowsAUbStepApart)
 
 struct ErrorCase {
     const char *what;
-    tpu_insn insn;
+    tpusim_insn insn;
     int code;
 };
 
-tpu_insn I(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b, uint32_t len,
-           uint32_t stride)
+tpusim_insn I(uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b, uint32_t len,
+              uint32_t stride)
 {
-    return tpu_encode(op, flags, rows, a, b, len, stride);
+    return tpusim_encode(op, flags, rows, a, b, len, stride);
 }
 
 // With N = 4, UB 8 rows, ACC 8 rows, 2 tiles, 256 bytes: the case fails with its code, changes
@@ -338,16 +339,16 @@ void check_error(const ErrorCase &k, int prefill_tiles = 0)
     tpu_rng r = {5};
     fill_random(m, &r);
     for (int t = 0; t < prefill_tiles; t++)
-        ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, 4, 0, 0, 4, 4), TPU_ERR_OK);
+        ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, 4, 0, 0, 4, 4), TPU_FAULT_NONE);
     const State before(m);
-    ASSERT_EQ(tpu_golden_exec(m.g, &k.insn), k.code) << tpu_error_name((uint32_t)k.code);
+    ASSERT_EQ(tpusim_golden_exec(m.g, &k.insn), k.code) << tpusim_fault_name((uint32_t)k.code);
     EXPECT_TRUE(State(m) == before);
     EXPECT_EQ(m.exec(TPU_OP_SYNC), k.code);
     EXPECT_EQ(m.exec(TPU_OP_RD_HOST, 0, 1, 0, 0, 4, 0), k.code);
     EXPECT_TRUE(State(m) == before);
-    tpu_golden_reset(m.g);
-    EXPECT_EQ(m.exec(TPU_OP_SYNC), TPU_ERR_OK);
-    EXPECT_EQ(tpu_golden_sync_count(m.g), 1u);
+    tpusim_golden_reset(m.g);
+    EXPECT_EQ(m.exec(TPU_OP_SYNC), TPU_FAULT_NONE);
+    EXPECT_EQ(tpusim_golden_sync_count(m.g), 1u);
 }
 
 TEST(GoldenErrors, EveryCheck)
@@ -360,8 +361,8 @@ TEST(GoldenErrors, EveryCheck)
         return TPU_POOL_PUT(PH, ph) | TPU_POOL_PUT(PW, pw) | TPU_POOL_PUT(STEP, step) |
                TPU_POOL_PUT(PITCH, pitch);
     };
-    const int ILL = TPU_ERR_ILLEGAL_OPCODE, BAD = TPU_ERR_BAD_OPERAND, UB = TPU_ERR_UB_RANGE,
-              ACC = TPU_ERR_ACC_RANGE, MEM = TPU_ERR_MEM_RANGE;
+    const int ILL = TPU_FAULT_ILLEGAL_OPCODE, BAD = TPU_FAULT_BAD_OPERAND, UB = TPU_FAULT_UB_RANGE,
+              ACC = TPU_FAULT_ACC_RANGE, MEM = TPU_FAULT_MEM_RANGE;
     const ErrorCase cases[] = {
         {"opcode 0", I(0, 0, 0, 0, 0, 0, 0), ILL},
         {"opcode 10", I(10, 0, 1, 0, 0, 1, 0), ILL},
@@ -459,31 +460,31 @@ TEST(GoldenErrors, EveryCheck)
         {"RD_PARAMS mem", I(RP, 0, 3, 0, 0, 16, 121), MEM},
         {"WR_HOST mem", I(WH, 0, 1, 256, 0, 1, 0), MEM},
         {"WR_HOST SRC_ACC mem wrap", I(WH, SRC, 3, 8, 0, 4, 0x80000000u), MEM},
-        {"MATMUL.LOAD with no tile", I(MM, TPU_F_LOAD, 1, 0, 0, 0, 0), TPU_ERR_WFIFO_EMPTY},
+        {"MATMUL.LOAD with no tile", I(MM, TPU_F_LOAD, 1, 0, 0, 0, 0), TPU_FAULT_WFIFO_EMPTY},
     };
     for (const ErrorCase &k : cases) {
         check_error(k);
         if (HasFatalFailure())
             return;
     }
-    check_error({"RD_WEIGHT with the FIFO full", I(RW, 0, 1, 0, 0, 1, 0), TPU_ERR_WFIFO_FULL}, 2);
+    check_error({"RD_WEIGHT with the FIFO full", I(RW, 0, 1, 0, 0, 1, 0), TPU_FAULT_WFIFO_FULL}, 2);
 }
 
 TEST(GoldenErrors, FirstFailingCheckWins)
 {
     const uint32_t SRC = TPU_F_SRC_ACC;
     const ErrorCase cases[] = {
-        {"illegal before bad operand", I(0x10, 0xff, 0, 0, 0, 0, 0), TPU_ERR_ILLEGAL_OPCODE},
+        {"illegal before bad operand", I(0x10, 0xff, 0, 0, 0, 0, 0), TPU_FAULT_ILLEGAL_OPCODE},
         {"bad operand before UB", I(TPU_OP_RD_HOST, TPU_F_RELU, 1, 0, 100, 4, 0),
-         TPU_ERR_BAD_OPERAND},
-        {"bad operand before mem", I(TPU_OP_RD_WEIGHT, 0, 1, 9999, 0, 9, 0), TPU_ERR_BAD_OPERAND},
-        {"UB before ACC", I(TPU_OP_MATMUL, 0, 1, 8, 8, 0, 0), TPU_ERR_UB_RANGE},
-        {"UB before mem", I(TPU_OP_RD_HOST, 0, 1, 9999, 8, 4, 0), TPU_ERR_UB_RANGE},
-        {"ACC before mem", I(TPU_OP_WR_HOST, SRC, 1, 9999, 8, 4, 0), TPU_ERR_ACC_RANGE},
-        {"UB before FIFO empty", I(TPU_OP_MATMUL, TPU_F_LOAD, 1, 8, 0, 0, 0), TPU_ERR_UB_RANGE},
-        {"ACC before FIFO empty", I(TPU_OP_MATMUL, TPU_F_LOAD, 1, 0, 8, 0, 0), TPU_ERR_ACC_RANGE},
+         TPU_FAULT_BAD_OPERAND},
+        {"bad operand before mem", I(TPU_OP_RD_WEIGHT, 0, 1, 9999, 0, 9, 0), TPU_FAULT_BAD_OPERAND},
+        {"UB before ACC", I(TPU_OP_MATMUL, 0, 1, 8, 8, 0, 0), TPU_FAULT_UB_RANGE},
+        {"UB before mem", I(TPU_OP_RD_HOST, 0, 1, 9999, 8, 4, 0), TPU_FAULT_UB_RANGE},
+        {"ACC before mem", I(TPU_OP_WR_HOST, SRC, 1, 9999, 8, 4, 0), TPU_FAULT_ACC_RANGE},
+        {"UB before FIFO empty", I(TPU_OP_MATMUL, TPU_F_LOAD, 1, 8, 0, 0, 0), TPU_FAULT_UB_RANGE},
+        {"ACC before FIFO empty", I(TPU_OP_MATMUL, TPU_F_LOAD, 1, 0, 8, 0, 0), TPU_FAULT_ACC_RANGE},
         {"bad operand before FIFO empty", I(TPU_OP_MATMUL, TPU_F_LOAD, 1, 0, 0, 1, 0),
-         TPU_ERR_BAD_OPERAND},
+         TPU_FAULT_BAD_OPERAND},
     };
     for (const ErrorCase &k : cases) {
         check_error(k);
@@ -491,31 +492,32 @@ TEST(GoldenErrors, FirstFailingCheckWins)
             return;
     }
     check_error(
-        {"mem before FIFO full", I(TPU_OP_RD_WEIGHT, 0, 1, 256, 0, 1, 0), TPU_ERR_MEM_RANGE}, 2);
+        {"mem before FIFO full", I(TPU_OP_RD_WEIGHT, 0, 1, 256, 0, 1, 0), TPU_FAULT_MEM_RANGE}, 2);
     check_error({"bad operand before FIFO full", I(TPU_OP_RD_WEIGHT, 0, 0, 0, 0, 1, 0),
-                 TPU_ERR_BAD_OPERAND},
+                 TPU_FAULT_BAD_OPERAND},
                 2);
 }
 
 TEST(GoldenErrors, LimitsThemselvesAreValid)
 {
     Golden m(4, 8, 8, 2, 256);
-    EXPECT_EQ(m.exec(TPU_OP_RD_HOST, 0, 3, 0, 5, 4, 0), TPU_ERR_OK);   // rows 5..7
-    EXPECT_EQ(m.exec(TPU_OP_RD_HOST, 0, 1, 252, 7, 4, 0), TPU_ERR_OK); // last 4 bytes
-    EXPECT_EQ(m.exec(TPU_OP_RD_HOST, 0, 4, 0, 0, 4, 84), TPU_ERR_OK);  // 3*84+4 = 256
-    EXPECT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, 4, 0, 0, 4, 0), TPU_ERR_OK);
-    EXPECT_EQ(m.exec(TPU_OP_RD_PARAMS, 0, 3, 0, 0, 16, 120), TPU_ERR_OK); // 240+16 = 256
-    EXPECT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD | TPU_F_ACC | TPU_F_UNSIGNED, 8, 0, 0), TPU_ERR_OK);
-    EXPECT_EQ(m.exec(TPU_OP_ACTIVATE, TPU_F_BIAS | TPU_F_RELU, 1, 7, 7), TPU_ERR_OK);
+    EXPECT_EQ(m.exec(TPU_OP_RD_HOST, 0, 3, 0, 5, 4, 0), TPU_FAULT_NONE);   // rows 5..7
+    EXPECT_EQ(m.exec(TPU_OP_RD_HOST, 0, 1, 252, 7, 4, 0), TPU_FAULT_NONE); // last 4 bytes
+    EXPECT_EQ(m.exec(TPU_OP_RD_HOST, 0, 4, 0, 0, 4, 84), TPU_FAULT_NONE);  // 3*84+4 = 256
+    EXPECT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, 4, 0, 0, 4, 0), TPU_FAULT_NONE);
+    EXPECT_EQ(m.exec(TPU_OP_RD_PARAMS, 0, 3, 0, 0, 16, 120), TPU_FAULT_NONE); // 240+16 = 256
+    EXPECT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD | TPU_F_ACC | TPU_F_UNSIGNED, 8, 0, 0),
+              TPU_FAULT_NONE);
+    EXPECT_EQ(m.exec(TPU_OP_ACTIVATE, TPU_F_BIAS | TPU_F_RELU, 1, 7, 7), TPU_FAULT_NONE);
     EXPECT_EQ(m.exec(TPU_OP_WR_HOST, TPU_F_SRC_ACC | TPU_F_BIAS | TPU_F_RELU, 8, 0, 0, 16, 0),
-              TPU_ERR_OK);
-    EXPECT_EQ(m.exec(TPU_OP_WR_HOST, 0, 1, 255, 7, 1, 0), TPU_ERR_OK);
-    EXPECT_EQ(m.exec(TPU_OP_SYNC), TPU_ERR_OK);
-    EXPECT_EQ(m.exec(TPU_OP_HALT), TPU_ERR_OK);
+              TPU_FAULT_NONE);
+    EXPECT_EQ(m.exec(TPU_OP_WR_HOST, 0, 1, 255, 7, 1, 0), TPU_FAULT_NONE);
+    EXPECT_EQ(m.exec(TPU_OP_SYNC), TPU_FAULT_NONE);
+    EXPECT_EQ(m.exec(TPU_OP_HALT), TPU_FAULT_NONE);
 
     Golden big(4, 65536, 8, 2, 256);
-    EXPECT_EQ(big.exec(TPU_OP_RD_HOST, 0, 65535, 0, 1, 4, 0), TPU_ERR_OK); // max rows, stride 0
-    EXPECT_EQ(big.exec(TPU_OP_RD_HOST, 0, 2, 0, 65535, 4, 0), TPU_ERR_UB_RANGE);
+    EXPECT_EQ(big.exec(TPU_OP_RD_HOST, 0, 65535, 0, 1, 4, 0), TPU_FAULT_NONE); // max rows, stride 0
+    EXPECT_EQ(big.exec(TPU_OP_RD_HOST, 0, 2, 0, 65535, 4, 0), TPU_FAULT_UB_RANGE);
 }
 
 // ----------------------------------------------------------------- weight FIFO --
@@ -528,25 +530,25 @@ TEST(GoldenFifo, TilesPopInOrderAroundTheRing)
     for (uint32_t t = 0; t < 10; t++)
         memset(m.mem() + 16 * t, (int)(t + 1), 16);
     m.mem()[512] = 1;
-    ASSERT_EQ(m.exec(TPU_OP_RD_HOST, 0, 1, 512, 0, 1, 0), TPU_ERR_OK);
+    ASSERT_EQ(m.exec(TPU_OP_RD_HOST, 0, 1, 512, 0, 1, 0), TPU_FAULT_NONE);
     uint32_t pushed = 0, popped = 0;
     while (pushed < tiles)
-        ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, n, 16 * pushed++, 0, n, n), TPU_ERR_OK);
+        ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, n, 16 * pushed++, 0, n, n), TPU_FAULT_NONE);
     tpu_rng r = {9};
     while (popped < 10) {
         const uint32_t queued = pushed - popped;
         if (pushed < 10 && queued < tiles && (queued == 0 || rng_chance(&r, 50))) {
-            ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, n, 16 * pushed++, 0, n, n), TPU_ERR_OK);
+            ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, n, 16 * pushed++, 0, n, n), TPU_FAULT_NONE);
             continue;
         }
-        ASSERT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD, 1, 0, 0), TPU_ERR_OK);
+        ASSERT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD, 1, 0, 0), TPU_FAULT_NONE);
         popped++;
         EXPECT_EQ(m.acc(0)[0], (int32_t)popped) << "pop " << popped;
         // without LOAD the current tile stays
-        ASSERT_EQ(m.exec(TPU_OP_MATMUL, 0, 1, 0, 1), TPU_ERR_OK);
+        ASSERT_EQ(m.exec(TPU_OP_MATMUL, 0, 1, 0, 1), TPU_FAULT_NONE);
         EXPECT_EQ(m.acc(1)[n - 1], (int32_t)popped);
     }
-    EXPECT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD, 1, 0, 0), TPU_ERR_WFIFO_EMPTY);
+    EXPECT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD, 1, 0, 0), TPU_FAULT_WFIFO_EMPTY);
 }
 
 TEST(GoldenFifo, FullAtWfifoTilesAndFreedByALoad)
@@ -554,10 +556,10 @@ TEST(GoldenFifo, FullAtWfifoTilesAndFreedByALoad)
     for (uint32_t tiles : {1u, 2u, 4u}) {
         Golden m(4, 8, 8, tiles, 256);
         for (uint32_t t = 0; t < tiles; t++)
-            ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, 1, 0, 0, 1, 0), TPU_ERR_OK);
-        ASSERT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD, 1, 0, 0), TPU_ERR_OK);
-        ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, 1, 0, 0, 1, 0), TPU_ERR_OK);
-        EXPECT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, 1, 0, 0, 1, 0), TPU_ERR_WFIFO_FULL) << tiles;
+            ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, 1, 0, 0, 1, 0), TPU_FAULT_NONE);
+        ASSERT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD, 1, 0, 0), TPU_FAULT_NONE);
+        ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, 1, 0, 0, 1, 0), TPU_FAULT_NONE);
+        EXPECT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, 1, 0, 0, 1, 0), TPU_FAULT_WFIFO_FULL) << tiles;
     }
 }
 
@@ -574,24 +576,24 @@ TEST(GoldenRun, SyncCountAndStoppingPoints)
     prog_emit(&p, TPU_OP_HALT, 0, 0, 0, 0, 0, 0);
     prog_emit(&p, TPU_OP_SYNC, 0, 0, 0, 0, 0, 0); // after HALT: not run
     size_t executed = 0;
-    EXPECT_EQ(tpu_golden_run(m.g, p.insns, p.n, &executed), TPU_ERR_OK);
+    EXPECT_EQ(tpusim_golden_run(m.g, p.insns, p.n, &executed), TPU_FAULT_NONE);
     EXPECT_EQ(executed, 10u);
-    EXPECT_EQ(tpu_golden_sync_count(m.g), 5u);
+    EXPECT_EQ(tpusim_golden_sync_count(m.g), 5u);
 
     // no HALT: everything runs, executed = n
-    EXPECT_EQ(tpu_golden_run(m.g, p.insns, 3, &executed), TPU_ERR_OK);
+    EXPECT_EQ(tpusim_golden_run(m.g, p.insns, 3, &executed), TPU_FAULT_NONE);
     EXPECT_EQ(executed, 3u);
-    EXPECT_EQ(tpu_golden_sync_count(m.g), 7u);
+    EXPECT_EQ(tpusim_golden_sync_count(m.g), 7u);
 
     // an error stops the run at the failing instruction; nothing after it runs
-    p.insns[4] = tpu_encode(TPU_OP_RD_HOST, 0, 1, 0, 99, 4, 0);
-    EXPECT_EQ(tpu_golden_run(m.g, p.insns, p.n, &executed), TPU_ERR_UB_RANGE);
+    p.insns[4] = tpusim_encode(TPU_OP_RD_HOST, 0, 1, 0, 99, 4, 0);
+    EXPECT_EQ(tpusim_golden_run(m.g, p.insns, p.n, &executed), TPU_FAULT_UB_RANGE);
     EXPECT_EQ(executed, 4u);
-    EXPECT_EQ(tpu_golden_sync_count(m.g), 9u);
-    EXPECT_EQ(tpu_golden_run(m.g, p.insns, p.n, nullptr), TPU_ERR_UB_RANGE);
-    EXPECT_EQ(tpu_golden_sync_count(m.g), 9u);
-    tpu_golden_reset(m.g);
-    EXPECT_EQ(tpu_golden_sync_count(m.g), 0u);
+    EXPECT_EQ(tpusim_golden_sync_count(m.g), 9u);
+    EXPECT_EQ(tpusim_golden_run(m.g, p.insns, p.n, nullptr), TPU_FAULT_UB_RANGE);
+    EXPECT_EQ(tpusim_golden_sync_count(m.g), 9u);
+    tpusim_golden_reset(m.g);
+    EXPECT_EQ(tpusim_golden_sync_count(m.g), 0u);
     prog_free(&p);
 }
 
@@ -603,35 +605,35 @@ TEST(GoldenRun, ResetClearsFifoWeightsParamsKeepsMemories)
     fill_random(m, &r);
     std::vector<int32_t> ones(n, 1);
     m.put_params(0x100, ones, ones, std::vector<uint32_t>(n, 0));
-    ASSERT_EQ(m.exec(TPU_OP_RD_PARAMS, 0, 3, 0x100, 0, 4 * n, 4 * n), TPU_ERR_OK);
-    ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, n, 0, 0, n, n), TPU_ERR_OK);
-    ASSERT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD, 1, 0, 0), TPU_ERR_OK);
-    ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, n, 0, 0, n, n), TPU_ERR_OK);
-    ASSERT_EQ(m.exec(TPU_OP_SYNC), TPU_ERR_OK);
-    ASSERT_EQ(m.exec(0x55), TPU_ERR_ILLEGAL_OPCODE);
+    ASSERT_EQ(m.exec(TPU_OP_RD_PARAMS, 0, 3, 0x100, 0, 4 * n, 4 * n), TPU_FAULT_NONE);
+    ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, n, 0, 0, n, n), TPU_FAULT_NONE);
+    ASSERT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD, 1, 0, 0), TPU_FAULT_NONE);
+    ASSERT_EQ(m.exec(TPU_OP_RD_WEIGHT, 0, n, 0, 0, n, n), TPU_FAULT_NONE);
+    ASSERT_EQ(m.exec(TPU_OP_SYNC), TPU_FAULT_NONE);
+    ASSERT_EQ(m.exec(0x55), TPU_FAULT_ILLEGAL_OPCODE);
     const State before(m);
 
-    tpu_golden_reset(m.g);
+    tpusim_golden_reset(m.g);
     State after(m);
     EXPECT_EQ(after.sync, 0u);
     after.sync = before.sync;
     EXPECT_TRUE(after == before) << "UB, ACC and memory survive reset";
-    EXPECT_EQ(m.exec(TPU_OP_MATMUL, 0, 1, 0, 2), TPU_ERR_OK); // weights zero
+    EXPECT_EQ(m.exec(TPU_OP_MATMUL, 0, 1, 0, 2), TPU_FAULT_NONE); // weights zero
     EXPECT_EQ(m.exec(TPU_OP_WR_HOST, TPU_F_SRC_ACC | TPU_F_BIAS, 1, 0x200, 2, 4 * n, 0),
-              TPU_ERR_OK);                                               // bias zero
-    EXPECT_EQ(m.exec(TPU_OP_ACTIVATE, TPU_F_BIAS, 1, 3, 1), TPU_ERR_OK); // mult zero
+              TPU_FAULT_NONE);                                               // bias zero
+    EXPECT_EQ(m.exec(TPU_OP_ACTIVATE, TPU_F_BIAS, 1, 3, 1), TPU_FAULT_NONE); // mult zero
     for (uint32_t c = 0; c < n; c++) {
         EXPECT_EQ(m.acc(2)[c], 0);
         EXPECT_EQ(m.get32(0x200 + 4 * c), 0);
         EXPECT_EQ(m.ub(3)[c], 0);
     }
-    EXPECT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD, 1, 0, 0), TPU_ERR_WFIFO_EMPTY); // FIFO empty
+    EXPECT_EQ(m.exec(TPU_OP_MATMUL, TPU_F_LOAD, 1, 0, 0), TPU_FAULT_WFIFO_EMPTY); // FIFO empty
 }
 
 TEST(GoldenModel, CreateAndAccessors)
 {
-    const tpu_hwcfg zero = {0, 8, 8, 2, 32, 256};
-    EXPECT_EQ(tpu_golden_create(&zero), nullptr);
+    const tpusim_hwcfg zero = {0, 8, 8, 2, 32, 256};
+    EXPECT_EQ(tpusim_golden_create(&zero), nullptr);
     Golden m(8, 5, 3, 2, 100);
     EXPECT_NE(m.ub(4), nullptr);
     EXPECT_EQ(m.ub(5), nullptr);
@@ -640,7 +642,7 @@ TEST(GoldenModel, CreateAndAccessors)
     EXPECT_EQ(m.ub(1) - m.ub(0), 8);
     for (uint64_t i = 0; i < 100; i++)
         EXPECT_EQ(m.mem()[i], 0);
-    EXPECT_EQ(tpu_golden_sync_count(m.g), 0u);
+    EXPECT_EQ(tpusim_golden_sync_count(m.g), 0u);
 }
 
 } // namespace

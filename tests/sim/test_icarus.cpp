@@ -75,8 +75,8 @@ TEST(Icarus, GemmMatchesGoldenAndVerilator)
     char err[256];
     tpusim *sim = tpusim_create(&cfg, err, sizeof err);
     ASSERT_NE(sim, nullptr) << err;
-    tpu_hwcfg hw;
-    tpusim_hwcfg(sim, &hw);
+    tpusim_hwcfg hw;
+    tpusim_read_hwcfg(sim, &hw);
 
     gemm_desc d{};
     d.m = 13, d.k = 21, d.n = 11, d.bias = 1, d.relu = 1;
@@ -91,11 +91,11 @@ TEST(Icarus, GemmMatchesGoldenAndVerilator)
     ASSERT_EQ(gemm_program(&p, &hw, &d), 0);
 
     // Golden.
-    tpu_golden *g = tpu_golden_create(&hw);
+    tpusim_golden *g = tpusim_golden_create(&hw);
     ASSERT_NE(g, nullptr);
-    std::copy(img.begin(), img.end(), tpu_golden_mem(g));
+    std::copy(img.begin(), img.end(), tpusim_golden_mem(g));
     size_t at = 0;
-    ASSERT_EQ(tpu_golden_run(g, p.insns, p.n, &at), TPU_ERR_OK);
+    ASSERT_EQ(tpusim_golden_run(g, p.insns, p.n, &at), TPU_FAULT_NONE);
 
     // Verilator.
     ASSERT_EQ(tpusim_mem_write(sim, 0, img.data(), img.size()), 0);
@@ -124,7 +124,7 @@ TEST(Icarus, GemmMatchesGoldenAndVerilator)
     std::vector<uint8_t> iv = read_bytes(dir + "/dump.hex");
     ASSERT_EQ(iv.size(), kMemSize) << "see " << dir << "/icarus.log";
 
-    const uint8_t *gm = tpu_golden_mem(g);
+    const uint8_t *gm = tpusim_golden_mem(g);
     size_t out_bytes = (size_t)d.m * d.n * 4;
     for (size_t i = 0; i < kMemSize; i++) {
         ASSERT_EQ(iv[i], gm[i]) << "Icarus vs golden at mem 0x" << std::hex << i;
@@ -134,7 +134,7 @@ TEST(Icarus, GemmMatchesGoldenAndVerilator)
                 "(compile + run), %llu active cycles\n",
                 d.m, d.k, d.n, kN, out_bytes, vl_s, iv_s, (unsigned long long)vl_cycles);
 
-    tpu_golden_destroy(g);
+    tpusim_golden_destroy(g);
     prog_free(&p);
     tpusim_destroy(sim);
 }

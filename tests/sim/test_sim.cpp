@@ -26,7 +26,7 @@ std::vector<uint32_t> built_sizes()
     return sizes;
 }
 
-tpu_insn halt() { return tpu_encode(TPU_OP_HALT, 0, 0, 0, 0, 0, 0); }
+tpusim_insn halt() { return tpusim_encode(TPU_OP_HALT, 0, 0, 0, 0, 0, 0); }
 
 // name in this process's scratch directory, made on first use and removed at exit (what the
 // tests leave there is checked by files_in).
@@ -79,7 +79,7 @@ class Device : public ::testing::TestWithParam<uint32_t>
         char err[256] = "";
         sim_ = tpusim_create(&cfg, err, sizeof err);
         ASSERT_NE(sim_, nullptr) << err;
-        tpusim_hwcfg(sim_, &hw_);
+        tpusim_read_hwcfg(sim_, &hw_);
     }
     void TearDown() override { tpusim_destroy(sim_); }
 
@@ -99,7 +99,7 @@ class Device : public ::testing::TestWithParam<uint32_t>
         return bytes;
     }
     // Cycles a run of prog takes from a fresh reset.
-    uint64_t cycles_of(const std::vector<tpu_insn> &prog)
+    uint64_t cycles_of(const std::vector<tpusim_insn> &prog)
     {
         tpusim_reset(sim_);
         const uint64_t start = tpusim_cycle(sim_);
@@ -109,7 +109,7 @@ class Device : public ::testing::TestWithParam<uint32_t>
 
     uint32_t n_ = 0;
     tpusim *sim_ = nullptr;
-    tpu_hwcfg hw_{};
+    tpusim_hwcfg hw_{};
     std::mt19937 rng_{12345};
 };
 
@@ -136,8 +136,8 @@ TEST(Sim, CreateDestroyEveryBuiltSize)
         EXPECT_EQ(got, x);
         ASSERT_EQ(tpusim_mem_read(b, 0, &got, 1), 0);
         EXPECT_EQ(got, y);
-        tpu_hwcfg hw;
-        tpusim_hwcfg(a, &hw);
+        tpusim_hwcfg hw;
+        tpusim_read_hwcfg(a, &hw);
         EXPECT_EQ(hw.array_n, n);
         EXPECT_EQ(hw.mem_size, cfg.mem_size);
         tpusim_destroy(a);
@@ -227,8 +227,8 @@ TEST_P(Device, RegWriteReadMemSize)
     tpusim_reg_write(sim_, TPU_CSR_MEM_SIZE, 0x1234);
     EXPECT_EQ(tpusim_cycle(sim_), c0 + 1); // a write takes one
     EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_MEM_SIZE), 0x1234u);
-    tpu_hwcfg hw;
-    tpusim_hwcfg(sim_, &hw);
+    tpusim_hwcfg hw;
+    tpusim_read_hwcfg(sim_, &hw);
     EXPECT_EQ(hw.mem_size, 0x1234u);
     tpusim_reset(sim_); // puts the configured size back
     EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_MEM_SIZE), kMem);
@@ -275,9 +275,9 @@ TEST_P(Device, CopyThroughUb)
         // Past the source (at N = 128 the source reaches beyond 0x8000), a new place each run.
         const uint32_t dst =
             ((rows * stride + 0xFFFu) & ~0xFFFu) + run * ((rows * len + 0xFFFu) & ~0xFFFu);
-        const std::vector<tpu_insn> prog = {
-            tpu_encode(TPU_OP_RD_HOST, 0, rows, 0, ub, len, stride),
-            tpu_encode(TPU_OP_WR_HOST, 0, rows, dst, ub, len, len),
+        const std::vector<tpusim_insn> prog = {
+            tpusim_encode(TPU_OP_RD_HOST, 0, rows, 0, ub, len, stride),
+            tpusim_encode(TPU_OP_WR_HOST, 0, rows, dst, ub, len, len),
             halt(),
         };
         ASSERT_EQ(tpusim_run_program(sim_, prog.data(), prog.size(), 100000), TPUSIM_HALTED);
@@ -305,10 +305,10 @@ TEST_P(Device, MatmulIntoAcc)
     std::vector<uint8_t> w, a;
     fill_random(w_addr, n_ * n_, &w);
     fill_random(a_addr, rows * n_, &a);
-    const std::vector<tpu_insn> prog = {
-        tpu_encode(TPU_OP_RD_WEIGHT, 0, n_, w_addr, 0, n_, n_),
-        tpu_encode(TPU_OP_RD_HOST, 0, rows, a_addr, ub, n_, n_),
-        tpu_encode(TPU_OP_MATMUL, TPU_F_LOAD, rows, ub, acc, 0, 0),
+    const std::vector<tpusim_insn> prog = {
+        tpusim_encode(TPU_OP_RD_WEIGHT, 0, n_, w_addr, 0, n_, n_),
+        tpusim_encode(TPU_OP_RD_HOST, 0, rows, a_addr, ub, n_, n_),
+        tpusim_encode(TPU_OP_MATMUL, TPU_F_LOAD, rows, ub, acc, 0, 0),
         halt(),
     };
     ASSERT_EQ(tpusim_run_program(sim_, prog.data(), prog.size(), 100000), TPUSIM_HALTED);
@@ -327,7 +327,8 @@ TEST_P(Device, MatmulIntoAcc)
 
 TEST_P(Device, CtrlClearsPerfCounters)
 {
-    const std::vector<tpu_insn> prog = {tpu_encode(TPU_OP_RD_HOST, 0, 4, 0, 0, n_, n_), halt()};
+    const std::vector<tpusim_insn> prog = {tpusim_encode(TPU_OP_RD_HOST, 0, 4, 0, 0, n_, n_),
+                                           halt()};
     ASSERT_EQ(tpusim_run_program(sim_, prog.data(), prog.size(), 100000), TPUSIM_HALTED);
     EXPECT_GT(tpusim_perf(sim_, TPU_PERF_ACTIVE), 0u);
     EXPECT_EQ(tpusim_perf(sim_, TPU_PERF_RETIRED), 2u);
@@ -335,7 +336,7 @@ TEST_P(Device, CtrlClearsPerfCounters)
     tpusim_reg_write(sim_, TPU_CSR_CTRL, TPU_CTRL_CLEAR_PERF);
     tpusim_step(sim_, 5);
     for (int c = 0; c < TPU_PERF_COUNT; c++)
-        EXPECT_EQ(tpusim_perf(sim_, c), 0u) << tpu_perf_name(c);
+        EXPECT_EQ(tpusim_perf(sim_, c), 0u) << tpusim_perf_name(c);
     EXPECT_EQ(tpusim_perf(sim_, TPU_PERF_COUNT), 0u);
     EXPECT_EQ(tpusim_perf(sim_, -1), 0u);
 }
@@ -344,9 +345,11 @@ TEST_P(Device, CtrlClearsPerfCounters)
 // d cycles more when the latency grows by d, and a read feeding a write 2d more.
 TEST_P(Device, LatencyAddsToTheCycleCount)
 {
-    const std::vector<tpu_insn> read = {tpu_encode(TPU_OP_RD_HOST, 0, 1, 0, 0, n_, 0), halt()};
-    const std::vector<tpu_insn> copy = {tpu_encode(TPU_OP_RD_HOST, 0, 1, 0, 0, n_, 0),
-                                        tpu_encode(TPU_OP_WR_HOST, 0, 1, 0x1000, 0, n_, 0), halt()};
+    const std::vector<tpusim_insn> read = {tpusim_encode(TPU_OP_RD_HOST, 0, 1, 0, 0, n_, 0),
+                                           halt()};
+    const std::vector<tpusim_insn> copy = {tpusim_encode(TPU_OP_RD_HOST, 0, 1, 0, 0, n_, 0),
+                                           tpusim_encode(TPU_OP_WR_HOST, 0, 1, 0x1000, 0, n_, 0),
+                                           halt()};
     tpusim_mem_timing(sim_, 5, 4 * n_);
     const uint64_t read5 = cycles_of(read), copy5 = cycles_of(copy);
     tpusim_mem_timing(sim_, 105, 4 * n_);
@@ -358,8 +361,8 @@ TEST_P(Device, LatencyAddsToTheCycleCount)
     const uint32_t rows = 300;
     std::vector<uint8_t> src;
     fill_random(0, rows * n_, &src);
-    const std::vector<tpu_insn> stream = {tpu_encode(TPU_OP_RD_HOST, 0, rows, 0, 0, n_, n_),
-                                          halt()};
+    const std::vector<tpusim_insn> stream = {tpusim_encode(TPU_OP_RD_HOST, 0, rows, 0, 0, n_, n_),
+                                             halt()};
     tpusim_mem_timing(sim_, 5, 4 * n_);
     const uint64_t stream5 = cycles_of(stream);
     tpusim_mem_timing(sim_, 505, 4 * n_);
@@ -379,9 +382,10 @@ TEST_P(Device, LatencyAddsToTheCycleCount)
 TEST_P(Device, BandwidthPacesRequests)
 {
     const uint32_t rows = 3 * n_;
-    const std::vector<tpu_insn> many = {tpu_encode(TPU_OP_RD_HOST, 0, rows, 0, 0, n_, 4 * n_),
-                                        halt()};
-    const std::vector<tpu_insn> one = {tpu_encode(TPU_OP_RD_HOST, 0, 1, 0, 0, n_, n_), halt()};
+    const std::vector<tpusim_insn> many = {tpusim_encode(TPU_OP_RD_HOST, 0, rows, 0, 0, n_, 4 * n_),
+                                           halt()};
+    const std::vector<tpusim_insn> one = {tpusim_encode(TPU_OP_RD_HOST, 0, 1, 0, 0, n_, n_),
+                                          halt()};
     tpusim_mem_timing(sim_, 10, n_ / 2);
     const uint64_t many2 = cycles_of(many), one2 = cycles_of(one);
     tpusim_mem_timing(sim_, 10, n_ / 4);
@@ -394,9 +398,9 @@ TEST_P(Device, BandwidthPacesRequests)
 TEST_P(Device, TimeoutThenReset)
 {
     const uint32_t rows = 64;
-    const std::vector<tpu_insn> prog = {tpu_encode(TPU_OP_RD_HOST, 0, rows, 0, 0, n_, n_),
-                                        tpu_encode(TPU_OP_WR_HOST, 0, rows, 0x8000, 0, n_, n_),
-                                        halt()};
+    const std::vector<tpusim_insn> prog = {
+        tpusim_encode(TPU_OP_RD_HOST, 0, rows, 0, 0, n_, n_),
+        tpusim_encode(TPU_OP_WR_HOST, 0, rows, 0x8000, 0, n_, n_), halt()};
     uint64_t c0 = tpusim_cycle(sim_);
     ASSERT_EQ(tpusim_run_program(sim_, prog.data(), prog.size(), 20), TPUSIM_TIMEOUT);
     EXPECT_EQ(tpusim_cycle(sim_), c0 + 20);
@@ -419,8 +423,8 @@ TEST_P(Device, TimeoutThenReset)
 TEST_P(Device, PushUntilFullThenRun)
 {
     tpusim_mem_timing(sim_, 10, 1);
-    const tpu_insn read = tpu_encode(TPU_OP_RD_HOST, 0, 64, 0, 0, n_, n_);
-    const tpu_insn sync = tpu_encode(TPU_OP_SYNC, 0, 0, 0, 0, 0, 0);
+    const tpusim_insn read = tpusim_encode(TPU_OP_RD_HOST, 0, 64, 0, 0, n_, n_);
+    const tpusim_insn sync = tpusim_encode(TPU_OP_SYNC, 0, 0, 0, 0, 0, 0);
     ASSERT_EQ(tpusim_push(sim_, &read), 1);
     uint32_t pushed = 0;
     while (pushed <= hw_.iq_depth + 2 && tpusim_push(sim_, &sync))
@@ -428,7 +432,7 @@ TEST_P(Device, PushUntilFullThenRun)
     EXPECT_GE(pushed, hw_.iq_depth - 1);
     EXPECT_LE(pushed, hw_.iq_depth + 1);
     EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_IQ_FREE), 0u);
-    const tpu_insn end = halt();
+    const tpusim_insn end = halt();
     ASSERT_EQ(tpusim_run_program(sim_, &end, 1, 100000), TPUSIM_HALTED);
     EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_SYNC_COUNT), pushed);
     EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_INSN_COUNT), pushed + 2);
@@ -436,10 +440,10 @@ TEST_P(Device, PushUntilFullThenRun)
 
 TEST_P(Device, ErrorsStopTheRun)
 {
-    const std::vector<tpu_insn> bad = {tpu_encode(TPU_OP_SYNC, 0, 0, 0, 0, 0, 0),
-                                       tpu_encode(0x2a, 0, 0, 0, 0, 0, 0), halt()};
+    const std::vector<tpusim_insn> bad = {tpusim_encode(TPU_OP_SYNC, 0, 0, 0, 0, 0, 0),
+                                          tpusim_encode(0x2a, 0, 0, 0, 0, 0, 0), halt()};
     ASSERT_EQ(tpusim_run_program(sim_, bad.data(), bad.size(), 10000), TPUSIM_ERROR);
-    EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_ERROR_CODE), uint32_t{TPU_ERR_ILLEGAL_OPCODE});
+    EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_ERROR_CODE), uint32_t{TPU_FAULT_ILLEGAL_OPCODE});
     EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_ERROR_PC), 1u);
     EXPECT_TRUE(tpusim_reg_read(sim_, TPU_CSR_STATUS) & TPU_STATUS_ERROR);
     EXPECT_EQ(tpusim_run(sim_, 1000), TPUSIM_ERROR);
@@ -447,13 +451,13 @@ TEST_P(Device, ErrorsStopTheRun)
     // MEM_SIZE claiming more than the memory has: the memory answers err -> MEM_FAULT.
     tpusim_reset(sim_);
     tpusim_reg_write(sim_, TPU_CSR_MEM_SIZE, 2 * kMem);
-    const std::vector<tpu_insn> fault = {tpu_encode(TPU_OP_RD_HOST, 0, 2, kMem - n_, 0, n_, n_),
-                                         halt()};
+    const std::vector<tpusim_insn> fault = {
+        tpusim_encode(TPU_OP_RD_HOST, 0, 2, kMem - n_, 0, n_, n_), halt()};
     ASSERT_EQ(tpusim_run_program(sim_, fault.data(), fault.size(), 10000), TPUSIM_ERROR);
-    EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_ERROR_CODE), uint32_t{TPU_ERR_MEM_FAULT});
+    EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_ERROR_CODE), uint32_t{TPU_FAULT_MEM_FAULT});
     EXPECT_EQ(tpusim_reg_read(sim_, TPU_CSR_ERROR_PC), 0u);
     tpusim_reset(sim_);
-    const tpu_insn end = halt();
+    const tpusim_insn end = halt();
     EXPECT_EQ(tpusim_run_program(sim_, &end, 1, 1000), TPUSIM_HALTED);
 }
 
@@ -462,9 +466,9 @@ TEST_P(Device, ErrorsStopTheRun)
 TEST_P(Device, TraceWindows)
 {
     const uint32_t rows = 16;
-    const std::vector<tpu_insn> prog = {tpu_encode(TPU_OP_RD_HOST, 0, rows, 0, 0, n_, n_),
-                                        tpu_encode(TPU_OP_WR_HOST, 0, rows, 0x8000, 0, n_, n_),
-                                        halt()};
+    const std::vector<tpusim_insn> prog = {
+        tpusim_encode(TPU_OP_RD_HOST, 0, rows, 0, 0, n_, n_),
+        tpusim_encode(TPU_OP_WR_HOST, 0, rows, 0x8000, 0, n_, n_), halt()};
     const std::string fst = scratch_path("n" + std::to_string(n_) + ".fst");
     const std::string vcd = scratch_path("n" + std::to_string(n_) + ".vcd");
     char err[256] = "";
@@ -536,7 +540,8 @@ TEST_P(Device, TraceOpenFailsCleanly)
     EXPECT_NE(std::strstr(err, "/nonexistent-dir/x.fst"), nullptr) << err;
     EXPECT_EQ(tpusim_trace_writable(scratch_path("w.fst").c_str(), err, sizeof err), 0) << err;
     EXPECT_EQ(files_in(scratch_path("")), std::vector<std::string>{});
-    const std::vector<tpu_insn> prog = {tpu_encode(TPU_OP_RD_HOST, 0, 2, 0, 0, n_, n_), halt()};
+    const std::vector<tpusim_insn> prog = {tpusim_encode(TPU_OP_RD_HOST, 0, 2, 0, 0, n_, n_),
+                                           halt()};
     EXPECT_EQ(tpusim_run_program(sim_, prog.data(), prog.size(), 10000), TPUSIM_HALTED);
 }
 

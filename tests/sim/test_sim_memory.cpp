@@ -113,7 +113,7 @@ struct Work {
     }
 };
 
-void make_work(Work *w, const tpu_hwcfg &hw, uint32_t cores, uint64_t seed)
+void make_work(Work *w, const tpusim_hwcfg &hw, uint32_t cores, uint64_t seed)
 {
     tpu_rng r{seed};
     rng_fill_int8(&r, reinterpret_cast<int8_t *>(w->image.data()), w->image.size());
@@ -136,7 +136,7 @@ void make_work(Work *w, const tpu_hwcfg &hw, uint32_t cores, uint64_t seed)
 uint64_t run(tpusim *s, const Work &w, std::vector<int> *res)
 {
     const uint32_t cores = tpusim_cores(s);
-    std::vector<const tpu_insn *> progs(TPUSIM_CORES_MAX, nullptr);
+    std::vector<const tpusim_insn *> progs(TPUSIM_CORES_MAX, nullptr);
     std::vector<size_t> n(TPUSIM_CORES_MAX, 0);
     for (uint32_t k = 0; k < cores; k++) {
         progs[k] = w.progs[k].insns;
@@ -160,8 +160,8 @@ TEST_P(SimMemory, SameLatencySameCyclesAndBytes)
     tpusim *caller = create(c.n, c.cores, &mem.ops);
     ASSERT_NE(builtin, nullptr);
     ASSERT_NE(caller, nullptr);
-    tpu_hwcfg hw;
-    tpusim_hwcfg(builtin, &hw);
+    tpusim_hwcfg hw;
+    tpusim_read_hwcfg(builtin, &hw);
     const uint32_t cores = tpusim_cores(builtin);
     Work w;
     make_work(&w, hw, cores, 11 + c.n + c.cores);
@@ -200,8 +200,8 @@ TEST_P(SimMemory, ShrinkingLatenciesKeepResponsesInOrder)
     mem.shrink = 7; // each access wants its response 7 cycles sooner than the one before
     tpusim *s = create(c.n, c.cores, &mem.ops);
     ASSERT_NE(s, nullptr);
-    tpu_hwcfg hw;
-    tpusim_hwcfg(s, &hw);
+    tpusim_hwcfg hw;
+    tpusim_read_hwcfg(s, &hw);
     Work w;
     make_work(&w, hw, tpusim_cores(s), 5 + c.n + c.cores);
     ASSERT_EQ(tpusim_mem_write(s, 0, w.image.data(), w.image.size()), 0);
@@ -224,15 +224,15 @@ TEST_P(SimMemory, ErrorResponseIsMemFault)
     TestMemory mem;
     tpusim *s = create(c.n, c.cores, &mem.ops);
     ASSERT_NE(s, nullptr);
-    tpu_hwcfg hw;
-    tpusim_hwcfg(s, &hw);
+    tpusim_hwcfg hw;
+    tpusim_read_hwcfg(s, &hw);
     Work w;
     make_work(&w, hw, 1, 3);
     ASSERT_EQ(tpusim_mem_write(s, 0, w.image.data(), w.image.size()), 0);
     mem.fault_lo = w.d[0].b; // B's reads fail
     mem.fault_hi = w.d[0].b + 1;
     EXPECT_EQ(tpusim_run_program(s, w.progs[0].insns, w.progs[0].n, kMaxCycles), TPUSIM_ERROR);
-    EXPECT_EQ(tpusim_reg_read(s, TPU_CSR_ERROR_CODE), static_cast<uint32_t>(TPU_ERR_MEM_FAULT));
+    EXPECT_EQ(tpusim_reg_read(s, TPU_CSR_ERROR_CODE), static_cast<uint32_t>(TPU_FAULT_MEM_FAULT));
     tpusim_destroy(s);
 }
 
@@ -264,7 +264,7 @@ TEST(SimMemoryRange, OutOfRangeNeverReachesTheMemory)
     prog_emit(&p, TPU_OP_RD_HOST, 0, 1, kMemSize - 2, 0, 4, 0);
     prog_emit(&p, TPU_OP_HALT, 0, 0, 0, 0, 0, 0);
     EXPECT_EQ(tpusim_run_program(s, p.insns, p.n, kMaxCycles), TPUSIM_ERROR);
-    EXPECT_EQ(tpusim_reg_read(s, TPU_CSR_ERROR_CODE), static_cast<uint32_t>(TPU_ERR_MEM_FAULT));
+    EXPECT_EQ(tpusim_reg_read(s, TPU_CSR_ERROR_CODE), static_cast<uint32_t>(TPU_FAULT_MEM_FAULT));
     EXPECT_EQ(mem.accesses, 1u);
     prog_free(&p);
     tpusim_destroy(s);

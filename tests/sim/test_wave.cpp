@@ -1,5 +1,5 @@
 // test_wave.cpp - waveforms: traces of a small GEMM (FST and VCD, whole run and window) and the
-// GTKWave save file tpu_gtkw_write lays out beside them (sim/gtkw.c), for every built N.
+// GTKWave save file tpusim_gtkw_write lays out beside them (sim/gtkw.c), for every built N.
 // GTKWave drops a signal it cannot find without a word, so the save file is checked here against
 // the trace's own declarations, as fst2vcd reads them.
 #include <gtest/gtest.h>
@@ -150,8 +150,8 @@ void traced_gemm(uint32_t n, const std::string &trace, uint64_t from = 0, uint64
     char err[256] = "";
     tpusim *sim = tpusim_create(&cfg, err, sizeof err);
     ASSERT_NE(sim, nullptr) << err;
-    tpu_hwcfg hw;
-    tpusim_hwcfg(sim, &hw);
+    tpusim_hwcfg hw;
+    tpusim_read_hwcfg(sim, &hw);
     gemm_desc d{};
     d.m = d.k = d.n = n;
     std::vector<uint8_t> img(gemm_layout(&d, 0));
@@ -173,11 +173,11 @@ void traced_gemm(uint32_t n, const std::string &trace, uint64_t from = 0, uint64
     tpusim_destroy(sim);
 }
 
-// tpu_gtkw_write for trace; returns the save file's text ("" and a failure if it failed).
+// tpusim_gtkw_write for trace; returns the save file's text ("" and a failure if it failed).
 std::string write_save(const std::string &trace, uint32_t n, const std::string &stem)
 {
     char err[512] = "";
-    EXPECT_EQ(tpu_gtkw_write(trace.c_str(), n, 0, err, sizeof err), 0) << err;
+    EXPECT_EQ(tpusim_gtkw_write(trace.c_str(), n, 0, err, sizeof err), 0) << err;
     EXPECT_GT(file_size(stem + ".gtkw"), 0);
     EXPECT_GT(file_size(stem + ".opcodes.txt"), 0);
     return slurp(stem + ".gtkw");
@@ -220,7 +220,7 @@ TEST_P(Wave, FstTraceAndSaveFile)
     EXPECT_EQ(count_lines_with(gtkw, "^1 "), 1u);
     const std::string filter = slurp(dir / "wave.opcodes.txt");
     for (uint32_t op = TPU_OP_RD_HOST; op <= TPU_OP_HALT; op++)
-        EXPECT_NE(filter.find("\n" + std::to_string(op) + " " + tpu_opcode_name(op) + "\n"),
+        EXPECT_NE(filter.find("\n" + std::to_string(op) + " " + tpusim_opcode_name(op) + "\n"),
                   std::string::npos)
             << op;
 
@@ -309,10 +309,10 @@ TEST(WaveErrors, FailCleanly)
     tpusim_destroy(sim);
 
     err[0] = 0;
-    EXPECT_EQ(tpu_gtkw_write("/nonexistent-dir/wave.fst", n, 0, err, sizeof err), -1);
+    EXPECT_EQ(tpusim_gtkw_write("/nonexistent-dir/wave.fst", n, 0, err, sizeof err), -1);
     EXPECT_NE(std::strstr(err, "/nonexistent-dir/wave.fst"), nullptr) << err;
     err[0] = 0;
-    EXPECT_EQ(tpu_gtkw_write(nullptr, n, 0, err, sizeof err), -1);
+    EXPECT_EQ(tpusim_gtkw_write(nullptr, n, 0, err, sizeof err), -1);
     EXPECT_NE(err[0], 0);
 
     const std::string trace = dir / "wave.fst";
@@ -323,7 +323,7 @@ TEST(WaveErrors, FailCleanly)
         std::remove((dir / blocked).c_str());
         ASSERT_EQ(mkdir((dir / blocked).c_str(), 0755), 0);
         err[0] = 0;
-        EXPECT_EQ(tpu_gtkw_write(trace.c_str(), n, 0, err, sizeof err), -1) << blocked;
+        EXPECT_EQ(tpusim_gtkw_write(trace.c_str(), n, 0, err, sizeof err), -1) << blocked;
         EXPECT_NE(std::strstr(err, blocked), nullptr) << err;
         ASSERT_EQ(rmdir((dir / blocked).c_str()), 0);
         // All or nothing: neither file, nor a temporary.
@@ -336,16 +336,16 @@ TEST(WaveErrors, FailCleanly)
 
     // Not a trace of this array size, or not a trace at all.
     err[0] = 0;
-    EXPECT_EQ(tpu_gtkw_write(trace.c_str(), n + 1, 0, err, sizeof err), -1);
+    EXPECT_EQ(tpusim_gtkw_write(trace.c_str(), n + 1, 0, err, sizeof err), -1);
     EXPECT_NE(std::strstr(err, "array"), nullptr) << err;
     std::ofstream(dir / "junk.fst") << "not a waveform\n";
     err[0] = 0;
-    EXPECT_EQ(tpu_gtkw_write((dir / "junk.fst").c_str(), n, 0, err, sizeof err), -1);
+    EXPECT_EQ(tpusim_gtkw_write((dir / "junk.fst").c_str(), n, 0, err, sizeof err), -1);
     EXPECT_NE(std::strstr(err, "junk.fst"), nullptr) << err;
 
     // The same trace still works.
     err[0] = 0;
-    EXPECT_EQ(tpu_gtkw_write(trace.c_str(), n, 0, err, sizeof err), 0) << err;
+    EXPECT_EQ(tpusim_gtkw_write(trace.c_str(), n, 0, err, sizeof err), 0) << err;
 }
 
 } // namespace

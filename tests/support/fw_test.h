@@ -23,21 +23,21 @@ namespace fw_test
 // A core modelled by the golden model: each accepted instruction executes at once. A stopped
 // core refuses pushes, as a real one's queue would stay full. Every push and spent cycle counts.
 struct GoldenHal {
-    tpu_hwcfg cfg;
-    tpu_golden *g;
-    std::vector<tpu_insn> pushed;
-    int error = TPU_ERR_OK;
+    tpusim_hwcfg cfg;
+    tpusim_golden *g;
+    std::vector<tpusim_insn> pushed;
+    int error = TPU_FAULT_NONE;
     uint64_t cycles = 0;
     size_t fail_after = SIZE_MAX;      // raise MEM_FAULT at this push (models a memory error)
     uint64_t readable = UINT64_MAX;    // bytes the control processor can read
     std::map<uint32_t, uint32_t> regs; // register overrides
 
-    explicit GoldenHal(const tpu_hwcfg &c) : cfg(c), g(tpu_golden_create(&c)) {}
-    ~GoldenHal() { tpu_golden_destroy(g); }
+    explicit GoldenHal(const tpusim_hwcfg &c) : cfg(c), g(tpusim_golden_create(&c)) {}
+    ~GoldenHal() { tpusim_golden_destroy(g); }
     GoldenHal(const GoldenHal &) = delete;
     GoldenHal &operator=(const GoldenHal &) = delete;
 
-    uint8_t *mem() { return tpu_golden_mem(g); }
+    uint8_t *mem() { return tpusim_golden_mem(g); }
 
     fw_hal hal() { return fw_hal{this, push, reg_read, mem_read, spend}; }
 
@@ -47,11 +47,11 @@ struct GoldenHal {
         h->cycles++;
         if (h->error)
             return 0;
-        tpu_insn i;
+        tpusim_insn i;
         std::memcpy(i.w, insn, sizeof i.w);
         h->pushed.push_back(i);
-        h->error =
-            h->pushed.size() - 1 == h->fail_after ? TPU_ERR_MEM_FAULT : tpu_golden_exec(h->g, &i);
+        h->error = h->pushed.size() - 1 == h->fail_after ? TPU_FAULT_MEM_FAULT
+                                                         : tpusim_golden_exec(h->g, &i);
         return 1;
     }
 
@@ -72,7 +72,7 @@ struct GoldenHal {
         case TPU_CSR_BUS_BYTES: return 4 * h->cfg.array_n;
         case TPU_CSR_STATUS: return h->error ? TPU_STATUS_ERROR : 0;
         case TPU_CSR_ERROR_CODE: return static_cast<uint32_t>(h->error);
-        case TPU_CSR_SYNC_COUNT: return tpu_golden_sync_count(h->g);
+        case TPU_CSR_SYNC_COUNT: return tpusim_golden_sync_count(h->g);
         case TPU_CSR_MEM_SIZE: return static_cast<uint32_t>(h->cfg.mem_size);
         default: return 0;
         }
@@ -92,10 +92,10 @@ struct GoldenHal {
 
 inline constexpr uint32_t kMemSize = 1u << 20;
 
-inline tpu_hwcfg make_cfg(uint32_t n, uint32_t ub_rows = 16384, uint32_t acc_rows = 4096,
-                          uint32_t wfifo = 4)
+inline tpusim_hwcfg make_cfg(uint32_t n, uint32_t ub_rows = 16384, uint32_t acc_rows = 4096,
+                             uint32_t wfifo = 4)
 {
-    return tpu_hwcfg{n, ub_rows, acc_rows, wfifo, 32, kMemSize};
+    return tpusim_hwcfg{n, ub_rows, acc_rows, wfifo, 32, kMemSize};
 }
 
 // --------------------------------------------------------- stream builder --
@@ -185,12 +185,12 @@ inline Outcome run_stream(GoldenHal &h, const std::vector<uint8_t> &stream, uint
     EXPECT_EQ(code, r.res.code);
     EXPECT_EQ(r.res.insns, h.pushed.size());
     r.insns = h.pushed.size();
-    for (const tpu_insn &i : h.pushed)
+    for (const tpusim_insn &i : h.pushed)
         r.syncs += TPU_INSN_GET(i.w, OP) == TPU_OP_SYNC;
     r.halted = !h.pushed.empty() && TPU_INSN_GET(h.pushed.back().w, OP) == TPU_OP_HALT;
     if (code == FW_OK) {
-        EXPECT_EQ(h.error, TPU_ERR_OK)
-            << tpu_error_name(h.error) << " at instruction " << h.pushed.size() - 1;
+        EXPECT_EQ(h.error, TPU_FAULT_NONE)
+            << tpusim_fault_name(h.error) << " at instruction " << h.pushed.size() - 1;
         EXPECT_TRUE(r.halted);
         EXPECT_EQ(r.syncs, rd32(stream.data() + FW_HDR_COMMANDS));
         const uint64_t commands = rd32(stream.data() + FW_HDR_COMMANDS);

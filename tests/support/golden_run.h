@@ -104,7 +104,7 @@ class Runner
 {
   public:
     explicit Runner(const tpub_package &p)
-        : pkg_(p), hal_(tpu_hwcfg{p.array_n, 16384, 4096, 4, 32, mem_size(p)})
+        : pkg_(p), hal_(tpusim_hwcfg{p.array_n, 16384, 4096, 4, 32, mem_size(p)})
     {
         if (p.const_bytes)
             memcpy(hal_.mem() + kArena, p.const_image, p.const_bytes);

@@ -16,29 +16,29 @@ namespace golden_test
 
 // A golden model that cleans up after itself, with small default sizes.
 struct Golden {
-    tpu_hwcfg cfg;
-    tpu_golden *g;
+    tpusim_hwcfg cfg;
+    tpusim_golden *g;
 
     explicit Golden(uint32_t n, uint32_t ub_rows = 16, uint32_t acc_rows = 16, uint32_t tiles = 2,
                     uint64_t mem_size = 4096)
-        : cfg{n, ub_rows, acc_rows, tiles, 32, mem_size}, g(tpu_golden_create(&cfg))
+        : cfg{n, ub_rows, acc_rows, tiles, 32, mem_size}, g(tpusim_golden_create(&cfg))
     {
         if (!g)
             throw std::bad_alloc();
     }
-    ~Golden() { tpu_golden_destroy(g); }
+    ~Golden() { tpusim_golden_destroy(g); }
     Golden(const Golden &) = delete;
     Golden &operator=(const Golden &) = delete;
 
     int exec(uint32_t op, uint32_t flags = 0, uint32_t rows = 0, uint32_t a = 0, uint32_t b = 0,
              uint32_t len = 0, uint32_t stride = 0)
     {
-        const tpu_insn i = tpu_encode(op, flags, rows, a, b, len, stride);
-        return tpu_golden_exec(g, &i);
+        const tpusim_insn i = tpusim_encode(op, flags, rows, a, b, len, stride);
+        return tpusim_golden_exec(g, &i);
     }
-    uint8_t *mem() { return tpu_golden_mem(g); }
-    int8_t *ub(uint32_t r) { return tpu_golden_ub(g, r); }
-    int32_t *acc(uint32_t r) { return tpu_golden_acc(g, r); }
+    uint8_t *mem() { return tpusim_golden_mem(g); }
+    int8_t *ub(uint32_t r) { return tpusim_golden_ub(g, r); }
+    int32_t *acc(uint32_t r) { return tpusim_golden_acc(g, r); }
     void put32(uint64_t addr, uint32_t v)
     {
         for (int k = 0; k < 4; k++)
@@ -74,7 +74,7 @@ struct State {
     uint32_t sync;
 
     explicit State(Golden &m)
-        : mem(m.mem(), m.mem() + m.cfg.mem_size), sync(tpu_golden_sync_count(m.g))
+        : mem(m.mem(), m.mem() + m.cfg.mem_size), sync(tpusim_golden_sync_count(m.g))
     {
         for (uint32_t r = 0; r < m.cfg.ub_rows; r++)
             ub.insert(ub.end(), m.ub(r), m.ub(r) + m.cfg.array_n);

@@ -7,11 +7,11 @@
 
 /* ------------------------------------------------------------ buffers -- */
 
-void prog_push(tpu_prog *p, tpu_insn insn)
+void prog_push(tpu_prog *p, tpusim_insn insn)
 {
     if (p->n == p->cap) {
         size_t cap = p->cap ? 2 * p->cap : 64;
-        tpu_insn *v = realloc(p->insns, cap * sizeof *v);
+        tpusim_insn *v = realloc(p->insns, cap * sizeof *v);
         if (!v) {
             fprintf(stderr, "prog_push: out of memory\n");
             abort();
@@ -25,7 +25,7 @@ void prog_push(tpu_prog *p, tpu_insn insn)
 void prog_emit(tpu_prog *p, uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
                uint32_t len, uint32_t stride)
 {
-    prog_push(p, tpu_encode(op, flags, rows, a, b, len, stride));
+    prog_push(p, tpusim_encode(op, flags, rows, a, b, len, stride));
 }
 
 void prog_free(tpu_prog *p)
@@ -100,7 +100,7 @@ uint64_t gemm_layout(gemm_desc *d, uint32_t base)
     return params + 12 * (uint64_t)d->n;
 }
 
-int gemm_program(tpu_prog *p, const tpu_hwcfg *cfg, const gemm_desc *d)
+int gemm_program(tpu_prog *p, const tpusim_hwcfg *cfg, const gemm_desc *d)
 {
     const uint32_t N = cfg->array_n;
     const uint64_t csize = d->out_int8 ? 1 : 4;
@@ -217,7 +217,7 @@ void gemm_tile_b(const int8_t *b, uint32_t k, uint32_t n, uint32_t tile, int8_t 
 typedef struct {
     tpu_prog *p;
     tpu_rng *r;
-    const tpu_hwcfg *cfg;
+    const tpusim_hwcfg *cfg;
     uint32_t n;         /* array size */
     uint32_t ubw, accw; /* UB / ACC rows the operands lie in */
     uint32_t memw;      /* memory bytes the operands lie in */
@@ -236,28 +236,19 @@ static uint32_t pick_start(gen *g, uint32_t window, uint32_t rows)
     return rng_below(g->r, window - rows + 1);
 }
 
-/* MATMUL's UB step (its stride, 0 meaning 1); the UB rows a MATMUL spans from a, an RD_HOST from
- * b (ceil(len / N) per memory row) and the ACC rows an ACTIVATE spans from b (with POOL, its
- * windows'), as docs/isa.md defines them. */
-static uint64_t ub_step(const tpu_fields *f) { return f->stride ? f->stride : 1; }
-
-static uint64_t ub_span(uint32_t n, const tpu_fields *f)
+/* The rows f's accesses of a UB or ACC space span from their first: the length of the range
+ * covering them, by the footprints (docs/isa.md "Footprints"). */
+static uint64_t span(uint32_t n, const tpusim_fields *f, int space)
 {
-    if (f->op == TPU_OP_RD_HOST || (f->op == TPU_OP_WR_HOST && !(f->flags & TPU_F_SRC_ACC)))
-        return (uint64_t)f->rows * ((f->len + n - 1) / n);
-    if (f->op == TPU_OP_ACTIVATE)
-        return (uint64_t)(f->rows - 1) * (f->len ? f->len : 1) + 1;
-    return f->op == TPU_OP_MATMUL ? (uint64_t)(f->rows - 1) * ub_step(f) + 1 : f->rows;
+    tpusim_access acc[TPU_FOOTPRINT_MAX];
+    uint64_t most = 0;
+    for (int i = 0, k = tpusim_footprint(f, n, acc); i < k; i++)
+        if (acc[i].space == space && tpusim_access_end(&acc[i]) - acc[i].first > most)
+            most = tpusim_access_end(&acc[i]) - acc[i].first;
+    return most;
 }
 
-static uint64_t acc_span(const tpu_fields *f)
-{
-    if (f->op != TPU_OP_ACTIVATE || !(f->flags & TPU_F_POOL))
-        return f->rows;
-    return (uint64_t)(f->rows - 1) * TPU_POOL_GET(f->stride, STEP) +
-           (uint64_t)(TPU_POOL_GET(f->stride, PH) - 1) * TPU_POOL_GET(f->stride, PITCH) +
-           TPU_POOL_GET(f->stride, PW);
-}
+static uint64_t ub_span(uint32_t n, const tpusim_fields *f) { return span(n, f, TPU_SPACE_UB); }
 
 /* A first row for a range of span rows: inside the window of w rows when it fits (so that
  * instructions overlap), else anywhere in the total rows. */
@@ -282,7 +273,7 @@ static uint32_t pick_window(gen *g)
 }
 
 /* A memory range of rows x len bytes inside the window: sets f->a and f->stride. */
-static void pick_mem(gen *g, tpu_fields *f)
+static void pick_mem(gen *g, tpusim_fields *f)
 {
     uint32_t s;
     switch (rng_below(g->r, 5)) {
@@ -299,9 +290,9 @@ static void pick_mem(gen *g, tpu_fields *f)
 }
 
 /* A valid instruction of opcode op (MATMUL pops a tile if load). Does not track the FIFO. */
-static tpu_fields make_valid(gen *g, uint32_t op, int load)
+static tpusim_fields make_valid(gen *g, uint32_t op, int load)
 {
-    tpu_fields f = {.op = op};
+    tpusim_fields f = {.op = op};
     tpu_rng *r = g->r;
     switch (op) {
     case TPU_OP_RD_HOST: /* rows of up to N bytes, or wide ones of up to 4N */
@@ -339,7 +330,7 @@ static tpu_fields make_valid(gen *g, uint32_t op, int load)
         if (f.flags & TPU_F_POOL)
             f.stride = pick_window(g);
         f.rows = pick_rows(g, min32(g->ubw, g->accw));
-        while (acc_span(&f) > g->cfg->acc_rows) {
+        while (span(g->n, &f, TPU_SPACE_ACC) > g->cfg->acc_rows) {
             if (f.rows > 1)
                 f.rows /= 2;
             else
@@ -350,7 +341,7 @@ static tpu_fields make_valid(gen *g, uint32_t op, int load)
         while (f.rows > 1 && ub_span(g->n, &f) > g->cfg->ub_rows)
             f.rows /= 2;
         f.a = pick_at(g, g->ubw, g->cfg->ub_rows, ub_span(g->n, &f));
-        f.b = pick_at(g, g->accw, g->cfg->acc_rows, acc_span(&f));
+        f.b = pick_at(g, g->accw, g->cfg->acc_rows, span(g->n, &f, TPU_SPACE_ACC));
         break;
     case TPU_OP_ZERO:
         f.rows = pick_rows(g, g->ubw);
@@ -375,7 +366,7 @@ static tpu_fields make_valid(gen *g, uint32_t op, int load)
     return f;
 }
 
-static long emit(gen *g, const tpu_fields *f)
+static long emit(gen *g, const tpusim_fields *f)
 {
     prog_emit(g->p, f->op, f->flags, f->rows, f->a, f->b, f->len, f->stride);
     if (f->op == TPU_OP_RD_WEIGHT)
@@ -400,12 +391,12 @@ static void emit_random(gen *g)
     if (op == TPU_OP_RD_WEIGHT && g->fifo == g->cfg->wfifo_tiles)
         op = TPU_OP_MATMUL; /* full: pop instead */
     int load = g->fifo && (g->fifo == g->cfg->wfifo_tiles || rng_chance(g->r, 50));
-    tpu_fields f = make_valid(g, op, load);
+    tpusim_fields f = make_valid(g, op, load);
     emit(g, &f);
 }
 
 /* Makes f fail BAD_OPERAND (and nothing earlier) by one random change. */
-static void break_operand(gen *g, tpu_fields *f)
+static void break_operand(gen *g, tpusim_fields *f)
 {
     const uint32_t n = g->n;
     for (;;) {
@@ -527,22 +518,22 @@ static long emit_bad(gen *g, int code)
     static const uint32_t acc_ops[] = {TPU_OP_MATMUL, TPU_OP_ACTIVATE, TPU_OP_WR_HOST};
     static const uint32_t mem_ops[] = {TPU_OP_RD_HOST, TPU_OP_RD_WEIGHT, TPU_OP_RD_PARAMS,
                                        TPU_OP_WR_HOST};
-    const tpu_hwcfg *cfg = g->cfg;
+    const tpusim_hwcfg *cfg = g->cfg;
     tpu_rng *r = g->r;
-    tpu_fields f;
+    tpusim_fields f;
     switch (code) {
-    case TPU_ERR_ILLEGAL_OPCODE: {
+    case TPU_FAULT_ILLEGAL_OPCODE: {
         const uint32_t op =
             rng_chance(r, 30) ? 0 : TPU_OP_ZERO + 1 + rng_below(r, 0xff - TPU_OP_ZERO);
         prog_emit(g->p, op, rng_below(r, 256), rng_below(r, 0x10000), (uint32_t)rng_next(r),
                   rng_below(r, 0x100000), rng_below(r, 4096), (uint32_t)rng_next(r));
         return (long)g->p->n - 1;
     }
-    case TPU_ERR_BAD_OPERAND:
+    case TPU_FAULT_BAD_OPERAND:
         f = make_valid(g, TPU_OP_RD_HOST + rng_below(r, TPU_OP_ZERO), rng_chance(r, 50));
         break_operand(g, &f);
         break;
-    case TPU_ERR_UB_RANGE: /* past the end by 1..span rows, or a MATMUL whose stride alone does */
+    case TPU_FAULT_UB_RANGE: /* past the end by 1..span rows, or a MATMUL whose stride alone does */
         do
             f = make_valid(g, ub_ops[rng_below(r, 5)], 0);
         while (f.flags & TPU_F_SRC_ACC);
@@ -558,7 +549,7 @@ static long emit_bad(gen *g, int code)
             f.b = cfg->ub_rows - span + 1 + rng_below(r, span);
         }
         break;
-    case TPU_ERR_ACC_RANGE: /* past the end by 1..span rows; or a window too tall for ACC */
+    case TPU_FAULT_ACC_RANGE: /* past the end by 1..span rows; or a window too tall for ACC */
         do
             f = make_valid(g, acc_ops[rng_below(r, 3)], 0);
         while (f.op == TPU_OP_WR_HOST && !(f.flags & TPU_F_SRC_ACC));
@@ -570,11 +561,11 @@ static long emit_bad(gen *g, int code)
                        TPU_POOL_PUT(PITCH, cfg->acc_rows / 14 + 1 + rng_below(r, 1000));
             f.b = rng_below(r, cfg->acc_rows);
         } else {
-            f.b =
-                (uint32_t)(cfg->acc_rows - acc_span(&f) + 1 + rng_below(r, (uint32_t)acc_span(&f)));
+            f.b = (uint32_t)(cfg->acc_rows - span(g->n, &f, TPU_SPACE_ACC) + 1 +
+                             rng_below(r, (uint32_t)span(g->n, &f, TPU_SPACE_ACC)));
         }
         break;
-    case TPU_ERR_MEM_RANGE:
+    case TPU_FAULT_MEM_RANGE:
         f = make_valid(g, mem_ops[rng_below(r, 4)], 0);
         if (f.rows > 1 && rng_chance(r, 50)) {
             /* 64-bit footprint: a 32-bit sum would wrap back into range */
@@ -585,14 +576,14 @@ static long emit_bad(gen *g, int code)
             f.a = a <= 0xffffffffu ? (uint32_t)a : 0xffffffffu;
         }
         break;
-    case TPU_ERR_WFIFO_EMPTY:
+    case TPU_FAULT_WFIFO_EMPTY:
         while (g->fifo) {
             f = make_valid(g, TPU_OP_MATMUL, 1);
             emit(g, &f);
         }
         f = make_valid(g, TPU_OP_MATMUL, 1);
         break;
-    case TPU_ERR_WFIFO_FULL:
+    case TPU_FAULT_WFIFO_FULL:
         while (g->fifo < cfg->wfifo_tiles) {
             f = make_valid(g, TPU_OP_RD_WEIGHT, 0);
             emit(g, &f);
@@ -604,7 +595,7 @@ static long emit_bad(gen *g, int code)
     return emit(g, &f);
 }
 
-long random_program(tpu_prog *p, tpu_rng *r, const tpu_hwcfg *cfg, size_t n_insns, int inject)
+long random_program(tpu_prog *p, tpu_rng *r, const tpusim_hwcfg *cfg, size_t n_insns, int inject)
 {
     gen g = {.p = p, .r = r, .cfg = cfg, .n = cfg->array_n};
     g.ubw = min32(cfg->ub_rows, 4 * g.n);

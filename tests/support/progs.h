@@ -15,11 +15,11 @@ extern "C" {
 
 /* Growable instruction buffer. Start from {0}; allocation failure aborts (test code). */
 typedef struct {
-    tpu_insn *insns;
+    tpusim_insn *insns;
     size_t n, cap;
 } tpu_prog;
 
-void prog_push(tpu_prog *p, tpu_insn insn);
+void prog_push(tpu_prog *p, tpusim_insn insn);
 void prog_emit(tpu_prog *p, uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
                uint32_t len, uint32_t stride);
 void prog_free(tpu_prog *p);
@@ -55,7 +55,7 @@ uint64_t gemm_layout(gemm_desc *d, uint32_t base);
  * HALT: per N-column block, per chunk of rows that fits both UB and ACC, per K tile: RD_HOST,
  * RD_WEIGHT, MATMUL.LOAD (ACC after the first tile); then WR_HOST SRC_ACC, or ACTIVATE + WR_HOST.
  * Returns 0, or -1 if a dimension is 0 or an address or stride does not fit its field. */
-int gemm_program(tpu_prog *p, const tpu_hwcfg *cfg, const gemm_desc *d);
+int gemm_program(tpu_prog *p, const tpusim_hwcfg *cfg, const gemm_desc *d);
 /* Naive reference of d (int64 accumulation, then 32-bit wrap, bias, relu, requantization):
  * a, b, params as laid out in memory; c receives m x n int32 or int8 values. */
 void gemm_reference(const gemm_desc *d, const void *a, const int8_t *b, const int32_t *params,
@@ -77,7 +77,7 @@ void gemm_tile_b(const int8_t *b, uint32_t k, uint32_t n, uint32_t tile, int8_t 
  * (preceded by the MATMUL.LOADs or RD_WEIGHTs that empty or fill the FIFO for WFIFO_EMPTY /
  * WFIFO_FULL); its index in p is returned, else -1. Needs 16 N <= mem_size <= 2^31 and fewer than
  * 2^20 UB and ACC rows. */
-long random_program(tpu_prog *p, tpu_rng *r, const tpu_hwcfg *cfg, size_t n_insns, int inject);
+long random_program(tpu_prog *p, tpu_rng *r, const tpusim_hwcfg *cfg, size_t n_insns, int inject);
 
 #ifdef __cplusplus
 }
