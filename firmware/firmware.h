@@ -175,9 +175,11 @@ static inline int fw_conv_packed(uint32_t c, uint32_t pad_left, uint32_t pad_rig
 {
     return pad_left == 0 && pad_right == 0 && c % n != 0;
 }
-static inline uint32_t fw_conv_tiles(uint32_t kh, uint32_t kw, uint32_t c, int packed, uint32_t n)
+static inline uint64_t fw_conv_tiles(uint32_t kh, uint32_t kw, uint32_t c, int packed, uint32_t n)
 {
-    return packed ? kh * ((kw * c + n - 1) / n) : kh * kw * ((c + n - 1) / n);
+    /* In 64 bits: a package reader sizes kernels of fields not yet validated with it. */
+    const uint64_t h = kh, w = kw, ch = c;
+    return packed ? h * ((w * ch + n - 1) / n) : h * w * ((ch + n - 1) / n);
 }
 
 /* ------------------------------------------------------------ cost model -- */

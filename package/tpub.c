@@ -22,28 +22,18 @@ const char *const tpub_flag_names[6] = {"BIAS",       "RELU",    "OUT_INT8",
 
 void tpub_conv_out_size(const tpub_conv *v, uint32_t *oh, uint32_t *ow)
 {
-    const uint64_t ph = (uint64_t)v->h + v->pad_top + v->pad_bottom;
-    const uint64_t pw = (uint64_t)v->w + v->pad_left + v->pad_right;
-    *oh = *ow = 0;
-    if (!v->kh || !v->kw || !v->stride_h || !v->stride_w || v->kh > ph || v->kw > pw)
-        return;
-    uint64_t h = (ph - v->kh) / v->stride_h + 1, w = (pw - v->kw) / v->stride_w + 1;
-    if (v->flags & TPUB_CONV_POOL) {
-        if (!v->pool_h || !v->pool_w || !v->pool_stride_h || !v->pool_stride_w || v->pool_h > h ||
-            v->pool_w > w)
-            return;
-        h = (h - v->pool_h) / v->pool_stride_h + 1;
-        w = (w - v->pool_w) / v->pool_stride_w + 1;
-    }
-    *oh = (uint32_t)h;
-    *ow = (uint32_t)w;
+    const int pool = (v->flags & TPUB_CONV_POOL) != 0;
+    const uint64_t h = fw_conv_out_dim(v->h, v->pad_top, v->pad_bottom, v->kh, v->stride_h, pool,
+                                       v->pool_h, v->pool_stride_h);
+    const uint64_t w = fw_conv_out_dim(v->w, v->pad_left, v->pad_right, v->kw, v->stride_w, pool,
+                                       v->pool_w, v->pool_stride_w);
+    *oh = h && w ? (uint32_t)h : 0;
+    *ow = h && w ? (uint32_t)w : 0;
 }
 
-/* Packed runs stream the kw * c bytes of a window row in one piece per n: worth it when c alone
- * would leave array rows idle, possible when no padding interrupts a row. */
 int tpub_conv_packed(const tpub_conv *v, uint32_t n)
 {
-    return v->pad_left == 0 && v->pad_right == 0 && v->c % n != 0;
+    return fw_conv_packed(v->c, v->pad_left, v->pad_right, n);
 }
 
 bool tpub_sig_type(hlo_type t)
@@ -53,8 +43,7 @@ bool tpub_sig_type(hlo_type t)
 
 uint64_t tpub_conv_k_tiles(const tpub_conv *v, uint32_t n)
 {
-    return tpub_conv_packed(v, n) ? (uint64_t)v->kh * tpub_ceil_div((uint64_t)v->kw * v->c, n)
-                                  : (uint64_t)v->kh * v->kw * tpub_ceil_div(v->c, n);
+    return fw_conv_tiles(v->kh, v->kw, v->c, tpub_conv_packed(v, n), n);
 }
 
 /* ------------------------------------------------------------------ writer -- */

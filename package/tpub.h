@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "firmware/firmware.h"
 #include "hlo/hlo.h"
 
 #ifdef __cplusplus
@@ -71,22 +72,20 @@ typedef struct {
     int64_t dims[TPUB_MAX_RANK]; /* the host array's, with a permutation */
 } tpub_xfer;
 
-/* GEMM and CONV2D flags: the command stream's (docs/command-stream.md), bit for bit. The
- * package format does not include the driver's headers; the runtime, which sees both, ties them
- * with _Static_assert. */
+/* GEMM and CONV2D flags: the command stream's (docs/command-stream.md), whose values
+ * firmware/firmware.h defines. */
 enum tpub_gemm_flag {
-    TPUB_GEMM_BIAS = 1u << 0,
-    TPUB_GEMM_RELU = 1u << 1,
-    TPUB_GEMM_OUT_INT8 = 1u << 2,
-    TPUB_GEMM_A_UNSIGNED = 1u << 3,
-    TPUB_GEMM_B_TILED = 1u << 4,
-    TPUB_GEMM_ALL = (1u << 5) - 1,
+    TPUB_GEMM_BIAS = FW_GEMM_BIAS,
+    TPUB_GEMM_RELU = FW_GEMM_RELU,
+    TPUB_GEMM_OUT_INT8 = FW_GEMM_OUT_INT8,
+    TPUB_GEMM_A_UNSIGNED = FW_GEMM_A_UNSIGNED,
+    TPUB_GEMM_B_TILED = FW_GEMM_B_TILED,
+    TPUB_GEMM_ALL = FW_GEMM_FLAGS_ALL,
 };
 enum tpub_conv_flag {
-    TPUB_CONV_POOL = 1u << 5, /* max pooling after the activation; needs OUT_INT8 */
+    TPUB_CONV_POOL = FW_CONV_POOLING, /* max pooling after the activation; needs OUT_INT8 */
     /* with the GEMM's BIAS, RELU, OUT_INT8 and A_UNSIGNED; a kernel is always in tile order */
-    TPUB_CONV_ALL = TPUB_GEMM_BIAS | TPUB_GEMM_RELU | TPUB_GEMM_OUT_INT8 | TPUB_GEMM_A_UNSIGNED |
-                    TPUB_CONV_POOL,
+    TPUB_CONV_ALL = FW_CONV_FLAGS_ALL,
 };
 
 /* One device GEMM (docs/command-stream.md): C = act(A . B (+ bias)). B is in tile order for the
@@ -126,11 +125,10 @@ typedef struct {
     };
 } tpub_op;
 
-/* The convolution's geometry as the CONV2D command computes it (restated from firmware.h, which
- * the package format does not include; tests tie them to the driver's tpu_conv_out_size and
- * tpu_conv_k_tiles): the output size, pooled with POOL, 0 x 0 when the kernel or the pooling
- * window does not fit; whether the kernel is in packed-run order on an array of size n; its K
- * tiles (the kernel holds K tiles x ceil(cout / n) tiles of n x n bytes). */
+/* The convolution's geometry as the CONV2D command computes it (firmware/firmware.h's rules):
+ * the output size, pooled with POOL, 0 x 0 when the kernel or the pooling window does not fit;
+ * whether the kernel is in packed-run order on an array of size n; its K tiles (the kernel holds
+ * K tiles x ceil(cout / n) tiles of n x n bytes). */
 void tpub_conv_out_size(const tpub_conv *v, uint32_t *oh, uint32_t *ow);
 int tpub_conv_packed(const tpub_conv *v, uint32_t n);
 uint64_t tpub_conv_k_tiles(const tpub_conv *v, uint32_t n);

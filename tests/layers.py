@@ -11,7 +11,7 @@ import sys
 ALLOWED = {
     "io": set(),
     "hlo": {"io"},
-    "package": {"hlo", "io"},
+    "package": {"hlo", "io", "firmware"},  # the stream's flags and geometry rules
     "compiler": {"hlo", "package", "io"},
     "sim": {"rtl", "io"},
     "firmware": {"rtl"},
