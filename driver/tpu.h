@@ -1,11 +1,12 @@
 /* tpu.h - the host driver's public interface (C11).
  *
  * The driver knows devices, memory and command streams, nothing about models. It opens a device
- * (today always the cycle-accurate simulator of sim/tpusim.h), allocates device memory, copies
- * buffers in and out, builds and submits command streams (docs/command-stream.md) that the device
- * firmware (firmware/firmware.h) expands into core instructions, waits for completion and reads the
- * performance counters. Every call that can fail returns a tpu_status; tpu_last_error(dev) gives a
- * message naming what failed and where. A device stays usable after any error. */
+ * (the cycle-accurate simulator of sim/tpusim.h, or one behind a bus), allocates device memory,
+ * copies buffers in and out, builds and submits command streams (docs/command-stream.md) that the
+ * device firmware (firmware/firmware.h) expands into core instructions, waits for completion and
+ * reads the performance counters. Every call that can fail returns a tpu_status;
+ * tpu_last_error(dev) gives a message naming what failed and where. A device stays usable after any
+ * error. */
 #ifndef TPU_DRIVER_TPU_H
 #define TPU_DRIVER_TPU_H
 
