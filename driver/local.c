@@ -15,11 +15,6 @@
 #include "driver/local.h"
 #include "sim/gtkw.h"
 
-_Static_assert(TPU_MEM_LATENCY_MAX == TPUSIM_MEM_LATENCY_MAX, "the simulator's limit");
-_Static_assert(TPU_MEM_BANDWIDTH_MAX == TPUSIM_MEM_BANDWIDTH_MAX, "the simulator's limit");
-_Static_assert(sizeof(tpu_memory) == sizeof(tpusim_memory), "passed on as tpusim_memory");
-_Static_assert(TPU_CORES_MAX == TPUSIM_CORES_MAX, "the simulator's largest chip");
-
 #define PROGRESS_PERIOD 65536u
 
 /* Core k's submission as the simulator runs it. */
@@ -38,7 +33,7 @@ typedef struct {
 
 typedef struct {
     tpusim *sim;
-    int chip;           /* a tpu_chip (tpu_options.cores given), not a lone tpu_core */
+    int chip;           /* a tpu_chip (tpusim_config.cores given), not a lone tpu_core */
     drv_verify *verify; /* verify on: the golden models */
     uint32_t errored;   /* cores stopped with an error: reset once no core is pending */
     uint64_t next_progress;
@@ -408,34 +403,43 @@ static const drv_ops local_ops = {
     .trace_close = trace_close,
 };
 
-tpu_status drv_local_open(tpu_device *d, const tpu_options *o)
+void tpu_config_fill(tpusim_config *cfg)
+{
+    tpusim_config sim;
+    tpusim_config_default(&sim);
+    if (!cfg->array_n)
+        cfg->array_n = DRV_ARRAY_N_DEFAULT;
+    if (!cfg->mem_size)
+        cfg->mem_size = DRV_MEM_SIZE_DEFAULT;
+    if (!cfg->mem_latency)
+        cfg->mem_latency = sim.mem_latency;
+    if (!cfg->mem_bytes_per_cycle)
+        cfg->mem_bytes_per_cycle = sim.mem_bytes_per_cycle;
+}
+
+tpu_status drv_local_open(tpu_device *d, const tpusim_config *device, int verify)
 {
     local *l = calloc(1, sizeof *l);
     if (!l)
         return drv_fail(d, TPU_E_NOMEM, "tpu_open: out of host memory");
     d->ops = &local_ops;
     d->be = l;
-    if (o->mem_latency > TPU_MEM_LATENCY_MAX || o->mem_bytes_per_cycle > TPU_MEM_BANDWIDTH_MAX)
+    tpusim_config cfg = {0};
+    if (device)
+        cfg = *device;
+    if (cfg.mem_latency > TPUSIM_MEM_LATENCY_MAX ||
+        cfg.mem_bytes_per_cycle > TPUSIM_MEM_BANDWIDTH_MAX)
         return drv_fail(d, TPU_E_ARG,
                         "tpu_open: mem_latency %u, mem_bytes_per_cycle %u: "
                         "at most %u cycles and %u bytes per cycle",
-                        o->mem_latency, o->mem_bytes_per_cycle, TPU_MEM_LATENCY_MAX,
-                        TPU_MEM_BANDWIDTH_MAX);
-    tpusim_config cfg;
-    tpusim_config_default(&cfg);
-    cfg.array_n = o->array_n ? o->array_n : DRV_ARRAY_N_DEFAULT;
-    cfg.mem_size = o->mem_size ? o->mem_size : DRV_MEM_SIZE_DEFAULT;
-    if (o->mem_latency)
-        cfg.mem_latency = o->mem_latency;
-    if (o->mem_bytes_per_cycle)
-        cfg.mem_bytes_per_cycle = o->mem_bytes_per_cycle;
+                        cfg.mem_latency, cfg.mem_bytes_per_cycle, TPUSIM_MEM_LATENCY_MAX,
+                        TPUSIM_MEM_BANDWIDTH_MAX);
+    tpu_config_fill(&cfg);
     /* The allocator hands out 64-byte blocks: a smaller memory could not hold a stream. */
     if (cfg.mem_size < DRV_ALIGN)
         return drv_fail(d, TPU_E_DEVICE, "tpu_open: mem_size %llu is below %u bytes",
                         (unsigned long long)cfg.mem_size, DRV_ALIGN);
-    cfg.cores = o->cores;
-    l->chip = o->cores != 0;
-    cfg.memory = (const tpusim_memory *)o->memory; /* the same fields (asserted above) */
+    l->chip = cfg.cores != 0;
     char why[256];
     if (!(l->sim = tpusim_create(&cfg, why, sizeof why)))
         return drv_fail(d, TPU_E_DEVICE, "tpu_open: simulator: %s", why);
@@ -451,7 +455,7 @@ tpu_status drv_local_open(tpu_device *d, const tpu_options *o)
     for (uint32_t k = 0; k < drv_ncores(d); k++)
         if (!(l->core[k].feed = tpusim_feed_new()))
             return drv_fail(d, TPU_E_NOMEM, "tpu_open: out of host memory");
-    if (o->verify && !(l->verify = drv_verify_new(l->sim, &d->hw, drv_ncores(d))))
+    if (verify && !(l->verify = drv_verify_new(l->sim, &d->hw, drv_ncores(d))))
         return drv_fail(d, TPU_E_NOMEM,
                         "tpu_open: out of host memory for the golden model's memory (%llu bytes)",
                         (unsigned long long)d->hw.mem_size);

@@ -174,8 +174,6 @@ tpu_status tpu_read(tpu_device *dev, uint32_t addr, void *dst, size_t bytes)
 
 /* -------------------------------------------------------- open / close -- */
 
-void tpu_options_default(tpu_options *opts) { memset(opts, 0, sizeof *opts); }
-
 /* The end of an opening: the backend's failure (its message in d->msg) goes to err and releases
  * d; else all of device memory is free. */
 static tpu_status opened(tpu_device *d, tpu_status st, const char *call, tpu_device **dev,
@@ -203,7 +201,8 @@ static tpu_device *new_device(const char *call, char *err, size_t errlen)
     return d;
 }
 
-tpu_status tpu_open(const tpu_options *opts, tpu_device **dev, char *err, size_t errlen)
+tpu_status tpu_open(const tpusim_config *cfg, int verify, tpu_device **dev, char *err,
+                    size_t errlen)
 {
     if (!dev) {
         if (err && errlen)
@@ -211,15 +210,10 @@ tpu_status tpu_open(const tpu_options *opts, tpu_device **dev, char *err, size_t
         return TPU_E_ARG;
     }
     *dev = NULL;
-    tpu_options o;
-    if (opts)
-        o = *opts;
-    else
-        tpu_options_default(&o);
     tpu_device *d = new_device("tpu_open", err, errlen);
     if (!d)
         return TPU_E_NOMEM;
-    return opened(d, drv_local_open(d, &o), "tpu_open", dev, err, errlen);
+    return opened(d, drv_local_open(d, cfg, verify), "tpu_open", dev, err, errlen);
 }
 
 tpu_status tpu_open_remote(const tpu_remote *ops, tpu_device **dev, char *err, size_t errlen)

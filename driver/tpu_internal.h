@@ -13,7 +13,7 @@
 /* Device memory comes in blocks of this many bytes: a memory must hold one (a stream). */
 #define DRV_ALIGN 64u
 #define DRV_NO_CORE 0xffffffffu
-/* What tpu_open takes when tpu_options leaves them 0. */
+/* What tpu_open takes for a configuration's array_n and mem_size left 0 (tpu_config_fill). */
 #define DRV_ARRAY_N_DEFAULT 16u
 #define DRV_MEM_SIZE_DEFAULT (64ull << 20)
 
@@ -103,7 +103,7 @@ static inline uint32_t drv_pending(const tpu_device *d)
 }
 
 /* The backends' openings: they fill d's ops, state, hardware description and cores. */
-tpu_status drv_local_open(tpu_device *d, const tpu_options *opts);
+tpu_status drv_local_open(tpu_device *d, const tpusim_config *device, int verify);
 tpu_status drv_remote_open(tpu_device *d, const tpu_remote *bus);
 
 #endif

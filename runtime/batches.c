@@ -146,7 +146,7 @@ static tpurt_status run_side_by_side(tpurt *rt, batch_job *jobs, uint32_t n)
     pthread_mutex_init(&s.mu, NULL);
     pthread_cond_init(&s.idle, NULL);
     pthread_cond_init(&s.served, NULL);
-    pthread_t threads[TPU_CORES_MAX];
+    pthread_t threads[TPUSIM_CORES_MAX];
     uint32_t started = 0;
     tpurt_status st = TPURT_OK;
     pthread_mutex_lock(&s.mu);
@@ -210,7 +210,7 @@ tpurt_status tpurt_run_batches(tpurt *rt, uint32_t n_batches, const void *const 
     }
     if (st != TPURT_OK)
         return st;
-    batch_job jobs[TPU_CORES_MAX];
+    batch_job jobs[TPUSIM_CORES_MAX];
     for (uint32_t i = 0; i < n_batches; i++) {
         rt->replicas[i].batch = rt->batch + i;
         jobs[i] = (batch_job){&rt->replicas[i], inputs[i], outputs[i], NULL, 0, TPURT_OK};

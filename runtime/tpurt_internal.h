@@ -62,7 +62,7 @@ struct tpurt {
     uint64_t batch; /* the run under way, or the next one */
     int tracing;    /* tpurt_trace armed a trace: closed when the run ends */
     tpurt_stats stats;
-    tpurt_core_stats core_stats[TPU_CORES_MAX];
+    tpurt_core_stats core_stats[TPUSIM_CORES_MAX];
     char msg[1024];
 };
 

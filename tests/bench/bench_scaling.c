@@ -70,11 +70,11 @@ typedef struct {
 static int run(const char *path, const digits *d, uint32_t cores, uint32_t bandwidth,
                int weights_per_core, uint64_t rounds, result *r)
 {
+    const tpusim_config device = {.cores = cores, .mem_bytes_per_cycle = bandwidth};
     tpurt_options o;
     tpurt_options_default(&o);
-    o.cores = cores;
+    o.device = &device;
     o.weights_per_core = weights_per_core;
-    o.mem_bytes_per_cycle = bandwidth;
     tpurt *rt;
     char err[1024];
     if (tpurt_load(path, &o, &rt, err, sizeof err) != TPURT_OK) {

@@ -89,7 +89,6 @@ int sc_main(int argc, char **argv)
     tpuio_remove_on_signals(); // Ctrl-C never leaves a half-written output or trace
     tpu_vp::tpu_tlm_config cfg;
     cfg.quantum = 1000;
-    uint32_t latency = 32; // the simulator's default
     const char *package = nullptr;
     bool sc_clock = false;
     std::vector<char *> run_args(1); // [0]: the package
@@ -113,12 +112,13 @@ int sc_main(int argc, char **argv)
             // Passed on to the run as they are; the cores and the memory timing are the
             // platform's too.
             const int at = i;
-            if ((v = value_of("--cores", argc, argv, &i)) && parse_u32(v, 1, 8, &cfg.cores))
+            if ((v = value_of("--cores", argc, argv, &i)) && parse_u32(v, 1, 8, &cfg.device.cores))
                 return bad_value("--cores", v, "a number of cores, 1..8");
-            if ((v = value_of("--mem-latency", argc, argv, &i)) && parse_u32(v, 1, 65536, &latency))
+            if ((v = value_of("--mem-latency", argc, argv, &i)) &&
+                parse_u32(v, 1, 65536, &cfg.device.mem_latency))
                 return bad_value("--mem-latency", v, "a number of cycles, 1..65536");
             if ((v = value_of("--mem-bandwidth", argc, argv, &i)) &&
-                parse_u32(v, 1, 4096, &cfg.mem_bytes_per_cycle))
+                parse_u32(v, 1, 4096, &cfg.device.mem_bytes_per_cycle))
                 return bad_value("--mem-bandwidth", v, "a number of bytes per cycle, 1..4096");
             run_args.insert(run_args.end(), argv + at, argv + i + 1);
         }
@@ -131,15 +131,15 @@ int sc_main(int argc, char **argv)
     hlo_error err;
     if (tpub_load(package, &pkg, &err))
         return cli_fail(EXIT_USAGE, package, "%s", err.msg);
-    cfg.array_n = pkg.array_n;
+    cfg.device.array_n = pkg.array_n;
     tpub_free(&pkg);
 
     cfg.period = kPeriod;
-    cfg.mem_latency = latency;
+    tpu_config_fill(&cfg.device); // the memory target's size and latency too
     std::unique_ptr<sc_core::sc_clock> clk;
     sc_core::sc_signal<bool> irq("irq");
     tpu_vp::tpu_tlm chip("chip", cfg);
-    tpu_vp::tpu_mem mem("mem", cfg.mem_size, latency, kPeriod);
+    tpu_vp::tpu_mem mem("mem", cfg.device.mem_size, cfg.device.mem_latency, kPeriod);
     Host host("host", run_args);
     if (sc_clock) {
         clk.reset(new sc_core::sc_clock("clk", kPeriod));

@@ -59,7 +59,7 @@ static const conv_layer conv_layers[] = {
     {"ResNet 3x3", 1, 14, 14, 256, 256, 3, 1, 0},
 };
 
-/* One row of the table: a GEMM of size, or conv layer `layer`, on o->array_n. */
+/* One row of the table: a GEMM of size, or conv layer `layer`, on o->device.array_n. */
 typedef struct {
     int conv;
     uint32_t size, layer;
@@ -111,7 +111,7 @@ static int run_row(const cli_options *o, const bench_row *row, tpu_cost *cost, c
                           .pool_stride_w = pool};
     cli_conv p = {0};
     void *out = NULL;
-    rc = random_conv(&v, o->array_n, o->seed, &p);
+    rc = random_conv(&v, o->device.array_n, o->seed, &p);
     if (!rc && !(out = malloc(p.out_bytes)))
         rc = cli_fail(EXIT_USAGE, "memory", "out of host memory for the output");
     if (!rc)
@@ -149,9 +149,9 @@ static int bench_line(const cli_options *o, const bench_row *row, uint32_t repea
     } else {
         snprintf(what, sizeof what, "%u x %u x %u", row->size, row->size, row->size);
     }
-    printf("%5u %*s %13llu %8.2f %13.0f %8.3f %14.0f\n", o->array_n, row->conv ? 40 : 18, what,
-           (unsigned long long)cycles, 100 * cost.ideal_cycles / (double)cycles, cost.bound_cycles,
-           (double)cycles / cost.bound_cycles, speed[repeat / 2]);
+    printf("%5u %*s %13llu %8.2f %13.0f %8.3f %14.0f\n", o->device.array_n, row->conv ? 40 : 18,
+           what, (unsigned long long)cycles, 100 * cost.ideal_cycles / (double)cycles,
+           cost.bound_cycles, (double)cycles / cost.bound_cycles, speed[repeat / 2]);
     fflush(stdout);
     return 0;
 }
@@ -182,12 +182,12 @@ int cmd_bench(int argc, char **argv)
         else if (!strcmp(arg, "--repeat"))
             rc = parse_u32(val, 1, 99, &repeat) ? bad_value(arg, val, "1..99") : 0;
         else if (!strcmp(arg, "--mem-latency"))
-            rc = parse_u32(val, 1, TPU_MEM_LATENCY_MAX, &o.mem_latency)
-                     ? bad_limit(arg, val, "a cycle count", TPU_MEM_LATENCY_MAX)
+            rc = parse_u32(val, 1, TPUSIM_MEM_LATENCY_MAX, &o.device.mem_latency)
+                     ? bad_limit(arg, val, "a cycle count", TPUSIM_MEM_LATENCY_MAX)
                      : 0;
         else if (!strcmp(arg, "--mem-bandwidth"))
-            rc = parse_u32(val, 1, TPU_MEM_BANDWIDTH_MAX, &o.mem_bandwidth)
-                     ? bad_limit(arg, val, "bytes per cycle", TPU_MEM_BANDWIDTH_MAX)
+            rc = parse_u32(val, 1, TPUSIM_MEM_BANDWIDTH_MAX, &o.device.mem_bytes_per_cycle)
+                     ? bad_limit(arg, val, "bytes per cycle", TPUSIM_MEM_BANDWIDTH_MAX)
                      : 0;
         else
             return cli_fail(EXIT_USAGE, "usage", "unknown option '%s' (see tpusim bench --help)",
@@ -211,7 +211,7 @@ int cmd_bench(int argc, char **argv)
             printf("%5u (not built: make ARRAY=\"... %u\")\n", arrays[ai], arrays[ai]);
             continue;
         }
-        o.array_n = arrays[ai];
+        o.device.array_n = arrays[ai];
         for (int r = 0; r < n_rows && !rc; r++) {
             const bench_row row = {conv, conv ? 0 : sizes[r], (uint32_t)r};
             rc = bench_line(&o, &row, repeat);

@@ -139,20 +139,20 @@ int common_option(const char *cmd, const char *name, const char *eq, int argc, c
         return EXIT_USAGE;
     switch (opt) {
     case COMMON_ARRAY:
-        if (parse_u32(val, 1, 4096, &o->array_n))
+        if (parse_u32(val, 1, 4096, &o->device.array_n))
             return bad_value(name, val, "an array size (1..4096)");
         break;
     case COMMON_CORES:
-        if (parse_u32(val, 1, TPU_CORES_MAX, &o->cores))
-            return bad_limit(name, val, "a number of cores", TPU_CORES_MAX);
+        if (parse_u32(val, 1, TPUSIM_CORES_MAX, &o->device.cores))
+            return bad_limit(name, val, "a number of cores", TPUSIM_CORES_MAX);
         break;
     case COMMON_LATENCY:
-        if (parse_u32(val, 1, TPU_MEM_LATENCY_MAX, &o->mem_latency))
-            return bad_limit(name, val, "a latency in cycles", TPU_MEM_LATENCY_MAX);
+        if (parse_u32(val, 1, TPUSIM_MEM_LATENCY_MAX, &o->device.mem_latency))
+            return bad_limit(name, val, "a latency in cycles", TPUSIM_MEM_LATENCY_MAX);
         break;
     case COMMON_BANDWIDTH:
-        if (parse_u32(val, 1, TPU_MEM_BANDWIDTH_MAX, &o->mem_bandwidth))
-            return bad_limit(name, val, "a bandwidth in bytes per cycle", TPU_MEM_BANDWIDTH_MAX);
+        if (parse_u32(val, 1, TPUSIM_MEM_BANDWIDTH_MAX, &o->device.mem_bytes_per_cycle))
+            return bad_limit(name, val, "a bandwidth in bytes per cycle", TPUSIM_MEM_BANDWIDTH_MAX);
         break;
     case COMMON_JSON: o->json = val; break;
     case COMMON_TRACE:

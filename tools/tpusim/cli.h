@@ -25,8 +25,7 @@ typedef struct {
     int random, bias, relu, unsigned_a, requant, quiet;
     uint32_t m, k, n, mult, shift;
     uint64_t seed;
-    uint32_t array_n, mem_latency, mem_bandwidth;
-    uint32_t cores; /* --cores: a chip of that many cores; 0 (not given): one lone core */
+    tpusim_config device; /* --array, --cores, --mem-latency, --mem-bandwidth (0: not given) */
     uint64_t max_cycles, trace_from, trace_to;
     int have_window;
 } cli_options;
@@ -117,8 +116,8 @@ int run_device(const cli_options *o, const cli_problem *p, void *c, cli_result *
 /* C against a plain C GEMM of the tool's own (the firmware's tiling is not trusted). */
 int check_reference(const cli_problem *p, const void *c);
 /* A convolution of that geometry with random operands (seeded) for an n x n array, and its run
- * on a device opened with o's options (o->array_n = n; checked against the golden model); its
- * out_bytes of output go to out. */
+ * on a device opened with o's options (o->device.array_n = n; checked against the golden model);
+ * its out_bytes of output go to out. */
 int random_conv(const tpu_conv2d *geometry, uint32_t n, uint64_t seed, cli_conv *p);
 void conv_free(cli_conv *p);
 int run_conv(const cli_options *o, const cli_conv *p, void *out, cli_result *res);

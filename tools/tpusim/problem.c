@@ -289,16 +289,10 @@ static void show_progress(void *ctx, uint64_t retired, uint64_t pushed, uint64_t
  * bytes of operands besides the command streams; *info as it reports itself. */
 static int open_device(const cli_options *o, uint64_t need, tpu_device **dev, tpu_info *info)
 {
-    tpu_options opts;
-    tpu_options_default(&opts);
-    opts.array_n = o->array_n;
-    opts.cores = o->cores;
-    opts.mem_latency = o->mem_latency;
-    opts.mem_bytes_per_cycle = o->mem_bandwidth;
-    opts.verify = 1;
-    opts.mem_size = tpu_mem_size_for(need); /* check_size made sure it fits */
+    tpusim_config cfg = o->device;
+    cfg.mem_size = tpu_mem_size_for(need); /* check_size made sure it fits */
     char err[512];
-    if (tpu_open(&opts, dev, err, sizeof err) != TPU_OK)
+    if (tpu_open(&cfg, 1, dev, err, sizeof err) != TPU_OK)
         return cli_fail(EXIT_DEVICE, "device", "%s", err);
     tpu_query(*dev, info); /* an open device answers */
     return 0;
@@ -326,7 +320,7 @@ static int run_command(const cli_options *o, buffer *bufs, int n, add_fn add, co
     uint64_t need = 0;
     for (int i = 0; i < n; i++)
         need += bufs[i].bytes;
-    tpu_stream *st[TPU_CORES_MAX] = {NULL};
+    tpu_stream *st[TPUSIM_CORES_MAX] = {NULL};
     for (uint32_t k = 0; k < parts; k++)
         if (!(st[k] = tpu_stream_new())) {
             for (uint32_t j = 0; j < k; j++)
@@ -382,9 +376,9 @@ static int run_command(const cli_options *o, buffer *bufs, int n, add_fn add, co
         s = tpu_read(dev, bufs[out].addr, dst, bufs[out].bytes);
     if (s == TPU_OK)
         s = tpu_perf(dev, &res->perf);
-    res->chip.cores = o->cores;
+    res->chip.cores = o->device.cores;
     res->chip.elapsed = tpu_cycle(dev) - cycle0;
-    for (uint32_t k = 0; k < parts && s == TPU_OK && o->cores; k++)
+    for (uint32_t k = 0; k < parts && s == TPU_OK && o->device.cores; k++)
         s = tpu_perf_core(dev, k, &res->chip.perf[k]);
     rc = s == TPU_OK ? 0
                      : cli_status_error(tpurt_status_from_driver(s), tpu_last_error(dev), "device");
@@ -436,9 +430,9 @@ int run_device(const cli_options *o, const cli_problem *p, void *c, cli_result *
                       {NULL, bytes[2], 0, 0},
                       {p->params, bytes[3], 0, 0}};
     /* Cores beyond M's rows stay idle: a GEMM needs one row at least. */
-    const uint32_t parts = !o->cores ? 1 : o->cores < p->m ? o->cores : p->m;
+    const uint32_t parts = !o->device.cores ? 1 : o->device.cores < p->m ? o->device.cores : p->m;
     const int rc = run_command(o, bufs, 4, add_gemm, p, parts, 2, c, res);
-    for (uint32_t k = 0; k < parts && o->cores; k++) {
+    for (uint32_t k = 0; k < parts && o->device.cores; k++) {
         uint32_t first;
         split_rows(p->m, parts, k, &first, &res->chip.rows[k]);
     }
@@ -516,7 +510,7 @@ static tpu_status add_conv(tpu_stream *st, const buffer *b, const void *cmd, uin
 int run_conv(const cli_options *o, const cli_conv *p, void *out, cli_result *res)
 {
     uint64_t bytes[4];
-    conv_bytes(&p->v, o->array_n, bytes);
+    conv_bytes(&p->v, o->device.array_n, bytes);
     buffer bufs[4] = {{p->in, bytes[0], 0, 0},
                       {p->kernel, bytes[1], 0, 0},
                       {NULL, bytes[2], 0, 0},

@@ -108,10 +108,10 @@ static void text_header(FILE *out, const report_run *r)
 
 /* The chip's figures, from what each core measured (report_run.chip). */
 typedef struct {
-    report_figures whole;             /* the GEMM's: macs; ideal on the C arrays (MACs / (C N^2)) */
-    uint64_t core_cycles;             /* the cores' cycles summed */
-    uint64_t mem_stalls;              /* the cores' memory stall cycles summed */
-    double core_ideal[TPU_CORES_MAX]; /* core k's MACs / N^2 */
+    report_figures whole; /* the GEMM's: macs; ideal on the C arrays (MACs / (C N^2)) */
+    uint64_t core_cycles; /* the cores' cycles summed */
+    uint64_t mem_stalls;  /* the cores' memory stall cycles summed */
+    double core_ideal[TPUSIM_CORES_MAX]; /* core k's MACs / N^2 */
 } chip_figures;
 
 static chip_figures chip_derive(const report_run *r)

@@ -19,12 +19,12 @@ enum report_requant { REPORT_INT32_OUT, REPORT_REQUANT_TENSOR, REPORT_REQUANT_CO
 /* A GEMM split by rows over a chip's cores (tpusim gemm --cores): what each core took and
  * measured, and the chip's clock. */
 typedef struct {
-    uint32_t cores;                      /* C; 0: a lone core ran (the rest unused) */
-    uint32_t rows[TPU_CORES_MAX];        /* core k's rows of A and C (0: it had none) */
-    tpu_perf_report perf[TPU_CORES_MAX]; /* of core k's submission (zero without one) */
-    uint64_t elapsed;                    /* chip clock edges from the first submit to the last
-                                            halt (tpu_cycle) */
-    double wall_seconds;                 /* host time simulating them */
+    uint32_t cores;                         /* C; 0: a lone core ran (the rest unused) */
+    uint32_t rows[TPUSIM_CORES_MAX];        /* core k's rows of A and C (0: it had none) */
+    tpu_perf_report perf[TPUSIM_CORES_MAX]; /* of core k's submission (zero without one) */
+    uint64_t elapsed;                       /* chip clock edges from the first submit to the last
+                                               halt (tpu_cycle) */
+    double wall_seconds;                    /* host time simulating them */
 } report_chip;
 
 /* What was run and what it measured. The run was checked before it is reported: bit-exact against

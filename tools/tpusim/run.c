@@ -171,11 +171,11 @@ static int parse_run(int argc, char **argv, run_options *o)
     if (!o->package)
         return cli_fail(EXIT_USAGE, "usage", "no package (tpusim run PKG.tpub --input X.npy ...)");
     /* Each job a chip would work, but its figures would mix two kinds of parallelism. */
-    if (o->jobs && o->dev.cores)
+    if (o->jobs && o->dev.device.cores)
         return cli_fail(EXIT_USAGE, "usage",
                         "--jobs and --cores exclude each other (--jobs runs a device per job, "
                         "--cores the batches side by side on one chip)");
-    if (o->weights_per_core && !o->dev.cores)
+    if (o->weights_per_core && !o->dev.device.cores)
         return cli_fail(EXIT_USAGE, "usage", "--weights-per-core needs --cores");
     if (!o->jobs)
         o->jobs = 1;
@@ -411,8 +411,8 @@ static void *run_job_batches(void *arg)
         j->st = TPURT_E_NOMEM;
         snprintf(j->msg, sizeof j->msg, "out of host memory");
     }
-    const void *const *in_of[TPU_CORES_MAX];
-    void *const *out_of[TPU_CORES_MAX];
+    const void *const *in_of[TPUSIM_CORES_MAX];
+    void *const *out_of[TPUSIM_CORES_MAX];
     for (uint64_t b0 = j->first; b0 < j->end && j->st == TPURT_OK; b0 += cores) {
         const uint32_t n = j->end - b0 < cores ? (uint32_t)(j->end - b0) : cores;
         uint64_t row = 0, rows = 0; /* the outputs' rows of batch b: whole but the last one */
@@ -553,9 +553,9 @@ int run_package(int argc, char **argv, const tpu_remote *remote)
         rc = cli_fail(EXIT_USAGE, o.package, "%s", perr.msg);
     else
         have_pkg = 1;
-    if (!rc && o.dev.array_n && o.dev.array_n != pkg.array_n)
+    if (!rc && o.dev.device.array_n && o.dev.device.array_n != pkg.array_n)
         rc = cli_fail(EXIT_USAGE, "--array", "%u, but %s is compiled for the %u x %u array",
-                      o.dev.array_n, o.package, pkg.array_n, pkg.array_n);
+                      o.dev.device.array_n, o.package, pkg.array_n, pkg.array_n);
     if (!rc && o.n_outputs > pkg.n_outputs)
         rc = cli_fail(EXIT_USAGE, "--output", "%u given, but the package has %u output%s",
                       o.n_outputs, pkg.n_outputs, pkg.n_outputs == 1 ? "" : "s");
@@ -570,10 +570,8 @@ int run_package(int argc, char **argv, const tpu_remote *remote)
         rc = load_files(&o, &pkg, in, &cl);
     if (!rc) {
         tpurt_options_default(&opts); /* verify on */
-        opts.mem_latency = o.dev.mem_latency;
-        opts.mem_bytes_per_cycle = o.dev.mem_bandwidth;
+        opts.device = &o.dev.device;
         opts.max_cycles = o.dev.max_cycles;
-        opts.cores = o.dev.cores;
         opts.weights_per_core = o.weights_per_core;
         opts.remote = remote;
         const tpurt_status st = tpurt_open(&pkg, &opts, &rt, err, sizeof err);

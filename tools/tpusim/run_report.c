@@ -124,8 +124,8 @@ typedef struct {
     double wall_seconds;
     double job_seconds; /* of them, running the batches */
     uint32_t n_jobs;
-    double ideal, bound;                  /* the layers' sums */
-    tpurt_core_stats core[TPU_CORES_MAX]; /* with --cores: each core's */
+    double ideal, bound;                     /* the layers' sums */
+    tpurt_core_stats core[TPUSIM_CORES_MAX]; /* with --cores: each core's */
 } run_summary;
 
 /* The clock the chip's images per second assume: TPU v3's. */
@@ -185,7 +185,7 @@ static json_t *chip_json(const run_summary *s)
     const tpurt_stats *t = &s->stats;
     const double elapsed = (double)t->device_cycles, images = (double)s->pl->images;
     json_t *cores = json_array();
-    for (uint32_t k = 0; cores && k < s->o->dev.cores; k++) {
+    for (uint32_t k = 0; cores && k < s->o->dev.device.cores; k++) {
         const tpurt_core_stats *c = &s->core[k];
         json_array_append_new(
             cores,
@@ -196,7 +196,7 @@ static json_t *chip_json(const run_summary *s)
                       real_or_null(100 * ratio((double)c->mem_stall_cycles, (double)c->cycles))));
     }
     return json_pack("{s:I, s:b, s:{s:I, s:o, s:o, s:f, s:o}, s:o}", "cores",
-                     (json_int_t)s->o->dev.cores, "weights_per_core", s->o->weights_per_core,
+                     (json_int_t)s->o->dev.device.cores, "weights_per_core", s->o->weights_per_core,
                      "chip", "elapsed_cycles", (json_int_t)t->device_cycles, "cycles_per_image",
                      real_or_null(ratio(elapsed, images)), "cycles_over_elapsed",
                      real_or_null(ratio((double)t->cycles, elapsed)), "clock_mhz", RUN_CLOCK_MHZ,
@@ -249,7 +249,7 @@ static json_t *summary_json(const run_summary *s)
         "jobs_seconds", s->job_seconds, "cycles_per_second_all_jobs",
         real_or_null(ratio(cycles, s->job_seconds)), "submissions", (json_int_t)t->submissions,
         "bit_exact_submissions", (json_int_t)t->verified);
-    if (j && s->o->dev.cores)
+    if (j && s->o->dev.device.cores)
         json_object_update_new(j, chip_json(s));
     const run_classes *cl = s->cl;
     if (j && cl->labels.data)
@@ -297,7 +297,7 @@ static void print_chip(const run_summary *s)
     const double elapsed = (double)t->device_cycles, images = (double)s->pl->images;
     char b1[32], b2[32], b3[32], b4[32];
     printf(LABEL "%u on one memory port, batch b on core b %% %u; weights: %s\n",
-           "cores:", s->o->dev.cores, s->o->dev.cores,
+           "cores:", s->o->dev.device.cores, s->o->dev.device.cores,
            s->o->weights_per_core ? "a copy per core" : "one copy, shared");
     printf(LABEL "%s  (%.2f cores busy at once, on average)\n",
            "chip elapsed cycles:", report_group(b1, t->device_cycles),
@@ -308,7 +308,7 @@ static void print_chip(const run_summary *s)
            RUN_CLOCK_MHZ);
     printf("per core:\n  %4s %12s %14s %14s %14s %8s\n", "core", "submissions", "cycles",
            "MXU busy", "memory stalls", "stall %");
-    for (uint32_t k = 0; k < s->o->dev.cores; k++) {
+    for (uint32_t k = 0; k < s->o->dev.device.cores; k++) {
         const tpurt_core_stats *c = &s->core[k];
         printf("  %4u %12s %14s %14s %14s %8.1f\n", k, report_group(b1, c->submissions),
                report_group(b2, c->cycles), report_group(b3, c->mxu_busy),
@@ -376,7 +376,7 @@ static void print_summary(const run_summary *s)
     printf(LABEL "%s\n", "cycles per image:", rounded(b1, ratio(cycles, (double)pl->images)));
     printf(LABEL "%.1f %%\n", "MXU utilization:", 100 * ratio(s->ideal, cycles));
     printf(LABEL "%.3f\n", "cycles / lower bound:", ratio(cycles, s->bound));
-    if (s->o->dev.cores)
+    if (s->o->dev.device.cores)
         print_chip(s);
     printf(LABEL "%s cycles/s  (%.3f s simulating)\n",
            "simulation speed:", rounded(b1, ratio(cycles, t->device_seconds)), t->device_seconds);
@@ -466,7 +466,7 @@ int run_finish(const run_options *o, const run_job *jobs, uint32_t n_jobs, const
     if (!(sum.layers = calloc(sum.n_layers + 1, sizeof *sum.layers)))
         return cli_fail(EXIT_USAGE, "memory", "out of host memory");
     sum_jobs(jobs, n_jobs, &sum);
-    for (uint32_t k = 0; k < o->dev.cores; k++)
+    for (uint32_t k = 0; k < o->dev.device.cores; k++)
         tpurt_get_core_stats(jobs[0].rt, k, &sum.core[k]); /* k is one of its cores */
     int rc = write_files(o, res, &sum);
     if (!rc && !o->dev.quiet)
