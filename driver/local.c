@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "driver/local.h"
+#include "io/tpuio.h"
 #include "sim/gtkw.h"
 
 #define PROGRESS_PERIOD 65536u
@@ -250,7 +251,7 @@ static void time_out(tpu_device *d, uint32_t k)
 static void advance(tpu_device *d, uint32_t until, uint64_t cycles, uint32_t shown, int any)
 {
     local *l = state(d);
-    const double t = drv_now();
+    const double t = tpuio_seconds();
     const uint32_t ran = running_mask(d);
     const uint64_t start = tpusim_cycle(l->sim);
     for (;;) {
@@ -288,7 +289,7 @@ static void advance(tpu_device *d, uint32_t until, uint64_t cycles, uint32_t sho
             if (stopped >> k & 1)
                 note_stop(d, k, results[k]);
     }
-    const double wall = drv_now() - t;
+    const double wall = tpuio_seconds() - t;
     for (uint32_t k = 0; k < drv_ncores(d); k++)
         if (ran >> k & 1)
             l->core[k].wall += wall;

@@ -1,14 +1,11 @@
 /* tpu.c - the host driver of tpu.h, whatever the device: opening one (local.c's simulator or
  * remote.c's bus) and closing it, the device-memory allocator, memory access, queries, traces
  * and messages. Submissions and waits are submit.c's. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
-
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "driver/tpu_internal.h"
 
@@ -27,13 +24,6 @@ const char *drv_where(const tpu_device *d, uint32_t k, const char *call, char *b
         return call;
     snprintf(buf, n, "%s: core %u", call, k);
     return buf;
-}
-
-double drv_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 const char *tpu_status_name(tpu_status s)

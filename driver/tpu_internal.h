@@ -85,7 +85,6 @@ tpu_status drv_fail(tpu_device *d, tpu_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* "tpu_wait", or "tpu_wait: core 3" on a chip: where a message about core k comes from. */
 const char *drv_where(const tpu_device *d, uint32_t k, const char *call, char *buf, size_t n);
-double drv_now(void);
 
 /* d->cores, which both backends bound by TPUSIM_CORES_MAX. */
 static inline uint32_t drv_ncores(const tpu_device *d)

@@ -4,15 +4,12 @@
  * The host program is parsed and checked once. Its parameters are views of the caller's input
  * buffers (the evaluator only reads them), so a run copies inputs only where a segment
  * quantizes them into the arena. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
-
 #include "runtime/tpurt_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* The package's GEMM flags are the command's bit for bit (docs/package.md): the runtime passes
  * them to the driver as they are. (The enums differ in type: compared as unsigned.) */
@@ -63,13 +60,6 @@ tpurt_status rt_driver_fail(tpurt *rt, tpu_status s, const char *where)
     const char *msg = tpu_last_error(rt->dev);
     return rt_fail(rt, tpurt_status_from_driver(s), "%s: %s", where,
                    msg && *msg ? msg : tpu_status_name(s));
-}
-
-double rt_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 const char *tpurt_status_name(tpurt_status s)

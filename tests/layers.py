@@ -15,7 +15,7 @@ ALLOWED = {
     "compiler": {"hlo", "package", "io"},
     "sim": {"rtl", "io"},
     "firmware": {"rtl"},
-    "driver": {"rtl", "sim", "firmware"},
+    "driver": {"rtl", "sim", "firmware", "io"},
     "runtime": {"rtl", "driver", "hlo", "package", "io"},
     "tools/tpusim": {"rtl", "runtime", "driver", "hlo", "package", "io"},
     "tools/tpuc": {"compiler", "hlo", "package", "io"},

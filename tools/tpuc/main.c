@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "compiler/tpuc.h"
 #include "io/npy.h"
@@ -58,13 +57,6 @@ static hlo_array *from_npy(const npy_array *n)
     if (a)
         memcpy(a->data, n->data, n->count * npy_dtype_size(n->dtype));
     return a;
-}
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 int main(int argc, char **argv)
@@ -149,10 +141,10 @@ int main(int argc, char **argv)
     }
     o.calib = calib;
     o.n_calib = n_calib;
-    double t0 = now();
+    double t0 = tpuio_seconds();
     tpub_package p;
     int rc = tpuc_compile(&o, &p, &e);
-    double t1 = now();
+    double t1 = tpuio_seconds();
     for (int k = 0; k < n_calib; k++)
         hlo_array_free(calib[k]);
     if (rc)

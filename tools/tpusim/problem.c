@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "io/npy.h"
@@ -246,22 +245,15 @@ int check_reference(const cli_problem *p, const void *c)
 /* ------------------------------------------------------------ progress -- */
 
 typedef struct {
-    struct timespec start;
+    double start;   /* tpuio_seconds */
     int pushed_all; /* the firmware has pushed every instruction: the total is known */
     int shown;
 } progress;
 
-static double since(const struct timespec *t0)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
-}
-
 static void show_progress(void *ctx, uint64_t retired, uint64_t pushed, uint64_t cycles)
 {
     progress *pr = ctx;
-    const double secs = since(&pr->start);
+    const double secs = tpuio_seconds() - pr->start;
     const double mhz = secs > 0 ? (double)cycles / secs / 1e6 : 0;
     if (pr->pushed_all && pushed) {
         enum { WIDTH = 30 };
@@ -353,7 +345,7 @@ static int run_command(const cli_options *o, buffer *bufs, int n, add_fn add, co
     if (s == TPU_OK) {
         if (!o->quiet && isatty(STDERR_FILENO))
             tpu_set_progress(dev, show_progress, &pr);
-        clock_gettime(CLOCK_MONOTONIC, &pr.start);
+        pr.start = tpuio_seconds();
         tpu_set_budget(dev, o->max_cycles);
         cycle0 = tpu_cycle(dev);
         for (uint32_t k = 0; k < parts && s == TPU_OK; k++)
@@ -362,7 +354,7 @@ static int run_command(const cli_options *o, buffer *bufs, int n, add_fn add, co
         pr.pushed_all = parts == 1;
         if (s == TPU_OK)
             s = tpu_wait_all(dev, 0);
-        res->chip.wall_seconds = since(&pr.start);
+        res->chip.wall_seconds = tpuio_seconds() - pr.start;
         if (pr.shown)
             fputs("\r\033[K", stderr);
         /* The trace is kept when the run failed; that failure is the one to report. */

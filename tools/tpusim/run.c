@@ -5,7 +5,7 @@
  * inputs split into batches of the signatures' first dimension (the last one zero-padded, its
  * padding rows dropped from the outputs), one tpurt_run per batch. What the run measured is
  * reported by run_report.c. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#define _POSIX_C_SOURCE 200809L
 
 #include "tools/tpusim/run.h"
 
@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "io/npy.h"
 #include "package/tpub.h"
@@ -218,14 +217,6 @@ double run_npy_value(const npy_array *a, uint64_t i)
     case NPY_INT64: return (double)((const int64_t *)a->data)[i];
     }
     return 0;
-}
-
-/* Seconds on the monotonic clock. */
-static double run_clock(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* ------------------------------------------------------------- batches -- */
@@ -495,7 +486,7 @@ static int run_jobs(const run_options *o, const tpub_package *pkg, const tpurt_o
         return cli_status_error(st, tpurt_last_error(jobs[0].rt), o->package);
     pthread_t threads[RUN_JOBS_MAX];
     uint32_t started = 1;
-    const double t0 = run_clock();
+    const double t0 = tpuio_seconds();
     for (; started < n; started++)
         if (pthread_create(&threads[started], NULL, run_job_batches, &jobs[started])) {
             rc =
@@ -506,7 +497,7 @@ static int run_jobs(const run_options *o, const tpub_package *pkg, const tpurt_o
         run_job_batches(&jobs[0]);
     for (uint32_t j = 1; j < started; j++)
         pthread_join(threads[j], NULL);
-    *seconds = run_clock() - t0;
+    *seconds = tpuio_seconds() - t0;
     for (uint32_t j = 0; j < started && !rc; j++)
         if (jobs[j].st != TPURT_OK)
             rc = cli_status_error(jobs[j].st, jobs[j].msg, o->package);
@@ -532,7 +523,7 @@ int run_package(int argc, char **argv, const tpu_remote *remote)
         free(o.outputs);
         return cli_fail(EXIT_USAGE, "--jobs", "a remote device is one device: --jobs 1 only");
     }
-    const double t_start = run_clock();
+    const double t_start = tpuio_seconds();
     tpub_package pkg = {0};
     int have_pkg = 0;
     tpurt *rt = NULL;
@@ -589,7 +580,7 @@ int run_package(int argc, char **argv, const tpu_remote *remote)
         rc = run_jobs(&o, &pkg, &opts, jobs, &n_jobs, &job_seconds);
     }
     if (!rc)
-        rc = run_finish(&o, jobs, n_jobs, &pl, &cl, res, run_clock() - t_start, job_seconds);
+        rc = run_finish(&o, jobs, n_jobs, &pl, &cl, res, tpuio_seconds() - t_start, job_seconds);
 
     for (uint32_t j = 1; j < n_jobs; j++)
         free_job(&jobs[j]);
