@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "driver/tpu.h"
+#include "tools/common/device.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,8 +55,6 @@ typedef struct {
 } report_figures;
 
 report_figures report_derive(const report_run *r);
-/* v with thousands separators ("1,234,567") into buf (at least 32 bytes); returns buf. */
-char *report_group(char *buf, uint64_t v);
 void report_text(FILE *out, const report_run *r);
 /* A new JSON object (nested, numbers as numbers), or NULL if out of memory. */
 json_t *report_json(const report_run *r);
