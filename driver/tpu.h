@@ -1,11 +1,12 @@
 /* tpu.h - the host driver's public interface (C11).
  *
  * The driver knows devices, memory and command streams, nothing about models. It opens a device
- * (today always the cycle-accurate simulator of sim/tpusim.h), allocates device memory, copies
- * buffers in and out, builds and submits command streams (docs/command-stream.md) that the device
- * firmware (firmware/firmware.h) expands into core instructions, waits for completion and reads the
- * performance counters. Every call that can fail returns a tpu_status; tpu_last_error(dev) gives a
- * message naming what failed and where. A device stays usable after any error. */
+ * (the cycle-accurate simulator of sim/tpusim.h, or one behind a bus), allocates device memory,
+ * copies buffers in and out, builds and submits command streams (docs/command-stream.md) that the
+ * device firmware (firmware/firmware.h) expands into core instructions, waits for completion and
+ * reads the performance counters. Every call that can fail returns a tpu_status;
+ * tpu_last_error(dev) gives a message naming what failed and where. A device stays usable after any
+ * error. */
 #ifndef TPU_DRIVER_TPU_H
 #define TPU_DRIVER_TPU_H
 
@@ -14,6 +15,7 @@
 
 #include "firmware/firmware.h" /* the command stream: its GEMM and CONV2D flags */
 #include "rtl/tpu_isa.h"       /* the ISA's counters, ID and VERSION (generated) */
+#include "sim/config.h"        /* the device's configuration and its limits */
 
 #ifdef __cplusplus
 extern "C" {
@@ -35,40 +37,18 @@ const char *tpu_status_name(tpu_status s); /* "TPU_E_CORE" */
 
 typedef struct tpu_device tpu_device;
 
-/* The memory model's limits (latency in cycles, bandwidth in bytes per cycle) and the largest
- * cycle budget (tpu_set_budget, about a month of simulation). */
-#define TPU_MEM_LATENCY_MAX 65536u
-#define TPU_MEM_BANDWIDTH_MAX 4096u
+/* The largest cycle budget (tpu_set_budget): about a month of simulation. */
 #define TPU_BUDGET_MAX 1000000000000ull
 
-/* A memory of the caller's in place of the simulator's (a SystemC platform's, see tools/tpu_vp):
- * the fields of sim/tpusim.h's tpusim_memory, which it is passed on as. */
-typedef struct tpu_memory {
-    void *ctx;
-    int (*access)(void *ctx, uint64_t cycle, int we, uint32_t addr, uint8_t *data, uint32_t len,
-                  uint32_t *latency);
-    int (*debug)(void *ctx, int we, uint64_t addr, uint8_t *data, size_t len);
-} tpu_memory;
-
-#define TPU_CORES_MAX 8u /* cores of the largest chip */
-
-typedef struct {
-    uint32_t array_n;             /* 0: the default (16) */
-    uint64_t mem_size;            /* device memory bytes; 0: the default (64 MiB) */
-    uint32_t mem_latency;         /* cycles; 0: the simulator default */
-    uint32_t mem_bytes_per_cycle; /* 0: the simulator default */
-    int verify;                   /* check every submitted stream against the golden model */
-    uint32_t cores;               /* 0: one tpu_core (the default); 1..8: a chip of that many
-                                     cores on one memory port, each with its own control
-                                     processor (docs/isa.md "Chip") */
-    const tpu_memory *memory;     /* NULL: the simulator's memory model; else the caller's,
-                                     which must outlive the device (mem_latency unused) */
-} tpu_options;
-
-/* Fills opts with the defaults (all zero but meaningful). */
-void tpu_options_default(tpu_options *opts);
-/* On failure *dev is NULL and, if err is not NULL, the reason is written there. */
-tpu_status tpu_open(const tpu_options *opts, tpu_device **dev, char *err, size_t errlen);
+/* Fills cfg's fields that are 0 with the defaults tpu_open gives them: a 16 x 16 array, 64 MiB of
+ * memory and the simulator's memory timing (sim/tpusim.h tpusim_config_default). */
+void tpu_config_fill(tpusim_config *cfg);
+/* Opens a local device: the simulator configured by cfg (sim/config.h; NULL: the defaults, as
+ * are its fields left 0), with verify on checking every submitted stream against the golden
+ * model. Memory timing beyond TPUSIM_MEM_LATENCY_MAX or TPUSIM_MEM_BANDWIDTH_MAX is TPU_E_ARG.
+ * On failure *dev is NULL and, if err is not NULL, the reason is written there. */
+tpu_status tpu_open(const tpusim_config *cfg, int verify, tpu_device **dev, char *err,
+                    size_t errlen);
 void tpu_close(tpu_device *dev);
 const char *tpu_last_error(const tpu_device *dev);
 
@@ -81,11 +61,11 @@ typedef struct {
 } tpu_info;
 tpu_status tpu_query(tpu_device *dev, tpu_info *info);
 
-/* The array sizes N the simulator has a model for (tpu_options.array_n), ascending: writes at
+/* The array sizes N the simulator has a model for (tpusim_config.array_n), ascending: writes at
  * most max of them and returns how many it wrote. */
 int tpu_array_sizes(uint32_t *sizes, int max);
 
-/* Device memory (tpu_options.mem_size) for buffers of `bytes` in all, with room for the command
+/* Device memory (tpusim_config.mem_size) for buffers of `bytes` in all, with room for the command
  * streams and the 64-byte rounding of blocks: the default (64 MiB) while it holds them with room
  * to spare, else an eighth more than they need, in whole MiB. 0 when they cannot fit the 32-bit
  * device addresses beside the streams (more than 3 GiB). */

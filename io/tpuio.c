@@ -1,5 +1,5 @@
 /* tpuio.c - error text, file reading, little-endian bytes and staged outputs (tpuio.h). */
-#define _POSIX_C_SOURCE 200809L /* fcntl flags, fsync, mkstemp */
+#define _POSIX_C_SOURCE 200809L /* fcntl flags, fsync, mkstemp, clock_gettime */
 #include "io/tpuio.h"
 
 #include <errno.h>
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong forms, surrogates or
@@ -339,4 +340,13 @@ int tpuio_write_file(const char *path, const void *data, size_t len, char *err, 
     if (tpuio_stage(&f, path, data, len, err, errlen))
         return -1;
     return tpuio_commit(&f, 1, 1, NULL, err, errlen);
+}
+
+/* ------------------------------------------------------------------ the clock -- */
+
+double tpuio_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }

@@ -1,7 +1,8 @@
 /* tpuio.h - what every loader and writer of the tree shares (C11, no dependencies): error text,
- * bounded whole-file reading, little-endian bytes with a bounds-checked cursor, and output files
- * written all or nothing. The formats built on it have their own headers: io/npy.h (NumPy arrays),
- * io/safetensors.h (weights); package/tpub.h (packages) and the HLO parser use it too.
+ * bounded whole-file reading, little-endian bytes with a bounds-checked cursor, output files
+ * written all or nothing, and the host's clock. The formats built on it have their own headers:
+ * io/npy.h (NumPy arrays), io/safetensors.h (weights); package/tpub.h (packages) and the HLO parser
+ * use it too.
  *
  * Error idiom of io/: a function that can fail returns 0, or -1 with one line saying what and
  * why in the caller's err buffer (err may be NULL or errlen 0: the message is dropped). Messages
@@ -94,6 +95,11 @@ int tpuio_write_file(const char *path, const void *data, size_t len, char *err, 
 void tpuio_remove_on_signals(void);
 int tpuio_track(const char *path);
 void tpuio_untrack(const char *path);
+
+/* ------------------------------------------------------------------ the clock -- */
+
+/* Seconds on the host's monotonic clock: host time spent, as a difference of two readings. */
+double tpuio_seconds(void);
 
 #ifdef __cplusplus
 }

@@ -87,7 +87,7 @@ tpurt_status rt_run_one(rt_replica *r, const void *const *inputs, hlo_array ***o
     hlo_error err;
     r->hook_status = TPURT_OK;
     r->segment_seconds = 0;
-    const double t0 = rt_seconds();
+    const double t0 = tpuio_seconds();
     tpurt_status st = TPURT_OK;
     if (hlo_eval_with(rt->host, RT_HOST_FILE, r->param_list, (int)n_inputs, &hooks, outs, n_outs,
                       &err))
@@ -95,7 +95,7 @@ tpurt_status rt_run_one(rt_replica *r, const void *const *inputs, hlo_array ***o
         st = r->hook_status != TPURT_OK ? r->hook_status
                                         : rp_fail(r, TPURT_E_EVAL, "batch %llu: %s",
                                                   (unsigned long long)r->batch, err.msg);
-    const double host = rt_seconds() - t0 - r->segment_seconds;
+    const double host = tpuio_seconds() - t0 - r->segment_seconds;
     for (uint32_t i = 0; i < n_inputs; i++)
         r->params[i].data = NULL;
     rt_sched_lock(r);
@@ -146,7 +146,7 @@ static tpurt_status run_side_by_side(tpurt *rt, batch_job *jobs, uint32_t n)
     pthread_mutex_init(&s.mu, NULL);
     pthread_cond_init(&s.idle, NULL);
     pthread_cond_init(&s.served, NULL);
-    pthread_t threads[TPU_CORES_MAX];
+    pthread_t threads[TPUSIM_CORES_MAX];
     uint32_t started = 0;
     tpurt_status st = TPURT_OK;
     pthread_mutex_lock(&s.mu);
@@ -166,9 +166,9 @@ static tpurt_status run_side_by_side(tpurt *rt, batch_job *jobs, uint32_t n)
         if (!s.live)
             break;
         uint32_t core = 0;
-        const double t0 = rt_seconds();
+        const double t0 = tpuio_seconds();
         const tpu_status outcome = tpu_wait_any(rt->dev, 0, &core);
-        s.device_seconds += rt_seconds() - t0;
+        s.device_seconds += tpuio_seconds() - t0;
         for (uint32_t i = 0; i < started; i++)
             if (jobs[i].r->core == core && jobs[i].r->waiting) {
                 /* The failure's message, before another call replaces the device's. */
@@ -210,7 +210,7 @@ tpurt_status tpurt_run_batches(tpurt *rt, uint32_t n_batches, const void *const 
     }
     if (st != TPURT_OK)
         return st;
-    batch_job jobs[TPU_CORES_MAX];
+    batch_job jobs[TPUSIM_CORES_MAX];
     for (uint32_t i = 0; i < n_batches; i++) {
         rt->replicas[i].batch = rt->batch + i;
         jobs[i] = (batch_job){&rt->replicas[i], inputs[i], outputs[i], NULL, 0, TPURT_OK};

@@ -352,9 +352,9 @@ int rt_segment_hook(void *ctx, const hlo_instr *in, hlo_array *const *operands, 
     uint32_t k = 0;
     /* tpurt_open checked every custom-call of the host program. */
     segment_index(in->custom_call_target, r->rt->pkg->n_segments, &k);
-    const double t0 = rt_seconds();
+    const double t0 = tpuio_seconds();
     const tpurt_status st = run_segment(r, k, in, operands, outs);
-    r->segment_seconds += rt_seconds() - t0;
+    r->segment_seconds += tpuio_seconds() - t0;
     if (st == TPURT_OK)
         return 0;
     r->hook_status = st;

@@ -4,15 +4,12 @@
  * The host program is parsed and checked once. Its parameters are views of the caller's input
  * buffers (the evaluator only reads them), so a run copies inputs only where a segment
  * quantizes them into the arena. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
-
 #include "runtime/tpurt_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* The package's GEMM flags are the command's bit for bit (docs/package.md): the runtime passes
  * them to the driver as they are. (The enums differ in type: compared as unsigned.) */
@@ -63,13 +60,6 @@ tpurt_status rt_driver_fail(tpurt *rt, tpu_status s, const char *where)
     const char *msg = tpu_last_error(rt->dev);
     return rt_fail(rt, tpurt_status_from_driver(s), "%s: %s", where,
                    msg && *msg ? msg : tpu_status_name(s));
-}
-
-double rt_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 const char *tpurt_status_name(tpurt_status s)
@@ -331,9 +321,12 @@ void rt_replicas_free(tpurt *rt)
 static tpurt_status setup_device(tpurt *rt, const tpurt_options *opts)
 {
     const tpub_package *pkg = rt->pkg;
-    if (opts->cores > TPU_CORES_MAX)
-        return rt_fail(rt, TPURT_E_ARG, "cores %u: at most %u", opts->cores, TPU_CORES_MAX);
-    rt->n_replicas = opts->cores ? opts->cores : 1;
+    tpusim_config cfg = {0};
+    if (opts->device)
+        cfg = *opts->device;
+    if (cfg.cores > TPUSIM_CORES_MAX)
+        return rt_fail(rt, TPURT_E_ARG, "cores %u: at most %u", cfg.cores, TPUSIM_CORES_MAX);
+    rt->n_replicas = cfg.cores ? cfg.cores : 1;
     const uint64_t act_bytes = pkg->arena_bytes - pkg->const_bytes;
     const uint64_t each = opts->weights_per_core ? pkg->arena_bytes : act_bytes;
     const uint64_t total = pkg->arena_bytes + (rt->n_replicas - 1) * each;
@@ -341,14 +334,8 @@ static tpurt_status setup_device(tpurt *rt, const tpurt_options *opts)
     if (opts->remote) {
         s = tpu_open_remote(opts->remote, &rt->dev, rt->msg, sizeof rt->msg);
     } else {
-        tpu_options o;
-        tpu_options_default(&o);
-        o.array_n = pkg->array_n;
-        o.cores = opts->cores;
-        o.mem_latency = opts->mem_latency;
-        o.mem_bytes_per_cycle = opts->mem_bytes_per_cycle;
-        o.verify = opts->verify != 0;
-        if (!(o.mem_size = tpu_mem_size_for(total))) {
+        cfg.array_n = pkg->array_n;
+        if (!(cfg.mem_size = tpu_mem_size_for(total))) {
             char cores[64] = "";
             if (rt->n_replicas > 1)
                 snprintf(cores, sizeof cores, " (%llu bytes for %u cores)",
@@ -357,7 +344,7 @@ static tpurt_status setup_device(tpurt *rt, const tpurt_options *opts)
                            "an arena of %llu bytes%s; at most 3 GiB fit the device's addresses",
                            (unsigned long long)pkg->arena_bytes, cores);
         }
-        s = tpu_open(&o, &rt->dev, rt->msg, sizeof rt->msg);
+        s = tpu_open(&cfg, opts->verify != 0, &rt->dev, rt->msg, sizeof rt->msg);
     }
     if (s != TPU_OK)
         return tpurt_status_from_driver(s);

@@ -54,19 +54,21 @@ tpurt_status tpurt_status_from_driver(tpu_status s);
 typedef struct tpurt tpurt;
 
 typedef struct {
-    uint32_t mem_latency;         /* memory latency in cycles; 0: the simulator's default */
-    uint32_t mem_bytes_per_cycle; /* memory bandwidth; 0: the simulator's default */
-    uint64_t max_cycles;          /* cycle budget of each submission; 0: none */
-    int verify;                   /* check every submission against the golden model */
-    uint64_t first_batch;         /* the number of the first tpurt_run in messages (runs are
-                                   * numbered on from it): a caller that shares one run's
-                                   * batches among runtimes numbers them as one run */
-    uint32_t cores;               /* 0: one tpu_core; 1..8: a chip of that many cores, each
-                                   * running its own batches (tpurt_run_batches) */
-    int weights_per_core;         /* 0: one copy of the constants (weights) in device memory,
-                                   * which every core reads; 1: a copy per core */
-    const tpu_remote *remote;     /* the device is remote (tools/tpu_vp): tpu_open_remote on it;
-                                   * the memory timing, budget and verify are its own */
+    const tpusim_config *device; /* the device (sim/config.h): its cores (0: one tpu_core;
+                                  * 1..8: a chip of that many, each running its own batches,
+                                  * tpurt_run_batches), memory timing and memory; NULL: the
+                                  * defaults. Its array_n and mem_size are the package's: its
+                                  * array size, and room for its arena */
+    uint64_t max_cycles;         /* cycle budget of each submission; 0: none */
+    int verify;                  /* check every submission against the golden model */
+    uint64_t first_batch;        /* the number of the first tpurt_run in messages (runs are
+                                  * numbered on from it): a caller that shares one run's
+                                  * batches among runtimes numbers them as one run */
+    int weights_per_core;        /* 0: one copy of the constants (weights) in device memory,
+                                  * which every core reads; 1: a copy per core */
+    const tpu_remote *remote;    /* the device is remote (tools/tpu_vp): tpu_open_remote on it;
+                                  * of `device` only the cores count (the memory timing, budget
+                                  * and verify are its own) */
 } tpurt_options;
 
 /* The defaults: the simulator's memory timing, no budget, verify on. */

@@ -3,6 +3,7 @@
 #ifndef TPU_RUNTIME_TPURT_INTERNAL_H
 #define TPU_RUNTIME_TPURT_INTERNAL_H
 
+#include "io/tpuio.h"
 #include "runtime/tpurt.h"
 
 /* Where the host program's messages are located: "host program:4:3: ..." */
@@ -62,7 +63,7 @@ struct tpurt {
     uint64_t batch; /* the run under way, or the next one */
     int tracing;    /* tpurt_trace armed a trace: closed when the run ends */
     tpurt_stats stats;
-    tpurt_core_stats core_stats[TPU_CORES_MAX];
+    tpurt_core_stats core_stats[TPUSIM_CORES_MAX];
     char msg[1024];
 };
 
@@ -74,8 +75,6 @@ tpurt_status rt_fail(tpurt *rt, tpurt_status s, const char *fmt, ...)
 tpurt_status rt_driver_fail(tpurt *rt, tpu_status s, const char *where);
 /* "'x' f32[4,784]" into buf. */
 const char *rt_sig_str(const rt_sig *s, char *buf, size_t size);
-/* Seconds on the monotonic clock. */
-double rt_seconds(void);
 /* A package string, "" for NULL (tpub.h writes NULL strings as empty ones). */
 static inline const char *rt_name(const char *s) { return s ? s : ""; }
 /* An operation's name and fused ops, and what its kind is called in messages. */

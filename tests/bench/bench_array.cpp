@@ -271,11 +271,10 @@ struct Core {
 
     Core(const Gemm &g, uint32_t n)
     {
-        tpu_options o;
-        tpu_options_default(&o);
+        tpusim_config o{};
         o.array_n = n;
         char msg[256];
-        if (tpu_open(&o, &dev, msg, sizeof msg) != TPU_OK) {
+        if (tpu_open(&o, 0, &dev, msg, sizeof msg) != TPU_OK) {
             err = msg;
             return;
         }

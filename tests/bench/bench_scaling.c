@@ -16,21 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "io/npy.h"
+#include "io/tpuio.h"
 #include "runtime/tpurt.h"
 
 #define GLOBAL_BATCH 256u
 #define CLOCK_HZ 940e6
 #define MAX_CORES 8u
-
-static double seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* The digits as the packages take them: float32(u8) / 255, one row of `row` floats each. */
 typedef struct {
@@ -70,11 +63,11 @@ typedef struct {
 static int run(const char *path, const digits *d, uint32_t cores, uint32_t bandwidth,
                int weights_per_core, uint64_t rounds, result *r)
 {
+    const tpusim_config device = {.cores = cores, .mem_bytes_per_cycle = bandwidth};
     tpurt_options o;
     tpurt_options_default(&o);
-    o.cores = cores;
+    o.device = &device;
     o.weights_per_core = weights_per_core;
-    o.mem_bytes_per_cycle = bandwidth;
     tpurt *rt;
     char err[1024];
     if (tpurt_load(path, &o, &rt, err, sizeof err) != TPURT_OK) {
@@ -90,7 +83,7 @@ static int run(const char *path, const digits *d, uint32_t cores, uint32_t bandw
     r->pred = malloc(r->images);
     float *x = malloc(cores * in.bytes), *y = malloc(cores * out.bytes);
     int rc = !r->pred || !x || !y || in.elements != batch * d->row ? -1 : 0;
-    const double t0 = seconds();
+    const double t0 = tpuio_seconds();
     for (uint64_t round = 0; round < rounds && !rc; round++) {
         const void *ins[MAX_CORES], *const *inp[MAX_CORES];
         void *outs[MAX_CORES], *const *outp[MAX_CORES];
@@ -118,7 +111,7 @@ static int run(const char *path, const digits *d, uint32_t cores, uint32_t bandw
             r->pred[round * cores * batch + i] = best;
         }
     }
-    r->wall = seconds() - t0;
+    r->wall = tpuio_seconds() - t0;
     tpurt_stats s;
     tpurt_get_stats(rt, &s);
     r->device_cycles = s.device_cycles;

@@ -6,21 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <sys/stat.h>
 
+#include "io/tpuio.h"
 #include "sim/tpusim.h"
 #include "tests/support/progs.h"
 
 enum { RUNS_VL = 5, RUNS_IV = 3, MEM = 1 << 16 };
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -113,12 +106,12 @@ int main(int argc, char **argv)
         tpusim_reset(sim);
         tpusim_mem_write(sim, 0, img, MEM);
         uint64_t c0 = tpusim_cycle(sim);
-        double t0 = now();
+        double t0 = tpuio_seconds();
         if (tpusim_run_program(sim, p.insns, p.n, 10000000) != TPUSIM_HALTED) {
             fprintf(stderr, "bench_icarus: Verilator run did not halt\n");
             return 1;
         }
-        vl_t[i] = now() - t0;
+        vl_t[i] = tpuio_seconds() - t0;
         cycles_vl = tpusim_cycle(sim) - c0;
     }
     tpusim_mem_read(sim, 0, out_vl, MEM);
@@ -155,12 +148,12 @@ int main(int argc, char **argv)
                  "vvp -n '%s/core.vvp' +prog=%s/%s.hex +mem=%s/mem.hex +memsize=%d "
                  "+dump=%s/dump.hex +dumpbytes=%d",
                  work, work, i % 2 ? "prog" : "halt", work, MEM, work, MEM);
-        double t0 = now();
+        double t0 = tpuio_seconds();
         if (run_capture(cmd, "RESULT", line, sizeof line) != 0) {
             fprintf(stderr, "bench_icarus: Icarus run failed\n");
             return 1;
         }
-        (i % 2 ? iv_t : start_t)[i / 2] = now() - t0;
+        (i % 2 ? iv_t : start_t)[i / 2] = tpuio_seconds() - t0;
         const char *c = strstr(line, "cycles=");
         if (i % 2)
             cycles_iv = c ? strtoul(c + 7, NULL, 10) : 0;

@@ -49,16 +49,11 @@ TEST(DriverOpen, Defaults)
         GTEST_SKIP() << "the default array size (16) is not built";
     tpusim_config sim;
     tpusim_config_default(&sim);
-    tpu_options o;
-    tpu_options_default(&o);
-    EXPECT_EQ(o.array_n, 0u);
-    EXPECT_EQ(o.mem_size, 0u);
-    EXPECT_EQ(o.verify, 0);
-    for (const tpu_options *opts :
-         {static_cast<const tpu_options *>(&o), static_cast<const tpu_options *>(nullptr)}) {
+    const tpusim_config o{}; // every field left 0: the defaults, as with no configuration
+    for (const tpusim_config *opts : {&o, static_cast<const tpusim_config *>(nullptr)}) {
         tpu_device *d = nullptr;
         char err[256] = "";
-        ASSERT_EQ(tpu_open(opts, &d, err, sizeof err), TPU_OK) << err;
+        ASSERT_EQ(tpu_open(opts, 0, &d, err, sizeof err), TPU_OK) << err;
         tpu_info info;
         ASSERT_EQ(tpu_query(d, &info), TPU_OK);
         EXPECT_EQ(info.array_n, 16u);
@@ -70,20 +65,41 @@ TEST(DriverOpen, Defaults)
     }
 }
 
+// The defaults tpu_open gives the fields left 0, for whoever needs them before it opens.
+TEST(DriverOpen, ConfigFillGivesTheDefaultsOfZeroFieldsOnly)
+{
+    tpusim_config sim;
+    tpusim_config_default(&sim);
+    tpusim_config c{};
+    c.cores = 2;
+    tpu_config_fill(&c);
+    EXPECT_EQ(c.array_n, 16u);
+    EXPECT_EQ(c.mem_size, 64ull << 20);
+    EXPECT_EQ(c.mem_latency, sim.mem_latency);
+    EXPECT_EQ(c.mem_bytes_per_cycle, sim.mem_bytes_per_cycle);
+    EXPECT_EQ(c.cores, 2u);
+    EXPECT_EQ(c.memory, nullptr);
+    tpusim_config given{8, 1u << 20, 7, 16, 0, nullptr};
+    tpu_config_fill(&given);
+    EXPECT_EQ(given.array_n, 8u);
+    EXPECT_EQ(given.mem_size, 1u << 20);
+    EXPECT_EQ(given.mem_latency, 7u);
+    EXPECT_EQ(given.mem_bytes_per_cycle, 16u);
+}
+
 TEST(DriverOpen, EveryBuiltSizeMatchesItsOptions)
 {
     const std::vector<uint32_t> sizes = built_sizes();
     ASSERT_FALSE(sizes.empty());
     for (uint32_t n : sizes) {
-        tpu_options o;
-        tpu_options_default(&o);
+        tpusim_config o{};
         o.array_n = n;
         o.mem_size = (1u << 20) + 100; // not a multiple of the allocation unit
         o.mem_latency = 7;
         o.mem_bytes_per_cycle = 16;
         tpu_device *d = nullptr;
         char err[256] = "";
-        ASSERT_EQ(tpu_open(&o, &d, err, sizeof err), TPU_OK) << "N=" << n << ": " << err;
+        ASSERT_EQ(tpu_open(&o, 0, &d, err, sizeof err), TPU_OK) << "N=" << n << ": " << err;
         tpu_info info;
         ASSERT_EQ(tpu_query(d, &info), TPU_OK);
         EXPECT_EQ(info.array_n, n);
@@ -121,33 +137,31 @@ TEST(DriverOpen, BadOptions)
         {"huge memory", sizes[0], 1ull << 40, "mem_size"},
     };
     for (const Case &c : cases) {
-        tpu_options o;
-        tpu_options_default(&o);
+        tpusim_config o{};
         o.array_n = c.n;
         o.mem_size = c.mem;
         tpu_device *d = reinterpret_cast<tpu_device *>(&o); // must be overwritten
         char err[256] = "";
-        EXPECT_EQ(tpu_open(&o, &d, err, sizeof err), TPU_E_DEVICE) << c.what;
+        EXPECT_EQ(tpu_open(&o, 0, &d, err, sizeof err), TPU_E_DEVICE) << c.what;
         EXPECT_EQ(d, nullptr) << c.what;
         EXPECT_TRUE(contains(err, c.mentions)) << c.what << ": " << err;
-        EXPECT_EQ(tpu_open(&o, &d, nullptr, 0), TPU_E_DEVICE) << c.what; // no message buffer
+        EXPECT_EQ(tpu_open(&o, 0, &d, nullptr, 0), TPU_E_DEVICE) << c.what; // no message buffer
     }
-    EXPECT_EQ(tpu_open(nullptr, nullptr, nullptr, 0), TPU_E_ARG);
+    EXPECT_EQ(tpu_open(nullptr, 0, nullptr, nullptr, 0), TPU_E_ARG);
     EXPECT_STREQ(tpu_last_error(nullptr), "no device");
     tpu_close(nullptr);
 
     // Memory timing past the model's limits is a bad argument, named.
-    for (const auto &lim :
-         {std::make_pair(TPU_MEM_LATENCY_MAX + 1, 0u),
-          std::make_pair(0u, TPU_MEM_BANDWIDTH_MAX + 1), std::make_pair(UINT32_MAX, UINT32_MAX)}) {
-        tpu_options o;
-        tpu_options_default(&o);
+    for (const auto &lim : {std::make_pair(TPUSIM_MEM_LATENCY_MAX + 1, 0u),
+                            std::make_pair(0u, TPUSIM_MEM_BANDWIDTH_MAX + 1),
+                            std::make_pair(UINT32_MAX, UINT32_MAX)}) {
+        tpusim_config o{};
         o.array_n = sizes[0];
         o.mem_latency = lim.first;
         o.mem_bytes_per_cycle = lim.second;
         tpu_device *d = nullptr;
         char err[256] = "";
-        EXPECT_EQ(tpu_open(&o, &d, err, sizeof err), TPU_E_ARG);
+        EXPECT_EQ(tpu_open(&o, 0, &d, err, sizeof err), TPU_E_ARG);
         EXPECT_EQ(d, nullptr);
         EXPECT_TRUE(contains(err, "at most 65536 cycles and 4096 bytes per cycle")) << err;
     }

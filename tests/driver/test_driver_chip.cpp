@@ -1,4 +1,4 @@
-// test_driver_chip.cpp - the host driver on a chip of C cores (tpu_options.cores): submissions to
+// test_driver_chip.cpp - the host driver on a chip of C cores (tpusim_config.cores): submissions to
 // each core run side by side in simulated time, each checked against its own golden model on the
 // shared mirror of device memory; waits for one core or all; per-core figures; a timeout resets
 // the chip; tpu_step and tpu_core_done for a platform that owns the clock.
@@ -41,15 +41,13 @@ std::string chip_name(const ::testing::TestParamInfo<ChipCase> &p)
 
 tpu_device *open_chip(uint32_t n, uint32_t cores, uint64_t mem = 8u << 20)
 {
-    tpu_options o;
-    tpu_options_default(&o);
+    tpusim_config o{};
     o.array_n = n;
     o.cores = cores;
     o.mem_size = mem;
-    o.verify = 1;
     tpu_device *d = nullptr;
     char err[256] = "";
-    EXPECT_EQ(tpu_open(&o, &d, err, sizeof err), TPU_OK) << err;
+    EXPECT_EQ(tpu_open(&o, 1, &d, err, sizeof err), TPU_OK) << err;
     return d;
 }
 
@@ -384,13 +382,12 @@ TEST(ChipDriverMisuse, CoresOutOfRange)
     const std::vector<ChipCase> chips = built_chips();
     if (chips.empty())
         return;
-    tpu_options o;
-    tpu_options_default(&o);
+    tpusim_config o{};
     o.array_n = chips[0].n;
     o.cores = 9;
     tpu_device *d = nullptr;
     char err[256] = "";
-    EXPECT_EQ(tpu_open(&o, &d, err, sizeof err), TPU_E_DEVICE);
+    EXPECT_EQ(tpu_open(&o, 0, &d, err, sizeof err), TPU_E_DEVICE);
     EXPECT_TRUE(contains(err, "cores 9")) << err;
 }
 

@@ -207,10 +207,11 @@ TEST_F(Runtime, OptionsReachTheDevice)
     tpurt_options_default(&o);
     EXPECT_EQ(o.verify, 1);
     EXPECT_EQ(o.max_cycles, 0u);
-    EXPECT_EQ(o.mem_latency, 0u);
-    EXPECT_EQ(o.mem_bytes_per_cycle, 0u);
-    o.mem_latency = 100;
-    o.mem_bytes_per_cycle = 4;
+    EXPECT_EQ(o.device, nullptr);
+    tpusim_config device{};
+    device.mem_latency = 100;
+    device.mem_bytes_per_cycle = 4;
+    o.device = &device;
     o.verify = 0;
     Rt rt(a.p.pkg, &o);
     ASSERT_EQ(rt.st, TPURT_OK) << rt.err;

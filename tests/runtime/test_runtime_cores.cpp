@@ -1,4 +1,4 @@
-// test_runtime_cores.cpp - the runtime on a chip of C cores (tpurt_options.cores): batches side by
+// test_runtime_cores.cpp - the runtime on a chip of C cores (tpusim_config.cores): batches side by
 // side (tpurt_run_batches), each bit-exact against the reference and against one core's run, with
 // the constants shared or copied per core; simulated cycles independent of the host threads'
 // timing; per-core statistics; errors.
@@ -30,14 +30,20 @@ std::vector<uint32_t> chip_cores()
     return v;
 }
 
-tpurt_options cores_options(uint32_t cores, int per_core = 0)
-{
+// Runtime options for a chip of `cores`, with the device configuration they point at.
+struct CoresOptions {
+    tpusim_config device{};
     tpurt_options o;
-    tpurt_options_default(&o);
-    o.cores = cores;
-    o.weights_per_core = per_core;
-    return o;
-}
+    explicit CoresOptions(uint32_t cores, int per_core = 0)
+    {
+        tpurt_options_default(&o);
+        device.cores = cores;
+        o.device = &device;
+        o.weights_per_core = per_core;
+    }
+    CoresOptions(const CoresOptions &) = delete;
+    CoresOptions &operator=(const CoresOptions &) = delete;
+};
 
 // C batches of model A on rt: their outputs, or empty with the failure reported.
 struct BatchesA {
@@ -74,8 +80,8 @@ TEST_P(RuntimeCores, BatchesSideBySideAreBitExact)
     ModelA a;
     for (int per_core = 0; per_core < 2; per_core++) {
         SCOPED_TRACE(per_core ? "weights per core" : "weights shared");
-        const tpurt_options o = cores_options(C(), per_core);
-        Rt rt(a.p.pkg, &o);
+        const CoresOptions co(C(), per_core);
+        Rt rt(a.p.pkg, &co.o);
         ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
         EXPECT_EQ(tpurt_cores(rt), C());
         BatchesA b;
@@ -111,10 +117,10 @@ TEST_P(RuntimeCores, BatchesSideBySideAreBitExact)
 TEST_P(RuntimeCores, CyclesDoNotDependOnTheHost)
 {
     ModelB m;
-    const tpurt_options o = cores_options(C());
+    const CoresOptions co(C());
     std::vector<uint64_t> device, per_core;
     for (int run = 0; run < 3; run++) {
-        Rt rt(m.p.pkg, &o);
+        Rt rt(m.p.pkg, &co.o);
         ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
         std::vector<std::vector<uint8_t>> x(C(),
                                             std::vector<uint8_t>(ModelB::kBatch * ModelB::kIn));
@@ -166,9 +172,9 @@ TEST_P(RuntimeCores, CyclesDoNotDependOnTheHost)
 TEST_P(RuntimeCores, FailingBatches)
 {
     ModelA a;
-    tpurt_options o = cores_options(C());
-    o.max_cycles = 40;
-    Rt rt(a.p.pkg, &o);
+    CoresOptions co(C());
+    co.o.max_cycles = 40;
+    Rt rt(a.p.pkg, &co.o);
     ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
     BatchesA b;
     EXPECT_EQ(b.run(rt, C(), 300), TPURT_E_TIMEOUT);
@@ -193,12 +199,12 @@ TEST_P(RuntimeCores, RemoteDeviceGivesTheSameRuns)
 {
     ModelA a;
     remote_far::Remote far(array_n(), C(), false);
-    tpurt_options o = cores_options(C());
-    o.remote = &far.ops;
-    Rt remote(a.p.pkg, &o);
+    CoresOptions ro(C());
+    ro.o.remote = &far.ops;
+    Rt remote(a.p.pkg, &ro.o);
     ASSERT_EQ(remote.st, TPURT_OK) << remote.err;
-    const tpurt_options lo = cores_options(C());
-    Rt local(a.p.pkg, &lo);
+    const CoresOptions lo(C());
+    Rt local(a.p.pkg, &lo.o);
     ASSERT_EQ(local.st, TPURT_OK) << local.err;
     BatchesA r, l;
     ASSERT_EQ(r.run(remote, C(), 500), TPURT_OK) << tpurt_last_error(remote);
@@ -216,8 +222,8 @@ TEST_P(RuntimeCores, RemoteDeviceGivesTheSameRuns)
 TEST(RuntimeCoresOptions, TooManyCores)
 {
     ModelA a;
-    const tpurt_options o = cores_options(TPU_CORES_MAX + 1);
-    Rt rt(a.p.pkg, &o);
+    const CoresOptions co(TPUSIM_CORES_MAX + 1);
+    Rt rt(a.p.pkg, &co.o);
     EXPECT_EQ(rt.st, TPURT_E_ARG);
     EXPECT_TRUE(has(rt.err, "cores 9: at most 8")) << rt.err;
 }

@@ -33,13 +33,11 @@ struct Dev {
     tpu_device *d = nullptr;
     explicit Dev(uint32_t n, uint64_t mem = 4u << 20, int verify = 1)
     {
-        tpu_options o;
-        tpu_options_default(&o);
+        tpusim_config o{};
         o.array_n = n;
         o.mem_size = mem;
-        o.verify = verify;
         char err[256] = "";
-        EXPECT_EQ(tpu_open(&o, &d, err, sizeof err), TPU_OK) << err;
+        EXPECT_EQ(tpu_open(&o, verify, &d, err, sizeof err), TPU_OK) << err;
     }
     ~Dev() { tpu_close(d); }
     Dev(const Dev &) = delete;

@@ -19,8 +19,8 @@ namespace remote_far
 struct Far {
     tpu_device *dev = nullptr;
     bool refuse = false;
-    tpu_status refused[TPU_CORES_MAX] = {};
-    std::string why[TPU_CORES_MAX];
+    tpu_status refused[TPUSIM_CORES_MAX] = {};
+    std::string why[TPUSIM_CORES_MAX];
 };
 
 inline int far_write(void *ctx, uint32_t addr, const void *src, size_t n)
@@ -58,7 +58,7 @@ inline int far_wait(void *ctx, uint32_t cores, uint32_t *core, tpu_remote_result
     Far *f = static_cast<Far *>(ctx);
     if (f->refuse)
         return -1;
-    for (uint32_t k = 0; k < TPU_CORES_MAX; k++)
+    for (uint32_t k = 0; k < TPUSIM_CORES_MAX; k++)
         if ((cores >> k & 1) && f->refused[k] != TPU_OK) {
             *core = k;
             out->status = f->refused[k];
@@ -85,7 +85,7 @@ inline uint64_t far_cycle(void *ctx) { return tpu_cycle(static_cast<Far *>(ctx)-
 inline const tpu_remote kOps = {nullptr,   far_write, far_read, far_query,
                                 far_start, far_wait,  far_cycle};
 
-// A far device of array size n (cores as tpu_options.cores) and the ops that reach it; with
+// A far device of array size n (cores as tpusim_config.cores) and the ops that reach it; with
 // open_near, the near (remote) device too.
 struct Remote {
     Far far;
@@ -93,14 +93,12 @@ struct Remote {
     tpu_device *near = nullptr;
     Remote(uint32_t n, uint32_t cores, bool open_near = true)
     {
-        tpu_options o;
-        tpu_options_default(&o);
+        tpusim_config o{};
         o.array_n = n;
         o.cores = cores;
         o.mem_size = 8u << 20;
-        o.verify = 1;
         char err[256] = "";
-        EXPECT_EQ(tpu_open(&o, &far.dev, err, sizeof err), TPU_OK) << err;
+        EXPECT_EQ(tpu_open(&o, 1, &far.dev, err, sizeof err), TPU_OK) << err;
         ops.ctx = &far;
         if (open_near) {
             EXPECT_EQ(tpu_open_remote(&ops, &near, err, sizeof err), TPU_OK) << err;

@@ -385,7 +385,7 @@ TEST_F(Cli, UsageErrorsExit2)
         {"bench --sizes ,", "--sizes"},
         {"bench --array 0", "--array"},
         {"bench --repeat 0", "--repeat"},
-        {"bench --repeat", "usage"},
+        {"bench --repeat", "--repeat"},
         {"bench --bogus 1", "usage"},
     };
     for (const auto &c : cases) {

@@ -616,8 +616,8 @@ TEST(Errors, Located)
               std::string::npos);
 }
 
-// The tpuc command: each bad input is one line naming it, exit 1 (input rejected) or 2 (usage,
-// output not writable), and no package written.
+// The tpuc command: each bad input is one line naming it, exit 2 (an input rejected, usage, an
+// output not writable: the tools' exit code of a usage or input error), and no package written.
 TEST(Errors, TpucCommand)
 {
     const fs::path dir = scratch("tpuc_cmd");
@@ -634,23 +634,23 @@ TEST(Errors, TpucCommand)
         std::string args, says;
         int code;
     } cases[] = {
-        {(dir / "none.hlo").string(), "none.hlo:0:0: cannot read file", 1},
-        {m + "mlp.hlo --weights " + junk, "junk: file is 4 bytes", 1},
+        {(dir / "none.hlo").string(), "none.hlo:0:0: cannot read file", 2},
+        {m + "mlp.hlo --weights " + junk, "junk: file is 4 bytes", 2},
         {m + "mlp.hlo --weights " + m + "mlp.safetensors --calibrate " + junk, "junk: not a .npy",
-         1},
-        {m + "mlp.hlo --weights " + m + "mlp.safetensors", "need calibration samples", 1},
-        {m + "mlp.hlo --array 0", "--array 0: expected an array size", 2},
-        {m + "mlp.hlo --bogus", "unknown option --bogus", 2},
-        {fifo, "fifo:1:1: empty input", 1},
-        {sparse, "1099511627776 bytes, more than the 1073741824 this input may have", 1},
-        {"/dev/zero", "not a regular file, and more than the 67108864 bytes", 1},
-        {"'" + (dir / "new\nline.hlo").string() + "'", "new\\nline.hlo:0:0: cannot read file", 1},
-        {m + "mlp.hlo --weights /dev/zero", "/dev/zero: not a regular file", 1},
-        {m + "mlp.hlo --weights " + fifo, "fifo: file is 0 bytes", 1},
+         2},
+        {m + "mlp.hlo --weights " + m + "mlp.safetensors", "need calibration samples", 2},
+        {m + "mlp.hlo --array 0", "--array: '0' is not an array size (1..256)", 2},
+        {m + "mlp.hlo --bogus", "usage: unknown option '--bogus' (see tpuc --help)", 2},
+        {fifo, "fifo:1:1: empty input", 2},
+        {sparse, "1099511627776 bytes, more than the 1073741824 this input may have", 2},
+        {"/dev/zero", "not a regular file, and more than the 67108864 bytes", 2},
+        {"'" + (dir / "new\nline.hlo").string() + "'", "new\\nline.hlo:0:0: cannot read file", 2},
+        {m + "mlp.hlo --weights /dev/zero", "/dev/zero: not a regular file", 2},
+        {m + "mlp.hlo --weights " + fifo, "fifo: file is 0 bytes", 2},
         {m + "mlp.hlo --weights " + m + "mlp.safetensors --calibrate " + sparse,
-         "1099511627776 bytes, more than the 4294967296", 1},
+         "1099511627776 bytes, more than the 4294967296", 2},
         {m + "mlp.hlo --weights " + m + "mlp.safetensors --calibrate /dev/zero",
-         "/dev/zero: not a regular file", 1},
+         "/dev/zero: not a regular file", 2},
     };
     for (const Case &c : cases) {
         const std::string cmd = tpuc + c.args + " -o " + out + " 2> " + (dir / "err").string();

@@ -133,9 +133,9 @@ struct Platform {
     static tpu_tlm_config config(uint32_t quantum, bool verify, uint64_t budget)
     {
         tpu_tlm_config c;
-        c.array_n = kChip.n;
-        c.cores = kChip.cores;
-        c.mem_size = kMemSize;
+        c.device.array_n = kChip.n;
+        c.device.cores = kChip.cores;
+        c.device.mem_size = kMemSize;
         c.verify = verify;
         c.quantum = quantum;
         c.period = kPeriod;
@@ -447,16 +447,14 @@ Outcome run_gemms(tpu_device *dev)
 
 TEST(Platform, MultiCoreGemmsEqualTheCPath)
 {
-    tpu_options o;
-    tpu_options_default(&o);
+    tpusim_config o{};
     o.array_n = kChip.n;
     o.cores = kChip.cores;
     o.mem_size = kMemSize;
     o.mem_latency = kLatency;
-    o.verify = 1;
     tpu_device *local = nullptr;
     char err[256] = "";
-    ASSERT_EQ(tpu_open(&o, &local, err, sizeof err), TPU_OK) << err;
+    ASSERT_EQ(tpu_open(&o, 1, &local, err, sizeof err), TPU_OK) << err;
     const Outcome c_path = run_gemms(local);
     tpu_close(local);
 

@@ -43,17 +43,10 @@ void tpu_tlm::end_of_elaboration()
         return SC_REPORT_ERROR(name(), "the clock period must not be zero");
     if (config_.quantum == 0)
         return SC_REPORT_ERROR(name(), "quantum must be at least 1 clock edge");
-    tpu_options o;
-    tpu_options_default(&o);
-    o.array_n = config_.array_n;
-    o.cores = config_.cores;
-    o.mem_size = config_.mem_size;
-    o.mem_latency = config_.mem_latency;
-    o.mem_bytes_per_cycle = config_.mem_bytes_per_cycle;
-    o.verify = config_.verify;
-    o.memory = &memory_;
+    tpusim_config device = config_.device;
+    device.memory = &memory_;
     char err[256];
-    if (tpu_open(&o, &dev_, err, sizeof err) != TPU_OK)
+    if (tpu_open(&device, config_.verify, &dev_, err, sizeof err) != TPU_OK)
         return SC_REPORT_ERROR(name(), err);
     tpu_set_budget(dev_, config_.max_cycles);
     tpu_query(dev_, &info_);

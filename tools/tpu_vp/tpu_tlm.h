@@ -1,7 +1,7 @@
 // tpu_tlm.h - the TPU chip as a SystemC/TLM-2.0 module for virtual platforms (docs/systemc.md).
 //
 // Inside, a device-side driver (driver/tpu.h) runs the cycle-accurate chip with a caller's
-// memory (tpu_options.memory) that performs every access the chip's memory port accepts as a
+// memory (tpusim_config.memory) that performs every access the chip's memory port accepts as a
 // b_transport on the initiator socket `mem`: the delay the memory target annotates becomes the
 // access's latency in clock periods (rounded up, at least 1). The host reaches the module through
 // the target socket `host`: a register block (ID, sizes, interrupt status, a mailbox per core
@@ -30,14 +30,13 @@ namespace tpu_vp
 {
 
 struct tpu_tlm_config {
-    uint32_t array_n = 16;            // N: a model for it (and the cores) must be built
-    uint32_t cores = 0;               // tpu_options.cores: 0 a lone tpu_core, 1..8 a chip
-    uint64_t mem_size = 64u << 20;    // bytes of device memory (the memory target's first ones)
-    uint32_t mem_latency = 0;         // what tpu_info reports of the memory target (its own timing
-                                      // rules); 0: the simulator's default
-    uint32_t mem_bytes_per_cycle = 0; // the port's bandwidth; 0: the simulator's default
-    bool verify = true;               // check every submission against the golden model
-    uint32_t quantum = 1;             // clock edges per step of the chip (temporal decoupling)
+    // The chip (sim/config.h; fields left 0: tpu_open's defaults): N and the cores (a model for
+    // them must be built), the bytes of device memory (the memory target's first ones), the
+    // port's bandwidth, and mem_latency, which only tpu_info reports (the memory target has its
+    // own timing rules). `memory` is the module's own.
+    tpusim_config device{};
+    bool verify = true;   // check every submission against the golden model
+    uint32_t quantum = 1; // clock edges per step of the chip (temporal decoupling)
     sc_core::sc_time period{1, sc_core::SC_NS}; // the chip's clock when clk is left unbound
     uint64_t max_cycles = 0; // cycle budget of each submission (tpu_set_budget); 0: none
 };
@@ -113,7 +112,7 @@ class tpu_tlm : public sc_core::sc_module
     tpu_device *device() const { return dev_; }
 
   private:
-    static constexpr uint32_t kMaxCores = 8; // tpu_options.cores' limit
+    static constexpr uint32_t kMaxCores = TPUSIM_CORES_MAX;
     struct mailbox {
         uint32_t stream_addr = 0, stream_bytes = 0, status = TPU_TLM_IDLE;
         tpu_status result = TPU_OK;
@@ -144,13 +143,13 @@ class tpu_tlm : public sc_core::sc_module
     void finish(uint32_t core, tpu_status status, const char *message);
     uint32_t stopped() const;
 
-    // tpu_memory: the chip's port and backdoor, over `mem`.
+    // tpusim_memory: the chip's port and backdoor, over `mem`.
     static int port_access(void *ctx, uint64_t cycle, int we, uint32_t addr, uint8_t *data,
                            uint32_t len, uint32_t *latency);
     static int port_debug(void *ctx, int we, uint64_t addr, uint8_t *data, size_t len);
 
     tpu_tlm_config config_;
-    tpu_memory memory_;
+    tpusim_memory memory_;
     tpu_device *dev_ = nullptr;
     tpu_info info_{};
     sc_core::sc_time period_;

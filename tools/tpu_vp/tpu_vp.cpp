@@ -1,30 +1,23 @@
 // tpu_vp.cpp - an example virtual platform (docs/systemc.md): a clock, the chip (tpu_tlm), its
-// default memory (tpu_mem) and a host whose SC_THREAD runs `tpusim run` (tools/tpusim/run.h) on
-// the chip as a remote device (tpu_host): the package's weights and each batch's inputs are
-// written over TLM, every operation is started through a mailbox and waited for on the
-// interrupt, and the report is tpusim run's, with the same cycles.
+// default memory (tpu_mem) and a host whose SC_THREAD runs a package as `tpusim run` does
+// (tools/common/run.h) on the chip as a remote device (tpu_host): the package's weights and each
+// batch's inputs are written over TLM, every operation is started through a mailbox and waited
+// for on the interrupt, and the report is tpusim run's, with the same cycles.
 //
 // usage: tpu_vp PKG.tpub | --package PKG.tpub  [--quantum Q] [--sc-clock] [tpusim run's options]
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <string>
-#include <vector>
 
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "io/tpuio.h"
 #include "package/tpub.h"
+#include "tools/common/run.h"
 #include "tools/tpu_vp/tpu_host.h"
 #include "tools/tpu_vp/tpu_mem.h"
 #include "tools/tpu_vp/tpu_tlm.h"
-extern "C" {
-#include "tools/tpusim/cli.h"
-#include "tools/tpusim/run.h"
-}
 
 namespace
 {
@@ -48,100 +41,76 @@ const char usage[] =
 
 const sc_core::sc_time kPeriod(1, sc_core::SC_NS);
 
+// The platform's own options.
+enum { OPT_PACKAGE = RUN_OPT_OWN, OPT_QUANTUM, OPT_SC_CLOCK };
+const struct option kOptions[] = {
+    RUN_OPTIONS,
+    {"package", required_argument, nullptr, OPT_PACKAGE},
+    {"quantum", required_argument, nullptr, OPT_QUANTUM},
+    {"sc-clock", no_argument, nullptr, OPT_SC_CLOCK},
+    {nullptr, 0, nullptr, 0},
+};
+
+struct Platform {
+    tpu_vp::tpu_tlm_config chip;
+    bool sc_clock = false;
+};
+
+int platform_option(void *ctx, int opt, const char *val, run_options *o)
+{
+    auto *p = static_cast<Platform *>(ctx);
+    switch (opt) {
+    case OPT_PACKAGE: o->package = val; return 0;
+    case OPT_QUANTUM:
+        return cli_u32(val, 1, UINT32_MAX, &p->chip.quantum)
+                   ? cli_bad_value("--quantum", val, "a number of clock edges (at least 1)")
+                   : 0;
+    default: p->sc_clock = true; return 0;
+    }
+}
+
 struct Host : sc_core::sc_module {
     tlm_utils::simple_initiator_socket<Host> socket;
     sc_core::sc_in<bool> irq;
     tpu_vp::tpu_host host;
-    std::vector<char *> args;
+    const run_options *run;
     int rc = EXIT_DEVICE;
 
     SC_HAS_PROCESS(Host);
-    Host(sc_core::sc_module_name name, std::vector<char *> run_args)
-        : sc_module(name), socket("socket"), irq("irq"), host(socket, irq),
-          args(std::move(run_args))
+    Host(sc_core::sc_module_name name, const run_options *o)
+        : sc_module(name), socket("socket"), irq("irq"), host(socket, irq), run(o)
     {
         SC_THREAD(main);
         set_stack_size(256u << 20); // the runtime's host program (the HLO evaluator) runs here
     }
     void main()
     {
-        rc = run_package(static_cast<int>(args.size()), args.data(), host.ops());
+        rc = run_package(run, host.ops());
         sc_core::sc_stop();
     }
 };
 
-// The value of the option at argv[i] when it is `name` ("--x V" or "--x=V"), with i moved past
-// it; NULL if it is another.
-const char *value_of(const char *name, int argc, char **argv, int *i)
+// The platform of o's package and device options, running it.
+int run_platform(const run_options &o, Platform &p)
 {
-    const size_t n = std::strlen(name);
-    if (std::strncmp(argv[*i], name, n) || (argv[*i][n] && argv[*i][n] != '='))
-        return nullptr;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    return *i + 1 < argc ? argv[++*i] : "";
-}
-
-} // namespace
-
-int sc_main(int argc, char **argv)
-{
-    tpuio_remove_on_signals(); // Ctrl-C never leaves a half-written output or trace
-    tpu_vp::tpu_tlm_config cfg;
-    cfg.quantum = 1000;
-    uint32_t latency = 32; // the simulator's default
-    const char *package = nullptr;
-    bool sc_clock = false;
-    std::vector<char *> run_args(1); // [0]: the package
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
-            std::fputs(usage, stdout);
-            std::fputs(usage_run, stdout);
-            return EXIT_OK;
-        }
-        if ((v = value_of("--package", argc, argv, &i))) {
-            package = v;
-        } else if ((v = value_of("--quantum", argc, argv, &i))) {
-            if (parse_u32(v, 1, UINT32_MAX, &cfg.quantum))
-                return bad_value("--quantum", v, "a number of clock edges (at least 1)");
-        } else if (!std::strcmp(argv[i], "--sc-clock")) {
-            sc_clock = true;
-        } else if (i == 1 && std::strncmp(argv[i], "--", 2)) {
-            package = argv[i];
-        } else {
-            // Passed on to the run as they are; the cores and the memory timing are the
-            // platform's too.
-            const int at = i;
-            if ((v = value_of("--cores", argc, argv, &i)) && parse_u32(v, 1, 8, &cfg.cores))
-                return bad_value("--cores", v, "a number of cores, 1..8");
-            if ((v = value_of("--mem-latency", argc, argv, &i)) && parse_u32(v, 1, 65536, &latency))
-                return bad_value("--mem-latency", v, "a number of cycles, 1..65536");
-            if ((v = value_of("--mem-bandwidth", argc, argv, &i)) &&
-                parse_u32(v, 1, 4096, &cfg.mem_bytes_per_cycle))
-                return bad_value("--mem-bandwidth", v, "a number of bytes per cycle, 1..4096");
-            run_args.insert(run_args.end(), argv + at, argv + i + 1);
-        }
-    }
-    if (!package)
-        return cli_fail(EXIT_USAGE, "usage", "no package (tpu_vp --package PKG.tpub ...)");
-    run_args[0] = const_cast<char *>(package);
-    // The chip has the package's array size (the run loads the package again).
+    // The chip has the package's array size (the run loads the package again and checks
+    // --array); the cores and the memory timing are the run's options.
     tpub_package pkg{};
     hlo_error err;
-    if (tpub_load(package, &pkg, &err))
-        return cli_fail(EXIT_USAGE, package, "%s", err.msg);
-    cfg.array_n = pkg.array_n;
+    if (tpub_load(o.package, &pkg, &err))
+        return cli_fail(EXIT_USAGE, o.package, "%s", err.msg);
+    p.chip.device = o.dev.device;
+    p.chip.device.array_n = pkg.array_n;
     tpub_free(&pkg);
+    tpu_config_fill(&p.chip.device); // the memory target's size and latency too
+    p.chip.period = kPeriod;
 
-    cfg.period = kPeriod;
-    cfg.mem_latency = latency;
     std::unique_ptr<sc_core::sc_clock> clk;
     sc_core::sc_signal<bool> irq("irq");
-    tpu_vp::tpu_tlm chip("chip", cfg);
-    tpu_vp::tpu_mem mem("mem", cfg.mem_size, latency, kPeriod);
-    Host host("host", run_args);
-    if (sc_clock) {
+    tpu_vp::tpu_tlm chip("chip", p.chip);
+    tpu_vp::tpu_mem mem("mem", p.chip.device.mem_size, p.chip.device.mem_latency, kPeriod);
+    Host host("host", &o);
+    if (p.sc_clock) {
         clk.reset(new sc_core::sc_clock("clk", kPeriod));
         chip.clk(*clk);
     }
@@ -158,4 +127,21 @@ int sc_main(int argc, char **argv)
         return cli_fail(EXIT_DEVICE, "platform", "%s", r.what());
     }
     return host.rc;
+}
+
+} // namespace
+
+int sc_main(int argc, char **argv)
+{
+    cli_init("tpu_vp");
+    Platform p;
+    p.chip.quantum = 1000;
+    run_options o{};
+    int rc = run_parse(argc, argv, kOptions, "tpu_vp --help", platform_option, &p, &o);
+    if (rc < 0)
+        std::printf("%s%s%s", usage, run_usage, CLI_EXIT_HELP);
+    else if (!rc)
+        rc = run_platform(o, p);
+    run_options_free(&o);
+    return rc < 0 ? EXIT_OK : rc;
 }

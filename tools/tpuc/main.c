@@ -1,15 +1,14 @@
-/* tpuc_main.c - the tpuc command: compile an HLO module into a package, or disassemble one. */
+/* main.c - the tpuc command: compile an HLO module into a package, or list one. */
 #define _POSIX_C_SOURCE 200809L
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "compiler/tpuc.h"
 #include "io/npy.h"
 #include "io/tpuio.h"
+#include "tools/common/cli.h"
 
 static const char usage[] =
     "usage: tpuc MODEL.hlo [--weights W.safetensors] [--calibrate X.npy ...] [--array N]\n"
@@ -22,27 +21,24 @@ static const char usage[] =
     "order. Float dots and convolutions on the device are quantized to int8 with ranges\n"
     "calibrated on X (one file per input: the input's shape with any number of rows). --array:\n"
     "the array size the weights are tiled for (default 16). Prints the compiler's report (what\n"
-    "runs where, the quantization chosen) and the compile time. NaN or infinite weights, biases or "
-    "calibration\n"
-    "samples are an error; --allow-nonfinite makes them warnings (on stderr and in the report).\n"
-    "exit status: 0 success, 1 an input (model, weights, calibration data, package) is\n"
-    "rejected or unreadable, 2 usage, or the output cannot be written.\n";
+    "runs where, the quantization chosen) and the compile time. NaN or infinite weights, biases\n"
+    "or calibration samples are an error; --allow-nonfinite makes them warnings (on stderr and in\n"
+    "the report). A rejected or unreadable input (model, weights, calibration data, package) is\n"
+    "an input error.\n";
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static int
-fail(int code, const char *fmt, ...)
-{
-    char why[1536], line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
-    va_end(ap);
-    tpuio_err(line, sizeof line, "tpuc: %s", why); /* one printable line */
-    fprintf(stderr, "%s\n", line);
-    return code;
-}
+#define MAX_CALIB 64
+
+enum { OPT_WEIGHTS = 0x100, OPT_CALIBRATE, OPT_ARRAY, OPT_DUMP, OPT_QUIET, OPT_NONFINITE };
+static const struct option options[] = {
+    {"weights", required_argument, NULL, OPT_WEIGHTS},
+    {"calibrate", required_argument, NULL, OPT_CALIBRATE},
+    {"array", required_argument, NULL, OPT_ARRAY},
+    {"dump", required_argument, NULL, OPT_DUMP},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"allow-nonfinite", no_argument, NULL, OPT_NONFINITE},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
 
 static hlo_array *from_npy(const npy_array *n)
 {
@@ -60,77 +56,54 @@ static hlo_array *from_npy(const npy_array *n)
     return a;
 }
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 int main(int argc, char **argv)
 {
-    tpuio_remove_on_signals(); /* Ctrl-C never leaves a half-written package */
+    cli_init("tpuc");
     tpuc_options o = {0};
     const char *out = NULL, *dump = NULL;
-    const char *calib_paths[64];
-    int n_calib = 0, quiet = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (!strcmp(a, "--quiet")) {
-            quiet = 1;
-        } else if (!strcmp(a, "--allow-nonfinite")) {
-            o.allow_nonfinite = true;
-        } else if (!strcmp(a, "--weights") || !strcmp(a, "--calibrate") || !strcmp(a, "-o") ||
-                   !strcmp(a, "--dump") || !strcmp(a, "--array")) {
-            if (!v)
-                return fail(2, "%s needs a value", a);
-            i++;
-            if (!strcmp(a, "--weights"))
-                o.weights_path = v;
-            else if (!strcmp(a, "-o"))
-                out = v;
-            else if (!strcmp(a, "--dump"))
-                dump = v;
-            else if (!strcmp(a, "--calibrate")) {
-                if (n_calib == 64)
-                    return fail(2, "too many --calibrate files");
-                calib_paths[n_calib++] = v;
-            } else {
-                char *end;
-                unsigned long n = strtoul(v, &end, 10);
-                if (*end || n < 1 || n > 256)
-                    return fail(2, "--array %s: expected an array size 1..256", v);
-                o.array_n = (uint32_t)n;
-            }
-        } else if (a[0] == '-' && a[1]) {
-            return fail(2, "unknown option %s (tpuc --help)", a);
-        } else if (!o.hlo_path) {
-            o.hlo_path = a;
-        } else {
-            return fail(2, "more than one model given: %s", a);
+    const char *calib_paths[MAX_CALIB];
+    int n_calib = 0, quiet = 0, opt;
+    while ((opt = cli_next(argc, argv, ":ho:", options, "tpuc --help")) != -1) {
+        switch (opt) {
+        case '?': return EXIT_USAGE;
+        case 'h': printf("%s%s", usage, CLI_EXIT_HELP); return EXIT_OK;
+        case 'o': out = optarg; break;
+        case OPT_WEIGHTS: o.weights_path = optarg; break;
+        case OPT_DUMP: dump = optarg; break;
+        case OPT_QUIET: quiet = 1; break;
+        case OPT_NONFINITE: o.allow_nonfinite = true; break;
+        case OPT_CALIBRATE:
+            if (n_calib == MAX_CALIB)
+                return cli_fail(EXIT_USAGE, "--calibrate", "more than %d files", MAX_CALIB);
+            calib_paths[n_calib++] = optarg;
+            break;
+        case OPT_ARRAY:
+            if (cli_u32(optarg, 1, 256, &o.array_n))
+                return cli_bad_limit("--array", optarg, "an array size", 256);
+            break;
         }
+    }
+    for (int i = optind; i < argc; i++) {
+        if (o.hlo_path)
+            return cli_fail(EXIT_USAGE, "usage", "more than one model given: %s", argv[i]);
+        o.hlo_path = argv[i];
     }
     char err[1024];
     hlo_error e;
     if (dump) {
         if (o.hlo_path || out)
-            return fail(2, "--dump takes only the package");
+            return cli_fail(EXIT_USAGE, "usage", "--dump takes only the package");
         tpub_package p;
         if (tpub_load(dump, &p, &e))
-            return fail(1, "%s: %s", dump, e.msg);
+            return cli_fail(EXIT_USAGE, dump, "%s", e.msg);
         int rc = tpub_dump(&p, stdout);
         tpub_free(&p);
-        return rc ? fail(2, "%s: cannot write the listing", dump) : 0;
+        return rc ? cli_fail(EXIT_USAGE, dump, "cannot write the listing") : EXIT_OK;
     }
-    if (!o.hlo_path || !out) {
-        fputs(usage, stderr);
-        return 2;
-    }
-    hlo_array *calib[64];
+    if (!o.hlo_path || !out)
+        return cli_fail(EXIT_USAGE, "usage", "%s (see tpuc --help)",
+                        o.hlo_path ? "no output (-o OUT.tpub)" : "no model");
+    hlo_array *calib[MAX_CALIB];
     for (int k = 0; k < n_calib; k++) {
         npy_array n;
         const char *path = calib_paths[k];
@@ -144,22 +117,22 @@ int main(int argc, char **argv)
         if (bad) {
             while (k--)
                 hlo_array_free(calib[k]);
-            return fail(1, "%s: %s", path, err);
+            return cli_fail(EXIT_USAGE, path, "%s", err);
         }
     }
     o.calib = calib;
     o.n_calib = n_calib;
-    double t0 = now();
+    double t0 = tpuio_seconds();
     tpub_package p;
     int rc = tpuc_compile(&o, &p, &e);
-    double t1 = now();
+    double t1 = tpuio_seconds();
     for (int k = 0; k < n_calib; k++)
         hlo_array_free(calib[k]);
     if (rc)
-        return fail(1, "%s", e.msg);
+        return cli_fail(EXIT_USAGE, NULL, "%s", e.msg);
     if (tpub_save(&p, out, &e)) {
         tpub_free(&p);
-        return fail(2, "%s: %s", out, e.msg);
+        return cli_fail(EXIT_USAGE, out, "%s", e.msg);
     }
     /* Warnings lead the report; they reach stderr also with --quiet. */
     for (const char *l = p.report; !strncmp(l, "warning: ", 9);) {
@@ -173,5 +146,5 @@ int main(int argc, char **argv)
         printf("%s", p.report);
     printf("tpuc: %s -> %s in %.1f ms\n", o.hlo_path, out, 1e3 * (t1 - t0));
     tpub_free(&p);
-    return 0;
+    return EXIT_OK;
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/tpusim/cli.h"
+#include "tools/tpusim/gemm.h"
 
 const char usage_bench[] =
     "usage: tpusim bench [--array N,...] [--sizes S,...] [--conv] [--repeat R]\n"
@@ -30,14 +30,14 @@ static int parse_list(const char *opt, const char *s, uint32_t min, uint32_t max
     int n = 0;
     char buf[256];
     if (strlen(s) >= sizeof buf)
-        return bad_value(opt, s, "a short list");
+        return cli_bad_value(opt, s, "a short list");
     strcpy(buf, s);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (n == max || parse_u32(t, min, maxv, &out[n]))
-            return bad_value(opt, s, "a comma-separated list of whole numbers");
+        if (n == max || cli_u32(t, min, maxv, &out[n]))
+            return cli_bad_value(opt, s, "a comma-separated list of whole numbers");
         n++;
     }
-    return n ? -n : bad_value(opt, s, "a non-empty list");
+    return n ? -n : cli_bad_value(opt, s, "a non-empty list");
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -59,20 +59,20 @@ static const conv_layer conv_layers[] = {
     {"ResNet 3x3", 1, 14, 14, 256, 256, 3, 1, 0},
 };
 
-/* One row of the table: a GEMM of size, or conv layer `layer`, on o->array_n. */
+/* One row of the table: a GEMM of size, or conv layer `layer`, on o->run.device.array_n. */
 typedef struct {
     int conv;
     uint32_t size, layer;
 } bench_row;
 
 /* Runs row once: its cost in *cost and what it measured in *res. */
-static int run_row(const cli_options *o, const bench_row *row, tpu_cost *cost, cli_result *res)
+static int run_row(const gemm_options *o, const bench_row *row, tpu_cost *cost, gemm_result *res)
 {
     int rc;
     if (!row->conv) {
-        cli_options g = *o;
+        gemm_options g = *o;
         g.m = g.k = g.n = row->size;
-        cli_problem p = {0};
+        gemm_problem p = {0};
         void *c = NULL;
         rc = random_problem(&g, &p);
         if (!rc && !(c = malloc((size_t)p.m * p.n * 4)))
@@ -109,9 +109,9 @@ static int run_row(const cli_options *o, const bench_row *row, tpu_cost *cost, c
                           .pool_w = pool,
                           .pool_stride_h = pool,
                           .pool_stride_w = pool};
-    cli_conv p = {0};
+    gemm_conv p = {0};
     void *out = NULL;
-    rc = random_conv(&v, o->array_n, o->seed, &p);
+    rc = random_conv(&v, o->run.device.array_n, o->seed, &p);
     if (!rc && !(out = malloc(p.out_bytes)))
         rc = cli_fail(EXIT_USAGE, "memory", "out of host memory for the output");
     if (!rc)
@@ -124,13 +124,13 @@ static int run_row(const cli_options *o, const bench_row *row, tpu_cost *cost, c
 }
 
 /* Runs row repeat times (the cycles must not change) and prints its line. */
-static int bench_line(const cli_options *o, const bench_row *row, uint32_t repeat)
+static int bench_line(const gemm_options *o, const bench_row *row, uint32_t repeat)
 {
     double speed[99];
     uint64_t cycles = 0;
     tpu_cost cost = {0};
     for (uint32_t r = 0; r < repeat; r++) {
-        cli_result res;
+        gemm_result res;
         const int rc = run_row(o, row, &cost, &res);
         if (rc)
             return rc;
@@ -149,9 +149,9 @@ static int bench_line(const cli_options *o, const bench_row *row, uint32_t repea
     } else {
         snprintf(what, sizeof what, "%u x %u x %u", row->size, row->size, row->size);
     }
-    printf("%5u %*s %13llu %8.2f %13.0f %8.3f %14.0f\n", o->array_n, row->conv ? 40 : 18, what,
-           (unsigned long long)cycles, 100 * cost.ideal_cycles / (double)cycles, cost.bound_cycles,
-           (double)cycles / cost.bound_cycles, speed[repeat / 2]);
+    printf("%5u %*s %13llu %8.2f %13.0f %8.3f %14.0f\n", o->run.device.array_n, row->conv ? 40 : 18,
+           what, (unsigned long long)cycles, 100 * cost.ideal_cycles / (double)cycles,
+           cost.bound_cycles, (double)cycles / cost.bound_cycles, speed[repeat / 2]);
     fflush(stdout);
     return 0;
 }
@@ -159,50 +159,50 @@ static int bench_line(const cli_options *o, const bench_row *row, uint32_t repea
 int cmd_bench(int argc, char **argv)
 {
     uint32_t arrays[8] = {16, 32}, sizes[16] = {64, 128, 256, 512, 1024}, repeat = 3;
-    int n_arrays = 2, n_sizes = 5, conv = 0;
-    cli_options o = {.random = 1, .quiet = 1, .seed = 1};
-    for (int i = 0; i < argc; i++) {
-        const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        int rc = 0;
-        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-            fputs(usage_bench, stdout);
-            return EXIT_OK;
+    int n_arrays = 2, n_sizes = 5, conv = 0, opt, rc = 0;
+    gemm_options o = {.random = 1, .run.quiet = 1, .seed = 1};
+    enum { OPT_SIZES = CLI_OPT_OWN, OPT_CONV, OPT_REPEAT };
+    static const struct option opts[] = {
+        {"array", required_argument, NULL, CLI_OPT_ARRAY}, /* a list of them here */
+        {"mem-latency", required_argument, NULL, CLI_OPT_MEM_LATENCY},
+        {"mem-bandwidth", required_argument, NULL, CLI_OPT_MEM_BANDWIDTH},
+        {"sizes", required_argument, NULL, OPT_SIZES},
+        {"conv", no_argument, NULL, OPT_CONV},
+        {"repeat", required_argument, NULL, OPT_REPEAT},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    while (rc <= 0 && (opt = cli_next(argc, argv, ":h", opts, "tpusim bench --help")) != -1) {
+        const char *val = optarg;
+        switch (opt) {
+        case '?': return EXIT_USAGE;
+        case 'h': printf("%s%s", usage_bench, CLI_EXIT_HELP); return EXIT_OK;
+        case OPT_CONV: conv = 1; break;
+        case CLI_OPT_ARRAY:
+            rc = parse_list("--array", val, 1, 512, arrays, 8);
+            n_arrays = -rc;
+            break;
+        case OPT_SIZES:
+            rc = parse_list("--sizes", val, 1, 65535, sizes, 16);
+            n_sizes = -rc;
+            break;
+        case OPT_REPEAT:
+            rc = cli_u32(val, 1, 99, &repeat) ? cli_bad_value("--repeat", val, "1..99") : 0;
+            break;
+        default: rc = cli_device_option(opt, val, &o.run.device);
         }
-        if (!strcmp(arg, "--conv")) {
-            conv = 1;
-            continue;
-        }
-        if (!val)
-            return cli_fail(EXIT_USAGE, "usage", "'%s' needs a value (see tpusim bench --help)",
-                            arg);
-        if (!strcmp(arg, "--array"))
-            rc = parse_list(arg, val, 1, 512, arrays, 8), n_arrays = -rc;
-        else if (!strcmp(arg, "--sizes"))
-            rc = parse_list(arg, val, 1, 65535, sizes, 16), n_sizes = -rc;
-        else if (!strcmp(arg, "--repeat"))
-            rc = parse_u32(val, 1, 99, &repeat) ? bad_value(arg, val, "1..99") : 0;
-        else if (!strcmp(arg, "--mem-latency"))
-            rc = parse_u32(val, 1, TPU_MEM_LATENCY_MAX, &o.mem_latency)
-                     ? bad_limit(arg, val, "a cycle count", TPU_MEM_LATENCY_MAX)
-                     : 0;
-        else if (!strcmp(arg, "--mem-bandwidth"))
-            rc = parse_u32(val, 1, TPU_MEM_BANDWIDTH_MAX, &o.mem_bandwidth)
-                     ? bad_limit(arg, val, "bytes per cycle", TPU_MEM_BANDWIDTH_MAX)
-                     : 0;
-        else
-            return cli_fail(EXIT_USAGE, "usage", "unknown option '%s' (see tpusim bench --help)",
-                            arg);
-        if (rc > 0)
-            return rc;
-        i++;
     }
+    if (rc > 0)
+        return rc;
+    if (optind < argc)
+        return cli_unexpected(argv[optind], "tpusim bench --help");
     uint32_t built[64];
     const int n_built = tpu_array_sizes(built, 64);
     printf("%5s %*s %13s %8s %13s %8s %14s\n", "N", conv ? 40 : 18,
            conv ? "layer batch x HxWxC->Cout (3x3 kernels)" : "M x K x N", "cycles", "util %",
            "lower bound", "ratio", "cycles/s");
     const int n_rows = conv ? (int)(sizeof conv_layers / sizeof conv_layers[0]) : n_sizes;
-    int rc = 0;
+    rc = 0;
     for (int ai = 0; ai < n_arrays && !rc; ai++) {
         int have = 0;
         for (int j = 0; j < n_built; j++)
@@ -211,7 +211,7 @@ int cmd_bench(int argc, char **argv)
             printf("%5u (not built: make ARRAY=\"... %u\")\n", arrays[ai], arrays[ai]);
             continue;
         }
-        o.array_n = arrays[ai];
+        o.run.device.array_n = arrays[ai];
         for (int r = 0; r < n_rows && !rc; r++) {
             const bench_row row = {conv, conv ? 0 : sizes[r], (uint32_t)r};
             rc = bench_line(&o, &row, repeat);

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "io/npy.h"
-#include "tools/tpusim/cli.h"
+#include "tools/tpusim/gemm.h"
 #include "tools/tpusim/report.h"
 
 const char usage_gemm[] =
@@ -48,9 +48,7 @@ const char usage_gemm[] =
     "                         submit, firmware included (default: no limit)\n"
     "  --quiet                no report on stdout, no progress bar\n"
     "\n"
-    "Output files are written only when the run succeeds.\n"
-    "exit codes: 0 success, 1 result mismatch (golden model or reference), 2 usage or input\n"
-    "error (arguments, .npy files, output files), 3 device error or timeout.\n";
+    "Output files are written only when the run succeeds.\n";
 
 /* "MULT,SHIFT": MULT an int32, SHIFT 0..63. */
 static int parse_requant(const char *s, uint32_t *mult, uint32_t *shift)
@@ -64,12 +62,12 @@ static int parse_requant(const char *s, uint32_t *mult, uint32_t *shift)
     if (errno || end != comma || end == s || m < INT32_MIN || m > INT32_MAX)
         return -1;
     *mult = (uint32_t)(int32_t)m;
-    return parse_u32(comma + 1, 0, 63, shift);
+    return cli_u32(comma + 1, 0, 63, shift);
 }
 
-/* The options of gemm alone that take a value. */
+/* The options of gemm alone. */
 enum {
-    OPT_A,
+    OPT_A = CLI_OPT_OWN,
     OPT_B,
     OPT_BIAS,
     OPT_PARAMS,
@@ -79,69 +77,46 @@ enum {
     OPT_K,
     OPT_N,
     OPT_SEED,
-    OPT_COUNT
-};
-static const char *const value_options[OPT_COUNT] = {
-    [OPT_A] = "--a",       [OPT_B] = "--b",
-    [OPT_BIAS] = "--bias", [OPT_PARAMS] = "--requant-params",
-    [OPT_OUT] = "--out",   [OPT_REQUANT] = "--requant",
-    [OPT_M] = "--m",       [OPT_K] = "--k",
-    [OPT_N] = "--n",       [OPT_SEED] = "--seed",
+    OPT_RELU,
+    OPT_UNSIGNED_A,
 };
 
-/* Parses the arguments after "gemm". Returns 0, EXIT_USAGE (message printed), or -1 after
- * printing the help. */
-static int parse_gemm(int argc, char **argv, cli_options *o)
+/* Parses the arguments after "gemm" (argv[0]). Returns 0, EXIT_USAGE (message printed), or -1
+ * after printing the help. */
+static int parse_gemm(int argc, char **argv, gemm_options *o)
 {
     memset(o, 0, sizeof *o);
     o->seed = 1;
     /* --bias names a file in file mode and is a plain flag in random mode. */
     int file_mode = 0;
-    for (int i = 0; i < argc; i++)
+    for (int i = 1; i < argc; i++)
         if ((!strncmp(argv[i], "--a", 3) || !strncmp(argv[i], "--b", 3)) &&
             (!argv[i][3] || argv[i][3] == '='))
             file_mode = 1;
+    const struct option opts[] = {
+        CLI_RUN_OPTIONS,
+        {"a", required_argument, NULL, OPT_A},
+        {"b", required_argument, NULL, OPT_B},
+        {"bias", file_mode ? required_argument : no_argument, NULL, OPT_BIAS},
+        {"requant-params", required_argument, NULL, OPT_PARAMS},
+        {"out", required_argument, NULL, OPT_OUT},
+        {"requant", required_argument, NULL, OPT_REQUANT},
+        {"m", required_argument, NULL, OPT_M},
+        {"k", required_argument, NULL, OPT_K},
+        {"n", required_argument, NULL, OPT_N},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"relu", no_argument, NULL, OPT_RELU},
+        {"unsigned-a", no_argument, NULL, OPT_UNSIGNED_A},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     unsigned shape_given = 0; /* bits: --m, --k, --n */
-    int seed_given = 0;
-
-    for (int i = 0; i < argc; i++) {
-        char name[32];
-        const char *eq;
-        int rc = split_option("gemm", argv[i], name, sizeof name, &eq);
-        if (rc)
-            return rc;
-
-        int *flag = !strcmp(name, "--relu")                 ? &o->relu
-                    : !strcmp(name, "--unsigned-a")         ? &o->unsigned_a
-                    : !strcmp(name, "--quiet")              ? &o->quiet
-                    : !strcmp(name, "--bias") && !file_mode ? &o->bias
-                                                            : NULL;
-        if (!strcmp(name, "--help")) {
-            fputs(usage_gemm, stdout);
-            return -1;
-        }
-        if (flag) {
-            if (eq)
-                return cli_fail(EXIT_USAGE, name, "takes no value");
-            *flag = 1;
-            continue;
-        }
-        if ((rc = common_option("gemm", name, eq, argc, argv, &i, o)) >= 0) {
-            if (rc)
-                return rc;
-            continue;
-        }
-        size_t opt = 0;
-        while (opt < OPT_COUNT && strcmp(name, value_options[opt]))
-            opt++;
-        if (opt == OPT_COUNT)
-            return cli_fail(EXIT_USAGE, "usage", "unknown option '%s' (see tpusim gemm --help)",
-                            name);
-        const char *val = option_value("gemm", name, eq, argc, argv, &i);
-        if (!val)
-            return EXIT_USAGE;
-
+    int seed_given = 0, opt, rc = 0;
+    while (!rc && (opt = cli_next(argc, argv, ":h", opts, "tpusim gemm --help")) != -1) {
+        const char *val = optarg;
         switch (opt) {
+        case '?': return EXIT_USAGE;
+        case 'h': printf("%s%s", usage_gemm, CLI_EXIT_HELP); return -1;
         case OPT_A: o->a = val; break;
         case OPT_B: o->b = val; break;
         case OPT_BIAS:
@@ -152,26 +127,35 @@ static int parse_gemm(int argc, char **argv, cli_options *o)
         case OPT_OUT: o->out = val; break;
         case OPT_REQUANT:
             if (parse_requant(val, &o->mult, &o->shift))
-                return bad_value(name, val, "MULT,SHIFT (an int32, then 0..63)");
+                return cli_bad_value("--requant", val, "MULT,SHIFT (an int32, then 0..63)");
             o->requant = 1;
             break;
         case OPT_M:
         case OPT_K:
         case OPT_N: {
             uint32_t *dim = opt == OPT_M ? &o->m : opt == OPT_K ? &o->k : &o->n;
-            if (parse_u32(val, 1, UINT32_MAX, dim))
-                return bad_value(name, val, "a dimension (at least 1)");
+            if (cli_u32(val, 1, UINT32_MAX, dim))
+                return cli_bad_value(opt == OPT_M   ? "--m"
+                                     : opt == OPT_K ? "--k"
+                                                    : "--n",
+                                     val, "a dimension (at least 1)");
             shape_given |= 1u << (opt - OPT_M);
             break;
         }
         case OPT_SEED:
-            if (parse_u64(val, 0, UINT64_MAX, &o->seed))
-                return bad_value(name, val, "a number");
+            if (cli_u64(val, 0, UINT64_MAX, &o->seed))
+                return cli_bad_value("--seed", val, "a number");
             seed_given = 1;
             break;
+        case OPT_RELU: o->relu = 1; break;
+        case OPT_UNSIGNED_A: o->unsigned_a = 1; break;
+        default: rc = cli_run_option(opt, val, &o->run);
         }
     }
-
+    if (rc)
+        return rc;
+    if (optind < argc)
+        return cli_unexpected(argv[optind], "tpusim gemm --help");
     o->random = !file_mode;
     if (file_mode) {
         if (!o->a || !o->b)
@@ -189,12 +173,13 @@ static int parse_gemm(int argc, char **argv, cli_options *o)
     }
     if (o->requant && o->params_file)
         return cli_fail(EXIT_USAGE, "usage", "--requant and --requant-params exclude each other");
-    if (o->have_window && !o->trace)
+    if (o->run.have_window && !o->run.trace)
         return cli_fail(EXIT_USAGE, "usage", "--trace-window needs --trace");
     return 0;
 }
 
-static int write_outputs(const cli_options *o, const cli_problem *p, void *c, const report_run *rep)
+static int write_outputs(const gemm_options *o, const gemm_problem *p, void *c,
+                         const report_run *rep)
 {
     tpuio_staged files[2] = {{0}};
     int rc = 0;
@@ -210,19 +195,19 @@ static int write_outputs(const cli_options *o, const cli_problem *p, void *c, co
                  : cli_fail(EXIT_USAGE, o->out, "out of host memory encoding C");
         free(img);
     }
-    if (!rc && o->json)
-        rc = cli_stage_json(&files[1], o->json, report_json(rep));
+    if (!rc && o->run.json)
+        rc = cli_stage_json(&files[1], o->run.json, report_json(rep));
     return cli_commit(files, 2, rc);
 }
 
 int cmd_gemm(int argc, char **argv)
 {
-    cli_options o;
+    gemm_options o;
     int rc = parse_gemm(argc, argv, &o);
     if (rc)
         return rc < 0 ? EXIT_OK : rc;
 
-    cli_problem p = {0};
+    gemm_problem p = {0};
     void *c = NULL;
     rc = o.random ? random_problem(&o, &p) : load_problem(&o, &p);
     if (!rc) {
@@ -230,7 +215,7 @@ int cmd_gemm(int argc, char **argv)
         if (!c)
             rc = cli_fail(EXIT_USAGE, "memory", "out of host memory for C");
     }
-    cli_result res;
+    gemm_result res;
     if (!rc)
         rc = run_device(&o, &p, c, &res);
     if (!rc)
@@ -247,7 +232,7 @@ int cmd_gemm(int argc, char **argv)
                                 .perf = res.perf,
                                 .chip = res.chip};
         rc = write_outputs(&o, &p, c, &rep);
-        if (!rc && !o.quiet)
+        if (!rc && !o.run.quiet)
             report_text(stdout, &rep);
     }
     free(c);

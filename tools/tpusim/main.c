@@ -1,14 +1,13 @@
 /* main.c - the tpusim command: gemm (gemm.c) runs one GEMM on the cycle-accurate device through
  * the driver, checks it against the golden model and a plain C GEMM (problem.c) and reports it
- * (report.c); bench (bench.c) tabulates such runs; run (run.c, run_report.c) executes a compiled
- * package through the runtime. cli.c holds what they share. */
+ * (report.c); bench (bench.c) tabulates such runs; run executes a compiled package through the
+ * runtime (tools/common/run.h, which tools/tpu_vp shares). */
 #include <stdio.h>
 #include <string.h>
 
 #include "driver/tpu.h"
-#include "io/tpuio.h"
-#include "tools/tpusim/cli.h"
-#include "tools/tpusim/run.h"
+#include "tools/common/run.h"
+#include "tools/tpusim/gemm.h"
 
 #define TOOL_VERSION "1.0"
 
@@ -29,31 +28,39 @@ static void print_version(void)
     printf(")\n");
 }
 
+static int cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {RUN_OPTIONS, {NULL, 0, NULL, 0}};
+    run_options o = {0};
+    int rc = run_parse(argc, argv, opts, "tpusim run --help", NULL, NULL, &o);
+    if (rc < 0)
+        printf("%s%s", run_usage, CLI_EXIT_HELP);
+    else if (!rc)
+        rc = run_package(&o, NULL);
+    run_options_free(&o);
+    return rc < 0 ? EXIT_OK : rc;
+}
+
 int main(int argc, char **argv)
 {
-    tpuio_remove_on_signals(); /* Ctrl-C never leaves a half-written output or trace */
+    cli_init("tpusim");
     if (argc < 2)
         return cli_fail(EXIT_USAGE, "usage", "no command (tpusim --help lists them)");
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        fputs(usage_main, stdout);
-        fputs("\n", stdout);
-        fputs(usage_gemm, stdout);
-        fputs("\n", stdout);
-        fputs(usage_bench, stdout);
-        fputs("\n", stdout);
-        fputs(usage_run, stdout);
+        printf("%s\n%s\n%s\n%s%s", usage_main, usage_gemm, usage_bench, run_usage, CLI_EXIT_HELP);
         return EXIT_OK;
     }
     if (!strcmp(argv[1], "--version")) {
         print_version();
         return EXIT_OK;
     }
+    /* Each command parses argv[1..]: its name, then its arguments. */
     if (!strcmp(argv[1], "gemm"))
-        return cmd_gemm(argc - 2, argv + 2);
+        return cmd_gemm(argc - 1, argv + 1);
     if (!strcmp(argv[1], "bench"))
-        return cmd_bench(argc - 2, argv + 2);
+        return cmd_bench(argc - 1, argv + 1);
     if (!strcmp(argv[1], "run"))
-        return cmd_run(argc - 2, argv + 2);
+        return cmd_run(argc - 1, argv + 1);
     return cli_fail(EXIT_USAGE, "usage", "unknown command '%s' (tpusim --help lists them)",
                     argv[1]);
 }

@@ -6,32 +6,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "io/npy.h"
-#include "tools/tpusim/cli.h"
+#include "tools/tpusim/gemm.h"
+
 /* ------------------------------------------------------------ problem -- */
 
-void problem_free(cli_problem *p)
+void problem_free(gemm_problem *p)
 {
     free(p->a);
     free(p->b);
     free(p->params);
 }
 
-static int has_params(const cli_problem *p) { return p->bias || p->requant != REPORT_INT32_OUT; }
-
-const char *shape_str(const npy_array *a, char *buf, size_t size)
-{
-    size_t n = (size_t)snprintf(buf, size, "[");
-    for (int i = 0; i < a->ndim && n < size; i++)
-        n += (size_t)snprintf(buf + n, size - n, "%s%llu", i ? ", " : "",
-                              (unsigned long long)a->shape[i]);
-    if (n < size)
-        snprintf(buf + n, size - n, "]");
-    return buf;
-}
+static int has_params(const gemm_problem *p) { return p->bias || p->requant != REPORT_INT32_OUT; }
 
 /* Loads path and checks its dtype, its rank, and that every dimension is 1..2^32-1. */
 static int load_operand(const char *path, npy_array *arr, npy_dtype want, int rank,
@@ -45,12 +34,12 @@ static int load_operand(const char *path, npy_array *arr, npy_dtype want, int ra
                         npy_dtype_name(arr->dtype), npy_dtype_name(want), role, dtype_hint);
     if (arr->ndim != rank)
         return cli_fail(EXIT_USAGE, path, "shape %s has %d dimension%s, expected %d for %s",
-                        shape_str(arr, s, sizeof s), arr->ndim, arr->ndim == 1 ? "" : "s", rank,
+                        cli_shape(arr, s, sizeof s), arr->ndim, arr->ndim == 1 ? "" : "s", rank,
                         role);
     for (int i = 0; i < rank; i++)
         if (!arr->shape[i] || arr->shape[i] > UINT32_MAX)
             return cli_fail(EXIT_USAGE, path, "shape %s: every dimension must be 1..%u",
-                            shape_str(arr, s, sizeof s), UINT32_MAX);
+                            cli_shape(arr, s, sizeof s), UINT32_MAX);
     return 0;
 }
 
@@ -59,11 +48,11 @@ static int shapes_differ(const char *fa, const npy_array *a, const char *fb, con
 {
     char sa[200], sb[200];
     return cli_fail(EXIT_USAGE, "shapes", "%s is %s but %s is %s: %s", fa,
-                    shape_str(a, sa, sizeof sa), fb, shape_str(b, sb, sizeof sb), why);
+                    cli_shape(a, sa, sizeof sa), fb, cli_shape(b, sb, sizeof sb), why);
 }
 
 /* Device bytes of A, B, C and the parameters. */
-static void operand_bytes(const cli_problem *p, uint64_t bytes[4])
+static void operand_bytes(const gemm_problem *p, uint64_t bytes[4])
 {
     bytes[0] = (uint64_t)p->m * p->k;
     bytes[1] = (uint64_t)p->k * p->n;
@@ -72,7 +61,7 @@ static void operand_bytes(const cli_problem *p, uint64_t bytes[4])
 }
 
 /* The operands must fit the device's 32-bit addresses, with room for the stream. */
-static int check_size(const cli_problem *p)
+static int check_size(const gemm_problem *p)
 {
     uint64_t bytes[4];
     operand_bytes(p, bytes);
@@ -86,7 +75,7 @@ static int check_size(const cli_problem *p)
 
 /* Allocates the parameter block (when used) and fills mult and shift: per column from
  * per_column ([2][n]: mult, shift), else per tensor from the options. */
-static int set_scales(cli_problem *p, const cli_options *o, const int32_t *per_column)
+static int set_scales(gemm_problem *p, const gemm_options *o, const int32_t *per_column)
 {
     if (!has_params(p))
         return 0;
@@ -104,7 +93,7 @@ static int set_scales(cli_problem *p, const cli_options *o, const int32_t *per_c
     return 0;
 }
 
-static void set_flags(cli_problem *p, const cli_options *o)
+static void set_flags(gemm_problem *p, const gemm_options *o)
 {
     p->unsigned_a = o->unsigned_a;
     p->bias = o->bias;
@@ -114,7 +103,7 @@ static void set_flags(cli_problem *p, const cli_options *o)
                                 : REPORT_INT32_OUT;
 }
 
-int load_problem(const cli_options *o, cli_problem *p)
+int load_problem(const gemm_options *o, gemm_problem *p)
 {
     npy_array a = {0}, b = {0}, bias = {0}, prm = {0};
     int rc = load_operand(o->a, &a, o->unsigned_a ? NPY_UINT8 : NPY_INT8, 2, "A [M,K]",
@@ -166,7 +155,7 @@ static uint64_t rng_next(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-int random_problem(const cli_options *o, cli_problem *p)
+int random_problem(const gemm_options *o, gemm_problem *p)
 {
     p->m = o->m;
     p->k = o->k;
@@ -208,7 +197,7 @@ static int8_t requant(int32_t x, int32_t mult, uint32_t shift)
 }
 
 /* C[i][j] straight from the definition: 32-bit wrapping sums. */
-static int32_t reference_elem(const cli_problem *p, uint32_t i, uint32_t j)
+static int32_t reference_elem(const gemm_problem *p, uint32_t i, uint32_t j)
 {
     uint32_t sum = 0;
     for (uint32_t k = 0; k < p->k; k++) {
@@ -226,7 +215,7 @@ static int32_t reference_elem(const cli_problem *p, uint32_t i, uint32_t j)
     return x;
 }
 
-int check_reference(const cli_problem *p, const void *c)
+int check_reference(const gemm_problem *p, const void *c)
 {
     const int int8_out = p->requant != REPORT_INT32_OUT;
     for (uint32_t i = 0; i < p->m; i++)
@@ -246,22 +235,15 @@ int check_reference(const cli_problem *p, const void *c)
 /* ------------------------------------------------------------ progress -- */
 
 typedef struct {
-    struct timespec start;
+    double start;   /* tpuio_seconds */
     int pushed_all; /* the firmware has pushed every instruction: the total is known */
     int shown;
 } progress;
 
-static double since(const struct timespec *t0)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
-}
-
 static void show_progress(void *ctx, uint64_t retired, uint64_t pushed, uint64_t cycles)
 {
     progress *pr = ctx;
-    const double secs = since(&pr->start);
+    const double secs = tpuio_seconds() - pr->start;
     const double mhz = secs > 0 ? (double)cycles / secs / 1e6 : 0;
     if (pr->pushed_all && pushed) {
         enum { WIDTH = 30 };
@@ -287,19 +269,14 @@ static void show_progress(void *ctx, uint64_t retired, uint64_t pushed, uint64_t
 
 /* A device opened with o's array size, cores and memory timing, verify on, and room for need
  * bytes of operands besides the command streams; *info as it reports itself. */
-static int open_device(const cli_options *o, uint64_t need, tpu_device **dev, tpu_info *info)
+static int open_device(const gemm_options *o, uint64_t need, tpu_device **dev, tpu_info *info)
 {
-    tpu_options opts;
-    tpu_options_default(&opts);
-    opts.array_n = o->array_n;
-    opts.cores = o->cores;
-    opts.mem_latency = o->mem_latency;
-    opts.mem_bytes_per_cycle = o->mem_bandwidth;
-    opts.verify = 1;
-    opts.mem_size = tpu_mem_size_for(need); /* check_size made sure it fits */
+    tpusim_config cfg = o->run.device;
+    cfg.mem_size = tpu_mem_size_for(need); /* check_size made sure it fits */
     char err[512];
-    if (tpu_open(&opts, dev, err, sizeof err) != TPU_OK)
-        return cli_fail(EXIT_DEVICE, "device", "%s", err);
+    const tpu_status st = tpu_open(&cfg, 1, dev, err, sizeof err);
+    if (st != TPU_OK)
+        return cli_status_error(tpurt_status_from_driver(st), err, "device");
     tpu_query(*dev, info); /* an open device answers */
     return 0;
 }
@@ -318,15 +295,15 @@ typedef tpu_status (*add_fn)(tpu_stream *, const buffer *, const void *cmd, uint
 
 /* Runs one command on a device opened with o's options: writes the n buffers (those with bytes),
  * appends part k of the command to stream k with add (every stream declares the same buffers),
- * runs stream k on core k (traced with o->trace) and reads buffer out back into dst. */
-static int run_command(const cli_options *o, buffer *bufs, int n, add_fn add, const void *cmd,
-                       uint32_t parts, int out, void *dst, cli_result *res)
+ * runs stream k on core k (traced with o->run.trace) and reads buffer out back into dst. */
+static int run_command(const gemm_options *o, buffer *bufs, int n, add_fn add, const void *cmd,
+                       uint32_t parts, int out, void *dst, gemm_result *res)
 {
     memset(&res->chip, 0, sizeof res->chip);
     uint64_t need = 0;
     for (int i = 0; i < n; i++)
         need += bufs[i].bytes;
-    tpu_stream *st[TPU_CORES_MAX] = {NULL};
+    tpu_stream *st[TPUSIM_CORES_MAX] = {NULL};
     for (uint32_t k = 0; k < parts; k++)
         if (!(st[k] = tpu_stream_new())) {
             for (uint32_t j = 0; j < k; j++)
@@ -352,15 +329,15 @@ static int run_command(const cli_options *o, buffer *bufs, int n, add_fn add, co
     }
     for (uint32_t k = 0; k < parts && s == TPU_OK; k++)
         s = add(st[k], bufs, cmd, k, parts);
-    if (s == TPU_OK && o->trace)
-        s = tpu_trace_open(dev, o->trace, o->trace_from, o->trace_to);
+    if (s == TPU_OK && o->run.trace)
+        s = tpu_trace_open(dev, o->run.trace, o->run.trace_from, o->run.trace_to);
     progress pr = {0};
     uint64_t cycle0 = 0;
     if (s == TPU_OK) {
-        if (!o->quiet && isatty(STDERR_FILENO))
+        if (!o->run.quiet && isatty(STDERR_FILENO))
             tpu_set_progress(dev, show_progress, &pr);
-        clock_gettime(CLOCK_MONOTONIC, &pr.start);
-        tpu_set_budget(dev, o->max_cycles);
+        pr.start = tpuio_seconds();
+        tpu_set_budget(dev, o->run.max_cycles);
         cycle0 = tpu_cycle(dev);
         for (uint32_t k = 0; k < parts && s == TPU_OK; k++)
             s = tpu_submit_core(dev, k, st[k]);
@@ -368,23 +345,23 @@ static int run_command(const cli_options *o, buffer *bufs, int n, add_fn add, co
         pr.pushed_all = parts == 1;
         if (s == TPU_OK)
             s = tpu_wait_all(dev, 0);
-        res->chip.wall_seconds = since(&pr.start);
+        res->chip.wall_seconds = tpuio_seconds() - pr.start;
         if (pr.shown)
             fputs("\r\033[K", stderr);
         /* The trace is kept when the run failed; that failure is the one to report. */
-        const tpu_status ts = o->trace ? tpu_trace_close(dev) : TPU_OK;
+        const tpu_status ts = o->run.trace ? tpu_trace_close(dev) : TPU_OK;
         if (s == TPU_OK)
             s = ts;
-        if (s == TPU_OK && o->trace)
-            cli_warn_empty_trace(o, tpu_trace_cycles(dev));
+        if (s == TPU_OK && o->run.trace)
+            cli_warn_empty_trace(&o->run, tpu_trace_cycles(dev));
     }
     if (s == TPU_OK)
         s = tpu_read(dev, bufs[out].addr, dst, bufs[out].bytes);
     if (s == TPU_OK)
         s = tpu_perf(dev, &res->perf);
-    res->chip.cores = o->cores;
+    res->chip.cores = o->run.device.cores;
     res->chip.elapsed = tpu_cycle(dev) - cycle0;
-    for (uint32_t k = 0; k < parts && s == TPU_OK && o->cores; k++)
+    for (uint32_t k = 0; k < parts && s == TPU_OK && o->run.device.cores; k++)
         s = tpu_perf_core(dev, k, &res->chip.perf[k]);
     rc = s == TPU_OK ? 0
                      : cli_status_error(tpurt_status_from_driver(s), tpu_last_error(dev), "device");
@@ -408,7 +385,7 @@ void split_rows(uint32_t m, uint32_t parts, uint32_t part, uint32_t *first, uint
 static tpu_status add_gemm(tpu_stream *st, const buffer *b, const void *cmd, uint32_t part,
                            uint32_t parts)
 {
-    const cli_problem *p = cmd;
+    const gemm_problem *p = cmd;
     uint32_t first, rows;
     split_rows(p->m, parts, part, &first, &rows);
     const uint32_t c_size = p->requant != REPORT_INT32_OUT ? 1 : 4;
@@ -427,7 +404,7 @@ static tpu_status add_gemm(tpu_stream *st, const buffer *b, const void *cmd, uin
     return tpu_stream_gemm(st, &g);
 }
 
-int run_device(const cli_options *o, const cli_problem *p, void *c, cli_result *res)
+int run_device(const gemm_options *o, const gemm_problem *p, void *c, gemm_result *res)
 {
     uint64_t bytes[4]; /* A, B, C, params */
     operand_bytes(p, bytes);
@@ -436,9 +413,11 @@ int run_device(const cli_options *o, const cli_problem *p, void *c, cli_result *
                       {NULL, bytes[2], 0, 0},
                       {p->params, bytes[3], 0, 0}};
     /* Cores beyond M's rows stay idle: a GEMM needs one row at least. */
-    const uint32_t parts = !o->cores ? 1 : o->cores < p->m ? o->cores : p->m;
+    const uint32_t parts = !o->run.device.cores         ? 1
+                           : o->run.device.cores < p->m ? o->run.device.cores
+                                                        : p->m;
     const int rc = run_command(o, bufs, 4, add_gemm, p, parts, 2, c, res);
-    for (uint32_t k = 0; k < parts && o->cores; k++) {
+    for (uint32_t k = 0; k < parts && o->run.device.cores; k++) {
         uint32_t first;
         split_rows(p->m, parts, k, &first, &res->chip.rows[k]);
     }
@@ -458,7 +437,7 @@ static void conv_bytes(const tpu_conv2d *v, uint32_t n, uint64_t bytes[4])
     bytes[3] = 12ull * v->cout;
 }
 
-int random_conv(const tpu_conv2d *geometry, uint32_t n, uint64_t seed, cli_conv *p)
+int random_conv(const tpu_conv2d *geometry, uint32_t n, uint64_t seed, gemm_conv *p)
 {
     p->v = *geometry;
     uint64_t bytes[4];
@@ -493,7 +472,7 @@ int random_conv(const tpu_conv2d *geometry, uint32_t n, uint64_t seed, cli_conv 
     return 0;
 }
 
-void conv_free(cli_conv *p)
+void conv_free(gemm_conv *p)
 {
     free(p->in);
     free(p->kernel);
@@ -513,10 +492,10 @@ static tpu_status add_conv(tpu_stream *st, const buffer *b, const void *cmd, uin
     return tpu_stream_conv2d(st, &v);
 }
 
-int run_conv(const cli_options *o, const cli_conv *p, void *out, cli_result *res)
+int run_conv(const gemm_options *o, const gemm_conv *p, void *out, gemm_result *res)
 {
     uint64_t bytes[4];
-    conv_bytes(&p->v, o->array_n, bytes);
+    conv_bytes(&p->v, o->run.device.array_n, bytes);
     buffer bufs[4] = {{p->in, bytes[0], 0, 0},
                       {p->kernel, bytes[1], 0, 0},
                       {NULL, bytes[2], 0, 0},

@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "driver/tpu.h"
+#include "tools/common/device.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,12 +20,12 @@ enum report_requant { REPORT_INT32_OUT, REPORT_REQUANT_TENSOR, REPORT_REQUANT_CO
 /* A GEMM split by rows over a chip's cores (tpusim gemm --cores): what each core took and
  * measured, and the chip's clock. */
 typedef struct {
-    uint32_t cores;                      /* C; 0: a lone core ran (the rest unused) */
-    uint32_t rows[TPU_CORES_MAX];        /* core k's rows of A and C (0: it had none) */
-    tpu_perf_report perf[TPU_CORES_MAX]; /* of core k's submission (zero without one) */
-    uint64_t elapsed;                    /* chip clock edges from the first submit to the last
-                                            halt (tpu_cycle) */
-    double wall_seconds;                 /* host time simulating them */
+    uint32_t cores;                         /* C; 0: a lone core ran (the rest unused) */
+    uint32_t rows[TPUSIM_CORES_MAX];        /* core k's rows of A and C (0: it had none) */
+    tpu_perf_report perf[TPUSIM_CORES_MAX]; /* of core k's submission (zero without one) */
+    uint64_t elapsed;                       /* chip clock edges from the first submit to the last
+                                               halt (tpu_cycle) */
+    double wall_seconds;                    /* host time simulating them */
 } report_chip;
 
 /* What was run and what it measured. The run was checked before it is reported: bit-exact against
@@ -54,8 +55,6 @@ typedef struct {
 } report_figures;
 
 report_figures report_derive(const report_run *r);
-/* v with thousands separators ("1,234,567") into buf (at least 32 bytes); returns buf. */
-char *report_group(char *buf, uint64_t v);
 void report_text(FILE *out, const report_run *r);
 /* A new JSON object (nested, numbers as numbers), or NULL if out of memory. */
 json_t *report_json(const report_run *r);

@@ -1,4 +1,5 @@
-/* run_report.c - what tpusim run reports: the classification figures (--labels, --expect,
+/* run_report.c - what a run of a package reports (tpusim run, tools/tpu_vp): the classification
+ * figures (--labels, --expect,
  * --show), the summary on stdout and the --json report, and the output files. */
 #include <math.h>
 #include <stdio.h>
@@ -8,9 +9,7 @@
 #include <jansson.h>
 
 #include "io/npy.h"
-#include "tools/tpusim/cli.h"
-#include "tools/tpusim/report.h"
-#include "tools/tpusim/run.h"
+#include "tools/common/run.h"
 
 /* ------------------------------------------------------------- classes -- */
 
@@ -40,7 +39,7 @@ static int check_classes(const char *opt, const char *path, uint64_t images, con
     if (a->ndim != 1 || a->shape[0] < images)
         return cli_fail(EXIT_USAGE, path,
                         "shape %s; %s needs one class per image: [%llu] (or more, the rest unused)",
-                        shape_str(a, s, sizeof s), opt, (unsigned long long)images);
+                        cli_shape(a, s, sizeof s), opt, (unsigned long long)images);
     return 0;
 }
 
@@ -124,21 +123,17 @@ typedef struct {
     double wall_seconds;
     double job_seconds; /* of them, running the batches */
     uint32_t n_jobs;
-    double ideal, bound;                  /* the layers' sums */
-    tpurt_core_stats core[TPU_CORES_MAX]; /* with --cores: each core's */
+    double ideal, bound;                     /* the layers' sums */
+    tpurt_core_stats core[TPUSIM_CORES_MAX]; /* with --cores: each core's */
 } run_summary;
 
 /* The clock the chip's images per second assume: TPU v3's. */
 #define RUN_CLOCK_MHZ 940.0
 
-static double ratio(double num, double den) { return den > 0 ? num / den : NAN; }
-
-static json_t *real_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
-
 static json_t *fraction_json(uint64_t hits, uint64_t total)
 {
     return json_pack("{s:I, s:I, s:o}", "correct", (json_int_t)hits, "total", (json_int_t)total,
-                     "percent", real_or_null(100 * ratio((double)hits, (double)total)));
+                     "percent", cli_json_real(100 * cli_ratio((double)hits, (double)total)));
 }
 
 static json_t *flags_json(uint32_t f)
@@ -185,23 +180,23 @@ static json_t *chip_json(const run_summary *s)
     const tpurt_stats *t = &s->stats;
     const double elapsed = (double)t->device_cycles, images = (double)s->pl->images;
     json_t *cores = json_array();
-    for (uint32_t k = 0; cores && k < s->o->dev.cores; k++) {
+    for (uint32_t k = 0; cores && k < s->o->dev.device.cores; k++) {
         const tpurt_core_stats *c = &s->core[k];
         json_array_append_new(
-            cores,
-            json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "core", (json_int_t)k, "submissions",
-                      (json_int_t)c->submissions, "cycles", (json_int_t)c->cycles, "mxu_busy",
-                      (json_int_t)c->mxu_busy, "mem_stall_cycles", (json_int_t)c->mem_stall_cycles,
-                      "mem_stall_percent",
-                      real_or_null(100 * ratio((double)c->mem_stall_cycles, (double)c->cycles))));
+            cores, json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "core", (json_int_t)k, "submissions",
+                             (json_int_t)c->submissions, "cycles", (json_int_t)c->cycles,
+                             "mxu_busy", (json_int_t)c->mxu_busy, "mem_stall_cycles",
+                             (json_int_t)c->mem_stall_cycles, "mem_stall_percent",
+                             cli_json_real(
+                                 100 * cli_ratio((double)c->mem_stall_cycles, (double)c->cycles))));
     }
-    return json_pack("{s:I, s:b, s:{s:I, s:o, s:o, s:f, s:o}, s:o}", "cores",
-                     (json_int_t)s->o->dev.cores, "weights_per_core", s->o->weights_per_core,
-                     "chip", "elapsed_cycles", (json_int_t)t->device_cycles, "cycles_per_image",
-                     real_or_null(ratio(elapsed, images)), "cycles_over_elapsed",
-                     real_or_null(ratio((double)t->cycles, elapsed)), "clock_mhz", RUN_CLOCK_MHZ,
-                     "images_per_second",
-                     real_or_null(ratio(images * RUN_CLOCK_MHZ * 1e6, elapsed)), "per_core", cores);
+    return json_pack(
+        "{s:I, s:b, s:{s:I, s:o, s:o, s:f, s:o}, s:o}", "cores", (json_int_t)s->o->dev.device.cores,
+        "weights_per_core", s->o->weights_per_core, "chip", "elapsed_cycles",
+        (json_int_t)t->device_cycles, "cycles_per_image", cli_json_real(cli_ratio(elapsed, images)),
+        "cycles_over_elapsed", cli_json_real(cli_ratio((double)t->cycles, elapsed)), "clock_mhz",
+        RUN_CLOCK_MHZ, "images_per_second",
+        cli_json_real(cli_ratio(images * RUN_CLOCK_MHZ * 1e6, elapsed)), "per_core", cores);
 }
 
 static json_t *summary_json(const run_summary *s)
@@ -220,13 +215,13 @@ static json_t *summary_json(const run_summary *s)
                                      (json_int_t)l->k, "n", (json_int_t)l->n);
         /* A GEMM's keys in the order they always had, then what a convolution adds. */
         json_object_update_new(
-            o,
-            json_pack("{s:o, s:I, s:I, s:f, s:o, s:o, s:s, s:I}", "flags", flags_json(l->flags),
-                      "macs", (json_int_t)l->macs, "submissions", (json_int_t)l->submissions,
-                      "cycles_per_batch", (double)l->cycles / batches, "mxu_utilization_percent",
-                      real_or_null(100 * ratio(l->ideal_cycles, (double)l->cycles)),
-                      "cycles_over_bound", real_or_null(ratio((double)l->cycles, l->bound_cycles)),
-                      "kind", conv ? "conv2d" : "gemm", "op", (json_int_t)l->index));
+            o, json_pack("{s:o, s:I, s:I, s:f, s:o, s:o, s:s, s:I}", "flags", flags_json(l->flags),
+                         "macs", (json_int_t)l->macs, "submissions", (json_int_t)l->submissions,
+                         "cycles_per_batch", (double)l->cycles / batches, "mxu_utilization_percent",
+                         cli_json_real(100 * cli_ratio(l->ideal_cycles, (double)l->cycles)),
+                         "cycles_over_bound",
+                         cli_json_real(cli_ratio((double)l->cycles, l->bound_cycles)), "kind",
+                         conv ? "conv2d" : "gemm", "op", (json_int_t)l->index));
         if (conv)
             json_object_update_new(o, conv_json(l));
         json_array_append_new(layers, o);
@@ -241,15 +236,15 @@ static json_t *summary_json(const run_summary *s)
         "batches", (json_int_t)s->pl->batches, "batch_rows", (json_int_t)s->pl->batch, "images",
         (json_int_t)s->pl->images, "layers", layers, "cycles", "total", (json_int_t)t->cycles,
         "per_batch", cycles / batches, "per_image",
-        real_or_null(ratio(cycles, (double)s->pl->images)), "mxu_utilization_percent",
-        real_or_null(100 * ratio(s->ideal, cycles)), "cycles_over_bound",
-        real_or_null(ratio(cycles, s->bound)), "simulation", "wall_seconds", s->wall_seconds,
+        cli_json_real(cli_ratio(cycles, (double)s->pl->images)), "mxu_utilization_percent",
+        cli_json_real(100 * cli_ratio(s->ideal, cycles)), "cycles_over_bound",
+        cli_json_real(cli_ratio(cycles, s->bound)), "simulation", "wall_seconds", s->wall_seconds,
         "device_seconds", t->device_seconds, "host_seconds", t->host_seconds, "cycles_per_second",
-        real_or_null(ratio(cycles, t->device_seconds)), "jobs", (json_int_t)s->n_jobs,
+        cli_json_real(cli_ratio(cycles, t->device_seconds)), "jobs", (json_int_t)s->n_jobs,
         "jobs_seconds", s->job_seconds, "cycles_per_second_all_jobs",
-        real_or_null(ratio(cycles, s->job_seconds)), "submissions", (json_int_t)t->submissions,
+        cli_json_real(cli_ratio(cycles, s->job_seconds)), "submissions", (json_int_t)t->submissions,
         "bit_exact_submissions", (json_int_t)t->verified);
-    if (j && s->o->dev.cores)
+    if (j && s->o->dev.device.cores)
         json_object_update_new(j, chip_json(s));
     const run_classes *cl = s->cl;
     if (j && cl->labels.data)
@@ -261,19 +256,17 @@ static json_t *summary_json(const run_summary *s)
     return j;
 }
 
-#define LABEL "%-27s" /* as report.c */
-
 /* v rounded, with thousands separators, or "-" when undefined; into buf (32 bytes). */
 static const char *rounded(char *buf, double v)
 {
-    return isfinite(v) ? report_group(buf, (uint64_t)llround(v)) : strcpy(buf, "-");
+    return isfinite(v) ? cli_group(buf, (uint64_t)llround(v)) : strcpy(buf, "-");
 }
 
 static void print_fraction(const char *label, uint64_t hits, uint64_t total, const char *what,
                            const char *path)
 {
-    printf(LABEL "%llu/%llu = %.2f %%", label, (unsigned long long)hits, (unsigned long long)total,
-           100 * ratio((double)hits, (double)total));
+    printf(CLI_LABEL "%llu/%llu = %.2f %%", label, (unsigned long long)hits,
+           (unsigned long long)total, 100 * cli_ratio((double)hits, (double)total));
     if (what)
         printf("  (%s %s)", what, path);
     printf("\n");
@@ -296,24 +289,24 @@ static void print_chip(const run_summary *s)
     const tpurt_stats *t = &s->stats;
     const double elapsed = (double)t->device_cycles, images = (double)s->pl->images;
     char b1[32], b2[32], b3[32], b4[32];
-    printf(LABEL "%u on one memory port, batch b on core b %% %u; weights: %s\n",
-           "cores:", s->o->dev.cores, s->o->dev.cores,
+    printf(CLI_LABEL "%u on one memory port, batch b on core b %% %u; weights: %s\n",
+           "cores:", s->o->dev.device.cores, s->o->dev.device.cores,
            s->o->weights_per_core ? "a copy per core" : "one copy, shared");
-    printf(LABEL "%s  (%.2f cores busy at once, on average)\n",
-           "chip elapsed cycles:", report_group(b1, t->device_cycles),
-           ratio((double)t->cycles, elapsed));
-    printf(LABEL "%s\n", "chip cycles per image:", rounded(b1, ratio(elapsed, images)));
-    printf(LABEL "%s at %.0f MHz\n",
-           "images per second:", rounded(b1, ratio(images * RUN_CLOCK_MHZ * 1e6, elapsed)),
+    printf(CLI_LABEL "%s  (%.2f cores busy at once, on average)\n",
+           "chip elapsed cycles:", cli_group(b1, t->device_cycles),
+           cli_ratio((double)t->cycles, elapsed));
+    printf(CLI_LABEL "%s\n", "chip cycles per image:", rounded(b1, cli_ratio(elapsed, images)));
+    printf(CLI_LABEL "%s at %.0f MHz\n",
+           "images per second:", rounded(b1, cli_ratio(images * RUN_CLOCK_MHZ * 1e6, elapsed)),
            RUN_CLOCK_MHZ);
     printf("per core:\n  %4s %12s %14s %14s %14s %8s\n", "core", "submissions", "cycles",
            "MXU busy", "memory stalls", "stall %");
-    for (uint32_t k = 0; k < s->o->dev.cores; k++) {
+    for (uint32_t k = 0; k < s->o->dev.device.cores; k++) {
         const tpurt_core_stats *c = &s->core[k];
-        printf("  %4u %12s %14s %14s %14s %8.1f\n", k, report_group(b1, c->submissions),
-               report_group(b2, c->cycles), report_group(b3, c->mxu_busy),
-               report_group(b4, c->mem_stall_cycles),
-               100 * ratio((double)c->mem_stall_cycles, (double)c->cycles));
+        printf("  %4u %12s %14s %14s %14s %8.1f\n", k, cli_group(b1, c->submissions),
+               cli_group(b2, c->cycles), cli_group(b3, c->mxu_busy),
+               cli_group(b4, c->mem_stall_cycles),
+               100 * cli_ratio((double)c->mem_stall_cycles, (double)c->cycles));
     }
 }
 
@@ -323,17 +316,17 @@ static void print_summary(const run_summary *s)
     const tpurt_stats *t = &s->stats;
     const double cycles = (double)t->cycles;
     char b1[32], b2[32];
-    printf(LABEL "%s\n", "package:", s->o->package);
-    printf(LABEL "%u x %u\n", "array:", s->info.array_n, s->info.array_n);
-    printf(LABEL "latency %u cycles, %u bytes/cycle\n", "memory:", s->info.mem_latency,
+    printf(CLI_LABEL "%s\n", "package:", s->o->package);
+    printf(CLI_LABEL "%u x %u\n", "array:", s->info.array_n, s->info.array_n);
+    printf(CLI_LABEL "latency %u cycles, %u bytes/cycle\n", "memory:", s->info.mem_latency,
            s->info.mem_bytes_per_cycle);
     const uint64_t padding = pl->batches * pl->batch - pl->images;
     if (pl->batched)
-        printf(LABEL "%llu of %llu rows each (%llu images",
+        printf(CLI_LABEL "%llu of %llu rows each (%llu images",
                "batches:", (unsigned long long)pl->batches, (unsigned long long)pl->batch,
                (unsigned long long)pl->images);
     else
-        printf(LABEL "1 (%llu images", "batches:", (unsigned long long)pl->images);
+        printf(CLI_LABEL "1 (%llu images", "batches:", (unsigned long long)pl->images);
     if (pl->batched && padding)
         printf("; the last batch padded with %llu rows", (unsigned long long)padding);
     printf(")\n");
@@ -355,8 +348,8 @@ static void print_summary(const run_summary *s)
         char shape[96];
         printf("  %-*s %*s %14s %11.1f %13.3f\n", width, l->name, shape_width,
                layer_shape(l, shape), rounded(b1, (double)l->cycles / batches),
-               100 * ratio(l->ideal_cycles, (double)l->cycles),
-               ratio((double)l->cycles, l->bound_cycles));
+               100 * cli_ratio(l->ideal_cycles, (double)l->cycles),
+               cli_ratio((double)l->cycles, l->bound_cycles));
     }
     if (convs)
         printf("convolutions (NHWC):\n");
@@ -372,21 +365,23 @@ static void print_summary(const run_summary *s)
                    v->pool_stride_w);
         printf("\n");
     }
-    printf(LABEL "%s\n", "cycles per batch:", rounded(b1, cycles / batches));
-    printf(LABEL "%s\n", "cycles per image:", rounded(b1, ratio(cycles, (double)pl->images)));
-    printf(LABEL "%.1f %%\n", "MXU utilization:", 100 * ratio(s->ideal, cycles));
-    printf(LABEL "%.3f\n", "cycles / lower bound:", ratio(cycles, s->bound));
-    if (s->o->dev.cores)
+    printf(CLI_LABEL "%s\n", "cycles per batch:", rounded(b1, cycles / batches));
+    printf(CLI_LABEL "%s\n",
+           "cycles per image:", rounded(b1, cli_ratio(cycles, (double)pl->images)));
+    printf(CLI_LABEL "%.1f %%\n", "MXU utilization:", 100 * cli_ratio(s->ideal, cycles));
+    printf(CLI_LABEL "%.3f\n", "cycles / lower bound:", cli_ratio(cycles, s->bound));
+    if (s->o->dev.device.cores)
         print_chip(s);
-    printf(LABEL "%s cycles/s  (%.3f s simulating)\n",
-           "simulation speed:", rounded(b1, ratio(cycles, t->device_seconds)), t->device_seconds);
+    printf(CLI_LABEL "%s cycles/s  (%.3f s simulating)\n",
+           "simulation speed:", rounded(b1, cli_ratio(cycles, t->device_seconds)),
+           t->device_seconds);
     if (s->n_jobs > 1)
-        printf(LABEL "%u, %s cycles/s together  (%.3f s running the batches)\n", "jobs:", s->n_jobs,
-               rounded(b1, ratio(cycles, s->job_seconds)), s->job_seconds);
-    printf(LABEL "%.3f s\n", "wall time:", s->wall_seconds);
-    printf(LABEL "%.3f s\n", "host program time:", t->host_seconds);
-    printf(LABEL "%s/%s submissions\n", "bit-exact vs golden model:", report_group(b1, t->verified),
-           report_group(b2, t->submissions));
+        printf(CLI_LABEL "%u, %s cycles/s together  (%.3f s running the batches)\n",
+               "jobs:", s->n_jobs, rounded(b1, cli_ratio(cycles, s->job_seconds)), s->job_seconds);
+    printf(CLI_LABEL "%.3f s\n", "wall time:", s->wall_seconds);
+    printf(CLI_LABEL "%.3f s\n", "host program time:", t->host_seconds);
+    printf(CLI_LABEL "%s/%s submissions\n",
+           "bit-exact vs golden model:", cli_group(b1, t->verified), cli_group(b2, t->submissions));
     const run_classes *cl = s->cl;
     if (cl->labels.data)
         print_fraction("accuracy:", cl->correct, cl->images, "labels", s->o->labels);
@@ -466,7 +461,7 @@ int run_finish(const run_options *o, const run_job *jobs, uint32_t n_jobs, const
     if (!(sum.layers = calloc(sum.n_layers + 1, sizeof *sum.layers)))
         return cli_fail(EXIT_USAGE, "memory", "out of host memory");
     sum_jobs(jobs, n_jobs, &sum);
-    for (uint32_t k = 0; k < o->dev.cores; k++)
+    for (uint32_t k = 0; k < o->dev.device.cores; k++)
         tpurt_get_core_stats(jobs[0].rt, k, &sum.core[k]); /* k is one of its cores */
     int rc = write_files(o, res, &sum);
     if (!rc && !o->dev.quiet)

@@ -1,13 +1,13 @@
-/* run.c - tpusim run: a compiled package (package/tpub.h) on the cycle-accurate device, as a
- * client of the runtime (runtime/tpurt.h), which runs the host program with its device segments
- * and checks every submission against the golden model. Here: the arguments, the .npy inputs
- * bound to the package's signatures (integers divided into floats with --input-divide), the
- * inputs split into batches of the signatures' first dimension (the last one zero-padded, its
+/* run.c - a run of a compiled package (package/tpub.h) on the cycle-accurate device (tpusim run,
+ * tools/tpu_vp), as a client of the runtime (runtime/tpurt.h), which runs the host program with
+ * its device segments and checks every submission against the golden model. Here: the options, the
+ * .npy inputs bound to the package's signatures (integers divided into floats with --input-divide),
+ * the inputs split into batches of the signatures' first dimension (the last one zero-padded, its
  * padding rows dropped from the outputs), one tpurt_run per batch. What the run measured is
  * reported by run_report.c. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#define _POSIX_C_SOURCE 200809L
 
-#include "tools/tpusim/run.h"
+#include "tools/common/run.h"
 
 #include <errno.h>
 #include <math.h>
@@ -15,14 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "io/npy.h"
 #include "package/tpub.h"
 #include "runtime/tpurt.h"
-#include "tools/tpusim/cli.h"
 
-const char usage_run[] =
+const char run_usage[] =
     "usage: tpusim run PKG.tpub --input X.npy [--input X2.npy ...] [--output Y.npy ...]\n"
     "                  [--input-divide D] [--limit IMAGES] [--labels Y.npy] [--expect P.npy]\n"
     "                  [--show K] [common options]\n"
@@ -65,28 +63,9 @@ const char usage_run[] =
     "  --max-cycles C         give up unless each submission halts within C cycles\n"
     "  --quiet                no report on stdout (--show still prints)\n"
     "\n"
-    "Output files are written only when the run succeeds.\n"
-    "exit codes: 0 success, 1 golden model mismatch, 2 usage or input error (arguments, package,\n"
-    ".npy files, output files), 3 device error or timeout.\n";
+    "Output files are written only when the run succeeds.\n";
 
 /* ------------------------------------------------------------ options -- */
-
-enum {
-    OPT_INPUT,
-    OPT_OUTPUT,
-    OPT_LABELS,
-    OPT_EXPECT,
-    OPT_DIVIDE,
-    OPT_LIMIT,
-    OPT_SHOW,
-    OPT_JOBS,
-    OPT_COUNT
-};
-static const char *const value_options[OPT_COUNT] = {
-    [OPT_INPUT] = "--input",   [OPT_OUTPUT] = "--output",       [OPT_LABELS] = "--labels",
-    [OPT_EXPECT] = "--expect", [OPT_DIVIDE] = "--input-divide", [OPT_LIMIT] = "--limit",
-    [OPT_SHOW] = "--show",     [OPT_JOBS] = "--jobs",
-};
 
 /* A positive, finite float32. */
 static int parse_divisor(const char *s, float *out)
@@ -100,88 +79,78 @@ static int parse_divisor(const char *s, float *out)
     return 0;
 }
 
-/* Returns 0, EXIT_USAGE (message printed), or -1 after printing the help. */
-static int parse_run(int argc, char **argv, run_options *o)
+/* One option of a run: 0, or EXIT_USAGE (message printed). */
+static int run_option(int opt, const char *val, run_options *o)
+{
+    switch (opt) {
+    case RUN_OPT_INPUT: o->inputs[o->n_inputs++] = val; return 0;
+    case RUN_OPT_OUTPUT: o->outputs[o->n_outputs++] = val; return 0;
+    case RUN_OPT_LABELS: o->labels = val; return 0;
+    case RUN_OPT_EXPECT: o->expect = val; return 0;
+    case RUN_OPT_DIVIDE:
+        return parse_divisor(val, &o->divide)
+                   ? cli_bad_value("--input-divide", val, "a positive number")
+                   : 0;
+    case RUN_OPT_LIMIT:
+        return cli_u64(val, 1, UINT64_MAX, &o->limit)
+                   ? cli_bad_value("--limit", val, "a number of images (at least 1)")
+                   : 0;
+    case RUN_OPT_SHOW:
+        o->have_show = 1;
+        return cli_u64(val, 0, UINT64_MAX, &o->show)
+                   ? cli_bad_value("--show", val, "a sample index")
+                   : 0;
+    case RUN_OPT_JOBS:
+        return cli_u32(val, 1, RUN_JOBS_MAX, &o->jobs)
+                   ? cli_bad_limit("--jobs", val, "a number of jobs", RUN_JOBS_MAX)
+                   : 0;
+    case RUN_OPT_WEIGHTS_PER_CORE: o->weights_per_core = 1; return 0;
+    default: return cli_run_option(opt, val, &o->dev);
+    }
+}
+
+int run_parse(int argc, char **argv, const struct option *opts, const char *help, run_own_fn *own,
+              void *ctx, run_options *o)
 {
     o->inputs = calloc((size_t)argc + 1, sizeof *o->inputs);
     o->outputs = calloc((size_t)argc + 1, sizeof *o->outputs);
     if (!o->inputs || !o->outputs)
         return cli_fail(EXIT_USAGE, "memory", "out of host memory");
-    for (int i = 0; i < argc; i++) {
-        if (strncmp(argv[i], "--", 2) && !o->package) {
-            o->package = argv[i];
-            continue;
-        }
-        char name[32];
-        const char *eq;
-        int rc = split_option("run", argv[i], name, sizeof name, &eq);
+    int opt;
+    while ((opt = cli_next(argc, argv, ":h", opts, help)) != -1) {
+        if (opt == '?')
+            return EXIT_USAGE;
+        if (opt == 'h')
+            return -1;
+        const int rc = opt >= RUN_OPT_OWN ? own(ctx, opt, optarg, o) : run_option(opt, optarg, o);
         if (rc)
             return rc;
-        if (!strcmp(name, "--help")) {
-            fputs(usage_run, stdout);
-            return -1;
-        }
-        int *flag = !strcmp(name, "--quiet")              ? &o->dev.quiet
-                    : !strcmp(name, "--weights-per-core") ? &o->weights_per_core
-                                                          : NULL;
-        if (flag) {
-            if (eq)
-                return cli_fail(EXIT_USAGE, name, "takes no value");
-            *flag = 1;
-            continue;
-        }
-        if ((rc = common_option("run", name, eq, argc, argv, &i, &o->dev)) >= 0) {
-            if (rc)
-                return rc;
-            continue;
-        }
-        int opt = 0;
-        while (opt < OPT_COUNT && strcmp(name, value_options[opt]))
-            opt++;
-        if (opt == OPT_COUNT)
-            return cli_fail(EXIT_USAGE, "usage", "unknown option '%s' (see tpusim run --help)",
-                            name);
-        const char *val = option_value("run", name, eq, argc, argv, &i);
-        if (!val)
-            return EXIT_USAGE;
-        switch (opt) {
-        case OPT_INPUT: o->inputs[o->n_inputs++] = val; break;
-        case OPT_OUTPUT: o->outputs[o->n_outputs++] = val; break;
-        case OPT_LABELS: o->labels = val; break;
-        case OPT_EXPECT: o->expect = val; break;
-        case OPT_DIVIDE:
-            if (parse_divisor(val, &o->divide))
-                return bad_value(name, val, "a positive number");
-            break;
-        case OPT_LIMIT:
-            if (parse_u64(val, 1, UINT64_MAX, &o->limit))
-                return bad_value(name, val, "a number of images (at least 1)");
-            break;
-        case OPT_SHOW:
-            if (parse_u64(val, 0, UINT64_MAX, &o->show))
-                return bad_value(name, val, "a sample index");
-            o->have_show = 1;
-            break;
-        case OPT_JOBS:
-            if (parse_u32(val, 1, RUN_JOBS_MAX, &o->jobs))
-                return bad_limit(name, val, "a number of jobs", RUN_JOBS_MAX);
-            break;
-        }
+    }
+    for (int i = optind; i < argc; i++) {
+        if (o->package)
+            return cli_unexpected(argv[i], help);
+        o->package = argv[i];
     }
     if (!o->package)
-        return cli_fail(EXIT_USAGE, "usage", "no package (tpusim run PKG.tpub --input X.npy ...)");
+        return cli_fail(EXIT_USAGE, "usage", "no package (see %s)", help);
     /* Each job a chip would work, but its figures would mix two kinds of parallelism. */
-    if (o->jobs && o->dev.cores)
+    if (o->jobs && o->dev.device.cores)
         return cli_fail(EXIT_USAGE, "usage",
                         "--jobs and --cores exclude each other (--jobs runs a device per job, "
                         "--cores the batches side by side on one chip)");
-    if (o->weights_per_core && !o->dev.cores)
+    if (o->weights_per_core && !o->dev.device.cores)
         return cli_fail(EXIT_USAGE, "usage", "--weights-per-core needs --cores");
     if (!o->jobs)
         o->jobs = 1;
     if (o->dev.have_window && !o->dev.trace)
         return cli_fail(EXIT_USAGE, "usage", "--trace-window needs --trace");
     return 0;
+}
+
+void run_options_free(run_options *o)
+{
+    free(o->inputs);
+    free(o->outputs);
 }
 
 /* ---------------------------------------------------------- signatures -- */
@@ -218,14 +187,6 @@ double run_npy_value(const npy_array *a, uint64_t i)
     case NPY_INT64: return (double)((const int64_t *)a->data)[i];
     }
     return 0;
-}
-
-/* Seconds on the monotonic clock. */
-static double run_clock(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* ------------------------------------------------------------- batches -- */
@@ -284,7 +245,7 @@ static int bind_inputs(const run_options *o, tpurt *rt, run_input *in, run_plan 
         if (!exact && !(tail && sig->rank > 0))
             return cli_fail(EXIT_USAGE, b->path,
                             "shape %s fits neither input %u %s nor [count, ...] batches of it",
-                            shape_str(a, s2, sizeof s2), i, run_sig_str(sig, s1, sizeof s1));
+                            cli_shape(a, s2, sizeof s2), i, run_sig_str(sig, s1, sizeof s1));
         pl->batched |= !exact;
         b->row_elements = a->ndim && a->shape[0] ? a->count / a->shape[0] : a->count;
         if (!(b->staging = calloc(sig->bytes ? sig->bytes : 1, tpurt_cores(rt))))
@@ -308,7 +269,7 @@ static int bind_inputs(const run_options *o, tpurt *rt, run_input *in, run_plan 
         b->rows = o->limit && o->limit < b->arr.shape[0] ? o->limit : b->arr.shape[0];
         if (!b->rows)
             return cli_fail(EXIT_USAGE, b->path, "shape %s has no rows",
-                            shape_str(&b->arr, s2, sizeof s2));
+                            cli_shape(&b->arr, s2, sizeof s2));
         const uint64_t batches = (b->rows + b->batch - 1) / b->batch;
         if (i && batches != pl->batches)
             return cli_fail(EXIT_USAGE, "--input",
@@ -411,8 +372,8 @@ static void *run_job_batches(void *arg)
         j->st = TPURT_E_NOMEM;
         snprintf(j->msg, sizeof j->msg, "out of host memory");
     }
-    const void *const *in_of[TPU_CORES_MAX];
-    void *const *out_of[TPU_CORES_MAX];
+    const void *const *in_of[TPUSIM_CORES_MAX];
+    void *const *out_of[TPUSIM_CORES_MAX];
     for (uint64_t b0 = j->first; b0 < j->end && j->st == TPURT_OK; b0 += cores) {
         const uint32_t n = j->end - b0 < cores ? (uint32_t)(j->end - b0) : cores;
         uint64_t row = 0, rows = 0; /* the outputs' rows of batch b: whole but the last one */
@@ -495,7 +456,7 @@ static int run_jobs(const run_options *o, const tpub_package *pkg, const tpurt_o
         return cli_status_error(st, tpurt_last_error(jobs[0].rt), o->package);
     pthread_t threads[RUN_JOBS_MAX];
     uint32_t started = 1;
-    const double t0 = run_clock();
+    const double t0 = tpuio_seconds();
     for (; started < n; started++)
         if (pthread_create(&threads[started], NULL, run_job_batches, &jobs[started])) {
             rc =
@@ -506,7 +467,7 @@ static int run_jobs(const run_options *o, const tpub_package *pkg, const tpurt_o
         run_job_batches(&jobs[0]);
     for (uint32_t j = 1; j < started; j++)
         pthread_join(threads[j], NULL);
-    *seconds = run_clock() - t0;
+    *seconds = tpuio_seconds() - t0;
     for (uint32_t j = 0; j < started && !rc; j++)
         if (jobs[j].st != TPURT_OK)
             rc = cli_status_error(jobs[j].st, jobs[j].msg, o->package);
@@ -516,23 +477,12 @@ static int run_jobs(const run_options *o, const tpub_package *pkg, const tpurt_o
     return rc;
 }
 
-int cmd_run(int argc, char **argv) { return run_package(argc, argv, NULL); }
-
-int run_package(int argc, char **argv, const tpu_remote *remote)
+int run_package(const run_options *o, const tpu_remote *remote)
 {
-    run_options o = {0};
-    int rc = parse_run(argc, argv, &o);
-    if (rc) {
-        free(o.inputs);
-        free(o.outputs);
-        return rc < 0 ? EXIT_OK : rc;
-    }
-    if (remote && o.jobs > 1) {
-        free(o.inputs);
-        free(o.outputs);
+    if (remote && o->jobs > 1)
         return cli_fail(EXIT_USAGE, "--jobs", "a remote device is one device: --jobs 1 only");
-    }
-    const double t_start = run_clock();
+    int rc = 0;
+    const double t_start = tpuio_seconds();
     tpub_package pkg = {0};
     int have_pkg = 0;
     tpurt *rt = NULL;
@@ -549,16 +499,16 @@ int run_package(int argc, char **argv, const tpu_remote *remote)
     hlo_error perr;
 
     /* The package is the tool's to check against the options before a device is opened. */
-    if (tpub_load(o.package, &pkg, &perr))
-        rc = cli_fail(EXIT_USAGE, o.package, "%s", perr.msg);
+    if (tpub_load(o->package, &pkg, &perr))
+        rc = cli_fail(EXIT_USAGE, o->package, "%s", perr.msg);
     else
         have_pkg = 1;
-    if (!rc && o.dev.array_n && o.dev.array_n != pkg.array_n)
+    if (!rc && o->dev.device.array_n && o->dev.device.array_n != pkg.array_n)
         rc = cli_fail(EXIT_USAGE, "--array", "%u, but %s is compiled for the %u x %u array",
-                      o.dev.array_n, o.package, pkg.array_n, pkg.array_n);
-    if (!rc && o.n_outputs > pkg.n_outputs)
+                      o->dev.device.array_n, o->package, pkg.array_n, pkg.array_n);
+    if (!rc && o->n_outputs > pkg.n_outputs)
         rc = cli_fail(EXIT_USAGE, "--output", "%u given, but the package has %u output%s",
-                      o.n_outputs, pkg.n_outputs, pkg.n_outputs == 1 ? "" : "s");
+                      o->n_outputs, pkg.n_outputs, pkg.n_outputs == 1 ? "" : "s");
     if (!rc) {
         in = calloc(pkg.n_inputs + 1, sizeof *in);
         res = calloc(pkg.n_outputs + 1, sizeof *res);
@@ -567,31 +517,29 @@ int run_package(int argc, char **argv, const tpu_remote *remote)
             rc = cli_fail(EXIT_USAGE, "memory", "out of host memory");
     }
     if (!rc)
-        rc = load_files(&o, &pkg, in, &cl);
+        rc = load_files(o, &pkg, in, &cl);
     if (!rc) {
         tpurt_options_default(&opts); /* verify on */
-        opts.mem_latency = o.dev.mem_latency;
-        opts.mem_bytes_per_cycle = o.dev.mem_bandwidth;
-        opts.max_cycles = o.dev.max_cycles;
-        opts.cores = o.dev.cores;
-        opts.weights_per_core = o.weights_per_core;
+        opts.device = &o->dev.device;
+        opts.max_cycles = o->dev.max_cycles;
+        opts.weights_per_core = o->weights_per_core;
         opts.remote = remote;
         const tpurt_status st = tpurt_open(&pkg, &opts, &rt, err, sizeof err);
         if (st != TPURT_OK)
-            rc = cli_status_error(st, err, o.package);
+            rc = cli_status_error(st, err, o->package);
     }
     if (!rc)
-        rc = bind_inputs(&o, rt, in, &pl);
+        rc = bind_inputs(o, rt, in, &pl);
     if (!rc)
         rc = alloc_results(rt, &pl, res, staging);
     if (!rc)
-        rc = run_setup_classes(&o, rt, &pl, res, &cl);
+        rc = run_setup_classes(o, rt, &pl, res, &cl);
     if (!rc) {
-        jobs[0] = (run_job){.o = &o, .pl = &pl, .rt = rt, .in = in, .res = res, .staging = staging};
-        rc = run_jobs(&o, &pkg, &opts, jobs, &n_jobs, &job_seconds);
+        jobs[0] = (run_job){.o = o, .pl = &pl, .rt = rt, .in = in, .res = res, .staging = staging};
+        rc = run_jobs(o, &pkg, &opts, jobs, &n_jobs, &job_seconds);
     }
     if (!rc)
-        rc = run_finish(&o, jobs, n_jobs, &pl, &cl, res, run_clock() - t_start, job_seconds);
+        rc = run_finish(o, jobs, n_jobs, &pl, &cl, res, tpuio_seconds() - t_start, job_seconds);
 
     for (uint32_t j = 1; j < n_jobs; j++)
         free_job(&jobs[j]);
@@ -611,7 +559,5 @@ int run_package(int argc, char **argv, const tpu_remote *remote)
     free(in);
     if (have_pkg)
         tpub_free(&pkg);
-    free(o.inputs);
-    free(o.outputs);
     return rc;
 }
