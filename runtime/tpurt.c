@@ -11,23 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The package's GEMM flags are the command's bit for bit (docs/package.md): the runtime passes
- * them to the driver as they are. (The enums differ in type: compared as unsigned.) */
-#define SAME_FLAG(f) ((unsigned)TPUB_GEMM_##f == (unsigned)TPU_GEMM_##f)
-_Static_assert(SAME_FLAG(BIAS), "TPUB_GEMM_BIAS differs from TPU_GEMM_BIAS");
-_Static_assert(SAME_FLAG(RELU), "TPUB_GEMM_RELU differs from TPU_GEMM_RELU");
-_Static_assert(SAME_FLAG(OUT_INT8), "TPUB_GEMM_OUT_INT8 differs from TPU_GEMM_OUT_INT8");
-_Static_assert(SAME_FLAG(A_UNSIGNED), "TPUB_GEMM_A_UNSIGNED differs from TPU_GEMM_A_UNSIGNED");
-_Static_assert(SAME_FLAG(B_TILED), "TPUB_GEMM_B_TILED differs from TPU_GEMM_B_TILED");
-_Static_assert((unsigned)(TPUB_GEMM_BIAS | TPUB_GEMM_RELU | TPUB_GEMM_OUT_INT8 |
-                          TPUB_GEMM_A_UNSIGNED | TPUB_GEMM_B_TILED) ==
-                   (unsigned)(TPU_GEMM_BIAS | TPU_GEMM_RELU | TPU_GEMM_OUT_INT8 |
-                              TPU_GEMM_A_UNSIGNED | TPU_GEMM_B_TILED),
-               "the GEMM flag sets of tpub.h and tpu.h differ");
-_Static_assert((unsigned)TPUB_CONV_POOL == (unsigned)TPU_CONV_POOL,
-               "TPUB_CONV_POOL differs from TPU_CONV_POOL");
-#undef SAME_FLAG
-
 tpurt_status rt_fail(tpurt *rt, tpurt_status s, const char *fmt, ...)
 {
     va_list ap;
