@@ -319,7 +319,17 @@ module tpu_core #(
     // MATMUL in flight are counted by the sequencer; the MXU's own count is not needed.
     /* verilator lint_off UNUSEDSIGNAL */
     wire mxu_busy_unused;
+    wire acc_bf16_unused;  // until the accumulators add fp32
     /* verilator lint_on UNUSEDSIGNAL */
+    // Until the weight FIFO holds 16-bit cells and the UB reads row pairs: int8 cells
+    // sign-extended and no second row (a bf16 MATMUL is not yet right).
+    wire [16*N-1:0] wf_rd_cells;
+    genvar wc;
+    generate
+        for (wc = 0; wc < N; wc = wc + 1) begin : g_wf_cell
+            assign wf_rd_cells[16*wc+:16] = {{8{wf_rd_data[8*wc+7]}}, wf_rd_data[8*wc+:8]};
+        end
+    endgenerate
 
     tpu_mxu #(
         .N(N)
@@ -335,17 +345,19 @@ module tpu_core #(
         .cmd_acc(cmd_flags[`TPU_F_ACC_BIT]),
         .cmd_load(cmd_flags[`TPU_F_LOAD_BIT]),
         .cmd_unsigned(cmd_flags[`TPU_F_UNSIGNED_BIT]),
+        .cmd_bf16(cmd_flags[`TPU_F_BF16_BIT]),
         .done(mx_done),
         .wf_empty(wf_empty),
         .wf_row(wf_rd_row),
-        .wf_rdata(wf_rd_data),
+        .wf_rdata(wf_rd_cells),
         .wf_pop(wf_pop),
         .ub_en(ub_r0_en),
         .ub_addr(ub_r0_addr),
-        .ub_data(ub_r0_data),
+        .ub_data({{8 * N{1'b0}}, ub_r0_data}),
         .acc_en(acc_w_en),
         .acc_addr(acc_w_addr),
         .acc_accumulate(acc_w_accumulate),
+        .acc_bf16(acc_bf16_unused),
         .acc_data(acc_w_data),
         .row_fire(row_fire),
         .weight_stall(weight_stall),

@@ -126,10 +126,10 @@ int main(int argc, char **argv)
         return 1;
     }
     snprintf(cmd, sizeof cmd,
-             "iverilog -g2012 -I '" TPU_ISA_DIR "' -I '%s/tests/rtl' -o '%s/core.vvp' -s tb_core "
-             "-P tb_core.N=%u -P tb_core.MEM_MAX=%d %s/rtl/*.v %s/tests/rtl/model/*.v "
+             "iverilog -g2012 -I '" TPU_ISA_DIR "' -I '%s/rtl' -I '%s/tests/rtl' -o '%s/core.vvp' "
+             "-s tb_core -P tb_core.N=%u -P tb_core.MEM_MAX=%d %s/rtl/*.v %s/tests/rtl/model/*.v "
              "%s/tests/rtl/tb_core.v",
-             src, work, n_arr, MEM, src, src, src);
+             src, src, work, n_arr, MEM, src, src, src);
     if (system(cmd) != 0) {
         fprintf(stderr, "bench_icarus: iverilog failed\n");
         return 1;

@@ -38,7 +38,7 @@ task stream;
         check(pv >= run_cycles - 2 && pv <= run_cycles + 2, "PERF_ACTIVE ~ cycles to HALT",
               run_cycles, pv);
         check_csr(A_ID, 32'h54505531, "ID");
-        check_csr(A_VERSION, 32'h00010002, "VERSION");
+        check_csr(A_VERSION, 32'h00010003, "VERSION");
         check_csr(A_ARRAY_N, N, "ARRAY_N");
         check_csr(A_UB_ROWS, UB_ROWS, "UB_ROWS");
         check_csr(A_ACC_ROWS, ACC_ROWS, "ACC_ROWS");

@@ -111,8 +111,9 @@ TEST(Icarus, GemmMatchesGoldenAndVerilator)
     write_program(dir + "/prog.hex", p);
     write_bytes(dir + "/mem.hex", img.data(), img.size());
     std::ostringstream cmd;
-    cmd << "iverilog -g2012 -I '" TPU_ISA_DIR "' -I '" TPU_SOURCE_DIR "/tests/rtl' -o '" << dir
-        << "/core.vvp' -s tb_core "
+    cmd << "iverilog -g2012 -I '" TPU_ISA_DIR "' -I '" TPU_SOURCE_DIR "/rtl' -I '" TPU_SOURCE_DIR
+           "/tests/rtl' -o '"
+        << dir << "/core.vvp' -s tb_core "
         << "-P tb_core.N=" << kN << " " << TPU_SOURCE_DIR << "/rtl/*.v " << TPU_SOURCE_DIR
         << "/tests/rtl/model/*.v " << TPU_SOURCE_DIR << "/tests/rtl/tb_core.v && vvp -n '" << dir
         << "/core.vvp' +prog=" << dir << "/prog.hex +mem=" << dir

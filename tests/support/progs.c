@@ -401,17 +401,24 @@ static void break_operand(gen *g, tpusim_fields *f)
     const uint32_t n = g->n;
     for (;;) {
         switch (rng_below(g->r, 7)) {
-        case 0: /* reserved flag */ f->flags |= 0x80u; return;
+        case 0: /* MATMUL: UNSIGNED with BF16 */
+            if (f->op == TPU_OP_MATMUL) {
+                f->flags |= TPU_F_UNSIGNED | TPU_F_BF16;
+                return;
+            }
+            break;
         case 1: { /* a flag the opcode (or WR_HOST's source) does not take */
-            uint32_t ok = f->op == TPU_OP_MATMUL     ? TPU_F_ACC | TPU_F_LOAD | TPU_F_UNSIGNED
-                          : f->op == TPU_OP_ACTIVATE ? TPU_F_BIAS | TPU_F_RELU | TPU_F_POOL
-                          : f->op == TPU_OP_WR_HOST && (f->flags & TPU_F_SRC_ACC)
-                              ? TPU_F_SRC_ACC | TPU_F_BIAS | TPU_F_RELU
-                              : 0;
-            const uint32_t bad = 0x7fu & ~ok & ~(f->op == TPU_OP_WR_HOST ? TPU_F_SRC_ACC : 0u);
+            uint32_t ok =
+                f->op == TPU_OP_RD_WEIGHT  ? TPU_F_BF16
+                : f->op == TPU_OP_MATMUL   ? TPU_F_ACC | TPU_F_LOAD | TPU_F_UNSIGNED | TPU_F_BF16
+                : f->op == TPU_OP_ACTIVATE ? TPU_F_BIAS | TPU_F_RELU | TPU_F_POOL | TPU_F_BF16
+                : f->op == TPU_OP_WR_HOST && (f->flags & TPU_F_SRC_ACC)
+                    ? TPU_F_SRC_ACC | TPU_F_BIAS | TPU_F_RELU | TPU_F_BF16
+                    : 0;
+            const uint32_t bad = TPU_F_ALL & ~ok & ~(f->op == TPU_OP_WR_HOST ? TPU_F_SRC_ACC : 0u);
             uint32_t bit;
             do
-                bit = 1u << rng_below(g->r, 7);
+                bit = 1u << rng_below(g->r, 8);
             while (!(bad & bit));
             f->flags |= bit;
             return;
@@ -485,7 +492,8 @@ static void break_operand(gen *g, tpusim_fields *f)
         default: { /* len out of range */
             const int words = f->op == TPU_OP_RD_PARAMS ||
                               (f->op == TPU_OP_WR_HOST && (f->flags & TPU_F_SRC_ACC));
-            const uint32_t max = f->op == TPU_OP_RD_WEIGHT ? n : 4 * n;
+            const uint32_t max =
+                f->op == TPU_OP_RD_WEIGHT ? (f->flags & TPU_F_BF16 ? 2 * n : n) : 4 * n;
             if (f->op != TPU_OP_RD_HOST && f->op != TPU_OP_RD_WEIGHT && f->op != TPU_OP_RD_PARAMS &&
                 f->op != TPU_OP_WR_HOST)
                 break;
