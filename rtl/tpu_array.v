@@ -17,6 +17,7 @@ module tpu_array #(
     input  wire [AW*N-1:0] a_in,
     input  wire [   N-1:0] s_in,
     input  wire [   N-1:0] f_in,
+    input  wire            bf,     // some row in the array is bf16 (every PE's f_in is 0 otherwise)
     input  wire [WW*N-1:0] w_in,
     input  wire [   N-1:0] w_en,
     input  wire [   N-1:0] w_sel,
@@ -73,6 +74,7 @@ module tpu_array #(
                     .a_in (a_i),
                     .s_in (s_i),
                     .f_in (f_i),
+                    .bf   (bf),
                     .p_in (p_i),
                     .w_in (w_i),
                     .w_en (w_en[c]),

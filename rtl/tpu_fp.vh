@@ -46,7 +46,6 @@ endfunction
 // 32 bits wide where that is free: Verilator then needs no masks for them.
 function [31:0] bf16_mul;
     input [15:0] f_a, f_w;
-    /*verilator no_inline_task*/
     reg [15:0] f_p;  // significand product, 1.0 <= f_p / 2^14 < 4.0
     reg [31:0] f_e;  // biased exponent of the product, two's complement
     begin
@@ -76,7 +75,6 @@ endfunction
 // of 2^-149), which is flushed.
 function [31:0] fp32_add;
     input [31:0] f_x, f_y;
-    /*verilator no_inline_task*/
     reg [31:0] f_b, f_s;  // larger and smaller magnitude
     reg [31:0] f_d;  // exponent difference
     reg [63:0] f_r;  // the sum; then the rounded significand

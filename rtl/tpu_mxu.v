@@ -317,6 +317,16 @@ module tpu_mxu #(
     assign s_sk = s_h;
     assign f_sk = f_h;
 
+    // A bf16 row is in the array: from the cycle it enters row 0 until it leaves PE (N-1, N-1)
+    // 2N-2 cycles later. Every PE tests this one signal before its own type, so that Verilator
+    // merges the tests and an int8 cycle runs the int8 code alone (tpu_pe).
+    localparam BW = $clog2(2 * N + 1);
+    localparam integer BF_SPAN_I = 2 * N;
+    localparam [BW-1:0] BF_SPAN = BF_SPAN_I[BW-1:0];
+    reg [BW-1:0] bf_live;
+    always @(posedge clk)
+        bf_live <= rst ? {BW{1'b0}} : f_in ? BF_SPAN : bf_live - {{(BW - 1) {1'b0}}, bf_live != 0};
+
     // ------------------------------------------------------------------ array, output --
     wire [PW*N-1:0] p_bot;
     wire [PW*N-1:0] p_al;
@@ -332,6 +342,7 @@ module tpu_mxu #(
         .a_in (a_sk),
         .s_in (s_sk),
         .f_in (f_sk),
+        .bf   (bf_live != {BW{1'b0}}),
         .w_in (w_sk),
         .w_en (we_sk),
         .w_sel(ws_sk),

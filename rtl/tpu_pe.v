@@ -20,6 +20,7 @@ module tpu_pe #(
     input  wire [AW-1:0] a_in,
     input  wire          s_in,
     input  wire          f_in,
+    input  wire          bf,     // array-wide: a bf16 row is somewhere in the array
     input  wire [PW-1:0] p_in,
     input  wire [WW-1:0] w_in,
     input  wire          w_en,
@@ -38,6 +39,13 @@ module tpu_pe #(
 
     reg [WW-1:0] w0, w1;
 
+    // p + a * w, w a cell's low byte (PW-bit wrap). All operands are signed, so each is
+    // sign-extended to PW bits before the multiply. One expression without intermediate nets:
+    // several times faster under Icarus.
+    function [PW-1:0] int8_mac(input [PW-1:0] p, input [AW-1:0] a, input [7:0] w);
+        int8_mac = $signed(p) + $signed(a) * $signed(w);
+    endfunction
+
     assign w_out = w_sel ? w1 : w0;
 
     always @(posedge clk) begin
@@ -52,17 +60,16 @@ module tpu_pe #(
             a_out <= a_in;
             s_out <= s_in;
             f_out <= f_in;
-            // Two statements keep the float path a branch that int8 cycles skip (tpu_fp.vh).
-            if (f_in) begin : g_bf16
-                reg [31:0] prod;
-                prod = bf16_mul(a_in, s_in ? w1 : w0);
-                p_out <= fp32_add(p_in, prod);
-            end else begin
-                // All operands are signed, so each is sign-extended to PW bits before the
-                // multiply. One expression without intermediate nets: several times faster under
-                // Icarus.
-                p_out <= $signed(p_in) + $signed(a_in) * $signed(s_in ? w1[7:0] : w0[7:0]);
-            end
+            // The array-wide test first: Verilator merges it over all PEs, so that int8 cycles
+            // run the int8 statements of all PEs as one block. Within, two statements keep the
+            // float path a branch (tpu_fp.vh).
+            if (bf) begin
+                if (f_in) begin : g_bf16
+                    reg [31:0] prod;
+                    prod = bf16_mul(a_in, s_in ? w1 : w0);
+                    p_out <= fp32_add(p_in, prod);
+                end else p_out <= int8_mac(p_in, a_in, s_in ? w1[7:0] : w0[7:0]);
+            end else p_out <= int8_mac(p_in, a_in, s_in ? w1[7:0] : w0[7:0]);
             if (w_en && !w_sel) w0 <= w_in;
             if (w_en && w_sel) w1 <= w_in;
         end

@@ -220,6 +220,7 @@ template <class V> ArrayRun run_array(const Gemm &g, uint32_t N, std::vector<int
         put(v->a_in, a_w.data());
         put(v->s_in, s_w.data());
         put(v->f_in, f_w.data()); // int8 rows
+        v->bf = 0;
         put(v->w_in, w_w.data());
         put(v->w_en, we_w.data());
         put(v->w_sel, ws_w.data());

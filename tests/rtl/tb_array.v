@@ -24,12 +24,13 @@ module tb_array;
 
     reg clk = 1'b0;
     always #5 clk = ~clk;
-    reg rst;
+    reg            rst;
 
-    reg  [16*N-1:0] a_in;
-    reg  [   N-1:0] s_in;
-    reg  [   N-1:0] f_in;
-    reg  [16*N-1:0] w_in;
+    reg [16*N-1:0] a_in;
+    reg [   N-1:0] s_in;
+    reg [   N-1:0] f_in;
+    reg            bf;  // from the first bf16 vector on (int8 before: both int8 paths run)
+    reg [16*N-1:0] w_in;
     reg [N-1:0] w_en, w_sel;
     wire [32*N-1:0] p_out;
 
@@ -41,6 +42,7 @@ module tb_array;
         .a_in (a_in),
         .s_in (s_in),
         .f_in (f_in),
+        .bf   (bf),
         .w_in (w_in),
         .w_en (w_en),
         .w_sel(w_sel),
@@ -123,6 +125,7 @@ module tb_array;
         a_in  = 0;
         s_in  = 0;
         f_in  = 0;
+        bf    = 0;
         w_in  = 0;
         w_en  = 0;
         w_sel = 0;
@@ -140,6 +143,7 @@ module tb_array;
             w_en  = 0;
             w_sel = 0;
             w_in  = 0;
+            bf    = t >= LA;
             drive_shift(TS1, 1, 1);
             drive_shift(TS2, 2, 0);
             for (r = 0; r < N; r = r + 1) begin

@@ -43,6 +43,7 @@ module tb_pe;
                 .a_in (a[g*16+:16]),
                 .s_in (s[g]),
                 .f_in (f[g]),
+                .bf   (|f),  // as the array raises it: while some PE has a bf16 row
                 .p_in (p_i),
                 .w_in (w_i),
                 .w_en (w_en),
