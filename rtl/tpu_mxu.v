@@ -16,8 +16,9 @@
 //   T+2N+2     acc_en with the row's address, accumulate bit and data (registered);
 //              done also pulses here for the command's last row.
 // So a row's accumulator write is exactly 2N+2 cycles after its UB read (LAT below). The row's
-// type travels through the array with it (tpu_pe's f) and comes out with its accumulator write
-// (acc_bf16), so int8 and bf16 commands follow each other without a drain.
+// type travels through the array with it (tpu_array picks the int32 or fp32 sum by it) and comes
+// out with its accumulator write (acc_bf16), so int8 and bf16 commands follow each other without
+// a drain.
 //
 // Weights: a LOAD command's tile is shifted into the bank the previous command does not use.
 // With t = the cycle a row enters array row 0, PE (r,c) uses that row's bank at t+r+c, and a
@@ -285,10 +286,9 @@ module tpu_mxu #(
 
     // Element k enters array row k k cycles after element 0; the row's bank select and type (one
     // bit each for the whole row) follow it through their histories, bit k = the row entering
-    // row k's.
+    // row k's. The array takes the type as the row enters its last row.
     wire [AW*N-1:0] a_sk;
     wire [   N-1:0] s_sk;
-    wire [   N-1:0] f_sk;
     tpu_skew #(
         .N(N),
         .W(AW)
@@ -315,11 +315,10 @@ module tpu_mxu #(
         end
     endgenerate
     assign s_sk = s_h;
-    assign f_sk = f_h;
 
     // A bf16 row is in the array: from the cycle it enters row 0 until it leaves PE (N-1, N-1)
-    // 2N-2 cycles later. Every PE tests this one signal before its own type, so that Verilator
-    // merges the tests and an int8 cycle runs the int8 code alone (tpu_pe).
+    // 2N-2 cycles later. It gates the array's float clock (tpu_array): an int8 stream leaves the
+    // fp32 registers alone.
     localparam BW = $clog2(2 * N + 1);
     localparam integer BF_SPAN_I = 2 * N;
     localparam [BW-1:0] BF_SPAN = BF_SPAN_I[BW-1:0];
@@ -341,7 +340,7 @@ module tpu_mxu #(
         .rst  (rst),
         .a_in (a_sk),
         .s_in (s_sk),
-        .f_in (f_sk),
+        .f_in (f_h[N-1]),
         .bf   (bf_live != {BW{1'b0}}),
         .w_in (w_sk),
         .w_en (we_sk),

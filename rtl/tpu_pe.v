@@ -1,34 +1,36 @@
 `default_nettype none
-// tpu_pe: one weight-stationary processing element with two weight banks, int8 or bf16.
+// tpu_pe: one weight-stationary processing element with two weight banks, int8 and bf16.
 //
-// Activations move left to right and partial sums top to bottom, one PE per cycle:
-//   a_out <= a_in, s_out <= s_in, f_out <= f_in
-//   int8 (f_in = 0): p_out <= p_in + a_in * w[s_in][7:0]            (PW-bit wrap)
-//   bf16 (f_in = 1): p_out <= fp32_add(p_in, bf16_mul(a_in, w[s_in]))   (rtl/tpu_fp.vh)
-// The bank select s_in and the type f_in travel with their activation, so a bank switch and a
-// change of type follow the wavefront. Weights shift down the column: when w_en, bank w_sel <=
-// w_in. w_out is bank w_sel taken straight from the bank registers, so a column of PEs forms a
-// shift register that moves one row per cycle. The MXU never shifts a bank that an in-flight
-// activation still reads.
+// Activations move left to right and partial sums top to bottom, one PE per cycle, in two sums
+// side by side, an int32 and an fp32 one:
+//   a_out <= a_in, s_out <= s_in
+//   p_out <= p_in + a_in * w[s_in][7:0]                    (PW-bit wrap), on clk
+//   q_out <= fp32_add(q_in, bf16_mul(a_in, w[s_in]))       (rtl/tpu_fp.vh), on fclk
+// Both read every row; the array keeps the sum of the row's type at the bottom (tpu_array).
+// fclk is clk gated by tpu_icg while no bf16 row is in the array: the float datapath idles then.
+// The bank select s_in travels with its activation, so a bank switch follows the wavefront.
+// Weights shift down the column: when w_en, bank w_sel <= w_in. w_out is bank w_sel taken
+// straight from the bank registers, so a column of PEs forms a shift register that moves one row
+// per cycle. The MXU never shifts a bank that an in-flight activation still reads.
 module tpu_pe #(
     parameter AW = 16,  // activation: int8/uint8 extended to 16 bits at the array edge, or bf16
     parameter WW = 16,  // weight cell: an int8 sign-extended (the low byte is used), or bf16
-    parameter PW = 32   // partial sum: int32 or fp32
+    parameter PW = 32   // partial sums: int32 and fp32
 ) (
     input  wire          clk,
+    input  wire          fclk,   // clk, gated: ticks while a bf16 row is in the array
     input  wire          rst,
     input  wire [AW-1:0] a_in,
     input  wire          s_in,
-    input  wire          f_in,
-    input  wire          bf,     // array-wide: a bf16 row is somewhere in the array
     input  wire [PW-1:0] p_in,
+    input  wire [PW-1:0] q_in,
     input  wire [WW-1:0] w_in,
     input  wire          w_en,
     input  wire          w_sel,
     output reg  [AW-1:0] a_out,
     output reg           s_out,
-    output reg           f_out,
     output reg  [PW-1:0] p_out,
+    output reg  [PW-1:0] q_out,
     output wire [WW-1:0] w_out
 );
     // Flattened into the array like any small module: otherwise the float code makes Verilator
@@ -52,26 +54,22 @@ module tpu_pe #(
         if (rst) begin
             a_out <= {AW{1'b0}};
             s_out <= 1'b0;
-            f_out <= 1'b0;
             p_out <= {PW{1'b0}};
             w0    <= {WW{1'b0}};
             w1    <= {WW{1'b0}};
         end else begin
             a_out <= a_in;
             s_out <= s_in;
-            f_out <= f_in;
-            // The array-wide test first: Verilator merges it over all PEs, so that int8 cycles
-            // run the int8 statements of all PEs as one block. Within, two statements keep the
-            // float path a branch (tpu_fp.vh).
-            if (bf) begin
-                if (f_in) begin : g_bf16
-                    reg [31:0] prod;
-                    prod = bf16_mul(a_in, s_in ? w1 : w0);
-                    p_out <= fp32_add(p_in, prod);
-                end else p_out <= int8_mac(p_in, a_in, s_in ? w1[7:0] : w0[7:0]);
-            end else p_out <= int8_mac(p_in, a_in, s_in ? w1[7:0] : w0[7:0]);
+            p_out <= int8_mac(p_in, a_in, s_in ? w1[7:0] : w0[7:0]);
             if (w_en && !w_sel) w0 <= w_in;
             if (w_en && w_sel) w1 <= w_in;
         end
+    end
+
+    // The float sum: the product into a local, then the add (tpu_fp.vh).
+    always @(posedge fclk) begin : g_bf16
+        reg [31:0] prod;
+        prod = bf16_mul(a_in, s_in ? w1 : w0);
+        q_out <= rst ? {PW{1'b0}} : fp32_add(q_in, prod);
     end
 endmodule

@@ -8,7 +8,8 @@
 //   - segment C mixes both banks and both types per vector, with idle (zero) slots.
 // Every column output is compared every cycle with sum_k a[k] * W[k][c] computed here (int8: the
 // cells' low bytes; bf16: the column's fp32 sum from +0 in row order, rtl/tpu_fp.vh), or zero
-// where no vector is in flight. Activations include int8 -128/127 and uint8 255 vectors and bf16
+// where no vector is in flight. bf, the float clock's enable, is high exactly while a bf16 vector
+// is in the array, as the MXU raises it. Activations include int8 -128/127 and uint8 255 vectors and bf16
 // edge values.
 module tb_array;
     parameter N = 8;
@@ -28,8 +29,8 @@ module tb_array;
 
     reg [16*N-1:0] a_in;
     reg [   N-1:0] s_in;
-    reg [   N-1:0] f_in;
-    reg            bf;  // from the first bf16 vector on (int8 before: both int8 paths run)
+    reg [   N-1:0] f_in;  // the type of the vector entering row r (the array takes row N-1's)
+    reg            bf;
     reg [16*N-1:0] w_in;
     reg [N-1:0] w_en, w_sel;
     wire [32*N-1:0] p_out;
@@ -41,7 +42,7 @@ module tb_array;
         .rst  (rst),
         .a_in (a_in),
         .s_in (s_in),
-        .f_in (f_in),
+        .f_in (f_in[N-1]),
         .bf   (bf),
         .w_in (w_in),
         .w_en (w_en),
@@ -143,7 +144,10 @@ module tb_array;
             w_en  = 0;
             w_sel = 0;
             w_in  = 0;
-            bf    = t >= LA;
+            // vector v is in PE (r, c) at t = v + r + c
+            bf    = 0;
+            for (v = t - 2 * N + 2; v <= t; v = v + 1)
+            if (v >= 0 && v < NV && vval[v] && vf[v]) bf = 1;
             drive_shift(TS1, 1, 1);
             drive_shift(TS2, 2, 0);
             for (r = 0; r < N; r = r + 1) begin

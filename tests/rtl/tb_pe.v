@@ -1,9 +1,11 @@
-// tb_pe: a column of N tpu_pe chained as in the array (psums and weights flow down, each PE
-// gets its own activation and type). A cycle model of the column checks every output every
-// cycle: MAC with both banks, bank select, the weight shift chain (w_out combinational), shifting
-// one bank while computing with the other, 32-bit psum wrap at the top, int8/uint8 extremes, and
-// the bf16 path (rtl/tpu_fp.vh's rule, checked against the golden model by tb_fp) with edge
-// values, PE by PE int8 or bf16 in the same cycle, an int8 product using the cell's low byte.
+// tb_pe: a column of N tpu_pe chained as in the array (both psums and weights flow down, each PE
+// gets its own activation), its float clock from a tpu_icg as in the array. A cycle model of the
+// column checks every output every cycle: MAC with both banks, bank select, the weight shift
+// chain (w_out combinational), shifting one bank while computing with the other, 32-bit psum wrap
+// at the top, int8/uint8 extremes, and the fp32 sum (rtl/tpu_fp.vh's rule, checked against the
+// golden model by tb_fp) with bf16 edge values, PE by PE int8 or bf16 data in the same cycle, an
+// int8 product using the cell's low byte, the fp32 sums holding while the float clock is gated
+// and ticking again at once when it is not.
 module tb_pe;
     parameter N = 8;
     `include "tpu_fp.vh"
@@ -15,43 +17,54 @@ module tb_pe;
 
     reg [16*N-1:0] a;
     reg [   N-1:0] s;
-    reg [   N-1:0] f;
+    reg [   N-1:0] f;  // PE k's activation is bf16 (else int8)
+    reg            fen;  // the float clock's enable
     reg [    31:0] p_top;
+    reg [    31:0] q_top;
     reg [    15:0] w_top;
     reg w_en, w_sel;
     wire [16*N-1:0] a_o;
     wire [   N-1:0] s_o;
-    wire [   N-1:0] f_o;
     wire [32*N-1:0] p_o;
+    wire [32*N-1:0] q_o;
     wire [16*N-1:0] w_o;
+
+    wire fclk;
+    tpu_icg u_icg (
+        .clk (clk),
+        .en  (fen | rst),
+        .gclk(fclk)
+    );
 
     genvar g;
     generate
         for (g = 0; g < N; g = g + 1) begin : col
-            wire [31:0] p_i;
+            wire [31:0] p_i, q_i;
             wire [15:0] w_i;
             if (g == 0) begin : top
                 assign p_i = p_top;
+                assign q_i = q_top;
                 assign w_i = w_top;
             end else begin : below
                 assign p_i = p_o[(g-1)*32+:32];
+                assign q_i = q_o[(g-1)*32+:32];
                 assign w_i = w_o[(g-1)*16+:16];
             end
             tpu_pe u (
                 .clk  (clk),
+                .fclk (fclk),
                 .rst  (rst),
                 .a_in (a[g*16+:16]),
                 .s_in (s[g]),
-                .f_in (f[g]),
-                .bf   (|f),  // as the array raises it: while some PE has a bf16 row
                 .p_in (p_i),
+                .q_in (q_i),
                 .w_in (w_i),
                 .w_en (w_en),
                 .w_sel(w_sel),
                 .a_out(a_o[g*16+:16]),
                 .s_out(s_o[g]),
-                .f_out(f_o[g]),
                 .p_out(p_o[g*32+:32]),
+                .q_out(q_o[g*32+:32]),
                 .w_out(w_o[g*16+:16])
             );
         end
@@ -59,12 +72,11 @@ module tb_pe;
 
     // model state
     reg [15:0] m_w0[0:N-1], m_w1[0:N-1];
-    reg [31:0] m_p[0:N-1];
+    reg [31:0] m_p[0:N-1], m_q[0:N-1];
     reg [15:0] m_a[0:N-1];
     reg m_s[0:N-1];
-    reg m_f[0:N-1];
     reg [15:0] n_w0[0:N-1], n_w1[0:N-1];
-    reg [31:0] n_p[0:N-1];
+    reg [31:0] n_p[0:N-1], n_q[0:N-1];
 
     integer errors = 0;
     integer cyc = 0;
@@ -114,9 +126,9 @@ module tb_pe;
         begin
             for (k = 0; k < N; k = k + 1) begin
                 if (p_o[k*32+:32] !== m_p[k]) fail("p_out", k, m_p[k], p_o[k*32+:32]);
+                if (q_o[k*32+:32] !== m_q[k]) fail("q_out", k, m_q[k], q_o[k*32+:32]);
                 if (a_o[k*16+:16] !== m_a[k]) fail("a_out", k, m_a[k], a_o[k*16+:16]);
                 if (s_o[k] !== m_s[k]) fail("s_out", k, m_s[k], s_o[k]);
-                if (f_o[k] !== m_f[k]) fail("f_out", k, m_f[k], f_o[k]);
             end
         end
     endtask
@@ -129,18 +141,10 @@ module tb_pe;
             if (w_o[k*16+:16] !== (w_sel ? m_w1[k] : m_w0[k]))
                 fail("w_out", k, w_sel ? m_w1[k] : m_w0[k], w_o[k*16+:16]);
             for (k = 0; k < N; k = k + 1) begin
-                if (f[k])
-                    n_p[k] = fp32_add(
-                        k == 0 ? p_top : m_p[k-1], bf16_mul(a[k*16+:16], s[k] ? m_w1[k] : m_w0[k])
-                    );
-                else
-                    n_p[k] = (k == 0 ? p_top : m_p[k-1]) + sx16(
-                        a[k*16+:16]
-                    ) * (s[k] ? sx8(
-                        m_w1[k][7:0]
-                    ) : sx8(
-                        m_w0[k][7:0]
-                    ));
+                n_q[k] = !fen ? m_q[k] : fp32_add(k == 0 ? q_top : m_q[k-1],
+                                                  bf16_mul(a[k*16+:16], s[k] ? m_w1[k] : m_w0[k]));
+                n_p[k] = (k == 0 ? p_top : m_p[k-1]) +
+                    sx16(a[k*16+:16]) * (s[k] ? sx8(m_w1[k][7:0]) : sx8(m_w0[k][7:0]));
                 n_w0[k] = (w_en && !w_sel) ? (k == 0 ? w_top : m_w0[k-1]) : m_w0[k];
                 n_w1[k] = (w_en && w_sel) ? (k == 0 ? w_top : m_w1[k-1]) : m_w1[k];
             end
@@ -149,11 +153,11 @@ module tb_pe;
             cyc = cyc + 1;
             for (k = 0; k < N; k = k + 1) begin
                 m_p[k]  = n_p[k];
+                m_q[k]  = n_q[k];
                 m_w0[k] = n_w0[k];
                 m_w1[k] = n_w1[k];
                 m_a[k]  = a[k*16+:16];
                 m_s[k]  = s[k];
-                m_f[k]  = f[k];
             end
             check_regs;
         end
@@ -167,8 +171,11 @@ module tb_pe;
                 a[k*16+:16] = rand_a($random(seed), f[k]);
                 s[k] = (sel_mode == 2) ? $random(seed) : sel_mode;
             end
-            // a bf16 column's sum enters as +0, or as another column's fp32 sum
-            p_top = f[0] && $random(seed) & 1 ? {tb_bf16($random(seed)), 16'd0} : $random(seed);
+            // the fp32 sum enters as +0, or as another column's fp32 sum; the float clock runs
+            // while a PE has bf16 data (as the array's does), and sometimes without
+            p_top = $random(seed);
+            q_top = $random(seed) & 1 ? {tb_bf16($random(seed)), 16'd0} : 32'd0;
+            fen   = |f || ($random(seed) & 3) == 0;
         end
     endtask
 
@@ -178,7 +185,9 @@ module tb_pe;
         a = 0;
         s = 0;
         f = 0;
+        fen = 0;
         p_top = 0;
+        q_top = 0;
         w_top = 0;
         w_en = 0;
         w_sel = 0;
@@ -188,9 +197,9 @@ module tb_pe;
             m_w0[k] = 0;
             m_w1[k] = 0;
             m_p[k]  = 0;
+            m_q[k]  = 0;
             m_a[k]  = 0;
             m_s[k]  = 0;
-            m_f[k]  = 0;
         end
         check_regs;
         // zero banks after reset: products are zero, the psum chain just passes p_top down
@@ -251,9 +260,9 @@ module tb_pe;
             m_w0[k] = 0;
             m_w1[k] = 0;
             m_p[k]  = 0;
+            m_q[k]  = 0;
             m_a[k]  = 0;
             m_s[k]  = 0;
-            m_f[k]  = 0;
         end
         check_regs;
         w_sel = 0;
