@@ -5,8 +5,8 @@
 module tb_icg;
     parameter N = 8;
 
-    reg clk = 1'b0;
-    reg en;
+    reg  clk = 1'b0;
+    reg  en;
     wire gclk;
 
     tpu_icg dut (
