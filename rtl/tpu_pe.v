@@ -66,10 +66,10 @@ module tpu_pe #(
         end
     end
 
-    // The float sum: the product into a local, then the add (tpu_fp.vh).
-    always @(posedge fclk) begin : g_bf16
-        reg [31:0] prod;
-        prod = bf16_mul(a_in, s_in ? w1 : w0);
-        q_out <= rst ? {PW{1'b0}} : fp32_add(q_in, prod);
-    end
+    // The fp32 sum (tpu_fp.vh) in one statement: a named block's reg for the product would be a
+    // variable of the model under Verilator, stored and loaded at every tick.
+    always @(posedge fclk)
+        q_out <= rst ? {PW{1'b0}} : fp32_add(
+            q_in, bf16_mul(a_in, s_in ? w1 : w0)
+        );
 endmodule
