@@ -185,6 +185,9 @@ double run_npy_value(const npy_array *a, uint64_t i)
     case NPY_INT32: return ((const int32_t *)a->data)[i];
     case NPY_FLOAT32: return ((const float *)a->data)[i];
     case NPY_INT64: return (double)((const int64_t *)a->data)[i];
+    case NPY_FLOAT16:
+    case NPY_BFLOAT16:
+    case NPY_V2: break;
     }
     return 0;
 }
