@@ -106,13 +106,13 @@ class Jitted:
         h = hashlib.blake2b()
         for i in sorted(wargs):
             for x in flat[i][0]:
-                h.update(np.ascontiguousarray(x).tobytes())
+                h.update(np.ascontiguousarray(x))
         entry = self._entries.get(key)
         compiled = entry is None or entry.weights_hash != h.digest()
         compile_seconds = 0.0
         if compiled:
             self._entries.pop(key, None)  # its device closes with it
-            entry = self._compile(args, flat, wargs, inputs, h.digest())
+            entry = self._compile(flat, wargs, inputs, h.digest())
             self._entries[key] = entry
             compile_seconds = time.perf_counter() - t0
         rt = entry.runtime
@@ -129,7 +129,7 @@ class Jitted:
             compile_seconds=compile_seconds, compiler_report=rt.package.report)
         return self._jax.tree_util.tree_unflatten(entry.out_tree, outs)
 
-    def _compile(self, args, flat, wargs, inputs, weights_hash):
+    def _compile(self, flat, wargs, inputs, weights_hash):
         jax = self._jax
         # Each core evaluates its share of the batch: the model is lowered for that share.
         def spec(i, x):

@@ -1,5 +1,6 @@
 """What a call measured: the figures `tpusim run` reports (tools/common/run_report.c), taken from
 the same runtime counters, as Python values and pandas DataFrames."""
+import functools
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -42,28 +43,37 @@ class Report:
     compiled: bool
     compile_seconds: float
     compiler_report: str = field(repr=False)
-    layers: pd.DataFrame = field(repr=False)
-    per_core: pd.DataFrame = field(repr=False, default=None)
+    layer_rows: list = field(repr=False)  # what `layers` is made of, as dicts
+    core_rows: list = field(repr=False)  # what `per_core` is made of
 
     @property
     def bit_exact(self):
         """Every submission agreed with the golden model."""
         return self.bit_exact_submissions == self.submissions
 
+    @functools.cached_property
+    def layers(self):
+        """A DataFrame, made when first asked for: pandas costs more than a small model's run."""
+        layers = pd.DataFrame(self.layer_rows)
+        if len(layers):
+            layers["cycles_per_batch"] = layers["cycles"] / max(self.batches, 1)
+            layers["mxu_utilization_percent"] = 100 * layers["ideal_cycles"] / layers["cycles"]
+            layers["cycles_over_bound"] = layers["cycles"] / layers["bound_cycles"]
+        return layers
+
+    @functools.cached_property
+    def per_core(self):
+        if not self.core_rows:
+            return None
+        per_core = pd.DataFrame(self.core_rows).rename_axis("core")
+        per_core["mem_stall_percent"] = 100 * per_core["mem_stall_cycles"] / per_core["cycles"]
+        return per_core
+
     @classmethod
     def from_runs(cls, info, d, **timing):
         """From Runtime.info() and the delta of two Runtime.snapshot()s."""
-        layers = pd.DataFrame(d["layers"])
-        ideal = float(layers["ideal_cycles"].sum()) if len(layers) else 0.0
-        bound = float(layers["bound_cycles"].sum()) if len(layers) else 0.0
-        if len(layers):
-            layers["cycles_per_batch"] = layers["cycles"] / max(d["runs"], 1)
-            layers["mxu_utilization_percent"] = 100 * layers["ideal_cycles"] / layers["cycles"]
-            layers["cycles_over_bound"] = layers["cycles"] / layers["bound_cycles"]
-        per_core = None
-        if d["cores"]:
-            per_core = pd.DataFrame(d["cores"]).rename_axis("core")
-            per_core["mem_stall_percent"] = 100 * per_core["mem_stall_cycles"] / per_core["cycles"]
+        ideal = sum(l["ideal_cycles"] for l in d["layers"])
+        bound = sum(l["bound_cycles"] for l in d["layers"])
         return cls(
             array_n=info["array_n"],
             cores=info["cores"],
@@ -78,8 +88,8 @@ class Report:
             cycles_over_bound=_ratio(d["cycles"], bound),
             device_seconds=d["device_seconds"],
             host_seconds=d["host_seconds"],
-            layers=layers,
-            per_core=per_core,
+            layer_rows=d["layers"],
+            core_rows=d["cores"],
             **timing,
         )
 
@@ -98,7 +108,7 @@ class Report:
             f"MXU utilization:           {self.mxu_utilization_percent:.1f} %",
             f"cycles / lower bound:      {self.cycles_over_bound:.3f}",
         ]
-        if self.per_core is not None:
+        if self.core_rows:
             lines.append(f"chip elapsed cycles:       {self.device_cycles:,}  "
                          f"({self.cycles / self.device_cycles:.2f} cores busy at once, on average)")
         lines += [
