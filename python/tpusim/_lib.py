@@ -16,7 +16,7 @@ import cffi
 import numpy as np
 
 from ._cdef import CDEF
-from .errors import DeviceError, LibraryError, MismatchError, RunError
+from .errors import ArgumentError, DeviceError, LibraryError, MismatchError, RunError
 
 LIBRARY_NAME = "libtpusim.so"
 
@@ -77,8 +77,8 @@ def _check_layout():
 
 _check_layout()
 
-# numpy dtype <-> HLO element type (the evaluator's types; bfloat16 through ml_dtypes when JAX
-# brings it).
+# numpy dtype <-> HLO element type (the evaluator's types; bfloat16 is ml_dtypes', which JAX
+# brings).
 _DTYPES = {
     "bool": "HLO_PRED",
     "int8": "HLO_S8",
@@ -104,13 +104,9 @@ def hlo_type(dtype):
 
 
 def numpy_dtype(t):
-    """The numpy dtype of HLO element type t."""
-    name = _TYPES[t]
-    if name == "bfloat16":
-        import ml_dtypes
-
-        return np.dtype(ml_dtypes.bfloat16)
-    return np.dtype(name)
+    """The numpy dtype of HLO element type t, one of a model input's or output's (tpub_sig_type:
+    f32, s8, u8, s32, s64)."""
+    return np.dtype(_TYPES[t])
 
 
 class HloArray:
@@ -118,8 +114,11 @@ class HloArray:
 
     def __init__(self, a):
         a = np.ascontiguousarray(a)
+        t = hlo_type(a.dtype)
+        if t is None:
+            raise ArgumentError(f"an array of {a.dtype}: no HLO element type is one")
         dims = ffi.new("int64_t[]", list(a.shape) or [0])
-        ptr = lib.hlo_array_new(hlo_type(a.dtype), a.ndim, dims)
+        ptr = lib.hlo_array_new(t, a.ndim, dims)
         if ptr == ffi.NULL:
             raise MemoryError(f"hlo_array of {a.dtype}{list(a.shape)}")
         self.ptr = ffi.gc(ptr, lib.hlo_array_free)

@@ -3,7 +3,7 @@
 tolerance of the repo's JAX tests (tests/jax/random_mlp.py: max |device - JAX| <= 5 % of max |JAX|,
 int8 calibrated on the first call's inputs) and bit-exact against the golden model (the report's
 counts); the package reused on the second call (the compiles counter), compiled again on a new
-shape and on new weight values; a model on a chip's cores; an unsupported op as a located
+shape and on new weight values; pytrees in and out; bf16 weights; a model on a chip's cores; an unsupported op as a located
 CompileError; bad arguments as ArgumentError.
 
 Usage: test_jit.py --array N [unittest options]. Exits 77 (ctest's skip) when jax, cffi or pandas
@@ -126,6 +126,20 @@ class Jit(unittest.TestCase):
         self.assertEqual(set(out), {"y", "max"})
         self.assertClose(out["y"], want["y"])
         self.assertClose(out["max"], want["max"])
+
+    def test_bf16_weights(self):
+        rng = np.random.default_rng(6)
+        w = jnp.asarray(he(rng, (32, 16), 32), jnp.bfloat16)
+        b = jnp.full(16, 0.1, jnp.bfloat16)
+
+        def f(w, b, x):
+            return jax.nn.relu(x.astype(jnp.bfloat16) @ w + b).astype(jnp.float32)
+
+        x = rng.random((8, 32), dtype=np.float32)
+        g = tpusim.jit(f, array=ARRAY)
+        self.assertClose(g(w, b, x), f(w, b, x))
+        self.assertBitExact(g.last_report)
+        self.assertEqual(len(g.last_report.layers), 1)
 
     def test_cores(self):
         rng = np.random.default_rng(4)

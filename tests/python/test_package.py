@@ -80,6 +80,8 @@ class Package(unittest.TestCase):
         with self.assertRaisesRegex(tpusim.CompileError,
                                     "'w' is f32\\[24,10\\] but its weight is f32\\[10,24\\]"):
             tpusim.compile(HLO, weights={0: w}, array=ARRAY)
+        with self.assertRaisesRegex(tpusim.ArgumentError, "an array of complex64"):
+            tpusim.compile(HLO, weights={0: w.T.astype(np.complex64)}, array=ARRAY)
         x = np.ones((8, 24), np.float32)
         rt = tpusim.Runtime(tpusim.compile(HLO, weights={0: w.T}, calibrate=[x], array=ARRAY))
         with self.assertRaisesRegex(tpusim.ArgumentError, r"input 'x': shape \(4, 24\)"):
