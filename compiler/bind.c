@@ -24,7 +24,8 @@ static bool same_base(const char *a, const char *b)
            (lb < strlen(b) && lb == strlen(a) && !strncmp(a, b, lb));
 }
 
-/* A tensor to bind to a parameter: its name in messages, element type, dims and bytes. */
+/* A tensor to bind to a parameter: its name in messages ("" for an array, which its parameter
+ * names), element type, dims and bytes. */
 typedef struct {
     const char *name;
     hlo_shape shape; /* type, rank and dims */
