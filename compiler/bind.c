@@ -1,6 +1,7 @@
-/* bind.c - binding of the tensors of a safetensors file (io/safetensors.h) to the ENTRY
- * parameters of an HLO module (tpuc_bind_safetensors, tpuc.h): the matching rules, and a new
- * array per bound parameter whose type and dims must be the parameter's. */
+/* bind.c - binding of weights to the ENTRY parameters of an HLO module (tpuc.h): the tensors of a
+ * safetensors file (io/safetensors.h) by its matching rules (tpuc_bind_safetensors), or arrays by
+ * parameter number (tpuc_bind_arrays); either way a new array per bound parameter whose type and
+ * dims must be the parameter's. */
 #include "compiler/tpuc.h"
 #include "io/safetensors.h"
 
@@ -23,20 +24,16 @@ static bool same_base(const char *a, const char *b)
            (lb < strlen(b) && lb == strlen(a) && !strncmp(a, b, lb));
 }
 
-static const st_tensor *bind_one(const st_file *st, const hlo_instr *p)
-{
-    char num[24];
-    snprintf(num, sizeof num, "%lld", (long long)p->parameter_number);
-    for (int rule = 0; rule < 4; rule++)
-        for (int i = 0; i < st->n_tensors; i++) {
-            const char *name = st->tensors[i].name, *meta;
-            if ((rule == 0 && !strcmp(name, p->name)) || (rule == 1 && same_base(name, p->name)) ||
-                (rule == 2 && !strcmp(name, num)) ||
-                (rule == 3 && (meta = st_meta(st, name)) && !strcmp(meta, num)))
-                return &st->tensors[i];
-        }
-    return NULL;
-}
+/* A tensor to bind to a parameter: its name in messages ("" for an array, which its parameter
+ * names), element type, dims and bytes. */
+typedef struct {
+    const char *name;
+    hlo_shape shape; /* type, rank and dims */
+    const void *data;
+} bind_src;
+
+/* Finds the tensor that binds to parameter p in ctx: true with *out filled, or false. */
+typedef bool find_fn(const void *ctx, const hlo_instr *p, bind_src *out);
 
 static hlo_type tensor_type(st_dtype d)
 {
@@ -48,8 +45,59 @@ static hlo_type tensor_type(st_dtype d)
     return types[d];
 }
 
-int tpuc_bind_safetensors(const hlo_module *m, const char *file, const struct st_file *st,
-                          hlo_array **params, int n_params, hlo_error *err)
+/* The safetensors rules of tpuc_bind_safetensors, in order. */
+static bool find_tensor(const void *ctx, const hlo_instr *p, bind_src *out)
+{
+    const st_file *st = ctx;
+    char num[24];
+    snprintf(num, sizeof num, "%lld", (long long)p->parameter_number);
+    for (int rule = 0; rule < 4; rule++)
+        for (int i = 0; i < st->n_tensors; i++) {
+            const st_tensor *t = &st->tensors[i];
+            const char *meta;
+            if ((rule == 0 && !strcmp(t->name, p->name)) ||
+                (rule == 1 && same_base(t->name, p->name)) ||
+                (rule == 2 && !strcmp(t->name, num)) ||
+                (rule == 3 && (meta = st_meta(st, t->name)) && !strcmp(meta, num))) {
+                *out = (bind_src){.name = t->name,
+                                  .shape = {.type = tensor_type(t->dtype), .rank = t->rank},
+                                  .data = t->data};
+                memcpy(out->shape.dims, t->shape, sizeof(int64_t) * (size_t)t->rank);
+                return true;
+            }
+        }
+    return false;
+}
+
+/* tpuc_bind_arrays's: the array of the parameter's number. */
+typedef struct {
+    hlo_array *const *weights;
+    int n_weights;
+} arrays_ctx;
+
+static bool find_array(const void *ctx, const hlo_instr *p, bind_src *out)
+{
+    const arrays_ctx *a = ctx;
+    if (p->parameter_number >= a->n_weights || !a->weights[p->parameter_number])
+        return false;
+    const hlo_array *w = a->weights[p->parameter_number];
+    *out = (bind_src){.name = "", .shape = w->shape, .data = w->data};
+    return true;
+}
+
+/* "<file>: <what>" in *err; returns -1. */
+static int fail_file(hlo_error *err, const char *file, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hlo_vfail(err, file, -1, 0, NULL, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* A new array for every parameter find binds, checked against the parameter's type and dims. */
+static int bind(const hlo_module *m, const char *file, find_fn *find, const void *ctx,
+                hlo_array **params, int n_params, hlo_error *err)
 {
     const hlo_computation *c = hlo_entry(m);
     for (int i = 0; i < n_params; i++)
@@ -63,26 +111,29 @@ int tpuc_bind_safetensors(const hlo_module *m, const char *file, const struct st
                      (long long)in->parameter_number, n_params);
             goto error;
         }
-        const st_tensor *t = bind_one(st, in);
-        if (!t)
+        bind_src t;
+        if (!find(ctx, in, &t))
             continue;
-        hlo_type ty = tensor_type(t->dtype);
-        hlo_shape ts = {.type = ty, .rank = t->rank};
-        memcpy(ts.dims, t->shape, sizeof(int64_t) * (size_t)t->rank);
         char s1[160], s2[160];
-        if (!hlo_shape_equal(&ts, &in->shape)) {
-            hlo_fail(err, file, in, "'%s' is %s but tensor '%s' is %s", in->name,
-                     hlo_shape_str(&in->shape, s1, sizeof s1), t->name,
-                     hlo_shape_str(&ts, s2, sizeof s2));
+        if (!hlo_shape_equal(&t.shape, &in->shape)) {
+            if (*t.name)
+                hlo_fail(err, file, in, "'%s' is %s but tensor '%s' is %s", in->name,
+                         hlo_shape_str(&in->shape, s1, sizeof s1), t.name,
+                         hlo_shape_str(&t.shape, s2, sizeof s2));
+            else
+                hlo_fail(err, file, in, "'%s' is %s but its weight is %s", in->name,
+                         hlo_shape_str(&in->shape, s1, sizeof s1),
+                         hlo_shape_str(&t.shape, s2, sizeof s2));
             goto error;
         }
-        hlo_array *a = hlo_array_new(ty, t->rank, t->shape);
+        hlo_array *a = hlo_array_new(t.shape.type, t.shape.rank, t.shape.dims);
         if (!a) {
             hlo_fail(err, file, in, "out of memory");
             goto error;
         }
-        memcpy(a->data, t->data, t->size); /* little-endian host, as everywhere in tpusim */
-        if (ty == HLO_PRED)                /* any nonzero byte is true; pred holds 0 or 1 */
+        /* little-endian host, as everywhere in tpusim */
+        memcpy(a->data, t.data, (size_t)a->shape.elements * hlo_type_size(a->shape.type));
+        if (a->shape.type == HLO_PRED) /* any nonzero byte is true; pred holds 0 or 1 */
             for (int64_t e = 0; e < a->shape.elements; e++)
                 ((uint8_t *)a->data)[e] = ((uint8_t *)a->data)[e] != 0;
         params[in->parameter_number] = a;
@@ -94,4 +145,21 @@ error:
         params[i] = NULL;
     }
     return -1;
+}
+
+int tpuc_bind_safetensors(const hlo_module *m, const char *file, const struct st_file *st,
+                          hlo_array **params, int n_params, hlo_error *err)
+{
+    return bind(m, file, find_tensor, st, params, n_params, err);
+}
+
+int tpuc_bind_arrays(const hlo_module *m, const char *file, hlo_array *const *weights,
+                     int n_weights, hlo_array **params, int n_params, hlo_error *err)
+{
+    for (int i = 0; i < n_params; i++)
+        params[i] = NULL;
+    if (n_weights > n_params)
+        return fail_file(err, file, "%d weights but %d parameters", n_weights, n_params);
+    const arrays_ctx ctx = {weights, n_weights};
+    return bind(m, file, find_array, &ctx, params, n_params, err);
 }

@@ -238,7 +238,8 @@ static void report(tc_graph *g, const tpub_package *p)
 int tpuc_compile(const tpuc_options *o, tpub_package *out, hlo_error *err)
 {
     memset(out, 0, sizeof *out);
-    hlo_module *m = hlo_parse_file(o->hlo_path, err);
+    hlo_module *m = o->hlo_text ? hlo_parse(o->hlo_text, o->hlo_len, o->hlo_path, err)
+                                : hlo_parse_file(o->hlo_path, err);
     if (!m || hlo_check(m, o->hlo_path, err)) {
         hlo_module_free(m);
         return -1;
@@ -254,6 +255,10 @@ int tpuc_compile(const tpuc_options *o, tpub_package *out, hlo_error *err)
         n_params += entry->instrs[i].opcode == HLO_OP_PARAMETER;
     hlo_array **params = calloc((size_t)n_params + 1, sizeof *params);
     int rc = params ? 0 : tc_fail(&g, NULL, "out of memory");
+    if (!rc && o->weights_path && o->weights)
+        rc = tc_fail(&g, NULL, "weights given both as a file and as arrays");
+    if (!rc && o->weights)
+        rc = tpuc_bind_arrays(m, o->hlo_path, o->weights, o->n_weights, params, n_params, err);
     if (!rc && o->weights_path) {
         st_file st;
         char msg[400];

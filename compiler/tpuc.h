@@ -23,9 +23,17 @@ extern "C" {
 #endif
 
 typedef struct {
-    const char *hlo_path;     /* the model */
+    const char *hlo_path; /* the model's file; with hlo_text, its name in messages */
+    const char *hlo_text; /* the model's text in memory (hlo_len bytes), or NULL: the file */
+    size_t hlo_len;
     const char *weights_path; /* safetensors file, or NULL: every parameter is an input */
-    uint32_t array_n;         /* the device's array size the weights are tiled for; 0: 16 */
+    /* Weights by parameter number, in place of weights_path: weights[k] binds to parameter k, or
+     * NULL leaves it an input (n_weights entries, at most the number of parameters). Each must
+     * have its parameter's element type and dims; they stay the caller's (tpuc_compile copies
+     * them). */
+    hlo_array *const *weights;
+    int n_weights;
+    uint32_t array_n; /* the device's array size the weights are tiled for; 0: 16 */
     /* Calibration samples, one array per model input (in input order), each with the input's
      * dims except dims[0], which may be any count (split into batches of the input's dims[0];
      * a last partial batch is ignored). Needed when a float dot runs on the device. */
@@ -40,7 +48,7 @@ typedef struct {
 
 /* Compiles; on success *out is a complete package (free with tpub_free), including its report.
  * Returns 0, or -1 with *err: "<file>:<line>:<col>: ..." when it concerns an instruction,
- * "<file>: ..." otherwise (file: the model's path). */
+ * "<file>: ..." otherwise (file: hlo_path). */
 int tpuc_compile(const tpuc_options *opts, tpub_package *out, hlo_error *err);
 
 struct st_file;
@@ -55,6 +63,11 @@ struct st_file;
  * Returns 0, or -1 with *err (params all NULL then). */
 int tpuc_bind_safetensors(const hlo_module *m, const char *file, const struct st_file *st,
                           hlo_array **params, int n_params, hlo_error *err);
+/* Binds arrays by parameter number as tpuc_compile binds tpuc_options.weights: params[k]
+ * receives a copy of weights[k] (k < n_weights), which must have parameter k's element type and
+ * dims, or NULL; as tpuc_bind_safetensors otherwise. */
+int tpuc_bind_arrays(const hlo_module *m, const char *file, hlo_array *const *weights,
+                     int n_weights, hlo_array **params, int n_params, hlo_error *err);
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,17 @@ static const char npy_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
 size_t npy_dtype_size(npy_dtype t)
 {
-    return t == NPY_INT8 || t == NPY_UINT8 ? 1 : t == NPY_INT64 ? 8 : 4;
+    switch (t) {
+    case NPY_INT8:
+    case NPY_UINT8: return 1;
+    case NPY_FLOAT16:
+    case NPY_BFLOAT16:
+    case NPY_V2: return 2;
+    case NPY_INT32:
+    case NPY_FLOAT32: return 4;
+    case NPY_INT64: return 8;
+    }
+    return 0;
 }
 
 const char *npy_dtype_name(npy_dtype t)
@@ -24,11 +34,14 @@ const char *npy_dtype_name(npy_dtype t)
     case NPY_INT32: return "int32";
     case NPY_FLOAT32: return "float32";
     case NPY_INT64: return "int64";
+    case NPY_FLOAT16: return "float16";
+    case NPY_BFLOAT16: return "bfloat16";
+    case NPY_V2: return "void16";
     }
     return "?";
 }
 
-/* The descr numpy writes for each dtype. */
+/* The descr numpy writes for each dtype (bfloat16: with ml_dtypes; V2: a plain void array). */
 static const char *dtype_descr(npy_dtype t)
 {
     switch (t) {
@@ -37,6 +50,9 @@ static const char *dtype_descr(npy_dtype t)
     case NPY_INT32: return "<i4";
     case NPY_FLOAT32: return "<f4";
     case NPY_INT64: return "<i8";
+    case NPY_FLOAT16: return "<f2";
+    case NPY_BFLOAT16: return "<V2";
+    case NPY_V2: return "|V2";
     }
     return NULL;
 }
@@ -175,12 +191,18 @@ static int parse_descr(hdr *h, npy_array *a)
         a->dtype = NPY_FLOAT32;
     } else if (!strcmp(d, "<i8")) {
         a->dtype = NPY_INT64;
+    } else if (!strcmp(d, "<f2")) {
+        a->dtype = NPY_FLOAT16;
+    } else if (!strcmp(d, "<V2") || !strcmp(d, "|V2")) {
+        a->dtype = NPY_V2; /* bfloat16 or not: the caller's model says (npy.h) */
     } else if (d[0] == '>') {
         tpuio_err(h->err, h->errlen, "big-endian data ('%s') is not supported", d);
         return -1;
     } else {
         tpuio_err(h->err, h->errlen,
-                  "unsupported dtype '%s' (supported: int8, uint8, int32, int64, float32)", d);
+                  "unsupported dtype '%s' (supported: int8, uint8, int32, int64, float16, "
+                  "float32, and bfloat16 as '<V2')",
+                  d);
         return -1;
     }
     return 0;
@@ -309,6 +331,10 @@ int npy_parse(const void *buf, size_t len, npy_array *out, char *err, size_t err
     const uint8_t *src = b + pre + hlen;
     if (esize == 1) {
         memcpy(a.data, src, bytes);
+    } else if (esize == 2) {
+        uint16_t *dst = a.data; /* float16 and 2-byte void: bit patterns */
+        for (size_t i = 0; i < count; i++)
+            dst[i] = (uint16_t)tpuio_get_le(src + 2 * i, 2);
     } else if (esize == 4) {
         uint32_t *dst = a.data; /* int32 and float32 share the 32-bit pattern */
         for (size_t i = 0; i < count; i++)
@@ -384,6 +410,10 @@ void *npy_encode(const npy_array *arr, int version, size_t *len)
     if (esize == 1) {
         if (count)
             memcpy(dst, arr->data, (size_t)count);
+    } else if (esize == 2) {
+        const uint16_t *src = arr->data;
+        for (size_t i = 0; i < count; i++)
+            tpuio_put_le(dst + 2 * i, src[i], 2);
     } else if (esize == 4) {
         const uint32_t *src = arr->data;
         for (size_t i = 0; i < count; i++)
@@ -401,4 +431,16 @@ void npy_free(npy_array *arr)
 {
     free(arr->data);
     memset(arr, 0, sizeof *arr);
+}
+
+int npy_as_bfloat16(npy_array *arr, char *err, size_t errlen)
+{
+    if (arr->dtype == NPY_V2 || arr->dtype == NPY_BFLOAT16) {
+        arr->dtype = NPY_BFLOAT16;
+        return 0;
+    }
+    const char *descr = dtype_descr(arr->dtype);
+    tpuio_err(err, errlen, "dtype %s ('%s'), expected bfloat16 ('<V2', as ml_dtypes saves it)",
+              npy_dtype_name(arr->dtype), descr ? descr : "?");
+    return -1;
 }

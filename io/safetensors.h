@@ -1,10 +1,11 @@
-/* safetensors.h - reader for the safetensors weight format: an 8-byte little-endian header
+/* safetensors.h - the safetensors weight format, read and written: an 8-byte little-endian header
  * length N, N bytes of JSON {"name": {"dtype": "F32", "shape": [..], "data_offsets": [b, e]},
  * ..., "__metadata__": {"key": "value", ...}}, then the raw little-endian tensor data, offsets
  * counted from the end of the header. Tensors of dtype F32, I8, I32, U8, BF16, F16, F64, I16,
  * I64, U16, U32, U64 and BOOL (one byte) are accepted; the
  * header is validated completely (JSON syntax, known keys, offsets within the data, no overlap,
- * dtype size * element count == bytes) and every refusal says where and why. */
+ * dtype size * element count == bytes) and every refusal says where and why. The writer lays a
+ * file out as the reference implementation (Hugging Face's safetensors) does, byte for byte. */
 #ifndef TPU_IO_SAFETENSORS_H
 #define TPU_IO_SAFETENSORS_H
 
@@ -63,6 +64,20 @@ int st_parse(const void *buf, size_t len, st_file *out, char *err, size_t errlen
 /* st_parse of a file's contents; err does not repeat the path. */
 int st_load(const char *path, st_file *out, char *err, size_t errlen);
 void st_free(st_file *f); /* f may be reused */
+
+/* Encodes f's tensors (name, dtype, rank, shape and data of each: data holds the tensor's bytes
+ * as in a file, little-endian, elements * st_dtype_size bytes; the other fields are ignored) and
+ * its __metadata__ strings (none when n_meta is 0) as a safetensors image, laid out as the
+ * reference writer does: tensors by descending dtype alignment, then by name (strcmp), their data
+ * contiguous from offset 0; metadata keys by name; no white space in the JSON, which is padded
+ * with spaces to a multiple of 8 bytes. So st_parse of the image gives f's tensors in that order
+ * (st_file's buf_ is not used: a file st_parse read can be written back). Names, keys and values
+ * must be UTF-8, names and keys unique, no tensor named __metadata__. Returns 0 with a malloc'd
+ * image in *out and its length in *len, or -1 with the reason in err. */
+int st_encode(const st_file *f, void **out, size_t *len, char *err, size_t errlen);
+/* st_encode of f written to path all or nothing (io/tpuio.h: a failure leaves no file there);
+ * err does not repeat the path. */
+int st_save(const char *path, const st_file *f, char *err, size_t errlen);
 
 const st_tensor *st_find(const st_file *f, const char *name); /* NULL when absent */
 const char *st_meta(const st_file *f, const char *key);       /* NULL when absent */

@@ -15,10 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong forms, surrogates or
- * values past U+10FFFF), or 0 when the byte at s does not start one. */
-static size_t utf8_len(const unsigned char *s)
+size_t tpuio_utf8_len(const char *str)
 {
+    const unsigned char *s = (const unsigned char *)str;
     unsigned char lo = 0x80, hi = 0xbf;
     size_t n;
     if (s[0] >= 0xc2 && s[0] <= 0xdf)
@@ -49,7 +48,7 @@ char *tpuio_printable(char *dst, size_t size, const char *src)
         size_t n = 1;
         if (*s >= 0x20 && *s < 0x7f) {
             piece = (const char *)s;
-        } else if (*s >= 0x80 && (n = utf8_len(s))) {
+        } else if (*s >= 0x80 && (n = tpuio_utf8_len((const char *)s))) {
             piece = (const char *)s;
         } else {
             n = 1;

@@ -34,6 +34,11 @@ void tpuio_verr(char *err, size_t errlen, const char *fmt, va_list ap);
  * for bytes that are not part of well-formed UTF-8. Returns dst. */
 char *tpuio_printable(char *dst, size_t size, const char *src);
 
+/* Length of the well-formed UTF-8 sequence of two or more bytes at s (RFC 3629: no overlong
+ * forms, surrogates or values past U+10FFFF), or 0 when the byte at s does not start one (ASCII
+ * included). Reads no further than a NUL byte. */
+size_t tpuio_utf8_len(const char *s);
+
 /* ---------------------------------------------------------------- reading files -- */
 
 /* Streams (pipes, character devices) have no size to check before reading: they are read up to

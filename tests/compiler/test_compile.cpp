@@ -1,7 +1,8 @@
 // test_compile.cpp - tpuc_compile in process, without a device: numerics checked at compile time
 // (non-finite weights, biases and calibration samples, scales that overflow float32), each an
 // error located at the tensor that caused it, or with allow_nonfinite a warning in the report;
-// a bf16 model's dot on the device; the MNIST MLP's StableHLO with its weights bound by name.
+// a bf16 model's dot on the device; the MNIST MLP's StableHLO with its weights bound by name, and
+// from text in memory with its weights as arrays by parameter number.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "compiler/tpuc.h"
+#include "io/safetensors.h"
 #include "tests/support/hlo_test.h"
 
 namespace fs = std::filesystem;
@@ -262,6 +264,74 @@ TEST(CompileStableHlo, MnistWithWeightsByName)
     }
     hlo_array_free(c);
     EXPECT_EQ(images[0], images[1]);
+}
+
+// The MLP's StableHLO text from memory with its weights as arrays by parameter number (as the
+// Python package binds them) compiles to the constant image of the file with its safetensors;
+// a weight of the wrong shape is located at its parameter, and extra weights are an error.
+TEST(CompileStableHlo, MnistFromTextWithWeightArrays)
+{
+    const std::string path = hlo_test::kSrc + "tests/hlo/stablehlo/mnist_mlp.loc.mlir";
+    const std::string weights = hlo_test::kSrc + "models/mnist/mlp.safetensors";
+    const std::string text = hlo_test::slurp(path);
+    std::vector<double> calib(32 * 784, 0.5);
+    hlo_array *c = make(HLO_F32, {32, 784}, calib);
+    tpuc_options o = {};
+    o.hlo_path = path.c_str();
+    o.weights_path = weights.c_str();
+    o.array_n = 4;
+    o.calib = &c;
+    o.n_calib = 1;
+    tpub_package want, got;
+    hlo_error err{};
+    ASSERT_EQ(tpuc_compile(&o, &want, &err), 0) << err.msg;
+
+    // The arrays by number: what the file binds to.
+    hlo_module *m = hlo_parse(text.data(), text.size(), "model", &err);
+    ASSERT_NE(m, nullptr) << err.msg;
+    st_file st;
+    char serr[256];
+    ASSERT_EQ(st_load(weights.c_str(), &st, serr, sizeof serr), 0) << serr;
+    hlo_array *w[5];
+    ASSERT_EQ(tpuc_bind_safetensors(m, "model", &st, w, 5, &err), 0) << err.msg;
+    st_free(&st);
+    hlo_module_free(m);
+    ASSERT_EQ(w[4], nullptr); // the input
+
+    o.hlo_path = "model.mlir";
+    o.hlo_text = text.data();
+    o.hlo_len = text.size();
+    o.weights_path = nullptr;
+    o.weights = w;
+    o.n_weights = 4;
+    ASSERT_EQ(tpuc_compile(&o, &got, &err), 0) << err.msg;
+    EXPECT_EQ(std::vector<uint8_t>(got.const_image, got.const_image + got.const_bytes),
+              std::vector<uint8_t>(want.const_image, want.const_image + want.const_bytes));
+    EXPECT_EQ(std::string(got.report), std::string(want.report));
+    tpub_free(&got);
+    tpub_free(&want);
+
+    hlo_array *b = make(HLO_F32, {10}, std::vector<double>(10, 0));
+    hlo_array *swapped[4] = {w[0], w[1], b, w[3]};
+    o.weights = swapped;
+    EXPECT_EQ(tpuc_compile(&o, &got, &err), -1);
+    const std::string msg = err.msg;
+    EXPECT_EQ(msg.rfind("model.mlir:", 0), 0u) << msg;
+    EXPECT_NE(msg.find("parameter: '"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("' is f32[256,10] but its weight is f32[10]"), std::string::npos) << msg;
+    hlo_array *extra[6] = {w[0], w[1], w[2], w[3], nullptr, b};
+    o.weights = extra;
+    o.n_weights = 6;
+    EXPECT_EQ(tpuc_compile(&o, &got, &err), -1);
+    EXPECT_STREQ(err.msg, "model.mlir: 6 weights but 5 parameters");
+    o.weights_path = weights.c_str();
+    o.n_weights = 4;
+    EXPECT_EQ(tpuc_compile(&o, &got, &err), -1);
+    EXPECT_STREQ(err.msg, "model.mlir: weights given both as a file and as arrays");
+    for (hlo_array *a : w)
+        hlo_array_free(a);
+    hlo_array_free(b);
+    hlo_array_free(c);
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // test_npy.cpp - the .npy reader and writer (io/npy.h): every dtype, version and rank round-trips,
-// the bytes are what numpy writes, other spellings of the header are read, and malformed images
-// are refused with a reason.
+// the bytes are what numpy (and ml_dtypes, for bfloat16) writes, other spellings of the header are
+// read, '<V2' and '|V2' are read as 2-byte void until the caller says bfloat16, and malformed
+// images are refused with a reason.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -21,7 +22,8 @@ using io_test::raw_npy;
 TEST(Npy, RoundTripsEveryDtypeVersionAndRank)
 {
     std::mt19937 rng(42);
-    const npy_dtype types[] = {NPY_INT8, NPY_UINT8, NPY_INT32, NPY_FLOAT32, NPY_INT64};
+    const npy_dtype types[] = {NPY_INT8,  NPY_UINT8,   NPY_INT32,    NPY_FLOAT32,
+                               NPY_INT64, NPY_FLOAT16, NPY_BFLOAT16, NPY_V2};
     const std::vector<std::vector<uint64_t>> shapes = {{7}, {3, 5}, {1, 1}, {1}, {64, 3}, {0}};
     for (npy_dtype t : types)
         for (int version : {1, 2})
@@ -44,6 +46,10 @@ TEST(Npy, RoundTripsEveryDtypeVersionAndRank)
                 npy_array a;
                 char err[256] = "";
                 ASSERT_EQ(npy_parse(img.data(), img.size(), &a, err, sizeof err), 0) << err;
+                if (t == NPY_BFLOAT16) { // read as 2-byte void: the caller says bfloat16
+                    EXPECT_EQ(a.dtype, NPY_V2);
+                    ASSERT_EQ(npy_as_bfloat16(&a, err, sizeof err), 0) << err;
+                }
                 EXPECT_EQ(a.dtype, t);
                 ASSERT_EQ(a.ndim, (int)shape.size());
                 for (size_t i = 0; i < shape.size(); i++)
@@ -68,6 +74,80 @@ TEST(Npy, WritesWhatNumpyWrites)
     const std::string img = encode(NPY_INT8, {2, 3}, m);
     EXPECT_NE(img.find("{'descr': '|i1', 'fortran_order': False, 'shape': (2, 3), }"),
               std::string::npos);
+
+    // np.save of np.array([1, -2.5], dtype=ml_dtypes.bfloat16) and of
+    // np.array([1, -2, 65504], dtype=np.float16).
+    const uint16_t bf[2] = {0x3f80, 0xc020}, f16[3] = {0x3c00, 0xc000, 0x7bff};
+    dict = "{'descr': '<V2', 'fortran_order': False, 'shape': (2,), }";
+    want = std::string("\x93NUMPY\x01\x00\x76\x00", 10) + dict +
+           std::string(118 - dict.size() - 1, ' ') + "\n" + std::string("\x80\x3f\x20\xc0", 4);
+    EXPECT_EQ(encode(NPY_BFLOAT16, {2}, bf), want);
+    dict = "{'descr': '<f2', 'fortran_order': False, 'shape': (3,), }";
+    want = std::string("\x93NUMPY\x01\x00\x76\x00", 10) + dict +
+           std::string(118 - dict.size() - 1, ' ') + "\n" +
+           std::string("\x00\x3c\x00\xc0\xff\x7b", 6);
+    EXPECT_EQ(encode(NPY_FLOAT16, {3}, f16), want);
+    // A 2-byte void array of unknown meaning is written as numpy writes a plain void array.
+    EXPECT_NE(encode(NPY_V2, {2}, bf).find("'descr': '|V2'"), std::string::npos);
+}
+
+// '<V2' (ml_dtypes' bfloat16, or any 2-byte void type) and '|V2' (numpy's plain void, as it saves
+// a bfloat16 array it loaded without ml_dtypes) read as NPY_V2; npy_as_bfloat16 takes them as
+// bfloat16 and refuses every other dtype, naming it and its descr.
+TEST(Npy, TwoByteVoidIsBfloat16WhenTheCallerSaysSo)
+{
+    for (const char *descr : {"<V2", "|V2"}) {
+        SCOPED_TRACE(descr);
+        const std::string img = raw_npy(std::string("{'descr': '") + descr +
+                                            "', 'fortran_order': False, 'shape': (2,), }",
+                                        std::string("\x80\x3f\x20\xc0", 4));
+        npy_array a;
+        char err[256] = "";
+        ASSERT_EQ(npy_parse(img.data(), img.size(), &a, err, sizeof err), 0) << err;
+        EXPECT_EQ(a.dtype, NPY_V2);
+        EXPECT_STREQ(npy_dtype_name(a.dtype), "void16");
+        EXPECT_EQ(npy_dtype_size(a.dtype), 2u);
+        ASSERT_EQ(npy_as_bfloat16(&a, err, sizeof err), 0) << err;
+        EXPECT_EQ(a.dtype, NPY_BFLOAT16);
+        EXPECT_STREQ(npy_dtype_name(a.dtype), "bfloat16");
+        EXPECT_EQ(static_cast<uint16_t *>(a.data)[0], 0x3f80);     // 1.0
+        EXPECT_EQ(static_cast<uint16_t *>(a.data)[1], 0xc020);     // -2.5
+        ASSERT_EQ(npy_as_bfloat16(&a, err, sizeof err), 0) << err; // bfloat16 stays
+        EXPECT_EQ(a.dtype, NPY_BFLOAT16);
+        npy_free(&a);
+    }
+    const std::pair<npy_dtype, std::string> others[] = {
+        {NPY_FLOAT32, "dtype float32 ('<f4'), expected bfloat16 ('<V2', as ml_dtypes saves it)"},
+        {NPY_FLOAT16, "dtype float16 ('<f2'), expected bfloat16 ('<V2', as ml_dtypes saves it)"},
+        {NPY_INT8, "dtype int8 ('|i1'), expected bfloat16"},
+        {NPY_UINT8, "dtype uint8 ('|u1'), expected bfloat16"},
+        {NPY_INT32, "dtype int32 ('<i4'), expected bfloat16"},
+        {NPY_INT64, "dtype int64 ('<i8'), expected bfloat16"},
+    };
+    for (const auto &o : others) {
+        npy_array a{};
+        a.dtype = o.first;
+        char err[256] = "";
+        EXPECT_EQ(npy_as_bfloat16(&a, err, sizeof err), -1);
+        EXPECT_EQ(a.dtype, o.first);
+        EXPECT_NE(std::string(err).find(o.second), std::string::npos) << err;
+    }
+}
+
+// Every prefix of a float16 and a bfloat16 image is refused (truncated header or data).
+TEST(Npy, TruncatedTwoByteImagesAreRefused)
+{
+    const uint16_t v[5] = {1, 2, 3, 4, 5};
+    for (npy_dtype t : {NPY_FLOAT16, NPY_BFLOAT16}) {
+        const std::string img = encode(t, {5}, v);
+        for (size_t n = 0; n < img.size(); n++) {
+            npy_array a;
+            char err[256] = "";
+            EXPECT_EQ(npy_parse(img.data(), n, &a, err, sizeof err), -1) << n;
+            EXPECT_NE(err[0], 0);
+            EXPECT_EQ(a.data, nullptr);
+        }
+    }
 }
 
 TEST(Npy, ReadsOtherSpellingsOfTheHeader)
@@ -131,6 +211,23 @@ TEST(Npy, RefusesMalformedImagesWithAReason)
          "structured"},
         {raw_npy("{'descr': '>i4', 'fortran_order': False, 'shape': (1,), }", "abcd"),
          "big-endian"},
+        {raw_npy("{'descr': '>f2', 'fortran_order': False, 'shape': (1,), }", "ab"),
+         "big-endian data ('>f2') is not supported"},
+        {raw_npy("{'descr': '>V2', 'fortran_order': False, 'shape': (1,), }", "ab"),
+         "big-endian data ('>V2') is not supported"},
+        {raw_npy("{'descr': '<V1', 'fortran_order': False, 'shape': (1,), }", "a"),
+         "unsupported dtype '<V1' (supported: int8, uint8, int32, int64, float16, float32, and "
+         "bfloat16 as '<V2')"},
+        {raw_npy("{'descr': '|V4', 'fortran_order': False, 'shape': (1,), }", "abcd"),
+         "unsupported dtype '|V4'"},
+        {raw_npy("{'descr': '<u2', 'fortran_order': False, 'shape': (1,), }", "ab"),
+         "unsupported dtype '<u2'"},
+        {raw_npy("{'descr': [('bf16', '<V2')], 'fortran_order': False, 'shape': (1,), }", "ab"),
+         "structured"},
+        {raw_npy("{'descr': '<V2', 'fortran_order': False, 'shape': (2,), }", "abc"),
+         "truncated data: 4 bytes expected, 3 present"},
+        {raw_npy("{'descr': '<f2', 'fortran_order': False, 'shape': (1,), }", "abc"),
+         "1 unexpected bytes after the data"},
         {raw_npy("{'descr': '|i1', 'fortran_order': True, 'shape': (2, 2), }", "abcd"), "Fortran"},
         {raw_npy("{'descr': '|i1', 'shape': (2,), }", "ab"), "no 'fortran_order'"},
         {raw_npy("{'descr': '|i1', 'fortran_order': False, 'shape': (2,), 'x': 1}", "ab"),

@@ -77,6 +77,7 @@ TEST_F(Cli, MalformedOperandsAreInputErrors)
     const std::vector<int32_t> a32(12, 1);
     const std::vector<uint8_t> au(12, 200);
     const std::vector<float> af(12, 1.0f);
+    const std::vector<uint16_t> a16(12, 0x3c00); // 1.0 in float16, 0.0078 in bfloat16
 
     struct Case {
         std::string role, bytes, why;
@@ -88,6 +89,11 @@ TEST_F(Cli, MalformedOperandsAreInputErrors)
         {"a", encode(NPY_INT32, {3, 4}, a32.data()), "dtype int32, expected int8"},
         {"a", encode(NPY_FLOAT32, {3, 4}, af.data()), "dtype float32, expected int8"},
         {"a", encode(NPY_UINT8, {3, 4}, au.data()), "--unsigned-a"},
+        {"a", encode(NPY_FLOAT16, {3, 4}, a16.data()), "dtype float16, expected int8 for A [M,K]"},
+        {"b", encode(NPY_BFLOAT16, {4, 3}, a16.data()),
+         "dtype void16 (as ml_dtypes saves bfloat16), expected int8 for B [K,N]"},
+        {"bias", raw_npy("{'descr': '|V2', 'fortran_order': False, 'shape': (3,), }", "abcdef"),
+         "dtype void16 (as ml_dtypes saves bfloat16), expected int32 for the bias [N]"},
         {"a",
          raw_npy("{'descr': '<i2', 'fortran_order': False, 'shape': (3, 4), }",
                  std::string(24, '\0')),

@@ -468,6 +468,10 @@ TEST_F(Run, InputErrorsExit2AndWriteNothing)
     save_npy(dir / "flt.npy", NPY_FLOAT32, {4}, f.data());
     save_npy(dir / "short.npy", NPY_INT32, {3}, i32.data());
     save_npy(dir / "empty.npy", NPY_FLOAT32, {0, 36}, f.data());
+    const std::vector<uint16_t> h(8 * 36, 0x3c00); // 1.0 in float16, 0.0078 in bfloat16
+    save_npy(dir / "xh.npy", NPY_FLOAT16, {4, 36}, h.data());
+    save_npy(dir / "xbf.npy", NPY_BFLOAT16, {4, 36}, h.data());
+    save_npy(dir / "lh.npy", NPY_FLOAT16, {4}, h.data());
     spit(dir / "bad.npy", slurp(dir / "x.npy").substr(0, 100));
     spit(dir / "junk.tpub", "TPUB\x02\0\0\0");
     // Hostile inputs: a FIFO nobody writes (must not block), a 1 TB sparse file, /dev/zero.
@@ -490,6 +494,14 @@ TEST_F(Run, InputErrorsExit2AndWriteNothing)
         {arg("a.tpub") + "--input" + arg("empty.npy"), path("empty.npy"), "has no rows"},
         {arg("a.tpub") + "--input" + arg("xi.npy"), path("xi.npy"),
          "dtype int32, but input 0 'x' f32[4,36] is float32"},
+        // float16 and bfloat16 are read, but no package takes them yet; --input-divide converts
+        // only integers.
+        {arg("a.tpub") + "--input" + arg("xh.npy") + "--input-divide 2", path("xh.npy"),
+         "dtype float16, but input 0 'x' f32[4,36] is float32\n"},
+        {arg("a.tpub") + "--input" + arg("xbf.npy"), path("xbf.npy"),
+         "dtype void16 (as ml_dtypes saves bfloat16), but input 0 'x' f32[4,36] is float32\n"},
+        {arg("a.tpub") + x + "--expect" + arg("lh.npy"), path("lh.npy"),
+         "dtype float16; --expect needs integer classes (int8, uint8 or int32)"},
         {arg("a.tpub"), "--input", "0 given, but the package takes 1: 'x' f32[4,36]"},
         {arg("a.tpub") + x + x, "--input", "2 given"},
         {arg("a.tpub") + x + "--output" + arg("z.npy"), "--output",
@@ -516,9 +528,9 @@ TEST_F(Run, InputErrorsExit2AndWriteNothing)
         {arg("a.tpub") + "--input /dev/zero", "/dev/zero", "not a regular file"},
         {arg("a.tpub") + x + "--labels /dev/zero", "/dev/zero", "not a regular file"},
     };
-    const std::vector<std::string> mine = {"a.tpub",  "x.npy",     "x35.npy",   "x3d.npy",
-                                           "xi.npy",  "flt.npy",   "short.npy", "empty.npy",
-                                           "bad.npy", "junk.tpub", "fifo",      "sparse"};
+    const std::vector<std::string> mine = {
+        "a.tpub",  "x.npy",     "x35.npy", "x3d.npy", "xi.npy", "flt.npy", "short.npy", "empty.npy",
+        "bad.npy", "junk.tpub", "fifo",    "sparse",  "xh.npy", "xbf.npy", "lh.npy"};
     for (const Case &c : cases) {
         SCOPED_TRACE(c.args);
         expect_error(run(out + c.args), 2, c.what, c.why);

@@ -23,6 +23,7 @@
 #include "compiler/tpuc.h"
 #include "io/npy.h"
 #include "sim/tpusim.h"
+#include "tests/support/io_test.h"
 
 namespace fs = std::filesystem;
 
@@ -630,6 +631,14 @@ TEST(Errors, TpucCommand)
     ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
     std::ofstream(sparse).close();
     fs::resize_file(sparse, uintmax_t{1} << 40);
+    // Calibration samples in float16 and in bfloat16 as ml_dtypes saves it: no model input is of
+    // those types yet.
+    const std::string f16 = (dir / "f16.npy").string(), bf16 = (dir / "bf16.npy").string();
+    std::ofstream(f16, std::ios::binary) << io_test::raw_npy(
+        "{'descr': '<f2', 'fortran_order': False, 'shape': (1, 784), }", std::string(1568, '\0'));
+    std::ofstream(bf16, std::ios::binary) << io_test::raw_npy(
+        "{'descr': '<V2', 'fortran_order': False, 'shape': (1, 784), }", std::string(1568, '\0'));
+    const std::string calib = m + "mlp.hlo --weights " + m + "mlp.safetensors --calibrate ";
     struct Case {
         std::string args, says;
         int code;
@@ -651,6 +660,13 @@ TEST(Errors, TpucCommand)
          "1099511627776 bytes, more than the 4294967296", 2},
         {m + "mlp.hlo --weights " + m + "mlp.safetensors --calibrate /dev/zero",
          "/dev/zero: not a regular file", 2},
+        {calib + f16,
+         "f16.npy: dtype float16, expected a model input's: int8, uint8, int32, int64 or float32\n",
+         2},
+        {calib + m + "calib.npy --calibrate " + bf16,
+         "bf16.npy: dtype void16 (as ml_dtypes saves bfloat16), expected a model input's: int8, "
+         "uint8, int32, int64 or float32\n",
+         2},
     };
     for (const Case &c : cases) {
         const std::string cmd = tpuc + c.args + " -o " + out + " 2> " + (dir / "err").string();
@@ -668,8 +684,8 @@ TEST(Errors, TpucCommand)
                             " 2>/dev/null";
     const int st = std::system(cmd.c_str());
     EXPECT_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 2);
-    // junk, err, fifo, sparse
-    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 4);
+    // junk, err, fifo, sparse, f16.npy, bf16.npy
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 6);
 }
 
 // ------------------------------------------------------------------ MNIST --

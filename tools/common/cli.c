@@ -114,6 +114,11 @@ const char *cli_shape(const npy_array *a, char *buf, size_t size)
     return buf;
 }
 
+const char *cli_dtype(npy_dtype t)
+{
+    return t == NPY_V2 ? "void16 (as ml_dtypes saves bfloat16)" : npy_dtype_name(t);
+}
+
 char *cli_group(char *buf, uint64_t v)
 {
     char digits[24];

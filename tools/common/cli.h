@@ -56,6 +56,9 @@ int cli_bad_limit(const char *opt, const char *val, const char *what, uint64_t m
 
 /* An array's shape as "[3, 4]" into buf; returns buf. */
 const char *cli_shape(const npy_array *a, char *buf, size_t size);
+/* A .npy file's dtype as its refusal names it: npy_dtype_name's, and for 2-byte void (io/npy.h)
+ * what it most likely is: "void16 (as ml_dtypes saves bfloat16)". */
+const char *cli_dtype(npy_dtype t);
 /* The width of a report's labels: "bit-exact vs golden model:" and a space. */
 #define CLI_LABEL "%-27s"
 /* v with thousands separators ("1,234,567") into buf (at least 32 bytes); returns buf. */

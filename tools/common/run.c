@@ -177,6 +177,21 @@ const char *run_sig_str(const tpurt_tensor *s, char *buf, size_t size)
     return buf;
 }
 
+int run_npy_integer(npy_dtype t)
+{
+    switch (t) {
+    case NPY_INT8:
+    case NPY_UINT8:
+    case NPY_INT32:
+    case NPY_INT64: return 1;
+    case NPY_FLOAT32:
+    case NPY_FLOAT16:
+    case NPY_BFLOAT16:
+    case NPY_V2: return 0;
+    }
+    return 0;
+}
+
 double run_npy_value(const npy_array *a, uint64_t i)
 {
     switch (a->dtype) {
@@ -185,8 +200,11 @@ double run_npy_value(const npy_array *a, uint64_t i)
     case NPY_INT32: return ((const int32_t *)a->data)[i];
     case NPY_FLOAT32: return ((const float *)a->data)[i];
     case NPY_INT64: return (double)((const int64_t *)a->data)[i];
+    case NPY_FLOAT16:
+    case NPY_BFLOAT16:
+    case NPY_V2: break;
     }
-    return 0;
+    return NAN;
 }
 
 /* ------------------------------------------------------------- batches -- */
@@ -232,10 +250,10 @@ static int bind_inputs(const run_options *o, tpurt *rt, run_input *in, run_plan 
         const tpurt_tensor *sig = &b->sig;
         const npy_array *a = &b->arr;
         const npy_dtype want = sig_dtype(sig->type);
-        const int integer_for_float = want == NPY_FLOAT32 && a->dtype != NPY_FLOAT32;
+        const int integer_for_float = want == NPY_FLOAT32 && run_npy_integer(a->dtype);
         if (a->dtype != want && !(integer_for_float && o->divide > 0))
             return cli_fail(EXIT_USAGE, b->path, "dtype %s, but input %u %s is %s%s",
-                            npy_dtype_name(a->dtype), i, run_sig_str(sig, s1, sizeof s1),
+                            cli_dtype(a->dtype), i, run_sig_str(sig, s1, sizeof s1),
                             npy_dtype_name(want),
                             integer_for_float ? " (--input-divide D converts integers)" : "");
         int tail = a->ndim == sig->rank; /* equal after the first dimension */

@@ -122,7 +122,11 @@ typedef struct {
 /* run.c */
 /* "'x' f32[4,784]" */
 const char *run_sig_str(const tpurt_tensor *s, char *buf, size_t size);
-/* Element i of a as a double. */
+/* Whether a .npy array of dtype t holds integers (int8, uint8, int32 or int64): classes, and
+ * what --input-divide converts. */
+int run_npy_integer(npy_dtype t);
+/* Element i of a as a double: a of a dtype a run takes (an integer one or float32; bind_inputs
+ * and run_setup_classes refuse the others), else NaN. */
 double run_npy_value(const npy_array *a, uint64_t i);
 
 /* run_report.c. Each returns 0 or an exit code, with the message printed. */

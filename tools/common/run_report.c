@@ -33,9 +33,10 @@ static uint64_t argmax(const npy_array *a, uint64_t r)
 static int check_classes(const char *opt, const char *path, uint64_t images, const npy_array *a)
 {
     char s[200];
-    if (a->dtype == NPY_FLOAT32)
+    if (!run_npy_integer(a->dtype))
         return cli_fail(EXIT_USAGE, path,
-                        "dtype float32; %s needs integer classes (int8, uint8 or int32)", opt);
+                        "dtype %s; %s needs integer classes (int8, uint8 or int32)",
+                        cli_dtype(a->dtype), opt);
     if (a->ndim != 1 || a->shape[0] < images)
         return cli_fail(EXIT_USAGE, path,
                         "shape %s; %s needs one class per image: [%llu] (or more, the rest unused)",

@@ -40,20 +40,46 @@ static const struct option options[] = {
     {NULL, 0, NULL, 0},
 };
 
-static hlo_array *from_npy(const npy_array *n)
+/* The element type of a model input whose calibration samples are of dtype t: 0, or -1 for the
+ * dtypes no model input has (tpub_sig_type: neither float16 nor bfloat16). */
+static int input_type(npy_dtype t, hlo_type *type)
 {
-    static const hlo_type types[] = {[NPY_INT8] = HLO_S8,
-                                     [NPY_UINT8] = HLO_U8,
-                                     [NPY_INT32] = HLO_S32,
-                                     [NPY_FLOAT32] = HLO_F32,
-                                     [NPY_INT64] = HLO_S64};
-    int64_t dims[NPY_MAX_DIMS];
-    for (int i = 0; i < n->ndim; i++)
-        dims[i] = (int64_t)n->shape[i];
-    hlo_array *a = hlo_array_new(types[n->dtype], n->ndim, dims);
-    if (a)
-        memcpy(a->data, n->data, n->count * npy_dtype_size(n->dtype));
-    return a;
+    switch (t) {
+    case NPY_INT8: *type = HLO_S8; return 0;
+    case NPY_UINT8: *type = HLO_U8; return 0;
+    case NPY_INT32: *type = HLO_S32; return 0;
+    case NPY_FLOAT32: *type = HLO_F32; return 0;
+    case NPY_INT64: *type = HLO_S64; return 0;
+    case NPY_FLOAT16:
+    case NPY_BFLOAT16:
+    case NPY_V2: break;
+    }
+    return -1;
+}
+
+/* path's calibration samples as a new array: 0, or -1 with the reason in err. */
+static int load_calib(const char *path, hlo_array **out, char *err, size_t errlen)
+{
+    npy_array n;
+    hlo_type type;
+    if (npy_load(path, &n, err, errlen))
+        return -1;
+    *out = NULL;
+    if (input_type(n.dtype, &type)) {
+        snprintf(err, errlen,
+                 "dtype %s, expected a model input's: int8, uint8, int32, int64 or float32",
+                 cli_dtype(n.dtype));
+    } else {
+        int64_t dims[NPY_MAX_DIMS];
+        for (int i = 0; i < n.ndim; i++)
+            dims[i] = (int64_t)n.shape[i];
+        if ((*out = hlo_array_new(type, n.ndim, dims)))
+            memcpy((*out)->data, n.data, n.count * npy_dtype_size(n.dtype));
+        else
+            snprintf(err, errlen, "out of memory");
+    }
+    npy_free(&n);
+    return *out ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -104,22 +130,13 @@ int main(int argc, char **argv)
         return cli_fail(EXIT_USAGE, "usage", "%s (see tpuc --help)",
                         o.hlo_path ? "no output (-o OUT.tpub)" : "no model");
     hlo_array *calib[MAX_CALIB];
-    for (int k = 0; k < n_calib; k++) {
-        npy_array n;
-        const char *path = calib_paths[k];
-        int bad = npy_load(path, &n, err, sizeof err);
-        if (!bad) {
-            calib[k] = from_npy(&n);
-            npy_free(&n);
-            if (!calib[k])
-                bad = snprintf(err, sizeof err, "out of memory");
-        }
-        if (bad) {
+    for (int k = 0; k < n_calib; k++)
+        if (load_calib(calib_paths[k], &calib[k], err, sizeof err)) {
+            const char *path = calib_paths[k];
             while (k--)
                 hlo_array_free(calib[k]);
             return cli_fail(EXIT_USAGE, path, "%s", err);
         }
-    }
     o.calib = calib;
     o.n_calib = n_calib;
     double t0 = tpuio_seconds();

@@ -30,8 +30,8 @@ static int load_operand(const char *path, npy_array *arr, npy_dtype want, int ra
     if (npy_load(path, arr, err, sizeof err))
         return cli_fail(EXIT_USAGE, path, "%s", err);
     if (arr->dtype != want)
-        return cli_fail(EXIT_USAGE, path, "dtype %s, expected %s for %s%s",
-                        npy_dtype_name(arr->dtype), npy_dtype_name(want), role, dtype_hint);
+        return cli_fail(EXIT_USAGE, path, "dtype %s, expected %s for %s%s", cli_dtype(arr->dtype),
+                        npy_dtype_name(want), role, dtype_hint);
     if (arr->ndim != rank)
         return cli_fail(EXIT_USAGE, path, "shape %s has %d dimension%s, expected %d for %s",
                         cli_shape(arr, s, sizeof s), arr->ndim, arr->ndim == 1 ? "" : "s", rank,

@@ -1,0 +1,157 @@
+/* abi.c - the facts of the C API that the Python package cannot read from the headers: cffi in ABI
+ * mode parses only the declarations python/tpusim/_cdef.py restates, so this table gives the
+ * constants it uses (element types, statuses, limits) and the size and field offsets of every
+ * struct it declares. The package checks its declarations against it when it opens the library:
+ * a header change that _cdef.py misses is an error there, never memory misread. */
+#include <stddef.h>
+
+#include "compiler/tpuc.h"
+#include "runtime/tpurt.h"
+
+typedef struct {
+    const char *name; /* "HLO_F32", "tpurt_stats" (its size) or "tpurt_stats.cycles" (offset) */
+    size_t value;
+} tpusim_abi_entry;
+
+/* An entry's name and value, inside its braces. */
+#define CONST(c) #c, (size_t)(c)
+#define SIZE(t) #t, sizeof(t)
+#define FIELD(t, f) #t "." #f, offsetof(t, f)
+
+static const tpusim_abi_entry abi[] = {
+    {CONST(HLO_PRED)},
+    {CONST(HLO_S8)},
+    {CONST(HLO_S16)},
+    {CONST(HLO_S32)},
+    {CONST(HLO_S64)},
+    {CONST(HLO_U8)},
+    {CONST(HLO_U16)},
+    {CONST(HLO_U32)},
+    {CONST(HLO_U64)},
+    {CONST(HLO_F16)},
+    {CONST(HLO_BF16)},
+    {CONST(HLO_F32)},
+    {CONST(HLO_F64)},
+    {CONST(TPURT_OK)},
+    {CONST(TPURT_E_ARG)},
+    {CONST(TPURT_E_NOMEM)},
+    {CONST(TPURT_E_PACKAGE)},
+    {CONST(TPURT_E_EVAL)},
+    {CONST(TPURT_E_DEVICE)},
+    {CONST(TPURT_E_FIRMWARE)},
+    {CONST(TPURT_E_CORE)},
+    {CONST(TPURT_E_TIMEOUT)},
+    {CONST(TPURT_E_MISMATCH)},
+    {CONST(TPURT_E_IO)},
+    {CONST(TPUB_OP_CONV2D)},
+    {CONST(TPUSIM_CORES_MAX)},
+    {CONST(TPUSIM_MEM_LATENCY_MAX)},
+    {CONST(TPUSIM_MEM_BANDWIDTH_MAX)},
+    {CONST(TPU_BUDGET_MAX)},
+    {SIZE(tpusim_abi_entry)},
+    {SIZE(hlo_error)},
+    {FIELD(hlo_error, line)},
+    {FIELD(hlo_error, col)},
+    {SIZE(hlo_shape)},
+    {FIELD(hlo_shape, rank)},
+    {FIELD(hlo_shape, dims)},
+    {FIELD(hlo_shape, elements)},
+    {FIELD(hlo_shape, has_layout)},
+    {FIELD(hlo_shape, minor_to_major)},
+    {FIELD(hlo_shape, n_tuple)},
+    {FIELD(hlo_shape, tuple)},
+    {SIZE(hlo_array)},
+    {FIELD(hlo_array, data)},
+    {SIZE(tpuc_options)},
+    {FIELD(tpuc_options, hlo_text)},
+    {FIELD(tpuc_options, hlo_len)},
+    {FIELD(tpuc_options, weights_path)},
+    {FIELD(tpuc_options, weights)},
+    {FIELD(tpuc_options, n_weights)},
+    {FIELD(tpuc_options, array_n)},
+    {FIELD(tpuc_options, calib)},
+    {FIELD(tpuc_options, n_calib)},
+    {FIELD(tpuc_options, allow_nonfinite)},
+    {SIZE(tpub_conv)},
+    {FIELD(tpub_conv, batch)},
+    {FIELD(tpub_conv, h)},
+    {FIELD(tpub_conv, w)},
+    {FIELD(tpub_conv, c)},
+    {FIELD(tpub_conv, kh)},
+    {FIELD(tpub_conv, kw)},
+    {FIELD(tpub_conv, cout)},
+    {FIELD(tpub_conv, stride_h)},
+    {FIELD(tpub_conv, pad_top)},
+    {FIELD(tpub_conv, pool_h)},
+    {FIELD(tpub_conv, in_off)},
+    {FIELD(tpub_conv, name)},
+    {FIELD(tpub_conv, fused)},
+    {SIZE(tpub_package)},
+    {FIELD(tpub_package, arena_bytes)},
+    {FIELD(tpub_package, const_bytes)},
+    {FIELD(tpub_package, const_image)},
+    {FIELD(tpub_package, host_hlo)},
+    {FIELD(tpub_package, n_inputs)},
+    {FIELD(tpub_package, inputs)},
+    {FIELD(tpub_package, n_segments)},
+    {FIELD(tpub_package, segments)},
+    {FIELD(tpub_package, report)},
+    {SIZE(tpusim_config)},
+    {FIELD(tpusim_config, mem_size)},
+    {FIELD(tpusim_config, mem_latency)},
+    {FIELD(tpusim_config, mem_bytes_per_cycle)},
+    {FIELD(tpusim_config, cores)},
+    {FIELD(tpusim_config, memory)},
+    {SIZE(tpurt_options)},
+    {FIELD(tpurt_options, max_cycles)},
+    {FIELD(tpurt_options, verify)},
+    {FIELD(tpurt_options, first_batch)},
+    {FIELD(tpurt_options, weights_per_core)},
+    {FIELD(tpurt_options, remote)},
+    {SIZE(tpurt_tensor)},
+    {FIELD(tpurt_tensor, type)},
+    {FIELD(tpurt_tensor, rank)},
+    {FIELD(tpurt_tensor, dims)},
+    {FIELD(tpurt_tensor, elements)},
+    {FIELD(tpurt_tensor, bytes)},
+    {SIZE(tpurt_layer)},
+    {FIELD(tpurt_layer, fused)},
+    {FIELD(tpurt_layer, segment)},
+    {FIELD(tpurt_layer, index)},
+    {FIELD(tpurt_layer, kind)},
+    {FIELD(tpurt_layer, m)},
+    {FIELD(tpurt_layer, flags)},
+    {FIELD(tpurt_layer, conv)},
+    {FIELD(tpurt_layer, oh)},
+    {FIELD(tpurt_layer, macs)},
+    {FIELD(tpurt_layer, submissions)},
+    {FIELD(tpurt_layer, cycles)},
+    {FIELD(tpurt_layer, ideal_cycles)},
+    {FIELD(tpurt_layer, bound_cycles)},
+    {SIZE(tpurt_stats)},
+    {FIELD(tpurt_stats, submissions)},
+    {FIELD(tpurt_stats, verified)},
+    {FIELD(tpurt_stats, cycles)},
+    {FIELD(tpurt_stats, device_seconds)},
+    {FIELD(tpurt_stats, host_seconds)},
+    {FIELD(tpurt_stats, trace_cycles)},
+    {FIELD(tpurt_stats, device_cycles)},
+    {SIZE(tpurt_core_stats)},
+    {FIELD(tpurt_core_stats, cycles)},
+    {FIELD(tpurt_core_stats, mem_stall_cycles)},
+    {FIELD(tpurt_core_stats, mxu_busy)},
+    {SIZE(tpu_info)},
+    {FIELD(tpu_info, version)},
+    {FIELD(tpu_info, mem_size)},
+    {FIELD(tpu_info, mem_latency)},
+    {FIELD(tpu_info, mem_bytes_per_cycle)},
+    {FIELD(tpu_info, cores)},
+};
+
+/* The table and its length; exported (libtpusim.map). */
+const tpusim_abi_entry *tpusim_abi(size_t *n);
+const tpusim_abi_entry *tpusim_abi(size_t *n)
+{
+    *n = sizeof abi / sizeof abi[0];
+    return abi;
+}

@@ -1,0 +1,146 @@
+"""A package on a simulated device (runtime/tpurt.h): run it on numpy arrays, read its
+statistics."""
+from collections import namedtuple
+
+import numpy as np
+
+from ._lib import ABI, ffi, lib, numpy_dtype, raise_status
+from .errors import ArgumentError
+
+Tensor = namedtuple("Tensor", "name dtype shape")
+Tensor.__doc__ = "A model input or output as the runtime takes or gives it."
+
+_STATS = ("runs", "submissions", "verified", "cycles", "device_seconds", "host_seconds",
+          "device_cycles")
+_LAYER_COUNTS = ("submissions", "cycles", "ideal_cycles", "bound_cycles")
+_CORE_COUNTS = ("submissions", "cycles", "mem_stall_cycles", "mxu_busy")
+
+
+class Runtime:
+    """tpurt_open of a Package on a device of its array size: cores 1 is a lone tpu_core, 2..8 a
+    chip of that many on one memory port (each runs its own batches: run_batches); mem_latency
+    and mem_bandwidth (bytes per cycle) are the memory model's timing, None its defaults; every
+    submission is checked against the golden model unless verify is False; max_cycles bounds
+    each submission (0: no bound)."""
+
+    def __init__(self, package, cores=1, mem_latency=None, mem_bandwidth=None, verify=True,
+                 max_cycles=0):
+        if not 1 <= cores <= ABI["TPUSIM_CORES_MAX"]:
+            raise ArgumentError(f"cores={cores}: 1..{ABI['TPUSIM_CORES_MAX']}")
+        self.package = package  # tpurt_open requires it to outlive the runtime
+        self._config = ffi.new("tpusim_config *", {
+            "cores": cores if cores > 1 else 0,
+            "mem_latency": mem_latency or 0,
+            "mem_bytes_per_cycle": mem_bandwidth or 0,
+        })
+        opts = ffi.new("tpurt_options *")
+        lib.tpurt_options_default(opts)
+        opts.device = self._config
+        opts.verify = int(bool(verify))
+        opts.max_cycles = max_cycles
+        rt = ffi.new("tpurt **")
+        err = ffi.new("char[]", 1024)
+        st = lib.tpurt_open(package.ptr, opts, rt, err, 1024)
+        if st:
+            raise_status(st, ffi.string(err).decode())
+        self._rt = ffi.gc(rt[0], lib.tpurt_close)
+        self.cores = lib.tpurt_cores(self._rt)
+        self.inputs = [self._tensor(lib.tpurt_get_input, i) for i in range(lib.tpurt_n_inputs(self._rt))]
+        self.outputs = [self._tensor(lib.tpurt_get_output, i)
+                        for i in range(lib.tpurt_n_outputs(self._rt))]
+
+    def _check(self, st):
+        if st:
+            raise_status(st, ffi.string(lib.tpurt_last_error(self._rt)).decode())
+
+    def _tensor(self, get, i):
+        t = ffi.new("tpurt_tensor *")
+        self._check(get(self._rt, i, t))
+        return Tensor(ffi.string(t.name).decode(), numpy_dtype(t.type), tuple(t.dims[0:t.rank]))
+
+    def _buffers(self, arrays):
+        """The inputs of one batch as contiguous arrays of the signatures' dtypes and shapes."""
+        if len(arrays) != len(self.inputs):
+            raise ArgumentError(f"{len(arrays)} inputs, the package takes {len(self.inputs)}")
+        out = []
+        for a, sig in zip(arrays, self.inputs):
+            a = np.asarray(a)
+            if a.shape != sig.shape:
+                raise ArgumentError(f"input '{sig.name}': shape {a.shape}, the package's is "
+                                    f"{sig.shape}")
+            out.append(np.ascontiguousarray(a, dtype=sig.dtype))
+        return out
+
+    def run(self, *inputs):
+        """One evaluation (a batch): the outputs as new numpy arrays."""
+        return self.run_batches([inputs])[0]
+
+    def run_batches(self, batches):
+        """Up to `cores` batches side by side, batch i on core i (tpurt_run_batches; one batch
+        is tpurt_run): a list of each batch's outputs."""
+        if not 1 <= len(batches) <= self.cores:
+            raise ArgumentError(f"{len(batches)} batches on {self.cores} cores")
+        ins = [self._buffers(b) for b in batches]
+        outs = [[np.empty(t.shape, t.dtype) for t in self.outputs] for _ in batches]
+        n_in, n_out = len(self.inputs), len(self.outputs)
+        in_ptrs = [ffi.new("void *[]", [ffi.from_buffer(a) for a in b] or 1) for b in ins]
+        out_ptrs = [ffi.new("void *[]", [ffi.from_buffer(a) for a in b] or 1) for b in outs]
+        if len(batches) == 1:
+            st = lib.tpurt_run(self._rt, in_ptrs[0], n_in, out_ptrs[0], n_out)
+        else:
+            st = lib.tpurt_run_batches(self._rt, len(batches), ffi.new("void *const *[]", in_ptrs),
+                                       n_in, ffi.new("void *const *[]", out_ptrs), n_out)
+        self._check(st)
+        return outs
+
+    def info(self):
+        """The device: array_n, memory size and timing, cores (tpu_info)."""
+        i = ffi.new("tpu_info *")
+        self._check(lib.tpurt_get_info(self._rt, i))
+        return {f: getattr(i, f) for f in ("array_n", "mem_size", "mem_latency",
+                                           "mem_bytes_per_cycle", "cores")}
+
+    def snapshot(self):
+        """The runtime's counters so far (all runs): a dict of tpurt_stats, 'layers' (one dict
+        per operation, tpurt_layer's) and 'cores' (per core of a chip)."""
+        s = ffi.new("tpurt_stats *")
+        self._check(lib.tpurt_get_stats(self._rt, s))
+        snap = {f: getattr(s, f) for f in _STATS}
+        snap["layers"] = [self._layer(i) for i in range(lib.tpurt_n_layers(self._rt))]
+        snap["cores"] = []
+        for k in range(self.cores if self._config.cores else 0):
+            c = ffi.new("tpurt_core_stats *")
+            self._check(lib.tpurt_get_core_stats(self._rt, k, c))
+            snap["cores"].append({f: getattr(c, f) for f in _CORE_COUNTS})
+        return snap
+
+    def _layer(self, i):
+        l = ffi.new("tpurt_layer *")
+        self._check(lib.tpurt_get_layer(self._rt, i, l))
+        conv = l.kind == ABI["TPUB_OP_CONV2D"]
+        d = {
+            "name": ffi.string(l.name).decode(),
+            "kind": "conv2d" if conv else "gemm",
+            "segment": l.segment,
+            "op": l.index,
+            "m": l.m, "k": l.k, "n": l.n,
+            "fused": ffi.string(l.fused).decode(),
+            "macs": l.macs,
+        }
+        if conv:
+            v = l.conv
+            d["input"] = (v.batch, v.h, v.w, v.c)  # NHWC
+            d["output"] = (v.batch, l.oh, l.ow, v.cout)
+            d["kernel"] = (v.kh, v.kw)
+        d.update({f: getattr(l, f) for f in _LAYER_COUNTS})
+        return d
+
+
+def delta(after, before):
+    """The counters of the runs between two snapshots."""
+    d = {f: after[f] - before[f] for f in _STATS}
+    d["layers"] = [dict(a, **{f: a[f] - b[f] for f in _LAYER_COUNTS})
+                   for a, b in zip(after["layers"], before["layers"])]
+    d["cores"] = [{f: a[f] - b[f] for f in _CORE_COUNTS}
+                  for a, b in zip(after["cores"], before["cores"])]
+    return d

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""The tpusim package without JAX: libtpusim.so found and checked against the package's
+declarations, tpusim.compile on HLO text with weights as numpy arrays, the package saved and run
+through tpusim.Runtime against numpy, and errors as the package's exceptions with the C layer's
+messages.
+
+Usage: test_package.py --array N [unittest options]. Exits 77 (ctest's skip) when cffi, numpy or
+pandas cannot be imported."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+try:
+    import numpy as np
+
+    import tpusim
+    from tpusim import _lib
+except ImportError as e:
+    print(f"skipped: {e}")
+    sys.exit(77)
+
+ARRAY = 8
+HLO = """HloModule m
+ENTRY main {
+  w = f32[24,10] parameter(0)
+  x = f32[8,24] parameter(1)
+  ROOT d = f32[8,10] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+"""
+
+
+class Package(unittest.TestCase):
+    def test_library(self):
+        self.assertTrue(_lib.path.is_file())
+        self.assertEqual(_lib.hlo_type(np.float32), _lib.ABI["HLO_F32"])
+        self.assertEqual(_lib.numpy_dtype(_lib.ABI["HLO_S8"]), np.int8)
+        env = dict(os.environ, TPUSIM_LIBRARY="/nonexistent/libtpusim.so")
+        r = subprocess.run([sys.executable, "-c", "import tpusim"], env=env, capture_output=True,
+                           text=True)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("LibraryError: libtpusim.so not found (tried /nonexistent/libtpusim.so)",
+                      r.stderr)
+
+    def test_compile_save_run(self):
+        rng = np.random.default_rng(1)
+        w = rng.standard_normal((24, 10)).astype(np.float32)
+        x = rng.random((8, 24), dtype=np.float32)
+        pkg = tpusim.compile(HLO, weights={0: w}, calibrate=[x], array=ARRAY, name="t.hlo")
+        self.assertEqual(pkg.array_n, ARRAY)
+        self.assertIn("gemm 0  d  8 x 24 x 10", pkg.report)
+        with tempfile.TemporaryDirectory() as d:
+            pkg.save(os.path.join(d, "t.tpub"))
+            self.assertGreater(os.path.getsize(os.path.join(d, "t.tpub")), 24 * 10)
+        rt = tpusim.Runtime(pkg)
+        self.assertEqual(rt.inputs, [tpusim.Tensor("x", np.dtype(np.float32), (8, 24))])
+        self.assertEqual(rt.outputs[0].shape, (8, 10))
+        (y,) = rt.run(x)
+        want = x @ w
+        self.assertLessEqual(np.max(np.abs(y - want)), 0.05 * np.max(np.abs(want)))
+        snap = rt.snapshot()
+        self.assertEqual((snap["runs"], snap["submissions"], snap["verified"]), (1, 1, 1))
+        self.assertEqual(snap["layers"][0]["cycles"], snap["cycles"])
+        self.assertEqual(rt.info()["array_n"], ARRAY)
+        # A sequence binds weights by position, None for the input.
+        pkg2 = tpusim.compile(HLO, weights=[w, None], calibrate=[x], array=ARRAY)
+        (y2,) = tpusim.Runtime(pkg2).run(x)
+        np.testing.assert_array_equal(y2, y)
+
+    def test_errors(self):
+        bad = HLO.replace("dot(x, w)", "frobnicate(x, w)")
+        with self.assertRaises(tpusim.CompileError) as cm:
+            tpusim.compile(bad, name="t.hlo", array=ARRAY)
+        e = cm.exception
+        self.assertEqual((e.file, e.line), ("t.hlo", 5))
+        self.assertTrue(str(e).startswith(f"t.hlo:5:{e.col}: "), str(e))
+        self.assertIn("frobnicate", str(e))
+        w = np.zeros((10, 24), np.float32)  # transposed
+        with self.assertRaisesRegex(tpusim.CompileError,
+                                    "'w' is f32\\[24,10\\] but its weight is f32\\[10,24\\]"):
+            tpusim.compile(HLO, weights={0: w}, array=ARRAY)
+        with self.assertRaisesRegex(tpusim.ArgumentError, "an array of complex64"):
+            tpusim.compile(HLO, weights={0: w.T.astype(np.complex64)}, array=ARRAY)
+        x = np.ones((8, 24), np.float32)
+        rt = tpusim.Runtime(tpusim.compile(HLO, weights={0: w.T}, calibrate=[x], array=ARRAY))
+        with self.assertRaisesRegex(tpusim.ArgumentError, r"input 'x': shape \(4, 24\)"):
+            rt.run(x[:4])
+        with self.assertRaisesRegex(tpusim.ArgumentError, "2 inputs, the package takes 1"):
+            rt.run(x, x)
+        with self.assertRaisesRegex(tpusim.ArgumentError, "2 batches on 1 cores"):
+            rt.run_batches([[x], [x]])
+
+
+if __name__ == "__main__":
+    if "--array" in sys.argv:
+        i = sys.argv.index("--array")
+        ARRAY = int(sys.argv[i + 1])
+        del sys.argv[i:i + 2]
+    unittest.main(verbosity=2)
