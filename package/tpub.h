@@ -80,7 +80,8 @@ enum tpub_gemm_flag {
     TPUB_GEMM_OUT_INT8 = FW_GEMM_OUT_INT8,
     TPUB_GEMM_A_UNSIGNED = FW_GEMM_A_UNSIGNED,
     TPUB_GEMM_B_TILED = FW_GEMM_B_TILED,
-    TPUB_GEMM_ALL = FW_GEMM_FLAGS_ALL,
+    /* bf16 (FW_FLAGS_V3) is the stream's, not yet a package's: its sizes are int8's. */
+    TPUB_GEMM_ALL = FW_GEMM_FLAGS_ALL & ~FW_FLAGS_V3,
 };
 enum tpub_conv_flag {
     TPUB_CONV_POOL = FW_CONV_POOLING, /* max pooling after the activation; needs OUT_INT8 */
