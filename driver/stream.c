@@ -241,11 +241,13 @@ tpu_status tpu_gemm_cost(const tpu_info *info, const tpu_gemm *g, tpu_cost *out)
         return TPU_E_ARG;
     const uint64_t n2 = (uint64_t)info->array_n * info->array_n;
     const int params = (g->flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8)) != 0;
+    const uint64_t e = g->flags & TPU_GEMM_BF16 ? 2 : 1;
+    const uint64_t out_e = g->flags & TPU_GEMM_OUT_INT8 ? 1 : g->flags & TPU_GEMM_OUT_BF16 ? 2 : 4;
     out->macs = (uint64_t)g->m * g->k * g->n;
-    /* The firmware reads bias, mult and shift together whenever it needs any of them. */
-    out->bytes = (uint64_t)g->m * g->k + (uint64_t)g->k * g->n +
-                 (uint64_t)g->m * g->n * (g->flags & TPU_GEMM_OUT_INT8 ? 1 : 4) +
-                 (params ? 12ull * g->n : 0);
+    /* The firmware reads bias, mult and shift together whenever it needs any of them (bf16: the
+     * bias alone). */
+    out->bytes = ((uint64_t)g->m * g->k + (uint64_t)g->k * g->n) * e +
+                 (uint64_t)g->m * g->n * out_e + (params ? (e == 2 ? 4ull : 12ull) * g->n : 0);
     out->ideal_cycles = ratio((double)out->macs, (double)n2);
     out->memory_cycles = ratio((double)out->bytes, info->mem_bytes_per_cycle);
     /* fmax's choice: a NaN bound gives way to the other. */

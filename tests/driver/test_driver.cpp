@@ -328,7 +328,7 @@ TEST(DriverStream, BytesAsDocumented)
     const uint8_t *p = static_cast<const uint8_t *>(tpu_stream_data(s, &bytes));
     ASSERT_EQ(bytes, 24u);
     EXPECT_EQ(std::memcmp(p, "TPUS", 4), 0);
-    EXPECT_EQ(rd32(p + 4), 2u); // stream version 2: GEMM and CONV2D
+    EXPECT_EQ(rd32(p + 4), 3u); // stream version 3: GEMM and CONV2D, int8 and bf16
     EXPECT_EQ(rd32(p + 8), 24u);
 
     uint32_t i0 = 99, i1 = 99, i2 = 99;
