@@ -111,7 +111,10 @@ enum fw_gemm_flag {
 #define FW_FLAGS_V3 (FW_GEMM_BF16 | FW_GEMM_OUT_BF16)
 
 /* CONV2D (stream version 2): a 2-D convolution of an NHWC int8 (or uint8) input with a kernel
- * in tile order, then bias, ReLU, int8 requantization and max pooling as flagged:
+ * in tile order, then bias, ReLU, int8 requantization and max pooling as flagged (with BF16,
+ * version 3: input and kernel bf16, summed in fp32 in the kernel's K order, fp32 bias, out fp32
+ * or with OUT_BF16 bf16, the flag rules and the parameters of GEMM's BF16; a kernel tile is N
+ * rows of 2N bytes, at (nt * KT + kt) * 2*N*N; always pixel by pixel):
  *   out[b][y][x][o] = pool over the window (ph x pw, step psh/psw) of
  *                     act(sum over dy, dx, c of in[b][y*sh + dy - pt][x*sw + dx - pl][c] * k)
  * with zeros outside the input (the padding costs no memory reads), act as GEMM's (bias[o],
@@ -155,9 +158,12 @@ enum fw_conv_flag {
     FW_CONV_RELU = FW_GEMM_RELU,
     FW_CONV_OUT_INT8 = FW_GEMM_OUT_INT8,
     FW_CONV_A_UNSIGNED = FW_GEMM_A_UNSIGNED,
-    FW_CONV_POOLING = 1u << 5, /* max pooling after the activation (needs OUT_INT8) */
-    FW_CONV_FLAGS_ALL =
-        FW_CONV_BIAS | FW_CONV_RELU | FW_CONV_OUT_INT8 | FW_CONV_A_UNSIGNED | FW_CONV_POOLING
+    FW_CONV_POOLING = 1u << 5,   /* max pooling after the activation (needs OUT_INT8, or with
+                                    BF16 OUT_BF16: the pool runs in ACTIVATE, which writes the UB) */
+    FW_CONV_BF16 = FW_GEMM_BF16, /* input and kernel bf16, fp32 sums and bias, out fp32 */
+    FW_CONV_OUT_BF16 = FW_GEMM_OUT_BF16, /* with BF16: out bf16 */
+    FW_CONV_FLAGS_ALL = FW_CONV_BIAS | FW_CONV_RELU | FW_CONV_OUT_INT8 | FW_CONV_A_UNSIGNED |
+                        FW_CONV_POOLING | FW_CONV_BF16 | FW_CONV_OUT_BF16
 };
 
 /* The core's limits on a convolution's geometry (the hardware's field widths). */
@@ -182,10 +188,12 @@ static inline uint64_t fw_conv_out_dim(uint32_t in, uint32_t pad_lo, uint32_t pa
     return (out - window) / window_stride + 1;
 }
 
-/* Whether CONV2D streams the input in packed runs (see above), and K tiles of its kernel. */
-static inline int fw_conv_packed(uint32_t c, uint32_t pad_left, uint32_t pad_right, uint32_t n)
+/* Whether CONV2D streams the input in packed runs (see above; never with BF16), and K tiles of
+ * its kernel. */
+static inline int fw_conv_packed(uint32_t flags, uint32_t c, uint32_t pad_left, uint32_t pad_right,
+                                 uint32_t n)
 {
-    return pad_left == 0 && pad_right == 0 && c % n != 0;
+    return !(flags & FW_CONV_BF16) && pad_left == 0 && pad_right == 0 && c % n != 0;
 }
 static inline uint64_t fw_conv_tiles(uint32_t kh, uint32_t kw, uint32_t c, int packed, uint32_t n)
 {
