@@ -47,8 +47,8 @@ uint16_t value(tpu_rng *rng, Fill fill)
 }
 
 // Lays the case out (one buffer per operand, then the stream) over junk, runs the firmware and
-// checks all of memory: C's elements as the reference has them, nothing else touched; and that every memory
-// access stays inside its operand.
+// checks all of memory: C's elements as the reference has them, nothing else touched; and that
+// every memory access stays inside its operand.
 void run_case(const tpusim_hwcfg &cfg, const Bf16Case &bc, uint64_t seed)
 {
     SCOPED_TRACE(::testing::Message()
@@ -61,14 +61,26 @@ void run_case(const tpusim_hwcfg &cfg, const Bf16Case &bc, uint64_t seed)
     const uint32_t flags = bc.flags | FW_GEMM_BF16, t = cfg.array_n;
     const bool tiled = flags & FW_GEMM_B_TILED, bias = flags & FW_GEMM_BIAS;
     const uint32_t out_size = flags & FW_GEMM_OUT_BF16 ? 2 : 4;
-    GemmCmd g{flags, bc.m, bc.k, bc.n, 0, bc.misalign, bc.k + bc.pad_a, 1, bc.misalign,
-              tiled ? 0 : bc.n + bc.pad_b, 2, bc.misalign, bc.n + bc.pad_c, 0, 0};
+    GemmCmd g{flags,
+              bc.m,
+              bc.k,
+              bc.n,
+              0,
+              bc.misalign,
+              bc.k + bc.pad_a,
+              1,
+              bc.misalign,
+              tiled ? 0 : bc.n + bc.pad_b,
+              2,
+              bc.misalign,
+              bc.n + bc.pad_c,
+              0,
+              0};
     const uint32_t kt = (g.k + t - 1) / t, nt = (g.n + t - 1) / t;
-    const uint64_t sizes[4] = {((uint64_t{g.m} - 1) * g.lda + g.k) * 2,
-                               tiled ? uint64_t{kt} * nt * t * t * 2
-                                     : ((uint64_t{g.k} - 1) * g.ldb + g.n) * 2,
-                               ((uint64_t{g.m} - 1) * g.ldc + g.n) * out_size,
-                               bias ? 4 * uint64_t{g.n} : 0};
+    const uint64_t sizes[4] = {
+        ((uint64_t{g.m} - 1) * g.lda + g.k) * 2,
+        tiled ? uint64_t{kt} * nt * t * t * 2 : ((uint64_t{g.k} - 1) * g.ldb + g.n) * 2,
+        ((uint64_t{g.m} - 1) * g.ldc + g.n) * out_size, bias ? 4 * uint64_t{g.n} : 0};
     std::vector<Buffer> bufs;
     uint64_t at = 64;
     for (uint64_t size : sizes) {
@@ -119,9 +131,9 @@ void run_case(const tpusim_hwcfg &cfg, const Bf16Case &bc, uint64_t seed)
     auto bval = [&](uint32_t r, uint32_t j) { return bv[size_t{r} * g.n + j]; };
     for (uint32_t i = 0; i < g.m; i++)
         for (uint32_t j = 0; j < g.n; j++) {
-            const uint32_t x = bf16_ref::gemm_elem(av, bval, g.k, t, i, j, bias,
-                                                   bias ? rd32(mem + p + 4 * j) : 0,
-                                                   flags & FW_GEMM_RELU);
+            const uint32_t x =
+                bf16_ref::gemm_elem(av, bval, g.k, t, i, j, bias, bias ? rd32(mem + p + 4 * j) : 0,
+                                    flags & FW_GEMM_RELU);
             uint8_t *out = expect.data() + c + (uint64_t{i} * g.ldc + j) * out_size;
             if (out_size == 2)
                 wr16(out, tpusim_fp32_to_bf16(x));
@@ -203,7 +215,7 @@ TEST(FirmwareGemmBf16, SmallCores)
 {
     uint64_t seed = 301;
     const tpusim_hwcfg cfgs[] = {
-        make_cfg(4, 64, 16, 1), make_cfg(4, 16, 8, 2), make_cfg(8, 12, 4, 4),
+        make_cfg(4, 64, 16, 1),  make_cfg(4, 16, 8, 2),  make_cfg(8, 12, 4, 4),
         make_cfg(8, 300, 64, 3), make_cfg(16, 40, 2, 1), make_cfg(4, 8, 2, 2),
     };
     for (const tpusim_hwcfg &cfg : cfgs)
