@@ -135,7 +135,8 @@ tpu_status tpu_gemm_cost(const tpu_info *info, const tpu_gemm *g, tpu_cost *out)
  * requantization (OUT_INT8) and max pooling (TPU_CONV_POOL, which needs OUT_INT8) as flagged;
  * the output is NHWC, int8 or int32. The operands' ld fields are not used. */
 enum tpu_conv_flags {
-    TPU_CONV_POOL = FW_CONV_POOLING, /* with the GEMM flags BIAS, RELU, OUT_INT8 and A_UNSIGNED */
+    TPU_CONV_POOL = FW_CONV_POOLING, /* with the GEMM flags BIAS, RELU, OUT_INT8, A_UNSIGNED, BF16
+                                        and OUT_BF16 (bf16: POOL needs OUT_BF16) */
 };
 typedef struct {
     uint32_t flags, batch, h, w, c, kh, kw, cout;
@@ -153,8 +154,9 @@ tpu_status tpu_stream_conv2d(tpu_stream *s, const tpu_conv2d *v);
 void tpu_conv_out_size(const tpu_conv2d *v, uint32_t *oh, uint32_t *ow);
 uint32_t tpu_conv_k_tiles(const tpu_conv2d *v, uint32_t n);
 /* What a convolution costs at best (tpu_cost): macs = batch * oh * ow * cout * kh * kw * c, the
- * unpooled output's; bytes: the input, the kernel's tile rows (K tiles x n rows of cout bytes),
- * the output (pooled) and the parameters, each crossing the memory port once. */
+ * unpooled output's; bytes: the input, the kernel's tile rows (K tiles x n rows of cout
+ * elements), the output (pooled) and the parameters, each crossing the memory port once (bf16:
+ * 2-byte input and kernel elements, as tpu_gemm_cost). */
 tpu_status tpu_conv2d_cost(const tpu_info *info, const tpu_conv2d *v, tpu_cost *out);
 
 /* The stream's bytes as the firmware reads them. */

@@ -93,15 +93,20 @@ struct Seed {
     // v's input, unless v.in is set (an earlier command's output), then kernel, params, output.
     void conv(tpu_conv2d v, bool place_input = true)
     {
+        const bool bf16 = v.flags & TPU_GEMM_BF16;
+        const uint64_t e = bf16 ? 2 : 1;
         if (place_input)
-            v.in = place(uint64_t{v.batch} * v.h * v.w * v.c);
-        v.kernel = place(uint64_t{tpu_conv_k_tiles(&v, n)} * ((v.cout + n - 1) / n) * n * n);
+            v.in = place(uint64_t{v.batch} * v.h * v.w * v.c * e);
+        v.kernel = place(uint64_t{tpu_conv_k_tiles(&v, n)} * ((v.cout + n - 1) / n) * n * n * e);
         if (v.flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8))
-            v.params = params(v.cout);
+            v.params = bf16 ? place(4ull * v.cout) : params(v.cout);
         uint32_t oh, ow;
         tpu_conv_out_size(&v, &oh, &ow);
         ASSERT_GT(oh, 0u);
-        v.out = place(uint64_t{v.batch} * oh * ow * v.cout * (v.flags & TPU_GEMM_OUT_INT8 ? 1 : 4));
+        const uint64_t out_e = v.flags & TPU_GEMM_OUT_INT8   ? 1
+                               : v.flags & TPU_GEMM_OUT_BF16 ? 2
+                                                             : 4;
+        v.out = place(uint64_t{v.batch} * oh * ow * v.cout * out_e);
         ASSERT_EQ(tpu_stream_conv2d(s, &v), TPU_OK);
     }
 
@@ -220,6 +225,15 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> all_seeds()
         Seed s(8, 12);
         s.gemm(gemm_shape(TPU_GEMM_BF16 | TPU_GEMM_OUT_BF16, 6, 3, 11), 4, 11, 12);
         seeds.emplace_back("bf16_out_n8.bin", s.bytes(3));
+    }
+    { // bf16 CONV2D: 2 channels on N = 4 (a short last plane), padding, pooling, bf16 output
+        Seed s(4, 13);
+        tpu_conv2d v = conv_shape(TPU_GEMM_BF16 | TPU_GEMM_OUT_BF16 | bias | relu | TPU_CONV_POOL,
+                                  1, 6, 6, 2, 3, 3, 5);
+        v.pad_top = v.pad_bottom = v.pad_left = v.pad_right = 1;
+        v.pool_h = v.pool_w = v.pool_stride_h = v.pool_stride_w = 2;
+        s.conv(v);
+        seeds.emplace_back("bf16_conv_pool_n4.bin", s.bytes(3));
     }
     return seeds;
 }
