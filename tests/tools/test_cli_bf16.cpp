@@ -101,8 +101,8 @@ TEST_P(CliBf16Files, MatchesReference)
         spit(dir / "a.npy", encode(NPY_BFLOAT16, {fc.m, fc.k}, a.data()));
         spit(dir / "b.npy", encode(NPY_BFLOAT16, {fc.k, fc.n}, b.data(), 2));
     }
-    std::string args = "--a " + quoted("a.npy") + " --b " + quoted("b.npy") + " --out " +
-                       quoted("c.npy");
+    std::string args =
+        "--a " + quoted("a.npy") + " --b " + quoted("b.npy") + " --out " + quoted("c.npy");
     if (fc.bias) {
         spit(dir / "bias.npy", encode(NPY_FLOAT32, {fc.n}, bias.data()));
         args += " --bias " + quoted("bias.npy");
