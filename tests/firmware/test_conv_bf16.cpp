@@ -72,18 +72,20 @@ uint32_t conv_elem(const Conv &v, uint32_t n, const std::vector<uint16_t> &in,
     for (uint32_t dy = 0; dy < v.kh; dy++)
         for (uint32_t dx = 0; dx < v.kw; dx++)
             for (uint32_t c0 = 0; c0 < v.c; c0 += n) {
-                const int64_t y = int64_t{oy} * v.sh + dy - v.pt, x = int64_t{ox} * v.sw + dx - v.pl;
+                const int64_t y = int64_t{oy} * v.sh + dy - v.pt,
+                              x = int64_t{ox} * v.sw + dx - v.pl;
                 const bool inside = y >= 0 && y < v.h && x >= 0 && x < v.w;
                 uint32_t s = 0;
                 for (uint32_t c = c0; c < v.c && c < c0 + n; c++) {
-                    const uint16_t a =
-                        inside ? in[((size_t{b} * v.h + static_cast<size_t>(y)) * v.w +
-                                     static_cast<size_t>(x)) *
-                                        v.c +
-                                    c]
-                               : 0;
+                    const uint16_t a = inside
+                                           ? in[((size_t{b} * v.h + static_cast<size_t>(y)) * v.w +
+                                                 static_cast<size_t>(x)) *
+                                                    v.c +
+                                                c]
+                                           : 0;
                     s = tpusim_fp32_add(
-                        s, tpusim_bf16_mul(a, k[((size_t{dy} * v.kw + dx) * v.c + c) * v.cout + o]));
+                        s,
+                        tpusim_bf16_mul(a, k[((size_t{dy} * v.kw + dx) * v.c + c) * v.cout + o]));
                 }
                 acc = first ? s : tpusim_fp32_add(acc, s);
                 first = false;
@@ -103,9 +105,9 @@ void run_conv(const tpusim_hwcfg &cfg, const Conv &v, uint64_t seed, bool edges 
     const uint32_t n = cfg.array_n, cc = (v.c + n - 1) / n, kt = v.kh * v.kw * cc;
     const uint32_t nt = (v.cout + n - 1) / n, out_elt = v.flags & FW_CONV_OUT_BF16 ? 2 : 4;
     const bool bias_used = v.flags & FW_CONV_BIAS;
-    const uint64_t sizes[4] = {uint64_t{v.batch} * v.h * v.w * v.c * 2, uint64_t{kt} * nt * n * n * 2,
-                               uint64_t{v.batch} * v.ohp() * v.owp() * v.cout * out_elt,
-                               bias_used ? 4ull * v.cout : 0};
+    const uint64_t sizes[4] = {
+        uint64_t{v.batch} * v.h * v.w * v.c * 2, uint64_t{kt} * nt * n * n * 2,
+        uint64_t{v.batch} * v.ohp() * v.owp() * v.cout * out_elt, bias_used ? 4ull * v.cout : 0};
     std::vector<Buffer> bufs;
     uint32_t addr[4] = {0, 0, 0, 0}, ids[4] = {0, 0, 0, 0};
     uint64_t at = 64;
@@ -155,9 +157,9 @@ void run_conv(const tpusim_hwcfg &cfg, const Conv &v, uint64_t seed, bool edges 
                     const uint32_t wh = v.pooled() ? v.ph : 1, ww = v.pooled() ? v.pw : 1;
                     for (uint32_t i = 0; i < wh; i++)
                         for (uint32_t j = 0; j < ww; j++) {
-                            const uint32_t x = conv_elem(v, n, in, k, bias, b,
-                                                         py * (v.pooled() ? v.psh : 1) + i,
-                                                         px * (v.pooled() ? v.psw : 1) + j, o);
+                            const uint32_t x =
+                                conv_elem(v, n, in, k, bias, b, py * (v.pooled() ? v.psh : 1) + i,
+                                          px * (v.pooled() ? v.psw : 1) + j, o);
                             m = i || j ? tpusim_fp32_max(m, x) : x;
                         }
                     uint8_t *out =
@@ -242,8 +244,9 @@ TEST(FirmwareConvBf16, Validation)
         SCOPED_TRACE(describe(v, 8) + " version " + std::to_string(version));
         const uint32_t bufs[4] = {0, 1, 2, v.flags & FW_CONV_BIAS ? 3u : 0u};
         GoldenHal h(make_cfg(8));
-        auto s = stream_bytes({{0x1000, 0x4000}, {0x5000, 0x1000}, {0x6000, 0x1000}, {0x7000, 0x100}},
-                              {conv_bytes(v, bufs)});
+        auto s =
+            stream_bytes({{0x1000, 0x4000}, {0x5000, 0x1000}, {0x6000, 0x1000}, {0x7000, 0x100}},
+                         {conv_bytes(v, bufs)});
         put32(s, FW_HDR_VERSION, version);
         std::memcpy(h.mem() + 0x10000, s.data(), s.size());
         const fw_hal hal = h.hal();
