@@ -1,9 +1,10 @@
 // test_golden_run.cpp - packages tpuc compiles from CNNs (tests/support/cnn_hlo.h), run on the
 // golden model through the firmware (tests/support/golden_run.h), against the reference
 // evaluator on the same HLO: exact for integer models, within the int8 quantization error for
-// float ones. Everything the compiler decides is checked here, the kernels' tile order, the
-// layouts, the fused pooling and the int8 hand-offs included, without the cycle-accurate device
-// (whose CONV2D the end-to-end tests of tests/tools and tests/runtime run).
+// float ones, or within bf16's rounding with --precision bf16. Everything the compiler decides is
+// checked here, the kernels' tile order, the layouts, the fused pooling and the int8 hand-offs
+// included, without the cycle-accurate device (whose CONV2D the end-to-end tests of tests/tools and
+// tests/runtime run).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -50,16 +51,17 @@ double value(const hlo_array *a, int64_t i)
 }
 
 struct Golden {
+    std::vector<double> input; // the batch it ran
     std::string report;
     std::vector<std::vector<double>> got, want;
     uint64_t ops = 0;
 };
 
 // Compiles text for array size n (calibrated on 8 batches of random inputs in [lo, hi], the first
-// the one it runs), saves and reloads the package, and runs that batch on the golden model and
-// on the reference evaluator.
+// the one it runs; in bf16 the samples are given too, and ignored), saves and reloads the
+// package, and runs that batch on the golden model and on the reference evaluator.
 Golden compile_and_run(const std::string &name, const std::string &text, uint32_t n, double lo,
-                       double hi)
+                       double hi, uint8_t precision = TPUC_INT8)
 {
     Golden r;
     const fs::path dir = fs::path(TPU_BINARY_DIR) / "test_golden_run" / name;
@@ -86,11 +88,14 @@ Golden compile_and_run(const std::string &name, const std::string &text, uint32_
     // The run's batch is calibrated too: no value beyond the ranges the scales cover, so what
     // differs is the compiler's doing, not the calibration's.
     memcpy(calib->data, in->data, (size_t)in->shape.elements * hlo_type_size(type));
+    for (int64_t i = 0; i < in->shape.elements; i++)
+        r.input.push_back(value(in, i));
     tpuc_options o{};
     o.hlo_path = hlo.c_str();
     o.array_n = n;
     o.calib = &calib;
     o.n_calib = 1;
+    o.precision = precision;
     tpub_package p, q;
     hlo_error err{};
     if (tpuc_compile(&o, &p, &err)) {
@@ -175,6 +180,124 @@ TEST_P(Nets, RandomNetsMatchTheReference)
 }
 
 INSTANTIATE_TEST_SUITE_P(Arrays, Nets, ::testing::Values(4u, 8u));
+
+// --precision bf16. A bf16 operand is its f32 value within a relative 2^-8 (8 significant bits,
+// round to nearest even), so a product within 2^-7 + 2^-16; the fp32 sums of the device and of
+// the reference evaluator add at most K * 2^-24 of the sum of magnitudes each, the bias add and
+// the reference's product 2^-24 more each. One layer is therefore within
+// (2^-7 + 2^-16 + (2K + 4) * 2^-24) * (sum over k of |x_k w_kj| + |b_j|) of the reference, and
+// ReLU does not widen that: Bf16.DenseWithinTheRoundingBound checks it element by element.
+// Deeper nets compound it, and host ops after them (softmax) amplify it, so they are checked
+// against a share of their largest reference magnitude: a quarter of int8's tolerance, chosen
+// from the errors measured (not derived), tight enough that an int8-sized error would fail.
+constexpr double kBf16Share = 0.25;
+
+// A literal of the values v (f32, printed exactly) as dims rows x cols, or a vector (rows 0).
+std::string f32_literal(const std::vector<float> &v, size_t rows)
+{
+    std::string t = "{";
+    const size_t cols = rows ? v.size() / rows : v.size();
+    for (size_t i = 0; i < v.size(); i++) {
+        char b[32];
+        snprintf(b, sizeof b, "%.9g", (double)v[i]);
+        t += std::string(i % cols == 0 && rows ? (i ? "}, {" : "{") : i ? ", " : "") + b;
+    }
+    return t + (rows ? "}}" : "}");
+}
+
+// x . W + b, ReLU, for random shapes around the array size, in bf16: every element within the
+// bound above (the weights' bf16 rounding and the fp32 bias are the compiler's, the transfers
+// as golden_run.h applies docs/package.md).
+TEST(Bf16, DenseWithinTheRoundingBound)
+{
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(-1, 1);
+    for (uint32_t n : {4u, 8u}) {
+        for (int t = 0; t < 8; t++) {
+            std::uniform_int_distribution<int> d(1, 2 * (int)n + 3);
+            const int m = d(rng), k = d(rng), nn = d(rng);
+            std::vector<float> w((size_t)k * nn), b((size_t)nn);
+            for (float &v : w)
+                v = u(rng);
+            for (float &v : b)
+                v = u(rng);
+            const std::string mk = std::to_string(m) + "," + std::to_string(k),
+                              kn = std::to_string(k) + "," + std::to_string(nn),
+                              mn = std::to_string(m) + "," + std::to_string(nn);
+            const std::string text =
+                "HloModule dense\n\nENTRY main {\n  x = f32[" + mk + "] parameter(0)\n  w = f32[" +
+                kn + "] constant(" + f32_literal(w, k) + ")\n  d = f32[" + mn +
+                "] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  b = f32[" +
+                std::to_string(nn) + "] constant(" + f32_literal(b, 0) + ")\n  bb = f32[" + mn +
+                "] broadcast(b), dimensions={1}\n  a = f32[" + mn +
+                "] add(d, bb)\n  z = f32[] constant(0)\n  zb = f32[" + mn +
+                "] broadcast(z), dimensions={}\n  ROOT r = f32[" + mn + "] maximum(a, zb)\n}\n";
+            const std::string name = "bf16_dense_" + std::to_string(n) + "_" + std::to_string(t);
+            SCOPED_TRACE(name + ": " + mk + " x " + kn);
+            const Golden r = compile_and_run(name, text, n, -1, 1, TPUC_BF16);
+            ASSERT_EQ(r.got.size(), 1u);
+            EXPECT_NE(r.report.find("d: bf16 on the device: A bf16, weights bf16 (rounded to "
+                                    "nearest even), fp32 sums and bias, f32 out"),
+                      std::string::npos)
+                << r.report;
+            EXPECT_NE(r.report.find("the 1 calibration arrays are ignored"), std::string::npos)
+                << r.report;
+            const double eps =
+                std::ldexp(1.0, -7) + std::ldexp(1.0, -16) + (2.0 * k + 4) * std::ldexp(1.0, -24);
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < nn; j++) {
+                    double mag = std::fabs(b[j]);
+                    for (int kk = 0; kk < k; kk++)
+                        mag += std::fabs(r.input[(size_t)i * k + kk] * w[(size_t)kk * nn + j]);
+                    ASSERT_NEAR(r.got[0][(size_t)i * nn + j], r.want[0][(size_t)i * nn + j],
+                                eps * mag)
+                        << "element " << i << "," << j;
+                }
+        }
+    }
+}
+
+// The CNN suite's nets in bf16, no calibration.
+TEST_P(Nets, Bf16MatchesTheReference)
+{
+    const uint32_t n = GetParam();
+    std::mt19937 rng(2026 + n);
+    for (const cnn_hlo::Case &c : cnn_hlo::cases(n)) {
+        if (c.net.integer)
+            continue;
+        SCOPED_TRACE(c.name);
+        const std::string text = cnn_hlo::hlo(c.net, rng);
+        const Golden r =
+            compile_and_run(c.name + "_bf16_n" + std::to_string(n), text, n, -1, 1, TPUC_BF16);
+        EXPECT_EQ(r.ops > 0, c.net.dense > 0) << "convolutions stay on the host in bf16";
+        expect_close(r, c.tol * kBf16Share);
+    }
+}
+
+// Two dense layers: the first's result stays on the device as bf16 (OUT_BF16) for the second.
+TEST(Bf16, MlpHandsOnBf16)
+{
+    std::mt19937 rng(31);
+    const std::string text =
+        "HloModule mlp\n\nENTRY main {\n  x = f32[6,20] parameter(0)\n  w1 = f32[20,12] constant(" +
+        cnn_hlo::literal(rng, {20, 12}, false, -0.5, 0.5) +
+        ")\n  d1 = f32[6,12] dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+        "  z = f32[] constant(0)\n  zb = f32[6,12] broadcast(z), dimensions={}\n"
+        "  r1 = f32[6,12] maximum(d1, zb)\n  w2 = f32[12,7] constant(" +
+        cnn_hlo::literal(rng, {12, 7}, false, -0.5, 0.5) +
+        ")\n  ROOT d2 = f32[6,7] dot(r1, w2), lhs_contracting_dims={1}, "
+        "rhs_contracting_dims={0}\n}\n";
+    for (uint32_t n : {4u, 8u}) {
+        const Golden r =
+            compile_and_run("bf16_mlp_n" + std::to_string(n), text, n, -1, 1, TPUC_BF16);
+        EXPECT_NE(r.report.find("(GEMMs: 2, segments: 1)"), std::string::npos) << r.report;
+        EXPECT_NE(r.report.find("+ r1 (relu) -> bf16, stays on the device"), std::string::npos)
+            << r.report;
+        EXPECT_NE(r.report.find("reads d1's bf16 result in place"), std::string::npos) << r.report;
+        EXPECT_EQ(r.ops, 2u);
+        expect_close(r, 0.05 * kBf16Share);
+    }
+}
 
 // Any dim_labels: an input [h, b, c, w], a kernel [kh, i, o, kw], a result [o, h, w, b] biased,
 // pooled and rectified on the device, written and read back through permuted transfers.
@@ -278,6 +401,13 @@ TEST(RuntimeDots, AttentionRunsEveryDotOnTheDevice)
         EXPECT_NE(r.report.find("s: B = 'k4' f32 -> s8 per tensor"), std::string::npos) << r.report;
         EXPECT_EQ(r.report.find("stays on the host"), std::string::npos) << r.report;
         expect_close(r, 0.05);
+        // In bf16: the run-time B's are rounded to bf16 by their transfers, no calibration.
+        const Golden h =
+            compile_and_run("attention_bf16_n" + std::to_string(n), text, n, -1, 1, TPUC_BF16);
+        EXPECT_NE(h.report.find("(GEMMs: 5, segments: 3)"), std::string::npos) << h.report;
+        EXPECT_NE(h.report.find("s: bf16 on the device: A bf16, B bf16"), std::string::npos)
+            << h.report;
+        expect_close(h, 0.05 * kBf16Share);
     }
 }
 
