@@ -34,7 +34,9 @@ uint32_t tpub_version(const tpub_package *pkg)
             if (xfer_bf16(&seg->outputs[i]))
                 return TPUB_VERSION;
         for (uint32_t i = 0; i < seg->n_ops; i++)
-            if (seg->ops[i].kind == TPUB_OP_GEMM && seg->ops[i].gemm.flags & FW_FLAGS_V3)
+            if ((seg->ops[i].kind == TPUB_OP_GEMM ? seg->ops[i].gemm.flags
+                                                  : seg->ops[i].conv.flags) &
+                FW_FLAGS_V3)
                 return TPUB_VERSION;
     }
     return TPUB_VERSION_INT8;

@@ -93,9 +93,11 @@ enum tpub_gemm_flag {
     TPUB_GEMM_ALL = FW_GEMM_FLAGS_ALL,
 };
 enum tpub_conv_flag {
-    TPUB_CONV_POOL = FW_CONV_POOLING, /* max pooling after the activation; needs OUT_INT8 */
-    /* with the GEMM's BIAS, RELU, OUT_INT8 and A_UNSIGNED; a kernel is always in tile order */
-    TPUB_CONV_ALL = FW_CONV_FLAGS_ALL & ~FW_FLAGS_V3, /* int8 alone, as TPUB_GEMM_ALL */
+    /* max pooling after the activation; needs OUT_INT8 (with BF16: OUT_BF16) */
+    TPUB_CONV_POOL = FW_CONV_POOLING,
+    /* with the GEMM's BIAS, RELU, OUT_INT8, A_UNSIGNED, BF16 and OUT_BF16 (their rules too); a
+     * kernel is always in tile order */
+    TPUB_CONV_ALL = FW_CONV_FLAGS_ALL,
 };
 
 /* One device GEMM (docs/command-stream.md): C = act(A . B (+ bias)). B is in tile order for the
@@ -111,10 +113,11 @@ typedef struct {
 } tpub_gemm;
 
 /* One device convolution (the CONV2D command, firmware/firmware.h): NHWC input [batch, h, w, c]
- * (int8, uint8 with A_UNSIGNED) zero-padded, a kernel of cout output channels in the tile order
- * of the package's array size (firmware.h; tpub_conv_k_tiles gives its K tiles), then bias, ReLU,
- * requantization (OUT_INT8) and max pooling (POOL) as flagged; the output NHWC [batch, oh, ow,
- * cout] (tpub_conv_out_size), int8 with OUT_INT8, else int32. */
+ * (int8, uint8 with A_UNSIGNED, bf16 with BF16) zero-padded, a kernel of cout output channels in
+ * the tile order of the package's array size (firmware.h; tpub_conv_k_tiles gives its K tiles),
+ * then bias, ReLU, requantization (OUT_INT8) and max pooling (POOL) as flagged; the output NHWC
+ * [batch, oh, ow, cout] (tpub_conv_out_size), int8 with OUT_INT8, else int32 (with BF16: fp32,
+ * or bf16 with OUT_BF16). */
 typedef struct {
     uint32_t flags, batch, h, w, c, kh, kw, cout;
     uint32_t stride_h, stride_w;                           /* 1..255 */

@@ -81,6 +81,14 @@ static void dump_flags(dumper *d, uint32_t flags)
         say(d, "-");
 }
 
+/* With BF16, how the operation computes. */
+static void dump_bf16(dumper *d, uint32_t flags)
+{
+    if (flags & TPUB_GEMM_BF16)
+        say(d, "\n    bf16 x bf16, fp32 sums, out %s",
+            flags & TPUB_GEMM_OUT_BF16 ? "bf16" : "fp32");
+}
+
 static void dump_gemm(dumper *d, uint32_t i, const tpub_gemm *g, uint32_t array_n)
 {
     say(d, "  gemm %" PRIu32 ": %s", i, g->name);
@@ -92,9 +100,7 @@ static void dump_gemm(dumper *d, uint32_t i, const tpub_gemm *g, uint32_t array_
         g->a_off, g->lda, g->b_off, g->c_off, g->ldc);
     if (g->flags & (TPUB_GEMM_BIAS | TPUB_GEMM_OUT_INT8))
         say(d, ", params 0x%" PRIx64, g->p_off);
-    if (g->flags & TPUB_GEMM_BF16)
-        say(d, "\n    bf16 x bf16, fp32 sums, C %s",
-            g->flags & TPUB_GEMM_OUT_BF16 ? "bf16" : "fp32");
+    dump_bf16(d, g->flags);
     uint32_t n = array_n ? array_n : 1;
     say(d, "\n    tiles %" PRIu64 " x %" PRIu64 ", MACs %" PRIu64 "\n", tpub_ceil_div(g->k, n),
         tpub_ceil_div(g->n, n), tpub_mul_sat(tpub_mul_sat(g->m, g->k), g->n));
@@ -120,6 +126,7 @@ static void dump_conv(dumper *d, uint32_t i, const tpub_conv *v, uint32_t array_
         v->out_off);
     if (v->flags & (TPUB_GEMM_BIAS | TPUB_GEMM_OUT_INT8))
         say(d, ", params 0x%" PRIx64, v->p_off);
+    dump_bf16(d, v->flags);
     const uint32_t n = array_n ? array_n : 1;
     tpub_conv unpooled = *v;
     unpooled.flags &= ~(uint32_t)TPUB_CONV_POOL;

@@ -69,12 +69,13 @@ static inline uint64_t tpub_kernel_bytes(const tpub_conv *v, uint32_t array_n)
 {
     return tpub_mul_sat(
         tpub_mul_sat(tpub_conv_k_tiles(v, array_n), tpub_ceil_div(v->cout, array_n)),
-        (uint64_t)array_n * array_n);
+        (uint64_t)array_n * array_n * tpub_ab_elt(v->flags));
 }
 
 static inline uint64_t tpub_conv_in_bytes(const tpub_conv *v)
 {
-    return tpub_mul_sat(tpub_mul_sat(v->batch, (uint64_t)v->h * v->w), v->c);
+    return tpub_mul_sat(tpub_mul_sat(v->batch, (uint64_t)v->h * v->w),
+                        (uint64_t)v->c * tpub_ab_elt(v->flags));
 }
 
 static inline uint64_t tpub_conv_out_bytes(const tpub_conv *v)
@@ -82,7 +83,7 @@ static inline uint64_t tpub_conv_out_bytes(const tpub_conv *v)
     uint32_t oh, ow;
     tpub_conv_out_size(v, &oh, &ow);
     return tpub_mul_sat(tpub_mul_sat(v->batch, (uint64_t)oh * ow),
-                        (uint64_t)v->cout * (v->flags & TPUB_GEMM_OUT_INT8 ? 1 : 4));
+                        (uint64_t)v->cout * tpub_c_elt(v->flags));
 }
 
 #endif

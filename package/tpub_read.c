@@ -363,6 +363,19 @@ static void check_operands(reader *r, const tpub_package *pkg, const char *const
         check_disjoint(r, name[2], off[2], bytes[2], "params", p_off, p_bytes);
 }
 
+/* The rules of the BF16 and OUT_BF16 flags, a GEMM's or a CONV2D's. */
+static void check_bf16_flags(reader *r, uint32_t flags)
+{
+    const bool bf16 = flags & TPUB_GEMM_BF16;
+    if (flags & FW_FLAGS_V3 && r->version < TPUB_VERSION)
+        fail(r, "flags: BF16 or OUT_BF16 in a version %" PRIu32 " package (bf16 needs version %u)",
+             r->version, TPUB_VERSION);
+    if (bf16 && flags & (TPUB_GEMM_A_UNSIGNED | TPUB_GEMM_OUT_INT8))
+        fail(r, "flags: A_UNSIGNED or OUT_INT8 with BF16");
+    if (!bf16 && flags & TPUB_GEMM_OUT_BF16)
+        fail(r, "flags: OUT_BF16 without BF16");
+}
+
 static void read_gemm(reader *r, const tpub_package *pkg, tpub_gemm *g)
 {
     g->m = rd_u32(r, "m");
@@ -386,14 +399,7 @@ static void read_gemm(reader *r, const tpub_package *pkg, tpub_gemm *g)
         fail(r, "n: 0");
     if (g->flags & ~(uint32_t)TPUB_GEMM_ALL)
         fail(r, "flags: undefined bits 0x%" PRIx32, g->flags & ~(uint32_t)TPUB_GEMM_ALL);
-    const bool bf16 = g->flags & TPUB_GEMM_BF16;
-    if (g->flags & FW_FLAGS_V3 && r->version < TPUB_VERSION)
-        fail(r, "flags: BF16 or OUT_BF16 in a version %" PRIu32 " package (bf16 needs version %u)",
-             r->version, TPUB_VERSION);
-    if (bf16 && g->flags & (TPUB_GEMM_A_UNSIGNED | TPUB_GEMM_OUT_INT8))
-        fail(r, "flags: A_UNSIGNED or OUT_INT8 with BF16");
-    if (!bf16 && g->flags & TPUB_GEMM_OUT_BF16)
-        fail(r, "flags: OUT_BF16 without BF16");
+    check_bf16_flags(r, g->flags);
     if (g->lda < g->k)
         fail(r, "lda: %" PRIu32 " < k %" PRIu32, g->lda, g->k);
     if (g->ldc < g->n)
@@ -467,16 +473,19 @@ static void read_conv(reader *r, const tpub_package *pkg, tpub_conv *v)
 
     if (v->flags & ~(uint32_t)TPUB_CONV_ALL)
         fail(r, "flags: undefined bits 0x%" PRIx32, v->flags & ~(uint32_t)TPUB_CONV_ALL);
-    const bool pool = v->flags & TPUB_CONV_POOL;
-    if (pool && !(v->flags & TPUB_GEMM_OUT_INT8))
-        fail(r, "flags: POOL without OUT_INT8 (pooling needs the int8 output)");
+    check_bf16_flags(r, v->flags);
+    const bool pool = v->flags & TPUB_CONV_POOL, bf16 = v->flags & TPUB_GEMM_BF16;
+    if (pool && !(v->flags & (bf16 ? TPUB_GEMM_OUT_BF16 : TPUB_GEMM_OUT_INT8)))
+        fail(r, bf16 ? "flags: POOL without OUT_BF16 (pooling needs the bf16 output)"
+                     : "flags: POOL without OUT_INT8 (pooling needs the int8 output)");
     check_in(r, "batch", v->batch, 1, UINT32_MAX);
     check_in(r, "h", v->h, 1, CONV_DIM_MAX);
     check_in(r, "w", v->w, 1, CONV_DIM_MAX);
     check_in(r, "c", v->c, 1, CONV_DIM_MAX);
     check_in(r, "cout", v->cout, 1, CONV_DIM_MAX);
     check_in(r, "stride_h", v->stride_h, 1, CONV_STRIDE_MAX);
-    check_in(r, "stride_w", v->stride_w, 1, CONV_STRIDE_MAX);
+    /* bf16: MATMUL's UB row stride steps over row pairs */
+    check_in(r, "stride_w", v->stride_w, 1, bf16 ? CONV_STRIDE_MAX / 2 : CONV_STRIDE_MAX);
     check_in(r, "pad_top", v->pad_top, 0, CONV_PAD_MAX);
     check_in(r, "pad_bottom", v->pad_bottom, 0, CONV_PAD_MAX);
     check_in(r, "pad_left", v->pad_left, 0, CONV_PAD_MAX);
@@ -500,7 +509,7 @@ static void read_conv(reader *r, const tpub_package *pkg, tpub_conv *v)
     }
     const bool params = v->flags & (TPUB_GEMM_BIAS | TPUB_GEMM_OUT_INT8);
     const uint64_t in_bytes = tpub_conv_in_bytes(v), k_bytes = tpub_kernel_bytes(v, pkg->array_n);
-    const uint64_t out_bytes = tpub_conv_out_bytes(v), p_bytes = 12 * (uint64_t)v->cout;
+    const uint64_t out_bytes = tpub_conv_out_bytes(v), p_bytes = tpub_p_bytes(v->flags, v->cout);
     const char *const ops[3] = {"in", "kernel", "out"};
     const uint64_t offs[3] = {v->in_off, v->k_off, v->out_off};
     const uint64_t bytes[3] = {in_bytes, k_bytes, out_bytes};

@@ -236,6 +236,20 @@ const std::vector<Rule> &rules()
          "SEGS: segment 2 op 0: flags: undefined bits 0x10"},
         {"pool without int8", [](Model &m) { m.seg2_ops[0].conv.flags &= ~TPUB_GEMM_OUT_INT8; },
          "SEGS: segment 2 op 0: flags: POOL without OUT_INT8 (pooling needs the int8 output)"},
+        {"bf16 pool without OUT_BF16",
+         [](Model &m) {
+             m.seg2_ops[0].conv.flags &= ~TPUB_GEMM_OUT_INT8;
+             m.seg2_ops[0].conv.flags |= TPUB_GEMM_BF16;
+         },
+         "SEGS: segment 2 op 0: flags: POOL without OUT_BF16 (pooling needs the bf16 output)"},
+        {"bf16 conv with OUT_INT8", [](Model &m) { m.seg2_ops[0].conv.flags |= TPUB_GEMM_BF16; },
+         "SEGS: segment 2 op 0: flags: A_UNSIGNED or OUT_INT8 with BF16"},
+        {"bf16 stride_w",
+         [](Model &m) {
+             m.seg2_ops[0].conv.flags ^= TPUB_GEMM_OUT_INT8 | TPUB_GEMM_BF16 | TPUB_GEMM_OUT_BF16;
+             m.seg2_ops[0].conv.stride_w = 128;
+         },
+         "SEGS: segment 2 op 0: stride_w: 128 (must be 1..127)"},
         {"batch 0", [](Model &m) { m.seg2_ops[0].conv.batch = 0; },
          "SEGS: segment 2 op 0: batch: 0 (must be 1..4294967295)"},
         {"h 0", [](Model &m) { m.seg2_ops[0].conv.h = 0; },
