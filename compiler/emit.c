@@ -261,6 +261,14 @@ static int plan_segment(tc_graph *g, int s, tpub_segment *seg, uint64_t base, ui
     return rc ? tc_fail(g, NULL, "out of memory") : 0;
 }
 
+/* Weight w of op (int8, or bf16 little-endian) at at. */
+static void put_weight(const tc_op *op, size_t w, uint8_t *at)
+{
+    at[0] = op->bf16 ? (uint8_t)op->wh[w] : (uint8_t)op->wq[w];
+    if (op->bf16)
+        at[1] = (uint8_t)(op->wh[w] >> 8);
+}
+
 /* A GEMM's weights in tile order (docs/command-stream.md, B_TILED), each batch index's after the
  * last; weight row k goes to A's column krow[k] when the GEMM reads a view in place. bf16
  * weights are 2-byte little-endian elements. */
@@ -273,19 +281,16 @@ static void gemm_tiles(const tc_graph *g, const tc_op *op, uint8_t *image)
             const uint32_t row = op->a_dev && op->krow ? (uint32_t)op->krow[k] : k;
             for (uint32_t n = 0; n < op->n; n++) {
                 const uint64_t tile = (uint64_t)(n / N) * KT + row / N;
-                const size_t w = ((size_t)b * op->k + k) * op->n + n;
-                uint8_t *at = image + b * per_batch + (tile * N * N + (row % N) * N + n % N) * elt;
-                at[0] = op->bf16 ? (uint8_t)op->wh[w] : (uint8_t)op->wq[w];
-                if (op->bf16)
-                    at[1] = (uint8_t)(op->wh[w] >> 8);
+                put_weight(op, ((size_t)b * op->k + k) * op->n + n,
+                           image + b * per_batch + (tile * N * N + (row % N) * N + n % N) * elt);
             }
         }
 }
 
 /* A convolution's kernel in the CONV2D tile order (firmware/firmware.h): tile (kt, nt) at
- * (nt * KT + kt) * N * N, column j output channel nt * N + j; a tile row is, in packed runs, byte
- * t * N + r of a kernel row's kw * c bytes (dx, channel), else channel cc * N + r of one (dy,
- * dx). */
+ * (nt * KT + kt) * N * N elements, column j output channel nt * N + j; a tile row is, in packed
+ * runs, byte t * N + r of a kernel row's kw * c bytes (dx, channel), else channel cc * N + r of
+ * one (dy, dx). bf16 elements are 2 bytes, little-endian. */
 static void conv_tiles(const tc_graph *g, const tc_op *op, uint8_t *image)
 {
     const tpub_conv *v = &op->cv;
@@ -311,8 +316,9 @@ static void conv_tiles(const tc_graph *g, const tc_op *op, uint8_t *image)
             }
             const size_t row = ((size_t)dy * v->kw + dx) * v->c + ci;
             for (uint32_t o = 0; o < v->cout; o++)
-                image[((uint64_t)(o / N) * KT + t) * N * N + r * N + o % N] =
-                    (uint8_t)op->wq[row * op->n + o];
+                put_weight(op, row * op->n + o,
+                           image +
+                               (((uint64_t)(o / N) * KT + t) * N * N + r * N + o % N) * in_elt(op));
         }
 }
 
@@ -322,9 +328,9 @@ static uint64_t weight_bytes(const tc_graph *g, const tc_op *op)
     const uint32_t N = g->array_n;
     if (op->w >= 0)
         return 0;
-    return op->kind == TC_CONV
-               ? tpub_conv_k_tiles(&op->cv, N) * tiles(op->n, N) * N * N
-               : (uint64_t)op->batch * tiles(op->k, N) * tiles(op->n, N) * N * N * in_elt(op);
+    return in_elt(op) * (op->kind == TC_CONV
+                             ? tpub_conv_k_tiles(&op->cv, N) * tiles(op->n, N) * N * N
+                             : (uint64_t)op->batch * tiles(op->k, N) * tiles(op->n, N) * N * N);
 }
 
 /* Bytes of op's parameters: int32 bias, mult, shift per column; in bf16 the fp32 bias. */

@@ -279,11 +279,6 @@ static int pick_ops(tc_graph *g)
                  op.kind == TC_GEMM ? device_dot(g, d, &op) : tc_device_conv(g, d, &op)))
             continue;
         op.bf16 = g->bf16 && !op.exact;
-        if (op.bf16 && op.kind == TC_CONV) {
-            nd->host_reason = "a float convolution in bf16: the package's CONV2D has no bf16 yet "
-                              "(--precision int8 with --calibrate runs it on the device)";
-            continue;
-        }
         tc_op *p = realloc(g->ops, ((size_t)g->n_ops + 1) * sizeof *p);
         if (!p)
             return tc_fail(g, NULL, "out of memory");
@@ -394,7 +389,7 @@ static int make_segments(tc_graph *g)
             elsewhere |= g->ops[c].via == p && !g->ops[c].a_dev;
         }
         op->out_int8 = !op->bf16 && (op->pool >= 0 || in_place);
-        op->out_bf16 = op->bf16 && in_place;
+        op->out_bf16 = op->bf16 && (op->pool >= 0 || in_place);
         op->to_host = !int8_candidate(g, p) || elsewhere;
     }
     for (int c = 0; c < g->n_ops; c++)

@@ -120,8 +120,11 @@ static void report_quant(tc_graph *g, const tc_op *op)
         return;
     }
     if (op->bf16) {
-        hlo_text_printf(t, "  %s: bf16 on the device: %s bf16, %s bf16 (rounded to nearest even)",
-                        name, op->a_dev ? "A, read in place," : "A", op->w >= 0 ? "B" : "weights");
+        hlo_text_printf(t, "  %s: bf16 on the device: %s%s bf16, %s bf16 (rounded to nearest even)",
+                        name, conv ? "input" : "A", op->a_dev ? ", read in place," : "",
+                        conv         ? "kernel"
+                        : op->w >= 0 ? "B"
+                                     : "weights");
         hlo_text_printf(t, ", fp32 sums%s, %s out\n", op->bias >= 0 ? " and bias" : "",
                         op->out_bf16 ? "bf16" : "f32");
         return;
