@@ -392,9 +392,12 @@ static int fetch_weights(sched *s)
     const uint32_t kt = (uint32_t)(s->fetched % v->kt), nt = (uint32_t)(s->fetched / v->kt % v->nt);
     const uint64_t a = v->k + ((uint64_t)nt * v->kt + kt) * s->n * s->n * v->e;
     s->fetched++;
-    /* Only the tile's used columns; the core zero-pads the rest. */
-    return fw_push(s->c, TPU_OP_RD_WEIGHT, v->flags & FW_CONV_BF16 ? TPU_F_BF16 : 0, s->n,
-                   (uint32_t)a, 0, fw_min32(s->n, v->cout - nt * s->n) * v->e, s->n * v->e);
+    /* Only the tile's used columns; the core zero-pads the rest. bf16: only its channels' rows
+     * too (pixel planes), for a padding row's inf or NaN would meet the zero activations. */
+    const bool bf16 = v->flags & FW_CONV_BF16;
+    const uint32_t rows = bf16 ? fw_min32(s->n, v->c - kt % v->planes * s->n) : s->n;
+    return fw_push(s->c, TPU_OP_RD_WEIGHT, bf16 ? TPU_F_BF16 : 0, rows, (uint32_t)a, 0,
+                   fw_min32(s->n, v->cout - nt * s->n) * v->e, s->n * v->e);
 }
 
 /* Writes out visit q's accumulator buffer. */

@@ -124,9 +124,10 @@ enum fw_gemm_flag {
  * The kernel is in N x N tiles, tile (kt, nt) at byte (nt * KT + kt) * N * N: column j of it is
  * output channel nt * N + j, and its rows are K indices that depend on the layout the firmware
  * streams the input in (docs/command-stream.md "CONV2D"):
- *   - packed runs, when pl = pr = 0 and c is not a multiple of N: per kernel row dy, the kw * c
- *     bytes (dx, channel) of a window row cut in T = ceil(kw * c / N) pieces; kt = dy * T + t,
- *     tile row r is byte t * N + r of the run, i.e. dx = (t * N + r) / c, channel (...) % c;
+ *   - packed runs, when pl = pr = 0 and c is not a multiple of N (never with BF16): per kernel
+ *     row dy, the kw * c bytes (dx, channel) of a window row cut in T = ceil(kw * c / N) pieces;
+ *     kt = dy * T + t, tile row r is byte t * N + r of the run, i.e. dx = (t * N + r) / c,
+ *     channel (...) % c;
  *   - otherwise pixel by pixel: kt = (dy * kw + dx) * CC + cc with CC = ceil(c / N), tile row r
  *     is channel cc * N + r.
  * Rows past the kernel's K (and columns past cout) are zero. fw_conv_tiles gives KT. */

@@ -138,8 +138,8 @@ void run_conv(const tpusim_hwcfg &cfg, const Conv &v, uint64_t seed, bool edges 
         if (bias_used)
             wr32(mem + addr[3] + 4 * o, bias[o]);
     }
-    // The kernel in tile order (zeros past c and cout).
-    std::memset(mem + addr[1], 0, sizes[1]);
+    // The kernel in tile order; its padding past c and cout keeps the junk (inf and NaN too),
+    // which must not reach the output.
     for (uint32_t dy = 0; dy < v.kh; dy++)
         for (uint32_t dx = 0; dx < v.kw; dx++)
             for (uint32_t c = 0; c < v.c; c++)
