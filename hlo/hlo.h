@@ -318,16 +318,16 @@ typedef struct hlo_module {
  * can fail returns 0 (or a pointer), or -1 (or NULL) with *err filled; err may be NULL. msg is
  * one printable line. In HLO text, with the file name the caller passed: "<file>:<line>:<col>:
  * <what>" from the parser, "<file>:<line>:<col>: <opcode>: <what>" from the later stages (located
- * at an instruction's name), "<file>:0:0: <what>" or "<file>: <what>" for one without a place
- * (line and col 0). Elsewhere (a package, hlo_errorf) where in the input, without the path the
- * caller passed, which the caller prefixes as for io/'s messages. */
+ * at an instruction's name), "<file>: <what>" for one without a place (line and col 0). Elsewhere
+ * (a package, hlo_errorf) where in the input, without the path the caller passed, which the caller
+ * prefixes as for io/'s messages. */
 typedef struct {
     char msg[512];
     int line, col;
 } hlo_error;
 
-/* Fills *err (if not NULL) located at instruction at (its line, column and opcode; NULL: 0:0
- * and no opcode); returns -1. */
+/* Fills *err (if not NULL) located at instruction at (its line, column and opcode; NULL: the
+ * file alone); returns -1. */
 int hlo_fail(hlo_error *err, const char *file, const hlo_instr *at, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
@@ -337,6 +337,9 @@ int hlo_fail(hlo_error *err, const char *file, const hlo_instr *at, const char *
  * is not NULL; line < 0 leaves out the place ("<file>: <what>"). */
 void hlo_vfail(hlo_error *err, const char *file, int line, int col, const char *op, const char *fmt,
                va_list ap);
+/* hlo_vfail at instruction at (its place and opcode), or with no place when at is NULL. */
+void hlo_vfail_at(hlo_error *err, const char *file, const hlo_instr *at, const char *fmt,
+                  va_list ap);
 /* Fills *err (if not NULL) with the message as formatted, no file or place (line and col 0);
  * returns -1. */
 int hlo_errorf(hlo_error *err, const char *fmt, ...)

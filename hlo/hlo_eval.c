@@ -16,8 +16,7 @@ int he_fail(evaluator *e, const hlo_instr *in, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    hlo_vfail(e->err, e->file, in ? in->line : 0, in ? in->col : 0, in ? in->opcode_name : NULL,
-              fmt, ap);
+    hlo_vfail_at(e->err, e->file, in, fmt, ap);
     va_end(ap);
     return -1;
 }

@@ -228,12 +228,11 @@ static json_t *summary_json(const run_summary *s)
         json_array_append_new(layers, o);
     }
     json_t *j = json_pack(
-        "{s:s, s:I, s:{s:I, s:I, s:I}, s:I, s:I, s:I, s:o,"
+        "{s:s, s:I, s:o, s:I, s:I, s:I, s:o,"
         " s:{s:I, s:f, s:o}, s:o, s:o,"
         " s:{s:f, s:f, s:f, s:o, s:I, s:f, s:o}, s:I, s:I}",
         "package", s->o->package, "array_n", (json_int_t)s->info.array_n, "memory",
-        "latency_cycles", (json_int_t)s->info.mem_latency, "bytes_per_cycle",
-        (json_int_t)s->info.mem_bytes_per_cycle, "size_bytes", (json_int_t)s->info.mem_size,
+        cli_memory_json(&s->info),
         "batches", (json_int_t)s->pl->batches, "batch_rows", (json_int_t)s->pl->batch, "images",
         (json_int_t)s->pl->images, "layers", layers, "cycles", "total", (json_int_t)t->cycles,
         "per_batch", cycles / batches, "per_image",
@@ -319,8 +318,7 @@ static void print_summary(const run_summary *s)
     char b1[32], b2[32];
     printf(CLI_LABEL "%s\n", "package:", s->o->package);
     printf(CLI_LABEL "%u x %u\n", "array:", s->info.array_n, s->info.array_n);
-    printf(CLI_LABEL "latency %u cycles, %u bytes/cycle\n", "memory:", s->info.mem_latency,
-           s->info.mem_bytes_per_cycle);
+    cli_print_memory(stdout, &s->info);
     const uint64_t padding = pl->batches * pl->batch - pl->images;
     if (pl->batched)
         printf(CLI_LABEL "%llu of %llu rows each (%llu images",
