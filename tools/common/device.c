@@ -142,8 +142,9 @@ int cli_stage_json(tpuio_staged *f, const char *path, json_t *j)
 
 void cli_print_memory(FILE *out, const tpu_info *info)
 {
-    fprintf(out, CLI_LABEL "latency %u cycles, %u bytes/cycle, %.4g MiB\n", "memory:",
-            info->mem_latency, info->mem_bytes_per_cycle, (double)info->mem_size / (1 << 20));
+    fprintf(out, CLI_LABEL "latency %u cycles, %u bytes/cycle, %.4g MiB\n",
+            "memory:", info->mem_latency, info->mem_bytes_per_cycle,
+            (double)info->mem_size / (1 << 20));
 }
 
 json_t *cli_memory_json(const tpu_info *info)

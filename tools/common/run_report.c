@@ -232,10 +232,9 @@ static json_t *summary_json(const run_summary *s)
         " s:{s:I, s:f, s:o}, s:o, s:o,"
         " s:{s:f, s:f, s:f, s:o, s:I, s:f, s:o}, s:I, s:I}",
         "package", s->o->package, "array_n", (json_int_t)s->info.array_n, "memory",
-        cli_memory_json(&s->info),
-        "batches", (json_int_t)s->pl->batches, "batch_rows", (json_int_t)s->pl->batch, "images",
-        (json_int_t)s->pl->images, "layers", layers, "cycles", "total", (json_int_t)t->cycles,
-        "per_batch", cycles / batches, "per_image",
+        cli_memory_json(&s->info), "batches", (json_int_t)s->pl->batches, "batch_rows",
+        (json_int_t)s->pl->batch, "images", (json_int_t)s->pl->images, "layers", layers, "cycles",
+        "total", (json_int_t)t->cycles, "per_batch", cycles / batches, "per_image",
         cli_json_real(cli_ratio(cycles, (double)s->pl->images)), "mxu_utilization_percent",
         cli_json_real(100 * cli_ratio(s->ideal, cycles)), "cycles_over_bound",
         cli_json_real(cli_ratio(cycles, s->bound)), "simulation", "wall_seconds", s->wall_seconds,
