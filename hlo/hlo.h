@@ -524,7 +524,7 @@ bool hlo_is_float(hlo_type t);     /* f16, bf16, f32, f64 */
  *
  * Returns 0 with *outs (n_outs arrays, free with hlo_arrays_free), or -1 with *err:
  * "<file>:<line>:<col>: ..." for a located problem (an elided constant whose value is needed,
- * an unsupported type), "<file>:0:0: ..." for bad arguments. */
+ * an unsupported type), "<file>: ..." for bad arguments. */
 int hlo_eval(const hlo_module *m, const char *file, hlo_array *const *params, int n_params,
              hlo_array ***outs, int *n_outs, hlo_error *err);
 void hlo_arrays_free(hlo_array **arrays, int n); /* frees each array and the list */
