@@ -385,6 +385,10 @@ int hlo_callee(const hlo_instr *in, int k);
 /* The computation of m that holds instruction in (any pointer: compared as an address), or
  * NULL. */
 const hlo_computation *hlo_instr_owner(const hlo_module *m, const hlo_instr *in);
+/* The multiply-accumulates of instruction in of computation c (checked): a dot's result elements
+ * times its contracted elements, a convolution's result elements times its kernel's window and
+ * input features (per feature group); 0 for every other op. */
+uint64_t hlo_macs(const hlo_computation *c, const hlo_instr *in);
 
 const char *hlo_type_name(hlo_type t);      /* "f32", "(tuple)" for tuples */
 const char *hlo_opcode_name(hlo_opcode op); /* "dot"; "" for HLO_OP_OTHER */
@@ -541,6 +545,11 @@ typedef struct {
     void *ctx;
     int (*custom_call)(void *ctx, const hlo_instr *in, hlo_array *const *operands, int n_operands,
                        hlo_array **outs, int n_outs, hlo_error *err);
+    /* If not NULL: called after each instruction of the program is evaluated (instruction in of
+     * computation c, once per evaluation: a while body's each iteration), not for the
+     * instructions of a function an op applies per element (a reduce's reducer, a sort's
+     * comparator, map, scatter), whose work is that op's. For accounting the host's work. */
+    void (*evaluated)(void *ctx, const hlo_computation *c, const hlo_instr *in);
 } hlo_eval_hooks;
 int hlo_eval_with(const hlo_module *m, const char *file, hlo_array *const *params, int n_params,
                   const hlo_eval_hooks *hooks, hlo_array ***outs, int *n_outs, hlo_error *err);
