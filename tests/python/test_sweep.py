@@ -68,7 +68,7 @@ class Sweep(unittest.TestCase):
             np.testing.assert_array_equal(back["cycles"], df["cycles"])
 
     def test_distributed_client(self):
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                           dashboard_address=None) as cluster, Client(cluster) as client:
             self.check(tpusim.sweep(self.model, **self.grid, client=client))
 
