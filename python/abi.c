@@ -124,6 +124,7 @@ static const tpusim_abi_entry abi[] = {
     {FIELD(tpurt_layer, conv)},
     {FIELD(tpurt_layer, oh)},
     {FIELD(tpurt_layer, macs)},
+    {FIELD(tpurt_layer, bytes)},
     {FIELD(tpurt_layer, submissions)},
     {FIELD(tpurt_layer, cycles)},
     {FIELD(tpurt_layer, ideal_cycles)},

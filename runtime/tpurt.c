@@ -531,6 +531,7 @@ tpurt_status tpurt_get_layer(tpurt *rt, uint32_t i, tpurt_layer *out)
         .index = l->index,
         .kind = op->kind,
         .macs = l->cost.macs,
+        .bytes = l->cost.bytes,
         .submissions = l->submissions,
         .cycles = l->cycles,
         .ideal_cycles = l->ideal,

@@ -154,6 +154,7 @@ typedef struct {
     const tpub_conv *conv;   /* a convolution's geometry (the package's record), else NULL */
     uint32_t oh, ow;         /* a convolution's output size (pooled with TPU_CONV_POOL) */
     uint64_t macs;           /* of one submission: m * k * n, or tpu_conv2d_cost's */
+    uint64_t bytes;          /* of one submission: the memory traffic of its cost (tpu_cost) */
     uint64_t submissions, cycles;
     double ideal_cycles; /* tpu_gemm_cost's or tpu_conv2d_cost's, times the submissions */
     double bound_cycles; /* the lower bound, max(compute, memory), times the submissions */

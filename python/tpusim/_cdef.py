@@ -115,6 +115,7 @@ typedef struct {
     const tpub_conv *conv;
     uint32_t oh, ow;
     uint64_t macs;
+    uint64_t bytes;
     uint64_t submissions, cycles;
     double ideal_cycles;
     double bound_cycles;

@@ -1,5 +1,6 @@
 """A package on a simulated device (runtime/tpurt.h): run it on numpy arrays, read its
 statistics."""
+import time
 from collections import namedtuple
 
 import numpy as np
@@ -93,6 +94,19 @@ class Runtime:
         self._check(st)
         return outs
 
+    def measure(self, fn, t0=None, compiled=False, compile_seconds=0.0):
+        """fn() and the Report of the runs it made on this runtime: (fn's result, Report). t0:
+        the perf_counter the Report's wall time counts from (default: now)."""
+        from .report import Report
+
+        t0 = time.perf_counter() if t0 is None else t0
+        before = self.snapshot()
+        out = fn()
+        d = delta(self.snapshot(), before)
+        return out, Report.from_runs(self.info(), d, wall_seconds=time.perf_counter() - t0,
+                                     compiled=compiled, compile_seconds=compile_seconds,
+                                     compiler_report=self.package.report)
+
     def info(self):
         """The device: array_n, memory size and timing, cores (tpu_info)."""
         i = ffi.new("tpu_info *")
@@ -126,6 +140,7 @@ class Runtime:
             "m": l.m, "k": l.k, "n": l.n,
             "fused": ffi.string(l.fused).decode(),
             "macs": l.macs,
+            "bytes": l.bytes,
         }
         if conv:
             v = l.conv

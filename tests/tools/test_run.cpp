@@ -405,6 +405,10 @@ TEST_F(Run, JsonReportHasTheFigures)
         EXPECT_EQ(num(l, "n"), shapes[i][2]);
         EXPECT_EQ(num(l, "macs"), shapes[i][0] * shapes[i][1] * shapes[i][2]);
         EXPECT_EQ(num(l, "submissions"), 3);
+        // The driver's tpu_gemm_cost bytes of one submission (tpurt_layer's bytes).
+        const uint32_t m = shapes[i][0], k = shapes[i][1], n = shapes[i][2];
+        EXPECT_EQ(num(l, "bytes"),
+                  i ? m * k + k * n + m * n * 4 + 12 * n : m * k + k * n + m * n + 12 * n);
         const double cycles = num(l, "cycles_per_batch");
         EXPECT_GT(cycles, 0);
         EXPECT_NEAR(num(l, "mxu_utilization_percent"), 100 * num(l, "macs") / n2 / cycles, 1e-9);

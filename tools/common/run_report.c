@@ -216,8 +216,9 @@ static json_t *summary_json(const run_summary *s)
                                      (json_int_t)l->k, "n", (json_int_t)l->n);
         /* A GEMM's keys in the order they always had, then what a convolution adds. */
         json_object_update_new(
-            o, json_pack("{s:o, s:I, s:I, s:f, s:o, s:o, s:s, s:I}", "flags", flags_json(l->flags),
-                         "macs", (json_int_t)l->macs, "submissions", (json_int_t)l->submissions,
+            o, json_pack("{s:o, s:I, s:I, s:I, s:f, s:o, s:o, s:s, s:I}", "flags",
+                         flags_json(l->flags), "macs", (json_int_t)l->macs, "bytes",
+                         (json_int_t)l->bytes, "submissions", (json_int_t)l->submissions,
                          "cycles_per_batch", (double)l->cycles / batches, "mxu_utilization_percent",
                          cli_json_real(100 * cli_ratio(l->ideal_cycles, (double)l->cycles)),
                          "cycles_over_bound",
