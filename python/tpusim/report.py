@@ -26,7 +26,8 @@ class Report:
     and lower-bound cycles; bit_exact_submissions of submissions agreed with the golden model;
     layers: one row per device operation (GEMM or convolution); per_core: with a chip of several
     cores, each core's figures (else None); compiler_report: the compiler's text (what runs on
-    the device, what on the host, the quantization); host_seconds: the host program's own ops."""
+    the device, what on the host, the quantization); host_seconds: the host program's own ops;
+    host: what they were, per opcode; device_macs_percent: the device's share of the MACs."""
 
     array_n: int
     cores: int
@@ -47,6 +48,7 @@ class Report:
     compiler_report: str = field(repr=False)
     layer_rows: list = field(repr=False)  # what `layers` is made of, as dicts
     core_rows: list = field(repr=False)  # what `per_core` is made of
+    host_rows: list = field(repr=False)  # what `host` is made of
 
     @property
     def bit_exact(self):
@@ -62,6 +64,19 @@ class Report:
             layers["mxu_utilization_percent"] = 100 * layers["ideal_cycles"] / layers["cycles"]
             layers["cycles_over_bound"] = layers["cycles"] / layers["bound_cycles"]
         return layers
+
+    @functools.cached_property
+    def host(self):
+        """The host program's own work per opcode (count, MACs, bytes produced; all batches),
+        most MACs first: what the device did not do."""
+        return pd.DataFrame(self.host_rows, columns=["opcode", "count", "macs", "bytes"])
+
+    @property
+    def device_macs_percent(self):
+        """The device's share of the model's multiply-accumulates."""
+        device = sum(l["macs"] * l["submissions"] for l in self.layer_rows)
+        host = sum(h["macs"] for h in self.host_rows)
+        return 100 * _ratio(device, device + host)
 
     @functools.cached_property
     def per_core(self):
@@ -132,6 +147,7 @@ class Report:
             host_seconds=d["host_seconds"],
             layer_rows=d["layers"],
             core_rows=d["cores"],
+            host_rows=d["host_ops"],
             **timing,
         )
 
@@ -149,7 +165,14 @@ class Report:
             f"cycles:                    {self.cycles:,}",
             f"MXU utilization:           {self.mxu_utilization_percent:.1f} %",
             f"cycles / lower bound:      {self.cycles_over_bound:.3f}",
+            f"MACs on the device:        {self.device_macs_percent:.1f} %"
+            + ("  most of the model's MACs run on the host"
+               if self.device_macs_percent < 50 else ""),
         ]
+        if self.host_rows:
+            host = self.host.copy()
+            host[["count", "macs", "bytes"]] //= max(self.batches, 1)
+            lines += ["host program, per batch:", host.to_string(index=False)]
         if self.core_rows:
             lines.append(f"chip elapsed cycles:       {self.device_cycles:,}  "
                          f"({self.cycles / self.device_cycles:.2f} cores busy at once, on average)")
@@ -188,7 +211,7 @@ def _from_run_json(j):
         mxu_utilization_percent=j["mxu_utilization_percent"],
         cycles_over_bound=j["cycles_over_bound"], device_seconds=sim["device_seconds"],
         host_seconds=sim["host_seconds"], wall_seconds=sim["wall_seconds"], compiled=False,
-        compile_seconds=0.0, compiler_report="", layer_rows=rows,
+        compile_seconds=0.0, compiler_report="", layer_rows=rows, host_rows=j["host_ops"],
         core_rows=[{k: c[k] for k in ("submissions", "cycles", "mem_stall_cycles", "mxu_busy")}
                    for c in j["per_core"]] if chip else [])
 
@@ -215,7 +238,7 @@ def _from_gemm_json(j):
         mxu_utilization_percent=j["mxu_utilization_percent"],
         cycles_over_bound=bound["cycles_over_bound"], device_seconds=j["simulation"]["wall_seconds"],
         host_seconds=0.0, wall_seconds=j["simulation"]["wall_seconds"], compiled=False,
-        compile_seconds=0.0, compiler_report="", layer_rows=[row],
+        compile_seconds=0.0, compiler_report="", layer_rows=[row], host_rows=[],
         core_rows=[{"submissions": int(c["rows"] > 0), "cycles": c["cycles"],
                     "mem_stall_cycles": c["mem_stall_cycles"], "mxu_busy": c["mxu_busy"]}
                    for c in per_core])

@@ -15,6 +15,7 @@ _STATS = ("runs", "submissions", "verified", "cycles", "device_seconds", "host_s
           "device_cycles")
 _LAYER_COUNTS = ("submissions", "cycles", "ideal_cycles", "bound_cycles")
 _CORE_COUNTS = ("submissions", "cycles", "mem_stall_cycles", "mxu_busy")
+_HOST_COUNTS = ("count", "macs", "bytes")
 
 
 class Runtime:
@@ -116,11 +117,18 @@ class Runtime:
 
     def snapshot(self):
         """The runtime's counters so far (all runs): a dict of tpurt_stats, 'layers' (one dict
-        per operation, tpurt_layer's) and 'cores' (per core of a chip)."""
+        per operation, tpurt_layer's), 'host_ops' (the host program's work per opcode,
+        tpurt_host_op's) and 'cores' (per core of a chip)."""
         s = ffi.new("tpurt_stats *")
         self._check(lib.tpurt_get_stats(self._rt, s))
         snap = {f: getattr(s, f) for f in _STATS}
         snap["layers"] = [self._layer(i) for i in range(lib.tpurt_n_layers(self._rt))]
+        snap["host_ops"] = {}
+        for i in range(lib.tpurt_n_host_ops(self._rt)):
+            h = ffi.new("tpurt_host_op *")
+            self._check(lib.tpurt_get_host_op(self._rt, i, h))
+            snap["host_ops"][ffi.string(h.opcode).decode()] = {
+                f: getattr(h, f) for f in _HOST_COUNTS}
         snap["cores"] = []
         for k in range(self.cores if self._config.cores else 0):
             c = ffi.new("tpurt_core_stats *")
@@ -156,6 +164,11 @@ def delta(after, before):
     d = {f: after[f] - before[f] for f in _STATS}
     d["layers"] = [dict(a, **{f: a[f] - b[f] for f in _LAYER_COUNTS})
                    for a, b in zip(after["layers"], before["layers"])]
+    zero = dict.fromkeys(_HOST_COUNTS, 0)
+    d["host_ops"] = [dict(opcode=op, **{f: a[f] - before["host_ops"].get(op, zero)[f]
+                                        for f in _HOST_COUNTS})
+                     for op, a in after["host_ops"].items()
+                     if a["count"] != before["host_ops"].get(op, zero)["count"]]
     d["cores"] = [{f: a[f] - b[f] for f in _CORE_COUNTS}
                   for a, b in zip(after["cores"], before["cores"])]
     return d
