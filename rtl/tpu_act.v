@@ -4,6 +4,11 @@
 //            m = in_first ? x : max(m, x)         signed; the row leaves with in_last
 //   stage 2: p = (int64)m * (int64)mult            exact in 64 bits
 //   stage 3: q = round(p >> shift), ties away from zero, 64-bit wrapping add; clamp to int8
+// or, for a row with in_bf16, in fp32 (docs/isa.md "Floating point (bf16)", rtl/tpu_fp.vh):
+//   stage 1: x = relu(acc + bias), m = in_first ? x : max(m, x)   fp32_add, fp32_relu, fp32_max
+//   stage 3: fp32_to_bf16(m)                       (stage 2 only carries the row)
+// out_i32 is m (int32 or fp32 bits: WR_HOST's ACC path); out_ub the UB data: the int8 row in its
+// low half, or the bf16 row pair (element c at bits 16*c, as the UB row pair holds it).
 // A pooling window (ACTIVATE.POOL) enters as consecutive rows, the first with in_first, the last
 // with in_last; stage 1 keeps their running maximum and only the last moves on, with its tag, so
 // a window of k rows leaves 3 cycles after its last. A plain row has both flags set.
@@ -23,17 +28,23 @@ module tpu_act #(
     input wire [32*N-1:0] in_data,
     input wire in_bias,
     input wire in_relu,
+    input wire in_bf16,
     input wire [TAG_W-1:0] in_tag,
     input wire [32*N-1:0] bias,
     input wire [32*N-1:0] mult,
     input wire [6*N-1:0] shift,
     output reg out_valid,
     output reg [32*N-1:0] out_i32,
-    output reg [8*N-1:0] out_i8,
+    output reg [16*N-1:0] out_ub,
+    output reg out_bf16,
     output reg [TAG_W-1:0] out_tag
 );
+    `include "tpu_fp.vh"
+
     reg s1_valid;
     reg s2_valid;
+    reg s1_bf16;
+    reg s2_bf16;
     reg [TAG_W-1:0] s1_tag;
     reg [TAG_W-1:0] s2_tag;
     reg [32*N-1:0] s1_x;
@@ -51,6 +62,18 @@ module tpu_act #(
             sum = acc + (add_bias ? b : 32'd0);
             x = (do_relu && sum[31]) ? 32'd0 : sum;
             stage1 = (first || $signed(x) > $signed(max)) ? x : max;
+        end
+    endfunction
+
+    // Stage 1 in fp32: without bias and ReLU, a plain row's x is the ACC bits as they are.
+    function [31:0] stage1_fp(input [31:0] acc, input [31:0] b, input add_bias, input do_relu,
+                              input first, input [31:0] max);
+        reg [31:0] sum;
+        reg [31:0] x;
+        begin
+            sum = add_bias ? fp32_add(acc, b) : acc;
+            x = do_relu ? fp32_relu(sum) : sum;
+            stage1_fp = first ? x : fp32_max(max, x);
         end
     endfunction
 
@@ -88,28 +111,45 @@ module tpu_act #(
     end
 
     // Data registers need no reset: the valid bits qualify them. A stage loads only when a row
-    // enters it, so between rows they hold the last one.
+    // enters it, so between rows they hold the last one. The fp32 branches are the int8 ones'
+    // siblings, each with the tag's statements too (tpu_fp.vh's header: no float function behind
+    // a ?: that an int8 row evaluates).
     integer c;
     always @(posedge clk) begin
         if (!stall) begin
-            if (in_valid) begin
+            if (in_valid && in_bf16) begin
+                for (c = 0; c < N; c = c + 1)
+                s1_x[32*c+:32] <= stage1_fp(
+                    in_data[32*c+:32], bias[32*c+:32], in_bias, in_relu, in_first, s1_x[32*c+:32]
+                );
+                s1_tag <= in_tag;
+            end else if (in_valid) begin
                 for (c = 0; c < N; c = c + 1)
                 s1_x[32*c+:32] <= stage1(
                     in_data[32*c+:32], bias[32*c+:32], in_bias, in_relu, in_first, s1_x[32*c+:32]
                 );
                 s1_tag <= in_tag;
             end
+            if (in_valid) s1_bf16 <= in_bf16;
             if (s1_valid) begin
+                if (!s1_bf16)
+                    for (c = 0; c < N; c = c + 1)
+                    s2_p[64*c+:64] <= stage2(s1_x[32*c+:32], mult[32*c+:32]);
+                s2_x    <= s1_x;
+                s2_bf16 <= s1_bf16;
+                s2_tag  <= s1_tag;
+            end
+            if (s2_valid && s2_bf16) begin
+                for (c = 0; c < N; c = c + 1) out_ub[16*c+:16] <= fp32_to_bf16(s2_x[32*c+:32]);
+                out_tag <= s2_tag;
+            end else if (s2_valid) begin
                 for (c = 0; c < N; c = c + 1)
-                s2_p[64*c+:64] <= stage2(s1_x[32*c+:32], mult[32*c+:32]);
-                s2_x   <= s1_x;
-                s2_tag <= s1_tag;
+                out_ub[8*c+:8] <= stage3(s2_p[64*c+:64], shift[6*c+:6]);
+                out_tag <= s2_tag;
             end
             if (s2_valid) begin
-                for (c = 0; c < N; c = c + 1)
-                out_i8[8*c+:8] <= stage3(s2_p[64*c+:64], shift[6*c+:6]);
-                out_i32 <= s2_x;
-                out_tag <= s2_tag;
+                out_i32  <= s2_x;
+                out_bf16 <= s2_bf16;
             end
         end
     end
