@@ -48,14 +48,23 @@ module tpu_acc #(
         end
     endfunction
 
-    // The fp32 add in a branch of its own, in two statements (tpu_fp.vh's header): an int32
-    // write never evaluates fp32_add. Written without accumulating, both types are the data.
-    integer c;
+    // The same in fp32. Under Verilator a C++ function of its own (no_inline_task): inlined, the
+    // locals of its N fp32_adds would be cleared at every clock edge, an int32 write's too.
+    // (A task: Verilator keeps no function wider than 64 bits out of line.)
+    task fp_rmw(input [32*N-1:0] old, input [32*N-1:0] data, output [32*N-1:0] sum);
+        /*verilator no_inline_task*/
+        integer c;
+        begin
+            for (c = 0; c < N; c = c + 1) sum[32*c+:32] = fp32_add(old[32*c+:32], data[32*c+:32]);
+        end
+    endtask
+
+    // The fp32 add in a branch of its own, in two statements (tpu_fp.vh's header), so that an
+    // int32 write never calls it. Written without accumulating, both types are the data.
     always @(posedge clk) begin
         if (w_en && w_bf16 && w_accumulate) begin : fp_row
             reg [32*N-1:0] fsum;
-            for (c = 0; c < N; c = c + 1)
-            fsum[32*c+:32] = fp32_add(mem[wa][32*c+:32], w_data[32*c+:32]);
+            fp_rmw(mem[wa], w_data, fsum);
             mem[wa] <= fsum;
         end else if (w_en) mem[wa] <= rmw(mem[wa], w_data, w_accumulate);
         if (r0_en) r0_data <= mem[r0_addr[AW-1:0]];

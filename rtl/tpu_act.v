@@ -35,7 +35,7 @@ module tpu_act #(
     input wire [6*N-1:0] shift,
     output reg out_valid,
     output reg [32*N-1:0] out_i32,
-    output reg [16*N-1:0] out_ub,
+    output wire [16*N-1:0] out_ub,
     output reg out_bf16,
     output reg [TAG_W-1:0] out_tag
 );
@@ -50,6 +50,9 @@ module tpu_act #(
     reg [32*N-1:0] s1_x;
     reg [32*N-1:0] s2_x;
     reg [64*N-1:0] s2_p;
+    reg [8*N-1:0] out_i8;
+    reg [32*N-1:0] f1_x;  // stage 1 of a bf16 row
+    reg [16*N-1:0] out_b16;  // its output
 
     // One function per stage and column, called only for a valid row: an idle pipeline computes
     // nothing. The datapath is procedural (Icarus evaluates a 64-bit multiply in a continuous
@@ -65,9 +68,12 @@ module tpu_act #(
         end
     endfunction
 
-    // Stage 1 in fp32: without bias and ReLU, a plain row's x is the ACC bits as they are.
+    // Stage 1 in fp32: without bias and ReLU, a plain row's x is the ACC bits as they are. The
+    // fp32 functions are C++ functions of their own under Verilator (no_inline_task): inlined,
+    // their locals would be cleared at every clock edge, with a row or without.
     function [31:0] stage1_fp(input [31:0] acc, input [31:0] b, input add_bias, input do_relu,
                               input first, input [31:0] max);
+        /*verilator no_inline_task*/
         reg [31:0] sum;
         reg [31:0] x;
         begin
@@ -76,6 +82,15 @@ module tpu_act #(
             stage1_fp = first ? x : fp32_max(max, x);
         end
     endfunction
+
+    // (A task: Verilator keeps no function wider than 64 bits out of line.)
+    task stage3_fp(input [32*N-1:0] m, output [16*N-1:0] b16);
+        /*verilator no_inline_task*/
+        integer c;
+        begin
+            for (c = 0; c < N; c = c + 1) b16[16*c+:16] = fp32_to_bf16(m[32*c+:32]);
+        end
+    endtask
 
     // Sign-extend both operands; the low 64 bits of the product are exact.
     function [63:0] stage2(input [31:0] x, input [31:0] m);
@@ -111,46 +126,54 @@ module tpu_act #(
     end
 
     // Data registers need no reset: the valid bits qualify them. A stage loads only when a row
-    // enters it, so between rows they hold the last one. The fp32 branches are the int8 ones'
-    // siblings, each with the tag's statements too (tpu_fp.vh's header: no float function behind
-    // a ?: that an int8 row evaluates).
+    // enters it, so between rows they hold the last one. Every row goes through the int8 stages;
+    // a bf16 row also through the fp32 ones beside them (f1_x, out_b16), which take the place of
+    // the int8 results where it leaves a stage: the int8 code is as without bf16, and the fp32
+    // code runs only in the branches of bf16 rows, each of more than one statement (tpu_fp.vh's
+    // header: no float function behind a ?: that an int8 row evaluates).
     integer c;
     always @(posedge clk) begin
         if (!stall) begin
-            if (in_valid && in_bf16) begin
-                for (c = 0; c < N; c = c + 1)
-                s1_x[32*c+:32] <= stage1_fp(
-                    in_data[32*c+:32], bias[32*c+:32], in_bias, in_relu, in_first, s1_x[32*c+:32]
-                );
-                s1_tag <= in_tag;
-            end else if (in_valid) begin
+            if (in_valid) begin
                 for (c = 0; c < N; c = c + 1)
                 s1_x[32*c+:32] <= stage1(
                     in_data[32*c+:32], bias[32*c+:32], in_bias, in_relu, in_first, s1_x[32*c+:32]
                 );
-                s1_tag <= in_tag;
+                s1_tag  <= in_tag;
+                s1_bf16 <= in_bf16;
             end
-            if (in_valid) s1_bf16 <= in_bf16;
             if (s1_valid) begin
-                if (!s1_bf16)
-                    for (c = 0; c < N; c = c + 1)
-                    s2_p[64*c+:64] <= stage2(s1_x[32*c+:32], mult[32*c+:32]);
-                s2_x    <= s1_x;
-                s2_bf16 <= s1_bf16;
-                s2_tag  <= s1_tag;
-            end
-            if (s2_valid && s2_bf16) begin
-                for (c = 0; c < N; c = c + 1) out_ub[16*c+:16] <= fp32_to_bf16(s2_x[32*c+:32]);
-                out_tag <= s2_tag;
-            end else if (s2_valid) begin
                 for (c = 0; c < N; c = c + 1)
-                out_ub[8*c+:8] <= stage3(s2_p[64*c+:64], shift[6*c+:6]);
-                out_tag <= s2_tag;
+                s2_p[64*c+:64] <= stage2(s1_x[32*c+:32], mult[32*c+:32]);
+                s2_x    <= s1_bf16 ? f1_x : s1_x;
+                s2_tag  <= s1_tag;
+                s2_bf16 <= s1_bf16;
             end
             if (s2_valid) begin
+                for (c = 0; c < N; c = c + 1)
+                out_i8[8*c+:8] <= stage3(s2_p[64*c+:64], shift[6*c+:6]);
                 out_i32  <= s2_x;
+                out_tag  <= s2_tag;
                 out_bf16 <= s2_bf16;
             end
         end
     end
+
+    integer e;
+    always @(posedge clk) begin
+        if (!stall) begin
+            if (in_valid && in_bf16)
+                for (e = 0; e < N; e = e + 1)
+                f1_x[32*e+:32] <= stage1_fp(
+                    in_data[32*e+:32], bias[32*e+:32], in_bias, in_relu, in_first, f1_x[32*e+:32]
+                );
+            if (s2_valid && s2_bf16) begin : s3_fp
+                reg [16*N-1:0] b16;
+                stage3_fp(s2_x, b16);
+                out_b16 <= b16;
+            end
+        end
+    end
+
+    assign out_ub = out_bf16 ? out_b16 : {{8 * N{1'b0}}, out_i8};
 endmodule

@@ -14,19 +14,17 @@
 //   (k-1)*stride + len bytes from a + i*stride, any stride (0 repeats a row, below len they
 //   overlap), for the largest k whose rows fit one write-back cycle (k*S <= 4 UB rows for an
 //   RD_HOST, S = ceil(len / N); k*S <= WF_ROWS for an RD_WEIGHT, S = 1, or 2 with BF16: its
-//   rows are 2N bytes) and whose bytes fit the
-//   4N-byte bus, capped by the rows left; RD_PARAMS takes k = 1. It takes the next instruction in
-//   the cycle it issues the last request of the current one, so the memory's latency overlaps
-//   across instructions too.
+//   rows are 2N bytes) and whose bytes fit the 4N-byte bus, capped by the rows left; RD_PARAMS
+//   takes k = 1. It takes the next instruction in the cycle it issues the last request of the
+//   current one, so the memory's latency overlaps across instructions too.
 // - Write-back side: responses come back in request order (one id) and are written, in order, to
 //   the destination of the oldest descriptor the cycle after they arrive, all the k rows of one
 //   response in that cycle: an RD_HOST's k*S UB rows b + i*S .. through the UB's wide load port,
 //   an RD_WEIGHT's tile rows i .. i+k-1 through the FIFO's wide port (wf_bf16: as bf16), or a
 //   parameter row. Memory row l of the response is its bytes l*stride .. (so the descriptor keeps
 //   the stride's low bits, all a k > 1 needs) with bytes >= len forced to zero, at bytes l*S*N of
-//   the written data (an RD_HOST's UB row s: bytes s*N of it) ... Done (with
-//   fault) pulses with the last write of an instruction, or with its tile push, and retires the
-//   descriptor.
+//   the written data (an RD_HOST's UB row s: bytes s*N of it). Done (with fault) pulses with the
+//   last write of an instruction, or with its tile push, and retires the descriptor.
 // A response with err is written as zero rows (all the rows it carries), so the result never
 // depends on what a failing memory drives on rdata; the instruction still runs to the end and
 // raises fault with done.
