@@ -3,16 +3,22 @@
 // tpu_mxu: the matrix unit. Streams MATMUL commands through an N x N weight-stationary array.
 //
 // A command's row i reads UB row ub_addr + i*step (step = cmd_ub_stride, 0 meaning 1): the
-// address advances by the step at each row, so any step streams one row per cycle.
+// address advances by the step at each row, so any step streams one row per cycle. An int8 row
+// is one UB row; a bf16 vector (cmd_bf16, docs/isa.md "Floating point (bf16)") is the row pair
+// ub_addr, ub_addr + 1, which the UB port delivers together (ub_pair), element e at bytes 2e, 2e+1.
 //
 // Row pipeline (cycle T = the row's UB read, ub_en high):
 //   T          ub_en/ub_addr; command queue head advances
-//   T+1        ub_data arrives, is sign- or zero-extended to 9 bits and registered
+//   T+1        ub_data arrives, is sign- or zero-extended to 16 bits (int8) or split into N
+//              bf16, and registered
 //   T+2        element 0 enters array row 0 (row_fire); element k enters row k at T+2+k
 //   T+2+N+c    column c's sum leaves the array bottom; the de-skew aligns all columns at T+2N+1
 //   T+2N+2     acc_en with the row's address, accumulate bit and data (registered);
 //              done also pulses here for the command's last row.
-// So a row's accumulator write is exactly 2N+2 cycles after its UB read (LAT below).
+// So a row's accumulator write is exactly 2N+2 cycles after its UB read (LAT below). The row's
+// type travels through the array with it (tpu_array picks the int32 or fp32 sum by it) and comes
+// out with its accumulator write (acc_bf16), so int8 and bf16 commands follow each other without
+// a drain.
 //
 // Weights: a LOAD command's tile is shifted into the bank the previous command does not use.
 // With t = the cycle a row enters array row 0, PE (r,c) uses that row's bank at t+r+c, and a
@@ -40,28 +46,32 @@ module tpu_mxu #(
     input  wire                        cmd_acc,
     input  wire                        cmd_load,
     input  wire                        cmd_unsigned,
+    input  wire                        cmd_bf16,
     output wire                        done,
-    // weight FIFO head tile, read one row per cycle
+    // weight FIFO head tile, read one row per cycle: N 16-bit cells
     input  wire                        wf_empty,
     output wire [                 8:0] wf_row,
-    input  wire [             8*N-1:0] wf_rdata,
+    input  wire [            16*N-1:0] wf_rdata,
     output wire                        wf_pop,
-    // unified buffer read port: data is valid the cycle after ub_en
+    // unified buffer read port: row ub_addr (low half), with ub_pair (bf16) also ub_addr + 1,
+    // valid the cycle after ub_en
     output wire                        ub_en,
     output wire [   `TPU_INSN_B_W-1:0] ub_addr,
-    input  wire [             8*N-1:0] ub_data,
-    // accumulator write port
+    output wire                        ub_pair,
+    input  wire [            16*N-1:0] ub_data,
+    // accumulator write port: acc_bf16 says the row's sums are fp32
     output wire                        acc_en,
     output wire [   `TPU_INSN_B_W-1:0] acc_addr,
     output wire                        acc_accumulate,
+    output wire                        acc_bf16,
     output wire [            32*N-1:0] acc_data,
     // status / performance
     output wire                        row_fire,
     output wire                        weight_stall,
     output wire                        busy
 );
-    localparam AW = 9;
-    localparam WW = 8;
+    localparam AW = 16;
+    localparam WW = 16;
     localparam PW = 32;
     localparam LAT = 2 * N + 2;  // UB read to accumulator write, cycles
     localparam CW = $clog2(N + 1);
@@ -77,7 +87,7 @@ module tpu_mxu #(
     localparam [PTRW-1:0] LASTQ = LASTQ_I[PTRW-1:0];
     localparam IFW = $clog2(QD + LAT + 1);  // commands queued plus commands draining
     localparam RAW = `TPU_INSN_B_W;  // a UB or ACC row address: the b field's width
-    localparam CTW = 1 + 1 + 1 + RAW;  // valid, last row of its command, accumulate, ACC address
+    localparam CTW = 1 + 1 + 1 + 1 + RAW;  // valid, last row, accumulate, bf16, ACC address
 
     // ------------------------------------------------------------ command queue (ring) --
     reg [RAW-1:0] q_ub[0:QD-1];
@@ -89,6 +99,7 @@ module tpu_mxu #(
     reg [QD-1:0] q_bank;
     reg [QD-1:0] q_accum;
     reg [QD-1:0] q_uns;
+    reg [QD-1:0] q_bf16;
     reg [PTRW-1:0] q_hd;
     reg [PTRW-1:0] q_tl;
     reg tail_bank;  // bank of the most recently accepted command
@@ -142,6 +153,7 @@ module tpu_mxu #(
             q_bank    <= {QD{1'b0}};
             q_accum   <= {QD{1'b0}};
             q_uns     <= {QD{1'b0}};
+            q_bf16    <= {QD{1'b0}};
             q_hd      <= {PTRW{1'b0}};
             q_tl      <= {PTRW{1'b0}};
             tail_bank <= 1'b0;
@@ -153,6 +165,7 @@ module tpu_mxu #(
                 q_step[q_tl]  <= (cmd_ub_stride == 8'd0) ? 8'd1 : cmd_ub_stride;
                 q_accum[q_tl] <= cmd_acc;
                 q_uns[q_tl]   <= cmd_unsigned;
+                q_bf16[q_tl]  <= cmd_bf16;
                 q_bank[q_tl]  <= tail_bank ^ cmd_load;
                 q_need[q_tl]  <= cmd_load;
                 q_val[q_tl]   <= 1'b1;
@@ -241,35 +254,40 @@ module tpu_mxu #(
     endgenerate
 
     // ------------------------------------------------------------- activation input --
-    reg v1, uns1, bank1;  // the row whose UB data arrives this cycle
+    reg v1, uns1, bank1, bf1;  // the row whose UB data arrives this cycle
     reg v2;  // the row entering array row 0 this cycle
     always @(posedge clk) begin
         if (rst) begin
             v1    <= 1'b0;
             uns1  <= 1'b0;
             bank1 <= 1'b0;
+            bf1   <= 1'b0;
             v2    <= 1'b0;
         end else begin
             v1    <= issue;
             uns1  <= q_uns[q_hd];
             bank1 <= hd_bank;
+            bf1   <= q_bf16[q_hd];
             v2    <= v1;
         end
     end
 
-    // Slots without a row carry zero activations, so no valid bit is needed inside the array.
+    // Slots without a row carry zero int8 activations, so no valid bit is needed inside the
+    // array. A bf16 vector is the two rows' bytes as they are.
     reg     [AW*N-1:0] a_ext;
     integer            e;
     always @* begin
         for (e = 0; e < N; e = e + 1)
-        a_ext[e*AW+:AW] = v1 ? {ub_data[e*8+7] & !uns1, ub_data[e*8+:8]} : {AW{1'b0}};
+        a_ext[e*AW+:AW] = !v1 ? {AW{1'b0}} : bf1 ? ub_data[e*16+:16] :
+            {{8{ub_data[e*8+7] & !uns1}}, ub_data[e*8+:8]};
     end
 
     reg [AW*N-1:0] a_r;
     always @(posedge clk) a_r <= rst ? {AW * N{1'b0}} : a_ext;
 
-    // Element k enters array row k k cycles after element 0; the row's bank select (one bit for
-    // the whole row) follows it through its history, bit k = the select of the row entering row k.
+    // Element k enters array row k k cycles after element 0; the row's bank select and type (one
+    // bit each for the whole row) follow it through their histories, bit k = the row entering
+    // row k's. The array takes the type as the row enters its last row.
     wire [AW*N-1:0] a_sk;
     wire [   N-1:0] s_sk;
     tpu_skew #(
@@ -281,16 +299,33 @@ module tpu_mxu #(
         .d  (a_r),
         .q  (a_sk)
     );
-    reg [N-1:0] s_h;
+    reg [N-1:0] s_h, f_h;
     wire s_in = v1 && bank1;
+    wire f_in = v1 && bf1;
     generate
         if (N > 1) begin : g_ssk
-            always @(posedge clk) s_h <= rst ? {N{1'b0}} : {s_h[N-2:0], s_in};
+            always @(posedge clk) begin
+                s_h <= rst ? {N{1'b0}} : {s_h[N-2:0], s_in};
+                f_h <= rst ? {N{1'b0}} : {f_h[N-2:0], f_in};
+            end
         end else begin : g_ssk1
-            always @(posedge clk) s_h <= rst ? 1'b0 : s_in;
+            always @(posedge clk) begin
+                s_h <= rst ? 1'b0 : s_in;
+                f_h <= rst ? 1'b0 : f_in;
+            end
         end
     endgenerate
     assign s_sk = s_h;
+
+    // A bf16 row is in the array: from the cycle it enters row 0 until it leaves PE (N-1, N-1)
+    // 2N-2 cycles later. It gates the array's float clock (tpu_array): an int8 stream leaves the
+    // fp32 registers alone.
+    localparam BW = $clog2(2 * N + 1);
+    localparam integer BF_SPAN_I = 2 * N;
+    localparam [BW-1:0] BF_SPAN = BF_SPAN_I[BW-1:0];
+    reg [BW-1:0] bf_live;
+    always @(posedge clk)
+        bf_live <= rst ? {BW{1'b0}} : f_in ? BF_SPAN : bf_live - {{(BW - 1) {1'b0}}, bf_live != 0};
 
     // ------------------------------------------------------------------ array, output --
     wire [PW*N-1:0] p_bot;
@@ -306,6 +341,8 @@ module tpu_mxu #(
         .rst  (rst),
         .a_in (a_sk),
         .s_in (s_sk),
+        .f_in (f_h[N-1]),
+        .bf   (bf_live != {BW{1'b0}}),
         .w_in (w_sk),
         .w_en (we_sk),
         .w_sel(ws_sk),
@@ -326,20 +363,21 @@ module tpu_mxu #(
     reg [PW*N-1:0] acc_data_r;
     always @(posedge clk) acc_data_r <= rst ? {PW * N{1'b0}} : p_al;
 
-    // A row's address, accumulate bit and last-row flag follow it through LAT cycles: a ring of
-    // 2^LP entries, written every cycle at ctl_wp and read LAT entries behind it. ctl_age counts
-    // the cycles since reset up to LAT; until then the output is zero, as a cleared pipeline's.
+    // A row's address, accumulate and bf16 bits and last-row flag follow it through LAT cycles: a
+    // ring of 2^LP entries, written every cycle at ctl_wp and read LAT entries behind it. ctl_age
+    // counts the cycles since reset up to LAT; until then the output is zero, as a cleared
+    // pipeline's.
     localparam LP = $clog2(LAT);
     localparam integer LAT_I = LAT;
     localparam [LP-1:0] LAT_P = LAT_I[LP-1:0];
     localparam [LP:0] LAT_A = LAT_I[LP:0];
     localparam [LP-1:0] LP_ONE = 1;
     localparam [LP:0] LA_ONE = 1;
-    reg  [CTW-1:0] ctl                                                      [0:(1<<LP)-1];
+    reg  [CTW-1:0] ctl                                                             [0:(1<<LP)-1];
     reg  [ LP-1:0] ctl_wp;
     reg  [   LP:0] ctl_age;
     wire [ LP-1:0] ctl_rp = ctl_wp - LAT_P;  // written LAT cycles ago
-    wire [CTW-1:0] ctl_in = {issue, pop, q_accum[q_hd], q_acc[q_hd]};
+    wire [CTW-1:0] ctl_in = {issue, pop, q_accum[q_hd], q_bf16[q_hd], q_acc[q_hd]};
     wire [CTW-1:0] ctl_out = (ctl_age == LAT_A) ? ctl[ctl_rp] : {CTW{1'b0}};
     always @(posedge clk) begin
         ctl[ctl_wp] <= ctl_in;
@@ -352,14 +390,16 @@ module tpu_mxu #(
         end
     end
 
-    assign acc_en         = ctl_out[RAW+2];
-    assign done           = ctl_out[RAW+1];
-    assign acc_accumulate = ctl_out[RAW];
+    assign acc_en         = ctl_out[RAW+3];
+    assign done           = ctl_out[RAW+2];
+    assign acc_accumulate = ctl_out[RAW+1];
+    assign acc_bf16       = ctl_out[RAW];
     assign acc_addr       = ctl_out[RAW-1:0];
     assign acc_data       = acc_data_r;
 
     assign ub_en          = issue;
     assign ub_addr        = q_ub[q_hd];
+    assign ub_pair        = q_bf16[q_hd];
     assign row_fire       = v2;
     assign weight_stall   = hd_valid && !issue;
 

@@ -165,13 +165,14 @@ module tpu_seq #(
     wire d_zero = d_op == `TPU_OP_ZERO;
     wire d_src_acc = d_flags[`TPU_F_SRC_ACC_BIT];
     wire d_pool = d_flags[`TPU_F_POOL_BIT];
+    wire d_bf16 = d_flags[`TPU_F_BF16_BIT];
     // ACTIVATE.POOL's window, from the stride field.
     wire [PH_W-1:0] d_ph = d_stride[`TPU_POOL_PH];
     wire [PW_W-1:0] d_pw = d_stride[`TPU_POOL_PW];
     wire [PSTEP_W-1:0] d_pstep = d_stride[`TPU_POOL_STEP];
     wire [PITCH_W-1:0] d_pitch = d_stride[`TPU_POOL_PITCH];
 
-    wire d_len_n = d_len != 0 && d_len <= LEN_N;  // 1..N
+    wire d_len_n = d_len != 0 && d_len <= (d_bf16 ? LEN_2N : LEN_N);  // 1..N (BF16: 2N)
     wire d_len_4n = d_len >= 4 && d_len <= LEN_4N && d_len[1:0] == 2'b00;  // 4..4N, x4
     wire d_len_bus = d_len != 0 && d_len <= LEN_4N;  // 1..4N
     // RD_HOST, WR_HOST from UB: UB rows per memory row, ceil(len / N) (1..4 for a len that
@@ -194,7 +195,7 @@ module tpu_seq #(
                            || d_rows != 3 || !d_len_4n;
             d_mm:
             d_bad = (d_flags & ~`TPU_OP_MATMUL_FLAGS) != 0 || d_rows == 0 || d_len != 0
-                          || d_stride > MM_STRIDE_MAX;
+                          || d_stride > MM_STRIDE_MAX || (d_bf16 && d_flags[`TPU_F_UNSIGNED_BIT]);
             d_act:
             d_bad = (d_flags & ~`TPU_OP_ACTIVATE_FLAGS) != 0 || d_rows == 0 || !d_len_step
                           || (d_pool ? d_ph == 0 || d_pw == 0 || d_pstep == 0
@@ -214,7 +215,8 @@ module tpu_seq #(
 
     // Ranges. UB: RD_HOST, ZERO and WR_HOST from UB use row b, MATMUL and ACTIVATE row a; an
     // RD_HOST or a WR_HOST from UB spans rows*S rows, S = ceil(len/N); a MATMUL or an ACTIVATE
-    // (rows-1)*step+1 rows (the step is MATMUL's stride, ACTIVATE's len, 0 meaning 1). ACC: from
+    // (rows-1)*step+1 rows, +2 with BF16 (the step is MATMUL's stride, ACTIVATE's len, 0 meaning
+    // 1). ACC: from
     // row b, rows rows, or for ACTIVATE.POOL (rows-1)*STEP + (PH-1)*PITCH + PW. (rows 0 fails
     // earlier.)
     wire [ROWS_W-1:0] d_rows_m1 = d_rows - ROWS_1;
@@ -224,7 +226,7 @@ module tpu_seq #(
     wire d_ub_w = d_rdh || d_act || d_zero;
     wire [A_W-1:0] d_ub_lo = (d_rdh || d_wr || d_zero) ? {{(A_W - B_W) {1'b0}}, d_b} : d_a;
     wire [UBN_W-1:0] d_ub_n = (d_mm || d_act) ?
-        {{STEP_W{1'b0}}, d_rows_m1} * {{ROWS_W{1'b0}}, d_ub_step} + 1 :
+        {{STEP_W{1'b0}}, d_rows_m1} * {{ROWS_W{1'b0}}, d_ub_step} + (d_bf16 ? 2 : 1) :
         (d_rdh || d_wr) ? {{STEP_W{1'b0}}, d_rows} * {{(UBN_W - 3) {1'b0}}, d_span} :
         {{STEP_W{1'b0}}, d_rows};
     wire [A_W:0] d_ub_hi = {1'b0, d_ub_lo} + {{(A_W + 1 - UBN_W) {1'b0}}, d_ub_n};

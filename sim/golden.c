@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/fp.h"
 #include "sim/tpusim.h"
 
 struct tpusim_golden {
@@ -12,10 +13,11 @@ struct tpusim_golden {
     uint8_t *mem; /* mem_size bytes */
     int own_mem;  /* mem is ours (tpusim_golden_create), not the caller's (tpusim_golden_create_on)
                    */
-    int8_t *fifo; /* ring of wfifo_tiles tiles, N x N each */
+    uint16_t *fifo; /* ring of wfifo_tiles tiles, N x N 16-bit cells each */
     uint32_t fifo_head, fifo_count;
-    uint32_t *weights; /* current tile, sign-extended at LOAD so MATMUL is a plain uint32 MAC */
-    uint32_t *row;     /* one UB row widened for MATMUL */
+    uint16_t *cells;   /* the current tile's cells, as MATMUL.BF16 reads them */
+    uint32_t *weights; /* their low bytes sign-extended at LOAD, so MATMUL is a plain uint32 MAC */
+    uint32_t *row;     /* one UB row widened for MATMUL; MATMUL.BF16: the vector's bf16 */
     int32_t *bias, *mult;
     uint8_t *shift;
     uint32_t sync_count;
@@ -33,6 +35,11 @@ static int64_t asr64(uint64_t u, unsigned s) /* arithmetic shift right, 1 <= s <
     return u >> 63 ? -1 - (int64_t)(~u >> s) : (int64_t)(u >> s);
 }
 
+/* The low byte of x as int8, sign-extended to 32 bits (two's complement). */
+static uint32_t sext8(uint32_t x) { return ((x & 0xffu) ^ 0x80u) - 0x80u; }
+
+static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+
 static uint32_t rd32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -43,6 +50,13 @@ static int32_t act_x(int32_t acc, int32_t bias, int relu)
 {
     int32_t x = s32((uint32_t)acc + (uint32_t)bias);
     return relu && x < 0 ? 0 : x;
+}
+
+/* The same in fp32 (BF16): without BIAS and RELU, ACC's bits unchanged. */
+static uint32_t act_x_fp32(uint32_t acc, const uint32_t *bias, int relu)
+{
+    const uint32_t x = bias ? tpusim_fp32_add(acc, *bias) : acc;
+    return relu ? tpusim_fp32_relu(x) : x;
 }
 
 static int8_t requant(int32_t x, int32_t mult, unsigned s)
@@ -82,14 +96,15 @@ tpusim_golden *tpusim_golden_create_on(const tpusim_hwcfg *cfg, uint8_t *mem)
     g->acc = alloc((uint64_t)cfg->acc_rows * n, sizeof *g->acc);
     g->own_mem = !mem;
     g->mem = mem ? mem : alloc(cfg->mem_size, 1);
-    g->fifo = alloc((uint64_t)cfg->wfifo_tiles * n * n, 1);
+    g->fifo = alloc((uint64_t)cfg->wfifo_tiles * n * n, sizeof *g->fifo);
+    g->cells = alloc(n * n, sizeof *g->cells);
     g->weights = alloc(n * n, sizeof *g->weights);
     g->row = alloc(n, sizeof *g->row);
     g->bias = alloc(n, sizeof *g->bias);
     g->mult = alloc(n, sizeof *g->mult);
     g->shift = alloc(n, 1);
-    if (!g->ub || !g->acc || !g->mem || !g->fifo || !g->weights || !g->row || !g->bias ||
-        !g->mult || !g->shift) {
+    if (!g->ub || !g->acc || !g->mem || !g->fifo || !g->cells || !g->weights || !g->row ||
+        !g->bias || !g->mult || !g->shift) {
         tpusim_golden_destroy(g);
         return NULL;
     }
@@ -105,6 +120,7 @@ void tpusim_golden_destroy(tpusim_golden *g)
     if (g->own_mem)
         free(g->mem);
     free(g->fifo);
+    free(g->cells);
     free(g->weights);
     free(g->row);
     free(g->bias);
@@ -117,6 +133,7 @@ void tpusim_golden_reset(tpusim_golden *g)
 {
     const size_t n = g->cfg.array_n;
     g->fifo_head = g->fifo_count = 0;
+    memset(g->cells, 0, n * n * sizeof *g->cells);
     memset(g->weights, 0, n * n * sizeof *g->weights);
     memset(g->bias, 0, n * sizeof *g->bias);
     memset(g->mult, 0, n * sizeof *g->mult);
@@ -151,6 +168,7 @@ static int validate(const tpusim_golden *g, const tpusim_fields *f)
         flags_ok = TPU_OP_RD_WEIGHT_FLAGS;
         used = F_ROWS | F_A | F_LEN | F_STRIDE;
         rows_max = n;
+        len_max = f->flags & TPU_F_BF16 ? 2 * n : n;
         break;
     case TPU_OP_RD_PARAMS:
         flags_ok = TPU_OP_RD_PARAMS_FLAGS;
@@ -162,7 +180,8 @@ static int validate(const tpusim_golden *g, const tpusim_fields *f)
     case TPU_OP_MATMUL:
         flags_ok = TPU_OP_MATMUL_FLAGS;
         used = F_ROWS | F_A | F_B | F_STRIDE;
-        if (f->stride > UB_STEP_MAX)
+        if (f->stride > UB_STEP_MAX ||
+            (f->flags & (TPU_F_BF16 | TPU_F_UNSIGNED)) == (TPU_F_BF16 | TPU_F_UNSIGNED))
             return TPU_FAULT_BAD_OPERAND;
         break;
     case TPU_OP_ACTIVATE:
@@ -212,15 +231,42 @@ static int validate(const tpusim_golden *g, const tpusim_fields *f)
     return TPU_FAULT_NONE;
 }
 
+/* MATMUL.BF16: each column's fp32 sum adds every row of the tile in order, zero padding too (an
+ * inf times a padded zero is NaN, as in the array), so nothing is skipped. */
+static void matmul_bf16(tpusim_golden *g, const tpusim_fields *f)
+{
+    const size_t n = g->cfg.array_n;
+    uint32_t *const x = g->row;
+    for (uint32_t i = 0; i < f->rows; i++) {
+        const uint8_t *pair =
+            (const uint8_t *)g->ub + ((size_t)f->a + (size_t)i * ub_step(f->stride)) * n;
+        uint32_t *out = (uint32_t *)g->acc + ((size_t)f->b + i) * n;
+        for (size_t r = 0; r < n; r++)
+            x[r] = rd16(pair + 2 * r);
+        for (size_t c = 0; c < n; c++) {
+            uint32_t s = 0;
+            for (size_t r = 0; r < n; r++)
+                s = tpusim_fp32_add(s, tpusim_bf16_mul((uint16_t)x[r], g->cells[r * n + c]));
+            out[c] = f->flags & TPU_F_ACC ? tpusim_fp32_add(out[c], s) : s;
+        }
+    }
+}
+
 static void matmul(tpusim_golden *g, const tpusim_fields *f)
 {
     const size_t n = g->cfg.array_n;
     if (f->flags & TPU_F_LOAD) {
-        const int8_t *tile = g->fifo + (size_t)g->fifo_head * n * n;
-        for (size_t k = 0; k < n * n; k++)
-            g->weights[k] = (uint32_t)tile[k];
+        const uint16_t *tile = g->fifo + (size_t)g->fifo_head * n * n;
+        for (size_t k = 0; k < n * n; k++) {
+            g->cells[k] = tile[k];
+            g->weights[k] = sext8(tile[k]);
+        }
         g->fifo_head = (g->fifo_head + 1) % g->cfg.wfifo_tiles;
         g->fifo_count--;
+    }
+    if (f->flags & TPU_F_BF16) {
+        matmul_bf16(g, f);
+        return;
     }
     /* uint32 arithmetic is the wrapping int32 accumulation; int32 objects may be accessed as
      * uint32 (C11 6.5p7). */
@@ -262,11 +308,18 @@ static void execute(tpusim_golden *g, const tpusim_fields *f)
         break;
     }
     case TPU_OP_RD_WEIGHT: {
+        /* Cells: a byte sign-extended, or (BF16) a little-endian byte pair, zero past len. */
         const uint32_t slot = (g->fifo_head + g->fifo_count) % g->cfg.wfifo_tiles;
-        int8_t *tile = g->fifo + (size_t)slot * n * n;
-        memset(tile, 0, n * n);
-        for (uint32_t r = 0; r < f->rows; r++)
-            memcpy(tile + r * n, g->mem + f->a + (size_t)r * f->stride, f->len);
+        uint16_t *tile = g->fifo + (size_t)slot * n * n;
+        memset(tile, 0, n * n * sizeof *tile);
+        for (uint32_t r = 0; r < f->rows; r++) {
+            const uint8_t *src = g->mem + f->a + (size_t)r * f->stride;
+            for (uint32_t k = 0; k < f->len; k++)
+                if (f->flags & TPU_F_BF16)
+                    tile[r * n + k / 2] |= (uint16_t)(src[k] << 8 * (k % 2));
+                else
+                    tile[r * n + k] = (uint16_t)sext8(src[k]);
+        }
         g->fifo_count++;
         break;
     }
@@ -291,6 +344,24 @@ static void execute(tpusim_golden *g, const tpusim_fields *f)
         const uint32_t pitch = TPU_POOL_GET(f->stride, PITCH);
         for (uint32_t i = 0; i < f->rows; i++) {
             int8_t *y = g->ub + ((size_t)f->a + (size_t)i * ub_step(f->len)) * n;
+            if (f->flags & TPU_F_BF16) { /* the fp32 maximum, in window order, to bf16 */
+                for (size_t c = 0; c < n; c++) {
+                    uint32_t m = 0;
+                    for (uint32_t k = 0; k < ph; k++)
+                        for (uint32_t j = 0; j < pw; j++) {
+                            const size_t row =
+                                (size_t)f->b + (size_t)i * step + (size_t)k * pitch + j;
+                            const uint32_t x =
+                                act_x_fp32((uint32_t)g->acc[row * n + c],
+                                           bias ? (uint32_t *)&g->bias[c] : NULL, relu);
+                            m = k || j ? tpusim_fp32_max(m, x) : x;
+                        }
+                    const uint16_t b16 = tpusim_fp32_to_bf16(m);
+                    ((uint8_t *)y)[2 * c] = (uint8_t)b16;
+                    ((uint8_t *)y)[2 * c + 1] = (uint8_t)(b16 >> 8);
+                }
+                continue;
+            }
             for (size_t c = 0; c < n; c++) {
                 int32_t m = INT32_MIN;
                 for (uint32_t k = 0; k < ph; k++)
@@ -316,7 +387,10 @@ static void execute(tpusim_golden *g, const tpusim_fields *f)
             }
             const int32_t *x = g->acc + ((size_t)f->b + i) * n;
             for (size_t c = 0; c < f->len / 4; c++) {
-                const uint32_t v = (uint32_t)act_x(x[c], bias ? g->bias[c] : 0, relu);
+                const uint32_t v =
+                    f->flags & TPU_F_BF16
+                        ? act_x_fp32((uint32_t)x[c], bias ? (uint32_t *)&g->bias[c] : NULL, relu)
+                        : (uint32_t)act_x(x[c], bias ? g->bias[c] : 0, relu);
                 for (unsigned k = 0; k < 4; k++)
                     dst[4 * c + k] = (uint8_t)(v >> 8 * k);
             }

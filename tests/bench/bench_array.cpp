@@ -119,7 +119,7 @@ struct ArrayRun {
 // The bare N x N array through one GEMM; c (m x n) receives the result.
 template <class V> ArrayRun run_array(const Gemm &g, uint32_t N, std::vector<int32_t> &c)
 {
-    constexpr unsigned AW = 9, WW = 8;
+    constexpr unsigned AW = 16, WW = 16; // int8 activations and weight cells, sign-extended
     const uint32_t tiles = g.kt * g.nt;
     const uint32_t M = g.m;
     // Padded tiles: tile t = (nt, kt) in the order the firmware streams them (K innermost), row r
@@ -213,12 +213,14 @@ template <class V> ArrayRun run_array(const Gemm &g, uint32_t N, std::vector<int
                     continue;
                 // Step j shifts in tile row N-1-j: after N steps row r sits in array row r.
                 const int8_t w = wt[(size_t(t) * N + (N - 1 - uint32_t(j))) * N + col];
-                set_bits(w_w.data(), WW * col, WW, uint32_t(uint8_t(w)));
+                set_bits(w_w.data(), WW * col, WW, uint32_t(int32_t(w)));
                 we_w[col / 32] |= 1u << (col % 32);
                 ws_w[col / 32] |= (t & 1u) << (col % 32);
             }
         put(v->a_in, a_w.data());
         put(v->s_in, s_w.data());
+        v->f_in = 0; // int8 rows: the float clock stays gated
+        v->bf = 0;
         put(v->w_in, w_w.data());
         put(v->w_en, we_w.data());
         put(v->w_sel, ws_w.data());

@@ -1,22 +1,29 @@
 // tb_mxu: tpu_mxu against models of its neighbours and a reference matmul.
-//   UB: rows of N bytes, read data the cycle after ub_en (random garbage otherwise, so zero
-//       filling of idle slots is exercised). Weight FIFO: a queue of tiles, combinational row
-//       read, pop (popping an empty FIFO fails). ACC: int32 rows with the read-modify-write rule.
-// The reference executes each command at instruction level (docs/isa.md MATMUL) as it is
-// defined. Every cycle the monitor checks: the UB address sequence, each ACC write's address,
-// accumulate bit and done flag against the expected row sequence, the UB-read-to-ACC-write
+//   UB: rows of N bytes, read two at a time (rows ub_addr and ub_addr + 1), data the cycle
+//       after ub_en (random garbage otherwise, so zero filling of idle slots is exercised).
+//       Weight FIFO: a queue of tiles of 16-bit cells (int8 sign-extended, or bf16),
+//       combinational row read, pop (popping an empty FIFO fails). ACC: int32 or fp32 rows with
+//       the read-modify-write rule (acc_bf16: fp32_add).
+// The reference executes each command at instruction level (docs/isa.md MATMUL, with BF16 the
+// rule of "Floating point (bf16)", rtl/tpu_fp.vh) as it is defined. Every cycle the monitor
+// checks: the UB address sequence, each ACC write's address, accumulate and bf16 bits and done
+// flag against the expected row sequence, the UB-read-to-ACC-write
 // latency (exactly 2N+2), zero acc_data between writes (idle slots carry zero activations),
 // row_fire (2 cycles after ub_en), weight_stall (a command is waiting and no row issues) and
 // busy (commands accepted and not yet done). After each phase the whole ACC is compared with
 // the reference.
 // Phases: commands after reset without LOAD (zero weights); a LOAD with the FIFO empty (tile
-// arrives 3N cycles later); random commands with and without LOAD/ACC/UNSIGNED, rows 1 .. 4N,
+// arrives 3N cycles later); random commands with and without LOAD/ACC/UNSIGNED/BF16 (int8 and
+// bf16 back to back, on tiles of either type), rows 1 .. 4N,
 // UB row strides 0 (consecutive), 1 .. N and a few large ones up to 255, back-to-back or with
 // gaps, tiles arriving at random times; throughput: back-to-back LOAD commands of 2N-1 rows must
 // keep row_fire high without a break, and so must a convolution's stream (one LOAD, then short
 // commands of stride 2 on the same tile); an interlock stress of short LOAD commands.
 module tb_mxu;
     parameter N = 8;
+    `include "tpu_fp.vh"
+    `include "tb_bf16.vh"
+
     parameter QD = 2;  // MXU command queue depth
     localparam UBR = 256;
     localparam ACCR = 256;
@@ -33,18 +40,18 @@ module tb_mxu;
     reg [19:0] cmd_ub_addr = 0, cmd_acc_addr = 0;
     reg [15:0] cmd_rows = 0;
     reg [ 7:0] cmd_ub_stride = 0;
-    reg cmd_acc = 0, cmd_load = 0, cmd_unsigned = 0;
+    reg cmd_acc = 0, cmd_load = 0, cmd_unsigned = 0, cmd_bf16 = 0;
     wire cmd_ready, done;
     wire wf_empty;
     wire [8:0] wf_row;
-    wire [8*N-1:0] wf_rdata;
+    wire [16*N-1:0] wf_rdata;
     wire wf_pop;
     wire ub_en;
     wire [19:0] ub_addr;
-    reg [8*N-1:0] ub_data;
+    reg [16*N-1:0] ub_data;
     wire acc_en;
     wire [19:0] acc_addr;
-    wire acc_accumulate;
+    wire acc_accumulate, acc_bf16;
     wire [32*N-1:0] acc_data;
     wire row_fire, weight_stall, busy;
 
@@ -63,6 +70,7 @@ module tb_mxu;
         .cmd_acc(cmd_acc),
         .cmd_load(cmd_load),
         .cmd_unsigned(cmd_unsigned),
+        .cmd_bf16(cmd_bf16),
         .done(done),
         .wf_empty(wf_empty),
         .wf_row(wf_row),
@@ -74,6 +82,7 @@ module tb_mxu;
         .acc_en(acc_en),
         .acc_addr(acc_addr),
         .acc_accumulate(acc_accumulate),
+        .acc_bf16(acc_bf16),
         .acc_data(acc_data),
         .row_fire(row_fire),
         .weight_stall(weight_stall),
@@ -108,12 +117,17 @@ module tb_mxu;
 
     // ---------------------------------------------------------------- neighbour models --
     reg [8*N-1:0] ub_mem[0:UBR-1];
-    always @(posedge clk) ub_data <= ub_en ? ub_mem[ub_addr] : garbage(0);
+    always @(posedge clk)
+        ub_data <= ub_en ? {ub_mem[(ub_addr+1)%UBR], ub_mem[ub_addr]} : {garbage(
+            0
+        ), garbage(
+            1
+        )};
 
-    reg [8*N-1:0] tiles[0:MAXT*N-1];  // tile j row k at j*N+k
+    reg [16*N-1:0] tiles[0:MAXT*N-1];  // tile j row k at j*N+k
     integer wf_head = 0, wf_tail = 0;  // tiles [wf_head, wf_tail) are in the FIFO
     assign wf_empty = wf_head == wf_tail;
-    assign wf_rdata = wf_empty ? {8 * N{1'bx}} : tiles[wf_head*N+wf_row];
+    assign wf_rdata = wf_empty ? {16 * N{1'bx}} : tiles[wf_head*N+wf_row];
     always @(posedge clk)
         if (wf_pop) begin
             if (wf_empty) begin
@@ -130,7 +144,12 @@ module tb_mxu;
         if (acc_en) begin
             acc_tmp = acc_mem[acc_addr];
             for (l = 0; l < N; l = l + 1)
-            acc_tmp[l*32+:32] = (acc_accumulate ? acc_tmp[l*32+:32] : 32'd0) + acc_data[l*32+:32];
+            if (acc_bf16)
+                acc_tmp[l*32+:32] = acc_accumulate ? fp32_add(
+                    acc_tmp[l*32+:32], acc_data[l*32+:32]
+                ) : acc_data[l*32+:32];
+            else
+                acc_tmp[l*32+:32] = (acc_accumulate ? acc_tmp[l*32+:32] : 32'd0) + acc_data[l*32+:32];
             acc_mem[acc_addr] <= acc_tmp;
         end
 
@@ -138,14 +157,14 @@ module tb_mxu;
     reg [19:0] c_ub[0:MAXC-1], c_acc[0:MAXC-1];
     reg [15:0] c_rows  [0:MAXC-1];
     reg [ 7:0] c_stride[0:MAXC-1];
-    reg c_accf[0:MAXC-1], c_load[0:MAXC-1], c_uns[0:MAXC-1];
+    reg c_accf[0:MAXC-1], c_load[0:MAXC-1], c_uns[0:MAXC-1], c_bf[0:MAXC-1];
     integer c_gap[0:MAXC-1];
     integer n_cmds = 0;  // commands defined
     integer n_loads = 0;  // LOAD commands defined (= tiles they consume)
     reg [32*N-1:0] ref_acc[0:ACCR-1];
 
     reg [19:0] e_ub[0:MAXW-1], e_acc[0:MAXW-1];
-    reg e_accum[0:MAXW-1], e_last[0:MAXW-1];
+    reg e_accum[0:MAXW-1], e_last[0:MAXW-1], e_bf[0:MAXW-1];
     integer e_cyc[0:MAXW-1];  // cycle of each row's UB read
     integer n_rows = 0;  // rows defined
 
@@ -153,15 +172,25 @@ module tb_mxu;
         sx8 = val[7] ? val - 256 : val;
     endfunction
 
-    integer cur_w[0:N*N-1];  // reference weights of the current bank, [k][c]
-    integer act  [  0:N-1];
+    reg     [15:0] cur_w[0:N*N-1];  // reference cells of the current bank, [k][c]
+    integer        act  [  0:N-1];
+    reg     [15:0] bact [  0:N-1];
 
-    // stride: UB rows between the command's rows, 0 meaning 1.
+    // An int8 command.
     task add_cmd(input integer ub, input integer acc, input integer rows, input integer accf,
                  input integer load, input integer uns, input integer stride, input integer gap);
+        add_cmd_t(ub, acc, rows, accf, load, uns, stride, gap, 0);
+    endtask
+
+    // stride: UB rows between the command's rows, 0 meaning 1; bf: BF16 (each row a UB row pair).
+    task add_cmd_t(input integer ub, input integer acc, input integer rows, input integer accf,
+                   input integer load, input integer uns, input integer stride, input integer gap,
+                   input integer bf);
         integer i, c, kk, sum, step;
         reg [32*N-1:0] row;
         reg [7:0] ab;
+        reg [16*N-1:0] pair;
+        reg [31:0] fsum;
         begin
             c_ub[n_cmds] = ub;
             c_acc[n_cmds] = acc;
@@ -171,28 +200,38 @@ module tb_mxu;
             c_accf[n_cmds] = accf;
             c_load[n_cmds] = load;
             c_uns[n_cmds] = uns;
+            c_bf[n_cmds] = bf;
             c_gap[n_cmds] = gap;
             n_cmds = n_cmds + 1;
             if (load) begin
                 for (kk = 0; kk < N; kk = kk + 1)
-                for (c = 0; c < N; c = c + 1) cur_w[kk*N+c] = sx8(tiles[n_loads*N+kk][c*8+:8]);
+                for (c = 0; c < N; c = c + 1) cur_w[kk*N+c] = tiles[n_loads*N+kk][c*16+:16];
                 n_loads = n_loads + 1;
             end
             for (i = 0; i < rows; i = i + 1) begin
+                pair = {ub_mem[ub+i*step+1], ub_mem[ub+i*step]};
                 for (kk = 0; kk < N; kk = kk + 1) begin
-                    ab = ub_mem[ub+i*step][kk*8+:8];
+                    ab = pair[kk*8+:8];
                     act[kk] = uns ? ab : sx8(ab);
+                    bact[kk] = pair[kk*16+:16];
                 end
                 row = accf ? ref_acc[acc+i] : {32 * N{1'b0}};
-                for (c = 0; c < N; c = c + 1) begin
+                for (c = 0; c < N; c = c + 1)
+                if (bf) begin
+                    fsum = 32'd0;
+                    for (kk = 0; kk < N; kk = kk + 1)
+                    fsum = fp32_add(fsum, bf16_mul(bact[kk], cur_w[kk*N+c]));
+                    row[c*32+:32] = accf ? fp32_add(row[c*32+:32], fsum) : fsum;
+                end else begin
                     sum = 0;
-                    for (kk = 0; kk < N; kk = kk + 1) sum = sum + act[kk] * cur_w[kk*N+c];
+                    for (kk = 0; kk < N; kk = kk + 1) sum = sum + act[kk] * sx8(cur_w[kk*N+c][7:0]);
                     row[c*32+:32] = row[c*32+:32] + sum;
                 end
                 ref_acc[acc+i] = row;
                 e_ub[n_rows] = ub + i * step;
                 e_acc[n_rows] = acc + i;
                 e_accum[n_rows] = accf;
+                e_bf[n_rows] = bf;
                 e_last[n_rows] = (i == rows - 1);
                 n_rows = n_rows + 1;
             end
@@ -257,7 +296,8 @@ module tb_mxu;
                     $display("FAIL: cycle %0d ACC write %0d before its UB read", cyc, n_written);
                     fail_msg;
                 end else if (acc_addr !== e_acc[n_written] || acc_accumulate !== e_accum[n_written] ||
-                     done !== e_last[n_written] || cyc - e_cyc[n_written] != LAT) begin
+                     acc_bf16 !== e_bf[n_written] || done !== e_last[n_written] ||
+                     cyc - e_cyc[n_written] != LAT) begin
                     $write(
                         "FAIL: cycle %0d ACC write %0d expected addr %0d acc %b done %b latency %0d,",
                         cyc, n_written, e_acc[n_written], e_accum[n_written], e_last[n_written],
@@ -288,6 +328,7 @@ module tb_mxu;
                 cmd_acc = c_accf[n_driven];
                 cmd_load = c_load[n_driven];
                 cmd_unsigned = c_uns[n_driven];
+                cmd_bf16 = c_bf[n_driven];
                 while (!cmd_ready) @(negedge clk);
                 @(negedge clk);
                 cmd_valid = 1'b0;
@@ -390,22 +431,26 @@ module tb_mxu;
 
     integer i, r, k, x, ty, rows, st;
     initial begin
-        // UB rows: random, plus all -128 (128 unsigned), all 127, all -1 (255 unsigned)
+        // UB rows: random, plus all -128 (128 unsigned), all 127, all -1 (255 unsigned); bf16
         for (i = 0; i < UBR; i = i + 1) begin
             ty = $random(seed) & 7;
             for (k = 0; k < N; k = k + 1) begin
                 x = $random(seed);
                 ub_mem[i][k*8+:8] = ty == 0 ? 8'h80 : ty == 1 ? 8'h7f : ty == 2 ? 8'hff : x[7:0];
             end
+            if (ty >= 5)
+                for (k = 0; k < N / 2; k = k + 1) ub_mem[i][k*16+:16] = tb_bf16($random(seed));
         end
-        // tiles: random, plus all -128, all 127, checkerboard -128/127
+        // tiles: random, plus all -128, all 127, checkerboard -128/127 (int8 cells: sign-extended);
+        // bf16 ones
         for (i = 0; i < MAXT; i = i + 1) begin
             ty = $random(seed) & 7;
             for (r = 0; r < N; r = r + 1)
             for (k = 0; k < N; k = k + 1) begin
                 x = $random(seed);
-                tiles[i*N+r][k*8+:8] = ty == 0 ? 8'h80 : ty == 1 ? 8'h7f :
-              ty == 2 ? (((r + k) & 1) ? 8'h80 : 8'h7f) : x[7:0];
+                tiles[i*N+r][k*16+:16] = ty == 0 ? 16'hff80 : ty == 1 ? 16'h007f :
+                    ty == 2 ? (((r + k) & 1) ? 16'hff80 : 16'h007f) :
+                    ty >= 5 ? tb_bf16(x) : {{8{x[7]}}, x[7:0]};
             end
         end
         for (i = 0; i < N * N; i = i + 1) cur_w[i] = 0;  // both banks are zero after reset
@@ -442,15 +487,17 @@ module tb_mxu;
             "INFO: N=%0d LOAD with the tile arriving %0d cycles late: weight_stall for %0d cycles",
             N, 3 * N, n_wstall);
 
-        // random commands, tiles arriving at random times, random UB row strides
+        // random commands, tiles arriving at random times, random UB row strides, int8 or bf16
+        // (a bf16 one reads UB row pairs: (rows - 1) * step + 2 rows)
         for (i = 0; i < 40; i = i + 1) begin
             rows = pick_rows($random(seed));
             st   = pick_stride($random(seed));
-            while ((rows - 1) * (st == 0 ? 1 : st) + 1 > UBR) rows = 1 + rows / 2;
-            add_cmd({$random(seed)} % (UBR - (rows - 1) * (st == 0 ? 1 : st)), {$random(seed
-                    )} % (ACCR - rows + 1), rows, $random(seed) & 1, ($random(seed) & 3) != 0,
-                    ($random(seed) % 3) == 0, st, ($random(seed) & 3) == 0 ? 1 + {$random(seed
-                    )} % 6 : 0);
+            ty   = ($random(seed) & 1);
+            while ((rows - 1) * (st == 0 ? 1 : st) + 1 + ty > UBR) rows = 1 + rows / 2;
+            add_cmd_t({$random(seed)} % (UBR - (rows - 1) * (st == 0 ? 1 : st) - ty), {$random(seed
+                      )} % (ACCR - rows + 1), rows, $random(seed) & 1, ($random(seed) & 3) != 0,
+                      !ty && ($random(seed) % 3) == 0, st, ($random(seed) & 3) == 0 ? 1 + {$random(
+                      seed)} % 6 : 0, ty);
         end
         fork
             drive_cmds;
@@ -469,6 +516,20 @@ module tb_mxu;
         if (max_run != 6 * (2 * N - 1) || n_fire != max_run) begin
             $display("FAIL: 6 x (2N-1): longest row_fire run %0d of %0d, expected %0d", max_run,
                      n_fire, 6 * (2 * N - 1));
+            fail_msg;
+        end
+        // int8 and bf16 commands alternating stream without a bubble too
+        for (i = 0; i < 6; i = i + 1)
+        add_cmd_t(({$random(seed)} % (UBR - 2 * (2 * N - 1) - 1)), ({$random(seed
+                  )} % (ACCR - 2 * N)), 2 * N - 1, i & 1, 1, 0, 2, 0, i & 1);
+        wf_tail <= n_loads;
+        @(posedge clk);
+        clear_stats;
+        drive_cmds;
+        wait_idle_and_compare("int8/bf16 alternating");
+        if (max_run != 6 * (2 * N - 1) || n_fire != max_run) begin
+            $display("FAIL: int8/bf16 alternating: longest row_fire run %0d of %0d, expected %0d",
+                     max_run, n_fire, 6 * (2 * N - 1));
             fail_msg;
         end
         // shorter commands must wait for the weight shift (and still be right)

@@ -62,7 +62,7 @@ module tb_seq;
     reg [127:0] iq_data = 128'd0;
     reg [31:0] mem_size = MEMSZ;
     wire [7:0] cmd_op;
-    wire [6:0] cmd_flags;
+    wire [`TPU_F_W-1:0] cmd_flags;
     wire [15:0] cmd_rows;
     wire [31:0] cmd_a;
     wire [19:0] cmd_b;
@@ -191,15 +191,19 @@ module tb_seq;
             src = fl[5];
             case (op)
                 1: bad = fl != 0 || rows == 0 || len < 1 || len > 4 * N;
-                2: bad = fl != 0 || b != 0 || rows < 1 || rows > N || len < 1 || len > N;
+                2:
+                bad = (fl & ~8'h80) != 0 || b != 0 || rows < 1 || rows > N || len < 1
+                         || len > (fl[7] ? 2 * N : N);
                 3: bad = fl != 0 || b != 0 || rows != 3 || len < 4 || len > 4 * N || len % 4 != 0;
-                4: bad = (fl & ~8'h07) != 0 || rows == 0 || len != 0 || stride > 255;
+                4:
+                bad = (fl & ~8'h87) != 0 || (fl[2] && fl[7]) || rows == 0 || len != 0
+                         || stride > 255;
                 5:
-                bad = (fl & ~8'h58) != 0 || rows == 0 || len > 255 || (fl[6] ?
+                bad = (fl & ~8'hd8) != 0 || rows == 0 || len > 255 || (fl[6] ?
                     stride[3:0] == 0 || stride[7:4] == 0 || stride[15:8] == 0 : stride != 0);
                 9: bad = fl != 0 || rows == 0 || a != 0 || len != 0 || stride != 0;
                 6:
-                bad = (fl & ~8'h38) != 0 || (!src && (fl & 8'h18) != 0) || rows == 0
+                bad = (fl & ~8'hb8) != 0 || (!src && (fl & 8'h98) != 0) || rows == 0
                          || (src ? (len < 4 || len > 4 * N || len % 4 != 0) : (len < 1 || len > 4 * N));
                 default: bad = x[127:8] != 0;
             endcase
@@ -416,10 +420,9 @@ module tb_seq;
             if (dut.h_valid !== exp_hv) fail("head register valid", exp_hv, dut.h_valid);
             if (head_op !== (exp_hv ? hx[7:0] : 8'd0))
                 fail("head_op", exp_hv ? hx[7:0] : 8'd0, head_op);
-            if (exp_hv && {cmd_stride, cmd_len, cmd_b, cmd_a, cmd_rows, cmd_flags, cmd_op}
-                      !== {hx[127:16], hx[14:8], hx[7:0]})
+            if (exp_hv && {cmd_stride, cmd_len, cmd_b, cmd_a, cmd_rows, cmd_flags, cmd_op} !== hx)
                 fail("command fields", hx, {
-                     cmd_stride, cmd_len, cmd_b, cmd_a, cmd_rows, 1'b0, cmd_flags, cmd_op});
+                     cmd_stride, cmd_len, cmd_b, cmd_a, cmd_rows, cmd_flags, cmd_op});
             if ({ld_valid, mx_valid, ac_valid, st_valid, zr_valid} !== {exp_ld, exp_mx, exp_ac, exp_st, exp_zr})
                 fail("cmd_valid {ld,mx,ac,st,zr}", {exp_ld, exp_mx, exp_ac, exp_st, exp_zr}, {
                      ld_valid, mx_valid, ac_valid, st_valid, zr_valid});
@@ -598,7 +601,10 @@ module tb_seq;
             a = $urandom % 160;
             stride = ($urandom % 3 == 0) ? 0 : (($urandom % 2) ? N : $urandom % 40);
             if (pick < 8 && wc < TILES) begin
-                emit(insn(8'h02, 0, 1 + $urandom % N, a, 0, 1 + $urandom % N, stride));
+                fl = $urandom % 2 << 7;  // BF16: rows of up to 2N bytes
+                emit(insn(
+                     8'h02, fl, 1 + $urandom % N, a, 0, 1 + $urandom % (fl[7] ? 2 * N : N), stride
+                     ));
                 wc = wc + 1;
             end else if (pick < 18) begin
                 emit(insn(8'h03, 0, 3, a, 0, 4 * (1 + $urandom % N), stride));
@@ -609,6 +615,7 @@ module tb_seq;
                 emit(insn(8'h01, 0, rows, a, $urandom % (17 - span), len, stride));
             end else if (pick < 58) begin
                 fl = $urandom % 8;
+                fl[7] = !fl[2] && $urandom % 2;  // BF16 reads UB row pairs
                 if (wc == 0) fl[1] = 1'b0;
                 if (fl[1]) wc = wc - 1;
                 // UB row step: 0 (consecutive), small, or large for one row.
@@ -618,7 +625,7 @@ module tb_seq;
                     default: stride = $urandom % 4;
                 endcase
                 step = stride == 0 ? 1 : stride;
-                span = (rows - 1) * step + 1;
+                span = (rows - 1) * step + 1 + fl[7];
                 emit(insn(
                      8'h04,
                      fl,
@@ -629,7 +636,7 @@ module tb_seq;
                      stride
                      ));
             end else if (pick < 72) begin
-                fl   = ($urandom % 4) << 3;
+                fl   = ($urandom % 4) << 3 | ($urandom % 2) << 7;  // BF16 writes UB row pairs
                 win  = 0;
                 span = rows;
                 if ($urandom % 2) begin  // POOL: a window of up to 3 x 3, step 1..3, pitch 0..5
@@ -650,7 +657,8 @@ module tb_seq;
                      8'h05,
                      fl,
                      rows,
-                     $urandom % (UB_ROWS - (rows - 1) * step < 17 ? UB_ROWS - (rows - 1) * step : 17),
+                     $urandom % (UB_ROWS - (rows - 1) * step - fl[7] < 17 ?
+                                 UB_ROWS - (rows - 1) * step - fl[7] : 17),
                      $urandom % (ACC_ROWS - span < 16 ? ACC_ROWS - span + 1 : 17),
                      len,
                      win
@@ -659,7 +667,7 @@ module tb_seq;
                 emit(insn(8'h09, 0, rows, 0, $urandom % (17 - rows), 0, 0));
             end else if (pick < 96) begin
                 src = $urandom % 2;
-                fl = src ? (8'h20 | (($urandom % 4) << 3)) : 8'h00;
+                fl = src ? 8'h20 | ($urandom % 4) << 3 | ($urandom % 2) << 7 : 8'h00;
                 // From UB half of them wide (len up to 4N): rows * ceil(len / N) UB rows.
                 len = src ? 4 * (1 + $urandom % N) :
                     ($urandom % 2) ? 1 + $urandom % N : 1 + $urandom % (4 * N);

@@ -66,7 +66,8 @@ task errors_directed;
         err_case(insn(8'h06, 8'h20, 1, 0, 0, 4 * N + 4, 4 * N), 2, 0);
         err_case(insn(8'h06, 8'h20, 1, 0, 0, 5, 4 * N), 2, 0);
         err_case(insn(8'h06, 8'h40, 1, 0, 0, N, N), 2, 0);
-        err_case(insn(8'h06, 8'h80 | 8'h20, 1, 0, 0, 4, 4), 2, 0);
+        err_case(insn(8'h06, 8'h80 | 8'h20, 1, 0, 0, 4, 4), 0, 0);  // ISA 1.3: BF16 with SRC_ACC
+        err_case(insn(8'h06, 8'h80, 1, 0, 0, N, N), 2, 0);  // ... not from UB
         err_case(insn(8'h06, 8'h01, 1, 0, 0, N, N), 2, 0);
         err_case(insn(8'h07, 0, 1, 0, 0, 0, 0), 2, 0);
         err_case(insn(8'h07, 0, 0, 0, 0, 0, 1), 2, 0);
@@ -97,6 +98,19 @@ task errors_directed;
         err_case(insn(8'h05, 8'h80, 1, 0, 0, 0, 32'h0000_0111), 2, 0);
         err_case(insn(8'h05, 8'h58, 2, 0, 0, 0, 32'hffff_ffff), 4, 0);  // 255 + 14*65535 + 15
         err_case(insn(8'h05, 8'h40, 1, 0, 0, 0, 32'h0000_0111), 0, 0);
+        // ISA 1.3: RD_WEIGHT.BF16 rows of up to 2N bytes; MATMUL.BF16 not UNSIGNED; MATMUL.BF16
+        // and ACTIVATE.BF16 read and write UB row pairs: (rows-1)*step + 2 rows
+        err_case(insn(8'h02, 8'h80, N, 0, 0, 2 * N, 2 * N), 0, 0);
+        err_case(insn(8'h02, 8'h80, N, 0, 0, 2 * N + 1, 2 * N + 1), 2, 0);
+        err_case(insn(8'h04, 8'h81, 1, 0, 0, 0, 2), 0, 0);
+        err_case(insn(8'h04, 8'h84, 1, 0, 0, 0, 2), 2, 0);
+        err_case(insn(8'h04, 8'h80, 3, UB_ROWS - 6, 0, 0, 2), 0, 0);
+        err_case(insn(8'h04, 8'h80, 3, UB_ROWS - 5, 0, 0, 2), 3, 0);
+        err_case(insn(8'h04, 8'h80, 1, UB_ROWS - 1, 0, 0, 0), 3, 0);
+        err_case(insn(8'h05, 8'h98, 2, UB_ROWS - 5, 0, 3, 0), 0, 0);
+        err_case(insn(8'h05, 8'h98, 2, UB_ROWS - 4, 0, 3, 0), 3, 0);
+        err_case(insn(8'h05, 8'hc0, 1, UB_ROWS - 2, 0, 0, 32'h0000_0111), 0, 0);
+        err_case(insn(8'h05, 8'hc0, 1, UB_ROWS - 1, 0, 0, 32'h0000_0111), 3, 0);
         // 2 before 3 (bad flag and UB out of range), 2 before 7 (bad MATMUL LOAD, no tile)
         err_case(insn(8'h01, 8'h01, 2, 0, UB_ROWS, N, N), 2, 0);
         err_case(insn(8'h04, 8'h0a, 1, 0, 0, 0, 0), 2, 0);

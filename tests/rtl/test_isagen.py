@@ -56,7 +56,7 @@ class IsaGen(unittest.TestCase):
         self.assertIn("`define TPU_CSR_INSN_COUNT 8'h3c\n", vh)
         self.assertIn("`define TPU_PERF_COUNT 10\n", vh)
         self.assertIn("TPU_OP_MATMUL = 0x04,", h)
-        self.assertIn("#define TPU_OP_WR_HOST_FLAGS 0x38u\n", h)
+        self.assertIn("#define TPU_OP_WR_HOST_FLAGS 0xb8u\n", h)
         self.assertIn("#define TPU_INSN_LEN_SHIFT 20\n", h)
         self.assertIn("#define TPU_STATUS_ERROR (1u << 2)", h)
         self.assertIn("X(MXU_BUSY, \"mxu_busy\")", h)
@@ -64,7 +64,7 @@ class IsaGen(unittest.TestCase):
         self.assertIn("`define TPU_CHIP_CTRL_CLEAR_PERF_BIT 1\n", vh)
         self.assertIn("TPU_CHIP_CSR_MEM_STALL = 0x40,", h)
         self.assertIn("#define TPU_CHIP_ID_MAGIC 0x54505543u\n", h)
-        self.assertIn("X(MATMUL, UB, 0, 1, a, rows, TPU_FOOTPRINT_NZ(stride), 1)", h)
+        self.assertIn("X(MATMUL, UB, 0, (flags & TPU_F_BF16), a, rows, TPU_FOOTPRINT_NZ(stride), 2)", h)
         self.assertIn("X(WR_HOST, PARAMS, 0, (flags & TPU_F_SRC_ACC) && (flags & TPU_F_BIAS), ", h)
         self.assertIn("X(UB, UB_ROWS, UB_RANGE)", h)
         with open(os.path.join(out, "tpu_footprint.vh"), encoding="utf-8") as f:
@@ -135,7 +135,7 @@ class IsaGen(unittest.TestCase):
                    "chip.mem_stall", "past the 8-bit CSR space")
 
     def test_footprints(self):
-        matmul = '{ space = "ub", first = "a", count = "rows", step = "nz(stride)" }'
+        matmul = '{ space = "ub", first = "a", count = "rows", step = "nz(stride)", when = "!BF16" }'
         self.fails(self.edited(matmul, matmul.replace('"ub"', '"ubb"')),
                    "opcode 'MATMUL' reads #1", "no space named 'ubb'")
         self.fails(self.edited(matmul, matmul.replace("nz(stride)", "nz(strides)")),
@@ -145,7 +145,7 @@ class IsaGen(unittest.TestCase):
         self.fails(self.edited(matmul, matmul.replace("nz(stride)", "stride +")),
                    "expected more, found the end")
         self.fails(self.edited('when = "ACC" }', 'when = "POOL" }'),
-                   "opcode 'MATMUL' reads #2", "'POOL' is not a flag the opcode takes")
+                   "opcode 'MATMUL' reads #3", "'POOL' is not a flag the opcode takes")
         self.fails(self.edited(', when = "!POOL" }', " }"),
                    "opcode 'ACTIVATE' reads #2", "may hold together with opcode 'ACTIVATE' reads #1")
         self.fails(self.edited('limit = "ACC_ROWS"', 'limit = "ACC_ROW"'),

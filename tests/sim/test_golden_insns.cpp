@@ -369,7 +369,7 @@ TEST(GoldenErrors, EveryCheck)
         {"opcode 0xff", I(0xff, 0xff, 0xffff, ~0u, 0xfffff, 0xfff, ~0u), ILL},
         {"RD_HOST flag ACC", I(RH, TPU_F_ACC, 1, 0, 0, 4, 0), BAD},
         {"RD_HOST reserved flag 6", I(RH, 0x40, 1, 0, 0, 4, 0), BAD},
-        {"RD_HOST reserved flag 7", I(RH, 0x80, 1, 0, 0, 4, 0), BAD},
+        {"RD_HOST flag BF16", I(RH, TPU_F_BF16, 1, 0, 0, 4, 0), BAD},
         {"RD_HOST rows 0", I(RH, 0, 0, 0, 0, 4, 0), BAD},
         {"RD_HOST len 0", I(RH, 0, 1, 0, 0, 0, 0), BAD},
         {"RD_HOST len 4N+1", I(RH, 0, 1, 0, 0, 17, 0), BAD},

@@ -231,11 +231,12 @@ TEST_P(Wave, FstTraceAndSaveFile)
     EXPECT_EQ(count_lines_with(gtkw, " a_in} "), lanes);
     EXPECT_EQ(count_lines_with(gtkw, " w_in} "), lanes);
     EXPECT_EQ(count_lines_with(gtkw, " psum} "), lanes);
+    EXPECT_EQ(count_lines_with(gtkw, " fsum} "), lanes);
     EXPECT_EQ(count_lines_with(gtkw, " acc_data} "), lanes);
     EXPECT_EQ(count_lines_with(gtkw, "not shown)"), n <= 9 ? 0u : 4u);
     const std::string last = std::to_string(n - 1);
     EXPECT_NE(gtkw.find("+{row " + last + " a_in} TOP.tpu_core.u_mxu.u_array.g_row[" + last +
-                        "].g_col[0].u_pe.a_in[8:0]\n"),
+                        "].g_col[0].u_pe.a_in[15:0]\n"),
               std::string::npos);
 
     // It opens on the first matmul: named marker A on its first UB read, B on its first
