@@ -208,7 +208,7 @@ void tpu_conv_out_size(const tpu_conv2d *v, uint32_t *oh, uint32_t *ow)
 
 uint32_t tpu_conv_k_tiles(const tpu_conv2d *v, uint32_t n)
 {
-    const int packed = fw_conv_packed(v->c, v->pad_left, v->pad_right, n);
+    const int packed = fw_conv_packed(v->flags, v->c, v->pad_left, v->pad_right, n);
     return fw_conv_tiles(v->kh, v->kw, v->c, packed, n);
 }
 
@@ -223,11 +223,14 @@ tpu_status tpu_conv2d_cost(const tpu_info *info, const tpu_conv2d *v, tpu_cost *
     tpu_conv_out_size(&unpooled, &oh, &ow);
     tpu_conv_out_size(v, &ph, &pw);
     const int params = (v->flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8)) != 0;
+    const uint64_t e = v->flags & TPU_GEMM_BF16 ? 2 : 1;
+    const uint64_t out_e = v->flags & TPU_GEMM_OUT_INT8 ? 1 : v->flags & TPU_GEMM_OUT_BF16 ? 2 : 4;
     out->macs = (uint64_t)v->batch * oh * ow * v->cout * v->kh * v->kw * v->c;
-    out->bytes = (uint64_t)v->batch * v->h * v->w * v->c +
-                 (uint64_t)tpu_conv_k_tiles(v, n) * n * v->cout +
-                 (uint64_t)v->batch * ph * pw * v->cout * (v->flags & TPU_GEMM_OUT_INT8 ? 1 : 4) +
-                 (params ? 12ull * v->cout : 0);
+    out->bytes =
+        ((uint64_t)v->batch * v->h * v->w * v->c + (uint64_t)tpu_conv_k_tiles(v, n) * n * v->cout) *
+            e +
+        (uint64_t)v->batch * ph * pw * v->cout * out_e +
+        (params ? (e == 2 ? 4ull : 12ull) * v->cout : 0);
     out->ideal_cycles = ratio((double)out->macs, (double)n * n);
     out->memory_cycles = ratio((double)out->bytes, info->mem_bytes_per_cycle);
     const double c = out->ideal_cycles, m = out->memory_cycles;
@@ -241,11 +244,13 @@ tpu_status tpu_gemm_cost(const tpu_info *info, const tpu_gemm *g, tpu_cost *out)
         return TPU_E_ARG;
     const uint64_t n2 = (uint64_t)info->array_n * info->array_n;
     const int params = (g->flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8)) != 0;
+    const uint64_t e = g->flags & TPU_GEMM_BF16 ? 2 : 1;
+    const uint64_t out_e = g->flags & TPU_GEMM_OUT_INT8 ? 1 : g->flags & TPU_GEMM_OUT_BF16 ? 2 : 4;
     out->macs = (uint64_t)g->m * g->k * g->n;
-    /* The firmware reads bias, mult and shift together whenever it needs any of them. */
-    out->bytes = (uint64_t)g->m * g->k + (uint64_t)g->k * g->n +
-                 (uint64_t)g->m * g->n * (g->flags & TPU_GEMM_OUT_INT8 ? 1 : 4) +
-                 (params ? 12ull * g->n : 0);
+    /* The firmware reads bias, mult and shift together whenever it needs any of them (bf16: the
+     * bias alone). */
+    out->bytes = ((uint64_t)g->m * g->k + (uint64_t)g->k * g->n) * e +
+                 (uint64_t)g->m * g->n * out_e + (params ? (e == 2 ? 4ull : 12ull) * g->n : 0);
     out->ideal_cycles = ratio((double)out->macs, (double)n2);
     out->memory_cycles = ratio((double)out->bytes, info->mem_bytes_per_cycle);
     /* fmax's choice: a NaN bound gives way to the other. */

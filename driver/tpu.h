@@ -99,11 +99,16 @@ enum tpu_gemm_flags {
     /* B in N x N tiles for the device's array size (tpu_info.array_n), b.ld 0: tile (kt, nt) at
      * byte (nt * ceil(k/N) + kt) * N * N, zero-padded past k and n (docs/command-stream.md). */
     TPU_GEMM_B_TILED = FW_GEMM_B_TILED,
+    /* A and B bf16 (2-byte elements; a B tile N rows of 2N bytes), fp32 sums, C fp32 or with
+     * OUT_BF16 bf16; params the fp32 bias[n] alone (docs/command-stream.md). */
+    TPU_GEMM_BF16 = FW_GEMM_BF16,
+    TPU_GEMM_OUT_BF16 = FW_GEMM_OUT_BF16,
 };
 typedef struct {
     uint32_t m, k, n, flags;
     tpu_operand a, b, c;
-    tpu_operand params; /* int32 bias[n], mult[n], shift[n]; ld unused; with BIAS or OUT_INT8 */
+    tpu_operand params; /* int32 bias[n], mult[n], shift[n] (BF16: fp32 bias[n]); ld unused; with
+                           BIAS or OUT_INT8 */
 } tpu_gemm;
 /* Appends a GEMM command (docs/command-stream.md): TPU_E_ARG for a NULL argument or an unknown
  * flag, TPU_E_NOMEM if the stream cannot grow; the firmware checks the rest at tpu_submit. */
@@ -115,7 +120,8 @@ tpu_status tpu_stream_gemm(tpu_stream *s, const tpu_gemm *g);
  * figure whose divisor is zero is NaN. */
 typedef struct {
     uint64_t macs;        /* m * k * n */
-    uint64_t bytes;       /* m*k + k*n + m*n*(1 with OUT_INT8, else 4) + 12*n with parameters */
+    uint64_t bytes;       /* (m*k + k*n) * (2 with BF16, else 1) + m*n * (1 with OUT_INT8, 2 with
+                             OUT_BF16, else 4) + 12*n (BF16: 4*n) with parameters */
     double ideal_cycles;  /* macs / N^2: the compute bound */
     double memory_cycles; /* bytes / info->mem_bytes_per_cycle: the memory bound */
     double bound_cycles;  /* the larger of the two: no schedule can take fewer cycles */
@@ -129,7 +135,8 @@ tpu_status tpu_gemm_cost(const tpu_info *info, const tpu_gemm *g, tpu_cost *out)
  * requantization (OUT_INT8) and max pooling (TPU_CONV_POOL, which needs OUT_INT8) as flagged;
  * the output is NHWC, int8 or int32. The operands' ld fields are not used. */
 enum tpu_conv_flags {
-    TPU_CONV_POOL = FW_CONV_POOLING, /* with the GEMM flags BIAS, RELU, OUT_INT8 and A_UNSIGNED */
+    TPU_CONV_POOL = FW_CONV_POOLING, /* with the GEMM flags BIAS, RELU, OUT_INT8, A_UNSIGNED, BF16
+                                        and OUT_BF16 (bf16: POOL needs OUT_BF16) */
 };
 typedef struct {
     uint32_t flags, batch, h, w, c, kh, kw, cout;
@@ -147,8 +154,9 @@ tpu_status tpu_stream_conv2d(tpu_stream *s, const tpu_conv2d *v);
 void tpu_conv_out_size(const tpu_conv2d *v, uint32_t *oh, uint32_t *ow);
 uint32_t tpu_conv_k_tiles(const tpu_conv2d *v, uint32_t n);
 /* What a convolution costs at best (tpu_cost): macs = batch * oh * ow * cout * kh * kw * c, the
- * unpooled output's; bytes: the input, the kernel's tile rows (K tiles x n rows of cout bytes),
- * the output (pooled) and the parameters, each crossing the memory port once. */
+ * unpooled output's; bytes: the input, the kernel's tile rows (K tiles x n rows of cout
+ * elements), the output (pooled) and the parameters, each crossing the memory port once (bf16:
+ * 2-byte input and kernel elements, as tpu_gemm_cost). */
 tpu_status tpu_conv2d_cost(const tpu_info *info, const tpu_conv2d *v, tpu_cost *out);
 
 /* The stream's bytes as the firmware reads them. */

@@ -21,7 +21,11 @@
  * next output-channel tile accumulates). A band's output tile nt accumulates over every K tile
  * (one RD_WEIGHT each, fetched WFIFO_TILES - 1 ahead), one MATMUL per output row, and drains
  * through ACTIVATE (or ACTIVATE.POOL per pooled row) and WR_HOST, or WR_HOST from ACC for int32.
- * With pooling, bands are whole pooled rows (overlapping windows recompute their shared rows). */
+ * With pooling, bands are whole pooled rows (overlapping windows recompute their shared rows).
+ * BF16 (pixel planes only): as gemm.c's, a pixel's plane is a UB row pair, so every row count
+ * above is doubled, a load group is at most HOST_ROW_TILES / 2 planes, and a last plane of at most
+ * N/2 channels is a group of its own, ZEROed and loaded a pixel per RD_HOST into its pairs' first
+ * rows; bf16 output is staged one output tile at a time (gemm.c says why). */
 #include "firmware/fw_internal.h"
 
 /* A validated CONV2D with operands resolved to device addresses and its schedule's shape. */
@@ -37,6 +41,9 @@ typedef struct {
     uint32_t run;              /* packed: bytes of a window row (kw * c) */
     uint32_t band;             /* pooled output rows per band */
     uint32_t sets;             /* plane sets in the UB: 2 (double-buffered) or 1 */
+    uint32_t e, oe;   /* UB rows per input element (1, 2 bf16), per staged output element (1 int8,
+                         2 bf16, 0: out drains from the accumulators) */
+    bool short_plane; /* bf16: the last plane holds at most N/2 channels, loaded apart */
 } conv;
 
 /* a * b, or UINT64_MAX when that does not fit: larger than any buffer. */
@@ -56,14 +63,11 @@ static uint64_t band_in_rows(const conv *v, uint64_t bp)
 /* UB rows of one plane set and of the int8 staging, ACC rows of one buffer, for bp rows. */
 static uint64_t set_rows(const conv *v, uint64_t bp)
 {
-    return (uint64_t)v->planes * band_in_rows(v, bp) * v->width;
+    return (uint64_t)v->planes * band_in_rows(v, bp) * v->width * v->e;
 }
 
-/* int8 output is staged for a group of ogroup output-channel tiles at once. */
-static uint64_t stage_rows(const conv *v, uint64_t bp)
-{
-    return v->flags & FW_CONV_OUT_INT8 ? bp * v->owp * v->ogroup : 0;
-}
+/* int8 or bf16 output is staged for a group of ogroup output-channel tiles at once. */
+static uint64_t stage_rows(const conv *v, uint64_t bp) { return bp * v->owp * v->ogroup * v->oe; }
 
 static uint64_t acc_rows(const conv *v, uint64_t bp) { return band_conv_rows(v, bp) * v->ow; }
 
@@ -78,7 +82,7 @@ static bool fits(const fw_ctx *c, const conv *v, uint64_t bp, uint32_t sets)
  * bands of one row (one when not even that fits). */
 static void plan(const fw_ctx *c, conv *v)
 {
-    v->ogroup = fw_min32(HOST_ROW_TILES, v->nt);
+    v->ogroup = v->flags & FW_CONV_BF16 ? 1 : fw_min32(HOST_ROW_TILES, v->nt);
     while (v->ogroup > 1 && !fits(c, v, 1, 2))
         v->ogroup--;
     v->band = 0;
@@ -122,8 +126,17 @@ static int decode_conv(fw_ctx *c, const uint8_t *raw, conv *v)
     static const char *const size = "zero, or more than the instruction's rows field holds";
     if (v->flags & ~(uint32_t)FW_CONV_FLAGS_ALL)
         return fw_bad(c, "flags", "an undefined flag bit set");
-    if ((v->flags & FW_CONV_POOLING) && !(v->flags & FW_CONV_OUT_INT8))
-        return fw_bad(c, "flags", "POOLING without OUT_INT8");
+    if (fw_flags_version(c, v->flags))
+        return c->res->code;
+    const bool bf16 = v->flags & FW_CONV_BF16;
+    if (bf16 && (v->flags & FW_CONV_A_UNSIGNED))
+        return fw_bad(c, "flags", "A_UNSIGNED with BF16");
+    if (bf16 && (v->flags & FW_CONV_OUT_INT8))
+        return fw_bad(c, "flags", "OUT_INT8 with BF16");
+    if (!bf16 && (v->flags & FW_CONV_OUT_BF16))
+        return fw_bad(c, "flags", "OUT_BF16 without BF16");
+    if ((v->flags & FW_CONV_POOLING) && !(v->flags & (FW_CONV_OUT_INT8 | FW_CONV_OUT_BF16)))
+        return fw_bad(c, "flags", bf16 ? "POOLING without OUT_BF16" : "POOLING without OUT_INT8");
     if (!v->batch)
         return fw_bad(c, "batch", "zero");
     if (!v->h || v->h > ROWS_MAX)
@@ -140,6 +153,9 @@ static int decode_conv(fw_ctx *c, const uint8_t *raw, conv *v)
         return fw_bad(c, "kw", "zero, or wider than the padded input");
     if (!v->sh || !v->sw || v->sh > FW_CONV_STRIDE_MAX || v->sw > FW_CONV_STRIDE_MAX)
         return fw_bad(c, "stride", "zero, or above 255 (MATMUL's UB row stride)");
+    v->e = bf16 ? 2 : 1;
+    if (v->sw * v->e > FW_CONV_STRIDE_MAX)
+        return fw_bad(c, "stride", "sw above 127 with BF16 (MATMUL's UB row stride over pairs)");
     v->oh = (uint32_t)fw_conv_out_dim(v->h, v->pt, v->pb, v->kh, v->sh, false, 0, 0);
     v->ow = (uint32_t)fw_conv_out_dim(v->w, v->pl, v->pr, v->kw, v->sw, false, 0, 0);
     if (v->flags & FW_CONV_POOLING) {
@@ -161,30 +177,32 @@ static int decode_conv(fw_ctx *c, const uint8_t *raw, conv *v)
     v->ohp = (uint32_t)fw_conv_out_dim(v->h, v->pt, v->pb, v->kh, v->sh, true, v->ph, v->psh);
     v->owp = (uint32_t)fw_conv_out_dim(v->w, v->pl, v->pr, v->kw, v->sw, true, v->pw, v->psw);
 
-    v->packed = fw_conv_packed(v->c, v->pl, v->pr, n);
+    v->packed = fw_conv_packed(v->flags, v->c, v->pl, v->pr, n);
     v->run = v->packed ? v->kw * v->c : 0; /* packed: kw <= w, both 16-bit */
     v->planes = v->packed ? fw_ceil_div(v->run, n) : fw_ceil_div(v->c, n);
     v->width = v->packed ? v->w - v->kw + 1 : v->w + v->pl + v->pr;
-    v->group = fw_min32(HOST_ROW_TILES, FW_CONV_STRIDE_MAX / v->sw);
-    v->groups = fw_ceil_div(v->planes, v->group);
+    v->group = fw_min32(HOST_ROW_TILES / v->e, FW_CONV_STRIDE_MAX / (v->sw * v->e));
+    v->short_plane = bf16 && v->c % n != 0 && v->c % n <= n / 2;
+    v->groups = fw_ceil_div(v->planes - v->short_plane, v->group) + v->short_plane;
     v->nt = fw_ceil_div(v->cout, n);
     const uint64_t kt = (uint64_t)v->kh * (v->packed ? v->planes : (uint64_t)v->kw * v->planes);
     if (kt > UINT32_MAX)
         return fw_bad(c, "kh", "the kernel has more K tiles than 32 bits count");
     v->kt = (uint32_t)kt;
-    const uint32_t out_elt = v->flags & FW_CONV_OUT_INT8 ? 1 : 4;
-    const uint64_t kernel = mul_sat(mul_sat(kt, v->nt), (uint64_t)n * n);
+    const uint32_t out_elt = v->flags & FW_CONV_OUT_INT8 ? 1 : v->flags & FW_CONV_OUT_BF16 ? 2 : 4;
+    v->oe = v->flags & (FW_CONV_OUT_INT8 | FW_CONV_OUT_BF16) ? out_elt : 0;
+    const uint64_t kernel = mul_sat(mul_sat(kt, v->nt), (uint64_t)n * n * v->e);
 
     fw_range in, k, out, p = {0, 0};
     if (fw_operand(c, raw, FW_CONV_IN_BUF, FW_CONV_IN_OFF, "in.buf", "in.off",
-                   mul_sat(v->batch, (uint64_t)v->h * v->w * v->c), &v->in, &in) ||
+                   mul_sat(v->batch, (uint64_t)v->h * v->w * v->c * v->e), &v->in, &in) ||
         fw_operand(c, raw, FW_CONV_K_BUF, FW_CONV_K_OFF, "k.buf", "k.off", kernel, &v->k, &k) ||
         fw_operand(c, raw, FW_CONV_OUT_BUF, FW_CONV_OUT_OFF, "out.buf", "out.off",
                    mul_sat(v->batch, (uint64_t)v->ohp * v->owp * v->cout * out_elt), &v->out, &out))
         return c->res->code;
     if (v->flags & (FW_CONV_BIAS | FW_CONV_OUT_INT8)) {
         if (fw_operand(c, raw, FW_CONV_P_BUF, FW_CONV_P_OFF, "params.buf", "params.off",
-                       12 * (uint64_t)v->cout, &v->p, &p))
+                       (bf16 ? 4 : 12) * (uint64_t)v->cout, &v->p, &p))
             return c->res->code;
     } else {
         v->p = 0;
@@ -213,10 +231,26 @@ static int decode_conv(fw_ctx *c, const uint8_t *raw, conv *v)
 
 /* --------------------------------------------------------------- schedule -- */
 
+/* Whether load group g is a short last plane of its own. */
+static bool short_group(const conv *v, uint32_t g) { return v->short_plane && g == v->groups - 1; }
+
 /* Planes in load group g: the interleave of its UB rows. */
 static uint32_t group_planes(const conv *v, uint32_t g)
 {
-    return fw_group_size(v->planes, v->group, g * v->group);
+    return short_group(v, g) ? 1
+                             : fw_group_size(v->planes - v->short_plane, v->group, g * v->group);
+}
+
+/* The first plane of load group g. */
+static uint32_t group_first(const conv *v, uint32_t g)
+{
+    return short_group(v, g) ? v->planes - 1 : g * v->group;
+}
+
+/* The load group of plane p. */
+static uint32_t plane_group(const conv *v, uint32_t p)
+{
+    return v->short_plane && p == v->planes - 1 ? v->groups - 1 : p / v->group;
 }
 
 /* The UB row of position (r, x) (input row, pixel or run) of plane p in the plane set at base,
@@ -224,9 +258,10 @@ static uint32_t group_planes(const conv *v, uint32_t g)
 static uint64_t plane_row(const conv *v, uint64_t base, uint32_t in_rows, uint32_t p, uint64_t r,
                           uint64_t x)
 {
-    const uint32_t g = p / v->group;
-    return base + (uint64_t)g * v->group * in_rows * v->width +
-           (r * v->width + x) * group_planes(v, g) + p % v->group;
+    const uint32_t g = plane_group(v, p), first = group_first(v, g);
+    return base + ((uint64_t)first * in_rows * v->width + (r * v->width + x) * group_planes(v, g) +
+                   p - first) *
+                      v->e;
 }
 
 /* The walk: images, then bands (pooled rows [py0, py0 + band)), then output tiles (visits),
@@ -286,27 +321,45 @@ static int load_unit(sched *s)
     band_rows(s, s->load_next, &img, &py0, &bp);
     const uint32_t in_rows = (uint32_t)band_in_rows(v, bp);
     const uint32_t g = (uint32_t)(s->load_unit / in_rows), r = (uint32_t)(s->load_unit % in_rows);
-    const uint32_t planes = group_planes(v, g);
+    const uint32_t planes = group_planes(v, g), first = group_first(v, g), e = v->e;
     const uint32_t base =
-        (uint32_t)plane_row(v, s->set_base[s->load_next % v->sets], in_rows, g * v->group, r, 0);
+        (uint32_t)plane_row(v, s->set_base[s->load_next % v->sets], in_rows, first, r, 0);
     /* Padded input row y of the image: the band starts at conv row py0 * psh. */
     const int64_t y = (int64_t)py0 * v->psh * v->sh + r - v->pt;
     if (++s->load_unit == s->load_units) {
         s->load_unit = 0;
         s->load_next++;
     }
-    if (y < 0 || y >= v->h)
-        return zero(s, base, v->width * planes);
+    /* A row outside the image is zeros; a short plane's row is zeroed, then gets its pixels. */
+    const bool short_row = short_group(v, g), outside = y < 0 || y >= v->h;
+    if (outside || short_row) {
+        if (zero(s, base, v->width * planes * e))
+            return s->c->res->code;
+        if (outside)
+            return FW_OK;
+    }
     const uint64_t pixel = ((uint64_t)img * v->h + (uint64_t)y) * v->w;
-    const uint32_t at = g * v->group * s->n; /* byte of the run, or first channel, of the group */
-    const uint32_t len = fw_min32(planes * s->n, (v->packed ? v->run : v->c) - at);
-    const uint32_t rows = v->packed ? v->width : v->w, left = v->packed ? 0 : v->pl * planes;
+    /* Element of the run, or first channel, of the group. */
+    const uint32_t at = first * s->n;
+    const uint32_t len = fw_min32(planes * s->n, (v->packed ? v->run : v->c) - at) * e;
+    const uint32_t rows = v->packed ? v->width : v->w, left = v->packed ? 0 : v->pl * planes * e;
+    const uint64_t a = v->in + (pixel * v->c + at) * e;
+    if (short_row) {
+        if (flush_zero(s))
+            return s->c->res->code;
+        for (uint32_t x = 0; x < rows; x++)
+            if (fw_push(s->c, TPU_OP_RD_HOST, 0, 1, (uint32_t)(a + (uint64_t)x * v->c * e),
+                        base + left + x * e, len, 0))
+                return s->c->res->code;
+        return FW_OK;
+    }
     if (left && zero(s, base, left))
         return s->c->res->code;
-    if (flush_zero(s) || fw_push(s->c, TPU_OP_RD_HOST, 0, rows,
-                                 (uint32_t)(v->in + pixel * v->c + at), base + left, len, v->c))
+    if (flush_zero(s) ||
+        fw_push(s->c, TPU_OP_RD_HOST, 0, rows, (uint32_t)a, base + left, len, v->c * e))
         return s->c->res->code;
-    return v->packed || !v->pr ? FW_OK : zero(s, base + left + v->w * planes, v->pr * planes);
+    return v->packed || !v->pr ? FW_OK
+                               : zero(s, base + left + v->w * planes * e, v->pr * planes * e);
 }
 
 /* Pushes the remaining units of the loads before load `until` (and the pending zeros). */
@@ -337,11 +390,14 @@ static int fetch_weights(sched *s)
 {
     const conv *v = s->v;
     const uint32_t kt = (uint32_t)(s->fetched % v->kt), nt = (uint32_t)(s->fetched / v->kt % v->nt);
-    const uint64_t a = v->k + ((uint64_t)nt * v->kt + kt) * s->n * s->n;
+    const uint64_t a = v->k + ((uint64_t)nt * v->kt + kt) * s->n * s->n * v->e;
     s->fetched++;
-    /* Only the tile's used columns; the core zero-pads the rest. */
-    return fw_push(s->c, TPU_OP_RD_WEIGHT, 0, s->n, (uint32_t)a, 0,
-                   fw_min32(s->n, v->cout - nt * s->n), s->n);
+    /* Only the tile's used columns; the core zero-pads the rest. bf16: only its channels' rows
+     * too (pixel planes), for a padding row's inf or NaN would meet the zero activations. */
+    const bool bf16 = v->flags & FW_CONV_BF16;
+    const uint32_t rows = bf16 ? fw_min32(s->n, v->c - kt % v->planes * s->n) : s->n;
+    return fw_push(s->c, TPU_OP_RD_WEIGHT, bf16 ? TPU_F_BF16 : 0, rows, (uint32_t)a, 0,
+                   fw_min32(s->n, v->cout - nt * s->n) * v->e, s->n * v->e);
 }
 
 /* Writes out visit q's accumulator buffer. */
@@ -353,32 +409,36 @@ static int drain(sched *s, uint64_t q)
     uint32_t img, py0, bp;
     band_rows(s, q / v->nt, &img, &py0, &bp);
     const uint32_t acc = (uint32_t)((q % 2) * s->acc_half);
-    const uint32_t act =
-        (v->flags & FW_CONV_BIAS ? TPU_F_BIAS : 0) | (v->flags & FW_CONV_RELU ? TPU_F_RELU : 0);
+    const bool bf16 = v->flags & FW_CONV_BF16;
+    const uint32_t act = (v->flags & FW_CONV_BIAS ? TPU_F_BIAS : 0) |
+                         (v->flags & FW_CONV_RELU ? TPU_F_RELU : 0) | (bf16 ? TPU_F_BF16 : 0);
     const uint32_t oy0 = py0 * v->psh;
     s->drain_next = q + 1;
+    /* bf16's fp32 bias alone, read for mult and shift too (gemm.c). */
     if ((v->flags & (FW_CONV_BIAS | FW_CONV_OUT_INT8)) && s->params_nt != nt) {
         s->params_nt = nt;
-        if (fw_push(c, TPU_OP_RD_PARAMS, 0, 3, v->p + 4 * n0, 0, 4 * cols, 4 * v->cout))
+        if (fw_push(c, TPU_OP_RD_PARAMS, 0, 3, v->p + 4 * n0, 0, 4 * cols, bf16 ? 0 : 4 * v->cout))
             return c->res->code;
     }
-    if (!(v->flags & FW_CONV_OUT_INT8)) {
+    if (!v->oe) {
         const uint64_t pixel = ((uint64_t)img * v->oh + oy0) * v->ow;
         return fw_push(c, TPU_OP_WR_HOST, TPU_F_SRC_ACC | act, bp * v->ow,
                        (uint32_t)(v->out + (pixel * v->cout + n0) * 4), acc, 4 * cols, 4 * v->cout);
     }
     /* The drain group of output tiles nt - j .. + tiles, staged interleaved (a UB step of
-     * tiles), written by its last tile's drain with one WR_HOST row per pixel. */
+     * ustep: tiles for int8; bf16 2, or 1 for at most N/2 columns, as gemm.c's), written by its
+     * last tile's drain with one WR_HOST row per pixel. */
     const uint32_t tiles = fw_group_size(v->nt, v->ogroup, nt), j = nt % v->ogroup;
-    const uint32_t step = tiles > 1 ? tiles : 0;
+    const uint32_t g0 = n0 - j * s->n, width = fw_min32(tiles * s->n, v->cout - g0) * v->oe;
+    const uint32_t ustep = fw_ceil_div(width, s->n), step = ustep > 1 ? ustep : 0;
     const uint64_t group = q / v->nt * fw_ceil_div(v->nt, v->ogroup) + nt / v->ogroup;
     const uint32_t stage =
-        (uint32_t)(s->stage_base + (group % STAGE_BUFS) * stage_rows(v, v->band)) + j;
+        (uint32_t)(s->stage_base + (group % STAGE_BUFS) * stage_rows(v, v->band)) + j * v->oe;
     if (v->flags & FW_CONV_POOLING) {
         const uint32_t window = TPU_POOL_PUT(PH, v->ph) | TPU_POOL_PUT(PW, v->pw) |
                                 TPU_POOL_PUT(STEP, v->psw) | TPU_POOL_PUT(PITCH, v->ow);
         for (uint32_t i = 0; i < bp; i++)
-            if (fw_push(c, TPU_OP_ACTIVATE, act | TPU_F_POOL, v->owp, stage + i * v->owp * tiles,
+            if (fw_push(c, TPU_OP_ACTIVATE, act | TPU_F_POOL, v->owp, stage + i * v->owp * ustep,
                         acc + i * v->psh * v->ow, step, window))
                 return c->res->code;
     } else if (fw_push(c, TPU_OP_ACTIVATE, act, bp * v->ow, stage, acc, step, 0)) {
@@ -387,9 +447,9 @@ static int drain(sched *s, uint64_t q)
     if (j + 1 < tiles)
         return FW_OK;
     const uint64_t pixel = ((uint64_t)img * v->ohp + py0) * v->owp;
-    const uint32_t g0 = n0 - j * s->n;
-    return fw_push(c, TPU_OP_WR_HOST, 0, bp * v->owp, (uint32_t)(v->out + pixel * v->cout + g0),
-                   stage - j, fw_min32(tiles * s->n, v->cout - g0), v->cout);
+    return fw_push(c, TPU_OP_WR_HOST, 0, bp * v->owp,
+                   (uint32_t)(v->out + (pixel * v->cout + g0) * v->oe), stage - j * v->oe, width,
+                   v->cout * v->oe);
 }
 
 static int run_conv(fw_ctx *c, const conv *v)
@@ -403,7 +463,8 @@ static int run_conv(fw_ctx *c, const conv *v)
     s.set_base[1] = set_rows(v, v->band);
     s.stage_base = v->sets * set_rows(v, v->band);
     s.acc_half = acc_rows(v, v->band);
-    const uint32_t mm = TPU_F_LOAD | (v->flags & FW_CONV_A_UNSIGNED ? TPU_F_UNSIGNED : 0);
+    const uint32_t mm = TPU_F_LOAD | (v->flags & FW_CONV_A_UNSIGNED ? TPU_F_UNSIGNED : 0) |
+                        (v->flags & FW_CONV_BF16 ? TPU_F_BF16 : 0);
     const uint64_t wdist = c->hw.wfifo_tiles > 1 ? c->hw.wfifo_tiles - 1 : 1;
 
     for (uint64_t load = 0; load < s.loads; load++) {
@@ -431,7 +492,7 @@ static int run_conv(fw_ctx *c, const conv *v)
                         return c->res->code;
                 uint32_t plane, dy, dx;
                 tile_source(&s, kt, &plane, &dy, &dx);
-                const uint32_t ub_step = v->sw * group_planes(v, plane / v->group);
+                const uint32_t ub_step = v->sw * group_planes(v, plane_group(v, plane)) * v->e;
                 for (uint32_t oy = 0; oy < conv_rows; oy++) {
                     const uint32_t flags = (oy == 0 ? mm : mm & ~TPU_F_LOAD) | (kt ? TPU_F_ACC : 0);
                     const uint64_t a =

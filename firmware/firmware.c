@@ -97,8 +97,8 @@ static int read_header(fw_ctx *c)
     c->commands = fw_le32(h + FW_HDR_COMMANDS);
     if (fw_le32(h + FW_HDR_MAGIC) != FW_STREAM_MAGIC)
         return fw_fail(c, FW_ERR_HEADER, FW_NO_INDEX, "magic", "not \"TPUS\"");
-    const uint32_t version = fw_le32(h + FW_HDR_VERSION);
-    if (version < FW_STREAM_VERSION_MIN || version > FW_STREAM_VERSION)
+    c->version = fw_le32(h + FW_HDR_VERSION);
+    if (c->version < FW_STREAM_VERSION_MIN || c->version > FW_STREAM_VERSION)
         return fw_fail(c, FW_ERR_HEADER, FW_NO_INDEX, "version", "unsupported stream version");
     if (fw_le32(h + FW_HDR_BYTES) != c->bytes)
         return fw_fail(c, FW_ERR_HEADER, FW_NO_INDEX, "bytes", "not the stream's length");
@@ -162,15 +162,18 @@ int fw_operand(fw_ctx *c, const uint8_t *raw, uint32_t f_buf, uint32_t f_off, co
 
 _Static_assert((int)FW_CONV_BYTES >= (int)FW_GEMM_BYTES, "walk's buffer holds any command");
 
+int fw_flags_version(fw_ctx *c, uint32_t flags)
+{
+    if (c->version < 3 && (flags & FW_FLAGS_V3))
+        return fw_bad(c, "flags", "BF16 or OUT_BF16 in a stream of version 1 or 2");
+    return FW_OK;
+}
+
 /* Walk the commands: validate each (charging its decode cost) or, with run, expand each.
  * CONV2D needs a version 2 stream. */
 static int walk(fw_ctx *c, bool run)
 {
     uint32_t off = FW_HEADER_BYTES + c->buffers * FW_BUFFER_BYTES;
-    uint8_t h[FW_HEADER_BYTES];
-    if (load(c, 0, h, FW_HEADER_BYTES))
-        return c->res->code;
-    const uint32_t version = fw_le32(h + FW_HDR_VERSION);
     for (c->cmd = 0; c->cmd < c->commands; c->cmd++) {
         uint8_t raw[FW_CONV_BYTES]; /* the longest command */
         if (!run)
@@ -184,7 +187,7 @@ static int walk(fw_ctx *c, bool run)
             return fw_bad(c, "bytes", "below 4, not a multiple of 4, or past the stream's end");
         if (op != FW_CMD_GEMM && op != FW_CMD_CONV2D)
             return fw_bad(c, "op", "unknown command");
-        if (op == FW_CMD_CONV2D && version < 2)
+        if (op == FW_CMD_CONV2D && c->version < 2)
             return fw_bad(c, "op", "CONV2D needs a version 2 stream");
         if (bytes != (op == FW_CMD_GEMM ? FW_GEMM_BYTES : FW_CONV_BYTES))
             return fw_bad(c, "bytes", "not the command's size");

@@ -32,8 +32,9 @@ typedef struct fw_hal {
  * structure they belong to. */
 
 #define FW_STREAM_MAGIC 0x53555054u /* the bytes "TPUS" */
-/* Version 2 added CONV2D; a version 1 stream (GEMM only) is still accepted. */
-#define FW_STREAM_VERSION 2u
+/* Version 2 added CONV2D, version 3 the BF16 and OUT_BF16 flags; versions 1 (GEMM only) and 2
+ * are still accepted. */
+#define FW_STREAM_VERSION 3u
 #define FW_STREAM_VERSION_MIN 1u
 
 /* Header: FW_HEADER_BYTES bytes at the start of the stream, all u32. */
@@ -65,7 +66,12 @@ enum fw_command_field { FW_CMD_OP = 0, FW_CMD_BYTES = 2 };
  * FW_GEMM_A_UNSIGNED), B int8, C int32 or, with FW_GEMM_OUT_INT8, int8 requantized per column.
  * Operands are (buffer index, byte offset). The params operand (used with BIAS or OUT_INT8, else
  * its fields must be zero) is int32 bias[n], mult[n], shift[n] back to back (shift: bits 5:0);
- * see docs/isa.md for the arithmetic. All u32. */
+ * see docs/isa.md for the arithmetic.
+ * With FW_GEMM_BF16 (stream version 3) A and B are bf16 (2-byte little-endian elements; the
+ * leading dimensions stay in elements), the products are summed in fp32 (docs/isa.md "Floating
+ * point (bf16)"), the params operand (with BIAS) is fp32 bias[n] alone, and C is fp32, or bf16
+ * with FW_GEMM_OUT_BF16. A_UNSIGNED and OUT_INT8 are invalid with BF16, OUT_BF16 without it.
+ * All u32. */
 enum fw_gemm_field {
     FW_GEMM_FLAGS = 4,
     FW_GEMM_M = 8,
@@ -92,14 +98,23 @@ enum fw_gemm_flag {
     FW_GEMM_A_UNSIGNED = 1u << 3, /* A is uint8 */
     /* B in tile order for the core's array size N (ARRAY_N), ldb 0: with KT = ceil(k/N) and
      * NT = ceil(n/N), tile (kt, nt) is N rows of N bytes (B rows kt*N.., columns nt*N..),
-     * zero-padded past k and n, at byte offset (nt*KT + kt) * N * N; KT*NT*N*N bytes in all. */
+     * zero-padded past k and n, at byte offset (nt*KT + kt) * N * N; KT*NT*N*N bytes in all.
+     * With BF16 the elements are 2 bytes: a tile is N rows of 2N bytes, at (nt*KT + kt) * 2*N*N. */
     FW_GEMM_B_TILED = 1u << 4,
-    FW_GEMM_FLAGS_ALL =
-        FW_GEMM_BIAS | FW_GEMM_RELU | FW_GEMM_OUT_INT8 | FW_GEMM_A_UNSIGNED | FW_GEMM_B_TILED
+    /* Bit 5 is CONV2D's POOLING. */
+    FW_GEMM_BF16 = 1u << 6,     /* A and B bf16, fp32 sums and bias, C fp32 (version 3) */
+    FW_GEMM_OUT_BF16 = 1u << 7, /* with BF16: C is bf16, rounded to nearest even */
+    FW_GEMM_FLAGS_ALL = FW_GEMM_BIAS | FW_GEMM_RELU | FW_GEMM_OUT_INT8 | FW_GEMM_A_UNSIGNED |
+                        FW_GEMM_B_TILED | FW_GEMM_BF16 | FW_GEMM_OUT_BF16
 };
+/* The flags a stream of version 3 added. */
+#define FW_FLAGS_V3 (FW_GEMM_BF16 | FW_GEMM_OUT_BF16)
 
 /* CONV2D (stream version 2): a 2-D convolution of an NHWC int8 (or uint8) input with a kernel
- * in tile order, then bias, ReLU, int8 requantization and max pooling as flagged:
+ * in tile order, then bias, ReLU, int8 requantization and max pooling as flagged (with BF16,
+ * version 3: input and kernel bf16, summed in fp32 in the kernel's K order, fp32 bias, out fp32
+ * or with OUT_BF16 bf16, the flag rules and the parameters of GEMM's BF16; a kernel tile is N
+ * rows of 2N bytes, at (nt * KT + kt) * 2*N*N; always pixel by pixel):
  *   out[b][y][x][o] = pool over the window (ph x pw, step psh/psw) of
  *                     act(sum over dy, dx, c of in[b][y*sh + dy - pt][x*sw + dx - pl][c] * k)
  * with zeros outside the input (the padding costs no memory reads), act as GEMM's (bias[o],
@@ -109,9 +124,10 @@ enum fw_gemm_flag {
  * The kernel is in N x N tiles, tile (kt, nt) at byte (nt * KT + kt) * N * N: column j of it is
  * output channel nt * N + j, and its rows are K indices that depend on the layout the firmware
  * streams the input in (docs/command-stream.md "CONV2D"):
- *   - packed runs, when pl = pr = 0 and c is not a multiple of N: per kernel row dy, the kw * c
- *     bytes (dx, channel) of a window row cut in T = ceil(kw * c / N) pieces; kt = dy * T + t,
- *     tile row r is byte t * N + r of the run, i.e. dx = (t * N + r) / c, channel (...) % c;
+ *   - packed runs, when pl = pr = 0 and c is not a multiple of N (never with BF16): per kernel
+ *     row dy, the kw * c bytes (dx, channel) of a window row cut in T = ceil(kw * c / N) pieces;
+ *     kt = dy * T + t, tile row r is byte t * N + r of the run, i.e. dx = (t * N + r) / c,
+ *     channel (...) % c;
  *   - otherwise pixel by pixel: kt = (dy * kw + dx) * CC + cc with CC = ceil(c / N), tile row r
  *     is channel cc * N + r.
  * Rows past the kernel's K (and columns past cout) are zero. fw_conv_tiles gives KT. */
@@ -143,9 +159,12 @@ enum fw_conv_flag {
     FW_CONV_RELU = FW_GEMM_RELU,
     FW_CONV_OUT_INT8 = FW_GEMM_OUT_INT8,
     FW_CONV_A_UNSIGNED = FW_GEMM_A_UNSIGNED,
-    FW_CONV_POOLING = 1u << 5, /* max pooling after the activation (needs OUT_INT8) */
-    FW_CONV_FLAGS_ALL =
-        FW_CONV_BIAS | FW_CONV_RELU | FW_CONV_OUT_INT8 | FW_CONV_A_UNSIGNED | FW_CONV_POOLING
+    FW_CONV_POOLING = 1u << 5,   /* max pooling after the activation (needs OUT_INT8, or with
+                                    BF16 OUT_BF16: the pool runs in ACTIVATE, which writes the UB) */
+    FW_CONV_BF16 = FW_GEMM_BF16, /* input and kernel bf16, fp32 sums and bias, out fp32 */
+    FW_CONV_OUT_BF16 = FW_GEMM_OUT_BF16, /* with BF16: out bf16 */
+    FW_CONV_FLAGS_ALL = FW_CONV_BIAS | FW_CONV_RELU | FW_CONV_OUT_INT8 | FW_CONV_A_UNSIGNED |
+                        FW_CONV_POOLING | FW_CONV_BF16 | FW_CONV_OUT_BF16
 };
 
 /* The core's limits on a convolution's geometry (the hardware's field widths). */
@@ -170,10 +189,12 @@ static inline uint64_t fw_conv_out_dim(uint32_t in, uint32_t pad_lo, uint32_t pa
     return (out - window) / window_stride + 1;
 }
 
-/* Whether CONV2D streams the input in packed runs (see above), and K tiles of its kernel. */
-static inline int fw_conv_packed(uint32_t c, uint32_t pad_left, uint32_t pad_right, uint32_t n)
+/* Whether CONV2D streams the input in packed runs (see above; never with BF16), and K tiles of
+ * its kernel. */
+static inline int fw_conv_packed(uint32_t flags, uint32_t c, uint32_t pad_left, uint32_t pad_right,
+                                 uint32_t n)
 {
-    return pad_left == 0 && pad_right == 0 && c % n != 0;
+    return !(flags & FW_CONV_BF16) && pad_left == 0 && pad_right == 0 && c % n != 0;
 }
 static inline uint64_t fw_conv_tiles(uint32_t kh, uint32_t kw, uint32_t c, int packed, uint32_t n)
 {

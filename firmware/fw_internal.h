@@ -32,6 +32,7 @@ typedef struct {
     fw_result *res;
     hw_cfg hw;
     uint32_t addr, bytes; /* the stream */
+    uint32_t version;     /* the stream's: which commands and flags it may use */
     uint32_t buffers, commands;
     uint32_t cmd; /* command being validated or expanded, FW_NO_INDEX outside commands */
 } fw_ctx;
@@ -59,6 +60,8 @@ static inline uint32_t fw_group_size(uint32_t count, uint32_t size, uint32_t i)
 int fw_fail(fw_ctx *c, int code, uint32_t buf, const char *field, const char *why);
 /* A command field that does not hold: fw_fail(FW_ERR_COMMAND) naming it and why. */
 int fw_bad(fw_ctx *c, const char *field, const char *why);
+/* Whether the command's flags are ones the stream's version has (fw_bad on "flags" if not). */
+int fw_flags_version(fw_ctx *c, uint32_t flags);
 /* Pushes one instruction, retrying while the queue is full (one cycle each). */
 int fw_push(fw_ctx *c, uint32_t op, uint32_t flags, uint32_t rows, uint32_t a, uint32_t b,
             uint32_t len, uint32_t stride);

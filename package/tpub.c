@@ -33,7 +33,7 @@ void tpub_conv_out_size(const tpub_conv *v, uint32_t *oh, uint32_t *ow)
 
 int tpub_conv_packed(const tpub_conv *v, uint32_t n)
 {
-    return fw_conv_packed(v->c, v->pad_left, v->pad_right, n);
+    return fw_conv_packed(v->flags, v->c, v->pad_left, v->pad_right, n);
 }
 
 bool tpub_sig_type(hlo_type t)

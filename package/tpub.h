@@ -80,12 +80,13 @@ enum tpub_gemm_flag {
     TPUB_GEMM_OUT_INT8 = FW_GEMM_OUT_INT8,
     TPUB_GEMM_A_UNSIGNED = FW_GEMM_A_UNSIGNED,
     TPUB_GEMM_B_TILED = FW_GEMM_B_TILED,
-    TPUB_GEMM_ALL = FW_GEMM_FLAGS_ALL,
+    /* bf16 (FW_FLAGS_V3) is the stream's, not yet a package's: its sizes are int8's. */
+    TPUB_GEMM_ALL = FW_GEMM_FLAGS_ALL & ~FW_FLAGS_V3,
 };
 enum tpub_conv_flag {
     TPUB_CONV_POOL = FW_CONV_POOLING, /* max pooling after the activation; needs OUT_INT8 */
     /* with the GEMM's BIAS, RELU, OUT_INT8 and A_UNSIGNED; a kernel is always in tile order */
-    TPUB_CONV_ALL = FW_CONV_FLAGS_ALL,
+    TPUB_CONV_ALL = FW_CONV_FLAGS_ALL & ~FW_FLAGS_V3, /* int8 alone, as TPUB_GEMM_ALL */
 };
 
 /* One device GEMM (docs/command-stream.md): C = act(A . B (+ bias)). B is in tile order for the

@@ -328,7 +328,7 @@ TEST(DriverStream, BytesAsDocumented)
     const uint8_t *p = static_cast<const uint8_t *>(tpu_stream_data(s, &bytes));
     ASSERT_EQ(bytes, 24u);
     EXPECT_EQ(std::memcmp(p, "TPUS", 4), 0);
-    EXPECT_EQ(rd32(p + 4), 2u); // stream version 2: GEMM and CONV2D
+    EXPECT_EQ(rd32(p + 4), 3u); // stream version 3: GEMM and CONV2D, int8 and bf16
     EXPECT_EQ(rd32(p + 8), 24u);
 
     uint32_t i0 = 99, i1 = 99, i2 = 99;
@@ -410,6 +410,15 @@ TEST(DriverCost, GemmCostAsDocumented)
         ASSERT_EQ(tpu_gemm_cost(&info, &g, &c), TPU_OK);
         EXPECT_EQ(c.bytes, 200u + 600 + 300 * (f == TPU_GEMM_OUT_INT8 ? 1 : 4) + 12 * 30) << f;
     }
+    // bf16: 2-byte A and B, C fp32 or bf16, the fp32 bias alone.
+    for (uint32_t f : {0u, uint32_t{TPU_GEMM_BIAS}, uint32_t{TPU_GEMM_OUT_BF16}}) {
+        g.flags = TPU_GEMM_BF16 | f;
+        ASSERT_EQ(tpu_gemm_cost(&info, &g, &c), TPU_OK);
+        EXPECT_EQ(c.bytes, (200u + 600) * 2 + 300 * (f == TPU_GEMM_OUT_BF16 ? 2 : 4) +
+                               (f == TPU_GEMM_BIAS ? 4 * 30 : 0))
+            << f;
+    }
+    g.flags = TPU_GEMM_OUT_INT8; // as the int8 loop left it
     // Compute-bound once the bandwidth is high.
     info.mem_bytes_per_cycle = 1000;
     ASSERT_EQ(tpu_gemm_cost(&info, &g, &c), TPU_OK);

@@ -73,35 +73,45 @@ struct Seed {
         return p;
     }
 
+    // bf16 operands are random bits (NaNs, infinities and subnormals among them), the bias too.
     void gemm(tpu_gemm g, uint32_t lda, uint32_t ldb, uint32_t ldc)
     {
-        const bool tiled = g.flags & TPU_GEMM_B_TILED;
-        g.a = place((uint64_t{g.m} - 1) * lda + g.k, lda);
-        g.b = place(tiled ? gemm_tiled_b_bytes(g.k, g.n, n) : (uint64_t{g.k} - 1) * ldb + g.n,
+        const bool tiled = g.flags & TPU_GEMM_B_TILED, bf16 = g.flags & TPU_GEMM_BF16;
+        const uint64_t e = bf16 ? 2 : 1;
+        g.a = place(((uint64_t{g.m} - 1) * lda + g.k) * e, lda);
+        g.b = place((tiled ? gemm_tiled_b_bytes(g.k, g.n, n) : (uint64_t{g.k} - 1) * ldb + g.n) * e,
                     tiled ? 0 : ldb);
         if (g.flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8))
-            g.params = params(g.n);
-        g.c = place(((uint64_t{g.m} - 1) * ldc + g.n) * (g.flags & TPU_GEMM_OUT_INT8 ? 1 : 4), ldc);
+            g.params = bf16 ? place(4ull * g.n) : params(g.n);
+        const uint64_t c_size = g.flags & TPU_GEMM_OUT_INT8   ? 1
+                                : g.flags & TPU_GEMM_OUT_BF16 ? 2
+                                                              : 4;
+        g.c = place(((uint64_t{g.m} - 1) * ldc + g.n) * c_size, ldc);
         ASSERT_EQ(tpu_stream_gemm(s, &g), TPU_OK);
     }
 
     // v's input, unless v.in is set (an earlier command's output), then kernel, params, output.
     void conv(tpu_conv2d v, bool place_input = true)
     {
+        const bool bf16 = v.flags & TPU_GEMM_BF16;
+        const uint64_t e = bf16 ? 2 : 1;
         if (place_input)
-            v.in = place(uint64_t{v.batch} * v.h * v.w * v.c);
-        v.kernel = place(uint64_t{tpu_conv_k_tiles(&v, n)} * ((v.cout + n - 1) / n) * n * n);
+            v.in = place(uint64_t{v.batch} * v.h * v.w * v.c * e);
+        v.kernel = place(uint64_t{tpu_conv_k_tiles(&v, n)} * ((v.cout + n - 1) / n) * n * n * e);
         if (v.flags & (TPU_GEMM_BIAS | TPU_GEMM_OUT_INT8))
-            v.params = params(v.cout);
+            v.params = bf16 ? place(4ull * v.cout) : params(v.cout);
         uint32_t oh, ow;
         tpu_conv_out_size(&v, &oh, &ow);
         ASSERT_GT(oh, 0u);
-        v.out = place(uint64_t{v.batch} * oh * ow * v.cout * (v.flags & TPU_GEMM_OUT_INT8 ? 1 : 4));
+        const uint64_t out_e = v.flags & TPU_GEMM_OUT_INT8   ? 1
+                               : v.flags & TPU_GEMM_OUT_BF16 ? 2
+                                                             : 4;
+        v.out = place(uint64_t{v.batch} * oh * ow * v.cout * out_e);
         ASSERT_EQ(tpu_stream_conv2d(s, &v), TPU_OK);
     }
 
-    // The fuzzer's input; version 1 marks a GEMM-only stream as the older format.
-    std::vector<uint8_t> bytes(uint32_t version = FW_STREAM_VERSION) const
+    // The fuzzer's input, marked as a stream of that version (1: GEMM only, 2: int8 only).
+    std::vector<uint8_t> bytes(uint32_t version) const
     {
         size_t len = 0;
         const auto *p = static_cast<const uint8_t *>(tpu_stream_data(s, &len));
@@ -144,12 +154,12 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> all_seeds()
     { // tiled B, bias, int8 output
         Seed s(4, 2);
         s.gemm(gemm_shape(bias | i8 | TPU_GEMM_B_TILED, 6, 9, 5), 9, 0, 5);
-        seeds.emplace_back("int8_tiled_n4.bin", s.bytes());
+        seeds.emplace_back("int8_tiled_n4.bin", s.bytes(2));
     }
     { // bias and ReLU, int32 output
         Seed s(8, 3);
         s.gemm(gemm_shape(bias | relu, 9, 10, 11), 10, 11, 11);
-        seeds.emplace_back("relu_bias_n8.bin", s.bytes());
+        seeds.emplace_back("relu_bias_n8.bin", s.bytes(2));
     }
     { // unsigned A; a second GEMM reading the first one's int32 output as int8 rows
         Seed s(8, 4);
@@ -159,19 +169,19 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> all_seeds()
         g.b = s.place(4 * 2, 2);
         g.c = s.place(2 * 2 * 4, 2);
         EXPECT_EQ(tpu_stream_gemm(s.s, &g), TPU_OK);
-        seeds.emplace_back("unsigned_two_n8.bin", s.bytes());
+        seeds.emplace_back("unsigned_two_n8.bin", s.bytes(2));
     }
     { // padding on every side (pixel-order kernel), bias, ReLU, int8 output
         Seed s(4, 5);
         tpu_conv2d v = conv_shape(bias | relu | i8, 1, 6, 7, 3, 3, 3, 5);
         v.pad_top = v.pad_bottom = v.pad_left = v.pad_right = 1;
         s.conv(v);
-        seeds.emplace_back("conv_pad_n4.bin", s.bytes());
+        seeds.emplace_back("conv_pad_n4.bin", s.bytes(2));
     }
     { // no padding, one channel (packed-run kernel), bias, int32 output
         Seed s(8, 6);
         s.conv(conv_shape(bias, 1, 8, 9, 1, 3, 3, 4));
-        seeds.emplace_back("conv_packed_int32_n8.bin", s.bytes());
+        seeds.emplace_back("conv_packed_int32_n8.bin", s.bytes(2));
     }
     { // stride 2, asymmetric padding, channels = N (pixel order), ReLU only (no parameters)
         Seed s(4, 7);
@@ -179,7 +189,7 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> all_seeds()
         v.stride_h = v.stride_w = 2;
         v.pad_top = v.pad_left = 1, v.pad_bottom = v.pad_right = 2;
         s.conv(v);
-        seeds.emplace_back("conv_stride2_n4.bin", s.bytes());
+        seeds.emplace_back("conv_stride2_n4.bin", s.bytes(2));
     }
     { // 3x3 max pooling of step 2 (windows share rows) after padding, unsigned input
         Seed s(8, 8);
@@ -188,14 +198,14 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> all_seeds()
         v.pad_top = v.pad_bottom = v.pad_left = v.pad_right = 1;
         v.pool_h = v.pool_w = 3, v.pool_stride_h = v.pool_stride_w = 2;
         s.conv(v);
-        seeds.emplace_back("conv_pool_n8.bin", s.bytes());
+        seeds.emplace_back("conv_pool_n8.bin", s.bytes(2));
     }
     { // batch 2, vertical padding only (packed runs of 5 channels), int8 output without bias
         Seed s(4, 9);
         tpu_conv2d v = conv_shape(i8, 2, 5, 6, 5, 2, 3, 6);
         v.pad_top = v.pad_bottom = 1;
         s.conv(v);
-        seeds.emplace_back("conv_batch2_n4.bin", s.bytes());
+        seeds.emplace_back("conv_batch2_n4.bin", s.bytes(2));
     }
     { // a GEMM whose int8 output (16 pixels x 3 channels) is a CONV2D's NHWC input
         Seed s(8, 10);
@@ -204,7 +214,26 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> all_seeds()
         v.pad_bottom = v.pad_right = 1;
         v.in = {0, static_cast<uint32_t>(s.data.size() - 48), 0}; // the GEMM's C, last placed
         s.conv(v, false);
-        seeds.emplace_back("gemm_conv_n8.bin", s.bytes());
+        seeds.emplace_back("gemm_conv_n8.bin", s.bytes(2));
+    }
+    { // bf16: tiled B, bias, ReLU, fp32 output
+        Seed s(4, 11);
+        s.gemm(gemm_shape(TPU_GEMM_BF16 | TPU_GEMM_B_TILED | bias | relu, 5, 7, 6), 7, 0, 6);
+        seeds.emplace_back("bf16_tiled_n4.bin", s.bytes(3));
+    }
+    { // bf16 output, K of at most N/2 (its own load), columns of at most N/2 in the last tile
+        Seed s(8, 12);
+        s.gemm(gemm_shape(TPU_GEMM_BF16 | TPU_GEMM_OUT_BF16, 6, 3, 11), 4, 11, 12);
+        seeds.emplace_back("bf16_out_n8.bin", s.bytes(3));
+    }
+    { // bf16 CONV2D: 2 channels on N = 4 (a short last plane), padding, pooling, bf16 output
+        Seed s(4, 13);
+        tpu_conv2d v = conv_shape(TPU_GEMM_BF16 | TPU_GEMM_OUT_BF16 | bias | relu | TPU_CONV_POOL,
+                                  1, 6, 6, 2, 3, 3, 5);
+        v.pad_top = v.pad_bottom = v.pad_left = v.pad_right = 1;
+        v.pool_h = v.pool_w = v.pool_stride_h = v.pool_stride_w = 2;
+        s.conv(v);
+        seeds.emplace_back("bf16_conv_pool_n4.bin", s.bytes(3));
     }
     return seeds;
 }

@@ -289,7 +289,7 @@ TEST(FirmwareConvValidation, EveryFieldByName)
         f(b);
         expect_field(b.bytes(), field, why);
     };
-    bad("flags", "an undefined flag bit set", [](Valid &b) { b.v.flags = 0x40; });
+    bad("flags", "an undefined flag bit set", [](Valid &b) { b.v.flags = 0x100; });
     bad("flags", "POOLING without OUT_INT8",
         [](Valid &b) { b.v.flags = FW_CONV_POOLING, b.v.ph = b.v.pw = b.v.psh = b.v.psw = 1; });
     bad("batch", "zero", [](Valid &b) { b.v.batch = 0; });

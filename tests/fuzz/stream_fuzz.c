@@ -3,7 +3,9 @@
  * is one configuration byte (the array size) and then device memory, whose first bytes are the
  * stream. Nothing but two outcomes may come out: the stream is refused with a named field (and
  * nothing was pushed to the core), or it runs without a core error and leaves device memory
- * exactly as a plain C reference of its GEMM and CONV2D commands, run one after the other, does. */
+ * exactly as a plain C reference of its GEMM and CONV2D commands, run one after the other, does
+ * (bf16 ones by sim/fp.h's operations in the array's K order: each K tile's N rows summed from +0,
+ * the tiles' sums added in order). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 
 #include "firmware/firmware.h"
 #include "io/tpuio.h"
+#include "sim/fp.h"
 #include "sim/tpusim.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -111,9 +114,73 @@ static int8_t requant_col(int32_t v, const uint8_t *m, uint64_t p, uint32_t n, u
     return requant(v, (int32_t)rd32(m, p + 4ull * (n + j)), rd32(m, p + 4ull * (2 * n + j)) & 63);
 }
 
+static uint16_t rd16(const uint8_t *m, uint64_t at) { return (uint16_t)tpuio_get_le(m + at, 2); }
+
+/* bf16: fp32 bias (p: bias[n]) and ReLU of column j's sum. */
+static uint32_t activate_bf16(uint32_t acc, const uint8_t *m, uint32_t flags, uint64_t p,
+                              uint32_t j)
+{
+    if (flags & FW_GEMM_BIAS)
+        acc = tpusim_fp32_add(acc, rd32(m, p + 4ull * j));
+    return flags & FW_GEMM_RELU ? tpusim_fp32_relu(acc) : acc;
+}
+
+/* Writes an fp32 result as C's element i: fp32, or bf16 with OUT_BF16. */
+static void put_float(uint8_t *m, uint64_t out, uint64_t i, uint32_t flags, uint32_t x)
+{
+    if (flags & FW_GEMM_OUT_BF16)
+        tpuio_put_le(m + out + 2 * i, tpusim_fp32_to_bf16(x), 2);
+    else
+        tpuio_put_le(m + out + 4 * i, x, 4);
+}
+
+/* A bf16 GEMM command c, as reference_gemm. */
+static void reference_gemm_bf16(uint8_t *m, const uint8_t *c, uint32_t tile)
+{
+    const uint32_t flags = rd32(c, FW_GEMM_FLAGS), M = rd32(c, FW_GEMM_M), K = rd32(c, FW_GEMM_K);
+    const uint32_t N = rd32(c, FW_GEMM_N);
+    const uint32_t lda = rd32(c, FW_GEMM_LDA), ldb = rd32(c, FW_GEMM_LDB);
+    const uint32_t ldc = rd32(c, FW_GEMM_LDC);
+    const uint64_t a = operand(m, c, FW_GEMM_A_BUF, FW_GEMM_A_OFF);
+    const uint64_t b = operand(m, c, FW_GEMM_B_BUF, FW_GEMM_B_OFF);
+    const uint64_t out = operand(m, c, FW_GEMM_C_BUF, FW_GEMM_C_OFF);
+    const uint64_t p = flags & FW_GEMM_BIAS ? operand(m, c, FW_GEMM_P_BUF, FW_GEMM_P_OFF) : 0;
+    const uint32_t kt = (K + tile - 1) / tile;
+    uint32_t *res = malloc((size_t)M * N * sizeof *res);
+    check(res != NULL);
+    for (uint32_t i = 0; i < M; i++)
+        for (uint32_t j = 0; j < N; j++) {
+            uint32_t acc = 0;
+            for (uint32_t k0 = 0; k0 < K; k0 += tile) {
+                uint32_t sum = 0;
+                for (uint32_t k = k0; k < K && k < k0 + tile; k++) {
+                    const uint64_t at =
+                        flags & FW_GEMM_B_TILED
+                            ? b + (((uint64_t)(j / tile) * kt + k / tile) * tile * tile +
+                                   (k % tile) * tile + j % tile) *
+                                      2
+                            : b + ((uint64_t)k * ldb + j) * 2;
+                    sum = tpusim_fp32_add(
+                        sum,
+                        tpusim_bf16_mul(rd16(m, a + ((uint64_t)i * lda + k) * 2), rd16(m, at)));
+                }
+                acc = k0 ? tpusim_fp32_add(acc, sum) : sum;
+            }
+            res[(size_t)i * N + j] = activate_bf16(acc, m, flags, p, j);
+        }
+    for (uint32_t i = 0; i < M; i++)
+        for (uint32_t j = 0; j < N; j++)
+            put_float(m, out, (uint64_t)i * ldc + j, flags, res[(size_t)i * N + j]);
+    free(res);
+}
+
 /* Runs GEMM command c (validated by the firmware) on memory m, from the definition. */
 static void reference_gemm(uint8_t *m, const uint8_t *c, uint32_t tile)
 {
+    if (rd32(c, FW_GEMM_FLAGS) & FW_GEMM_BF16) {
+        reference_gemm_bf16(m, c, tile);
+        return;
+    }
     const uint32_t flags = rd32(c, FW_GEMM_FLAGS), M = rd32(c, FW_GEMM_M), K = rd32(c, FW_GEMM_K);
     const uint32_t N = rd32(c, FW_GEMM_N);
     const uint32_t lda = rd32(c, FW_GEMM_LDA), ldb = rd32(c, FW_GEMM_LDB);
@@ -210,6 +277,42 @@ static void conv_row(const uint8_t *m, const conv_cmd *v, uint32_t tile, uint32_
         }
 }
 
+/* bf16: conv output row oy of image b as fp32 bits after bias and ReLU (pixel order: K tiles
+ * (dy, dx, channel tile) in that order, each summed from +0; padding is zero activations, which
+ * meet the kernel's inf and NaN as the array does). */
+static void conv_row_bf16(const uint8_t *m, const conv_cmd *v, uint32_t tile, uint32_t b,
+                          uint32_t oy, uint32_t *row)
+{
+    for (uint32_t ox = 0; ox < v->ow; ox++)
+        for (uint32_t o = 0; o < v->cout; o++) {
+            uint32_t acc = 0;
+            for (uint32_t dy = 0; dy < v->kh; dy++)
+                for (uint32_t dx = 0; dx < v->kw; dx++)
+                    for (uint32_t c0 = 0; c0 < v->c; c0 += tile) {
+                        const int64_t y = (int64_t)oy * v->sh + dy - v->pt;
+                        const int64_t x = (int64_t)ox * v->sw + dx - v->pl;
+                        const bool inside = y >= 0 && y < v->h && x >= 0 && x < v->w;
+                        const uint64_t pixel =
+                            inside ? v->in +
+                                         (((uint64_t)b * v->h + (uint64_t)y) * v->w + (uint64_t)x) *
+                                             v->c * 2
+                                   : 0;
+                        const uint64_t kt = ((uint64_t)dy * v->kw + dx) * v->cc + c0 / tile;
+                        uint32_t sum = 0;
+                        for (uint32_t ci = c0; ci < v->c && ci < c0 + tile; ci++) {
+                            const uint16_t a = inside ? rd16(m, pixel + 2ull * ci) : 0;
+                            const uint16_t w = rd16(
+                                m, v->k + (((uint64_t)(o / tile) * v->ktiles + kt) * tile * tile +
+                                           (ci % tile) * tile + o % tile) *
+                                              2);
+                            sum = tpusim_fp32_add(sum, tpusim_bf16_mul(a, w));
+                        }
+                        acc = kt ? tpusim_fp32_add(acc, sum) : sum;
+                    }
+            row[(size_t)ox * v->cout + o] = activate_bf16(acc, m, v->flags, v->p, o);
+        }
+}
+
 /* Runs CONV2D command c (validated by the firmware) on memory m, from the definition
  * (firmware.h): NHWC input, the kernel read back from its tiles, GEMM's bias and ReLU, then for
  * int8 output the maximum over each pooling window (a 1 x 1 window without POOLING) requantized,
@@ -241,7 +344,8 @@ static void reference_conv(uint8_t *m, const uint8_t *c, uint32_t tile)
     v.out = operand(m, c, FW_CONV_OUT_BUF, FW_CONV_OUT_OFF);
     v.p = v.flags & (FW_CONV_BIAS | FW_CONV_OUT_INT8) ? operand(m, c, FW_CONV_P_BUF, FW_CONV_P_OFF)
                                                       : 0;
-    v.packed = v.pl == 0 && v.pr == 0 && v.c % tile != 0;
+    const bool bf16 = v.flags & FW_CONV_BF16;
+    v.packed = !bf16 && v.pl == 0 && v.pr == 0 && v.c % tile != 0;
     v.runs = (v.kw * v.c + tile - 1) / tile;
     v.cc = (v.c + tile - 1) / tile;
     v.ktiles = v.packed ? (uint64_t)v.kh * v.runs : (uint64_t)v.kh * v.kw * v.cc;
@@ -260,7 +364,9 @@ static void reference_conv(uint8_t *m, const uint8_t *c, uint32_t tile)
         for (uint32_t py = 0; py < v.ohp; py++) {
             for (uint32_t i = 0; i < v.ph; i++) {
                 const uint32_t oy = py * v.psh + i, slot = oy % v.ph;
-                if (held[slot] != oy)
+                if (held[slot] != oy && bf16)
+                    conv_row_bf16(m, &v, tile, b, oy, (uint32_t *)(rows + slot * row_len));
+                else if (held[slot] != oy)
                     conv_row(m, &v, tile, b, oy, rows + slot * row_len);
                 held[slot] = oy;
             }
@@ -271,7 +377,11 @@ static void reference_conv(uint8_t *m, const uint8_t *c, uint32_t tile)
                         for (uint32_t j = 0; j < v.pw; j++) {
                             const int32_t x = rows[((py * v.psh + i) % v.ph) * row_len +
                                                    (size_t)(px * v.psw + j) * v.cout + o];
-                            mx = x > mx ? x : mx;
+                            if (bf16) /* fp32 bits: fp32_max in window order */
+                                mx = i || j ? (int32_t)tpusim_fp32_max((uint32_t)mx, (uint32_t)x)
+                                            : x;
+                            else
+                                mx = x > mx ? x : mx;
                         }
                     const size_t at = (((size_t)b * v.ohp + py) * v.owp + px) * v.cout + o;
                     res[at] = i8 ? requant_col(mx, m, v.p, v.cout, o) : mx;
@@ -284,7 +394,7 @@ static void reference_conv(uint8_t *m, const uint8_t *c, uint32_t tile)
         if (i8)
             m[v.out + i] = (uint8_t)res[i];
         else
-            tpuio_put_le(m + v.out + 4 * i, (uint32_t)res[i], 4);
+            put_float(m, v.out, i, v.flags, (uint32_t)res[i]);
     free(held);
     free(rows);
     free(res);

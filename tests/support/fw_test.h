@@ -1,6 +1,7 @@
-// fw_test.h - what the firmware suites share (test_firmware.cpp, test_conv.cpp): a core modelled
-// by the golden model behind the firmware's HAL, a command-stream builder, the activation
-// arithmetic of docs/isa.md, and running a stream with its shape checked.
+// fw_test.h - what the firmware suites share (test_firmware.cpp, test_gemm_bf16.cpp,
+// test_conv.cpp): a core modelled by the golden model behind the firmware's HAL, a command-stream
+// builder with GEMM commands, the activation arithmetic of docs/isa.md, and running a stream with
+// its shape checked.
 #ifndef TPU_TESTS_SUPPORT_FW_TEST_H
 #define TPU_TESTS_SUPPORT_FW_TEST_H
 
@@ -128,6 +129,24 @@ inline std::vector<uint8_t> stream_bytes(const std::vector<Buffer> &bufs,
     put32(v, FW_HDR_BYTES, static_cast<uint32_t>(v.size()));
     put32(v, FW_HDR_BUFFERS, static_cast<uint32_t>(bufs.size()));
     put32(v, FW_HDR_COMMANDS, static_cast<uint32_t>(cmds.size()));
+    return v;
+}
+
+// A GEMM command's fields, and its bytes.
+struct GemmCmd {
+    uint32_t flags, m, k, n;
+    uint32_t a_buf, a_off, lda, b_buf, b_off, ldb, c_buf, c_off, ldc, p_buf, p_off;
+};
+
+inline std::vector<uint8_t> gemm_bytes(const GemmCmd &g)
+{
+    std::vector<uint8_t> v(FW_GEMM_BYTES);
+    put32(v, 0, FW_CMD_GEMM | FW_GEMM_BYTES << 16);
+    // In command order from FW_GEMM_FLAGS on.
+    const uint32_t fields[] = {g.flags, g.m,   g.k,     g.n,     g.a_buf, g.a_off, g.lda,  g.b_buf,
+                               g.b_off, g.ldb, g.c_buf, g.c_off, g.ldc,   g.p_buf, g.p_off};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        put32(v, FW_GEMM_FLAGS + 4 * i, fields[i]);
     return v;
 }
 

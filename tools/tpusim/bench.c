@@ -80,7 +80,7 @@ static int run_row(const gemm_options *o, const bench_row *row, tpu_cost *cost, 
         if (!rc)
             rc = run_device(&g, &p, c, res);
         if (!rc)
-            rc = check_reference(&p, c);
+            rc = check_reference(&p, res->info.array_n, c);
         const tpu_gemm gm = {.m = p.m, .k = p.k, .n = p.n};
         if (!rc)
             tpu_gemm_cost(&res->info, &gm, cost);

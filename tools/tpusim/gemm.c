@@ -17,10 +17,23 @@ const char usage_gemm[] =
     "                   [--out C.npy] [common options]\n"
     "       tpusim gemm --m M --k K --n N [--seed S] [--bias] [--relu] [--requant MULT,SHIFT]\n"
     "                   [--unsigned-a] [--out C.npy] [common options]\n"
+    "       tpusim gemm --dtype bf16 (--a A.npy --b B.npy [--bias BIAS.npy] | --m M --k K --n N\n"
+    "                   [--seed S] [--bias] [--edge-values]) [--relu] [--out-dtype f32|bf16]\n"
+    "                   [--out C.npy] [common options]\n"
     "\n"
     "C = A . B (+ bias), then ReLU, then optional requantization to int8, on the cycle-accurate\n"
     "device; every instruction stream is checked against the golden model, and C against a plain\n"
     "C reference GEMM.\n"
+    "\n"
+    "bf16 (--dtype bf16): bf16 products summed in fp32, fp32 bias and ReLU, as TPU v2/v3 do\n"
+    "(docs/isa.md \"Floating point (bf16)\"); C fp32, or bf16 rounded to nearest even. A and B "
+    "are\n"
+    "bfloat16 .npy files ('<V2', as ml_dtypes saves them) or float32, rounded to nearest even;\n"
+    "the bias is float32 [N]. The reference sums as the array does, K tiles of N rows in order.\n"
+    "  --dtype int8|bf16      the operands' type (default int8)\n"
+    "  --out-dtype f32|bf16   bf16 only: C's type (default f32)\n"
+    "  --edge-values          random bf16 operands: one in 8 an edge value (+-0, +-inf, NaN,\n"
+    "                         subnormals, largest finite), and B's last row minus its first\n"
     "\n"
     "operands (.npy, little-endian, C order):\n"
     "  --a A.npy              int8 [M,K] (uint8 with --unsigned-a)\n"
@@ -30,7 +43,8 @@ const char usage_gemm[] =
     "  --requant MULT,SHIFT   int8 output: clamp(round(x * MULT / 2^SHIFT)), SHIFT 0..63\n"
     "  --requant-params P.npy int32 [2,N]: per-column MULT (row 0) and SHIFT (row 1)\n"
     "  --unsigned-a           A is uint8\n"
-    "  --out C.npy            write C: int32 [M,N], or int8 with requantization\n"
+    "  --out C.npy            write C: int32 [M,N], or int8 with requantization; bf16: float32,\n"
+    "                         or bfloat16 ('<V2') with --out-dtype bf16\n"
     "  --m M --k K --n N      random operands of that shape instead of files\n"
     "  --seed S               random seed (default 1)\n"
     "\n"
@@ -79,6 +93,9 @@ enum {
     OPT_SEED,
     OPT_RELU,
     OPT_UNSIGNED_A,
+    OPT_DTYPE,
+    OPT_OUT_DTYPE,
+    OPT_EDGES,
 };
 
 /* Parses the arguments after "gemm" (argv[0]). Returns 0, EXIT_USAGE (message printed), or -1
@@ -107,11 +124,14 @@ static int parse_gemm(int argc, char **argv, gemm_options *o)
         {"seed", required_argument, NULL, OPT_SEED},
         {"relu", no_argument, NULL, OPT_RELU},
         {"unsigned-a", no_argument, NULL, OPT_UNSIGNED_A},
+        {"dtype", required_argument, NULL, OPT_DTYPE},
+        {"out-dtype", required_argument, NULL, OPT_OUT_DTYPE},
+        {"edge-values", no_argument, NULL, OPT_EDGES},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     unsigned shape_given = 0; /* bits: --m, --k, --n */
-    int seed_given = 0, opt, rc = 0;
+    int seed_given = 0, out_dtype_given = 0, opt, rc = 0;
     while (!rc && (opt = cli_next(argc, argv, ":h", opts, "tpusim gemm --help")) != -1) {
         const char *val = optarg;
         switch (opt) {
@@ -149,6 +169,18 @@ static int parse_gemm(int argc, char **argv, gemm_options *o)
             break;
         case OPT_RELU: o->relu = 1; break;
         case OPT_UNSIGNED_A: o->unsigned_a = 1; break;
+        case OPT_DTYPE:
+            if (strcmp(val, "int8") && strcmp(val, "bf16"))
+                return cli_bad_value("--dtype", val, "int8 or bf16");
+            o->bf16 = !strcmp(val, "bf16");
+            break;
+        case OPT_OUT_DTYPE:
+            if (strcmp(val, "f32") && strcmp(val, "bf16"))
+                return cli_bad_value("--out-dtype", val, "f32 or bf16");
+            o->out_bf16 = !strcmp(val, "bf16");
+            out_dtype_given = 1;
+            break;
+        case OPT_EDGES: o->edges = 1; break;
         default: rc = cli_run_option(opt, val, &o->run);
         }
     }
@@ -173,6 +205,14 @@ static int parse_gemm(int argc, char **argv, gemm_options *o)
     }
     if (o->requant && o->params_file)
         return cli_fail(EXIT_USAGE, "usage", "--requant and --requant-params exclude each other");
+    if (o->bf16 && (o->requant || o->params_file || o->unsigned_a))
+        return cli_fail(EXIT_USAGE, "usage",
+                        "--requant, --requant-params and --unsigned-a are int8's, not with "
+                        "--dtype bf16");
+    if (!o->bf16 && (out_dtype_given || o->edges))
+        return cli_fail(EXIT_USAGE, "usage", "--out-dtype and --edge-values need --dtype bf16");
+    if (o->edges && file_mode)
+        return cli_fail(EXIT_USAGE, "usage", "--edge-values is for random operands");
     if (o->run.have_window && !o->run.trace)
         return cli_fail(EXIT_USAGE, "usage", "--trace-window needs --trace");
     return 0;
@@ -184,7 +224,10 @@ static int write_outputs(const gemm_options *o, const gemm_problem *p, void *c,
     tpuio_staged files[2] = {{0}};
     int rc = 0;
     if (o->out) {
-        npy_array arr = {.dtype = p->requant != REPORT_INT32_OUT ? NPY_INT8 : NPY_INT32,
+        npy_array arr = {.dtype = p->requant != REPORT_INT32_OUT ? NPY_INT8
+                                  : p->out_bf16                  ? NPY_BFLOAT16
+                                  : p->bf16                      ? NPY_FLOAT32
+                                                                 : NPY_INT32,
                          .ndim = 2,
                          .shape = {p->m, p->n},
                          .count = (uint64_t)p->m * p->n,
@@ -211,7 +254,7 @@ int cmd_gemm(int argc, char **argv)
     void *c = NULL;
     rc = o.random ? random_problem(&o, &p) : load_problem(&o, &p);
     if (!rc) {
-        c = malloc((size_t)p.m * p.n * (p.requant != REPORT_INT32_OUT ? 1 : 4));
+        c = malloc((size_t)p.m * p.n * c_elem_bytes(&p));
         if (!c)
             rc = cli_fail(EXIT_USAGE, "memory", "out of host memory for C");
     }
@@ -219,7 +262,7 @@ int cmd_gemm(int argc, char **argv)
     if (!rc)
         rc = run_device(&o, &p, c, &res);
     if (!rc)
-        rc = check_reference(&p, c);
+        rc = check_reference(&p, res.info.array_n, c);
     if (!rc) {
         const report_run rep = {.m = p.m,
                                 .k = p.k,
@@ -227,6 +270,8 @@ int cmd_gemm(int argc, char **argv)
                                 .unsigned_a = p.unsigned_a,
                                 .bias = p.bias,
                                 .relu = p.relu,
+                                .bf16 = p.bf16,
+                                .out_bf16 = p.out_bf16,
                                 .requant = p.requant,
                                 .info = res.info,
                                 .perf = res.perf,

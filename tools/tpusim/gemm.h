@@ -16,6 +16,7 @@ typedef struct {
     cli_run_options run; /* the device's and a run's */
     const char *a, *b, *bias_file, *params_file, *out;
     int random, bias, relu, unsigned_a, requant;
+    int bf16, out_bf16, edges; /* --dtype bf16, --out-dtype bf16, --edge-values */
     uint32_t m, k, n, mult, shift;
     uint64_t seed;
 } gemm_options;
@@ -30,10 +31,12 @@ int cmd_bench(int argc, char **argv);
 typedef struct {
     uint32_t m, k, n;
     int unsigned_a, bias, relu;
+    int bf16, out_bf16; /* A and B bf16 (C fp32, or bf16 with out_bf16) */
     enum report_requant requant;
-    uint8_t *a;      /* m x k: int8, or uint8 with unsigned_a */
-    int8_t *b;       /* k x n */
-    int32_t *params; /* bias[n], mult[n], shift[n] as the firmware reads them, or NULL */
+    uint8_t *a;      /* m x k: int8, or uint8 with unsigned_a; bf16: uint16_t bit patterns */
+    int8_t *b;       /* k x n: int8; bf16: uint16_t bit patterns */
+    int32_t *params; /* bias[n], mult[n], shift[n] as the firmware reads them (bf16: the fp32
+                        bias[n] alone), or NULL */
 } gemm_problem;
 
 typedef struct {
@@ -61,8 +64,11 @@ void split_rows(uint32_t m, uint32_t parts, uint32_t part, uint32_t *first, uint
 /* Runs p on a device opened with o's options (with --cores, split by rows over the chip's cores,
  * one submission each); C's bytes go to c. */
 int run_device(const gemm_options *o, const gemm_problem *p, void *c, gemm_result *res);
-/* C against a plain C GEMM of the tool's own (the firmware's tiling is not trusted). */
-int check_reference(const gemm_problem *p, const void *c);
+/* C against a plain C GEMM of the tool's own (the firmware's tiling is not trusted); bf16 sums
+ * in the array's order, K tiles of array_n rows (docs/isa.md "Floating point (bf16)"). */
+int check_reference(const gemm_problem *p, uint32_t array_n, const void *c);
+/* Bytes of one element of C. */
+uint32_t c_elem_bytes(const gemm_problem *p);
 /* A convolution of that geometry with random operands (seeded) for an n x n array, and its run
  * on a device opened with o's options (o->device.array_n = n; checked against the golden model);
  * its out_bytes of output go to out. */

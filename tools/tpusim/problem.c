@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "io/npy.h"
+#include "sim/fp.h"
 #include "tools/tpusim/gemm.h"
 
 /* ------------------------------------------------------------ problem -- */
@@ -51,13 +52,19 @@ static int shapes_differ(const char *fa, const npy_array *a, const char *fb, con
                     cli_shape(a, sa, sizeof sa), fb, cli_shape(b, sb, sizeof sb), why);
 }
 
+uint32_t c_elem_bytes(const gemm_problem *p)
+{
+    return p->requant != REPORT_INT32_OUT ? 1 : p->out_bf16 ? 2 : 4;
+}
+
 /* Device bytes of A, B, C and the parameters. */
 static void operand_bytes(const gemm_problem *p, uint64_t bytes[4])
 {
-    bytes[0] = (uint64_t)p->m * p->k;
-    bytes[1] = (uint64_t)p->k * p->n;
-    bytes[2] = (uint64_t)p->m * p->n * (p->requant != REPORT_INT32_OUT ? 1 : 4);
-    bytes[3] = has_params(p) ? 12ull * p->n : 0;
+    const uint64_t e = p->bf16 ? 2 : 1;
+    bytes[0] = (uint64_t)p->m * p->k * e;
+    bytes[1] = (uint64_t)p->k * p->n * e;
+    bytes[2] = (uint64_t)p->m * p->n * c_elem_bytes(p);
+    bytes[3] = has_params(p) ? (p->bf16 ? 4ull : 12ull) * p->n : 0;
 }
 
 /* The operands must fit the device's 32-bit addresses, with room for the stream. */
@@ -79,7 +86,7 @@ static int set_scales(gemm_problem *p, const gemm_options *o, const int32_t *per
 {
     if (!has_params(p))
         return 0;
-    p->params = calloc(3 * (size_t)p->n, sizeof *p->params);
+    p->params = calloc((p->bf16 ? 1 : 3) * (size_t)p->n, sizeof *p->params);
     if (!p->params)
         return cli_fail(EXIT_USAGE, "memory", "out of host memory");
     for (uint32_t j = 0; p->requant != REPORT_INT32_OUT && j < p->n; j++) {
@@ -95,6 +102,8 @@ static int set_scales(gemm_problem *p, const gemm_options *o, const int32_t *per
 
 static void set_flags(gemm_problem *p, const gemm_options *o)
 {
+    p->bf16 = o->bf16;
+    p->out_bf16 = o->out_bf16;
     p->unsigned_a = o->unsigned_a;
     p->bias = o->bias;
     p->relu = o->relu;
@@ -103,8 +112,77 @@ static void set_flags(gemm_problem *p, const gemm_options *o)
                                 : REPORT_INT32_OUT;
 }
 
+/* A bf16 operand: a bfloat16 .npy ('<V2', as ml_dtypes saves it), or float32 rounded to nearest
+ * even (sim/fp.h's rounding: a subnormal, which the arithmetic reads as zero, becomes one). */
+static int load_bf16(const char *path, npy_array *arr, const char *role)
+{
+    char err[256], s[200];
+    if (npy_load(path, arr, err, sizeof err))
+        return cli_fail(EXIT_USAGE, path, "%s", err);
+    if (arr->dtype == NPY_V2 && npy_as_bfloat16(arr, err, sizeof err))
+        return cli_fail(EXIT_USAGE, path, "%s", err);
+    if (arr->dtype != NPY_BFLOAT16 && arr->dtype != NPY_FLOAT32)
+        return cli_fail(EXIT_USAGE, path,
+                        "dtype %s, expected bfloat16 or float32 for %s (--dtype bf16)",
+                        cli_dtype(arr->dtype), role);
+    if (arr->ndim != 2)
+        return cli_fail(EXIT_USAGE, path, "shape %s has %d dimension%s, expected 2 for %s",
+                        cli_shape(arr, s, sizeof s), arr->ndim, arr->ndim == 1 ? "" : "s", role);
+    for (int i = 0; i < 2; i++)
+        if (!arr->shape[i] || arr->shape[i] > UINT32_MAX)
+            return cli_fail(EXIT_USAGE, path, "shape %s: every dimension must be 1..%u",
+                            cli_shape(arr, s, sizeof s), UINT32_MAX);
+    if (arr->dtype == NPY_FLOAT32) {
+        uint8_t *d = arr->data; /* in place: element i's 2 bytes go where its 4 began */
+        for (uint64_t i = 0; i < arr->count; i++) {
+            uint32_t f;
+            memcpy(&f, d + 4 * i, 4);
+            const uint16_t h = tpusim_fp32_to_bf16(f);
+            memcpy(d + 2 * i, &h, 2);
+        }
+        arr->dtype = NPY_BFLOAT16;
+    }
+    return 0;
+}
+
+static int load_problem_bf16(const gemm_options *o, gemm_problem *p)
+{
+    npy_array a = {0}, b = {0}, bias = {0};
+    int rc = load_bf16(o->a, &a, "A [M,K]");
+    if (!rc)
+        rc = load_bf16(o->b, &b, "B [K,N]");
+    if (!rc && o->bias_file)
+        rc = load_operand(o->bias_file, &bias, NPY_FLOAT32, 1, "the bias [N]", " (--dtype bf16)");
+    if (!rc && a.shape[1] != b.shape[0])
+        rc = shapes_differ(o->a, &a, o->b, &b, "A's columns must equal B's rows (K)");
+    if (!rc && o->bias_file && bias.shape[0] != b.shape[1])
+        rc = shapes_differ(o->bias_file, &bias, o->b, &b,
+                           "the bias needs one value per column of B (N)");
+    if (!rc) {
+        p->m = (uint32_t)a.shape[0];
+        p->k = (uint32_t)a.shape[1];
+        p->n = (uint32_t)b.shape[1];
+        set_flags(p, o);
+        rc = check_size(p);
+    }
+    if (!rc) {
+        p->a = a.data;
+        p->b = b.data;
+        a.data = b.data = NULL;
+        rc = set_scales(p, o, NULL);
+    }
+    if (!rc && o->bias_file)
+        memcpy(p->params, bias.data, p->n * sizeof *p->params);
+    npy_free(&a);
+    npy_free(&b);
+    npy_free(&bias);
+    return rc;
+}
+
 int load_problem(const gemm_options *o, gemm_problem *p)
 {
+    if (o->bf16)
+        return load_problem_bf16(o, p);
     npy_array a = {0}, b = {0}, bias = {0}, prm = {0};
     int rc = load_operand(o->a, &a, o->unsigned_a ? NPY_UINT8 : NPY_INT8, 2, "A [M,K]",
                           o->unsigned_a ? " (--unsigned-a)" : " (uint8 needs --unsigned-a)");
@@ -155,6 +233,43 @@ static uint64_t rng_next(uint64_t *s)
     return z ^ (z >> 31);
 }
 
+/* bf16 values of both signs within 2^-8..2^8 (products and sums far from overflow), or with
+ * edges one in 8 an edge value of docs/isa.md's rules: +-0, +-inf, NaNs (quiet, signalling,
+ * negative), subnormals, the smallest normals and the largest finite values. */
+static uint16_t random_bf16(uint64_t *s, int edges)
+{
+    static const uint16_t edge[] = {0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0xffc1, 0x7f81,
+                                    0x0001, 0x807f, 0x0080, 0x8080, 0x7f7f, 0xff7f};
+    const uint64_t r = rng_next(s);
+    if (edges && r % 8 == 0)
+        return edge[r / 8 % (sizeof edge / sizeof edge[0])];
+    return (uint16_t)((r >> 8 & 0x8000) | (127 - 8 + r / 8 % 17) << 7 | (r >> 32 & 0x7f));
+}
+
+static int random_bf16_problem(const gemm_options *o, gemm_problem *p)
+{
+    const size_t na = (size_t)p->m * p->k, nb = (size_t)p->k * p->n;
+    uint16_t *a = malloc(2 * na), *b = malloc(2 * nb);
+    p->a = (uint8_t *)a;
+    p->b = (int8_t *)b;
+    if (!a || !b)
+        return cli_fail(EXIT_USAGE, "memory", "out of host memory for the operands");
+    int rc = set_scales(p, o, NULL);
+    if (rc)
+        return rc;
+    uint64_t s = o->seed;
+    for (size_t i = 0; i < na; i++)
+        a[i] = random_bf16(&s, o->edges);
+    for (size_t i = 0; i < nb; i++)
+        b[i] = random_bf16(&s, o->edges);
+    /* Cancellation: B's last row is minus its first, so sums meet x - x and inf - inf. */
+    for (uint32_t j = 0; o->edges && p->k > 1 && j < p->n; j++)
+        b[(size_t)(p->k - 1) * p->n + j] = b[j] ^ 0x8000;
+    for (uint32_t j = 0; p->bias && j < p->n; j++)
+        p->params[j] = (int32_t)tpusim_bf16_to_fp32(random_bf16(&s, o->edges));
+    return 0;
+}
+
 int random_problem(const gemm_options *o, gemm_problem *p)
 {
     p->m = o->m;
@@ -162,8 +277,8 @@ int random_problem(const gemm_options *o, gemm_problem *p)
     p->n = o->n;
     set_flags(p, o);
     int rc = check_size(p);
-    if (rc)
-        return rc;
+    if (rc || p->bf16)
+        return rc ? rc : random_bf16_problem(o, p);
     const size_t na = (size_t)p->m * p->k, nb = (size_t)p->k * p->n;
     p->a = malloc(na);
     p->b = malloc(nb);
@@ -215,8 +330,59 @@ static int32_t reference_elem(const gemm_problem *p, uint32_t i, uint32_t j)
     return x;
 }
 
-int check_reference(const gemm_problem *p, const void *c)
+/* C[i][j]'s fp32 bits by the bf16 rule (docs/isa.md "Floating point (bf16)"): each K tile of n
+ * rows summed from +0 in row order, the tiles' sums added in increasing k, then bias and ReLU. */
+static uint32_t reference_bf16(const gemm_problem *p, uint32_t n, uint32_t i, uint32_t j)
 {
+    const uint16_t *a = (const uint16_t *)p->a, *b = (const uint16_t *)p->b;
+    uint32_t acc = 0;
+    for (uint32_t k0 = 0; k0 < p->k; k0 += n) {
+        uint32_t s = 0;
+        for (uint32_t k = k0; k < p->k && k - k0 < n; k++)
+            s = tpusim_fp32_add(s,
+                                tpusim_bf16_mul(a[(size_t)i * p->k + k], b[(size_t)k * p->n + j]));
+        acc = k0 ? tpusim_fp32_add(acc, s) : s;
+    }
+    if (p->bias)
+        acc = tpusim_fp32_add(acc, (uint32_t)p->params[j]);
+    return p->relu ? tpusim_fp32_relu(acc) : acc;
+}
+
+/* bf16 C: every element's bits; the mismatches counted, the first one reported. */
+static int check_bf16(const gemm_problem *p, uint32_t n, const void *c)
+{
+    uint64_t bad = 0;
+    uint32_t bi = 0, bj = 0, want_bad = 0, got_bad = 0;
+    for (uint32_t i = 0; i < p->m; i++)
+        for (uint32_t j = 0; j < p->n; j++) {
+            const size_t idx = (size_t)i * p->n + j;
+            uint32_t want = reference_bf16(p, n, i, j), got;
+            if (p->out_bf16) {
+                want = tpusim_fp32_to_bf16(want);
+                got = ((const uint16_t *)c)[idx];
+            } else {
+                got = ((const uint32_t *)c)[idx];
+            }
+            if (got != want && !bad++) {
+                bi = i;
+                bj = j;
+                want_bad = want;
+                got_bad = got;
+            }
+        }
+    if (!bad)
+        return 0;
+    return cli_fail(EXIT_MISMATCH, "result mismatch",
+                    "%llu of %llu elements of C differ; first at row %u, column %u: expected "
+                    "0x%0*x (reference GEMM), actual 0x%0*x (device)",
+                    (unsigned long long)bad, (unsigned long long)p->m * p->n, bi, bj,
+                    p->out_bf16 ? 4 : 8, want_bad, p->out_bf16 ? 4 : 8, got_bad);
+}
+
+int check_reference(const gemm_problem *p, uint32_t array_n, const void *c)
+{
+    if (p->bf16)
+        return check_bf16(p, array_n, c);
     const int int8_out = p->requant != REPORT_INT32_OUT;
     for (uint32_t i = 0; i < p->m; i++)
         for (uint32_t j = 0; j < p->n; j++) {
@@ -388,15 +554,16 @@ static tpu_status add_gemm(tpu_stream *st, const buffer *b, const void *cmd, uin
     const gemm_problem *p = cmd;
     uint32_t first, rows;
     split_rows(p->m, parts, part, &first, &rows);
-    const uint32_t c_size = p->requant != REPORT_INT32_OUT ? 1 : 4;
+    const uint32_t c_size = c_elem_bytes(p), e = p->bf16 ? 2 : 1;
     tpu_gemm g = {
         .m = rows,
         .k = p->k,
         .n = p->n,
         .flags = (p->bias ? TPU_GEMM_BIAS : 0) | (p->relu ? TPU_GEMM_RELU : 0) |
                  (p->requant != REPORT_INT32_OUT ? TPU_GEMM_OUT_INT8 : 0) |
-                 (p->unsigned_a ? TPU_GEMM_A_UNSIGNED : 0),
-        .a = {b[0].idx, first * p->k, p->k},
+                 (p->unsigned_a ? TPU_GEMM_A_UNSIGNED : 0) | (p->bf16 ? TPU_GEMM_BF16 : 0) |
+                 (p->out_bf16 ? TPU_GEMM_OUT_BF16 : 0),
+        .a = {b[0].idx, first * p->k * e, p->k},
         .b = {b[1].idx, 0, p->n},
         .c = {b[2].idx, first * p->n * c_size, p->n},
         .params = {has_params(p) ? b[3].idx : 0, 0, 0},

@@ -14,7 +14,9 @@ report_figures report_derive(const report_run *r)
                         .k = r->k,
                         .n = r->n,
                         .flags = (r->bias ? TPU_GEMM_BIAS : 0) |
-                                 (r->requant != REPORT_INT32_OUT ? TPU_GEMM_OUT_INT8 : 0)};
+                                 (r->requant != REPORT_INT32_OUT ? TPU_GEMM_OUT_INT8 : 0) |
+                                 (r->bf16 ? TPU_GEMM_BF16 : 0) |
+                                 (r->out_bf16 ? TPU_GEMM_OUT_BF16 : 0)};
     tpu_cost cost;
     tpu_gemm_cost(&r->info, &g, &cost);
     f.macs = cost.macs;
@@ -33,11 +35,19 @@ report_figures report_derive(const report_run *r)
     return f;
 }
 
-static const char *a_dtype(const report_run *r) { return r->unsigned_a ? "uint8" : "int8"; }
+static const char *a_dtype(const report_run *r)
+{
+    return r->bf16 ? "bfloat16" : r->unsigned_a ? "uint8" : "int8";
+}
+
+static const char *b_dtype(const report_run *r) { return r->bf16 ? "bfloat16" : "int8"; }
 
 static const char *c_dtype(const report_run *r)
 {
-    return r->requant != REPORT_INT32_OUT ? "int8" : "int32";
+    return r->requant != REPORT_INT32_OUT ? "int8"
+           : r->out_bf16                  ? "bfloat16"
+           : r->bf16                      ? "float32"
+                                          : "int32";
 }
 
 static const char *requant_name(const report_run *r)
@@ -75,10 +85,10 @@ static void text_header(FILE *out, const report_run *r)
 {
     const int requant = r->requant != REPORT_INT32_OUT;
     fprintf(out, CLI_LABEL "M %u x K %u x N %u\n", "shape:", r->m, r->k, r->n);
-    fprintf(out, CLI_LABEL "C = %s%sA . B%s%s%s  (A %s, B int8, C %s)\n",
+    fprintf(out, CLI_LABEL "C = %s%sA . B%s%s%s  (A %s, B %s, C %s)\n",
             "operation:", requant ? "requant(" : "", r->relu ? "relu(" : "",
             r->bias ? " + bias" : "", r->relu ? ")" : "", requant ? ")" : "", a_dtype(r),
-            c_dtype(r));
+            b_dtype(r), c_dtype(r));
     if (requant)
         fprintf(out, CLI_LABEL "%s\n", "requantization:", requant_name(r));
     fprintf(out, CLI_LABEL "%u x %u\n", "array:", r->info.array_n, r->info.array_n);
@@ -207,7 +217,7 @@ static json_t *gemm_json(const report_run *r)
 {
     return json_pack("{s:I, s:I, s:I, s:s, s:s, s:s, s:b, s:b, s:s}", "m", (json_int_t)r->m, "k",
                      (json_int_t)r->k, "n", (json_int_t)r->n, "a_dtype", a_dtype(r), "b_dtype",
-                     "int8", "c_dtype", c_dtype(r), "bias", r->bias, "relu", r->relu, "requant",
+                     b_dtype(r), "c_dtype", c_dtype(r), "bias", r->bias, "relu", r->relu, "requant",
                      requant_name(r));
 }
 

@@ -33,6 +33,7 @@ typedef struct {
 typedef struct {
     uint32_t m, k, n;
     int unsigned_a, bias, relu;
+    int bf16, out_bf16; /* bf16 A and B; C bf16 (else fp32) */
     enum report_requant requant;
     tpu_info info;        /* array size and memory model, as the device reports them */
     tpu_perf_report perf; /* of the submit + wait (a chip's: core 0's) */
