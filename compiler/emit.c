@@ -64,7 +64,7 @@ static int set_scales(tpub_xfer *x, uint32_t n, const float *v)
 static void conv_out_perm(const tc_graph *g, const tc_op *op, tpub_xfer *x)
 {
     const hlo_shape *s = &g->nodes[op->out].shape;
-    x->rank = tc_perm(op->out_nhwc, 4, s->dims, x->perm);
+    x->rank = tc_perm(op->out_nhwc, op->conv_rank, s->dims, x->perm);
     for (uint32_t k = 0; k < x->rank; k++)
         x->dims[k] = s->dims[k];
 }
@@ -76,7 +76,7 @@ uint32_t tc_input_perm(const tc_graph *g, const tc_seg_input *in, uint32_t perm[
     if (in->b)
         return op->b_rank ? tc_perm(op->b_order, op->b_rank, dims, perm) : 0;
     if (op->kind == TC_CONV)
-        return tc_perm(op->in_nhwc, 4, dims, perm);
+        return tc_perm(op->in_nhwc, op->conv_rank, dims, perm);
     return op->a_rank ? tc_perm(op->a_order, op->a_rank, dims, perm) : 0;
 }
 

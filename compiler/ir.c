@@ -11,8 +11,7 @@ int tc_fail(tc_graph *g, const hlo_instr *at, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    hlo_vfail(g->err, g->file, at ? at->line : -1, at ? at->col : 0, at ? at->opcode_name : NULL,
-              fmt, ap);
+    hlo_vfail_at(g->err, g->file, at, fmt, ap);
     va_end(ap);
     return -1;
 }

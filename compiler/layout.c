@@ -42,11 +42,12 @@ static void next_index(int64_t *idx, const int64_t *dims, int rank)
         idx[d] = 0;
 }
 
-/* The NHWC offset of element idx of an array whose dims nhwc[] are N, H, W and C. */
-static int64_t nhwc_offset(const int64_t *idx, const int64_t *dims, const int nhwc[4])
+/* The NHWC offset of element idx of an array whose dims nhwc[] are N, H, W and C (rank 4), or
+ * N, W and C (rank 3). */
+static int64_t nhwc_offset(const int64_t *idx, const int64_t *dims, const int *nhwc, int rank)
 {
     int64_t off = 0;
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < rank; k++)
         off = off * dims[nhwc[k]] + idx[nhwc[k]];
     return off;
 }
@@ -60,7 +61,7 @@ static int64_t *result_map(const tc_graph *g, const tc_op *p)
     if (!map)
         return NULL;
     for (int64_t e = 0; e < s->elements; e++) {
-        map[e] = p->kind == TC_CONV ? nhwc_offset(idx, s->dims, p->out_nhwc) : e;
+        map[e] = p->kind == TC_CONV ? nhwc_offset(idx, s->dims, p->out_nhwc, p->conv_rank) : e;
         next_index(idx, s->dims, s->rank);
     }
     return map;
@@ -111,11 +112,11 @@ static bool gemm_reads(const int64_t *map, int64_t elements, uint32_t k)
 }
 
 /* A convolution's input is the map in NHWC order. */
-static bool conv_reads(const int64_t *map, const hlo_shape *s, const int nhwc[4])
+static bool conv_reads(const int64_t *map, const hlo_shape *s, const int *nhwc, int rank)
 {
     int64_t idx[HLO_MAX_RANK] = {0};
     for (int64_t e = 0; e < s->elements; e++) {
-        if (map[e] != nhwc_offset(idx, s->dims, nhwc))
+        if (map[e] != nhwc_offset(idx, s->dims, nhwc, rank))
             return false;
         next_index(idx, s->dims, s->rank);
     }
@@ -142,8 +143,8 @@ int tc_find_via(tc_graph *g, tc_op *op)
         return tc_oom(g, op->dot, "the layout of its input",
                       (uint64_t)g->nodes[op->x].shape.elements * 8);
     const hlo_shape *s = &g->nodes[op->x].shape;
-    bool ok =
-        op->kind == TC_CONV ? conv_reads(map, s, op->in_nhwc) : gemm_reads(map, s->elements, op->k);
+    bool ok = op->kind == TC_CONV ? conv_reads(map, s, op->in_nhwc, op->conv_rank)
+                                  : gemm_reads(map, s->elements, op->k);
     bool identity = true;
     for (uint32_t j = 0; ok && op->kind == TC_GEMM && j < op->k; j++)
         identity &= map[j] == j;

@@ -212,7 +212,7 @@ static int fuse(tc_graph *g, tc_op *op)
         const hlo_shape *s = &g->nodes[op->out].shape;
         uint64_t inner = 1;
         if (op->kind == TC_CONV)
-            for (int d = op->out_nhwc[3] + 1; d < s->rank; d++)
+            for (int d = op->out_nhwc[op->conv_rank - 1] + 1; d < s->rank; d++)
                 inner *= (uint64_t)s->dims[d];
         bool negate = false;
         const int c =

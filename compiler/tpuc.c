@@ -34,6 +34,14 @@ static const char *result_fate(const tc_graph *g, int i)
 }
 
 /* Where an operation's input comes from and how its layouts are folded, when that is news. */
+/* "(d0,d1,...)" and then tail. */
+static void print_dims(hlo_text *t, const uint32_t *dims, uint32_t rank, const char *tail)
+{
+    for (uint32_t k = 0; k < rank; k++)
+        hlo_text_printf(t, "%s%u", k ? "," : "(", dims[k]);
+    hlo_text_printf(t, ")%s", tail);
+}
+
 static void report_layout(tc_graph *g, const tc_op *op)
 {
     hlo_text *t = &g->report;
@@ -54,22 +62,23 @@ static void report_layout(tc_graph *g, const tc_op *op)
                 hlo_text_printf(t, "      B '%s' computed at run time, written row-major\n",
                                 g->nodes[op->w].name);
             if (r) {
-                hlo_text_printf(t, "      %s '%s' written with its dims in the order (",
+                hlo_text_printf(t, "      %s '%s' written with its dims in the order ",
                                 b ? "B computed at run time," : "A", g->nodes[ins[b].node].name);
-                for (uint32_t k = 0; k < r; k++)
-                    hlo_text_printf(t, "%s%u", k ? "," : "", p[k]);
-                hlo_text_printf(t, ")\n");
+                print_dims(t, p, r, "\n");
             }
         }
         return;
     }
-    uint32_t perm[4];
-    if (!op->a_dev && tc_perm(op->in_nhwc, 4, g->nodes[op->x].shape.dims, perm))
-        hlo_text_printf(t, "      input '%s' written NHWC: its dims (%u,%u,%u,%u) on the device\n",
-                        g->nodes[op->x].name, perm[0], perm[1], perm[2], perm[3]);
-    if (op->to_host && tc_perm(op->out_nhwc, 4, g->nodes[op->out].shape.dims, perm))
-        hlo_text_printf(t, "      result NHWC on the device, returned as its dims (%u,%u,%u,%u)\n",
-                        perm[0], perm[1], perm[2], perm[3]);
+    uint32_t perm[4], r;
+    if (!op->a_dev && (r = tc_perm(op->in_nhwc, op->conv_rank, g->nodes[op->x].shape.dims, perm))) {
+        hlo_text_printf(t, "      input '%s' written NHWC: its dims ", g->nodes[op->x].name);
+        print_dims(t, perm, r, " on the device\n");
+    }
+    if (op->to_host &&
+        (r = tc_perm(op->out_nhwc, op->conv_rank, g->nodes[op->out].shape.dims, perm))) {
+        hlo_text_printf(t, "      result NHWC on the device, returned as its dims ");
+        print_dims(t, perm, r, "\n");
+    }
 }
 
 static void report_op(tc_graph *g, const tc_op *op, int i)
@@ -88,6 +97,10 @@ static void report_op(tc_graph *g, const tc_op *op, int i)
                         "%u,%u,%u,%u",
                         v->batch, v->h, v->w, v->c, oh, ow, v->cout, v->kh, v->kw, v->stride_h,
                         v->stride_w, v->pad_top, v->pad_bottom, v->pad_left, v->pad_right);
+        if (op->groups > 1)
+            hlo_text_printf(t, ", %u groups as one block-diagonal kernel", op->groups);
+        if (op->dil_h > 1 || op->dil_w > 1)
+            hlo_text_printf(t, ", dilation %ux%u as zeros in the kernel", op->dil_h, op->dil_w);
     } else {
         if (op->batch > 1)
             hlo_text_printf(t, "%u x ", op->batch);

@@ -72,17 +72,21 @@ typedef struct {
     uint32_t batch, m, k, n; /* weights: batch x k x n (a GEMM's m rows per batch index; a
                                 convolution's batch 1, k = kh * kw * c rows, n = cout) */
     tpub_conv cv;            /* a convolution's geometry and flags (its offsets set by emit.c) */
-    int in_nhwc[4], out_nhwc[4]; /* a convolution's HLO dims of input and output, NHWC order */
-    float *wf;                   /* float weights, batch x k x n row-major (float operations) */
-    int8_t *wq;                  /* int8 weights, batch x k x n row-major */
-    uint16_t *wh;                /* bf16 weights (their bits), batch x k x n row-major */
-    float *bias_f;               /* a float operation's bias (n), or NULL */
-    int32_t *bias_q;             /* n: an int8 operation's bias, or NULL */
-    int32_t *mult, *shift;       /* n each, with out_int8 */
-    float *acc_scale;            /* n: the real value of one accumulator unit per column */
-    float a_scale;               /* the real value of one unit of the input */
-    float b_scale;               /* a run-time B's, per tensor */
-    float out_scale;             /* out_int8: the real value of one output unit */
+    int in_nhwc[4], out_nhwc[4];   /* a convolution's HLO dims of input and output, NHWC order
+                                      (NWC for a 1-D one: its height is 1 on the device) */
+    int conv_rank;                 /* how many of them: 4, or 3 for a 1-D convolution */
+    uint32_t groups, dil_h, dil_w; /* a convolution's feature groups and kernel dilation, run as
+                                      one dense kernel (conv.c) */
+    float *wf;                     /* float weights, batch x k x n row-major (float operations) */
+    int8_t *wq;                    /* int8 weights, batch x k x n row-major */
+    uint16_t *wh;                  /* bf16 weights (their bits), batch x k x n row-major */
+    float *bias_f;                 /* a float operation's bias (n), or NULL */
+    int32_t *bias_q;               /* n: an int8 operation's bias, or NULL */
+    int32_t *mult, *shift;         /* n each, with out_int8 */
+    float *acc_scale;              /* n: the real value of one accumulator unit per column */
+    float a_scale;                 /* the real value of one unit of the input */
+    float b_scale;                 /* a run-time B's, per tensor */
+    float out_scale;               /* out_int8: the real value of one output unit */
     double w_absmax_min, w_absmax_max; /* over columns, for the report */
     uint64_t a_off, b_off, c_off, p_off;
 } tc_op;

@@ -318,16 +318,16 @@ typedef struct hlo_module {
  * can fail returns 0 (or a pointer), or -1 (or NULL) with *err filled; err may be NULL. msg is
  * one printable line. In HLO text, with the file name the caller passed: "<file>:<line>:<col>:
  * <what>" from the parser, "<file>:<line>:<col>: <opcode>: <what>" from the later stages (located
- * at an instruction's name), "<file>:0:0: <what>" or "<file>: <what>" for one without a place
- * (line and col 0). Elsewhere (a package, hlo_errorf) where in the input, without the path the
- * caller passed, which the caller prefixes as for io/'s messages. */
+ * at an instruction's name), "<file>: <what>" for one without a place (line and col 0). Elsewhere
+ * (a package, hlo_errorf) where in the input, without the path the caller passed, which the caller
+ * prefixes as for io/'s messages. */
 typedef struct {
     char msg[512];
     int line, col;
 } hlo_error;
 
-/* Fills *err (if not NULL) located at instruction at (its line, column and opcode; NULL: 0:0
- * and no opcode); returns -1. */
+/* Fills *err (if not NULL) located at instruction at (its line, column and opcode; NULL: the
+ * file alone); returns -1. */
 int hlo_fail(hlo_error *err, const char *file, const hlo_instr *at, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
@@ -337,6 +337,9 @@ int hlo_fail(hlo_error *err, const char *file, const hlo_instr *at, const char *
  * is not NULL; line < 0 leaves out the place ("<file>: <what>"). */
 void hlo_vfail(hlo_error *err, const char *file, int line, int col, const char *op, const char *fmt,
                va_list ap);
+/* hlo_vfail at instruction at (its place and opcode), or with no place when at is NULL. */
+void hlo_vfail_at(hlo_error *err, const char *file, const hlo_instr *at, const char *fmt,
+                  va_list ap);
 /* Fills *err (if not NULL) with the message as formatted, no file or place (line and col 0);
  * returns -1. */
 int hlo_errorf(hlo_error *err, const char *fmt, ...)
@@ -382,6 +385,10 @@ int hlo_callee(const hlo_instr *in, int k);
 /* The computation of m that holds instruction in (any pointer: compared as an address), or
  * NULL. */
 const hlo_computation *hlo_instr_owner(const hlo_module *m, const hlo_instr *in);
+/* The multiply-accumulates of instruction in of computation c (checked): a dot's result elements
+ * times its contracted elements, a convolution's result elements times its kernel's window and
+ * input features (per feature group); 0 for every other op. */
+uint64_t hlo_macs(const hlo_computation *c, const hlo_instr *in);
 
 const char *hlo_type_name(hlo_type t);      /* "f32", "(tuple)" for tuples */
 const char *hlo_opcode_name(hlo_opcode op); /* "dot"; "" for HLO_OP_OTHER */
@@ -526,7 +533,7 @@ bool hlo_is_float(hlo_type t);     /* f16, bf16, f32, f64 */
  *
  * Returns 0 with *outs (n_outs arrays, free with hlo_arrays_free), or -1 with *err:
  * "<file>:<line>:<col>: ..." for a located problem (an elided constant whose value is needed,
- * an unsupported type), "<file>:0:0: ..." for bad arguments. */
+ * an unsupported type), "<file>: ..." for bad arguments. */
 int hlo_eval(const hlo_module *m, const char *file, hlo_array *const *params, int n_params,
              hlo_array ***outs, int *n_outs, hlo_error *err);
 void hlo_arrays_free(hlo_array **arrays, int n); /* frees each array and the list */
@@ -543,6 +550,11 @@ typedef struct {
     void *ctx;
     int (*custom_call)(void *ctx, const hlo_instr *in, hlo_array *const *operands, int n_operands,
                        hlo_array **outs, int n_outs, hlo_error *err);
+    /* If not NULL: called after each instruction of the program is evaluated (instruction in of
+     * computation c, once per evaluation: a while body's each iteration), not for the
+     * instructions of a function an op applies per element (a reduce's reducer, a sort's
+     * comparator, map, scatter), whose work is that op's. For accounting the host's work. */
+    void (*evaluated)(void *ctx, const hlo_computation *c, const hlo_instr *in);
 } hlo_eval_hooks;
 int hlo_eval_with(const hlo_module *m, const char *file, hlo_array *const *params, int n_params,
                   const hlo_eval_hooks *hooks, hlo_array ***outs, int *n_outs, hlo_error *err);

@@ -65,6 +65,25 @@ int hlo_callee(const hlo_instr *in, int k)
     return -1;
 }
 
+uint64_t hlo_macs(const hlo_computation *c, const hlo_instr *in)
+{
+    uint64_t per = 1;
+    if (in->opcode == HLO_OP_DOT) {
+        const hlo_shape *l = &c->instrs[in->operands[0].index].shape;
+        for (int i = 0; i < in->lhs_contracting_dims.n; i++)
+            per *= (uint64_t)l->dims[in->lhs_contracting_dims.v[i]];
+    } else if (in->opcode == HLO_OP_CONVOLUTION) {
+        const hlo_shape *k = &c->instrs[in->operands[1].index].shape;
+        const hlo_conv_dims *dl = &in->dim_labels;
+        per = (uint64_t)k->dims[dl->kernel_input_feature_dim];
+        for (int i = 0; i < dl->n_spatial; i++)
+            per *= (uint64_t)k->dims[dl->kernel_spatial_dims[i]];
+    } else {
+        return 0;
+    }
+    return per * (uint64_t)in->shape.elements;
+}
+
 /* Addresses compare as integers: in may point anywhere. */
 const hlo_computation *hlo_instr_owner(const hlo_module *m, const hlo_instr *in)
 {

@@ -16,8 +16,7 @@ int he_fail(evaluator *e, const hlo_instr *in, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    hlo_vfail(e->err, e->file, in ? in->line : 0, in ? in->col : 0, in ? in->opcode_name : NULL,
-              fmt, ap);
+    hlo_vfail_at(e->err, e->file, in, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -252,6 +251,14 @@ static int eval_instr(evaluator *e, const hlo_instr *in, const val *op, val *out
     return rc;
 }
 
+int he_apply(evaluator *e, const hlo_computation *f, const val *args, val *out)
+{
+    e->per_element++;
+    const int rc = he_eval_comp(e, f, args, out);
+    e->per_element--;
+    return rc;
+}
+
 int he_eval_comp(evaluator *e, const hlo_computation *c, const val *args, val *out)
 {
     int n = c->n_instrs, at, rc = 0, max_ops = 0;
@@ -293,6 +300,8 @@ int he_eval_comp(evaluator *e, const hlo_computation *c, const val *args, val *o
             for (int j = 0; j < in->n_operands; j++)
                 op[j] = v[in->operands[j].index]; /* borrowed */
             rc = eval_instr(e, in, op, &v[i]);
+            if (!rc && !e->per_element && e->hooks->evaluated)
+                e->hooks->evaluated(e->hooks->ctx, c, in);
         }
         for (int j = 0; j < in->n_operands; j++)
             if (last[in->operands[j].index] == p)
@@ -341,7 +350,7 @@ int hlo_eval(const hlo_module *m, const char *file, hlo_array *const *params, in
 int hlo_eval_with(const hlo_module *m, const char *file, hlo_array *const *params, int n_params,
                   const hlo_eval_hooks *hooks, hlo_array ***outs, int *n_outs, hlo_error *err)
 {
-    evaluator e = {m, file, err, hooks ? hooks : &no_hooks};
+    evaluator e = {.m = m, .file = file, .err = err, .hooks = hooks ? hooks : &no_hooks};
     *outs = NULL;
     *n_outs = 0;
     if (hlo_check(m, file, err))
@@ -432,7 +441,7 @@ static void release(val *v)
 int hlo_eval_instr(const hlo_module *m, const char *file, const hlo_instr *in,
                    hlo_array *const *operands, hlo_array **out, hlo_error *err)
 {
-    evaluator e = {m, file, err, &no_hooks};
+    evaluator e = {.m = m, .file = file, .err = err, .hooks = &no_hooks};
     const bool tuple_ok = hlo_tuple_result(in->opcode);
     const int n_out = tuple_ok ? count_leaves(&in->shape) : 1;
     for (int i = 0; i < n_out; i++)

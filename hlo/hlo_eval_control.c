@@ -61,7 +61,7 @@ static int less(sorter *s, int64_t a, int64_t b, bool *lt)
         he_copy(s->args[2 * i + 1].a, 0, s->ops[i].a, b);
     }
     val r;
-    if (he_eval_comp(s->e, &s->e->m->comps[s->in->to_apply], s->args, &r))
+    if (he_apply(s->e, &s->e->m->comps[s->in->to_apply], s->args, &r))
         return -1;
     *lt = he_geti(r.a, 0) != 0;
     he_val_free(&r);
@@ -158,7 +158,7 @@ static int eval_map(evaluator *e, const hlo_instr *in, const val *op, val *out)
         for (int i = 0; i < n; i++)
             he_copy(args[i].a, 0, op[i].a, j);
         val r;
-        if ((rc = he_eval_comp(e, &e->m->comps[in->to_apply], args, &r)))
+        if ((rc = he_apply(e, &e->m->comps[in->to_apply], args, &r)))
             break;
         he_copy(out->a, j, r.a, 0);
         he_val_free(&r);
@@ -212,7 +212,7 @@ static int eval_scatter(evaluator *e, const hlo_instr *in, const val *op, val *o
             val r;
             he_copy(args[0].a, 0, out->a, at);
             he_copy(args[1].a, 0, up, u);
-            if ((rc = he_eval_comp(e, f, args, &r)))
+            if ((rc = he_apply(e, f, args, &r)))
                 break;
             he_copy(out->a, at, r.a, 0);
             he_val_free(&r);

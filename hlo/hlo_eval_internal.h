@@ -56,6 +56,7 @@ typedef struct {
     const char *file;
     hlo_error *err;
     const hlo_eval_hooks *hooks;
+    int per_element; /* inside he_apply: an op's reducer or comparator, not the program's */
 } evaluator;
 
 /* Reports an error located at in (NULL: none); returns -1. */
@@ -68,6 +69,9 @@ void he_val_free(val *v);
 int he_val_copy(const val *src, val *dst); /* a deep copy; -1 when out of memory */
 /* Evaluates c on args (borrowed, by parameter number) into *out (owned). */
 int he_eval_comp(evaluator *e, const hlo_computation *c, const val *args, val *out);
+/* he_eval_comp for the to_apply an op calls per element (a reducer, comparator, map or scatter
+ * function): its instructions are that op's work, not the program's (hooks.evaluated). */
+int he_apply(evaluator *e, const hlo_computation *f, const val *args, val *out);
 /* while, conditional, sort, map and scatter (hlo_eval_control.c) on operand values op into
  * *out. */
 int he_control(evaluator *e, const hlo_instr *in, const val *op, val *out);

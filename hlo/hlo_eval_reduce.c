@@ -198,7 +198,7 @@ static int fold(folder *fo, const val *src, int64_t at)
     for (int i = 0; i < fo->n; i++)
         he_copy(fo->args[fo->n + i].a, 0, src[i].a, at);
     val r;
-    if (he_eval_comp(fo->e, fo->f, fo->args, &r))
+    if (he_apply(fo->e, fo->f, fo->args, &r))
         return -1;
     for (int i = 0; i < fo->n; i++)
         he_copy(fo->args[i].a, 0, fo->n > 1 ? r.t[i].a : r.a, 0);

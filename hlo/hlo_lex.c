@@ -95,11 +95,18 @@ int hlo_errorf(hlo_error *err, const char *fmt, ...)
     return -1;
 }
 
+void hlo_vfail_at(hlo_error *err, const char *file, const hlo_instr *at, const char *fmt,
+                  va_list ap)
+{
+    hlo_vfail(err, file, at ? at->line : -1, at ? at->col : 0, at ? at->opcode_name : NULL, fmt,
+              ap);
+}
+
 int hlo_fail(hlo_error *err, const char *file, const hlo_instr *at, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    hlo_vfail(err, file, at ? at->line : 0, at ? at->col : 0, at ? at->opcode_name : NULL, fmt, ap);
+    hlo_vfail_at(err, file, at, fmt, ap);
     va_end(ap);
     return -1;
 }

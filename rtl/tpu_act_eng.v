@@ -7,7 +7,9 @@
 // consecutive ACC rows, the first at acc_addr + i*STEP, each PITCH rows after the last, read one
 // per cycle in that order: an output row costs PH*PW cycles. Each read's data arrives the next
 // cycle and enters tpu_act (bias, relu, the window's maximum, requantize; latency 3 after the
-// window's last row). The UB row address and a last-row flag travel with the row as its tag;
+// window's last row), with BF16 in fp32 and rounded to bf16, written as the row pair
+// UB[ub_addr + i*step .. +2) through the UB's pair write (ub_pair) in the same cycle.
+// The UB row address and a last-row flag travel with the row as its tag;
 // done pulses in the cycle the last row is written, and the next command is accepted in that
 // cycle. Nothing downstream can refuse a row, so the pipeline never stalls.
 module tpu_act_eng #(
@@ -24,16 +26,18 @@ module tpu_act_eng #(
     input wire cmd_bias,
     input wire cmd_relu,
     input wire cmd_pool,
+    input wire cmd_bf16,
     input wire [`TPU_INSN_STRIDE_W-1:0] cmd_window,  // with cmd_pool: the window (TPU_POOL_*)
     output wire done,
     // ACC read port (registered, data the cycle after acc_en)
     output wire acc_en,
     output reg [`TPU_INSN_B_W-1:0] acc_addr,
     input wire [32*N-1:0] acc_data,
-    // UB write port
+    // UB write port: one row (ub_data's low half) or with ub_pair two
     output wire ub_en,
     output wire [`TPU_INSN_B_W-1:0] ub_addr,
-    output wire [8*N-1:0] ub_data,
+    output wire ub_pair,
+    output wire [16*N-1:0] ub_data,
     // activation parameters
     input wire [32*N-1:0] bias,
     input wire [32*N-1:0] mult,
@@ -46,6 +50,7 @@ module tpu_act_eng #(
     reg  [                  7:0] ub_step;  // UB rows between output rows, 1..255
     reg                          add_bias;
     reg                          relu;
+    reg                          bf16;
     // The window (1 x 1, step 1 without POOL) and the position of this cycle's read in it.
     reg  [   `TPU_POOL_PH_W-1:0] ph;
     reg  [   `TPU_POOL_PW_W-1:0] pw;
@@ -84,13 +89,15 @@ module tpu_act_eng #(
         .in_data(acc_data),
         .in_bias(add_bias),
         .in_relu(relu),
+        .in_bf16(bf16),
         .in_tag({q_last, q_ub}),
         .bias(bias),
         .mult(mult),
         .shift(shift),
         .out_valid(out_valid),
         .out_i32(out_i32_unused),
-        .out_i8(ub_data),
+        .out_ub(ub_data),
+        .out_bf16(ub_pair),
         .out_tag(out_tag)
     );
 
@@ -126,6 +133,7 @@ module tpu_act_eng #(
             ub_step <= (cmd_ub_step == 8'd0) ? 8'd1 : cmd_ub_step;
             add_bias <= cmd_bias;
             relu <= cmd_relu;
+            bf16 <= cmd_bf16;
             ph <= cmd_pool ? cmd_window[`TPU_POOL_PH] : 1;
             pw <= cmd_pool ? cmd_window[`TPU_POOL_PW] : 1;
             step <= cmd_pool ? cmd_window[`TPU_POOL_STEP] : 1;

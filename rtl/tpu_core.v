@@ -160,7 +160,9 @@ module tpu_core #(
     wire ub_w0_en, ub_w1_en, ub_z_en, ub_r0_en, ub_r1_en;
     // UB and ACC row addresses: the b field's width (a UB row in a is validated below UB_ROWS).
     wire [`TPU_INSN_B_W-1:0] ub_w0_addr, ub_w1_addr, ub_z_addr, ub_r0_addr, ub_r1_addr;
-    wire [8*N-1:0] ub_w1_data, ub_r0_data, ub_r1_data;
+    wire ub_w1_pair, ub_r0_pair;  // bf16: the activate unit's and the MXU's row pairs
+    wire [16*N-1:0] ub_w1_data, ub_r0_data;
+    wire [8*N-1:0] ub_r1_data;
     // The load unit writes an RD_HOST row of up to 4N bytes (the bus) as up to 4 UB rows at once.
     localparam UB_W0_ROWS = 4;
     wire [$clog2(UB_W0_ROWS+1)-1:0] ub_w0_rows;
@@ -178,18 +180,20 @@ module tpu_core #(
         .w0_data(ub_w0_data),
         .w1_en(ub_w1_en),
         .w1_addr(ub_w1_addr),
+        .w1_pair(ub_w1_pair),
         .w1_data(ub_w1_data),
         .z_en(ub_z_en),
         .z_addr(ub_z_addr),
         .r0_en(ub_r0_en),
         .r0_addr(ub_r0_addr),
+        .r0_pair(ub_r0_pair),
         .r0_data(ub_r0_data),
         .r1_en(ub_r1_en),
         .r1_addr(ub_r1_addr),
         .r1_data(ub_r1_data)
     );
 
-    wire acc_w_en, acc_w_accumulate, acc_r0_en, acc_r1_en;
+    wire acc_w_en, acc_w_accumulate, acc_w_bf16, acc_r0_en, acc_r1_en;
     wire [`TPU_INSN_B_W-1:0] acc_w_addr, acc_r0_addr, acc_r1_addr;
     wire [32*N-1:0] acc_w_data, acc_r0_data, acc_r1_data;
 
@@ -201,6 +205,7 @@ module tpu_core #(
         .w_en(acc_w_en),
         .w_addr(acc_w_addr),
         .w_accumulate(acc_w_accumulate),
+        .w_bf16(acc_w_bf16),
         .w_data(acc_w_data),
         .r0_en(acc_r0_en),
         .r0_addr(acc_r0_addr),
@@ -210,13 +215,13 @@ module tpu_core #(
         .r1_data(acc_r1_data)
     );
 
-    wire wf_wr_en, wf_push, wf_empty, wf_pop;
+    wire wf_wr_en, wf_wr_bf16, wf_push, wf_empty, wf_pop;
     // The load unit writes up to a bus's worth of full rows (4N bytes) per cycle.
     localparam WF_ROWS = 4;
     wire [8:0] wf_count, wf_wr_row, wf_rd_row;
     wire [$clog2(WF_ROWS+1)-1:0] wf_wr_rows;
     wire [8*N*WF_ROWS-1:0] wf_wr_data;
-    wire [8*N-1:0] wf_rd_data;
+    wire [16*N-1:0] wf_rd_data;
     // The load unit reserves tiles against the FIFO's count; full is not needed.
     /* verilator lint_off UNUSEDSIGNAL */
     wire wf_full_unused;
@@ -232,6 +237,7 @@ module tpu_core #(
         .wr_en(wf_wr_en),
         .wr_row(wf_wr_row),
         .wr_rows(wf_wr_rows),
+        .wr_bf16(wf_wr_bf16),
         .wr_data(wf_wr_data),
         .push(wf_push),
         .full(wf_full_unused),
@@ -287,6 +293,7 @@ module tpu_core #(
         .cmd_b(cmd_b),
         .cmd_len(cmd_len),
         .cmd_stride(cmd_stride),
+        .cmd_bf16(cmd_flags[`TPU_F_BF16_BIT]),
         .done(ld_done),
         .fault(ld_fault),
         .zero_valid(zr_valid),
@@ -309,6 +316,7 @@ module tpu_core #(
         .wf_en(wf_wr_en),
         .wf_row(wf_wr_row),
         .wf_rows(wf_wr_rows),
+        .wf_bf16(wf_wr_bf16),
         .wf_data(wf_wr_data),
         .wf_push(wf_push),
         .prm_en(prm_en),
@@ -319,17 +327,7 @@ module tpu_core #(
     // MATMUL in flight are counted by the sequencer; the MXU's own count is not needed.
     /* verilator lint_off UNUSEDSIGNAL */
     wire mxu_busy_unused;
-    wire acc_bf16_unused;  // until the accumulators add fp32
     /* verilator lint_on UNUSEDSIGNAL */
-    // Until the weight FIFO holds 16-bit cells and the UB reads row pairs: int8 cells
-    // sign-extended and no second row (a bf16 MATMUL is not yet right).
-    wire [16*N-1:0] wf_rd_cells;
-    genvar wc;
-    generate
-        for (wc = 0; wc < N; wc = wc + 1) begin : g_wf_cell
-            assign wf_rd_cells[16*wc+:16] = {{8{wf_rd_data[8*wc+7]}}, wf_rd_data[8*wc+:8]};
-        end
-    endgenerate
 
     tpu_mxu #(
         .N(N)
@@ -349,15 +347,16 @@ module tpu_core #(
         .done(mx_done),
         .wf_empty(wf_empty),
         .wf_row(wf_rd_row),
-        .wf_rdata(wf_rd_cells),
+        .wf_rdata(wf_rd_data),
         .wf_pop(wf_pop),
         .ub_en(ub_r0_en),
         .ub_addr(ub_r0_addr),
-        .ub_data({{8 * N{1'b0}}, ub_r0_data}),
+        .ub_pair(ub_r0_pair),
+        .ub_data(ub_r0_data),
         .acc_en(acc_w_en),
         .acc_addr(acc_w_addr),
         .acc_accumulate(acc_w_accumulate),
-        .acc_bf16(acc_bf16_unused),
+        .acc_bf16(acc_w_bf16),
         .acc_data(acc_w_data),
         .row_fire(row_fire),
         .weight_stall(weight_stall),
@@ -378,6 +377,7 @@ module tpu_core #(
         .cmd_bias(cmd_flags[`TPU_F_BIAS_BIT]),
         .cmd_relu(cmd_flags[`TPU_F_RELU_BIT]),
         .cmd_pool(cmd_flags[`TPU_F_POOL_BIT]),
+        .cmd_bf16(cmd_flags[`TPU_F_BF16_BIT]),
         .cmd_window(cmd_stride),
         .done(ac_done),
         .acc_en(acc_r0_en),
@@ -385,6 +385,7 @@ module tpu_core #(
         .acc_data(acc_r0_data),
         .ub_en(ub_w1_en),
         .ub_addr(ub_w1_addr),
+        .ub_pair(ub_w1_pair),
         .ub_data(ub_w1_data),
         .bias(bias),
         .mult(mult),
@@ -406,6 +407,7 @@ module tpu_core #(
         .cmd_src_acc(cmd_flags[`TPU_F_SRC_ACC_BIT]),
         .cmd_bias(cmd_flags[`TPU_F_BIAS_BIT]),
         .cmd_relu(cmd_flags[`TPU_F_RELU_BIT]),
+        .cmd_bf16(cmd_flags[`TPU_F_BF16_BIT]),
         .done(st_done),
         .fault(st_fault),
         .req_valid(m1_req_valid),

@@ -13,18 +13,18 @@
 //   accepts. Memory rows i .. i+k-1 (at a + i*stride, len bytes each) go in one request of
 //   (k-1)*stride + len bytes from a + i*stride, any stride (0 repeats a row, below len they
 //   overlap), for the largest k whose rows fit one write-back cycle (k*S <= 4 UB rows for an
-//   RD_HOST, S = ceil(len / N); k <= WF_ROWS tile rows for an RD_WEIGHT) and whose bytes fit the
-//   4N-byte bus, capped by the rows left; RD_PARAMS takes k = 1. It takes the next instruction in
-//   the cycle it issues the last request of the current one, so the memory's latency overlaps
-//   across instructions too.
+//   RD_HOST, S = ceil(len / N); k*S <= WF_ROWS for an RD_WEIGHT, S = 1, or 2 with BF16: its
+//   rows are 2N bytes) and whose bytes fit the 4N-byte bus, capped by the rows left; RD_PARAMS
+//   takes k = 1. It takes the next instruction in the cycle it issues the last request of the
+//   current one, so the memory's latency overlaps across instructions too.
 // - Write-back side: responses come back in request order (one id) and are written, in order, to
 //   the destination of the oldest descriptor the cycle after they arrive, all the k rows of one
 //   response in that cycle: an RD_HOST's k*S UB rows b + i*S .. through the UB's wide load port,
-//   an RD_WEIGHT's tile rows i .. i+k-1 through the FIFO's wide port, or a parameter row. Memory
-//   row l of the response is its bytes l*stride .. (so the descriptor keeps the stride's low bits,
-//   all a k > 1 needs) with bytes >= len forced to zero, its UB row s bytes s*N ... Done (with
-//   fault) pulses with the last write of an instruction, or with its tile push, and retires the
-//   descriptor.
+//   an RD_WEIGHT's tile rows i .. i+k-1 through the FIFO's wide port (wf_bf16: as bf16), or a
+//   parameter row. Memory row l of the response is its bytes l*stride .. (so the descriptor keeps
+//   the stride's low bits, all a k > 1 needs) with bytes >= len forced to zero, at bytes l*S*N of
+//   the written data (an RD_HOST's UB row s: bytes s*N of it). Done (with fault) pulses with the
+//   last write of an instruction, or with its tile push, and retires the descriptor.
 // A response with err is written as zero rows (all the rows it carries), so the result never
 // depends on what a failing memory drives on rdata; the instruction still runs to the end and
 // raises fault with done.
@@ -52,6 +52,7 @@ module tpu_dma_rd #(
     input wire [`TPU_INSN_B_W-1:0] cmd_b,
     input wire [`TPU_INSN_LEN_W-1:0] cmd_len,
     input wire [`TPU_INSN_STRIDE_W-1:0] cmd_stride,
+    input wire cmd_bf16,
     output reg done,
     output reg fault,
     // ZERO: the zero engine's handshake and done, and the UB zero port
@@ -78,6 +79,7 @@ module tpu_dma_rd #(
     output reg wf_en,
     output wire [8:0] wf_row,
     output reg [$clog2(WF_ROWS+1)-1:0] wf_rows,
+    output reg wf_bf16,
     output wire [8*N*WF_ROWS-1:0] wf_data,
     output reg wf_push,
     // activation parameter registers
@@ -103,8 +105,8 @@ module tpu_dma_rd #(
     localparam [CW-1:0] CNT_ONE = 1;
     localparam [2:0] SPAN_ONE = 1;
     localparam WDW = 8 * N * LANES;  // the written data
-    // descriptor: {ub, wf, prm}, per, rows, base, len, stride's low bits
-    localparam DW = 3 + CW + ROWS_W + B_W + LEN_W + SW;
+    // descriptor: {ub, wf, prm, bf16}, per, rows, base, len, stride's low bits
+    localparam DW = 4 + CW + ROWS_W + B_W + LEN_W + SW;
 
     // UB rows an RD_HOST row of len bytes fills: S = ceil(len / N), 1..4 (len <= 4N).
     function [2:0] span_of(input [LEN_W-1:0] len);
@@ -118,7 +120,7 @@ module tpu_dma_rd #(
 
     // Memory rows per request: the most whose UB or tile rows one write-back cycle takes and
     // whose (k-1)*stride + len bytes fit the bus (both only shrink as k grows).
-    function [CW-1:0] rows_per(input [`TPU_INSN_OP_W-1:0] op, input [LEN_W-1:0] len,
+    function [CW-1:0] rows_per(input [`TPU_INSN_OP_W-1:0] op, input bf16, input [LEN_W-1:0] len,
                                input [STRIDE_W-1:0] stride);
         integer k;
         reg port_ok;
@@ -126,7 +128,7 @@ module tpu_dma_rd #(
             rows_per = CNT_ONE;
             for (k = 2; k <= LANES; k = k + 1) begin
                 port_ok = op == `TPU_OP_RD_HOST ? k * span_of(len) <= BUS_ROWS :
-                    op == `TPU_OP_RD_WEIGHT && k <= WF_ROWS;
+                    op == `TPU_OP_RD_WEIGHT && k * (bf16 ? 2 : 1) <= WF_ROWS;
                 if (port_ok && stride < BUS_BYTES &&
                     (k - 1) * stride + {{(32 - LEN_W) {1'b0}}, len} <= BUS_BYTES)
                     rows_per = k[CW-1:0];
@@ -184,7 +186,7 @@ module tpu_dma_rd #(
     assign req_len = req_span + {{(16 - LEN_W) {1'b0}}, r_len};
     wire req_take = req_valid && req_ready;
     wire req_last = req_take && r_left == req_rows;
-    wire [CW-1:0] cmd_per = rows_per(cmd_op, cmd_len, cmd_stride);
+    wire [CW-1:0] cmd_per = rows_per(cmd_op, cmd_bf16, cmd_len, cmd_stride);
 
     wire d_full;
     wire d_empty;
@@ -196,6 +198,7 @@ module tpu_dma_rd #(
         cmd_op == `TPU_OP_RD_HOST,
         cmd_op == `TPU_OP_RD_WEIGHT,
         cmd_op == `TPU_OP_RD_PARAMS,
+        cmd_bf16,
         cmd_per,
         cmd_rows,
         cmd_b,
@@ -206,8 +209,9 @@ module tpu_dma_rd #(
     wire h_ub = d_head[DW-1];
     wire h_wf = d_head[DW-2];
     wire h_prm = d_head[DW-3];
-    wire [CW-1:0] h_per = d_head[DW-4-:CW];
-    wire [ROWS_W-1:0] h_rows = d_head[DW-4-CW-:ROWS_W];
+    wire h_bf16 = d_head[DW-4];
+    wire [CW-1:0] h_per = d_head[DW-5-:CW];
+    wire [ROWS_W-1:0] h_rows = d_head[DW-5-CW-:ROWS_W];
     wire [B_W-1:0] h_base = d_head[SW+LEN_W+B_W-1:SW+LEN_W];
     wire [LEN_W-1:0] h_len = d_head[SW+LEN_W-1:SW];
     wire [SW-1:0] h_stride = d_head[SW-1:0];
@@ -242,11 +246,12 @@ module tpu_dma_rd #(
     reg [8:0] wrow;
 
     // Memory rows the response carries, and its data: memory row l (bytes l*stride .., the
-    // bytes >= len zero) in lanes l*S .. l*S + S-1 (S = 1 but for an RD_HOST).
+    // bytes >= len zero) in lanes l*S .. l*S + S-1 (S = 1 but for an RD_HOST, and 2 for an
+    // RD_WEIGHT.BF16).
     wire [ROWS_W-1:0] h_per_w = {{(ROWS_W - CW) {1'b0}}, h_per};
     wire [ROWS_W-1:0] h_left = h_rows - received;
     wire [ROWS_W-1:0] rsp_rows = h_left < h_per_w ? h_left : h_per_w;
-    wire [2:0] h_span = h_ub ? span_of(h_len) : SPAN_ONE;
+    wire [2:0] h_span = h_ub ? span_of(h_len) : h_wf && h_bf16 ? 3'd2 : SPAN_ONE;
     wire [WDW-1:0] len_mask = ~({WDW{1'b1}} << {h_len, 3'b000});
     reg [WDW-1:0] rsp_lanes;
     reg [WDW-1:0] rsp_row;
@@ -327,6 +332,7 @@ module tpu_dma_rd #(
                 ub_rows <= rsp_rows[2:0] * h_span;
                 wrow <= received[8:0];
                 wf_rows <= rsp_rows[WCW-1:0];
+                wf_bf16 <= h_bf16;
                 // Bytes k >= len are zero, all of them after an error.
                 wdata <= rsp_err ? {WDW{1'b0}} : rsp_lanes;
             end else if (fill_zero) begin

@@ -2,7 +2,7 @@
 `include "tpu_isa.vh"
 // Store unit: WR_HOST (docs/isa.md), one instruction at a time.
 // Memory row i is read from ACC[b+i] (data the next cycle, then relu(acc + bias) through
-// tpu_act, 3 more cycles) or, from UB, as its S = ceil(len / N) UB rows b + i*S + s (s = 0..S-1,
+// tpu_act, 3 more cycles; int32, or fp32 with BF16) or, from UB, as its S = ceil(len / N) UB rows b + i*S + s (s = 0..S-1,
 // len up to 4N), one per cycle through the single read port (data the next cycle), placed at
 // bytes s*N.. of the row. Rows back to back in memory (stride == len) go k = floor(4N / len) at a
 // time (fewer for the last) in one write request of k*len bytes at a + i*len, row l of it at
@@ -31,6 +31,7 @@ module tpu_dma_wr #(
     input wire cmd_src_acc,
     input wire cmd_bias,
     input wire cmd_relu,
+    input wire cmd_bf16,
     output reg done,
     output reg fault,
     // memory master (writes)
@@ -74,6 +75,7 @@ module tpu_dma_wr #(
     reg src_acc;
     reg add_bias;
     reg relu;
+    reg bf16;
     reg [1:0] lane_last;  // S - 1: UB rows per memory row, less one (0 from ACC)
     reg [KW-1:0] per;  // memory rows per request
 
@@ -112,13 +114,14 @@ module tpu_dma_wr #(
     wire [ROWS_W-1:0] ack_rows = rows - acked < per_w ? rows - acked : per_w;
 
     // The accumulator path. The credit scheme above means the pipeline never needs to stall;
-    // mult/shift/out_i8 are the ACTIVATE requantizer, unused for the int32 output; the tag
-    // carries where the row goes in its request.
+    // mult/shift/out_ub are ACTIVATE's output, unused for the int32 or fp32 one; the tag carries
+    // where the row goes in its request.
     wire act_valid;
     wire [32*N-1:0] act_i32;
     wire [OW:0] act_tag;  // {the request's last row, its byte offset}
     /* verilator lint_off UNUSEDSIGNAL */
-    wire [8*N-1:0] act_i8_unused;
+    wire [16*N-1:0] act_ub_unused;
+    wire act_bf16_unused;
     /* verilator lint_on UNUSEDSIGNAL */
     reg a_end;  // tags of the ACC row read the cycle before
     reg [OW-1:0] a_off;
@@ -135,13 +138,15 @@ module tpu_dma_wr #(
         .in_data(acc_data),
         .in_bias(add_bias),
         .in_relu(relu),
+        .in_bf16(bf16),
         .in_tag({a_end, a_off}),
         .bias(bias),
         .mult({32 * N{1'b0}}),
         .shift({6 * N{1'b0}}),
         .out_valid(act_valid),
         .out_i32(act_i32),
-        .out_i8(act_i8_unused),
+        .out_ub(act_ub_unused),
+        .out_bf16(act_bf16_unused),
         .out_tag(act_tag)
     );
 
@@ -203,6 +208,7 @@ module tpu_dma_wr #(
                     src_acc <= cmd_src_acc;
                     add_bias <= cmd_bias;
                     relu <= cmd_relu;
+                    bf16 <= cmd_bf16;
                     // ceil(len / N) - 1, len <= 4N
                     lane_last <= cmd_src_acc ? 2'd0 : {1'b0, cmd_len > LEN_N} +
                         {1'b0, cmd_len > (LEN_N << 1)} + {1'b0, cmd_len > LEN_N + (LEN_N << 1)};

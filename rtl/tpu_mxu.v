@@ -3,9 +3,9 @@
 // tpu_mxu: the matrix unit. Streams MATMUL commands through an N x N weight-stationary array.
 //
 // A command's row i reads UB row ub_addr + i*step (step = cmd_ub_stride, 0 meaning 1): the
-// address advances by the step at each row, so any step streams one row per cycle. The UB port
-// delivers rows ub_addr and ub_addr + 1 together: an int8 row uses the first, a bf16 vector
-// (cmd_bf16, docs/isa.md "Floating point (bf16)") both, element e at bytes 2e, 2e+1.
+// address advances by the step at each row, so any step streams one row per cycle. An int8 row
+// is one UB row; a bf16 vector (cmd_bf16, docs/isa.md "Floating point (bf16)") is the row pair
+// ub_addr, ub_addr + 1, which the UB port delivers together (ub_pair), element e at bytes 2e, 2e+1.
 //
 // Row pipeline (cycle T = the row's UB read, ub_en high):
 //   T          ub_en/ub_addr; command queue head advances
@@ -53,10 +53,11 @@ module tpu_mxu #(
     output wire [                 8:0] wf_row,
     input  wire [            16*N-1:0] wf_rdata,
     output wire                        wf_pop,
-    // unified buffer read port: rows ub_addr (low half) and ub_addr + 1, valid the cycle after
-    // ub_en
+    // unified buffer read port: row ub_addr (low half), with ub_pair (bf16) also ub_addr + 1,
+    // valid the cycle after ub_en
     output wire                        ub_en,
     output wire [   `TPU_INSN_B_W-1:0] ub_addr,
+    output wire                        ub_pair,
     input  wire [            16*N-1:0] ub_data,
     // accumulator write port: acc_bf16 says the row's sums are fp32
     output wire                        acc_en,
@@ -398,6 +399,7 @@ module tpu_mxu #(
 
     assign ub_en          = issue;
     assign ub_addr        = q_ub[q_hd];
+    assign ub_pair        = q_bf16[q_hd];
     assign row_fire       = v2;
     assign weight_stall   = hd_valid && !issue;
 

@@ -1,11 +1,12 @@
 `default_nettype none
-// Weight FIFO: TILES tiles of N rows of N int8, stored as one memory of TILES*N rows.
+// Weight FIFO: TILES tiles of N rows of N 16-bit cells, stored as one memory of TILES*N rows.
 // The producer writes rows of the tail tile in any order and then pushes it; the consumer reads
 // rows of the head tile combinationally and then pops it. The sequencer never pushes when full
 // or pops when empty, so there are no guards for either.
-// The write port takes up to WR_ROWS consecutive rows per cycle: wr_rows (1..WR_ROWS) rows from
-// wr_row on, row wr_row + i from wr_data's lane i (bits 8*N*i and up); the producer keeps
-// wr_row + wr_rows <= N.
+// The write port takes up to WR_ROWS consecutive rows per cycle: wr_rows rows from wr_row on, as
+// the memory rows' bytes, row wr_row + i from wr_data's lane i: N int8 (bits 8*N*i and up,
+// wr_rows 1..WR_ROWS), each stored sign-extended to 16 bits, or with wr_bf16 N bf16 (bits
+// 16*N*i and up, wr_rows 1..WR_ROWS/2); the producer keeps wr_row + wr_rows <= N.
 module tpu_wfifo #(
     parameter N = 16,
     parameter TILES = 4,
@@ -19,6 +20,7 @@ module tpu_wfifo #(
     input wire [8:0] wr_row,
     /* verilator lint_on UNUSEDSIGNAL */
     input wire [$clog2(WR_ROWS+1)-1:0] wr_rows,
+    input wire wr_bf16,
     input wire [8*N*WR_ROWS-1:0] wr_data,
     input wire push,
     output wire full,
@@ -27,7 +29,7 @@ module tpu_wfifo #(
     /* verilator lint_off UNUSEDSIGNAL */
     input wire [8:0] rd_row,
     /* verilator lint_on UNUSEDSIGNAL */
-    output wire [8*N-1:0] rd_data,
+    output wire [16*N-1:0] rd_data,
     input wire pop
 );
     localparam DEPTH = TILES * N;
@@ -43,7 +45,7 @@ module tpu_wfifo #(
     localparam [8:0] CNT_FULL = TILES_I[8:0];
     localparam CW = $clog2(WR_ROWS + 1);
 
-    reg [8*N-1:0] mem[0:DEPTH-1];
+    reg [16*N-1:0] mem[0:DEPTH-1];
     // First memory row of the tail and head tiles; they step by N and wrap explicitly, so
     // neither N nor TILES has to be a power of two.
     reg [AW-1:0] wr_base;
@@ -56,11 +58,20 @@ module tpu_wfifo #(
     assign full = count == CNT_FULL;
     assign empty = count == 9'd0;
 
+    // N int8 sign-extended to 16-bit cells.
+    function [16*N-1:0] sext(input [8*N-1:0] b);
+        integer c;
+        for (c = 0; c < N; c = c + 1) sext[16*c+:16] = {{8{b[8*c+7]}}, b[8*c+:8]};
+    endfunction
+
     integer i;
     always @(posedge clk) begin
         for (i = 0; i < WR_ROWS; i = i + 1)
-        if (wr_en && i < {{(32 - CW) {1'b0}}, wr_rows})
-            mem[wr_addr+i[AW-1:0]] <= wr_data[8*N*i+:8*N];
+        if (wr_en && !wr_bf16 && i < {{(32 - CW) {1'b0}}, wr_rows})
+            mem[wr_addr+i[AW-1:0]] <= sext(wr_data[8*N*i+:8*N]);
+        for (i = 0; i < WR_ROWS / 2; i = i + 1)
+        if (wr_en && wr_bf16 && i < {{(32 - CW) {1'b0}}, wr_rows})
+            mem[wr_addr+i[AW-1:0]] <= wr_data[16*N*i+:16*N];
     end
 
     always @(posedge clk) begin

@@ -77,13 +77,41 @@ static tpurt_status keep_results(rt_replica *r, hlo_array **outs, int n_outs, vo
     return TPURT_OK;
 }
 
+/* hlo_eval_hooks.evaluated: the host program's work (tpurt_host_op). */
+static void count_host_work(void *ctx, const hlo_computation *c, const hlo_instr *in)
+{
+    switch (in->opcode) {
+    case HLO_OP_CONSTANT:
+    case HLO_OP_TUPLE:
+    case HLO_OP_GET_TUPLE_ELEMENT:
+    case HLO_OP_CALL:
+    case HLO_OP_FUSION:
+    case HLO_OP_WHILE:
+    case HLO_OP_CONDITIONAL:
+    case HLO_OP_CUSTOM_CALL: return;
+    default: break;
+    }
+    rt_host_work *w = &((rt_replica *)ctx)->host_work;
+    const hlo_shape *s = &in->shape;
+    uint64_t bytes = 0;
+    for (int i = 0; i < (s->type == HLO_TUPLE ? s->n_tuple : 1); i++) {
+        const hlo_shape *a = s->type == HLO_TUPLE ? &s->tuple[i] : s;
+        bytes += (uint64_t)a->elements * hlo_type_size(a->type);
+    }
+    w->count[in->opcode]++;
+    w->macs[in->opcode] += hlo_macs(c, in);
+    w->bytes[in->opcode] += bytes;
+}
+
 tpurt_status rt_run_one(rt_replica *r, const void *const *inputs, hlo_array ***outs, int *n_outs)
 {
     tpurt *rt = r->rt;
     const uint32_t n_inputs = rt->pkg->n_inputs;
     for (uint32_t i = 0; i < n_inputs; i++)
         r->params[i].data = (void *)inputs[i]; /* the evaluator only reads its parameters */
-    const hlo_eval_hooks hooks = {.ctx = r, .custom_call = rt_segment_hook};
+    const hlo_eval_hooks hooks = {
+        .ctx = r, .custom_call = rt_segment_hook, .evaluated = count_host_work};
+    memset(&r->host_work, 0, sizeof r->host_work);
     hlo_error err;
     r->hook_status = TPURT_OK;
     r->segment_seconds = 0;
@@ -100,6 +128,11 @@ tpurt_status rt_run_one(rt_replica *r, const void *const *inputs, hlo_array ***o
         r->params[i].data = NULL;
     rt_sched_lock(r);
     rt->stats.host_seconds += host;
+    for (int k = 0; k < HLO_OP_COUNT_; k++) {
+        rt->host_work.count[k] += r->host_work.count[k];
+        rt->host_work.macs[k] += r->host_work.macs[k];
+        rt->host_work.bytes[k] += r->host_work.bytes[k];
+    }
     rt_sched_unlock(r);
     return st;
 }

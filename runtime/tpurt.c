@@ -531,6 +531,7 @@ tpurt_status tpurt_get_layer(tpurt *rt, uint32_t i, tpurt_layer *out)
         .index = l->index,
         .kind = op->kind,
         .macs = l->cost.macs,
+        .bytes = l->cost.bytes,
         .submissions = l->submissions,
         .cycles = l->cycles,
         .ideal_cycles = l->ideal,
@@ -557,6 +558,48 @@ tpurt_status tpurt_get_stats(tpurt *rt, tpurt_stats *out)
     if (!out)
         return rt_fail(rt, TPURT_E_ARG, "tpurt_get_stats: NULL stats");
     *out = rt->stats;
+    return TPURT_OK;
+}
+
+/* The opcodes with host work into order, in tpurt_get_host_op's order; returns how many. */
+static uint32_t host_ops(const tpurt *rt, int order[HLO_OP_COUNT_])
+{
+    const rt_host_work *w = &rt->host_work;
+    uint32_t n = 0;
+    for (int k = 0; k < HLO_OP_COUNT_; k++) {
+        if (!w->count[k])
+            continue;
+        uint32_t at = n++; /* insertion: a handful of opcodes */
+        for (; at > 0; at--) {
+            const int p = order[at - 1];
+            if (w->macs[p] > w->macs[k] || (w->macs[p] == w->macs[k] && w->bytes[p] >= w->bytes[k]))
+                break;
+            order[at] = p;
+        }
+        order[at] = k;
+    }
+    return n;
+}
+
+uint32_t tpurt_n_host_ops(const tpurt *rt)
+{
+    int order[HLO_OP_COUNT_];
+    return rt ? host_ops(rt, order) : 0;
+}
+
+tpurt_status tpurt_get_host_op(tpurt *rt, uint32_t i, tpurt_host_op *out)
+{
+    if (!rt)
+        return TPURT_E_ARG;
+    if (!out)
+        return rt_fail(rt, TPURT_E_ARG, "tpurt_get_host_op: NULL op");
+    int order[HLO_OP_COUNT_];
+    const uint32_t n = host_ops(rt, order);
+    if (i >= n)
+        return rt_fail(rt, TPURT_E_ARG, "tpurt_get_host_op: %u, but there are %u", i, n);
+    const int k = order[i];
+    *out = (tpurt_host_op){hlo_opcode_name((hlo_opcode)k), rt->host_work.count[k],
+                           rt->host_work.macs[k], rt->host_work.bytes[k]};
     return TPURT_OK;
 }
 

@@ -154,6 +154,7 @@ typedef struct {
     const tpub_conv *conv;   /* a convolution's geometry (the package's record), else NULL */
     uint32_t oh, ow;         /* a convolution's output size (pooled with TPU_CONV_POOL) */
     uint64_t macs;           /* of one submission: m * k * n, or tpu_conv2d_cost's */
+    uint64_t bytes;          /* of one submission: the memory traffic of its cost (tpu_cost) */
     uint64_t submissions, cycles;
     double ideal_cycles; /* tpu_gemm_cost's or tpu_conv2d_cost's, times the submissions */
     double bound_cycles; /* the lower bound, max(compute, memory), times the submissions */
@@ -185,6 +186,20 @@ tpurt_status tpurt_get_core_stats(tpurt *rt, uint32_t core, tpurt_core_stats *ou
 /* The package's operations, segment by segment; 0 for NULL. */
 uint32_t tpurt_n_layers(const tpurt *rt);
 tpurt_status tpurt_get_layer(tpurt *rt, uint32_t i, tpurt_layer *out);
+
+/* The host program's own work in all runs, per opcode: what the device did not do. Counted as
+ * the evaluator runs it (a while body's ops once per iteration); the device segments' custom-calls
+ * and the plumbing (constant, tuple, get-tuple-element, call, fusion, while, conditional) are not
+ * work. */
+typedef struct {
+    const char *opcode; /* hlo_opcode_name's */
+    uint64_t count;     /* evaluations */
+    uint64_t macs;      /* a dot's or convolution's multiply-accumulates (hlo_macs), summed */
+    uint64_t bytes;     /* of the arrays they produced */
+} tpurt_host_op;
+/* The opcodes that did work, most MACs first, then most bytes (ties in opcode order). */
+uint32_t tpurt_n_host_ops(const tpurt *rt);
+tpurt_status tpurt_get_host_op(tpurt *rt, uint32_t i, tpurt_host_op *out);
 tpurt_status tpurt_get_stats(tpurt *rt, tpurt_stats *out);
 /* The device the package runs on: array size, memory size and timing (tpu_query). */
 tpurt_status tpurt_get_info(tpurt *rt, tpu_info *out);

@@ -9,6 +9,11 @@
 /* Where the host program's messages are located: "host program:4:3: ..." */
 #define RT_HOST_FILE "host program"
 
+/* The host program's work per opcode (tpurt_host_op). */
+typedef struct {
+    uint64_t count[HLO_OP_COUNT_], macs[HLO_OP_COUNT_], bytes[HLO_OP_COUNT_];
+} rt_host_work;
+
 /* An input or output signature with its shape as the evaluator gives it. */
 typedef struct {
     const tpub_sig *sig;
@@ -40,6 +45,7 @@ typedef struct {
     uint64_t batch;           /* the batch it runs */
     tpurt_status hook_status; /* a segment's failure during the run (its message in msg) */
     double segment_seconds;   /* host time inside segments, to leave out of host_seconds */
+    rt_host_work host_work;   /* its run's, added to the runtime's when it ends */
     rt_sched *sched;          /* tpurt_run_batches's scheduler, or NULL (it waits itself) */
     int waiting;              /* sched: its submission is pending */
     tpu_status outcome;       /* sched: its submission's, delivered by the scheduler */
@@ -64,6 +70,7 @@ struct tpurt {
     int tracing;    /* tpurt_trace armed a trace: closed when the run ends */
     tpurt_stats stats;
     tpurt_core_stats core_stats[TPUSIM_CORES_MAX];
+    rt_host_work host_work;
     char msg[1024];
 };
 

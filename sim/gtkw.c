@@ -251,9 +251,12 @@ static void run_layout(layout *l)
 
     group(l, "Partial sums");
     comment(l, "column c leaves c cycles later");
+    comment(l, "psum: int32 (int8 rows), fsum: fp32 bits (bf16 rows)");
     for (unsigned c = 0; c < n; c = next_lane(c, n)) {
         snprintf(alias, sizeof alias, "col %u psum", c);
         pe_sig(l, FMT_SDEC, alias, n - 1, c, "p_out");
+        snprintf(alias, sizeof alias, "col %u fsum", c);
+        pe_sig(l, FMT_HEX, alias, n - 1, c, "q_out");
     }
     lanes_note(l, "columns");
     snprintf(text, sizeof text, "written %u cycles after UB read", 2 * n + 2);
@@ -261,6 +264,7 @@ static void run_layout(layout *l)
     sig(l, FMT_BIT, "acc_en", MXU "acc_en");
     sig(l, FMT_HEX, "acc_addr", MXU "acc_addr");
     sig(l, FMT_BIT, "acc_accumulate", MXU "acc_accumulate");
+    sig(l, FMT_BIT, "acc_bf16", MXU "acc_bf16");
     for (unsigned c = 0; c < n; c = next_lane(c, n)) {
         snprintf(alias, sizeof alias, "col %u acc_data", c);
         int32_lane(l, alias, MXU "acc_data", c);

@@ -115,10 +115,18 @@ typedef struct {
     const tpub_conv *conv;
     uint32_t oh, ow;
     uint64_t macs;
+    uint64_t bytes;
     uint64_t submissions, cycles;
     double ideal_cycles;
     double bound_cycles;
 } tpurt_layer;
+
+typedef struct {
+    const char *opcode;
+    uint64_t count;
+    uint64_t macs;
+    uint64_t bytes;
+} tpurt_host_op;
 
 typedef struct {
     uint64_t runs;
@@ -155,6 +163,8 @@ uint32_t tpurt_cores(const tpurt *rt);
 tpurt_status tpurt_get_core_stats(tpurt *rt, uint32_t core, tpurt_core_stats *out);
 uint32_t tpurt_n_layers(const tpurt *rt);
 tpurt_status tpurt_get_layer(tpurt *rt, uint32_t i, tpurt_layer *out);
+uint32_t tpurt_n_host_ops(const tpurt *rt);
+tpurt_status tpurt_get_host_op(tpurt *rt, uint32_t i, tpurt_host_op *out);
 tpurt_status tpurt_get_stats(tpurt *rt, tpurt_stats *out);
 tpurt_status tpurt_get_info(tpurt *rt, tpu_info *out);
 

@@ -14,8 +14,7 @@ import numpy as np
 
 from . import compiler
 from .errors import ArgumentError, UnsupportedError
-from .report import Report
-from .runtime import Runtime, delta
+from .runtime import Runtime
 
 
 def jit(f, *, array=16, cores=1, precision="int8", weights=None, calibrate=None,
@@ -116,17 +115,15 @@ class Jitted:
             self._entries[key] = entry
             compile_seconds = time.perf_counter() - t0
         rt = entry.runtime
-        before = rt.snapshot()
-        if self.cores == 1:
-            outs = rt.run(*inputs)
-        else:
+
+        def run():
+            if self.cores == 1:
+                return rt.run(*inputs)
             shares = [np.split(x, self.cores) for x in inputs]
             per_core = rt.run_batches([list(batch) for batch in zip(*shares)])
-            outs = [np.concatenate(o) for o in zip(*per_core)]
-        d = delta(rt.snapshot(), before)
-        self.last_report = Report.from_runs(
-            rt.info(), d, wall_seconds=time.perf_counter() - t0, compiled=compiled,
-            compile_seconds=compile_seconds, compiler_report=rt.package.report)
+            return [np.concatenate(o) for o in zip(*per_core)]
+
+        outs, self.last_report = rt.measure(run, t0, compiled, compile_seconds)
         return self._jax.tree_util.tree_unflatten(entry.out_tree, outs)
 
     def _compile(self, flat, wargs, inputs, weights_hash):

@@ -1,5 +1,6 @@
 """A package on a simulated device (runtime/tpurt.h): run it on numpy arrays, read its
 statistics."""
+import time
 from collections import namedtuple
 
 import numpy as np
@@ -14,6 +15,7 @@ _STATS = ("runs", "submissions", "verified", "cycles", "device_seconds", "host_s
           "device_cycles")
 _LAYER_COUNTS = ("submissions", "cycles", "ideal_cycles", "bound_cycles")
 _CORE_COUNTS = ("submissions", "cycles", "mem_stall_cycles", "mxu_busy")
+_HOST_COUNTS = ("count", "macs", "bytes")
 
 
 class Runtime:
@@ -93,6 +95,19 @@ class Runtime:
         self._check(st)
         return outs
 
+    def measure(self, fn, t0=None, compiled=False, compile_seconds=0.0):
+        """fn() and the Report of the runs it made on this runtime: (fn's result, Report). t0:
+        the perf_counter the Report's wall time counts from (default: now)."""
+        from .report import Report
+
+        t0 = time.perf_counter() if t0 is None else t0
+        before = self.snapshot()
+        out = fn()
+        d = delta(self.snapshot(), before)
+        return out, Report.from_runs(self.info(), d, wall_seconds=time.perf_counter() - t0,
+                                     compiled=compiled, compile_seconds=compile_seconds,
+                                     compiler_report=self.package.report)
+
     def info(self):
         """The device: array_n, memory size and timing, cores (tpu_info)."""
         i = ffi.new("tpu_info *")
@@ -102,11 +117,18 @@ class Runtime:
 
     def snapshot(self):
         """The runtime's counters so far (all runs): a dict of tpurt_stats, 'layers' (one dict
-        per operation, tpurt_layer's) and 'cores' (per core of a chip)."""
+        per operation, tpurt_layer's), 'host_ops' (the host program's work per opcode,
+        tpurt_host_op's) and 'cores' (per core of a chip)."""
         s = ffi.new("tpurt_stats *")
         self._check(lib.tpurt_get_stats(self._rt, s))
         snap = {f: getattr(s, f) for f in _STATS}
         snap["layers"] = [self._layer(i) for i in range(lib.tpurt_n_layers(self._rt))]
+        snap["host_ops"] = {}
+        for i in range(lib.tpurt_n_host_ops(self._rt)):
+            h = ffi.new("tpurt_host_op *")
+            self._check(lib.tpurt_get_host_op(self._rt, i, h))
+            snap["host_ops"][ffi.string(h.opcode).decode()] = {
+                f: getattr(h, f) for f in _HOST_COUNTS}
         snap["cores"] = []
         for k in range(self.cores if self._config.cores else 0):
             c = ffi.new("tpurt_core_stats *")
@@ -126,6 +148,7 @@ class Runtime:
             "m": l.m, "k": l.k, "n": l.n,
             "fused": ffi.string(l.fused).decode(),
             "macs": l.macs,
+            "bytes": l.bytes,
         }
         if conv:
             v = l.conv
@@ -141,6 +164,11 @@ def delta(after, before):
     d = {f: after[f] - before[f] for f in _STATS}
     d["layers"] = [dict(a, **{f: a[f] - b[f] for f in _LAYER_COUNTS})
                    for a, b in zip(after["layers"], before["layers"])]
+    zero = dict.fromkeys(_HOST_COUNTS, 0)
+    d["host_ops"] = [dict(opcode=op, **{f: a[f] - before["host_ops"].get(op, zero)[f]
+                                        for f in _HOST_COUNTS})
+                     for op, a in after["host_ops"].items()
+                     if a["count"] != before["host_ops"].get(op, zero)["count"]]
     d["cores"] = [{f: a[f] - b[f] for f in _CORE_COUNTS}
                   for a, b in zip(after["cores"], before["cores"])]
     return d

@@ -167,8 +167,9 @@ TEST_F(CompileConv, TorchNetOnTheDevice)
 TEST_F(CompileConv, JaxSamples)
 {
     // tests/hlo's JAX CNN in both printing styles: the SAME convolution with its bias, ReLU and
-    // pooling on the device, the grouped convolution and the average pooling on the host, the
-    // dense layer on the device in a second segment.
+    // pooling on the device, the grouped convolution after it reading its result in place (a
+    // block-diagonal kernel), the average pooling on the host, the dense layer on the device in
+    // a second segment.
     const std::string w = dir + "/w.safetensors";
     save_weights(w, {{"w1.1", {3, 3, 1, 4}},
                      {"b1.1", {4}},
@@ -177,20 +178,23 @@ TEST_F(CompileConv, JaxSamples)
                      {"b3.1", {3}}});
     compile(hlo_test::slurp(hlo_test::kSrc + "tests/hlo/conv_jax.hlo"), {2, 8, 8, 1}, 8, 0, 1, w);
     ASSERT_TRUE(ok) << err;
-    EXPECT_TRUE(has("(GEMMs: 1, convolutions: 1, segments: 2)")) << report;
+    EXPECT_TRUE(has("(GEMMs: 1, convolutions: 2, segments: 2)")) << report;
     EXPECT_TRUE(has("    conv 0  conv_general_dilated.2  2 x 8x8x1 -> 8x8x4, kernel 3x3, stride "
                     "1x1, pad 1,1,1,1 + add.11 (bias) + max.3 (relu) + reduce_window_max.7 (max "
-                    "pool 2x2 stride 2x2) -> s8, dequantized on the host\n"))
+                    "pool 2x2 stride 2x2) -> s8, stays on the device\n"))
         << report;
-    EXPECT_TRUE(has("  conv_general_dilated.3 stays on the host: a grouped convolution")) << report;
+    EXPECT_TRUE(has("    conv 1  conv_general_dilated.3  2 x 4x4x4 -> 2x2x6, kernel 3x3, stride "
+                    "2x2, pad 1,0,0,1, 2 groups as one block-diagonal kernel -> s32, dequantized "
+                    "on the host\n      reads conv_general_dilated.2's int8 result in place\n"))
+        << report;
     EXPECT_TRUE(has("reduce_window_sum.7 (reduce-window)")) << report;
-    EXPECT_TRUE(has("    gemm 1  dot_general.1  2 x 6 x 3 + add.15 (bias)")) << report;
+    EXPECT_TRUE(has("    gemm 2  dot_general.1  2 x 6 x 3 + add.15 (bias)")) << report;
     compile(hlo_test::slurp(hlo_test::kSrc + "tests/hlo/conv_jax_dump.hlo"), {2, 8, 8, 1}, 8, 0, 1,
             w);
     ASSERT_TRUE(ok) << err;
-    EXPECT_TRUE(has("(GEMMs: 1, convolutions: 1, segments: 2)")) << report;
+    EXPECT_TRUE(has("(GEMMs: 1, convolutions: 2, segments: 2)")) << report;
     EXPECT_TRUE(has("(max pool 2x2 stride 2x2) -> s8")) << report;
-    EXPECT_TRUE(has("stays on the host: a grouped convolution")) << report;
+    EXPECT_TRUE(has("2 groups as one block-diagonal kernel")) << report;
     // Argmax pooling (a variadic reduce-window) runs on the host.
     compile(hlo_test::slurp(hlo_test::kSrc + "tests/hlo/conv_jax_argmax.hlo"), {2, 6, 6});
     ASSERT_TRUE(ok) << err;
@@ -285,6 +289,51 @@ TEST_F(CompileConv, IntegerKernelsInTileOrder)
                 // The bias, mult 1, shift 0 per channel after the kernel.
                 EXPECT_EQ(v.flags, (uint32_t)(TPUB_GEMM_BIAS | TPUB_GEMM_RELU));
             }
+}
+
+TEST_F(CompileConv, GroupedAndDilatedKernelsRunDense)
+{
+    // A grouped convolution with a dilated kernel runs as one dense CONV2D: its kernel is the
+    // literal's taps at (dy * dh, dx * dw) of a (kh - 1) * dh + 1 by (kw - 1) * dw + 1 window,
+    // output channel o reading input channels g * cg.. (g = o / (cout / groups)), zeros elsewhere.
+    for (uint32_t groups : {2u, 6u})
+        for (bool nchw : {false, true}) {
+            SCOPED_TRACE(std::to_string(groups) + (nchw ? " groups NCHW" : " groups NHWC"));
+            std::mt19937 rng(groups);
+            cnn_hlo::Layer l = {groups * 2, 2, 3};
+            l.groups = groups;
+            l.dh = 3;
+            l.dw = 2;
+            cnn_hlo::Net net = {2, 9, 8, 6, {l}, nchw};
+            net.integer = true;
+            const std::string text = cnn_hlo::hlo(net, rng);
+            compile(text, cnn_hlo::input_dims(net), 4, -128, 127);
+            ASSERT_TRUE(ok) << err;
+            EXPECT_TRUE(has("kernel 4x5, stride 1x1, pad 0,0,0,0, " + std::to_string(groups) +
+                            " groups as one block-diagonal kernel, dilation 3x2 as zeros in the "
+                            "kernel"))
+                << report;
+            const uint32_t cg = 6 / groups, cout = l.cout, kh = 4, kw = 5;
+            const std::vector<int8_t> taps = kernel_of(text, "k0", nchw, 2, 3, cg, cout);
+            std::vector<int8_t> dense((size_t)kh * kw * 6 * cout);
+            for (uint32_t dy = 0; dy < 2; dy++)
+                for (uint32_t dx = 0; dx < 3; dx++)
+                    for (uint32_t ci = 0; ci < cg; ci++)
+                        for (uint32_t o = 0; o < cout; o++)
+                            dense[((size_t)(dy * 3 * kw + dx * 2) * 6 + o / (cout / groups) * cg +
+                                   ci) *
+                                      cout +
+                                  o] = taps[((size_t)(dy * 3 + dx) * cg + ci) * cout + o];
+            const tpub_conv &v = pkg.segments[0].ops[0].conv;
+            EXPECT_EQ(v.kh, kh);
+            EXPECT_EQ(v.kw, kw);
+            const conv_ref::ConvShape cs = {2, 9, 8, 6, kh, kw, cout, 1, 1, 0, 0, 0, 0};
+            const std::vector<int8_t> want = conv_ref::tile_kernel(cs, dense, 4);
+            ASSERT_LE(v.k_off + want.size(), pkg.const_bytes);
+            EXPECT_EQ(std::vector<int8_t>(pkg.const_image + v.k_off,
+                                          pkg.const_image + v.k_off + want.size()),
+                      want);
+        }
 }
 
 TEST_F(CompileConv, PoolingFusesInEitherOrder)
@@ -397,14 +446,6 @@ TEST_F(CompileConv, WhatTheDeviceCannotRunStaysOnTheHost)
         std::vector<int64_t> dims;
         const char *reason;
     } cases[] = {
-        {"grouped",
-         "f32[1,5,5,4]",
-         "f32[3,3,2,4]",
-         "f32[1,3,3,4]",
-         "window={size=3x3}, dim_labels=b01f_01io->b01f, feature_group_count=2",
-         72,
-         {1, 5, 5, 4},
-         "a grouped convolution (feature_group_count > 1)"},
         {"batch groups",
          "f32[2,5,5,2]",
          "f32[3,3,2,4]",
@@ -413,14 +454,6 @@ TEST_F(CompileConv, WhatTheDeviceCannotRunStaysOnTheHost)
          72,
          {2, 5, 5, 2},
          "batch_group_count > 1"},
-        {"dilated kernel",
-         "f32[1,7,7,2]",
-         "f32[3,3,2,4]",
-         "f32[1,3,3,4]",
-         "window={size=3x3 rhs_dilate=2x2}, dim_labels=b01f_01io->b01f",
-         72,
-         {1, 7, 7, 2},
-         "a dilated kernel (rhs_dilate)"},
         {"dilated input",
          "f32[1,4,4,2]",
          "f32[3,3,2,4]",
@@ -453,14 +486,6 @@ TEST_F(CompileConv, WhatTheDeviceCannotRunStaysOnTheHost)
          72,
          {1, 2, 2, 2},
          "padding beyond the device's 0..255 on each side"},
-        {"1-D",
-         "f32[1,7,2]",
-         "f32[3,2,4]",
-         "f32[1,5,4]",
-         "window={size=3}, dim_labels=b0f_0io->b0f",
-         24,
-         {1, 7, 2},
-         "not a 2-D convolution"},
         {"3-D",
          "f32[1,4,4,4,2]",
          "f32[2,2,2,2,4]",
@@ -468,7 +493,7 @@ TEST_F(CompileConv, WhatTheDeviceCannotRunStaysOnTheHost)
          "window={size=2x2x2}, dim_labels=b012f_012io->b012f",
          64,
          {1, 4, 4, 4, 2},
-         "not a 2-D convolution"},
+         "not a 1-D or 2-D convolution"},
         {"too wide for the core",
          "f32[1,1,2049,1]",
          "f32[1,1,1,1]",

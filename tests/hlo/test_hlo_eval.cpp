@@ -483,7 +483,7 @@ TEST(HloEval, Errors)
     r = run(text, {make(HLO_S32, {2}, {1, 2})});
     EXPECT_EQ(r.err, at(text, "a =") + "parameter: 'a' is f32[2] but the array given is s32[2]");
     r = run(text, {});
-    EXPECT_EQ(r.err, "t.hlo:0:0: ENTRY 'main' has 1 parameters, 0 arrays given");
+    EXPECT_EQ(r.err, "t.hlo: ENTRY 'main' has 1 parameters, 0 arrays given");
     // A type the evaluator does not handle, and a shape error found by the checker first.
     text = entry("  ROOT t = token[] constant(0)\n");
     r = run(text, {});

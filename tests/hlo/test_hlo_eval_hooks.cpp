@@ -1,10 +1,11 @@
-// test_hlo_eval_hooks.cpp - the evaluator's custom-call hook (hlo_eval_with) and single-
-// instruction evaluation (hlo_eval_instr) agreeing with hlo_eval bit for bit, tuple-valued
-// reduce included.
+// test_hlo_eval_hooks.cpp - the evaluator's custom-call and evaluated hooks (hlo_eval_with),
+// hlo_macs, and single-instruction evaluation (hlo_eval_instr) agreeing with hlo_eval bit for
+// bit, tuple-valued reduce included.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -254,7 +255,7 @@ ENTRY main {
     hlo_instr copy = c->instrs[hlo_find_instr(c, "neg")];
     hlo_array *out = nullptr;
     EXPECT_EQ(hlo_eval_instr(p.m, "t.hlo", &copy, params.data(), &out, &err), -1);
-    EXPECT_STREQ(err.msg, "t.hlo:0:0: instruction 'neg' is not one of the module's");
+    EXPECT_STREQ(err.msg, "t.hlo: instruction 'neg' is not one of the module's");
     hlo_arrays_free(outs, n);
     for (hlo_array *v : params)
         hlo_array_free(v);
@@ -381,6 +382,55 @@ TEST(HloEvalHooks, EvalInstrOnTupleReduceAndNewOps)
     hlo_arrays_free(all, n);
     hlo_array_free(params[0]);
     hlo_array_free(params[1]);
+}
+
+// The evaluated hook sees each instruction of the program once per evaluation (a while body's
+// per iteration), not the reducer a reduce applies per element; hlo_macs counts the dot's and the
+// grouped convolution's multiply-accumulates.
+TEST(HloEvalHooks, EvaluatedCountsTheProgramsWork)
+{
+    const std::string text =
+        "HloModule m\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT s = f32[] add(a, b)\n}\n\n"
+        "cond {\n  p = (s32[], f32[2,3]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
+        "  n = s32[] constant(3)\n  ROOT lt = pred[] compare(i, n), direction=LT\n}\n\n"
+        "body {\n  p = (s32[], f32[2,3]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
+        "  x = f32[2,3] get-tuple-element(p), index=1\n  w = f32[3,3] constant({{1,0,0},{0,1,0},"
+        "{0,0,1}})\n  y = f32[2,3] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+        "  one = s32[] constant(1)\n  j = s32[] add(i, one)\n  ROOT t = (s32[], f32[2,3]) tuple(j, "
+        "y)\n"
+        "}\n\n"
+        "ENTRY main {\n  x = f32[2,3] parameter(0)\n  zero = s32[] constant(0)\n"
+        "  t = (s32[], f32[2,3]) tuple(zero, x)\n  w = (s32[], f32[2,3]) while(t), condition=cond, "
+        "body=body\n  out = f32[2,3] get-tuple-element(w), index=1\n  z = f32[] constant(0)\n"
+        "  r = f32[2] reduce(out, z), dimensions={1}, to_apply=add\n"
+        "  img = f32[1,4,4,4] broadcast(z), dimensions={}\n"
+        "  k = f32[3,3,2,6] broadcast(z), dimensions={}\n"
+        "  c = f32[1,2,2,6] convolution(img, k), window={size=3x3}, dim_labels=b01f_01io->b01f, "
+        "feature_group_count=2\n"
+        "  ROOT o = (f32[2], f32[1,2,2,6]) tuple(r, c)\n}\n";
+    struct Seen {
+        std::map<std::string, int> count;
+        std::map<std::string, uint64_t> macs;
+    } seen;
+    hlo_eval_hooks hooks{};
+    hooks.ctx = &seen;
+    hooks.evaluated = [](void *ctx, const hlo_computation *c, const hlo_instr *in) {
+        Seen *s = (Seen *)ctx;
+        s->count[in->name]++;
+        s->macs[in->name] += hlo_macs(c, in);
+    };
+    Result r = run(text, {make(HLO_F32, {2, 3}, {1, 2, 3, 4, 5, 6})}, &hooks);
+    ASSERT_EQ(r.err, "");
+    expect_same(r.out[0], {6, 15});
+    EXPECT_EQ(seen.count["y"], 3);             // the body's dot, once per iteration
+    EXPECT_EQ(seen.macs["y"], 3u * 2 * 3 * 3); // 2x3 results of 3 products, 3 times
+    EXPECT_EQ(seen.count["lt"], 4);            // the condition, once more than the body
+    EXPECT_EQ(seen.count["r"], 1);
+    EXPECT_EQ(seen.count["s"], 0); // the reducer's add is the reduce's work
+    EXPECT_EQ(seen.count["a"], 0);
+    EXPECT_EQ(seen.macs["c"], 2u * 2 * 6 * 3 * 3 * 2); // 24 results of 3x3 taps of 2 channels
+    EXPECT_EQ(seen.macs["r"], 0u);
 }
 
 } // namespace

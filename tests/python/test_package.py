@@ -68,6 +68,20 @@ class Package(unittest.TestCase):
         (y2,) = tpusim.Runtime(pkg2).run(x)
         np.testing.assert_array_equal(y2, y)
 
+    def test_host_work(self):
+        # A tanh after the dot runs on the host: the report lists it per opcode, once a run.
+        hlo = HLO.replace("ROOT d = f32[8,10] dot", "d = f32[8,10] dot")
+        hlo = hlo[:hlo.rindex("}")] + "  ROOT t = f32[8,10] tanh(d)\n}\n"
+        rng = np.random.default_rng(2)
+        w = rng.standard_normal((24, 10)).astype(np.float32)
+        x = rng.random((8, 24), dtype=np.float32)
+        rt = tpusim.Runtime(tpusim.compile(hlo, weights={0: w}, calibrate=[x], array=ARRAY))
+        report = rt.measure(lambda: [rt.run(x) for _ in range(3)])[1]
+        self.assertEqual(report.host.to_dict("records"),
+                         [{"opcode": "tanh", "count": 3, "macs": 0, "bytes": 3 * 8 * 10 * 4}])
+        self.assertEqual(report.device_macs_percent, 100)
+        self.assertIn("host program, per batch:", str(report))
+
     def test_errors(self):
         bad = HLO.replace("dot(x, w)", "frobnicate(x, w)")
         with self.assertRaises(tpusim.CompileError) as cm:

@@ -14,7 +14,14 @@
 // with a model of a 3-stage pipeline that holds while stalled, whose first stage keeps the
 // window's maximum and passes on only its last row: out_valid always, data and tag when valid.
 // A reset (with stall high) must flush the pipeline.
+// bf16 rows (in_bf16) against the rule of docs/isa.md "Floating point (bf16)" (rtl/tpu_fp.vh's
+// functions): hand-computed cases first (cancellation to +0, inf - inf, the largest finite value
+// rounding to inf, ties to even, subnormals, ReLU of -0 and NaN, the raw ACC bits without bias
+// and ReLU, fp32 windows with -0/+0 and NaN), then a third of the random batches in fp32 with
+// tb_bf16.vh's edge values, int8 and bf16 batches back to back.
 module tb_act;
+    `include "tpu_fp.vh"
+    `include "tb_bf16.vh"
     parameter N = 8;
     localparam TAG_W = 21;
     localparam BATCHES = 500;
@@ -32,13 +39,15 @@ module tb_act;
     reg [32*N-1:0] in_data = {32 * N{1'b0}};
     reg in_bias = 1'b0;
     reg in_relu = 1'b0;
+    reg in_bf16 = 1'b0;
     reg [TAG_W-1:0] in_tag = {TAG_W{1'b0}};
     reg [32*N-1:0] bias = {32 * N{1'b0}};
     reg [32*N-1:0] mult = {32 * N{1'b0}};
     reg [6*N-1:0] shift = {6 * N{1'b0}};
     wire out_valid;
     wire [32*N-1:0] out_i32;
-    wire [8*N-1:0] out_i8;
+    wire [16*N-1:0] out_ub;
+    wire out_bf16;
     wire [TAG_W-1:0] out_tag;
 
     tpu_act #(
@@ -54,13 +63,15 @@ module tb_act;
         .in_data(in_data),
         .in_bias(in_bias),
         .in_relu(in_relu),
+        .in_bf16(in_bf16),
         .in_tag(in_tag),
         .bias(bias),
         .mult(mult),
         .shift(shift),
         .out_valid(out_valid),
         .out_i32(out_i32),
-        .out_i8(out_i8),
+        .out_ub(out_ub),
+        .out_bf16(out_bf16),
         .out_tag(out_tag)
     );
 
@@ -98,13 +109,24 @@ module tb_act;
         end
     endfunction
 
+    // The fp32 x: without bias and ReLU, the ACC bits as they are.
+    function [31:0] ref_x_fp(input [31:0] acc, input [31:0] b, input use_bias, input relu);
+        reg [31:0] sum;
+        begin
+            sum = use_bias ? fp32_add(acc, b) : acc;
+            ref_x_fp = relu ? fp32_relu(sum) : sum;
+        end
+    endfunction
+
     // ------------------------------------------------------- pipeline model, checks --
     reg m_valid[0:2];
     reg [32*N-1:0] m_i32[0:2];
-    reg [8*N-1:0] m_i8[0:2];
+    reg [16*N-1:0] m_ub[0:2];  // int8 rows: the low half
+    reg m_bf16[0:2];
     reg [TAG_W-1:0] m_tag[0:2];
     reg [32*N-1:0] m_max;  // the window's maximum so far, per column
     reg [31:0] x;
+    reg bf16 = 1'b0;  // the type of the rows step sends
     integer cycle = 0;
     integer accepted;
 
@@ -123,10 +145,13 @@ module tb_act;
                              m_valid[2], out_valid);
                     $finish;
                 end
-                if (m_valid[2] && (out_i32 !== m_i32[2] || out_i8 !== m_i8[2] || out_tag !== m_tag[2])) begin
+                if (m_valid[2] && (out_i32 !== m_i32[2] || out_tag !== m_tag[2] ||
+                    out_bf16 !== m_bf16[2] || out_ub[8*N-1:0] !== m_ub[2][8*N-1:0] ||
+                    (m_bf16[2] && out_ub !== m_ub[2]))) begin
                     $display(
-                        "FAIL: act cycle %0d: out_i32/out_i8/out_tag expected %h/%h/%h, actual %h/%h/%h",
-                        cycle, m_i32[2], m_i8[2], m_tag[2], out_i32, out_i8, out_tag);
+                        "FAIL: act cycle %0d: out_i32/out_ub/out_bf16/out_tag expected %h/%h/%b/%h, actual %h/%h/%b/%h",
+                        cycle, m_i32[2], m_ub[2], m_bf16[2], m_tag[2], out_i32, out_ub, out_bf16,
+                        out_tag);
                     $finish;
                 end
             end
@@ -136,6 +161,7 @@ module tb_act;
             in_data = d;
             in_bias = ub;
             in_relu = ur;
+            in_bf16 = bf16;
             in_tag = tag;
             stall = st;
             rst = rs;
@@ -146,16 +172,26 @@ module tb_act;
                 for (i = 2; i > 0; i = i - 1) begin
                     m_valid[i] = m_valid[i-1];
                     m_i32[i] = m_i32[i-1];
-                    m_i8[i] = m_i8[i-1];
+                    m_ub[i] = m_ub[i-1];
+                    m_bf16[i] = m_bf16[i-1];
                     m_tag[i] = m_tag[i-1];
                 end
                 m_valid[0] = v && la;
-                if (v) m_tag[0] = tag;
-                for (c = 0; c < N && v; c = c + 1) begin
+                if (v) begin
+                    m_tag[0]  = tag;
+                    m_bf16[0] = bf16;
+                end
+                for (c = 0; c < N && v && bf16; c = c + 1) begin
+                    x = ref_x_fp(d[32*c+:32], bias[32*c+:32], ub, ur);
+                    m_max[32*c+:32] = fi ? x : fp32_max(m_max[32*c+:32], x);
+                    m_i32[0][32*c+:32] = m_max[32*c+:32];
+                    m_ub[0][16*c+:16] = fp32_to_bf16(m_max[32*c+:32]);
+                end
+                for (c = 0; c < N && v && !bf16; c = c + 1) begin
                     x = ref_x(d[32*c+:32], bias[32*c+:32], ub, ur);
                     if (fi || $signed(x) > $signed(m_max[32*c+:32])) m_max[32*c+:32] = x;
                     m_i32[0][32*c+:32] = m_max[32*c+:32];
-                    m_i8[0][8*c+:8] = ref_i8(m_max[32*c+:32], mult[32*c+:32], shift[6*c+:6]);
+                    m_ub[0][8*c+:8] = ref_i8(m_max[32*c+:32], mult[32*c+:32], shift[6*c+:6]);
                 end
             end
             cycle = cycle + 1;
@@ -219,9 +255,9 @@ module tb_act;
             // once the row has reached the outputs (just after the next rising edge).
             while (!(m_valid[2] && m_tag[2] == tag)) idle;
             @(posedge clk) #1;
-            if (out_i32 !== {N{exp_i32}} || out_i8 !== {N{exp_i8}}) begin
+            if (out_i32 !== {N{exp_i32}} || out_ub[8*N-1:0] !== {N{exp_i8}}) begin
                 $display("FAIL: act case %0d: expected %h/%h in every column, actual %h/%h",
-                         directed_count, exp_i32, exp_i8, out_i32, out_i8);
+                         directed_count, exp_i32, exp_i8, out_i32, out_ub[8*N-1:0]);
                 $finish;
             end
             drain;
@@ -248,6 +284,60 @@ module tb_act;
             if (out_i32 !== {N{exp_max}}) begin
                 $display("FAIL: act window case %0d: expected maximum %h, actual %h",
                          directed_count, exp_max, out_i32);
+                $finish;
+            end
+            drain;
+            directed_count = directed_count + 1;
+        end
+    endtask
+
+    // A bf16 row, the same in every column, through bias and ReLU: x (out_i32) and its bf16.
+    task directed_fp(input [31:0] acc, input [31:0] b, input ub, input ur, input [31:0] exp_x,
+                     input [15:0] exp_bf16);
+        reg [TAG_W-1:0] tag;
+        begin
+            x = ref_x_fp(acc, b, ub, ur);
+            if (x !== exp_x || fp32_to_bf16(x) !== exp_bf16) begin
+                $display(
+                    "FAIL: act fp32 reference, case %0d (acc %h bias %h use %b relu %b): expected %h/%h, reference gives %h/%h",
+                    directed_count, acc, b, ub, ur, exp_x, exp_bf16, x, fp32_to_bf16(x));
+                $finish;
+            end
+            bias = {N{b}};
+            tag  = directed_count;
+            bf16 = 1'b1;
+            send({N{acc}}, ub, ur, tag);
+            bf16 = 1'b0;
+            while (!(m_valid[2] && m_tag[2] == tag)) idle;
+            @(posedge clk) #1;
+            if (out_i32 !== {N{exp_x}} || out_ub !== {N{exp_bf16}} || out_bf16 !== 1'b1) begin
+                $display("FAIL: act fp32 case %0d: expected %h/%h in every column, actual %h/%h",
+                         directed_count, exp_x, exp_bf16, out_i32, out_ub);
+                $finish;
+            end
+            drain;
+            directed_count = directed_count + 1;
+        end
+    endtask
+
+    // A bf16 window of three rows: the fp32 maximum after bias and ReLU, and its bf16.
+    task directed_window_fp(input [31:0] a0, input [31:0] a1, input [31:0] a2, input [31:0] b,
+                            input ub, input ur, input [31:0] exp_max, input [15:0] exp_bf16);
+        reg [TAG_W-1:0] tag;
+        begin
+            bias = {N{b}};
+            tag  = directed_count;
+            bf16 = 1'b1;
+            send_w({N{a0}}, ub, ur, tag, 1'b1, 1'b0);
+            send_w({N{a1}}, ub, ur, tag, 1'b0, 1'b0);
+            idle;
+            send_w({N{a2}}, ub, ur, tag, 1'b0, 1'b1);
+            bf16 = 1'b0;
+            while (!(m_valid[2] && m_tag[2] == tag)) idle;
+            @(posedge clk) #1;
+            if (out_i32 !== {N{exp_max}} || out_ub !== {N{exp_bf16}}) begin
+                $display("FAIL: act fp32 window case %0d: expected %h/%h, actual %h/%h",
+                         directed_count, exp_max, exp_bf16, out_i32, out_ub);
                 $finish;
             end
             drain;
@@ -361,11 +451,40 @@ module tb_act;
         directed_window(MAX, 32'd0, -32'd3, 32'd1, 1, 0, 32'd1);
         directed_window(MAX, -32'd2, -32'd3, 32'd1, 1, 1, 32'd0);
         directed_window(MIN, MIN, MIN, 0, 0, 0, MIN);
+        //           acc            bias           use relu x              bf16
+        // Cancellation, inf - inf, rounding to inf, ties to even (down and up).
+        directed_fp(32'h3f800000, 32'hbf800000, 1, 0, 32'h00000000, 16'h0000);
+        directed_fp(32'h7f800000, 32'hff800000, 1, 0, 32'h7fc00000, 16'h7fc0);
+        directed_fp(32'h7f7fffff, 32'h00000000, 1, 0, 32'h7f7fffff, 16'h7f80);
+        directed_fp(32'h7f7fffff, 32'h7f7fffff, 1, 0, 32'h7f800000, 16'h7f80);
+        directed_fp(32'h3f808000, 32'h00000000, 0, 0, 32'h3f808000, 16'h3f80);
+        directed_fp(32'h3f818000, 32'h00000000, 0, 0, 32'h3f818000, 16'h3f82);
+        directed_fp(32'hbf808001, 32'h00000000, 0, 0, 32'hbf808001, 16'hbf81);
+        // Subnormals: the raw bits without bias and ReLU, a zero of their sign once added.
+        directed_fp(32'h80000001, 32'h00000000, 0, 0, 32'h80000001, 16'h8000);
+        directed_fp(32'h80000001, 32'h80000000, 1, 0, 32'h80000000, 16'h8000);
+        directed_fp(32'h00800000, 32'h80000001, 1, 0, 32'h00800000, 16'h0080);
+        // ReLU: -0, a negative, NaN (canonical), +inf; the bias before it.
+        directed_fp(32'h80000000, 32'h00000000, 0, 1, 32'h00000000, 16'h0000);
+        directed_fp(32'hc0400000, 32'h00000000, 0, 1, 32'h00000000, 16'h0000);
+        directed_fp(32'hff800a01, 32'h00000000, 0, 1, 32'h7fc00000, 16'h7fc0);
+        directed_fp(32'h7f800000, 32'hff7fffff, 1, 1, 32'h7f800000, 16'h7f80);
+        directed_fp(32'hc0000000, 32'h40400000, 1, 1, 32'h3f800000, 16'h3f80);
+        // Windows: -0 < +0, a NaN anywhere, the maximum after bias and ReLU.
+        directed_window_fp(32'h80000000, 32'h00000000, 32'hbf800000, 0, 0, 0, 32'h00000000,
+                           16'h0000);
+        directed_window_fp(32'h3f800000, 32'h7fc00000, 32'h40000000, 0, 0, 0, 32'h7fc00000,
+                           16'h7fc0);
+        directed_window_fp(32'hbf800000, 32'hc0000000, 32'hff800000, 32'h3f800000, 1, 0,
+                           32'h00000000, 16'h0000);
+        directed_window_fp(32'hbf800000, 32'hc0000000, 32'hff800000, 32'h0, 1, 1, 32'h00000000,
+                           16'h0000);
 
         for (batch = 0; batch < BATCHES; batch = batch + 1) begin
-            ties = batch % 4 == 3;
+            bf16 = batch % 3 == 1;
+            ties = batch % 4 == 3 && !bf16;
             for (c = 0; c < N; c = c + 1) begin
-                bias[32*c+:32] = pick_i32($urandom);
+                bias[32*c+:32] = bf16 ? tb_fp32($urandom) : pick_i32($urandom);
                 if (ties) begin
                     mult[32*c+:32] = ($urandom % 2) ? 32'd1 : 32'hffffffff;
                     shift[6*c+:6]  = 6'd1 + $urandom % 10;
@@ -384,6 +503,7 @@ module tb_act;
                     if (ties)
                         d[32*c +: 32] = (($urandom % 2) ? 32'd1 : 32'hffffffff) *
                                         (((2 * ($urandom % 160)) + 1) << (sh - 1));
+                    else if (bf16) d[32*c+:32] = tb_fp32($urandom);
                     else d[32*c+:32] = pick_i32($urandom);
                 end
                 while ($urandom % 3 == 0) idle;

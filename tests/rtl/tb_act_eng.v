@@ -14,8 +14,13 @@
 // UB[a + i*step] (step 0 meaning 1), with and without POOL,
 // exactly 4 cycles after its window's last read (one row per PH*PW cycles sustained) with the
 // reference value, requant(max over the window of relu(acc + bias)); done pulses with the last
-// write and never otherwise.
+// write and never otherwise. A third of the commands are BF16 (mixed with int8 ones back to
+// back), reading an fp32 ACC of tb_bf16.vh's edge values: each output row is written as a row
+// pair (ub_pair) with the rule of docs/isa.md "Floating point (bf16)" (rtl/tpu_fp.vh): the fp32
+// maximum over the window of relu(acc + bias), rounded to bf16.
 module tb_act_eng;
+    `include "tpu_fp.vh"
+    `include "tb_bf16.vh"
     parameter N = 8;
     localparam ACC_ROWS = 128;
     localparam UB_ROWS = 1024;  // room for a few rows 255 apart
@@ -32,6 +37,7 @@ module tb_act_eng;
     reg cmd_bias = 1'b0;
     reg cmd_relu = 1'b0;
     reg cmd_pool = 1'b0;
+    reg cmd_bf16 = 1'b0;
     reg [31:0] cmd_window = 32'd0;
     wire done;
     wire acc_en;
@@ -39,7 +45,8 @@ module tb_act_eng;
     reg [32*N-1:0] acc_data;
     wire ub_en;
     wire [19:0] ub_addr;
-    wire [8*N-1:0] ub_data;
+    wire ub_pair;
+    wire [16*N-1:0] ub_data;
     reg [32*N-1:0] bias = {32 * N{1'b0}};
     reg [32*N-1:0] mult = {32 * N{1'b0}};
     reg [6*N-1:0] shift = {6 * N{1'b0}};
@@ -58,6 +65,7 @@ module tb_act_eng;
         .cmd_bias(cmd_bias),
         .cmd_relu(cmd_relu),
         .cmd_pool(cmd_pool),
+        .cmd_bf16(cmd_bf16),
         .cmd_window(cmd_window),
         .done(done),
         .acc_en(acc_en),
@@ -65,6 +73,7 @@ module tb_act_eng;
         .acc_data(acc_data),
         .ub_en(ub_en),
         .ub_addr(ub_addr),
+        .ub_pair(ub_pair),
         .ub_data(ub_data),
         .bias(bias),
         .mult(mult),
@@ -72,9 +81,11 @@ module tb_act_eng;
     );
 
     reg [32*N-1:0] accm[0:ACC_ROWS-1];
+    reg [32*N-1:0] accf[0:ACC_ROWS-1];  // what a BF16 command reads: fp32
+    reg c_bf16 = 1'b0;  // the command in flight is BF16
 
     always #5 clk = ~clk;
-    always @(posedge clk) if (acc_en) acc_data <= accm[acc_addr];
+    always @(posedge clk) if (acc_en) acc_data <= c_bf16 ? accf[acc_addr] : accm[acc_addr];
 
     // docs/isa.md activation arithmetic, one column: x = relu(acc + bias), then int8.
     function [31:0] ref_x(input [31:0] acc, input [31:0] b, input fb, input fr);
@@ -134,7 +145,8 @@ module tb_act_eng;
     reg     [    31:0] wx;
     reg     [    31:0] wmax;
     integer            pooled = 0;  // POOL commands done
-    reg     [32*N-1:0] exp_row;
+    reg     [16*N-1:0] exp_row;
+    integer            bf16_cmds = 0;  // BF16 commands done
     integer            cmds = 0;
     integer            rows_total = 0;
     integer            c;
@@ -178,9 +190,11 @@ module tb_act_eng;
 
     initial begin
         for (r = 0; r < ACC_ROWS; r = r + 1)
-        for (c = 0; c < N; c = c + 1)
-        accm[r][32*c+:32] = r < 4 ?
-            32'h80000000 : (r % 5 == 0 ? edge_word($urandom % 6) : $urandom % 200000 - 100000);
+        for (c = 0; c < N; c = c + 1) begin
+            accm[r][32*c+:32] = r < 4 ?
+                32'h80000000 : (r % 5 == 0 ? edge_word($urandom % 6) : $urandom % 200000 - 100000);
+            accf[r][32*c+:32] = tb_fp32($urandom);
+        end
     end
 
     // Everything is sampled and driven at the falling edge; a handshake seen here happens at the
@@ -210,23 +224,28 @@ module tb_act_eng;
                 for (c = 0; c < N; c = c + 1) begin
                     for (wk = 0; wk < c_ph; wk = wk + 1)
                     for (wj = 0; wj < c_pw; wj = wj + 1) begin
-                        wx = ref_x(
-                            accm[c_acc+writes*c_step+wk*c_pitch+wj][32*c+:32],
-                            bias[32*c+:32],
-                            c_bias,
-                            c_relu
-                        );
-                        if ((wk == 0 && wj == 0) || $signed(wx) > $signed(wmax)) wmax = wx;
+                        r = c_acc + writes * c_step + wk * c_pitch + wj;
+                        if (c_bf16) begin
+                            wx = c_bias ? fp32_add(accf[r][32*c+:32], bias[32*c+:32]) :
+                                accf[r][32*c+:32];
+                            if (c_relu) wx = fp32_relu(wx);
+                            wmax = wk == 0 && wj == 0 ? wx : fp32_max(wmax, wx);
+                        end else begin
+                            wx = ref_x(accm[r][32*c+:32], bias[32*c+:32], c_bias, c_relu);
+                            if ((wk == 0 && wj == 0) || $signed(wx) > $signed(wmax)) wmax = wx;
+                        end
                     end
-                    exp_row[8*c+:8] = ref_q(wmax, mult[32*c+:32], shift[6*c+:6]);
+                    if (c_bf16) exp_row[16*c+:16] = fp32_to_bf16(wmax);
+                    else exp_row[8*c+:8] = ref_q(wmax, mult[32*c+:32], shift[6*c+:6]);
                 end
-                if (!active || ub_addr !== c_ub + writes * c_ustep || ub_data !== exp_row[8*N-1:0]
+                if (!active || ub_addr !== c_ub + writes * c_ustep || ub_pair !== c_bf16 ||
+                    ub_data[8*N-1:0] !== exp_row[8*N-1:0] || (c_bf16 && ub_data !== exp_row)
                     || edges != accept_edge + 3 + (writes + 1) * c_area) begin
                     $display(
-                        "FAIL: act_eng edge %0d: UB write %0d of command %0d (rows %0d UB step %0d bias %0d relu %0d pool %0d window %0dx%0d step %0d pitch %0d): expected row %0d = %h at edge %0d, actual row %0d = %h",
-                        edges, writes, cmds, c_rows, c_ustep, c_bias, c_relu, c_pool, c_ph, c_pw,
-                        c_step, c_pitch, c_ub + writes * c_ustep, exp_row[8*N-1:0],
-                        accept_edge + 3 + (writes + 1) * c_area, ub_addr, ub_data);
+                        "FAIL: act_eng edge %0d: UB write %0d of command %0d (rows %0d UB step %0d bias %0d relu %0d pool %0d bf16 %0d window %0dx%0d step %0d pitch %0d): expected row %0d = %h at edge %0d, actual row %0d = %h (pair %b)",
+                        edges, writes, cmds, c_rows, c_ustep, c_bias, c_relu, c_pool, c_bf16, c_ph,
+                        c_pw, c_step, c_pitch, c_ub + writes * c_ustep, exp_row,
+                        accept_edge + 3 + (writes + 1) * c_area, ub_addr, ub_data, ub_pair);
                     $finish;
                 end
                 writes   = writes + 1;
@@ -247,20 +266,22 @@ module tb_act_eng;
         end
         if (exp_done) begin
             active = 1'b0;
-            cmds   = cmds + 1;
+            cmds = cmds + 1;
             pooled = pooled + c_pool;
+            bf16_cmds = bf16_cmds + c_bf16;
             if (c_ustep > 1) stepped = stepped + 1;
             rows_total = rows_total + c_rows;
             if (cmds == CMDS) begin
-                if (overlapped < 10 || pooled < CMDS / 4 || stepped < CMDS / 4) begin
+                if (overlapped < 10 || pooled < CMDS / 4 || stepped < CMDS / 4 ||
+                    bf16_cmds < CMDS / 4) begin
                     $display(
-                        "FAIL: act_eng: only %0d commands accepted back to back, %0d pooled, %0d with a UB step",
-                        overlapped, pooled, stepped);
+                        "FAIL: act_eng: only %0d commands accepted back to back, %0d pooled, %0d with a UB step, %0d BF16",
+                        overlapped, pooled, stepped, bf16_cmds);
                     $finish;
                 end
                 $display(
-                    "act_eng: %0d commands (%0d with POOL, %0d with a UB step > 1), %0d rows, %0d accepted in the previous one's done cycle",
-                    cmds, pooled, stepped, rows_total, overlapped);
+                    "act_eng: %0d commands (%0d with POOL, %0d with a UB step > 1, %0d BF16), %0d rows, %0d accepted in the previous one's done cycle",
+                    cmds, pooled, stepped, bf16_cmds, rows_total, overlapped);
                 $display("PASS");
                 $finish;
             end
@@ -283,10 +304,11 @@ module tb_act_eng;
                 4: cmd_ub_step = 8'd255;
                 default: cmd_ub_step = $urandom;
             endcase
-            while ((cmd_rows - 1) * (cmd_ub_step == 0 ? 1 : cmd_ub_step) + 1 > UB_ROWS)
+            while ((cmd_rows - 1) * (cmd_ub_step == 0 ? 1 : cmd_ub_step) + 1 + cmd_bf16 > UB_ROWS)
             cmd_rows = 1 + cmd_rows / 2;
             cmd_bias = $urandom;
             cmd_relu = $urandom;
+            cmd_bf16 = $urandom % 3 == 0;
             // POOL in half the commands: a window whose footprint fits the accumulators.
             cmd_pool = offered >= 8 && $urandom % 2;
             cmd_window = $urandom;
@@ -317,7 +339,7 @@ module tb_act_eng;
                 end
                 cmd_window = {o_pitch[15:0], o_step[7:0], o_pw[3:0], o_ph[3:0]};
             end
-            cmd_ub_addr = $urandom % (UB_ROWS - (cmd_rows - 1) * (cmd_ub_step == 0 ? 1 : cmd_ub_step));
+            cmd_ub_addr = $urandom % (UB_ROWS - (cmd_rows - 1) * (cmd_ub_step == 0 ? 1 : cmd_ub_step) - cmd_bf16);
             cmd_acc_addr = $urandom % (ACC_ROWS - ((cmd_rows - 1) * o_step + (o_ph - 1) * o_pitch + o_pw) + 1);
             // Parameters only change while nothing is in flight.
             if (!active) begin
@@ -327,6 +349,8 @@ module tb_act_eng;
                     cmd_relu = 1'b0;
                 end
                 set_params(offered % 7 == 0 ? 3 : $urandom % 3);
+                // An fp32 bias for a BF16 command (the int8 ones' read as fp32 are tiny).
+                if (cmd_bf16) for (c = 0; c < N; c = c + 1) bias[32*c+:32] = tb_fp32($urandom);
             end
             cmd_valid = 1'b1;
             offered   = offered + 1;
@@ -344,6 +368,7 @@ module tb_act_eng;
             c_bias = cmd_bias;
             c_relu = cmd_relu;
             c_pool = cmd_pool;
+            c_bf16 = cmd_bf16;
             c_ph = cmd_pool ? cmd_window[3:0] : 1;
             c_pw = cmd_pool ? cmd_window[7:4] : 1;
             c_step = cmd_pool ? cmd_window[15:8] : 1;

@@ -32,6 +32,12 @@
 //            2N (S = 3, 3, 4, 2, 2 UB rows per memory row; strides 3N+5, len, 4N+1, 0) reading
 //            them back, an RD_HOST overwriting rows a wide WR_HOST reads; with a back-pressured,
 //            interleaving memory; byte counters (one request per memory row).
+//   bf16     ISA 1.3: a bf16 GEMM (docs/isa.md "Floating point (bf16)", rtl/tpu_fp.vh) on
+//            tb_bf16.vh's edge values: RD_WEIGHT.BF16 (full, and rows < N with an odd len),
+//            RD_HOST of 2N-byte vectors, MATMUL.BF16 LOAD and LOAD ACC over two K tiles, int8
+//            MATMULs between them on the same FIFO, ACTIVATE.BF16 with BIAS/RELU and with POOL,
+//            WR_HOST of the bf16 rows and WR_HOST.SRC_ACC.BF16 with BIAS and RELU; twice, with a
+//            fast memory and with a slow, back-pressured, interleaving one.
 //   errors   ILLEGAL_OPCODE, BAD_OPERAND (also RD_HOST and WR_HOST len 4N+1, ACTIVATE len 256),
 //            UB_RANGE (before ACC_RANGE; also an RD_HOST and a WR_HOST whose rows fit but not
 //            their rows * ceil(len/N), an ACTIVATE whose last stepped row does not), MEM_RANGE,
@@ -61,7 +67,7 @@ module tb_core;
                      OP_MATMUL = 8'h04, OP_ACTIVATE = 8'h05, OP_WR_HOST = 8'h06,
                      OP_SYNC = 8'h07, OP_HALT = 8'h08, OP_ZERO = 8'h09;
     localparam [7:0] F_ACC = 8'h01, F_LOAD = 8'h02, F_UNSIGNED = 8'h04, F_BIAS = 8'h08,
-                     F_RELU = 8'h10, F_SRC_ACC = 8'h20, F_POOL = 8'h40;
+                     F_RELU = 8'h10, F_SRC_ACC = 8'h20, F_POOL = 8'h40, F_BF16 = 8'h80;
     localparam [7:0] A_ID = 8'h00, A_VERSION = 8'h04, A_ARRAY_N = 8'h08, A_UB_ROWS = 8'h0C,
                      A_ACC_ROWS = 8'h10, A_WFIFO_TILES = 8'h14, A_IQ_DEPTH = 8'h18,
                      A_BUS_BYTES = 8'h1C, A_CTRL = 8'h20, A_STATUS = 8'h24,
@@ -166,13 +172,16 @@ module tb_core;
     );
 
     // ----------------------------------------------------------------- reference model
+    `include "tpu_fp.vh"
+    `include "tb_bf16.vh"
     reg     [     7:0] rmem          [      0:MEM_MAX-1];
     reg     [ 8*N-1:0] rub           [      0:UB_ROWS-1];
     reg     [32*N-1:0] racc          [     0:ACC_ROWS-1];
-    reg     [ 8*N-1:0] rwf           [0:WFIFO_TILES*N-1];  // weight FIFO, tile t at rows t*N..
+    // weight FIFO, tile t at rows t*N.., and the current tile: 16-bit cells (int8 sign-extended)
+    reg     [16*N-1:0] rwf           [0:WFIFO_TILES*N-1];
     integer            rwf_head = 0;
     integer            rwf_count = 0;
-    reg     [ 8*N-1:0] rw            [            0:N-1];  // current tile
+    reg     [16*N-1:0] rw            [            0:N-1];
     reg     [32*N-1:0] rbias;
     reg     [32*N-1:0] rmult;
     reg     [ 6*N-1:0] rshift;
@@ -195,11 +204,17 @@ module tb_core;
         end
     endfunction
 
-    function [31:0] act32(input [31:0] acc, input [31:0] b, input fb, input fr);
+    // relu(acc + bias), int32 or (bf: BF16) fp32.
+    function [31:0] act32(input [31:0] acc, input [31:0] b, input fb, input fr, input bf);
         reg [31:0] x;
         begin
-            x = acc + (fb ? b : 32'd0);
-            act32 = (fr && x[31]) ? 32'd0 : x;
+            if (bf) begin
+                x = fb ? fp32_add(acc, b) : acc;
+                act32 = fr ? fp32_relu(x) : x;
+            end else begin
+                x = acc + (fb ? b : 32'd0);
+                act32 = (fr && x[31]) ? 32'd0 : x;
+            end
         end
     endfunction
 
@@ -208,7 +223,7 @@ module tb_core;
         begin
             rwf_head  = 0;
             rwf_count = 0;
-            for (r = 0; r < N; r = r + 1) rw[r] = {8 * N{1'b0}};
+            for (r = 0; r < N; r = r + 1) rw[r] = {16 * N{1'b0}};
             rbias  = {32 * N{1'b0}};
             rmult  = {32 * N{1'b0}};
             rshift = {6 * N{1'b0}};
@@ -255,8 +270,12 @@ module tb_core;
                 OP_RD_WEIGHT: begin
                     t = (rwf_head + rwf_count) % WFIFO_TILES;
                     for (r = 0; r < N; r = r + 1)
-                    for (c = 0; c < N; c = c + 1)
-                    rwf[t*N+r][8*c+:8] = (r < rows && c < len) ? rmem[a+r*stride+c] : 8'd0;
+                    for (c = 0; c < 2 * N; c = c + 1)
+                    if (fl & F_BF16)
+                        rwf[t*N+r][8*c+:8] = (r < rows && c < len) ? rmem[a+r*stride+c] : 8'd0;
+                    else if (c < N)
+                        rwf[t*N+r][16*c+:16] = (r < rows && c < len) ?
+                            {{8{rmem[a+r*stride+c][7]}}, rmem[a+r*stride+c]} : 16'd0;
                     rwf_count = rwf_count + 1;
                 end
                 OP_RD_PARAMS:
@@ -275,12 +294,28 @@ module tb_core;
                     end
                     step = stride == 0 ? 1 : stride;
                     for (i = 0; i < rows; i = i + 1)
-                    for (c = 0; c < N; c = c + 1) begin
+                    for (c = 0; c < N; c = c + 1)
+                    if (fl & F_BF16) begin
+                        // The vector: the row pair's 2N bytes; the sum from +0 in row order.
+                        sum = 32'd0;
+                        for (r = 0; r < N; r = r + 1)
+                        sum = fp32_add(
+                            sum,
+                            bf16_mul(
+                                {
+                                    rub[a+i*step+(2*r+1)/N][8*((2*r+1)%N)+:8],
+                                    rub[a+i*step+2*r/N][8*(2*r%N)+:8]
+                                },
+                                rw[r][16*c+:16])
+                        );
+                        racc[b+i][32*c+:32] = (fl & F_ACC) ? fp32_add(racc[b+i][32*c+:32], sum) :
+                            sum;
+                    end else begin
                         sum = (fl & F_ACC) ? racc[b+i][32*c+:32] : 32'd0;
                         for (r = 0; r < N; r = r + 1) begin
                             av = (fl & F_UNSIGNED) ? {24'd0, rub[a + i*step][8*r +: 8]}
                                                        : {{24{rub[a + i*step][8*r+7]}}, rub[a + i*step][8*r +: 8]};
-                            sum = sum + av * {{24{rw[r][8*c+7]}}, rw[r][8*c+:8]};
+                            sum = sum + av * {{24{rw[r][16*c+7]}}, rw[r][16*c+:8]};
                         end
                         racc[b+i][32*c+:32] = sum;
                     end
@@ -298,13 +333,20 @@ module tb_core;
                             racc[b+i*((fl&F_POOL)?stride[15:8] : 1)+k*stride[31:16]+j][32*c+:32],
                             rbias[32*c+:32],
                             fl[3],
-                            fl[4]
+                            fl[4],
+                            fl[7]
                         );
-                        if ((k == 0 && j == 0) || $signed(x) > $signed(mx)) mx = x;
+                        if (fl & F_BF16) mx = k == 0 && j == 0 ? x : fp32_max(mx, x);
+                        else if ((k == 0 && j == 0) || $signed(x) > $signed(mx)) mx = x;
                     end
-                    // ISA 1.2: output rows len apart (0 meaning 1).
-                    rub[a+i*(len==0?1 : len)][8*c+:8] =
-                        requant(mx, rmult[32*c+:32], rshift[6*c+:6]);
+                    // ISA 1.2: output rows len apart (0 meaning 1); BF16: element c of a row
+                    // pair.
+                    step = a + i * (len == 0 ? 1 : len);
+                    if (fl & F_BF16) begin
+                        x[15:0] = fp32_to_bf16(mx);
+                        rub[step+2*c/N][8*(2*c%N)+:8] = x[7:0];
+                        rub[step+(2*c+1)/N][8*((2*c+1)%N)+:8] = x[15:8];
+                    end else rub[step][8*c+:8] = requant(mx, rmult[32*c+:32], rshift[6*c+:6]);
                 end
                 OP_ZERO: for (i = 0; i < rows; i = i + 1) rub[b+i] = {8 * N{1'b0}};
                 // From UB memory row i is UB rows b + i*S .. (S = ceil(len / N)), N bytes each.
@@ -314,7 +356,8 @@ module tb_core;
                     for (c = 0; c < len; c = c + 1) begin
                         addr = a + i * stride + c;
                         if (fl & F_SRC_ACC) begin
-                            x = act32(racc[b+i][32*(c/4)+:32], rbias[32*(c/4)+:32], fl[3], fl[4]);
+                            x = act32(racc[b+i][32*(c/4)+:32], rbias[32*(c/4)+:32], fl[3], fl[4],
+                                      fl[7]);
                             rmem[addr] = x[8*(c%4)+:8];
                         end else begin
                             rmem[addr] = rub[b+i*step+c/N][8*(c%N)+:8];
@@ -712,6 +755,8 @@ module tb_core;
         chain;
         conv;
         widewr;
+        bf16(2, 0, 100, 0);
+        bf16(7, 35, 60, 5);
         errors_all;
         $display("PASS");
         $finish;

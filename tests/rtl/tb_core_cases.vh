@@ -1,6 +1,6 @@
 // tb_core_cases.vh - tb_core's directed programs (streaming, chains, a convolution, ISA 1.2's
-// wide rows and steps) and its error programs. Included inside tb_core's module: the tasks use its
-// device, reference model and checks.
+// wide rows and steps, ISA 1.3's bf16) and its error programs. Included inside tb_core's
+// module: the tasks use its device, reference model and checks.
 
 task stream;
     reg [31:0] v;
@@ -51,6 +51,77 @@ task stream;
         check_csr(A_INSN_COUNT, nprog, "INSN_COUNT after CTRL clear");
         $display("stream: %0d MATMUL rows in %0d consecutive cycles, %0d cycles in all",
                  rows_total, fire_last - fire_first + 1, run_cycles);
+    end
+endtask
+
+// ISA 1.3: a bf16 GEMM of two K tiles with int8 MATMULs between them, then the activate and
+// store paths in fp32 (the header's "bf16"). Memory holds bf16 edge values (tb_bf16.vh) and an
+// fp32 bias row; the int8 tile and rows are random bytes.
+task bf16(input integer l, input integer b, input integer r, input integer j);
+    integer x1a, x8a, w8a, o16a, o32c;
+    integer i;
+    reg [15:0] v;
+    reg [31:0] f;
+    begin
+        mem_timing(l, b, r, j);
+        mem_random(MEMB);
+        m_rows = 2 * N + 3;
+        x1a = 0;
+        x2a = x1a + m_rows * 2 * N;
+        x8a = x2a + m_rows * 2 * N;
+        w1a = x8a + m_rows * N;
+        w2a = w1a + 2 * N * N;
+        w8a = w2a + N * (2 * N + 6);
+        pa = w8a + N * N;
+        o16a = pa + 3 * 4 * N;
+        o32a = o16a + m_rows * 2 * N;
+        o32b = o32a + m_rows * 4 * N;
+        o32c = o32b + 3 * (4 * N + 8);
+        for (i = x1a; i < x8a; i = i + 2) begin
+            v = tb_bf16($urandom);
+            {rmem[i+1], rmem[i]} = v;
+        end
+        for (i = w1a; i < w8a; i = i + 2) begin
+            v = tb_bf16($urandom);
+            {rmem[i+1], rmem[i]} = v;
+        end
+        for (i = 0; i < N; i = i + 1) begin
+            f = tb_fp32($urandom);
+            {rmem[pa+4*i+3], rmem[pa+4*i+2], rmem[pa+4*i+1], rmem[pa+4*i]} = f;
+        end
+        for (i = 0; i < MEMB; i = i + 1) u_mem.mem[i] = rmem[i];
+        nprog = 0;
+        emit(insn(OP_RD_PARAMS, 0, 3, pa, 0, 4 * N, 4 * N));
+        emit(insn(OP_RD_WEIGHT, F_BF16, N, w1a, 0, 2 * N, 2 * N));
+        emit(insn(OP_RD_WEIGHT, 0, N, w8a, 0, N, N));
+        emit(insn(OP_RD_WEIGHT, F_BF16, N - 1, w2a, 0, 2 * N - 1, 2 * N + 6));
+        emit(insn(OP_RD_HOST, 0, m_rows, x1a, 0, 2 * N, 2 * N));  // UB row pairs 0, 2, ..
+        emit(insn(OP_RD_HOST, 0, m_rows, x2a, 128, 2 * N, 2 * N));
+        emit(insn(OP_RD_HOST, 0, m_rows, x8a, 256, N, N));
+        emit(insn(OP_MATMUL, F_BF16 | F_LOAD, m_rows, 0, 0, 0, 2));
+        emit(insn(OP_MATMUL, F_LOAD, m_rows, 256, 64, 0, 0));
+        emit(insn(OP_MATMUL, F_BF16 | F_LOAD | F_ACC, m_rows, 128, 0, 0, 2));
+        emit(insn(OP_MATMUL, F_BF16, 3, 1, 128, 0, 3));  // pairs from odd rows
+        emit(insn(OP_MATMUL, 0, 2, 256, 132, 0, 0));  // int8 on the bf16 tile: defined
+        emit(insn(OP_ACTIVATE, F_BF16 | F_BIAS | F_RELU, m_rows, 512, 0, 2, 0));
+        emit(insn(OP_ACTIVATE, F_BF16 | F_POOL, 3, 640, 0, 3, {16'd4, 8'd2, 4'd2, 4'd2}));
+        emit(insn(OP_ACTIVATE, F_BF16 | F_BIAS, 3, 700, 128, 2, 0));
+        emit(insn(OP_WR_HOST, 0, m_rows, o16a, 512, 2 * N, 2 * N));
+        emit(insn(OP_WR_HOST, F_SRC_ACC | F_BF16 | F_BIAS | F_RELU, m_rows, o32a, 0, 4 * N, 4 * N));
+        emit(insn(OP_WR_HOST, F_SRC_ACC | F_BF16, 3, o32b, 128, 4 * N - 4, 4 * N + 8));
+        emit(insn(OP_WR_HOST, F_SRC_ACC | F_BIAS, m_rows, o32c, 64, 4 * N, 4 * N));
+        emit(insn(OP_SYNC, 0, 0, 0, 0, 0, 0));
+        emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
+        core_reset(MEMB);
+        run(200000);
+        ref_run(nprog);
+        compare("bf16");
+        check_counters(nprog, 1, 3 * 4 * N + ld_bytes(2, N, 2 * N, 2 * N) + N * N + ld_bytes(
+                       2, N - 1, 2 * N - 1, 2 * N + 6) + 2 * ld_bytes(2, m_rows, 2 * N, 2 * N
+                       ) + ld_bytes(4, m_rows, N, N),
+                       m_rows * (2 * N + 4 * N + 4 * N) + 3 * (4 * N - 4));
+        $display("bf16 (latency %0d+%0d, back-pressure %0d%%, responses %0d%%): %0d cycles", l, j,
+                 b, r, run_cycles);
     end
 endtask
 

@@ -8,7 +8,8 @@
 // instructions, none for the zero rows of a tile: rows i .. i+k-1 as one request of
 // (k-1)*stride + len bytes at a + i*stride, k = min(R, rows left) with R the largest count whose
 // rows fit one write (k*S <= 4 UB rows for an RD_HOST of S = ceil(len / N), k <= WF_ROWS for an
-// RD_WEIGHT, 1 for RD_PARAMS) and whose bytes fit the 4N-byte bus), no
+// RD_WEIGHT, WF_ROWS/2 for an RD_WEIGHT.BF16 of 2N-byte rows, 1 for RD_PARAMS) and whose bytes
+// fit the 4N-byte bus), no
 // RD_WEIGHT request unless a tile is free counting the tiles of RD_WEIGHTs already started and
 // not pushed, at most LD_SLOTS instructions accepted and not done, writes only for the oldest
 // instruction not done (so write-back is in order), the k*S UB rows b + i*S .. of an RD_HOST
@@ -16,7 +17,8 @@
 // after its response arrives), every destination row (bytes >= len zero,
 // err rows zero, all rows of a multi-row request with err zero, untouched rows unchanged, tiles
 // row by row at their push), one UB write per response, tile writes of 1..WF_ROWS rows inside
-// the tile, one per response and one per zero row, exactly one done per
+// the tile (BF16: 1..WF_ROWS/2 rows of 2N bytes, wf_bf16 set), one per response and one per
+// zero row, exactly one done per
 // instruction in order, with its last write or its tile push, and its fault; no activity
 // outside instructions; one request per cycle when the memory always accepts, and, for chains of
 // full-size instructions, no cycle lost between instructions (so they overlap).
@@ -51,6 +53,7 @@ module tb_dma_rd;
     reg [19:0] cmd_b = 20'd0;
     reg [11:0] cmd_len = 12'd0;
     reg [31:0] cmd_stride = 32'd0;
+    reg cmd_bf16 = 1'b0;
     wire done;
     wire fault;
     reg zero_valid = 1'b0;
@@ -73,6 +76,7 @@ module tb_dma_rd;
     wire wf_en;
     wire [8:0] wf_row;
     wire [CW-1:0] wf_rows;
+    wire wf_bf16;
     wire [8*N*WF_ROWS-1:0] wf_data;
     wire wf_push;
     wire prm_en;
@@ -95,6 +99,7 @@ module tb_dma_rd;
         .cmd_b(cmd_b),
         .cmd_len(cmd_len),
         .cmd_stride(cmd_stride),
+        .cmd_bf16(cmd_bf16),
         .done(done),
         .fault(fault),
         .zero_valid(zero_valid),
@@ -117,6 +122,7 @@ module tb_dma_rd;
         .wf_en(wf_en),
         .wf_row(wf_row),
         .wf_rows(wf_rows),
+        .wf_bf16(wf_bf16),
         .wf_data(wf_data),
         .wf_push(wf_push),
         .prm_en(prm_en),
@@ -188,7 +194,8 @@ module tb_dma_rd;
         integer cap;
         integer k;
         begin
-            cap = p_op[j] == OP_HOST ? 4 / span(p_len[j]) : p_op[j] == OP_WEIGHT ? WF_ROWS : 1;
+            cap = p_op[j] == OP_HOST ? 4 / span(p_len[j]) :
+                p_op[j] == OP_WEIGHT ? (p_bf[j] ? WF_ROWS / 2 : WF_ROWS) : 1;
             per_of = 1;
             if (p_stride[j] < 4 * N)
                 for (k = 2; k <= cap; k = k + 1)
@@ -228,6 +235,7 @@ module tb_dma_rd;
     reg [19:0] p_b[0:MAXI-1];
     reg [11:0] p_len[0:MAXI-1];
     reg [31:0] p_stride[0:MAXI-1];
+    reg p_bf[0:MAXI-1];  // RD_WEIGHT.BF16
     integer p_first[0:MAXI-1];  // cycles of the first and last request
     integer p_last[0:MAXI-1];
     integer p_nreq[0:MAXI-1];  // requests issued
@@ -241,9 +249,9 @@ module tb_dma_rd;
     task fail;
         begin
             $display(
-                "      at cycle %0d: instruction %0d (op %0d rows %0d a %h b %0d len %0d stride %0d)",
+                "      at cycle %0d: instruction %0d (op %0d rows %0d a %h b %0d len %0d stride %0d bf16 %0d)",
                 cycle, n_done, p_op[n_done], p_rows[n_done], p_a[n_done], p_b[n_done],
-                p_len[n_done], p_stride[n_done]);
+                p_len[n_done], p_stride[n_done], p_bf[n_done]);
             $finish;
         end
     endtask
@@ -251,7 +259,7 @@ module tb_dma_rd;
     // -------------------------------------------------- destination models --
     reg [8*N-1:0] ub_img[0:UB_ROWS+Z_ROWS-1];
     reg [8*N-1:0] exp_ub[0:UB_ROWS+Z_ROWS-1];
-    reg [8*N-1:0] tile_img[0:N-1];
+    reg [16*N-1:0] tile_img[0:N-1];  // int8 rows in the low half, the high half zero
     reg tile_written[0:N-1];
     reg [32*N-1:0] prm_img[0:2];
     integer n_ub = 0;  // writes for the oldest instruction not done (RD_HOST: rows of memory)
@@ -386,14 +394,17 @@ module tb_dma_rd;
                 n_ubw = n_ubw + 1;
             end
             if (wf_en) begin
-                if (p_op[n_done] != OP_WEIGHT || wf_rows < 1 || wf_rows > WF_ROWS ||
-                    wf_row + wf_rows > N) begin
-                    $display("FAIL: tile rows %0d..+%0d written outside an RD_WEIGHT's tile",
-                             wf_row, wf_rows);
+                if (p_op[n_done] != OP_WEIGHT || wf_rows < 1 ||
+                    wf_rows > (p_bf[n_done] ? WF_ROWS / 2 : WF_ROWS) || wf_row + wf_rows > N ||
+                    wf_bf16 !== p_bf[n_done]) begin
+                    $display(
+                        "FAIL: tile rows %0d..+%0d (bf16 %b) written outside an RD_WEIGHT's tile",
+                        wf_row, wf_rows, wf_bf16);
                     fail;
                 end
                 for (w_j = 0; w_j < wf_rows; w_j = w_j + 1) begin
-                    tile_img[wf_row+w_j] = wf_data[8*N*w_j+:8*N];
+                    tile_img[wf_row+w_j] = wf_bf16 ? wf_data[16*N*w_j+:16*N] :
+                        {{8 * N{1'b0}}, wf_data[8*N*w_j+:8*N]};
                     tile_written[wf_row+w_j] = 1'b1;
                 end
                 n_wf  = n_wf + wf_rows;
@@ -414,9 +425,11 @@ module tb_dma_rd;
                 end
                 for (w_j = 0; w_j < N; w_j = w_j + 1) begin
                     row = w_j < p_rows[n_done] ? exp_wrow(n_done, w_j) : {32 * N{1'b0}};
-                    if (!tile_written[w_j] || tile_img[w_j] !== row[8*N-1:0]) begin
+                    // A row's bytes: N of them, or 2N with BF16 (len <= 2N, the rest zero).
+                    if (!p_bf[n_done]) row[16*N-1:8*N] = {8 * N{1'b0}};
+                    if (!tile_written[w_j] || tile_img[w_j] !== row[16*N-1:0]) begin
                         $display("FAIL: tile row %0d at its push: written %b, %h, expected %h",
-                                 w_j, tile_written[w_j], tile_img[w_j], row[8*N-1:0]);
+                                 w_j, tile_written[w_j], tile_img[w_j], row[16*N-1:0]);
                         fail;
                     end
                     tile_written[w_j] = 1'b0;
@@ -506,6 +519,7 @@ module tb_dma_rd;
                 cmd_b <= p_b[n_acc];
                 cmd_len <= p_len[n_acc];
                 cmd_stride <= p_stride[n_acc];
+                cmd_bf16 <= p_bf[n_acc];
             end else cmd_valid <= 1'b0;
 
             // The FIFO: pushed tiles count from the next cycle, as do pops of the head tile.
@@ -530,7 +544,16 @@ module tb_dma_rd;
             p_b[n_prog] = b;
             p_len[n_prog] = len;
             p_stride[n_prog] = stride;
+            p_bf[n_prog] = 1'b0;
             n_prog = n_prog + 1;
+        end
+    endtask
+
+    // An RD_WEIGHT.BF16: rows of len 1..2N bytes.
+    task add_bf16(input [15:0] rows, input [31:0] a, input [11:0] len, input [31:0] stride);
+        begin
+            add(OP_WEIGHT, rows, a, 0, len, stride);
+            p_bf[n_prog-1] = 1'b1;
         end
     endtask
 
@@ -615,9 +638,15 @@ module tb_dma_rd;
             end else if (op_i == 2) begin
                 // Mostly full tiles, which overlap; short ones hold the instructions behind them.
                 // Half of them with contiguous rows (stride == len), requested R rows at once.
+                // A third BF16, rows of up to 2N bytes.
                 rr = ({$random(seed)} % 2) ? N : 1 + {$random(seed)} % N;
-                rl = ({$random(seed)} % 2) ? N : 1 + {$random(seed)} % N;
-                add(OP_WEIGHT, rr, ra, 0, rl, ({$random(seed)} % 2) ? {20'd0, rl} : rs);
+                if ({$random(seed)} % 3 == 0) begin
+                    rl = ({$random(seed)} % 2) ? 2 * N : 1 + {$random(seed)} % (2 * N);
+                    add_bf16(rr, ra, rl, ({$random(seed)} % 2) ? {20'd0, rl} : rs);
+                end else begin
+                    rl = ({$random(seed)} % 2) ? N : 1 + {$random(seed)} % N;
+                    add(OP_WEIGHT, rr, ra, 0, rl, ({$random(seed)} % 2) ? {20'd0, rl} : rs);
+                end
             end else add(OP_PARAMS, 3, ra, 0, 4 * (1 + {$random(seed)} % N), rs);
         end
     endtask
@@ -777,6 +806,39 @@ module tb_dma_rd;
         end
         run_batch;
         check_gapless(from);
+
+        // RD_WEIGHT.BF16: contiguous full tiles of 2N-byte rows, two per request (N / 2
+        // requests), back to back with no cycle lost, between int8 ones; an odd len (the last
+        // bf16's high byte zero), rows of N bytes (four per request would fit the bus, two fit
+        // the FIFO's port), short tiles, stride 0, a request past memory.
+        latency = 2;
+        from = n_prog;
+        from_req = n_req_co;
+        for (it = 0; it < 4; it = it + 1) add_bf16(N, 4 * N * it + 2 * it, 2 * N, 2 * N);
+        run_batch;
+        check_gapless(from);
+        if (n_req_co - from_req != 4 * N / 2) begin
+            $display("FAIL: 4 contiguous full bf16 tiles in %0d requests, expected %0d",
+                     n_req_co - from_req, 4 * N / 2);
+            $finish;
+        end
+        from = n_prog;
+        add(OP_WEIGHT, N, 100, 0, N, N);
+        add_bf16(N, 300, 2 * N - 1, 2 * N - 1);
+        add(OP_WEIGHT, N, 500, 0, N, N);
+        add_bf16(N, 700, N, N);
+        run_batch;
+        if (p_nreq[from+3] != N / 2) begin
+            $display("FAIL: a bf16 tile of N-byte rows in %0d requests, expected %0d",
+                     p_nreq[from+3], N / 2);
+            $finish;
+        end
+        add_bf16(N - 1, 40, 2 * N, 2 * N);
+        add_bf16(1, 41, 3, 0);
+        add_bf16(3, 900, 2 * N, 0);
+        add_bf16(N, MEM_SIZE - 2 * N * N + 1, 2 * N, 2 * N);  // the last request fails
+        add(OP_HOST, 2, 40, 30, N, N);
+        run_batch;
 
         // Chains of full-size instructions, back to back with an always-ready memory: no cycle
         // lost between them, several in flight at once. Rows more than 3N apart are one request

@@ -17,7 +17,12 @@
 // (the second accepted in the cycle of the first's done), narrow and wide both ways.
 // Rows back to back from UB and ACC: narrow, wide (S = 2, two per request), len not dividing 4N,
 // rows not a multiple of k, under back-pressure, with a failing request.
+// BF16 (WR_HOST.SRC_ACC.BF16): ACC rows and biases of tb_bf16.vh's fp32 edge values, every
+// bias/ReLU combination, rows back to back and not, with the rule of docs/isa.md "Floating point
+// (bf16)" (rtl/tpu_fp.vh): relu(acc + bias) in fp32, the ACC bits unchanged without both.
 module tb_dma_wr;
+    `include "tpu_fp.vh"
+    `include "tb_bf16.vh"
     parameter N = 8;
     localparam DEPTH = 8;
     localparam MEM_SIZE = 4096;
@@ -37,6 +42,7 @@ module tb_dma_wr;
     reg cmd_src_acc = 1'b0;
     reg cmd_bias = 1'b0;
     reg cmd_relu = 1'b0;
+    reg bf16 = 1'b0;  // the instructions run are BF16, reading accf
     wire done;
     wire fault;
     wire req_valid;
@@ -70,6 +76,7 @@ module tb_dma_wr;
         .cmd_src_acc(cmd_src_acc),
         .cmd_bias(cmd_bias),
         .cmd_relu(cmd_relu),
+        .cmd_bf16(bf16),
         .done(done),
         .fault(fault),
         .req_valid(req_valid),
@@ -135,6 +142,7 @@ module tb_dma_wr;
     // ---------------------------------------------------- UB and ACC models --
     reg [8*N-1:0] ub[0:ROWS-1];
     reg [32*N-1:0] acc[0:ROWS-1];
+    reg [32*N-1:0] accf[0:ROWS-1];  // fp32, for BF16
     integer s_j;
 
     always @(posedge clk) begin
@@ -143,7 +151,7 @@ module tb_dma_wr;
             acc_data[32*s_j+:32] <= $random(seed);
         end
         if (ub_en) ub_data <= ub[ub_addr];
-        if (acc_en) acc_data <= acc[acc_addr];
+        if (acc_en) acc_data <= bf16 ? accf[acc_addr] : acc[acc_addr];
         if ((ub_en && ub_addr >= ROWS) || (acc_en && acc_addr >= ROWS)) begin
             $display("FAIL: read beyond the %0d rows (ub %b %0d, acc %b %0d)", ROWS, ub_en,
                      ub_addr, acc_en, acc_addr);
@@ -256,13 +264,18 @@ module tb_dma_wr;
     reg [7:0] exp_mem[0:MEM_SIZE-1];
     integer n_tests = 0;
 
-    // The int32 row WR_HOST stores from ACC: relu(acc + bias), lane by lane, wrapping.
+    // The int32 row WR_HOST stores from ACC: relu(acc + bias), lane by lane, wrapping; with
+    // bf16 the fp32 one.
     function [32*N-1:0] act_row(input [32*N-1:0] a, input [32*N-1:0] bv, input use_bias,
                                 input use_relu);
         integer c;
         reg [31:0] x;
         begin
-            for (c = 0; c < N; c = c + 1) begin
+            for (c = 0; c < N; c = c + 1)
+            if (bf16) begin
+                x = use_bias ? fp32_add(a[32*c+:32], bv[32*c+:32]) : a[32*c+:32];
+                act_row[32*c+:32] = use_relu ? fp32_relu(x) : x;
+            end else begin
                 x = a[32*c+:32] + (use_bias ? bv[32*c+:32] : 32'd0);
                 act_row[32*c+:32] = (use_relu && x[31]) ? 32'd0 : x;
             end
@@ -288,7 +301,7 @@ module tb_dma_wr;
             for (i = 0; i < rows; i = i + 1) begin
                 addr = a + i * stride;
                 g = i / p * p;  // the first row of its request
-                if (src_acc) row = act_row(acc[b+i], bias, use_bias, use_relu);
+                if (src_acc) row = act_row(bf16 ? accf[b+i] : acc[b+i], bias, use_bias, use_relu);
                 else for (k = 0; k < s; k = k + 1) row[8*N*k+:8*N] = ub[b+i*s+k];
                 if (in_range(a + g * stride, ((rows - g < p ? rows - g : p) - 1) * stride + len))
                     for (k = 0; k < len; k = k + 1) exp_mem[addr+k] = row[8*k+:8];
@@ -465,6 +478,7 @@ module tb_dma_wr;
         for (ik = 0; ik < N; ik = ik + 1) begin
             ub[it][8*ik+:8] = $random(seed);
             acc[it][32*ik+:32] = edgy($random(seed), $random(seed));
+            accf[it][32*ik+:32] = tb_fp32($random(seed));
         end
         for (ik = 0; ik < N; ik = ik + 1) bias[32*ik+:32] = edgy($random(seed), $random(seed));
         repeat (3) @(posedge clk);
@@ -563,6 +577,32 @@ module tb_dma_wr;
         run_pair(0, 2, MEM_SIZE - 4 * N - 1, 0, 4 * N, 4 * N, 0, 2, 2100, 8, N + 1, N + 1);
         run_pair(0, 9, 2300, 0, N / 2, N / 2, 1, 6, 2500, 10, 2 * N, 2 * N);
         run_pair(1, 7, 2700, 0, 4, 4, 0, 5, 2900, 20, 3, 3);
+
+        // BF16: fp32 rows and biases, every bias/ReLU combination, back to back and not, under
+        // back-pressure, a failing request; then int32 again with its bias.
+        for (ik = 0; ik < N; ik = ik + 1) bias[32*ik+:32] = tb_fp32($random(seed));
+        bf16 = 1'b1;
+        latency = 2;
+        run(1, 0, 0, 20, 100, 0, 4 * N, 4 * N, 0);
+        run(1, 1, 0, 20, 800, 20, 4 * N, 4 * N + 4, 0);
+        run(1, 0, 1, 12, 1600, 40, 8, 8, 0);
+        run(1, 1, 1, 30, 2000, 60, 4 * N, 4 * N, 15);
+        run(1, 1, 1, 30, 77, 90, 4 * (N / 2 + 1), 5 * N, 0);
+        ready_pct = 30;
+        rsp_pct   = 50;
+        run(1, 1, 0, 25, 2900, 3, 12, 12, 0);
+        ready_pct = 100;
+        rsp_pct   = 100;
+        run(1, 1, 1, 5, MEM_SIZE - 10 * N + 1, 0, 2 * N, 2 * N, 0);  // only the last fails
+        for (it = 0; it < 16; it = it + 1) begin
+            for (ik = 0; ik < N; ik = ik + 1) bias[32*ik+:32] = tb_fp32($random(seed));
+            rr = 1 + {$random(seed)} % 24;
+            rl = 4 * (1 + {$random(seed)} % N);
+            run(1, $random(seed), $random(seed), rr, {$random(seed)} % (MEM_SIZE - 4 * N * 24),
+                {$random(seed)} % (ROWS - rr + 1), rl, it % 2 ? {20'd0, rl} : 4 * N + it, 0);
+        end
+        bf16 = 1'b0;
+        for (ik = 0; ik < N; ik = ik + 1) bias[32*ik+:32] = edgy($random(seed), $random(seed));
 
         for (it = 0; it < 80; it = it + 1) begin
             rsrc = $random(seed);

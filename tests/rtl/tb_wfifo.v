@@ -3,7 +3,9 @@
 // TILES = 3, WR_ROWS = 3), the second covering sizes that are not powers of two. The producer
 // cuts each tile into runs of 1..WR_ROWS consecutive rows (every length, the last one capped by
 // the tile) and writes the runs in a random order, one per cycle through the wide write port with
-// junk on the lanes beyond the run (which must not be written), only while a slot is free (when
+// junk on the lanes beyond the run (which must not be written); half the tiles are int8 (each
+// byte stored sign-extended to a 16-bit cell), half bf16 (runs of 1..WR_ROWS/2 rows of N 16-bit
+// cells). It writes only while a slot is free (when
 // full, the tail slot is the head's), and pushes either together with the last run or some
 // cycles later; the consumer pops at random when not
 // empty. Phases alternate fill (runs to full), drain (runs to empty) and mixed traffic, which
@@ -32,6 +34,7 @@ module tb_wfifo;
             reg wr_en = 1'b0;
             reg [8:0] wr_row = 9'd0;
             reg [CW-1:0] wr_rows = {CW{1'b0}};
+            reg wr_bf16 = 1'b0;
             reg [8*NN*WR-1:0] wr_data = {8 * NN * WR{1'b0}};
             reg push = 1'b0;
             reg pop = 1'b0;
@@ -39,7 +42,7 @@ module tb_wfifo;
             wire full;
             wire empty;
             wire [8:0] count;
-            wire [8*NN-1:0] rd_data;
+            wire [16*NN-1:0] rd_data;
 
             tpu_wfifo #(
                 .N(NN),
@@ -51,6 +54,7 @@ module tb_wfifo;
                 .wr_en(wr_en),
                 .wr_row(wr_row),
                 .wr_rows(wr_rows),
+                .wr_bf16(wr_bf16),
                 .wr_data(wr_data),
                 .push(push),
                 .full(full),
@@ -62,7 +66,7 @@ module tb_wfifo;
             );
 
             // Model: slot s, row r at model[s * NN + r]; head slot and tile count.
-            reg [8*NN-1:0] model[0:TILES*NN-1];
+            reg [16*NN-1:0] model[0:TILES*NN-1];
             integer head = 0;
             integer n = 0;
             // Producer: the current tile's runs (first row, rows) in the order they are written,
@@ -72,6 +76,8 @@ module tb_wfifo;
             integer n_runs = 0;
             integer next = NN;
             integer seen_len[1:WR];
+            integer seen_bf16[1:WR];
+            integer bf16 = 0;  // the current tile's type
             integer i;
             integer j;
             integer t;
@@ -121,12 +127,13 @@ module tb_wfifo;
                 push  = 1'b0;
                 pop   = n > 0 && ($urandom % 1000) < pm_pop;
                 if (next == NN && n < TILES) begin
-                    // Start a tile: cut it into runs of 1..WR rows, then shuffle the runs
-                    // (Fisher-Yates).
+                    // Start a tile of either type: cut it into runs of 1..WR rows (bf16:
+                    // WR/2), then shuffle the runs (Fisher-Yates).
+                    bf16   = $urandom % 2;
                     n_runs = 0;
                     for (i = 0; i < NN; i = i + run_len[n_runs-1]) begin
                         run_at[n_runs]  = i;
-                        run_len[n_runs] = 1 + $urandom % WR;
+                        run_len[n_runs] = 1 + $urandom % (bf16 ? WR / 2 : WR);
                         if (i + run_len[n_runs] > NN) run_len[n_runs] = NN - i;
                         n_runs = n_runs + 1;
                     end
@@ -142,10 +149,12 @@ module tb_wfifo;
                     next = 0;
                 end
                 if (next < n_runs && ($urandom % 100) < pct_wr) begin
-                    wr_en = 1'b1;
-                    wr_row = run_at[next];
+                    wr_en   = 1'b1;
+                    wr_row  = run_at[next];
                     wr_rows = run_len[next];
-                    seen_len[run_len[next]] = seen_len[run_len[next]] + 1;
+                    wr_bf16 = bf16;
+                    if (bf16) seen_bf16[run_len[next]] = seen_bf16[run_len[next]] + 1;
+                    else seen_len[run_len[next]] = seen_len[run_len[next]] + 1;
                     for (i = 0; i < NN * WR; i = i + 1) wr_data[8*i+:8] = $urandom;
                     next = next + 1;
                     if (next == n_runs) next = NN;
@@ -168,7 +177,12 @@ module tb_wfifo;
                     tail = (head + n) % TILES;
                     if (wr_en)
                         for (i = 0; i < wr_rows; i = i + 1)
-                        model[tail*NN+wr_row+i] = wr_data[8*NN*i+:8*NN];
+                        if (wr_bf16) model[tail*NN+wr_row+i] = wr_data[16*NN*i+:16*NN];
+                        else
+                            for (j = 0; j < NN; j = j + 1)
+                            model[tail*NN+wr_row+i][16*j+:16] = {
+                                {8{wr_data[8*NN*i+8*j+7]}}, wr_data[8*NN*i+8*j+:8]
+                            };
                     if (push) next = NN;
                     if (pop) head = (head + 1) % TILES;
                     n = n + push - pop;
@@ -176,12 +190,15 @@ module tb_wfifo;
             end
 
             initial begin
-                for (i = 1; i <= WR; i = i + 1) seen_len[i] = 0;
+                for (i = 1; i <= WR; i = i + 1) begin
+                    seen_len[i]  = 0;
+                    seen_bf16[i] = 0;
+                end
                 wait (done);
                 for (i = 1; i <= WR; i = i + 1)
-                if (seen_len[i] == 0 && i <= NN) begin
-                    $display("FAIL: wfifo N=%0d TILES=%0d: no run of %0d rows written", NN, TILES,
-                             i);
+                if ((seen_len[i] == 0 && i <= NN) || (seen_bf16[i] == 0 && i <= WR / 2)) begin
+                    $display("FAIL: wfifo N=%0d TILES=%0d: no %s run of %0d rows written", NN,
+                             TILES, seen_len[i] == 0 ? "int8" : "bf16", i);
                     $finish;
                 end
                 if (seen_full == 0 || seen_push_pop == 0 || seen_push_last == 0) begin

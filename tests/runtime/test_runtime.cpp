@@ -193,6 +193,7 @@ TEST_F(Runtime, StatisticsPerLayerAndInAll)
         ASSERT_EQ(tpu_gemm_cost(&info, &g, &c), TPU_OK);
         EXPECT_DOUBLE_EQ(l.ideal_cycles, 3 * (double)l.macs / (info.array_n * info.array_n));
         EXPECT_DOUBLE_EQ(l.bound_cycles, 3 * c.bound_cycles);
+        EXPECT_EQ(l.bytes, c.bytes);
         EXPECT_GE(l.bound_cycles, l.ideal_cycles);
         EXPECT_GE((double)l.cycles, l.bound_cycles);
         cycles += l.cycles;

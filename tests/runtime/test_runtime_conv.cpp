@@ -255,6 +255,7 @@ TEST(ConvLayers, DescribedWithTheirGeometryAndCost)
     tpu_cost cost;
     ASSERT_EQ(tpu_conv2d_cost(&info, &cmd, &cost), TPU_OK);
     EXPECT_EQ(l.macs, cost.macs);
+    EXPECT_EQ(l.bytes, cost.bytes);
     EXPECT_EQ(l.macs, 2ull * 6 * 3 * 5 * 27);
     EXPECT_EQ(l.submissions, 0u);
     ASSERT_EQ(tpurt_get_layer(rt, 1, &l), TPURT_OK);

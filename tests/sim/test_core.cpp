@@ -1,13 +1,16 @@
-// The verilated core against the golden model: GEMMs through raw instruction streams, random
-// programs, and the error paths. Every comparison is tpusim_verify: final memory, UB, ACC, error
-// code and ERROR_PC, bit for bit.
+// The verilated core against the golden model: GEMMs through raw instruction streams (int8 and
+// bf16, the latter also against a plain C reference of the rule), random programs, and the error
+// paths. Every comparison is tpusim_verify: final memory, UB, ACC, error code and ERROR_PC, bit
+// for bit.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "sim/fp.h"
 #include "sim/tpusim.h"
+#include "tests/support/fp_values.h"
 #include "tests/support/progs.h"
 
 namespace
@@ -195,7 +198,7 @@ TEST_P(Core, RandomPrograms)
     for (long i = 0; i < count; i++) {
         tpu_rng r{0x5eed0000u + 1000u * n + (uint64_t)i};
         std::vector<uint8_t> img(4096 + 64 * n);
-        rng_fill(&r, img.data(), img.size());
+        rng_fill_fp(&r, img.data(), img.size()); // int8, and bf16 / fp32 edge values
         tpusim_mem_write(sim.s, 0, img.data(), img.size());
         tpu_prog p{};
         random_program(&p, &r, &sim.hw, 20 + rng_below(&r, 60), TPU_FAULT_NONE);
@@ -270,6 +273,141 @@ TEST_P(Core, ErrorPathsLeaveTheModelUsable)
     tpusim_reset(sim.s);
     EXPECT_EQ(tpusim_reg_read(sim.s, TPU_CSR_STATUS), 0u);
     expect_agree(sim.s, p);
+    prog_free(&p);
+}
+
+// ------------------------------------------------------------------------------ bf16 (ISA 1.3)
+// GEMMs of RD_WEIGHT.BF16, MATMUL.BF16 over K tiles, ACTIVATE.BF16 and WR_HOST.SRC_ACC.BF16 with
+// bias and ReLU (progs.h's bf16_gemm_program), against the golden model and against the plain C
+// reference of docs/isa.md's rule (bf16_gemm_reference, on sim/fp.h).
+
+void put(std::vector<uint8_t> &img, uint64_t at, uint32_t v, unsigned bytes)
+{
+    for (unsigned k = 0; k < bytes; k++)
+        img[at + k] = uint8_t(v >> 8 * k);
+}
+
+// d's operands into img (A's padding stays zero) and the reference C.
+std::vector<uint32_t> fill_bf16(tpu_rng *r, uint32_t n, const bf16_gemm_desc &d, bool edges,
+                                std::vector<uint8_t> &img)
+{
+    const uint32_t kp = (d.k + n - 1) / n * n;
+    for (uint32_t i = 0; i < d.m; i++)
+        for (uint32_t kk = 0; kk < d.k; kk++)
+            put(img, d.a + 2 * (uint64_t(i) * kp + kk), rng_bf16_op(r, edges ? 25 : 0), 2);
+    for (uint64_t e = 0; e < uint64_t(d.k) * d.n; e++)
+        put(img, d.b + 2 * e, rng_bf16_op(r, edges ? 25 : 0), 2);
+    for (uint32_t j = 0; j < d.n; j++)
+        put(img, d.bias + 4 * j,
+            edges && rng_chance(r, 25) ? rng_fp32(r) : tpusim_bf16_to_fp32(rng_bf16_mid(r)), 4);
+    std::vector<uint32_t> want(size_t(d.m) * d.n);
+    bf16_gemm_reference(&d, n, img.data(), want.data());
+    return want;
+}
+
+// C as the device left it, against the reference.
+void expect_bf16_c(tpusim *s, const bf16_gemm_desc &d, const std::vector<uint32_t> &want)
+{
+    const unsigned bytes = d.out_bf16 ? 2 : 4;
+    std::vector<uint8_t> got(size_t(d.m) * d.n * bytes);
+    ASSERT_EQ(tpusim_mem_read(s, d.c, got.data(), got.size()), 0);
+    for (size_t e = 0; e < want.size(); e++) {
+        uint32_t v = 0;
+        for (unsigned k = 0; k < bytes; k++)
+            v |= uint32_t(got[e * bytes + k]) << 8 * k;
+        ASSERT_EQ(v, want[e]) << "C[" << e / d.n << "][" << e % d.n << "]";
+    }
+}
+
+void run_bf16_gemm(uint32_t n, uint32_t m, uint32_t k, uint32_t cols, bool bias, bool relu,
+                   bool out_bf16, bool edges, uint64_t seed)
+{
+    SCOPED_TRACE("N " + std::to_string(n) + ", " + std::to_string(m) + " x " + std::to_string(k) +
+                 " x " + std::to_string(cols) + (bias ? " bias" : "") + (relu ? " relu" : "") +
+                 (out_bf16 ? " bf16 out" : " fp32 out") + (edges ? " edges" : ""));
+    Sim sim(n);
+    ASSERT_NE(sim.s, nullptr);
+    bf16_gemm_desc d{};
+    d.m = m, d.k = k, d.n = cols, d.bias_on = bias, d.relu = relu, d.out_bf16 = out_bf16;
+    std::vector<uint8_t> img(bf16_gemm_layout(&d, n, 256));
+    tpu_rng r{seed};
+    const std::vector<uint32_t> want = fill_bf16(&r, n, d, edges, img);
+    ASSERT_EQ(tpusim_mem_write(sim.s, 0, img.data(), img.size()), 0);
+    tpu_prog p{};
+    bf16_gemm_program(&p, n, &d, 0, 0);
+    prog_emit(&p, TPU_OP_HALT, 0, 0, 0, 0, 0, 0);
+    expect_agree(sim.s, p);
+    expect_bf16_c(sim.s, d, want);
+    prog_free(&p);
+}
+
+TEST_P(Core, Bf16GemmShapes)
+{
+    const uint32_t n = GetParam();
+    uint64_t seed = 1;
+    for (uint32_t m : {1u, n - 1, 2 * n + 3})
+        for (uint32_t k : {1u, n, n + 1, 3 * n + 5})
+            for (uint32_t cols : {1u, n, 2 * n + 3})
+                run_bf16_gemm(n, m, k, cols, false, false, false, false, seed++);
+}
+
+TEST_P(Core, Bf16GemmEdgeValues)
+{
+    const uint32_t n = GetParam();
+    run_bf16_gemm(n, 2 * n + 1, 1, n + 2, false, false, false, true, 101); // K = 1
+    run_bf16_gemm(n, n + 3, 4 * n + 1, 2 * n + 1, false, false, false, true, 102);
+    run_bf16_gemm(n, 3, 2 * n - 1, 1, false, false, true, true, 103);
+}
+
+TEST_P(Core, Bf16GemmEpilogues)
+{
+    const uint32_t n = GetParam();
+    uint64_t seed = 201;
+    for (int bias = 0; bias < 2; bias++)
+        for (int relu = 0; relu < 2; relu++)
+            for (int out = 0; out < 2; out++)
+                run_bf16_gemm(n, n + 2, 2 * n + 1, n + 3, bias, relu, out, true, seed++);
+}
+
+// An int8 GEMM and a bf16 one interleaved instruction by instruction on one weight FIFO and one
+// MXU stream (the bf16 one in the upper halves of UB and ACC, without bias: the two would share
+// the parameter registers), each against its reference, the whole against the golden model.
+TEST_P(Core, Int8AndBf16BackToBack)
+{
+    const uint32_t n = GetParam();
+    Sim sim(n);
+    ASSERT_NE(sim.s, nullptr);
+    gemm_desc d8{};
+    d8.m = n + 1, d8.k = 2 * n + 3, d8.n = n + 2, d8.bias = 1, d8.relu = 1;
+    const uint32_t base = uint32_t(gemm_layout(&d8, 256));
+    bf16_gemm_desc d{};
+    d.m = n + 3, d.k = 2 * n + 3, d.n = n + 2, d.relu = 1;
+    std::vector<uint8_t> img(bf16_gemm_layout(&d, n, base));
+    tpu_rng r{77};
+    rng_fill_int8(&r, reinterpret_cast<int8_t *>(img.data()), base);
+    const std::vector<uint32_t> want = fill_bf16(&r, n, d, true, img);
+    ASSERT_EQ(tpusim_mem_write(sim.s, 0, img.data(), img.size()), 0);
+
+    tpu_prog p8{}, pb{}, p{};
+    ASSERT_EQ(gemm_program(&p8, &sim.hw, &d8), 0);
+    p8.n--; // its HALT
+    bf16_gemm_program(&pb, n, &d, sim.hw.ub_rows / 2, sim.hw.acc_rows / 2);
+    for (size_t i = 0; i < p8.n || i < pb.n; i++) {
+        if (i < p8.n)
+            prog_push(&p, p8.insns[i]);
+        if (i < pb.n)
+            prog_push(&p, pb.insns[i]);
+    }
+    prog_emit(&p, TPU_OP_HALT, 0, 0, 0, 0, 0, 0);
+    expect_agree(sim.s, p);
+    expect_bf16_c(sim.s, d, want);
+    std::vector<int32_t> want8(size_t(d8.m) * d8.n), got8(want8.size());
+    gemm_reference(&d8, img.data() + d8.a, reinterpret_cast<int8_t *>(img.data() + d8.b),
+                   reinterpret_cast<int32_t *>(img.data() + d8.params), want8.data());
+    ASSERT_EQ(tpusim_mem_read(sim.s, d8.c, got8.data(), got8.size() * 4), 0);
+    EXPECT_EQ(want8, got8);
+    prog_free(&p8);
+    prog_free(&pb);
     prog_free(&p);
 }
 

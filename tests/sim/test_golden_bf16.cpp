@@ -21,12 +21,7 @@ using namespace golden_test;
 
 // A bf16 operand: an edge value or random bits now and then, else a magnitude of 2^-8 .. 2^4 of
 // either sign (sums that grow, cancel and round).
-uint16_t draw(tpu_rng *r, bool edges)
-{
-    if (edges && rng_chance(r, 25))
-        return rng_bf16(r);
-    return uint16_t(rng_below(r, 2) << 15 | (127 - 8 + rng_below(r, 13)) << 7 | rng_below(r, 128));
-}
+uint16_t draw(tpu_rng *r, bool edges) { return rng_bf16_op(r, edges ? 25 : 0); }
 
 void put16(Golden &m, uint64_t addr, uint16_t v)
 {

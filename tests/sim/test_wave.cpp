@@ -231,6 +231,7 @@ TEST_P(Wave, FstTraceAndSaveFile)
     EXPECT_EQ(count_lines_with(gtkw, " a_in} "), lanes);
     EXPECT_EQ(count_lines_with(gtkw, " w_in} "), lanes);
     EXPECT_EQ(count_lines_with(gtkw, " psum} "), lanes);
+    EXPECT_EQ(count_lines_with(gtkw, " fsum} "), lanes);
     EXPECT_EQ(count_lines_with(gtkw, " acc_data} "), lanes);
     EXPECT_EQ(count_lines_with(gtkw, "not shown)"), n <= 9 ? 0u : 4u);
     const std::string last = std::to_string(n - 1);

@@ -22,6 +22,7 @@ namespace cnn_hlo
 struct Layer {
     uint32_t cout, kh, kw;
     uint32_t sh = 1, sw = 1, pt = 0, pb = 0, pl = 0, pr = 0;
+    uint32_t groups = 1, dh = 1, dw = 1; // feature_group_count, the kernel's dilation (rhs_dilate)
     bool bias = true, relu = true;
     uint32_t ph = 0, pw = 0, psh = 0, psw = 0; // max pooling when ph > 0
     bool pool_first = false;                   // pooling before the ReLU
@@ -35,6 +36,8 @@ struct Net {
     bool to_nchw = false; // JAX's labels: the result transposed to NCHW before flattening
     bool integer = false; // s8 inputs and kernels, s32 results; integer layers go back to s8
                           // (convert) before the next one; no dense layer
+    bool one_d = false;   // 1-D convolutions over w (h = 1 and kh = 1, no height dimension:
+                          // [batch, c, w] or [batch, w, c])
 };
 
 // A named net and the tolerance of its float results (of the largest reference magnitude).
@@ -111,6 +114,44 @@ inline std::vector<Case> cases(uint32_t n)
     Net in = {2, 9, 8, 3, {i1, i2}, true};
     in.integer = true;
     c.push_back({"torch_integer", in, 0});
+    // Depthwise (groups = channels = n + 1), padded 3x3, then a pointwise convolution.
+    Layer dw = {n + 1, 3, 3}, pw = {5, 1, 1};
+    dw.groups = n + 1;
+    dw.pt = dw.pb = dw.pl = dw.pr = 1;
+    c.push_back({"jax_depthwise_separable", {2, 8, 7, n + 1, {dw, pw}}, 0.05});
+    // 1 < groups < channels, two outputs per group, stride 2, in integers (exact).
+    Layer gr = {6, 3, 2};
+    gr.groups = 3;
+    gr.sh = gr.sw = 2;
+    Net gi = {2, 9, 8, 6, {gr}, true};
+    gi.integer = true;
+    c.push_back({"torch_grouped_integer", gi, 0});
+    // Dilation 2 and 3 (padded like "same"), then dilation 3x1 with 2 groups, pooled.
+    Layer d2 = {4, 3, 3}, d3 = {4, 2, 3};
+    d2.dh = d2.dw = 2;
+    d2.pt = d2.pb = d2.pl = d2.pr = 2;
+    d3.dh = 3;
+    d3.groups = 2;
+    d3.ph = d3.pw = d3.psh = d3.psw = 2;
+    c.push_back({"jax_dilated", {2, 12, 10, 2, {d2, d3}, false, 3}, 0.08});
+    // 1-D: a padded, dilated kernel of 5 over a sequence of 20, pooled by 2, then a depthwise
+    // one and a dense layer (JAX's labels b0f); and PyTorch's Conv1d (bf0), strided.
+    Layer s1 = {n + 1, 1, 5}, s2 = {n + 1, 1, 3};
+    s1.pl = s1.pr = 4;
+    s1.dw = 2;
+    s1.ph = 1;
+    s1.pw = s1.psw = 2;
+    s1.psh = 1;
+    s2.groups = n + 1;
+    Net seq = {3, 1, 20, 3, {s1, s2}, false, 4};
+    seq.one_d = true;
+    c.push_back({"jax_conv1d_sequence", seq, 0.08});
+    Layer t1 = {6, 1, 4};
+    t1.sw = 3;
+    t1.pl = 1;
+    Net tseq = {2, 1, 17, n - 1, {t1}, true, 3};
+    tseq.one_d = true;
+    c.push_back({"torch_conv1d_strided", tseq, 0.05});
     return c;
 }
 
@@ -145,11 +186,27 @@ inline std::string shape(const char *type, const std::vector<int64_t> &dims)
     return s + "]";
 }
 
-// The input's dims: [batch, c, h, w] or [batch, h, w, c].
-inline std::vector<int64_t> input_dims(const Net &n)
+// The extent of a kernel of k taps dilated by d.
+inline uint32_t span(uint32_t k, uint32_t d) { return (k - 1) * d + 1; }
+
+// An activation's dims: [batch, c, h, w] or [batch, h, w, c] (without h for a 1-D net).
+inline std::vector<int64_t> act_dims(const Net &n, uint64_t h, uint64_t w, uint64_t c)
 {
-    return n.nchw ? std::vector<int64_t>{n.batch, n.c, n.h, n.w}
-                  : std::vector<int64_t>{n.batch, n.h, n.w, n.c};
+    std::vector<int64_t> d =
+        n.nchw ? std::vector<int64_t>{n.batch, (int64_t)c, (int64_t)h, (int64_t)w}
+               : std::vector<int64_t>{n.batch, (int64_t)h, (int64_t)w, (int64_t)c};
+    if (n.one_d)
+        d.erase(d.begin() + (n.nchw ? 2 : 1));
+    return d;
+}
+
+// The input's dims.
+inline std::vector<int64_t> input_dims(const Net &n) { return act_dims(n, n.h, n.w, n.c); }
+
+// A window attribute's "a x b" over the spatial dimensions (w alone for a 1-D net).
+inline std::string spatial(const Net &n, uint32_t y, uint32_t x, const char *sep = "x")
+{
+    return n.one_d ? std::to_string(x) : std::to_string(y) + sep + std::to_string(x);
 }
 
 // The module: parameter 0 the input, everything else literals.
@@ -163,11 +220,8 @@ inline std::string hlo(const Net &n, std::mt19937 &rng)
                     "[] constant(" + (n.integer ? "-2147483648" : "-inf") + ")\n";
     std::string v = "x";
     uint64_t h = n.h, w = n.w, c = n.c;
-    const int cf = n.nchw ? 1 : 3; // the feature dimension
-    auto dims = [&](uint64_t hh, uint64_t ww, uint64_t cc) {
-        return n.nchw ? std::vector<int64_t>{n.batch, (int64_t)cc, (int64_t)hh, (int64_t)ww}
-                      : std::vector<int64_t>{n.batch, (int64_t)hh, (int64_t)ww, (int64_t)cc};
-    };
+    const int cf = n.nchw ? 1 : n.one_d ? 2 : 3; // the feature dimension
+    auto dims = [&](uint64_t hh, uint64_t ww, uint64_t cc) { return act_dims(n, hh, ww, cc); };
     for (size_t i = 0; i < n.layers.size(); i++) {
         const Layer &l = n.layers[i];
         const std::string s = std::to_string(i);
@@ -175,21 +229,25 @@ inline std::string hlo(const Net &n, std::mt19937 &rng)
             t += "  q" + s + " = " + shape("s8", dims(h, w, c)) + " convert(" + v + ")\n";
             v = "q" + s;
         }
-        const uint64_t oh = (h + l.pt + l.pb - l.kh) / l.sh + 1;
-        const uint64_t ow = (w + l.pl + l.pr - l.kw) / l.sw + 1;
-        const std::vector<int64_t> k = n.nchw
-                                           ? std::vector<int64_t>{l.cout, (int64_t)c, l.kh, l.kw}
-                                           : std::vector<int64_t>{l.kh, l.kw, (int64_t)c, l.cout};
-        const double bound = n.integer ? 127.0 : 1.0 / std::sqrt((double)(l.kh * l.kw * c));
+        const uint64_t oh = (h + l.pt + l.pb - span(l.kh, l.dh)) / l.sh + 1;
+        const uint64_t ow = (w + l.pl + l.pr - span(l.kw, l.dw)) / l.sw + 1;
+        const int64_t cg = (int64_t)c / l.groups; // the kernel's input features
+        std::vector<int64_t> k = n.nchw ? std::vector<int64_t>{l.cout, cg, l.kh, l.kw}
+                                        : std::vector<int64_t>{l.kh, l.kw, cg, l.cout};
+        if (n.one_d)
+            k.erase(k.begin() + (n.nchw ? 2 : 0));
+        const double bound = n.integer ? 127.0 : 1.0 / std::sqrt((double)(l.kh * l.kw * cg));
         t += "  k" + s + " = " + shape(n.integer ? "s8" : "f32", k) + " constant(" +
              literal(rng, k, n.integer, -bound, bound) + ")\n";
         const std::string os = shape(f, dims(oh, ow, l.cout));
         t += "  c" + s + " = " + os + " convolution(" + v + ", k" + s +
-             "), window={size=" + std::to_string(l.kh) + "x" + std::to_string(l.kw) +
-             " stride=" + std::to_string(l.sh) + "x" + std::to_string(l.sw) +
-             " pad=" + std::to_string(l.pt) + "_" + std::to_string(l.pb) + "x" +
+             "), window={size=" + spatial(n, l.kh, l.kw) + " stride=" + spatial(n, l.sh, l.sw) +
+             " pad=" + (n.one_d ? "" : std::to_string(l.pt) + "_" + std::to_string(l.pb) + "x") +
              std::to_string(l.pl) + "_" + std::to_string(l.pr) +
-             "}, dim_labels=" + (n.nchw ? "bf01_oi01->bf01" : "b01f_01io->b01f") + "\n";
+             (l.dh * l.dw > 1 ? " rhs_dilate=" + spatial(n, l.dh, l.dw) : "") + "}, dim_labels=" +
+             (n.one_d ? (n.nchw ? "bf0_oi0->bf0" : "b0f_0io->b0f")
+                      : (n.nchw ? "bf01_oi01->bf01" : "b01f_01io->b01f")) +
+             (l.groups > 1 ? ", feature_group_count=" + std::to_string(l.groups) : "") + "\n";
         v = "c" + s;
         uint64_t ph = oh, pw = ow;
         if (l.ph) {
@@ -216,11 +274,9 @@ inline std::string hlo(const Net &n, std::mt19937 &rng)
         };
         auto add_pool = [&]() {
             const std::string win =
-                n.nchw ? "1x1x" + std::to_string(l.ph) + "x" + std::to_string(l.pw)
-                       : "1x" + std::to_string(l.ph) + "x" + std::to_string(l.pw) + "x1";
+                n.nchw ? "1x1x" + spatial(n, l.ph, l.pw) : "1x" + spatial(n, l.ph, l.pw) + "x1";
             const std::string st =
-                n.nchw ? "1x1x" + std::to_string(l.psh) + "x" + std::to_string(l.psw)
-                       : "1x" + std::to_string(l.psh) + "x" + std::to_string(l.psw) + "x1";
+                n.nchw ? "1x1x" + spatial(n, l.psh, l.psw) : "1x" + spatial(n, l.psh, l.psw) + "x1";
             t += "  p" + s + " = " + shape(f, dims(ph, pw, l.cout)) + " reduce-window(" + v +
                  ", low), window={size=" + win + " stride=" + st + "}, to_apply=maxf\n";
             v = "p" + s;
@@ -240,8 +296,10 @@ inline std::string hlo(const Net &n, std::mt19937 &rng)
     if (n.dense) {
         const int64_t features = (int64_t)(h * w * c);
         if (n.to_nchw) {
-            t += "  t = " + shape(f, {n.batch, (int64_t)c, (int64_t)h, (int64_t)w}) +
-                 " transpose(" + v + "), dimensions={0,3,1,2}\n";
+            Net to = n;
+            to.nchw = true;
+            t += "  t = " + shape(f, act_dims(to, h, w, c)) + " transpose(" + v +
+                 "), dimensions=" + (n.one_d ? "{0,2,1}" : "{0,3,1,2}") + "\n";
             v = "t";
         }
         t += "  flat = " + shape(f, {n.batch, features}) + " reshape(" + v + ")\n";
@@ -263,7 +321,9 @@ inline std::string hlo(const Net &n, std::mt19937 &rng)
 }
 
 // A random net for array size n: 1 to 3 layers of random kernels (1..5), strides (1..2),
-// padding (0..2 on each side), channels (1, 3, n - 1, n + 1, ...), bias, ReLU and pooling
+// padding (0..2 on each side), channels (1, 3, n - 1, n + 1, ...), feature groups (a third of
+// the layers: any divisor of the input channels, depthwise included), kernel dilation (1..3,
+// a third of the layers), 1-D nets (a quarter), bias, ReLU and pooling
 // (before or after the ReLU), either labels, batch 1..5, sometimes a dense layer (float nets;
 // every fourth net is integer).
 inline Net random_net(std::mt19937 &rng, uint32_t n)
@@ -274,25 +334,49 @@ inline Net random_net(std::mt19937 &rng, uint32_t n)
     const uint32_t channels[] = {1, 2, 3, n - 1, n, n + 1};
     Net net = {u(1, 5), u(5, 14), u(5, 14), channels[u(0, 5)], {}, u(0, 1) == 1};
     net.integer = u(0, 3) == 0;
-    uint32_t h = net.h, w = net.w;
+    net.one_d = u(0, 3) == 0;
+    if (net.one_d) {
+        net.h = 1;
+        net.w *= 2;
+    }
+    uint32_t h = net.h, w = net.w, c = net.c;
     const uint32_t layers = u(1, 3);
     for (uint32_t i = 0; i < layers; i++) {
         Layer l = {channels[u(0, 5)] + u(0, 1) * n, u(1, 5), u(1, 5)};
         l.sh = u(1, 2);
         l.sw = u(1, 2);
         l.pt = u(0, 2), l.pb = u(0, 2), l.pl = u(0, 2), l.pr = u(0, 2);
-        l.kh = std::min(l.kh, h + l.pt + l.pb);
-        l.kw = std::min(l.kw, w + l.pl + l.pr);
+        std::vector<uint32_t> divisors; // feature groups: 1 < groups <= c (depthwise: c)
+        for (uint32_t d = 2; d <= c; d++)
+            if (c % d == 0)
+                divisors.push_back(d);
+        if (!divisors.empty() && u(0, 2) == 0) {
+            l.groups = divisors[u(0, (uint32_t)divisors.size() - 1)];
+            l.cout = l.groups * u(1, 2);
+        }
+        if (u(0, 2) == 0) {
+            l.dh = u(1, 3);
+            l.dw = u(1, 3);
+        }
+        if (net.one_d) {
+            l.kh = l.sh = l.dh = 1;
+            l.pt = l.pb = 0;
+        }
+        while (l.kh > 1 && span(l.kh, l.dh) > h + l.pt + l.pb)
+            l.kh--;
+        while (l.kw > 1 && span(l.kw, l.dw) > w + l.pl + l.pr)
+            l.kw--;
         l.bias = u(0, 3) != 0;
         l.relu = u(0, 3) != 0;
-        const uint32_t oh = (h + l.pt + l.pb - l.kh) / l.sh + 1;
-        const uint32_t ow = (w + l.pl + l.pr - l.kw) / l.sw + 1;
+        const uint32_t oh = (h + l.pt + l.pb - span(l.kh, l.dh)) / l.sh + 1;
+        const uint32_t ow = (w + l.pl + l.pr - span(l.kw, l.dw)) / l.sw + 1;
         h = oh;
         w = ow;
-        if (u(0, 1) && oh >= 2 && ow >= 2) {
+        c = l.cout;
+        if (u(0, 1) && (oh >= 2 || net.one_d) && ow >= 2) {
             l.ph = u(1, std::min(oh, 3u));
             l.pw = u(1, std::min(ow, 3u));
-            l.psh = u(1, 2);
+            l.psh = net.one_d ? 1 : u(1, 2);
             l.psw = u(1, 2);
             l.pool_first = u(0, 1) == 1;
             h = (oh - l.ph) / l.psh + 1;

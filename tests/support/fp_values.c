@@ -58,3 +58,32 @@ uint32_t rng_fp32_near(tpu_rng *r, uint32_t x)
     default: return rng_fp32(r);
     }
 }
+
+uint16_t rng_bf16_mid(tpu_rng *r)
+{
+    const uint32_t sign = rng_below(r, 2), exp = 127 - 8 + rng_below(r, 13);
+    return (uint16_t)(sign << 15 | exp << 7 | rng_below(r, 128));
+}
+
+uint16_t rng_bf16_op(tpu_rng *r, uint32_t edge_pct)
+{
+    return rng_chance(r, edge_pct) ? rng_bf16(r) : rng_bf16_mid(r);
+}
+
+void rng_fill_fp(tpu_rng *r, void *buf, size_t n)
+{
+    uint8_t *p = buf;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        uint32_t w;
+        if (rng_chance(r, 25))
+            w = rng_fp32(r);
+        else {
+            const uint16_t lo = rng_bf16_op(r, 25), hi = rng_bf16_op(r, 25);
+            w = (uint32_t)hi << 16 | lo;
+        }
+        for (unsigned k = 0; k < 4; k++)
+            p[i + k] = (uint8_t)(w >> 8 * k);
+    }
+    rng_fill(r, p + i, n - i);
+}

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/fp.h"
+
 /* ------------------------------------------------------------ buffers -- */
 
 void prog_push(tpu_prog *p, tpusim_insn insn)
@@ -212,7 +214,86 @@ void gemm_tile_b(const int8_t *b, uint32_t k, uint32_t n, uint32_t tile, int8_t 
         }
 }
 
+/* ----------------------------------------------------- bf16 GEMM -- */
+
+static uint32_t k_padded(uint32_t k, uint32_t n) { return (k + n - 1) / n * n; }
+
+static uint32_t get_le(const uint8_t *p, unsigned bytes)
+{
+    uint32_t v = 0;
+    for (unsigned i = 0; i < bytes; i++)
+        v |= (uint32_t)p[i] << 8 * i;
+    return v;
+}
+
+uint64_t bf16_gemm_layout(bf16_gemm_desc *d, uint32_t n_arr, uint32_t base)
+{
+    d->a = base;
+    d->b = d->a + 2 * d->m * k_padded(d->k, n_arr);
+    d->bias = d->b + 2 * d->k * d->n;
+    d->c = (uint32_t)align64(d->bias + 4ull * d->n);
+    return (uint64_t)d->c + 4ull * d->m * d->n;
+}
+
+void bf16_gemm_program(tpu_prog *p, uint32_t n_arr, const bf16_gemm_desc *d, uint32_t ub,
+                       uint32_t acc)
+{
+    const uint32_t n = n_arr, kp = k_padded(d->k, n), tiles = kp / n;
+    const uint32_t epi = TPU_F_BF16 | (d->bias_on ? TPU_F_BIAS : 0) | (d->relu ? TPU_F_RELU : 0);
+    for (uint32_t j0 = 0; j0 < d->n; j0 += n) {
+        const uint32_t w = min32(n, d->n - j0);
+        if (d->bias_on) /* bias, mult and shift: the same row (mult and shift are not used) */
+            prog_emit(p, TPU_OP_RD_PARAMS, 0, 3, d->bias + 4 * j0, 0, 4 * w, 0);
+        for (uint32_t t = 0; t < tiles; t++) {
+            const uint32_t at = ub + 2 * d->m * t;
+            prog_emit(p, TPU_OP_RD_HOST, 0, d->m, d->a + 2 * t * n, at, 2 * n, 2 * kp);
+            prog_emit(p, TPU_OP_RD_WEIGHT, TPU_F_BF16, min32(n, d->k - t * n),
+                      d->b + 2 * (t * n * d->n + j0), 0, 2 * w, 2 * d->n);
+            prog_emit(p, TPU_OP_MATMUL, TPU_F_BF16 | TPU_F_LOAD | (t ? TPU_F_ACC : 0), d->m, at,
+                      acc, 0, 2);
+        }
+        if (d->out_bf16) {
+            const uint32_t s = (2 * w + n - 1) / n, out = ub + 2 * d->m * tiles;
+            prog_emit(p, TPU_OP_ACTIVATE, epi, d->m, out, acc, s, 0);
+            prog_emit(p, TPU_OP_WR_HOST, 0, d->m, d->c + 2 * j0, out, 2 * w, 2 * d->n);
+        } else {
+            prog_emit(p, TPU_OP_WR_HOST, TPU_F_SRC_ACC | epi, d->m, d->c + 4 * j0, acc, 4 * w,
+                      4 * d->n);
+        }
+    }
+}
+
+void bf16_gemm_reference(const bf16_gemm_desc *d, uint32_t n_arr, const uint8_t *mem, uint32_t *c)
+{
+    const uint32_t n = n_arr, kp = k_padded(d->k, n);
+    for (uint32_t i = 0; i < d->m; i++)
+        for (uint32_t j = 0; j < d->n; j++) {
+            uint32_t acc = 0;
+            for (uint32_t t = 0; t * n < d->k; t++) {
+                uint32_t s = 0;
+                for (uint32_t r = 0; r < n; r++) {
+                    const uint32_t kk = t * n + r;
+                    const uint16_t x =
+                        kk < d->k ? (uint16_t)get_le(mem + d->a + 2 * ((size_t)i * kp + kk), 2) : 0;
+                    const uint16_t w =
+                        kk < d->k ? (uint16_t)get_le(mem + d->b + 2 * ((size_t)kk * d->n + j), 2)
+                                  : 0;
+                    s = tpusim_fp32_add(s, tpusim_bf16_mul(x, w));
+                }
+                acc = t ? tpusim_fp32_add(acc, s) : s;
+            }
+            if (d->bias_on)
+                acc = tpusim_fp32_add(acc, get_le(mem + d->bias + 4 * j, 4));
+            if (d->relu)
+                acc = tpusim_fp32_relu(acc);
+            c[(size_t)i * d->n + j] = d->out_bf16 ? tpusim_fp32_to_bf16(acc) : acc;
+        }
+}
+
 /* ----------------------------------------------------- random programs -- */
+
+/* Percent of the RD_WEIGHTs, MATMULs, ACTIVATEs and WR_HOST.SRC_ACCs in bf16 (ISA 1.3). */
+#define BF16_PCT 30
 
 typedef struct {
     tpu_prog *p;
@@ -301,9 +382,10 @@ static tpusim_fields make_valid(gen *g, uint32_t op, int load)
         f.b = pick_start(g, g->ubw, (uint32_t)ub_span(g->n, &f));
         pick_mem(g, &f);
         break;
-    case TPU_OP_RD_WEIGHT:
+    case TPU_OP_RD_WEIGHT: /* BF16: rows of up to 2N bytes */
+        f.flags = rng_chance(r, BF16_PCT) ? TPU_F_BF16 : 0;
         f.rows = 1 + rng_below(r, g->n);
-        f.len = 1 + rng_below(r, g->n);
+        f.len = 1 + rng_below(r, f.flags ? 2 * g->n : g->n);
         pick_mem(g, &f);
         break;
     case TPU_OP_RD_PARAMS:
@@ -312,21 +394,24 @@ static tpusim_fields make_valid(gen *g, uint32_t op, int load)
         pick_mem(g, &f);
         break;
     case TPU_OP_MATMUL:
-        /* UB row steps 0 (consecutive) and 1 .. N mostly, a few large; rows cut to fit. */
-        f.stride = rng_chance(r, 50)   ? 0
-                   : rng_chance(r, 80) ? 1 + rng_below(r, g->n)
-                                       : 1 + rng_below(r, 255);
+        /* UB row steps 0 (consecutive) and 1 .. N mostly, a few large; rows cut to fit. BF16
+         * (row pairs): often a step of 2, pairs side by side. */
+        f.flags = rng_chance(r, BF16_PCT) ? TPU_F_BF16 : 0;
+        f.stride = f.flags && rng_chance(r, 50) ? 2
+                   : rng_chance(r, 50)          ? 0
+                   : rng_chance(r, 80)          ? 1 + rng_below(r, g->n)
+                                                : 1 + rng_below(r, 255);
         f.rows = pick_rows(g, min32(g->ubw, g->accw));
         while (f.rows > 1 && ub_span(g->n, &f) > g->cfg->ub_rows)
             f.rows /= 2;
         f.a = pick_at(g, g->ubw, g->cfg->ub_rows, ub_span(g->n, &f));
         f.b = pick_start(g, g->accw, f.rows);
-        f.flags = (rng_chance(r, 50) ? TPU_F_ACC : 0) | (rng_chance(r, 25) ? TPU_F_UNSIGNED : 0) |
-                  (load ? TPU_F_LOAD : 0);
+        f.flags |= (rng_chance(r, 50) ? TPU_F_ACC : 0) |
+                   (!f.flags && rng_chance(r, 25) ? TPU_F_UNSIGNED : 0) | (load ? TPU_F_LOAD : 0);
         break;
     case TPU_OP_ACTIVATE:
         f.flags = (rng_chance(r, 50) ? TPU_F_BIAS : 0) | (rng_chance(r, 50) ? TPU_F_RELU : 0) |
-                  (rng_chance(r, 40) ? TPU_F_POOL : 0);
+                  (rng_chance(r, 40) ? TPU_F_POOL : 0) | (rng_chance(r, BF16_PCT) ? TPU_F_BF16 : 0);
         if (f.flags & TPU_F_POOL)
             f.stride = pick_window(g);
         f.rows = pick_rows(g, min32(g->ubw, g->accw));
@@ -336,8 +421,11 @@ static tpusim_fields make_valid(gen *g, uint32_t op, int load)
             else
                 f.stride = pick_window(g);
         }
-        /* Output rows consecutive mostly, else a UB row step of 2 .. 4 or any up to 255. */
-        f.len = rng_chance(r, 60) ? 0 : rng_chance(r, 80) ? 2 + rng_below(r, 3) : rng_below(r, 256);
+        /* Output rows consecutive mostly (BF16: pairs side by side, a step of 2), else a UB row
+         * step of 2 .. 4 or any up to 255. */
+        f.len = rng_chance(r, 60)   ? (f.flags & TPU_F_BF16 ? 2 : 0)
+                : rng_chance(r, 80) ? 2 + rng_below(r, 3)
+                                    : rng_below(r, 256);
         while (f.rows > 1 && ub_span(g->n, &f) > g->cfg->ub_rows)
             f.rows /= 2;
         f.a = pick_at(g, g->ubw, g->cfg->ub_rows, ub_span(g->n, &f));
@@ -350,7 +438,8 @@ static tpusim_fields make_valid(gen *g, uint32_t op, int load)
     case TPU_OP_WR_HOST:
         if (rng_chance(r, 50)) {
             f.flags = TPU_F_SRC_ACC | (rng_chance(r, 50) ? TPU_F_BIAS : 0) |
-                      (rng_chance(r, 50) ? TPU_F_RELU : 0);
+                      (rng_chance(r, 50) ? TPU_F_RELU : 0) |
+                      (rng_chance(r, BF16_PCT) ? TPU_F_BF16 : 0);
             f.rows = pick_rows(g, g->accw);
             f.b = pick_start(g, g->accw, f.rows);
             f.len = 4 * (1 + rng_below(r, g->n));

@@ -1,6 +1,6 @@
-/* progs.h - test-program support: instruction buffers, a deterministic RNG, a plain GEMM program
- * builder with its naive C reference, the tiled B layout of GEMM commands, and a random-program
- * generator. */
+/* progs.h - test-program support: instruction buffers, a deterministic RNG, plain GEMM program
+ * builders (int8 and bf16) with their naive C references, the tiled B layout of GEMM commands, and
+ * a random-program generator. */
 #ifndef TPU_TESTS_SUPPORT_PROGS_H
 #define TPU_TESTS_SUPPORT_PROGS_H
 
@@ -61,6 +61,31 @@ int gemm_program(tpu_prog *p, const tpusim_hwcfg *cfg, const gemm_desc *d);
 void gemm_reference(const gemm_desc *d, const void *a, const int8_t *b, const int32_t *params,
                     void *c);
 
+/* The same in bf16 (ISA 1.3, docs/isa.md "Floating point (bf16)"): C = A . B with fp32 sums,
+ * then bias (fp32) and ReLU, written as fp32 or rounded to bf16. A's rows are padded with zeros
+ * to whole K tiles (kp = ceil(k / N) * N bf16, 2 kp bytes per row), B is row-major, C row-major
+ * (4 bytes per element, 2 with out_bf16); all little-endian. */
+typedef struct {
+    uint32_t m, k, n;
+    uint32_t a, b, c, bias; /* addresses: A, B, C, bias fp32[n] (read with bias) */
+    int bias_on, relu, out_bf16;
+} bf16_gemm_desc;
+
+/* Places A, B, the bias and C from base (C 64-byte aligned) for an array of size n_arr; returns
+ * the first byte after them. */
+uint64_t bf16_gemm_layout(bf16_gemm_desc *d, uint32_t n_arr, uint32_t base);
+/* Appends d's program without a HALT: per N-column block, per K tile an RD_HOST of A's rows into
+ * UB row pairs, an RD_WEIGHT.BF16 of B's rows and a MATMUL.BF16.LOAD (ACC after the first tile),
+ * from UB row ub and ACC row 0 + acc; then WR_HOST.SRC_ACC.BF16, or ACTIVATE.BF16 into row pairs
+ * S = ceil(2w / N) rows apart (w: the block's columns) and a WR_HOST of them. The caller keeps
+ * the rows (2 m ceil(k/N) + 2 m UB rows, m ACC rows) inside the core. */
+void bf16_gemm_program(tpu_prog *p, uint32_t n_arr, const bf16_gemm_desc *d, uint32_t ub,
+                       uint32_t acc);
+/* The rule plainly, on sim/fp.h's operations: per K tile of N rows (zero-padded) each column's
+ * sum from +0 in row order, the tiles added in increasing k; bias, ReLU, bf16 rounding. mem is
+ * the memory image d was laid out in; c receives m x n fp32 or bf16 bit patterns. */
+void bf16_gemm_reference(const bf16_gemm_desc *d, uint32_t n_arr, const uint8_t *mem, uint32_t *c);
+
 /* B_TILED layout (docs/command-stream.md): a k x n int8 B in tile x tile tiles, tile (kt, nt) at
  * byte (nt * ceil(k/tile) + kt) * tile^2, zero-padded past k and n. gemm_tiled_b_bytes is its
  * size; gemm_tile_b writes row-major b (pitch n) into out in that layout. */
@@ -69,7 +94,9 @@ void gemm_tile_b(const int8_t *b, uint32_t k, uint32_t n, uint32_t tile, int8_t 
 
 /* Appends n_insns random instructions of every opcode and a HALT: MATMULs with UB row steps 0
  * (consecutive) to N and a few up to 255, ACTIVATEs with and without POOL (windows up to 15 x 15,
- * steps and pitches small and large), ZEROs. Operands lie in small windows of UB, ACC and memory
+ * steps and pitches small and large), ZEROs; int8 and bf16 (BF16 on RD_WEIGHT, MATMUL, ACTIVATE
+ * and WR_HOST.SRC_ACC) mixed, so that tiles and ACC rows of one type meet instructions of the
+ * other too. Operands lie in small windows of UB, ACC and memory
  * (the first min(mem_size, 2048 + 64 N) bytes) so that instructions often overlap (a strided or
  * pooled range too long for its window lies anywhere), and the weight FIFO is tracked so that it
  * never under- or overflows. With inject set to an error code

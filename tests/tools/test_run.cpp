@@ -405,6 +405,10 @@ TEST_F(Run, JsonReportHasTheFigures)
         EXPECT_EQ(num(l, "n"), shapes[i][2]);
         EXPECT_EQ(num(l, "macs"), shapes[i][0] * shapes[i][1] * shapes[i][2]);
         EXPECT_EQ(num(l, "submissions"), 3);
+        // The driver's tpu_gemm_cost bytes of one submission (tpurt_layer's bytes).
+        const uint32_t m = shapes[i][0], k = shapes[i][1], n = shapes[i][2];
+        EXPECT_EQ(num(l, "bytes"),
+                  i ? m * k + k * n + m * n * 4 + 12 * n : m * k + k * n + m * n + 12 * n);
         const double cycles = num(l, "cycles_per_batch");
         EXPECT_GT(cycles, 0);
         EXPECT_NEAR(num(l, "mxu_utilization_percent"), 100 * num(l, "macs") / n2 / cycles, 1e-9);
@@ -427,6 +431,21 @@ TEST_F(Run, JsonReportHasTheFigures)
     EXPECT_NEAR(num(sim, "cycles_per_second"), num(cycles, "total") / num(sim, "device_seconds"),
                 1e-6 * num(sim, "cycles_per_second"));
     EXPECT_EQ(json_object_get(j, "accuracy"), nullptr);
+    // The host program's own work, all batches: the maximum and the broadcast of 4 x 10 floats
+    // per batch; the model's MACs all on the device.
+    json_t *host = json_object_get(j, "host_ops");
+    ASSERT_EQ(json_array_size(host), 2u);
+    for (size_t i = 0; i < 2; i++) {
+        json_t *h = json_array_get(host, i);
+        EXPECT_STREQ(json_string_value(json_object_get(h, "opcode")), i ? "broadcast" : "maximum");
+        EXPECT_EQ(num(h, "count"), 3);
+        EXPECT_EQ(num(h, "macs"), 0);
+        EXPECT_EQ(num(h, "bytes"), 3 * 4 * 10 * 4);
+    }
+    json_t *macs = json_object_get(j, "macs");
+    EXPECT_EQ(num(macs, "device"), 3 * (4 * 36 * 12 + 4 * 12 * 10));
+    EXPECT_EQ(num(macs, "host"), 0);
+    EXPECT_EQ(num(macs, "device_percent"), 100);
     // The text report shows the same run.
     std::string total = std::to_string(std::llround(per_batch));
     for (int i = (int)total.size() - 3; i > 0; i -= 3)
@@ -434,6 +453,53 @@ TEST_F(Run, JsonReportHasTheFigures)
     EXPECT_NE(r.out.find("\ncycles per batch:          " + total + "\n"), std::string::npos)
         << r.out;
     json_decref(j);
+}
+
+// A model whose work is mostly on the host says so: a dot on the device, then a recurrence of
+// five dots in a while loop (on the host: its weights are a loop constant).
+TEST_F(Run, HostWorkIsReported)
+{
+    std::string eye = "{";
+    for (int r = 0; r < 8; r++) {
+        eye += r ? ",{" : "{";
+        for (int c = 0; c < 8; c++)
+            eye += std::string(c ? "," : "") + (r == c ? "0.5" : "0");
+        eye += "}";
+    }
+    eye += "}";
+    std::ofstream(dir / "m.hlo")
+        << "HloModule m\n\ncond {\n  p = (s32[], f32[4,8]) parameter(0)\n"
+           "  i = s32[] get-tuple-element(p), index=0\n  n = s32[] constant(5)\n"
+           "  ROOT lt = pred[] compare(i, n), direction=LT\n}\n\nbody {\n"
+           "  p = (s32[], f32[4,8]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
+           "  h = f32[4,8] get-tuple-element(p), index=1\n  w = f32[8,8] constant("
+        << eye
+        << ")\n  y = f32[4,8] dot(h, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+           "  t = f32[4,8] tanh(y)\n  one = s32[] constant(1)\n  j = s32[] add(i, one)\n"
+           "  ROOT r = (s32[], f32[4,8]) tuple(j, t)\n}\n\nENTRY main {\n"
+           "  x = f32[4,8] parameter(0)\n  w0 = f32[8,8] constant("
+        << eye
+        << ")\n  h0 = f32[4,8] dot(x, w0), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+           "  zero = s32[] constant(0)\n  s = (s32[], f32[4,8]) tuple(zero, h0)\n"
+           "  w = (s32[], f32[4,8]) while(s), condition=cond, body=body\n"
+           "  ROOT out = f32[4,8] get-tuple-element(w), index=1\n}\n";
+    std::vector<float> x = random_x(1, 7); // ModelA::kIn >= 32 values
+    x.resize(4 * 8);
+    save_npy(dir / "x.npy", NPY_FLOAT32, {4, 8}, x.data());
+    const std::string tpuc = "'" TPU_BINARY_DIR "/bin/tpuc'" + arg("m.hlo") + "--calibrate" +
+                             arg("x.npy") + "--array " + std::to_string(array_n()) + " --quiet -o" +
+                             arg("m.tpub") + ">/dev/null";
+    ASSERT_EQ(std::system(tpuc.c_str()), 0) << tpuc;
+    const Result r = run(arg("m.tpub") + "--input" + arg("x.npy"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    for (const char *line :
+         {"\nhost program, per batch:\n  op                          count             MACs"
+          "          bytes\n  dot                             5            1,280            640\n"
+          "  tanh                            5                0            640\n",
+          "\n  compare                         6                0              6\n",
+          "\nMACs on the device:        16.7 %  (256 per batch; 1,280 on the host)  most of the "
+          "model's MACs run on the host\n"})
+        EXPECT_NE(r.out.find(line), std::string::npos) << line << "\nin:\n" << r.out;
 }
 
 TEST_F(Run, TraceOfTheFirstBatch)

@@ -139,3 +139,17 @@ int cli_stage_json(tpuio_staged *f, const char *path, json_t *j)
     free(line);
     return rc;
 }
+
+void cli_print_memory(FILE *out, const tpu_info *info)
+{
+    fprintf(out, CLI_LABEL "latency %u cycles, %u bytes/cycle, %.4g MiB\n",
+            "memory:", info->mem_latency, info->mem_bytes_per_cycle,
+            (double)info->mem_size / (1 << 20));
+}
+
+json_t *cli_memory_json(const tpu_info *info)
+{
+    return json_pack("{s:I, s:I, s:I}", "latency_cycles", (json_int_t)info->mem_latency,
+                     "bytes_per_cycle", (json_int_t)info->mem_bytes_per_cycle, "size_bytes",
+                     (json_int_t)info->mem_size);
+}

@@ -6,6 +6,7 @@
 #define TPU_TOOLS_COMMON_DEVICE_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -81,6 +82,11 @@ int cli_status_error(tpurt_status s, const char *msg, const char *blame);
  * (cli_stage). */
 json_t *cli_json_real(double v);
 int cli_stage_json(tpuio_staged *f, const char *path, json_t *j);
+
+/* The device's memory as every report gives it: the "memory:" line, and its JSON object
+ * {latency_cycles, bytes_per_cycle, size_bytes} (NULL if out of memory). */
+void cli_print_memory(FILE *out, const tpu_info *info);
+json_t *cli_memory_json(const tpu_info *info);
 
 #ifdef __cplusplus
 }

@@ -121,6 +121,9 @@ typedef struct {
     tpurt_stats stats;
     tpurt_layer *layers;
     uint32_t n_layers;
+    tpurt_host_op *host; /* the host program's work, by opcode */
+    uint32_t n_host;
+    uint64_t device_macs, host_macs; /* all runs' */
     double wall_seconds;
     double job_seconds; /* of them, running the batches */
     uint32_t n_jobs;
@@ -200,6 +203,12 @@ static json_t *chip_json(const run_summary *s)
         cli_json_real(cli_ratio(images * RUN_CLOCK_MHZ * 1e6, elapsed)), "per_core", cores);
 }
 
+/* The device's share of the model's multiply-accumulates (NaN when there are none). */
+static double device_share(const run_summary *s)
+{
+    return cli_ratio((double)s->device_macs, (double)(s->device_macs + s->host_macs));
+}
+
 static json_t *summary_json(const run_summary *s)
 {
     const tpurt_stats *t = &s->stats;
@@ -216,8 +225,9 @@ static json_t *summary_json(const run_summary *s)
                                      (json_int_t)l->k, "n", (json_int_t)l->n);
         /* A GEMM's keys in the order they always had, then what a convolution adds. */
         json_object_update_new(
-            o, json_pack("{s:o, s:I, s:I, s:f, s:o, s:o, s:s, s:I}", "flags", flags_json(l->flags),
-                         "macs", (json_int_t)l->macs, "submissions", (json_int_t)l->submissions,
+            o, json_pack("{s:o, s:I, s:I, s:I, s:f, s:o, s:o, s:s, s:I}", "flags",
+                         flags_json(l->flags), "macs", (json_int_t)l->macs, "bytes",
+                         (json_int_t)l->bytes, "submissions", (json_int_t)l->submissions,
                          "cycles_per_batch", (double)l->cycles / batches, "mxu_utilization_percent",
                          cli_json_real(100 * cli_ratio(l->ideal_cycles, (double)l->cycles)),
                          "cycles_over_bound",
@@ -228,15 +238,13 @@ static json_t *summary_json(const run_summary *s)
         json_array_append_new(layers, o);
     }
     json_t *j = json_pack(
-        "{s:s, s:I, s:{s:I, s:I, s:I}, s:I, s:I, s:I, s:o,"
+        "{s:s, s:I, s:o, s:I, s:I, s:I, s:o,"
         " s:{s:I, s:f, s:o}, s:o, s:o,"
         " s:{s:f, s:f, s:f, s:o, s:I, s:f, s:o}, s:I, s:I}",
         "package", s->o->package, "array_n", (json_int_t)s->info.array_n, "memory",
-        "latency_cycles", (json_int_t)s->info.mem_latency, "bytes_per_cycle",
-        (json_int_t)s->info.mem_bytes_per_cycle, "size_bytes", (json_int_t)s->info.mem_size,
-        "batches", (json_int_t)s->pl->batches, "batch_rows", (json_int_t)s->pl->batch, "images",
-        (json_int_t)s->pl->images, "layers", layers, "cycles", "total", (json_int_t)t->cycles,
-        "per_batch", cycles / batches, "per_image",
+        cli_memory_json(&s->info), "batches", (json_int_t)s->pl->batches, "batch_rows",
+        (json_int_t)s->pl->batch, "images", (json_int_t)s->pl->images, "layers", layers, "cycles",
+        "total", (json_int_t)t->cycles, "per_batch", cycles / batches, "per_image",
         cli_json_real(cli_ratio(cycles, (double)s->pl->images)), "mxu_utilization_percent",
         cli_json_real(100 * cli_ratio(s->ideal, cycles)), "cycles_over_bound",
         cli_json_real(cli_ratio(cycles, s->bound)), "simulation", "wall_seconds", s->wall_seconds,
@@ -245,6 +253,19 @@ static json_t *summary_json(const run_summary *s)
         "jobs_seconds", s->job_seconds, "cycles_per_second_all_jobs",
         cli_json_real(cli_ratio(cycles, s->job_seconds)), "submissions", (json_int_t)t->submissions,
         "bit_exact_submissions", (json_int_t)t->verified);
+    json_t *host = json_array();
+    for (uint32_t i = 0; host && i < s->n_host; i++)
+        json_array_append_new(host, json_pack("{s:s, s:I, s:I, s:I}", "opcode", s->host[i].opcode,
+                                              "count", (json_int_t)s->host[i].count, "macs",
+                                              (json_int_t)s->host[i].macs, "bytes",
+                                              (json_int_t)s->host[i].bytes));
+    if (j)
+        json_object_update_new(j, json_pack("{s:o, s:{s:I, s:I, s:o}}", "host_ops", host, "macs",
+                                            "device", (json_int_t)s->device_macs, "host",
+                                            (json_int_t)s->host_macs, "device_percent",
+                                            cli_json_real(100 * device_share(s))));
+    else
+        json_decref(host);
     if (j && s->o->dev.device.cores)
         json_object_update_new(j, chip_json(s));
     const run_classes *cl = s->cl;
@@ -311,6 +332,29 @@ static void print_chip(const run_summary *s)
     }
 }
 
+/* What the host program did, per batch, and the device's share of the MACs: a model whose
+ * work is on the host says so here. */
+static void print_host(const run_summary *s)
+{
+    const double batches = (double)s->pl->batches;
+    char b1[32], b2[32], b3[32];
+    if (!s->n_host)
+        printf("host program, per batch:   no ops of its own (it moves the segments' data)\n");
+    else
+        printf("host program, per batch:\n  %-22s %10s %16s %14s\n", "op", "count", "MACs",
+               "bytes");
+    for (uint32_t i = 0; i < s->n_host; i++) {
+        const tpurt_host_op *h = &s->host[i];
+        printf("  %-22s %10s %16s %14s\n", h->opcode, rounded(b1, (double)h->count / batches),
+               rounded(b2, (double)h->macs / batches), rounded(b3, (double)h->bytes / batches));
+    }
+    const double share = device_share(s);
+    printf(CLI_LABEL "%.1f %%  (%s per batch; %s on the host)%s\n",
+           "MACs on the device:", 100 * share, rounded(b1, (double)s->device_macs / batches),
+           rounded(b2, (double)s->host_macs / batches),
+           share < 0.5 ? "  most of the model's MACs run on the host" : "");
+}
+
 static void print_summary(const run_summary *s)
 {
     const run_plan *pl = s->pl;
@@ -319,8 +363,7 @@ static void print_summary(const run_summary *s)
     char b1[32], b2[32];
     printf(CLI_LABEL "%s\n", "package:", s->o->package);
     printf(CLI_LABEL "%u x %u\n", "array:", s->info.array_n, s->info.array_n);
-    printf(CLI_LABEL "latency %u cycles, %u bytes/cycle\n", "memory:", s->info.mem_latency,
-           s->info.mem_bytes_per_cycle);
+    cli_print_memory(stdout, &s->info);
     const uint64_t padding = pl->batches * pl->batch - pl->images;
     if (pl->batched)
         printf(CLI_LABEL "%llu of %llu rows each (%llu images",
@@ -366,6 +409,7 @@ static void print_summary(const run_summary *s)
                    v->pool_stride_w);
         printf("\n");
     }
+    print_host(s);
     printf(CLI_LABEL "%s\n", "cycles per batch:", rounded(b1, cycles / batches));
     printf(CLI_LABEL "%s\n",
            "cycles per image:", rounded(b1, cli_ratio(cycles, (double)pl->images)));
@@ -444,7 +488,33 @@ static void sum_jobs(const run_job *jobs, uint32_t n_jobs, run_summary *s)
     for (uint32_t i = 0; i < s->n_layers; i++) {
         s->ideal += s->layers[i].ideal_cycles;
         s->bound += s->layers[i].bound_cycles;
+        s->device_macs += s->layers[i].macs * s->layers[i].submissions;
     }
+}
+
+/* The jobs' host work, by opcode, into s->host (job 0's order, any other opcode after). */
+static int sum_host_ops(const run_job *jobs, uint32_t n_jobs, run_summary *s)
+{
+    uint32_t cap = 0;
+    for (uint32_t j = 0; j < n_jobs; j++)
+        cap += tpurt_n_host_ops(jobs[j].rt);
+    if (!(s->host = calloc(cap + 1, sizeof *s->host)))
+        return -1;
+    for (uint32_t j = 0; j < n_jobs; j++)
+        for (uint32_t i = 0; i < tpurt_n_host_ops(jobs[j].rt); i++) {
+            tpurt_host_op h;
+            tpurt_get_host_op(jobs[j].rt, i, &h);
+            uint32_t k = 0;
+            while (k < s->n_host && strcmp(s->host[k].opcode, h.opcode))
+                k++;
+            if (k == s->n_host)
+                s->host[s->n_host++] = (tpurt_host_op){.opcode = h.opcode};
+            s->host[k].count += h.count;
+            s->host[k].macs += h.macs;
+            s->host[k].bytes += h.bytes;
+            s->host_macs += h.macs;
+        }
+    return 0;
 }
 
 int run_finish(const run_options *o, const run_job *jobs, uint32_t n_jobs, const run_plan *pl,
@@ -459,8 +529,11 @@ int run_finish(const run_options *o, const run_job *jobs, uint32_t n_jobs, const
                        .n_layers = tpurt_n_layers(jobs[0].rt)};
     count_classes(cl);
     tpurt_get_info(jobs[0].rt, &sum.info);
-    if (!(sum.layers = calloc(sum.n_layers + 1, sizeof *sum.layers)))
+    if (!(sum.layers = calloc(sum.n_layers + 1, sizeof *sum.layers)) ||
+        sum_host_ops(jobs, n_jobs, &sum)) {
+        free(sum.layers);
         return cli_fail(EXIT_USAGE, "memory", "out of host memory");
+    }
     sum_jobs(jobs, n_jobs, &sum);
     for (uint32_t k = 0; k < o->dev.device.cores; k++)
         tpurt_get_core_stats(jobs[0].rt, k, &sum.core[k]); /* k is one of its cores */
@@ -470,5 +543,6 @@ int run_finish(const run_options *o, const run_job *jobs, uint32_t n_jobs, const
     if (!rc && o->have_show)
         show_sample(&jobs[0].in[0], cl, o->show);
     free(sum.layers);
+    free(sum.host);
     return rc;
 }

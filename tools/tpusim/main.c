@@ -1,9 +1,14 @@
 /* main.c - the tpusim command: gemm (gemm.c) runs one GEMM on the cycle-accurate device through
  * the driver, checks it against the golden model and a plain C GEMM (problem.c) and reports it
  * (report.c); bench (bench.c) tabulates such runs; run executes a compiled package through the
- * runtime (tools/common/run.h, which tools/tpu_vp shares). */
+ * runtime (tools/common/run.h, which tools/tpu_vp shares); plot draws a report with the Python
+ * package (tpusim.plot's main, in the interpreter of $TPUSIM_PYTHON or CMake's). */
+#define _POSIX_C_SOURCE 200809L /* execv */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "driver/tpu.h"
 #include "tools/common/run.h"
@@ -15,7 +20,44 @@ static const char usage_main[] =
     "usage: tpusim gemm [options]   run a GEMM on the simulated TPU (tpusim gemm --help)\n"
     "       tpusim bench [options]  GEMM benchmark table (tpusim bench --help)\n"
     "       tpusim run PKG ...      run a compiled model (tpusim run --help)\n"
+    "       tpusim plot FILE [--kind roofline|sweep|dataflow|loss] [-o OUT.png]\n"
+    "                               draw a report (tpusim plot --help); the Python of\n"
+    "                               $TPUSIM_PYTHON, else " TPUSIM_PYTHON "\n"
     "       tpusim --help | --version\n";
+
+/* Runs tpusim.plot's main with the arguments after "plot", exit 2 when the package or one of
+ * its modules (matplotlib) cannot be imported: the interpreter exits 1 for an exception. */
+static const char plot_launcher[] =
+    "import sys\n"
+    "try:\n"
+    "    from tpusim.plot import main\n"
+    "except (ImportError, OSError) as e:\n"
+    "    print(f'tpusim plot: {e} (Python: {sys.executable}; set TPUSIM_PYTHON to one with the "
+    "tpusim package, docs/python.md)', file=sys.stderr)\n"
+    "    sys.exit(2)\n"
+    "sys.exit(main(sys.argv[1:]))\n";
+
+static int cmd_plot(int argc, char **argv)
+{
+    const char *env = getenv("TPUSIM_PYTHON");
+    const char *python = env && *env ? env : TPUSIM_PYTHON;
+    char **args = calloc((size_t)argc + 3, sizeof *args);
+    if (!args)
+        return cli_fail(EXIT_USAGE, "memory", "out of host memory");
+    args[0] = (char *)python;
+    args[1] = "-c";
+    args[2] = (char *)plot_launcher;
+    for (int i = 1; i < argc; i++)
+        args[i + 2] = argv[i];
+    fflush(stdout);
+    execv(python, args);
+    const int err = errno;
+    free(args);
+    return cli_fail(EXIT_USAGE, "plot",
+                    "cannot run Python '%s': %s (set TPUSIM_PYTHON to an "
+                    "interpreter with the tpusim package and matplotlib)",
+                    python, strerror(err));
+}
 
 static void print_version(void)
 {
@@ -61,6 +103,8 @@ int main(int argc, char **argv)
         return cmd_bench(argc - 1, argv + 1);
     if (!strcmp(argv[1], "run"))
         return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "plot"))
+        return cmd_plot(argc - 1, argv + 1);
     return cli_fail(EXIT_USAGE, "usage", "unknown command '%s' (tpusim --help lists them)",
                     argv[1]);
 }

@@ -83,7 +83,6 @@ static char *num(char *buf, double v)
 /* What ran, on what: the lines both reports start with. */
 static void text_header(FILE *out, const report_run *r)
 {
-    char b1[32];
     const int requant = r->requant != REPORT_INT32_OUT;
     fprintf(out, CLI_LABEL "M %u x K %u x N %u\n", "shape:", r->m, r->k, r->n);
     fprintf(out, CLI_LABEL "C = %s%sA . B%s%s%s  (A %s, B %s, C %s)\n",
@@ -93,9 +92,7 @@ static void text_header(FILE *out, const report_run *r)
     if (requant)
         fprintf(out, CLI_LABEL "%s\n", "requantization:", requant_name(r));
     fprintf(out, CLI_LABEL "%u x %u\n", "array:", r->info.array_n, r->info.array_n);
-    fprintf(out, CLI_LABEL "latency %u cycles, %u bytes/cycle, %s MiB\n",
-            "memory:", r->info.mem_latency, r->info.mem_bytes_per_cycle,
-            num(b1, (double)r->info.mem_size / (1 << 20)));
+    cli_print_memory(out, &r->info);
 }
 
 /* The chip's figures, from what each core measured (report_run.chip). */
@@ -224,13 +221,6 @@ static json_t *gemm_json(const report_run *r)
                      requant_name(r));
 }
 
-static json_t *memory_json(const report_run *r)
-{
-    return json_pack("{s:I, s:I, s:I}", "latency_cycles", (json_int_t)r->info.mem_latency,
-                     "bytes_per_cycle", (json_int_t)r->info.mem_bytes_per_cycle, "size_bytes",
-                     (json_int_t)r->info.mem_size);
-}
-
 static json_t *counters_json(const tpu_perf_report *p)
 {
     json_t *counters = json_object();
@@ -272,9 +262,10 @@ static json_t *chip_json(const report_run *r)
         "{s:o, s:I, s:o, s:I,"
         " s:{s:I, s:I, s:o, s:I, s:o, s:o, s:o, s:I, s:o},"
         " s:o, s:{s:f, s:o}, s:b, s:b}",
-        "gemm", gemm_json(r), "array_n", (json_int_t)r->info.array_n, "memory", memory_json(r),
-        "cores", (json_int_t)c->cores, "chip", "elapsed_cycles", (json_int_t)c->elapsed,
-        "core_cycles", (json_int_t)f.core_cycles, "core_cycles_over_elapsed",
+        "gemm", gemm_json(r), "array_n", (json_int_t)r->info.array_n, "memory",
+        cli_memory_json(&r->info), "cores", (json_int_t)c->cores, "chip", "elapsed_cycles",
+        (json_int_t)c->elapsed, "core_cycles", (json_int_t)f.core_cycles,
+        "core_cycles_over_elapsed",
         cli_json_real(cli_ratio((double)f.core_cycles, (double)c->elapsed)), "macs",
         (json_int_t)w->macs, "ideal_cycles", cli_json_real(w->ideal), "mxu_utilization_percent",
         cli_json_real(w->utilization), "lower_bound", lower_bound_json(w), "mem_stall_cycles",
@@ -304,13 +295,13 @@ json_t *report_json(const report_run *r)
         " s:I, s:o,"
         " s:{s:f, s:o},"
         " s:b, s:b}",
-        "gemm", gemm_json(r), "array_n", (json_int_t)r->info.array_n, "memory", memory_json(r),
-        "cycles", "total", (json_int_t)p->cycles, "firmware_overhead", (json_int_t)f.overhead,
-        "firmware_overhead_percent", cli_json_real(f.overhead_percent), "control_processor",
-        (json_int_t)p->firmware_cycles, "macs", (json_int_t)f.macs, "ideal_cycles",
-        cli_json_real(f.ideal), "mxu_utilization_percent", cli_json_real(f.utilization),
-        "lower_bound", lower_bound_json(&f), "stall_cycles", stalls, "dma", "read_bytes",
-        (json_int_t)p->counters[TPU_PERF_DMA_RD_BYTES], "written_bytes",
+        "gemm", gemm_json(r), "array_n", (json_int_t)r->info.array_n, "memory",
+        cli_memory_json(&r->info), "cycles", "total", (json_int_t)p->cycles, "firmware_overhead",
+        (json_int_t)f.overhead, "firmware_overhead_percent", cli_json_real(f.overhead_percent),
+        "control_processor", (json_int_t)p->firmware_cycles, "macs", (json_int_t)f.macs,
+        "ideal_cycles", cli_json_real(f.ideal), "mxu_utilization_percent",
+        cli_json_real(f.utilization), "lower_bound", lower_bound_json(&f), "stall_cycles", stalls,
+        "dma", "read_bytes", (json_int_t)p->counters[TPU_PERF_DMA_RD_BYTES], "written_bytes",
         (json_int_t)p->counters[TPU_PERF_DMA_WR_BYTES], "instructions", (json_int_t)p->instructions,
         "counters", counters_json(p), "simulation", "wall_seconds", p->wall_seconds,
         "cycles_per_second", cli_json_real(f.speed), "bit_exact_vs_golden", 1, "matches_reference",
