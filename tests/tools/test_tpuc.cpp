@@ -792,9 +792,8 @@ TEST(Mnist, Bf16CompilesWithoutCalibration)
 
 // The MLP and the CNN in bf16 on the device, as the int8 ones above: every submission bit-exact
 // against the golden model, the predictions within a digit or two of the frameworks' float32
-// ones. DISABLED_ until the RTL core executes bf16 (branch bf16core); the golden-model form of
-// these packages is tests/runtime/test_golden_run.cpp's.
-TEST(Mnist, DISABLED_Bf16EndToEndOnTheDevice)
+// ones (the golden-model form of these packages is tests/runtime/test_golden_run.cpp's).
+TEST(Mnist, Bf16EndToEndOnTheDevice)
 {
     const struct {
         std::string model, weights, pred;
