@@ -22,9 +22,11 @@ namespace
 constexpr uint32_t kN = 8;
 constexpr uint64_t kMemSize = 1u << 16;
 
+// The running test's own directory: ctest runs the tests of this file side by side.
 std::string work_dir()
 {
-    std::string d = std::string(TPU_BINARY_DIR) + "/tests/icarus";
+    std::string d = std::string(TPU_BINARY_DIR) + "/tests/icarus/" +
+                    ::testing::UnitTest::GetInstance()->current_test_info()->name();
     std::string cmd = "mkdir -p '" + d + "'";
     EXPECT_EQ(std::system(cmd.c_str()), 0);
     return d;

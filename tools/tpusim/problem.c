@@ -145,6 +145,37 @@ static int load_bf16(const char *path, npy_array *arr, const char *role)
     return 0;
 }
 
+/* The loaded A, B, bias (when o names one) and requantization parameters (prm, or NULL) into p
+ * once their shapes agree: A and B taken (their data NULL in a and b), the bias copied. */
+static int take_operands(const gemm_options *o, gemm_problem *p, npy_array *a, npy_array *b,
+                         const npy_array *bias, const npy_array *prm)
+{
+    if (a->shape[1] != b->shape[0])
+        return shapes_differ(o->a, a, o->b, b, "A's columns must equal B's rows (K)");
+    if (o->bias_file && bias->shape[0] != b->shape[1])
+        return shapes_differ(o->bias_file, bias, o->b, b,
+                             "the bias needs one value per column of B (N)");
+    if (prm && (prm->shape[0] != 2 || prm->shape[1] != b->shape[1]))
+        return shapes_differ(o->params_file, prm, o->b, b,
+                             "the parameters need 2 rows (MULT, SHIFT) of one value per column "
+                             "of B (N)");
+    p->m = (uint32_t)a->shape[0];
+    p->k = (uint32_t)a->shape[1];
+    p->n = (uint32_t)b->shape[1];
+    set_flags(p, o);
+    int rc = check_size(p);
+    if (rc)
+        return rc;
+    p->a = a->data;
+    p->b = b->data;
+    a->data = b->data = NULL;
+    if ((rc = set_scales(p, o, prm ? prm->data : NULL)))
+        return rc;
+    if (o->bias_file)
+        memcpy(p->params, bias->data, p->n * sizeof *p->params);
+    return 0;
+}
+
 static int load_problem_bf16(const gemm_options *o, gemm_problem *p)
 {
     npy_array a = {0}, b = {0}, bias = {0};
@@ -153,26 +184,8 @@ static int load_problem_bf16(const gemm_options *o, gemm_problem *p)
         rc = load_bf16(o->b, &b, "B [K,N]");
     if (!rc && o->bias_file)
         rc = load_operand(o->bias_file, &bias, NPY_FLOAT32, 1, "the bias [N]", " (--dtype bf16)");
-    if (!rc && a.shape[1] != b.shape[0])
-        rc = shapes_differ(o->a, &a, o->b, &b, "A's columns must equal B's rows (K)");
-    if (!rc && o->bias_file && bias.shape[0] != b.shape[1])
-        rc = shapes_differ(o->bias_file, &bias, o->b, &b,
-                           "the bias needs one value per column of B (N)");
-    if (!rc) {
-        p->m = (uint32_t)a.shape[0];
-        p->k = (uint32_t)a.shape[1];
-        p->n = (uint32_t)b.shape[1];
-        set_flags(p, o);
-        rc = check_size(p);
-    }
-    if (!rc) {
-        p->a = a.data;
-        p->b = b.data;
-        a.data = b.data = NULL;
-        rc = set_scales(p, o, NULL);
-    }
-    if (!rc && o->bias_file)
-        memcpy(p->params, bias.data, p->n * sizeof *p->params);
+    if (!rc)
+        rc = take_operands(o, p, &a, &b, &bias, NULL);
     npy_free(&a);
     npy_free(&b);
     npy_free(&bias);
@@ -193,30 +206,8 @@ int load_problem(const gemm_options *o, gemm_problem *p)
     if (!rc && o->params_file)
         rc = load_operand(o->params_file, &prm, NPY_INT32, 2, "the requantization parameters [2,N]",
                           "");
-    if (!rc && a.shape[1] != b.shape[0])
-        rc = shapes_differ(o->a, &a, o->b, &b, "A's columns must equal B's rows (K)");
-    if (!rc && o->bias_file && bias.shape[0] != b.shape[1])
-        rc = shapes_differ(o->bias_file, &bias, o->b, &b,
-                           "the bias needs one value per column of B (N)");
-    if (!rc && o->params_file && (prm.shape[0] != 2 || prm.shape[1] != b.shape[1]))
-        rc = shapes_differ(o->params_file, &prm, o->b, &b,
-                           "the parameters need 2 rows (MULT, SHIFT) of one value per column "
-                           "of B (N)");
-    if (!rc) {
-        p->m = (uint32_t)a.shape[0];
-        p->k = (uint32_t)a.shape[1];
-        p->n = (uint32_t)b.shape[1];
-        set_flags(p, o);
-        rc = check_size(p);
-    }
-    if (!rc) {
-        p->a = a.data;
-        p->b = b.data;
-        a.data = b.data = NULL;
-        rc = set_scales(p, o, prm.data);
-    }
-    if (!rc && o->bias_file)
-        memcpy(p->params, bias.data, p->n * sizeof *p->params);
+    if (!rc)
+        rc = take_operands(o, p, &a, &b, &bias, o->params_file ? &prm : NULL);
     npy_free(&a);
     npy_free(&b);
     npy_free(&bias);
