@@ -796,10 +796,10 @@ TEST(Mnist, Bf16CompilesWithoutCalibration)
 TEST(Mnist, Bf16EndToEndOnTheDevice)
 {
     const struct {
-        std::string model, weights, pred;
-    } nets[] = {{"mnist/mlp.hlo", "mnist/mlp.safetensors", "mnist/jax_pred.npy"},
+        std::string model, weights, pred, limit;
+    } nets[] = {{"mnist/mlp.hlo", "mnist/mlp.safetensors", "mnist/jax_pred.npy", "96"},
                 {"mnist_cnn/cnn_torch_xla.hlo", "mnist_cnn/cnn_torch.safetensors",
-                 "mnist_cnn/torch_pred.npy"}};
+                 "mnist_cnn/torch_pred.npy", "32"}};
     for (const auto &net : nets) {
         SCOPED_TRACE(net.model);
         const std::string m = TPU_SOURCE_DIR "/models/";
@@ -812,8 +812,9 @@ TEST(Mnist, Bf16EndToEndOnTheDevice)
         ASSERT_EQ(std::system(compile.c_str()), 0) << compile;
         const std::string data = m + net.model.substr(0, net.model.find('/') + 1);
         const std::string run = kRun + " run " + pkg + " --input " + data + "test_x_u8.npy" +
-                                " --input-divide 255 --limit 160 --labels " + data +
-                                "test_y.npy --expect " + m + net.pred + " --quiet --json " + json;
+                                " --input-divide 255 --limit " + net.limit + " --labels " + data +
+                                "test_y.npy --expect " + m + net.pred + " --jobs 2 --quiet --json " +
+                                json;
         ASSERT_EQ(std::system(run.c_str()), 0) << run;
         json_error_t je;
         json_t *r = json_load_file(json.c_str(), 0, &je);
