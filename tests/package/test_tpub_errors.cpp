@@ -363,20 +363,20 @@ TEST(TpubRules, Bf16NeedsVersion3)
     t.seg0_in[0].n_scale = 0;
     Bytes b = encode(t.pkg);
     EXPECT_EQ(parse_error(b), "");
-    patch(b, 4, 2, 4);
+    b = encode_as(t.pkg, 2);
     EXPECT_EQ(parse_error(b), "SEGS: segment 0 input 0: dev_type: bf16 in a version 2 package "
                               "(bf16 needs version 3)");
     Model f;
     f.seg1_ops[0].gemm.flags = TPUB_GEMM_BF16 | TPUB_GEMM_OUT_BF16 | kTiled;
     b = encode(f.pkg);
     EXPECT_EQ(parse_error(b), "");
-    patch(b, 4, 2, 4);
+    b = encode_as(f.pkg, 2);
     EXPECT_EQ(parse_error(b), "SEGS: segment 1 op 0: flags: BF16 or OUT_BF16 in a version 2 "
                               "package (bf16 needs version 3)");
     Model i; // one image per package: int8 alone is version 2
-    b = encode(i.pkg);
-    patch(b, 4, 3, 4);
-    EXPECT_EQ(parse_error(b), "header: version: 3 for a package without bf16 (written as 2)");
+    b = encode_as(i.pkg, 3);
+    EXPECT_EQ(parse_error(b),
+              "header: version: 3 for a package without bf16 or gathers (written as 2)");
 }
 
 // What the rules allow at their limits.
@@ -643,7 +643,7 @@ TEST(TpubImage, MalformedFilesRefused)
             le(b, 0, 4);
             tpub_xfer x = m.seg0_in[0];
             x.n_scale = 0;
-            put_xfer(b, x);
+            put_xfer(b, x, 2);
             patch(b, b.size() - 8, 0x40000000, 4); // n_scale, before rank
         },
         "huge scale count",
