@@ -71,8 +71,13 @@ const char *tc_device_conv(tc_graph *g, int d, tc_op *op)
                "most 65535)";
     if ((uint64_t)l->shape.elements > UINT32_MAX || (uint64_t)nd->shape.elements * 4 > UINT32_MAX)
         return "its input or result is beyond the device's 4 GiB of addresses";
+    const bool bf16 = g->bf16 && !op->exact;
+    if (bf16 && wx->stride > STRIDE_MAX / 2)
+        return "a bf16 convolution's horizontal stride beyond the device's 1..127 (MATMUL steps "
+               "over UB row pairs)";
     op->cv = (tpub_conv){
-        .flags = TPUB_GEMM_OUT_INT8, /* the UB rows an int8 result needs: placed conservatively */
+        /* the UB rows an int8 (bf16) result needs: placed conservatively */
+        .flags = bf16 ? TPUB_GEMM_BF16 | TPUB_GEMM_OUT_BF16 : TPUB_GEMM_OUT_INT8,
         .batch = (uint32_t)b,
         .h = (uint32_t)h,
         .w = (uint32_t)w,
@@ -160,6 +165,7 @@ const char *tc_device_pool(tc_graph *g, tc_op *op, int u)
     if (op->exact)
         return "max pooling on the device requantizes to int8: an integer convolution's exact "
                "s32 result is pooled on the host";
+    /* op->cv.flags has BF16 for a bf16 convolution (tc_device_conv), whose pooling writes bf16 */
     if (!max_reducer(g->m, in->to_apply))
         return "only max pooling fuses into a convolution (its reducer is not maximum)";
     const tc_node *init = &g->nodes[nd->in[1]];
@@ -186,7 +192,8 @@ const char *tc_device_pool(tc_graph *g, tc_op *op, int u)
         px->stride > STRIDE_MAX)
         return "a pooling window beyond the device's 1..15 (steps 1..255)";
     tpub_conv cv = op->cv;
-    cv.flags |= TPUB_CONV_POOL | TPUB_GEMM_OUT_INT8;
+    cv.flags |=
+        TPUB_CONV_POOL | (cv.flags & TPUB_GEMM_BF16 ? TPUB_GEMM_OUT_BF16 : TPUB_GEMM_OUT_INT8);
     cv.pool_h = (uint32_t)py->size;
     cv.pool_w = (uint32_t)px->size;
     cv.pool_stride_h = (uint32_t)py->stride;

@@ -111,13 +111,19 @@ tc_seg_input *tc_segment_inputs(const tc_graph *g, int s, int *n_inputs)
     return list;
 }
 
+/* Bytes per element of op's operands on the device (A, a run-time B, weights), and of its
+ * result. */
+static uint64_t in_elt(const tc_op *op) { return op->bf16 ? 2 : 1; }
+static uint64_t out_elt(const tc_op *op) { return op->out_int8 ? 1 : op->out_bf16 ? 2 : 4; }
+
 /* The size of input in on the device, in bytes. */
 static uint64_t input_bytes(const tc_op *op, bool b)
 {
     if (b)
-        return (uint64_t)op->batch * op->k * op->n;
-    return op->kind == TC_CONV ? (uint64_t)op->cv.batch * op->cv.h * op->cv.w * op->cv.c
-                               : (uint64_t)op->batch * op->m * op->k;
+        return (uint64_t)op->batch * op->k * op->n * in_elt(op);
+    return in_elt(op) * (op->kind == TC_CONV
+                             ? (uint64_t)op->cv.batch * op->cv.h * op->cv.w * op->cv.c
+                             : (uint64_t)op->batch * op->m * op->k);
 }
 
 static uint64_t result_bytes(const tc_op *op)
@@ -128,11 +134,12 @@ static uint64_t result_bytes(const tc_op *op)
         tpub_conv_out_size(&op->cv, &oh, &ow);
         elements = (uint64_t)op->cv.batch * oh * ow * op->cv.cout;
     }
-    return elements * (op->out_int8 ? 1 : 4);
+    return elements * out_elt(op);
 }
 
 /* The transfer of segment input in at off: an A or input quantized with the operation's input
- * scale, a run-time B with its own, integer ones copied; permuted into the device's order. */
+ * scale, a run-time B with its own, rounded to bf16 in bf16, integer ones copied; permuted into
+ * the device's order. */
 static int input_xfer(tc_graph *g, tpub_segment *seg, const tc_seg_input *in, uint64_t off)
 {
     tpub_xfer *x = new_xfer(seg, true);
@@ -142,35 +149,40 @@ static int input_xfer(tc_graph *g, tpub_segment *seg, const tc_seg_input *in, ui
     const hlo_shape *s = &g->nodes[in->node].shape;
     const uint32_t cols = in->b ? op->n : op->kind == TC_CONV ? op->cv.c : op->k;
     *x = (tpub_xfer){.off = off,
-                     .rows = (uint32_t)(input_bytes(op, in->b) / cols),
+                     .rows = (uint32_t)(input_bytes(op, in->b) / in_elt(op) / cols),
                      .cols = cols,
                      .ld = cols,
-                     .dev_type = op->a_unsigned && !in->b ? HLO_U8 : HLO_S8,
+                     .dev_type = op->bf16                   ? HLO_BF16
+                                 : op->a_unsigned && !in->b ? HLO_U8
+                                                            : HLO_S8,
                      .host_type = s->type};
     x->rank = tc_input_perm(g, in, x->perm);
     for (uint32_t k = 0; k < x->rank; k++)
         x->dims[k] = s->dims[k];
-    return op->exact ? 0 : set_scales(x, 1, in->b ? &op->b_scale : &op->a_scale);
+    return op->exact || op->bf16 ? 0 : set_scales(x, 1, in->b ? &op->b_scale : &op->a_scale);
 }
 
-/* The transfer of op's result back to the host: s32 dequantized per column (exact: copied), or
- * int8 dequantized with its one scale. */
+/* The transfer of op's result back to the host: s32 dequantized per column (exact: copied),
+ * int8 dequantized with its one scale, or fp32 or bf16 converted. */
 static int output_xfer(tc_graph *g, tpub_segment *seg, const tc_op *op)
 {
     tpub_xfer *x = new_xfer(seg, false);
     if (!x)
         return -1;
     const uint32_t cols = op->n;
-    const uint64_t elements = result_bytes(op) / (op->out_int8 ? 1 : 4);
+    const uint64_t elements = result_bytes(op) / out_elt(op);
     *x = (tpub_xfer){.off = op->c_off,
                      .rows = (uint32_t)(elements / cols),
                      .cols = cols,
                      .ld = cols,
-                     .dev_type = op->out_int8 ? HLO_S8 : HLO_S32,
+                     .dev_type = op->out_int8   ? HLO_S8
+                                 : op->out_bf16 ? HLO_BF16
+                                 : op->bf16     ? HLO_F32
+                                                : HLO_S32,
                      .host_type = g->nodes[op->out].shape.type};
     if (op->kind == TC_CONV)
         conv_out_perm(g, op, x);
-    if (op->exact)
+    if (op->exact || op->bf16)
         return 0;
     return op->out_int8 ? set_scales(x, 1, &op->out_scale) : set_scales(x, cols, op->acc_scale);
 }
@@ -249,27 +261,36 @@ static int plan_segment(tc_graph *g, int s, tpub_segment *seg, uint64_t base, ui
     return rc ? tc_fail(g, NULL, "out of memory") : 0;
 }
 
+/* Weight w of op (int8, or bf16 little-endian) at at. */
+static void put_weight(const tc_op *op, size_t w, uint8_t *at)
+{
+    at[0] = op->bf16 ? (uint8_t)op->wh[w] : (uint8_t)op->wq[w];
+    if (op->bf16)
+        at[1] = (uint8_t)(op->wh[w] >> 8);
+}
+
 /* A GEMM's weights in tile order (docs/command-stream.md, B_TILED), each batch index's after the
- * last; weight row k goes to A's column krow[k] when the GEMM reads a view in place. */
+ * last; weight row k goes to A's column krow[k] when the GEMM reads a view in place. bf16
+ * weights are 2-byte little-endian elements. */
 static void gemm_tiles(const tc_graph *g, const tc_op *op, uint8_t *image)
 {
     const uint32_t N = g->array_n, KT = tiles(op->k, N);
-    const uint64_t per_batch = (uint64_t)KT * tiles(op->n, N) * N * N;
+    const uint64_t elt = in_elt(op), per_batch = (uint64_t)KT * tiles(op->n, N) * N * N * elt;
     for (uint32_t b = 0; b < op->batch; b++)
         for (uint32_t k = 0; k < op->k; k++) {
             const uint32_t row = op->a_dev && op->krow ? (uint32_t)op->krow[k] : k;
             for (uint32_t n = 0; n < op->n; n++) {
                 const uint64_t tile = (uint64_t)(n / N) * KT + row / N;
-                image[b * per_batch + tile * N * N + (row % N) * N + n % N] =
-                    (uint8_t)op->wq[((size_t)b * op->k + k) * op->n + n];
+                put_weight(op, ((size_t)b * op->k + k) * op->n + n,
+                           image + b * per_batch + (tile * N * N + (row % N) * N + n % N) * elt);
             }
         }
 }
 
 /* A convolution's kernel in the CONV2D tile order (firmware/firmware.h): tile (kt, nt) at
- * (nt * KT + kt) * N * N, column j output channel nt * N + j; a tile row is, in packed runs, byte
- * t * N + r of a kernel row's kw * c bytes (dx, channel), else channel cc * N + r of one (dy,
- * dx). */
+ * (nt * KT + kt) * N * N elements, column j output channel nt * N + j; a tile row is, in packed
+ * runs, byte t * N + r of a kernel row's kw * c bytes (dx, channel), else channel cc * N + r of
+ * one (dy, dx). bf16 elements are 2 bytes, little-endian. */
 static void conv_tiles(const tc_graph *g, const tc_op *op, uint8_t *image)
 {
     const tpub_conv *v = &op->cv;
@@ -295,8 +316,9 @@ static void conv_tiles(const tc_graph *g, const tc_op *op, uint8_t *image)
             }
             const size_t row = ((size_t)dy * v->kw + dx) * v->c + ci;
             for (uint32_t o = 0; o < v->cout; o++)
-                image[((uint64_t)(o / N) * KT + t) * N * N + r * N + o % N] =
-                    (uint8_t)op->wq[row * op->n + o];
+                put_weight(op, row * op->n + o,
+                           image +
+                               (((uint64_t)(o / N) * KT + t) * N * N + r * N + o % N) * in_elt(op));
         }
 }
 
@@ -306,9 +328,13 @@ static uint64_t weight_bytes(const tc_graph *g, const tc_op *op)
     const uint32_t N = g->array_n;
     if (op->w >= 0)
         return 0;
-    return op->kind == TC_CONV ? tpub_conv_k_tiles(&op->cv, N) * tiles(op->n, N) * N * N
-                               : (uint64_t)op->batch * tiles(op->k, N) * tiles(op->n, N) * N * N;
+    return in_elt(op) * (op->kind == TC_CONV
+                             ? tpub_conv_k_tiles(&op->cv, N) * tiles(op->n, N) * N * N
+                             : (uint64_t)op->batch * tiles(op->k, N) * tiles(op->n, N) * N * N);
 }
+
+/* Bytes of op's parameters: int32 bias, mult, shift per column; in bf16 the fp32 bias. */
+static uint64_t param_bytes(const tc_op *op) { return (op->bf16 ? 4ull : 12ull) * op->n; }
 
 /* Weights and kernels in tile order, and the operations' parameters. */
 static int const_image(tc_graph *g, tpub_package *p)
@@ -319,9 +345,9 @@ static int const_image(tc_graph *g, tpub_package *p)
         if (op->w < 0)
             op->b_off = at;
         at = align_up(at + weight_bytes(g, op));
-        if (op->bias_q || op->out_int8) {
+        if (op->bias >= 0 || op->out_int8) {
             op->p_off = at;
-            at = align_up(at + 12ull * op->n);
+            at = align_up(at + param_bytes(op));
         }
     }
     p->const_bytes = at;
@@ -336,9 +362,15 @@ static int const_image(tc_graph *g, tpub_package *p)
             conv_tiles(g, op, p->const_image + op->b_off);
         else if (op->w < 0)
             gemm_tiles(g, op, p->const_image + op->b_off);
-        if (!(op->bias_q || op->out_int8))
+        if (!(op->bias >= 0 || op->out_int8))
             continue;
-        for (uint32_t j = 0; j < op->n; j++) {
+        for (uint32_t j = 0; op->bf16 && j < op->n; j++) {
+            uint32_t v;
+            memcpy(&v, &op->bias_f[j], 4);
+            for (int byte = 0; byte < 4; byte++)
+                p->const_image[op->p_off + 4ull * j + byte] = (uint8_t)(v >> (8 * byte));
+        }
+        for (uint32_t j = 0; !op->bf16 && j < op->n; j++) {
             int32_t v[3] = {op->bias_q ? op->bias_q[j] : 0, op->out_int8 ? op->mult[j] : 1,
                             op->out_int8 ? op->shift[j] : 0};
             for (int f = 0; f < 3; f++)
@@ -372,11 +404,13 @@ static void fused_names(const tc_graph *g, const tc_op *op, hlo_text *t)
 static uint32_t op_flags(const tc_op *op)
 {
     uint32_t flags = op->kind == TC_GEMM && op->w < 0 ? TPUB_GEMM_B_TILED : 0;
-    flags |= op->bias_q ? TPUB_GEMM_BIAS : 0;
+    flags |= op->bias >= 0 ? TPUB_GEMM_BIAS : 0;
     flags |= op->relu >= 0 ? TPUB_GEMM_RELU : 0;
     flags |= op->out_int8 ? TPUB_GEMM_OUT_INT8 : 0;
     flags |= op->a_unsigned ? TPUB_GEMM_A_UNSIGNED : 0;
     flags |= op->pool >= 0 ? TPUB_CONV_POOL : 0;
+    flags |= op->bf16 ? TPUB_GEMM_BF16 : 0;
+    flags |= op->out_bf16 ? TPUB_GEMM_OUT_BF16 : 0;
     return flags;
 }
 
@@ -394,9 +428,11 @@ static int make_ops(tc_graph *g, tpub_package *p)
         s->ops = q;
         const uint32_t flags = op_flags(op);
         const bool params = flags & (TPUB_GEMM_BIAS | TPUB_GEMM_OUT_INT8);
-        const uint64_t b_bytes = op->w >= 0 ? (uint64_t)op->k * op->n
-                                            : (uint64_t)tiles(op->k, N) * tiles(op->n, N) * N * N;
-        const uint64_t c_elt = op->out_int8 ? 1 : 4;
+        const uint64_t b_bytes =
+            (op->w >= 0 ? (uint64_t)op->k * op->n
+                        : (uint64_t)tiles(op->k, N) * tiles(op->n, N) * N * N) *
+            in_elt(op);
+        const uint64_t c_elt = out_elt(op);
         for (uint32_t b = 0; b < op->batch; b++) {
             hlo_text name = {0}, fused = {0};
             hlo_text_printf(&name, "%s", g->nodes[op->dot].name);
@@ -422,7 +458,7 @@ static int make_ops(tc_graph *g, tpub_package *p)
                                       op->k,
                                       op->n,
                                       flags,
-                                      op->a_off + rows * op->k,
+                                      op->a_off + rows * op->k * in_elt(op),
                                       op->b_off + b * b_bytes,
                                       op->c_off + rows * op->n * c_elt,
                                       params ? op->p_off : 0,

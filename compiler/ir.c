@@ -387,6 +387,8 @@ void tc_graph_free(tc_graph *g)
         free(m->krow);
         free(m->wf);
         free(m->wq);
+        free(m->wh);
+        free(m->bias_f);
         free(m->bias_q);
         free(m->mult);
         free(m->shift);

@@ -176,10 +176,13 @@ bool tc_conv_fits(const tpub_conv *v, uint32_t n)
     const uint64_t width = packed ? v->w - v->kw + 1 : (uint64_t)v->w + v->pad_left + v->pad_right;
     const uint64_t rows = v->flags & TPUB_CONV_POOL ? v->pool_h : 1; /* conv rows of a band */
     const uint64_t in_rows = (rows - 1) * v->stride_h + v->kh;
-    const uint64_t stage = v->flags & TPUB_GEMM_OUT_INT8 ? owp : 0, acc = rows * ow;
-    /* Two int8 staging buffers beside one plane set; two accumulator buffers (which also keeps
-     * a band's rows within the instructions' 16-bit row fields). */
-    return planes * in_rows * width + 2 * stage <= CORE_UB_ROWS && 2 * acc <= CORE_ACC_ROWS;
+    /* UB rows per input element and per staged output element: a bf16 one is a row pair. */
+    const uint64_t e = v->flags & TPUB_GEMM_BF16 ? 2 : 1;
+    const uint64_t oe = v->flags & TPUB_GEMM_OUT_INT8 ? 1 : v->flags & TPUB_GEMM_OUT_BF16 ? 2 : 0;
+    const uint64_t stage = owp * oe, acc = rows * ow;
+    /* Two staging buffers beside one plane set; two accumulator buffers (which also keeps a
+     * band's rows within the instructions' 16-bit row fields). */
+    return planes * in_rows * width * e + 2 * stage <= CORE_UB_ROWS && 2 * acc <= CORE_ACC_ROWS;
 }
 
 uint32_t tc_perm(const int *order, int rank, const int64_t *dims, uint32_t *perm)

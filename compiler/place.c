@@ -1,7 +1,7 @@
 /* place.c - the device operations: the dots and convolutions the device runs (conv.c says which
  * convolutions), their fused epilogues (bias, ReLU, max pooling), where each reads its input
  * (layout.c), and their segments: consecutive operations a host value does not separate, with
- * int8 results handed on in device memory inside a segment. */
+ * int8 (or bf16) results handed on in device memory inside a segment. */
 #include "compiler/tpuc_internal.h"
 
 #include <stdlib.h>
@@ -52,8 +52,8 @@ static bool is_relu(const tc_graph *g, int u, int v)
 }
 
 /* The element types the device multiplies, l x r -> nd: floats (f16, bf16, f32, f64 in any
- * mix: quantized, *exact false; read and written through their float values) or s8/u8 x s8 ->
- * s32 (*exact true). NULL when they are, else why not. */
+ * mix: quantized or in bf16, *exact false; read and written through their float values) or s8/u8 x
+ * s8 -> s32 (*exact true). NULL when they are, else why not. */
 const char *tc_device_types(const tc_node *l, const tc_node *r, const tc_node *nd, bool *exact)
 {
     const hlo_type lt = l->shape.type, rt = r->shape.type, ot = nd->shape.type;
@@ -183,14 +183,13 @@ static int take_weights(tc_graph *g, tc_op *op)
 }
 
 /* Takes bias c (one value per channel j at element j * inner, negated for a subtraction) into
- * op: int32 for an integer operation; float ones wait in acc_scale until quant.c turns them
- * into integers. */
+ * op: int32 for an integer operation; float for a float one (quant.c makes int8's integers). */
 static int take_bias(tc_graph *g, tc_op *op, int c, uint64_t inner, bool negate)
 {
     const hlo_array *b = g->nodes[c].value;
-    if (!(op->bias_q = malloc(op->n * sizeof *op->bias_q)) ||
-        (!op->exact && !(op->acc_scale = malloc(op->n * sizeof(float)))))
-        return tc_oom(g, op->dot, "the bias", 8ull * op->n);
+    if (op->exact ? !(op->bias_q = malloc(op->n * sizeof *op->bias_q))
+                  : !(op->bias_f = malloc(op->n * sizeof *op->bias_f)))
+        return tc_oom(g, op->dot, "the bias", 4ull * op->n);
     for (uint32_t j = 0; j < op->n; j++) {
         const uint64_t at = j * inner;
         if (op->exact) {
@@ -198,7 +197,7 @@ static int take_bias(tc_graph *g, tc_op *op, int c, uint64_t inner, bool negate)
             op->bias_q[j] = (int32_t)(negate ? 0u - v : v);
         } else {
             const float v = (float)hlo_array_get(b, at);
-            op->acc_scale[j] = negate ? -v : v;
+            op->bias_f[j] = negate ? -v : v;
         }
     }
     return 0;
@@ -279,6 +278,7 @@ static int pick_ops(tc_graph *g)
         if ((nd->host_reason =
                  op.kind == TC_GEMM ? device_dot(g, d, &op) : tc_device_conv(g, d, &op)))
             continue;
+        op.bf16 = g->bf16 && !op.exact;
         tc_op *p = realloc(g->ops, ((size_t)g->n_ops + 1) * sizeof *p);
         if (!p)
             return tc_fail(g, NULL, "out of memory");
@@ -329,7 +329,7 @@ static bool device_readers_only(const tc_graph *g, int v, int p)
     return true;
 }
 
-/* Could operation p's result stay on the device as int8 for the operations reading it? */
+/* Could operation p's result stay on the device (int8, or bf16) for the operations reading it? */
 static bool int8_candidate(const tc_graph *g, int p)
 {
     return !g->ops[p].exact && device_readers_only(g, g->ops[p].out, p);
@@ -348,7 +348,7 @@ static void mark_views(tc_graph *g, const tc_op *c)
 
 /* Segments: an operation joins the open segment unless its input is a host value that depends
  * on that segment's results; avail[i] is the last segment node i's value depends on (-1:
- * none). Then what each result becomes: int8 on the device where an operation of its segment
+ * none). Then what each result becomes: int8 (bf16) on the device where an operation of its segment
  * reads it in place (and always when pooled), back to the host where anything else reads it. */
 static int make_segments(tc_graph *g)
 {
@@ -388,7 +388,8 @@ static int make_segments(tc_graph *g)
             in_place |= g->ops[c].via == p && g->ops[c].a_dev;
             elsewhere |= g->ops[c].via == p && !g->ops[c].a_dev;
         }
-        op->out_int8 = op->pool >= 0 || in_place;
+        op->out_int8 = !op->bf16 && (op->pool >= 0 || in_place);
+        op->out_bf16 = op->bf16 && (op->pool >= 0 || in_place);
         op->to_host = !int8_candidate(g, p) || elsewhere;
     }
     for (int c = 0; c < g->n_ops; c++)

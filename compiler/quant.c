@@ -1,4 +1,5 @@
-/* quant.c - calibration and int8 quantization of the float GEMMs and convolutions.
+/* quant.c - calibration and int8 quantization of the float GEMMs and convolutions, or their
+ * weights rounded to bf16 (TPUC_BF16: no calibration, the bias stays fp32).
  *
  * Weights: symmetric per output column (a dot's, across the batch of a batched dot; a
  * convolution's output channel), scale = max|w| / 127, q = round(w / scale) in [-127, 127]; a
@@ -17,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool any_float_op(const tc_graph *g)
+static bool any_int8_float_op(const tc_graph *g)
 {
     for (int i = 0; i < g->n_ops; i++)
-        if (!g->ops[i].exact)
+        if (!g->ops[i].exact && !g->ops[i].bf16)
             return true;
     return false;
 }
@@ -72,7 +73,7 @@ static void observe(tc_graph *g, int node, const hlo_array *a)
 
 int tc_calibrate(tc_graph *g, hlo_array *const *calib, int n_calib)
 {
-    if (!any_float_op(g))
+    if (!any_int8_float_op(g))
         return 0;
     if (n_calib != g->n_inputs)
         return tc_fail(g, NULL,
@@ -141,7 +142,7 @@ int tc_calibrate(tc_graph *g, hlo_array *const *calib, int n_calib)
         if (!rc && !(rc = tc_eval(g, ins, vals)))
             for (int i = 0; i < g->n_ops; i++) {
                 const tc_op *op = &g->ops[i];
-                if (!op->exact) {
+                if (!op->exact && !op->bf16) {
                     observe(g, op->x, vals[op->x]);
                     observe(g, op->out, vals[op->out]);
                     if (op->w >= 0)
@@ -263,6 +264,14 @@ int tc_quantize(tc_graph *g)
             op->a_unsigned = g->nodes[op->x].shape.type == HLO_U8;
             continue;
         }
+        if (op->bf16) { /* weights rounded to nearest even; NaN and infinities are values too */
+            const size_t count = (size_t)op->batch * op->k * op->n;
+            if (op->wf && !(op->wh = malloc(count * sizeof *op->wh)))
+                return tc_oom(g, op->dot, "the bf16 weights", count * sizeof *op->wh);
+            for (size_t e = 0; op->wf && e < count; e++)
+                op->wh[e] = hlo_bf16_bits(op->wf[e]);
+            continue;
+        }
         if (op->a_dev) { /* the producer's int8 result, read in place */
             op->a_scale = g->ops[op->via].out_scale;
             op->a_unsigned = false;
@@ -273,27 +282,21 @@ int tc_quantize(tc_graph *g)
             if (check_scale(g, op, op->a_scale, "its input", op->x))
                 return -1;
         }
-        float *bias_f = op->acc_scale; /* pick_gemms left the float bias here */
-        if (finite_weights(g, op, bias_f)) {
-            free(bias_f);
-            op->acc_scale = NULL;
+        const float *bias_f = op->bias_f;
+        if (finite_weights(g, op, op->bias_f))
             return -1;
-        }
         const size_t rows = (size_t)op->batch * op->k; /* of every batch's weights */
         if ((op->wf && !(op->wq = malloc(rows * op->n))) ||
-            !(op->acc_scale = malloc(op->n * sizeof(float)))) {
-            free(bias_f);
+            !(op->acc_scale = malloc(op->n * sizeof(float))) ||
+            (bias_f && !(op->bias_q = malloc(op->n * sizeof *op->bias_q))))
             return tc_oom(g, op->dot, "the int8 weights", rows * op->n);
-        }
         op->w_absmax_min = DBL_MAX;
         op->w_absmax_max = 0;
         if (op->w >= 0) { /* a run-time B: one scale for the tensor, from its calibrated range */
             const double mx = absmax(g, op->w);
             op->b_scale = mx > 0 ? (float)(mx / 127.0) : 1.0f;
-            if (check_scale(g, op, op->b_scale, "its right-hand side", op->w)) {
-                free(bias_f);
+            if (check_scale(g, op, op->b_scale, "its right-hand side", op->w))
                 return -1;
-            }
         }
         for (uint32_t j = 0; j < op->n; j++) {
             double mx = op->w >= 0 ? absmax(g, op->w) : 0;
@@ -312,19 +315,16 @@ int tc_quantize(tc_graph *g)
                 op->wq[k * op->n + j] = (int8_t)(q > 127 ? 127 : q < -127 ? -127 : q);
             }
             op->acc_scale[j] = (float)(op->a_scale * ws);
-            if (!isfinite(op->acc_scale[j])) {
-                free(bias_f);
+            if (!isfinite(op->acc_scale[j]))
                 return tc_fail(g, g->nodes[g->nodes[op->dot].in[1]].src,
                                "'%s': column %u of "
                                "weights '%s' (max |w| %g) times the input scale %g overflows "
                                "float32",
                                g->nodes[op->dot].name, j, g->nodes[g->nodes[op->dot].in[1]].name,
                                mx, (double)op->a_scale);
-            }
             if (bias_f)
                 op->bias_q[j] = round_i32(bias_f[j] / ((double)op->a_scale * ws));
         }
-        free(bias_f);
         if (!op->out_int8)
             continue;
         double mx = absmax(g, op->out);

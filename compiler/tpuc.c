@@ -27,7 +27,10 @@ static const char *result_fate(const tc_graph *g, int i)
                            : "s8, stays on the device";
     if (op->out_int8)
         return "s8, dequantized on the host";
-    return op->exact ? "s32" : "s32, dequantized on the host";
+    if (op->out_bf16)
+        return op->to_host ? "bf16, stays on the device and goes to the host"
+                           : "bf16, stays on the device";
+    return op->exact ? "s32" : op->bf16 ? "f32" : "s32, dequantized on the host";
 }
 
 /* Where an operation's input comes from and how its layouts are folded, when that is news. */
@@ -43,8 +46,8 @@ static void report_layout(tc_graph *g, const tc_op *op)
 {
     hlo_text *t = &g->report;
     if (op->a_dev) {
-        hlo_text_printf(t, "      reads %s's int8 result in place",
-                        g->nodes[g->ops[op->via].dot].name);
+        hlo_text_printf(t, "      reads %s's %s result in place",
+                        g->nodes[g->ops[op->via].dot].name, op->bf16 ? "bf16" : "int8");
         const char *sep = " through ";
         for (int v = op->x; v != g->ops[op->via].out; v = g->nodes[v].in[0], sep = ", ")
             hlo_text_printf(t, "%s%s", sep, g->nodes[v].name);
@@ -127,6 +130,16 @@ static void report_quant(tc_graph *g, const tc_op *op)
         hlo_text_printf(t, "  %s: integer %s, exact on the device (%s %s, %s s8, s32 out)\n", name,
                         conv ? "convolution" : "dot", conv ? "input" : "A",
                         op->a_unsigned ? "u8" : "s8", conv ? "kernel" : "B");
+        return;
+    }
+    if (op->bf16) {
+        hlo_text_printf(t, "  %s: bf16 on the device: %s%s bf16, %s bf16 (rounded to nearest even)",
+                        name, conv ? "input" : "A", op->a_dev ? ", read in place," : "",
+                        conv         ? "kernel"
+                        : op->w >= 0 ? "B"
+                                     : "weights");
+        hlo_text_printf(t, ", fp32 sums%s, %s out\n", op->bias >= 0 ? " and bias" : "",
+                        op->out_bf16 ? "bf16" : "f32");
         return;
     }
     if (op->a_dev)
@@ -244,6 +257,11 @@ static void report(tc_graph *g, const tpub_package *p)
                         g->cal_samples, g->cal_repeat);
     else if (g->cal_samples)
         hlo_text_printf(t, "quantization (calibrated on %d samples):\n", g->cal_samples);
+    if (g->bf16 && g->n_calib_ignored)
+        hlo_text_printf(t,
+                        "precision bf16: the float operations need no calibration; the %d "
+                        "calibration arrays are ignored\n",
+                        g->n_calib_ignored);
     for (int i = 0; i < g->n_ops; i++)
         report_quant(g, &g->ops[i]);
 }
@@ -261,6 +279,8 @@ int tpuc_compile(const tpuc_options *o, tpub_package *out, hlo_error *err)
                   .file = o->hlo_path,
                   .array_n = o->array_n ? o->array_n : 16,
                   .allow_nonfinite = o->allow_nonfinite,
+                  .bf16 = o->precision == TPUC_BF16,
+                  .n_calib_ignored = o->precision == TPUC_BF16 ? o->n_calib : 0,
                   .err = err};
     const hlo_computation *entry = hlo_entry(m);
     int n_params = 0;
@@ -289,7 +309,7 @@ int tpuc_compile(const tpuc_options *o, tpub_package *out, hlo_error *err)
             hlo_array_free(params[k]);
     free(params);
     if (!rc)
-        rc = tc_fold(&g) || tc_place(&g) || tc_calibrate(&g, o->calib, o->n_calib) ||
+        rc = tc_fold(&g) || tc_place(&g) || tc_calibrate(&g, o->calib, g.bf16 ? 0 : o->n_calib) ||
              tc_quantize(&g) || tc_emit(&g, out);
     if (!rc) {
         report(&g, out);

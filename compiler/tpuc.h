@@ -6,8 +6,9 @@
  * dimensions) and the convolutions (a constant kernel, 2-D, no groups or dilation), fuse a
  * following bias add and ReLU (`maximum` with zeros) into each, and max pooling into a
  * convolution; keep convolution results NHWC on the device and read views of device results in
- * place; group them into segments; calibrate and quantize float operations to int8; plan device
- * memory; print the remaining ops as the host program. */
+ * place; group them into segments; calibrate and quantize float operations to int8, or round
+ * their weights to bf16 (TPUC_BF16); plan device memory; print the remaining ops as the host
+ * program. */
 #ifndef TPU_COMPILER_TPUC_H
 #define TPU_COMPILER_TPUC_H
 
@@ -44,7 +45,16 @@ typedef struct {
      * 0, infinite ones as the largest finite magnitude of their column, and non-finite samples
      * are left out of the calibration. */
     bool allow_nonfinite;
+    /* How the float dots run on the device (docs/compiler.md "Precision"): a tpuc_precision, in
+     * one byte so that the struct's size and offsets stay as they were (python/abi.c checks the
+     * Python package's copy of them; there it is the zeroed padding: int8). */
+    uint8_t precision;
 } tpuc_options;
+
+typedef enum {
+    TPUC_INT8 = 0, /* float operations quantized to int8 from calibration samples (calib) */
+    TPUC_BF16 = 1, /* bf16 operands, fp32 sums and results: no calibration */
+} tpuc_precision;
 
 /* Compiles; on success *out is a complete package (free with tpub_free), including its report.
  * Returns 0, or -1 with *err: "<file>:<line>:<col>: ..." when it concerns an instruction,

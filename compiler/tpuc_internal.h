@@ -62,9 +62,11 @@ typedef struct {
     int64_t *krow;   /* a GEMM with via: per weight row k, the column of A (in via's
                         device layout) it multiplies; NULL for the identity */
     bool exact;      /* integer (s8/u8 x s8 -> s32): no quantization */
+    bool bf16;       /* float in bf16 (TPUC_BF16): bf16 operands, fp32 sums and bias */
     bool a_unsigned; /* the input is u8 on the device */
     bool a_dev;      /* x is read in place from via's int8 result (same segment) */
     bool out_int8;   /* the device requantizes the result to int8 */
+    bool out_bf16;   /* the device rounds the fp32 result to bf16 (read in place) */
     bool to_host;    /* the result goes back to the host */
     int seg;
     uint32_t batch, m, k, n; /* weights: batch x k x n (a GEMM's m rows per batch index; a
@@ -77,7 +79,9 @@ typedef struct {
                                       one dense kernel (conv.c) */
     float *wf;                     /* float weights, batch x k x n row-major (float operations) */
     int8_t *wq;                    /* int8 weights, batch x k x n row-major */
-    int32_t *bias_q;               /* n, or NULL */
+    uint16_t *wh;                  /* bf16 weights (their bits), batch x k x n row-major */
+    float *bias_f;                 /* a float operation's bias (n), or NULL */
+    int32_t *bias_q;               /* n: an int8 operation's bias, or NULL */
     int32_t *mult, *shift;         /* n each, with out_int8 */
     float *acc_scale;              /* n: the real value of one accumulator unit per column */
     float a_scale;                 /* the real value of one unit of the input */
@@ -91,6 +95,8 @@ typedef struct {
     const hlo_module *m;
     const char *file;
     uint32_t array_n;
+    bool bf16;           /* float operations in bf16 (tpuc_options.precision) */
+    int n_calib_ignored; /* calibration arrays given with bf16, for the report */
     int n_nodes, cap_nodes;
     tc_node *nodes;
     int n_inputs;

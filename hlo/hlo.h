@@ -468,6 +468,11 @@ double hlo_array_get(const hlo_array *a, int64_t i);
 /* Stores v as element i: rounded to nearest even for a float type (NaN stays NaN); for an
  * integer type v must be an integer in its range. */
 void hlo_array_set(hlo_array *a, int64_t i, double v);
+/* bf16 as the evaluator stores it (a `convert` to bf16): v rounded to nearest even, once from
+ * any double; NaN a quiet NaN of its sign, subnormals kept, overflow to infinity. And back:
+ * exact. */
+uint16_t hlo_bf16_bits(double v);
+double hlo_bf16_value(uint16_t h);
 
 /* Allocates a zeroed array of type t and the given dims; NULL for an unsupported type, a bad
  * rank or when out of memory. */

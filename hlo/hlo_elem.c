@@ -43,13 +43,17 @@ static double half_value(uint16_t h, int mbits, int ebits)
     return h >> (mbits + ebits) ? -v : v;
 }
 
+uint16_t hlo_bf16_bits(double v) { return half_bits(v, BF16_FORMAT); }
+
+double hlo_bf16_value(uint16_t h) { return half_value(h, BF16_FORMAT); }
+
 double hlo_array_get(const hlo_array *a, int64_t i)
 {
     switch (a->shape.type) {
     case HLO_F32: return ((const float *)a->data)[i];
     case HLO_F64: return ((const double *)a->data)[i];
     case HLO_F16: return half_value(((const uint16_t *)a->data)[i], F16_FORMAT);
-    case HLO_BF16: return half_value(((const uint16_t *)a->data)[i], BF16_FORMAT);
+    case HLO_BF16: return hlo_bf16_value(((const uint16_t *)a->data)[i]);
     case HLO_U64: return (double)(uint64_t)he_geti(a, i);
     default: return (double)he_geti(a, i);
     }
@@ -61,7 +65,7 @@ void hlo_array_set(hlo_array *a, int64_t i, double v)
     case HLO_F32: ((float *)a->data)[i] = (float)v; break;
     case HLO_F64: ((double *)a->data)[i] = v; break;
     case HLO_F16: ((uint16_t *)a->data)[i] = half_bits(v, F16_FORMAT); break;
-    case HLO_BF16: ((uint16_t *)a->data)[i] = half_bits(v, BF16_FORMAT); break;
+    case HLO_BF16: ((uint16_t *)a->data)[i] = hlo_bf16_bits(v); break;
     case HLO_U64: he_seti(a, i, (int64_t)(uint64_t)v); break;
     default: he_seti(a, i, (int64_t)v); break;
     }

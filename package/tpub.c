@@ -15,8 +15,32 @@ const hlo_type tpub_type_codes[TPUB_N_TYPE_CODES] = {HLO_PRED, HLO_S8,  HLO_S16,
 
 const char tpub_section_tags[TPUB_N_SECTIONS][5] = {"ARNA", "SIGS", "SEGS", "HOST", "REPT"};
 
-const char *const tpub_flag_names[6] = {"BIAS",       "RELU",    "OUT_INT8",
-                                        "A_UNSIGNED", "B_TILED", "POOL"};
+const char *const tpub_flag_names[8] = {"BIAS",    "RELU", "OUT_INT8", "A_UNSIGNED",
+                                        "B_TILED", "POOL", "BF16",     "OUT_BF16"};
+
+static bool xfer_bf16(const tpub_xfer *x)
+{
+    return x->dev_type == HLO_BF16 || x->dev_type == HLO_F32;
+}
+
+uint32_t tpub_version(const tpub_package *pkg)
+{
+    for (uint32_t s = 0; s < pkg->n_segments; s++) {
+        const tpub_segment *seg = &pkg->segments[s];
+        for (uint32_t i = 0; i < seg->n_inputs; i++)
+            if (xfer_bf16(&seg->inputs[i]))
+                return TPUB_VERSION;
+        for (uint32_t i = 0; i < seg->n_outputs; i++)
+            if (xfer_bf16(&seg->outputs[i]))
+                return TPUB_VERSION;
+        for (uint32_t i = 0; i < seg->n_ops; i++)
+            if ((seg->ops[i].kind == TPUB_OP_GEMM ? seg->ops[i].gemm.flags
+                                                  : seg->ops[i].conv.flags) &
+                FW_FLAGS_V3)
+                return TPUB_VERSION;
+    }
+    return TPUB_VERSION_INT8;
+}
 
 /* ------------------------------------------------------- convolution -- */
 
@@ -223,7 +247,7 @@ static void put_text(writer *w, const char *tag, const char *text)
 static void encode(const tpub_package *pkg, writer *w)
 {
     put(w, "TPUB", 4);
-    put_le(w, TPUB_VERSION, 4);
+    put_le(w, tpub_version(pkg), 4);
     put_le(w, TPUB_N_SECTIONS, 4);
     put_le(w, 0, 4);
 

@@ -31,7 +31,10 @@
 extern "C" {
 #endif
 
-#define TPUB_VERSION 2u
+/* The version tpuc writes when a package uses bf16 (its transfers and GEMM flags); a package
+ * without bf16 is written as version 2, byte for byte what older tpucs wrote, and both load. */
+#define TPUB_VERSION 3u
+#define TPUB_VERSION_INT8 2u
 #define TPUB_MAX_RANK 8
 /* The largest package file tpub_load reads (streams: TPUIO_STREAM_MAX, io/tpuio.h). */
 #define TPUB_MAX_FILE ((uint64_t)4 << 30)
@@ -58,9 +61,13 @@ bool tpub_sig_type(hlo_type t);
  * Inputs: dev_type HLO_S8 or HLO_U8. host_type equal to dev_type is copied as is; a float type
  *   (f16, bf16, f32, f64) is quantized with the one scale: q = clamp(nearbyintf((float)x /
  *   scale[0]), type range) (round half to even, NaN gives 0).
+ *   Or dev_type HLO_BF16 (version 3) from a float host_type, no scale: the host value rounded to
+ *   nearest even (hlo_bf16_bits, hlo/hlo.h).
  * Outputs: dev_type HLO_S32 or HLO_S8. host_type equal to dev_type is copied as is; a float type
  *   is dequantized per device column: y = (float)q * scale[c] (n_scale = cols) or with one scale
- *   (n_scale = 1), in f32 and then rounded to the host type. */
+ *   (n_scale = 1), in f32 and then rounded to the host type.
+ *   Or dev_type HLO_F32 or HLO_BF16 (version 3) to a float host_type, no scale: the device's
+ *   value, rounded to the host type (exact for f32 and f64). */
 typedef struct {
     uint64_t off;
     uint32_t rows, cols, ld;
@@ -80,18 +87,23 @@ enum tpub_gemm_flag {
     TPUB_GEMM_OUT_INT8 = FW_GEMM_OUT_INT8,
     TPUB_GEMM_A_UNSIGNED = FW_GEMM_A_UNSIGNED,
     TPUB_GEMM_B_TILED = FW_GEMM_B_TILED,
-    /* bf16 (FW_FLAGS_V3) is the stream's, not yet a package's: its sizes are int8's. */
-    TPUB_GEMM_ALL = FW_GEMM_FLAGS_ALL & ~FW_FLAGS_V3,
+    /* Version 3: A and B bf16, fp32 bias alone as parameters, C fp32 or (OUT_BF16) bf16. */
+    TPUB_GEMM_BF16 = FW_GEMM_BF16,
+    TPUB_GEMM_OUT_BF16 = FW_GEMM_OUT_BF16,
+    TPUB_GEMM_ALL = FW_GEMM_FLAGS_ALL,
 };
 enum tpub_conv_flag {
-    TPUB_CONV_POOL = FW_CONV_POOLING, /* max pooling after the activation; needs OUT_INT8 */
-    /* with the GEMM's BIAS, RELU, OUT_INT8 and A_UNSIGNED; a kernel is always in tile order */
-    TPUB_CONV_ALL = FW_CONV_FLAGS_ALL & ~FW_FLAGS_V3, /* int8 alone, as TPUB_GEMM_ALL */
+    /* max pooling after the activation; needs OUT_INT8 (with BF16: OUT_BF16) */
+    TPUB_CONV_POOL = FW_CONV_POOLING,
+    /* with the GEMM's BIAS, RELU, OUT_INT8, A_UNSIGNED, BF16 and OUT_BF16 (their rules too); a
+     * kernel is always in tile order */
+    TPUB_CONV_ALL = FW_CONV_FLAGS_ALL,
 };
 
 /* One device GEMM (docs/command-stream.md): C = act(A . B (+ bias)). B is in tile order for the
  * package's array size with TPUB_GEMM_B_TILED (weights in the constant image), else k x n
- * row-major (ldb = n: a B the host writes at run time). */
+ * row-major (ldb = n: a B the host writes at run time). With BF16 every element of A and B is 2
+ * bytes (offsets in bytes, lda and ldc in elements), the parameters are fp32 bias[n]. */
 typedef struct {
     uint32_t m, k, n, flags;
     uint64_t a_off, b_off, c_off, p_off; /* p_off only with BIAS or OUT_INT8 */
@@ -101,10 +113,11 @@ typedef struct {
 } tpub_gemm;
 
 /* One device convolution (the CONV2D command, firmware/firmware.h): NHWC input [batch, h, w, c]
- * (int8, uint8 with A_UNSIGNED) zero-padded, a kernel of cout output channels in the tile order
- * of the package's array size (firmware.h; tpub_conv_k_tiles gives its K tiles), then bias, ReLU,
- * requantization (OUT_INT8) and max pooling (POOL) as flagged; the output NHWC [batch, oh, ow,
- * cout] (tpub_conv_out_size), int8 with OUT_INT8, else int32. */
+ * (int8, uint8 with A_UNSIGNED, bf16 with BF16) zero-padded, a kernel of cout output channels in
+ * the tile order of the package's array size (firmware.h; tpub_conv_k_tiles gives its K tiles),
+ * then bias, ReLU, requantization (OUT_INT8) and max pooling (POOL) as flagged; the output NHWC
+ * [batch, oh, ow, cout] (tpub_conv_out_size), int8 with OUT_INT8, else int32 (with BF16: fp32,
+ * or bf16 with OUT_BF16). */
 typedef struct {
     uint32_t flags, batch, h, w, c, kh, kw, cout;
     uint32_t stride_h, stride_w;                           /* 1..255 */

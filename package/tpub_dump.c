@@ -40,7 +40,10 @@ static void dump_xfer(dumper *d, bool input, uint32_t i, const tpub_xfer *x)
         hlo_type_name(input ? x->host_type : x->dev_type),
         hlo_type_name(input ? x->dev_type : x->host_type));
     if (x->n_scale == 0) {
-        say(d, "copy\n");
+        say(d, "%s\n",
+            x->host_type == x->dev_type ? "copy"
+            : input                     ? "rounded to nearest even"
+                                        : "converted");
     } else if (x->n_scale == 1) {
         say(d, "scale %g\n", (double)x->scale[0]);
     } else {
@@ -78,6 +81,14 @@ static void dump_flags(dumper *d, uint32_t flags)
         say(d, "-");
 }
 
+/* With BF16, how the operation computes. */
+static void dump_bf16(dumper *d, uint32_t flags)
+{
+    if (flags & TPUB_GEMM_BF16)
+        say(d, "\n    bf16 x bf16, fp32 sums, out %s",
+            flags & TPUB_GEMM_OUT_BF16 ? "bf16" : "fp32");
+}
+
 static void dump_gemm(dumper *d, uint32_t i, const tpub_gemm *g, uint32_t array_n)
 {
     say(d, "  gemm %" PRIu32 ": %s", i, g->name);
@@ -89,6 +100,7 @@ static void dump_gemm(dumper *d, uint32_t i, const tpub_gemm *g, uint32_t array_
         g->a_off, g->lda, g->b_off, g->c_off, g->ldc);
     if (g->flags & (TPUB_GEMM_BIAS | TPUB_GEMM_OUT_INT8))
         say(d, ", params 0x%" PRIx64, g->p_off);
+    dump_bf16(d, g->flags);
     uint32_t n = array_n ? array_n : 1;
     say(d, "\n    tiles %" PRIu64 " x %" PRIu64 ", MACs %" PRIu64 "\n", tpub_ceil_div(g->k, n),
         tpub_ceil_div(g->n, n), tpub_mul_sat(tpub_mul_sat(g->m, g->k), g->n));
@@ -114,6 +126,7 @@ static void dump_conv(dumper *d, uint32_t i, const tpub_conv *v, uint32_t array_
         v->out_off);
     if (v->flags & (TPUB_GEMM_BIAS | TPUB_GEMM_OUT_INT8))
         say(d, ", params 0x%" PRIx64, v->p_off);
+    dump_bf16(d, v->flags);
     const uint32_t n = array_n ? array_n : 1;
     tpub_conv unpooled = *v;
     unpooled.flags &= ~(uint32_t)TPUB_CONV_POOL;
@@ -143,7 +156,7 @@ static void dump_text(dumper *d, const char *title, const char *text)
 int tpub_dump(const tpub_package *pkg, FILE *out)
 {
     dumper d = {out, false};
-    say(&d, "tpub version %u, array %" PRIu32 "x%" PRIu32 "\n", TPUB_VERSION, pkg->array_n,
+    say(&d, "tpub version %u, array %" PRIu32 "x%" PRIu32 "\n", tpub_version(pkg), pkg->array_n,
         pkg->array_n);
     say(&d,
         "arena 0x%" PRIx64 " bytes: constants [0x0, 0x%" PRIx64 "), activations [0x%" PRIx64

@@ -34,6 +34,7 @@ typedef struct {
     size_t next;      /* where the next section starts (after the padding) */
     char sec[16];     /* for messages: "header", a section's tag, "section 2" */
     char where[64];   /* the record being read: "segment 0 op 1" ("" between records) */
+    uint32_t version; /* the header's: bf16 needs TPUB_VERSION */
     hlo_error *err;
     jmp_buf fail;
 } reader;
@@ -297,14 +298,25 @@ static void read_xfer(reader *r, const tpub_package *pkg, tpub_xfer *x, bool inp
     if (x->ld < x->cols)
         fail(r, "ld: %" PRIu32 " < cols %" PRIu32, x->ld, x->cols);
     const char *kind = input ? "an input" : "an output";
-    if (input ? x->dev_type != HLO_S8 && x->dev_type != HLO_U8
-              : x->dev_type != HLO_S32 && x->dev_type != HLO_S8)
+    /* bf16 and fp32 on the device: converted from or to a float host type, never scaled. */
+    const bool fp =
+        input ? x->dev_type == HLO_BF16 : x->dev_type == HLO_F32 || x->dev_type == HLO_BF16;
+    if (!fp && (input ? x->dev_type != HLO_S8 && x->dev_type != HLO_U8
+                      : x->dev_type != HLO_S32 && x->dev_type != HLO_S8))
         fail(r, "dev_type: %s not allowed for %s (%s)", hlo_type_name(x->dev_type), kind,
-             input ? "s8 or u8" : "s32 or s8");
+             input ? "s8, u8 or bf16" : "s32, s8, f32 or bf16");
+    if (fp && r->version < TPUB_VERSION)
+        fail(r, "dev_type: %s in a version %" PRIu32 " package (bf16 needs version %u)",
+             hlo_type_name(x->dev_type), r->version, TPUB_VERSION);
     if (x->host_type != x->dev_type && !hlo_is_float(x->host_type))
-        fail(r, "host_type: %s not allowed with dev_type %s (%s or a float type)",
-             hlo_type_name(x->host_type), hlo_type_name(x->dev_type), hlo_type_name(x->dev_type));
-    if (x->host_type == x->dev_type) {
+        fail(r, "host_type: %s not allowed with dev_type %s (%s%sa float type)",
+             hlo_type_name(x->host_type), hlo_type_name(x->dev_type),
+             fp ? "" : hlo_type_name(x->dev_type), fp ? "" : " or ");
+    if (fp) {
+        if (x->n_scale)
+            fail(r, "n_scale: %" PRIu32 " (a %s transfer has none)", x->n_scale,
+                 hlo_type_name(x->dev_type));
+    } else if (x->host_type == x->dev_type) {
         if (x->n_scale)
             fail(r, "n_scale: %" PRIu32 " (a copy has none)", x->n_scale);
     } else if (input ? x->n_scale != 1 : x->n_scale != 1 && x->n_scale != x->cols) {
@@ -351,6 +363,19 @@ static void check_operands(reader *r, const tpub_package *pkg, const char *const
         check_disjoint(r, name[2], off[2], bytes[2], "params", p_off, p_bytes);
 }
 
+/* The rules of the BF16 and OUT_BF16 flags, a GEMM's or a CONV2D's. */
+static void check_bf16_flags(reader *r, uint32_t flags)
+{
+    const bool bf16 = flags & TPUB_GEMM_BF16;
+    if (flags & FW_FLAGS_V3 && r->version < TPUB_VERSION)
+        fail(r, "flags: BF16 or OUT_BF16 in a version %" PRIu32 " package (bf16 needs version %u)",
+             r->version, TPUB_VERSION);
+    if (bf16 && flags & (TPUB_GEMM_A_UNSIGNED | TPUB_GEMM_OUT_INT8))
+        fail(r, "flags: A_UNSIGNED or OUT_INT8 with BF16");
+    if (!bf16 && flags & TPUB_GEMM_OUT_BF16)
+        fail(r, "flags: OUT_BF16 without BF16");
+}
+
 static void read_gemm(reader *r, const tpub_package *pkg, tpub_gemm *g)
 {
     g->m = rd_u32(r, "m");
@@ -374,18 +399,19 @@ static void read_gemm(reader *r, const tpub_package *pkg, tpub_gemm *g)
         fail(r, "n: 0");
     if (g->flags & ~(uint32_t)TPUB_GEMM_ALL)
         fail(r, "flags: undefined bits 0x%" PRIx32, g->flags & ~(uint32_t)TPUB_GEMM_ALL);
+    check_bf16_flags(r, g->flags);
     if (g->lda < g->k)
         fail(r, "lda: %" PRIu32 " < k %" PRIu32, g->lda, g->k);
     if (g->ldc < g->n)
         fail(r, "ldc: %" PRIu32 " < n %" PRIu32, g->ldc, g->n);
-    uint64_t c_elt = g->flags & TPUB_GEMM_OUT_INT8 ? 1 : 4;
+    const uint64_t c_elt = tpub_c_elt(g->flags);
     if (g->ldc * c_elt > UINT32_MAX)
         fail(r, "ldc: %" PRIu32 " x %" PRIu64 " bytes does not fit 32 bits", g->ldc, c_elt);
     bool params = g->flags & (TPUB_GEMM_BIAS | TPUB_GEMM_OUT_INT8);
-    uint64_t a_bytes = tpub_extent(g->m, g->lda, g->k, 1);
+    uint64_t a_bytes = tpub_extent(g->m, g->lda, g->k, tpub_ab_elt(g->flags));
     uint64_t b_bytes = tpub_b_bytes(g, pkg->array_n);
     uint64_t c_bytes = tpub_extent(g->m, g->ldc, g->n, c_elt);
-    uint64_t p_bytes = 12 * (uint64_t)g->n; /* int32 bias, mult, shift per column */
+    uint64_t p_bytes = tpub_p_bytes(g->flags, g->n);
     const char *const ops[3] = {"a", "b", "c"};
     const uint64_t offs[3] = {g->a_off, g->b_off, g->c_off}, bytes[3] = {a_bytes, b_bytes, c_bytes};
     check_operands(r, pkg, ops, offs, bytes, params, g->p_off, p_bytes);
@@ -447,16 +473,19 @@ static void read_conv(reader *r, const tpub_package *pkg, tpub_conv *v)
 
     if (v->flags & ~(uint32_t)TPUB_CONV_ALL)
         fail(r, "flags: undefined bits 0x%" PRIx32, v->flags & ~(uint32_t)TPUB_CONV_ALL);
-    const bool pool = v->flags & TPUB_CONV_POOL;
-    if (pool && !(v->flags & TPUB_GEMM_OUT_INT8))
-        fail(r, "flags: POOL without OUT_INT8 (pooling needs the int8 output)");
+    check_bf16_flags(r, v->flags);
+    const bool pool = v->flags & TPUB_CONV_POOL, bf16 = v->flags & TPUB_GEMM_BF16;
+    if (pool && !(v->flags & (bf16 ? TPUB_GEMM_OUT_BF16 : TPUB_GEMM_OUT_INT8)))
+        fail(r, bf16 ? "flags: POOL without OUT_BF16 (pooling needs the bf16 output)"
+                     : "flags: POOL without OUT_INT8 (pooling needs the int8 output)");
     check_in(r, "batch", v->batch, 1, UINT32_MAX);
     check_in(r, "h", v->h, 1, CONV_DIM_MAX);
     check_in(r, "w", v->w, 1, CONV_DIM_MAX);
     check_in(r, "c", v->c, 1, CONV_DIM_MAX);
     check_in(r, "cout", v->cout, 1, CONV_DIM_MAX);
     check_in(r, "stride_h", v->stride_h, 1, CONV_STRIDE_MAX);
-    check_in(r, "stride_w", v->stride_w, 1, CONV_STRIDE_MAX);
+    /* bf16: MATMUL's UB row stride steps over row pairs */
+    check_in(r, "stride_w", v->stride_w, 1, bf16 ? CONV_STRIDE_MAX / 2 : CONV_STRIDE_MAX);
     check_in(r, "pad_top", v->pad_top, 0, CONV_PAD_MAX);
     check_in(r, "pad_bottom", v->pad_bottom, 0, CONV_PAD_MAX);
     check_in(r, "pad_left", v->pad_left, 0, CONV_PAD_MAX);
@@ -480,7 +509,7 @@ static void read_conv(reader *r, const tpub_package *pkg, tpub_conv *v)
     }
     const bool params = v->flags & (TPUB_GEMM_BIAS | TPUB_GEMM_OUT_INT8);
     const uint64_t in_bytes = tpub_conv_in_bytes(v), k_bytes = tpub_kernel_bytes(v, pkg->array_n);
-    const uint64_t out_bytes = tpub_conv_out_bytes(v), p_bytes = 12 * (uint64_t)v->cout;
+    const uint64_t out_bytes = tpub_conv_out_bytes(v), p_bytes = tpub_p_bytes(v->flags, v->cout);
     const char *const ops[3] = {"in", "kernel", "out"};
     const uint64_t offs[3] = {v->in_off, v->k_off, v->out_off};
     const uint64_t bytes[3] = {in_bytes, k_bytes, out_bytes};
@@ -557,13 +586,15 @@ int tpub_parse(const void *buf, size_t len, tpub_package *out, hlo_error *err)
     const uint32_t reserved = (uint32_t)tpuio_get_le(h + 12, 4);
     if (version == 1)
         fail(&r,
-             "version: 1, a package of an older tpuc (this reader reads %u): compile the "
+             "version: 1, a package of an older tpuc (this reader reads %u and %u): compile the "
              "model again",
+             TPUB_VERSION_INT8, TPUB_VERSION);
+    if (version != TPUB_VERSION && version != TPUB_VERSION_INT8)
+        fail(&r, "version: %" PRIu32 " (this reader reads %u and %u)", version, TPUB_VERSION_INT8,
              TPUB_VERSION);
-    if (version != TPUB_VERSION)
-        fail(&r, "version: %" PRIu32 " (this reader reads %u)", version, TPUB_VERSION);
+    r.version = version;
     if (sections != TPUB_N_SECTIONS)
-        fail(&r, "sections: %" PRIu32 " (version %u has %u)", sections, TPUB_VERSION,
+        fail(&r, "sections: %" PRIu32 " (version %" PRIu32 " has %u)", sections, version,
              TPUB_N_SECTIONS);
     if (reserved)
         fail(&r, "reserved: 0x%" PRIx32 " (must be 0)", reserved);
@@ -577,6 +608,11 @@ int tpub_parse(const void *buf, size_t len, tpub_package *out, hlo_error *err)
     begin_read(&r, 2);
     read_segments(&r, out);
     end_read(&r);
+    if (version != tpub_version(out)) { /* one image per package: version 3 only with bf16 */
+        snprintf(r.sec, sizeof r.sec, "header");
+        fail(&r, "version: %" PRIu32 " for a package without bf16 (written as %u)", version,
+             TPUB_VERSION_INT8);
+    }
     begin_read(&r, 3);
     out->host_hlo = read_text(&r, true);
     end_read(&r);

@@ -109,7 +109,7 @@ const tpub_segment *rt_segment_of(tpurt *rt, const hlo_computation *c, const hlo
     return seg;
 }
 
-static size_t dev_size(hlo_type t) { return t == HLO_S32 ? 4 : 1; }
+static size_t dev_size(hlo_type t) { return hlo_type_size(t); }
 
 /* Bytes a transfer spans on the device: rows at a pitch of ld elements. */
 static size_t extent(const tpub_xfer *x)
@@ -137,8 +137,10 @@ uint64_t rt_staging_bytes(const tpurt *rt)
     size_t staging = 1;
     for (uint32_t k = 0; k < rt->pkg->n_segments; k++) {
         const tpub_segment *seg = &rt->pkg->segments[k];
-        for (uint32_t i = 0; i < seg->n_inputs; i++)
-            staging = seg->inputs[i].cols > staging ? seg->inputs[i].cols : staging;
+        for (uint32_t i = 0; i < seg->n_inputs; i++) { /* one row at a time */
+            const size_t row = seg->inputs[i].cols * dev_size(seg->inputs[i].dev_type);
+            staging = row > staging ? row : staging;
+        }
         for (uint32_t j = 0; j < seg->n_outputs; j++)
             staging = extent(&seg->outputs[j]) > staging ? extent(&seg->outputs[j]) : staging;
     }
@@ -188,18 +190,26 @@ static uint64_t walk_next(host_walk *w)
     return at;
 }
 
-/* The device byte of host element i: a copy, or x / scale rounded half to even and clamped
- * (NaN gives 0). */
-static uint8_t to_device(const hlo_array *a, uint64_t i, const tpub_xfer *x)
+/* The device bytes of host element i at out: a copy; bf16, the value in f32 rounded to nearest
+ * even by the evaluator's own conversion (hlo_bf16_bits: a `convert` in the host program
+ * rounds alike; the device reads a subnormal as a zero of its sign, any NaN as its canonical
+ * one), little-endian; or x / scale rounded half to even and clamped (NaN gives 0). */
+static void to_device(const hlo_array *a, uint64_t i, const tpub_xfer *x, uint8_t *out)
 {
-    if (x->host_type == x->dev_type)
-        return ((const uint8_t *)a->data)[i];
+    if (x->host_type == x->dev_type) {
+        memcpy(out, (const uint8_t *)a->data + i * dev_size(x->dev_type), dev_size(x->dev_type));
+        return;
+    }
+    if (x->dev_type == HLO_BF16) {
+        const uint16_t h = hlo_bf16_bits((float)hlo_array_get(a, (int64_t)i));
+        out[0] = (uint8_t)h;
+        out[1] = (uint8_t)(h >> 8);
+        return;
+    }
     const float q = nearbyintf((float)hlo_array_get(a, (int64_t)i) / x->scale[0]);
     const float lo = x->dev_type == HLO_U8 ? 0 : -128, hi = x->dev_type == HLO_U8 ? 255 : 127;
-    if (isnan(q))
-        return 0;
-    const float v = q < lo ? lo : q > hi ? hi : q;
-    return x->dev_type == HLO_U8 ? (uint8_t)v : (uint8_t)(int8_t)v;
+    const float v = isnan(q) ? 0 : q < lo ? lo : q > hi ? hi : q;
+    *out = x->dev_type == HLO_U8 ? (uint8_t)v : (uint8_t)(int8_t)v;
 }
 
 /* The device address of arena offset off for replica r: its constants or its activations. */
@@ -224,20 +234,21 @@ static tpurt_status rp_driver_fail(rt_replica *r, tpu_status s, const char *wher
                    *r->driver_msg ? r->driver_msg : tpu_status_name(s));
 }
 
-/* Quantizes segment k's input i into the arena, row by row: the bytes between the rows may
- * belong to other activations. */
+/* Quantizes (or rounds to bf16) segment k's input i into the arena, row by row: the bytes
+ * between the rows may belong to other activations. */
 static tpurt_status write_input(rt_replica *r, uint32_t k, uint32_t i, const hlo_array *a)
 {
     const tpub_xfer *x = &r->rt->pkg->segments[k].inputs[i];
+    const size_t esize = dev_size(x->dev_type);
     uint8_t *row = r->staging;
     host_walk w;
     walk_init(&w, x);
     for (uint32_t y = 0; y < x->rows; y++) {
         for (uint32_t col = 0; col < x->cols; col++)
-            row[col] = to_device(a, walk_next(&w), x);
-        const uint32_t at = arena_addr(r, x->off + (uint64_t)y * x->ld);
+            to_device(a, walk_next(&w), x, row + col * esize);
+        const uint32_t at = arena_addr(r, x->off + (uint64_t)y * x->ld * esize);
         rt_sched_lock(r);
-        const tpu_status s = call_done(r, tpu_write(r->rt->dev, at, row, x->cols));
+        const tpu_status s = call_done(r, tpu_write(r->rt->dev, at, row, x->cols * esize));
         rt_sched_unlock(r);
         if (s != TPU_OK) {
             char where[96];
@@ -250,7 +261,8 @@ static tpurt_status write_input(rt_replica *r, uint32_t k, uint32_t i, const hlo
 }
 
 /* Reads segment k's output j from the arena into a new array of shape s (its host type), in the
- * host's element order: dequantized per device column or with one scale, or copied. */
+ * host's element order: dequantized per device column or with one scale, converted from fp32 or
+ * bf16 (rounded to the host type), or copied. */
 static tpurt_status read_output(rt_replica *r, uint32_t k, uint32_t j, const hlo_shape *s,
                                 hlo_array **out)
 {
@@ -274,6 +286,15 @@ static tpurt_status read_output(rt_replica *r, uint32_t k, uint32_t j, const hlo
     for (uint32_t y = 0; y < x->rows; y++)
         for (uint32_t col = 0; col < x->cols; col++) {
             const size_t at = (size_t)y * x->ld + col, i = (size_t)walk_next(&w);
+            if (x->dev_type == HLO_F32 || x->dev_type == HLO_BF16) {
+                float f;
+                if (x->dev_type == HLO_F32)
+                    memcpy(&f, buf + at * 4, 4);
+                else
+                    f = (float)hlo_bf16_value((uint16_t)(buf[at * 2] | buf[at * 2 + 1] << 8));
+                hlo_array_set(a, (int64_t)i, f);
+                continue;
+            }
             int32_t q;
             if (esize == 4)
                 memcpy(&q, buf + at * 4, 4);

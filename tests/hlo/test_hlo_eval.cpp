@@ -22,6 +22,47 @@ using namespace hlo_test;
 
 // ============================================================ evaluator --
 
+// hlo_bf16_bits, the one f32 -> bf16 rounding of the host side (a `convert` to bf16, and the
+// runtime's bf16 transfers): round to nearest even at every edge, once from a double.
+TEST(HloEval, Bf16Rounding)
+{
+    const struct {
+        double v;
+        uint16_t bits;
+    } cases[] = {
+        {1.0, 0x3f80},
+        {1 + std::ldexp(1, -8), 0x3f80},                      // a tie: to the even mantissa
+        {1 + 3 * std::ldexp(1, -8), 0x3f82},                  // a tie: up to the even one
+        {1 + std::ldexp(1, -8) + std::ldexp(1, -40), 0x3f81}, // above the tie (f64: once)
+        {-1 - std::ldexp(1, -7), 0xbf81},
+        {0.0, 0x0000},
+        {-0.0, 0x8000},
+        {3.3895313892515355e38, 0x7f7f}, // the largest finite bf16
+        {3.4028234663852886e38, 0x7f80}, // FLT_MAX rounds to inf
+        {-3.4028234663852886e38, 0xff80},
+        {HUGE_VAL, 0x7f80},
+        {-HUGE_VAL, 0xff80},
+        {NAN, 0x7fc0}, // quiet, of its sign
+        {-NAN, 0xffc0},
+        {std::ldexp(1, -126), 0x0080}, // the smallest normal
+        {std::ldexp(1, -130), 0x0008}, // an f32 subnormal stays a bf16 subnormal
+        {std::ldexp(1, -134), 0x0000}, // half the smallest bf16 subnormal: a tie, to 0
+        {3 * std::ldexp(1, -134), 0x0002},
+        {std::ldexp(1, -149), 0x0000}, // the smallest f32 subnormal
+        {-std::ldexp(1, -149), 0x8000},
+        {std::ldexp(255, -133), 0x00ff},   // the largest bf16 subnormal
+        {std::ldexp(255.5, -133), 0x0100}, // a tie that carries into the exponent
+    };
+    for (const auto &c : cases) {
+        EXPECT_EQ(hlo_bf16_bits(c.v), c.bits) << c.v;
+        const double back = hlo_bf16_value(c.bits);
+        if (std::isnan(c.v))
+            EXPECT_TRUE(std::isnan(back));
+        else
+            EXPECT_EQ(hlo_bf16_bits(back), c.bits) << c.v; // exact both ways
+    }
+}
+
 TEST(HloEval, ElementwiseF32)
 {
     std::vector<double> x = {1.5, -2, 0, kNaN, 3, -0.25};

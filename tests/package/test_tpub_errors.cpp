@@ -83,9 +83,20 @@ const std::vector<Rule> &rules()
         {"ld < cols", [](Model &m) { m.seg1_in[0].ld = 9; },
          "SEGS: segment 1 input 0: ld: 9 < cols 10"},
         {"input dev_type", [](Model &m) { m.seg0_in[0].dev_type = HLO_S32; },
-         "SEGS: segment 0 input 0: dev_type: s32 not allowed for an input (s8 or u8)"},
+         "SEGS: segment 0 input 0: dev_type: s32 not allowed for an input (s8, u8 or bf16)"},
         {"output dev_type", [](Model &m) { m.seg1_out[0].dev_type = HLO_U8; },
-         "SEGS: segment 1 output 0: dev_type: u8 not allowed for an output (s32 or s8)"},
+         "SEGS: segment 1 output 0: dev_type: u8 not allowed for an output (s32, s8, f32 or "
+         "bf16)"},
+        {"f32 input", [](Model &m) { m.seg0_in[0].dev_type = HLO_F32; },
+         "SEGS: segment 0 input 0: dev_type: f32 not allowed for an input (s8, u8 or bf16)"},
+        {"bf16 input from u8", [](Model &m) { m.seg1_in[0].dev_type = HLO_BF16; },
+         "SEGS: segment 1 input 0: host_type: u8 not allowed with dev_type bf16 (a float type)"},
+        {"bf16 output to s8", [](Model &m) { m.seg0_out[1].dev_type = HLO_BF16; },
+         "SEGS: segment 0 output 1: host_type: s8 not allowed with dev_type bf16 (a float type)"},
+        {"bf16 input with a scale", [](Model &m) { m.seg0_in[0].dev_type = HLO_BF16; },
+         "SEGS: segment 0 input 0: n_scale: 1 (a bf16 transfer has none)"},
+        {"f32 output with scales", [](Model &m) { m.seg0_out[0].dev_type = HLO_F32; },
+         "SEGS: segment 0 output 0: n_scale: 10 (a f32 transfer has none)"},
         {"dev_type code", [](Model &m) { m.seg0_in[0].dev_type = HLO_TOKEN; },
          "SEGS: segment 0 input 0: dev_type: unknown type code 4294967295"},
         {"host_type", [](Model &m) { m.seg0_in[0].host_type = HLO_S32; },
@@ -139,6 +150,18 @@ const std::vector<Rule> &rules()
         {"n 0", [](Model &m) { m.seg1_ops[0].gemm.n = 0; }, "SEGS: segment 1 op 0: n: 0"},
         {"undefined flag", [](Model &m) { m.seg0_ops[1].gemm.flags |= 1u << 5 | 1u << 31; },
          "SEGS: segment 0 op 1: flags: undefined bits 0x80000020"},
+        {"OUT_BF16 without BF16", [](Model &m) { m.seg1_ops[0].gemm.flags |= TPUB_GEMM_OUT_BF16; },
+         "SEGS: segment 1 op 0: flags: OUT_BF16 without BF16"},
+        {"BF16 with A_UNSIGNED", [](Model &m) { m.seg1_ops[0].gemm.flags |= TPUB_GEMM_BF16; },
+         "SEGS: segment 1 op 0: flags: A_UNSIGNED or OUT_INT8 with BF16"},
+        {"BF16 with OUT_INT8", [](Model &m) { m.seg0_ops[0].gemm.flags |= TPUB_GEMM_BF16; },
+         "SEGS: segment 0 op 0: flags: A_UNSIGNED or OUT_INT8 with BF16"},
+        {"BF16 B twice as large", // 0x80 bytes in int8 would fit
+         [](Model &m) {
+             m.seg1_ops[0].gemm.flags = TPUB_GEMM_BF16 | kTiled;
+             m.seg1_ops[0].gemm.b_off = 0x1f80;
+         },
+         "SEGS: segment 1 op 0: b extent 0x1f80+0x100 outside the arena (0x2000 bytes)"},
         // Without B_TILED, B is k x n row-major: 40 bytes here.
         {"row-major B outside",
          [](Model &m) {
@@ -213,6 +236,20 @@ const std::vector<Rule> &rules()
          "SEGS: segment 2 op 0: flags: undefined bits 0x10"},
         {"pool without int8", [](Model &m) { m.seg2_ops[0].conv.flags &= ~TPUB_GEMM_OUT_INT8; },
          "SEGS: segment 2 op 0: flags: POOL without OUT_INT8 (pooling needs the int8 output)"},
+        {"bf16 pool without OUT_BF16",
+         [](Model &m) {
+             m.seg2_ops[0].conv.flags &= ~TPUB_GEMM_OUT_INT8;
+             m.seg2_ops[0].conv.flags |= TPUB_GEMM_BF16;
+         },
+         "SEGS: segment 2 op 0: flags: POOL without OUT_BF16 (pooling needs the bf16 output)"},
+        {"bf16 conv with OUT_INT8", [](Model &m) { m.seg2_ops[0].conv.flags |= TPUB_GEMM_BF16; },
+         "SEGS: segment 2 op 0: flags: A_UNSIGNED or OUT_INT8 with BF16"},
+        {"bf16 stride_w",
+         [](Model &m) {
+             m.seg2_ops[0].conv.flags ^= TPUB_GEMM_OUT_INT8 | TPUB_GEMM_BF16 | TPUB_GEMM_OUT_BF16;
+             m.seg2_ops[0].conv.stride_w = 128;
+         },
+         "SEGS: segment 2 op 0: stride_w: 128 (must be 1..127)"},
         {"batch 0", [](Model &m) { m.seg2_ops[0].conv.batch = 0; },
          "SEGS: segment 2 op 0: batch: 0 (must be 1..4294967295)"},
         {"h 0", [](Model &m) { m.seg2_ops[0].conv.h = 0; },
@@ -317,6 +354,31 @@ TEST_F(Tpub, EveryRuleRefusedByParseAndSave)
     }
 }
 
+// bf16 transfers and flags load in a version 3 package, and are refused in a version 2 one (what
+// int8-only tpucs wrote, which still loads).
+TEST(TpubRules, Bf16NeedsVersion3)
+{
+    Model t;
+    t.seg0_in[0].dev_type = HLO_BF16;
+    t.seg0_in[0].n_scale = 0;
+    Bytes b = encode(t.pkg);
+    EXPECT_EQ(parse_error(b), "");
+    patch(b, 4, 2, 4);
+    EXPECT_EQ(parse_error(b), "SEGS: segment 0 input 0: dev_type: bf16 in a version 2 package "
+                              "(bf16 needs version 3)");
+    Model f;
+    f.seg1_ops[0].gemm.flags = TPUB_GEMM_BF16 | TPUB_GEMM_OUT_BF16 | kTiled;
+    b = encode(f.pkg);
+    EXPECT_EQ(parse_error(b), "");
+    patch(b, 4, 2, 4);
+    EXPECT_EQ(parse_error(b), "SEGS: segment 1 op 0: flags: BF16 or OUT_BF16 in a version 2 "
+                              "package (bf16 needs version 3)");
+    Model i; // one image per package: int8 alone is version 2
+    b = encode(i.pkg);
+    patch(b, 4, 3, 4);
+    EXPECT_EQ(parse_error(b), "header: version: 3 for a package without bf16 (written as 2)");
+}
+
 // What the rules allow at their limits.
 TEST(TpubRules, EdgesAccepted)
 {
@@ -417,14 +479,15 @@ TEST(TpubImage, MalformedFilesRefused)
     with(
         "magic", [](Bytes &b) { b[3] = 'C'; }, "header: magic: not \"TPUB\"");
     with(
-        "version", [](Bytes &b) { patch(b, 4, 3, 4); }, "header: version: 3 (this reader reads 2)");
+        "version", [](Bytes &b) { patch(b, 4, 4, 4); },
+        "header: version: 4 (this reader reads 2 and 3)");
     with(
         "version 1", [](Bytes &b) { patch(b, 4, 1, 4); },
-        "header: version: 1, a package of an older tpuc (this reader reads 2): compile the "
+        "header: version: 1, a package of an older tpuc (this reader reads 2 and 3): compile the "
         "model again");
     with(
         "version 0", [](Bytes &b) { patch(b, 4, 0, 4); },
-        "header: version: 0 (this reader reads 2)");
+        "header: version: 0 (this reader reads 2 and 3)");
     with(
         "fewer sections", [](Bytes &b) { patch(b, 8, 4, 4); },
         "header: sections: 4 (version 2 has 5)");

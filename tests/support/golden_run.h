@@ -2,7 +2,8 @@
 // no device and no driver: the host program in the reference evaluator, each segment's inputs
 // quantized into the arena as tpub.h defines it (permutations included), each operation one
 // command stream (GEMM or CONV2D, buffer 0 the arena) expanded by fw_run and executed by the
-// golden model, the outputs read back and dequantized. Written from docs/package.md and
+// golden model, the outputs read back and dequantized (bf16 transfers rounded with sim/fp.h's
+// tpusim_fp32_to_bf16, not the runtime's function). Written from docs/package.md and
 // docs/command-stream.md, apart from the runtime: it checks what the compiler writes, today
 // also where the RTL does not run CONV2D yet.
 #ifndef TPU_TESTS_SUPPORT_GOLDEN_RUN_H
@@ -19,6 +20,7 @@
 
 #include "hlo/hlo.h"
 #include "package/tpub.h"
+#include "sim/fp.h"
 #include "tests/support/fw_test.h"
 
 namespace golden_run
@@ -163,7 +165,14 @@ class Runner
         for (uint32_t i = 0; i < s.n_inputs; i++) {
             const tpub_xfer &x = s.inputs[i];
             const std::vector<uint64_t> at = host_order(x);
-            for (uint64_t e = 0; e < at.size(); e++) {
+            for (uint64_t e = 0; e < at.size() && x.dev_type == HLO_BF16; e++) {
+                const float f = (float)hlo_array_get(ops[i], (int64_t)at[e]);
+                uint32_t bits;
+                memcpy(&bits, &f, 4);
+                const uint16_t h = tpusim_fp32_to_bf16(bits);
+                memcpy(arena + x.off + (e / x.cols * x.ld + e % x.cols) * 2, &h, 2);
+            }
+            for (uint64_t e = 0; e < at.size() && x.dev_type != HLO_BF16; e++) {
                 uint8_t q;
                 if (x.host_type == x.dev_type) {
                     q = ((const uint8_t *)ops[i]->data)[at[e]];
@@ -202,8 +211,18 @@ class Runner
             const std::vector<uint64_t> at = host_order(x);
             for (uint64_t e = 0; e < at.size(); e++) {
                 const uint8_t *p =
-                    arena + x.off +
-                    (e / x.cols * x.ld + e % x.cols) * (x.dev_type == HLO_S32 ? 4 : 1);
+                    arena + x.off + (e / x.cols * x.ld + e % x.cols) * hlo_type_size(x.dev_type);
+                if (x.dev_type == HLO_F32 || x.dev_type == HLO_BF16) {
+                    uint32_t bits = 0;
+                    if (x.dev_type == HLO_F32)
+                        memcpy(&bits, p, 4);
+                    else
+                        bits = tpusim_bf16_to_fp32((uint16_t)(p[0] | p[1] << 8));
+                    float f;
+                    memcpy(&f, &bits, 4);
+                    hlo_array_set(a, (int64_t)at[e], f);
+                    continue;
+                }
                 int32_t q;
                 if (x.dev_type == HLO_S32)
                     memcpy(&q, p, 4);

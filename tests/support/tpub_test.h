@@ -350,10 +350,10 @@ inline std::vector<Section> sections(const tpub_package &p)
 
 inline size_t padding(size_t bytes) { return (8 - bytes % 8) % 8; }
 
-inline Bytes file(const std::vector<Section> &secs, uint32_t count)
+inline Bytes file(const std::vector<Section> &secs, uint32_t count, uint32_t version = 2)
 {
     Bytes b = {'T', 'P', 'U', 'B'};
-    le(b, 2, 4);
+    le(b, version, 4);
     le(b, count, 4);
     le(b, 0, 4);
     for (const Section &s : secs) {
@@ -368,7 +368,30 @@ inline Bytes file(const std::vector<Section> &secs, uint32_t count)
 
 inline Bytes file(const std::vector<Section> &secs) { return file(secs, (uint32_t)secs.size()); }
 
-inline Bytes encode(const tpub_package &p) { return file(sections(p)); }
+// Version 3 when p uses bf16 (a bf16 or f32 transfer on the device, a BF16 or OUT_BF16 flag), else
+// 2, as docs/package.md says tpuc writes them.
+inline uint32_t version_of(const tpub_package &p)
+{
+    for (uint32_t s = 0; s < p.n_segments; s++) {
+        const tpub_segment &g = p.segments[s];
+        for (uint32_t i = 0; i < g.n_inputs + g.n_outputs; i++) {
+            const tpub_xfer &x = i < g.n_inputs ? g.inputs[i] : g.outputs[i - g.n_inputs];
+            if (x.dev_type == HLO_BF16 || x.dev_type == HLO_F32)
+                return 3;
+        }
+        for (uint32_t i = 0; i < g.n_ops; i++)
+            if ((g.ops[i].kind == TPUB_OP_GEMM ? g.ops[i].gemm.flags : g.ops[i].conv.flags) &
+                (TPUB_GEMM_BF16 | TPUB_GEMM_OUT_BF16))
+                return 3;
+    }
+    return 2;
+}
+
+inline Bytes encode(const tpub_package &p)
+{
+    const std::vector<Section> s = sections(p);
+    return file(s, (uint32_t)s.size(), version_of(p));
+}
 
 // Where section i's header starts in an image of secs.
 inline size_t section_at(const std::vector<Section> &secs, size_t i)

@@ -649,6 +649,7 @@ TEST(Errors, TpucCommand)
          2},
         {m + "mlp.hlo --weights " + m + "mlp.safetensors", "need calibration samples", 2},
         {m + "mlp.hlo --array 0", "--array: '0' is not an array size (1..256)", 2},
+        {m + "mlp.hlo --precision fp16", "--precision: 'fp16' (int8 or bf16)", 2},
         {m + "mlp.hlo --bogus", "usage: unknown option '--bogus' (see tpuc --help)", 2},
         {fifo, "fifo:1:1: empty input", 2},
         {sparse, "1099511627776 bytes, more than the 1073741824 this input may have", 2},
@@ -759,6 +760,74 @@ TEST(Mnist, EndToEnd)
     EXPECT_GE(acc, 0.95);
     EXPECT_GE(acc, ref - 0.01);
     json_decref(r);
+}
+
+// The committed MLP and CNN with --precision bf16 and no samples: every operation on the device
+// in bf16, a version 3 package; a --calibrate given is ignored, and said so.
+TEST(Mnist, Bf16CompilesWithoutCalibration)
+{
+    const std::string m = TPU_SOURCE_DIR "/models/mnist/", c = TPU_SOURCE_DIR "/models/mnist_cnn/";
+    const fs::path dir = scratch("mnist_bf16");
+    const std::string tpuc = TPU_BINARY_DIR "/bin/tpuc ", pkg = (dir / "m.tpub").string();
+    const std::string out = (dir / "out.txt").string();
+    const struct {
+        std::string args, says;
+    } cases[] = {
+        {m + "mlp.hlo --weights " + m + "mlp.safetensors", "(GEMMs: 2, segments: 1)"},
+        {m + "mlp.hlo --weights " + m + "mlp.safetensors --calibrate " + m + "calib.npy",
+         "the 1 calibration arrays are ignored"},
+        {c + "cnn_torch_xla.hlo --weights " + c + "cnn_torch.safetensors",
+         "bf16 on the device: input bf16, kernel bf16"},
+    };
+    for (const auto &k : cases) {
+        const std::string cmd = tpuc + k.args + " --precision bf16 -o " + pkg + " > " + out;
+        ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+        const std::string report = slurp(out);
+        EXPECT_NE(report.find(k.says), std::string::npos) << report;
+        EXPECT_EQ(report.find("stays on the host"), std::string::npos) << report;
+        ASSERT_EQ(std::system((tpuc + "--dump " + pkg + " > " + out).c_str()), 0);
+        EXPECT_EQ(slurp(out).rfind("tpub version 3,", 0), 0u) << slurp(out);
+    }
+}
+
+// The MLP and the CNN in bf16 on the device, as the int8 ones above: every submission bit-exact
+// against the golden model, the predictions within a digit or two of the frameworks' float32
+// ones (the golden-model form of these packages is tests/runtime/test_golden_run.cpp's).
+TEST(Mnist, Bf16EndToEndOnTheDevice)
+{
+    const struct {
+        std::string model, weights, pred, limit;
+    } nets[] = {{"mnist/mlp.hlo", "mnist/mlp.safetensors", "mnist/jax_pred.npy", "96"},
+                {"mnist_cnn/cnn_torch_xla.hlo", "mnist_cnn/cnn_torch.safetensors",
+                 "mnist_cnn/torch_pred.npy", "32"}};
+    for (const auto &net : nets) {
+        SCOPED_TRACE(net.model);
+        const std::string m = TPU_SOURCE_DIR "/models/";
+        const fs::path dir = scratch("mnist_bf16_device");
+        const std::string pkg = (dir / "m.tpub").string(), json = (dir / "run.json").string();
+        const std::string compile = std::string(TPU_BINARY_DIR "/bin/tpuc ") + m + net.model +
+                                    " --weights " + m + net.weights +
+                                    " --precision bf16 --quiet --array " +
+                                    std::to_string(demo_n()) + " -o " + pkg;
+        ASSERT_EQ(std::system(compile.c_str()), 0) << compile;
+        const std::string data = m + net.model.substr(0, net.model.find('/') + 1);
+        const std::string run = kRun + " run " + pkg + " --input " + data + "test_x_u8.npy" +
+                                " --input-divide 255 --limit " + net.limit + " --labels " + data +
+                                "test_y.npy --expect " + m + net.pred +
+                                " --jobs 2 --quiet --json " + json;
+        ASSERT_EQ(std::system(run.c_str()), 0) << run;
+        json_error_t je;
+        json_t *r = json_load_file(json.c_str(), 0, &je);
+        ASSERT_NE(r, nullptr) << je.text;
+        const auto count = [&](const char *obj, const char *field) {
+            return json_integer_value(json_object_get(json_object_get(r, obj), field));
+        };
+        const json_int_t subs = json_integer_value(json_object_get(r, "submissions"));
+        EXPECT_GT(subs, 0);
+        EXPECT_EQ(json_integer_value(json_object_get(r, "bit_exact_submissions")), subs);
+        EXPECT_GE(count("accuracy", "correct"), count("reference_accuracy", "correct") - 2);
+        json_decref(r);
+    }
 }
 
 // The committed PyTorch/XLA CNN, compiled as `make demo` does, on the first 160 test digits (two

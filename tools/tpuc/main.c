@@ -12,14 +12,15 @@
 
 static const char usage[] =
     "usage: tpuc MODEL.hlo [--weights W.safetensors] [--calibrate X.npy ...] [--array N]\n"
-    "            [--allow-nonfinite] -o OUT.tpub [--quiet]\n"
+    "            [--precision int8|bf16] [--allow-nonfinite] -o OUT.tpub [--quiet]\n"
     "       tpuc --dump PKG.tpub\n"
     "\n"
     "Compiles XLA HLO text (as JAX, TensorFlow or PyTorch/XLA print it) into a package for\n"
     "`tpusim run`. Parameters named by a tensor of W bind to it (by name, with or without the\n"
     "'.N' suffix, or by parameter number); the others are the model's inputs, in parameter\n"
     "order. Float dots and convolutions on the device are quantized to int8 with ranges\n"
-    "calibrated on X (one file per input: the input's shape with any number of rows). --array:\n"
+    "calibrated on X (one file per input: the input's shape with any number of rows), or with\n"
+    "--precision bf16 run in bf16 with fp32 sums, uncalibrated (--calibrate is ignored). --array:\n"
     "the array size the weights are tiled for (default 16). Prints the compiler's report (what\n"
     "runs where, the quantization chosen) and the compile time. NaN or infinite weights, biases\n"
     "or calibration samples are an error; --allow-nonfinite makes them warnings (on stderr and in\n"
@@ -28,11 +29,20 @@ static const char usage[] =
 
 #define MAX_CALIB 64
 
-enum { OPT_WEIGHTS = 0x100, OPT_CALIBRATE, OPT_ARRAY, OPT_DUMP, OPT_QUIET, OPT_NONFINITE };
+enum {
+    OPT_WEIGHTS = 0x100,
+    OPT_CALIBRATE,
+    OPT_ARRAY,
+    OPT_PRECISION,
+    OPT_DUMP,
+    OPT_QUIET,
+    OPT_NONFINITE
+};
 static const struct option options[] = {
     {"weights", required_argument, NULL, OPT_WEIGHTS},
     {"calibrate", required_argument, NULL, OPT_CALIBRATE},
     {"array", required_argument, NULL, OPT_ARRAY},
+    {"precision", required_argument, NULL, OPT_PRECISION},
     {"dump", required_argument, NULL, OPT_DUMP},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"allow-nonfinite", no_argument, NULL, OPT_NONFINITE},
@@ -102,6 +112,11 @@ int main(int argc, char **argv)
             if (n_calib == MAX_CALIB)
                 return cli_fail(EXIT_USAGE, "--calibrate", "more than %d files", MAX_CALIB);
             calib_paths[n_calib++] = optarg;
+            break;
+        case OPT_PRECISION:
+            if (strcmp(optarg, "int8") && strcmp(optarg, "bf16"))
+                return cli_fail(EXIT_USAGE, "--precision", "'%s' (int8 or bf16)", optarg);
+            o.precision = strcmp(optarg, "bf16") ? TPUC_INT8 : TPUC_BF16;
             break;
         case OPT_ARRAY:
             if (cli_u32(optarg, 1, 256, &o.array_n))
