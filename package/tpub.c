@@ -333,8 +333,10 @@ void tpub_free(tpub_package *pkg)
             free(seg->inputs[i].scale);
             free(seg->inputs[i].gather);
         }
-        for (uint32_t i = 0; i < seg->n_outputs; i++)
+        for (uint32_t i = 0; i < seg->n_outputs; i++) { /* a refused output may have read one */
             free(seg->outputs[i].scale);
+            free(seg->outputs[i].gather);
+        }
         for (uint32_t i = 0; i < seg->n_ops; i++) {
             const tpub_op *op = &seg->ops[i];
             free(op->kind == TPUB_OP_CONV2D ? op->conv.name : op->gemm.name);
