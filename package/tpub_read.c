@@ -635,8 +635,8 @@ int tpub_parse(const void *buf, size_t len, tpub_package *out, hlo_error *err)
     begin_read(&r, 2);
     read_segments(&r, out);
     end_read(&r);
-    if (version !=
-        tpub_version(out)) { /* one image per package: version 3 only with bf16 or gathers */
+    /* One image per package: version 3 only with bf16 or gathers. */
+    if (version != tpub_version(out)) {
         snprintf(r.sec, sizeof r.sec, "header");
         fail(&r, "version: %" PRIu32 " for a package without bf16 or gathers (written as %u)",
              version, TPUB_VERSION_INT8);
