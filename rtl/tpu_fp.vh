@@ -78,7 +78,6 @@ function [31:0] fp32_add;
     reg [31:0] f_b, f_s;  // larger and smaller magnitude
     reg [31:0] f_d;  // exponent difference
     reg [63:0] f_r;  // the sum; then the rounded significand
-    reg [31:0] f_k;  // the bit it is rounded at
     reg [31:0] f_e;  // biased exponent of the result, two's complement
     reg [31:0] f_m;  // the result's exponent and fraction
     if (fp_normal(f_x[30:23]) && fp_normal(f_y[30:23])) begin
@@ -89,9 +88,16 @@ function [31:0] fp32_add;
         f_r = {2'b01, f_b[22:0], 39'd0} + (f_b[31] == f_s[31] ? f_r : -f_r);
         f_e = {24'd0, f_b[30:23]};
         if (f_r[63:61] != 3'd0) begin
-            f_k = f_r[63] ? 32'd40 : f_r[62] ? 32'd39 : 32'd38;
-            f_r = (f_r + ((64'd1 << (f_k - 32'd1)) - 64'd1) + {63'd0, f_r[f_k]}) >> f_k;
-            f_e = f_e + f_k - 32'd39;
+            // The leading one to bit 62 (bits shifted out kept as a sticky bit 0), then rounded
+            // at bit 39.
+            if (f_r[63]) begin
+                f_r = {1'b0, f_r[63:2], |f_r[1:0]};
+                f_e = f_e + 32'd1;
+            end else if (!f_r[62]) begin
+                f_r = f_r << 1;
+                f_e = f_e - 32'd1;
+            end
+            f_r = (f_r + 64'h3f_ffff_ffff + {63'd0, f_r[39]}) >> 39;
             f_m = (f_e - 32'd1 << 23) + f_r[31:0];
             if (f_e == 32'd0) fp32_add = {f_b[31], 31'd0};  // exact: the exponents were equal
             else if (f_m >= 32'h7f80_0000) fp32_add = {f_b[31], 8'hff, 23'd0};
