@@ -1,11 +1,8 @@
 """What a call measured: the figures `tpusim run` reports (tools/common/run_report.c), taken from
 the same runtime counters, as Python values and pandas DataFrames; or read back from the JSON
-report of `tpusim run --json` or `tpusim gemm --json` (Report.load). `python -m tpusim.report
-RUN.json ...` prints runs side by side (compare), as make demo does for int8 and bf16."""
+report of `tpusim run --json` or `tpusim gemm --json` (Report.load)."""
 import functools
 import json
-import sys
-from pathlib import Path
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -261,20 +258,3 @@ def _from_gemm_json(j):
                     "mem_stall_cycles": c["mem_stall_cycles"], "mxu_busy": c["mxu_busy"]}
                    for c in per_core])
 
-
-def compare(paths):
-    """Runs' JSON reports (`tpusim run --json`) side by side, one row each: the package, the
-    precision, the images, accuracy against the labels and agreement with the expected
-    predictions (percent, None without them), cycles per image, MXU utilization."""
-    rows = []
-    for p in paths:
-        r = Report.load(p)
-        rows.append({"package": Path(p).stem, "precision": r.precision, "images": r.images,
-                     "accuracy %": r.accuracy_percent, "agreement %": r.agreement_percent,
-                     "cycles/image": _ratio(r.cycles, r.images),
-                     "MXU util %": r.mxu_utilization_percent})
-    return pd.DataFrame(rows)
-
-
-if __name__ == "__main__":
-    print(compare(sys.argv[1:]).to_string(index=False, float_format="{:,.2f}".format))
