@@ -33,12 +33,13 @@ def jit(f, *, array=16, cores=1, precision="int8", weights=None, calibrate=None,
 
     array: the systolic array's size N (a model for it must be built); cores: 1, or 2..8 cores
     of a chip, each running an equal share of every input's leading (batch) dimension; precision:
-    "int8" (calibrated) or "bf16" (bf16 operands, fp32 sums, as a TPU v2/v3); weights: the numbers of the arguments that are weights (default: all
-    but the last), the others are the model's inputs; calibrate: a tuple of sample values of
-    the input arguments (their leading dimension any multiple of the call's), instead of the
-    first call's inputs (int8 only); mem_latency, mem_bandwidth: the memory's timing (cycles, bytes per
-    cycle; None: the defaults); verify: check every submission against the golden model;
-    max_cycles: a budget per submission (0: none)."""
+    "int8" (calibrated) or "bf16" (bf16 operands, fp32 sums, as a TPU v2/v3); weights: the
+    numbers of the arguments that are weights (default: all but the last), the others are the
+    model's inputs; calibrate: a tuple of sample values of the input arguments (their leading
+    dimension any multiple of the call's), instead of the first call's inputs (int8 only);
+    mem_latency, mem_bandwidth: the memory's timing (cycles, bytes per cycle; None: the
+    defaults); verify: check every submission against the golden model; max_cycles: a budget
+    per submission (0: none)."""
     return Jitted(f, array=array, cores=cores, precision=precision, weights=weights,
                   calibrate=calibrate, mem_latency=mem_latency, mem_bandwidth=mem_bandwidth,
                   verify=verify, max_cycles=max_cycles)

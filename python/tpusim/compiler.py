@@ -10,8 +10,9 @@ PRECISIONS = {"int8": "TPUC_INT8", "bf16": "TPUC_BF16"}  # tpuc_precision's name
 
 class Package:
     """A compiled package, held in memory: `report` is the compiler's report (what runs on the
-    device and what on the host, each operation's precision, the quantization chosen); `save` writes it as a .tpub file for
-    `tpusim run`; `tpusim.Runtime(package, ...)` opens it on a simulated device."""
+    device and what on the host, each operation's precision, the quantization chosen); `save`
+    writes it as a .tpub file for `tpusim run`; `tpusim.Runtime(package, ...)` opens it on a
+    simulated device."""
 
     def __init__(self, name):
         self.name = name

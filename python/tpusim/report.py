@@ -163,8 +163,8 @@ class Report:
         )
 
     def __str__(self):
-        cols = ["name", "kind", "dtype", "m", "k", "n", "cycles_per_batch", "mxu_utilization_percent",
-                "cycles_over_bound"]
+        cols = ["name", "kind", "dtype", "m", "k", "n", "cycles_per_batch",
+                "mxu_utilization_percent", "cycles_over_bound"]
         lines = [
             f"array:                     {self.array_n} x {self.array_n}, {self.cores} core(s)",
             f"memory:                    latency {self.mem_latency} cycles, "
