@@ -813,8 +813,8 @@ TEST(Mnist, Bf16EndToEndOnTheDevice)
         const std::string data = m + net.model.substr(0, net.model.find('/') + 1);
         const std::string run = kRun + " run " + pkg + " --input " + data + "test_x_u8.npy" +
                                 " --input-divide 255 --limit " + net.limit + " --labels " + data +
-                                "test_y.npy --expect " + m + net.pred + " --jobs 2 --quiet --json " +
-                                json;
+                                "test_y.npy --expect " + m + net.pred +
+                                " --jobs 2 --quiet --json " + json;
         ASSERT_EQ(std::system(run.c_str()), 0) << run;
         json_error_t je;
         json_t *r = json_load_file(json.c_str(), 0, &je);
