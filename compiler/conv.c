@@ -28,13 +28,19 @@
 static const hlo_window_dim unit_window = {
     .size = 1, .stride = 1, .lhs_dilate = 1, .rhs_dilate = 1};
 
+/* A window dimension's input of n pixels dilated by lhs_dilate, then padded: how many of the
+ * dilated pixels negative padding drops at the start (*crop) and the size left (<= 0: none). */
+static int64_t dilated(int64_t n, const hlo_window_dim *wd, uint32_t *crop)
+{
+    *crop = (uint32_t)(wd->pad_lo < 0 ? -wd->pad_lo : 0);
+    return (n - 1) * wd->lhs_dilate + 1 - *crop - (wd->pad_hi < 0 ? -wd->pad_hi : 0);
+}
+
 const char *tc_device_conv(tc_graph *g, int d, tc_op *op)
 {
     const tc_node *nd = &g->nodes[d];
     const hlo_instr *in = nd->src;
     const tc_node *l = &g->nodes[nd->in[0]], *r = &g->nodes[nd->in[1]];
-    if (r->role != TC_CONST)
-        return "its kernel is computed at run time (the device's kernel is weights)";
     const char *why = tc_device_types(l, r, nd, &op->exact);
     if (why)
         return why;
@@ -48,29 +54,36 @@ const char *tc_device_conv(tc_graph *g, int d, tc_op *op)
     const bool one_d = dl->n_spatial == 1;
     const hlo_window_dim *wy = one_d ? &unit_window : &in->window.dims[0];
     const hlo_window_dim *wx = &in->window.dims[one_d ? 0 : 1];
-    if (wy->lhs_dilate != 1 || wx->lhs_dilate != 1)
-        return "a dilated input (lhs_dilate, a transposed convolution)";
     if (wy->stride > STRIDE_MAX || wx->stride > STRIDE_MAX)
         return "a stride beyond the device's 1..255";
-    if (wy->pad_lo < 0 || wy->pad_hi < 0 || wx->pad_lo < 0 || wx->pad_hi < 0 ||
-        wy->pad_lo > PAD_MAX || wy->pad_hi > PAD_MAX || wx->pad_lo > PAD_MAX ||
+    if (wy->pad_lo > PAD_MAX || wy->pad_hi > PAD_MAX || wx->pad_lo > PAD_MAX ||
         wx->pad_hi > PAD_MAX)
-        return "padding beyond the device's 0..255 on each side";
+        return "padding beyond the device's 255 on a side";
     const int64_t *ld = l->shape.dims, *kd = r->shape.dims;
     const int64_t b = ld[dl->input_batch_dim], c = ld[dl->input_feature_dim];
-    const int64_t h = one_d ? 1 : ld[dl->input_spatial_dims[0]];
-    const int64_t w = ld[dl->input_spatial_dims[one_d ? 0 : 1]];
+    /* The device convolves the input as dilated and cropped by its transfer (a gather). */
+    const int64_t h = one_d ? 1 : dilated(ld[dl->input_spatial_dims[0]], wy, &op->crop_top);
+    const int64_t w = dilated(ld[dl->input_spatial_dims[one_d ? 0 : 1]], wx, &op->crop_left);
     const int64_t cout = kd[dl->kernel_output_feature_dim];
-    if (nd->shape.elements == 0 || l->shape.elements == 0 || r->shape.elements == 0)
-        return "an empty operand or result";
+    if (nd->shape.elements == 0 || l->shape.elements == 0 || r->shape.elements == 0 || h < 1 ||
+        w < 1)
+        return "an empty operand or result (or negative padding dropping the whole input)";
     const int64_t kh = one_d ? 1 : (kd[dl->kernel_spatial_dims[0]] - 1) * wy->rhs_dilate + 1;
     const int64_t kw = (kd[dl->kernel_spatial_dims[one_d ? 0 : 1]] - 1) * wx->rhs_dilate + 1;
     if (h > DIM_MAX || w > DIM_MAX || c > DIM_MAX || cout > DIM_MAX || b > UINT32_MAX ||
         kh > DIM_MAX || kw > DIM_MAX)
         return "dimensions beyond the CONV2D command's (height, width, channels and kernel at "
                "most 65535)";
-    if ((uint64_t)l->shape.elements > UINT32_MAX || (uint64_t)nd->shape.elements * 4 > UINT32_MAX)
+    const uint64_t in_elements = (uint64_t)b * h * w * c;
+    if (in_elements > UINT32_MAX || (uint64_t)nd->shape.elements * 4 > UINT32_MAX)
         return "its input or result is beyond the device's 4 GiB of addresses";
+    op->lhs_h = (uint32_t)wy->lhs_dilate;
+    op->lhs_w = (uint32_t)wx->lhs_dilate;
+    op->in_gather = op->lhs_h > 1 || op->lhs_w > 1 || wy->pad_lo < 0 || wy->pad_hi < 0 ||
+                    wx->pad_lo < 0 || wx->pad_hi < 0;
+    if (op->in_gather && in_elements > TC_GATHER_MAX)
+        return "its input, dilated (lhs_dilate) or cropped (negative padding) by a gathering "
+               "transfer, is larger than TC_GATHER_MAX elements";
     const bool bf16 = g->bf16 && !op->exact;
     if (bf16 && wx->stride > STRIDE_MAX / 2)
         return "a bf16 convolution's horizontal stride beyond the device's 1..127 (MATMUL steps "
@@ -87,14 +100,20 @@ const char *tc_device_conv(tc_graph *g, int d, tc_op *op)
         .cout = (uint32_t)cout,
         .stride_h = (uint32_t)wy->stride,
         .stride_w = (uint32_t)wx->stride,
-        .pad_top = (uint32_t)wy->pad_lo,
-        .pad_bottom = (uint32_t)wy->pad_hi,
-        .pad_left = (uint32_t)wx->pad_lo,
-        .pad_right = (uint32_t)wx->pad_hi,
+        .pad_top = (uint32_t)(wy->pad_lo > 0 ? wy->pad_lo : 0),
+        .pad_bottom = (uint32_t)(wy->pad_hi > 0 ? wy->pad_hi : 0),
+        .pad_left = (uint32_t)(wx->pad_lo > 0 ? wx->pad_lo : 0),
+        .pad_right = (uint32_t)(wx->pad_hi > 0 ? wx->pad_hi : 0),
     };
     if (!tc_conv_fits(&op->cv, g->array_n))
         return "a row of its output does not fit the core's unified buffer and accumulators "
                "(docs/compiler.md)";
+    const uint32_t N = g->array_n;
+    if (r->role != TC_CONST &&
+        tpub_conv_k_tiles(&op->cv, N) * ((op->cv.cout + N - 1) / N) * N * N > TC_GATHER_MAX)
+        return "its kernel is computed at run time and, in tile order, larger than "
+               "TC_GATHER_MAX elements (its transfer gathers it)";
+    op->w = r->role == TC_CONST ? -1 : nd->in[1];
     op->conv_rank = dl->n_spatial + 2;
     op->in_nhwc[0] = dl->input_batch_dim;
     op->out_nhwc[0] = dl->output_batch_dim;
@@ -110,36 +129,175 @@ const char *tc_device_conv(tc_graph *g, int d, tc_op *op)
     op->batch = 1;
     op->k = op->cv.kh * op->cv.kw * op->cv.c;
     op->n = (uint32_t)cout;
+    for (int k = 0; k < r->shape.rank; k++)
+        op->kdim[k] = k;
     return NULL;
+}
+
+/* Where kernel element idx (of the convolution's kernel operand) goes in the (kh, kw, c) x cout
+ * weights, row-major: output channel o reads its group's input channels g * cg.. with g = o /
+ * (cout / groups), and tap (dy, dx) its dilated place. */
+static size_t kernel_at(const tc_op *op, const hlo_conv_dims *dl, const int64_t *idx)
+{
+    const size_t cg = op->cv.c / op->groups, og = op->n / op->groups;
+    const bool one_d = dl->n_spatial == 1;
+    const size_t o = (size_t)idx[dl->kernel_output_feature_dim];
+    const size_t dy = one_d ? 0 : (size_t)idx[dl->kernel_spatial_dims[0]];
+    const size_t dx = (size_t)idx[dl->kernel_spatial_dims[one_d ? 0 : 1]];
+    const size_t row = (dy * op->dil_h * op->cv.kw + dx * op->dil_w) * op->cv.c + o / og * cg +
+                       (size_t)idx[dl->kernel_input_feature_dim];
+    return row * op->n + o;
+}
+
+static void next_index(int64_t *idx, const hlo_shape *s)
+{
+    for (int d = s->rank - 1; d >= 0 && ++idx[d] == s->dims[d]; d--)
+        idx[d] = 0;
 }
 
 int tc_take_kernel(tc_graph *g, tc_op *op)
 {
     const tc_node *nd = &g->nodes[op->dot];
-    const hlo_conv_dims *dl = &nd->src->dim_labels;
     const hlo_array *k = g->nodes[nd->in[1]].value;
     const size_t count = (size_t)op->k * op->n;
     if (op->exact ? !(op->wq = calloc(count, 1)) : !(op->wf = calloc(count, sizeof(float))))
         return tc_oom(g, op->dot, "the kernel", count * (op->exact ? 1 : sizeof(float)));
-    /* Output channel o reads its group's input channels: g * cg.. with g = o / (cout / groups). */
-    const size_t cg = op->cv.c / op->groups, og = op->n / op->groups;
-    const bool one_d = dl->n_spatial == 1;
     int64_t idx[HLO_MAX_RANK] = {0};
-    for (int64_t e = 0; e < k->shape.elements; e++) {
-        const size_t o = (size_t)idx[dl->kernel_output_feature_dim];
-        const size_t dy = one_d ? 0 : (size_t)idx[dl->kernel_spatial_dims[0]];
-        const size_t dx = (size_t)idx[dl->kernel_spatial_dims[one_d ? 0 : 1]];
-        const size_t row = (dy * op->dil_h * op->cv.kw + dx * op->dil_w) * op->cv.c + o / og * cg +
-                           (size_t)idx[dl->kernel_input_feature_dim];
-        const size_t at = row * op->n + o;
+    for (int64_t e = 0; e < k->shape.elements; e++, next_index(idx, &k->shape)) {
+        const size_t at = kernel_at(op, &nd->src->dim_labels, idx);
         if (op->exact)
             op->wq[at] = ((const int8_t *)k->data)[e];
         else
             op->wf[at] = (float)hlo_array_get(k, e);
-        for (int d = k->shape.rank - 1; d >= 0 && ++idx[d] == k->shape.dims[d]; d--)
-            idx[d] = 0;
     }
     return 0;
+}
+
+void tc_kernel_source(tc_graph *g, tc_op *op)
+{
+    for (tc_node *nd = &g->nodes[op->w];
+         nd->role == TC_HOST && nd->n_in == 1 && tc_only_user(g, op->w) >= 0 &&
+         (nd->src->opcode == HLO_OP_REVERSE || nd->src->opcode == HLO_OP_TRANSPOSE ||
+          nd->src->opcode == HLO_OP_COPY);
+         nd = &g->nodes[op->w]) {
+        /* Kernel index idx reads this node at [kdim[d]] = idx[d] (reversed with krev[d]). A
+         * reverse reads its operand at the same index, reversed in its dimensions; a transpose
+         * reads dim dimensions[i] of its operand at its own dim i. */
+        const hlo_ints *dims = &nd->src->dimensions;
+        for (int d = 0; d < g->nodes[op->dot].src->dim_labels.n_spatial + 2; d++)
+            if (nd->src->opcode == HLO_OP_TRANSPOSE)
+                op->kdim[d] = (int)dims->v[op->kdim[d]];
+            else
+                for (int i = 0; nd->src->opcode == HLO_OP_REVERSE && i < dims->n; i++)
+                    op->krev[d] ^= dims->v[i] == op->kdim[d];
+        nd->role = TC_VIEW;
+        op->w = nd->in[0];
+    }
+}
+
+int64_t tc_conv_tile_row(const tpub_conv *v, uint32_t n, uint32_t t, uint32_t r)
+{
+    const uint32_t runs = (v->kw * v->c + n - 1) / n, cc = (v->c + n - 1) / n;
+    uint32_t dy, dx, ci;
+    if (tpub_conv_packed(v, n)) { /* byte t % runs * n + r of kernel row t / runs */
+        const uint32_t byte = t % runs * n + r;
+        if (byte >= v->kw * v->c)
+            return -1;
+        dy = t / runs;
+        dx = byte / v->c;
+        ci = byte % v->c;
+    } else { /* channel cc * n + r of one (dy, dx) */
+        dy = t / cc / v->kw;
+        dx = t / cc % v->kw;
+        ci = t % cc * n + r;
+        if (ci >= v->c)
+            return -1;
+    }
+    return ((int64_t)dy * v->kw + dx) * v->c + ci;
+}
+
+/* Row-major index into dims of index idx. */
+static uint64_t flat(const int64_t *idx, const hlo_shape *s)
+{
+    uint64_t at = 0;
+    for (int d = 0; d < s->rank; d++)
+        at = at * (uint64_t)s->dims[d] + (uint64_t)idx[d];
+    return at;
+}
+
+/* The kernel's gather: each weight's host element through kernel_at and kdim/krev, then the
+ * tile order's rows (tile (kt, nt) at (nt * KT + kt) * N * N, column j output channel nt * N +
+ * j). */
+static uint32_t *kernel_gather(const tc_graph *g, const tc_op *op, uint64_t *count)
+{
+    const tc_node *nd = &g->nodes[op->dot];
+    const hlo_shape *ks = &g->nodes[nd->in[1]].shape, *src = &g->nodes[op->w].shape;
+    const uint32_t N = g->array_n, KT = (uint32_t)tpub_conv_k_tiles(&op->cv, N);
+    const uint32_t NT = (op->n + N - 1) / N;
+    *count = (uint64_t)KT * NT * N * N;
+    uint32_t *of = malloc((size_t)op->k * op->n * sizeof *of);
+    uint32_t *gather = malloc((size_t)*count * sizeof *gather);
+    if (!of || !gather) {
+        free(of);
+        free(gather);
+        return NULL;
+    }
+    for (size_t i = 0; i < (size_t)op->k * op->n; i++)
+        of[i] = TPUB_GATHER_ZERO;
+    for (uint64_t i = 0; i < *count; i++)
+        gather[i] = TPUB_GATHER_ZERO;
+    int64_t idx[HLO_MAX_RANK] = {0}, at[HLO_MAX_RANK];
+    for (int64_t e = 0; e < ks->elements; e++, next_index(idx, ks)) {
+        for (int d = 0; d < ks->rank; d++)
+            at[op->kdim[d]] = op->krev[d] ? src->dims[op->kdim[d]] - 1 - idx[d] : idx[d];
+        of[kernel_at(op, &nd->src->dim_labels, idx)] = (uint32_t)flat(at, src);
+    }
+    for (uint32_t t = 0; t < KT; t++)
+        for (uint32_t r = 0; r < N; r++) {
+            const int64_t row = tc_conv_tile_row(&op->cv, N, t, r);
+            for (uint32_t o = 0; row >= 0 && o < op->n; o++)
+                gather[((uint64_t)(o / N) * KT + t) * N * N + r * N + o % N] =
+                    of[(size_t)row * op->n + o];
+        }
+    free(of);
+    return gather;
+}
+
+/* The input's gather: device pixel (y, x) of the dilated input, cropped, is host pixel (y', x')
+ * = ((y + crop_top) / lhs_h, (x + crop_left) / lhs_w) where both divide, else a zero. */
+static uint32_t *input_gather(const tc_graph *g, const tc_op *op, uint64_t *count)
+{
+    const tpub_conv *v = &op->cv;
+    const hlo_shape *s = &g->nodes[op->x].shape;
+    const int r = op->conv_rank;
+    *count = (uint64_t)v->batch * v->h * v->w * v->c;
+    uint32_t *gather = malloc((size_t)*count * sizeof *gather);
+    if (!gather)
+        return NULL;
+    int64_t at[HLO_MAX_RANK] = {0};
+    uint64_t i = 0;
+    for (uint32_t b = 0; b < v->batch; b++)
+        for (uint32_t y = 0; y < v->h; y++)
+            for (uint32_t x = 0; x < v->w; x++)
+                for (uint32_t c = 0; c < v->c; c++, i++) {
+                    const uint32_t yy = y + op->crop_top, xx = x + op->crop_left;
+                    if (yy % op->lhs_h || xx % op->lhs_w) {
+                        gather[i] = TPUB_GATHER_ZERO;
+                        continue;
+                    }
+                    at[op->in_nhwc[0]] = b;
+                    if (r == 4)
+                        at[op->in_nhwc[1]] = yy / op->lhs_h;
+                    at[op->in_nhwc[r - 2]] = xx / op->lhs_w;
+                    at[op->in_nhwc[r - 1]] = c;
+                    gather[i] = (uint32_t)flat(at, s);
+                }
+    return gather;
+}
+
+uint32_t *tc_conv_gather(const tc_graph *g, const tc_op *op, bool kernel, uint64_t *count)
+{
+    return kernel ? kernel_gather(g, op, count) : input_gather(g, op, count);
 }
 
 /* Computation comp returns the maximum of its two parameters. */

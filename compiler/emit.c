@@ -69,10 +69,19 @@ static void conv_out_perm(const tc_graph *g, const tc_op *op, tpub_xfer *x)
         x->dims[k] = s->dims[k];
 }
 
+/* Does input in's transfer gather (tc_conv_gather)? */
+static bool gathers(const tc_graph *g, const tc_seg_input *in)
+{
+    const tc_op *op = &g->ops[in->op];
+    return op->kind == TC_CONV && (in->b || op->in_gather);
+}
+
 uint32_t tc_input_perm(const tc_graph *g, const tc_seg_input *in, uint32_t perm[TPUB_MAX_RANK])
 {
     const tc_op *op = &g->ops[in->op];
     const int64_t *dims = g->nodes[in->node].shape.dims;
+    if (gathers(g, in))
+        return 0;
     if (in->b)
         return op->b_rank ? tc_perm(op->b_order, op->b_rank, dims, perm) : 0;
     if (op->kind == TC_CONV)
@@ -80,11 +89,13 @@ uint32_t tc_input_perm(const tc_graph *g, const tc_seg_input *in, uint32_t perm[
     return op->a_rank ? tc_perm(op->a_order, op->a_rank, dims, perm) : 0;
 }
 
-/* Do a and b name one host value written the same way? */
+/* Do a and b name one host value written the same way? (A gather is its operation's own.) */
 static bool same_input(const tc_graph *g, const tc_seg_input *a, const tc_seg_input *b)
 {
     uint32_t pa[TPUB_MAX_RANK], pb[TPUB_MAX_RANK];
     const uint32_t ra = tc_input_perm(g, a, pa);
+    if (gathers(g, a) || gathers(g, b))
+        return a->node == b->node && a->b == b->b && a->op == b->op;
     return a->node == b->node && a->b == b->b && tc_input_perm(g, b, pb) == ra &&
            !memcmp(pa, pb, ra * sizeof *pa);
 }
@@ -117,8 +128,11 @@ static uint64_t in_elt(const tc_op *op) { return op->bf16 ? 2 : 1; }
 static uint64_t out_elt(const tc_op *op) { return op->out_int8 ? 1 : op->out_bf16 ? 2 : 4; }
 
 /* The size of input in on the device, in bytes. */
-static uint64_t input_bytes(const tc_op *op, bool b)
+static uint64_t input_bytes(const tc_graph *g, const tc_op *op, bool b)
 {
+    const uint32_t N = g->array_n;
+    if (b && op->kind == TC_CONV) /* a run-time kernel, in tile order */
+        return in_elt(op) * tpub_conv_k_tiles(&op->cv, N) * tiles(op->n, N) * N * N;
     if (b)
         return (uint64_t)op->batch * op->k * op->n * in_elt(op);
     return in_elt(op) * (op->kind == TC_CONV
@@ -139,7 +153,8 @@ static uint64_t result_bytes(const tc_op *op)
 
 /* The transfer of segment input in at off: an A or input quantized with the operation's input
  * scale, a run-time B with its own, rounded to bf16 in bf16, integer ones copied; permuted into
- * the device's order. */
+ * the device's order, or gathered (a convolution's run-time kernel in tile order, rows of N; its
+ * dilated or cropped input). */
 static int input_xfer(tc_graph *g, tpub_segment *seg, const tc_seg_input *in, uint64_t off)
 {
     tpub_xfer *x = new_xfer(seg, true);
@@ -147,9 +162,13 @@ static int input_xfer(tc_graph *g, tpub_segment *seg, const tc_seg_input *in, ui
         return -1;
     const tc_op *op = &g->ops[in->op];
     const hlo_shape *s = &g->nodes[in->node].shape;
-    const uint32_t cols = in->b ? op->n : op->kind == TC_CONV ? op->cv.c : op->k;
+    const bool gather = gathers(g, in);
+    const uint32_t cols = gather && in->b       ? g->array_n
+                          : in->b               ? op->n
+                          : op->kind == TC_CONV ? op->cv.c
+                                                : op->k;
     *x = (tpub_xfer){.off = off,
-                     .rows = (uint32_t)(input_bytes(op, in->b) / in_elt(op) / cols),
+                     .rows = (uint32_t)(input_bytes(g, op, in->b) / in_elt(op) / cols),
                      .cols = cols,
                      .ld = cols,
                      .dev_type = op->bf16                   ? HLO_BF16
@@ -159,6 +178,10 @@ static int input_xfer(tc_graph *g, tpub_segment *seg, const tc_seg_input *in, ui
     x->rank = tc_input_perm(g, in, x->perm);
     for (uint32_t k = 0; k < x->rank; k++)
         x->dims[k] = s->dims[k];
+    uint64_t count = 0;
+    if (gather && !(x->gather = tc_conv_gather(g, op, in->b, &count)))
+        return -1;
+    x->host_elements = gather ? (uint64_t)s->elements : 0;
     return op->exact || op->bf16 ? 0 : set_scales(x, 1, in->b ? &op->b_scale : &op->a_scale);
 }
 
@@ -214,7 +237,7 @@ static int plan_segment(tc_graph *g, int s, tpub_segment *seg, uint64_t base, ui
     }
     /* Inputs: live until the last operation reading them in the same way. */
     for (int i = 0; i < n_in; i++) {
-        b[i] = (dbuf){inputs[i].node, input_bytes(&g->ops[inputs[i].op], inputs[i].b), 0, -1, 0};
+        b[i] = (dbuf){inputs[i].node, input_bytes(g, &g->ops[inputs[i].op], inputs[i].b), 0, -1, 0};
         for (int j = 0; j < count; j++)
             if (reads(g, first + j, &inputs[i]))
                 b[i].last = j;
@@ -288,35 +311,16 @@ static void gemm_tiles(const tc_graph *g, const tc_op *op, uint8_t *image)
 }
 
 /* A convolution's kernel in the CONV2D tile order (firmware/firmware.h): tile (kt, nt) at
- * (nt * KT + kt) * N * N elements, column j output channel nt * N + j; a tile row is, in packed
- * runs, byte t * N + r of a kernel row's kw * c bytes (dx, channel), else channel cc * N + r of
- * one (dy, dx). bf16 elements are 2 bytes, little-endian. */
+ * (nt * KT + kt) * N * N elements, column j output channel nt * N + j, its rows
+ * tc_conv_tile_row's. bf16 elements are 2 bytes, little-endian. */
 static void conv_tiles(const tc_graph *g, const tc_op *op, uint8_t *image)
 {
-    const tpub_conv *v = &op->cv;
-    const uint32_t N = g->array_n, KT = (uint32_t)tpub_conv_k_tiles(v, N);
-    const bool packed = tpub_conv_packed(v, N);
-    const uint32_t runs = tiles(v->kw * v->c, N), cc = tiles(v->c, N);
+    const uint32_t N = g->array_n, KT = (uint32_t)tpub_conv_k_tiles(&op->cv, N);
     for (uint32_t t = 0; t < KT; t++)
         for (uint32_t r = 0; r < N; r++) {
-            uint32_t dy, dx, ci;
-            if (packed) {
-                const uint32_t byte = t % runs * N + r;
-                if (byte >= v->kw * v->c)
-                    continue;
-                dy = t / runs;
-                dx = byte / v->c;
-                ci = byte % v->c;
-            } else {
-                dy = t / cc / v->kw;
-                dx = t / cc % v->kw;
-                ci = t % cc * N + r;
-                if (ci >= v->c)
-                    continue;
-            }
-            const size_t row = ((size_t)dy * v->kw + dx) * v->c + ci;
-            for (uint32_t o = 0; o < v->cout; o++)
-                put_weight(op, row * op->n + o,
+            const int64_t row = tc_conv_tile_row(&op->cv, N, t, r);
+            for (uint32_t o = 0; row >= 0 && o < op->cv.cout; o++)
+                put_weight(op, (size_t)row * op->n + o,
                            image +
                                (((uint64_t)(o / N) * KT + t) * N * N + r * N + o % N) * in_elt(op));
         }
@@ -358,7 +362,7 @@ static int const_image(tc_graph *g, tpub_package *p)
                        (unsigned long long)at);
     for (int i = 0; i < g->n_ops; i++) {
         const tc_op *op = &g->ops[i];
-        if (op->kind == TC_CONV)
+        if (op->kind == TC_CONV && op->w < 0)
             conv_tiles(g, op, p->const_image + op->b_off);
         else if (op->w < 0)
             gemm_tiles(g, op, p->const_image + op->b_off);

@@ -17,6 +17,29 @@ typedef struct {
 
 static int emit_node(host_writer *w, int i);
 
+/* The model's input_output_alias in the host program's terms (its outputs are one flat tuple,
+ * its parameters the model inputs left after binding): an output that updates a parameter bound
+ * as weights, or an element of a tuple parameter, has no input to update and is left out. */
+static void print_aliases(hlo_text *t, const tc_graph *g)
+{
+    const hlo_computation *entry = &g->m->comps[g->m->entry];
+    int n = 0;
+    for (int i = 0; i < g->m->n_aliases; i++) {
+        const hlo_alias *a = &g->m->aliases[i];
+        const int out = hlo_tuple_leaf(&entry->instrs[entry->root].shape, &a->output);
+        int in = -1;
+        for (int k = 0; k < g->n_inputs && a->param_index.n == 0; k++)
+            if (g->nodes[g->inputs[k]].src->parameter_number == a->param)
+                in = k;
+        if (out < 0 || out >= g->n_outputs || in < 0)
+            continue;
+        hlo_text_printf(t, "%s{%d}: (%d, {}, %s)", n++ ? ", " : ", input_output_alias={ ", out, in,
+                        a->must ? "must-alias" : "may-alias");
+    }
+    if (n)
+        hlo_text_printf(t, " }");
+}
+
 /* Segment s as one custom-call returning a tuple (its operands: tc_segment_inputs), then one
  * get-tuple-element per result named after the node it carries. */
 static int emit_segment(host_writer *w, int s)
@@ -260,7 +283,9 @@ int tc_host_program(tc_graph *g, tpub_package *p)
         hlo_text_printf(&w.t, ")\n}\n");
         /* The computations the host's ops call (reducers, comparators, loop bodies, branches),
          * before the ENTRY that uses them. */
-        hlo_text_printf(&body, "HloModule %s_host\n\n", g->m->name);
+        hlo_text_printf(&body, "HloModule %s_host", g->m->name);
+        print_aliases(&body, g);
+        hlo_text_printf(&body, "\n\n");
         for (int i = 0; i < g->n_nodes; i++)
             for (int k = 0, f; w.done[i] && g->nodes[i].role == TC_HOST &&
                                (f = hlo_callee(g->nodes[i].src, k)) >= 0;

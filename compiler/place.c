@@ -286,14 +286,17 @@ static int pick_ops(tc_graph *g)
         /* Owned by the graph from here on, so that tc_graph_free releases it on any failure. */
         tc_op *o = &g->ops[g->n_ops++];
         *o = op;
-        if ((o->kind == TC_CONV ? tc_take_kernel(g, o)
-             : o->w < 0         ? take_weights(g, o)
-                                : 0) ||
-            fuse(g, o) || (!o->a_rank && tc_find_via(g, o)))
+        /* An input the transfer gathers (dilated, cropped) is never read in place. */
+        if ((o->w >= 0            ? 0
+             : o->kind == TC_CONV ? tc_take_kernel(g, o)
+                                  : take_weights(g, o)) ||
+            fuse(g, o) || (!o->a_rank && !o->in_gather && tc_find_via(g, o)))
             return -1;
         if (o->kind == TC_GEMM && o->via < 0)
             o->a_rank = look_through(g, &o->x, o->a_order);
-        if (o->w >= 0)
+        if (o->w >= 0 && o->kind == TC_CONV)
+            tc_kernel_source(g, o);
+        else if (o->w >= 0)
             o->b_rank = look_through(g, &o->w, o->b_order);
         const int fused[] = {o->dot, o->bias, o->relu, o->pool};
         for (size_t i = 0; i < sizeof fused / sizeof *fused; i++)

@@ -33,6 +33,29 @@ static const char *result_fate(const tc_graph *g, int i)
     return op->exact ? "s32" : op->bf16 ? "f32" : "s32, dequantized on the host";
 }
 
+/* A dilated input's MACs over those on its pixels: taps on the dilation's zeros (and on the
+ * padding) cost MACs too. Separable: the MACs on pixels are the sum over output rows of the kernel
+ * rows meeting a pixel, times the same over columns. */
+static double dilation_cost(const tc_op *op)
+{
+    const tpub_conv *v = &op->cv;
+    tpub_conv unpooled = *v;
+    unpooled.flags &= ~(uint32_t)TPUB_CONV_POOL;
+    uint32_t oh, ow;
+    tpub_conv_out_size(&unpooled, &oh, &ow);
+    const uint32_t out[2] = {oh, ow}, k[2] = {v->kh, v->kw}, st[2] = {v->stride_h, v->stride_w};
+    const uint32_t pad[2] = {v->pad_top, v->pad_left}, size[2] = {v->h, v->w};
+    const uint32_t crop[2] = {op->crop_top, op->crop_left}, lhs[2] = {op->lhs_h, op->lhs_w};
+    double on[2] = {0, 0};
+    for (int a = 0; a < 2; a++)
+        for (uint32_t o = 0; o < out[a]; o++)
+            for (uint32_t t = 0; t < k[a]; t++) {
+                const int64_t y = (int64_t)o * st[a] + t - pad[a];
+                on[a] += y >= 0 && y < size[a] && (y + crop[a]) % lhs[a] == 0;
+            }
+    return on[0] * on[1] > 0 ? (double)oh * ow * v->kh * v->kw / (on[0] * on[1]) : 0;
+}
+
 /* Where an operation's input comes from and how its layouts are folded, when that is news. */
 /* "(d0,d1,...)" and then tail. */
 static void print_dims(hlo_text *t, const uint32_t *dims, uint32_t rank, const char *tail)
@@ -70,9 +93,23 @@ static void report_layout(tc_graph *g, const tc_op *op)
         return;
     }
     uint32_t perm[4], r;
-    if (!op->a_dev && (r = tc_perm(op->in_nhwc, op->conv_rank, g->nodes[op->x].shape.dims, perm))) {
+    if (op->in_gather)
+        hlo_text_printf(t,
+                        "      input '%s' gathered NHWC, dilated %ux%u with zeros, cropped %u,%u "
+                        "at the top and left: %.2f times the MACs on its pixels\n",
+                        g->nodes[op->x].name, op->lhs_h, op->lhs_w, op->crop_top, op->crop_left,
+                        dilation_cost(op));
+    else if (!op->a_dev &&
+             (r = tc_perm(op->in_nhwc, op->conv_rank, g->nodes[op->x].shape.dims, perm))) {
         hlo_text_printf(t, "      input '%s' written NHWC: its dims ", g->nodes[op->x].name);
         print_dims(t, perm, r, " on the device\n");
+    }
+    if (op->w >= 0) {
+        bool rev = false;
+        for (int d = 0; d < op->conv_rank; d++)
+            rev |= op->krev[d];
+        hlo_text_printf(t, "      kernel '%s' computed at run time, gathered in tile order%s\n",
+                        g->nodes[op->w].name, rev ? ", reversed" : "");
     }
     if (op->to_host &&
         (r = tc_perm(op->out_nhwc, op->conv_rank, g->nodes[op->out].shape.dims, perm))) {
@@ -154,10 +191,11 @@ static void report_quant(tc_graph *g, const tc_op *op)
                         g->cal_max[op->x]);
     if (op->w >= 0)
         hlo_text_printf(t,
-                        "  %s: B = '%s' %s -> s8 per tensor, scale %.6g (calibrated range "
+                        "  %s: %s = '%s' %s -> s8 per tensor, scale %.6g (calibrated range "
                         "[%.6g, %.6g])\n",
-                        name, g->nodes[op->w].name, hlo_type_name(g->nodes[op->w].shape.type),
-                        (double)op->b_scale, g->cal_min[op->w], g->cal_max[op->w]);
+                        name, conv ? "kernel" : "B", g->nodes[op->w].name,
+                        hlo_type_name(g->nodes[op->w].shape.type), (double)op->b_scale,
+                        g->cal_min[op->w], g->cal_max[op->w]);
     else
         hlo_text_printf(t, "  %s: %s s8 per %s, scale %.6g .. %.6g\n", name,
                         conv ? "kernel" : "weights", conv ? "output channel" : "column",

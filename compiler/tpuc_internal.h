@@ -55,7 +55,8 @@ typedef struct {
     int via;              /* the operation whose result x is, directly or through views that the
                              device can address in place; -1 when x comes from the host */
     int w;                /* a GEMM's B node when it is computed at run time (then written to
-                             device memory row-major per batch index, quantized per tensor);
+                             device memory row-major per batch index, quantized per tensor), or
+                             a convolution's kernel (gathered in tile order by its transfer);
                              -1 for constant weights (in tile order in the constant image) */
     int a_rank, b_rank;   /* rank of the transfer order of x and of w (0: host order) */
     int a_order[HLO_MAX_RANK], b_order[HLO_MAX_RANK]; /* device dim i is host dim order[i] */
@@ -77,6 +78,13 @@ typedef struct {
     int conv_rank;                 /* how many of them: 4, or 3 for a 1-D convolution */
     uint32_t groups, dil_h, dil_w; /* a convolution's feature groups and kernel dilation, run as
                                       one dense kernel (conv.c) */
+    uint32_t lhs_h, lhs_w;         /* a convolution's input dilation (a transposed convolution's) */
+    uint32_t crop_top, crop_left;  /* rows and columns of the dilated input that negative
+                                      padding drops (the bottom and right ones: cv.h and cv.w) */
+    bool in_gather;                /* the input's transfer writes it dilated or cropped */
+    int kdim[HLO_MAX_RANK];        /* a run-time kernel read through reverses and transposes:
+                                      kernel dim d is w's dim kdim[d], */
+    bool krev[HLO_MAX_RANK];       /* reversed when krev[d] */
     float *wf;                     /* float weights, batch x k x n row-major (float operations) */
     int8_t *wq;                    /* int8 weights, batch x k x n row-major */
     uint16_t *wh;                  /* bf16 weights (their bits), batch x k x n row-major */
@@ -123,6 +131,9 @@ typedef struct {
 /* A dot's right-hand side computed at run time is written to device memory by a transfer of at
  * most this many int8 elements; a larger one keeps the dot on the host. */
 #define TC_RUNTIME_B_MAX_BYTES ((int64_t)1 << 30)
+/* A gathering transfer (a convolution's run-time kernel, its dilated input) has at most this many
+ * elements: its index list (4 bytes each) is in the package. */
+#define TC_GATHER_MAX ((int64_t)1 << 24)
 
 /* Every stage returns 0, or -1 with *g->err. */
 int tc_fail(tc_graph *g, const hlo_instr *at, const char *fmt, ...)
@@ -157,6 +168,15 @@ const char *tc_device_types(const tc_node *l, const tc_node *r, const tc_node *n
 const char *tc_device_conv(tc_graph *g, int d, tc_op *op);
 /* The kernel of op's convolution as (kh, kw, c) x cout weights. */
 int tc_take_kernel(tc_graph *g, tc_op *op);
+/* A run-time kernel read through the reverses, transposes and copies computed for it alone
+ * (they become views): op->w, kdim and krev set. */
+void tc_kernel_source(tc_graph *g, tc_op *op);
+/* The kernel row (dy, dx, c) that row r of op's kernel tile t holds (firmware.h's tile order),
+ * or -1 for a row of zeros. */
+int64_t tc_conv_tile_row(const tpub_conv *v, uint32_t n, uint32_t t, uint32_t r);
+/* The gather of op's input (kernel false: the dilated or cropped NHWC input) or of its run-time
+ * kernel (in tile order), *count indices (tpub_xfer). Returns NULL when out of memory. */
+uint32_t *tc_conv_gather(const tc_graph *g, const tc_op *op, bool kernel, uint64_t *count);
 /* Why reduce-window node u, which reads op's result, does not fuse into it as max pooling, or
  * NULL when it does (then op's pooling geometry set). */
 const char *tc_device_pool(tc_graph *g, tc_op *op, int u);

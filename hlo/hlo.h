@@ -306,11 +306,25 @@ typedef struct {
     int root;          /* the ROOT instruction, or the last one when none is marked (as XLA) */
 } hlo_computation;
 
+/* One output of the ENTRY that may reuse (update in place) a parameter's buffer: HLO's
+ * input_output_alias={ {output}: (param, {param_index}, may-alias) }, or StableHLO's
+ * tf.aliasing_output = output on an argument of @main. A training step's parameters and
+ * optimizer state are such outputs. Indices are tuple paths ({} the whole value). */
+typedef struct {
+    hlo_ints output;      /* the path in the ENTRY's result */
+    int64_t param;        /* the parameter number */
+    hlo_ints param_index; /* the path in the parameter */
+    bool must;            /* must-alias (else may-alias) */
+    int line, col;        /* where it is written */
+} hlo_alias;
+
 typedef struct hlo_module {
     char *name; /* from `HloModule name`, or "module_<entry>" without a header */
     int n_comps;
-    hlo_computation *comps;   /* in text order */
-    int entry;                /* index of the ENTRY computation */
+    hlo_computation *comps; /* in text order */
+    int entry;              /* index of the ENTRY computation */
+    int n_aliases;          /* in text order; checked by hlo_check */
+    hlo_alias *aliases;
     struct hlo_arena *arena_; /* owns everything above */
 } hlo_module;
 
@@ -420,9 +434,10 @@ hlo_opcode hlo_opcode_of(const char *name); /* the inverse; HLO_OP_OTHER for oth
  * taking two scalars per operand and returning pred[]), map, while (condition and body take the
  * state, body returns it) and conditional (an s32[] index, or pred[] with two branches; branch b
  * takes operand b + 1). Any other opcode is an error naming it. Also checked: operand shapes
- * printed inline agree with their definitions, parameter numbers are 0..n-1 without gaps, and
- * neither operands nor calls form a cycle. Returns 0, or -1 with the first error in *err (err may
- * be NULL):
+ * printed inline agree with their definitions, parameter numbers are 0..n-1 without gaps,
+ * neither operands nor calls form a cycle, and each alias names an ENTRY parameter and an output
+ * of one shape, no output or parameter twice. Returns 0, or -1 with the first error in *err (err
+ * may be NULL):
  * "<file>:<line>:<col>: <opcode>: <what differs>" at the instruction's name. */
 int hlo_check(const hlo_module *m, const char *file, hlo_error *err);
 
@@ -431,6 +446,9 @@ int hlo_check(const hlo_module *m, const char *file, hlo_error *err);
  * operands form a cycle (*cycle_at is then an instruction on it). */
 int hlo_topo_order(const hlo_computation *c, int *order, int *cycle_at);
 
+/* The leaf (a non-tuple element, counted depth first from 0) of sh that path addresses, or -1
+ * when path leaves sh or stops at a tuple. */
+int hlo_tuple_leaf(const hlo_shape *sh, const hlo_ints *path);
 /* Shapes are equal when element types, dims and tuple elements are (layouts do not count). */
 bool hlo_shape_equal(const hlo_shape *a, const hlo_shape *b);
 /* Writes a shape as XLA prints it without layout ("f32[16,784]", "(f32[2], s32[])") into buf,

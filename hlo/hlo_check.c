@@ -1,9 +1,10 @@
 /* hlo_check.c - shape checking of a parsed HLO module (hlo.h), after XLA's shape_inference.cc
  * and hlo_verifier.cc for the ops the compiler handles: the walk over the module (parameter
- * numbers, operand and call cycles, what is checked), the checker's shared helpers, and the
- * structural ops: broadcast, reshape, bitcast, transpose, pad, tuple, get-tuple-element, call,
- * fusion and custom-call (device work for hlo_eval_with's hook). Every rule reports the first
- * mismatch at the instruction's name with the two sizes or shapes that differ. */
+ * numbers, operand and call cycles, what is checked, input_output_alias), the checker's shared
+ * helpers, and the structural ops: broadcast, reshape, bitcast, transpose, pad, tuple,
+ * get-tuple-element, call, fusion and custom-call (device work for hlo_eval_with's hook). Every
+ * rule reports the first mismatch at the instruction's name with the two sizes or shapes that
+ * differ. */
 #include "hlo/hlo_check_internal.h"
 
 #include <stdarg.h>
@@ -31,6 +32,98 @@ bool hlo_shape_equal(const hlo_shape *a, const hlo_shape *b)
         if (!hlo_shape_equal(&a->tuple[i], &b->tuple[i]))
             return false;
     return true;
+}
+
+static int count_leaves(const hlo_shape *sh)
+{
+    int n = sh->type == HLO_TUPLE ? 0 : 1;
+    for (int i = 0; i < sh->n_tuple; i++)
+        n += count_leaves(&sh->tuple[i]);
+    return n;
+}
+
+int hlo_tuple_leaf(const hlo_shape *sh, const hlo_ints *path)
+{
+    int leaf = 0;
+    for (int d = 0; d < path->n; d++) {
+        if (sh->type != HLO_TUPLE || path->v[d] < 0 || path->v[d] >= sh->n_tuple)
+            return -1;
+        for (int i = 0; i < path->v[d]; i++)
+            leaf += count_leaves(&sh->tuple[i]);
+        sh = &sh->tuple[path->v[d]];
+    }
+    return sh->type == HLO_TUPLE ? -1 : leaf;
+}
+
+/* The shape at path in sh, or NULL when path leaves it. */
+static const hlo_shape *shape_at(const hlo_shape *sh, const hlo_ints *path)
+{
+    for (int d = 0; d < path->n && sh; d++)
+        sh = sh->type == HLO_TUPLE && path->v[d] >= 0 && path->v[d] < sh->n_tuple
+                 ? &sh->tuple[path->v[d]]
+                 : NULL;
+    return sh;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 5, 6)))
+#endif
+static int
+fail_at(hlo_error *err, const char *file, int line, int col, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hlo_vfail(err, file, line, col, NULL, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static void print_path(char *buf, size_t n, const hlo_ints *path)
+{
+    size_t at = (size_t)snprintf(buf, n, "{");
+    for (int d = 0; d < path->n && at < n; d++)
+        at += (size_t)snprintf(buf + at, n - at, "%s%lld", d ? "," : "", (long long)path->v[d]);
+    if (at < n)
+        snprintf(buf + at, n - at, "}");
+}
+
+/* input_output_alias against the ENTRY: a parameter and an output of one shape each, no output
+ * aliased twice (a parameter may be, by outputs that XLA would copy). */
+static int check_aliases(const hlo_module *m, const char *file, hlo_error *err)
+{
+    const hlo_computation *c = &m->comps[m->entry];
+    const hlo_shape *root = &c->instrs[c->root].shape;
+    for (int i = 0; i < m->n_aliases; i++) {
+        const hlo_alias *a = &m->aliases[i];
+        char out[96], in[96], os[128], ps[128];
+        print_path(out, sizeof out, &a->output);
+        print_path(in, sizeof in, &a->param_index);
+        const hlo_instr *param = NULL;
+        for (int k = 0; k < c->n_instrs && !param; k++)
+            if (c->instrs[k].opcode == HLO_OP_PARAMETER &&
+                c->instrs[k].parameter_number == a->param)
+                param = &c->instrs[k];
+        const hlo_shape *o = shape_at(root, &a->output);
+        const hlo_shape *s = param ? shape_at(&param->shape, &a->param_index) : NULL;
+        const char *why = !param                   ? "the ENTRY has no such parameter"
+                          : !o                     ? "the ENTRY's result has no such output"
+                          : !s                     ? "the parameter has no such element"
+                          : !hlo_shape_equal(o, s) ? "the output and the parameter differ in shape"
+                                                   : NULL;
+        for (int j = 0; j < i && !why; j++)
+            if (m->aliases[j].output.n == a->output.n &&
+                !memcmp(m->aliases[j].output.v, a->output.v,
+                        (size_t)a->output.n * sizeof *a->output.v))
+                why = "the output is aliased twice";
+        if (why) {
+            hlo_shape_str(o ? o : root, os, sizeof os);
+            hlo_shape_str(s ? s : param ? &param->shape : root, ps, sizeof ps);
+            return fail_at(err, file, a->line, a->col,
+                           "input_output_alias %s: (%lld, %s): %s (output %s, parameter %s)", out,
+                           (long long)a->param, in, why, o ? os : "-", s ? ps : "-");
+        }
+    }
+    return 0;
 }
 
 /* The printer's text, truncated to the buffer (hlo_print.c). */
@@ -543,5 +636,5 @@ int hlo_check(const hlo_module *m, const char *file, hlo_error *err)
     for (int c = 0; live && c < m->n_comps; c++)
         free(live[c]);
     free(live);
-    return rc;
+    return rc ? rc : check_aliases(m, file, err);
 }

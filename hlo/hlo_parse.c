@@ -460,6 +460,53 @@ static void skip_stack_frames(parser *p)
     }
 }
 
+/* input_output_alias={ {output}: (param, {param_index}[, may-alias | must-alias]), ... } */
+static void parse_aliases(parser *p, hlo_module *m)
+{
+    int cap = m->n_aliases;
+    lx_expect_punct(p, '{', "to open input_output_alias");
+    if (lx_eat_punct(p, '}'))
+        return;
+    do {
+        if (m->n_aliases > (1 << 24))
+            lx_fail_at(p, p->pos, "too many aliases in input_output_alias");
+        m->aliases = lx_grow(p, m->aliases, m->n_aliases, &cap, sizeof *m->aliases);
+        hlo_alias *a = &m->aliases[m->n_aliases++];
+        *a = (hlo_alias){.output = {.present = true}, .param_index = {.present = true}};
+        lx_locate(p, lx_skip_space(p, p->pos), &a->line, &a->col);
+        parse_int_list(p, &a->output, "in an alias's output index");
+        lx_expect_punct(p, ':', "after an alias's output index");
+        lx_expect_punct(p, '(', "to open an alias's parameter");
+        a->param = lx_parse_int(p, "parameter number", 0, INT32_MAX);
+        lx_expect_punct(p, ',', "after an alias's parameter number");
+        parse_int_list(p, &a->param_index, "in an alias's parameter index");
+        if (lx_eat_punct(p, ',')) {
+            tok kind = lx_expect_name(p, "may-alias or must-alias");
+            a->must = lx_tok_is(p, kind, "must-alias");
+            if (!a->must && !lx_tok_is(p, kind, "may-alias"))
+                lx_fail_at(p, kind.pos,
+                           "unknown alias kind '%.*s' (expected may-alias or "
+                           "must-alias)",
+                           (int)kind.len, p->s + kind.pos);
+        }
+        lx_expect_punct(p, ')', "to close an alias's parameter");
+    } while (lx_eat_punct(p, ','));
+    lx_expect_punct(p, '}', "to close input_output_alias");
+}
+
+/* The header's attributes: input_output_alias kept, the others (layouts, flags) skipped. */
+static void parse_module_attributes(parser *p, hlo_module *m)
+{
+    while (lx_eat_punct(p, ',')) {
+        tok name = lx_expect_name(p, "an attribute name");
+        lx_expect_punct(p, '=', "after attribute name");
+        if (lx_tok_is(p, name, "input_output_alias"))
+            parse_aliases(p, m);
+        else
+            lx_skip_value(p, "attribute value");
+    }
+}
+
 static void parse_module(parser *p, hlo_module *m)
 {
     tok first = lx_peek(p);
@@ -469,7 +516,7 @@ static void parse_module(parser *p, hlo_module *m)
         lx_next(p);
         tok name = lx_expect_name(p, "a module name after 'HloModule'");
         m->name = lx_dup_str(p, name.pos, name.len);
-        parse_attributes(p, NULL, -1, -1);
+        parse_module_attributes(p, m);
         skip_stack_frames(p);
         if (lx_peek(p).kind == T_EOF)
             lx_fail_at(p, lx_peek(p).pos, "expected a computation after the module header");

@@ -59,7 +59,9 @@ size_t sx_dense(parser *p, const hlo_shape *sh, double **vals, bool *splat);
 typedef struct {
     stok name;
     hlo_shape shape;
-    size_t loc_pos; /* loc(...) contents, 0: none */
+    size_t loc_pos;       /* loc(...) contents, 0: none */
+    int64_t alias_output; /* tf.aliasing_output (the result it updates), -1: none */
+    size_t alias_at;      /* where that attribute is written */
 } sarg;
 
 /* One op as read, before mapping to HLO. Attributes are kept as the position of their value

@@ -1,7 +1,8 @@
 /* shlo_module.c - the module level of StableHLO text (shlo.h): `module` and `builtin.module`
  * (nested too), each func.func in the pretty or the generic syntax as a computation, `@main`
  * (else the first function) as the ENTRY with its parameters named from the arguments' locations
- * (#loc aliases), calls resolved to their functions once the module is complete. */
+ * (#loc aliases) and its input_output_alias from their tf.aliasing_output, calls resolved to
+ * their functions once the module is complete. */
 #include "hlo/shlo.h"
 
 #include <stdio.h>
@@ -252,6 +253,31 @@ static stok loc_name(parser *p, const smodule *sm, size_t loc_pos)
     return none;
 }
 
+/* The ENTRY's aliases from its arguments' tf.aliasing_output: result k of several (a tuple), or
+ * the one result. */
+static void add_aliases(shlo *s, const smodule *sm, int fn)
+{
+    parser *p = s->p;
+    hlo_module *m = s->m;
+    const hlo_computation *c = &m->comps[s->funcs[fn].comp];
+    const bool several = c->instrs[c->root].shape.type == HLO_TUPLE;
+    const struct sfn_args *a = &sm->fn_args[fn];
+    int cap = 0;
+    for (int k = 0; k < a->n; k++) {
+        if (a->args[k].alias_output < 0)
+            continue;
+        m->aliases = lx_grow(p, m->aliases, m->n_aliases, &cap, sizeof *m->aliases);
+        hlo_alias *al = &m->aliases[m->n_aliases++];
+        *al =
+            (hlo_alias){.output = {.present = true}, .param = k, .param_index = {.present = true}};
+        lx_locate(p, a->args[k].alias_at, &al->line, &al->col);
+        if (several || a->args[k].alias_output > 0) {
+            int ocap = 0;
+            lx_ints_push(p, &al->output, &ocap, a->args[k].alias_output);
+        }
+    }
+}
+
 /* The ENTRY's parameters get the names of their locations (JAX's argument names). */
 static void name_params(shlo *s, const smodule *sm, int fn)
 {
@@ -309,6 +335,7 @@ void shlo_parse_module(parser *p, hlo_module *m)
     m->entry = s.funcs[fn].comp;
     m->comps[m->entry].is_entry = true;
     name_params(&s, &sm, fn);
+    add_aliases(&s, &sm, fn);
     for (int i = 0; i < s.n_calls; i++) {
         const struct scall *c = &s.calls[i];
         int callee = -1;

@@ -187,22 +187,41 @@ size_t shlo_skip_loc(parser *p)
     return at;
 }
 
+/* An argument's `{name = value, ...}`: tf.aliasing_output kept (JAX's donated arguments), the
+ * others (result names, shardings, buffer donors without an output) skipped. */
+static void parse_arg_attributes(parser *p, sarg *a)
+{
+    sx_expect_punct(p, '{', "to open the argument attributes");
+    while (!sx_eat_punct(p, '}')) {
+        stok name = sx_next(p);
+        if (name.kind != S_WORD && name.kind != S_STRING)
+            sx_expected(p, name, "an argument attribute's name");
+        if (sx_eat_punct(p, '=')) {
+            if (sx_is(p, name, "tf.aliasing_output")) {
+                a->alias_at = sx_peek(p).at;
+                a->alias_output = sx_int(p, "tf.aliasing_output", 0, INT32_MAX);
+            }
+            if (!sx_punct(sx_peek(p), ',') && !sx_punct(sx_peek(p), '}'))
+                sx_skip_value(p, false, "argument attribute value");
+        }
+        if (!sx_punct(sx_peek(p), '}'))
+            sx_expect_punct(p, ',', "or '}' after an argument attribute");
+    }
+}
+
 /* `%name: type {attrs} loc(...)` (attributes and location optional, in either order). */
 static void parse_arg(shlo *s, sarg *a)
 {
     parser *p = s->p;
+    a->alias_output = -1;
     a->name = sx_expect(p, S_VALUE, "an argument such as %arg0");
     if (memchr(p->s + a->name.pos, '#', a->name.len))
         lx_fail_at(p, a->name.at, "argument name with a result number");
     sx_expect_punct(p, ':', "after the argument name");
     sx_type(p, &a->shape, 0);
     for (int i = 0; i < 2; i++) {
-        if (sx_punct(sx_peek(p), '{')) {
-            sx_next(p);
-            if (!sx_punct(sx_peek(p), '}'))
-                sx_skip_value(p, false, "argument attributes");
-            sx_expect_punct(p, '}', "to close the argument attributes");
-        }
+        if (sx_punct(sx_peek(p), '{'))
+            parse_arg_attributes(p, a);
         size_t loc = shlo_skip_loc(p);
         if (loc)
             a->loc_pos = loc;

@@ -28,7 +28,7 @@ uint32_t tpub_version(const tpub_package *pkg)
     for (uint32_t s = 0; s < pkg->n_segments; s++) {
         const tpub_segment *seg = &pkg->segments[s];
         for (uint32_t i = 0; i < seg->n_inputs; i++)
-            if (xfer_bf16(&seg->inputs[i]))
+            if (xfer_bf16(&seg->inputs[i]) || seg->inputs[i].gather)
                 return TPUB_VERSION;
         for (uint32_t i = 0; i < seg->n_outputs; i++)
             if (xfer_bf16(&seg->outputs[i]))
@@ -163,7 +163,7 @@ static void put_sig(writer *w, const tpub_sig *s)
         put_le(w, (uint64_t)s->dims[d], 8);
 }
 
-static void put_xfer(writer *w, const tpub_xfer *x)
+static void put_xfer(writer *w, const tpub_xfer *x, uint32_t version)
 {
     put_le(w, x->off, 8);
     put_le(w, x->rows, 4);
@@ -179,6 +179,15 @@ static void put_xfer(writer *w, const tpub_xfer *x)
         put_le(w, x->perm[i], 4);
     for (uint32_t i = 0; i < x->rank && i < TPUB_MAX_RANK; i++)
         put_le(w, (uint64_t)x->dims[i], 8);
+    if (version < TPUB_VERSION)
+        return;
+    const uint64_t n = x->gather ? (uint64_t)x->rows * x->cols : 0;
+    put_le(w, n, 4);
+    if (!n)
+        return;
+    put_le(w, x->host_elements, 8);
+    for (uint64_t i = 0; i < n; i++)
+        put_le(w, x->gather[i], 4);
 }
 
 static void put_gemm(writer *w, const tpub_gemm *g)
@@ -247,7 +256,8 @@ static void put_text(writer *w, const char *tag, const char *text)
 static void encode(const tpub_package *pkg, writer *w)
 {
     put(w, "TPUB", 4);
-    put_le(w, tpub_version(pkg), 4);
+    const uint32_t version = tpub_version(pkg);
+    put_le(w, version, 4);
     put_le(w, TPUB_N_SECTIONS, 4);
     put_le(w, 0, 4);
 
@@ -276,9 +286,9 @@ static void encode(const tpub_package *pkg, writer *w)
         put_le(w, seg->n_outputs, 4);
         put_le(w, seg->n_ops, 4);
         for (uint32_t i = 0; i < seg->n_inputs; i++)
-            put_xfer(w, &seg->inputs[i]);
+            put_xfer(w, &seg->inputs[i], version);
         for (uint32_t i = 0; i < seg->n_outputs; i++)
-            put_xfer(w, &seg->outputs[i]);
+            put_xfer(w, &seg->outputs[i], version);
         for (uint32_t i = 0; i < seg->n_ops; i++)
             put_op(w, &seg->ops[i]);
     }
@@ -319,10 +329,14 @@ void tpub_free(tpub_package *pkg)
     free(pkg->outputs);
     for (uint32_t s = 0; s < pkg->n_segments; s++) {
         tpub_segment *seg = &pkg->segments[s];
-        for (uint32_t i = 0; i < seg->n_inputs; i++)
+        for (uint32_t i = 0; i < seg->n_inputs; i++) {
             free(seg->inputs[i].scale);
-        for (uint32_t i = 0; i < seg->n_outputs; i++)
+            free(seg->inputs[i].gather);
+        }
+        for (uint32_t i = 0; i < seg->n_outputs; i++) { /* a refused output may have read one */
             free(seg->outputs[i].scale);
+            free(seg->outputs[i].gather);
+        }
         for (uint32_t i = 0; i < seg->n_ops; i++) {
             const tpub_op *op = &seg->ops[i];
             free(op->kind == TPUB_OP_CONV2D ? op->conv.name : op->gemm.name);

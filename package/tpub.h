@@ -31,8 +31,9 @@
 extern "C" {
 #endif
 
-/* The version tpuc writes when a package uses bf16 (its transfers and GEMM flags); a package
- * without bf16 is written as version 2, byte for byte what older tpucs wrote, and both load. */
+/* The version tpuc writes when a package uses bf16 (its transfers and GEMM flags) or gathers
+ * (tpub_xfer); a package without either is written as version 2, byte for byte what older
+ * tpucs wrote, and both load. */
 #define TPUB_VERSION 3u
 #define TPUB_VERSION_INT8 2u
 #define TPUB_MAX_RANK 8
@@ -77,7 +78,13 @@ typedef struct {
     uint32_t rank; /* 0, or the permutation's: 2..TPUB_MAX_RANK */
     uint32_t perm[TPUB_MAX_RANK];
     int64_t dims[TPUB_MAX_RANK]; /* the host array's, with a permutation */
+    /* An input may gather instead (version 3, rank 0): device element i of rows x cols is host
+     * element gather[i] of the host array's host_elements, or a zero where it is
+     * TPUB_GATHER_ZERO (a kernel laid out as CONV2D reads it, an input dilated). */
+    uint32_t *gather; /* NULL, or rows x cols indices */
+    uint64_t host_elements;
 } tpub_xfer;
+#define TPUB_GATHER_ZERO UINT32_MAX
 
 /* GEMM and CONV2D flags: the command stream's (docs/command-stream.md), whose values
  * firmware/firmware.h defines. */

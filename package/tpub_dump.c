@@ -54,6 +54,13 @@ static void dump_xfer(dumper *d, bool input, uint32_t i, const tpub_xfer *x)
         }
         say(d, "%" PRIu32 " scales %g .. %g\n", x->n_scale, (double)lo, (double)hi);
     }
+    if (x->gather) {
+        uint64_t zeros = 0;
+        for (uint64_t k = 0; k < (uint64_t)x->rows * x->cols; k++)
+            zeros += x->gather[k] == TPUB_GATHER_ZERO;
+        say(d, "    gathered from %" PRIu64 " host elements, %" PRIu64 " zeros\n", x->host_elements,
+            zeros);
+    }
     if (!x->rank)
         return;
     say(d, "    host [");

@@ -18,7 +18,7 @@
  * is allocated. */
 #define MIN_SIG 13u /* name length, a 1-byte name, type, rank */
 #define MIN_SEGMENT 12u
-#define MIN_XFER 36u
+#define MIN_XFER 36u         /* version 2's; version 3's are 40 */
 #define MIN_OP 68u           /* kind, then a GEMM's 64 bytes with empty strings */
 #define MAX_ARENA UINT32_MAX /* device addresses and buffer sizes are 32-bit */
 /* The CONV2D command's field limits (firmware.h): the core's 16-bit row counts, the UB row stride
@@ -271,6 +271,24 @@ static void check_perm(reader *r, const tpub_xfer *x)
              x->rows, x->cols);
 }
 
+/* A gather: an input's, without a permutation, one index per device element, each a host
+ * element or TPUB_GATHER_ZERO. */
+static void check_gather(reader *r, const tpub_xfer *x, uint32_t n, bool input)
+{
+    if (!input)
+        fail(r, "n_gather: %" PRIu32 " (an output does not gather)", n);
+    if (x->rank)
+        fail(r, "n_gather: %" PRIu32 " with a permutation (rank %" PRIu32 ")", n, x->rank);
+    if (n != (uint64_t)x->rows * x->cols)
+        fail(r, "n_gather: %" PRIu32 ", the device's %" PRIu32 " x %" PRIu32, n, x->rows, x->cols);
+    if (x->host_elements < 1 || x->host_elements > (uint64_t)1 << 31)
+        fail(r, "host_elements: %" PRIu64 " (1..2^31)", x->host_elements);
+    for (uint32_t i = 0; i < n; i++)
+        if (x->gather[i] != TPUB_GATHER_ZERO && x->gather[i] >= x->host_elements)
+            fail(r, "gather[%" PRIu32 "]: %" PRIu32 " (host_elements %" PRIu64 ")", i, x->gather[i],
+                 x->host_elements);
+}
+
 static void read_xfer(reader *r, const tpub_package *pkg, tpub_xfer *x, bool input)
 {
     x->off = rd_u64(r, "off");
@@ -290,6 +308,13 @@ static void read_xfer(reader *r, const tpub_package *pkg, tpub_xfer *x, bool inp
         x->perm[i] = rd_u32(r, "perm");
     for (uint32_t i = 0; i < x->rank; i++)
         x->dims[i] = (int64_t)rd_u64(r, "dims");
+    const uint32_t n_gather = r->version < TPUB_VERSION ? 0 : rd_count(r, "n_gather", 4);
+    if (n_gather) {
+        x->host_elements = rd_u64(r, "host_elements");
+        x->gather = alloc(r, n_gather, sizeof *x->gather);
+        for (uint32_t i = 0; i < n_gather; i++)
+            x->gather[i] = rd_u32(r, "gather");
+    }
 
     if (!x->rows)
         fail(r, "rows: 0");
@@ -328,6 +353,8 @@ static void read_xfer(reader *r, const tpub_package *pkg, tpub_xfer *x, bool inp
             fail(r, "scale[%" PRIu32 "]: %g (must be finite%s)", i, (double)x->scale[i],
                  input ? " and > 0" : "");
     check_perm(r, x);
+    if (n_gather)
+        check_gather(r, x, n_gather, input);
     check_range(r, pkg, "extent", x->off,
                 tpub_extent(x->rows, x->ld, x->cols, hlo_type_size(x->dev_type)), input);
 }
@@ -608,10 +635,11 @@ int tpub_parse(const void *buf, size_t len, tpub_package *out, hlo_error *err)
     begin_read(&r, 2);
     read_segments(&r, out);
     end_read(&r);
-    if (version != tpub_version(out)) { /* one image per package: version 3 only with bf16 */
+    /* One image per package: version 3 only with bf16 or gathers. */
+    if (version != tpub_version(out)) {
         snprintf(r.sec, sizeof r.sec, "header");
-        fail(&r, "version: %" PRIu32 " for a package without bf16 (written as %u)", version,
-             TPUB_VERSION_INT8);
+        fail(&r, "version: %" PRIu32 " for a package without bf16 or gathers (written as %u)",
+             version, TPUB_VERSION_INT8);
     }
     begin_read(&r, 3);
     out->host_hlo = read_text(&r, true);

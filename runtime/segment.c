@@ -43,11 +43,12 @@ static void located(tpurt *rt, const hlo_instr *in, const char *fmt, ...)
             what);
 }
 
-/* A host array of shape s is what transfer x moves: its type on the host, rows x cols elements,
- * and with a permutation its dims. */
+/* A host array of shape s is what transfer x moves: its type on the host, rows x cols elements
+ * (a gather's host_elements), and with a permutation its dims. */
 static int xfer_fits(const tpub_xfer *x, const hlo_shape *s)
 {
-    if (s->type != x->host_type || (uint64_t)s->elements != (uint64_t)x->rows * x->cols)
+    const uint64_t elements = x->gather ? x->host_elements : (uint64_t)x->rows * x->cols;
+    if (s->type != x->host_type || (uint64_t)s->elements != elements)
         return 0;
     if (!x->rank)
         return 1;
@@ -235,7 +236,8 @@ static tpurt_status rp_driver_fail(rt_replica *r, tpu_status s, const char *wher
 }
 
 /* Quantizes (or rounds to bf16) segment k's input i into the arena, row by row: the bytes
- * between the rows may belong to other activations. */
+ * between the rows may belong to other activations. A gather's zeros are zero bytes (a zero in
+ * int8 and in bf16). */
 static tpurt_status write_input(rt_replica *r, uint32_t k, uint32_t i, const hlo_array *a)
 {
     const tpub_xfer *x = &r->rt->pkg->segments[k].inputs[i];
@@ -244,8 +246,13 @@ static tpurt_status write_input(rt_replica *r, uint32_t k, uint32_t i, const hlo
     host_walk w;
     walk_init(&w, x);
     for (uint32_t y = 0; y < x->rows; y++) {
-        for (uint32_t col = 0; col < x->cols; col++)
-            to_device(a, walk_next(&w), x, row + col * esize);
+        for (uint32_t col = 0; col < x->cols; col++) {
+            const uint64_t e = walk_next(&w), from = x->gather ? x->gather[e] : e;
+            if (from == TPUB_GATHER_ZERO)
+                memset(row + col * esize, 0, esize);
+            else
+                to_device(a, from, x, row + col * esize);
+        }
         const uint32_t at = arena_addr(r, x->off + (uint64_t)y * x->ld * esize);
         rt_sched_lock(r);
         const tpu_status s = call_done(r, tpu_write(r->rt->dev, at, row, x->cols * esize));

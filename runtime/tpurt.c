@@ -468,6 +468,14 @@ uint32_t tpurt_n_inputs(const tpurt *rt) { return rt ? rt->pkg->n_inputs : 0; }
 
 uint32_t tpurt_n_outputs(const tpurt *rt) { return rt ? rt->pkg->n_outputs : 0; }
 
+int32_t tpurt_output_updates(const tpurt *rt, uint32_t output)
+{
+    for (int i = 0; rt && i < rt->host->n_aliases; i++)
+        if (rt->host->aliases[i].output.n == 1 && rt->host->aliases[i].output.v[0] == output)
+            return (int32_t)rt->host->aliases[i].param;
+    return -1;
+}
+
 static tpurt_status describe(tpurt *rt, const rt_sig *sigs, uint32_t n, uint32_t i,
                              tpurt_tensor *out, const char *call)
 {

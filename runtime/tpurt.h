@@ -110,6 +110,11 @@ uint32_t tpurt_n_outputs(const tpurt *rt); /* 0 for NULL */
  * of range. */
 tpurt_status tpurt_get_input(tpurt *rt, uint32_t i, tpurt_tensor *out);
 tpurt_status tpurt_get_output(tpurt *rt, uint32_t i, tpurt_tensor *out);
+/* The input that output i updates, from the model's input_output_alias (HLO) or
+ * tf.aliasing_output (StableHLO; JAX's donated arguments): a training step's parameters and
+ * optimizer state, which a caller feeds back as the next step's inputs. -1: none (or i out of
+ * range, or rt NULL). */
+int32_t tpurt_output_updates(const tpurt *rt, uint32_t i);
 
 /* ----------------------------------------------------------------- run -- */
 

@@ -121,4 +121,22 @@ TEST(CompileHost, EmptyTupleOperandsAreRebuilt)
     expect_same(run1(host, {make(HLO_F32, {2}, {3, 4}), make(HLO_S32, {}, {0})}), {-3, -4});
 }
 
+// The model's input_output_alias in the host program's terms: its outputs are one flat tuple, so
+// a nested output's path becomes its leaf's index.
+TEST(CompileHost, AliasesFollowTheFlattenedOutputs)
+{
+    const std::string host = compile_host(
+        "HloModule m, input_output_alias={ {1,1}: (2, {}, must-alias), {1,0}: (1, {}) }\n"
+        "ENTRY e {\n  x = f32[2,3] parameter(0)\n  w = f32[4,3] parameter(1)\n"
+        "  v = f32[4,3] parameter(2)\n  d = f32[2,3] negate(x)\n"
+        "  w2 = f32[4,3] subtract(w, v)\n  v2 = f32[4,3] multiply(v, v)\n"
+        "  s = (f32[4,3], f32[4,3]) tuple(w2, v2)\n"
+        "  ROOT r = (f32[2,3], (f32[4,3], f32[4,3])) tuple(d, s)\n}\n");
+    EXPECT_EQ(host.rfind("HloModule m_host, input_output_alias={ {2}: (2, {}, must-alias), "
+                         "{1}: (1, {}, may-alias) }\n",
+                         0),
+              0u)
+        << host;
+}
+
 } // namespace

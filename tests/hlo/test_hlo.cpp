@@ -376,6 +376,38 @@ TEST(HloConstructs, KnownAttributes)
     EXPECT_EQ(p.operand("main", "g", 0), "t");
 }
 
+// input_output_alias, as XLA prints it for donated arguments: output path, parameter, its path,
+// the kind; every field kept.
+TEST(HloConstructs, InputOutputAlias)
+{
+    PARSE(p, "HloModule m, input_output_alias={ {0}: (1, {}, may-alias), {1,0}: (0, {}), "
+             "{2}: (2, {1}, must-alias) }, entry_computation_layout={(f32[2])->f32[2]}\n"
+             "ENTRY main {\n  a = f32[2] parameter(0)\n  ROOT r = f32[2] negate(a)\n}\n");
+    ASSERT_EQ(p.m->n_aliases, 3);
+    const hlo_alias *a = p.m->aliases;
+    EXPECT_EQ(ints(a[0].output), std::vector<int64_t>{0});
+    EXPECT_EQ(a[0].param, 1);
+    EXPECT_TRUE(a[0].param_index.present);
+    EXPECT_EQ(a[0].param_index.n, 0);
+    EXPECT_FALSE(a[0].must);
+    EXPECT_EQ(a[0].line, 1);
+    EXPECT_EQ(a[0].col, 35);
+    EXPECT_EQ(ints(a[1].output), (std::vector<int64_t>{1, 0}));
+    EXPECT_FALSE(a[1].must);
+    EXPECT_EQ(ints(a[2].param_index), std::vector<int64_t>{1});
+    EXPECT_TRUE(a[2].must);
+    PARSE(none,
+          "HloModule m, input_output_alias={}\nENTRY e {\n  ROOT a = f32[] parameter(0)\n}\n");
+    EXPECT_EQ(none.m->n_aliases, 0);
+    EXPECT_EQ(error_of("HloModule m, input_output_alias={ {0}: (0, {}, no-alias) }\nENTRY e {\n"
+                       "  ROOT a = f32[] parameter(0)\n}\n"),
+              "t.hlo:1:48: unknown alias kind 'no-alias' (expected may-alias or must-alias)");
+    EXPECT_NE(error_of("HloModule m, input_output_alias={ {0} (0, {}) }\nENTRY e {\n"
+                       "  ROOT a = f32[] parameter(0)\n}\n")
+                  .find("after an alias's output index"),
+              std::string::npos);
+}
+
 TEST(HloConstructs, SkippedAttributes)
 {
     PARSE(p, "HloModule m, is_scheduled=true, entry_computation_layout={(f32[1,2]{1,0:T(8,128)}, "

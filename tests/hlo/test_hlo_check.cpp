@@ -525,6 +525,33 @@ ENTRY main {
 
 // ================================================ convolution, reduce-window --
 
+// input_output_alias names a parameter and an output of the ENTRY with one shape, each output
+// once; the error is located at the alias.
+TEST(HloCheck, Aliases)
+{
+    const auto text = [](const std::string &aliases) {
+        return "HloModule m, input_output_alias={ " + aliases +
+               " }\nENTRY e {\n  a = f32[2] parameter(0)\n  b = (f32[3], s32[]) parameter(1)\n"
+               "  n = f32[2] negate(a)\n  ROOT r = (f32[2], f32[2]) tuple(n, a)\n}\n";
+    };
+    expect_checks(text("{0}: (0, {}, may-alias), {1}: (0, {})"));
+    EXPECT_EQ(check_error(text("{0}: (0, {}), {1}: (2, {})")),
+              "t.hlo:1:49: input_output_alias {1}: (2, {}): the ENTRY has no such parameter "
+              "(output f32[2], parameter -)");
+    EXPECT_EQ(check_error(text("{2}: (0, {})")),
+              "t.hlo:1:35: input_output_alias {2}: (0, {}): the ENTRY's result has no such output "
+              "(output -, parameter f32[2])");
+    EXPECT_EQ(check_error(text("{0}: (1, {0})")),
+              "t.hlo:1:35: input_output_alias {0}: (1, {0}): the output and the parameter differ "
+              "in shape (output f32[2], parameter f32[3])");
+    EXPECT_EQ(check_error(text("{0}: (1, {2})")),
+              "t.hlo:1:35: input_output_alias {0}: (1, {2}): the parameter has no such element "
+              "(output f32[2], parameter -)");
+    EXPECT_EQ(check_error(text("{1}: (0, {}), {1}: (0, {})")),
+              "t.hlo:1:49: input_output_alias {1}: (0, {}): the output is aliased twice (output "
+              "f32[2], parameter f32[2])");
+}
+
 TEST(HloCheck, ValidConvolutions)
 {
     // Result shapes as XLA infers them: JAX's NHWC/HWIO, PyTorch's NCHW/OIHW, strides, padding

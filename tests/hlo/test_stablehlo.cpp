@@ -91,6 +91,7 @@ const Sample kSamples[] = {
     {"argmax", {"argmax.generic.mlir"}},
     {"misc", {"misc.generic.mlir"}},
     {"slicing", {"slicing.generic.mlir"}},
+    {"sgd_step", {}},
 };
 
 // "rsqrt: unsupported op" of "f:L:C: rsqrt: unsupported op", or "" for other messages.
@@ -151,6 +152,43 @@ TEST(StableHlo, ParameterNames)
     EXPECT_STREQ(hlo_entry(dup.m)->instrs[0].name, "w");
     EXPECT_STREQ(hlo_entry(dup.m)->instrs[1].name, "w.1");
     EXPECT_STREQ(hlo_entry(dup.m)->instrs[2].name, "_0x");
+}
+
+// A donated argument's tf.aliasing_output is the module's input_output_alias, as in the HLO JAX
+// prints for the same step: result k of several, or the one result ({}).
+TEST(StableHlo, DonatedArgumentsAlias)
+{
+    const auto aliases = [](const hlo_module *m) {
+        std::vector<std::string> r;
+        for (int i = 0; i < m->n_aliases; i++) {
+            const hlo_alias &a = m->aliases[i];
+            std::string s = "{";
+            for (int d = 0; d < a.output.n; d++)
+                s += (d ? "," : "") + std::to_string(a.output.v[d]);
+            r.push_back(s + "}:" + std::to_string(a.param) + (a.must ? " must" : ""));
+        }
+        return r;
+    };
+    Parsed mlir(slurp(kDir + "sgd_step.mlir")), hlo(slurp(kDir + "sgd_step.hlo"));
+    ASSERT_NE(mlir.m, nullptr) << mlir.err.msg;
+    ASSERT_NE(hlo.m, nullptr) << hlo.err.msg;
+    const std::vector<std::string> want = {"{0}:0", "{1}:1", "{2}:2", "{3}:3"};
+    EXPECT_EQ(aliases(mlir.m), want);
+    EXPECT_EQ(aliases(hlo.m), want);
+    hlo_error err{};
+    EXPECT_EQ(hlo_check(mlir.m, "sgd_step.mlir", &err), 0) << err.msg;
+    Parsed one("func.func @main(%a: tensor<2xf32>, %b: tensor<2xf32> {jax.buffer_donor = true, "
+               "tf.aliasing_output = 0 : i32}) -> tensor<2xf32> {\n"
+               "  %0 = stablehlo.add %a, %b : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n");
+    ASSERT_NE(one.m, nullptr) << one.err.msg;
+    EXPECT_EQ(aliases(one.m), std::vector<std::string>{"{}:1"});
+    // An output the function does not have is hlo_check's error, located at the attribute.
+    Parsed beyond("func.func @main(%a: tensor<2xf32> {tf.aliasing_output = 1 : i32}) -> "
+                  "tensor<2xf32> {\n  return %a : tensor<2xf32>\n}\n");
+    ASSERT_NE(beyond.m, nullptr) << beyond.err.msg;
+    EXPECT_EQ(hlo_check(beyond.m, "t.mlir", &err), -1);
+    EXPECT_STREQ(err.msg, "t.mlir:1:57: input_output_alias {1}: (0, {}): the ENTRY's result has "
+                          "no such output (output -, parameter f32[2])");
 }
 
 // The attributes of both syntaxes land in the same hlo_instr fields.

@@ -363,20 +363,20 @@ TEST(TpubRules, Bf16NeedsVersion3)
     t.seg0_in[0].n_scale = 0;
     Bytes b = encode(t.pkg);
     EXPECT_EQ(parse_error(b), "");
-    patch(b, 4, 2, 4);
+    b = encode_as(t.pkg, 2);
     EXPECT_EQ(parse_error(b), "SEGS: segment 0 input 0: dev_type: bf16 in a version 2 package "
                               "(bf16 needs version 3)");
     Model f;
     f.seg1_ops[0].gemm.flags = TPUB_GEMM_BF16 | TPUB_GEMM_OUT_BF16 | kTiled;
     b = encode(f.pkg);
     EXPECT_EQ(parse_error(b), "");
-    patch(b, 4, 2, 4);
+    b = encode_as(f.pkg, 2);
     EXPECT_EQ(parse_error(b), "SEGS: segment 1 op 0: flags: BF16 or OUT_BF16 in a version 2 "
                               "package (bf16 needs version 3)");
     Model i; // one image per package: int8 alone is version 2
-    b = encode(i.pkg);
-    patch(b, 4, 3, 4);
-    EXPECT_EQ(parse_error(b), "header: version: 3 for a package without bf16 (written as 2)");
+    b = encode_as(i.pkg, 3);
+    EXPECT_EQ(parse_error(b),
+              "header: version: 3 for a package without bf16 or gathers (written as 2)");
 }
 
 // What the rules allow at their limits.
@@ -643,7 +643,7 @@ TEST(TpubImage, MalformedFilesRefused)
             le(b, 0, 4);
             tpub_xfer x = m.seg0_in[0];
             x.n_scale = 0;
-            put_xfer(b, x);
+            put_xfer(b, x, 2);
             patch(b, b.size() - 8, 0x40000000, 4); // n_scale, before rank
         },
         "huge scale count",
@@ -708,3 +708,48 @@ TEST_F(Tpub, LoadErrors)
 }
 
 } // namespace
+
+// A gathering input (version 3): loads with its indices and zeros, is listed, and refused on an
+// output, with a permutation, or with an index beyond the host array.
+TEST(TpubRules, GathersNeedAnInputAndIndicesInTheHostArray)
+{
+    Model t;
+    std::vector<uint32_t> g(64);
+    for (uint32_t i = 0; i < 64; i++)
+        g[i] = i % 9 == 4 ? TPUB_GATHER_ZERO : 63 - i; // reversed, with zeros
+    t.seg0_in[0].gather = g.data();
+    t.seg0_in[0].host_elements = 64;
+    Bytes b = encode(t.pkg);
+    EXPECT_EQ(b[4], 3); // version
+    tpub_package p{};
+    hlo_error e{};
+    ASSERT_EQ(tpub_parse(b.data(), b.size(), &p, &e), 0) << e.msg;
+    ASSERT_NE(p.segments[0].inputs[0].gather, nullptr);
+    EXPECT_EQ(p.segments[0].inputs[0].host_elements, 64u);
+    EXPECT_TRUE(std::equal(g.begin(), g.end(), p.segments[0].inputs[0].gather));
+    char *text = nullptr;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ASSERT_EQ(tpub_dump(&p, f), 0);
+    fclose(f);
+    EXPECT_NE(std::string(text).find("gathered from 64 host elements, 7 zeros"), std::string::npos)
+        << text;
+    free(text);
+    tpub_free(&p);
+
+    g[5] = 64;
+    EXPECT_EQ(parse_error(encode(t.pkg)),
+              "SEGS: segment 0 input 0: gather[5]: 64 (host_elements 64)");
+    Model o; // h: 4 x 32, an output
+    std::vector<uint32_t> g128(128, 0);
+    o.seg0_out[1].gather = g128.data();
+    o.seg0_out[1].host_elements = 128;
+    EXPECT_EQ(parse_error(encode(o.pkg)), "SEGS: segment 0 output 1: n_gather: 128 (an output does "
+                                          "not gather)");
+    Model r;
+    std::vector<uint32_t> g120(120, 0);
+    r.seg2_in[0].gather = g120.data();
+    r.seg2_in[0].host_elements = 120;
+    EXPECT_EQ(parse_error(encode(r.pkg)),
+              "SEGS: segment 2 input 0: n_gather: 120 with a permutation (rank 4)");
+}

@@ -454,6 +454,69 @@ TEST(RuntimeDots, OneValueAsBothOperandsAndIntegers)
     expect_close(e, 0);
 }
 
+// A convolution's gradients as jax.grad writes them, for a forward convolution of kernel k,
+// stride st and padding p on each side over x [b, h, w, c] to cout channels, its kernel scaled
+// by an element of x (computed at run time, as a trained kernel is), dy = y: the input gradient
+// (dy dilated by st, the kernel reversed, its in and out features swapped: b01f_01oi->b01f,
+// padding that may be negative) and the weight gradient (dy the kernel, contracted over the
+// batch: f01b_i01o->01bf, dilated by st).
+std::string conv_grads(std::mt19937 &rng, int b, int h, int w, int c, int cout, int k, int st,
+                       int p)
+{
+    const int oh = (h + 2 * p - k) / st + 1, ow = (w + 2 * p - k) / st + 1;
+    const int dh = (oh - 1) * st + 1, dw = (ow - 1) * st + 1; // dy dilated
+    auto s = [](std::vector<int64_t> d) { return cnn_hlo::shape("f32", d); };
+    auto i = [](int v) { return std::to_string(v); };
+    const std::string ks = s({k, k, c, cout}), ys = s({b, oh, ow, cout});
+    return "HloModule grads\n\nENTRY main {\n  x = " + s({b, h, w, c}) +
+           " parameter(0)\n  k0 = " + ks + " constant(" +
+           cnn_hlo::literal(rng, {k, k, c, cout}, false, -0.5, 0.5) +
+           ")\n  x0 = f32[1,1,1,1] slice(x), slice={[0:1],[0:1],[0:1],[0:1]}\n"
+           "  s0 = f32[] reshape(x0)\n  one = f32[] constant(1.5)\n  sc = f32[] add(s0, one)\n"
+           "  sb = " +
+           ks + " broadcast(sc), dimensions={}\n  kr = " + ks + " multiply(k0, sb)\n  y = " + ys +
+           " convolution(x, kr), window={size=" + i(k) + "x" + i(k) + " stride=" + i(st) + "x" +
+           i(st) + " pad=" + i(p) + "_" + i(p) + "x" + i(p) + "_" + i(p) +
+           "}, dim_labels=b01f_01io->b01f\n  rk = " + ks +
+           " reverse(kr), dimensions={0,1}\n  dx = " + s({b, h, w, c}) +
+           " convolution(y, rk), window={size=" + i(k) + "x" + i(k) + " pad=" + i(k - 1 - p) + "_" +
+           i(h + p - dh) + "x" + i(k - 1 - p) + "_" + i(w + p - dw) + " lhs_dilate=" + i(st) + "x" +
+           i(st) + "}, dim_labels=b01f_01oi->b01f\n  dk = " + ks +
+           " convolution(x, y), window={size=" + i(oh) + "x" + i(ow) + " pad=" + i(p) + "_" +
+           i(k + dh - 1 - h - p) + "x" + i(p) + "_" + i(k + dw - 1 - w - p) +
+           " rhs_dilate=" + i(st) + "x" + i(st) + "}, dim_labels=f01b_i01o->01bf\n  ROOT g = (" +
+           s({b, h, w, c}) + ", " + ks + ") tuple(dx, dk)\n}\n";
+}
+
+// Every convolution of the gradients on the device, against the reference evaluator: strides
+// 1..3 (negative padding where the stride leaves pixels out), odd sizes, in int8 and bf16.
+TEST(ConvGrads, InputAndWeightGradientsOnTheDevice)
+{
+    std::mt19937 rng(21);
+    struct G {
+        int b, h, w, c, cout, k, st, p;
+    };
+    const G cases[] = {{2, 7, 7, 3, 4, 3, 2, 1},
+                       {3, 6, 5, 2, 5, 3, 1, 1},
+                       {2, 8, 7, 1, 3, 3, 3, 0},
+                       {1, 9, 6, 5, 2, 2, 2, 0}};
+    for (uint32_t n : {4u, 8u, 16u})
+        for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
+            const G &g = cases[t];
+            const std::string text = conv_grads(rng, g.b, g.h, g.w, g.c, g.cout, g.k, g.st, g.p);
+            for (uint8_t prec : {TPUC_INT8, TPUC_BF16}) {
+                const std::string name = "grads_" + std::to_string(t) +
+                                         (prec == TPUC_BF16 ? "_bf16" : "") + "_n" +
+                                         std::to_string(n);
+                SCOPED_TRACE(name);
+                const Golden r = compile_and_run(name, text, n, -1, 1, prec);
+                EXPECT_NE(r.report.find("convolutions: 3, "), std::string::npos) << r.report;
+                EXPECT_EQ(r.ops, 3u);
+                expect_close(r, prec == TPUC_BF16 ? 0.1 * kBf16Share : 0.1);
+            }
+        }
+}
+
 // The compiler places a convolution on the device exactly when the firmware can schedule it
 // (one output row in the unified buffer and accumulators, docs/compiler.md): random integer
 // geometries around the limits, compiled, and their CONV2D commands validated by the firmware

@@ -1,4 +1,5 @@
-// test_runtime.cpp - the runtime (runtime/tpurt.h) in process, on packages built here: outputs
+// test_runtime.cpp - the runtime (runtime/tpurt.h) in process, on packages built here (and a JAX
+// training step tpuc compiles, its outputs that update its inputs): outputs
 // bit-exact against a C reference of the same quantized arithmetic, the signatures, the
 // statistics, the options (memory timing, verify off, cycle budget), tpurt_load, traces, and
 // every error tpurt can return with its message, the runtime staying usable or closable after it.
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/tpuc.h"
 #include "runtime/tpurt.h"
 #include "tests/support/pkg_build.h"
 #include "tests/support/progs.h"
@@ -144,6 +146,78 @@ TEST_F(Runtime, SignaturesAreDescribed)
     ASSERT_EQ(tpurt_get_input(rt_a, 0, &t), TPURT_OK);
     EXPECT_EQ(t.type, HLO_F32);
     EXPECT_EQ(t.bytes, 4u * 36 * 4);
+}
+
+// A JAX SGD step (tests/hlo/stablehlo/sgd_step.*, its parameters donated) compiled in bf16: the
+// outputs that update the parameters say which input they update, and one step on the device
+// agrees with the reference evaluator within bf16's rounding.
+TEST_F(Runtime, TrainingStepOutputsUpdateItsInputs)
+{
+    for (const char *file : {"sgd_step.hlo", "sgd_step.mlir"}) {
+        SCOPED_TRACE(file);
+        const std::string path = std::string(TPU_SOURCE_DIR "/tests/hlo/stablehlo/") + file;
+        tpuc_options o{};
+        o.hlo_path = path.c_str();
+        o.array_n = 4;
+        o.precision = TPUC_BF16;
+        tpub_package pkg;
+        hlo_error e{};
+        ASSERT_EQ(tpuc_compile(&o, &pkg, &e), 0) << e.msg;
+        EXPECT_NE(std::string(pkg.report).find("5 on the device"), std::string::npos) << pkg.report;
+        Rt rt(pkg);
+        ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
+        ASSERT_EQ(tpurt_n_inputs(rt), 6u);
+        ASSERT_EQ(tpurt_n_outputs(rt), 5u);
+        for (uint32_t k = 0; k < 4; k++)
+            EXPECT_EQ(tpurt_output_updates(rt, k), (int32_t)k);
+        EXPECT_EQ(tpurt_output_updates(rt, 4), -1); // the loss
+        EXPECT_EQ(tpurt_output_updates(rt, 5), -1);
+        EXPECT_EQ(tpurt_output_updates(nullptr, 0), -1);
+        // One step: parameters and data in [-1, 1], labels 0..2.
+        hlo_module *m = hlo_parse_file(path.c_str(), &e);
+        ASSERT_NE(m, nullptr) << e.msg;
+        std::vector<hlo_array *> in;
+        std::vector<const void *> in_ptr;
+        for (uint32_t k = 0; k < 6; k++) {
+            tpurt_tensor t;
+            ASSERT_EQ(tpurt_get_input(rt, k, &t), TPURT_OK);
+            hlo_array *a = hlo_array_new(t.type, t.rank, t.dims);
+            for (uint64_t i = 0; i < t.elements; i++)
+                if (t.type == HLO_S32)
+                    ((int32_t *)a->data)[i] = (int32_t)((i * 7 + k) % 3);
+                else
+                    ((float *)a->data)[i] = (float)std::sin(1.0 + (double)(i * 13 + k * 5));
+            in.push_back(a);
+            in_ptr.push_back(a->data);
+        }
+        hlo_array **ref = nullptr;
+        int n_ref = 0;
+        ASSERT_EQ(hlo_eval(m, file, in.data(), 6, &ref, &n_ref, &e), 0) << e.msg;
+        ASSERT_EQ(n_ref, 5);
+        std::vector<std::vector<float>> got(5);
+        std::vector<void *> out_ptr;
+        for (uint32_t k = 0; k < 5; k++) {
+            got[k].resize((size_t)ref[k]->shape.elements);
+            out_ptr.push_back(got[k].data());
+        }
+        ASSERT_EQ(tpurt_run(rt, in_ptr.data(), 6, out_ptr.data(), 5), TPURT_OK)
+            << tpurt_last_error(rt);
+        // bf16 operands (8 significant bits) in sums of at most 8 products: within 2 % of the
+        // largest magnitude of each output.
+        for (uint32_t k = 0; k < 5; k++) {
+            const float *want = (const float *)ref[k]->data;
+            float mx = 1e-6f;
+            for (int64_t i = 0; i < ref[k]->shape.elements; i++)
+                mx = std::max(mx, std::fabs(want[i]));
+            for (int64_t i = 0; i < ref[k]->shape.elements; i++)
+                EXPECT_NEAR(got[k][(size_t)i], want[i], 0.02 * mx) << "output " << k << " " << i;
+        }
+        hlo_arrays_free(ref, n_ref);
+        for (hlo_array *a : in)
+            hlo_array_free(a);
+        hlo_module_free(m);
+        tpub_free(&pkg);
+    }
 }
 
 TEST_F(Runtime, StatisticsPerLayerAndInAll)

@@ -3,7 +3,10 @@
 // PyTorch/XLA's labels (NCHW, OIHW: bf01_oi01->bf01) or JAX's (NHWC, HWIO: b01f_01io->b01f),
 // each with an optional bias, ReLU and max pooling (before or after the ReLU), then optionally
 // flattened (JAX's NHWC transposed to NCHW first, as a port of a PyTorch model does) into a
-// dense layer; or the same in integers (s8 x s8 -> s32), exact on the device.
+// dense layer; or the same in integers (s8 x s8 -> s32), exact on the device. A layer may dilate
+// its input (lhs_dilate: a transposed convolution, with negative padding at the bottom and right)
+// and take a kernel computed at run time (the constant scaled, in integers bounded, by an element
+// of the input), reversed in its spatial dimensions as an input gradient's is.
 #ifndef TPU_TESTS_SUPPORT_CNN_HLO_H
 #define TPU_TESTS_SUPPORT_CNN_HLO_H
 
@@ -26,6 +29,10 @@ struct Layer {
     bool bias = true, relu = true;
     uint32_t ph = 0, pw = 0, psh = 0, psw = 0; // max pooling when ph > 0
     bool pool_first = false;                   // pooling before the ReLU
+    uint32_t lh = 1, lw = 1;                   // the input's dilation (lhs_dilate)
+    uint32_t cut = 0;     // taken off the bottom and right padding (negative below 0)
+    bool runtime = false; // the kernel computed at run time from the input
+    bool reverse = false; // (with runtime) reversed in its spatial dimensions
 };
 
 struct Net {
@@ -152,6 +159,29 @@ inline std::vector<Case> cases(uint32_t n)
     Net tseq = {2, 1, 17, n - 1, {t1}, true, 3};
     tseq.one_d = true;
     c.push_back({"torch_conv1d_strided", tseq, 0.05});
+    // Transposed convolutions: input dilation 2 on odd sizes with one-sided padding, then 3x2
+    // with negative padding (cut) and a run-time kernel reversed, as an input gradient's.
+    Layer t2 = {n + 1, 3, 3}, t3 = {3, 3, 2};
+    t2.lh = t2.lw = 2;
+    t2.pt = 2;
+    t2.pl = 1;
+    t3.lh = 3;
+    t3.lw = 2;
+    t3.pt = t3.pb = t3.pl = t3.pr = 1;
+    t3.cut = 2;
+    t3.runtime = t3.reverse = true;
+    c.push_back({"jax_transposed", {2, 5, 7, 3, {t2, t3}, false, 3}, 0.1});
+    // Run-time kernels in integers: exact, grouped and dilated, reversed, the input dilated.
+    Layer r1 = {4, 3, 2}, r2 = {n + 1, 2, 3};
+    r1.groups = 2;
+    r1.dh = 2;
+    r1.runtime = r1.reverse = true;
+    r2.lh = r2.lw = 2;
+    r2.pb = r2.pr = 1;
+    r2.runtime = true;
+    Net ri = {2, 7, 6, 4, {r1, r2}, true};
+    ri.integer = true;
+    c.push_back({"torch_runtime_kernels_integer", ri, 0});
     return c;
 }
 
@@ -229,21 +259,54 @@ inline std::string hlo(const Net &n, std::mt19937 &rng)
             t += "  q" + s + " = " + shape("s8", dims(h, w, c)) + " convert(" + v + ")\n";
             v = "q" + s;
         }
-        const uint64_t oh = (h + l.pt + l.pb - span(l.kh, l.dh)) / l.sh + 1;
-        const uint64_t ow = (w + l.pl + l.pr - span(l.kw, l.dw)) / l.sw + 1;
+        const uint64_t oh =
+            (span((uint32_t)h, l.lh) + l.pt + l.pb - l.cut - span(l.kh, l.dh)) / l.sh + 1;
+        const uint64_t ow =
+            (span((uint32_t)w, l.lw) + l.pl + l.pr - l.cut - span(l.kw, l.dw)) / l.sw + 1;
         const int64_t cg = (int64_t)c / l.groups; // the kernel's input features
         std::vector<int64_t> k = n.nchw ? std::vector<int64_t>{l.cout, cg, l.kh, l.kw}
                                         : std::vector<int64_t>{l.kh, l.kw, cg, l.cout};
         if (n.one_d)
             k.erase(k.begin() + (n.nchw ? 2 : 0));
         const double bound = n.integer ? 127.0 : 1.0 / std::sqrt((double)(l.kh * l.kw * cg));
-        t += "  k" + s + " = " + shape(n.integer ? "s8" : "f32", k) + " constant(" +
+        const char *kt = n.integer ? "s8" : "f32";
+        t += "  k" + s + " = " + shape(kt, k) + " constant(" +
              literal(rng, k, n.integer, -bound, bound) + ")\n";
+        std::string kv = "k" + s;
+        if (l.runtime) { // scaled by 1 + x0 / 4, or in integers at least x0 (an element of x)
+            const size_t rank = input_dims(n).size();
+            std::string sl;
+            for (size_t d = 0; d < rank; d++)
+                sl += std::string(d ? "," : "") + "[0:1]";
+            t += "  x0" + s + " = " + shape(in, std::vector<int64_t>(rank, 1)) +
+                 " slice(x), slice={" + sl + "}\n";
+            t += "  s0" + s + " = " + in + "[] reshape(x0" + s + ")\n";
+            if (n.integer) {
+                t += "  sb" + s + " = " + shape(kt, k) + " broadcast(s0" + s + "), dimensions={}\n";
+                t += "  kr" + s + " = " + shape(kt, k) + " maximum(k" + s + ", sb" + s + ")\n";
+            } else {
+                t += "  four" + s + " = f32[] constant(4)\n  one" + s + " = f32[] constant(1)\n";
+                t += "  sq" + s + " = f32[] divide(s0" + s + ", four" + s + ")\n";
+                t += "  sc" + s + " = f32[] add(sq" + s + ", one" + s + ")\n";
+                t += "  sb" + s + " = " + shape(kt, k) + " broadcast(sc" + s + "), dimensions={}\n";
+                t += "  kr" + s + " = " + shape(kt, k) + " multiply(k" + s + ", sb" + s + ")\n";
+            }
+            kv = "kr" + s;
+            if (l.reverse) {
+                const std::string rd = n.one_d ? (n.nchw ? "2" : "0") : (n.nchw ? "2,3" : "0,1");
+                t += "  kv" + s + " = " + shape(kt, k) + " reverse(" + kv + "), dimensions={" + rd +
+                     "}\n";
+                kv = "kv" + s;
+            }
+        }
         const std::string os = shape(f, dims(oh, ow, l.cout));
-        t += "  c" + s + " = " + os + " convolution(" + v + ", k" + s +
+        const std::string pb = std::to_string((int)l.pb - (int)l.cut);
+        const std::string pr = std::to_string((int)l.pr - (int)l.cut);
+        t += "  c" + s + " = " + os + " convolution(" + v + ", " + kv +
              "), window={size=" + spatial(n, l.kh, l.kw) + " stride=" + spatial(n, l.sh, l.sw) +
-             " pad=" + (n.one_d ? "" : std::to_string(l.pt) + "_" + std::to_string(l.pb) + "x") +
-             std::to_string(l.pl) + "_" + std::to_string(l.pr) +
+             " pad=" + (n.one_d ? "" : std::to_string(l.pt) + "_" + pb + "x") +
+             std::to_string(l.pl) + "_" + pr +
+             (l.lh * l.lw > 1 ? " lhs_dilate=" + spatial(n, l.lh, l.lw) : "") +
              (l.dh * l.dw > 1 ? " rhs_dilate=" + spatial(n, l.dh, l.dw) : "") + "}, dim_labels=" +
              (n.one_d ? (n.nchw ? "bf0_oi0->bf0" : "b0f_0io->b0f")
                       : (n.nchw ? "bf01_oi01->bf01" : "b01f_01io->b01f")) +
@@ -323,7 +386,9 @@ inline std::string hlo(const Net &n, std::mt19937 &rng)
 // A random net for array size n: 1 to 3 layers of random kernels (1..5), strides (1..2),
 // padding (0..2 on each side), channels (1, 3, n - 1, n + 1, ...), feature groups (a third of
 // the layers: any divisor of the input channels, depthwise included), kernel dilation (1..3,
-// a third of the layers), 1-D nets (a quarter), bias, ReLU and pooling
+// a third of the layers), input dilation (2..3 in w, 1..3 in h, a quarter of the layers, with
+// padding cut by up to 3), run-time kernels (a third, half of them reversed), 1-D nets (a
+// quarter), bias, ReLU and pooling
 // (before or after the ReLU), either labels, batch 1..5, sometimes a dense layer (float nets;
 // every fourth net is integer).
 inline Net random_net(std::mt19937 &rng, uint32_t n)
@@ -358,18 +423,26 @@ inline Net random_net(std::mt19937 &rng, uint32_t n)
             l.dh = u(1, 3);
             l.dw = u(1, 3);
         }
+        if (u(0, 3) == 0) {
+            l.lh = u(1, 3);
+            l.lw = u(2, 3);
+            l.cut = u(0, 3);
+        }
+        l.runtime = u(0, 2) == 0;
+        l.reverse = l.runtime && u(0, 1);
         if (net.one_d) {
-            l.kh = l.sh = l.dh = 1;
+            l.kh = l.sh = l.dh = l.lh = 1;
             l.pt = l.pb = 0;
         }
-        while (l.kh > 1 && span(l.kh, l.dh) > h + l.pt + l.pb)
+        l.cut = std::min({l.cut, span(h, l.lh) + l.pb - 1, span(w, l.lw) + l.pr - 1});
+        while (l.kh > 1 && span(l.kh, l.dh) > span(h, l.lh) + l.pt + l.pb - l.cut)
             l.kh--;
-        while (l.kw > 1 && span(l.kw, l.dw) > w + l.pl + l.pr)
+        while (l.kw > 1 && span(l.kw, l.dw) > span(w, l.lw) + l.pl + l.pr - l.cut)
             l.kw--;
         l.bias = u(0, 3) != 0;
         l.relu = u(0, 3) != 0;
-        const uint32_t oh = (h + l.pt + l.pb - span(l.kh, l.dh)) / l.sh + 1;
-        const uint32_t ow = (w + l.pl + l.pr - span(l.kw, l.dw)) / l.sw + 1;
+        const uint32_t oh = (span(h, l.lh) + l.pt + l.pb - l.cut - span(l.kh, l.dh)) / l.sh + 1;
+        const uint32_t ow = (span(w, l.lw) + l.pl + l.pr - l.cut - span(l.kw, l.dw)) / l.sw + 1;
         h = oh;
         w = ow;
         c = l.cout;

@@ -1,7 +1,7 @@
 // golden_run.h - a package (package/tpub.h) run on the golden model through the firmware, with
 // no device and no driver: the host program in the reference evaluator, each segment's inputs
-// quantized into the arena as tpub.h defines it (permutations included), each operation one
-// command stream (GEMM or CONV2D, buffer 0 the arena) expanded by fw_run and executed by the
+// quantized into the arena as tpub.h defines it (permutations and gathers included), each operation
+// one command stream (GEMM or CONV2D, buffer 0 the arena) expanded by fw_run and executed by the
 // golden model, the outputs read back and dequantized (bf16 transfers rounded with sim/fp.h's
 // tpusim_fp32_to_bf16, not the runtime's function). Written from docs/package.md and
 // docs/command-stream.md, apart from the runtime: it checks what the compiler writes, today
@@ -29,14 +29,18 @@ namespace golden_run
 // The stream goes below the arena.
 inline constexpr uint32_t kArena = 0x1000;
 
-// The host index of each device element of transfer x, in device order.
+// A device element a gathering transfer writes as zero.
+inline constexpr uint64_t kZero = UINT64_MAX;
+
+// The host index of each device element of transfer x, in device order (kZero for a gather's
+// zeros).
 inline std::vector<uint64_t> host_order(const tpub_xfer &x)
 {
     const uint64_t n = (uint64_t)x.rows * x.cols;
     std::vector<uint64_t> at(n);
     if (!x.rank) {
         for (uint64_t i = 0; i < n; i++)
-            at[i] = i;
+            at[i] = !x.gather ? i : x.gather[i] == TPUB_GATHER_ZERO ? kZero : x.gather[i];
         return at;
     }
     uint64_t stride[TPUB_MAX_RANK], s = 1, dims[TPUB_MAX_RANK], idx[TPUB_MAX_RANK] = {0};
@@ -166,7 +170,7 @@ class Runner
             const tpub_xfer &x = s.inputs[i];
             const std::vector<uint64_t> at = host_order(x);
             for (uint64_t e = 0; e < at.size() && x.dev_type == HLO_BF16; e++) {
-                const float f = (float)hlo_array_get(ops[i], (int64_t)at[e]);
+                const float f = at[e] == kZero ? 0 : (float)hlo_array_get(ops[i], (int64_t)at[e]);
                 uint32_t bits;
                 memcpy(&bits, &f, 4);
                 const uint16_t h = tpusim_fp32_to_bf16(bits);
@@ -174,7 +178,9 @@ class Runner
             }
             for (uint64_t e = 0; e < at.size() && x.dev_type != HLO_BF16; e++) {
                 uint8_t q;
-                if (x.host_type == x.dev_type) {
+                if (at[e] == kZero) {
+                    q = 0;
+                } else if (x.host_type == x.dev_type) {
                     q = ((const uint8_t *)ops[i]->data)[at[e]];
                 } else {
                     const float f =

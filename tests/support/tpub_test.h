@@ -264,7 +264,8 @@ inline Bytes sigs(const tpub_package &p)
     return b;
 }
 
-inline void put_xfer(Bytes &b, const tpub_xfer &x)
+// version: 3's transfers end with their gather (n_gather, then host_elements and the indices).
+inline void put_xfer(Bytes &b, const tpub_xfer &x, uint32_t version)
 {
     le(b, x.off, 8);
     le(b, x.rows, 4);
@@ -283,6 +284,15 @@ inline void put_xfer(Bytes &b, const tpub_xfer &x)
         le(b, x.perm[i], 4);
     for (uint32_t i = 0; i < x.rank && i < TPUB_MAX_RANK; i++)
         le(b, (uint64_t)x.dims[i], 8);
+    if (version < 3)
+        return;
+    const uint64_t n = x.gather ? (uint64_t)x.rows * x.cols : 0;
+    le(b, n, 4);
+    if (!n)
+        return;
+    le(b, x.host_elements, 8);
+    for (uint64_t i = 0; i < n; i++)
+        le(b, x.gather[i], 4);
 }
 
 inline void put_gemm(Bytes &b, const tpub_gemm &g)
@@ -318,7 +328,7 @@ inline void put_op(Bytes &b, const tpub_op &o)
         put_conv(b, o.conv);
 }
 
-inline Bytes segs(const tpub_package &p)
+inline Bytes segs(const tpub_package &p, uint32_t version)
 {
     Bytes b;
     le(b, p.n_segments, 4);
@@ -328,9 +338,9 @@ inline Bytes segs(const tpub_package &p)
         le(b, seg.n_outputs, 4);
         le(b, seg.n_ops, 4);
         for (uint32_t i = 0; i < seg.n_inputs; i++)
-            put_xfer(b, seg.inputs[i]);
+            put_xfer(b, seg.inputs[i], version);
         for (uint32_t i = 0; i < seg.n_outputs; i++)
-            put_xfer(b, seg.outputs[i]);
+            put_xfer(b, seg.outputs[i], version);
         for (uint32_t i = 0; i < seg.n_ops; i++)
             put_op(b, seg.ops[i]);
     }
@@ -339,11 +349,14 @@ inline Bytes segs(const tpub_package &p)
 
 inline Bytes text(const char *s) { return Bytes(s, s + (s ? strlen(s) : 0)); }
 
-inline std::vector<Section> sections(const tpub_package &p)
+inline uint32_t version_of(const tpub_package &p);
+
+// The sections, the transfers encoded as version (default: p's) has them.
+inline std::vector<Section> sections(const tpub_package &p, uint32_t version = 0)
 {
     return {{"ARNA", arna(p)},
             {"SIGS", sigs(p)},
-            {"SEGS", segs(p)},
+            {"SEGS", segs(p, version ? version : version_of(p))},
             {"HOST", text(p.host_hlo)},
             {"REPT", text(p.report)}};
 }
@@ -368,15 +381,15 @@ inline Bytes file(const std::vector<Section> &secs, uint32_t count, uint32_t ver
 
 inline Bytes file(const std::vector<Section> &secs) { return file(secs, (uint32_t)secs.size()); }
 
-// Version 3 when p uses bf16 (a bf16 or f32 transfer on the device, a BF16 or OUT_BF16 flag), else
-// 2, as docs/package.md says tpuc writes them.
+// Version 3 when p uses bf16 (a bf16 or f32 transfer on the device, a BF16 or OUT_BF16 flag) or
+// gathers, else 2, as docs/package.md says tpuc writes them.
 inline uint32_t version_of(const tpub_package &p)
 {
     for (uint32_t s = 0; s < p.n_segments; s++) {
         const tpub_segment &g = p.segments[s];
         for (uint32_t i = 0; i < g.n_inputs + g.n_outputs; i++) {
             const tpub_xfer &x = i < g.n_inputs ? g.inputs[i] : g.outputs[i - g.n_inputs];
-            if (x.dev_type == HLO_BF16 || x.dev_type == HLO_F32)
+            if (x.dev_type == HLO_BF16 || x.dev_type == HLO_F32 || x.gather)
                 return 3;
         }
         for (uint32_t i = 0; i < g.n_ops; i++)
@@ -391,6 +404,13 @@ inline Bytes encode(const tpub_package &p)
 {
     const std::vector<Section> s = sections(p);
     return file(s, (uint32_t)s.size(), version_of(p));
+}
+
+// p as a version other than its own would encode it (a transfer's gather fields are version 3's).
+inline Bytes encode_as(const tpub_package &p, uint32_t version)
+{
+    const std::vector<Section> s = sections(p, version);
+    return file(s, (uint32_t)s.size(), version);
 }
 
 // Where section i's header starts in an image of secs.

@@ -1,7 +1,8 @@
 """Writes the StableHLO samples of tests/hlo/test_stablehlo.cpp: for each function the MLIR
 text JAX prints (jax.jit(f).lower(...).as_text(), <name>.mlir), the same module in XLA's HLO
 (as_text(dialect="hlo"), <name>.hlo), and for some the generic op form (<name>.generic.mlir) or
-the text with locations (debug_info=True: argument names, <name>.loc.mlir).
+the text with locations (debug_info=True: argument names, <name>.loc.mlir); "donate" lowers with
+the first argument donated (input_output_alias / tf.aliasing_output).
 
     python3 tests/hlo/stablehlo/generate.py   (JAX 0.10)
 """
@@ -59,6 +60,15 @@ def slicing(x):  # slice, concatenate, clamp
     return jnp.concatenate([x[1:3, ::2], jnp.clip(x[:2, 1:4], -0.5, 0.5)], axis=0)
 
 
+def sgd_step(params, x, y):  # a training step: its parameters donated, so outputs alias them
+    def loss(p):
+        h = jax.nn.relu(x @ p["w1"] + p["b1"])
+        logp = jax.nn.log_softmax(h @ p["w2"] + p["b2"])
+        return -jnp.mean(jnp.sum(logp * jax.nn.one_hot(y, 3), axis=-1))
+    value, grad = jax.value_and_grad(loss)(params)
+    return jax.tree_util.tree_map(lambda w, g: w - 0.1 * g, params, grad), value
+
+
 SAMPLES = [
     ("mlp", mlp, ({"w1": (4, 8), "b1": (8,), "w2": (8, 3), "b2": (3,)}, (2, 4)), ("loc", "generic")),
     ("mnist_mlp", mnist_predict, ((784, 256), (256,), (256, 10), (10,), (16, 784)), ("loc",)),
@@ -68,6 +78,8 @@ SAMPLES = [
     ("argmax", argmax, ((3, 5),), ("generic",)),
     ("misc", misc, ((4, 6), ((4,), jnp.int32)), ("generic",)),
     ("slicing", slicing, ((4, 6),), ("generic",)),
+    ("sgd_step", sgd_step, ({"w1": (4, 8), "b1": (8,), "w2": (8, 3), "b2": (3,)}, (2, 4),
+                            ((2,), jnp.int32)), ("donate",)),
 ]
 
 
@@ -86,7 +98,8 @@ def write(name, text):
 
 def main():
     for name, fn, args, extra in SAMPLES:
-        lowered = jax.jit(fn).lower(*[spec(a) for a in args])
+        donate = (0,) if "donate" in extra else ()
+        lowered = jax.jit(fn, donate_argnums=donate).lower(*[spec(a) for a in args])
         write(f"{name}.mlir", lowered.as_text())
         write(f"{name}.hlo", lowered.as_text(dialect="hlo"))
         if "loc" in extra:
