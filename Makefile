@@ -16,7 +16,8 @@
 #                   core at N = 8, 16 and 32 (docs/performance.md), and the same GEMM on
 #                   Verilator vs Icarus
 #   make demo       MNIST: compile the JAX MLP and the PyTorch/XLA CNN, run 2,000 digits through
-#                   each on the simulated TPU in JOBS threads (default: the host's cores)
+#                   each on the simulated TPU in JOBS threads (default: the host's cores), in int8
+#                   and in bf16, and print both precisions' figures side by side
 #   make wave       trace a small GEMM and open it in GTKWave (a screenshot without a display)
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each, or FUZZ_TARGETS
 #   make ARRAY=8    build only the N = 8 model (any list: ARRAY="8 16")
@@ -115,7 +116,7 @@ soak: build
 	TPU_SOAK_PROGRAMS=2000 $(BUILD)/bin/test_core --gtest_filter='*.RandomPrograms/*'
 
 bench: build
-	$(BUILD)/bin/tpusim bench --array 16,32
+	$(BUILD)/bin/tpusim bench --array 16,32 --dtype int8,bf16
 	$(BUILD)/bin/tpusim bench --conv --array 16,32
 	$(BUILD)/bin/bench_array --array 8,16,32
 	$(BUILD)/bin/bench_icarus $(CURDIR) $(BUILD)/bench-icarus 8
@@ -131,12 +132,16 @@ bench: build
 
 # MNIST on the simulated TPU: compile the committed JAX MLP and PyTorch/XLA CNN, run the 2,000 test
 # digits (CNN_DIGITS of them through the CNN), compare with the labels and each framework's own
-# predictions, and trace the first batch (the CNN's: its second convolution's first cycles).
+# predictions, and trace the first batch (the CNN's: its second convolution's first cycles); then
+# both again in bf16, uncalibrated, and a table of the four runs (python -m tpusim.compare, on their
+# JSON reports). The bf16 core simulates several times slower than the int8 one, so the bf16 CNN
+# runs CNN_BF16_DIGITS (480, 4 minutes on two cores; all 2,000 take about 15).
 DEMO  = $(BUILD)/demo
 BENCH = $(BUILD)/bench
 MNIST = models/mnist
 CNN   = models/mnist_cnn
 CNN_DIGITS ?= 2000
+CNN_BF16_DIGITS ?= 480
 demo: build
 	@mkdir -p $(DEMO)
 	$(BUILD)/bin/tpuc $(MNIST)/mlp.hlo --weights $(MNIST)/mlp.safetensors \
@@ -151,7 +156,20 @@ demo: build
 	    --labels $(CNN)/test_y.npy --expect $(CNN)/torch_pred.npy --limit $(CNN_DIGITS) --show 0 \
 	    --output $(DEMO)/cnn_logprobs.npy --json $(DEMO)/cnn.json --trace $(DEMO)/cnn.fst \
 	    --trace-window 88400:92400 --jobs $(JOBS)
-	@echo "reports: $(DEMO)/mnist.json $(DEMO)/cnn.json  waveforms of the first batch:" \
+	$(BUILD)/bin/tpuc $(MNIST)/mlp.hlo --weights $(MNIST)/mlp.safetensors --precision bf16 \
+	    -o $(DEMO)/mnist_bf16.tpub
+	$(BUILD)/bin/tpusim run $(DEMO)/mnist_bf16.tpub --input $(MNIST)/test_x_u8.npy \
+	    --input-divide 255 --labels $(MNIST)/test_y.npy --expect $(MNIST)/jax_pred.npy --show 0 \
+	    --output $(DEMO)/mnist_bf16_logprobs.npy --json $(DEMO)/mnist_bf16.json --jobs $(JOBS)
+	$(BUILD)/bin/tpuc $(CNN)/cnn_torch_xla.hlo --weights $(CNN)/cnn_torch.safetensors \
+	    --precision bf16 -o $(DEMO)/cnn_bf16.tpub
+	$(BUILD)/bin/tpusim run $(DEMO)/cnn_bf16.tpub --input $(CNN)/test_x_u8.npy --input-divide 255 \
+	    --labels $(CNN)/test_y.npy --expect $(CNN)/torch_pred.npy --limit $(CNN_BF16_DIGITS) \
+	    --show 0 --output $(DEMO)/cnn_bf16_logprobs.npy --json $(DEMO)/cnn_bf16.json --jobs $(JOBS)
+	$(VENV)/bin/python -m tpusim.compare $(DEMO)/mnist.json $(DEMO)/mnist_bf16.json \
+	    $(DEMO)/cnn.json $(DEMO)/cnn_bf16.json
+	@echo "reports: $(DEMO)/mnist.json $(DEMO)/cnn.json (bf16: $(DEMO)/mnist_bf16.json" \
+	     "$(DEMO)/cnn_bf16.json)  waveforms of the first batch:" \
 	     "$(DEMO)/mnist.fst (gtkwave $(DEMO)/mnist.gtkw), $(DEMO)/cnn.fst ($(DEMO)/cnn.gtkw)"
 
 # A small GEMM on the 8 x 8 array, traced in full, opened in GTKWave (or, with no display, a

@@ -47,7 +47,7 @@ typedef struct {
     bool allow_nonfinite;
     /* How the float dots run on the device (docs/compiler.md "Precision"): a tpuc_precision, in
      * one byte so that the struct's size and offsets stay as they were (python/abi.c checks the
-     * Python package's copy of them; there it is the zeroed padding: int8). */
+     * Python package's copy of them). */
     uint8_t precision;
 } tpuc_options;
 

@@ -6,12 +6,12 @@ from ._jax import jit
 from ._sweep import Gemm, sweep
 from .compiler import Package, compile
 from .errors import (ArgumentError, CompileError, DeviceError, Error, LibraryError, MismatchError,
-                     RunError, UnsupportedError)
+                     RunError)
 from .report import Report
 from .runtime import Runtime, Tensor
 
 
 __all__ = ["ArgumentError", "CompileError", "DeviceError", "Error", "Gemm", "LibraryError",
-           "MismatchError", "Package", "Report", "RunError", "Runtime", "Tensor",
-           "UnsupportedError", "compile", "jit", "sweep"]
+           "MismatchError", "Package", "Report", "RunError", "Runtime", "Tensor", "compile",
+           "jit", "sweep"]
 __version__ = "0.1.0"

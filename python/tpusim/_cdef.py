@@ -41,6 +41,7 @@ typedef struct {
     hlo_array *const *calib;
     int n_calib;
     bool allow_nonfinite;
+    uint8_t precision;
 } tpuc_options;
 
 typedef struct {

@@ -3,9 +3,10 @@
 On the first call with given shapes and dtypes it lowers f with JAX (StableHLO text), compiles it
 in process with the weight arguments' values bound, opens it on a device and runs it; later calls
 of the same shapes, with the same weight values, run the package already open. Weights are
-arguments (by default all but the last): the compiler needs their values (it quantizes them and
-places them in device memory), so a call whose weights hold other values (their bytes' hash)
-compiles again. The int8 ranges are calibrated on the first call's inputs, or on `calibrate`.
+arguments (by default all but the last): the compiler needs their values (it quantizes them, or
+rounds them to bf16, and places them in device memory), so a call whose weights hold other values
+(their bytes' hash) compiles again. In int8 the ranges are calibrated on the first call's inputs,
+or on `calibrate`; bf16 needs no calibration.
 """
 import hashlib
 import time
@@ -13,8 +14,16 @@ import time
 import numpy as np
 
 from . import compiler
-from .errors import ArgumentError, UnsupportedError
+from .errors import ArgumentError
 from .runtime import Runtime
+
+# Input dtypes no package takes (tpub_sig_type): such an input crosses as float32, which holds
+# every value exactly, and the lowered function converts it back first.
+NARROW = ("bfloat16", "float16")
+
+
+def _widened(x):
+    return x.astype(np.float32) if x.dtype.name in NARROW else x
 
 
 def jit(f, *, array=16, cores=1, precision="int8", weights=None, calibrate=None,
@@ -24,12 +33,13 @@ def jit(f, *, array=16, cores=1, precision="int8", weights=None, calibrate=None,
 
     array: the systolic array's size N (a model for it must be built); cores: 1, or 2..8 cores
     of a chip, each running an equal share of every input's leading (batch) dimension; precision:
-    "int8" (the device's); weights: the numbers of the arguments that are weights (default: all
-    but the last), the others are the model's inputs; calibrate: a tuple of sample values of
-    the input arguments (their leading dimension any multiple of the call's), instead of the
-    first call's inputs; mem_latency, mem_bandwidth: the memory's timing (cycles, bytes per
-    cycle; None: the defaults); verify: check every submission against the golden model;
-    max_cycles: a budget per submission (0: none)."""
+    "int8" (calibrated) or "bf16" (bf16 operands, fp32 sums, as a TPU v2/v3); weights: the
+    numbers of the arguments that are weights (default: all but the last), the others are the
+    model's inputs; calibrate: a tuple of sample values of the input arguments (their leading
+    dimension any multiple of the call's), instead of the first call's inputs (int8 only);
+    mem_latency, mem_bandwidth: the memory's timing (cycles, bytes per cycle; None: the
+    defaults); verify: check every submission against the golden model; max_cycles: a budget
+    per submission (0: none)."""
     return Jitted(f, array=array, cores=cores, precision=precision, weights=weights,
                   calibrate=calibrate, mem_latency=mem_latency, mem_bandwidth=mem_bandwidth,
                   verify=verify, max_cycles=max_cycles)
@@ -48,11 +58,10 @@ class Jitted:
 
     def __init__(self, f, *, array, cores, precision, weights, calibrate, mem_latency,
                  mem_bandwidth, verify, max_cycles):
-        if precision == "bf16":
-            raise UnsupportedError("precision='bf16': the device computes in int8 until the core "
-                                   "has bf16; use precision='int8'")
-        if precision != "int8":
-            raise ArgumentError(f"precision={precision!r}: 'int8' (or, later, 'bf16')")
+        if precision not in compiler.PRECISIONS:
+            raise ArgumentError(f"precision={precision!r}: 'int8' or 'bf16'")
+        if precision == "bf16" and calibrate is not None:
+            raise ArgumentError("calibrate: precision='bf16' calibrates nothing")
         if not isinstance(array, int) or array < 1:
             raise ArgumentError(f"array={array!r}: an array size N >= 1")
         if not isinstance(cores, int) or cores < 1:
@@ -60,7 +69,7 @@ class Jitted:
         import jax  # here, not above: the package works without JAX
 
         self._jax = jax
-        self.f, self.array, self.cores = f, array, cores
+        self.f, self.array, self.cores, self.precision = f, array, cores, precision
         self.weights, self.calibrate = weights, calibrate
         self._device = dict(cores=cores, mem_latency=mem_latency, mem_bandwidth=mem_bandwidth,
                             verify=verify, max_cycles=max_cycles)
@@ -132,26 +141,33 @@ class Jitted:
         def spec(i, x):
             shape = x.shape if i in wargs or self.cores == 1 else (x.shape[0] // self.cores,
                                                                    *x.shape[1:])
-            return jax.ShapeDtypeStruct(shape, x.dtype)
+            return jax.ShapeDtypeStruct(shape, x.dtype if i in wargs else _widened(x).dtype)
+
+        def narrowed(*args):
+            return self.f(*(a if i in wargs else jax.tree_util.tree_unflatten(
+                tree, [y.astype(x.dtype) for y, x in zip(jax.tree_util.tree_leaves(a), leaves)])
+                for i, (a, (leaves, tree)) in enumerate(zip(args, flat))))
 
         specs = [jax.tree_util.tree_unflatten(tree, [spec(i, x) for x in leaves])
                  for i, (leaves, tree) in enumerate(flat)]
+        f = narrowed if any(_widened(x) is not x for x in inputs) else self.f
         # keep_unused: every leaf stays a parameter, numbered in argument order.
-        lowered = jax.jit(self.f, keep_unused=True).lower(*specs)
+        lowered = jax.jit(f, keep_unused=True).lower(*specs)
         weights, number = {}, 0
         for i, (leaves, _) in enumerate(flat):
             for x in leaves:
                 if i in wargs:
                     weights[number] = x
                 number += 1
-        calib = inputs
+        calib = [_widened(x) for x in inputs] if self.precision == "int8" else []
         if self.calibrate is not None:
             samples = self.calibrate if isinstance(self.calibrate, tuple) else (self.calibrate,)
-            calib = [x for s in samples for x in self._leaves(s)[0]]
+            calib = [_widened(x) for s in samples for x in self._leaves(s)[0]]
             if len(calib) != len(inputs):
                 raise ArgumentError(f"calibrate: {len(calib)} arrays for {len(inputs)} inputs")
         pkg = compiler.compile(lowered.as_text(), weights=weights, calibrate=calib,
-                               array=self.array, name=f"{self.__name__}.mlir")
+                               array=self.array, precision=self.precision,
+                               name=f"{self.__name__}.mlir")
         self.compiles += 1
         rt = Runtime(pkg, **self._device)
         return _Entry(rt, lowered.out_tree, weights_hash)

@@ -2,14 +2,17 @@
 (compiler/tpuc.h's tpuc_compile, package/tpub.h's tpub_package)."""
 import numpy as np
 
-from ._lib import HloArray, ffi, lib
+from ._lib import ABI, HloArray, ffi, lib
 from .errors import ArgumentError, CompileError
+
+PRECISIONS = {"int8": "TPUC_INT8", "bf16": "TPUC_BF16"}  # tpuc_precision's names
 
 
 class Package:
     """A compiled package, held in memory: `report` is the compiler's report (what runs on the
-    device and what on the host, the quantization chosen); `save` writes it as a .tpub file for
-    `tpusim run`; `tpusim.Runtime(package, ...)` opens it on a simulated device."""
+    device and what on the host, each operation's precision, the quantization chosen); `save`
+    writes it as a .tpub file for `tpusim run`; `tpusim.Runtime(package, ...)` opens it on a
+    simulated device."""
 
     def __init__(self, name):
         self.name = name
@@ -29,15 +32,21 @@ class Package:
             raise ArgumentError(f"{path}: {ffi.string(err.msg).decode()}")
 
 
-def compile(text, *, weights=(), calibrate=(), array=16, name="model", allow_nonfinite=False):
+def compile(text, *, weights=(), calibrate=(), array=16, precision="int8", name="model",
+            allow_nonfinite=False):
     """Compiles HLO or StableHLO text (as JAX's lower(...).as_text() or PyTorch/XLA print it).
 
     weights: parameter number -> numpy array (a dict, or a sequence with None for the inputs),
     each of its parameter's dtype and shape, bound as `tpuc --weights` binds a file's tensors; the
     other parameters are the model's inputs. calibrate: one array per input (in parameter order)
     of the input's shape but any number of rows, the samples the int8 ranges are calibrated on.
+    precision: how the float dots and convolutions run on the device (`tpuc --precision`):
+    "int8", quantized from the calibration samples, or "bf16", bf16 operands and fp32 sums with
+    no calibration (samples given are ignored, and the report says so).
     name: the model's name in messages. Raises CompileError with the compiler's located message.
     """
+    if precision not in PRECISIONS:
+        raise ArgumentError(f"precision={precision!r}: 'int8' or 'bf16'")
     if isinstance(text, str):
         text = text.encode()
     by_number = dict(weights) if isinstance(weights, dict) else dict(enumerate(weights))
@@ -59,6 +68,7 @@ def compile(text, *, weights=(), calibrate=(), array=16, name="model", allow_non
             "calib": c,
             "n_calib": len(cal),
             "allow_nonfinite": allow_nonfinite,
+            "precision": ABI[PRECISIONS[precision]],
         },
     )
     pkg = Package(name)

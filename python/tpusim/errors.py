@@ -10,10 +10,6 @@ class ArgumentError(Error, ValueError):
     """A bad argument to the package's own API (a size, a core count, an argument number)."""
 
 
-class UnsupportedError(Error, NotImplementedError):
-    """Something tpusim does not do (yet), such as precision="bf16" before the core has it."""
-
-
 class LibraryError(Error, OSError):
     """libtpusim.so cannot be found or does not match the package's declarations."""
 

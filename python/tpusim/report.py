@@ -27,7 +27,10 @@ class Report:
     layers: one row per device operation (GEMM or convolution); per_core: with a chip of several
     cores, each core's figures (else None); compiler_report: the compiler's text (what runs on
     the device, what on the host, the quantization); host_seconds: the host program's own ops;
-    host: what they were, per opcode; device_macs_percent: the device's share of the MACs."""
+    host: what they were, per opcode; device_macs_percent: the device's share of the MACs;
+    precision: what the device operations computed in. A run's JSON report (Report.load) also
+    gives images, and accuracy_percent and agreement_percent when it was run with labels and
+    expected predictions (else None)."""
 
     array_n: int
     cores: int
@@ -49,6 +52,9 @@ class Report:
     layer_rows: list = field(repr=False)  # what `layers` is made of, as dicts
     core_rows: list = field(repr=False)  # what `per_core` is made of
     host_rows: list = field(repr=False)  # what `host` is made of
+    images: int = None
+    accuracy_percent: float = None
+    agreement_percent: float = None
 
     @property
     def bit_exact(self):
@@ -64,6 +70,11 @@ class Report:
             layers["mxu_utilization_percent"] = 100 * layers["ideal_cycles"] / layers["cycles"]
             layers["cycles_over_bound"] = layers["cycles"] / layers["bound_cycles"]
         return layers
+
+    @property
+    def precision(self):
+        """The layers' dtypes: "int8", "bf16", "int8+bf16" when both ran, None with no layers."""
+        return "+".join(sorted({l["dtype"] for l in self.layer_rows}, reverse=True)) or None
 
     @functools.cached_property
     def host(self):
@@ -152,8 +163,8 @@ class Report:
         )
 
     def __str__(self):
-        cols = ["name", "kind", "m", "k", "n", "cycles_per_batch", "mxu_utilization_percent",
-                "cycles_over_bound"]
+        cols = ["name", "kind", "dtype", "m", "k", "n", "cycles_per_batch",
+                "mxu_utilization_percent", "cycles_over_bound"]
         lines = [
             f"array:                     {self.array_n} x {self.array_n}, {self.cores} core(s)",
             f"memory:                    latency {self.mem_latency} cycles, "
@@ -193,6 +204,7 @@ def _from_run_json(j):
         cycles = round(l["cycles_per_batch"] * j["batches"])
         row = {k: l[k] for k in ("name", "kind", "segment", "op", "fused", "macs", "bytes",
                                  "submissions")}
+        row["dtype"] = "bf16" if "bf16" in l["flags"] else "int8"
         row.update(m=l.get("m", 0), k=l.get("k", 0), n=l.get("n", 0))
         if l["kind"] == "conv2d":
             row.update(input=tuple(l["input"]), output=tuple(l["output"]),
@@ -213,7 +225,9 @@ def _from_run_json(j):
         host_seconds=sim["host_seconds"], wall_seconds=sim["wall_seconds"], compiled=False,
         compile_seconds=0.0, compiler_report="", layer_rows=rows, host_rows=j["host_ops"],
         core_rows=[{k: c[k] for k in ("submissions", "cycles", "mem_stall_cycles", "mxu_busy")}
-                   for c in j["per_core"]] if chip else [])
+                   for c in j["per_core"]] if chip else [],
+        images=j["images"], accuracy_percent=j.get("accuracy", {}).get("percent"),
+        agreement_percent=j.get("agreement", {}).get("percent"))
 
 
 def _from_gemm_json(j):
@@ -225,6 +239,7 @@ def _from_gemm_json(j):
     per_core = j.get("per_core", [])
     subs = sum(1 for c in per_core if c["rows"]) if chip else 1  # cores without rows submit none
     row = {"name": "gemm", "kind": "gemm", "segment": 0, "op": 0, "fused": "",
+           "dtype": "bf16" if g["b_dtype"] == "bfloat16" else "int8",
            "macs": j["macs"], "bytes": bound["memory_bytes"], "submissions": 1,
            "m": g["m"], "k": g["k"], "n": g["n"], "cycles": cycles,
            "ideal_cycles": j["macs"] / n2,
@@ -242,3 +257,4 @@ def _from_gemm_json(j):
         core_rows=[{"submissions": int(c["rows"] > 0), "cycles": c["cycles"],
                     "mem_stall_cycles": c["mem_stall_cycles"], "mxu_busy": c["mxu_busy"]}
                    for c in per_core])
+

@@ -147,6 +147,7 @@ class Runtime:
             "op": l.index,
             "m": l.m, "k": l.k, "n": l.n,
             "fused": ffi.string(l.fused).decode(),
+            "dtype": "bf16" if l.flags & ABI["TPU_GEMM_BF16"] else "int8",
             "macs": l.macs,
             "bytes": l.bytes,
         }

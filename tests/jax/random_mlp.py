@@ -128,7 +128,8 @@ def run(cmd, log):
     return None
 
 
-def compile_and_run(hlo, params, calib, test_x, want, args, work, export, max_cycles=MAX_CYCLES, names=None):
+def compile_and_run(hlo, params, calib, test_x, want, args, work, export, max_cycles=MAX_CYCLES, names=None,
+                    precision="int8"):
     """Write a model's files into work, compile it with tpuc and run test_x on the device.
 
     hlo is jax.jit(f).lower(x, params).as_text(dialect="hlo"): x is parameter 0 and the leaves of
@@ -137,7 +138,8 @@ def compile_and_run(hlo, params, calib, test_x, want, args, work, export, max_cy
     verifies every submission against the golden model) runs test_x, each submission within
     max_cycles; want is JAX's output, saved beside the device's. names ({number: name}) are the
     parameters when hlo is another text of the same function (StableHLO, an optimized dump), whose
-    tensors then bind by number. Returns (error or None, tpuc's
+    tensors then bind by number. precision "bf16" compiles with `tpuc --precision bf16`, which
+    calibrates nothing (calib is then unused). Returns (error or None, tpuc's
     report, the device's output, the run's JSON report); the error also covers an output of
     another shape or type than want's and a submission that was not bit-exact.
     """
@@ -153,12 +155,13 @@ def compile_and_run(hlo, params, calib, test_x, want, args, work, export, max_cy
         f.write(hlo)
     export.save_safetensors(weights, [(names[i + 1], leaf) for i, leaf in enumerate(leaves)],
                             {**{names[i + 1]: str(i + 1) for i in range(len(leaves))}, "input": f"{names[0]}=0"})
-    np.save(calib_file, calib)
     np.save(x_file, test_x)
     np.save(os.path.join(work, "jax_y.npy"), want)
 
-    error = run([args.tpuc, hlo_file, "--weights", weights, "--calibrate", calib_file, "--array", str(args.array),
-                 "-o", tpub], tpuc_log)
+    if precision == "int8":
+        np.save(calib_file, calib)
+    how = ["--calibrate", calib_file] if precision == "int8" else ["--precision", precision]
+    error = run([args.tpuc, hlo_file, "--weights", weights, *how, "--array", str(args.array), "-o", tpub], tpuc_log)
     if error:
         return error, None, None, None
     with open(tpuc_log, encoding="utf-8") as f:

@@ -4,7 +4,9 @@ tolerance of the repo's JAX tests (tests/jax/random_mlp.py: max |device - JAX| <
 int8 calibrated on the first call's inputs) and bit-exact against the golden model (the report's
 counts); the package reused on the second call (the compiles counter), compiled again on a new
 shape and on new weight values; pytrees in and out; bf16 weights; a model on a chip's cores; an unsupported op as a located
-CompileError; bad arguments as ArgumentError.
+CompileError; bad arguments as ArgumentError. precision="bf16": an MLP against JAX float32 within
+bf16's rounding bound carried through the layers (tests/jax/random_bf16.py's bf16_bound), with
+float32 and with ml_dtypes bfloat16 inputs, and the report's precision.
 
 Usage: test_jit.py --array N [unittest options]. Exits 77 (ctest's skip) when jax, cffi or pandas
 cannot be imported."""
@@ -19,6 +21,9 @@ try:
     import numpy as np
 
     import tpusim
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "jax"))
+    from random_bf16 import bf16_bound
 except ImportError as e:
     print(f"skipped: {e}")
     sys.exit(77)
@@ -80,6 +85,8 @@ class Jit(unittest.TestCase):
         self.assertEqual(r.cycles, int(r.layers["cycles"].sum()))  # one batch: no overhead
         self.assertGreater(r.mxu_utilization_percent, 0)
         self.assertIn("device segment 0", r.compiler_report)
+        self.assertEqual(r.precision, "int8")
+        self.assertEqual(list(r.layers["dtype"]), ["int8", "int8"])
         # Same shapes and weights: the package and its device again, the same figures.
         x2 = rng.random((16, 48), dtype=np.float32)
         y2 = f(params, x2)
@@ -141,6 +148,35 @@ class Jit(unittest.TestCase):
         self.assertBitExact(g.last_report)
         self.assertEqual(len(g.last_report.layers), 1)
 
+    def assertWithinBf16(self, got, params, x):
+        want = np.asarray(mlp(params, np.asarray(x, np.float32)), np.float64)
+        bound = bf16_bound([(l["w"], l["b"]) for l in params], x)
+        err = np.abs(np.asarray(got, np.float64) - want)
+        self.assertEqual(got.dtype, np.float32)
+        self.assertTrue(np.all(err <= bound), f"max |device - JAX| / bound {np.max(err / bound)}")
+
+    def test_bf16_mlp(self):
+        rng = np.random.default_rng(7)
+        params = mlp_params(rng, [48, 40, 10])
+        x = rng.standard_normal((16, 48)).astype(np.float32)
+        f = tpusim.jit(mlp, array=ARRAY, precision="bf16")
+        self.assertWithinBf16(f(params, x), params, x)
+        r = f.last_report
+        self.assertBitExact(r)
+        self.assertEqual(r.precision, "bf16")
+        self.assertEqual(list(r.layers["dtype"]), ["bf16", "bf16"])
+        self.assertIn("bf16 on the device", r.compiler_report)
+        self.assertIn("dtype", str(r))
+        # Inputs given as bfloat16 (ml_dtypes', as JAX's own): another signature, crossing as
+        # float32 (exactly); the same bound, as the device rounds its A to bf16 anyway.
+        xb = x.astype(jnp.bfloat16)
+        self.assertEqual(xb.dtype.name, "bfloat16")
+        y = f(params, xb)
+        self.assertEqual(f.compiles, 2)
+        self.assertWithinBf16(y, params, xb.astype(np.float32))
+        self.assertBitExact(f.last_report)
+        self.assertEqual(f.last_report.precision, "bf16")
+
     def test_cores(self):
         rng = np.random.default_rng(4)
         params = mlp_params(rng, [32, 24, 10])
@@ -174,8 +210,8 @@ class Jit(unittest.TestCase):
         self.assertIsInstance(e, tpusim.Error)
 
     def test_bad_arguments(self):
-        with self.assertRaisesRegex(tpusim.UnsupportedError, "bf16"):
-            tpusim.jit(mlp, precision="bf16")
+        with self.assertRaisesRegex(tpusim.ArgumentError, "calibrates nothing"):
+            tpusim.jit(mlp, precision="bf16", calibrate=(np.ones((4, 8), np.float32),))
         with self.assertRaisesRegex(tpusim.ArgumentError, "precision='fp8'"):
             tpusim.jit(mlp, precision="fp8")
         with self.assertRaisesRegex(tpusim.ArgumentError, "array=0"):

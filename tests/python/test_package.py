@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The tpusim package without JAX: libtpusim.so found and checked against the package's
 declarations, tpusim.compile on HLO text with weights as numpy arrays, the package saved and run
-through tpusim.Runtime against numpy, and errors as the package's exceptions with the C layer's
+through tpusim.Runtime against numpy (int8, and bf16 without calibration), and errors as the package's exceptions with the C layer's
 messages.
 
 Usage: test_package.py --array N [unittest options]. Exits 77 (ctest's skip) when cffi, numpy or
@@ -68,6 +68,23 @@ class Package(unittest.TestCase):
         (y2,) = tpusim.Runtime(pkg2).run(x)
         np.testing.assert_array_equal(y2, y)
 
+    def test_bf16(self):
+        # No samples: bf16 weights and A, fp32 sums, within bf16's relative 2^-7 (two rounded
+        # operands) of the exact sum of magnitudes, plus fp32's K * 2^-24 on either side.
+        rng = np.random.default_rng(3)
+        w = rng.standard_normal((24, 10)).astype(np.float32)
+        x = rng.standard_normal((8, 24)).astype(np.float32)
+        pkg = tpusim.compile(HLO, weights={0: w}, array=ARRAY, precision="bf16")
+        self.assertIn("bf16 on the device", pkg.report)
+        rt = tpusim.Runtime(pkg)
+        (y,) = rt.run(x)
+        mags = np.abs(x.astype(np.float64)) @ np.abs(w.astype(np.float64))
+        err = np.abs(y - x.astype(np.float64) @ w.astype(np.float64))
+        self.assertTrue(np.all(err <= (2.0 ** -7 + 2.0 ** -16 + 52 * 2.0 ** -24) * mags))
+        report = rt.measure(lambda: rt.run(x))[1]
+        self.assertEqual((report.precision, report.bit_exact), ("bf16", True))
+        self.assertEqual(rt.snapshot()["layers"][0]["dtype"], "bf16")
+
     def test_host_work(self):
         # A tanh after the dot runs on the host: the report lists it per opcode, once a run.
         hlo = HLO.replace("ROOT d = f32[8,10] dot", "d = f32[8,10] dot")
@@ -94,6 +111,8 @@ class Package(unittest.TestCase):
         with self.assertRaisesRegex(tpusim.CompileError,
                                     "'w' is f32\\[24,10\\] but its weight is f32\\[10,24\\]"):
             tpusim.compile(HLO, weights={0: w}, array=ARRAY)
+        with self.assertRaisesRegex(tpusim.ArgumentError, "precision='fp8': 'int8' or 'bf16'"):
+            tpusim.compile(HLO, weights={0: w.T}, array=ARRAY, precision="fp8")
         with self.assertRaisesRegex(tpusim.ArgumentError, "an array of complex64"):
             tpusim.compile(HLO, weights={0: w.T.astype(np.complex64)}, array=ARRAY)
         x = np.ones((8, 24), np.float32)

@@ -2,7 +2,9 @@
 """tpusim.plot on real reports: a small MLP run in process and by `tpusim run --json`, a small
 GEMM by `tpusim gemm --json --trace`. Each picture is a non-empty PNG and what it draws is the
 report's figures (the points' coordinates, read back from the Figure); Report.load reads the
-run's JSON as the in-process Report measured it; the dataflow's wavefront agrees with the PEs'
+run's JSON as the in-process Report measured it (its precision too, and a bf16 GEMM's);
+tpusim.compare's table of two runs' JSON (accuracy and agreement when the run had labels and
+expected classes); the dataflow's wavefront agrees with the PEs'
 own traced activations; `tpusim plot` exits 0 with a PNG, 2 on bad input.
 
 Usage: test_plot.py --array N --tpusim PATH --work-dir DIR [unittest options]. Exits 77 (ctest's
@@ -21,7 +23,7 @@ try:
     import pandas as pd
 
     import tpusim
-    from tpusim import plot, vcd
+    from tpusim import compare, plot, vcd
 except ImportError as e:
     print(f"skipped: {e}")
     sys.exit(77)
@@ -65,11 +67,18 @@ class Plots(unittest.TestCase):
         pkg = tpusim.compile(MLP, weights={0: w1, 1: w2}, calibrate=[x], array=ARGS.array,
                              name="mlp.hlo")
         rt = tpusim.Runtime(pkg)
-        _, cls.mlp = rt.measure(lambda: rt.run(x))
+        (y,), cls.mlp = rt.measure(lambda: rt.run(x))
         pkg.save(d / "mlp.tpub")
         np.save(d / "x.npy", x)
         r = tool("run", d / "mlp.tpub", "--input", d / "x.npy", "--json", d / "mlp.json",
                  "--quiet")
+        assert r.returncode == 0, r.stderr
+        # Again with labels (the run's own classes but one) and expected classes (all of them).
+        classes = np.argmax(y, axis=1)
+        np.save(d / "expect.npy", classes)
+        np.save(d / "labels.npy", np.where(np.arange(8) == 0, (classes + 1) % 10, classes))
+        r = tool("run", d / "mlp.tpub", "--input", d / "x.npy", "--labels", d / "labels.npy",
+                 "--expect", d / "expect.npy", "--json", d / "classes.json", "--quiet")
         assert r.returncode == 0, r.stderr
         r = tool("gemm", "--m", 24, "--k", 40, "--n", 20, "--array", ARGS.array, "--json",
                  d / "gemm.json", "--trace", d / "wave.vcd")
@@ -106,12 +115,28 @@ class Plots(unittest.TestCase):
     def test_load_reads_the_run_as_measured(self):
         loaded = tpusim.Report.load(self.dir / "mlp.json")
         for f in ("array_n", "cores", "mem_bytes_per_cycle", "batches", "cycles", "submissions",
-                  "bit_exact_submissions"):
+                  "bit_exact_submissions", "precision"):
             self.assertEqual(getattr(loaded, f), getattr(self.mlp, f), f)
-        cols = ["name", "macs", "bytes", "submissions", "cycles"]
+        self.assertEqual(loaded.precision, "int8")
+        cols = ["name", "dtype", "macs", "bytes", "submissions", "cycles"]
         pd.testing.assert_frame_equal(loaded.layers[cols], self.mlp.layers[cols])
         pd.testing.assert_frame_equal(loaded.roofline, self.mlp.roofline)
         self.assertAlmostEqual(loaded.mxu_utilization_percent, self.mlp.mxu_utilization_percent)
+
+    def test_compare(self):
+        t = compare.table([self.dir / "mlp.json", self.dir / "classes.json"])
+        self.assertEqual(list(t["package"]), ["mlp", "classes"])
+        self.assertEqual(list(t["precision"]), ["int8", "int8"])
+        self.assertEqual(list(t["images"]), [8, 8])
+        self.assertTrue(t["accuracy %"].isna()[0])
+        self.assertEqual(list(t["accuracy %"])[1:], [87.5])
+        self.assertEqual(list(t["agreement %"])[1:], [100.0])
+        self.assertEqual(list(t["cycles/image"]), [self.mlp.cycles / 8] * 2)
+        self.assertAlmostEqual(t["MXU util %"][0], self.mlp.mxu_utilization_percent)
+        r = tool("gemm", "--dtype", "bf16", "--m", 8, "--k", 8, "--n", 8, "--array", ARGS.array,
+                 "--json", self.dir / "gemm_bf16.json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(tpusim.Report.load(self.dir / "gemm_bf16.json").precision, "bf16")
 
     def test_roofline_of_a_gemm_report(self):
         fig = plot.roofline(self.dir / "gemm.json", save=self.dir / "gemm.roofline.png")

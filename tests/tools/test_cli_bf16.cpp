@@ -1,11 +1,15 @@
 // test_cli_bf16.cpp - tpusim gemm --dtype bf16 run as a program: random operands (edge values
 // too) passing the tool's own checks, and bfloat16 or float32 .npy operands whose C, read back
-// from --out (float32 or bfloat16), matches bf16_ref.h's plain loop here; the usage errors of
-// the bf16 options. The runs need the verilated core's bf16 path (ISA 1.3).
+// from --out (float32 or bfloat16), matches bf16_ref.h's plain loop here; tpusim bench's int8
+// and bf16 rows side by side; the usage errors of the bf16 options. The runs need the verilated
+// core's bf16 path (ISA 1.3).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -146,6 +150,36 @@ INSTANTIATE_TEST_SUITE_P(
                       FileCase{"f32_in_bf16_out", 9, 33, 3, true, true, false, true}),
     [](const ::testing::TestParamInfo<FileCase> &i) { return std::string(i.param.name); });
 
+// tpusim bench --dtype int8,bf16: each size's int8 row, then its bf16 row ending in the ratio
+// of their cycles/s.
+TEST_F(CliBf16, BenchRowsSideBySide)
+{
+    const Result r = tool("bench --array " + std::to_string(small_n()) +
+                          " --sizes 5,16 --dtype int8,bf16 --repeat 1");
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find(" bf16/int8\n"), std::string::npos) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 5) << r.out;
+    std::istringstream lines(r.out);
+    std::string line;
+    std::getline(lines, line); // the header
+    for (const char *size : {" 5 x 5 x 5 ", " 16 x 16 x 16 "}) {
+        std::string int8_row, bf16_row;
+        std::getline(lines, int8_row);
+        std::getline(lines, bf16_row);
+        EXPECT_NE(int8_row.find(" int8 "), std::string::npos) << int8_row;
+        EXPECT_NE(int8_row.find(size), std::string::npos) << int8_row;
+        EXPECT_NE(bf16_row.find(" bf16 "), std::string::npos) << bf16_row;
+        EXPECT_NE(bf16_row.find(size), std::string::npos) << bf16_row;
+        // bf16 rows end in the speed ratio: one more column than int8 rows.
+        std::istringstream a(int8_row), b(bf16_row);
+        const auto words = [](std::istringstream &s) {
+            return std::distance(std::istream_iterator<std::string>(s),
+                                 std::istream_iterator<std::string>());
+        };
+        EXPECT_EQ(words(b), words(a) + 1) << int8_row << "\n" << bf16_row;
+    }
+}
+
 // The int8 options, a wrong dtype or a bf16 option without --dtype bf16: usage errors (exit 2)
 // naming what is wrong, before any device runs.
 TEST_F(CliBf16, UsageErrors)
@@ -160,6 +194,9 @@ TEST_F(CliBf16, UsageErrors)
         {"gemm --m 1 --k 1 --n 1 --out-dtype bf16", "usage"},
         {"gemm --m 1 --k 1 --n 1 --edge-values", "usage"},
         {"gemm --dtype bf16 --a x.npy --b y.npy --edge-values", "usage"},
+        {"bench --dtype fp8", "--dtype"},
+        {"bench --dtype int8,", "--dtype"},
+        {"bench --conv --dtype bf16", "usage"},
     };
     for (const auto &c : cases) {
         SCOPED_TRACE(c.args);

@@ -146,10 +146,9 @@ static json_t *flags_json(uint32_t f)
     static const struct {
         uint32_t flag;
         const char *name;
-    } names[] = {{TPU_GEMM_BIAS, "bias"},
-                 {TPU_GEMM_RELU, "relu"},
-                 {TPU_GEMM_OUT_INT8, "out_int8"},
-                 {TPU_GEMM_A_UNSIGNED, "a_unsigned"},
+    } names[] = {{TPU_GEMM_BIAS, "bias"},         {TPU_GEMM_RELU, "relu"},
+                 {TPU_GEMM_OUT_INT8, "out_int8"}, {TPU_GEMM_A_UNSIGNED, "a_unsigned"},
+                 {TPU_GEMM_BF16, "bf16"},         {TPU_GEMM_OUT_BF16, "out_bf16"},
                  {TPU_CONV_POOL, "pool"}};
     for (size_t i = 0; a && i < sizeof names / sizeof names[0]; i++)
         if (f & names[i].flag)
