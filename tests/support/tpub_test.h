@@ -382,8 +382,7 @@ inline Bytes file(const std::vector<Section> &secs, uint32_t count, uint32_t ver
 inline Bytes file(const std::vector<Section> &secs) { return file(secs, (uint32_t)secs.size()); }
 
 // Version 3 when p uses bf16 (a bf16 or f32 transfer on the device, a BF16 or OUT_BF16 flag, a bf16
-// or f16 model input or output) or
-// gathers, else 2, as docs/package.md says tpuc writes them.
+// or f16 model input or output) or gathers, else 2, as docs/package.md says tpuc writes them.
 inline uint32_t version_of(const tpub_package &p)
 {
     for (uint32_t i = 0; i < p.n_inputs + p.n_outputs; i++) {
