@@ -489,7 +489,8 @@ static int signature(tc_graph *g, tpub_sig *s, int node)
     hlo_type t = nd->shape.type;
     if (!tpub_sig_type(t))
         return tc_fail(g, nd->src,
-                       "'%s' is %s; model inputs and outputs must be f32, s8, u8, s32 or s64",
+                       "'%s' is %s; model inputs and outputs must be f32, bf16, f16, s8, u8, s32 "
+                       "or s64",
                        nd->name, hlo_type_name(t));
     s->type = t;
     s->rank = nd->shape.rank;

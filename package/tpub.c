@@ -23,8 +23,17 @@ static bool xfer_bf16(const tpub_xfer *x)
     return x->dev_type == HLO_BF16 || x->dev_type == HLO_F32;
 }
 
+/* A signature only version 3 allows: a 16-bit float. */
+static bool sig_v3(const tpub_sig *s) { return s->type == HLO_BF16 || s->type == HLO_F16; }
+
 uint32_t tpub_version(const tpub_package *pkg)
 {
+    for (uint32_t i = 0; i < pkg->n_inputs; i++)
+        if (sig_v3(&pkg->inputs[i]))
+            return TPUB_VERSION;
+    for (uint32_t i = 0; i < pkg->n_outputs; i++)
+        if (sig_v3(&pkg->outputs[i]))
+            return TPUB_VERSION;
     for (uint32_t s = 0; s < pkg->n_segments; s++) {
         const tpub_segment *seg = &pkg->segments[s];
         for (uint32_t i = 0; i < seg->n_inputs; i++)
@@ -62,7 +71,8 @@ int tpub_conv_packed(const tpub_conv *v, uint32_t n)
 
 bool tpub_sig_type(hlo_type t)
 {
-    return t == HLO_F32 || t == HLO_S8 || t == HLO_U8 || t == HLO_S32 || t == HLO_S64;
+    return t == HLO_F32 || t == HLO_BF16 || t == HLO_F16 || t == HLO_S8 || t == HLO_U8 ||
+           t == HLO_S32 || t == HLO_S64;
 }
 
 uint64_t tpub_conv_k_tiles(const tpub_conv *v, uint32_t n)

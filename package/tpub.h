@@ -47,8 +47,8 @@ typedef struct {
     int rank;
     int64_t dims[TPUB_MAX_RANK];
 } tpub_sig;
-/* The element types of model inputs and outputs: f32, s8, u8, s32 and s64 (PyTorch's indices),
- * what .npy files carry. */
+/* The element types of model inputs and outputs: f32, bf16 and f16 (version 3), s8, u8, s32 and
+ * s64 (PyTorch's indices), what .npy files carry. */
 bool tpub_sig_type(hlo_type t);
 
 /* A host array crossing to or from the device, viewed on the device as rows x cols row-major

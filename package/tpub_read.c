@@ -197,7 +197,11 @@ static void read_sig(reader *r, tpub_sig *s)
     s->type = rd_type(r, "type");
     uint32_t rank = rd_u32(r, "rank");
     if (!tpub_sig_type(s->type))
-        fail(r, "type: %s not allowed (f32, s8, u8, s32 or s64)", hlo_type_name(s->type));
+        fail(r, "type: %s not allowed (f32, bf16, f16, s8, u8, s32 or s64)",
+             hlo_type_name(s->type));
+    if ((s->type == HLO_BF16 || s->type == HLO_F16) && r->version < TPUB_VERSION)
+        fail(r, "type: %s in a version %" PRIu32 " package (16-bit floats need version 3)",
+             hlo_type_name(s->type), r->version);
     if (rank > TPUB_MAX_RANK)
         fail(r, "rank: %" PRIu32 " more than %d", rank, TPUB_MAX_RANK);
     s->rank = (int)rank;
@@ -635,10 +639,12 @@ int tpub_parse(const void *buf, size_t len, tpub_package *out, hlo_error *err)
     begin_read(&r, 2);
     read_segments(&r, out);
     end_read(&r);
-    /* One image per package: version 3 only with bf16 or gathers. */
+    /* One image per package: version 3 only with bf16, 16-bit float signatures or gathers. */
     if (version != tpub_version(out)) {
         snprintf(r.sec, sizeof r.sec, "header");
-        fail(&r, "version: %" PRIu32 " for a package without bf16 or gathers (written as %u)",
+        fail(&r,
+             "version: %" PRIu32 " for a package without bf16, 16-bit float signatures or "
+             "gathers (written as %u)",
              version, TPUB_VERSION_INT8);
     }
     begin_read(&r, 3);

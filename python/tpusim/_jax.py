@@ -17,8 +17,9 @@ from . import compiler
 from .errors import ArgumentError
 from .runtime import Runtime
 
-# Input dtypes no package takes (tpub_sig_type): such an input crosses as float32, which holds
-# every value exactly, and the lowered function converts it back first.
+# 16-bit float inputs cross as float32, which holds every value exactly, and the lowered function
+# converts them back first: int8 calibration takes float32 samples, and one path serves both
+# precisions (packages take bf16 and f16 inputs too: tpusim run feeds them from .npy).
 NARROW = ("bfloat16", "float16")
 
 

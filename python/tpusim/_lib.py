@@ -105,7 +105,11 @@ def hlo_type(dtype):
 
 def numpy_dtype(t):
     """The numpy dtype of HLO element type t, one of a model input's or output's (tpub_sig_type:
-    f32, s8, u8, s32, s64)."""
+    f32, bf16, f16, s8, u8, s32, s64); bfloat16 is ml_dtypes'."""
+    if _TYPES[t] == "bfloat16":
+        import ml_dtypes  # only then: numpy has no bfloat16 of its own
+
+        return np.dtype(ml_dtypes.bfloat16)
     return np.dtype(_TYPES[t])
 
 

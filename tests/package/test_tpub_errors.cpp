@@ -57,9 +57,9 @@ const std::vector<Rule> &rules()
          "ARNA: const_bytes: 0x730 more than arena_bytes 0x600"},
 
         {"signature type", [](Model &m) { m.inputs[0].type = HLO_PRED; },
-         "SIGS: input 0: type: pred not allowed (f32, s8, u8, s32 or s64)"},
+         "SIGS: input 0: type: pred not allowed (f32, bf16, f16, s8, u8, s32 or s64)"},
         {"signature type f64", [](Model &m) { m.outputs[2].type = HLO_F64; },
-         "SIGS: output 2: type: f64 not allowed (f32, s8, u8, s32 or s64)"},
+         "SIGS: output 2: type: f64 not allowed (f32, bf16, f16, s8, u8, s32 or s64)"},
         {"signature type code", [](Model &m) { m.inputs[1].type = HLO_TUPLE; },
          "SIGS: input 1: type: unknown type code 4294967295"},
         {"rank", [](Model &m) { m.outputs[1].rank = TPUB_MAX_RANK + 1; },
@@ -376,7 +376,13 @@ TEST(TpubRules, Bf16NeedsVersion3)
     Model i; // one image per package: int8 alone is version 2
     b = encode_as(i.pkg, 3);
     EXPECT_EQ(parse_error(b),
-              "header: version: 3 for a package without bf16 or gathers (written as 2)");
+              "header: version: 3 for a package without bf16, 16-bit float signatures or gathers "
+              "(written as 2)");
+    Model s; // a bf16 model input: version 3
+    s.pkg.inputs[0].type = HLO_BF16;
+    EXPECT_EQ(parse_error(encode(s.pkg)), "");
+    EXPECT_EQ(parse_error(encode_as(s.pkg, 2)),
+              "SIGS: input 0: type: bf16 in a version 2 package (16-bit floats need version 3)");
 }
 
 // What the rules allow at their limits.

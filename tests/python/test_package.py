@@ -13,6 +13,7 @@ import tempfile
 import unittest
 
 try:
+    import ml_dtypes
     import numpy as np
 
     import tpusim
@@ -84,6 +85,19 @@ class Package(unittest.TestCase):
         report = rt.measure(lambda: rt.run(x))[1]
         self.assertEqual((report.precision, report.bit_exact), ("bf16", True))
         self.assertEqual(rt.snapshot()["layers"][0]["dtype"], "bf16")
+        # A model whose input and output are bfloat16 takes and gives them as they are: the same
+        # device result, rounded to bf16 by the model's convert.
+        hlo16 = (HLO.replace("x = f32[8,24]", "x = bf16[8,24]").replace("w = f32", "w = bf16")
+                 .replace("ROOT d = f32[8,10]", "d = f32[8,10]")
+                 .replace("\n}", "\n  ROOT y = bf16[8,10] convert(d)\n}"))
+        xb = x.astype(ml_dtypes.bfloat16)
+        wb = w.astype(ml_dtypes.bfloat16)
+        (y16,) = tpusim.Runtime(tpusim.compile(hlo16, weights={0: wb}, array=ARRAY,
+                                               precision="bf16")).run(xb)
+        self.assertEqual(y16.dtype, np.dtype(ml_dtypes.bfloat16))
+        (yb,) = rt.run(xb.astype(np.float32))
+        np.testing.assert_array_equal(y16.view(np.uint16),
+                                      yb.astype(ml_dtypes.bfloat16).view(np.uint16))
 
     def test_host_work(self):
         # A tanh after the dot runs on the host: the report lists it per opcode, once a run.

@@ -381,10 +381,15 @@ inline Bytes file(const std::vector<Section> &secs, uint32_t count, uint32_t ver
 
 inline Bytes file(const std::vector<Section> &secs) { return file(secs, (uint32_t)secs.size()); }
 
-// Version 3 when p uses bf16 (a bf16 or f32 transfer on the device, a BF16 or OUT_BF16 flag) or
-// gathers, else 2, as docs/package.md says tpuc writes them.
+// Version 3 when p uses bf16 (a bf16 or f32 transfer on the device, a BF16 or OUT_BF16 flag, a bf16
+// or f16 model input or output) or gathers, else 2, as docs/package.md says tpuc writes them.
 inline uint32_t version_of(const tpub_package &p)
 {
+    for (uint32_t i = 0; i < p.n_inputs + p.n_outputs; i++) {
+        const hlo_type t = i < p.n_inputs ? p.inputs[i].type : p.outputs[i - p.n_inputs].type;
+        if (t == HLO_BF16 || t == HLO_F16)
+            return 3;
+    }
     for (uint32_t s = 0; s < p.n_segments; s++) {
         const tpub_segment &g = p.segments[s];
         for (uint32_t i = 0; i < g.n_inputs + g.n_outputs; i++) {

@@ -1,12 +1,14 @@
 // test_cli_bf16.cpp - tpusim gemm --dtype bf16 run as a program: random operands (edge values
 // too) passing the tool's own checks, and bfloat16 or float32 .npy operands whose C, read back
 // from --out (float32 or bfloat16), matches bf16_ref.h's plain loop here; tpusim bench's int8
-// and bf16 rows side by side; the usage errors of the bf16 options. The runs need the verilated
+// and bf16 rows side by side; a model with a bf16 input and output through tpuc and tpusim run;
+// the usage errors of the bf16 options. The runs need the verilated
 // core's bf16 path (ISA 1.3).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <iterator>
 #include <sstream>
@@ -182,6 +184,86 @@ TEST_F(CliBf16, BenchRowsSideBySide)
 
 // The int8 options, a wrong dtype or a bf16 option without --dtype bf16: usage errors (exit 2)
 // naming what is wrong, before any device runs.
+// A model whose input and output are bf16 (package version 3), compiled by tpuc --precision bf16
+// and run by tpusim run in two batches: its input from a bfloat16 .npy ('<V2', as ml_dtypes saves
+// it) or from float32 (rounded to nearest even, with a note), its output written as bfloat16; the
+// device's dot is bf16_ref's, the host program's convert rounds it to nearest even.
+TEST_F(CliBf16, ModelWithBf16InputAndOutput)
+{
+    const uint32_t n = small_n(), rows = 10, batch = 5, k = n + 3, cols = 3;
+    tpu_rng rng{77};
+    // Values in [-2, 2] with three decimals: the float32 file's are rounded to bf16 by the run.
+    auto draw = [&](float *f) {
+        *f = (float)rng_below(&rng, 4001) / 1000.0f - 2;
+        uint32_t bits;
+        memcpy(&bits, f, 4);
+        return tpusim_fp32_to_bf16(bits);
+    };
+    std::vector<uint16_t> x(size_t{rows} * k), w(size_t{k} * cols);
+    std::vector<float> xf(x.size());
+    for (size_t i = 0; i < x.size(); i++)
+        x[i] = draw(&xf[i]);
+    std::string lit;
+    for (size_t i = 0; i < w.size(); i++) {
+        float f;
+        w[i] = draw(&f);
+        const uint32_t bits = uint32_t{w[i]} << 16; // the bf16 value, printed exactly
+        memcpy(&f, &bits, 4);
+        char v[32];
+        snprintf(v, sizeof v, "%.9g", (double)f);
+        lit += (i % cols ? ", " : i ? "}, {" : "{") + std::string(v);
+    }
+    const std::string shape = "[" + std::to_string(batch) + "," + std::to_string(k) + "]";
+    spit(dir / "m.hlo", "HloModule m\nENTRY e {\n  x = bf16" + shape + " parameter(0)\n" +
+                            "  w = bf16[" + std::to_string(k) + ",3] constant({" + lit + "}})\n" +
+                            "  d = f32[" + std::to_string(batch) + ",3] dot(x, w), " +
+                            "lhs_contracting_dims={1}, rhs_contracting_dims={0}\n" +
+                            "  ROOT y = bf16[" + std::to_string(batch) + ",3] convert(d)\n}\n");
+    const std::string tpuc = std::string(TPU_BINARY_DIR "/bin/tpuc ") + quoted("m.hlo") +
+                             " --precision bf16 --quiet --array " + std::to_string(n) + " -o " +
+                             quoted("m.tpub");
+    ASSERT_EQ(std::system(tpuc.c_str()), 0) << tpuc;
+    spit(dir / "x.npy", encode(NPY_BFLOAT16, {rows, k}, x.data()));
+    spit(dir / "xf.npy", encode(NPY_FLOAT32, {rows, k}, xf.data()));
+    auto av = [&](uint32_t i, uint32_t kk) { return x[size_t{i} * k + kk]; };
+    auto bv = [&](uint32_t kk, uint32_t j) { return w[size_t{kk} * cols + j]; };
+    for (const char *in : {"x.npy", "xf.npy"}) {
+        SCOPED_TRACE(in);
+        const Result r = tool("run " + quoted("m.tpub") + " --input " + quoted(in) + " --output " +
+                              quoted("y.npy") + " --quiet");
+        ASSERT_EQ(r.code, 0) << r.err;
+        EXPECT_EQ(r.err.find("float32 rounded to nearest even") != std::string::npos,
+                  std::string(in) == "xf.npy")
+            << r.err;
+        npy_array y;
+        char err[256] = "";
+        ASSERT_EQ(npy_load(path("y.npy").c_str(), &y, err, sizeof err), 0) << err;
+        EXPECT_EQ(y.dtype, NPY_V2);
+        ASSERT_EQ(y.count, size_t{rows} * cols);
+        size_t bad = 0;
+        for (uint32_t i = 0; i < rows; i++)
+            for (uint32_t j = 0; j < cols; j++) {
+                // Each batch is its own GEMM: row i is row i % batch of one.
+                const uint32_t c = bf16_ref::gemm_elem(
+                    [&](uint32_t ii, uint32_t kk) { return av(i - i % batch + ii, kk); }, bv, k, n,
+                    i % batch, j, false, 0, false);
+                bad += static_cast<const uint16_t *>(y.data)[size_t{i} * cols + j] !=
+                       tpusim_fp32_to_bf16(c);
+            }
+        EXPECT_EQ(bad, 0u);
+        npy_free(&y);
+    }
+    // An int8 file for it: its dtype and the one taken named.
+    const std::vector<int8_t> bytes(size_t{rows} * k);
+    spit(dir / "i.npy", encode(NPY_INT8, {rows, k}, bytes.data()));
+    const Result r = tool("run " + quoted("m.tpub") + " --input " + quoted("i.npy"));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("dtype int8, but input 0 'x' bf16" + shape +
+                         " is bfloat16 (--input-divide D converts integers)"),
+              std::string::npos)
+        << r.err;
+}
+
 TEST_F(CliBf16, UsageErrors)
 {
     const struct {

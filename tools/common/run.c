@@ -12,10 +12,12 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hlo/hlo.h"
 #include "io/npy.h"
 #include "package/tpub.h"
 #include "runtime/tpurt.h"
@@ -155,7 +157,7 @@ void run_options_free(run_options *o)
 
 /* ---------------------------------------------------------- signatures -- */
 
-/* The .npy dtype of a signature's element type (tpub_load allows only these five). */
+/* The .npy dtype of a signature's element type (tpub_sig_type's). */
 static npy_dtype sig_dtype(hlo_type t)
 {
     switch (t) {
@@ -163,8 +165,21 @@ static npy_dtype sig_dtype(hlo_type t)
     case HLO_U8: return NPY_UINT8;
     case HLO_S32: return NPY_INT32;
     case HLO_S64: return NPY_INT64;
+    case HLO_BF16: return NPY_BFLOAT16;
+    case HLO_F16: return NPY_FLOAT16;
     default: return NPY_FLOAT32;
     }
+}
+
+/* The evaluator's view of n elements of a 16-bit float array: hlo_array_get and hlo_array_set
+ * convert them (exactly, and rounding to nearest even). */
+static hlo_array half_view(const void *data, npy_dtype t, uint64_t n)
+{
+    hlo_array a = {.data = (void *)(uintptr_t)data};
+    a.shape.type = t == NPY_BFLOAT16 ? HLO_BF16 : HLO_F16;
+    a.shape.rank = 1;
+    a.shape.dims[0] = a.shape.elements = (int64_t)n;
+    return a;
 }
 
 const char *run_sig_str(const tpurt_tensor *s, char *buf, size_t size)
@@ -201,7 +216,10 @@ double run_npy_value(const npy_array *a, uint64_t i)
     case NPY_FLOAT32: return ((const float *)a->data)[i];
     case NPY_INT64: return (double)((const int64_t *)a->data)[i];
     case NPY_FLOAT16:
-    case NPY_BFLOAT16:
+    case NPY_BFLOAT16: {
+        const hlo_array v = half_view(a->data, a->dtype, a->count);
+        return hlo_array_get(&v, (int64_t)i);
+    }
     case NPY_V2: break;
     }
     return NAN;
@@ -248,14 +266,22 @@ static int bind_inputs(const run_options *o, tpurt *rt, run_input *in, run_plan 
     for (uint32_t i = 0; i < o->n_inputs; i++) {
         run_input *b = &in[i];
         const tpurt_tensor *sig = &b->sig;
-        const npy_array *a = &b->arr;
+        npy_array *a = &b->arr;
         const npy_dtype want = sig_dtype(sig->type);
-        const int integer_for_float = want == NPY_FLOAT32 && run_npy_integer(a->dtype);
-        if (a->dtype != want && !(integer_for_float && o->divide > 0))
+        if (want == NPY_BFLOAT16 && a->dtype == NPY_V2) /* '<V2', as ml_dtypes saves bfloat16 */
+            npy_as_bfloat16(a, s2, sizeof s2);
+        const int float_sig = hlo_is_float(sig->type);
+        const int integer_for_float = float_sig && run_npy_integer(a->dtype);
+        /* float32 for a 16-bit float input is rounded to it, as tpuc --calibrate is told. */
+        const int rounded = want != NPY_FLOAT32 && float_sig && a->dtype == NPY_FLOAT32;
+        if (a->dtype != want && !(integer_for_float && o->divide > 0) && !rounded)
             return cli_fail(EXIT_USAGE, b->path, "dtype %s, but input %u %s is %s%s",
                             cli_dtype(a->dtype), i, run_sig_str(sig, s1, sizeof s1),
                             npy_dtype_name(want),
                             integer_for_float ? " (--input-divide D converts integers)" : "");
+        if (rounded) /* a note, on stderr as messages are (--quiet is the report's) */
+            cli_fail(0, b->path, "float32 rounded to nearest even for input %u %s", i,
+                     run_sig_str(sig, s1, sizeof s1));
         int tail = a->ndim == sig->rank; /* equal after the first dimension */
         for (int d = 1; d < sig->rank && tail; d++)
             tail = a->shape[d] == (uint64_t)sig->dims[d];
@@ -328,7 +354,8 @@ static const void *batch_input(run_input *in, const run_plan *pl, uint64_t b, ui
     }
     const size_t size = npy_dtype_size(in->arr.dtype);
     const uint8_t *src = (const uint8_t *)in->arr.data + first * size;
-    const int convert = in->sig.type == HLO_F32 && in->arr.dtype != NPY_FLOAT32;
+    const npy_dtype want = sig_dtype(in->sig.type);
+    const int convert = in->arr.dtype != want;
     if (!convert && count == in->sig.elements)
         return src;
     uint8_t *staging = (uint8_t *)in->staging + core * in->sig.bytes;
@@ -337,9 +364,16 @@ static const void *batch_input(run_input *in, const run_plan *pl, uint64_t b, ui
         memcpy(staging, src, count * size);
         return staging;
     }
-    float *f = (float *)staging;
-    for (uint64_t e = 0; e < count; e++)
-        f[e] = (float)run_npy_value(&in->arr, first + e) / divide;
+    const float by = run_npy_integer(in->arr.dtype) ? divide : 1;
+    if (want == NPY_FLOAT32) {
+        float *f = (float *)staging;
+        for (uint64_t e = 0; e < count; e++)
+            f[e] = (float)run_npy_value(&in->arr, first + e) / by;
+    } else { /* rounded once, from numpy's float32(x) / divide, to the 16-bit float */
+        hlo_array h = half_view(staging, want, count);
+        for (uint64_t e = 0; e < count; e++)
+            hlo_array_set(&h, (int64_t)e, (float)run_npy_value(&in->arr, first + e) / by);
+    }
     return staging;
 }
 

@@ -125,8 +125,8 @@ const char *run_sig_str(const tpurt_tensor *s, char *buf, size_t size);
 /* Whether a .npy array of dtype t holds integers (int8, uint8, int32 or int64): classes, and
  * what --input-divide converts. */
 int run_npy_integer(npy_dtype t);
-/* Element i of a as a double: a of a dtype a run takes (an integer one or float32; bind_inputs
- * and run_setup_classes refuse the others), else NaN. */
+/* Element i of a as a double: a of a dtype a run takes (an integer one, float32, float16 or
+ * bfloat16; bind_inputs and run_setup_classes refuse the others), else NaN. */
 double run_npy_value(const npy_array *a, uint64_t i);
 
 /* run_report.c. Each returns 0 or an exit code, with the message printed. */

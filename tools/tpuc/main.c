@@ -51,7 +51,8 @@ static const struct option options[] = {
 };
 
 /* The element type of a model input whose calibration samples are of dtype t: 0, or -1 for the
- * dtypes no model input has (tpub_sig_type: neither float16 nor bfloat16). */
+ * 16-bit floats, which calibration does not take (a model with bf16 or f16 inputs compiles with
+ * --precision bf16, which calibrates nothing). */
 static int input_type(npy_dtype t, hlo_type *type)
 {
     switch (t) {
