@@ -1,0 +1,237 @@
+// test_train.cpp - `tpusim train`, run as a program on the JAX SGD step of
+// tests/hlo/stablehlo/sgd_step.hlo compiled with tpuc --precision bf16 at N = 4: on a separable
+// 3-class dataset the loss falls, the checkpoint and loss files are written and read back, the
+// same seed repeats the losses bit for bit, SIGINT stops at a step boundary with a complete
+// checkpoint, and every bad input is refused before the first step with exit 2.
+#include <gtest/gtest.h>
+#include <jansson.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "io/npy.h"
+#include "io/safetensors.h"
+#include "tests/support/tool_test.h"
+
+namespace
+{
+
+using tool_test::slurp;
+using tool_test::spit;
+
+void save_npy(const std::string &p, npy_dtype t, std::vector<uint64_t> shape, const void *data)
+{
+    npy_array a{};
+    a.dtype = t;
+    a.ndim = (int)shape.size();
+    a.count = 1;
+    for (size_t i = 0; i < shape.size(); i++)
+        a.count *= a.shape[i] = shape[i];
+    a.data = const_cast<void *>(data);
+    size_t len = 0;
+    void *img = npy_encode(&a, 0, &len);
+    ASSERT_NE(img, nullptr);
+    spit(p, std::string(static_cast<char *>(img), len));
+    free(img);
+}
+
+constexpr int kRows = 31; // 15 batches of 2 and one row dropped per epoch
+
+class Train : public tool_test::ToolTest
+{
+  protected:
+    Train() : ToolTest("test_train") {}
+    void SetUp() override
+    {
+        ToolTest::SetUp();
+        const std::string cmd = std::string(TPU_BINARY_DIR "/bin/tpuc ") +
+                                TPU_SOURCE_DIR "/tests/hlo/stablehlo/sgd_step.hlo --array 4 "
+                                               "--precision bf16 -o " +
+                                quoted("step.tpub") + " > " + quoted("tpuc.txt");
+        ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(path("tpuc.txt"));
+        // Class c: feature c near 2, the others near 0 (a fixed pseudo-random jitter).
+        std::vector<float> x(kRows * 4);
+        std::vector<int32_t> y(kRows);
+        for (int r = 0; r < kRows; r++) {
+            y[r] = r % 3;
+            for (int f = 0; f < 4; f++)
+                x[r * 4 + f] =
+                    (f == y[r] ? 2.0f : 0.0f) + 0.3f * (float)((r * 7 + f * 3) % 5 - 2) / 2;
+        }
+        save_npy(path("x.npy"), NPY_FLOAT32, {kRows, 4}, x.data());
+        save_npy(path("y.npy"), NPY_INT32, {kRows}, y.data());
+    }
+    std::string train(const std::string &args) const
+    {
+        return quoted("step.tpub") + " --data " + quoted("x.npy") + " --labels " + quoted("y.npy") +
+               " --batch 2 " + args;
+    }
+};
+
+std::vector<std::vector<double>> csv_rows(const std::string &text)
+{
+    std::vector<std::vector<double>> rows;
+    size_t at = text.find('\n') + 1; // after the header
+    while (at < text.size()) {
+        double s, e, l;
+        EXPECT_EQ(sscanf(text.c_str() + at, "%lf,%lf,%lf", &s, &e, &l), 3);
+        rows.push_back({s, e, l});
+        at = text.find('\n', at) + 1;
+    }
+    return rows;
+}
+
+TEST_F(Train, LossFallsAndFilesAreWritten)
+{
+    const auto r =
+        tool("train " + train("--epochs 4 --seed 7 --save " + quoted("s.st") + " --loss-csv " +
+                              quoted("l.csv") + " --loss-json " + quoted("l.json")));
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("the last 1 row(s) of each epoch are dropped"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("steps:                     60 (15 per epoch)"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("MXU utilization:"), std::string::npos) << r.out;
+    const std::string csv = slurp(path("l.csv"));
+    EXPECT_EQ(csv.rfind("step,epoch,loss\n", 0), 0u) << csv;
+    const auto rows = csv_rows(csv);
+    ASSERT_EQ(rows.size(), 60u);
+    double first = 0, last = 0;
+    for (int i = 0; i < 15; i++) {
+        first += rows[i][2];
+        last += rows[45 + i][2];
+    }
+    EXPECT_EQ(rows[59][0], 60);
+    EXPECT_EQ(rows[59][1], 4);
+    EXPECT_GT(first, 1.5 * last) << csv;
+    // The JSON list holds the same numbers (tpusim.plot.loss reads either).
+    json_error_t je;
+    json_t *j = json_load_file(path("l.json").c_str(), 0, &je);
+    ASSERT_NE(j, nullptr) << je.text;
+    ASSERT_EQ(json_array_size(j), 60u);
+    for (size_t i = 0; i < 60; i++) {
+        json_t *e = json_array_get(j, i);
+        EXPECT_EQ(json_integer_value(json_object_get(e, "step")), (json_int_t)rows[i][0]);
+        EXPECT_EQ(json_integer_value(json_object_get(e, "epoch")), (json_int_t)rows[i][1]);
+        EXPECT_NEAR(json_number_value(json_object_get(e, "loss")), rows[i][2], 1e-6);
+    }
+    json_decref(j);
+    // The checkpoint: the four parameters by input name, and it trains on from there.
+    st_file f{};
+    char err[256] = "";
+    ASSERT_EQ(st_load(path("s.st").c_str(), &f, err, sizeof err), 0) << err;
+    EXPECT_EQ(f.n_tensors, 4);
+    st_free(&f);
+    const auto again = tool("train " + train("--steps 3 --state " + quoted("s.st")));
+    EXPECT_EQ(again.code, 0) << again.out << again.err;
+    // The same seed, the same losses bit for bit; another seed, others.
+    ASSERT_EQ(
+        tool("train " + train("--epochs 4 --seed 7 --quiet --loss-csv " + quoted("m.csv"))).code,
+        0);
+    EXPECT_EQ(slurp(path("m.csv")), csv);
+    ASSERT_EQ(
+        tool("train " + train("--epochs 4 --seed 8 --quiet --loss-csv " + quoted("n.csv"))).code,
+        0);
+    EXPECT_NE(slurp(path("n.csv")), csv);
+}
+
+// SIGINT mid-run: the step in flight finishes, the checkpoint and losses are written, exit 130.
+TEST_F(Train, InterruptSavesAtAStepBoundary)
+{
+    const std::string cmd = "'" TPU_BINARY_DIR "/bin/tpusim' train " +
+                            train("--steps 100000 --log-every 1 --save " + quoted("s.st") +
+                                  " --loss-csv " + quoted("l.csv")) +
+                            " >" + quoted("out.txt") + " 2>" + quoted("err.txt") + " & pid=$!; " +
+                            "for i in $(seq 600); do grep -q '^step 3 ' " + quoted("out.txt") +
+                            " && break; sleep 0.1; done; kill -INT $pid; wait $pid; echo $? >" +
+                            quoted("code.txt");
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    EXPECT_EQ(slurp(path("code.txt")), "130\n") << slurp(path("err.txt"));
+    const std::string err = slurp(path("err.txt"));
+    EXPECT_NE(err.find("tpusim: interrupted: stopped after step "), std::string::npos) << err;
+    st_file f{};
+    char e[256] = "";
+    ASSERT_EQ(st_load(path("s.st").c_str(), &f, e, sizeof e), 0) << e;
+    EXPECT_EQ(f.n_tensors, 4);
+    st_free(&f);
+    EXPECT_GE(csv_rows(slurp(path("l.csv"))).size(), 3u);
+}
+
+TEST_F(Train, BadInputsAreRefusedBeforeTheFirstStep)
+{
+    std::vector<float> x5(kRows * 5, 0.0f);
+    save_npy(path("x5.npy"), NPY_FLOAT32, {kRows, 5}, x5.data());
+    std::vector<int32_t> y9(9, 0);
+    save_npy(path("y9.npy"), NPY_INT32, {9}, y9.data());
+    std::vector<float> yf(kRows, 0.5f);
+    save_npy(path("yf.npy"), NPY_FLOAT32, {kRows}, yf.data());
+    // A checkpoint to spoil: one tensor dropped, one added, one of another shape.
+    ASSERT_EQ(tool("train " + train("--steps 1 --save " + quoted("s.st"))).code, 0);
+    st_file f{};
+    char err[256] = "";
+    ASSERT_EQ(st_load(path("s.st").c_str(), &f, err, sizeof err), 0) << err;
+    const std::string first = f.tensors[0].name;
+    st_file less = f;
+    less.tensors = f.tensors + 1;
+    less.n_tensors = f.n_tensors - 1;
+    ASSERT_EQ(st_save(path("less.st").c_str(), &less, err, sizeof err), 0) << err;
+    std::vector<st_tensor> more(f.tensors, f.tensors + f.n_tensors);
+    more.push_back(f.tensors[0]);
+    more.back().name = const_cast<char *>("extra");
+    st_file plus = f;
+    plus.tensors = more.data();
+    plus.n_tensors = (int)more.size();
+    ASSERT_EQ(st_save(path("more.st").c_str(), &plus, err, sizeof err), 0) << err;
+    std::vector<st_tensor> bent(f.tensors, f.tensors + f.n_tensors);
+    bent[0].shape[0] = 1;
+    bent[0].size /= (size_t)f.tensors[0].shape[0];
+    st_file bad = f;
+    bad.tensors = bent.data();
+    ASSERT_EQ(st_save(path("bent.st").c_str(), &bad, err, sizeof err), 0) << err;
+    st_free(&f);
+    const std::string mlp = TPU_SOURCE_DIR "/models/mnist/";
+    ASSERT_EQ(std::system((std::string(TPU_BINARY_DIR "/bin/tpuc ") + mlp + "mlp.hlo --weights " +
+                           mlp + "mlp.safetensors --array 4 --precision bf16 -o " +
+                           quoted("mlp.tpub") + " > " + quoted("tpuc.txt"))
+                              .c_str()),
+              0);
+    const struct {
+        std::string args, says;
+    } cases[] = {
+        {quoted("mlp.tpub") + " --data " + quoted("x.npy") + " --labels " + quoted("y.npy") +
+             " --batch 2",
+         "package: nothing to train: no output updates an input"},
+        {train("--state " + quoted("none.st")), "none.st: "},
+        {quoted("step.tpub") + " --data " + quoted("none.npy") + " --labels " + quoted("y.npy") +
+             " --batch 2",
+         "none.npy: "},
+        {quoted("step.tpub") + " --data " + quoted("x.npy") + " --labels " + quoted("y.npy") +
+             " --batch 3",
+         "--batch: 3 is not the batch of input"},
+        {quoted("step.tpub") + " --data " + quoted("x5.npy") + " --labels " + quoted("y.npy") +
+             " --batch 2",
+         "--data float32 [31, 5] does not fit input"},
+        {quoted("step.tpub") + " --data " + quoted("x.npy") + " --labels " + quoted("y9.npy") +
+             " --batch 2",
+         "9 labels for 31 rows of data"},
+        {quoted("step.tpub") + " --data " + quoted("x.npy") + " --labels " + quoted("yf.npy") +
+             " --batch 2",
+         "--labels: element 0 (0.5) is not a whole number"},
+        {train("--state " + quoted("less.st")), "no tensor '" + first + "'"},
+        {train("--state " + quoted("more.st")), "tensor 'extra' is no state input of the package"},
+        {train("--state " + quoted("bent.st")), "tensor '" + first + "' is F32 [1], not input"},
+        {train("--epochs 1 --steps 1"), "usage: --epochs and --steps exclude each other"},
+        {quoted("step.tpub") + " --data " + quoted("x.npy"), "usage: needs STEP.tpub, --data"},
+    };
+    for (const auto &c : cases) {
+        const auto r = tool("train " + c.args + " --save " + quoted("out.st"));
+        EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;
+        EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << "\n" << r.err;
+        EXPECT_EQ(r.out.find("step "), std::string::npos) << r.out;
+        EXPECT_FALSE(tool_test::fs::exists(path("out.st"))) << c.args;
+    }
+}
+
+} // namespace
