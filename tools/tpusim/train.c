@@ -179,7 +179,7 @@ static int load_feed(tr_feed *f, const char *opt, const char *path, const tpurt_
     return 0;
 }
 
-/* Rows perm[0..batch) of f into buf, of the signature's type. */
+/* Rows perm[0..batch) of f into buf, of the signature's type (bind admits these four). */
 static void stage(const tr_feed *f, const uint64_t *perm, uint64_t batch, void *buf)
 {
     for (uint64_t r = 0; r < batch; r++)
@@ -356,6 +356,15 @@ static int bind(tpurt *rt, int *is_state, uint32_t *feed, int32_t *loss_out)
         return cli_fail(EXIT_USAGE, "package",
                         "wants one f32 scalar output that updates no input (the loss), has %d%s%s",
                         n_loss, n_loss ? ": " : "", cand);
+    for (uint32_t i = 0; i < ni; i++) {
+        tpurt_tensor t;
+        tpurt_get_input(rt, i, &t);
+        if (t.type != HLO_F32 && t.type != HLO_S32 && t.type != HLO_S8 && t.type != HLO_U8)
+            return cli_fail(EXIT_USAGE, "package",
+                            "input %s: tpusim train takes f32, s32, s8 and "
+                            "u8 inputs",
+                            run_sig_str(&t, s, sizeof s));
+    }
     uint32_t n_feed = 0;
     for (uint32_t i = 0; i < ni; i++)
         if (!is_state[i] && n_feed < 2)
