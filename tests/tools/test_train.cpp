@@ -1,8 +1,9 @@
 // test_train.cpp - `tpusim train`, run as a program on the JAX SGD step of
 // tests/hlo/stablehlo/sgd_step.hlo compiled with tpuc --precision bf16 at N = 4: on a separable
 // 3-class dataset the loss falls, the checkpoint and loss files are written and read back, the
-// same seed repeats the losses bit for bit, SIGINT stops at a step boundary with a complete
-// checkpoint, and every bad input is refused before the first step with exit 2.
+// same seed repeats the losses bit for bit, --eval gives test accuracy, SIGINT stops at a step
+// boundary with a complete checkpoint, and every bad input is refused before the first step with
+// exit 2.
 #include <gtest/gtest.h>
 #include <jansson.h>
 
@@ -51,6 +52,12 @@ class Train : public tool_test::ToolTest
                                                "--precision bf16 -o " +
                                 quoted("step.tpub") + " > " + quoted("tpuc.txt");
         ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(path("tpuc.txt"));
+        // Its forward pass, the same parameters by name: --eval's package.
+        const std::string fwd = std::string(TPU_BINARY_DIR "/bin/tpuc ") +
+                                TPU_SOURCE_DIR "/tests/hlo/stablehlo/mlp.hlo --array 4 "
+                                               "--precision bf16 -o " +
+                                quoted("predict.tpub") + " > " + quoted("tpuc.txt");
+        ASSERT_EQ(std::system(fwd.c_str()), 0) << slurp(path("tpuc.txt"));
         // Class c: feature c near 2, the others near 0 (a fixed pseudo-random jitter).
         std::vector<float> x(kRows * 4);
         std::vector<int32_t> y(kRows);
@@ -137,6 +144,37 @@ TEST_F(Train, LossFallsAndFilesAreWritten)
     EXPECT_NE(slurp(path("n.csv")), csv);
 }
 
+// --eval: test accuracy after each epoch and at the end through the forward package, which
+// takes the trained parameters by name; here the training set itself, 31 rows in batches of 2
+// (the last one padded), which the step learns to separate.
+TEST_F(Train, EvalGivesTestAccuracyEachEpoch)
+{
+    const auto r = tool("train " + train("--epochs 4 --seed 7 --eval " + quoted("predict.tpub") +
+                                         " --test-data " + quoted("x.npy") + " --test-labels " +
+                                         quoted("y.npy")));
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    for (int e = 1; e <= 4; e++)
+        EXPECT_NE(r.out.find("epoch " + std::to_string(e) + " test accuracy "), std::string::npos)
+            << r.out;
+    const size_t at = r.out.find("test accuracy:");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    double pct = 0;
+    unsigned correct = 0, rows = 0;
+    ASSERT_EQ(sscanf(r.out.c_str() + at + 14, " %lf %% (%u of %u)", &pct, &correct, &rows), 3);
+    EXPECT_EQ(rows, (unsigned)kRows);
+    EXPECT_GE(correct, 28u) << r.out;
+    // The same losses as without --eval: evaluating leaves the state alone.
+    ASSERT_EQ(
+        tool("train " + train("--epochs 4 --seed 7 --quiet --loss-csv " + quoted("a.csv"))).code,
+        0);
+    ASSERT_EQ(tool("train " + train("--epochs 4 --seed 7 --quiet --loss-csv " + quoted("b.csv") +
+                                    " --eval " + quoted("predict.tpub") + " --test-data " +
+                                    quoted("x.npy") + " --test-labels " + quoted("y.npy")))
+                  .code,
+              0);
+    EXPECT_EQ(slurp(path("a.csv")), slurp(path("b.csv")));
+}
+
 // SIGINT mid-run: the step in flight finishes, the checkpoint and losses are written, exit 130.
 TEST_F(Train, InterruptSavesAtAStepBoundary)
 {
@@ -167,6 +205,11 @@ TEST_F(Train, BadInputsAreRefusedBeforeTheFirstStep)
     save_npy(path("y9.npy"), NPY_INT32, {9}, y9.data());
     std::vector<float> yf(kRows, 0.5f);
     save_npy(path("yf.npy"), NPY_FLOAT32, {kRows}, yf.data());
+    std::vector<int32_t> yneg(kRows, 0), y3(kRows, 0);
+    yneg[5] = -1;
+    y3[7] = 3;
+    save_npy(path("yneg.npy"), NPY_INT32, {kRows}, yneg.data());
+    save_npy(path("y3.npy"), NPY_INT32, {kRows}, y3.data());
     // A checkpoint to spoil: one tensor dropped, one added, one of another shape.
     ASSERT_EQ(tool("train " + train("--steps 1 --save " + quoted("s.st"))).code, 0);
     st_file f{};
@@ -209,7 +252,20 @@ TEST_F(Train, BadInputsAreRefusedBeforeTheFirstStep)
          "none.npy: "},
         {quoted("step.tpub") + " --data " + quoted("x.npy") + " --labels " + quoted("y.npy") +
              " --batch 3",
-         "--batch: 3 is not the batch of input"},
+         "--batch: 3, but the package's batch is 2"},
+        {quoted("step.tpub") + " --data " + quoted("x.npy") + " --labels " + quoted("yneg.npy"),
+         "--labels: label 5 is -1: a class is not negative"},
+        {quoted("step.tpub") + " --data " + quoted("x.npy") + " --labels " + quoted("y3.npy") +
+             " --eval " + quoted("predict.tpub") + " --test-data " + quoted("x.npy") +
+             " --test-labels " + quoted("y.npy"),
+         "--labels: label 7 is 3, not below 3 (the classes of --eval's output)"},
+        {train("--eval " + quoted("predict.tpub") + " --test-data " + quoted("x.npy") +
+               " --test-labels " + quoted("y3.npy")),
+         "--test-labels: label 7 is 3, not a class of 0..2"},
+        {train("--eval " + quoted("step.tpub") + " --test-data " + quoted("x.npy") +
+               " --test-labels " + quoted("y.npy")),
+         "wants one input besides the step's state (by name): the data; has 2"},
+        {train("--eval " + quoted("predict.tpub")), "usage: --eval, --test-data and --test-labels"},
         {quoted("step.tpub") + " --data " + quoted("x5.npy") + " --labels " + quoted("y.npy") +
              " --batch 2",
          "--data float32 [31, 5] does not fit input"},
