@@ -40,8 +40,8 @@ int tr_feed_load(tr_feed *f, const char *opt, const char *path, const tpurt_tens
                             "%s: element %" PRIu64 " (%g) is not a whole number (input %s)", opt, i,
                             v, run_sig_str(sig, s, sizeof s));
         if (classes >= 0 && v < 0)
-            return cli_fail(EXIT_USAGE, path, "%s: label %" PRIu64 " is %g: a class is not negative",
-                            opt, i, v);
+            return cli_fail(EXIT_USAGE, path,
+                            "%s: label %" PRIu64 " is %g: a class is not negative", opt, i, v);
         if (classes > 0 && v >= (double)classes)
             return cli_fail(EXIT_USAGE, path,
                             "%s: label %" PRIu64 " is %g, not below %" PRId64
@@ -125,13 +125,15 @@ int tr_eval_open(tr_eval *e, const char *path, const char *x_path, const char *y
         rc = cli_fail(EXIT_USAGE, y_path, "%s", err);
     const uint64_t rows = rc ? 0 : e->x.arr.shape[0], b = (uint64_t)x.dims[0];
     if (!rc && (e->y.ndim != 1 || e->y.count != rows || !run_npy_integer(e->y.dtype)))
-        rc = cli_fail(EXIT_USAGE, y_path, "--test-labels: wants %" PRIu64
-                      " integer labels, one per row of --test-data", rows);
+        rc = cli_fail(EXIT_USAGE, y_path,
+                      "--test-labels: wants %" PRIu64 " integer labels, one per row of --test-data",
+                      rows);
     for (uint64_t i = 0; !rc && i < rows; i++) {
         const double v = run_npy_value(&e->y, i);
         if (v < 0 || v >= (double)e->logits.dims[1])
-            rc = cli_fail(EXIT_USAGE, y_path, "--test-labels: label %" PRIu64
-                          " is %g, not a class of 0..%" PRId64, i, v, e->logits.dims[1] - 1);
+            rc = cli_fail(EXIT_USAGE, y_path,
+                          "--test-labels: label %" PRIu64 " is %g, not a class of 0..%" PRId64, i,
+                          v, e->logits.dims[1] - 1);
     }
     if (!rc && (!(e->in[e->data] = malloc(x.bytes)) || !(e->out = malloc(e->logits.bytes)) ||
                 !(e->rows = malloc(b * sizeof *e->rows))))
@@ -139,10 +141,7 @@ int tr_eval_open(tr_eval *e, const char *path, const char *x_path, const char *y
     return rc;
 }
 
-int64_t tr_eval_classes(const tr_eval *e)
-{
-    return e->logits.dims[1];
-}
+int64_t tr_eval_classes(const tr_eval *e) { return e->logits.dims[1]; }
 
 int tr_eval_run(tr_eval *e, void *const *state, uint64_t *correct)
 {
@@ -159,8 +158,7 @@ int tr_eval_run(tr_eval *e, void *const *state, uint64_t *correct)
         for (uint64_t r = 0; r < n; r++)
             e->rows[r] = first + r;
         tr_feed_stage(&e->x, e->rows, n, e->in[e->data]);
-        const tpurt_status st =
-            tpurt_run(e->rt, (const void *const *)e->in, e->n_in, &e->out, 1);
+        const tpurt_status st = tpurt_run(e->rt, (const void *const *)e->in, e->n_in, &e->out, 1);
         if (st)
             return cli_status_error(st, tpurt_last_error(e->rt), NULL);
         for (uint64_t r = 0; r < n; r++) {
