@@ -1,8 +1,8 @@
 /* hlo_check_internal.h - what the shape checker's files share (not a public interface):
  * hlo_check.c walks the module and checks the structural ops (broadcast, reshape, tuples, calls),
  * hlo_check_reduce.c dots, convolutions, reductions and batch norm, hlo_check_elem.c the
- * element-wise ops and their type rules, hlo_check_shape.c data movement, gather, scatter, sort
- * and control flow. */
+ * element-wise ops and their type rules, hlo_check_shape.c data movement, gather, scatter, sort,
+ * control flow and all-reduce. */
 #ifndef TPU_HLO_HLO_CHECK_INTERNAL_H
 #define TPU_HLO_HLO_CHECK_INTERNAL_H
 
@@ -51,7 +51,7 @@ const hlo_shape *hc_param_shape(const hlo_computation *c, int64_t number);
  * batch-norm-inference. */
 int hc_check_reduce_op(checker *k);
 /* hlo_check_shape.c: slice, concatenate, reverse, dynamic-slice, dynamic-update-slice, gather,
- * scatter, sort, while, conditional and map. */
+ * scatter, sort, while, conditional, map and all-reduce. */
 int hc_check_shape_op(checker *k);
 /* hlo_check_elem.c: the element-wise ops (by the op list's rules), iota, compare, select, clamp,
  * convert and bitcast-convert; any other opcode is an error naming it. */

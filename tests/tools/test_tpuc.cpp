@@ -580,8 +580,12 @@ std::string compile_error(const std::string &name, const std::string &text, bool
 TEST(Errors, Located)
 {
     EXPECT_NE(compile_error("unknown", "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n"
-                                       "  ROOT y = f32[2] all-reduce(x)\n}\n")
-                  .find("m.hlo:4:8: all-reduce: unsupported op"),
+                                       "  ROOT y = f32[16] all-gather(x), dimensions={0}\n}\n")
+                  .find("m.hlo:4:8: all-gather: unsupported op"),
+              std::string::npos);
+    EXPECT_NE(compile_error("all-reduce", "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n"
+                                          "  ROOT y = f32[2] all-reduce(x)\n}\n")
+                  .find("m.hlo:4:8: all-reduce: missing to_apply"),
               std::string::npos);
     EXPECT_NE(compile_error("custom",
                             "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n"
