@@ -467,7 +467,8 @@ int tc_fold(tc_graph *g)
     hlo_array *ops[HLO_MAX_RANK + 8];
     for (int i = 0; i < g->n_nodes; i++) {
         tc_node *nd = &g->nodes[i];
-        if (!tc_live(g, i) || nd->role != TC_HOST)
+        /* An all-reduce's value is the other devices' too: never a constant. */
+        if (!tc_live(g, i) || nd->role != TC_HOST || nd->src->opcode == HLO_OP_ALL_REDUCE)
             continue;
         bool all = nd->n_in <= (int)(sizeof ops / sizeof *ops);
         for (int j = 0; all && j < nd->n_in; j++) {
