@@ -516,6 +516,11 @@ int tc_eval(tc_graph *g, hlo_array *const *inputs, hlo_array **vals)
         }
         if (nd->n_in > (int)(sizeof ops / sizeof *ops))
             return tc_fail(g, nd->src, "'%s' has too many operands", nd->name);
+        if (nd->src->opcode == HLO_OP_ALL_REDUCE) /* its peers' operands are not here */
+            return tc_fail(g, nd->src,
+                           "'%s': calibration runs one device alone and cannot evaluate an "
+                           "all-reduce (compile with --precision bf16)",
+                           nd->src->name);
         for (int j = 0; j < nd->n_in; j++)
             ops[j] = vals[nd->in[j]];
         if (eval_node(g, i, ops, vals))
