@@ -5,14 +5,18 @@ trained by `tpusim train` for STEPS steps from its init.safetensors, against the
 Checks: all five dots of the step on the device in bf16 (two forward, the hidden activation's
 gradient and both weight gradients; none among the host's ops); predict.mlir's inputs are the
 step's state inputs by name, plus its data input; the loss falls (the mean of the last STEPS/4
-steps below FALL times the first STEPS/4); and every step's loss is within TOL of JAX's with
-bf16 operands and fp32 sums (jax_losses.npy row 1). The device rounds the same operands to bf16
-as that run, so the two differ only by the order of their fp32 sums (K * 2^-24 of the sum of
-magnitudes) and where that flips a bf16 rounding of the next step's parameters; measured:
-at most 2e-6 over 40 steps. TOL = 1e-4 is 50 times that and still 5 times below JAX float32's
-own distance from the bf16 run by step 40 (5e-4): a device computing in f32, or taking other
-rows (the batches are tpusim train's seeded shuffle, reproduced by export.py), fails.
-
+steps below FALL times the first STEPS/4); and the losses follow JAX's with bf16 operands and
+fp32 sums (jax_losses.npy row 1) over the same batches (tpusim train's seeded shuffle, which
+export.py reproduces):
+  - each of the first EXACT_STEPS steps within EXACT_TOL: the device rounds the same operands to
+    bf16, so the two differ only by the order of their fp32 sums (the host program's reductions
+    and the array's against XLA's CPU code), measured at most 7e-7; JAX float32 is 1.5e-5 away
+    at step 1 and 6.5e-4 by step 10, so a device computing in f32, or other rows, fails;
+  - the mean of the last STEPS/2 steps within MEAN_TOL (relative) of JAX bf16's: from step 11 on,
+    one such sum-order difference flips a bf16 rounding of a parameter, and at the learning rate
+    of 0.3 the runs part like two float32 runs with different sum orders (1e-3 by step 17, like
+    JAX float32's own distance from the bf16 run), while their loss stays the same in the mean
+    (measured 0.15 % over steps 21-40; 0.02 % over the second epoch).
 Usage: train_mnist.py --tpuc BIN --tpusim BIN --array N [--work-dir DIR]; exits 0 when it passes,
 1 when not, 77 (the ctest SKIP_RETURN_CODE) when jax cannot be imported.
 """
@@ -32,7 +36,9 @@ if not mlp.MISSING:
     import compare  # noqa: E402  (models/mnist_train/compare.py)
 
 STEPS = 40
-TOL = 1e-4
+EXACT_STEPS = 10
+EXACT_TOL = 5e-6
+MEAN_TOL = 0.02
 FALL = 0.9
 SEED = 20240  # export.py's: the shuffle its JAX run reproduces
 
@@ -74,14 +80,17 @@ def test(args, work):
     first, last = device[:quarter].mean(), device[-quarter:].mean()
     if not last < FALL * first:
         problems.append(f"the loss does not fall: {first:.4f} -> {last:.4f}")
-    diff = np.abs(device - ref["bf16"])
-    if not diff.max() <= TOL:
-        problems.append(f"step {diff.argmax() + 1}: loss {device[diff.argmax()]:.6f}, JAX bf16 "
-                        f"{ref['bf16'][diff.argmax()]:.6f}, beyond {TOL}")
-    far = np.abs(device - ref["float32"]).max()
+    diff = np.abs(device - ref["bf16"])[:EXACT_STEPS]
+    if not diff.max() <= EXACT_TOL:
+        problems.append(f"step {diff.argmax() + 1}: loss {device[diff.argmax()]:.7f}, JAX bf16 "
+                        f"{ref['bf16'][diff.argmax()]:.7f}, beyond {EXACT_TOL}")
+    half = STEPS // 2
+    mean, want = device[half:].mean(), ref["bf16"][half:].mean()
+    if not abs(mean - want) <= MEAN_TOL * want:
+        problems.append(f"mean loss of steps {half + 1}-{STEPS} {mean:.5f}, JAX bf16 {want:.5f}")
     return not problems, "; ".join(problems) or (
-        f"{STEPS} steps, loss {first:.4f} -> {last:.4f}; largest |device - JAX bf16| {diff.max():.2g}, "
-        f"|device - JAX float32| {far:.2g}")
+        f"{STEPS} steps, loss {first:.4f} -> {last:.4f}; first {EXACT_STEPS} steps within {diff.max():.2g} "
+        f"of JAX bf16; mean of steps {half + 1}-{STEPS} {mean:.5f}, JAX bf16 {want:.5f}")
 
 
 def main():
