@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Export PyTorch's MNIST example as a JAX training step for `tpusim train`, and train it in JAX.
 
-The network is the example's MLP shape class, 784-128-10 with ReLU (the example's CNN costs too
-many simulated cycles a step: README.md), softmax cross-entropy on integer labels, plain SGD at a
-fixed learning rate. Writes, into --out-dir (default: this script's directory):
+The network is the example's MLP shape class, 784-128-10 with ReLU (README.md says why not its
+CNN), softmax cross-entropy on integer labels, plain SGD at a fixed learning rate. Writes, into
+--out-dir (default: this script's directory):
   step.mlir          jax.jit(step, donate_argnums=0).lower(params, x, y).as_text(debug_info=True):
                      (params, x, y) -> (params', loss), params donated (tf.aliasing_output)
   predict.mlir       (params, x) -> logits, the same parameter pytree, so the same input names
