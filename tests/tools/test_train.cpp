@@ -1,8 +1,9 @@
 // test_train.cpp - `tpusim train`, run as a program on the JAX SGD step of
 // tests/hlo/stablehlo/sgd_step.hlo compiled with tpuc --precision bf16 at N = 4: on a separable
 // 3-class dataset the loss falls, the checkpoint and loss files are written and read back, the
-// same seed repeats the losses bit for bit, SIGINT stops at a step boundary with a complete
-// checkpoint, and every bad input is refused before the first step with exit 2.
+// same seed repeats the losses bit for bit, --eval gives test accuracy, SIGINT stops at a step
+// boundary with a complete checkpoint, and every bad input is refused before the first step with
+// exit 2.
 #include <gtest/gtest.h>
 #include <jansson.h>
 
@@ -18,24 +19,9 @@
 namespace
 {
 
+using tool_test::save_npy;
 using tool_test::slurp;
 using tool_test::spit;
-
-void save_npy(const std::string &p, npy_dtype t, std::vector<uint64_t> shape, const void *data)
-{
-    npy_array a{};
-    a.dtype = t;
-    a.ndim = (int)shape.size();
-    a.count = 1;
-    for (size_t i = 0; i < shape.size(); i++)
-        a.count *= a.shape[i] = shape[i];
-    a.data = const_cast<void *>(data);
-    size_t len = 0;
-    void *img = npy_encode(&a, 0, &len);
-    ASSERT_NE(img, nullptr);
-    spit(p, std::string(static_cast<char *>(img), len));
-    free(img);
-}
 
 constexpr int kRows = 31; // 15 batches of 2 and one row dropped per epoch
 
@@ -51,6 +37,12 @@ class Train : public tool_test::ToolTest
                                                "--precision bf16 -o " +
                                 quoted("step.tpub") + " > " + quoted("tpuc.txt");
         ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(path("tpuc.txt"));
+        // Its forward pass, the same parameters by name: --eval's package.
+        const std::string fwd = std::string(TPU_BINARY_DIR "/bin/tpuc ") +
+                                TPU_SOURCE_DIR "/tests/hlo/stablehlo/mlp.hlo --array 4 "
+                                               "--precision bf16 -o " +
+                                quoted("predict.tpub") + " > " + quoted("tpuc.txt");
+        ASSERT_EQ(std::system(fwd.c_str()), 0) << slurp(path("tpuc.txt"));
         // Class c: feature c near 2, the others near 0 (a fixed pseudo-random jitter).
         std::vector<float> x(kRows * 4);
         std::vector<int32_t> y(kRows);
@@ -63,10 +55,16 @@ class Train : public tool_test::ToolTest
         save_npy(path("x.npy"), NPY_FLOAT32, {kRows, 4}, x.data());
         save_npy(path("y.npy"), NPY_INT32, {kRows}, y.data());
     }
-    std::string train(const std::string &args) const
+    std::string train(const std::string &args, const std::string &data = "x.npy",
+                      const std::string &labels = "y.npy") const
     {
-        return quoted("step.tpub") + " --data " + quoted("x.npy") + " --labels " + quoted("y.npy") +
+        return quoted("step.tpub") + " --data " + quoted(data) + " --labels " + quoted(labels) +
                " --batch 2 " + args;
+    }
+    std::string eval(const std::string &package, const std::string &labels) const
+    {
+        return " --eval " + quoted(package) + " --test-data " + quoted("x.npy") +
+               " --test-labels " + quoted(labels);
     }
 };
 
@@ -137,6 +135,31 @@ TEST_F(Train, LossFallsAndFilesAreWritten)
     EXPECT_NE(slurp(path("n.csv")), csv);
 }
 
+// --eval: test accuracy after each epoch and at the end through the forward package, which
+// takes the trained parameters by name; here the training set itself, 31 rows in batches of 2
+// (the last one padded), which the step learns to separate.
+TEST_F(Train, EvalGivesTestAccuracyEachEpoch)
+{
+    const auto r = tool("train " + train("--epochs 4 --seed 7 --loss-csv " + quoted("a.csv") +
+                                         eval("predict.tpub", "y.npy")));
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    for (int e = 1; e <= 4; e++)
+        EXPECT_NE(r.out.find("epoch " + std::to_string(e) + " test accuracy "), std::string::npos)
+            << r.out;
+    const size_t at = r.out.find("test accuracy:");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    double pct = 0;
+    unsigned correct = 0, rows = 0;
+    ASSERT_EQ(sscanf(r.out.c_str() + at + 14, " %lf %% (%u of %u)", &pct, &correct, &rows), 3);
+    EXPECT_EQ(rows, (unsigned)kRows);
+    EXPECT_GE(correct, 28u) << r.out;
+    // The same losses as without --eval: evaluating leaves the state alone.
+    ASSERT_EQ(
+        tool("train " + train("--epochs 4 --seed 7 --quiet --loss-csv " + quoted("b.csv"))).code,
+        0);
+    EXPECT_EQ(slurp(path("a.csv")), slurp(path("b.csv")));
+}
+
 // SIGINT mid-run: the step in flight finishes, the checkpoint and losses are written, exit 130.
 TEST_F(Train, InterruptSavesAtAStepBoundary)
 {
@@ -167,6 +190,11 @@ TEST_F(Train, BadInputsAreRefusedBeforeTheFirstStep)
     save_npy(path("y9.npy"), NPY_INT32, {9}, y9.data());
     std::vector<float> yf(kRows, 0.5f);
     save_npy(path("yf.npy"), NPY_FLOAT32, {kRows}, yf.data());
+    std::vector<int32_t> yneg(kRows, 0), y3(kRows, 0);
+    yneg[5] = -1;
+    y3[7] = 3;
+    save_npy(path("yneg.npy"), NPY_INT32, {kRows}, yneg.data());
+    save_npy(path("y3.npy"), NPY_INT32, {kRows}, y3.data());
     // A checkpoint to spoil: one tensor dropped, one added, one of another shape.
     ASSERT_EQ(tool("train " + train("--steps 1 --save " + quoted("s.st"))).code, 0);
     st_file f{};
@@ -191,34 +219,24 @@ TEST_F(Train, BadInputsAreRefusedBeforeTheFirstStep)
     bad.tensors = bent.data();
     ASSERT_EQ(st_save(path("bent.st").c_str(), &bad, err, sizeof err), 0) << err;
     st_free(&f);
-    const std::string mlp = TPU_SOURCE_DIR "/models/mnist/";
-    ASSERT_EQ(std::system((std::string(TPU_BINARY_DIR "/bin/tpuc ") + mlp + "mlp.hlo --weights " +
-                           mlp + "mlp.safetensors --array 4 --precision bf16 -o " +
-                           quoted("mlp.tpub") + " > " + quoted("tpuc.txt"))
-                              .c_str()),
-              0);
     const struct {
         std::string args, says;
     } cases[] = {
-        {quoted("mlp.tpub") + " --data " + quoted("x.npy") + " --labels " + quoted("y.npy") +
-             " --batch 2",
+        {quoted("predict.tpub") + " --data " + quoted("x.npy") + " --labels " + quoted("y.npy"),
          "package: nothing to train: no output updates an input"},
         {train("--state " + quoted("none.st")), "none.st: "},
-        {quoted("step.tpub") + " --data " + quoted("none.npy") + " --labels " + quoted("y.npy") +
-             " --batch 2",
-         "none.npy: "},
-        {quoted("step.tpub") + " --data " + quoted("x.npy") + " --labels " + quoted("y.npy") +
-             " --batch 3",
-         "--batch: 3 is not the batch of input"},
-        {quoted("step.tpub") + " --data " + quoted("x5.npy") + " --labels " + quoted("y.npy") +
-             " --batch 2",
-         "--data float32 [31, 5] does not fit input"},
-        {quoted("step.tpub") + " --data " + quoted("x.npy") + " --labels " + quoted("y9.npy") +
-             " --batch 2",
-         "9 labels for 31 rows of data"},
-        {quoted("step.tpub") + " --data " + quoted("x.npy") + " --labels " + quoted("yf.npy") +
-             " --batch 2",
-         "--labels: element 0 (0.5) is not a whole number"},
+        {train("", "none.npy"), "none.npy: "},
+        {train("--batch 3"), "--batch: 3, but the package's batch is 2"},
+        {train("", "x.npy", "yneg.npy"), "--labels: label 5 is -1: a class is not negative"},
+        {train(eval("predict.tpub", "y.npy"), "x.npy", "y3.npy"),
+         "--labels: label 7 is 3, not below 3 (the classes of --eval's output)"},
+        {train(eval("predict.tpub", "y3.npy")), "--test-labels: label 7 is 3, not a class of 0..2"},
+        {train(eval("step.tpub", "y.npy")),
+         "wants one input besides the step's state (by name): the data; has 2"},
+        {train("--eval " + quoted("predict.tpub")), "usage: --eval, --test-data and --test-labels"},
+        {train("", "x5.npy"), "--data float32 [31, 5] does not fit input"},
+        {train("", "x.npy", "y9.npy"), "9 labels for 31 rows of data"},
+        {train("", "x.npy", "yf.npy"), "--labels: element 0 (0.5) is not a whole number"},
         {train("--state " + quoted("less.st")), "no tensor '" + first + "'"},
         {train("--state " + quoted("more.st")), "tensor 'extra' is no state input of the package"},
         {train("--state " + quoted("bent.st")), "tensor '" + first + "' is F32 [1], not input"},

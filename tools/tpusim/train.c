@@ -21,18 +21,21 @@
 #include "tools/tpusim/train.h"
 
 const char usage_train[] =
-    "usage: tpusim train STEP.tpub --data X.npy --labels Y.npy --batch B [options]\n"
+    "usage: tpusim train STEP.tpub --data X.npy --labels Y.npy [options]\n"
     "  Trains a compiled training step: the inputs its outputs update are the state, the\n"
     "  others the data and the labels (leading dimension the batch); the f32 scalar output\n"
     "  that updates nothing is the loss.\n"
     "  --data X.npy, --labels Y.npy  the dataset: [rows, ...] each (integer or float)\n"
-    "  --batch B           rows per step: the package's batch\n"
+    "  --batch B           rows per step: checked against the package's batch\n"
     "  --epochs E          passes over the dataset (default 1), or --steps S steps\n"
     "  --state F.st        the initial state (safetensors by input name), else random\n"
     "  --seed S            shuffle (and random start) seed (default 0)\n"
     "  --save F.st         the final state (safetensors by input name)\n"
     "  --loss-csv F        step,epoch,loss per step; --loss-json F the same as a list\n"
     "  --log-every K       print the loss every K steps (default 10)\n"
+    "  --eval PREDICT.tpub --test-data X.npy --test-labels Y.npy\n"
+    "                      test accuracy after each epoch and at the end: PREDICT's inputs\n"
+    "                      are state by name and the data, its output the logits [b, classes]\n"
     "  --array N, --mem-latency, --mem-bandwidth, --max-cycles C, --quiet\n";
 
 enum {
@@ -47,11 +50,15 @@ enum {
     TR_CSV,
     TR_JSON,
     TR_LOG,
+    TR_EVAL,
+    TR_TEST_DATA,
+    TR_TEST_LABELS,
 };
 
 typedef struct {
     cli_run_options dev;
     const char *package, *data, *labels, *state, *save, *csv, *json;
+    const char *eval, *test_data, *test_labels;
     uint64_t batch, epochs, steps, seed, log_every;
 } train_options;
 
@@ -88,6 +95,9 @@ static int parse(int argc, char **argv, train_options *o)
         {"loss-csv", required_argument, NULL, TR_CSV},
         {"loss-json", required_argument, NULL, TR_JSON},
         {"log-every", required_argument, NULL, TR_LOG},
+        {"eval", required_argument, NULL, TR_EVAL},
+        {"test-data", required_argument, NULL, TR_TEST_DATA},
+        {"test-labels", required_argument, NULL, TR_TEST_LABELS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -106,6 +116,9 @@ static int parse(int argc, char **argv, train_options *o)
         case TR_SAVE: str = &o->save; break;
         case TR_CSV: str = &o->csv; break;
         case TR_JSON: str = &o->json; break;
+        case TR_EVAL: str = &o->eval; break;
+        case TR_TEST_DATA: str = &o->test_data; break;
+        case TR_TEST_LABELS: str = &o->test_labels; break;
         case TR_BATCH: num = &o->batch; break;
         case TR_EPOCHS: num = &o->epochs; break;
         case TR_STEPS: num = &o->steps; break;
@@ -129,9 +142,11 @@ static int parse(int argc, char **argv, train_options *o)
         o->package = argv[optind++];
     if (optind < argc)
         return cli_unexpected(argv[optind], help);
-    if (!o->package || !o->data || !o->labels || !o->batch)
-        return cli_fail(EXIT_USAGE, "usage",
-                        "needs STEP.tpub, --data, --labels and --batch (see %s)", help);
+    if (!o->package || !o->data || !o->labels)
+        return cli_fail(EXIT_USAGE, "usage", "needs STEP.tpub, --data and --labels (see %s)", help);
+    if ((o->eval != NULL) != (o->test_data != NULL) ||
+        (o->eval != NULL) != (o->test_labels != NULL))
+        return cli_fail(EXIT_USAGE, "usage", "--eval, --test-data and --test-labels go together");
     if (o->epochs && o->steps)
         return cli_fail(EXIT_USAGE, "usage", "--epochs and --steps exclude each other");
     if (!o->steps && !o->epochs)
@@ -139,65 +154,18 @@ static int parse(int argc, char **argv, train_options *o)
     return 0;
 }
 
-/* One data or labels input: its file, bound to input `sig`, staged a batch at a time. */
-typedef struct {
-    const char *opt;
-    npy_array arr;
-    tpurt_tensor sig;
-    uint64_t row; /* elements per row */
-} tr_feed;
-
-static int load_feed(tr_feed *f, const char *opt, const char *path, const tpurt_tensor *sig,
-                     uint64_t batch)
-{
-    char err[512], s[128], a[128];
-    f->opt = opt;
-    f->sig = *sig;
-    if (npy_load(path, &f->arr, err, sizeof err))
-        return cli_fail(EXIT_USAGE, path, "%s", err);
-    if (sig->rank < 1 || (uint64_t)sig->dims[0] != batch)
-        return cli_fail(EXIT_USAGE, "--batch",
-                        "%" PRIu64 " is not the batch of input %s (its leading dimension)", batch,
-                        run_sig_str(sig, s, sizeof s));
-    int ok = f->arr.ndim == sig->rank && f->arr.dtype != NPY_V2 && f->arr.dtype != NPY_BFLOAT16;
-    for (int d = 1; ok && d < sig->rank; d++)
-        ok = f->arr.shape[d] == (uint64_t)sig->dims[d];
-    if (!ok)
-        return cli_fail(EXIT_USAGE, path, "%s %s %s does not fit input %s ([rows, ...] as it)", opt,
-                        cli_dtype(f->arr.dtype), cli_shape(&f->arr, a, sizeof a),
-                        run_sig_str(sig, s, sizeof s));
-    f->row = sig->elements / batch;
-    if (sig->type != HLO_F32)
-        for (uint64_t i = 0; i < f->arr.count; i++) {
-            const double v = run_npy_value(&f->arr, i);
-            if (v != floor(v))
-                return cli_fail(EXIT_USAGE, path,
-                                "%s: element %" PRIu64 " (%g) is not a whole number"
-                                " (input %s)",
-                                opt, i, v, run_sig_str(sig, s, sizeof s));
-        }
-    return 0;
-}
-
-/* Rows perm[0..batch) of f into buf, of the signature's type (bind admits these four). */
-static void stage(const tr_feed *f, const uint64_t *perm, uint64_t batch, void *buf)
-{
-    for (uint64_t r = 0; r < batch; r++)
-        for (uint64_t e = 0; e < f->row; e++) {
-            const double v = run_npy_value(&f->arr, perm[r] * f->row + e);
-            const uint64_t i = r * f->row + e;
-            switch (f->sig.type) {
-            case HLO_F32: ((float *)buf)[i] = (float)v; break;
-            case HLO_S32: ((int32_t *)buf)[i] = (int32_t)v; break;
-            case HLO_S8: ((int8_t *)buf)[i] = (int8_t)v; break;
-            default: ((uint8_t *)buf)[i] = (uint8_t)v; break;
-            }
-        }
-}
-
+/* The safetensors dtype of a signature's element type (every one tpub_sig_type admits). */
 static st_dtype st_of(hlo_type t)
 {
-    return t == HLO_F32 ? ST_F32 : t == HLO_S32 ? ST_I32 : t == HLO_S8 ? ST_I8 : ST_U8;
+    switch (t) {
+    case HLO_S32: return ST_I32;
+    case HLO_S64: return ST_I64;
+    case HLO_S8: return ST_I8;
+    case HLO_U8: return ST_U8;
+    case HLO_BF16: return ST_BF16;
+    case HLO_F16: return ST_F16;
+    default: return ST_F32;
+    }
 }
 
 /* The state inputs from --state (each by name, of its dtype and shape), else a seeded random
@@ -218,9 +186,9 @@ static int load_state(const train_options *o, tpurt *rt, const int *is_state, vo
         tpurt_get_input(rt, i, &t);
         if (!o->state) {
             const double bound = t.rank >= 2 ? 1.0 / sqrt((double)t.dims[0]) : 0.0;
-            for (uint64_t e = 0; e < t.elements && t.type == HLO_F32 && bound > 0; e++)
-                ((float *)buf[i])[e] =
-                    (float)(bound * ((double)(rng_next(rng) >> 11) / 4503599627370496.0 - 1.0));
+            for (uint64_t e = 0; e < t.elements && hlo_is_float(t.type) && bound > 0; e++)
+                run_sig_set(t.type, buf[i], e,
+                            (float)(bound * ((double)(rng_next(rng) >> 11) / 0x1p52 - 1.0)));
             continue;
         }
         const st_tensor *st = st_find(&f, t.name);
@@ -318,6 +286,11 @@ static int save_losses(const train_options *o, const float *loss, uint64_t steps
     return cli_commit(files, n, rc);
 }
 
+static double seconds(struct timespec a, struct timespec b)
+{
+    return (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+}
+
 static double mean(const float *x, uint64_t n)
 {
     double s = 0;
@@ -356,15 +329,6 @@ static int bind(tpurt *rt, int *is_state, uint32_t *feed, int32_t *loss_out)
         return cli_fail(EXIT_USAGE, "package",
                         "wants one f32 scalar output that updates no input (the loss), has %d%s%s",
                         n_loss, n_loss ? ": " : "", cand);
-    for (uint32_t i = 0; i < ni; i++) {
-        tpurt_tensor t;
-        tpurt_get_input(rt, i, &t);
-        if (t.type != HLO_F32 && t.type != HLO_S32 && t.type != HLO_S8 && t.type != HLO_U8)
-            return cli_fail(EXIT_USAGE, "package",
-                            "input %s: tpusim train takes f32, s32, s8 and "
-                            "u8 inputs",
-                            run_sig_str(&t, s, sizeof s));
-    }
     uint32_t n_feed = 0;
     for (uint32_t i = 0; i < ni; i++)
         if (!is_state[i] && n_feed < 2)
@@ -392,6 +356,7 @@ static int train(const train_options *o)
     int *is_state = calloc(ni, sizeof *is_state);
     void **in = calloc(ni, sizeof *in), **out = calloc(no, sizeof *out);
     tr_feed feed[2] = {0};
+    tr_eval ev = {0};
     uint64_t *perm = NULL;
     float *loss = NULL;
     uint32_t fi[2];
@@ -411,31 +376,42 @@ static int train(const train_options *o)
         if (!(out[j] = calloc(1, t.bytes)))
             rc = cli_fail(EXIT_USAGE, "memory", "out of host memory");
     }
+    if (!rc && o->eval)
+        rc = tr_eval_open(&ev, o->eval, o->test_data, o->test_labels, &ro, rt, is_state);
     for (int k = 0; !rc && k < 2; k++) {
         tpurt_tensor t;
         tpurt_get_input(rt, fi[k], &t);
-        rc = load_feed(&feed[k], k ? "--labels" : "--data", k ? o->labels : o->data, &t, o->batch);
+        rc = tr_feed_load(&feed[k], k ? "--labels" : "--data", k ? o->labels : o->data, &t,
+                          k ? (o->eval ? tr_eval_classes(&ev) : 0) : -1);
     }
     const uint64_t rows = rc ? 0 : feed[0].arr.shape[0];
+    const uint64_t batch = rc ? 1 : (uint64_t)feed[0].sig.dims[0];
+    if (!rc && (uint64_t)feed[1].sig.dims[0] != batch)
+        rc = cli_fail(EXIT_USAGE, "package", "data input %s and labels input %s differ in batch",
+                      run_sig_str(&feed[0].sig, err, 256),
+                      run_sig_str(&feed[1].sig, err + 256, 256));
+    if (!rc && o->batch && o->batch != batch)
+        rc = cli_fail(EXIT_USAGE, "--batch", "%" PRIu64 ", but the package's batch is %" PRIu64,
+                      o->batch, batch);
     if (!rc && feed[1].arr.shape[0] != rows)
         rc = cli_fail(EXIT_USAGE, o->labels, "%" PRIu64 " labels for %" PRIu64 " rows of data",
                       feed[1].arr.shape[0], rows);
-    if (!rc && rows < o->batch)
+    if (!rc && rows < batch)
         rc = cli_fail(EXIT_USAGE, o->data, "%" PRIu64 " rows: fewer than a batch (%" PRIu64 ")",
-                      rows, o->batch);
+                      rows, batch);
     uint64_t rng = o->seed;
     if (!rc)
         rc = load_state(o, rt, is_state, in, &rng);
-    const uint64_t per_epoch = rows / o->batch;
+    const uint64_t per_epoch = rows / batch;
     const uint64_t total = o->steps ? o->steps : o->epochs * per_epoch;
     if (!rc && (!(perm = malloc(rows * sizeof *perm)) || !(loss = malloc(total * sizeof *loss))))
         rc = cli_fail(EXIT_USAGE, "memory", "out of host memory");
     if (rc)
         goto done;
-    if (!o->dev.quiet && rows % o->batch)
+    if (!o->dev.quiet && rows % batch)
         printf("%" PRIu64 " rows, batch %" PRIu64 ": the last %" PRIu64
                " row(s) of each epoch are dropped\n",
-               rows, o->batch, rows % o->batch);
+               rows, batch, rows % batch);
     struct sigaction sa = {0}, old;
     sa.sa_handler = on_sigint;
     sa.sa_flags = SA_RESTART; /* the step in flight runs on undisturbed */
@@ -443,7 +419,8 @@ static int train(const train_options *o)
     const int tty = isatty(2);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    uint64_t step = 0;
+    uint64_t step = 0, correct = 0;
+    double eval_wall = 0;
     for (; step < total && !interrupted; step++) {
         const uint64_t at = step % per_epoch;
         if (!at) { /* a new epoch: a fresh shuffle */
@@ -456,7 +433,7 @@ static int train(const train_options *o)
             }
         }
         for (int k = 0; k < 2; k++)
-            stage(&feed[k], perm + at * o->batch, o->batch, in[fi[k]]);
+            tr_feed_stage(&feed[k], perm + at * batch, batch, in[fi[k]]);
         st = tpurt_run(rt, (const void *const *)in, ni, out, no);
         if (st) {
             rc = cli_status_error(st, tpurt_last_error(rt), NULL);
@@ -477,6 +454,18 @@ static int train(const train_options *o)
         fflush(stdout); /* a log to follow while it trains */
         if (!o->dev.quiet && tty)
             fprintf(stderr, "\r%" PRIu64 "/%" PRIu64 " steps\r", step + 1, total);
+        if (o->eval && ((step + 1) % per_epoch == 0 || step + 1 == total)) {
+            struct timespec e0, e1; /* not training time: cycles/s leaves it out */
+            clock_gettime(CLOCK_MONOTONIC, &e0);
+            if ((rc = tr_eval_run(&ev, in, &correct)))
+                break;
+            clock_gettime(CLOCK_MONOTONIC, &e1);
+            eval_wall += seconds(e0, e1);
+            if (!o->dev.quiet)
+                printf("epoch %" PRIu64 " test accuracy %.2f %% (%" PRIu64 " of %" PRIu64 ")\n",
+                       step / per_epoch + 1, 100.0 * (double)correct / (double)ev.x.arr.shape[0],
+                       correct, ev.x.arr.shape[0]);
+        }
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     sigaction(SIGINT, &old, NULL);
@@ -498,8 +487,7 @@ static int train(const train_options *o)
         tpurt_core_stats c;
         tpurt_get_stats(rt, &s);
         tpurt_get_core_stats(rt, 0, &c);
-        const double wall =
-            (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        const double wall = seconds(t0, t1) - eval_wall;
         const uint64_t last = (step - 1) / per_epoch * per_epoch;
         char g[32];
         printf(CLI_LABEL "%" PRIu64 " (%" PRIu64 " per epoch)\n", "steps:", step, per_epoch);
@@ -510,12 +498,18 @@ static int train(const train_options *o)
         printf(CLI_LABEL "%.1f %%\n",
                "MXU utilization:", 100.0 * cli_ratio((double)c.mxu_busy, (double)c.cycles));
         printf(CLI_LABEL "%.0f\n", "cycles/s:", cli_ratio((double)s.device_cycles, wall));
+        if (o->eval && !interrupted)
+            printf(CLI_LABEL "%.2f %% (%" PRIu64 " of %" PRIu64 ")\n",
+                   "test accuracy:", 100.0 * (double)correct / (double)ev.x.arr.shape[0], correct,
+                   ev.x.arr.shape[0]);
     }
 done:
     for (uint32_t i = 0; in && i < ni; i++)
         free(in[i]);
     for (uint32_t j = 0; out && j < no; j++)
         free(out[j]);
+    if (o->eval)
+        tr_eval_close(&ev);
     npy_free(&feed[0].arr);
     npy_free(&feed[1].arr);
     free(in);
