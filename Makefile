@@ -174,16 +174,16 @@ demo: build
 	$(VENV)/bin/python -m tpusim.compare $(DEMO)/mnist.json $(DEMO)/mnist_bf16.json \
 	    $(DEMO)/cnn.json $(DEMO)/cnn_bf16.json
 	$(BUILD)/bin/tpuc $(MTRAIN)/step.mlir --precision bf16 -o $(DEMO)/train_step.tpub
+	$(BUILD)/bin/tpuc $(MTRAIN)/predict.mlir --precision bf16 -o $(DEMO)/train_predict.tpub \
+	    > $(DEMO)/train_predict.txt
 	$(BUILD)/bin/tpusim train $(DEMO)/train_step.tpub --data $(MTRAIN)/train_x_u8.npy \
 	    --labels $(MTRAIN)/train_y.npy --batch 32 --epochs $(TRAIN_EPOCHS) --seed 20240 \
 	    --state $(MTRAIN)/init.safetensors --save $(DEMO)/train_final.safetensors --log-every 32 \
-	    --loss-csv $(DEMO)/train_loss.csv --loss-json $(DEMO)/train_loss.json
+	    --loss-csv $(DEMO)/train_loss.csv --loss-json $(DEMO)/train_loss.json \
+	    --eval $(DEMO)/train_predict.tpub --test-data $(MNIST)/test_x_u8.npy \
+	    --test-labels $(MNIST)/test_y.npy
 	$(VENV)/bin/python $(MTRAIN)/compare.py $(DEMO)/train_loss.csv --csv $(DEMO)/train_loss_jax.csv
 	$(BUILD)/bin/tpusim plot $(DEMO)/train_loss_jax.csv --kind loss -o $(DEMO)/train_loss.png
-	$(BUILD)/bin/tpuc $(MTRAIN)/predict.mlir --weights $(DEMO)/train_final.safetensors \
-	    --precision bf16 -o $(DEMO)/train_predict.tpub > $(DEMO)/train_predict.txt
-	$(BUILD)/bin/tpusim run $(DEMO)/train_predict.tpub --input $(MNIST)/test_x_u8.npy \
-	    --labels $(MNIST)/test_y.npy --json $(DEMO)/train_predict.json --jobs $(JOBS)
 	@echo "reports: $(DEMO)/mnist.json $(DEMO)/cnn.json (bf16: $(DEMO)/mnist_bf16.json" \
 	     "$(DEMO)/cnn_bf16.json)  waveforms of the first batch:" \
 	     "$(DEMO)/mnist.fst (gtkwave $(DEMO)/mnist.gtkw), $(DEMO)/cnn.fst ($(DEMO)/cnn.gtkw)"
