@@ -231,7 +231,8 @@ TEST_F(Train, BadInputsAreRefusedBeforeTheFirstStep)
     const struct {
         std::string args, says;
     } cases[] = {
-        {quoted("predict.tpub") + " --data " + quoted("x.npy") + " --labels " + quoted("y.npy"),
+        {quoted("predict.tpub") + " --data " + quoted("x.npy") + " --labels " + quoted("y.npy") +
+             " --init zeros",
          "package: nothing to train: no output updates an input"},
         {train("--state " + quoted("none.st")), "none.st: "},
         {train("", "none.npy"), "none.npy: "},
