@@ -49,6 +49,10 @@ typedef struct {
      * one byte so that the struct's size and offsets stay as they were (python/abi.c checks the
      * Python package's copy of them). */
     uint8_t precision;
+    /* Convolutions whose input comes from the host run packed (their receptive fields gathered
+     * into K, docs/compiler.md) where that takes fewer MXU slots; with this set, never. In the
+     * padding after precision: the struct's size and offsets stay as they were. */
+    bool no_conv_packing;
 } tpuc_options;
 
 typedef enum {
