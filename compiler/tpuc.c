@@ -117,6 +117,7 @@ static void report_layout(tc_graph *g, const tc_op *op)
         }
         return;
     }
+    report_packing(g, op);
     uint32_t perm[4], r;
     if (op->in_gather)
         hlo_text_printf(t,
@@ -129,7 +130,6 @@ static void report_layout(tc_graph *g, const tc_op *op)
         hlo_text_printf(t, "      input '%s' written NHWC: its dims ", g->nodes[op->x].name);
         print_dims(t, perm, r, " on the device\n");
     }
-    report_packing(g, op);
     if (op->w >= 0) {
         bool rev = false;
         for (int d = 0; d < op->conv_rank; d++)
