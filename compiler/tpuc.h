@@ -6,7 +6,8 @@
  * dimensions) and the convolutions (a constant kernel, 2-D, no groups or dilation), fuse a
  * following bias add and ReLU (`maximum` with zeros) into each, and max pooling into a
  * convolution; keep convolution results NHWC on the device and read views of device results in
- * place; group them into segments; calibrate and quantize float operations to int8, or round
+ * place, and pack small-channel convolutions read from the host (their receptive fields gathered
+ * into K); group them into segments; calibrate and quantize float operations to int8, or round
  * their weights to bf16 (TPUC_BF16); plan device memory; print the remaining ops as the host
  * program. */
 #ifndef TPU_COMPILER_TPUC_H
