@@ -38,17 +38,15 @@ import os
 import re
 import sys
 
-os.environ.setdefault("JAX_PLATFORMS", "cpu")  # before jax starts: no probing for accelerators
-try:
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import random_bf16 as bf16  # noqa: E402  (random_mlp sets JAX_PLATFORMS before jax starts)
+from random_mlp import MISSING, SKIP  # noqa: E402
+
+if not MISSING:
     import jax
     import jax.numpy as jnp
     import numpy as np
-except ImportError as e:
-    MISSING = e
-else:
-    MISSING = None
 
-SKIP = 77
 SEED = 2121
 STEPS = 4
 BF16_REF_RMS = 2.0 ** -16
@@ -124,6 +122,7 @@ def adam(net, lr=0.01, b1=0.9, b2=0.999, eps=1e-8, **ops):
     return step
 
 
+NETS = {"mlp": mlp, "cnn": cnn}
 OPTIMIZERS = {"momentum": momentum, "adam": adam}
 
 
@@ -145,7 +144,7 @@ def param_shapes(net, features, hidden, classes):
 
 def lower(net, optimizer, params, state, x, y):
     """The step lowered with params and opt_state donated (jax.jit's donate_argnums)."""
-    step = OPTIMIZERS[optimizer](globals()[net])
+    step = OPTIMIZERS[optimizer](NETS[net])
     return jax.jit(step, donate_argnums=(0, 1)).lower(params, state, x, y)
 
 
@@ -161,11 +160,6 @@ RUNS = [
     ("cnn_momentum", "cnn", "momentum", (8, 1), 8, 10, 8),
     ("cnn_adam", "cnn", "adam", (8, 1), 8, 10, 8),
 ]
-
-
-def relative_rms(got, want):
-    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
-    return float(np.sqrt(np.mean((got - want) ** 2) / np.mean(want ** 2)))
 
 
 def flat(tree):
@@ -210,8 +204,8 @@ def run(spec, dialect, tpusim, array, steps):
     if len(rt.inputs) != n_state + 2 or len(rt.outputs) != n_state + 1:
         return False, f"{len(rt.inputs)} inputs and {len(rt.outputs)} outputs, expected {n_state + 2}, {n_state + 1}"
 
-    f32 = jax.jit(OPTIMIZERS[optimizer](globals()[net]))
-    ref = jax.jit(OPTIMIZERS[optimizer](globals()[net], dot=bf16_operands(dot), conv=bf16_operands(conv)))
+    f32 = jax.jit(OPTIMIZERS[optimizer](NETS[net]))
+    ref = jax.jit(OPTIMIZERS[optimizer](NETS[net], dot=bf16_operands(dot), conv=bf16_operands(conv)))
     dev, dev_f32, dev_ref = leaves, (params, state), (params, state)
     losses = []
     for s in range(steps):
@@ -220,11 +214,12 @@ def run(spec, dialect, tpusim, array, steps):
         *dev_f32, loss_f32 = f32(*dev_f32, xs[s], ys[s])
         *dev_ref, loss_ref = ref(*dev_ref, xs[s], ys[s])
         losses.append((float(out[n_state]), float(loss_ref), float(loss_f32)))
-    if not rt.snapshot()["verified"] == rt.snapshot()["submissions"] > 0:
+    stats = rt.snapshot()
+    if not stats["verified"] == stats["submissions"] > 0:
         problems.append("a submission not verified against the golden model")
     got = jax.tree_util.tree_unflatten(tree, dev)
-    rms_ref = relative_rms(flat(got), flat(dev_ref))
-    update = relative_rms(flat(got[0]) - flat(params), flat(dev_f32[0]) - flat(params))
+    rms_ref = bf16.relative_rms(flat(got), flat(dev_ref))
+    update = bf16.relative_rms(flat(got[0]) - flat(params), flat(dev_f32[0]) - flat(params))
     loss_ref = max(abs(d - r) / abs(r) for d, r, _ in losses)
     loss_f32 = max(abs(d - f) / abs(f) for d, _, f in losses)
     if not rms_ref <= BF16_REF_RMS:
