@@ -201,8 +201,9 @@ def run(spec, dialect, tpusim, array, steps):
     rt = tpusim.Runtime(pkg, max_cycles=5_000_000)
     leaves, tree = jax.tree_util.tree_flatten((params, state))
     n_state = len(leaves)
-    if len(rt.inputs) != n_state + 2 or len(rt.outputs) != n_state + 1:
-        return False, f"{len(rt.inputs)} inputs and {len(rt.outputs)} outputs, expected {n_state + 2}, {n_state + 1}"
+    if rt.updates != [*range(n_state), None] or len(rt.inputs) != n_state + 2:
+        return False, (f"{len(rt.inputs)} inputs, outputs updating {rt.updates}: expected the "
+                       f"{n_state} state leaves to update themselves, x, y and the loss")
 
     f32 = jax.jit(OPTIMIZERS[optimizer](NETS[net]))
     ref = jax.jit(OPTIMIZERS[optimizer](NETS[net], dot=bf16_operands(dot), conv=bf16_operands(conv)))
@@ -210,7 +211,7 @@ def run(spec, dialect, tpusim, array, steps):
     losses = []
     for s in range(steps):
         out = rt.run(*dev, xs[s], ys[s])
-        dev = out[:n_state]
+        dev = out[:n_state]  # output k updates input k (checked above)
         *dev_f32, loss_f32 = f32(*dev_f32, xs[s], ys[s])
         *dev_ref, loss_ref = ref(*dev_ref, xs[s], ys[s])
         losses.append((float(out[n_state]), float(loss_ref), float(loss_f32)))
