@@ -42,6 +42,7 @@ typedef struct {
     int n_calib;
     bool allow_nonfinite;
     uint8_t precision;
+    bool no_conv_packing;
 } tpuc_options;
 
 typedef struct {
@@ -156,6 +157,7 @@ uint32_t tpurt_n_inputs(const tpurt *rt);
 uint32_t tpurt_n_outputs(const tpurt *rt);
 tpurt_status tpurt_get_input(tpurt *rt, uint32_t i, tpurt_tensor *out);
 tpurt_status tpurt_get_output(tpurt *rt, uint32_t i, tpurt_tensor *out);
+int32_t tpurt_output_updates(const tpurt *rt, uint32_t i);
 tpurt_status tpurt_run(tpurt *rt, const void *const *inputs, uint32_t n_inputs,
                        void *const *outputs, uint32_t n_outputs);
 tpurt_status tpurt_run_batches(tpurt *rt, uint32_t n_batches, const void *const *const *inputs,

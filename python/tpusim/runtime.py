@@ -50,6 +50,10 @@ class Runtime:
         self.inputs = [self._tensor(lib.tpurt_get_input, i) for i in range(lib.tpurt_n_inputs(self._rt))]
         self.outputs = [self._tensor(lib.tpurt_get_output, i)
                         for i in range(lib.tpurt_n_outputs(self._rt))]
+        # Per output, the input it updates (the model's input_output_alias or tf.aliasing_output:
+        # a training step's new parameters), else None.
+        self.updates = [k if k >= 0 else None for k in
+                        (lib.tpurt_output_updates(self._rt, j) for j in range(len(self.outputs)))]
 
     def _check(self, st):
         if st:

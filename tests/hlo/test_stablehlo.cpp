@@ -92,6 +92,10 @@ const Sample kSamples[] = {
     {"misc", {"misc.generic.mlir"}},
     {"slicing", {"slicing.generic.mlir"}},
     {"sgd_step", {}},
+    {"train_mlp_momentum", {}},
+    {"train_mlp_adam", {}},
+    {"train_cnn_momentum", {}},
+    {"train_cnn_adam", {}},
 };
 
 // "rsqrt: unsupported op" of "f:L:C: rsqrt: unsupported op", or "" for other messages.

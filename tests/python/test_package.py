@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The tpusim package without JAX: libtpusim.so found and checked against the package's
 declarations, tpusim.compile on HLO text with weights as numpy arrays, the package saved and run
-through tpusim.Runtime against numpy (int8, and bf16 without calibration), and errors as the package's exceptions with the C layer's
+through tpusim.Runtime against numpy (int8, and bf16 without calibration), a training step
+whose outputs update its inputs, and errors as the package's exceptions with the C layer's
 messages.
 
 Usage: test_package.py --array N [unittest options]. Exits 77 (ctest's skip) when cffi, numpy or
@@ -23,6 +24,7 @@ except ImportError as e:
     sys.exit(77)
 
 ARRAY = 8
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HLO = """HloModule m
 ENTRY main {
   w = f32[24,10] parameter(0)
@@ -112,6 +114,26 @@ class Package(unittest.TestCase):
                          [{"opcode": "tanh", "count": 3, "macs": 0, "bytes": 3 * 8 * 10 * 4}])
         self.assertEqual(report.device_macs_percent, 100)
         self.assertIn("host program, per batch:", str(report))
+
+    def test_training_step(self):
+        # The JAX SGD step of tests/hlo/stablehlo (parameters donated): its updated parameters
+        # say which input they update, and fed back step after step the loss falls.
+        path = os.path.join(SOURCE, "tests", "hlo", "stablehlo", "sgd_step.mlir")
+        with open(path, encoding="utf-8") as f:
+            rt = tpusim.Runtime(tpusim.compile(f.read(), array=ARRAY, precision="bf16"))
+        self.assertEqual(rt.updates, [0, 1, 2, 3, None])
+        rng = np.random.default_rng(3)
+        state = [rng.standard_normal(t.shape).astype(np.float32) * 0.3 for t in rt.inputs[:4]]
+        x = np.array([[2, 0, 0, 0], [0, 2, 0, 0]], np.float32)
+        y = np.array([0, 1], np.int32)
+        losses = []
+        for _ in range(20):
+            outs = rt.run(*state, x, y)
+            for out, k in zip(outs, rt.updates):
+                if k is not None:
+                    state[k] = out
+            losses.append(float(outs[-1]))
+        self.assertLess(losses[-1], 0.5 * losses[0], losses)
 
     def test_errors(self):
         bad = HLO.replace("dot(x, w)", "frobnicate(x, w)")

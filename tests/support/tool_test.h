@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "io/npy.h"
+
 namespace tool_test
 {
 
@@ -31,6 +33,23 @@ inline void spit(const fs::path &p, const std::string &bytes)
 {
     std::ofstream f(p, std::ios::binary);
     f << bytes;
+}
+
+// An .npy file of t elements in shape from data (a test failure if it cannot be encoded).
+inline void save_npy(const fs::path &p, npy_dtype t, std::vector<uint64_t> shape, const void *data)
+{
+    npy_array a{};
+    a.dtype = t;
+    a.ndim = (int)shape.size();
+    a.count = 1;
+    for (size_t i = 0; i < shape.size(); i++)
+        a.count *= a.shape[i] = shape[i];
+    a.data = const_cast<void *>(data);
+    size_t len = 0;
+    void *img = npy_encode(&a, 0, &len);
+    ASSERT_NE(img, nullptr);
+    spit(p, std::string(static_cast<char *>(img), len));
+    free(img);
 }
 
 struct Result {

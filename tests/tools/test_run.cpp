@@ -46,25 +46,10 @@ namespace
 {
 
 using tool_test::Result;
+using tool_test::save_npy;
 using tool_test::slurp;
 using tool_test::spit;
 using namespace runtime_models;
-
-void save_npy(const fs::path &p, npy_dtype t, std::vector<uint64_t> shape, const void *data)
-{
-    npy_array a{};
-    a.dtype = t;
-    a.ndim = (int)shape.size();
-    a.count = 1;
-    for (size_t i = 0; i < shape.size(); i++)
-        a.count *= a.shape[i] = shape[i];
-    a.data = const_cast<void *>(data);
-    size_t len = 0;
-    void *img = npy_encode(&a, 0, &len);
-    ASSERT_NE(img, nullptr);
-    spit(p, std::string(static_cast<char *>(img), len));
-    free(img);
-}
 
 // An .npy file's array (empty data on failure, with a test failure).
 struct Npy {

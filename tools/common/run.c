@@ -157,8 +157,7 @@ void run_options_free(run_options *o)
 
 /* ---------------------------------------------------------- signatures -- */
 
-/* The .npy dtype of a signature's element type (tpub_sig_type's). */
-static npy_dtype sig_dtype(hlo_type t)
+npy_dtype run_sig_dtype(hlo_type t)
 {
     switch (t) {
     case HLO_S8: return NPY_INT8;
@@ -180,6 +179,23 @@ static hlo_array half_view(const void *data, npy_dtype t, uint64_t n)
     a.shape.rank = 1;
     a.shape.dims[0] = a.shape.elements = (int64_t)n;
     return a;
+}
+
+void run_sig_set(hlo_type t, void *buf, uint64_t i, double v)
+{
+    switch (t) {
+    case HLO_S8: ((int8_t *)buf)[i] = (int8_t)v; break;
+    case HLO_U8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
+    case HLO_S32: ((int32_t *)buf)[i] = (int32_t)v; break;
+    case HLO_S64: ((int64_t *)buf)[i] = (int64_t)v; break;
+    case HLO_BF16:
+    case HLO_F16: {
+        hlo_array h = half_view(buf, run_sig_dtype(t), i + 1);
+        hlo_array_set(&h, (int64_t)i, v);
+        break;
+    }
+    default: ((float *)buf)[i] = (float)v; break;
+    }
 }
 
 const char *run_sig_str(const tpurt_tensor *s, char *buf, size_t size)
@@ -267,7 +283,7 @@ static int bind_inputs(const run_options *o, tpurt *rt, run_input *in, run_plan 
         run_input *b = &in[i];
         const tpurt_tensor *sig = &b->sig;
         npy_array *a = &b->arr;
-        const npy_dtype want = sig_dtype(sig->type);
+        const npy_dtype want = run_sig_dtype(sig->type);
         if (want == NPY_BFLOAT16 && a->dtype == NPY_V2) /* '<V2', as ml_dtypes saves bfloat16 */
             npy_as_bfloat16(a, s2, sizeof s2);
         const int float_sig = hlo_is_float(sig->type);
@@ -354,7 +370,7 @@ static const void *batch_input(run_input *in, const run_plan *pl, uint64_t b, ui
     }
     const size_t size = npy_dtype_size(in->arr.dtype);
     const uint8_t *src = (const uint8_t *)in->arr.data + first * size;
-    const npy_dtype want = sig_dtype(in->sig.type);
+    const npy_dtype want = run_sig_dtype(in->sig.type);
     const int convert = in->arr.dtype != want;
     if (!convert && count == in->sig.elements)
         return src;
@@ -365,15 +381,8 @@ static const void *batch_input(run_input *in, const run_plan *pl, uint64_t b, ui
         return staging;
     }
     const float by = run_npy_integer(in->arr.dtype) ? divide : 1;
-    if (want == NPY_FLOAT32) {
-        float *f = (float *)staging;
-        for (uint64_t e = 0; e < count; e++)
-            f[e] = (float)run_npy_value(&in->arr, first + e) / by;
-    } else { /* rounded once, from numpy's float32(x) / divide, to the 16-bit float */
-        hlo_array h = half_view(staging, want, count);
-        for (uint64_t e = 0; e < count; e++)
-            hlo_array_set(&h, (int64_t)e, (float)run_npy_value(&in->arr, first + e) / by);
-    }
+    for (uint64_t e = 0; e < count; e++) /* 16-bit floats rounded once, from float32(x) / by */
+        run_sig_set(in->sig.type, staging, e, (float)run_npy_value(&in->arr, first + e) / by);
     return staging;
 }
 
@@ -386,7 +395,7 @@ static int alloc_results(tpurt *rt, const run_plan *pl, npy_array *res, void **s
         tpurt_tensor sig;
         tpurt_get_output(rt, j, &sig);
         npy_array *a = &res[j];
-        a->dtype = sig_dtype(sig.type);
+        a->dtype = run_sig_dtype(sig.type);
         a->ndim = sig.rank;
         for (int d = 0; d < sig.rank; d++)
             a->shape[d] = (uint64_t)sig.dims[d];

@@ -120,6 +120,11 @@ typedef struct {
 } run_classes;
 
 /* run.c */
+/* The .npy dtype of a signature's element type (tpub_sig_type's). */
+npy_dtype run_sig_dtype(hlo_type t);
+/* Element i of buf, an array of signature type t, set to v: as a C conversion, 16-bit floats
+ * rounded to nearest even (hlo_array_set). */
+void run_sig_set(hlo_type t, void *buf, uint64_t i, double v);
 /* "'x' f32[4,784]" */
 const char *run_sig_str(const tpurt_tensor *s, char *buf, size_t size);
 /* Whether a .npy array of dtype t holds integers (int8, uint8, int32 or int64): classes, and

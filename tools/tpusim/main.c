@@ -1,8 +1,9 @@
 /* main.c - the tpusim command: gemm (gemm.c) runs one GEMM on the cycle-accurate device through
  * the driver, checks it against the golden model and a plain C GEMM (problem.c) and reports it
  * (report.c); bench (bench.c) tabulates such runs; run executes a compiled package through the
- * runtime (tools/common/run.h, which tools/tpu_vp shares); plot draws a report with the Python
- * package (tpusim.plot's main, in the interpreter of $TPUSIM_PYTHON or CMake's). */
+ * runtime (tools/common/run.h, which tools/tpu_vp shares); train runs a compiled training step
+ * over a dataset (train.c); plot draws a report with the Python package (tpusim.plot's main, in
+ * the interpreter of $TPUSIM_PYTHON or CMake's). */
 #define _POSIX_C_SOURCE 200809L /* execv */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "driver/tpu.h"
 #include "tools/common/run.h"
 #include "tools/tpusim/gemm.h"
+#include "tools/tpusim/train.h"
 
 #define TOOL_VERSION "1.0"
 
@@ -20,6 +22,7 @@ static const char usage_main[] =
     "usage: tpusim gemm [options]   run a GEMM on the simulated TPU (tpusim gemm --help)\n"
     "       tpusim bench [options]  GEMM benchmark table (tpusim bench --help)\n"
     "       tpusim run PKG ...      run a compiled model (tpusim run --help)\n"
+    "       tpusim train STEP ...   train a compiled training step (tpusim train --help)\n"
     "       tpusim plot FILE [--kind roofline|sweep|dataflow|loss] [-o OUT.png]\n"
     "                               draw a report (tpusim plot --help); the Python of\n"
     "                               $TPUSIM_PYTHON, else " TPUSIM_PYTHON "\n"
@@ -89,7 +92,8 @@ int main(int argc, char **argv)
     if (argc < 2)
         return cli_fail(EXIT_USAGE, "usage", "no command (tpusim --help lists them)");
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        printf("%s\n%s\n%s\n%s%s", usage_main, usage_gemm, usage_bench, run_usage, CLI_EXIT_HELP);
+        printf("%s\n%s\n%s\n%s\n%s%s", usage_main, usage_gemm, usage_bench, run_usage, usage_train,
+               CLI_EXIT_HELP);
         return EXIT_OK;
     }
     if (!strcmp(argv[1], "--version")) {
@@ -103,6 +107,8 @@ int main(int argc, char **argv)
         return cmd_bench(argc - 1, argv + 1);
     if (!strcmp(argv[1], "run"))
         return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "train"))
+        return cmd_train(argc - 1, argv + 1);
     if (!strcmp(argv[1], "plot"))
         return cmd_plot(argc - 1, argv + 1);
     return cli_fail(EXIT_USAGE, "usage", "unknown command '%s' (tpusim --help lists them)",
