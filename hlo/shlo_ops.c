@@ -9,7 +9,8 @@
 
 /* StableHLO names that XLA spells differently: the op list's (HLO_OPS, hlo.h), an if (also a
  * conditional) and ops without an enum value; any other loses its dialect prefix and has '_'
- * replaced by '-' (exponential_minus_one -> exponential-minus-one). */
+ * replaced by '-' (exponential_minus_one -> exponential-minus-one). arith's prefix goes too:
+ * torch-mlir writes batch norm's epsilon as an arith.constant, spelled as stablehlo.constant. */
 #define RENAME(name, hlo, stablehlo, operands, rule) {stablehlo, hlo},
 static const char *const renames[][2] = {
     HLO_OPS(RENAME) /* NULL for the ops spelled alike */
@@ -20,7 +21,7 @@ static const char *const renames[][2] = {
 
 const char *shlo_opcode(parser *p, const char *name)
 {
-    static const char *const prefixes[] = {"stablehlo.", "chlo.", "mhlo."};
+    static const char *const prefixes[] = {"stablehlo.", "chlo.", "mhlo.", "arith."};
     for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
         if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
             name += strlen(prefixes[i]);
