@@ -8,6 +8,8 @@
 #   make            build everything into build/ (the Python package's library: build/lib)
 #   make test       run every test (RTL benches, lint, GoogleTest suites) through ctest, then
 #                   the C/C++ suites again under AddressSanitizer and UBSan, and each fuzzer briefly
+#   make test-torch  install PyTorch (python/requirements-torch.txt) into the venv and run
+#                   tpusim.torch's tests
 #   make lint       verilator --lint-only -Wall on every RTL module, the layer rule, and the
 #                   formatters' check (clang-format on C/C++, Verible on Verilog)
 #   make format     apply the formatters
@@ -39,7 +41,7 @@ ifneq ($(strip $(CHIPS)),)
 CMAKE_FLAGS += -DTPU_CHIPS="$(subst $() ,;,$(strip $(CHIPS)))"
 endif
 
-.PHONY: all deps venv configure build test test-asan fuzz lint format soak bench demo wave clean
+.PHONY: all deps venv configure build test test-asan test-torch fuzz lint format soak bench demo wave clean
 
 all: build
 
@@ -86,6 +88,13 @@ test: build
 
 test-asan: deps venv
 	$(asan-test)
+
+# tpusim.torch's tests: python/requirements-torch.txt (torch, 5.3 GB) into the venv, then the
+# torch-labelled tests, which fail rather than skip without it.
+test-torch: build
+	$(Q)$(call step,venv-torch) $(VENV)/bin/pip install --disable-pip-version-check \
+	    --progress-bar off -r python/requirements-torch.txt
+	cd $(BUILD) && TPUSIM_REQUIRE_TORCH=1 ctest -j $(JOBS) --output-on-failure -L torch
 
 ASAN = $(BUILD)-asan
 define asan-build

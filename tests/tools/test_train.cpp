@@ -96,6 +96,11 @@ TEST_F(Train, LossFallsAndFilesAreWritten)
     EXPECT_NE(r.out.find("steps:                     60 (15 per epoch)"), std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("MXU utilization:"), std::string::npos) << r.out;
+    // Every dot of the step on the device; the softmax, the loss and the update on the host.
+    EXPECT_NE(r.out.find("MACs on the device:        100.0 % (272 per step; 0 on the host)"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("host program:              64 ops, "), std::string::npos) << r.out;
     const std::string csv = slurp(path("l.csv"));
     EXPECT_EQ(csv.rfind("step,epoch,loss\n", 0), 0u) << csv;
     const auto rows = csv_rows(csv);

@@ -302,6 +302,31 @@ static int save_losses(const train_options *o, const float *loss, uint64_t steps
     return cli_commit(files, n, rc);
 }
 
+/* Where a step's work ran: the device's share of its MACs, and the host program's own work
+ * (the loss, the element-wise gradient work, the optimizer's update), per step. */
+static void print_placement(tpurt *rt, uint64_t steps)
+{
+    uint64_t device = 0, host = 0, ops = 0, bytes = 0;
+    for (uint32_t i = 0; i < tpurt_n_layers(rt); i++) {
+        tpurt_layer l;
+        tpurt_get_layer(rt, i, &l); /* i is in range: cannot fail */
+        device += l.macs * l.submissions;
+    }
+    for (uint32_t i = 0; i < tpurt_n_host_ops(rt); i++) {
+        tpurt_host_op h;
+        tpurt_get_host_op(rt, i, &h);
+        host += h.macs;
+        ops += h.count;
+        bytes += h.bytes;
+    }
+    char g1[32], g2[32], g3[32], g4[32];
+    printf(CLI_LABEL "%.1f %% (%s per step; %s on the host)\n",
+           "MACs on the device:", 100.0 * cli_ratio((double)device, (double)(device + host)),
+           cli_group(g1, device / steps), cli_group(g2, host / steps));
+    printf(CLI_LABEL "%s ops, %s bytes per step\n", "host program:", cli_group(g3, ops / steps),
+           cli_group(g4, bytes / steps));
+}
+
 static double seconds(struct timespec a, struct timespec b)
 {
     return (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
@@ -514,6 +539,7 @@ static int train(const train_options *o)
         printf(CLI_LABEL "%.1f %%\n",
                "MXU utilization:", 100.0 * cli_ratio((double)c.mxu_busy, (double)c.cycles));
         printf(CLI_LABEL "%.0f\n", "cycles/s:", cli_ratio((double)s.device_cycles, wall));
+        print_placement(rt, step);
         if (o->eval && !interrupted)
             printf(CLI_LABEL "%.2f %% (%" PRIu64 " of %" PRIu64 ")\n",
                    "test accuracy:", 100.0 * (double)correct / (double)ev.x.arr.shape[0], correct,
