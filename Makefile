@@ -8,6 +8,8 @@
 #   make            build everything into build/ (the Python package's library: build/lib)
 #   make test       run every test (RTL benches, lint, GoogleTest suites) through ctest, then
 #                   the C/C++ suites again under AddressSanitizer and UBSan, and each fuzzer briefly
+#   make test-torch  install PyTorch (python/requirements-torch.txt) into the venv and run
+#                   tpusim.torch's tests
 #   make lint       verilator --lint-only -Wall on every RTL module, the layer rule, and the
 #                   formatters' check (clang-format on C/C++, Verible on Verilog)
 #   make format     apply the formatters
@@ -17,7 +19,10 @@
 #                   Verilator vs Icarus
 #   make demo       MNIST: compile the JAX MLP and the PyTorch/XLA CNN, run 2,000 digits through
 #                   each on the simulated TPU in JOBS threads (default: the host's cores), in int8
-#                   and in bf16, and print both precisions' figures side by side
+#                   and in bf16, and print both precisions' figures side by side; then train
+#                   models/mnist_train's JAX SGD step on the device (tpusim train, bf16 at N = 16)
+#                   for TRAIN_EPOCHS, against JAX's run of the same batches, with its loss plot
+#                   and the trained parameters' test accuracy
 #   make wave       trace a small GEMM and open it in GTKWave (a screenshot without a display)
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each, or FUZZ_TARGETS
 #   make ARRAY=8    build only the N = 8 model (any list: ARRAY="8 16")
@@ -36,7 +41,7 @@ ifneq ($(strip $(CHIPS)),)
 CMAKE_FLAGS += -DTPU_CHIPS="$(subst $() ,;,$(strip $(CHIPS)))"
 endif
 
-.PHONY: all deps venv configure build test test-asan fuzz lint format soak bench demo wave clean
+.PHONY: all deps venv configure build test test-asan test-torch fuzz lint format soak bench demo wave clean
 
 all: build
 
@@ -83,6 +88,13 @@ test: build
 
 test-asan: deps venv
 	$(asan-test)
+
+# tpusim.torch's tests: python/requirements-torch.txt (torch, 5.3 GB) into the venv, then the
+# torch-labelled tests, which fail rather than skip without it.
+test-torch: build
+	$(Q)$(call step,venv-torch) $(VENV)/bin/pip install --disable-pip-version-check \
+	    --progress-bar off -r python/requirements-torch.txt
+	cd $(BUILD) && TPUSIM_REQUIRE_TORCH=1 ctest -j $(JOBS) --output-on-failure -L torch
 
 ASAN = $(BUILD)-asan
 define asan-build
@@ -142,6 +154,8 @@ MNIST = models/mnist
 CNN   = models/mnist_cnn
 CNN_DIGITS ?= 2000
 CNN_BF16_DIGITS ?= 480
+MTRAIN = models/mnist_train
+TRAIN_EPOCHS ?= 2
 demo: build
 	@mkdir -p $(DEMO)
 	$(BUILD)/bin/tpuc $(MNIST)/mlp.hlo --weights $(MNIST)/mlp.safetensors \
@@ -168,9 +182,22 @@ demo: build
 	    --show 0 --output $(DEMO)/cnn_bf16_logprobs.npy --json $(DEMO)/cnn_bf16.json --jobs $(JOBS)
 	$(VENV)/bin/python -m tpusim.compare $(DEMO)/mnist.json $(DEMO)/mnist_bf16.json \
 	    $(DEMO)/cnn.json $(DEMO)/cnn_bf16.json
+	$(BUILD)/bin/tpuc $(MTRAIN)/step.mlir --precision bf16 -o $(DEMO)/train_step.tpub
+	$(BUILD)/bin/tpuc $(MTRAIN)/predict.mlir --precision bf16 -o $(DEMO)/train_predict.tpub \
+	    > $(DEMO)/train_predict.txt
+	$(BUILD)/bin/tpusim train $(DEMO)/train_step.tpub --data $(MTRAIN)/train_x_u8.npy \
+	    --labels $(MTRAIN)/train_y.npy --batch 32 --epochs $(TRAIN_EPOCHS) --seed 20240 \
+	    --state $(MTRAIN)/init.safetensors --save $(DEMO)/train_final.safetensors --log-every 32 \
+	    --loss-csv $(DEMO)/train_loss.csv --loss-json $(DEMO)/train_loss.json \
+	    --eval $(DEMO)/train_predict.tpub --test-data $(MNIST)/test_x_u8.npy \
+	    --test-labels $(MNIST)/test_y.npy
+	$(VENV)/bin/python $(MTRAIN)/compare.py $(DEMO)/train_loss.csv --csv $(DEMO)/train_loss_jax.csv
+	$(BUILD)/bin/tpusim plot $(DEMO)/train_loss_jax.csv --kind loss -o $(DEMO)/train_loss.png
 	@echo "reports: $(DEMO)/mnist.json $(DEMO)/cnn.json (bf16: $(DEMO)/mnist_bf16.json" \
 	     "$(DEMO)/cnn_bf16.json)  waveforms of the first batch:" \
 	     "$(DEMO)/mnist.fst (gtkwave $(DEMO)/mnist.gtkw), $(DEMO)/cnn.fst ($(DEMO)/cnn.gtkw)"
+	@echo "training: $(DEMO)/train_loss.csv, .json, $(DEMO)/train_loss.png (against JAX:" \
+	     "$(DEMO)/train_loss_jax.csv), trained parameters $(DEMO)/train_final.safetensors"
 
 # A small GEMM on the 8 x 8 array, traced in full, opened in GTKWave (or, with no display, a
 # screenshot taken under Xvfb).

@@ -1,5 +1,13 @@
 /* conv.c - convolutions on the device: which ones the CONV2D command runs, their kernels in
- * (kh, kw, c) x cout order, and which max poolings fuse into them (docs/compiler.md).
+ * (kh, kw, c) x cout order, which max poolings fuse into them, and which run packed
+ * (docs/compiler.md).
+ *
+ * Packed: CONV2D's K tiles hold one kernel position's channels (or, packed runs, one kernel row:
+ * kw * c), so a first layer of one channel fills 1 or kw of the array's N rows. When the input
+ * comes from the host, its transfer can gather each output pixel's whole receptive field (kh *
+ * kw * c elements, zeros for padding) as one pixel, and a 1x1 CONV2D over those channels fills
+ * the rows: the same kernel rows in the same order, so the same sums, for kh * kw / (sh * sw)
+ * times the input's bytes. The compiler packs when that takes fewer MXU slots.
  *
  * Grouped and dilated convolutions run as the dense convolution they equal: a kernel dilated by d
  * is a kernel (k - 1) * d + 1 wide with zeros between its taps, and G feature groups are one
@@ -88,7 +96,7 @@ const char *tc_device_conv(tc_graph *g, int d, tc_op *op)
     if (bf16 && wx->stride > STRIDE_MAX / 2)
         return "a bf16 convolution's horizontal stride beyond the device's 1..127 (MATMUL steps "
                "over UB row pairs)";
-    op->cv = (tpub_conv){
+    op->own = (tpub_conv){
         /* the UB rows an int8 (bf16) result needs: placed conservatively */
         .flags = bf16 ? TPUB_GEMM_BF16 | TPUB_GEMM_OUT_BF16 : TPUB_GEMM_OUT_INT8,
         .batch = (uint32_t)b,
@@ -105,12 +113,12 @@ const char *tc_device_conv(tc_graph *g, int d, tc_op *op)
         .pad_left = (uint32_t)(wx->pad_lo > 0 ? wx->pad_lo : 0),
         .pad_right = (uint32_t)(wx->pad_hi > 0 ? wx->pad_hi : 0),
     };
-    if (!tc_conv_fits(&op->cv, g->array_n))
+    if (!tc_conv_fits(&op->own, g->array_n))
         return "a row of its output does not fit the core's unified buffer and accumulators "
                "(docs/compiler.md)";
     const uint32_t N = g->array_n;
     if (r->role != TC_CONST &&
-        tpub_conv_k_tiles(&op->cv, N) * ((op->cv.cout + N - 1) / N) * N * N > TC_GATHER_MAX)
+        tpub_conv_k_tiles(&op->own, N) * ((op->own.cout + N - 1) / N) * N * N > TC_GATHER_MAX)
         return "its kernel is computed at run time and, in tile order, larger than "
                "TC_GATHER_MAX elements (its transfer gathers it)";
     op->w = r->role == TC_CONST ? -1 : nd->in[1];
@@ -127,7 +135,7 @@ const char *tc_device_conv(tc_graph *g, int d, tc_op *op)
     op->dil_h = (uint32_t)wy->rhs_dilate;
     op->dil_w = (uint32_t)wx->rhs_dilate;
     op->batch = 1;
-    op->k = op->cv.kh * op->cv.kw * op->cv.c;
+    op->k = op->own.kh * op->own.kw * op->own.c;
     op->n = (uint32_t)cout;
     for (int k = 0; k < r->shape.rank; k++)
         op->kdim[k] = k;
@@ -139,12 +147,12 @@ const char *tc_device_conv(tc_graph *g, int d, tc_op *op)
  * (cout / groups), and tap (dy, dx) its dilated place. */
 static size_t kernel_at(const tc_op *op, const hlo_conv_dims *dl, const int64_t *idx)
 {
-    const size_t cg = op->cv.c / op->groups, og = op->n / op->groups;
+    const size_t cg = op->own.c / op->groups, og = op->n / op->groups;
     const bool one_d = dl->n_spatial == 1;
     const size_t o = (size_t)idx[dl->kernel_output_feature_dim];
     const size_t dy = one_d ? 0 : (size_t)idx[dl->kernel_spatial_dims[0]];
     const size_t dx = (size_t)idx[dl->kernel_spatial_dims[one_d ? 0 : 1]];
-    const size_t row = (dy * op->dil_h * op->cv.kw + dx * op->dil_w) * op->cv.c + o / og * cg +
+    const size_t row = (dy * op->dil_h * op->own.kw + dx * op->dil_w) * op->own.c + o / og * cg +
                        (size_t)idx[dl->kernel_input_feature_dim];
     return row * op->n + o;
 }
@@ -263,34 +271,48 @@ static uint32_t *kernel_gather(const tc_graph *g, const tc_op *op, uint64_t *cou
     return gather;
 }
 
-/* The input's gather: device pixel (y, x) of the dilated input, cropped, is host pixel (y', x')
- * = ((y + crop_top) / lhs_h, (x + crop_left) / lhs_w) where both divide, else a zero. */
+/* The host element of channel ci at pixel (y, x) of image b of op's input as the convolution
+ * reads it (dilated and cropped: host pixel ((y + crop_top) / lhs_h, (x + crop_left) / lhs_w)),
+ * or a zero where those do not divide and outside the input (padding). */
+static uint32_t input_at(const tc_op *op, const hlo_shape *s, uint32_t b, int64_t y, int64_t x,
+                         uint32_t ci)
+{
+    const int r = op->conv_rank;
+    const int64_t yy = y + op->crop_top, xx = x + op->crop_left;
+    if (y < 0 || x < 0 || y >= op->own.h || x >= op->own.w || yy % op->lhs_h || xx % op->lhs_w)
+        return TPUB_GATHER_ZERO;
+    int64_t at[HLO_MAX_RANK] = {0};
+    at[op->in_nhwc[0]] = b;
+    if (r == 4)
+        at[op->in_nhwc[1]] = yy / op->lhs_h;
+    at[op->in_nhwc[r - 2]] = xx / op->lhs_w;
+    at[op->in_nhwc[r - 1]] = ci;
+    return (uint32_t)flat(at, s);
+}
+
+/* The input's gather: the device's NHWC input is the convolution's (input_at), or packed, its
+ * output pixel (y, x)'s receptive field: channel (dy * kw + dx) * c + ci is input pixel (y * sh +
+ * dy - pad_top, x * sw + dx - pad_left)'s ci. */
 static uint32_t *input_gather(const tc_graph *g, const tc_op *op, uint64_t *count)
 {
-    const tpub_conv *v = &op->cv;
+    const tpub_conv *v = &op->cv, *o = &op->own;
     const hlo_shape *s = &g->nodes[op->x].shape;
-    const int r = op->conv_rank;
     *count = (uint64_t)v->batch * v->h * v->w * v->c;
     uint32_t *gather = malloc((size_t)*count * sizeof *gather);
     if (!gather)
         return NULL;
-    int64_t at[HLO_MAX_RANK] = {0};
     uint64_t i = 0;
     for (uint32_t b = 0; b < v->batch; b++)
         for (uint32_t y = 0; y < v->h; y++)
             for (uint32_t x = 0; x < v->w; x++)
                 for (uint32_t c = 0; c < v->c; c++, i++) {
-                    const uint32_t yy = y + op->crop_top, xx = x + op->crop_left;
-                    if (yy % op->lhs_h || xx % op->lhs_w) {
-                        gather[i] = TPUB_GATHER_ZERO;
-                        continue;
-                    }
-                    at[op->in_nhwc[0]] = b;
-                    if (r == 4)
-                        at[op->in_nhwc[1]] = yy / op->lhs_h;
-                    at[op->in_nhwc[r - 2]] = xx / op->lhs_w;
-                    at[op->in_nhwc[r - 1]] = c;
-                    gather[i] = (uint32_t)flat(at, s);
+                    const uint32_t tap = c / o->c;
+                    gather[i] = !op->packed
+                                    ? input_at(op, s, b, y, x, c)
+                                    : input_at(op, s, b,
+                                               (int64_t)y * o->stride_h + tap / o->kw - o->pad_top,
+                                               (int64_t)x * o->stride_w + tap % o->kw - o->pad_left,
+                                               c % o->c);
                 }
     return gather;
 }
@@ -298,6 +320,33 @@ static uint32_t *input_gather(const tc_graph *g, const tc_op *op, uint64_t *coun
 uint32_t *tc_conv_gather(const tc_graph *g, const tc_op *op, bool kernel, uint64_t *count)
 {
     return kernel ? kernel_gather(g, op, count) : input_gather(g, op, count);
+}
+
+void tc_conv_pack(tc_graph *g, tc_op *op)
+{
+    const uint32_t N = g->array_n;
+    const tpub_conv *v = &op->own;
+    op->cv = *v;
+    if (op->via >= 0) /* read in place: no transfer to gather it */
+        return;
+    tpub_conv unpooled = *v;
+    unpooled.flags &= ~(uint32_t)TPUB_CONV_POOL;
+    uint32_t oh, ow;
+    tpub_conv_out_size(&unpooled, &oh, &ow);
+    tpub_conv p = *v;
+    p.h = oh;
+    p.w = ow;
+    p.c = op->k;
+    p.kh = p.kw = p.stride_h = p.stride_w = 1;
+    p.pad_top = p.pad_bottom = p.pad_left = p.pad_right = 0;
+    const uint64_t pixels = (uint64_t)v->batch * oh * ow, nt = (v->cout + N - 1) / N;
+    op->slots[0] = tpub_conv_k_tiles(v, N) * nt * pixels;
+    op->slots[1] = tpub_conv_k_tiles(&p, N) * nt * pixels;
+    if (g->no_conv_packing || op->slots[1] >= op->slots[0] || op->k > DIM_MAX ||
+        pixels * op->k > TC_GATHER_MAX || !tc_conv_fits(&p, N))
+        return;
+    op->cv = p;
+    op->packed = true;
 }
 
 /* Computation comp returns the maximum of its two parameters. */
@@ -323,7 +372,7 @@ const char *tc_device_pool(tc_graph *g, tc_op *op, int u)
     if (op->exact)
         return "max pooling on the device requantizes to int8: an integer convolution's exact "
                "s32 result is pooled on the host";
-    /* op->cv.flags has BF16 for a bf16 convolution (tc_device_conv), whose pooling writes bf16 */
+    /* op->own.flags has BF16 for a bf16 convolution (tc_device_conv), whose pooling writes bf16 */
     if (!max_reducer(g->m, in->to_apply))
         return "only max pooling fuses into a convolution (its reducer is not maximum)";
     const tc_node *init = &g->nodes[nd->in[1]];
@@ -349,7 +398,7 @@ const char *tc_device_pool(tc_graph *g, tc_op *op, int u)
     if (py->size > POOL_MAX || px->size > POOL_MAX || py->stride > STRIDE_MAX ||
         px->stride > STRIDE_MAX)
         return "a pooling window beyond the device's 1..15 (steps 1..255)";
-    tpub_conv cv = op->cv;
+    tpub_conv cv = op->own;
     cv.flags |=
         TPUB_CONV_POOL | (cv.flags & TPUB_GEMM_BF16 ? TPUB_GEMM_OUT_BF16 : TPUB_GEMM_OUT_INT8);
     cv.pool_h = (uint32_t)py->size;
@@ -359,6 +408,6 @@ const char *tc_device_pool(tc_graph *g, tc_op *op, int u)
     if (!tc_conv_fits(&cv, g->array_n))
         return "the pooled convolution's output rows do not fit the core's unified buffer and "
                "accumulators";
-    op->cv = cv;
+    op->own = cv;
     return NULL;
 }

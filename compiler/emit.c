@@ -73,7 +73,7 @@ static void conv_out_perm(const tc_graph *g, const tc_op *op, tpub_xfer *x)
 static bool gathers(const tc_graph *g, const tc_seg_input *in)
 {
     const tc_op *op = &g->ops[in->op];
-    return op->kind == TC_CONV && (in->b || op->in_gather);
+    return op->kind == TC_CONV && (in->b || op->in_gather || op->packed);
 }
 
 uint32_t tc_input_perm(const tc_graph *g, const tc_seg_input *in, uint32_t perm[TPUB_MAX_RANK])

@@ -292,6 +292,8 @@ static int pick_ops(tc_graph *g)
                                   : take_weights(g, o)) ||
             fuse(g, o) || (!o->a_rank && !o->in_gather && tc_find_via(g, o)))
             return -1;
+        if (o->kind == TC_CONV)
+            tc_conv_pack(g, o);
         if (o->kind == TC_GEMM && o->via < 0)
             o->a_rank = look_through(g, &o->x, o->a_order);
         if (o->w >= 0 && o->kind == TC_CONV)

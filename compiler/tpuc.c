@@ -38,7 +38,7 @@ static const char *result_fate(const tc_graph *g, int i)
  * rows meeting a pixel, times the same over columns. */
 static double dilation_cost(const tc_op *op)
 {
-    const tpub_conv *v = &op->cv;
+    const tpub_conv *v = &op->own;
     tpub_conv unpooled = *v;
     unpooled.flags &= ~(uint32_t)TPUB_CONV_POOL;
     uint32_t oh, ow;
@@ -63,6 +63,31 @@ static void print_dims(hlo_text *t, const uint32_t *dims, uint32_t rank, const c
     for (uint32_t k = 0; k < rank; k++)
         hlo_text_printf(t, "%s%u", k ? "," : "(", dims[k]);
     hlo_text_printf(t, ")%s", tail);
+}
+
+/* A convolution read from the host: packed or not, and the MXU slots both ways (the cost the
+ * choice compares); packed, what its input's transfer then writes. */
+static void report_packing(tc_graph *g, const tc_op *op)
+{
+    hlo_text *t = &g->report;
+    const tpub_conv *v = &op->cv, *o = &op->own;
+    const unsigned long long unpacked = op->slots[0], packed = op->slots[1];
+    if (!unpacked)
+        return;
+    if (!op->packed) {
+        hlo_text_printf(t, "      unpacked: %llu MXU slots, packed %llu%s\n", unpacked, packed,
+                        packed >= unpacked   ? ""
+                        : g->no_conv_packing ? " (packing off)"
+                                             : " (its gather or rows would not fit)");
+        return;
+    }
+    const unsigned long long e = op->bf16 ? 2 : 1;
+    hlo_text_printf(
+        t,
+        "      packed: %llu MXU slots, unpacked %llu; input '%s' gathered as its %ux%ux%u "
+        "receptive fields, %u x %ux%ux%u (%llu bytes, unpacked %llu), convolved 1x1\n",
+        packed, unpacked, g->nodes[op->x].name, o->kh, o->kw, o->c, v->batch, v->h, v->w, v->c,
+        e * v->batch * v->h * v->w * v->c, e * o->batch * o->h * o->w * o->c);
 }
 
 static void report_layout(tc_graph *g, const tc_op *op)
@@ -92,6 +117,7 @@ static void report_layout(tc_graph *g, const tc_op *op)
         }
         return;
     }
+    report_packing(g, op);
     uint32_t perm[4], r;
     if (op->in_gather)
         hlo_text_printf(t,
@@ -99,7 +125,7 @@ static void report_layout(tc_graph *g, const tc_op *op)
                         "at the top and left: %.2f times the MACs on its pixels\n",
                         g->nodes[op->x].name, op->lhs_h, op->lhs_w, op->crop_top, op->crop_left,
                         dilation_cost(op));
-    else if (!op->a_dev &&
+    else if (!op->a_dev && !op->packed &&
              (r = tc_perm(op->in_nhwc, op->conv_rank, g->nodes[op->x].shape.dims, perm))) {
         hlo_text_printf(t, "      input '%s' written NHWC: its dims ", g->nodes[op->x].name);
         print_dims(t, perm, r, " on the device\n");
@@ -121,7 +147,7 @@ static void report_layout(tc_graph *g, const tc_op *op)
 static void report_op(tc_graph *g, const tc_op *op, int i)
 {
     hlo_text *t = &g->report;
-    const tpub_conv *v = &op->cv;
+    const tpub_conv *v = &op->own;
     hlo_text_printf(t, "    %s %d  %s  ", op->kind == TC_CONV ? "conv" : "gemm", i,
                     g->nodes[op->dot].name);
     if (op->kind == TC_CONV) {
@@ -318,6 +344,7 @@ int tpuc_compile(const tpuc_options *o, tpub_package *out, hlo_error *err)
                   .array_n = o->array_n ? o->array_n : 16,
                   .allow_nonfinite = o->allow_nonfinite,
                   .bf16 = o->precision == TPUC_BF16,
+                  .no_conv_packing = o->no_conv_packing,
                   .n_calib_ignored = o->precision == TPUC_BF16 ? o->n_calib : 0,
                   .err = err};
     const hlo_computation *entry = hlo_entry(m);

@@ -6,7 +6,8 @@
  * dimensions) and the convolutions (a constant kernel, 2-D, no groups or dilation), fuse a
  * following bias add and ReLU (`maximum` with zeros) into each, and max pooling into a
  * convolution; keep convolution results NHWC on the device and read views of device results in
- * place; group them into segments; calibrate and quantize float operations to int8, or round
+ * place, and pack small-channel convolutions read from the host (their receptive fields gathered
+ * into K); group them into segments; calibrate and quantize float operations to int8, or round
  * their weights to bf16 (TPUC_BF16); plan device memory; print the remaining ops as the host
  * program. */
 #ifndef TPU_COMPILER_TPUC_H
@@ -49,6 +50,10 @@ typedef struct {
      * one byte so that the struct's size and offsets stay as they were (python/abi.c checks the
      * Python package's copy of them). */
     uint8_t precision;
+    /* Convolutions whose input comes from the host run packed (their receptive fields gathered
+     * into K, docs/compiler.md) where that takes fewer MXU slots; with this set, never. In the
+     * padding after precision: the struct's size and offsets stay as they were. */
+    bool no_conv_packing;
 } tpuc_options;
 
 typedef enum {

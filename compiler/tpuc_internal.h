@@ -70,18 +70,25 @@ typedef struct {
     bool out_bf16;   /* the device rounds the fp32 result to bf16 (read in place) */
     bool to_host;    /* the result goes back to the host */
     int seg;
-    uint32_t batch, m, k, n; /* weights: batch x k x n (a GEMM's m rows per batch index; a
-                                convolution's batch 1, k = kh * kw * c rows, n = cout) */
-    tpub_conv cv;            /* a convolution's geometry and flags (its offsets set by emit.c) */
-    int in_nhwc[4], out_nhwc[4];   /* a convolution's HLO dims of input and output, NHWC order
-                                      (NWC for a 1-D one: its height is 1 on the device) */
-    int conv_rank;                 /* how many of them: 4, or 3 for a 1-D convolution */
+    uint32_t batch, m, k, n;     /* weights: batch x k x n (a GEMM's m rows per batch index; a
+                                    convolution's batch 1, k = kh * kw * c rows, n = cout) */
+    tpub_conv cv;                /* a convolution's CONV2D command: geometry and flags (its offsets
+                                    set by emit.c) */
+    tpub_conv own;               /* the convolution's own geometry: cv's, unless packed */
+    bool packed;                 /* the input's transfer gathers each output pixel's receptive field
+                                    (kh * kw * c elements) as one pixel: cv is then the 1x1 convolution
+                                    over them (conv.c's tc_conv_pack) */
+    int in_nhwc[4], out_nhwc[4]; /* a convolution's HLO dims of input and output, NHWC order
+                                    (NWC for a 1-D one: its height is 1 on the device) */
+    int conv_rank;               /* how many of them: 4, or 3 for a 1-D convolution */
     uint32_t groups, dil_h, dil_w; /* a convolution's feature groups and kernel dilation, run as
                                       one dense kernel (conv.c) */
     uint32_t lhs_h, lhs_w;         /* a convolution's input dilation (a transposed convolution's) */
     uint32_t crop_top, crop_left;  /* rows and columns of the dilated input that negative
                                       padding drops (the bottom and right ones: cv.h and cv.w) */
     bool in_gather;                /* the input's transfer writes it dilated or cropped */
+    uint64_t slots[2];             /* a convolution read from the host: its MXU slots (K tiles x
+                                      output tiles x output pixels) unpacked and packed */
     int kdim[HLO_MAX_RANK];        /* a run-time kernel read through reverses and transposes:
                                       kernel dim d is w's dim kdim[d], */
     bool krev[HLO_MAX_RANK];       /* reversed when krev[d] */
@@ -103,8 +110,9 @@ typedef struct {
     const hlo_module *m;
     const char *file;
     uint32_t array_n;
-    bool bf16;           /* float operations in bf16 (tpuc_options.precision) */
-    int n_calib_ignored; /* calibration arrays given with bf16, for the report */
+    bool bf16;            /* float operations in bf16 (tpuc_options.precision) */
+    bool no_conv_packing; /* tpuc_options.no_conv_packing */
+    int n_calib_ignored;  /* calibration arrays given with bf16, for the report */
     int n_nodes, cap_nodes;
     tc_node *nodes;
     int n_inputs;
@@ -166,6 +174,9 @@ const char *tc_device_types(const tc_node *l, const tc_node *r, const tc_node *n
 /* Why convolution node d stays on the host, or NULL when the device runs it (then op's
  * geometry, layouts, weight shape and exact set). */
 const char *tc_device_conv(tc_graph *g, int d, tc_op *op);
+/* Decides whether op's convolution, read from the host, runs packed (tc_op.packed): when that
+ * takes fewer MXU slots (op->slots) and the packed geometry fits; sets op->cv. */
+void tc_conv_pack(tc_graph *g, tc_op *op);
 /* The kernel of op's convolution as (kh, kw, c) x cout weights. */
 int tc_take_kernel(tc_graph *g, tc_op *op);
 /* A run-time kernel read through the reverses, transposes and copies computed for it alone
@@ -174,8 +185,9 @@ void tc_kernel_source(tc_graph *g, tc_op *op);
 /* The kernel row (dy, dx, c) that row r of op's kernel tile t holds (firmware.h's tile order),
  * or -1 for a row of zeros. */
 int64_t tc_conv_tile_row(const tpub_conv *v, uint32_t n, uint32_t t, uint32_t r);
-/* The gather of op's input (kernel false: the dilated or cropped NHWC input) or of its run-time
- * kernel (in tile order), *count indices (tpub_xfer). Returns NULL when out of memory. */
+/* The gather of op's input (kernel false: the NHWC input dilated or cropped, or its receptive
+ * fields when packed) or of its run-time kernel (in tile order), *count indices (tpub_xfer).
+ * Returns NULL when out of memory. */
 uint32_t *tc_conv_gather(const tc_graph *g, const tc_op *op, bool kernel, uint64_t *count);
 /* Why reduce-window node u, which reads op's result, does not fuse into it as max pooling, or
  * NULL when it does (then op's pooling geometry set). */

@@ -19,7 +19,8 @@
  * The output rows are cut in bands that fit the UB (two plane sets, so the next band loads while
  * this one computes, when there is room) and the accumulators (two buffers: one drains while the
  * next output-channel tile accumulates). A band's output tile nt accumulates over every K tile
- * (one RD_WEIGHT each, fetched WFIFO_TILES - 1 ahead), one MATMUL per output row, and drains
+ * (one RD_WEIGHT each, fetched WFIFO_TILES - 1 ahead), one MATMUL per output row (one per band
+ * when the band's rows follow each other in the plane), and drains
  * through ACTIVATE (or ACTIVATE.POOL per pooled row) and WR_HOST, or WR_HOST from ACC for int32.
  * With pooling, bands are whole pooled rows (overlapping windows recompute their shared rows).
  * BF16 (pixel planes only): as gemm.c's, a pixel's plane is a UB row pair, so every row count
@@ -475,8 +476,13 @@ static int run_conv(fw_ctx *c, const conv *v)
         s.load_units = (uint64_t)v->groups * band_in_rows(v, bp);
         if (load_until(&s, load + 1))
             return c->res->code;
-        /* The next band's loads are spread over this band's MATMULs (into the other set). */
-        const uint64_t mms = (uint64_t)v->nt * v->kt * conv_rows;
+        /* One MATMUL per output row, or per band where the rows it reads follow each other
+         * in the plane (sh * width = ow * sw: packed runs at stride 1, or a 1x1 kernel at
+         * stride 1 without horizontal padding, as tpuc's packed convolutions are): fewer, longer
+         * MATMULs measured faster. The next band's loads are spread over this band's MATMULs
+         * (into the other set). */
+        const uint32_t per = (uint64_t)v->sh * v->width == (uint64_t)v->ow * v->sw ? conv_rows : 1;
+        const uint64_t mms = (uint64_t)v->nt * v->kt * (conv_rows / per);
         uint64_t next_units = 0, pushed = 0;
         if (v->sets == 2 && load + 1 < s.loads) {
             uint32_t ni, np0, nbp;
@@ -493,12 +499,12 @@ static int run_conv(fw_ctx *c, const conv *v)
                 uint32_t plane, dy, dx;
                 tile_source(&s, kt, &plane, &dy, &dx);
                 const uint32_t ub_step = v->sw * group_planes(v, plane_group(v, plane)) * v->e;
-                for (uint32_t oy = 0; oy < conv_rows; oy++) {
+                for (uint32_t oy = 0; oy < conv_rows; oy += per) {
                     const uint32_t flags = (oy == 0 ? mm : mm & ~TPU_F_LOAD) | (kt ? TPU_F_ACC : 0);
                     const uint64_t a =
                         plane_row(v, s.set_base[load % v->sets], (uint32_t)band_in_rows(v, bp),
                                   plane, (uint64_t)oy * v->sh + dy, dx);
-                    if (fw_push(c, TPU_OP_MATMUL, flags, v->ow, (uint32_t)a,
+                    if (fw_push(c, TPU_OP_MATMUL, flags, per * v->ow, (uint32_t)a,
                                 (uint32_t)((q % 2) * s.acc_half + (uint64_t)oy * v->ow), 0,
                                 ub_step))
                         return c->res->code;

@@ -152,6 +152,7 @@ typedef struct hlo_shape {
     X(BITCAST_CONVERT, "bitcast-convert", NULL, 1, OWN)               \
     X(BATCH_NORM_TRAINING, "batch-norm-training", NULL, 3, OWN)       \
     X(BATCH_NORM_INFERENCE, "batch-norm-inference", NULL, 5, OWN)     \
+    X(SELECT_AND_SCATTER, "select-and-scatter", NULL, 3, OWN)         \
     X(ALL_REDUCE, "all-reduce", NULL, -1, OWN)
 
 typedef enum {
@@ -264,7 +265,8 @@ typedef struct {
     /* Attributes parsed where known; every other attribute is skipped. */
     hlo_ints dimensions; /* also concatenate's, reverse's, sort's and map's dimensions={...} */
     hlo_ints lhs_contracting_dims, rhs_contracting_dims, lhs_batch_dims, rhs_batch_dims;
-    int to_apply;   /* computation index, or -1 */
+    int to_apply;   /* computation index, or -1 (select-and-scatter's scatter=) */
+    int select;     /* select-and-scatter's select=: computation index, or -1 */
     int calls;      /* computation index, or -1 */
     bool has_index; /* get-tuple-element index=N */
     int64_t index;
@@ -280,7 +282,7 @@ typedef struct {
     double epsilon;
     int64_t feature_index;
     char *custom_call_target; /* custom-call's custom_call_target="..."; NULL otherwise */
-    hlo_window window;        /* convolution's and reduce-window's window={...} */
+    hlo_window window; /* convolution's, reduce-window's and select-and-scatter's window={...} */
     hlo_conv_dims dim_labels; /* convolution's dim_labels=... */
     /* convolution's feature_group_count=N and batch_group_count=N (1..2^31): 1 when not given
      * and on other ops; hand-built attrs may leave them 0, printed only when above 1. */
@@ -405,7 +407,7 @@ void hlo_instr_init(hlo_instr *in);
 bool hlo_tuple_result(hlo_opcode op);
 
 /* The computations instruction in refers to, in the order to_apply, calls, condition, body,
- * branches: the k-th of them that is given (k from 0), or -1 past the last. */
+ * select, branches: the k-th of them that is given (k from 0), or -1 past the last. */
 int hlo_callee(const hlo_instr *in, int k);
 /* The computation of m that holds instruction in (any pointer: compared as an address), or
  * NULL. */
@@ -446,15 +448,17 @@ hlo_opcode hlo_opcode_of(const char *name); /* the inverse; HLO_OP_OTHER for oth
  * operands, an array or a tuple of arrays as result, custom_call_target required), and
  * (hlo_check_shape.c) slice, concatenate, reverse, dynamic-slice, dynamic-update-slice (start
  * indices: one integer scalar per operand dim, all of one type), gather and scatter of one
- * operand (as InferGatherShape and InferScatterShape), sort (operands of one dims, a comparator
- * taking two scalars per operand and returning pred[]), map, while (condition and body take the
- * state, body returns it) and conditional (an s32[] index, or pred[] with two branches; branch b
- * takes operand b + 1), all-reduce (operands of one type, their shapes as result, a scalar
- * to_apply, replica groups of one size naming each device at most once). Any other opcode is an
- * error naming it. Also checked: operand shapes printed inline agree with their definitions,
- * parameter numbers are 0..n-1 without gaps, neither operands nor calls form a cycle, and each
- * alias names an ENTRY parameter and an output of one shape, no output or parameter twice. Returns
- * 0, or -1 with the first error in *err (err may be NULL):
+ * operand (as InferGatherShape and InferScatterShape), select-and-scatter (as
+ * InferSelectAndScatterShape: a source of the operand's window positions, select returning
+ * pred[], scatter an element, the result the operand's shape), sort (operands of one dims, a
+ * comparator taking two scalars per operand and returning pred[]), map, while (condition and body
+ * take the state, body returns it), conditional (an s32[] index, or pred[] with two branches;
+ * branch b takes operand b + 1) and all-reduce (operands of one type, their shapes as result, a
+ * scalar to_apply, replica groups of one size naming each device at most once). Any other opcode
+ * is an error naming it. Also checked: operand shapes printed inline agree with their
+ * definitions, parameter numbers are 0..n-1 without gaps, neither operands nor calls form a
+ * cycle, and each alias names an ENTRY parameter and an output of one shape, no output or
+ * parameter twice. Returns 0, or -1 with the first error in *err (err may be NULL):
  * "<file>:<line>:<col>: <opcode>: <what differs>" at the instruction's name. */
 int hlo_check(const hlo_module *m, const char *file, hlo_error *err);
 
@@ -561,10 +565,15 @@ bool hlo_is_float(hlo_type t);     /* f16, bf16, f32, f64 */
  * its operand's value (values are logical arrays: layouts change nothing else). Start indices
  * of dynamic-slice, dynamic-update-slice and gather are clamped so that the slice lies inside
  * the operand; a scatter applies to_apply(element, update) for each update in row-major order
- * of the updates, skipping a window that does not lie wholly inside the operand; sort is stable (a
- * merge sort calling the comparator, which must be a strict weak order for a sorted result); while
- * runs at most HLO_MAX_WHILE_TRIPS iterations, more being a located error; a conditional's index
- * out of range runs the last branch. Values are freed once their last user has run.
+ * of the updates, skipping a window that does not lie wholly inside the operand; a
+ * select-and-scatter starts from the init value everywhere and, for each source element (a window
+ * position, in row-major order), selects among the window's operand elements (in row-major
+ * order, padding and dilation holes skipped) by keeping the one selected so far while
+ * select(selected, next) holds, and stores scatter(value there, source element) there; sort is
+ * stable (a merge sort calling the comparator, which must be a strict weak order for a sorted
+ * result); while runs at most HLO_MAX_WHILE_TRIPS iterations, more being a located error; a
+ * conditional's index out of range runs the last branch. Values are freed once their last user has
+ * run.
  *
  * Returns 0 with *outs (n_outs arrays, free with hlo_arrays_free), or -1 with *err:
  * "<file>:<line>:<col>: ..." for a located problem (an elided constant whose value is needed,

@@ -40,6 +40,7 @@ void hlo_instr_init(hlo_instr *in)
                       .iota_dimension = -1,
                       .feature_index = -1,
                       .to_apply = -1,
+                      .select = -1,
                       .calls = -1,
                       .condition = -1,
                       .body = -1,
@@ -57,9 +58,11 @@ bool hlo_tuple_result(hlo_opcode op)
 
 int hlo_callee(const hlo_instr *in, int k)
 {
-    const int fixed[4] = {in->to_apply, in->calls, in->condition, in->body};
-    for (int i = 0; i < 4 + in->n_branches; i++) {
-        const int c = i < 4 ? fixed[i] : in->branches[i - 4];
+    /* Hand-built instructions may leave select 0: only select-and-scatter's counts. */
+    const int select = in->opcode == HLO_OP_SELECT_AND_SCATTER ? in->select : -1;
+    const int fixed[5] = {in->to_apply, in->calls, in->condition, in->body, select};
+    for (int i = 0; i < 5 + in->n_branches; i++) {
+        const int c = i < 5 ? fixed[i] : in->branches[i - 5];
         if (c >= 0 && k-- == 0)
             return c;
     }

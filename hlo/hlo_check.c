@@ -427,6 +427,7 @@ static int check_instr(checker *k)
     case HLO_OP_DYNAMIC_UPDATE_SLICE:
     case HLO_OP_GATHER:
     case HLO_OP_SCATTER:
+    case HLO_OP_SELECT_AND_SCATTER:
     case HLO_OP_SORT:
     case HLO_OP_WHILE:
     case HLO_OP_CONDITIONAL:

@@ -50,8 +50,13 @@ const hlo_shape *hc_param_shape(const hlo_computation *c, int64_t number);
 /* hlo_check_reduce.c: dot, convolution, reduce, reduce-window, batch-norm-training and
  * batch-norm-inference. */
 int hc_check_reduce_op(checker *k);
+/* The window over the n dims base (an operand's dims, or a convolution's input spatial dims;
+ * what_n names n in messages): sizes, strides and dilations at least 1. out[i] gets the number
+ * of window positions along dim i, as XLA's InferWindowOutputShape: (padded dilated base -
+ * dilated window) / stride + 1, or 0 when the window does not fit. */
+int hc_check_window(checker *k, const int64_t *base, int n, const char *what_n, int64_t *out);
 /* hlo_check_shape.c: slice, concatenate, reverse, dynamic-slice, dynamic-update-slice, gather,
- * scatter, sort, while, conditional, map and all-reduce. */
+ * scatter, select-and-scatter, sort, while, conditional, map and all-reduce. */
 int hc_check_shape_op(checker *k);
 /* hlo_check_elem.c: the element-wise ops (by the op list's rules), iota, compare, select, clamp,
  * convert and bitcast-convert; any other opcode is an error naming it. */

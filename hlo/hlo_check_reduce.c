@@ -94,11 +94,7 @@ static int check_reduce(checker *k)
     return check_reduction(k, want);
 }
 
-/* The window over the n dims base (an operand's dims, or a convolution's input spatial dims;
- * what_n names n in messages): sizes, strides and dilations at least 1. out[i] gets the number
- * of window positions along dim i, as XLA's InferWindowOutputShape: (padded dilated base -
- * dilated window) / stride + 1, or 0 when the window does not fit. */
-static int check_window(checker *k, const int64_t *base, int n, const char *what_n, int64_t *out)
+int hc_check_window(checker *k, const int64_t *base, int n, const char *what_n, int64_t *out)
 {
     const hlo_window *w = &k->in->window;
     if (!w->present && n > 0)
@@ -136,7 +132,7 @@ static int check_reduce_window(checker *k)
     char what_n[48];
     snprintf(what_n, sizeof what_n, "the operand has rank %d", s0->rank);
     hlo_shape want = {.type = HLO_PRED, .rank = s0->rank};
-    if (check_window(k, s0->dims, s0->rank, what_n, want.dims))
+    if (hc_check_window(k, s0->dims, s0->rank, what_n, want.dims))
         return -1;
     return check_reduction(k, want);
 }
@@ -232,7 +228,7 @@ static int check_convolution(checker *k)
         base[i] = l->dims[d->input_spatial_dims[i]];
     char what_n[48];
     snprintf(what_n, sizeof what_n, "dim_labels have %d spatial dims", d->n_spatial);
-    if (check_window(k, base, d->n_spatial, what_n, out))
+    if (hc_check_window(k, base, d->n_spatial, what_n, out))
         return -1;
     for (int i = 0; i < d->n_spatial; i++)
         if (in->window.dims[i].size != r->dims[d->kernel_spatial_dims[i]])

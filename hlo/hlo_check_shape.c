@@ -372,6 +372,37 @@ static int check_same_dims(checker *k)
     return 0;
 }
 
+/* Operand, source and init value; select (a pair of elements -> pred[]) and scatter= (-> an
+ * element); the source has the shape of the operand's window positions (reduce-window's result),
+ * the result the operand's (XLA's InferSelectAndScatterShape). */
+static int check_select_and_scatter(checker *k)
+{
+    const hlo_instr *in = k->in;
+    if (hc_arity(k) || hc_operand_result(k))
+        return -1;
+    const hlo_shape *s = hc_operand(k, 0), *src = hc_operand(k, 1), *init = hc_operand(k, 2);
+    hlo_shape scalar = {.type = s->type, .elements = 1};
+    if (!hlo_shape_equal(init, &scalar)) {
+        shape_strs t = hc_strs(init, &scalar);
+        return hc_fail(k, "init value %s, must be %s", t.a, t.b);
+    }
+    if (check_callee(k, in->select, "select", 2, scalar_of, 2, &pred_scalar) ||
+        check_callee(k, in->to_apply, "scatter", 2, scalar_of, 2, &scalar))
+        return -1;
+    char what_n[48];
+    snprintf(what_n, sizeof what_n, "the operand has rank %d", s->rank);
+    hlo_shape want = {.type = s->type, .rank = s->rank, .elements = 1};
+    if (hc_check_window(k, s->dims, s->rank, what_n, want.dims))
+        return -1;
+    for (int d = 0; d < want.rank; d++)
+        want.elements *= want.dims[d];
+    if (!hlo_shape_equal(src, &want)) {
+        shape_strs t = hc_strs(src, &want);
+        return hc_fail(k, "source %s, expected %s", t.a, t.b);
+    }
+    return check_result(k, s);
+}
+
 static int check_sort(checker *k)
 {
     const hlo_instr *in = k->in;
@@ -515,6 +546,7 @@ int hc_check_shape_op(checker *k)
     case HLO_OP_DYNAMIC_UPDATE_SLICE: return check_dynamic_update_slice(k);
     case HLO_OP_GATHER: return check_gather(k);
     case HLO_OP_SCATTER: return check_scatter(k);
+    case HLO_OP_SELECT_AND_SCATTER: return check_select_and_scatter(k);
     case HLO_OP_SORT: return check_sort(k);
     case HLO_OP_MAP: return check_map(k);
     case HLO_OP_WHILE: return check_while(k);

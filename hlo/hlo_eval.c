@@ -267,7 +267,8 @@ static int eval_instr(evaluator *e, const hlo_instr *in, const val *op, val *out
     case HLO_OP_CONDITIONAL:
     case HLO_OP_SORT:
     case HLO_OP_MAP:
-    case HLO_OP_SCATTER: rc = he_control(e, in, op, out); break;
+    case HLO_OP_SCATTER:
+    case HLO_OP_SELECT_AND_SCATTER: rc = he_control(e, in, op, out); break;
     default:
         if (in->shape.type == HLO_TUPLE) /* a tuple constant: its literal is never kept */
             rc = he_fail(e, in, "value of '%s' is elided but needed", in->name);

@@ -1,5 +1,6 @@
 /* hlo_eval_control.c - the evaluator's ops that run computations: while, conditional, sort
- * (a stable merge sort calling the comparator), map and scatter (hlo_eval_internal.h). */
+ * (a stable merge sort calling the comparator), map, scatter and select-and-scatter
+ * (hlo_eval_internal.h). */
 #include "hlo/hlo_eval_internal.h"
 
 #include <stdlib.h>
@@ -226,6 +227,74 @@ static int eval_scatter(evaluator *e, const hlo_instr *in, const val *op, val *o
     return rc;
 }
 
+/* select-and-scatter: the result holds the init value everywhere; then for each source element,
+ * in row-major order (a window position, as reduce-window's result elements), the window's
+ * operand elements (not padding, nor between a dilated operand's elements) are scanned in
+ * row-major order, the one selected so far kept while select(selected, next) holds, and
+ * scatter(result there, source element) is stored at the selected one (XLA's
+ * HandleSelectAndScatter; max pooling's gradient with select a compare GE, scatter an add). */
+static int eval_select_and_scatter(evaluator *e, const hlo_instr *in, const val *op, val *out)
+{
+    const hlo_array *a = op[0].a, *src = op[1].a;
+    const hlo_window *w = &in->window;
+    const hlo_computation *sel = &e->m->comps[in->select], *f = &e->m->comps[in->to_apply];
+    int64_t st[HLO_MAX_RANK], size[HLO_MAX_RANK], oidx[HLO_MAX_RANK] = {0};
+    val args[2] = {{hlo_array_new(a->shape.type, 0, NULL), 0, NULL},
+                   {hlo_array_new(a->shape.type, 0, NULL), 0, NULL}};
+    int rc = args[0].a && args[1].a &&
+                     (out->a = hlo_array_new(a->shape.type, a->shape.rank, a->shape.dims))
+                 ? 0
+                 : he_fail(e, in, "out of memory");
+    for (int64_t i = 0; i < a->shape.elements && !rc; i++)
+        he_copy(out->a, i, op[2].a, 0);
+    he_strides(&a->shape, st);
+    for (int d = 0; d < w->rank; d++)
+        size[d] = w->dims[d].size;
+    for (int64_t o = 0; o < src->shape.elements && !rc; o++) {
+        int64_t k[HLO_MAX_RANK] = {0}, best = -1;
+        do {
+            int64_t at = 0;
+            bool inside = true;
+            for (int d = 0; d < w->rank && inside; d++) {
+                const hlo_window_dim *wd = &w->dims[d];
+                int64_t u = oidx[d] * wd->stride - wd->pad_lo + k[d] * wd->rhs_dilate;
+                inside = u >= 0 && u % wd->lhs_dilate == 0 && u / wd->lhs_dilate < a->shape.dims[d];
+                if (inside)
+                    at += u / wd->lhs_dilate * st[d];
+            }
+            if (!inside)
+                continue;
+            if (best >= 0) {
+                val r;
+                he_copy(args[0].a, 0, a, best);
+                he_copy(args[1].a, 0, a, at);
+                if ((rc = he_apply(e, sel, args, &r)))
+                    break;
+                const bool keep = he_geti(r.a, 0) != 0;
+                he_val_free(&r);
+                if (keep)
+                    continue;
+            }
+            best = at;
+        } while (he_odometer(k, size, w->rank) >= 0);
+        if (!rc && best >= 0) {
+            val r;
+            he_copy(args[0].a, 0, out->a, best);
+            he_copy(args[1].a, 0, src, o);
+            if ((rc = he_apply(e, f, args, &r)))
+                break;
+            he_copy(out->a, best, r.a, 0);
+            he_val_free(&r);
+        }
+        he_odometer(oidx, src->shape.dims, src->shape.rank);
+    }
+    he_val_free(&args[0]);
+    he_val_free(&args[1]);
+    if (rc)
+        he_val_free(out);
+    return rc;
+}
+
 int he_control(evaluator *e, const hlo_instr *in, const val *op, val *out)
 {
     switch (in->opcode) {
@@ -233,6 +302,7 @@ int he_control(evaluator *e, const hlo_instr *in, const val *op, val *out)
     case HLO_OP_CONDITIONAL: return eval_conditional(e, in, op, out);
     case HLO_OP_SORT: return eval_sort(e, in, op, out);
     case HLO_OP_SCATTER: return eval_scatter(e, in, op, out);
+    case HLO_OP_SELECT_AND_SCATTER: return eval_select_and_scatter(e, in, op, out);
     default: /* map */ return eval_map(e, in, op, out);
     }
 }

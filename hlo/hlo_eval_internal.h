@@ -2,8 +2,8 @@
  * access, index arithmetic, and the element-wise (hlo_elem.c, hlo_elem_arith.c) and
  * data-movement (hlo_eval_shape.c) ops, dots, convolutions and reductions (hlo_eval_reduce.c),
  * values and the computation walk for control flow (hlo_eval_control.c: while, conditional,
- * sort, map, scatter). hlo_eval.c holds values, the computation walk, constants, custom-calls
- * and the API. */
+ * sort, map, scatter, select-and-scatter). hlo_eval.c holds values, the computation walk,
+ * constants, custom-calls and the API. */
 #ifndef TPU_HLO_HLO_EVAL_INTERNAL_H
 #define TPU_HLO_HLO_EVAL_INTERNAL_H
 
@@ -72,8 +72,8 @@ int he_eval_comp(evaluator *e, const hlo_computation *c, const val *args, val *o
 /* he_eval_comp for the to_apply an op calls per element (a reducer, comparator, map or scatter
  * function): its instructions are that op's work, not the program's (hooks.evaluated). */
 int he_apply(evaluator *e, const hlo_computation *f, const val *args, val *out);
-/* while, conditional, sort, map and scatter (hlo_eval_control.c) on operand values op into
- * *out. */
+/* while, conditional, sort, map, scatter and select-and-scatter (hlo_eval_control.c) on operand
+ * values op into *out. */
 int he_control(evaluator *e, const hlo_instr *in, const val *op, val *out);
 /* hlo_eval_reduce.c: reduce, reduce-window, batch-norm-training and batch-norm-inference on
  * operand values op into *out; dot and convolution of l and r into o (allocated with the

@@ -31,12 +31,19 @@ typedef struct {
 /* An operand or computation name to resolve once its scope is complete. */
 typedef struct {
     int comp, instr;
-    int slot; /* operand index, or REF_TO_APPLY, REF_CALLS, REF_CONDITION, REF_BODY, or
-                 REF_BRANCH - k for branch k */
+    int slot; /* operand index, or REF_TO_APPLY, REF_CALLS, REF_CONDITION, REF_BODY,
+                 REF_SELECT, or REF_BRANCH - k for branch k */
     size_t at, pos, len;
 } ref;
 
-enum { REF_TO_APPLY = -1, REF_CALLS = -2, REF_CONDITION = -3, REF_BODY = -4, REF_BRANCH = -5 };
+enum {
+    REF_TO_APPLY = -1,
+    REF_CALLS = -2,
+    REF_CONDITION = -3,
+    REF_BODY = -4,
+    REF_SELECT = -5,
+    REF_BRANCH = -6
+};
 
 typedef struct {
     const char *s;

@@ -186,12 +186,18 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
             list->present = true;
             if (!dup)
                 parse_int_list(p, list, "in dimension list");
-        } else if (lx_tok_is(p, name, "to_apply") || lx_tok_is(p, name, "calls")) {
-            bool calls = lx_tok_is(p, name, "calls");
-            int *target = calls ? &in->calls : &in->to_apply;
+        } else if (lx_tok_is(p, name, "to_apply") || lx_tok_is(p, name, "calls") ||
+                   (in->opcode == HLO_OP_SELECT_AND_SCATTER &&
+                    (lx_tok_is(p, name, "select") || lx_tok_is(p, name, "scatter")))) {
+            /* select-and-scatter's scatter= is its to_apply */
+            bool calls = lx_tok_is(p, name, "calls"), select = lx_tok_is(p, name, "select");
+            int *target = calls ? &in->calls : select ? &in->select : &in->to_apply;
             dup = *target != -1;
             *target = 0; /* resolved when the module is complete */
-            lx_add_ref(p, comp, instr, calls ? REF_CALLS : REF_TO_APPLY,
+            lx_add_ref(p, comp, instr,
+                       calls    ? REF_CALLS
+                       : select ? REF_SELECT
+                                : REF_TO_APPLY,
                        lx_expect_name(p, "a computation name"));
         } else if (lx_tok_is(p, name, "condition") || lx_tok_is(p, name, "body")) {
             bool body = lx_tok_is(p, name, "body");
@@ -251,7 +257,8 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
             dup = in->iota_dimension >= 0;
             in->iota_dimension = lx_parse_int(p, "iota dimension", 0, INT32_MAX);
         } else if (lx_tok_is(p, name, "window") &&
-                   (in->opcode == HLO_OP_CONVOLUTION || in->opcode == HLO_OP_REDUCE_WINDOW)) {
+                   (in->opcode == HLO_OP_CONVOLUTION || in->opcode == HLO_OP_REDUCE_WINDOW ||
+                    in->opcode == HLO_OP_SELECT_AND_SCATTER)) {
             dup = in->window.present;
             if (!dup)
                 lx_parse_window(p, in);
@@ -585,6 +592,7 @@ static void parse_module(parser *p, hlo_module *m)
           : f->slot == REF_CALLS     ? &in->calls
           : f->slot == REF_CONDITION ? &in->condition
           : f->slot == REF_BODY      ? &in->body
+          : f->slot == REF_SELECT    ? &in->select
                                      : &in->branches[REF_BRANCH - f->slot]) = idx;
     }
     if (!m->name) {

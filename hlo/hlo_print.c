@@ -289,8 +289,13 @@ static void print_attributes(hlo_text *t, const hlo_module *m, const hlo_instr *
         a->feature_index >= 0)
         hlo_text_printf(t, ", epsilon=%.17g, feature_index=%lld", a->epsilon,
                         (long long)a->feature_index);
+    /* Only select-and-scatter's: hand-built attrs of other ops may leave select 0. */
+    if (a->opcode == HLO_OP_SELECT_AND_SCATTER && a->select >= 0)
+        hlo_text_printf(t, ", select=%s", m->comps[a->select].name);
     if (a->to_apply >= 0)
-        hlo_text_printf(t, ", to_apply=%s", m->comps[a->to_apply].name);
+        hlo_text_printf(t, ", %s=%s",
+                        a->opcode == HLO_OP_SELECT_AND_SCATTER ? "scatter" : "to_apply",
+                        m->comps[a->to_apply].name);
     if (a->calls >= 0)
         hlo_text_printf(t, ", calls=%s", m->comps[a->calls].name);
     /* Only while's and gather's: hand-built attrs of other ops may leave these fields 0. */

@@ -9,7 +9,8 @@
 
 /* StableHLO names that XLA spells differently: the op list's (HLO_OPS, hlo.h), an if (also a
  * conditional) and ops without an enum value; any other loses its dialect prefix and has '_'
- * replaced by '-' (exponential_minus_one -> exponential-minus-one). */
+ * replaced by '-' (exponential_minus_one -> exponential-minus-one). arith's prefix goes too:
+ * torch-mlir writes batch norm's epsilon as an arith.constant, spelled as stablehlo.constant. */
 #define RENAME(name, hlo, stablehlo, operands, rule) {stablehlo, hlo},
 static const char *const renames[][2] = {
     HLO_OPS(RENAME) /* NULL for the ops spelled alike */
@@ -20,7 +21,7 @@ static const char *const renames[][2] = {
 
 const char *shlo_opcode(parser *p, const char *name)
 {
-    static const char *const prefixes[] = {"stablehlo.", "chlo.", "mhlo."};
+    static const char *const prefixes[] = {"stablehlo.", "chlo.", "mhlo.", "arith."};
     for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
         if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
             name += strlen(prefixes[i]);
@@ -342,13 +343,15 @@ static void window_from(parser *p, const sop *op, hlo_window *w, int n, const in
     }
 }
 
+/* reduce_window's and select_and_scatter's window (the latter has no dilations). */
 static void map_reduce_window(parser *p, const sop *op, hlo_instr *in)
 {
     static const char *const keys[5] = {"window_strides", "padding", "base_dilations",
                                         "window_dilations", ""};
     hlo_ints sizes;
     if (!shlo_get_ints(p, op, "window_dimensions", NULL, &sizes, 0))
-        lx_fail_at(p, op->at, "reduce_window without window_dimensions");
+        lx_fail_at(p, op->at, "%s without window_dimensions",
+                   in->opcode == HLO_OP_REDUCE_WINDOW ? "reduce_window" : "select_and_scatter");
     if (sizes.n > HLO_MAX_RANK)
         lx_fail_at(p, op->at, "window has more than %d dims", HLO_MAX_RANK);
     window_from(p, op, &in->window, sizes.n, sizes.v, keys);
@@ -581,6 +584,13 @@ int shlo_map(shlo *s, const sop *op, int idx)
         }
         break;
     case HLO_OP_REDUCE_WINDOW: map_reduce_window(p, op, in); break;
+    case HLO_OP_SELECT_AND_SCATTER: /* its regions: select, then scatter (the to_apply) */
+        map_reduce_window(p, op, in);
+        if (op->n_regions != 2)
+            lx_fail_at(p, op->at, "select_and_scatter needs a select and a scatter region");
+        in->select = op->regions[0];
+        in->to_apply = op->regions[1];
+        break;
     case HLO_OP_DOT: map_dot(s, op, in); break;
     case HLO_OP_COMPARE: map_compare(p, op, in); break;
     case HLO_OP_SLICE: map_slice(p, op, in); break;

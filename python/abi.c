@@ -76,6 +76,7 @@ static const tpusim_abi_entry abi[] = {
     {FIELD(tpuc_options, n_calib)},
     {FIELD(tpuc_options, allow_nonfinite)},
     {FIELD(tpuc_options, precision)},
+    {FIELD(tpuc_options, no_conv_packing)},
     {SIZE(tpub_conv)},
     {FIELD(tpub_conv, batch)},
     {FIELD(tpub_conv, h)},

@@ -42,6 +42,7 @@ typedef struct {
     int n_calib;
     bool allow_nonfinite;
     uint8_t precision;
+    bool no_conv_packing;
 } tpuc_options;
 
 typedef struct {

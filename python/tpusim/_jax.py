@@ -58,7 +58,7 @@ class Jitted:
     Report of the last call; report_text: the compiler's report of the last compile."""
 
     def __init__(self, f, *, array, cores, precision, weights, calibrate, mem_latency,
-                 mem_bandwidth, verify, max_cycles):
+                 mem_bandwidth, verify, max_cycles, lower=None):
         if precision not in compiler.PRECISIONS:
             raise ArgumentError(f"precision={precision!r}: 'int8' or 'bf16'")
         if precision == "bf16" and calibrate is not None:
@@ -71,6 +71,7 @@ class Jitted:
 
         self._jax = jax
         self.f, self.array, self.cores, self.precision = f, array, cores, precision
+        self._lower = lower or self._lower_jax
         self.weights, self.calibrate = weights, calibrate
         self._device = dict(cores=cores, mem_latency=mem_latency, mem_bandwidth=mem_bandwidth,
                             verify=verify, max_cycles=max_cycles)
@@ -96,8 +97,13 @@ class Jitted:
             out.append(a.astype(canon(a.dtype), copy=False))
         return out, tree
 
-    def __call__(self, *args):
-        t0 = time.perf_counter()
+    def package(self, *args):
+        """The package of f for these arguments (weights and inputs, as a call takes them),
+        compiled without running: what `save` writes for `tpusim run` (tpusim.torch.export)."""
+        flat, wargs, inputs = self._split(args)
+        return self._package(flat, wargs, inputs)[0]
+
+    def _split(self, args):
         if not args:
             raise ArgumentError(f"{self.__name__}: no arguments (weights and inputs)")
         wargs = self._weight_args(len(args))
@@ -110,6 +116,11 @@ class Jitted:
             if self.cores > 1 and (x.ndim == 0 or x.shape[0] % self.cores):
                 raise ArgumentError(f"cores={self.cores}: every input's leading dimension must "
                                     f"be a multiple of {self.cores}; an input is {x.shape}")
+        return flat, wargs, inputs
+
+    def __call__(self, *args):
+        t0 = time.perf_counter()
+        flat, wargs, inputs = self._split(args)
         key = tuple((i in wargs, tree, tuple((x.shape, x.dtype.str) for x in leaves))
                     for i, (leaves, tree) in enumerate(flat))
         h = hashlib.blake2b()
@@ -137,6 +148,11 @@ class Jitted:
         return self._jax.tree_util.tree_unflatten(entry.out_tree, outs)
 
     def _compile(self, flat, wargs, inputs, weights_hash):
+        pkg, out_tree = self._package(flat, wargs, inputs)
+        self.compiles += 1
+        return _Entry(Runtime(pkg, **self._device), out_tree, weights_hash)
+
+    def _package(self, flat, wargs, inputs):
         jax = self._jax
         # Each core evaluates its share of the batch: the model is lowered for that share.
         def spec(i, x):
@@ -152,8 +168,7 @@ class Jitted:
         specs = [jax.tree_util.tree_unflatten(tree, [spec(i, x) for x in leaves])
                  for i, (leaves, tree) in enumerate(flat)]
         f = narrowed if any(_widened(x) is not x for x in inputs) else self.f
-        # keep_unused: every leaf stays a parameter, numbered in argument order.
-        lowered = jax.jit(f, keep_unused=True).lower(*specs)
+        text, out_tree = self._lower(f, specs)
         weights, number = {}, 0
         for i, (leaves, _) in enumerate(flat):
             for x in leaves:
@@ -166,9 +181,14 @@ class Jitted:
             calib = [_widened(x) for s in samples for x in self._leaves(s)[0]]
             if len(calib) != len(inputs):
                 raise ArgumentError(f"calibrate: {len(calib)} arrays for {len(inputs)} inputs")
-        pkg = compiler.compile(lowered.as_text(), weights=weights, calibrate=calib,
+        pkg = compiler.compile(text, weights=weights, calibrate=calib,
                                array=self.array, precision=self.precision,
                                name=f"{self.__name__}.mlir")
-        self.compiles += 1
-        rt = Runtime(pkg, **self._device)
-        return _Entry(rt, lowered.out_tree, weights_hash)
+        return pkg, out_tree
+
+    def _lower_jax(self, f, specs):
+        """f's StableHLO text for these argument specs (ShapeDtypeStruct pytrees) and its
+        outputs' tree; tpusim.torch lowers through torch-mlir instead (the `lower` argument)."""
+        # keep_unused: every leaf stays a parameter, numbered in argument order.
+        lowered = self._jax.jit(f, keep_unused=True).lower(*specs)
+        return lowered.as_text(), lowered.out_tree

@@ -44,8 +44,8 @@ class CompileConv : public ::testing::Test
     }
 
     // Compiles text for array size n, calibrated on 4 batches of values in [lo, hi] when its
-    // input (parameter 0, of dims) is float, with weights from a safetensors file when given.
-    // The package stays in pkg.
+    // input (parameter 0, of dims) is float, with weights from a safetensors file when given,
+    // unpacked with no_packing. The package stays in pkg.
     void compile(const std::string &text, std::vector<int64_t> dims, uint32_t n = 8, double lo = -1,
                  double hi = 1, const std::string &weights = "")
     {
@@ -69,6 +69,7 @@ class CompileConv : public ::testing::Test
         o.array_n = n;
         o.calib = &c;
         o.n_calib = 1;
+        o.no_conv_packing = no_packing;
         hlo_error e{};
         ok = tpuc_compile(&o, &pkg, &e) == 0;
         err = e.msg;
@@ -81,6 +82,7 @@ class CompileConv : public ::testing::Test
     std::string dir, err, report;
     tpub_package pkg{};
     bool ok = false;
+    bool no_packing = false; // tpuc_options.no_conv_packing: the unpacked layouts' tests
 };
 
 // The kernel literal of a module's constant `name` as K[dy][dx][ci][o] (from its OIHW or HWIO
@@ -112,6 +114,7 @@ TEST_F(CompileConv, TorchNetOnTheDevice)
     // PyTorch's MNIST net in small (NCHW, one channel): both convolutions, the pooling and the
     // dot in one segment, every hand-off int8 in place, the NCHW flatten folded into the dot's
     // weight rows.
+    no_packing = true;
     std::mt19937 rng(1);
     cnn_hlo::Layer a = {4, 3, 3}, b = {6, 3, 3};
     b.ph = b.pw = b.psh = b.psw = 2;
@@ -228,6 +231,7 @@ TEST_F(CompileConv, NchwInputAndResultArePermutedTransfers)
 {
     // Three channels: the NCHW input is written NHWC and the NCHW result read back from NHWC,
     // with no host transpose.
+    no_packing = true;
     std::mt19937 rng(3);
     cnn_hlo::Layer l = {5, 3, 3};
     l.relu = false;
@@ -260,6 +264,7 @@ TEST_F(CompileConv, IntegerKernelsInTileOrder)
     // Exact convolutions: the kernel bytes are the literal's, in the tile order of
     // firmware.h: packed runs (no horizontal padding, 3 channels) and pixel by pixel (padding
     // left), for both labels, at N = 4 and 8.
+    no_packing = true;
     for (uint32_t n : {4u, 8u})
         for (bool nchw : {false, true})
             for (uint32_t pl : {0u, 1u}) {
@@ -291,11 +296,62 @@ TEST_F(CompileConv, IntegerKernelsInTileOrder)
             }
 }
 
+TEST_F(CompileConv, SmallChannelInputsRunPacked)
+{
+    // A 5x5 kernel on one channel, padded on the left, stride 2 (N = 8): the input's transfer
+    // gathers each output pixel's 25 taps as one pixel, zeros for the padding, and CONV2D
+    // convolves them 1x1; the kernel keeps its (dy, dx, c) rows, in K tiles of N. Unpacked it
+    // takes 5 x 5 K tiles (pixel by pixel: the padding), packed 4.
+    std::mt19937 rng(4);
+    cnn_hlo::Layer l = {3, 5, 5};
+    l.sh = l.sw = 2;
+    l.pl = 2;
+    cnn_hlo::Net net = {2, 9, 8, 1, {l}, false};
+    net.integer = true;
+    const std::string text = cnn_hlo::hlo(net, rng);
+    compile(text, cnn_hlo::input_dims(net), 8, -128, 127);
+    ASSERT_TRUE(ok) << err;
+    EXPECT_TRUE(has("    conv 0  c0  2 x 9x8x1 -> 3x3x3, kernel 5x5, stride 2x2, pad 0,0,2,0"))
+        << report;
+    EXPECT_TRUE(has("      packed: 72 MXU slots, unpacked 450; input 'x' gathered as its 5x5x1 "
+                    "receptive fields, 2 x 3x3x25 (450 bytes, unpacked 144), convolved 1x1\n"))
+        << report;
+    const tpub_segment &s = pkg.segments[0];
+    const tpub_xfer &x = s.inputs[0];
+    EXPECT_EQ(x.rank, 0u);
+    EXPECT_EQ(x.rows, 2u * 3 * 3);
+    EXPECT_EQ(x.cols, 25u);
+    ASSERT_NE(x.gather, nullptr);
+    EXPECT_EQ(x.host_elements, 2u * 9 * 8);
+    // Output pixel (0, 1) of image 1: tap (dy, dx) reads input pixel (dy, 2 + dx - 2).
+    for (uint32_t t = 0; t < 25; t++)
+        EXPECT_EQ(x.gather[(9 + 1) * 25 + t], 72u + t / 5 * 8 + t % 5) << t;
+    // Output pixel (0, 0): the two left columns of taps are padding.
+    EXPECT_EQ(x.gather[0], TPUB_GATHER_ZERO);
+    EXPECT_EQ(x.gather[2], 0u);
+    const tpub_conv &v = s.ops[0].conv;
+    EXPECT_EQ(std::vector<uint32_t>({v.h, v.w, v.c, v.kh, v.kw, v.stride_h, v.pad_left}),
+              (std::vector<uint32_t>{3, 3, 25, 1, 1, 1, 0}));
+    const conv_ref::ConvShape cs = {2, 3, 3, 25, 1, 1, 3, 1, 1, 0, 0, 0, 0};
+    const std::vector<int8_t> want =
+        conv_ref::tile_kernel(cs, kernel_of(text, "k0", false, 5, 5, 1, 3), 8);
+    ASSERT_LE(v.k_off + want.size(), pkg.const_bytes);
+    EXPECT_EQ(
+        std::vector<int8_t>(pkg.const_image + v.k_off, pkg.const_image + v.k_off + want.size()),
+        want);
+    // Unpacked, the report says what packing would take.
+    no_packing = true;
+    compile(text, cnn_hlo::input_dims(net), 8, -128, 127);
+    ASSERT_TRUE(ok) << err;
+    EXPECT_TRUE(has("      unpacked: 450 MXU slots, packed 72 (packing off)\n")) << report;
+}
+
 TEST_F(CompileConv, GroupedAndDilatedKernelsRunDense)
 {
     // A grouped convolution with a dilated kernel runs as one dense CONV2D: its kernel is the
     // literal's taps at (dy * dh, dx * dw) of a (kh - 1) * dh + 1 by (kw - 1) * dw + 1 window,
     // output channel o reading input channels g * cg.. (g = o / (cout / groups)), zeros elsewhere.
+    no_packing = true;
     for (uint32_t groups : {2u, 6u})
         for (bool nchw : {false, true}) {
             SCOPED_TRACE(std::to_string(groups) + (nchw ? " groups NCHW" : " groups NHWC"));

@@ -1,8 +1,9 @@
 // test_hlo_shape_ops.cpp - data movement (slice, concatenate, reverse, dynamic-slice,
-// dynamic-update-slice, gather), sort, map, clamp and control flow (while, conditional): hand
-// computed cases with their edge cases, reductions with arbitrary reducers, located errors for
-// malformed attributes, printing that parses back, and the JAX samples of tests/hlo/ops/
-// evaluated against JAX's results (tpuc's host programs of them: tests/compiler/test_compile_host).
+// dynamic-update-slice, gather, scatter), select-and-scatter, sort, map, clamp and control flow
+// (while, conditional): hand computed cases with their edge cases, reductions with arbitrary
+// reducers, located errors for malformed attributes, printing that parses back, and the JAX samples
+// of tests/hlo/ops/ evaluated against JAX's results (tpuc's host programs of them:
+// tests/compiler/test_compile_host).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -181,6 +182,73 @@ TEST(HloShapeOps, ScatterCombinesAndDropsWindowsOutside)
     expect_same(run1(set, {make(HLO_F32, {3}, {0, 0, 0}), make(HLO_S32, {3}, {2, 2, 0}),
                            make(HLO_F32, {3}, {5, 6, 7})}),
                 {7, 0, 6});
+}
+
+// ---------------------------------------------------------- select-and-scatter --
+
+// Max pooling's gradient as jax.grad writes it: select a compare GE (the first of equal maxima
+// wins), scatter an add.
+const std::string kSelectScatter = "HloModule m\n"
+                                   "ge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                                   "  ROOT c = pred[] compare(a, b), direction=GE\n}\n"
+                                   "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                                   "  ROOT s = f32[] add(a, b)\n}\n";
+
+TEST(HloShapeOps, SelectAndScatterIsMaxPoolingsGradient)
+{
+    // Overlapping windows of 2 (stride 1), one of padding at the end: windows (0,1) -> 1,
+    // (1,2) a tie -> 1, (2,3) -> 2, (3,4) -> 4, (4, pad) -> 4; each adds its source element
+    // to the init value there.
+    const std::string t1 =
+        kSelectScatter + "ENTRY e {\n  x = f32[5] parameter(0)\n  s = f32[5] parameter(1)\n"
+                         "  z = f32[] constant(0.5)\n"
+                         "  ROOT r = f32[5] select-and-scatter(x, s, z), window={size=2 pad=0_1}, "
+                         "select=ge, scatter=add\n}\n";
+    expect_same(
+        run1(t1, {make(HLO_F32, {5}, {1, 3, 3, 2, 5}), make(HLO_F32, {5}, {10, 20, 30, 40, 50})}),
+        {0.5, 30.5, 30.5, 0.5, 90.5});
+    // 2x2 windows, stride 2: the maximum 8 of the first; the first of four equal ones.
+    const std::string t2 = kSelectScatter +
+                           "ENTRY e {\n  x = f32[2,4] parameter(0)\n  s = f32[1,2] parameter(1)\n"
+                           "  z = f32[] constant(0)\n"
+                           "  ROOT r = f32[2,4] select-and-scatter(x, s, z), "
+                           "window={size=2x2 stride=2x2}, select=ge, scatter=add\n}\n";
+    expect_same(
+        run1(t2, {make(HLO_F32, {2, 4}, {1, 8, 2, 2, 7, 0, 2, 2}), make(HLO_F32, {1, 2}, {5, 6})}),
+        {0, 5, 6, 0, 0, 0, 0, 0});
+    // Printed, it parses back the same.
+    Parsed p(t2);
+    ASSERT_NE(p.m, nullptr) << p.err.msg;
+    hlo_text out = {};
+    hlo_print_computation(&out, p.m, p.m->entry, nullptr);
+    const std::string printed = out.s;
+    hlo_text_free(&out);
+    EXPECT_NE(printed.find("select-and-scatter(x, s, z), window={size=2x2 stride=2x2}, select=ge, "
+                           "scatter=add"),
+              std::string::npos)
+        << printed;
+    // A source of another shape than the windows'; a select that does not return pred[].
+    const std::string src = kSelectScatter +
+                            "ENTRY e {\n  x = f32[5] parameter(0)\n  s = f32[4] parameter(1)\n"
+                            "  z = f32[] constant(0)\n"
+                            "  ROOT r = f32[5] select-and-scatter(x, s, z), window={size=2}, "
+                            "select=ge, scatter=add\n}\n";
+    EXPECT_EQ(check_error(src), "");
+    const std::string bad = kSelectScatter +
+                            "ENTRY e {\n  x = f32[5] parameter(0)\n  s = f32[5] parameter(1)\n"
+                            "  z = f32[] constant(0)\n"
+                            "  ROOT r = f32[5] select-and-scatter(x, s, z), window={size=2}, "
+                            "select=ge, scatter=add\n}\n";
+    EXPECT_EQ(check_error(bad),
+              at(bad, "r =") + "select-and-scatter: source f32[5], expected f32[4]");
+    const std::string sel = kSelectScatter +
+                            "ENTRY e {\n  x = f32[5] parameter(0)\n  s = f32[4] parameter(1)\n"
+                            "  z = f32[] constant(0)\n"
+                            "  ROOT r = f32[5] select-and-scatter(x, s, z), window={size=2}, "
+                            "select=add, scatter=add\n}\n";
+    EXPECT_EQ(check_error(sel),
+              at(sel, "r =") +
+                  "select-and-scatter: select 'add' returns f32[], must return pred[]");
 }
 
 // ------------------------------------------------------------------- sort --

@@ -92,6 +92,10 @@ const Sample kSamples[] = {
     {"misc", {"misc.generic.mlir"}},
     {"slicing", {"slicing.generic.mlir"}},
     {"sgd_step", {}},
+    {"train_mlp_momentum", {}},
+    {"train_mlp_adam", {}},
+    {"train_cnn_momentum", {}},
+    {"train_cnn_adam", {}},
 };
 
 // "rsqrt: unsupported op" of "f:L:C: rsqrt: unsupported op", or "" for other messages.
@@ -325,6 +329,20 @@ TEST(StableHlo, DotAndSplatEvaluate)
     std::vector<double> got = run1(text, {make(HLO_F32, {2, 3}, {1, 2, 3, 4, 5, 6}),
                                           make(HLO_F32, {3, 2}, {1, 0, 0, 1, 1, 1})});
     expect_same(got, {4.5, 5.5, 10.5, 11.5});
+}
+
+// torch-mlir's constants of arith (batch norm's epsilon, f64) read as stablehlo.constant.
+TEST(StableHlo, ArithConstant)
+{
+    const std::string text =
+        "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+        "  %c = arith.constant dense<1.000000e-05> : tensor<1xf64>\n"
+        "  %0 = stablehlo.convert %c : (tensor<1xf64>) -> tensor<1xf32>\n"
+        "  %1 = stablehlo.reshape %0 : (tensor<1xf32>) -> tensor<f32>\n"
+        "  %2 = stablehlo.broadcast_in_dim %1, dims = [] : (tensor<f32>) -> tensor<2xf32>\n"
+        "  %3 = stablehlo.add %x, %2 : tensor<2xf32>\n"
+        "  return %3 : tensor<2xf32>\n}\n";
+    expect_same(run1(text, {make(HLO_F32, {2}, {1, 2})}), {1 + 1e-5f, 2 + 1e-5f});
 }
 
 // Names that are not XLA's keep their spelling with '_' as '-'; hlo_check names the op.

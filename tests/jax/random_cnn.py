@@ -33,7 +33,8 @@ near-ties flip: argmax agreement was 94.5-100% over those seeds (a broken layout
     segment, each convolution with its bias, ReLU and max pooling fused as the model has them and
     handed on as int8 on the device, the input quantized to u8 or s8 as its sign says, and no
     convolution or reduce-window on the host; and the same convolutions (kernel, stride, padding,
-    pooling, output channels, fused flags) in the run's JSON layer table.
+    pooling, output channels, fused flags) in the run's JSON layer table, a packed first one as
+    the 1x1 convolution of its receptive fields.
 
 Usage: random_cnn.py --tpuc BIN --tpusim BIN --array N [--work-dir DIR]
 Prints per-model figures and `N passed, M failed`; exits 0 when all pass, 1 on any failure, 77 (the
@@ -199,18 +200,26 @@ def check_report(model, report):
     return problems
 
 
-def check_layers(model, n, stats):
-    """Problems with the run's JSON layer table: the convolutions as the model has them."""
+def check_layers(model, n, stats, packed):
+    """Problems with the run's JSON layer table: the convolutions as the model has them, the first
+    as the 1x1 convolution of its receptive fields when tpuc packed it (its report's first conv
+    has a 'packed:' line; docs/compiler.md)."""
     problems = []
     convs = [layer for layer in stats["layers"] if layer["kind"] == "conv2d"]
     if len(convs) != len(model.convs):
         return [f"expected {len(model.convs)} conv2d layers in the run, found {len(convs)}"]
-    for layer, got in zip(model.convs, convs):
+    for i, (layer, got) in enumerate(zip(model.convs, convs)):
         pads = layer.padding if not isinstance(layer.padding, str) else \
-            jax.lax.padtype_to_pads(got["input"][1:3], layer.kernel, layer.stride, layer.padding)
+            jax.lax.padtype_to_pads(model.image if i == 0 else got["input"][1:3], layer.kernel,
+                                    layer.stride, layer.padding)
         want = {"kernel": list(layer.kernel), "cout": channels(layer.cout, n), "stride": list(layer.stride),
                 "pad": [int(p) for side in pads for p in side],
                 "pool": {"window": [layer.pool[0]] * 2, "stride": [layer.pool[1]] * 2} if layer.pool else None}
+        if i == 0 and packed:
+            want.update(kernel=[1, 1], stride=[1, 1], pad=[0, 0, 0, 0])
+            if got["input"][3] != layer.kernel[0] * layer.kernel[1] * channels(model.cin, n):
+                problems.append(f"conv2d '{got.get('name')}': input {got['input']}, packed from "
+                                f"{layer.kernel} x {model.cin} channels")
         for key, value in want.items():
             if got[key] != value:
                 problems.append(f"conv2d '{got.get('name')}': {key} {got[key]}, expected {value}")
@@ -251,7 +260,8 @@ def test_model(model, index, args, work, export):
                                                     max_cycles=MAX_CYCLES)
     if error:
         return False, error
-    problems = check_report(model, report) + check_layers(model, n, stats)
+    packed = re.search(r"^\s*conv 0 .*\n(\s{6}.*\n)*?\s*packed: ", report, re.M) is not None
+    problems = check_report(model, report) + check_layers(model, n, stats, packed)
 
     err = float(np.max(np.abs(got.astype(np.float64) - want)))
     scale = float(np.max(np.abs(want)))

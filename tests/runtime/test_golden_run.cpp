@@ -61,7 +61,7 @@ struct Golden {
 // the one it runs; in bf16 the samples are given too, and ignored), saves and reloads the
 // package, and runs that batch on the golden model and on the reference evaluator.
 Golden compile_and_run(const std::string &name, const std::string &text, uint32_t n, double lo,
-                       double hi, uint8_t precision = TPUC_INT8)
+                       double hi, uint8_t precision = TPUC_INT8, bool packing = true)
 {
     Golden r;
     const fs::path dir = fs::path(TPU_BINARY_DIR) / "test_golden_run" / name;
@@ -96,6 +96,7 @@ Golden compile_and_run(const std::string &name, const std::string &text, uint32_
     o.calib = &calib;
     o.n_calib = 1;
     o.precision = precision;
+    o.no_conv_packing = !packing;
     tpub_package p, q;
     hlo_error err{};
     if (tpuc_compile(&o, &p, &err)) {
@@ -294,6 +295,48 @@ TEST_P(Nets, Bf16RandomNetsMatchTheReference)
     }
 }
 
+// Small-channel first layers packed (cnn_hlo::packing_cases), at N = 4, 8 and 16: the report says
+// so, and the results are the unpacked ones' (--no-conv-packing) bit for bit in int8 and in
+// integers (the same scales, integer sums), and in bf16 where the packed K (kh * kw * c) fits one
+// tile, whose column the array sums in the order the unpacked K tiles accumulate; with more
+// tiles, bf16's fp32 partial sums round in another order, so both are held to the reference.
+class Packing : public ::testing::TestWithParam<uint32_t>
+{
+};
+
+TEST_P(Packing, BitExactWithUnpacked)
+{
+    const uint32_t n = GetParam();
+    std::mt19937 rng(7 + n);
+    for (const cnn_hlo::Case &c : cnn_hlo::packing_cases(n)) {
+        const std::string text = cnn_hlo::hlo(c.net, rng);
+        const cnn_hlo::Layer &l = c.net.layers[0];
+        const bool one_tile = cnn_hlo::span(l.kh, l.dh) * cnn_hlo::span(l.kw, l.dw) * c.net.c <= n;
+        for (uint8_t precision : {TPUC_INT8, TPUC_BF16}) {
+            if (c.net.integer && precision == TPUC_BF16)
+                continue;
+            const std::string name =
+                c.name + (precision == TPUC_BF16 ? "_bf16" : "") + "_n" + std::to_string(n);
+            SCOPED_TRACE(name);
+            const double lo = c.net.integer ? -128 : -1, hi = c.net.integer ? 127 : 1;
+            const Golden p = compile_and_run(name, text, n, lo, hi, precision);
+            const Golden u = compile_and_run(name + "_unpacked", text, n, lo, hi, precision, false);
+            EXPECT_NE(p.report.find("      packed: "), std::string::npos) << p.report;
+            EXPECT_NE(u.report.find(" (packing off)"), std::string::npos) << u.report;
+            const double tol = precision == TPUC_BF16 ? c.tol * kBf16Share : c.tol;
+            expect_close(p, tol);
+            expect_close(u, tol);
+            if (precision == TPUC_BF16 && !one_tile)
+                continue;
+            ASSERT_EQ(p.got.size(), u.got.size());
+            for (size_t k = 0; k < p.got.size(); k++)
+                EXPECT_EQ(p.got[k], u.got[k]) << "output " << k;
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Arrays, Packing, ::testing::Values(4u, 8u, 16u));
+
 // Two dense layers: the first's result stays on the device as bf16 (OUT_BF16) for the second.
 TEST(Bf16, MlpHandsOnBf16)
 {
@@ -320,7 +363,8 @@ TEST(Bf16, MlpHandsOnBf16)
 }
 
 // Any dim_labels: an input [h, b, c, w], a kernel [kh, i, o, kw], a result [o, h, w, b] biased,
-// pooled and rectified on the device, written and read back through permuted transfers.
+// pooled and rectified on the device, written and read back through permuted transfers (unpacked:
+// packed, the input's transfer would gather it).
 TEST(Labels, AnyOrderOfDimensions)
 {
     std::mt19937 rng(8);
@@ -337,7 +381,8 @@ TEST(Labels, AnyOrderOfDimensions)
         "  z = f32[4,2,2,2] broadcast(zero), dimensions={}\n"
         "  ROOT r = f32[4,2,2,2] maximum(p, z)\n}\n";
     for (uint32_t n : {4u, 8u}) {
-        const Golden r = compile_and_run("labels_n" + std::to_string(n), text, n, -1, 1);
+        const Golden r =
+            compile_and_run("labels_n" + std::to_string(n), text, n, -1, 1, TPUC_INT8, false);
         EXPECT_NE(r.report.find("+ a (bias) + p (max pool 2x2 stride 1x2) + r (relu)"),
                   std::string::npos)
             << r.report;

@@ -220,6 +220,118 @@ TEST_F(Runtime, TrainingStepOutputsUpdateItsInputs)
     }
 }
 
+// tests/jax/train_steps.py's steps (params, opt_state, x, y) -> (params', opt_state', loss), SGD
+// with momentum and Adam for an MLP and a CNN, as generate.py lowers them (params and opt_state
+// donated), from HLO and StableHLO in bf16: every dot and convolution (forward and gradients) on
+// the device, each state output updating its input, one step from zero optimizer state near the
+// reference evaluator's. Several steps against JAX: tests/jax/train_steps.py.
+TEST_F(Runtime, TrainingStepsRunEveryDotAndConvolutionOnTheDevice)
+{
+    const struct {
+        const char *name;
+        uint32_t params, state; // state: params and optimizer state, the inputs that outputs update
+        const char *placed;
+        size_t device_ops;
+    } steps[] = {
+        {"train_mlp_momentum", 4, 8, "(GEMMs: 5, segments", 5},
+        {"train_mlp_adam", 4, 13, "(GEMMs: 5, segments", 5},
+        {"train_cnn_momentum", 6, 12, "(GEMMs: 3, convolutions: 5, segments", 8},
+        {"train_cnn_adam", 6, 19, "(GEMMs: 3, convolutions: 5, segments", 8},
+    };
+    for (const auto &s : steps)
+        for (const char *ext : {".hlo", ".mlir"}) {
+            const std::string file = std::string(s.name) + ext;
+            SCOPED_TRACE(file);
+            const std::string path = std::string(TPU_SOURCE_DIR "/tests/hlo/stablehlo/") + file;
+            tpuc_options o{};
+            o.hlo_path = path.c_str();
+            o.array_n = 4;
+            o.precision = TPUC_BF16;
+            tpub_package pkg;
+            hlo_error e{};
+            ASSERT_EQ(tpuc_compile(&o, &pkg, &e), 0) << e.msg;
+            const std::string report = pkg.report;
+            EXPECT_NE(report.find(s.placed), std::string::npos) << report;
+            size_t in_bf16 = 0;
+            for (size_t at = 0; (at = report.find("bf16 on the device", at)) != std::string::npos;
+                 at++)
+                in_bf16++;
+            EXPECT_EQ(in_bf16, s.device_ops) << report;
+            const std::string host = report.substr(report.find("  on the host:"));
+            const std::string host_ops = host.substr(0, host.find('\n'));
+            EXPECT_EQ(host_ops.find("(dot)"), std::string::npos) << host_ops;
+            EXPECT_EQ(host_ops.find("(convolution)"), std::string::npos) << host_ops;
+            if (std::string(s.name).find("cnn") != std::string::npos) { // max pooling's gradient
+                EXPECT_NE(host_ops.find("(select-and-scatter)"), std::string::npos) << host_ops;
+            }
+            Rt rt(pkg);
+            ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
+            ASSERT_EQ(tpurt_n_inputs(rt), s.state + 2);
+            ASSERT_EQ(tpurt_n_outputs(rt), s.state + 1);
+            for (uint32_t k = 0; k < s.state; k++)
+                EXPECT_EQ(tpurt_output_updates(rt, k), (int32_t)k);
+            EXPECT_EQ(tpurt_output_updates(rt, s.state), -1); // the loss
+            // One step: parameters and data in [-1, 1], the optimizer state zero (step 0),
+            // labels 0..2.
+            hlo_module *m = hlo_parse_file(path.c_str(), &e);
+            ASSERT_NE(m, nullptr) << e.msg;
+            std::vector<hlo_array *> in;
+            std::vector<const void *> in_ptr;
+            for (uint32_t k = 0; k < s.state + 2; k++) {
+                tpurt_tensor t;
+                ASSERT_EQ(tpurt_get_input(rt, k, &t), TPURT_OK);
+                hlo_array *a = hlo_array_new(t.type, t.rank, t.dims);
+                const bool state = k >= s.params && k < s.state; // the optimizer's
+                for (uint64_t i = 0; i < t.elements; i++)
+                    if (t.type == HLO_S32)
+                        ((int32_t *)a->data)[i] = state ? 0 : (int32_t)((i * 7 + k) % 3);
+                    else
+                        ((float *)a->data)[i] =
+                            state ? 0.0f : (float)std::sin(1.0 + (double)(i * 13 + k * 5));
+                in.push_back(a);
+                in_ptr.push_back(a->data);
+            }
+            hlo_array **ref = nullptr;
+            int n_ref = 0;
+            ASSERT_EQ(hlo_eval(m, file.c_str(), in.data(), (int)in.size(), &ref, &n_ref, &e), 0)
+                << e.msg;
+            ASSERT_EQ(n_ref, (int)s.state + 1);
+            std::vector<hlo_array *> got;
+            std::vector<void *> out_ptr;
+            for (int k = 0; k < n_ref; k++) {
+                got.push_back(
+                    hlo_array_new(ref[k]->shape.type, ref[k]->shape.rank, ref[k]->shape.dims));
+                out_ptr.push_back(got.back()->data);
+            }
+            ASSERT_EQ(tpurt_run(rt, in_ptr.data(), s.state + 2, out_ptr.data(), s.state + 1),
+                      TPURT_OK)
+                << tpurt_last_error(rt);
+            // bf16 operands (8 significant bits) in sums of at most 72 products: gradients
+            // within 2 % relative RMS of the reference's (the SGD step's bound above, of its
+            // largest magnitude), and Adam's v, their squares, within twice that (measured: at
+            // most 2.6 %); the step counter exact.
+            for (int k = 0; k < n_ref; k++) {
+                double err = 0, norm = 0;
+                for (int64_t i = 0; i < ref[k]->shape.elements; i++) {
+                    const double w = hlo_array_get(ref[k], i), g = hlo_array_get(got[k], i);
+                    err += (g - w) * (g - w);
+                    norm += w * w;
+                }
+                if (ref[k]->shape.type == HLO_S32)
+                    EXPECT_EQ(err, 0) << "output " << k;
+                else
+                    EXPECT_LE(std::sqrt(err / std::max(norm, 1e-30)), 0.04) << "output " << k;
+            }
+            hlo_arrays_free(ref, n_ref);
+            for (hlo_array *a : in)
+                hlo_array_free(a);
+            for (hlo_array *a : got)
+                hlo_array_free(a);
+            hlo_module_free(m);
+            tpub_free(&pkg);
+        }
+}
+
 TEST_F(Runtime, StatisticsPerLayerAndInAll)
 {
     ModelA a;

@@ -185,6 +185,48 @@ inline std::vector<Case> cases(uint32_t n)
     return c;
 }
 
+// First layers of few input channels, which tpuc packs (their receptive fields gathered into K)
+// at every array size n >= 4: odd sizes, padding on one side, a stride beyond the kernel, a
+// 2-tap kernel, several K tiles packed, a dilated input and kernel, groups, pooling, integers.
+inline std::vector<Case> packing_cases(uint32_t n)
+{
+    std::vector<Case> c;
+    Layer l = {5, 5, 5};
+    l.ph = l.pw = l.psh = l.psw = 2;
+    c.push_back({"one_channel_5x5_pooled", {3, 11, 9, 1, {l}, false, 4}, 0.05});
+    l = {n + 1, 3, 3};
+    l.pt = 1;
+    l.pl = 2;
+    c.push_back({"one_channel_3x3_padded_on_one_side", {2, 7, 8, 1, {l}, true}, 0.04});
+    l = {3, 2, 2};
+    l.sh = 3;
+    l.sw = 4;
+    c.push_back({"stride_beyond_kernel", {2, 10, 13, 1, {l}}, 0.04});
+    l = {4, 2, 1};
+    c.push_back({"two_taps", {1, 5, 3, 1, {l}}, 0.04});
+    l = {n - 1, 3, 3};
+    l.pt = l.pb = l.pl = l.pr = 1;
+    Layer next = {4, 3, 3};
+    c.push_back({"rgb_padded_then_in_place", {2, 9, 7, 3, {l, next}, true, 3}, 0.08});
+    l = {n + 1, 3, 3};
+    l.lh = l.lw = 2;
+    l.pt = 2;
+    l.cut = 1;
+    l.dw = 2;
+    c.push_back({"dilated_input_and_kernel", {2, 5, 6, 1, {l}}, 0.05});
+    l = {4, 5, 5};
+    l.groups = 2;
+    l.pr = 2;
+    c.push_back({"two_groups", {2, 8, 9, 2, {l}, true}, 0.05});
+    l = {n + 1, 5, 5};
+    l.sh = 2;
+    l.pb = 3;
+    Net in = {2, 11, 10, 1, {l}, false};
+    in.integer = true;
+    c.push_back({"integer_strided", in, 0});
+    return c;
+}
+
 // A literal of dims with values from u, as HLO text.
 inline std::string literal(std::mt19937 &rng, const std::vector<int64_t> &dims, bool integer,
                            double lo, double hi, size_t level = 0)

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <jansson.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -58,8 +59,11 @@ class Train : public tool_test::ToolTest
     std::string train(const std::string &args, const std::string &data = "x.npy",
                       const std::string &labels = "y.npy") const
     {
+        // A uniform start unless the arguments give the state.
+        const bool given =
+            args.find("--state") != std::string::npos || args.find("--init") != std::string::npos;
         return quoted("step.tpub") + " --data " + quoted(data) + " --labels " + quoted(labels) +
-               " --batch 2 " + args;
+               " --batch 2 " + (given ? "" : "--init uniform ") + args;
     }
     std::string eval(const std::string &package, const std::string &labels) const
     {
@@ -92,6 +96,11 @@ TEST_F(Train, LossFallsAndFilesAreWritten)
     EXPECT_NE(r.out.find("steps:                     60 (15 per epoch)"), std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("MXU utilization:"), std::string::npos) << r.out;
+    // Every dot of the step on the device; the softmax, the loss and the update on the host.
+    EXPECT_NE(r.out.find("MACs on the device:        100.0 % (272 per step; 0 on the host)"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("host program:              64 ops, "), std::string::npos) << r.out;
     const std::string csv = slurp(path("l.csv"));
     EXPECT_EQ(csv.rfind("step,epoch,loss\n", 0), 0u) << csv;
     const auto rows = csv_rows(csv);
@@ -133,6 +142,11 @@ TEST_F(Train, LossFallsAndFilesAreWritten)
         tool("train " + train("--epochs 4 --seed 8 --quiet --loss-csv " + quoted("n.csv"))).code,
         0);
     EXPECT_NE(slurp(path("n.csv")), csv);
+    // From zeros every logit is 0: the first loss is ln 3 whatever the batch.
+    ASSERT_EQ(
+        tool("train " + train("--steps 1 --init zeros --quiet --loss-csv " + quoted("z.csv"))).code,
+        0);
+    EXPECT_NEAR(csv_rows(slurp(path("z.csv")))[0][2], std::log(3.0), 1e-6);
 }
 
 // --eval: test accuracy after each epoch and at the end through the forward package, which
@@ -222,7 +236,8 @@ TEST_F(Train, BadInputsAreRefusedBeforeTheFirstStep)
     const struct {
         std::string args, says;
     } cases[] = {
-        {quoted("predict.tpub") + " --data " + quoted("x.npy") + " --labels " + quoted("y.npy"),
+        {quoted("predict.tpub") + " --data " + quoted("x.npy") + " --labels " + quoted("y.npy") +
+             " --init zeros",
          "package: nothing to train: no output updates an input"},
         {train("--state " + quoted("none.st")), "none.st: "},
         {train("", "none.npy"), "none.npy: "},
@@ -241,6 +256,11 @@ TEST_F(Train, BadInputsAreRefusedBeforeTheFirstStep)
         {train("--state " + quoted("more.st")), "tensor 'extra' is no state input of the package"},
         {train("--state " + quoted("bent.st")), "tensor '" + first + "' is F32 [1], not input"},
         {train("--epochs 1 --steps 1"), "usage: --epochs and --steps exclude each other"},
+        {train("--state " + quoted("s.st") + " --init zeros"),
+         "usage: the initial state: --state F.safetensors or --init uniform|zeros, one of them"},
+        {quoted("step.tpub") + " --data " + quoted("x.npy") + " --labels " + quoted("y.npy"),
+         "usage: the initial state: --state F.safetensors or --init uniform|zeros"},
+        {train("--init normal"), "--init: 'normal'"},
         {quoted("step.tpub") + " --data " + quoted("x.npy"), "usage: needs STEP.tpub, --data"},
     };
     for (const auto &c : cases) {

@@ -12,7 +12,8 @@
 
 static const char usage[] =
     "usage: tpuc MODEL.hlo [--weights W.safetensors] [--calibrate X.npy ...] [--array N]\n"
-    "            [--precision int8|bf16] [--allow-nonfinite] -o OUT.tpub [--quiet]\n"
+    "            [--precision int8|bf16] [--allow-nonfinite] [--no-conv-packing] -o OUT.tpub\n"
+    "            [--quiet]\n"
     "       tpuc --dump PKG.tpub\n"
     "\n"
     "Compiles XLA HLO text (as JAX, TensorFlow or PyTorch/XLA print it) into a package for\n"
@@ -24,8 +25,10 @@ static const char usage[] =
     "the array size the weights are tiled for (default 16). Prints the compiler's report (what\n"
     "runs where, the quantization chosen) and the compile time. NaN or infinite weights, biases\n"
     "or calibration samples are an error; --allow-nonfinite makes them warnings (on stderr and in\n"
-    "the report). A rejected or unreadable input (model, weights, calibration data, package) is\n"
-    "an input error.\n";
+    "the report). A convolution whose input comes from the host runs packed (its receptive fields\n"
+    "gathered into the array's rows) where that takes fewer MXU slots; --no-conv-packing never\n"
+    "packs. A rejected or unreadable input (model, weights, calibration data, package) is an\n"
+    "input error.\n";
 
 #define MAX_CALIB 64
 
@@ -36,7 +39,8 @@ enum {
     OPT_PRECISION,
     OPT_DUMP,
     OPT_QUIET,
-    OPT_NONFINITE
+    OPT_NONFINITE,
+    OPT_NO_PACKING
 };
 static const struct option options[] = {
     {"weights", required_argument, NULL, OPT_WEIGHTS},
@@ -46,6 +50,7 @@ static const struct option options[] = {
     {"dump", required_argument, NULL, OPT_DUMP},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"allow-nonfinite", no_argument, NULL, OPT_NONFINITE},
+    {"no-conv-packing", no_argument, NULL, OPT_NO_PACKING},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -109,6 +114,7 @@ int main(int argc, char **argv)
         case OPT_DUMP: dump = optarg; break;
         case OPT_QUIET: quiet = 1; break;
         case OPT_NONFINITE: o.allow_nonfinite = true; break;
+        case OPT_NO_PACKING: o.no_conv_packing = true; break;
         case OPT_CALIBRATE:
             if (n_calib == MAX_CALIB)
                 return cli_fail(EXIT_USAGE, "--calibrate", "more than %d files", MAX_CALIB);

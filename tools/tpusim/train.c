@@ -1,6 +1,6 @@
 /* train.c - tpusim train: a compiled training step (a JAX or HLO function whose outputs update
  * some of its inputs, runtime/tpurt.h tpurt_output_updates) run over a dataset. The inputs an
- * output updates are the state (--state, else a seeded random start); the others, in order, are
+ * output updates are the state (--state, or --init's start); the others, in order, are
  * the data and the labels, one batch per step; the outputs that update inputs become the next
  * step's state, the one f32 scalar output that updates nothing is the loss. A package of R
  * replicas (a data-parallel step) runs on a chip of R cores, each replica on its slice of a
@@ -30,8 +30,10 @@ const char usage_train[] =
     "  --data X.npy, --labels Y.npy  the dataset: [rows, ...] each (integer or float)\n"
     "  --batch B           rows per step: checked against the package's batch\n"
     "  --epochs E          passes over the dataset (default 1), or --steps S steps\n"
-    "  --state F.st        the initial state (safetensors by input name), else random\n"
-    "  --seed S            shuffle (and random start) seed (default 0)\n"
+    "  --state F.st        the initial state (safetensors by input name), or\n"
+    "  --init uniform|zeros  a start: zeros, or each matrix uniform in +-1/sqrt(its first\n"
+    "                      dimension) with the rest zero (optimizer state wants --state)\n"
+    "  --seed S            shuffle (and uniform start) seed (default 0)\n"
     "  --save F.st         the final state (safetensors by input name)\n"
     "  --loss-csv F        step,epoch,loss per step; --loss-json F the same as a list\n"
     "  --log-every K       print the loss every K steps (default 10)\n"
@@ -50,6 +52,7 @@ enum {
     TR_EPOCHS,
     TR_STEPS,
     TR_STATE,
+    TR_INIT,
     TR_SEED,
     TR_SAVE,
     TR_CSV,
@@ -65,6 +68,7 @@ typedef struct {
     const char *package, *data, *labels, *state, *save, *csv, *json;
     const char *eval, *test_data, *test_labels;
     uint64_t batch, epochs, steps, seed, log_every;
+    int init, uniform; /* --init given; uniform, else zeros */
 } train_options;
 
 static volatile sig_atomic_t interrupted;
@@ -95,6 +99,7 @@ static int parse(int argc, char **argv, train_options *o)
         {"epochs", required_argument, NULL, TR_EPOCHS},
         {"steps", required_argument, NULL, TR_STEPS},
         {"state", required_argument, NULL, TR_STATE},
+        {"init", required_argument, NULL, TR_INIT},
         {"seed", required_argument, NULL, TR_SEED},
         {"save", required_argument, NULL, TR_SAVE},
         {"loss-csv", required_argument, NULL, TR_CSV},
@@ -118,6 +123,12 @@ static int parse(int argc, char **argv, train_options *o)
         case TR_DATA: str = &o->data; break;
         case TR_LABELS: str = &o->labels; break;
         case TR_STATE: str = &o->state; break;
+        case TR_INIT:
+            if (strcmp(optarg, "uniform") && strcmp(optarg, "zeros"))
+                return cli_bad_value("--init", optarg, "uniform or zeros");
+            o->uniform = !strcmp(optarg, "uniform");
+            o->init = 1;
+            break;
         case TR_SAVE: str = &o->save; break;
         case TR_CSV: str = &o->csv; break;
         case TR_JSON: str = &o->json; break;
@@ -154,6 +165,10 @@ static int parse(int argc, char **argv, train_options *o)
         return cli_fail(EXIT_USAGE, "usage", "--eval, --test-data and --test-labels go together");
     if (o->epochs && o->steps)
         return cli_fail(EXIT_USAGE, "usage", "--epochs and --steps exclude each other");
+    if ((o->state != NULL) == o->init)
+        return cli_fail(EXIT_USAGE, "usage",
+                        "the initial state: --state F.safetensors or --init uniform|zeros, one of"
+                        " them");
     if (!o->steps && !o->epochs)
         o->epochs = 1;
     return 0;
@@ -173,8 +188,9 @@ static st_dtype st_of(hlo_type t)
     }
 }
 
-/* The state inputs from --state (each by name, of its dtype and shape), else a seeded random
- * start: uniform in +-1/sqrt(fan-in) for a matrix (fan-in its first dimension), zero below. */
+/* The state inputs from --state (each by name, of its dtype and shape), else --init's start in
+ * the zeroed buffers: uniform in +-1/sqrt(fan-in) for a float matrix (fan-in its first
+ * dimension), from the seed. */
 static int load_state(const train_options *o, tpurt *rt, const int *is_state, void **buf,
                       uint64_t *rng)
 {
@@ -190,7 +206,7 @@ static int load_state(const train_options *o, tpurt *rt, const int *is_state, vo
         tpurt_tensor t;
         tpurt_get_input(rt, i, &t);
         if (!o->state) {
-            const double bound = t.rank >= 2 ? 1.0 / sqrt((double)t.dims[0]) : 0.0;
+            const double bound = o->uniform && t.rank >= 2 ? 1.0 / sqrt((double)t.dims[0]) : 0.0;
             for (uint64_t e = 0; e < t.elements && hlo_is_float(t.type) && bound > 0; e++)
                 run_sig_set(t.type, buf[i], e,
                             (float)(bound * ((double)(rng_next(rng) >> 11) / 0x1p52 - 1.0)));
@@ -289,6 +305,31 @@ static int save_losses(const train_options *o, const float *loss, uint64_t steps
         n += !rc;
     }
     return cli_commit(files, n, rc);
+}
+
+/* Where a step's work ran: the device's share of its MACs, and the host program's own work
+ * (the loss, the element-wise gradient work, the optimizer's update), per step. */
+static void print_placement(tpurt *rt, uint64_t steps)
+{
+    uint64_t device = 0, host = 0, ops = 0, bytes = 0;
+    for (uint32_t i = 0; i < tpurt_n_layers(rt); i++) {
+        tpurt_layer l;
+        tpurt_get_layer(rt, i, &l); /* i is in range: cannot fail */
+        device += l.macs * l.submissions;
+    }
+    for (uint32_t i = 0; i < tpurt_n_host_ops(rt); i++) {
+        tpurt_host_op h;
+        tpurt_get_host_op(rt, i, &h);
+        host += h.macs;
+        ops += h.count;
+        bytes += h.bytes;
+    }
+    char g1[32], g2[32], g3[32], g4[32];
+    printf(CLI_LABEL "%.1f %% (%s per step; %s on the host)\n",
+           "MACs on the device:", 100.0 * cli_ratio((double)device, (double)(device + host)),
+           cli_group(g1, device / steps), cli_group(g2, host / steps));
+    printf(CLI_LABEL "%s ops, %s bytes per step\n", "host program:", cli_group(g3, ops / steps),
+           cli_group(g4, bytes / steps));
 }
 
 static double seconds(struct timespec a, struct timespec b)
@@ -549,6 +590,7 @@ static int train(const train_options *o)
         printf(CLI_LABEL "%.1f %%\n",
                "MXU utilization:", 100.0 * cli_ratio((double)c.mxu_busy, (double)c.cycles));
         printf(CLI_LABEL "%.0f\n", "cycles/s:", cli_ratio((double)s.device_cycles, wall));
+        print_placement(rt, step);
         if (o->eval && !interrupted)
             printf(CLI_LABEL "%.2f %% (%" PRIu64 " of %" PRIu64 ")\n",
                    "test accuracy:", 100.0 * (double)correct / (double)ev.x.arr.shape[0], correct,

@@ -2,16 +2,21 @@
 text JAX prints (jax.jit(f).lower(...).as_text(), <name>.mlir), the same module in XLA's HLO
 (as_text(dialect="hlo"), <name>.hlo), and for some the generic op form (<name>.generic.mlir) or
 the text with locations (debug_info=True: argument names, <name>.loc.mlir); "donate" lowers with
-the first argument donated (input_output_alias / tf.aliasing_output).
+the arguments before the last two (a training step's params and optimizer state, before its x
+and y) donated (input_output_alias / tf.aliasing_output). The training steps train_* are
+tests/jax/train_steps.py's, at small sizes.
 
     python3 tests/hlo/stablehlo/generate.py   (JAX 0.10)
 """
 import os
+import sys
 
 import jax
 import jax.numpy as jnp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "jax"))
+import train_steps  # noqa: E402
 
 
 def mlp(params, x):
@@ -69,6 +74,10 @@ def sgd_step(params, x, y):  # a training step: its parameters donated, so outpu
     return jax.tree_util.tree_map(lambda w, g: w - 0.1 * g, params, grad), value
 
 
+TRAIN_MLP = train_steps.param_shapes("mlp", 6, 8, 3)
+TRAIN_CNN = train_steps.param_shapes("cnn", (6, 2), 4, 3)
+ADAM_STATE = {"m": TRAIN_MLP, "v": TRAIN_MLP, "t": ((), jnp.int32)}
+ADAM_CNN_STATE = {"m": TRAIN_CNN, "v": TRAIN_CNN, "t": ((), jnp.int32)}
 SAMPLES = [
     ("mlp", mlp, ({"w1": (4, 8), "b1": (8,), "w2": (8, 3), "b2": (3,)}, (2, 4)), ("loc", "generic")),
     ("mnist_mlp", mnist_predict, ((784, 256), (256,), (256, 10), (10,), (16, 784)), ("loc",)),
@@ -80,6 +89,14 @@ SAMPLES = [
     ("slicing", slicing, ((4, 6),), ("generic",)),
     ("sgd_step", sgd_step, ({"w1": (4, 8), "b1": (8,), "w2": (8, 3), "b2": (3,)}, (2, 4),
                             ((2,), jnp.int32)), ("donate",)),
+    ("train_mlp_momentum", train_steps.momentum(train_steps.mlp), (TRAIN_MLP, TRAIN_MLP, (4, 6), ((4,), jnp.int32)),
+     ("donate",)),
+    ("train_mlp_adam", train_steps.adam(train_steps.mlp), (TRAIN_MLP, ADAM_STATE, (4, 6), ((4,), jnp.int32)),
+     ("donate",)),
+    ("train_cnn_momentum", train_steps.momentum(train_steps.cnn), (TRAIN_CNN, TRAIN_CNN, (2, 6, 6, 2),
+                                                                   ((2,), jnp.int32)), ("donate",)),
+    ("train_cnn_adam", train_steps.adam(train_steps.cnn), (TRAIN_CNN, ADAM_CNN_STATE, (2, 6, 6, 2),
+                                                           ((2,), jnp.int32)), ("donate",)),
 ]
 
 
@@ -98,7 +115,7 @@ def write(name, text):
 
 def main():
     for name, fn, args, extra in SAMPLES:
-        donate = (0,) if "donate" in extra else ()
+        donate = tuple(range(len(args) - 2)) if "donate" in extra else ()
         lowered = jax.jit(fn, donate_argnums=donate).lower(*[spec(a) for a in args])
         write(f"{name}.mlir", lowered.as_text())
         write(f"{name}.hlo", lowered.as_text(dialect="hlo"))

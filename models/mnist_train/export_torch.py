@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Export PyTorch's MNIST example MLP as a PyTorch/XLA training step for `tpusim train`.
+
+The step is what torch_xla builds for forward, loss.backward() and optimizer.step() of the
+example's MLP shape class (784-128-10, ReLU, F.nll_loss of F.log_softmax as the example): the HLO
+of the updated parameters, the optimizer's state and the loss, `_get_xla_tensors_hlo`. It lives
+next to export.py's JAX step because it trains on the same digits (train_x_u8.npy, train_y.npy)
+with the same batches (export.py's runner_order, `tpusim train --seed`'s shuffle), at the same
+batch and learning rate, so the two frameworks' steps compare one to one.
+
+torch_xla's HLO names its parameters p<number>.<id>, in the order its graph met the device data,
+and says nothing of in-place updates. This script makes the binding explicit in the text (see
+rewrite()): each parameter renamed after the tensor it holds (the state dict's names, the
+optimizer state as NAME.square_avg / NAME.acc_delta, the batch as x and y), scalar device data
+(the learning rate, 255, Adadelta's rho and eps) made constants, and an `input_output_alias` in
+the module header saying which output is the new value of which parameter: output K is the K-th
+tensor handed to _get_xla_tensors_hlo, matched to the parameter holding that tensor's data before
+the step by torch_xla's tensor ids (never by shape).
+
+Writes, into --out-dir (default: this script's directory), for each optimizer OPT (sgd, adadelta):
+  torch_OPT.hlo            the step: (state..., x u8[32,784], y s32[32]) -> (state'..., loss)
+  torch_OPT.safetensors    the initial state, named as the step's state inputs
+  torch_OPT_losses.json    the loss of each of the first STEPS steps run by torch_xla on the CPU
+                           (float32) on tpusim train's batches
+With --model cnn, the example's CNN instead (class CNN says what differs), as torch_cnn_OPT*: not
+committed, a step costs 160 times the MLP's cycles (README.md).
+Needs torch and torch_xla (models/mnist_cnn/requirements.txt); regenerating only.
+"""
+import os
+
+os.environ.setdefault("PJRT_DEVICE", "CPU")  # torch_xla reads it when it first creates a device
+
+import argparse
+import importlib.util
+import json
+import re
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("mnist_train_export", os.path.join(HERE, "export.py"))
+jax_step = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(jax_step)
+
+SEED, BATCH, N_TRAIN = jax_step.SEED, jax_step.BATCH, jax_step.N_TRAIN
+STEPS = 64  # reference losses kept: the test's 40 and more
+OPTIMIZERS = {  # the example's Adadelta at its learning rate; SGD at the JAX step's
+    "sgd": lambda params: torch.optim.SGD(params, lr=jax_step.LEARNING_RATE),
+    "adadelta": lambda params: torch.optim.Adadelta(params, lr=1.0),
+}
+STATE = {"sgd": (), "adadelta": ("square_avg", "acc_delta")}  # the optimizers' tensors per parameter
+
+
+class Net(nn.Module):
+    """The example's MLP shape class, 784-128-10 (export.py's JAX network)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(784, 128)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = x.float() / 255  # torchvision's ToTensor: the step takes the digits' uint8
+        return F.log_softmax(self.fc2(F.relu(self.fc1(x))), dim=1)
+
+
+class CNN(nn.Module):
+    """The example's CNN (models/mnist_cnn/export.py's Net) as a step tpuc compiles: no dropout (a
+    random mask per step would be an RNG in the graph), and max_pool2d(2) as a max over the
+    window's axes, whose gradient is element-wise; F.max_pool2d's is select-and-scatter, which
+    tpuc does not read. Same forward values."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 3, 1)
+        self.conv2 = nn.Conv2d(32, 64, 3, 1)
+        self.fc1 = nn.Linear(9216, 128)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = x.float().reshape(-1, 1, 28, 28) / 255  # the digits' rows are NCHW images
+        x = F.relu(self.conv2(F.relu(self.conv1(x))))
+        x = x.reshape(-1, 64, 12, 2, 12, 2).amax(dim=(3, 5))
+        return F.log_softmax(self.fc2(F.relu(self.fc1(torch.flatten(x, 1)))), dim=1)
+
+
+MODELS = {"mlp": Net, "cnn": CNN}
+
+
+def start(model_name, opt_name, device):
+    """The model and optimizer on the device, the optimizer's state made device data (zeros, as
+    the optimizer's first step would make it) so that every step's graph reads it."""
+    import torch_xla
+    torch.manual_seed(SEED)
+    model = MODELS[model_name]().to(device)
+    opt = OPTIMIZERS[opt_name](model.parameters())
+    for p in model.parameters():
+        if STATE[opt_name]:
+            opt.state[p] = {"step": torch.tensor(0.0), **{k: torch.zeros_like(p) for k in STATE[opt_name]}}
+    torch_xla.sync()
+    return model, opt
+
+
+def state_tensors(model, opt, opt_name):
+    """[(name, device tensor)] of the step's state: parameters, then the optimizer's tensors."""
+    named = list(model.named_parameters())
+    return named + [(f"{n}.{k}", opt.state[p][k]) for k in STATE[opt_name] for n, p in named]
+
+
+def step(model, opt, x, y):
+    opt.zero_grad()
+    loss = F.nll_loss(model(x), y.long())
+    loss.backward()
+    opt.step()
+    return loss
+
+
+ENTRY_PARAM = re.compile(r"^(\s*)%(\S+) = (\S+) parameter\((\d+)\)$", re.M)
+
+
+def rewrite(hlo, names, constants, aliases):
+    """torch_xla's HLO text with its ENTRY parameters renamed and renumbered.
+
+    names: {parameter number: new name} for those that stay parameters; constants: {parameter
+    number: float} for scalar device data inlined as constants; aliases: [(output index, new
+    parameter number)], written as the header's input_output_alias.
+    """
+    entry_at = hlo.index("\nENTRY ")
+    body = hlo[entry_at:]
+    found = {int(num): (name, ty) for _, name, ty, num in ENTRY_PARAM.findall(body)}
+    if sorted(found) != sorted(list(names) + list(constants)):
+        raise SystemExit(f"ENTRY parameters {sorted(found)} are not the bound ones")
+    kept = sorted(names)
+    renumber = {old: new for new, old in enumerate(kept)}
+
+    def param(m):
+        indent, name, ty, num = m.group(1), m.group(2), m.group(3), int(m.group(4))
+        if num in constants:
+            return f"{indent}%{name} = {ty} constant({constants[num]!r})"
+        return f"{indent}%{name} = {ty} parameter({renumber[num]})"
+
+    body = ENTRY_PARAM.sub(param, body)
+    for num, new in names.items():  # references are %name followed by a delimiter
+        body = re.sub(rf"%{re.escape(found[num][0])}(?![\w.-])", f"%{new}", body)
+    signature = ", ".join(f"{names[n]}: {re.sub(r'{[^}]*}', '', found[n][1])}" for n in kept)
+    body = re.sub(r"^(\nENTRY \S+ )\(.*?\)( -> )", lambda m: f"{m.group(1)}({signature}){m.group(2)}", body,
+                  count=1)
+    header = hlo[:entry_at]
+    first = header.index("\n")
+    layout = ", ".join(found[n][1] for n in kept)
+    alias = ", ".join(f"{{{out}}}: ({par}, {{}}, may-alias)" for out, par in aliases)
+    line = re.sub(r"entry_computation_layout=\{\(.*?\)->", f"entry_computation_layout={{({layout})->",
+                  header[:first], count=1)
+    return f"{line}, input_output_alias={{ {alias} }}" + header[first:] + body
+
+
+def export(model_name, opt_name, x_u8, y, order):
+    """(HLO text, [(name, initial array)], losses of the steps of order) of one optimizer."""
+    import torch_xla
+    device = torch_xla.device()
+    model, opt = start(model_name, opt_name, device)
+    state = state_tensors(model, opt, opt_name)
+    init = [(name, t.detach().cpu().numpy().copy()) for name, t in state]
+    ids = {torch_xla._XLAC._xla_get_tensor_id(t): name for name, t in state}
+    losses, hlo = [], None
+    for i, rows in enumerate(order):
+        xb = torch.from_numpy(x_u8[rows]).to(device)
+        yb = torch.from_numpy(y[rows]).to(device)
+        if i == 0:
+            ids[torch_xla._XLAC._xla_get_tensor_id(xb)] = "x"
+            ids[torch_xla._XLAC._xla_get_tensor_id(yb)] = "y"
+        loss = step(model, opt, xb, yb)
+        if i == 0:
+            outs = [t for _, t in state_tensors(model, opt, opt_name)] + [loss]
+            hlo = bind(torch_xla._XLAC._get_xla_tensors_hlo(outs), outs, ids, [n for n, _ in state])
+        torch_xla.sync()
+        losses.append(loss.item())
+    return hlo, init, losses
+
+
+def bind(hlo, outs, ids, state_names):
+    """rewrite() of the step's HLO: each ENTRY parameter named after the tensor whose device data it
+    reads (torch_xla's parameter order is that of _get_tensors_xla_device_data_node), scalars that
+    are none of them inlined, output K aliased to the parameter of state_names[K]."""
+    import torch_xla
+    data_ids, tensors = torch_xla._XLAC._get_tensors_xla_device_data_node(outs)
+    names, constants = {}, {}
+    for num, (tid, t) in enumerate(zip(data_ids, tensors)):
+        if tid in ids:
+            names[num] = ids[tid]
+        elif t.dim() == 0 and t.is_floating_point():
+            constants[num] = float(t.cpu())
+        else:
+            raise SystemExit(f"parameter {num}: device data {tuple(t.shape)} {t.dtype} of no known tensor")
+    missing = set(state_names + ["x", "y"]) - set(names.values())
+    if missing:
+        raise SystemExit(f"the step reads no parameter for {sorted(missing)}")
+    number = {name: new for new, (_, name) in enumerate(sorted(names.items()))}
+    return rewrite(hlo, names, constants, [(k, number[n]) for k, n in enumerate(state_names)])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out-dir", default=HERE)
+    parser.add_argument("--optimizers", default=",".join(OPTIMIZERS), help="comma-separated: sgd, adadelta")
+    parser.add_argument("--model", choices=MODELS, default="mlp",
+                        help="cnn: the example's CNN instead, written as torch_cnn_OPT* (not committed: README.md)")
+    parser.add_argument("--batch", type=int, default=BATCH)
+    parser.add_argument("--steps", type=int, default=STEPS)
+    args = parser.parse_args()
+    torch.set_num_threads(2)
+    os.makedirs(args.out_dir, exist_ok=True)
+    x_u8 = np.load(os.path.join(HERE, "train_x_u8.npy"))
+    y = np.load(os.path.join(HERE, "train_y.npy")).astype(np.int32)
+    order = jax_step.runner_order(N_TRAIN, args.batch, args.steps, SEED)
+    for opt_name in args.optimizers.split(","):
+        hlo, init, losses = export(args.model, opt_name, x_u8, y, order)
+        base = os.path.join(args.out_dir, "torch_" + ("cnn_" if args.model == "cnn" else "") + opt_name)
+        jax_step.mnist.write_text(base + ".hlo", hlo)
+        jax_step.mnist.save_safetensors(base + ".safetensors", init, {})
+        jax_step.mnist.write_text(base + "_losses.json", json.dumps(
+            {"model": args.model, "optimizer": opt_name, "seed": SEED, "batch": args.batch, "torch": torch.__version__,
+             "losses": [round(v, 7) for v in losses]}, indent=1) + "\n")
+        print(f"{opt_name}: loss {losses[0]:.5f} -> {np.mean(losses[-16:]):.5f} (mean of the last 16)")
+
+
+if __name__ == "__main__":
+    main()
