@@ -291,7 +291,8 @@ TEST_F(Train, DataParallelOnEightCores)
     save_npy(path("px.npy"), NPY_FLOAT32, {36, 2, 4}, x.data());
     save_npy(path("py.npy"), NPY_INT32, {36, 2}, y.data());
     const std::string args = "train " + quoted("pmap.tpub") + " --data " + quoted("px.npy") +
-                             " --labels " + quoted("py.npy") + " --array 4 --epochs 2 ";
+                             " --labels " + quoted("py.npy") +
+                             " --init uniform --array 4 --epochs 2 ";
     const auto r = tool(args + "--cores 8 --loss-csv " + quoted("p1.csv"));
     ASSERT_EQ(r.code, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("the last 4 row(s) of each epoch are dropped"), std::string::npos)
