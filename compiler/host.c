@@ -285,6 +285,11 @@ int tc_host_program(tc_graph *g, tpub_package *p)
          * before the ENTRY that uses them. */
         hlo_text_printf(&body, "HloModule %s_host", g->m->name);
         print_aliases(&body, g);
+        /* The devices the runtime runs the program on side by side (its all-reduces' peers). */
+        if (g->m->replica_count > 1)
+            hlo_text_printf(&body, ", replica_count=%lld", (long long)g->m->replica_count);
+        if (g->m->num_partitions > 1)
+            hlo_text_printf(&body, ", num_partitions=%lld", (long long)g->m->num_partitions);
         hlo_text_printf(&body, "\n\n");
         for (int i = 0; i < g->n_nodes; i++)
             for (int k = 0, f; w.done[i] && g->nodes[i].role == TC_HOST &&

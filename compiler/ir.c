@@ -467,7 +467,8 @@ int tc_fold(tc_graph *g)
     hlo_array *ops[HLO_MAX_RANK + 8];
     for (int i = 0; i < g->n_nodes; i++) {
         tc_node *nd = &g->nodes[i];
-        if (!tc_live(g, i) || nd->role != TC_HOST)
+        /* An all-reduce's value is the other devices' too: never a constant. */
+        if (!tc_live(g, i) || nd->role != TC_HOST || nd->src->opcode == HLO_OP_ALL_REDUCE)
             continue;
         bool all = nd->n_in <= (int)(sizeof ops / sizeof *ops);
         for (int j = 0; all && j < nd->n_in; j++) {
@@ -515,6 +516,11 @@ int tc_eval(tc_graph *g, hlo_array *const *inputs, hlo_array **vals)
         }
         if (nd->n_in > (int)(sizeof ops / sizeof *ops))
             return tc_fail(g, nd->src, "'%s' has too many operands", nd->name);
+        if (nd->src->opcode == HLO_OP_ALL_REDUCE) /* its peers' operands are not here */
+            return tc_fail(g, nd->src,
+                           "'%s': calibration runs one device alone and cannot evaluate an "
+                           "all-reduce (compile with --precision bf16)",
+                           nd->src->name);
         for (int j = 0; j < nd->n_in; j++)
             ops[j] = vals[nd->in[j]];
         if (eval_node(g, i, ops, vals))

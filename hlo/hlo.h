@@ -152,7 +152,8 @@ typedef struct hlo_shape {
     X(BITCAST_CONVERT, "bitcast-convert", NULL, 1, OWN)               \
     X(BATCH_NORM_TRAINING, "batch-norm-training", NULL, 3, OWN)       \
     X(BATCH_NORM_INFERENCE, "batch-norm-inference", NULL, 5, OWN)     \
-    X(SELECT_AND_SCATTER, "select-and-scatter", NULL, 3, OWN)
+    X(SELECT_AND_SCATTER, "select-and-scatter", NULL, 3, OWN)         \
+    X(ALL_REDUCE, "all-reduce", NULL, -1, OWN)
 
 typedef enum {
     HLO_OP_OTHER, /* any other opcode: see hlo_instr.opcode_name */
@@ -297,6 +298,12 @@ typedef struct {
     int n_branches;
     int *branches;
     bool branch_pred;
+    /* all-reduce's replica_groups={{0,1},{2,3}} (n_replica_groups lists of device ids; none:
+     * every device in one group), channel_id=N (0 when not given) and use_global_device_ids. */
+    int n_replica_groups;
+    hlo_ints *replica_groups;
+    int64_t channel_id;
+    bool use_global_device_ids;
 } hlo_instr;
 
 typedef struct {
@@ -327,6 +334,9 @@ typedef struct hlo_module {
     int entry;              /* index of the ENTRY computation */
     int n_aliases;          /* in text order; checked by hlo_check */
     hlo_alias *aliases;
+    /* The header's replica_count=N and num_partitions=N (1 when not given): the program runs on
+     * their product of devices (hlo_devices), each on its own data, meeting at all-reduces. */
+    int64_t replica_count, num_partitions;
     struct hlo_arena *arena_; /* owns everything above */
 } hlo_module;
 
@@ -392,7 +402,8 @@ const char *hlo_gather_list_name(bool scatter, int k);
 void hlo_instr_init(hlo_instr *in);
 
 /* Whether op may have a tuple of arrays as its value that the evaluator and the compiler take
- * apart (a variadic reduce or reduce-window, sort, while, conditional, batch-norm-training). */
+ * apart (a variadic reduce or reduce-window, sort, while, conditional, batch-norm-training,
+ * all-reduce). */
 bool hlo_tuple_result(hlo_opcode op);
 
 /* The computations instruction in refers to, in the order to_apply, calls, condition, body,
@@ -405,6 +416,11 @@ const hlo_computation *hlo_instr_owner(const hlo_module *m, const hlo_instr *in)
  * times its contracted elements, a convolution's result elements times its kernel's window and
  * input features (per feature group); 0 for every other op. */
 uint64_t hlo_macs(const hlo_computation *c, const hlo_instr *in);
+/* The devices m runs on: replica_count * num_partitions. */
+int64_t hlo_devices(const hlo_module *m);
+/* The size of all-reduce in's replica groups (checked: all of one size), hlo_devices(m) when it
+ * lists none. */
+int64_t hlo_all_reduce_group_size(const hlo_module *m, const hlo_instr *in);
 
 const char *hlo_type_name(hlo_type t);      /* "f32", "(tuple)" for tuples */
 const char *hlo_opcode_name(hlo_opcode op); /* "dot"; "" for HLO_OP_OTHER */
@@ -436,12 +452,13 @@ hlo_opcode hlo_opcode_of(const char *name); /* the inverse; HLO_OP_OTHER for oth
  * InferSelectAndScatterShape: a source of the operand's window positions, select returning
  * pred[], scatter an element, the result the operand's shape), sort (operands of one dims, a
  * comparator taking two scalars per operand and returning pred[]), map, while (condition and body
- * take the state, body returns it) and conditional (an s32[] index, or pred[] with two branches;
- * branch b takes operand b + 1). Any other opcode is an error naming it. Also checked: operand
- * shapes printed inline agree with their definitions, parameter numbers are 0..n-1 without gaps,
- * neither operands nor calls form a cycle, and each alias names an ENTRY parameter and an output
- * of one shape, no output or parameter twice. Returns 0, or -1 with the first error in *err (err
- * may be NULL):
+ * take the state, body returns it), conditional (an s32[] index, or pred[] with two branches;
+ * branch b takes operand b + 1) and all-reduce (operands of one type, their shapes as result, a
+ * scalar to_apply, replica groups of one size naming each device at most once). Any other opcode
+ * is an error naming it. Also checked: operand shapes printed inline agree with their
+ * definitions, parameter numbers are 0..n-1 without gaps, neither operands nor calls form a
+ * cycle, and each alias names an ENTRY parameter and an output of one shape, no output or
+ * parameter twice. Returns 0, or -1 with the first error in *err (err may be NULL):
  * "<file>:<line>:<col>: <opcode>: <what differs>" at the instruction's name. */
 int hlo_check(const hlo_module *m, const char *file, hlo_error *err);
 
@@ -582,9 +599,26 @@ typedef struct {
      * instructions of a function an op applies per element (a reduce's reducer, a sort's
      * comparator, map, scatter), whose work is that op's. For accounting the host's work. */
     void (*evaluated)(void *ctx, const hlo_computation *c, const hlo_instr *in);
+    /* If not NULL: evaluates an all-reduce among the devices the caller runs the program on
+     * (each evaluating it on its own data), as custom_call does a custom-call: outs[0..n_outs)
+     * (n_outs = n_operands) receive new arrays of the operands' shapes, the combination of every
+     * device's operands (hlo_all_reduce_combine). Without it an all-reduce is the identity when
+     * its groups are of one device, else an evaluation error. */
+    int (*all_reduce)(void *ctx, const hlo_instr *in, hlo_array *const *operands, int n_operands,
+                      hlo_array **outs, int n_outs, hlo_error *err);
 } hlo_eval_hooks;
 int hlo_eval_with(const hlo_module *m, const char *file, hlo_array *const *params, int n_params,
                   const hlo_eval_hooks *hooks, hlo_array ***outs, int *n_outs, hlo_error *err);
+
+/* An all-reduce's combination: outs[k] (n_operands new arrays of the operands' shapes) holds
+ * per element to_apply folded over replicas[0..n_replicas)[k] in that order, starting from
+ * replicas[0][k] (each replica's operands of in's shapes): ((r0 + r1) + r2) + ... for an add, each
+ * step rounded as the evaluator's add rounds (an f32 add: to nearest even, subnormals flushed).
+ * So every replica gets the same bits, whatever the host's timing. Returns 0, or -1 with *err
+ * located at in and every slot NULL. */
+int hlo_all_reduce_combine(const hlo_module *m, const char *file, const hlo_instr *in,
+                           hlo_array *const *const *replicas, int n_replicas, hlo_array **outs,
+                           hlo_error *err);
 
 /* Evaluates one instruction in of a checked module m (in must point into m: the operand shapes
  * come from its computation; any op hlo_eval handles except parameter, tuple, get-tuple-element,

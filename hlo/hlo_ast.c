@@ -52,7 +52,8 @@ void hlo_instr_init(hlo_instr *in)
 bool hlo_tuple_result(hlo_opcode op)
 {
     return op == HLO_OP_REDUCE || op == HLO_OP_REDUCE_WINDOW || op == HLO_OP_SORT ||
-           op == HLO_OP_WHILE || op == HLO_OP_CONDITIONAL || op == HLO_OP_BATCH_NORM_TRAINING;
+           op == HLO_OP_WHILE || op == HLO_OP_CONDITIONAL || op == HLO_OP_BATCH_NORM_TRAINING ||
+           op == HLO_OP_ALL_REDUCE;
 }
 
 int hlo_callee(const hlo_instr *in, int k)
@@ -85,6 +86,13 @@ uint64_t hlo_macs(const hlo_computation *c, const hlo_instr *in)
         return 0;
     }
     return per * (uint64_t)in->shape.elements;
+}
+
+int64_t hlo_devices(const hlo_module *m) { return m->replica_count * m->num_partitions; }
+
+int64_t hlo_all_reduce_group_size(const hlo_module *m, const hlo_instr *in)
+{
+    return in->n_replica_groups ? in->replica_groups[0].n : hlo_devices(m);
 }
 
 /* Addresses compare as integers: in may point anywhere. */

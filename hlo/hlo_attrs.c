@@ -1,6 +1,7 @@
 /* hlo_attrs.c - the HLO parser's attribute values (hlo_lex.h): slice={[s:l:st], ...},
- * padding=lo_hi_in x ..., window={...}, dim_labels=..., a gather's dimension lists and a
- * conditional's branch computations, plus the references to resolve once a scope is complete. */
+ * padding=lo_hi_in x ..., window={...}, dim_labels=..., a gather's dimension lists, a
+ * conditional's branch computations and an all-reduce's replica groups, plus the references to
+ * resolve once a scope is complete. */
 #include "hlo/hlo_lex.h"
 
 #include <ctype.h>
@@ -304,4 +305,51 @@ bool lx_parse_branches(parser *p, hlo_instr *in, tok name, int comp, int instr)
     in->branches[k] = 0;
     lx_add_ref(p, comp, instr, REF_BRANCH - k, lx_expect_name(p, "a computation name"));
     return dup;
+}
+
+void lx_parse_replica_groups(parser *p, hlo_instr *in)
+{
+    int cap = 0;
+    if (lx_eat_punct(p, '[')) { /* iota form */
+        const int64_t g = lx_parse_int(p, "replica group count", 1, 1 << 20);
+        lx_expect_punct(p, ',', "in replica_groups");
+        const int64_t n = lx_parse_int(p, "replica group size", 1, 1 << 20);
+        lx_expect_punct(p, ']', "in replica_groups");
+        tok le = lx_next(p);
+        if (le.kind != T_LE)
+            lx_expected(p, le, "'<=' in replica_groups");
+        lx_expect_punct(p, '[', "in replica_groups");
+        const int64_t total = lx_parse_int(p, "replica id count", 1, 1 << 20);
+        lx_expect_punct(p, ']', "in replica_groups");
+        if (total != g * n)
+            lx_fail_at(p, le.pos, "replica_groups [%lld,%lld]<=[%lld]: not %lld ids", (long long)g,
+                       (long long)n, (long long)total, (long long)(g * n));
+        if (lx_peek(p).kind == T_NAME)
+            lx_fail_at(p, lx_peek(p).pos, "replica_groups: a transposed iota is not supported");
+        in->replica_groups = lx_alloc(p, (size_t)g * sizeof *in->replica_groups);
+        in->n_replica_groups = (int)g;
+        for (int64_t i = 0; i < g; i++, cap = 0)
+            for (int64_t j = 0; j < n; j++)
+                lx_ints_push(p, &in->replica_groups[i], &cap, i * n + j);
+        return;
+    }
+    lx_expect_punct(p, '{', "to open replica_groups");
+    if (lx_eat_punct(p, '}'))
+        return;
+    int groups_cap = 0;
+    do {
+        if (in->n_replica_groups >= (1 << 20))
+            lx_fail_at(p, p->pos, "too many replica groups");
+        in->replica_groups = lx_grow(p, in->replica_groups, in->n_replica_groups, &groups_cap,
+                                     sizeof *in->replica_groups);
+        hlo_ints *l = &in->replica_groups[in->n_replica_groups++];
+        *l = (hlo_ints){.present = true};
+        cap = 0;
+        lx_expect_punct(p, '{', "to open a replica group");
+        do
+            lx_ints_push(p, l, &cap, lx_parse_int(p, "replica id", 0, 1 << 20));
+        while (lx_eat_punct(p, ','));
+        lx_expect_punct(p, '}', "to close a replica group");
+    } while (lx_eat_punct(p, ','));
+    lx_expect_punct(p, '}', "to close replica_groups");
 }

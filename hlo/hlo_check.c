@@ -431,7 +431,8 @@ static int check_instr(checker *k)
     case HLO_OP_SORT:
     case HLO_OP_WHILE:
     case HLO_OP_CONDITIONAL:
-    case HLO_OP_MAP: return hc_check_shape_op(k);
+    case HLO_OP_MAP:
+    case HLO_OP_ALL_REDUCE: return hc_check_shape_op(k);
     default: return hc_check_elem(k);
     }
 }

@@ -1,8 +1,8 @@
 /* hlo_check_internal.h - what the shape checker's files share (not a public interface):
  * hlo_check.c walks the module and checks the structural ops (broadcast, reshape, tuples, calls),
  * hlo_check_reduce.c dots, convolutions, reductions and batch norm, hlo_check_elem.c the
- * element-wise ops and their type rules, hlo_check_shape.c data movement, gather, scatter, sort
- * and control flow. */
+ * element-wise ops and their type rules, hlo_check_shape.c data movement, gather, scatter, sort,
+ * control flow and all-reduce. */
 #ifndef TPU_HLO_HLO_CHECK_INTERNAL_H
 #define TPU_HLO_HLO_CHECK_INTERNAL_H
 
@@ -56,7 +56,7 @@ int hc_check_reduce_op(checker *k);
  * dilated window) / stride + 1, or 0 when the window does not fit. */
 int hc_check_window(checker *k, const int64_t *base, int n, const char *what_n, int64_t *out);
 /* hlo_check_shape.c: slice, concatenate, reverse, dynamic-slice, dynamic-update-slice, gather,
- * scatter, select-and-scatter, sort, while, conditional and map. */
+ * scatter, select-and-scatter, sort, while, conditional, map and all-reduce. */
 int hc_check_shape_op(checker *k);
 /* hlo_check_elem.c: the element-wise ops (by the op list's rules), iota, compare, select, clamp,
  * convert and bitcast-convert; any other opcode is an error naming it. */

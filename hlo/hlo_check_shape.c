@@ -1,6 +1,7 @@
 /* hlo_check_shape.c - shape checking of data movement (slice, concatenate, reverse,
- * dynamic-slice, dynamic-update-slice), gather, scatter, sort, map and control flow (while,
- * conditional), after XLA's shape_inference.cc and hlo_verifier.cc (hlo_check_internal.h). */
+ * dynamic-slice, dynamic-update-slice), gather, scatter, sort, map, control flow (while,
+ * conditional) and all-reduce, after XLA's shape_inference.cc and hlo_verifier.cc
+ * (hlo_check_internal.h). */
 #include "hlo/hlo_check_internal.h"
 
 #include <stdio.h>
@@ -486,9 +487,58 @@ static int check_conditional(checker *k)
     return 0;
 }
 
+/* XLA's all-reduce: operands of one element type, the result their shape (a tuple of them when
+ * there are several), to_apply combining two scalars of that type; replica groups of one size
+ * naming each of the module's devices at most once; use_global_device_ids with a channel_id. */
+static int check_all_reduce(checker *k)
+{
+    const hlo_instr *in = k->in;
+    const int n = in->n_operands;
+    if (n < 1)
+        return hc_fail(k, "expects at least one operand");
+    if (n > 1 && (in->shape.type != HLO_TUPLE || in->shape.n_tuple != n))
+        return hc_fail(k, "result must be a tuple of %d arrays", n);
+    for (int i = 0; i < n; i++) {
+        const hlo_shape *s = hc_operand(k, i), *r = n > 1 ? &in->shape.tuple[i] : &in->shape;
+        if (hc_need_array(k, s, "an operand"))
+            return -1;
+        if (s->type != hc_operand(k, 0)->type)
+            return hc_fail(k, "operand %d is %s, operand 0 %s", i, hlo_type_name(s->type),
+                           hlo_type_name(hc_operand(k, 0)->type));
+        if (!hlo_shape_equal(r, s)) {
+            shape_strs t = hc_strs(r, s);
+            return hc_fail(k, "result %d is %s, must be its operand's %s", i, t.a, t.b);
+        }
+    }
+    hlo_shape scalar = {.type = hc_operand(k, 0)->type, .elements = 1};
+    if (check_callee(k, in->to_apply, "to_apply", 2, scalar_of, 2, &scalar))
+        return -1;
+    if (in->use_global_device_ids && !in->channel_id)
+        return hc_fail(k, "use_global_device_ids needs a channel_id");
+    const int64_t devices = hlo_devices(k->m);
+    for (int g = 0; g < in->n_replica_groups; g++) {
+        const hlo_ints *l = &in->replica_groups[g];
+        if (l->n != in->replica_groups[0].n)
+            return hc_fail(k, "replica group %d has %d ids, group 0 has %d", g, l->n,
+                           in->replica_groups[0].n);
+        for (int i = 0; i < l->n; i++) {
+            if (l->v[i] >= devices)
+                return hc_fail(k, "replica id %lld, but the module runs on %lld devices",
+                               (long long)l->v[i], (long long)devices);
+            for (int h = 0; h <= g; h++)
+                for (int j = 0; j < (h < g ? in->replica_groups[h].n : i); j++)
+                    if (in->replica_groups[h].v[j] == l->v[i])
+                        return hc_fail(k, "replica id %lld is in replica_groups twice",
+                                       (long long)l->v[i]);
+        }
+    }
+    return 0;
+}
+
 int hc_check_shape_op(checker *k)
 {
     switch (k->in->opcode) {
+    case HLO_OP_ALL_REDUCE: return check_all_reduce(k);
     case HLO_OP_SLICE: return check_slice(k);
     case HLO_OP_CONCATENATE: return check_concatenate(k);
     case HLO_OP_REVERSE: return check_reverse(k);

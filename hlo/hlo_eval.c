@@ -1,12 +1,13 @@
-/* hlo_eval.c - reference evaluator for checked HLO modules (hlo.h), with a hook for
- * custom-calls, and single-instruction evaluation for constant folding: values, the walk over a
- * computation, constants, custom-calls, the dispatch of every op. Element-wise ops are
- * hlo_elem.c, data movement hlo_eval_shape.c, dots, convolutions and reductions
- * hlo_eval_reduce.c, ops that run computations hlo_eval_control.c. */
+/* hlo_eval.c - reference evaluator for checked HLO modules (hlo.h), with hooks for
+ * custom-calls and all-reduces, and single-instruction evaluation for constant folding: values,
+ * the walk over a computation, constants, custom-calls, all-reduces, the dispatch of every op.
+ * Element-wise ops are hlo_elem.c, data movement hlo_eval_shape.c, dots, convolutions and
+ * reductions hlo_eval_reduce.c, ops that run computations hlo_eval_control.c. */
 #include "hlo/hlo_eval_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,13 +145,15 @@ static bool in_list(const hlo_array *a, hlo_array *const *list, int n)
     return false;
 }
 
-/* A custom-call through the hook: the hook's arrays become out (a tuple of them when the
- * instruction's shape is one) once they prove to be new arrays of the promised shapes. */
-static int eval_custom_call(evaluator *e, const hlo_instr *in, const val *op, val *out)
+typedef int (*hook_fn)(void *ctx, const hlo_instr *in, hlo_array *const *operands, int n_operands,
+                       hlo_array **outs, int n_outs, hlo_error *err);
+
+/* A custom-call or an all-reduce through its hook (what names it in messages): the hook's
+ * arrays become out (a tuple of them when the instruction's shape is one) once they prove to be
+ * new arrays of the promised shapes. */
+static int eval_by_hook(evaluator *e, const hlo_instr *in, const val *op, val *out, hook_fn hook,
+                        const char *what)
 {
-    if (!e->hooks->custom_call)
-        return he_fail(e, in, "no custom_call hook to evaluate target \"%s\"",
-                       in->custom_call_target);
     bool tuple = in->shape.type == HLO_TUPLE;
     int n = tuple ? in->shape.n_tuple : 1, n_ins = in->n_operands, rc = 0;
     hlo_array **ins = malloc(((size_t)n_ins + 1) * sizeof *ins);
@@ -162,7 +165,7 @@ static int eval_custom_call(evaluator *e, const hlo_instr *in, const val *op, va
     for (int i = 0; i < n_ins; i++)
         ins[i] = op[i].a;
     hlo_error why = {0};
-    if (e->hooks->custom_call(e->hooks->ctx, in, ins, n_ins, outs, n, &why)) {
+    if (hook(e->hooks->ctx, in, ins, n_ins, outs, n, &why)) {
         rc = he_fail(e, in, "%s", why.msg[0] ? why.msg : "the hook failed without a message");
         goto done;
     }
@@ -170,15 +173,13 @@ static int eval_custom_call(evaluator *e, const hlo_instr *in, const val *op, va
         const hlo_shape *want = tuple ? &in->shape.tuple[i] : &in->shape;
         char b1[160], b2[160];
         if (!outs[i] || !hlo_shape_equal(&outs[i]->shape, want))
-            rc = he_fail(e, in, "the hook for target \"%s\" returned %s for result %d, expected %s",
-                         in->custom_call_target,
+            rc = he_fail(e, in, "the hook for %s returned %s for result %d, expected %s", what,
                          outs[i] ? hlo_shape_str(&outs[i]->shape, b1, sizeof b1) : "nothing", i,
                          hlo_shape_str(want, b2, sizeof b2));
         else if (in_list(outs[i], ins, n_ins) || in_list(outs[i], outs, i))
             rc = he_fail(e, in,
-                         "the hook for target \"%s\" returned an operand or one array twice "
-                         "as result %d",
-                         in->custom_call_target, i);
+                         "the hook for %s returned an operand or one array twice as result %d",
+                         what, i);
     }
     if (!rc) {
         for (int i = 0; i < n; i++) {
@@ -195,6 +196,37 @@ done:
     free(ins);
     free(outs);
     return rc;
+}
+
+static int eval_custom_call(evaluator *e, const hlo_instr *in, const val *op, val *out)
+{
+    if (!e->hooks->custom_call)
+        return he_fail(e, in, "no custom_call hook to evaluate target \"%s\"",
+                       in->custom_call_target);
+    char what[HLO_MAX_NAME + 16];
+    snprintf(what, sizeof what, "target \"%s\"", in->custom_call_target);
+    return eval_by_hook(e, in, op, out, e->hooks->custom_call, what);
+}
+
+/* Through the hook; without one, each device on its own is its group's only member. */
+static int eval_all_reduce(evaluator *e, const hlo_instr *in, const val *op, val *out)
+{
+    if (e->hooks->all_reduce)
+        return eval_by_hook(e, in, op, out, e->hooks->all_reduce, "all-reduce");
+    const int64_t group = hlo_all_reduce_group_size(e->m, in);
+    if (group != 1)
+        return he_fail(e, in,
+                       "groups of %lld devices, but nothing runs the other devices (no "
+                       "all_reduce hook)",
+                       (long long)group);
+    const int n = in->n_operands;
+    if (n > 1 && !(out->t = calloc((size_t)n, sizeof *out->t)))
+        return he_fail(e, in, "out of memory");
+    out->n = n > 1 ? n : 0;
+    for (int i = 0; i < n; i++)
+        if (he_val_copy(&op[i], n > 1 ? &out->t[i] : out))
+            return he_fail(e, in, "out of memory");
+    return 0;
 }
 
 /* Evaluates in on its operand values op (borrowed) into *out (owned). */
@@ -230,6 +262,7 @@ static int eval_instr(evaluator *e, const hlo_instr *in, const val *op, val *out
     case HLO_OP_BATCH_NORM_INFERENCE:
     case HLO_OP_REDUCE_WINDOW: rc = he_reduction(e, in, op, out); break;
     case HLO_OP_CUSTOM_CALL: rc = eval_custom_call(e, in, op, out); break;
+    case HLO_OP_ALL_REDUCE: rc = eval_all_reduce(e, in, op, out); break;
     case HLO_OP_WHILE:
     case HLO_OP_CONDITIONAL:
     case HLO_OP_SORT:
@@ -456,7 +489,8 @@ int hlo_eval_instr(const hlo_module *m, const char *file, const hlo_instr *in,
     case HLO_OP_GET_TUPLE_ELEMENT:
     case HLO_OP_CALL:
     case HLO_OP_FUSION:
-    case HLO_OP_CUSTOM_CALL: return he_fail(&e, in, "'%s' is not evaluated on its own", in->name);
+    case HLO_OP_CUSTOM_CALL:
+    case HLO_OP_ALL_REDUCE: return he_fail(&e, in, "'%s' is not evaluated on its own", in->name);
     default: break;
     }
     char s1[160];

@@ -1,11 +1,12 @@
 /* hlo_eval_reduce.c - the evaluator's ops that sum or fold many elements into one
  * (hlo_eval_internal.h): dot and convolution, each result element in one accumulator of XLA's
  * type and order, reduce and reduce-window, which fold with their to_apply (directly when it is a
- * plain binary op), and batch norm. */
+ * plain binary op), batch norm, and the sum of an all-reduce's replicas. */
 #include "hlo/hlo_eval_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* A dot's or convolution's sum of products, in the result type's accumulator: float for f16,
  * bf16 and f32 (rounded to the type once, at the end), double for f64, exactly modulo 2^64 for
@@ -422,4 +423,57 @@ int he_reduction(evaluator *e, const hlo_instr *in, const val *op, val *out)
     case HLO_OP_REDUCE_WINDOW: return eval_reduce_window(e, in, op, out);
     default: return eval_batch_norm(e, in, op, out);
     }
+}
+
+/* Element by element, replica by replica in order: the fold hlo.h promises. */
+static int combine_one(evaluator *e, const hlo_instr *in, hlo_opcode fast,
+                       hlo_array *const *const *replicas, int n_replicas, int k, hlo_array *o)
+{
+    const hlo_array *r0 = replicas[0][k];
+    memcpy(o->data, r0->data, (size_t)r0->shape.elements * hlo_type_size(r0->shape.type));
+    if (fast != HLO_OP_OTHER) {
+        for (int r = 1; r < n_replicas; r++)
+            for (int64_t i = 0; i < o->shape.elements; i++)
+                he_binop(fast, o, i, o, i, replicas[r][k], i);
+        return 0;
+    }
+    val args[2] = {{hlo_array_new(o->shape.type, 0, NULL), 0, NULL},
+                   {hlo_array_new(o->shape.type, 0, NULL), 0, NULL}};
+    int rc = args[0].a && args[1].a ? 0 : he_fail(e, in, "out of memory");
+    for (int64_t i = 0; i < o->shape.elements && !rc; i++)
+        for (int r = 1; r < n_replicas && !rc; r++) {
+            he_copy(args[0].a, 0, o, i);
+            he_copy(args[1].a, 0, replicas[r][k], i);
+            val res;
+            if (!(rc = he_apply(e, &e->m->comps[in->to_apply], args, &res))) {
+                he_copy(o, i, res.a, 0);
+                he_val_free(&res);
+            }
+        }
+    he_val_free(&args[0]);
+    he_val_free(&args[1]);
+    return rc;
+}
+
+int hlo_all_reduce_combine(const hlo_module *m, const char *file, const hlo_instr *in,
+                           hlo_array *const *const *replicas, int n_replicas, hlo_array **outs,
+                           hlo_error *err)
+{
+    static const hlo_eval_hooks no_hooks;
+    evaluator e = {.m = m, .file = file, .err = err, .hooks = &no_hooks};
+    const hlo_opcode fast = simple_reducer(&m->comps[in->to_apply]);
+    int rc = 0;
+    for (int k = 0; k < in->n_operands; k++)
+        outs[k] = NULL;
+    for (int k = 0; k < in->n_operands && !rc; k++) {
+        const hlo_shape *s = &replicas[0][k]->shape;
+        rc = (outs[k] = hlo_array_new(s->type, s->rank, s->dims))
+                 ? combine_one(&e, in, fast, replicas, n_replicas, k, outs[k])
+                 : he_fail(&e, in, "out of memory");
+    }
+    for (int k = 0; k < in->n_operands && rc; k++) {
+        hlo_array_free(outs[k]);
+        outs[k] = NULL;
+    }
+    return rc;
 }

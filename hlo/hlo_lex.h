@@ -124,5 +124,8 @@ hlo_ints *lx_gather_list(parser *p, tok name, hlo_instr *in);
 /* true_computation=t / false_computation=f (branches 0 and 1 of a pred conditional) or
  * branch_computations={b0, ...}, not both; returns whether the attribute was already given. */
 bool lx_parse_branches(parser *p, hlo_instr *in, tok name, int comp, int instr);
+/* An all-reduce's replica_groups: {{0,1},{2,3}}, {} (none), or XLA's iota form [G,S]<=[N]
+ * (G groups of S consecutive ids; a transposed iota is refused). */
+void lx_parse_replica_groups(parser *p, hlo_instr *in);
 
 #endif

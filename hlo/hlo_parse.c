@@ -274,6 +274,17 @@ static void parse_attributes(parser *p, hlo_instr *in, int comp, int instr)
             dup = *count != 0; /* 0 until given (parse_instr) */
             *count = lx_parse_int(p, batch ? "batch_group_count" : "feature_group_count", 1,
                                   HLO_MAX_ELEMENTS);
+        } else if (lx_tok_is(p, name, "replica_groups") && in->opcode == HLO_OP_ALL_REDUCE) {
+            dup = in->n_replica_groups > 0;
+            lx_parse_replica_groups(p, in);
+        } else if (lx_tok_is(p, name, "channel_id") && in->opcode == HLO_OP_ALL_REDUCE) {
+            dup = in->channel_id > 0;
+            in->channel_id = lx_parse_int(p, "channel id", 1, INT64_MAX);
+        } else if (lx_tok_is(p, name, "use_global_device_ids") && in->opcode == HLO_OP_ALL_REDUCE) {
+            tok v = lx_expect_name(p, "true or false");
+            if (!lx_tok_is(p, v, "true") && !lx_tok_is(p, v, "false"))
+                lx_expected(p, v, "true or false");
+            in->use_global_device_ids = lx_tok_is(p, v, "true");
         } else if (lx_tok_is(p, name, "custom_call_target") && in->opcode == HLO_OP_CUSTOM_CALL) {
             dup = in->custom_call_target != NULL;
             tok s = lx_next(p);
@@ -501,7 +512,8 @@ static void parse_aliases(parser *p, hlo_module *m)
     lx_expect_punct(p, '}', "to close input_output_alias");
 }
 
-/* The header's attributes: input_output_alias kept, the others (layouts, flags) skipped. */
+/* The header's attributes: input_output_alias, replica_count and num_partitions kept, the
+ * others (layouts, flags) skipped. */
 static void parse_module_attributes(parser *p, hlo_module *m)
 {
     while (lx_eat_punct(p, ',')) {
@@ -509,6 +521,10 @@ static void parse_module_attributes(parser *p, hlo_module *m)
         lx_expect_punct(p, '=', "after attribute name");
         if (lx_tok_is(p, name, "input_output_alias"))
             parse_aliases(p, m);
+        else if (lx_tok_is(p, name, "replica_count"))
+            m->replica_count = lx_parse_int(p, "replica count", 1, 1 << 20);
+        else if (lx_tok_is(p, name, "num_partitions"))
+            m->num_partitions = lx_parse_int(p, "partition count", 1, 1 << 20);
         else
             lx_skip_value(p, "attribute value");
     }
@@ -597,6 +613,7 @@ static hlo_module *run(parser *const p)
     if (setjmp(p->fail))
         return NULL;
     hlo_module *m = lx_alloc(p, sizeof *m);
+    m->replica_count = m->num_partitions = 1;
     if (shlo_detect(p)) /* StableHLO, as JAX's lower(...).as_text() prints it */
         shlo_parse_module(p, m);
     else

@@ -316,6 +316,20 @@ static void print_attributes(hlo_text *t, const hlo_module *m, const hlo_instr *
         hlo_text_printf(t, ", direction=%s", directions[a->comparison_direction]);
     if (a->total_order)
         hlo_text_printf(t, ", type=TOTALORDER");
+    if (a->channel_id)
+        hlo_text_printf(t, ", channel_id=%lld", (long long)a->channel_id);
+    for (int g = 0; g < a->n_replica_groups; g++)
+        for (int i = 0; i < a->replica_groups[g].n; i++)
+            hlo_text_printf(t, "%s%lld%s",
+                            i   ? ","
+                            : g ? ",{"
+                                : ", replica_groups={{",
+                            (long long)a->replica_groups[g].v[i],
+                            i + 1 < a->replica_groups[g].n ? ""
+                            : g + 1 < a->n_replica_groups  ? "}"
+                                                           : "}}");
+    if (a->use_global_device_ids)
+        hlo_text_printf(t, ", use_global_device_ids=true");
     if (a->custom_call_target) {
         hlo_text_printf(t, ", custom_call_target=");
         print_string(t, a->custom_call_target);

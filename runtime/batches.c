@@ -7,7 +7,9 @@
  * batch, which goes on with its host work until its next submission or its end. So a
  * submission starts at the device cycle where its batch's previous one stopped, whatever the
  * host threads' timing: the simulated cycles are the same from run to run. The driver is
- * called under one lock. */
+ * called under one lock. The replicas of a data-parallel package meet at its all-reduces
+ * there too: a batch waiting for its peers is not busy, and the last to arrive combines for
+ * all. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
@@ -23,6 +25,16 @@ struct rt_sched {
     uint32_t busy;         /* batches running host code */
     uint32_t live;         /* batches not ended */
     double device_seconds; /* the scheduler's time in tpu_wait_any */
+    /* The all-reduce under way: the operands and result slots of the replicas that reached it
+     * (by replica, NULL for the others), met when all n have; ended: the first replica that
+     * ended, or -1. */
+    pthread_cond_t met;
+    uint32_t n, arrived;
+    int ended;
+    hlo_array *const *ops[TPUSIM_CORES_MAX];
+    hlo_array **outs[TPUSIM_CORES_MAX];
+    const char *failed[TPUSIM_CORES_MAX]; /* per replica released: NULL, or why it failed */
+    char why[512];
 };
 
 void rt_sched_lock(rt_replica *r)
@@ -48,6 +60,84 @@ tpu_status rt_sched_wait(rt_replica *r)
     while (r->waiting)
         pthread_cond_wait(&s->served, &s->mu);
     return r->outcome;
+}
+
+/* Releases the replicas at the all-reduce, each failing with s->failed[i] (set by the caller)
+ * when not NULL: those that wait (all but self, the caller if it arrived) are busy again. */
+static void release(rt_sched *s, int self)
+{
+    for (uint32_t i = 0; i < s->n; i++)
+        if (s->ops[i]) {
+            s->ops[i] = NULL;
+            s->busy += (int)i != self;
+        }
+    s->arrived = 0;
+    pthread_cond_broadcast(&s->met);
+}
+
+/* The last replica to arrive: combines the operands into replica 0's results and copies them
+ * to the others'. */
+static void combine(rt_sched *s, const tpurt *rt, const hlo_instr *in)
+{
+    hlo_error err;
+    const char *why = NULL;
+    if (hlo_all_reduce_combine(rt->host, RT_HOST_FILE, in, s->ops, (int)s->n, s->outs[0], &err)) {
+        snprintf(s->why, sizeof s->why, "%s", err.msg);
+        why = s->why;
+    }
+    for (uint32_t i = 1; i < s->n && !why; i++)
+        for (int k = 0; k < in->n_operands && !why; k++) {
+            const hlo_array *a = s->outs[0][k];
+            if ((s->outs[i][k] = hlo_array_new(a->shape.type, a->shape.rank, a->shape.dims)))
+                memcpy(s->outs[i][k]->data, a->data,
+                       (size_t)a->shape.elements * hlo_type_size(a->shape.type));
+            else
+                why = "out of host memory";
+        }
+    for (uint32_t i = 0; i < s->n; i++)
+        s->failed[i] = why;
+}
+
+/* hlo_eval_hooks.all_reduce: waits for the other replicas (tpurt_run_batches). */
+static int all_reduce_hook(void *ctx, const hlo_instr *in, hlo_array *const *operands,
+                           int n_operands, hlo_array **outs, int n_outs, hlo_error *err)
+{
+    rt_replica *r = ctx;
+    rt_sched *s = r->sched;
+    (void)n_outs;
+    if (hlo_all_reduce_group_size(r->rt->host, in) == 1) { /* each replica alone */
+        for (int k = 0; k < n_operands; k++) {
+            const hlo_array *a = operands[k];
+            if (!(outs[k] = hlo_array_new(a->shape.type, a->shape.rank, a->shape.dims)))
+                return hlo_errorf(err, "out of host memory");
+            memcpy(outs[k]->data, a->data,
+                   (size_t)a->shape.elements * hlo_type_size(a->shape.type));
+        }
+        return 0;
+    }
+    const uint32_t me = (uint32_t)(r - r->rt->replicas);
+    pthread_mutex_lock(&s->mu);
+    if (s->ended >= 0) {
+        pthread_mutex_unlock(&s->mu);
+        r->peer_failed = 1;
+        return hlo_errorf(err, "replica %d ended without reaching it", s->ended);
+    }
+    s->ops[me] = operands;
+    s->outs[me] = outs;
+    s->failed[me] = NULL;
+    if (++s->arrived == s->n) {
+        combine(s, r->rt, in);
+        release(s, (int)me);
+    } else {
+        s->busy--;
+        pthread_cond_signal(&s->idle);
+        while (s->ops[me])
+            pthread_cond_wait(&s->met, &s->mu);
+    }
+    const char *why = s->failed[me];
+    r->peer_failed = why && s->ended >= 0;
+    pthread_mutex_unlock(&s->mu);
+    return why ? hlo_errorf(err, "%s", why) : 0;
 }
 
 /* The host program's results against the output signatures, copied into the caller's buffers
@@ -109,11 +199,14 @@ tpurt_status rt_run_one(rt_replica *r, const void *const *inputs, hlo_array ***o
     const uint32_t n_inputs = rt->pkg->n_inputs;
     for (uint32_t i = 0; i < n_inputs; i++)
         r->params[i].data = (void *)inputs[i]; /* the evaluator only reads its parameters */
-    const hlo_eval_hooks hooks = {
-        .ctx = r, .custom_call = rt_segment_hook, .evaluated = count_host_work};
+    const hlo_eval_hooks hooks = {.ctx = r,
+                                  .custom_call = rt_segment_hook,
+                                  .evaluated = count_host_work,
+                                  .all_reduce = all_reduce_hook};
     memset(&r->host_work, 0, sizeof r->host_work);
     hlo_error err;
     r->hook_status = TPURT_OK;
+    r->peer_failed = 0;
     r->segment_seconds = 0;
     const double t0 = tpuio_seconds();
     tpurt_status st = TPURT_OK;
@@ -164,6 +257,14 @@ static void *batch_thread(void *arg)
     j->st = rt_run_one(j->r, j->inputs, &j->outs, &j->n_outs);
     rt_sched *s = j->r->sched;
     pthread_mutex_lock(&s->mu);
+    if (s->ended < 0)
+        s->ended = (int)(j->r - j->r->rt->replicas);
+    if (s->arrived) { /* its peers at an all-reduce wait in vain */
+        snprintf(s->why, sizeof s->why, "replica %d ended without reaching it", s->ended);
+        for (uint32_t i = 0; i < s->n; i++)
+            s->failed[i] = s->why;
+        release(s, -1);
+    }
     s->busy--;
     s->live--;
     pthread_cond_signal(&s->idle);
@@ -175,10 +276,11 @@ static void *batch_thread(void *arg)
  * of the submission that stopped to its batch. */
 static tpurt_status run_side_by_side(tpurt *rt, batch_job *jobs, uint32_t n)
 {
-    rt_sched s = {.busy = n, .live = n};
+    rt_sched s = {.busy = n, .live = n, .n = n, .ended = -1};
     pthread_mutex_init(&s.mu, NULL);
     pthread_cond_init(&s.idle, NULL);
     pthread_cond_init(&s.served, NULL);
+    pthread_cond_init(&s.met, NULL);
     pthread_t threads[TPUSIM_CORES_MAX];
     uint32_t started = 0;
     tpurt_status st = TPURT_OK;
@@ -220,6 +322,7 @@ static tpurt_status run_side_by_side(tpurt *rt, batch_job *jobs, uint32_t n)
         jobs[i].r->sched = NULL;
     }
     rt->stats.device_seconds += s.device_seconds;
+    pthread_cond_destroy(&s.met);
     pthread_cond_destroy(&s.served);
     pthread_cond_destroy(&s.idle);
     pthread_mutex_destroy(&s.mu);
@@ -234,6 +337,10 @@ tpurt_status tpurt_run_batches(tpurt *rt, uint32_t n_batches, const void *const 
     if (n_batches == 0 || n_batches > rt->n_replicas || !inputs || !outputs)
         return rt_fail(rt, TPURT_E_ARG, "tpurt_run_batches: %u batches on %u cores%s", n_batches,
                        rt->n_replicas, inputs && outputs ? "" : ", NULL buffers");
+    if (tpurt_replicas(rt) > 1 && n_batches != tpurt_replicas(rt))
+        return rt_fail(rt, TPURT_E_ARG,
+                       "tpurt_run_batches: %u batches, but the package runs as %u replicas",
+                       n_batches, tpurt_replicas(rt));
     tpurt_status st = TPURT_OK;
     for (uint32_t i = 0; i < n_batches && st == TPURT_OK; i++) {
         st = check_buffers(rt, inputs[i], n_inputs, rt->pkg->n_inputs, "inputs");
@@ -254,11 +361,13 @@ tpurt_status tpurt_run_batches(tpurt *rt, uint32_t n_batches, const void *const 
     else
         st = run_side_by_side(rt, jobs, n_batches);
     rt->stats.device_cycles += tpu_cycle(rt->dev) - c0;
-    for (uint32_t i = 0; i < n_batches && st == TPURT_OK; i++)
-        if (jobs[i].st != TPURT_OK) {
-            st = jobs[i].st;
-            memcpy(rt->msg, jobs[i].r->msg, sizeof rt->msg);
-        }
+    /* A batch's own failure before one its peers caused at an all-reduce. */
+    for (int peer = 0; peer < 2; peer++)
+        for (uint32_t i = 0; i < n_batches && st == TPURT_OK; i++)
+            if (jobs[i].st != TPURT_OK && jobs[i].r->peer_failed == peer) {
+                st = jobs[i].st;
+                memcpy(rt->msg, jobs[i].r->msg, sizeof rt->msg);
+            }
     if (rt->tracing) {
         rt->tracing = 0;
         const tpu_status ts = tpu_trace_close(rt->dev);

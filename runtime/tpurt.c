@@ -125,15 +125,26 @@ static tpurt_status check_parameters(tpurt *rt)
     return TPURT_OK;
 }
 
-/* Every custom-call of the host program runs a segment of the package (rt_segment_of). */
-static tpurt_status check_custom_calls(tpurt *rt)
+/* Every custom-call of the host program runs a segment of the package (rt_segment_of); every
+ * all-reduce is among all the replicas, or each replica alone (tpurt_run_batches runs them). */
+static tpurt_status check_calls(tpurt *rt)
 {
+    const int64_t replicas = hlo_devices(rt->host);
     for (int k = 0; k < rt->host->n_comps; k++) {
         const hlo_computation *c = &rt->host->comps[k];
         for (int i = 0; i < c->n_instrs; i++) {
             const hlo_instr *in = &c->instrs[i];
             if (in->opcode == HLO_OP_CUSTOM_CALL && !rt_segment_of(rt, c, in))
                 return TPURT_E_PACKAGE;
+            const int64_t group = in->opcode == HLO_OP_ALL_REDUCE
+                                      ? hlo_all_reduce_group_size(rt->host, in)
+                                      : replicas;
+            if (group != 1 && group != replicas)
+                return rt_fail(rt, TPURT_E_PACKAGE,
+                               RT_HOST_FILE ":%d:%d: all-reduce: groups of %lld of the %lld "
+                                            "replicas are not supported (only all of them, or "
+                                            "one)",
+                               in->line, in->col, (long long)group, (long long)replicas);
         }
     }
     return TPURT_OK;
@@ -362,7 +373,7 @@ static tpurt_status open_runtime(tpurt *rt, const tpurt_options *opts)
         sig_init(&rt->outputs[j], &pkg->outputs[j]);
     tpurt_status st = check_parameters(rt);
     if (st == TPURT_OK)
-        st = check_custom_calls(rt);
+        st = check_calls(rt);
     if (st != TPURT_OK)
         return st;
 
@@ -372,7 +383,11 @@ static tpurt_status open_runtime(tpurt *rt, const tpurt_options *opts)
     if (!(rt->layers = calloc(rt->n_layers + 1, sizeof *rt->layers)) ||
         (st = rt_segments_init(rt)) != TPURT_OK)
         return st == TPURT_OK ? rt_fail(rt, TPURT_E_NOMEM, "out of host memory") : st;
-    return setup_device(rt, opts);
+    if ((st = setup_device(rt, opts)) == TPURT_OK && hlo_devices(rt->host) > rt->n_replicas)
+        st = rt_fail(rt, TPURT_E_PACKAGE,
+                     "the host program runs as %lld replicas, but the device has %u cores",
+                     (long long)hlo_devices(rt->host), rt->n_replicas);
+    return st;
 }
 
 tpurt_status tpurt_open(const tpub_package *pkg, const tpurt_options *opts, tpurt **rt, char *err,
@@ -612,6 +627,8 @@ tpurt_status tpurt_get_host_op(tpurt *rt, uint32_t i, tpurt_host_op *out)
 }
 
 uint32_t tpurt_cores(const tpurt *rt) { return rt ? rt->n_replicas : 0; }
+
+uint32_t tpurt_replicas(const tpurt *rt) { return rt ? (uint32_t)hlo_devices(rt->host) : 0; }
 
 tpurt_status tpurt_get_core_stats(tpurt *rt, uint32_t core, tpurt_core_stats *out)
 {

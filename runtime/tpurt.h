@@ -132,11 +132,25 @@ tpurt_status tpurt_run(tpurt *rt, const void *const *inputs, uint32_t n_inputs,
  * only while every batch waits for it, so the simulated timing does not depend on the host's.
  * The batches are numbered on as consecutive runs; every batch runs to its end; the outputs are
  * written only when all of them succeed, else the first failing batch's status and message are
- * returned. */
+ * returned (a batch that failed by itself before one that an all-reduce's peer failed).
+ *
+ * A package of R > 1 replicas (tpurt_replicas) takes exactly R batches, batch i being replica i.
+ * At an all-reduce each waits until all have reached it; then every one gets the same
+ * combination, folded in replica order 0..R-1 (hlo_all_reduce_combine: for the f32 sum of a
+ * pmean, ((x0 + x1) + x2) + ..., each add rounded to nearest even), so the replicas' results
+ * are bit-identical and reproducible. A replica that ends (by an error, or without the
+ * all-reduce) releases those waiting with an error. The combination is host work
+ * (tpurt_host_op "all-reduce", its bytes those of one replica's result); on the device a core
+ * waiting for its peers is idle, which the cycles show. */
 tpurt_status tpurt_run_batches(tpurt *rt, uint32_t n_batches, const void *const *const *inputs,
                                uint32_t n_inputs, void *const *const *outputs, uint32_t n_outputs);
 /* The cores that run batches: 1, or the chip's. 0 for NULL. */
 uint32_t tpurt_cores(const tpurt *rt);
+/* The replicas the package runs as (its host program's replica_count * num_partitions: a
+ * data-parallel step's devices, docs/compiler.md "Optimized dumps"): 1, or R > 1, which
+ * tpurt_open wants at most tpurt_cores of and tpurt_run_batches exactly R batches for. 0 for
+ * NULL. */
+uint32_t tpurt_replicas(const tpurt *rt);
 
 /* Waveform of the next tpurt_run, from its first submission until the run ends: FST, or VCD if
  * path ends in .vcd, optionally only cycles [from, to) counted from that first submission (to =

@@ -49,6 +49,7 @@ typedef struct {
     rt_sched *sched;          /* tpurt_run_batches's scheduler, or NULL (it waits itself) */
     int waiting;              /* sched: its submission is pending */
     tpu_status outcome;       /* sched: its submission's, delivered by the scheduler */
+    int peer_failed;          /* its run failed at an all-reduce that a peer did not reach */
     char driver_msg[1024];    /* the driver's message of its last failed call */
     char msg[1024];
 } rt_replica;

@@ -1,7 +1,7 @@
 // test_compile_host.cpp - tpuc's host programs: the JAX samples of tests/hlo/ops (HLO, and
 // StableHLO in the pretty and the generic syntax), which tpuc keeps on the host, evaluate to
 // JAX's results and as their HLO; control flow over constants folds at compile time; empty
-// tuple operands are built again.
+// tuple operands are built again; all-reduces stay on the host under the model's device count.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -26,11 +26,12 @@ using ops_samples::eval_text;
 
 // tpuc's host program for the file at path (the test fails and returns "" when it does not
 // compile).
-std::string host_program(const std::string &path)
+std::string host_program(const std::string &path, uint8_t precision = TPUC_INT8)
 {
     tpuc_options o = {};
     o.hlo_path = path.c_str();
     o.array_n = 4;
+    o.precision = precision;
     tpub_package pkg;
     hlo_error err{};
     if (tpuc_compile(&o, &pkg, &err)) {
@@ -137,6 +138,28 @@ TEST(CompileHost, AliasesFollowTheFlattenedOutputs)
                          0),
               0u)
         << host;
+}
+
+TEST(CompileHost, AllReducesStayOnTheHostWithTheDeviceCount)
+{
+    // Even over constants: the other devices' operands are not known at compile time.
+    const std::string host =
+        compile_host("HloModule m, replica_count=2, num_partitions=4\n"
+                     "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
+                     "  ROOT s = f32[] add(x, y)\n}\n"
+                     "ENTRY e {\n  x = f32[2,3] parameter(0)\n  c = f32[3] constant({1, 2, 3})\n"
+                     "  r = (f32[2,3], f32[3]) all-reduce(x, c), channel_id=1, replica_groups={}, "
+                     "to_apply=add\n  ROOT g = f32[3] get-tuple-element(r), index=1\n}\n");
+    EXPECT_EQ(host.rfind("HloModule m_host, replica_count=2, num_partitions=4\n", 0), 0u) << host;
+    EXPECT_NE(host.find("all-reduce(x, c), to_apply=add, channel_id=1"), std::string::npos) << host;
+
+    // JAX's pmap SGD step as XLA compiles it for 8 CPU devices (tests/hlo/opt/pmap_sgd.py).
+    const std::string pmap =
+        host_program(hlo_test::kSrc + "tests/hlo/opt/pmap_sgd.opt.hlo", TPUC_BF16);
+    EXPECT_NE(pmap.find("num_partitions=8\n"), std::string::npos) << pmap;
+    EXPECT_NE(pmap.find("replica_groups={{0,1,2,3,4,5,6,7}}, use_global_device_ids=true"),
+              std::string::npos)
+        << pmap;
 }
 
 } // namespace

@@ -129,7 +129,7 @@ class Runner
             hlo_module_free(m);
             return result;
         }
-        const hlo_eval_hooks hooks = {this, hook, nullptr};
+        const hlo_eval_hooks hooks = {this, hook, nullptr, nullptr};
         hlo_array **outs = nullptr;
         int n_outs = 0;
         if (hlo_eval_with(m, "host", inputs.data(), (int)inputs.size(), &hooks, &outs, &n_outs, &e))

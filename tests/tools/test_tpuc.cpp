@@ -580,9 +580,27 @@ std::string compile_error(const std::string &name, const std::string &text, bool
 TEST(Errors, Located)
 {
     EXPECT_NE(compile_error("unknown", "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n"
-                                       "  ROOT y = f32[2] all-reduce(x)\n}\n")
-                  .find("m.hlo:4:8: all-reduce: unsupported op"),
+                                       "  ROOT y = f32[16] all-gather(x), dimensions={0}\n}\n")
+                  .find("m.hlo:4:8: all-gather: unsupported op"),
               std::string::npos);
+    EXPECT_NE(compile_error("all-reduce", "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n"
+                                          "  ROOT y = f32[2] all-reduce(x)\n}\n")
+                  .find("m.hlo:4:8: all-reduce: missing to_apply"),
+              std::string::npos);
+    // int8 calibration evaluates one device alone: an all-reduce it needs is refused.
+    EXPECT_NE(
+        compile_error("calibrated all-reduce",
+                      "HloModule m, num_partitions=2\nadd {\n  a = f32[] parameter(0)\n"
+                      "  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+                      "ENTRY e {\n  x = f32[3,4] parameter(0)\n"
+                      "  w = f32[4,2] constant({{1, 2}, {3, 4}, {5, 6}, {7, 8}})\n"
+                      "  d = f32[3,2] dot(x, w), lhs_contracting_dims={1}, "
+                      "rhs_contracting_dims={0}\n"
+                      "  ROOT r = f32[3,2] all-reduce(d), replica_groups={}, to_apply=add\n}\n",
+                      true)
+            .find("m.hlo:11:8: all-reduce: 'r': calibration runs one device alone and "
+                  "cannot evaluate an all-reduce (compile with --precision bf16)"),
+        std::string::npos);
     EXPECT_NE(compile_error("custom",
                             "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n"
                             "  ROOT y = f32[2] custom-call(x), custom_call_target=\"f\"\n}\n")

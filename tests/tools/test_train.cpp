@@ -3,7 +3,7 @@
 // 3-class dataset the loss falls, the checkpoint and loss files are written and read back, the
 // same seed repeats the losses bit for bit, --eval gives test accuracy, SIGINT stops at a step
 // boundary with a complete checkpoint, and every bad input is refused before the first step with
-// exit 2.
+// exit 2. And JAX's pmap SGD step for 8 devices (tests/hlo/opt/pmap_sgd.opt.hlo) on 8 cores.
 #include <gtest/gtest.h>
 #include <jansson.h>
 
@@ -270,6 +270,41 @@ TEST_F(Train, BadInputsAreRefusedBeforeTheFirstStep)
         EXPECT_EQ(r.out.find("step "), std::string::npos) << r.out;
         EXPECT_FALSE(tool_test::fs::exists(path("out.st"))) << c.args;
     }
+}
+
+// A data-parallel step: 8 replicas on a chip of 8 cores, each step's 8 x 1 rows split in order;
+// the replicas' states agree after every step (else exit 1) and a run repeats bit for bit.
+TEST_F(Train, DataParallelOnEightCores)
+{
+    const std::string cmd = std::string(TPU_BINARY_DIR "/bin/tpuc ") +
+                            TPU_SOURCE_DIR "/tests/hlo/opt/pmap_sgd.opt.hlo --array 4 "
+                                           "--precision bf16 -o " +
+                            quoted("pmap.tpub") + " > " + quoted("tpuc.txt");
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(path("tpuc.txt"));
+    // The step's per-device data is f32[1,2,4] and s32[1,2]: a row is one device's batch.
+    std::vector<float> x(36 * 8);
+    std::vector<int32_t> y(36 * 2);
+    for (size_t i = 0; i < x.size(); i++)
+        x[i] = (float)((int)(i * 7 % 13) - 6) / 4;
+    for (size_t i = 0; i < y.size(); i++)
+        y[i] = (int32_t)(i * 5 % 3);
+    save_npy(path("px.npy"), NPY_FLOAT32, {36, 2, 4}, x.data());
+    save_npy(path("py.npy"), NPY_INT32, {36, 2}, y.data());
+    const std::string args = "train " + quoted("pmap.tpub") + " --data " + quoted("px.npy") +
+                             " --labels " + quoted("py.npy") +
+                             " --init uniform --array 4 --epochs 2 ";
+    const auto r = tool(args + "--cores 8 --loss-csv " + quoted("p1.csv"));
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("the last 4 row(s) of each epoch are dropped"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("steps:                     8 (4 per epoch)"), std::string::npos) << r.out;
+    ASSERT_EQ(tool(args + "--cores 8 --quiet --loss-csv " + quoted("p2.csv")).code, 0);
+    EXPECT_EQ(slurp(path("p2.csv")), slurp(path("p1.csv")));
+    const auto few = tool(args + "--cores 2");
+    EXPECT_EQ(few.code, 2);
+    EXPECT_NE(few.err.find("the host program runs as 8 replicas, but the device has 2 cores"),
+              std::string::npos)
+        << few.err;
 }
 
 } // namespace

@@ -2,7 +2,9 @@
  * some of its inputs, runtime/tpurt.h tpurt_output_updates) run over a dataset. The inputs an
  * output updates are the state (--state, or --init's start); the others, in order, are
  * the data and the labels, one batch per step; the outputs that update inputs become the next
- * step's state, the one f32 scalar output that updates nothing is the loss. docs/run.md. */
+ * step's state, the one f32 scalar output that updates nothing is the loss. A package of R
+ * replicas (a data-parallel step) runs on a chip of R cores, each replica on its slice of a
+ * global batch of R batches. docs/run.md. */
 #define _POSIX_C_SOURCE 200809L /* sigaction */
 #include <inttypes.h>
 #include <math.h>
@@ -38,6 +40,9 @@ const char usage_train[] =
     "  --eval PREDICT.tpub --test-data X.npy --test-labels Y.npy\n"
     "                      test accuracy after each epoch and at the end: PREDICT's inputs\n"
     "                      are state by name and the data, its output the logits [b, classes]\n"
+    "  --cores C           a package of C replicas (a data-parallel step) on a chip of C\n"
+    "                      cores: each step's C x B rows split in order, replica r taking\n"
+    "                      rows [r B, (r + 1) B); the replicas' states checked identical\n"
     "  --array N, --mem-latency, --mem-bandwidth, --max-cycles C, --quiet\n";
 
 enum {
@@ -382,6 +387,23 @@ static int bind(tpurt *rt, int *is_state, uint32_t *feed, int32_t *loss_out)
     return 0;
 }
 
+/* After step (from 0): every replica's updated state has replica 0's bits (the all-reduce
+ * makes them so). */
+static int same_state(tpurt *rt, void **const *outs, uint32_t replicas, uint64_t step)
+{
+    for (uint32_t j = 0; j < tpurt_n_outputs(rt); j++) {
+        tpurt_tensor t;
+        tpurt_get_output(rt, j, &t);
+        for (uint32_t r = 1; r < replicas && tpurt_output_updates(rt, j) >= 0; r++)
+            if (memcmp(outs[r][j], outs[0][j], t.bytes))
+                return cli_fail(EXIT_MISMATCH, "replicas",
+                                "after step %" PRIu64 ", replica %u's '%s' differs from replica "
+                                "0's",
+                                step + 1, r, t.name);
+    }
+    return 0;
+}
+
 static int train(const train_options *o)
 {
     tpurt_options ro;
@@ -393,30 +415,45 @@ static int train(const train_options *o)
     tpurt_status st = tpurt_load(o->package, &ro, &rt, err, sizeof err);
     if (st)
         return cli_status_error(st, err, o->package);
-    const uint32_t ni = tpurt_n_inputs(rt), no = tpurt_n_outputs(rt);
+    const uint32_t ni = tpurt_n_inputs(rt), no = tpurt_n_outputs(rt), R = tpurt_replicas(rt);
     int *is_state = calloc(ni, sizeof *is_state);
-    void **in = calloc(ni, sizeof *in), **out = calloc(no, sizeof *out);
+    /* Each replica's inputs and outputs; replica 0's are the state saved and evaluated. */
+    void **ins[TPUSIM_CORES_MAX] = {0}, **outs[TPUSIM_CORES_MAX] = {0};
+    for (uint32_t r = 0; r < R; r++) {
+        ins[r] = calloc(ni, sizeof *ins[r]);
+        outs[r] = calloc(no, sizeof *outs[r]);
+    }
+    void **in = ins[0], **out = outs[0];
     tr_feed feed[2] = {0};
     tr_eval ev = {0};
     uint64_t *perm = NULL;
     float *loss = NULL;
     uint32_t fi[2];
     int32_t li = -1;
-    int rc = !is_state || !in || !out ? cli_fail(EXIT_USAGE, "memory", "out of host memory") : 0;
+    int rc = !is_state || !ins[R - 1] || !outs[R - 1]
+                 ? cli_fail(EXIT_USAGE, "memory", "out of host memory")
+                 : 0;
+    if (!rc && R != tpurt_cores(rt))
+        rc = cli_fail(EXIT_USAGE, "--cores",
+                      "%u, but the package runs as %u replica%s (a data-parallel step wants "
+                      "--cores of its replicas)",
+                      tpurt_cores(rt), R, R > 1 ? "s" : "");
     if (!rc)
         rc = bind(rt, is_state, fi, &li);
-    for (uint32_t i = 0; !rc && i < ni; i++) {
-        tpurt_tensor t;
-        tpurt_get_input(rt, i, &t);
-        if (!(in[i] = calloc(1, t.bytes)))
-            rc = cli_fail(EXIT_USAGE, "memory", "out of host memory");
-    }
-    for (uint32_t j = 0; !rc && j < no; j++) {
-        tpurt_tensor t;
-        tpurt_get_output(rt, j, &t);
-        if (!(out[j] = calloc(1, t.bytes)))
-            rc = cli_fail(EXIT_USAGE, "memory", "out of host memory");
-    }
+    for (uint32_t r = 0; r < R; r++)
+        for (uint32_t i = 0; !rc && i < ni; i++) {
+            tpurt_tensor t;
+            tpurt_get_input(rt, i, &t);
+            if (!(ins[r][i] = calloc(1, t.bytes)))
+                rc = cli_fail(EXIT_USAGE, "memory", "out of host memory");
+        }
+    for (uint32_t r = 0; r < R; r++)
+        for (uint32_t j = 0; !rc && j < no; j++) {
+            tpurt_tensor t;
+            tpurt_get_output(rt, j, &t);
+            if (!(outs[r][j] = calloc(1, t.bytes)))
+                rc = cli_fail(EXIT_USAGE, "memory", "out of host memory");
+        }
     if (!rc && o->eval)
         rc = tr_eval_open(&ev, o->eval, o->test_data, o->test_labels, &ro, rt, is_state);
     for (int k = 0; !rc && k < 2; k++) {
@@ -426,7 +463,7 @@ static int train(const train_options *o)
                           k ? (o->eval ? tr_eval_classes(&ev) : 0) : -1);
     }
     const uint64_t rows = rc ? 0 : feed[0].arr.shape[0];
-    const uint64_t batch = rc ? 1 : (uint64_t)feed[0].sig.dims[0];
+    const uint64_t batch = rc ? 1 : (uint64_t)feed[0].sig.dims[0], global = R * batch;
     if (!rc && (uint64_t)feed[1].sig.dims[0] != batch)
         rc = cli_fail(EXIT_USAGE, "package", "data input %s and labels input %s differ in batch",
                       run_sig_str(&feed[0].sig, err, 256),
@@ -437,22 +474,29 @@ static int train(const train_options *o)
     if (!rc && feed[1].arr.shape[0] != rows)
         rc = cli_fail(EXIT_USAGE, o->labels, "%" PRIu64 " labels for %" PRIu64 " rows of data",
                       feed[1].arr.shape[0], rows);
-    if (!rc && rows < batch)
+    if (!rc && rows < global)
         rc = cli_fail(EXIT_USAGE, o->data, "%" PRIu64 " rows: fewer than a batch (%" PRIu64 ")",
-                      rows, batch);
+                      rows, global);
     uint64_t rng = o->seed;
     if (!rc)
         rc = load_state(o, rt, is_state, in, &rng);
-    const uint64_t per_epoch = rows / batch;
+    for (uint32_t r = 1; !rc && r < R; r++)
+        for (uint32_t i = 0; i < ni; i++) {
+            tpurt_tensor t;
+            tpurt_get_input(rt, i, &t);
+            if (is_state[i])
+                memcpy(ins[r][i], in[i], t.bytes);
+        }
+    const uint64_t per_epoch = rows / global;
     const uint64_t total = o->steps ? o->steps : o->epochs * per_epoch;
     if (!rc && (!(perm = malloc(rows * sizeof *perm)) || !(loss = malloc(total * sizeof *loss))))
         rc = cli_fail(EXIT_USAGE, "memory", "out of host memory");
     if (rc)
         goto done;
-    if (!o->dev.quiet && rows % batch)
+    if (!o->dev.quiet && rows % global)
         printf("%" PRIu64 " rows, batch %" PRIu64 ": the last %" PRIu64
                " row(s) of each epoch are dropped\n",
-               rows, batch, rows % batch);
+               rows, global, rows % global);
     struct sigaction sa = {0}, old;
     sa.sa_handler = on_sigint;
     sa.sa_flags = SA_RESTART; /* the step in flight runs on undisturbed */
@@ -473,21 +517,28 @@ static int train(const train_options *o)
                 perm[k] = x;
             }
         }
-        for (int k = 0; k < 2; k++)
-            tr_feed_stage(&feed[k], perm + at * batch, batch, in[fi[k]]);
-        st = tpurt_run(rt, (const void *const *)in, ni, out, no);
+        for (uint32_t r = 0; r < R; r++)
+            for (int k = 0; k < 2; k++)
+                tr_feed_stage(&feed[k], perm + at * global + r * batch, batch, ins[r][fi[k]]);
+        st = tpurt_run_batches(rt, R, (const void *const *const *)ins, ni,
+                               (void *const *const *)outs, no);
         if (st) {
             rc = cli_status_error(st, tpurt_last_error(rt), NULL);
             break;
         }
-        for (uint32_t j = 0; j < no; j++) {
-            const int32_t k = tpurt_output_updates(rt, j);
-            if (k >= 0) { /* the output becomes the input: swap the buffers */
-                void *x = in[k];
-                in[k] = out[j];
-                out[j] = x;
+        if ((rc = same_state(rt, outs, R, step)))
+            break;
+        for (uint32_t r = 0; r < R; r++)
+            for (uint32_t j = 0; j < no; j++) {
+                const int32_t k = tpurt_output_updates(rt, j);
+                if (k >= 0) { /* the output becomes the input: swap the buffers */
+                    void *x = ins[r][k];
+                    ins[r][k] = outs[r][j];
+                    outs[r][j] = x;
+                }
             }
-        }
+        in = ins[0];
+        out = outs[0];
         memcpy(&loss[step], out[li], sizeof(float));
         if (!o->dev.quiet && ((step + 1) % o->log_every == 0 || step + 1 == total))
             printf("step %" PRIu64 " epoch %" PRIu64 " loss %.6f\n", step + 1, step / per_epoch + 1,
@@ -546,16 +597,18 @@ static int train(const train_options *o)
                    ev.x.arr.shape[0]);
     }
 done:
-    for (uint32_t i = 0; in && i < ni; i++)
-        free(in[i]);
-    for (uint32_t j = 0; out && j < no; j++)
-        free(out[j]);
+    for (uint32_t r = 0; r < R; r++) {
+        for (uint32_t i = 0; ins[r] && i < ni; i++)
+            free(ins[r][i]);
+        for (uint32_t j = 0; outs[r] && j < no; j++)
+            free(outs[r][j]);
+        free(ins[r]);
+        free(outs[r]);
+    }
     if (o->eval)
         tr_eval_close(&ev);
     npy_free(&feed[0].arr);
     npy_free(&feed[1].arr);
-    free(in);
-    free(out);
     free(is_state);
     free(perm);
     free(loss);
