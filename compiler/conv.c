@@ -56,8 +56,6 @@ const char *tc_device_conv(tc_graph *g, int d, tc_op *op)
     if (dl->n_spatial != 1 && dl->n_spatial != 2)
         return "not a 1-D or 2-D convolution (the device convolves one or two spatial "
                "dimensions)";
-    if (in->batch_group_count > 1)
-        return "batch_group_count > 1 (the device convolves each image alone)";
     /* A 1-D convolution is a 2-D one of height 1 (its window a unit one in that dimension). */
     const bool one_d = dl->n_spatial == 1;
     const hlo_window_dim *wy = one_d ? &unit_window : &in->window.dims[0];
@@ -68,7 +66,10 @@ const char *tc_device_conv(tc_graph *g, int d, tc_op *op)
         wx->pad_hi > PAD_MAX)
         return "padding beyond the device's 255 on a side";
     const int64_t *ld = l->shape.dims, *kd = r->shape.dims;
-    const int64_t b = ld[dl->input_batch_dim], c = ld[dl->input_feature_dim];
+    /* G batch groups are G feature groups of one group's batch: the device's channel g * c + ci
+     * is channel ci of image g * b + n (input_at), as XLA's batch group converter regroups them. */
+    const int64_t bg = in->batch_group_count;
+    const int64_t b = ld[dl->input_batch_dim] / bg, c = ld[dl->input_feature_dim] * bg;
     /* The device convolves the input as dilated and cropped by its transfer (a gather). */
     const int64_t h = one_d ? 1 : dilated(ld[dl->input_spatial_dims[0]], wy, &op->crop_top);
     const int64_t w = dilated(ld[dl->input_spatial_dims[one_d ? 0 : 1]], wx, &op->crop_left);
@@ -88,7 +89,7 @@ const char *tc_device_conv(tc_graph *g, int d, tc_op *op)
     op->lhs_h = (uint32_t)wy->lhs_dilate;
     op->lhs_w = (uint32_t)wx->lhs_dilate;
     op->in_gather = op->lhs_h > 1 || op->lhs_w > 1 || wy->pad_lo < 0 || wy->pad_hi < 0 ||
-                    wx->pad_lo < 0 || wx->pad_hi < 0;
+                    wx->pad_lo < 0 || wx->pad_hi < 0 || bg > 1;
     if (op->in_gather && in_elements > TC_GATHER_MAX)
         return "its input, dilated (lhs_dilate) or cropped (negative padding) by a gathering "
                "transfer, is larger than TC_GATHER_MAX elements";
@@ -131,7 +132,8 @@ const char *tc_device_conv(tc_graph *g, int d, tc_op *op)
     }
     op->in_nhwc[op->conv_rank - 1] = dl->input_feature_dim;
     op->out_nhwc[op->conv_rank - 1] = dl->output_feature_dim;
-    op->groups = (uint32_t)in->feature_group_count;
+    op->groups = (uint32_t)(in->feature_group_count * bg); /* one of them is 1 */
+    op->batch_groups = (uint32_t)bg;
     op->dil_h = (uint32_t)wy->rhs_dilate;
     op->dil_w = (uint32_t)wx->rhs_dilate;
     op->batch = 1;
@@ -272,8 +274,9 @@ static uint32_t *kernel_gather(const tc_graph *g, const tc_op *op, uint64_t *cou
 }
 
 /* The host element of channel ci at pixel (y, x) of image b of op's input as the convolution
- * reads it (dilated and cropped: host pixel ((y + crop_top) / lhs_h, (x + crop_left) / lhs_w)),
- * or a zero where those do not divide and outside the input (padding). */
+ * reads it (dilated and cropped: host pixel ((y + crop_top) / lhs_h, (x + crop_left) / lhs_w);
+ * with batch groups, channel ci % cg of image ci / cg * batch + b), or a zero where those do not
+ * divide and outside the input (padding). */
 static uint32_t input_at(const tc_op *op, const hlo_shape *s, uint32_t b, int64_t y, int64_t x,
                          uint32_t ci)
 {
@@ -281,12 +284,13 @@ static uint32_t input_at(const tc_op *op, const hlo_shape *s, uint32_t b, int64_
     const int64_t yy = y + op->crop_top, xx = x + op->crop_left;
     if (y < 0 || x < 0 || y >= op->own.h || x >= op->own.w || yy % op->lhs_h || xx % op->lhs_w)
         return TPUB_GATHER_ZERO;
+    const uint32_t cg = op->own.c / op->batch_groups;
     int64_t at[HLO_MAX_RANK] = {0};
-    at[op->in_nhwc[0]] = b;
+    at[op->in_nhwc[0]] = (int64_t)(ci / cg) * op->own.batch + b;
     if (r == 4)
         at[op->in_nhwc[1]] = yy / op->lhs_h;
     at[op->in_nhwc[r - 2]] = xx / op->lhs_w;
-    at[op->in_nhwc[r - 1]] = ci;
+    at[op->in_nhwc[r - 1]] = ci % cg;
     return (uint32_t)flat(at, s);
 }
 

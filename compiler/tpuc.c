@@ -160,6 +160,8 @@ static void report_op(tc_graph *g, const tc_op *op, int i)
                         "%u,%u,%u,%u",
                         v->batch, v->h, v->w, v->c, oh, ow, v->cout, v->kh, v->kw, v->stride_h,
                         v->stride_w, v->pad_top, v->pad_bottom, v->pad_left, v->pad_right);
+        if (op->batch_groups > 1)
+            hlo_text_printf(t, ", %u batch groups as channel groups", op->batch_groups);
         if (op->groups > 1)
             hlo_text_printf(t, ", %u groups as one block-diagonal kernel", op->groups);
         if (op->dil_h > 1 || op->dil_w > 1)

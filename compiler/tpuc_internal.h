@@ -83,6 +83,7 @@ typedef struct {
     int conv_rank;               /* how many of them: 4, or 3 for a 1-D convolution */
     uint32_t groups, dil_h, dil_w; /* a convolution's feature groups and kernel dilation, run as
                                       one dense kernel (conv.c) */
+    uint32_t batch_groups;         /* a convolution's batch groups, run as feature groups */
     uint32_t lhs_h, lhs_w;         /* a convolution's input dilation (a transposed convolution's) */
     uint32_t crop_top, crop_left;  /* rows and columns of the dilated input that negative
                                       padding drops (the bottom and right ones: cv.h and cv.w) */

@@ -502,14 +502,6 @@ TEST_F(CompileConv, WhatTheDeviceCannotRunStaysOnTheHost)
         std::vector<int64_t> dims;
         const char *reason;
     } cases[] = {
-        {"batch groups",
-         "f32[2,5,5,2]",
-         "f32[3,3,2,4]",
-         "f32[1,3,3,4]",
-         "window={size=3x3}, dim_labels=b01f_01io->b01f, batch_group_count=2",
-         72,
-         {2, 5, 5, 2},
-         "batch_group_count > 1"},
         {"stride",
          "f32[1,300,5,2]",
          "f32[3,3,2,4]",

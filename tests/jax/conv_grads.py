@@ -3,7 +3,8 @@
 `tpusim run`, against JAX's float32 gradients.
 
 The CNN: a 3x3 convolution with stride 2 and padding 1, ReLU, a 3x3 convolution with stride 1,
-loss the mean of its squares. Its gradients are what a training step computes: each
+loss the mean of its squares; and the same with the second convolution depthwise
+(feature_group_count 5), whose weight gradient has batch_group_count 5. Its gradients are what a training step computes: each
 convolution's input gradient (a transposed convolution: lhs_dilate 2 with the kernel reversed,
 b01f_01oi->b01f, for the strided one) and weight gradient (the activation gradient as the kernel,
 contracted over the batch: f01b_i01o->01bf, rhs_dilate 2 for the strided one). The kernels are
@@ -37,28 +38,32 @@ SEED = 77
 NHWC = ("NHWC", "HWIO", "NHWC")
 
 
-def loss(x, params):
+def loss(x, params, groups):
     h = jax.lax.conv_general_dilated(x, params["w1"], (2, 2), ((1, 1), (1, 1)), dimension_numbers=NHWC)
     h = jax.nn.relu(h)
-    y = jax.lax.conv_general_dilated(h, params["w2"], (1, 1), ((1, 1), (1, 1)), dimension_numbers=NHWC)
+    y = jax.lax.conv_general_dilated(h, params["w2"], (1, 1), ((1, 1), (1, 1)), dimension_numbers=NHWC,
+                                     feature_group_count=groups)
     return jnp.mean(y * y)
 
 
-def grads(x, params):
-    dx, dp = jax.grad(loss, argnums=(0, 1))(x, params)
+def grads(x, params, groups):
+    dx, dp = jax.grad(loss, argnums=(0, 1))(x, params, groups)
     flat = jnp.concatenate([dx.ravel(), dp["w1"].ravel(), dp["w2"].ravel()])
     flat = jnp.pad(flat, (0, -flat.size % BATCH))
     return flat.reshape(BATCH, -1)
 
 
-def test(args, work, export):
+def test(args, work, export, groups):
     rng = np.random.default_rng(SEED)
     params = {"w1": (rng.standard_normal((3, 3, 2, 5)) / 4).astype(np.float32),
-              "w2": (rng.standard_normal((3, 3, 5, 4)) / 6).astype(np.float32)}
+              "w2": (rng.standard_normal((3, 3, 5 // groups, 4 if groups == 1 else 5)) / 6).astype(np.float32)}
     calib = rng.standard_normal((8 * BATCH, 11, 9, 2)).astype(np.float32)
     test_x = calib[:BATCH]  # calibrated on the batch it runs, among others: what differs is the device's
-    hlo = jax.jit(grads).lower(jax.ShapeDtypeStruct(test_x.shape, jnp.float32), params).as_text(dialect="hlo")
-    want = np.asarray(jax.jit(grads)(test_x, params))
+    step = jax.jit(grads, static_argnums=2)
+    hlo = step.lower(jax.ShapeDtypeStruct(test_x.shape, jnp.float32), params, groups).as_text(dialect="hlo")
+    if groups > 1 and f"batch_group_count={groups}" not in hlo:
+        return False, f"JAX's depthwise weight gradient has no batch_group_count={groups}"
+    want = np.asarray(step(test_x, params, groups))
     error, report, got, _ = mlp.compile_and_run(hlo, params, calib, test_x, want, args, work, export)
     if error:
         return False, error
@@ -80,7 +85,8 @@ def main():
     args = mlp.arguments(__doc__)
 
     def results(work, export):
-        yield "jax.grad of a CNN's loss", *test(args, work, export)
+        yield "jax.grad of a CNN's loss", *test(args, work, export, 1)
+        yield "jax.grad of a CNN's loss, the second convolution depthwise", *test(args, work, export, 5)
 
     return mlp.run_all(args, "conv-grads-", results)
 

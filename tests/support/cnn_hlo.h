@@ -33,6 +33,9 @@ struct Layer {
     uint32_t cut = 0;     // taken off the bottom and right padding (negative below 0)
     bool runtime = false; // the kernel computed at run time from the input
     bool reverse = false; // (with runtime) reversed in its spatial dimensions
+    // batch_group_count, as a weight gradient's: the batch splits into this many groups, output
+    // channel o reading group o / (cout / batch_groups) of it; the result's batch is one group's.
+    uint32_t batch_groups = 1;
 };
 
 struct Net {
@@ -182,6 +185,21 @@ inline std::vector<Case> cases(uint32_t n)
     Net ri = {2, 7, 6, 4, {r1, r2}, true};
     ri.integer = true;
     c.push_back({"torch_runtime_kernels_integer", ri, 0});
+    // Batch groups (batch_group_count), as a grouped convolution's weight gradient has them: a
+    // batch of 4 in 2 groups, each feeding half of the output channels, pooled, into a dot.
+    Layer bg = {4, 3, 3};
+    bg.batch_groups = 2;
+    bg.pt = bg.pb = bg.pl = bg.pr = 1;
+    bg.ph = bg.pw = bg.psh = bg.psw = 2;
+    c.push_back({"jax_batch_groups", {4, 7, 6, 3, {bg}, false, 3}, 0.05});
+    // A depthwise weight gradient's in integers: as many batch groups as images, one output
+    // channel each, the kernel computed at run time (exact).
+    Layer dg = {6, 2, 3};
+    dg.batch_groups = 6;
+    dg.runtime = true;
+    Net dgi = {6, 7, 8, 2, {dg}, true};
+    dgi.integer = true;
+    c.push_back({"torch_depthwise_weight_gradient_integer", dgi, 0});
     return c;
 }
 
@@ -261,12 +279,15 @@ inline std::string shape(const char *type, const std::vector<int64_t> &dims)
 // The extent of a kernel of k taps dilated by d.
 inline uint32_t span(uint32_t k, uint32_t d) { return (k - 1) * d + 1; }
 
-// An activation's dims: [batch, c, h, w] or [batch, h, w, c] (without h for a 1-D net).
-inline std::vector<int64_t> act_dims(const Net &n, uint64_t h, uint64_t w, uint64_t c)
+// An activation's dims: [batch, c, h, w] or [batch, h, w, c] (without h for a 1-D net), of the
+// net's batch or of b.
+inline std::vector<int64_t> act_dims(const Net &n, uint64_t h, uint64_t w, uint64_t c,
+                                     int64_t b = -1)
 {
-    std::vector<int64_t> d =
-        n.nchw ? std::vector<int64_t>{n.batch, (int64_t)c, (int64_t)h, (int64_t)w}
-               : std::vector<int64_t>{n.batch, (int64_t)h, (int64_t)w, (int64_t)c};
+    if (b < 0)
+        b = n.batch;
+    std::vector<int64_t> d = n.nchw ? std::vector<int64_t>{b, (int64_t)c, (int64_t)h, (int64_t)w}
+                                    : std::vector<int64_t>{b, (int64_t)h, (int64_t)w, (int64_t)c};
     if (n.one_d)
         d.erase(d.begin() + (n.nchw ? 2 : 1));
     return d;
@@ -292,8 +313,11 @@ inline std::string hlo(const Net &n, std::mt19937 &rng)
                     "[] constant(" + (n.integer ? "-2147483648" : "-inf") + ")\n";
     std::string v = "x";
     uint64_t h = n.h, w = n.w, c = n.c;
+    int64_t batch = n.batch;                     // after batch-grouped layers, one group's
     const int cf = n.nchw ? 1 : n.one_d ? 2 : 3; // the feature dimension
-    auto dims = [&](uint64_t hh, uint64_t ww, uint64_t cc) { return act_dims(n, hh, ww, cc); };
+    auto dims = [&](uint64_t hh, uint64_t ww, uint64_t cc) {
+        return act_dims(n, hh, ww, cc, batch);
+    };
     for (size_t i = 0; i < n.layers.size(); i++) {
         const Layer &l = n.layers[i];
         const std::string s = std::to_string(i);
@@ -341,6 +365,7 @@ inline std::string hlo(const Net &n, std::mt19937 &rng)
                 kv = "kv" + s;
             }
         }
+        batch /= l.batch_groups;
         const std::string os = shape(f, dims(oh, ow, l.cout));
         const std::string pb = std::to_string((int)l.pb - (int)l.cut);
         const std::string pr = std::to_string((int)l.pr - (int)l.cut);
@@ -352,7 +377,9 @@ inline std::string hlo(const Net &n, std::mt19937 &rng)
              (l.dh * l.dw > 1 ? " rhs_dilate=" + spatial(n, l.dh, l.dw) : "") + "}, dim_labels=" +
              (n.one_d ? (n.nchw ? "bf0_oi0->bf0" : "b0f_0io->b0f")
                       : (n.nchw ? "bf01_oi01->bf01" : "b01f_01io->b01f")) +
-             (l.groups > 1 ? ", feature_group_count=" + std::to_string(l.groups) : "") + "\n";
+             (l.groups > 1 ? ", feature_group_count=" + std::to_string(l.groups) : "") +
+             (l.batch_groups > 1 ? ", batch_group_count=" + std::to_string(l.batch_groups) : "") +
+             "\n";
         v = "c" + s;
         uint64_t ph = oh, pw = ow;
         if (l.ph) {
@@ -403,20 +430,20 @@ inline std::string hlo(const Net &n, std::mt19937 &rng)
         if (n.to_nchw) {
             Net to = n;
             to.nchw = true;
-            t += "  t = " + shape(f, act_dims(to, h, w, c)) + " transpose(" + v +
+            t += "  t = " + shape(f, act_dims(to, h, w, c, batch)) + " transpose(" + v +
                  "), dimensions=" + (n.one_d ? "{0,2,1}" : "{0,3,1,2}") + "\n";
             v = "t";
         }
-        t += "  flat = " + shape(f, {n.batch, features}) + " reshape(" + v + ")\n";
+        t += "  flat = " + shape(f, {batch, features}) + " reshape(" + v + ")\n";
         const double bound = 1.0 / std::sqrt((double)features);
         t += "  wd = f32[" + std::to_string(features) + "," + std::to_string(n.dense) +
              "] constant(" + literal(rng, {features, n.dense}, false, -bound, bound) + ")\n";
-        t += "  d = " + shape(f, {n.batch, n.dense}) +
+        t += "  d = " + shape(f, {batch, n.dense}) +
              " dot(flat, wd), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n";
         t += "  bd = f32[" + std::to_string(n.dense) + "] constant(" +
              literal(rng, {n.dense}, false, -0.1, 0.1) + ")\n";
-        t += "  bbd = " + shape(f, {n.batch, n.dense}) + " broadcast(bd), dimensions={1}\n";
-        t += "  y = " + shape(f, {n.batch, n.dense}) + " add(d, bbd)\n";
+        t += "  bbd = " + shape(f, {batch, n.dense}) + " broadcast(bd), dimensions={1}\n";
+        t += "  y = " + shape(f, {batch, n.dense}) + " add(d, bbd)\n";
         v = "y";
     }
     // The last instruction is the root.
