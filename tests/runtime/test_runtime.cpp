@@ -148,6 +148,78 @@ TEST_F(Runtime, SignaturesAreDescribed)
     EXPECT_EQ(t.bytes, 4u * 36 * 4);
 }
 
+// A training step of tests/hlo/stablehlo/ compiled in bf16 at N = 4, and one step of it run on
+// the device and by the reference evaluator: its state inputs (the first `state`) are the
+// parameters (the first `params`) in [-1, 1] and the optimizer's state zero (step 0); then the
+// data in [-1, 1] and labels 0..2.
+struct TrainStep {
+    std::string file, path;
+    tpub_package pkg{};
+    std::vector<hlo_array *> in, ref, got;
+    explicit TrainStep(const std::string &f)
+        : file(f), path(std::string(TPU_SOURCE_DIR "/tests/hlo/stablehlo/") + f)
+    {
+    }
+    ~TrainStep()
+    {
+        for (auto *v : {&in, &ref, &got})
+            for (hlo_array *a : *v)
+                hlo_array_free(a);
+        tpub_free(&pkg);
+    }
+    TrainStep(const TrainStep &) = delete;
+    TrainStep &operator=(const TrainStep &) = delete;
+
+    void compile()
+    {
+        tpuc_options o{};
+        o.hlo_path = path.c_str();
+        o.array_n = 4;
+        o.precision = TPUC_BF16;
+        hlo_error e{};
+        ASSERT_EQ(tpuc_compile(&o, &pkg, &e), 0) << e.msg;
+    }
+
+    void run(tpurt *rt, uint32_t params, uint32_t state)
+    {
+        hlo_error e{};
+        hlo_module *m = hlo_parse_file(path.c_str(), &e);
+        ASSERT_NE(m, nullptr) << e.msg;
+        std::vector<const void *> in_ptr;
+        for (uint32_t k = 0; k < tpurt_n_inputs(rt); k++) {
+            tpurt_tensor t;
+            ASSERT_EQ(tpurt_get_input(rt, k, &t), TPURT_OK);
+            hlo_array *a = hlo_array_new(t.type, t.rank, t.dims);
+            const bool zero = k >= params && k < state;
+            for (uint64_t i = 0; i < t.elements; i++)
+                if (t.type == HLO_S32)
+                    ((int32_t *)a->data)[i] = zero ? 0 : (int32_t)((i * 7 + k) % 3);
+                else
+                    ((float *)a->data)[i] =
+                        zero ? 0.0f : (float)std::sin(1.0 + (double)(i * 13 + k * 5));
+            in.push_back(a);
+            in_ptr.push_back(a->data);
+        }
+        hlo_array **outs = nullptr;
+        int n_outs = 0;
+        const int rc = hlo_eval(m, file.c_str(), in.data(), (int)in.size(), &outs, &n_outs, &e);
+        hlo_module_free(m);
+        ASSERT_EQ(rc, 0) << e.msg;
+        ref.assign(outs, outs + n_outs);
+        free(outs);
+        ASSERT_EQ((uint32_t)n_outs, tpurt_n_outputs(rt));
+        std::vector<void *> out_ptr;
+        for (hlo_array *r : ref) {
+            got.push_back(hlo_array_new(r->shape.type, r->shape.rank, r->shape.dims));
+            out_ptr.push_back(got.back()->data);
+        }
+        ASSERT_EQ(tpurt_run(rt, in_ptr.data(), (uint32_t)in.size(), out_ptr.data(),
+                            (uint32_t)out_ptr.size()),
+                  TPURT_OK)
+            << tpurt_last_error(rt);
+    }
+};
+
 // A JAX SGD step (tests/hlo/stablehlo/sgd_step.*, its parameters donated) compiled in bf16: the
 // outputs that update the parameters say which input they update, and one step on the device
 // agrees with the reference evaluator within bf16's rounding.
@@ -155,16 +227,11 @@ TEST_F(Runtime, TrainingStepOutputsUpdateItsInputs)
 {
     for (const char *file : {"sgd_step.hlo", "sgd_step.mlir"}) {
         SCOPED_TRACE(file);
-        const std::string path = std::string(TPU_SOURCE_DIR "/tests/hlo/stablehlo/") + file;
-        tpuc_options o{};
-        o.hlo_path = path.c_str();
-        o.array_n = 4;
-        o.precision = TPUC_BF16;
-        tpub_package pkg;
-        hlo_error e{};
-        ASSERT_EQ(tpuc_compile(&o, &pkg, &e), 0) << e.msg;
-        EXPECT_NE(std::string(pkg.report).find("5 on the device"), std::string::npos) << pkg.report;
-        Rt rt(pkg);
+        TrainStep s(file);
+        ASSERT_NO_FATAL_FAILURE(s.compile());
+        EXPECT_NE(std::string(s.pkg.report).find("5 on the device"), std::string::npos)
+            << s.pkg.report;
+        Rt rt(s.pkg);
         ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
         ASSERT_EQ(tpurt_n_inputs(rt), 6u);
         ASSERT_EQ(tpurt_n_outputs(rt), 5u);
@@ -173,50 +240,17 @@ TEST_F(Runtime, TrainingStepOutputsUpdateItsInputs)
         EXPECT_EQ(tpurt_output_updates(rt, 4), -1); // the loss
         EXPECT_EQ(tpurt_output_updates(rt, 5), -1);
         EXPECT_EQ(tpurt_output_updates(nullptr, 0), -1);
-        // One step: parameters and data in [-1, 1], labels 0..2.
-        hlo_module *m = hlo_parse_file(path.c_str(), &e);
-        ASSERT_NE(m, nullptr) << e.msg;
-        std::vector<hlo_array *> in;
-        std::vector<const void *> in_ptr;
-        for (uint32_t k = 0; k < 6; k++) {
-            tpurt_tensor t;
-            ASSERT_EQ(tpurt_get_input(rt, k, &t), TPURT_OK);
-            hlo_array *a = hlo_array_new(t.type, t.rank, t.dims);
-            for (uint64_t i = 0; i < t.elements; i++)
-                if (t.type == HLO_S32)
-                    ((int32_t *)a->data)[i] = (int32_t)((i * 7 + k) % 3);
-                else
-                    ((float *)a->data)[i] = (float)std::sin(1.0 + (double)(i * 13 + k * 5));
-            in.push_back(a);
-            in_ptr.push_back(a->data);
-        }
-        hlo_array **ref = nullptr;
-        int n_ref = 0;
-        ASSERT_EQ(hlo_eval(m, file, in.data(), 6, &ref, &n_ref, &e), 0) << e.msg;
-        ASSERT_EQ(n_ref, 5);
-        std::vector<std::vector<float>> got(5);
-        std::vector<void *> out_ptr;
-        for (uint32_t k = 0; k < 5; k++) {
-            got[k].resize((size_t)ref[k]->shape.elements);
-            out_ptr.push_back(got[k].data());
-        }
-        ASSERT_EQ(tpurt_run(rt, in_ptr.data(), 6, out_ptr.data(), 5), TPURT_OK)
-            << tpurt_last_error(rt);
+        ASSERT_NO_FATAL_FAILURE(s.run(rt, 4, 4));
         // bf16 operands (8 significant bits) in sums of at most 8 products: within 2 % of the
         // largest magnitude of each output.
-        for (uint32_t k = 0; k < 5; k++) {
-            const float *want = (const float *)ref[k]->data;
+        for (size_t k = 0; k < s.ref.size(); k++) {
+            const float *want = (const float *)s.ref[k]->data, *got = (const float *)s.got[k]->data;
             float mx = 1e-6f;
-            for (int64_t i = 0; i < ref[k]->shape.elements; i++)
+            for (int64_t i = 0; i < s.ref[k]->shape.elements; i++)
                 mx = std::max(mx, std::fabs(want[i]));
-            for (int64_t i = 0; i < ref[k]->shape.elements; i++)
-                EXPECT_NEAR(got[k][(size_t)i], want[i], 0.02 * mx) << "output " << k << " " << i;
+            for (int64_t i = 0; i < s.ref[k]->shape.elements; i++)
+                EXPECT_NEAR(got[i], want[i], 0.02 * mx) << "output " << k << " " << i;
         }
-        hlo_arrays_free(ref, n_ref);
-        for (hlo_array *a : in)
-            hlo_array_free(a);
-        hlo_module_free(m);
-        tpub_free(&pkg);
     }
 }
 
@@ -238,97 +272,49 @@ TEST_F(Runtime, TrainingStepsRunEveryDotAndConvolutionOnTheDevice)
         {"train_cnn_momentum", 6, 12, "(GEMMs: 3, convolutions: 5, segments", 8},
         {"train_cnn_adam", 6, 19, "(GEMMs: 3, convolutions: 5, segments", 8},
     };
-    for (const auto &s : steps)
+    for (const auto &st : steps)
         for (const char *ext : {".hlo", ".mlir"}) {
-            const std::string file = std::string(s.name) + ext;
-            SCOPED_TRACE(file);
-            const std::string path = std::string(TPU_SOURCE_DIR "/tests/hlo/stablehlo/") + file;
-            tpuc_options o{};
-            o.hlo_path = path.c_str();
-            o.array_n = 4;
-            o.precision = TPUC_BF16;
-            tpub_package pkg;
-            hlo_error e{};
-            ASSERT_EQ(tpuc_compile(&o, &pkg, &e), 0) << e.msg;
-            const std::string report = pkg.report;
-            EXPECT_NE(report.find(s.placed), std::string::npos) << report;
+            TrainStep s(std::string(st.name) + ext);
+            SCOPED_TRACE(s.file);
+            ASSERT_NO_FATAL_FAILURE(s.compile());
+            const std::string report = s.pkg.report;
+            EXPECT_NE(report.find(st.placed), std::string::npos) << report;
             size_t in_bf16 = 0;
             for (size_t at = 0; (at = report.find("bf16 on the device", at)) != std::string::npos;
                  at++)
                 in_bf16++;
-            EXPECT_EQ(in_bf16, s.device_ops) << report;
+            EXPECT_EQ(in_bf16, st.device_ops) << report;
             const std::string host = report.substr(report.find("  on the host:"));
             const std::string host_ops = host.substr(0, host.find('\n'));
             EXPECT_EQ(host_ops.find("(dot)"), std::string::npos) << host_ops;
             EXPECT_EQ(host_ops.find("(convolution)"), std::string::npos) << host_ops;
-            if (std::string(s.name).find("cnn") != std::string::npos) { // max pooling's gradient
+            if (std::string(st.name).find("cnn") != std::string::npos) { // max pooling's gradient
                 EXPECT_NE(host_ops.find("(select-and-scatter)"), std::string::npos) << host_ops;
             }
-            Rt rt(pkg);
+            Rt rt(s.pkg);
             ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
-            ASSERT_EQ(tpurt_n_inputs(rt), s.state + 2);
-            ASSERT_EQ(tpurt_n_outputs(rt), s.state + 1);
-            for (uint32_t k = 0; k < s.state; k++)
+            ASSERT_EQ(tpurt_n_inputs(rt), st.state + 2);
+            ASSERT_EQ(tpurt_n_outputs(rt), st.state + 1);
+            for (uint32_t k = 0; k < st.state; k++)
                 EXPECT_EQ(tpurt_output_updates(rt, k), (int32_t)k);
-            EXPECT_EQ(tpurt_output_updates(rt, s.state), -1); // the loss
-            // One step: parameters and data in [-1, 1], the optimizer state zero (step 0),
-            // labels 0..2.
-            hlo_module *m = hlo_parse_file(path.c_str(), &e);
-            ASSERT_NE(m, nullptr) << e.msg;
-            std::vector<hlo_array *> in;
-            std::vector<const void *> in_ptr;
-            for (uint32_t k = 0; k < s.state + 2; k++) {
-                tpurt_tensor t;
-                ASSERT_EQ(tpurt_get_input(rt, k, &t), TPURT_OK);
-                hlo_array *a = hlo_array_new(t.type, t.rank, t.dims);
-                const bool state = k >= s.params && k < s.state; // the optimizer's
-                for (uint64_t i = 0; i < t.elements; i++)
-                    if (t.type == HLO_S32)
-                        ((int32_t *)a->data)[i] = state ? 0 : (int32_t)((i * 7 + k) % 3);
-                    else
-                        ((float *)a->data)[i] =
-                            state ? 0.0f : (float)std::sin(1.0 + (double)(i * 13 + k * 5));
-                in.push_back(a);
-                in_ptr.push_back(a->data);
-            }
-            hlo_array **ref = nullptr;
-            int n_ref = 0;
-            ASSERT_EQ(hlo_eval(m, file.c_str(), in.data(), (int)in.size(), &ref, &n_ref, &e), 0)
-                << e.msg;
-            ASSERT_EQ(n_ref, (int)s.state + 1);
-            std::vector<hlo_array *> got;
-            std::vector<void *> out_ptr;
-            for (int k = 0; k < n_ref; k++) {
-                got.push_back(
-                    hlo_array_new(ref[k]->shape.type, ref[k]->shape.rank, ref[k]->shape.dims));
-                out_ptr.push_back(got.back()->data);
-            }
-            ASSERT_EQ(tpurt_run(rt, in_ptr.data(), s.state + 2, out_ptr.data(), s.state + 1),
-                      TPURT_OK)
-                << tpurt_last_error(rt);
+            EXPECT_EQ(tpurt_output_updates(rt, st.state), -1); // the loss
+            ASSERT_NO_FATAL_FAILURE(s.run(rt, st.params, st.state));
             // bf16 operands (8 significant bits) in sums of at most 72 products: gradients
             // within 2 % relative RMS of the reference's (the SGD step's bound above, of its
             // largest magnitude), and Adam's v, their squares, within twice that (measured: at
             // most 2.6 %); the step counter exact.
-            for (int k = 0; k < n_ref; k++) {
+            for (size_t k = 0; k < s.ref.size(); k++) {
                 double err = 0, norm = 0;
-                for (int64_t i = 0; i < ref[k]->shape.elements; i++) {
-                    const double w = hlo_array_get(ref[k], i), g = hlo_array_get(got[k], i);
+                for (int64_t i = 0; i < s.ref[k]->shape.elements; i++) {
+                    const double w = hlo_array_get(s.ref[k], i), g = hlo_array_get(s.got[k], i);
                     err += (g - w) * (g - w);
                     norm += w * w;
                 }
-                if (ref[k]->shape.type == HLO_S32)
+                if (s.ref[k]->shape.type == HLO_S32)
                     EXPECT_EQ(err, 0) << "output " << k;
                 else
                     EXPECT_LE(std::sqrt(err / std::max(norm, 1e-30)), 0.04) << "output " << k;
             }
-            hlo_arrays_free(ref, n_ref);
-            for (hlo_array *a : in)
-                hlo_array_free(a);
-            for (hlo_array *a : got)
-                hlo_array_free(a);
-            hlo_module_free(m);
-            tpub_free(&pkg);
         }
 }
 
