@@ -189,7 +189,7 @@ def main(argv=None):
     import pandas as pd
 
     with pd.option_context("display.max_columns", None, "display.width", 200):
-        print(df.to_string(index=False))
+        print(df.convert_dtypes().to_string(index=False, na_rep="-"))
     failed = df["error"].notna()
     for _, row in df[failed].iterrows():
         point = ", ".join(f"{k} {row[k]:g}" for k in PARAMETERS if pd.notna(row[k]))
