@@ -141,6 +141,7 @@ bench: build
 	    -o $(BENCH)/cnn_b$$b.tpub || exit 1; done
 	$(BUILD)/bin/bench_scaling $(BENCH) $(MNIST) $(CNN)
 	tests/bench/bench_vp.sh $(BUILD) 16 1000
+	$(VENV)/bin/python tests/bench/bench_sweep.py
 
 # MNIST on the simulated TPU: compile the committed JAX MLP and PyTorch/XLA CNN, run the 2,000 test
 # digits (CNN_DIGITS of them through the CNN), compare with the labels and each framework's own

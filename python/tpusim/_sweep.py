@@ -7,6 +7,8 @@ sent as the model and the point, never as a runtime. By default the tasks run on
 process pool (one process per host core, nothing to start); a dask.distributed Client runs them
 on its cluster instead."""
 import itertools
+import os
+import sys
 import time
 
 import numpy as np
@@ -107,5 +109,89 @@ def sweep(model, *, array=(16,), cores=(1,), mem_latency=(None,), mem_bandwidth=
             rows = dask.compute(*tasks, scheduler="processes", num_workers=workers)
     df = pd.DataFrame(list(rows), columns=[*PARAMETERS, *COLUMNS])
     if save is not None:
-        (df.to_parquet if str(save).endswith(".parquet") else df.to_csv)(save, index=False)
+        # Whole or not at all: written beside save, then renamed over it.
+        tmp = f"{save}.tmp{os.getpid()}"
+        try:
+            (df.to_parquet if str(save).endswith(".parquet") else df.to_csv)(tmp, index=False)
+            os.replace(tmp, save)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
     return df
+
+
+def _ints(text, what):
+    """'8,16,32' as [8, 16, 32]; an ArgumentError naming the option otherwise."""
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or min(values) < 1:
+        raise ArgumentError(f"{what} '{text}': positive integers separated by commas")
+    return values
+
+
+def main(argv=None):
+    """tpusim sweep: a GEMM at every combination of the options' values, on Dask; prints the
+    table. Exit 0 when every point ran, 1 when one failed (its row holds the error), 2 on a usage
+    error."""
+    import argparse
+
+    p = argparse.ArgumentParser(
+        prog="tpusim sweep", description="Runs a GEMM at every combination of device "
+        "configurations, one Dask task each (docs/python.md).")
+    p.add_argument("--gemm", required=True, metavar="M,K,N", help="the GEMM's shape")
+    p.add_argument("--array", default="16", metavar="N,...", help="array sizes (default 16)")
+    p.add_argument("--cores", default="1", metavar="C,...", help="core counts (default 1)")
+    p.add_argument("--mem-latency", metavar="L,...", help="memory latencies in cycles "
+                   "(default: the memory model's)")
+    p.add_argument("--mem-bandwidth", metavar="B,...", help="memory bytes per cycle "
+                   "(default: the memory model's)")
+    p.add_argument("--no-verify", action="store_true", help="skip the golden model's check")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, metavar="W",
+                       help="local worker processes (default: the host's cores)")
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="a dask.distributed scheduler to run the tasks on")
+    p.add_argument("-o", "--output", metavar="FILE", help="the table as CSV (or .parquet)")
+    p.add_argument("--plot", metavar="PNG", help="cycles and utilization against --x")
+    p.add_argument("--x", help="--plot's parameter on the x axis (default: the first that varies)")
+    p.add_argument("--progress", action="store_true", help="show the tasks' progress")
+    try:
+        a = p.parse_args(argv)
+    except SystemExit as e:
+        return e.code
+    try:
+        m, k, n = _ints(a.gemm, "--gemm")
+    except ValueError:
+        print(f"tpusim sweep: --gemm '{a.gemm}': M,K,N", file=sys.stderr)
+        return 2
+    except ArgumentError as e:
+        print(f"tpusim sweep: {e}", file=sys.stderr)
+        return 2
+    try:
+        grid = dict(array=_ints(a.array, "--array"), cores=_ints(a.cores, "--cores"),
+                    mem_latency=_ints(a.mem_latency, "--mem-latency") if a.mem_latency else [None],
+                    mem_bandwidth=(_ints(a.mem_bandwidth, "--mem-bandwidth")
+                                   if a.mem_bandwidth else [None]))
+        client = None
+        if a.scheduler:
+            from dask.distributed import Client
+            client = Client(a.scheduler)
+        df = sweep((m, k, n), **grid, verify=not a.no_verify, client=client, workers=a.workers,
+                   save=a.output, progress=a.progress)
+        if a.plot:
+            from . import plot
+            plot.sweep(df, x=a.x, save=a.plot)
+    except (ArgumentError, OSError, ImportError, ValueError) as e:
+        print(f"tpusim sweep: {e}", file=sys.stderr)
+        return 2
+    import pandas as pd
+
+    with pd.option_context("display.max_columns", None, "display.width", 200):
+        print(df.convert_dtypes().to_string(index=False, na_rep="-"))
+    failed = df["error"].notna()
+    for _, row in df[failed].iterrows():
+        point = ", ".join(f"{k} {row[k]:g}" for k in PARAMETERS if pd.notna(row[k]))
+        print(f"tpusim sweep: {point}: {row['error']}", file=sys.stderr)
+    return 1 if failed.any() else 0

@@ -2,11 +2,13 @@
 """tpusim.sweep on Dask: a GEMM at 4 device configurations (two array sizes, two memory
 latencies) and one that is not built, on the local process pool and on a dask.distributed
 LocalCluster of 2 workers, each the same rows as the points run one by one in this process; the
-failing point is a row with its error.
+failing point is a row with its error; `tpusim sweep`, its table, its exit codes and its CSV.
 
-Usage: test_sweep.py --arrays N,M [unittest options]. Exits 77 (ctest's skip) when numpy, pandas,
+Usage: test_sweep.py --arrays N,M --tpusim BIN [unittest options]. Exits 77 (ctest's skip) when numpy, pandas,
 cffi, dask or distributed cannot be imported."""
 import argparse
+import os
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -24,6 +26,7 @@ except ImportError as e:
     sys.exit(77)
 
 ARRAYS = None
+TPUSIM = None
 FIGURES = ["cycles", "device_cycles", "mxu_utilization_percent", "cycles_over_bound",
            "mem_stall_cycles", "submissions", "bit_exact", "error"]
 
@@ -95,10 +98,48 @@ class Sweep(unittest.TestCase):
         with self.assertRaisesRegex(tpusim.ArgumentError, "a GEMM's"):
             tpusim.sweep("gemm")
 
+    def test_tpusim_sweep(self):
+        def sweep(*args):
+            return subprocess.run([TPUSIM, "sweep", *map(str, args)], capture_output=True,
+                                  text=True, timeout=300)
+
+        arrays = ",".join(map(str, ARRAYS))
+        with tempfile.TemporaryDirectory() as d:
+            out = f"{d}/sweep.csv"
+            r = sweep("--gemm", "16,40,24", "--array", arrays, "--mem-latency", "16,64",
+                      "--workers", 2, "-o", out, "--plot", f"{d}/sweep.png")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("mxu_utilization_percent", r.stdout)
+            df = pd.read_csv(out)
+            np.testing.assert_array_equal(df["cycles"], self.serial["cycles"])
+            self.assertTrue(df["bit_exact"].all())
+            self.assertGreater(os.path.getsize(f"{d}/sweep.png"), 10000)
+            # A point that cannot run: its row, and exit 1.
+            r = sweep("--gemm", "16,40,24", "--array", f"{ARRAYS[0]},3", "--workers", 1,
+                      "-o", out)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertRegex(r.stderr, r"tpusim sweep: array 3, cores 1: DeviceError: ")
+            self.assertEqual(pd.read_csv(out)["error"].isna().tolist(), [True, False])
+            # Usage errors: exit 2 and no table written.
+            os.remove(out)
+            for args, message in [
+                (("--gemm", "16,40"), "--gemm '16,40': M,K,N"),
+                (("--gemm", "16,40,24", "--array", "8,x"), "--array '8,x': positive integers"),
+                (("--gemm", "16,40,24", "--cores", "0"), "--cores '0'"),
+                (("--array", "8"), "the following arguments are required: --gemm"),
+                (("--gemm", "1,1,1", "--workers", "2", "--scheduler", "x"), "not allowed with"),
+            ]:
+                r = sweep(*args, "-o", out)
+                self.assertEqual(r.returncode, 2, (args, r.stderr))
+                self.assertIn(message, r.stderr)
+                self.assertFalse(os.path.exists(out))
+
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser()
     p.add_argument("--arrays", required=True, help="two array sizes the build has, N,M (N < M)")
+    p.add_argument("--tpusim", required=True, help="the tpusim command")
     a, rest = p.parse_known_args()
     ARRAYS = [int(v) for v in a.arrays.split(",")]
+    TPUSIM = a.tpusim
     unittest.main(argv=[sys.argv[0], *rest])

@@ -2,8 +2,9 @@
  * the driver, checks it against the golden model and a plain C GEMM (problem.c) and reports it
  * (report.c); bench (bench.c) tabulates such runs; run executes a compiled package through the
  * runtime (tools/common/run.h, which tools/tpu_vp shares); train runs a compiled training step
- * over a dataset (train.c); plot draws a report with the Python package (tpusim.plot's main, in
- * the interpreter of $TPUSIM_PYTHON or CMake's). */
+ * over a dataset (train.c); plot draws a report and sweep runs a GEMM over device
+ * configurations with the Python package (tpusim.plot's and tpusim._sweep's main, in the
+ * interpreter of $TPUSIM_PYTHON or CMake's). */
 #define _POSIX_C_SOURCE 200809L /* execv */
 #include <errno.h>
 #include <stdio.h>
@@ -24,41 +25,48 @@ static const char usage_main[] =
     "       tpusim run PKG ...      run a compiled model (tpusim run --help)\n"
     "       tpusim train STEP ...   train a compiled training step (tpusim train --help)\n"
     "       tpusim plot FILE [--kind roofline|sweep|dataflow|loss] [-o OUT.png]\n"
-    "                               draw a report (tpusim plot --help); the Python of\n"
-    "                               $TPUSIM_PYTHON, else " TPUSIM_PYTHON "\n"
+    "                               draw a report (tpusim plot --help)\n"
+    "       tpusim sweep --gemm M,K,N [--array N,...] [--cores C,...] [-o OUT.csv] ...\n"
+    "                               a GEMM over device configurations on Dask\n"
+    "                               (tpusim sweep --help)\n"
+    "                               plot and sweep: the Python of $TPUSIM_PYTHON, else\n"
+    "                               " TPUSIM_PYTHON "\n"
     "       tpusim --help | --version\n";
 
-/* Runs tpusim.plot's main with the arguments after "plot", exit 2 when the package or one of
- * its modules (matplotlib) cannot be imported: the interpreter exits 1 for an exception. */
-static const char plot_launcher[] =
-    "import sys\n"
+/* Runs the main of the module of tpusim named in sys.argv[1] for command sys.argv[2], with the
+ * arguments after them; exit 2 when the package or one of its modules (matplotlib, dask) cannot
+ * be imported: the interpreter exits 1 for an exception. */
+static const char py_launcher[] =
+    "import importlib, sys\n"
     "try:\n"
-    "    from tpusim.plot import main\n"
+    "    main = importlib.import_module('tpusim.' + sys.argv[1]).main\n"
     "except (ImportError, OSError) as e:\n"
-    "    print(f'tpusim plot: {e} (Python: {sys.executable}; set TPUSIM_PYTHON to one with the "
-    "tpusim package, docs/python.md)', file=sys.stderr)\n"
+    "    print(f'tpusim {sys.argv[2]}: {e} (Python: {sys.executable}; set TPUSIM_PYTHON to one "
+    "with the tpusim package, docs/python.md)', file=sys.stderr)\n"
     "    sys.exit(2)\n"
-    "sys.exit(main(sys.argv[1:]))\n";
+    "sys.exit(main(sys.argv[3:]))\n";
 
-static int cmd_plot(int argc, char **argv)
+/* tpusim plot and tpusim sweep: argv[0] the command, run by module's main. */
+static int cmd_python(const char *module, int argc, char **argv)
 {
     const char *env = getenv("TPUSIM_PYTHON");
     const char *python = env && *env ? env : TPUSIM_PYTHON;
-    char **args = calloc((size_t)argc + 3, sizeof *args);
+    char **args = calloc((size_t)argc + 5, sizeof *args);
     if (!args)
         return cli_fail(EXIT_USAGE, "memory", "out of host memory");
     args[0] = (char *)python;
     args[1] = "-c";
-    args[2] = (char *)plot_launcher;
-    for (int i = 1; i < argc; i++)
-        args[i + 2] = argv[i];
+    args[2] = (char *)py_launcher;
+    args[3] = (char *)module;
+    for (int i = 0; i < argc; i++)
+        args[i + 4] = argv[i];
     fflush(stdout);
     execv(python, args);
     const int err = errno;
     free(args);
-    return cli_fail(EXIT_USAGE, "plot",
+    return cli_fail(EXIT_USAGE, argv[0],
                     "cannot run Python '%s': %s (set TPUSIM_PYTHON to an "
-                    "interpreter with the tpusim package and matplotlib)",
+                    "interpreter with the tpusim package)",
                     python, strerror(err));
 }
 
@@ -110,7 +118,9 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "train"))
         return cmd_train(argc - 1, argv + 1);
     if (!strcmp(argv[1], "plot"))
-        return cmd_plot(argc - 1, argv + 1);
+        return cmd_python("plot", argc - 1, argv + 1);
+    if (!strcmp(argv[1], "sweep"))
+        return cmd_python("_sweep", argc - 1, argv + 1);
     return cli_fail(EXIT_USAGE, "usage", "unknown command '%s' (tpusim --help lists them)",
                     argv[1]);
 }
