@@ -4,7 +4,8 @@ and a small CNN (Conv2d, BatchNorm2d in eval mode, ReLU, MaxPool2d, Linear; its 
 parameters and buffers share one shape) through torch.compile(backend="tpusim"), in bf16 (relative
 RMS error <= 1 %: bf16 operands carry 2^-9 relative rounding, a few layers deep) and in int8
 calibrated on the first call (<= 5 %, tests/python/test_jit.py's tolerance), bit-exact against
-the golden model; the package reused on the same shape and compiled again on a new one;
+the golden model; the package reused on the same shape and compiled again on a new one; a model
+of two inputs with a graph break, each graph on a chip's two cores;
 tpusim.torch.export's package run by `tpusim run` to the same outputs as in process; bad options
 as ArgumentError.
 
@@ -64,6 +65,19 @@ def cnn():
     return net.eval()
 
 
+class TwoInputs(nn.Module):
+    """Two inputs, and a graph break: dynamo hands the backend two graphs."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.c = nn.Linear(32, 16), nn.Linear(8, 16), nn.Linear(16, 10)
+
+    def forward(self, x, y):
+        h = torch.relu(self.a(x) + self.b(y))
+        torch._dynamo.graph_break()
+        return self.c(h)
+
+
 def mlp():
     torch.manual_seed(0)
     return nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(),
@@ -107,6 +121,30 @@ class TorchCompile(unittest.TestCase):
         self.run_net(net, x, INT8_TOL)
         kinds = set(tpusim.torch.last_report.layers["kind"])
         self.assertIn("conv", " ".join(kinds))
+
+    def test_graph_break_two_inputs_two_cores(self):
+        torch.manual_seed(2)
+        net, x, y = TwoInputs().eval(), torch.randn(16, 32), torch.randn(16, 8)
+        torch._dynamo.reset()
+        torch._dynamo.utils.counters.clear()
+        reports = []
+        model = torch.compile(net, backend="tpusim",
+                              options=dict(array=4, cores=2, precision="bf16"))
+        with torch.no_grad():
+            want = net(x, y)
+            try:
+                got = model(x, y)
+            except tpusim.DeviceError as e:
+                self.skipTest(f"no 4 x 2 chip built: {e}")
+            reports.append(tpusim.torch.last_report)
+            again = model(x, y)
+        self.assertEqual(torch._dynamo.utils.counters["stats"]["unique_graphs"], 2)
+        self.assertLessEqual(rel_rms(got, want), BF16_TOL)
+        self.assertTrue(torch.equal(again, got))
+        r = reports[0]  # the second graph's: the last to run
+        self.assertEqual((r.array_n, r.cores, r.batches), (4, 2, 2))
+        self.assertEqual(r.bit_exact_submissions, r.submissions)
+        self.assertFalse(tpusim.torch.last_report.compiled)  # both graphs' packages reused
 
     def test_bad_options(self):
         torch._dynamo.reset()
