@@ -170,6 +170,7 @@ uint32_t tpurt_n_host_ops(const tpurt *rt);
 tpurt_status tpurt_get_host_op(tpurt *rt, uint32_t i, tpurt_host_op *out);
 tpurt_status tpurt_get_stats(tpurt *rt, tpurt_stats *out);
 tpurt_status tpurt_get_info(tpurt *rt, tpu_info *out);
+tpurt_status tpurt_trace(tpurt *rt, const char *path, uint64_t from, uint64_t to);
 
 typedef struct { const char *name; size_t value; } tpusim_abi_entry;
 const tpusim_abi_entry *tpusim_abi(size_t *n);

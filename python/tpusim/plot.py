@@ -6,6 +6,7 @@ are made without pyplot, so no display or backend is needed and none is left ope
 `python -m tpusim.plot FILE --kind roofline|sweep|dataflow|loss [-o OUT.png]` draws one on the
 command line; `tpusim plot` runs it (tools/tpusim/main.c). See docs/python.md."""
 import argparse
+import io
 import json
 import sys
 from pathlib import Path
@@ -20,15 +21,24 @@ from .report import Report
 try:
     from matplotlib.colors import ListedColormap
     from matplotlib.figure import Figure
+
+    class _Figure(Figure):
+        """A Figure a notebook shows inline though no pyplot backend registered Figure's
+        display: IPython asks it for its PNG."""
+
+        def _repr_png_(self):
+            png = io.BytesIO()
+            self.savefig(png, format="png", dpi=100)
+            return png.getvalue()
 except ImportError:  # the package works without it; drawing says what is missing
-    Figure = None
+    _Figure = None
 
 
 def _figure(**kw):
-    if Figure is None:
+    if _Figure is None:
         raise ArgumentError("tpusim.plot needs matplotlib: pip install matplotlib (the package's "
                             "[plot] extra)")
-    return Figure(layout="constrained", **kw)
+    return _Figure(layout="constrained", **kw)
 
 
 def _done(fig, save):

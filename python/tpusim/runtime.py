@@ -1,5 +1,6 @@
 """A package on a simulated device (runtime/tpurt.h): run it on numpy arrays, read its
 statistics."""
+import os
 import time
 from collections import namedtuple
 
@@ -98,6 +99,16 @@ class Runtime:
                                        n_in, ffi.new("void *const *[]", out_ptrs), n_out)
         self._check(st)
         return outs
+
+    def trace(self, path, window=None):
+        """Records the next run's waveform into path (VCD if it ends in .vcd, else FST; GTKWave's
+        save file beside it), from its first submission to its end, or only cycles [from, to)
+        of window = (from, to) counted from there (to None: to the end). Raises RunError (I/O)
+        at once when path cannot be written."""
+        first, last = window if window is not None else (0, None)
+        if first < 0 or (last is not None and last <= first):
+            raise ArgumentError(f"window={window!r}: (from, to) with 0 <= from < to")
+        self._check(lib.tpurt_trace(self._rt, os.fsencode(path), first, last or 0))
 
     def measure(self, fn, t0=None, compiled=False, compile_seconds=0.0):
         """fn() and the Report of the runs it made on this runtime: (fn's result, Report). t0:

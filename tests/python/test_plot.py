@@ -68,6 +68,7 @@ class Plots(unittest.TestCase):
                              name="mlp.hlo")
         rt = tpusim.Runtime(pkg)
         (y,), cls.mlp = rt.measure(lambda: rt.run(x))
+        cls.rt, cls.x = rt, x
         pkg.save(d / "mlp.tpub")
         np.save(d / "x.npy", x)
         r = tool("run", d / "mlp.tpub", "--input", d / "x.npy", "--json", d / "mlp.json",
@@ -166,6 +167,25 @@ class Plots(unittest.TestCase):
         np.testing.assert_array_equal(fig.axes[0].images[0].get_array(),
                                       live.reshape(len(live), n * n).T)
         self.check_png(out, (900, 400))
+
+    def test_runtime_trace(self):
+        # The next run's waveform from Python, whole and in a window of it: the same wavefront.
+        whole, part = self.dir / "rt.vcd", self.dir / "rt_window.vcd"
+        n = ARGS.array
+        self.rt.trace(whole)
+        self.rt.run(self.x)
+        self.rt.trace(part, window=(10, 60))
+        self.rt.run(self.x)
+        live = vcd.pe_activity(whole, n)
+        self.assertGreater(int(live[:, 0, 0].sum()), 0)
+        window = vcd.pe_activity(part, n)
+        self.assertLessEqual(len(window), 51)
+        np.testing.assert_array_equal(window[-50:], live[10:60])
+        self.assertTrue((self.dir / "rt.gtkw").exists())
+        with self.assertRaisesRegex(tpusim.RunError, "nodir"):
+            self.rt.trace(self.dir / "nodir" / "t.vcd")
+        with self.assertRaisesRegex(tpusim.ArgumentError, "window"):
+            self.rt.trace(whole, window=(5, 5))
 
     def test_sweep_plot(self):
         df = pd.DataFrame({"array": [4, 8, 4, 8], "cores": 1, "mem_latency": [16, 16, 64, 64],
