@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""tpusim.torch (python/tpusim/torch.py) against PyTorch's own float32 CPU results: a small MLP
-and a small CNN (Conv2d, BatchNorm2d in eval mode, ReLU, MaxPool2d, Linear; its batch norms'
-parameters and buffers share one shape) through torch.compile(backend="tpusim"), in bf16 (relative
+"""tpusim.torch (python/tpusim/torch.py) against PyTorch's own float32 CPU results: a small MLP,
+a small CNN (Conv2d, BatchNorm2d in eval mode, ReLU, MaxPool2d, Linear; its batch norms'
+parameters and buffers share one shape), PyTorch's MNIST example network and a CNN with a strided
+convolution, adaptive average pooling and dropout through torch.compile(backend="tpusim"), in bf16 (relative
 RMS error <= 1 %: bf16 operands carry 2^-9 relative rounding, a few layers deep) and in int8
 calibrated on the first call (<= 5 %, tests/python/test_jit.py's tolerance), bit-exact against
 the golden model; the package reused on the same shape and compiled again on a new one; a model
@@ -65,6 +66,35 @@ def cnn():
     return net.eval()
 
 
+class MnistNet(nn.Module):
+    """pytorch/examples mnist/main.py's network (models/mnist_cnn/export.py's Net)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.conv2 = nn.Conv2d(1, 32, 3, 1), nn.Conv2d(32, 64, 3, 1)
+        self.dropout1, self.dropout2 = nn.Dropout(0.25), nn.Dropout(0.5)
+        self.fc1, self.fc2 = nn.Linear(9216, 128), nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.conv2(torch.relu(self.conv1(x))))
+        x = torch.flatten(self.dropout1(nn.functional.max_pool2d(x, 2)), 1)
+        x = self.dropout2(torch.relu(self.fc1(x)))
+        return nn.functional.log_softmax(self.fc2(x), dim=1)
+
+
+def pooled_cnn():
+    """Batch norms after a plain and a strided convolution, adaptive average pooling, dropout."""
+    torch.manual_seed(3)
+    net = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                        nn.Conv2d(8, 16, 3, stride=2, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+                        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.3), nn.Linear(16, 10))
+    for m in net.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.2, 0.2)
+            m.running_var.uniform_(0.5, 2.0)
+    return net.eval()
+
+
 class TwoInputs(nn.Module):
     """Two inputs, and a graph break: dynamo hands the backend two graphs."""
 
@@ -121,6 +151,15 @@ class TorchCompile(unittest.TestCase):
         self.run_net(net, x, INT8_TOL)
         kinds = set(tpusim.torch.last_report.layers["kind"])
         self.assertIn("conv", " ".join(kinds))
+
+    def test_mnist_example_net(self):
+        torch.manual_seed(4)
+        self.run_net(MnistNet().eval(), torch.rand(4, 1, 28, 28), BF16_TOL, precision="bf16")
+
+    def test_pooled_cnn(self):
+        net, x = pooled_cnn(), torch.randn(8, 1, 16, 16)
+        self.run_net(net, x, BF16_TOL, precision="bf16")
+        self.run_net(net, x, INT8_TOL)
 
     def test_graph_break_two_inputs_two_cores(self):
         torch.manual_seed(2)
