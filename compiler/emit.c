@@ -400,7 +400,7 @@ static void fused_names(const tc_graph *g, const tc_op *op, hlo_text *t)
 {
     hlo_text_printf(t, "%s", "");
     for (int i = op->dot + 1; i <= op->out; i++)
-        if (i == op->bias || i == op->relu || i == op->pool)
+        if (tc_in_affine(op, i) || i == op->relu || i == op->pool)
             hlo_text_printf(t, "%s%s", t->len ? "," : "", g->nodes[i].name);
 }
 

@@ -1,5 +1,6 @@
 /* place.c - the device operations: the dots and convolutions the device runs (conv.c says which
- * convolutions), their fused epilogues (bias, ReLU, max pooling), where each reads its input
+ * convolutions), their fused epilogues (a per-channel affine chain: bias, or batch norm's
+ * subtract, multiplies and add; ReLU; max pooling), where each reads its input
  * (layout.c), and their segments: consecutive operations a host value does not separate, with
  * int8 (or bf16) results handed on in device memory inside a segment. */
 #include "compiler/tpuc_internal.h"
@@ -19,20 +20,27 @@ static bool per_channel(const hlo_array *a, uint64_t n, uint64_t inner)
     return true;
 }
 
-/* If node u is `v + c`, `c + v` or `v - c` with c a constant of one value per channel (n
- * channels, inner elements after each), returns c's node and sets *negate; else -1. */
-static int bias_of(const tc_graph *g, int u, int v, uint64_t n, uint64_t inner, bool *negate)
+/* If node u is `v + c`, `c + v`, `v - c`, `v * c` or `c * v` with c a constant of one value per
+ * channel (n channels, inner elements after each), returns c's node; else -1. */
+static int affine_of(const tc_graph *g, int u, int v, uint64_t n, uint64_t inner)
 {
     const tc_node *nd = &g->nodes[u];
     int c = -1;
-    if (nd->src->opcode == HLO_OP_ADD)
+    if (nd->src->opcode == HLO_OP_ADD || nd->src->opcode == HLO_OP_MULTIPLY)
         c = nd->in[0] == v ? nd->in[1] : nd->in[1] == v ? nd->in[0] : -1;
     else if (nd->src->opcode == HLO_OP_SUBTRACT && nd->in[0] == v && nd->in[1] != v)
         c = nd->in[1];
     if (c < 0 || g->nodes[c].role != TC_CONST || !per_channel(g->nodes[c].value, n, inner))
         return -1;
-    *negate = nd->src->opcode == HLO_OP_SUBTRACT;
     return c;
+}
+
+bool tc_in_affine(const tc_op *op, int node)
+{
+    for (int i = 0; i < op->n_affine; i++)
+        if (op->affine[i] == node)
+            return true;
+    return false;
 }
 
 /* Node u is `maximum(v, 0)` or `maximum(0, v)` with a constant of zeros. */
@@ -182,30 +190,50 @@ static int take_weights(tc_graph *g, tc_op *op)
     return 0;
 }
 
-/* Takes bias c (one value per channel j at element j * inner, negated for a subtraction) into
- * op: int32 for an integer operation; float for a float one (quant.c makes int8's integers). */
-static int take_bias(tc_graph *g, tc_op *op, int c, uint64_t inner, bool negate)
+/* Takes node u, the affine `v + c`, `v - c` or `v * c` with c per channel (channel j's value at
+ * element j * inner), into op: an add or subtract into its bias (int32 for an integer operation,
+ * wrapping; float for a float one: quant.c makes int8's integers), a multiply into the weights'
+ * columns and the bias so far. Returns 1 when op cannot take it (a multiply of an integer
+ * operation, or of one whose weights are computed at run time). */
+static int take_affine(tc_graph *g, tc_op *op, int u, int c, uint64_t inner)
 {
+    const hlo_opcode opc = g->nodes[u].src->opcode;
     const hlo_array *b = g->nodes[c].value;
-    if (op->exact ? !(op->bias_q = malloc(op->n * sizeof *op->bias_q))
-                  : !(op->bias_f = malloc(op->n * sizeof *op->bias_f)))
+    if ((opc == HLO_OP_MULTIPLY && !op->wf) || op->n_affine == TC_AFFINE_MAX)
+        return 1;
+    if (opc != HLO_OP_MULTIPLY && !op->bias_q && !op->bias_f &&
+        (op->exact ? !(op->bias_q = calloc(op->n, sizeof *op->bias_q))
+                   : !(op->bias_f = calloc(op->n, sizeof *op->bias_f))))
         return tc_oom(g, op->dot, "the bias", 4ull * op->n);
     for (uint32_t j = 0; j < op->n; j++) {
         const uint64_t at = j * inner;
-        if (op->exact) {
+        if (op->exact) { /* two's complement: the HLO's s32 add and subtract wrap too */
             const uint32_t v = (uint32_t)((const int32_t *)b->data)[at];
-            op->bias_q[j] = (int32_t)(negate ? 0u - v : v);
+            op->bias_q[j] = (int32_t)((uint32_t)op->bias_q[j] + (opc == HLO_OP_ADD ? v : 0u - v));
+        } else if (opc == HLO_OP_MULTIPLY) {
+            const float v = (float)hlo_array_get(b, at);
+            for (uint64_t e = j; e < (uint64_t)op->batch * op->k * op->n; e += op->n)
+                op->wf[e] *= v;
+            if (op->bias_f)
+                op->bias_f[j] *= v;
         } else {
             const float v = (float)hlo_array_get(b, at);
-            op->bias_f[j] = negate ? -v : v;
+            op->bias_f[j] += opc == HLO_OP_ADD ? v : -v;
         }
     }
+    op->affine[op->n_affine++] = u;
+    if (opc != HLO_OP_MULTIPLY)
+        op->bias = u;
     return 0;
 }
 
-/* Fuses what follows op's result, each at most once: a bias add (before any ReLU), a ReLU, and
- * for a convolution a max pooling anywhere in the chain (conv.c). A reduce-window that does not
- * fuse keeps the reason. */
+/* Fuses what follows op's result: before any ReLU, per-channel adds, subtracts and multiplies by
+ * constants (a bias; batch norm in inference, as PyTorch and flax spell it), multiplies only
+ * before a pooling (a negative scale would not commute with the maximum) and folded into the
+ * weights; then a ReLU; for a convolution a max pooling anywhere in the chain (conv.c). The
+ * device computes (acc * s + b) for the HLO's ((acc + b1) * s1 + b2) * s2 ...: the same in exact
+ * arithmetic, rounded differently in floats (the bias once, the scales into the weights before
+ * they are rounded to int8 or bf16). A reduce-window that does not fuse keeps the reason. */
 static int fuse(tc_graph *g, tc_op *op)
 {
     for (int u = tc_only_user(g, op->out); u >= 0; u = tc_only_user(g, op->out)) {
@@ -214,13 +242,14 @@ static int fuse(tc_graph *g, tc_op *op)
         if (op->kind == TC_CONV)
             for (int d = op->out_nhwc[op->conv_rank - 1] + 1; d < s->rank; d++)
                 inner *= (uint64_t)s->dims[d];
-        bool negate = false;
-        const int c =
-            op->bias < 0 && op->relu < 0 ? bias_of(g, u, op->out, op->n, inner, &negate) : -1;
-        if (c >= 0) {
-            if (take_bias(g, op, c, inner, negate))
-                return -1;
-            op->bias = op->out = u;
+        const int c = op->relu < 0 ? affine_of(g, u, op->out, op->n, inner) : -1;
+        const int took = c >= 0 && (op->pool < 0 || g->nodes[u].src->opcode != HLO_OP_MULTIPLY)
+                             ? take_affine(g, op, u, c, inner)
+                             : 1;
+        if (took < 0)
+            return -1;
+        if (!took) {
+            op->out = u;
         } else if (op->relu < 0 && is_relu(g, u, op->out)) {
             op->relu = op->out = u;
         } else if (op->kind == TC_CONV && op->pool < 0 &&
@@ -300,8 +329,9 @@ static int pick_ops(tc_graph *g)
             tc_kernel_source(g, o);
         else if (o->w >= 0)
             o->b_rank = look_through(g, &o->w, o->b_order);
-        const int fused[] = {o->dot, o->bias, o->relu, o->pool};
-        for (size_t i = 0; i < sizeof fused / sizeof *fused; i++)
+        int fused[3 + TC_AFFINE_MAX] = {o->dot, o->relu, o->pool};
+        memcpy(fused + 3, o->affine, (size_t)o->n_affine * sizeof *fused);
+        for (int i = 0; i < 3 + o->n_affine; i++)
             if (fused[i] >= 0) {
                 g->nodes[fused[i]].role = TC_DEVICE;
                 g->nodes[fused[i]].op = g->n_ops - 1;

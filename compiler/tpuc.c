@@ -172,8 +172,9 @@ static void report_op(tc_graph *g, const tc_op *op, int i)
         hlo_text_printf(t, "%u x %u x %u", op->m, op->k, op->n);
     }
     for (int n = op->dot + 1; n <= op->out; n++) {
-        if (n == op->bias)
-            hlo_text_printf(t, " + %s (bias)", g->nodes[n].name);
+        if (tc_in_affine(op, n))
+            hlo_text_printf(t, " + %s (%s)", g->nodes[n].name,
+                            g->nodes[n].src->opcode == HLO_OP_MULTIPLY ? "scale" : "bias");
         if (n == op->relu)
             hlo_text_printf(t, " + %s (relu)", g->nodes[n].name);
         if (n == op->pool)

@@ -44,21 +44,29 @@ typedef struct {
                                 large to fold */
 } tc_node;
 
+/* The most per-channel affine nodes a device operation fuses (a bias, then batch norm's
+ * subtract, two multiplies and add, with a spare). */
+#define TC_AFFINE_MAX 8
+
 /* A device operation: a GEMM (a dot, one command per batch index) or a convolution (one
  * CONV2D), with what it fuses. */
 typedef struct {
-    int kind;             /* enum tc_kind */
-    int dot;              /* the dot or convolution node */
-    int bias, relu, pool; /* fused nodes, -1 when not fused (pool: convolutions only) */
-    int out;              /* the last node of the chain: the operation's value */
-    int x;                /* the activation operand (A, or the convolution's input) */
-    int via;              /* the operation whose result x is, directly or through views that the
-                             device can address in place; -1 when x comes from the host */
-    int w;                /* a GEMM's B node when it is computed at run time (then written to
-                             device memory row-major per batch index, quantized per tensor), or
-                             a convolution's kernel (gathered in tile order by its transfer);
-                             -1 for constant weights (in tile order in the constant image) */
-    int a_rank, b_rank;   /* rank of the transfer order of x and of w (0: host order) */
+    int kind;                  /* enum tc_kind */
+    int dot;                   /* the dot or convolution node */
+    int bias, relu, pool;      /* fused nodes, -1 when not fused (pool: convolutions only); bias the
+                                  last add or subtract of the affine chain */
+    int affine[TC_AFFINE_MAX]; /* the per-channel adds, subtracts and multiplies fused before
+                                  the ReLU, in chain order (place.c) */
+    int n_affine;
+    int out;            /* the last node of the chain: the operation's value */
+    int x;              /* the activation operand (A, or the convolution's input) */
+    int via;            /* the operation whose result x is, directly or through views that the
+                           device can address in place; -1 when x comes from the host */
+    int w;              /* a GEMM's B node when it is computed at run time (then written to
+                           device memory row-major per batch index, quantized per tensor), or
+                           a convolution's kernel (gathered in tile order by its transfer);
+                           -1 for constant weights (in tile order in the constant image) */
+    int a_rank, b_rank; /* rank of the transfer order of x and of w (0: host order) */
     int a_order[HLO_MAX_RANK], b_order[HLO_MAX_RANK]; /* device dim i is host dim order[i] */
     int64_t *krow;   /* a GEMM with via: per weight row k, the column of A (in via's
                         device layout) it multiplies; NULL for the identity */
@@ -170,6 +178,8 @@ int tc_only_user(const tc_graph *g, int i);
 /* place.c */
 int tc_place(tc_graph *g);
 const char *tc_device_types(const tc_node *l, const tc_node *r, const tc_node *nd, bool *exact);
+/* Is node one of op's fused affine nodes (op->affine)? */
+bool tc_in_affine(const tc_op *op, int node);
 
 /* conv.c */
 /* Why convolution node d stays on the host, or NULL when the device runs it (then op's

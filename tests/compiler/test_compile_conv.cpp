@@ -635,6 +635,47 @@ TEST_F(CompileConv, IntegerPoolingStaysOnTheHost)
     EXPECT_TRUE(has("+ a0 (bias) + r0 (relu) -> s32\n")) << report;
 }
 
+// Scales fuse where the device's (acc * s + b) is the HLO's value: into a float operation's
+// constant kernel before any ReLU or pooling. A scale after a fused pooling (a negative one
+// would not commute with the maximum) and an integer convolution's (its kernel is not scaled)
+// stay on the host.
+TEST_F(CompileConv, ScalesFuseWhereTheyCommute)
+{
+    const std::string head = "HloModule m\n\n" + kMaxF +
+                             "ENTRY main {\n  x = f32[1,4,4,1] parameter(0)\n"
+                             "  k = f32[1,1,1,2] constant({{{{0.5, -1}}}})\n"
+                             "  c = f32[1,4,4,2] convolution(x, k), window={size=1x1}, "
+                             "dim_labels=b01f_01io->b01f\n"
+                             "  s = f32[2] constant({2, -3})\n"
+                             "  sb = f32[1,4,4,2] broadcast(s), dimensions={3}\n"
+                             "  low = f32[] constant(-inf)\n";
+    compile(head + "  m = f32[1,4,4,2] multiply(sb, c)\n"
+                   "  ROOT p = f32[1,2,2,2] reduce-window(m, low), window={size=1x2x2x1 "
+                   "stride=1x2x2x1}, to_apply=maxf\n}\n",
+            {1, 4, 4, 1});
+    ASSERT_TRUE(ok) << err;
+    EXPECT_TRUE(has("+ m (scale) + p (max pool 2x2 stride 2x2) -> s8")) << report;
+    EXPECT_TRUE(has("on the host: nothing")) << report;
+    compile(head + "  p = f32[1,2,2,2] reduce-window(c, low), window={size=1x2x2x1 "
+                   "stride=1x2x2x1}, to_apply=maxf\n"
+                   "  sp = f32[1,2,2,2] broadcast(s), dimensions={3}\n"
+                   "  ROOT m = f32[1,2,2,2] multiply(p, sp)\n}\n",
+            {1, 4, 4, 1});
+    ASSERT_TRUE(ok) << err;
+    EXPECT_TRUE(has("pad 0,0,0,0 + p (max pool 2x2 stride 2x2) -> s8")) << report;
+    EXPECT_TRUE(has("on the host: m (multiply)")) << report;
+    compile("HloModule m\nENTRY main {\n  x = s8[1,4,4,1] parameter(0)\n"
+            "  k = s8[1,1,1,2] constant({{{{5, -1}}}})\n"
+            "  c = s32[1,4,4,2] convolution(x, k), window={size=1x1}, "
+            "dim_labels=b01f_01io->b01f\n  s = s32[2] constant({2, 3})\n"
+            "  sb = s32[1,4,4,2] broadcast(s), dimensions={3}\n"
+            "  ROOT m = s32[1,4,4,2] multiply(c, sb)\n}\n",
+            {1, 4, 4, 1}, 8, -128, 127);
+    ASSERT_TRUE(ok) << err;
+    EXPECT_TRUE(has("pad 0,0,0,0 -> s32\n")) << report;
+    EXPECT_TRUE(has("on the host: m (multiply)")) << report;
+}
+
 TEST_F(CompileConv, BiasMustBeOnePerChannel)
 {
     // A bias varying along a spatial dimension is not a channel bias: the add stays on the

@@ -160,13 +160,21 @@ TEST_P(Nets, MatchTheReference)
         const Golden r = compile_and_run(c.name + "_n" + std::to_string(n), text, n,
                                          c.net.integer ? -128 : -1, c.net.integer ? 127 : 1);
         EXPECT_NE(r.report.find("convolutions: "), std::string::npos) << r.report;
-        for (const cnn_hlo::Layer &l : c.net.layers)
+        for (const cnn_hlo::Layer &l : c.net.layers) {
+            if (l.bn) { // the chain up to the pooling on the device, nothing on the host
+                EXPECT_NE(r.report.find("(scale) + " + std::string("bn0_2") +
+                                        " (scale) + bn0_3 (bias) + "),
+                          std::string::npos)
+                    << r.report;
+                EXPECT_NE(r.report.find("on the host: nothing"), std::string::npos) << r.report;
+            }
             if (l.batch_groups > 1) {
                 EXPECT_NE(r.report.find(std::to_string(l.batch_groups) +
                                         " batch groups as channel groups"),
                           std::string::npos)
                     << r.report;
             }
+        }
         EXPECT_GT(r.ops, 0u);
         expect_close(r, c.tol);
     }

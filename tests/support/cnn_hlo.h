@@ -36,6 +36,9 @@ struct Layer {
     // batch_group_count, as a weight gradient's: the batch splits into this many groups, output
     // channel o reading group o / (cout / batch_groups) of it; the result's batch is one group's.
     uint32_t batch_groups = 1;
+    // Batch norm in inference after the bias, as torch-mlir spells it: (y - mean) * rsqrt(var +
+    // eps) * gamma + beta, each a per-channel constant (float nets only).
+    bool bn = false;
 };
 
 struct Net {
@@ -200,6 +203,12 @@ inline std::vector<Case> cases(uint32_t n)
     Net dgi = {6, 7, 8, 2, {dg}, true};
     dgi.integer = true;
     c.push_back({"torch_depthwise_weight_gradient_integer", dgi, 0});
+    // Batch norm after a bias (one scale of either sign per channel), ReLU, pooled, into a dot.
+    Layer bn = {n + 1, 3, 3};
+    bn.bn = true;
+    bn.pt = bn.pb = bn.pl = bn.pr = 1;
+    bn.ph = bn.pw = bn.psh = bn.psw = 2;
+    c.push_back({"torch_batch_norm", {2, 8, 9, 2, {bn}, true, 4}, 0.05});
     return c;
 }
 
@@ -415,6 +424,20 @@ inline std::string hlo(const Net &n, std::mt19937 &rng)
         };
         if (l.bias)
             add_bias(oh, ow);
+        if (l.bn) { // per channel: subtract, multiply twice, add
+            const std::string sh = shape(f, dims(oh, ow, l.cout));
+            const char *ops[] = {"subtract", "multiply", "multiply", "add"};
+            const double lo[] = {-0.2, 0.5, 0.5, -0.2}, hi[] = {0.2, 1.5, 1.5, 0.2};
+            for (int k = 0; k < 4; k++) {
+                const std::string id = s + "_" + std::to_string(k);
+                t += "  n" + id + " = " + f + "[" + std::to_string(l.cout) + "] constant(" +
+                     literal(rng, {l.cout}, false, k == 1 ? -hi[k] : lo[k], hi[k]) + ")\n";
+                t += "  nb" + id + " = " + sh + " broadcast(n" + id + "), dimensions={" +
+                     std::to_string(cf) + "}\n";
+                t += "  bn" + id + " = " + sh + " " + ops[k] + "(" + v + ", nb" + id + ")\n";
+                v = "bn" + id;
+            }
+        }
         if (l.ph && l.pool_first)
             add_pool();
         if (l.relu)
