@@ -23,6 +23,9 @@
 #                   models/mnist_train's JAX SGD step on the device (tpusim train, bf16 at N = 16)
 #                   for TRAIN_EPOCHS, against JAX's run of the same batches, with its loss plot
 #                   and the trained parameters' test accuracy
+#   make train      MNIST training on 1 and 8 cores: the JAX step alone and data-parallel on a
+#                   chip of eight (gradients all-reduced), test accuracy against JAX, simulated
+#                   time an epoch, loss curves (models/mnist_train/cores.py)
 #   make wave       trace a small GEMM and open it in GTKWave (a screenshot without a display)
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each, or FUZZ_TARGETS
 #   make ARRAY=8    build only the N = 8 model (any list: ARRAY="8 16")
@@ -41,7 +44,7 @@ ifneq ($(strip $(CHIPS)),)
 CMAKE_FLAGS += -DTPU_CHIPS="$(subst $() ,;,$(strip $(CHIPS)))"
 endif
 
-.PHONY: all deps venv configure build test test-asan test-torch fuzz lint format soak bench demo wave clean
+.PHONY: all deps venv configure build test test-asan test-torch fuzz lint format soak bench demo train wave clean
 
 all: build
 
@@ -199,6 +202,12 @@ demo: build
 	     "$(DEMO)/mnist.fst (gtkwave $(DEMO)/mnist.gtkw), $(DEMO)/cnn.fst ($(DEMO)/cnn.gtkw)"
 	@echo "training: $(DEMO)/train_loss.csv, .json, $(DEMO)/train_loss.png (against JAX:" \
 	     "$(DEMO)/train_loss_jax.csv), trained parameters $(DEMO)/train_final.safetensors"
+
+# MNIST training on 1 and 8 cores: models/mnist_train's JAX step on a lone core and data-parallel
+# on a chip of eight (its gradients all-reduced), two epochs each, test accuracy against JAX's
+# runs of the same batches, simulated time an epoch at 940 MHz, loss curves (cores.py).
+train: build
+	$(VENV)/bin/python $(MTRAIN)/cores.py --build $(BUILD) --out $(BUILD)/train
 
 # A small GEMM on the 8 x 8 array, traced in full, opened in GTKWave (or, with no display, a
 # screenshot taken under Xvfb).

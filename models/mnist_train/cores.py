@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""make train: the MNIST MLP's JAX step trained on the device on one core (step.mlir, 32 rows a
+step) and data-parallel on a chip of eight (step_dp8.hlo, 8 x 32 rows a step, the gradients
+all-reduced), from the same initial parameters on the same shuffled digits (`tpusim train --seed`),
+each evaluated on the 2,000 test digits; prints the 1 vs 8 cores table against JAX float32's runs
+of the same batches (summary.json) and draws both loss curves.
+
+Usage: cores.py --build BUILD --out DIR [--array N] [--epochs E]. Needs the build's N x 1 and
+N x 8 chips; exits 1 when a run fails, or when the device's test accuracy is more than a point
+from JAX's."""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MNIST = os.path.join(HERE, "..", "mnist")
+CLOCK_HZ = 940e6  # the TPU v2/v3 clock the seeds' timings are at
+RUNS = (  # name, package source, cores, JAX float32's run of the same batches in summary.json
+    ("1 core", "step.mlir", 1, "float32"),
+    ("8 cores", "step_dp8.hlo", 8, "float32, global batch"),
+)
+
+
+def run(cmd, log):
+    with open(log, "w", encoding="utf-8") as f:
+        r = subprocess.run([str(c) for c in cmd], stdout=f, stderr=subprocess.STDOUT)
+    with open(log, encoding="utf-8") as f:
+        text = f.read()
+    if r.returncode:
+        sys.exit(f"cores.py: {' '.join(map(str, cmd[:3]))} ... failed (exit {r.returncode}):\n{text[-2000:]}")
+    return text
+
+
+def figure(text, label):
+    m = re.search(rf"^{label}:\s+([\d,.]+)", text, re.M)
+    if not m:
+        sys.exit(f"cores.py: no '{label}' in tpusim train's output")
+    return float(m.group(1).replace(",", ""))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--array", type=int, default=16)
+    p.add_argument("--epochs", type=int, default=2)
+    a = p.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    tpuc, tpusim = (os.path.join(a.build, "bin", t) for t in ("tpuc", "tpusim"))
+    with open(os.path.join(HERE, "summary.json"), encoding="utf-8") as f:
+        jax_runs = json.load(f)["jax"]
+    predict = os.path.join(a.out, "predict.tpub")
+    run([tpuc, os.path.join(HERE, "predict.mlir"), "--precision", "bf16", "--array", a.array,
+         "-o", predict], os.path.join(a.out, "predict.txt"))
+    rows, fails = [], []
+    for name, source, cores, jax_run in RUNS:
+        tag = f"cores{cores}"
+        pkg = os.path.join(a.out, f"{tag}.tpub")
+        run([tpuc, os.path.join(HERE, source), "--precision", "bf16", "--array", a.array, "-o", pkg],
+            os.path.join(a.out, f"{tag}_tpuc.txt"))
+        print(f"training on {name} ...", flush=True)
+        text = run([tpusim, "train", pkg, "--array", a.array, "--cores", cores,
+                    "--data", os.path.join(HERE, "train_x_u8.npy"),
+                    "--labels", os.path.join(HERE, "train_y.npy"),
+                    "--state", os.path.join(HERE, "init.safetensors"), "--seed", "20240",
+                    "--epochs", a.epochs, "--log-every", "1000000",
+                    "--loss-csv", os.path.join(a.out, f"{tag}_loss.csv"),
+                    "--save", os.path.join(a.out, f"{tag}_final.safetensors"),
+                    "--eval", predict, "--test-data", os.path.join(MNIST, "test_x_u8.npy"),
+                    "--test-labels", os.path.join(MNIST, "test_y.npy")],
+                   os.path.join(a.out, f"{tag}_train.txt"))
+        steps = figure(text, "steps")
+        cycles = figure(text, "device cycles per step")
+        acc = figure(text, "test accuracy")
+        per_epoch = steps / a.epochs
+        digits = per_epoch * 32 * cores
+        jax = jax_runs[jax_run]["test_accuracy"] * 100 if a.epochs == 2 else None
+        rows.append((name, 32 * cores, int(per_epoch), cycles, per_epoch * cycles / CLOCK_HZ,
+                     digits / (per_epoch * cycles / CLOCK_HZ), figure(text, "MXU utilization"), acc, jax))
+        if jax is not None and abs(acc - jax) > 1:
+            fails.append(f"{name}: test accuracy {acc:.2f} %, JAX float32 {jax:.2f} %")
+        run([tpusim, "plot", os.path.join(a.out, f"{tag}_loss.csv"), "--kind", "loss", "-o",
+             os.path.join(a.out, f"{tag}_loss.png")], os.path.join(a.out, f"{tag}_plot.txt"))
+    print(f"\nMNIST MLP (784-128-10), bf16 on the {a.array} x {a.array} array, {a.epochs} epoch(s) of "
+          f"4,096 digits, simulated time at {CLOCK_HZ / 1e6:.0f} MHz:")
+    print("| | rows a step | steps an epoch | device cycles a step | time an epoch | digits/s "
+          "| MXU util. | test accuracy | JAX float32 |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, batch, per_epoch, cycles, seconds, rate, util, acc, jax in rows:
+        print(f"| {name} | {batch} | {per_epoch} | {cycles:,.0f} | {seconds * 1e3:.2f} ms | "
+              f"{rate:,.0f} | {util:.1f} % | {acc:.2f} % | {'-' if jax is None else f'{jax:.2f} %'} |")
+    print(f"8 cores / 1 core: {rows[1][5] / rows[0][5]:.2f} x the digits per second "
+          "(the all-reduce's sums are host work, in no device cycles)")
+    print(f"loss curves: {a.out}/cores1_loss.png, {a.out}/cores8_loss.png")
+    for f in fails:
+        print(f"FAIL: {f}", file=sys.stderr)
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
