@@ -1,5 +1,6 @@
-/* ir.c - the compiler's graph: built from the checked module with calls inlined and tuples
- * resolved, constants folded; evaluated on calibration batches. Placement is place.c's. */
+/* ir.c - the compiler's graph: built from the checked module with calls inlined, tuples
+ * resolved and loops with dots unrolled when their trip count is known, constants folded;
+ * evaluated on calibration batches. Placement is place.c's. */
 #include "compiler/tpuc_internal.h"
 
 #include <stdarg.h>
@@ -187,6 +188,93 @@ static int add_instr_nodes(tc_graph *g, const hlo_computation *c, const hlo_inst
     return rc;
 }
 
+static int inline_comp(tc_graph *g, int comp, const tval *args, tval *out);
+static bool fold_fits(tc_node *nd);
+static int eval_node(tc_graph *g, int i, hlo_array *const *ops, hlo_array **vals);
+
+/* Whether computation comp, or one it calls, has a dot or convolution. */
+static bool has_dot(const hlo_module *m, int comp)
+{
+    const hlo_computation *c = &m->comps[comp];
+    for (int i = 0; i < c->n_instrs; i++) {
+        const hlo_instr *in = &c->instrs[i];
+        if (in->opcode == HLO_OP_DOT || in->opcode == HLO_OP_CONVOLUTION)
+            return true;
+        for (int k = 0, callee; (callee = hlo_callee(in, k)) >= 0; k++)
+            if (has_dot(m, callee))
+                return true;
+    }
+    return false;
+}
+
+/* Node i's value when it depends on constants alone (then i becomes one, as tc_fold would make
+ * it), else NULL; no[j] marks the nodes found not constant. */
+static const hlo_array *const_value(tc_graph *g, int i, char *no)
+{
+    tc_node *nd = &g->nodes[i];
+    if (nd->role == TC_CONST)
+        return nd->value;
+    hlo_array *ops[HLO_MAX_RANK + 8];
+    bool all = !no[i] && nd->role == TC_HOST && nd->src->opcode != HLO_OP_ALL_REDUCE &&
+               nd->n_in <= (int)(sizeof ops / sizeof *ops);
+    for (int j = 0; all && j < nd->n_in; j++)
+        all = (ops[j] = (hlo_array *)const_value(g, nd->in[j], no)) != NULL;
+    if (all && fold_fits(nd) && !eval_node(g, i, ops, NULL))
+        return nd->value;
+    no[i] = 1;
+    return NULL;
+}
+
+/* Forgets the nodes from mark on. */
+static void drop_nodes(tc_graph *g, int mark)
+{
+    for (int i = mark; i < g->n_nodes; i++) {
+        free(g->nodes[i].in);
+        hlo_array_free(g->nodes[i].value);
+    }
+    g->n_nodes = mark;
+}
+
+/* While in, its state init, unrolled into *r: its condition and body inlined in turn for as
+ * long as the condition depends on constants alone (a fori_loop's or lax.scan's counter), at
+ * most TC_UNROLL_MAX_TRIPS times, so that the body's dots are graph nodes the device can run.
+ * Returns 0, 1 when the trip count is not known at compile time (the graph as it was), -1 with
+ * the message set. */
+static int unroll_while(tc_graph *g, const hlo_instr *in, const tval *init, tval *r)
+{
+    const int mark = g->n_nodes;
+    tval state;
+    if (tval_copy(init, &state))
+        return tc_fail(g, NULL, "out of memory");
+    for (int trip = 0;; trip++) {
+        tval pred;
+        if (inline_comp(g, in->condition, &state, &pred)) {
+            tval_free(&state);
+            return -1;
+        }
+        char *no = calloc((size_t)g->n_nodes + 1, 1);
+        const hlo_array *p = no && pred.node >= 0 ? const_value(g, pred.node, no) : NULL;
+        const bool more = p && hlo_array_get(p, 0) != 0;
+        free(no);
+        tval_free(&pred);
+        if (!p || (more && trip == TC_UNROLL_MAX_TRIPS)) {
+            tval_free(&state);
+            drop_nodes(g, mark);
+            return 1;
+        }
+        if (!more)
+            break;
+        tval next;
+        const int rc = inline_comp(g, in->body, &state, &next);
+        tval_free(&state);
+        if (rc)
+            return -1;
+        state = next;
+    }
+    *r = state;
+    return 0;
+}
+
 static int inline_comp(tc_graph *g, int comp, const tval *args, tval *out)
 {
     const hlo_computation *c = &g->m->comps[comp];
@@ -242,6 +330,16 @@ static int inline_comp(tc_graph *g, int comp, const tval *args, tval *out)
                 rc = tval_copy(&v[in->operands[0].index], r);
                 break;
             }
+            goto node;
+        case HLO_OP_WHILE:
+            if (!has_dot(g->m, in->body))
+                goto node;
+            rc = unroll_while(g, in, &v[in->operands[0].index], r);
+            if (rc < 0)
+                goto done; /* the message is set */
+            if (rc == 0)
+                break;
+            rc = 0;
             goto node;
         case HLO_OP_CUSTOM_CALL:
             rc = tc_fail(g, in, "'%s' (target \"%s\") is not something the compiler can lower",

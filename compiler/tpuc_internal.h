@@ -1,10 +1,10 @@
 /* tpuc_internal.h - the compiler's graph, shared by its stages (not a public interface).
  *
- * ir.c builds the graph (calls inlined, tuples resolved, constants folded); place.c picks the
- * device operations (GEMMs and convolutions), fuses their epilogues and groups them into
- * segments; layout.c decides where device values sit (NHWC convolutions, views read in place);
- * quant.c calibrates and quantizes them; emit.c plans device memory and the constant image,
- * host.c writes the host program. */
+ * ir.c builds the graph (calls inlined, tuples resolved, loops with dots unrolled, constants
+ * folded); place.c picks the device operations (GEMMs and convolutions), fuses their epilogues
+ * and groups them into segments; layout.c decides where device values sit (NHWC convolutions,
+ * views read in place); quant.c calibrates and quantizes them; emit.c plans device memory and
+ * the constant image, host.c writes the host program. */
 #ifndef TPU_COMPILER_TPUC_INTERNAL_H
 #define TPU_COMPILER_TPUC_INTERNAL_H
 
@@ -144,6 +144,10 @@ typedef struct {
 /* Constant folding builds no value larger than this: bigger ones (a broadcast of a scalar to a
  * huge shape, say) stay on the host, computed at run time. */
 #define TC_FOLD_MAX_BYTES ((int64_t)1 << 30)
+
+/* A while whose body has dots is unrolled (ir.c) when its trip count is known at compile time
+ * and at most this. */
+#define TC_UNROLL_MAX_TRIPS 1024
 
 /* A dot's right-hand side computed at run time is written to device memory by a transfer of at
  * most this many int8 elements; a larger one keeps the dot on the host. */

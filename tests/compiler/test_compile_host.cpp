@@ -1,7 +1,8 @@
 // test_compile_host.cpp - tpuc's host programs: the JAX samples of tests/hlo/ops (HLO, and
 // StableHLO in the pretty and the generic syntax), which tpuc keeps on the host, evaluate to
-// JAX's results and as their HLO; control flow over constants folds at compile time; empty
-// tuple operands are built again; all-reduces stay on the host under the model's device count.
+// JAX's results and as their HLO; control flow over constants folds at compile time; a loop with
+// a dot whose trip count depends on data stays whole; empty tuple operands are built again;
+// all-reduces stay on the host under the model's device count.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -101,6 +102,38 @@ TEST(CompileHost, ControlFlowOverConstantsFoldsAtCompileTime)
                                           "}\n");
     EXPECT_EQ(host.find("while("), std::string::npos) << host;
     expect_same(run1(host, {make(HLO_F32, {2}, {1, 1})}), {9, 17});
+}
+
+TEST(CompileHost, LoopsWithDotsUnrollOnlyWhenTheirTripCountIsKnown)
+{
+    // x doubles by a dot until its first element reaches 100: how often depends on x, so the
+    // while stays whole in the host program, its dot on the host.
+    const std::string host = compile_host(
+        "HloModule m\n"
+        "cond {\n"
+        "  s = (f32[2,2]) parameter(0)\n"
+        "  x = f32[2,2] get-tuple-element(s), index=0\n"
+        "  x00 = f32[1,1] slice(x), slice={[0:1], [0:1]}\n"
+        "  x0 = f32[] reshape(x00)\n"
+        "  lim = f32[] constant(100)\n"
+        "  ROOT lt = pred[] compare(x0, lim), direction=LT\n"
+        "}\n"
+        "body {\n"
+        "  s = (f32[2,2]) parameter(0)\n"
+        "  x = f32[2,2] get-tuple-element(s), index=0\n"
+        "  w = f32[2,2] constant({{2, 0}, {0, 2}})\n"
+        "  d = f32[2,2] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+        "  ROOT t = (f32[2,2]) tuple(d)\n"
+        "}\n"
+        "ENTRY e {\n"
+        "  x = f32[2,2] parameter(0)\n"
+        "  s = (f32[2,2]) tuple(x)\n"
+        "  w = (f32[2,2]) while(s), condition=cond, body=body\n"
+        "  ROOT y = f32[2,2] get-tuple-element(w), index=0\n"
+        "}\n");
+    EXPECT_NE(host.find("while("), std::string::npos) << host;
+    EXPECT_EQ(host.find("tpu.segment"), std::string::npos) << host;
+    expect_same(run1(host, {make(HLO_F32, {2, 2}, {1, 2, 3, 4})}), {128, 256, 384, 512});
 }
 
 TEST(CompileHost, EmptyTupleOperandsAreRebuilt)

@@ -2,7 +2,7 @@
 """tpusim.jit (python/tpusim/_jax.py) against JAX: a small MLP and a small CNN within the
 tolerance of the repo's JAX tests (tests/jax/random_mlp.py: max |device - JAX| <= 5 % of max |JAX|,
 int8 calibrated on the first call's inputs) and bit-exact against the golden model (the report's
-counts); the package reused on the second call (the compiles counter), compiled again on a new
+counts); a GRU scanned with lax.scan, its dots on the device in both precisions; the package reused on the second call (the compiles counter), compiled again on a new
 shape and on new weight values; pytrees in and out; bf16 weights; a model on a chip's cores; an unsupported op as a located
 CompileError; bad arguments as ArgumentError. precision="bf16": an MLP against JAX float32 within
 bf16's rounding bound carried through the layers (tests/jax/random_bf16.py's bf16_bound), with
@@ -53,6 +53,20 @@ def cnn(params, x):
     h = jax.nn.relu(h + params["kb"])
     h = h.reshape(h.shape[0], -1)
     return h @ params["w"] + params["b"]
+
+
+def gru(params, x):  # x [batch, time, features] -> the last state, scanned over time
+    H = params["wh"].shape[0]
+
+    def cell(h, xt):
+        gx, gh = xt @ params["wx"] + params["b"], h @ params["wh"]
+        r = jax.nn.sigmoid(gx[:, :H] + gh[:, :H])
+        z = jax.nn.sigmoid(gx[:, H:2 * H] + gh[:, H:2 * H])
+        n = jnp.tanh(gx[:, 2 * H:] + r * gh[:, 2 * H:])
+        return (1 - z) * n + z * h, None
+
+    h0 = jnp.zeros((x.shape[0], H), jnp.float32)
+    return jax.lax.scan(cell, h0, jnp.swapaxes(x, 0, 1))[0]
 
 
 class Jit(unittest.TestCase):
@@ -117,6 +131,22 @@ class Jit(unittest.TestCase):
         self.assertBitExact(r)
         self.assertEqual(list(r.layers["kind"]), ["conv2d", "gemm"])
         self.assertEqual(r.layers["output"][0], (4, 6, 6, 8))
+
+    def test_gru_scan(self):
+        # lax.scan's while is unrolled (its trip count is a constant): both dots of each step on
+        # the device, the first step's h . Wh folded (h is zeros), nothing multiplied on the host.
+        rng = np.random.default_rng(4)
+        T, F, H = 6, 10, 12
+        params = {"wx": he(rng, (F, 3 * H), F), "wh": he(rng, (H, 3 * H), H),
+                  "b": np.full(3 * H, 0.05, np.float32)}
+        x = rng.standard_normal((8, T, F)).astype(np.float32)
+        for precision in ("int8", "bf16"):
+            f = tpusim.jit(gru, array=ARRAY, precision=precision)
+            self.assertClose(f(params, x), gru(params, x))
+            r = f.last_report
+            self.assertBitExact(r)
+            self.assertEqual(list(r.layers["kind"]), ["gemm"] * (2 * T - 1))
+            self.assertNotIn("(while)", r.compiler_report)
 
     def test_pytree_output_and_weights_argument(self):
         rng = np.random.default_rng(3)

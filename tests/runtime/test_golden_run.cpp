@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -196,6 +197,28 @@ TEST_P(Nets, RandomNetsMatchTheReference)
 }
 
 INSTANTIATE_TEST_SUITE_P(Arrays, Nets, ::testing::Values(4u, 8u));
+
+// A GRU scanned with lax.scan (tests/hlo/stablehlo/gru_scan.py), in HLO and StableHLO: the loop
+// unrolled (its trip count is a constant), each step's dots on the device (the first step's
+// h . Wh folded, h being zeros), against the reference evaluator running the while, in int8
+// (calibrated on the batch run: the ranges each unrolled dot sees) and in bf16.
+TEST(Loops, ScannedGruMatchesTheReference)
+{
+    for (uint32_t n : {4u, 8u, 16u})
+        for (const char *ext : {".hlo", ".mlir"})
+            for (uint8_t precision : {TPUC_INT8, TPUC_BF16}) {
+                const std::string name = "gru_scan_n" + std::to_string(n) + ext +
+                                         (precision == TPUC_BF16 ? "_bf16" : "");
+                SCOPED_TRACE(name);
+                std::ifstream f(std::string(TPU_SOURCE_DIR "/tests/hlo/stablehlo/gru_scan") + ext);
+                const std::string text((std::istreambuf_iterator<char>(f)),
+                                       std::istreambuf_iterator<char>());
+                const Golden r = compile_and_run(name, text, n, -2, 2, precision);
+                EXPECT_NE(r.report.find("(GEMMs: 9, segments: 5)"), std::string::npos) << r.report;
+                EXPECT_EQ(r.report.find("(while)"), std::string::npos) << r.report;
+                expect_close(r, precision == TPUC_BF16 ? 0.01 : 0.05);
+            }
+}
 
 // --precision bf16. A bf16 operand is its f32 value within a relative 2^-8 (8 significant bits,
 // round to nearest even), so a product within 2^-7 + 2^-16; the fp32 sums of the device and of

@@ -441,7 +441,7 @@ TEST_F(Run, JsonReportHasTheFigures)
 }
 
 // A model whose work is mostly on the host says so: a dot on the device, then a recurrence of
-// five dots in a while loop (on the host: its weights are a loop constant).
+// five dots in a while loop (on the host: its trip count comes from x, as 0 * x[0][0] + 5).
 TEST_F(Run, HostWorkIsReported)
 {
     std::string eye = "{";
@@ -453,20 +453,25 @@ TEST_F(Run, HostWorkIsReported)
     }
     eye += "}";
     std::ofstream(dir / "m.hlo")
-        << "HloModule m\n\ncond {\n  p = (s32[], f32[4,8]) parameter(0)\n"
-           "  i = s32[] get-tuple-element(p), index=0\n  n = s32[] constant(5)\n"
+        << "HloModule m\n\ncond {\n  p = (s32[], f32[4,8], s32[]) parameter(0)\n"
+           "  i = s32[] get-tuple-element(p), index=0\n  n = s32[] get-tuple-element(p), index=2\n"
            "  ROOT lt = pred[] compare(i, n), direction=LT\n}\n\nbody {\n"
-           "  p = (s32[], f32[4,8]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
+           "  p = (s32[], f32[4,8], s32[]) parameter(0)\n  i = s32[] get-tuple-element(p), "
+           "index=0\n"
+           "  n = s32[] get-tuple-element(p), index=2\n"
            "  h = f32[4,8] get-tuple-element(p), index=1\n  w = f32[8,8] constant("
         << eye
         << ")\n  y = f32[4,8] dot(h, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
            "  t = f32[4,8] tanh(y)\n  one = s32[] constant(1)\n  j = s32[] add(i, one)\n"
-           "  ROOT r = (s32[], f32[4,8]) tuple(j, t)\n}\n\nENTRY main {\n"
+           "  ROOT r = (s32[], f32[4,8], s32[]) tuple(j, t, n)\n}\n\nENTRY main {\n"
            "  x = f32[4,8] parameter(0)\n  w0 = f32[8,8] constant("
         << eye
         << ")\n  h0 = f32[4,8] dot(x, w0), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
-           "  zero = s32[] constant(0)\n  s = (s32[], f32[4,8]) tuple(zero, h0)\n"
-           "  w = (s32[], f32[4,8]) while(s), condition=cond, body=body\n"
+           "  x00 = f32[1,1] slice(x), slice={[0:1], [0:1]}\n  x0 = f32[] reshape(x00)\n"
+           "  fz = f32[] constant(0)\n  x0z = f32[] multiply(x0, fz)\n  nz = s32[] convert(x0z)\n"
+           "  five = s32[] constant(5)\n  n = s32[] add(nz, five)\n"
+           "  zero = s32[] constant(0)\n  s = (s32[], f32[4,8], s32[]) tuple(zero, h0, n)\n"
+           "  w = (s32[], f32[4,8], s32[]) while(s), condition=cond, body=body\n"
            "  ROOT out = f32[4,8] get-tuple-element(w), index=1\n}\n";
     std::vector<float> x = random_x(1, 7); // ModelA::kIn >= 32 values
     x.resize(4 * 8);
