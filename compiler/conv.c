@@ -1,6 +1,6 @@
 /* conv.c - convolutions on the device: which ones the CONV2D command runs, their kernels in
- * (kh, kw, c) x cout order, which max poolings fuse into them, and which run packed
- * (docs/compiler.md).
+ * (kh, kw, c) x cout order, which max poolings fuse into them, which run packed, and the sum
+ * poolings (an average's) that run as depthwise convolutions of ones (docs/compiler.md).
  *
  * Packed: CONV2D's K tiles hold one kernel position's channels (or, packed runs, one kernel row:
  * kw * c), so a first layer of one channel fills 1 or kw of the array's N rows. When the input

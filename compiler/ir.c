@@ -1,5 +1,6 @@
-/* ir.c - the compiler's graph: built from the checked module with calls inlined and tuples
- * resolved, constants folded; evaluated on calibration batches. Placement is place.c's. */
+/* ir.c - the compiler's graph: built from the checked module with calls inlined, tuples
+ * resolved and sum poolings made convolutions (conv.c), constants folded; evaluated on
+ * calibration batches. Placement is place.c's. */
 #include "compiler/tpuc_internal.h"
 
 #include <stdarg.h>
