@@ -430,7 +430,10 @@ int tc_sum_pool(tc_graph *g, const hlo_instr *in, const int *ops, int *node)
 {
     *node = -1;
     const tc_node *x = &g->nodes[ops[0]];
-    const hlo_instr *init = g->nodes[ops[1]].src;
+    const tc_node *iv = &g->nodes[ops[1]];
+    while (iv->src->opcode == HLO_OP_BROADCAST && iv->n_in == 1) /* of a scalar: StableHLO's */
+        iv = &g->nodes[iv->in[0]];
+    const hlo_instr *init = iv->src;
     const int r = x->shape.rank, ns = r - 2;
     /* One image dim (0) and one channel dim (the last, or 1) the window leaves alone; the others
      * are the convolution's spatial dims, in order. */
