@@ -1,6 +1,6 @@
 /* conv.c - convolutions on the device: which ones the CONV2D command runs, their kernels in
- * (kh, kw, c) x cout order, which max poolings fuse into them, and which run packed
- * (docs/compiler.md).
+ * (kh, kw, c) x cout order, which max poolings fuse into them, which run packed, and the sum
+ * poolings (an average's) that run as depthwise convolutions of ones (docs/compiler.md).
  *
  * Packed: CONV2D's K tiles hold one kernel position's channels (or, packed runs, one kernel row:
  * kw * c), so a first layer of one channel fills 1 or kw of the array's N rows. When the input
@@ -24,7 +24,9 @@
 #include "compiler/tpuc_internal.h"
 
 #include <float.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The device's limits on a window: strides and pads (u8 fields) and pooling windows. */
 #define STRIDE_MAX 255
@@ -353,14 +355,14 @@ void tc_conv_pack(tc_graph *g, tc_op *op)
     op->packed = true;
 }
 
-/* Computation comp returns the maximum of its two parameters. */
-static bool max_reducer(const hlo_module *m, int comp)
+/* Computation comp returns op (maximum, add) of its two parameters. */
+static bool reducer_is(const hlo_module *m, int comp, hlo_opcode op)
 {
     if (comp < 0)
         return false;
     const hlo_computation *c = &m->comps[comp];
     const hlo_instr *r = &c->instrs[c->root];
-    if (r->opcode != HLO_OP_MAXIMUM || r->n_operands != 2)
+    if (r->opcode != op || r->n_operands != 2)
         return false;
     const hlo_instr *a = &c->instrs[r->operands[0].index], *b = &c->instrs[r->operands[1].index];
     return a->opcode == HLO_OP_PARAMETER && b->opcode == HLO_OP_PARAMETER &&
@@ -377,7 +379,7 @@ const char *tc_device_pool(tc_graph *g, tc_op *op, int u)
         return "max pooling on the device requantizes to int8: an integer convolution's exact "
                "s32 result is pooled on the host";
     /* op->own.flags has BF16 for a bf16 convolution (tc_device_conv), whose pooling writes bf16 */
-    if (!max_reducer(g->m, in->to_apply))
+    if (!reducer_is(g->m, in->to_apply, HLO_OP_MAXIMUM))
         return "only max pooling fuses into a convolution (its reducer is not maximum)";
     const tc_node *init = &g->nodes[nd->in[1]];
     if (init->role != TC_CONST)
@@ -414,4 +416,111 @@ const char *tc_device_pool(tc_graph *g, tc_op *op, int u)
                "accumulators";
     op->own = cv;
     return NULL;
+}
+
+/* The window dimension of reduce-window in that leaves its operand's dim d as it is. */
+static bool trivial_window(const hlo_instr *in, int d)
+{
+    const hlo_window_dim *wd = &in->window.dims[d];
+    return wd->size == 1 && wd->stride == 1 && !wd->pad_lo && !wd->pad_hi && wd->lhs_dilate == 1 &&
+           wd->rhs_dilate == 1;
+}
+
+int tc_sum_pool(tc_graph *g, const hlo_instr *in, const int *ops, int *node)
+{
+    *node = -1;
+    const tc_node *x = &g->nodes[ops[0]];
+    const tc_node *iv = &g->nodes[ops[1]];
+    while (iv->src->opcode == HLO_OP_BROADCAST && iv->n_in == 1) /* of a scalar: StableHLO's */
+        iv = &g->nodes[iv->in[0]];
+    const hlo_instr *init = iv->src;
+    const int r = x->shape.rank, ns = r - 2;
+    /* One image dim (0) and one channel dim (the last, or 1) the window leaves alone; the others
+     * are the convolution's spatial dims, in order. */
+    if (in->n_operands != 2 || (r != 3 && r != 4))
+        return 0;
+    const int fd = trivial_window(in, r - 1) ? r - 1 : 1;
+    if (!hlo_is_float(x->shape.type) || !reducer_is(g->m, in->to_apply, HLO_OP_ADD) ||
+        init->opcode != HLO_OP_CONSTANT || init->n_literal != 1 || init->literal[0] != 0 ||
+        !trivial_window(in, 0) || !trivial_window(in, fd))
+        return 0;
+    hlo_instr *conv = calloc(1, sizeof *conv), *kern = calloc(1, sizeof *kern);
+    hlo_instr **made = realloc(g->made, ((size_t)g->n_made + 2) * sizeof *made);
+    hlo_window_dim *wd = calloc((size_t)ns, sizeof *wd);
+    hlo_array *ones = NULL;
+    if (made)
+        g->made = made;
+    if (!conv || !kern || !made || !wd) {
+        free(conv);
+        free(kern);
+        free(wd);
+        return tc_fail(g, in, "out of memory");
+    }
+    g->made[g->n_made++] = conv;
+    g->made[g->n_made++] = kern;
+    /* A convolution of feature_group_count = c (depthwise) with a kernel of ones, b01f_01io ->
+     * b01f in the operand's own dim order: its zero padding is the init value 0's. */
+    const int64_t c = x->shape.dims[fd];
+    int64_t kd[HLO_MAX_RANK];
+    *conv = *in;
+    conv->opcode = HLO_OP_CONVOLUTION;
+    conv->to_apply = -1;
+    conv->feature_group_count = c;
+    conv->batch_group_count = 1;
+    conv->window = (hlo_window){.present = true, .rank = ns, .dims = wd};
+    hlo_conv_dims *dl = &conv->dim_labels;
+    *dl = (hlo_conv_dims){.present = true,
+                          .n_spatial = ns,
+                          .kernel_input_feature_dim = ns,
+                          .kernel_output_feature_dim = ns + 1};
+    dl->input_batch_dim = dl->output_batch_dim = 0;
+    dl->input_feature_dim = dl->output_feature_dim = fd;
+    for (int d = 1, k = 0; d < r; d++) {
+        if (d == fd)
+            continue;
+        wd[k] = in->window.dims[d];
+        kd[k] = wd[k].size;
+        dl->input_spatial_dims[k] = dl->output_spatial_dims[k] = d;
+        dl->kernel_spatial_dims[k] = k;
+        k++;
+    }
+    kd[ns] = 1;
+    kd[ns + 1] = c;
+    if (!(ones = hlo_array_new(x->shape.type, r, kd)))
+        return tc_fail(g, in, "out of memory");
+    for (int64_t e = 0; e < ones->shape.elements; e++)
+        hlo_array_set(ones, e, 1);
+    const size_t len = strlen(in->name) + sizeof ".ones";
+    *kern = *in;
+    kern->window = (hlo_window){0};
+    if (!(kern->name = malloc(len))) {
+        hlo_array_free(ones);
+        return tc_fail(g, in, "out of memory");
+    }
+    snprintf(kern->name, len, "%s.ones", in->name);
+    kern->opcode = HLO_OP_CONSTANT;
+    kern->n_operands = 0;
+    kern->shape = ones->shape;
+    const int k = tc_add_node(g, kern, 0, NULL);
+    const int in3[3] = {ops[0], k, ops[1]};
+    const int d = k < 0 ? -1 : tc_add_node(g, conv, 3, in3);
+    if (d < 0) {
+        hlo_array_free(ones);
+        return tc_fail(g, in, "out of memory");
+    }
+    g->nodes[k].role = TC_CONST;
+    g->nodes[k].value = ones;
+    g->nodes[d].sum_of = in;
+    tc_op op = {0};
+    if (!tc_device_conv(g, d, &op)) {
+        *node = d;
+        return 0;
+    }
+    /* The host sums it as written. */
+    for (int i = k; i <= d; i++) {
+        free(g->nodes[i].in);
+        hlo_array_free(g->nodes[i].value);
+    }
+    g->n_nodes = k;
+    return 0;
 }

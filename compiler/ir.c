@@ -1,6 +1,7 @@
 /* ir.c - the compiler's graph: built from the checked module with calls inlined, tuples
- * resolved and loops with dots unrolled when their trip count is known, constants folded;
- * evaluated on calibration batches. Placement is place.c's. */
+ * resolved, loops with dots unrolled when their trip count is known and sum poolings made
+ * convolutions (conv.c), constants folded; evaluated on calibration batches. Placement is
+ * place.c's. */
 #include "compiler/tpuc_internal.h"
 
 #include <stdarg.h>
@@ -53,7 +54,7 @@ static int tval_copy(const tval *s, tval *d)
     return 0;
 }
 
-static int add_node(tc_graph *g, const hlo_instr *src, int n_in, const int *in)
+int tc_add_node(tc_graph *g, const hlo_instr *src, int n_in, const int *in)
 {
     if (g->n_nodes == g->cap_nodes) {
         int cap = g->cap_nodes ? 2 * g->cap_nodes : 64;
@@ -165,16 +166,18 @@ static int add_instr_nodes(tc_graph *g, const hlo_computation *c, const hlo_inst
         for (int j = 0; a->node < 0 && j < a->n; j++)
             ops[n_in++] = a->t[j].node;
     }
-    int rc = 0;
-    if (in->shape.type != HLO_TUPLE) {
-        r->node = add_node(g, in, n_in, ops);
+    int rc = op == HLO_OP_REDUCE_WINDOW ? tc_sum_pool(g, in, ops, &r->node) : 0;
+    if (rc || r->node >= 0) {
+        rc = rc ? 1 : 0; /* the message is set */
+    } else if (in->shape.type != HLO_TUPLE) {
+        r->node = tc_add_node(g, in, n_in, ops);
         rc = r->node < 0 ? -1 : 0;
     } else if (!(r->t = calloc((size_t)in->shape.n_tuple + 1, sizeof *r->t))) {
         rc = -1;
     } else {
         r->n = in->shape.n_tuple;
         for (int j = 0; j < r->n && !rc; j++) {
-            int id = add_node(g, in, n_in, ops);
+            int id = tc_add_node(g, in, n_in, ops);
             r->t[j] = (tval){id, 0, NULL};
             if (id < 0) {
                 rc = -1;
@@ -427,7 +430,7 @@ int tc_build(tc_graph *g, hlo_array **params, int n_params)
             rc = tc_fail(g, p, "'%s': tuple-shaped parameters are not supported", p->name);
             break;
         }
-        int id = add_node(g, p, 0, NULL);
+        int id = tc_add_node(g, p, 0, NULL);
         if (id < 0) {
             rc = tc_fail(g, NULL, "out of memory");
             break;
@@ -492,6 +495,13 @@ void tc_graph_free(tc_graph *g)
         free(m->shift);
         free(m->acc_scale);
     }
+    for (int i = 0; i < g->n_made; i++) {
+        free(g->made[i]->window.dims);
+        if (g->made[i]->opcode == HLO_OP_CONSTANT) /* its name; the convolution's is borrowed */
+            free(g->made[i]->name);
+        free(g->made[i]);
+    }
+    free(g->made);
     free(g->nodes);
     free(g->inputs);
     free(g->outputs);
@@ -528,7 +538,13 @@ static int eval_node(tc_graph *g, int i, hlo_array *const *ops, hlo_array **vals
               first = i - (nd->elem > 0 ? nd->elem : 0);
     if (n > (int)(sizeof elems / sizeof *elems))
         return tc_fail(g, nd->src, "'%s' has too many results", nd->src->name);
-    if (hlo_eval_instr(g->m, g->file, nd->src, ops, elems, g->err))
+    hlo_array *sum_ops[2] = {NULL, NULL};
+    if (nd->sum_of) {
+        sum_ops[0] = ops[0];
+        sum_ops[1] = ops[2];
+    }
+    if (hlo_eval_instr(g->m, g->file, nd->sum_of ? nd->sum_of : nd->src, nd->sum_of ? sum_ops : ops,
+                       elems, g->err))
         return -1;
     for (int j = 0; j < n; j++) {
         const int k = first + j;

@@ -1,7 +1,7 @@
 /* tpuc_internal.h - the compiler's graph, shared by its stages (not a public interface).
  *
- * ir.c builds the graph (calls inlined, tuples resolved, loops with dots unrolled, constants
- * folded); place.c picks the device operations (GEMMs and convolutions), fuses their epilogues
+ * ir.c builds the graph (calls inlined, tuples resolved, loops with dots unrolled, sum
+ * poolings made convolutions, constants folded); place.c picks the device operations (GEMMs and convolutions), fuses their epilogues
  * and groups them into segments; layout.c decides where device values sit (NHWC convolutions,
  * views read in place); quant.c calibrates and quantizes them; emit.c plans device memory and
  * the constant image, host.c writes the host program. */
@@ -26,9 +26,11 @@ enum tc_role {
 enum tc_kind { TC_GEMM, TC_CONV };
 
 typedef struct {
-    const hlo_instr *src; /* attributes and location, in the original module */
-    int elem;             /* element of a tuple-valued src (a variadic reduce), else -1 */
-    hlo_shape shape;      /* an array shape (tuples are resolved while inlining) */
+    const hlo_instr *src;    /* attributes and location, in the original module (or made) */
+    const hlo_instr *sum_of; /* a made convolution (conv.c's tc_sum_pool): the reduce-window
+                                it equals, evaluated in its place on in[0] and in[2] */
+    int elem;                /* element of a tuple-valued src (a variadic reduce), else -1 */
+    hlo_shape shape;         /* an array shape (tuples are resolved while inlining) */
     int n_in;
     int *in;          /* operand node ids */
     hlo_array *value; /* TC_CONST: the value */
@@ -124,6 +126,9 @@ typedef struct {
     int n_calib_ignored;  /* calibration arrays given with bf16, for the report */
     int n_nodes, cap_nodes;
     tc_node *nodes;
+    int n_made;
+    hlo_instr **made; /* instructions the compiler wrote (conv.c's tc_sum_pool), not the
+                         module's: never on the host; a made constant owns its name */
     int n_inputs;
     int *inputs; /* node ids of the model inputs, in parameter order */
     int n_outputs;
@@ -168,6 +173,8 @@ int tc_fail(tc_graph *g, const hlo_instr *at, const char *fmt, ...)
 int tc_oom(tc_graph *g, int node, const char *what, uint64_t bytes);
 
 /* ir.c */
+/* Appends a node of instruction src with operands in (n_in): its id, or -1 when out of memory. */
+int tc_add_node(tc_graph *g, const hlo_instr *src, int n_in, const int *in);
 /* Takes the bound parameter arrays (params[k] set to NULL once the graph owns it). */
 int tc_build(tc_graph *g, hlo_array **params, int n_params);
 /* The shape of operand i of instruction in (of g's module) as the module declares it, layout
@@ -207,6 +214,12 @@ uint32_t *tc_conv_gather(const tc_graph *g, const tc_op *op, bool kernel, uint64
 /* Why reduce-window node u, which reads op's result, does not fuse into it as max pooling, or
  * NULL when it does (then op's pooling geometry set). */
 const char *tc_device_pool(tc_graph *g, tc_op *op, int u);
+/* A sum pooling (reduce-window add from 0 over the spatial dims of a float image) the device
+ * runs, as the depthwise convolution with a kernel of ones it equals: *node that convolution's
+ * node (operands the image, the kernel and the init value; after its kernel's), or -1 when the
+ * reduce-window in (operand nodes ops) stays as it is.
+ * Returns 0, or -1 with *g->err. */
+int tc_sum_pool(tc_graph *g, const hlo_instr *in, const int *ops, int *node);
 
 /* layout.c */
 /* Is node i a view (transpose, reshape or a bitcast that is one, copy) the device could address

@@ -171,8 +171,8 @@ TEST_F(CompileConv, JaxSamples)
 {
     // tests/hlo's JAX CNN in both printing styles: the SAME convolution with its bias, ReLU and
     // pooling on the device, the grouped convolution after it reading its result in place (a
-    // block-diagonal kernel), the average pooling on the host, the dense layer on the device in
-    // a second segment.
+    // block-diagonal kernel), the average pooling's sum after it as a depthwise convolution of
+    // ones (its division on the host), the dense layer on the device in a second segment.
     const std::string w = dir + "/w.safetensors";
     save_weights(w, {{"w1.1", {3, 3, 1, 4}},
                      {"b1.1", {4}},
@@ -181,21 +181,25 @@ TEST_F(CompileConv, JaxSamples)
                      {"b3.1", {3}}});
     compile(hlo_test::slurp(hlo_test::kSrc + "tests/hlo/conv_jax.hlo"), {2, 8, 8, 1}, 8, 0, 1, w);
     ASSERT_TRUE(ok) << err;
-    EXPECT_TRUE(has("(GEMMs: 1, convolutions: 2, segments: 2)")) << report;
+    EXPECT_TRUE(has("(GEMMs: 1, convolutions: 3, segments: 2)")) << report;
     EXPECT_TRUE(has("    conv 0  conv_general_dilated.2  2 x 8x8x1 -> 8x8x4, kernel 3x3, stride "
                     "1x1, pad 1,1,1,1 + add.11 (bias) + max.3 (relu) + reduce_window_max.7 (max "
                     "pool 2x2 stride 2x2) -> s8, stays on the device\n"))
         << report;
     EXPECT_TRUE(has("    conv 1  conv_general_dilated.3  2 x 4x4x4 -> 2x2x6, kernel 3x3, stride "
-                    "2x2, pad 1,0,0,1, 2 groups as one block-diagonal kernel -> s32, dequantized "
-                    "on the host\n      reads conv_general_dilated.2's int8 result in place\n"))
+                    "2x2, pad 1,0,0,1, 2 groups as one block-diagonal kernel -> s8, stays on the "
+                    "device\n      reads conv_general_dilated.2's int8 result in place\n"))
         << report;
-    EXPECT_TRUE(has("reduce_window_sum.7 (reduce-window)")) << report;
-    EXPECT_TRUE(has("    gemm 2  dot_general.1  2 x 6 x 3 + add.15 (bias)")) << report;
+    EXPECT_TRUE(has("    conv 2  reduce_window_sum.7  2 x 2x2x6 -> 1x1x6, kernel 3x3, stride 2x2, "
+                    "pad 1,1,1,1, 6 groups as one block-diagonal kernel -> s32, dequantized on "
+                    "the host\n      reads conv_general_dilated.3's int8 result in place\n"))
+        << report;
+    EXPECT_TRUE(has("  on the host: div.1 (divide)")) << report;
+    EXPECT_TRUE(has("    gemm 3  dot_general.1  2 x 6 x 3 + add.15 (bias)")) << report;
     compile(hlo_test::slurp(hlo_test::kSrc + "tests/hlo/conv_jax_dump.hlo"), {2, 8, 8, 1}, 8, 0, 1,
             w);
     ASSERT_TRUE(ok) << err;
-    EXPECT_TRUE(has("(GEMMs: 1, convolutions: 2, segments: 2)")) << report;
+    EXPECT_TRUE(has("(GEMMs: 1, convolutions: 3, segments: 2)")) << report;
     EXPECT_TRUE(has("(max pool 2x2 stride 2x2) -> s8")) << report;
     EXPECT_TRUE(has("2 groups as one block-diagonal kernel")) << report;
     // Argmax pooling (a variadic reduce-window) runs on the host.
@@ -573,7 +577,7 @@ TEST_F(CompileConv, PoolingsThatDoNotFuse)
         bool relu;
         const char *reason;
     } cases[] = {
-        {"average", "add", "0", "size=1x2x2x1 stride=1x2x2x1", false,
+        {"sum from 1", "add", "1", "size=1x2x2x1 stride=1x2x2x1", false,
          "only max pooling fuses into a convolution (its reducer is not maximum)"},
         {"padded", "maximum", "-inf", "size=1x2x2x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0", false,
          "padded pooling"},

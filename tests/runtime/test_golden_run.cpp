@@ -375,6 +375,65 @@ TEST_P(Packing, BitExactWithUnpacked)
 
 INSTANTIATE_TEST_SUITE_P(Arrays, Packing, ::testing::Values(4u, 8u, 16u));
 
+// Average pooling as JAX (flax avg_pool: reduce-window add from 0, divided by the window's size
+// padding included) and PyTorch/XLA (NCHW) spell it, windowed and global, on the input and after
+// a convolution + ReLU: each reduce-window runs on the device as a depthwise convolution with a
+// kernel of ones (its sums exact in the accumulators), the division on the host. Within int8's
+// quantization of the input and of the sums, and bf16's rounding of the input.
+TEST(AvgPool, OnTheDeviceMatchesTheReference)
+{
+    struct Case {
+        const char *name, *window;
+        int oh, ow, size;
+        bool nchw, conv;
+    } cases[] = {
+        {"2x2_s2", "size=1x2x2x1 stride=1x2x2x1", 4, 4, 4, false, false},
+        {"3x3_s1_pad1", "size=1x3x3x1 pad=0_0x1_1x1_1x0_0", 8, 8, 9, false, false},
+        {"3x3_s2", "size=1x3x3x1 stride=1x2x2x1", 3, 3, 9, false, false},
+        {"global", "size=1x8x8x1", 1, 1, 64, false, false},
+        {"2x2_s2_nchw", "size=1x1x2x2 stride=1x1x2x2", 4, 4, 4, true, false},
+        {"conv_relu_2x2_s2", "size=1x2x2x1 stride=1x2x2x1", 4, 4, 4, false, true},
+        {"conv_relu_3x3_s1_pad1", "size=1x3x3x1 pad=0_0x1_1x1_1x0_0", 8, 8, 9, false, true},
+    };
+    for (uint32_t n : {4u, 8u, 16u})
+        for (const Case &c : cases)
+            for (uint8_t precision : {TPUC_INT8, TPUC_BF16}) {
+                const std::string name = std::string("avgpool_") + c.name +
+                                         (precision == TPUC_BF16 ? "_bf16" : "") + "_n" +
+                                         std::to_string(n);
+                SCOPED_TRACE(name);
+                std::mt19937 rng(3 + n);
+                auto dims = [&](int h, int w) {
+                    const std::string hw = std::to_string(h) + "," + std::to_string(w);
+                    return c.nchw ? "f32[2,6," + hw + "]" : "f32[2," + hw + ",6]";
+                };
+                std::string t = "HloModule m\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] "
+                                "parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\nENTRY main {\n";
+                std::string v = "x";
+                if (c.conv) {
+                    t += "  x = f32[2,10,10,3] parameter(0)\n  k = f32[3,3,3,6] constant(" +
+                         cnn_hlo::literal(rng, {3, 3, 3, 6}, false, -1, 1) +
+                         ")\n  cv = f32[2,8,8,6] convolution(x, k), window={size=3x3}, "
+                         "dim_labels=b01f_01io->b01f\n  z = f32[] constant(0)\n  zb = " +
+                         dims(8, 8) + " broadcast(z), dimensions={}\n  u = " + dims(8, 8) +
+                         " maximum(cv, zb)\n";
+                    v = "u";
+                } else {
+                    t += "  x = " + dims(8, 8) + " parameter(0)\n";
+                }
+                const std::string out = dims(c.oh, c.ow);
+                t += "  zero = f32[] constant(0)\n  rw = " + out + " reduce-window(" + v +
+                     ", zero), window={" + c.window + "}, to_apply=add\n  size = f32[] constant(" +
+                     std::to_string(c.size) + ")\n  sb = " + out +
+                     " broadcast(size), dimensions={}\n  ROOT d = " + out + " divide(rw, sb)\n}\n";
+                const Golden r = compile_and_run(name, t, n, -1, 1, precision);
+                EXPECT_EQ(r.report.find("rw stays on the host"), std::string::npos) << r.report;
+                EXPECT_NE(r.report.find("6 groups as one block-diagonal kernel"), std::string::npos)
+                    << r.report;
+                expect_close(r, precision == TPUC_BF16 ? 0.01 : 0.03);
+            }
+}
+
 // Two dense layers: the first's result stays on the device as bf16 (OUT_BF16) for the second.
 TEST(Bf16, MlpHandsOnBf16)
 {
