@@ -1,10 +1,10 @@
 /* tpuc_internal.h - the compiler's graph, shared by its stages (not a public interface).
  *
  * ir.c builds the graph (calls inlined, tuples resolved, loops with dots unrolled, sum
- * poolings made convolutions, constants folded); place.c picks the device operations (GEMMs and convolutions), fuses their epilogues
- * and groups them into segments; layout.c decides where device values sit (NHWC convolutions,
- * views read in place); quant.c calibrates and quantizes them; emit.c plans device memory and
- * the constant image, host.c writes the host program. */
+ * poolings made convolutions, constants folded); place.c picks the device operations (GEMMs and
+ * convolutions), fuses their epilogues and groups them into segments; layout.c decides where device
+ * values sit (NHWC convolutions, views read in place); quant.c calibrates and quantizes them;
+ * emit.c plans device memory and the constant image, host.c writes the host program. */
 #ifndef TPU_COMPILER_TPUC_INTERNAL_H
 #define TPU_COMPILER_TPUC_INTERNAL_H
 
