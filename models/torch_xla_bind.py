@@ -46,13 +46,18 @@ def rewrite(hlo, names, constants, aliases):
     alias = ", ".join(f"{{{out}}}: ({par}, {{}}, may-alias)" for out, par in aliases)
     line = re.sub(r"entry_computation_layout=\{\(.*?\)->", f"entry_computation_layout={{({layout})->",
                   header[:first], count=1)
-    return f"{line}, input_output_alias={{ {alias} }}" + header[first:] + body
+    return (f"{line}, input_output_alias={{ {alias} }}" if aliases else line) + header[first:] + body
+
+
+def hlo_name(key):
+    """key as an HLO name, which starts with a letter or '_' (nn.Sequential's keys start with a digit)."""
+    return key if re.match(r"[A-Za-z_]", key) else "_" + key
 
 
 def tensor_ids(named):
-    """{torch_xla tensor id: name} of [(name, device tensor)]."""
+    """{torch_xla tensor id: hlo_name(name)} of [(name, device tensor)]."""
     import torch_xla
-    return {torch_xla._XLAC._xla_get_tensor_id(t): name for name, t in named}
+    return {torch_xla._XLAC._xla_get_tensor_id(t): hlo_name(name) for name, t in named}
 
 
 def bind(outs, ids, required, aliased=()):
