@@ -272,7 +272,8 @@ def bind_by_name(hlo_text, tensors):
     keys (as xla_bind.hlo_name) and x."""
     params = entry_parameter_shapes(hlo_text)
     keys = {xla_bind.hlo_name(k): k for k in tensors}
-    bound = [(num, name, tensors[keys[name]], keys[name]) for num, (name, _) in enumerate(params) if name != "x"]
+    bound = [(num, name, tensors[keys[name]], keys[name])
+             for num, (name, _) in enumerate(params) if name != "x"]
     return bound, next((num, name) for num, (name, _) in enumerate(params) if name == "x")
 
 
