@@ -57,6 +57,9 @@ def _load_mlp_export():
 
 
 mlp = _load_mlp_export()
+_spec = importlib.util.spec_from_file_location("torch_xla_bind", os.path.join(HERE, "..", "torch_xla_bind.py"))
+xla_bind = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(xla_bind)
 load_digits, split, shift, to_input = mlp.load_digits, mlp.split, mlp.shift, mlp.to_input
 save_safetensors, entry_parameters = mlp.save_safetensors, mlp.entry_parameters
 
@@ -249,16 +252,29 @@ def save_bound(path, bound, inp):
 # --- PyTorch/XLA ----------------------------------------------------------------------------------
 
 def torch_xla_export(model, x):
-    """(HLO text, device model) of model(x) on the XLA CPU device, weights and x as device data."""
+    """(HLO text, device model) of model(x) on the XLA CPU device, weights and x as device data; the
+    HLO's parameters named after the state dict's tensors they read and x (models/torch_xla_bind.py)."""
     import torch_xla
 
     device = torch_xla.device()
     on_device = type(model)()
     on_device.load_state_dict(model.state_dict())
     on_device = on_device.eval().to(device)
+    xd = x.to(device)
     with torch.no_grad():
-        out = on_device(x.to(device))
-    return torch_xla._XLAC._get_xla_tensors_hlo([out]), on_device
+        out = on_device(xd)
+    named = list(on_device.named_parameters()) + list(on_device.named_buffers())
+    return xla_bind.bind([out], xla_bind.tensor_ids(named + [("x", xd)]), ["x"]), on_device
+
+
+def bind_by_name(hlo_text, tensors):
+    """bind_by_shape's (bound, input) of torch_xla_export's HLO, its parameters named after tensors'
+    keys (as xla_bind.hlo_name) and x."""
+    params = entry_parameter_shapes(hlo_text)
+    keys = {xla_bind.hlo_name(k): k for k in tensors}
+    bound = [(num, name, tensors[keys[name]], keys[name])
+             for num, (name, _) in enumerate(params) if name != "x"]
+    return bound, next((num, name) for num, (name, _) in enumerate(params) if name == "x")
 
 
 def torch_xla_run(on_device, hlo, u8):
@@ -389,7 +405,7 @@ def main():
     # PyTorch/XLA: the eval-mode forward of one batch of test digits, weights and input as device data.
     state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
     torch_hlo, on_device = torch_xla_export(model, nchw(test_u8[:BATCH]))
-    torch_bound, torch_input = bind_by_shape(torch_hlo, state, "cnn_torch_xla.hlo")
+    torch_bound, torch_input = bind_by_name(torch_hlo, state)
     torch_logits = torch_xla_run(on_device, torch_hlo, test_u8)
     torch_pred = np.argmax(torch_logits, axis=1).astype(np.int32)
     torch_correct = int(np.sum(torch_pred == test_y))

@@ -9,9 +9,9 @@ with the same batches (export.py's runner_order, `tpusim train --seed`'s shuffle
 batch and learning rate, so the two frameworks' steps compare one to one.
 
 torch_xla's HLO names its parameters p<number>.<id>, in the order its graph met the device data,
-and says nothing of in-place updates. This script makes the binding explicit in the text (see
-rewrite()): each parameter renamed after the tensor it holds (the state dict's names, the
-optimizer state as NAME.square_avg / NAME.acc_delta, the batch as x and y), scalar device data
+and says nothing of in-place updates. This script makes the binding explicit in the text
+(models/torch_xla_bind.py): each parameter renamed after the tensor it holds (the state dict's
+names, the optimizer state as NAME.square_avg / NAME.acc_delta, the batch as x and y), scalar data
 (the learning rate, 255, Adadelta's rho and eps) made constants, and an `input_output_alias` in
 the module header saying which output is the new value of which parameter: output K is the K-th
 tensor handed to _get_xla_tensors_hlo, matched to the parameter holding that tensor's data before
@@ -33,7 +33,6 @@ os.environ.setdefault("PJRT_DEVICE", "CPU")  # torch_xla reads it when it first 
 import argparse
 import importlib.util
 import json
-import re
 
 import numpy as np
 import torch
@@ -44,6 +43,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("mnist_train_export", os.path.join(HERE, "export.py"))
 jax_step = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(jax_step)
+_spec = importlib.util.spec_from_file_location("torch_xla_bind", os.path.join(HERE, "..", "torch_xla_bind.py"))
+names = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(names)
 
 SEED, BATCH, N_TRAIN = jax_step.SEED, jax_step.BATCH, jax_step.N_TRAIN
 STEPS = 64  # reference losses kept: the test's 40 and more
@@ -118,45 +120,6 @@ def step(model, opt, x, y):
     return loss
 
 
-ENTRY_PARAM = re.compile(r"^(\s*)%(\S+) = (\S+) parameter\((\d+)\)$", re.M)
-
-
-def rewrite(hlo, names, constants, aliases):
-    """torch_xla's HLO text with its ENTRY parameters renamed and renumbered.
-
-    names: {parameter number: new name} for those that stay parameters; constants: {parameter
-    number: float} for scalar device data inlined as constants; aliases: [(output index, new
-    parameter number)], written as the header's input_output_alias.
-    """
-    entry_at = hlo.index("\nENTRY ")
-    body = hlo[entry_at:]
-    found = {int(num): (name, ty) for _, name, ty, num in ENTRY_PARAM.findall(body)}
-    if sorted(found) != sorted(list(names) + list(constants)):
-        raise SystemExit(f"ENTRY parameters {sorted(found)} are not the bound ones")
-    kept = sorted(names)
-    renumber = {old: new for new, old in enumerate(kept)}
-
-    def param(m):
-        indent, name, ty, num = m.group(1), m.group(2), m.group(3), int(m.group(4))
-        if num in constants:
-            return f"{indent}%{name} = {ty} constant({constants[num]!r})"
-        return f"{indent}%{name} = {ty} parameter({renumber[num]})"
-
-    body = ENTRY_PARAM.sub(param, body)
-    for num, new in names.items():  # references are %name followed by a delimiter
-        body = re.sub(rf"%{re.escape(found[num][0])}(?![\w.-])", f"%{new}", body)
-    signature = ", ".join(f"{names[n]}: {re.sub(r'{[^}]*}', '', found[n][1])}" for n in kept)
-    body = re.sub(r"^(\nENTRY \S+ )\(.*?\)( -> )", lambda m: f"{m.group(1)}({signature}){m.group(2)}", body,
-                  count=1)
-    header = hlo[:entry_at]
-    first = header.index("\n")
-    layout = ", ".join(found[n][1] for n in kept)
-    alias = ", ".join(f"{{{out}}}: ({par}, {{}}, may-alias)" for out, par in aliases)
-    line = re.sub(r"entry_computation_layout=\{\(.*?\)->", f"entry_computation_layout={{({layout})->",
-                  header[:first], count=1)
-    return f"{line}, input_output_alias={{ {alias} }}" + header[first:] + body
-
-
 def export(model_name, opt_name, x_u8, y, order):
     """(HLO text, [(name, initial array)], losses of the steps of order) of one optimizer."""
     import torch_xla
@@ -164,42 +127,21 @@ def export(model_name, opt_name, x_u8, y, order):
     model, opt = start(model_name, opt_name, device)
     state = state_tensors(model, opt, opt_name)
     init = [(name, t.detach().cpu().numpy().copy()) for name, t in state]
-    ids = {torch_xla._XLAC._xla_get_tensor_id(t): name for name, t in state}
+    ids = names.tensor_ids(state)
     losses, hlo = [], None
     for i, rows in enumerate(order):
         xb = torch.from_numpy(x_u8[rows]).to(device)
         yb = torch.from_numpy(y[rows]).to(device)
         if i == 0:
-            ids[torch_xla._XLAC._xla_get_tensor_id(xb)] = "x"
-            ids[torch_xla._XLAC._xla_get_tensor_id(yb)] = "y"
+            ids.update(names.tensor_ids([("x", xb), ("y", yb)]))
         loss = step(model, opt, xb, yb)
         if i == 0:
             outs = [t for _, t in state_tensors(model, opt, opt_name)] + [loss]
-            hlo = bind(torch_xla._XLAC._get_xla_tensors_hlo(outs), outs, ids, [n for n, _ in state])
+            aliased = [n for n, _ in state]
+            hlo = names.bind(outs, ids, aliased + ["x", "y"], aliased)
         torch_xla.sync()
         losses.append(loss.item())
     return hlo, init, losses
-
-
-def bind(hlo, outs, ids, state_names):
-    """rewrite() of the step's HLO: each ENTRY parameter named after the tensor whose device data it
-    reads (torch_xla's parameter order is that of _get_tensors_xla_device_data_node), scalars that
-    are none of them inlined, output K aliased to the parameter of state_names[K]."""
-    import torch_xla
-    data_ids, tensors = torch_xla._XLAC._get_tensors_xla_device_data_node(outs)
-    names, constants = {}, {}
-    for num, (tid, t) in enumerate(zip(data_ids, tensors)):
-        if tid in ids:
-            names[num] = ids[tid]
-        elif t.dim() == 0 and t.is_floating_point():
-            constants[num] = float(t.cpu())
-        else:
-            raise SystemExit(f"parameter {num}: device data {tuple(t.shape)} {t.dtype} of no known tensor")
-    missing = set(state_names + ["x", "y"]) - set(names.values())
-    if missing:
-        raise SystemExit(f"the step reads no parameter for {sorted(missing)}")
-    number = {name: new for new, (_, name) in enumerate(sorted(names.items()))}
-    return rewrite(hlo, names, constants, [(k, number[n]) for k, n in enumerate(state_names)])
 
 
 def main():

@@ -20,7 +20,7 @@ import torch.nn.functional as F  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "models", "mnist_cnn"))
-import export  # noqa: E402  (models/mnist_cnn/export.py: torch_xla_export, bind_by_shape, save_bound)
+import export  # noqa: E402  (models/mnist_cnn/export.py: torch_xla_export, bind_by_name, save_bound)
 
 D, DK, H, DV, FF, T, BATCH = 32, 16, 2, 12, 48, 10, 2
 
@@ -55,8 +55,7 @@ def main():
     with open(os.path.join(HERE, "block.hlo"), "w", encoding="utf-8") as f:
         f.write(hlo)
     tensors = {k: v.detach().numpy() for k, v in model.state_dict().items()}
-    tensors["scale"] = np.float32(DK ** 0.5).reshape(())  # the Python scalar torch_xla passes
-    bound, inp = export.bind_by_shape(hlo, tensors, "block")
+    bound, inp = export.bind_by_name(hlo, tensors)  # the scalar torch_xla passes inlined
     export.save_bound(os.path.join(HERE, "block.safetensors"), bound, inp)
     rng = np.random.default_rng(1)
     calib = rng.standard_normal((64, T, D)).astype(np.float32)
