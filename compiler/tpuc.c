@@ -106,9 +106,10 @@ static void report_layout(tc_graph *g, const tc_op *op)
                                      {op->w, (int)(op - g->ops), true}};
         for (int b = 0; b < (op->w >= 0 ? 2 : 1); b++) {
             uint32_t p[TPUB_MAX_RANK], r = op->a_dev && !b ? 0 : tc_input_perm(g, &ins[b], p);
-            if (b && !r)
-                hlo_text_printf(t, "      B '%s' computed at run time, written row-major\n",
-                                g->nodes[op->w].name);
+            if (b && (tc_gemm_b_tiled(g, op) || !r))
+                hlo_text_printf(t, "      B '%s' computed at run time, %s\n", g->nodes[op->w].name,
+                                tc_gemm_b_tiled(g, op) ? "gathered into tile order"
+                                                       : "written row-major");
             if (r) {
                 hlo_text_printf(t, "      %s '%s' written with its dims in the order ",
                                 b ? "B computed at run time," : "A", g->nodes[ins[b].node].name);

@@ -211,6 +211,9 @@ int64_t tc_conv_tile_row(const tpub_conv *v, uint32_t n, uint32_t t, uint32_t r)
  * fields when packed) or of its run-time kernel (in tile order), *count indices (tpub_xfer).
  * Returns NULL when out of memory. */
 uint32_t *tc_conv_gather(const tc_graph *g, const tc_op *op, bool kernel, uint64_t *count);
+/* Is GEMM op's B in tile order on the device (B_TILED)? Weights always; a run-time B when its
+ * gather (emit.c) has at most TC_GATHER_MAX elements, else it is written row-major. */
+bool tc_gemm_b_tiled(const tc_graph *g, const tc_op *op);
 /* Why reduce-window node u, which reads op's result, does not fuse into it as max pooling, or
  * NULL when it does (then op's pooling geometry set). */
 const char *tc_device_pool(tc_graph *g, tc_op *op, int u);
