@@ -197,8 +197,8 @@ static uint64_t input_bytes(const tc_graph *g, const tc_op *op, bool b)
     if (b && op->kind == TC_CONV) /* a run-time kernel, in tile order */
         return in_elt(op) * tpub_conv_k_tiles(&op->cv, N) * tiles(op->n, N) * N * N;
     if (b)
-        return (uint64_t)op->batch * (tc_gemm_b_tiled(g, op) ? tiled_elements(g, op)
-                                                                : (uint64_t)op->k * op->n) *
+        return (uint64_t)op->batch *
+               (tc_gemm_b_tiled(g, op) ? tiled_elements(g, op) : (uint64_t)op->k * op->n) *
                in_elt(op);
     return in_elt(op) * (op->kind == TC_CONV
                              ? (uint64_t)op->cv.batch * op->cv.h * op->cv.w * op->cv.c

@@ -105,16 +105,22 @@ static void report_layout(tc_graph *g, const tc_op *op)
         const tc_seg_input ins[2] = {{op->x, (int)(op - g->ops), false},
                                      {op->w, (int)(op - g->ops), true}};
         for (int b = 0; b < (op->w >= 0 ? 2 : 1); b++) {
-            uint32_t p[TPUB_MAX_RANK], r = op->a_dev && !b ? 0 : tc_input_perm(g, &ins[b], p);
-            if (b && (tc_gemm_b_tiled(g, op) || !r))
-                hlo_text_printf(t, "      B '%s' computed at run time, %s\n", g->nodes[op->w].name,
-                                tc_gemm_b_tiled(g, op) ? "gathered into tile order"
-                                                       : "written row-major");
+            const bool gathered = b && tc_gemm_b_tiled(g, op);
+            const int64_t *dims = g->nodes[ins[b].node].shape.dims;
+            uint32_t p[TPUB_MAX_RANK], r = op->a_dev && !b ? 0
+                                           : gathered && op->b_rank
+                                               ? tc_perm(op->b_order, op->b_rank, dims, p)
+                                               : tc_input_perm(g, &ins[b], p);
+            if (!r && !b)
+                continue;
+            hlo_text_printf(t, "      %s '%s' %s", b ? "B computed at run time," : "A",
+                            g->nodes[ins[b].node].name,
+                            gathered ? "gathered in tile order" : "written");
             if (r) {
-                hlo_text_printf(t, "      %s '%s' written with its dims in the order ",
-                                b ? "B computed at run time," : "A", g->nodes[ins[b].node].name);
+                hlo_text_printf(t, " with its dims in the order ");
                 print_dims(t, p, r, "\n");
-            }
+            } else
+                hlo_text_printf(t, "%s\n", gathered ? "" : " row-major");
         }
         return;
     }

@@ -514,8 +514,8 @@ TEST(Labels, OneInputTwoLayouts)
 
 // Self-attention with two heads: Q, K and V projections, scores Q . K^T per (batch, head) with
 // the batch dims in the middle of both operands, a softmax on the host, then softmax . V. Every
-// dot runs on the device: the two attention dots with a B computed at run time, written
-// row-major by a permuted transfer and quantized per tensor, and their A permuted likewise.
+// dot runs on the device: the two attention dots with a B computed at run time, gathered in
+// tile order by its transfer (its dims permuted) and quantized per tensor, and their A permuted.
 TEST(RuntimeDots, AttentionRunsEveryDotOnTheDevice)
 {
     std::mt19937 rng(21);
@@ -552,13 +552,17 @@ TEST(RuntimeDots, AttentionRunsEveryDotOnTheDevice)
         EXPECT_NE(r.report.find("A 'q4' written with its dims in the order (0,2,1,3)"),
                   std::string::npos)
             << r.report;
-        EXPECT_NE(r.report.find("B computed at run time, 'k4' written with its dims in the order "
-                                "(0,2,3,1)"),
-                  std::string::npos)
+        EXPECT_NE(
+            r.report.find(
+                "B computed at run time, 'k4' gathered in tile order with its dims in the order "
+                "(0,2,3,1)"),
+            std::string::npos)
             << r.report;
-        EXPECT_NE(r.report.find("B computed at run time, 'v4' written with its dims in the order "
-                                "(0,2,1,3)"),
-                  std::string::npos)
+        EXPECT_NE(
+            r.report.find(
+                "B computed at run time, 'v4' gathered in tile order with its dims in the order "
+                "(0,2,1,3)"),
+            std::string::npos)
             << r.report;
         EXPECT_NE(r.report.find("s: B = 'k4' f32 -> s8 per tensor"), std::string::npos) << r.report;
         EXPECT_EQ(r.report.find("stays on the host"), std::string::npos) << r.report;
@@ -582,8 +586,10 @@ TEST(RuntimeDots, OneValueAsBothOperandsAndIntegers)
                              "rhs_contracting_dims={1}\n}\n";
     const Golden r = compile_and_run("gram", gram, 4, -1, 1);
     EXPECT_NE(r.report.find("(GEMMs: 1, segments: 1)"), std::string::npos) << r.report;
-    EXPECT_NE(r.report.find("B computed at run time, 'x' written with its dims in the order (1,0)"),
-              std::string::npos)
+    EXPECT_NE(
+        r.report.find(
+            "B computed at run time, 'x' gathered in tile order with its dims in the order (1,0)"),
+        std::string::npos)
         << r.report;
     expect_close(r, 0.03);
     const std::string ints =
