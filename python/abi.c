@@ -77,6 +77,7 @@ static const tpusim_abi_entry abi[] = {
     {FIELD(tpuc_options, allow_nonfinite)},
     {FIELD(tpuc_options, precision)},
     {FIELD(tpuc_options, no_conv_packing)},
+    {FIELD(tpuc_options, unroll_bytes)},
     {SIZE(tpub_conv)},
     {FIELD(tpub_conv, batch)},
     {FIELD(tpub_conv, h)},

@@ -43,6 +43,7 @@ typedef struct {
     bool allow_nonfinite;
     uint8_t precision;
     bool no_conv_packing;
+    uint64_t unroll_bytes;
 } tpuc_options;
 
 typedef struct {
