@@ -135,6 +135,7 @@ static const tpusim_abi_entry abi[] = {
     {FIELD(tpurt_layer, cycles)},
     {FIELD(tpurt_layer, ideal_cycles)},
     {FIELD(tpurt_layer, bound_cycles)},
+    {FIELD(tpurt_layer, iterations)},
     {SIZE(tpurt_host_op)},
     {FIELD(tpurt_host_op, count)},
     {FIELD(tpurt_host_op, macs)},

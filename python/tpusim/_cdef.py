@@ -122,6 +122,7 @@ typedef struct {
     uint64_t submissions, cycles;
     double ideal_cycles;
     double bound_cycles;
+    uint32_t iterations;
 } tpurt_layer;
 
 typedef struct {
