@@ -167,7 +167,8 @@ static int add_instr_nodes(tc_graph *g, const hlo_computation *c, const hlo_inst
         for (int j = 0; a->node < 0 && j < a->n; j++)
             ops[n_in++] = a->t[j].node;
     }
-    int rc = op == HLO_OP_REDUCE_WINDOW ? tc_sum_pool(g, in, ops, &r->node) : 0;
+    int rc =
+        op == HLO_OP_REDUCE_WINDOW || op == HLO_OP_REDUCE ? tc_sum_pool(g, in, ops, &r->node) : 0;
     if (rc || r->node >= 0) {
         rc = rc ? 1 : 0; /* the message is set */
     } else if (in->shape.type != HLO_TUPLE) {
@@ -532,6 +533,14 @@ static bool fold_fits(tc_node *nd)
     return false;
 }
 
+bool tc_is_made(const tc_graph *g, const hlo_instr *in)
+{
+    for (int i = 0; i < g->n_made; i++)
+        if (g->made[i] == in)
+            return true;
+    return false;
+}
+
 /* Evaluates node i on its operand values into vals[i], or when vals is NULL into its value,
  * making it a constant. An element of a tuple-valued instruction evaluates the whole
  * instruction once for itself and the later live elements still without a value (they share
@@ -544,14 +553,27 @@ static int eval_node(tc_graph *g, int i, hlo_array *const *ops, hlo_array **vals
               first = i - (nd->elem > 0 ? nd->elem : 0);
     if (n > (int)(sizeof elems / sizeof *elems))
         return tc_fail(g, nd->src, "'%s' has too many results", nd->src->name);
+    /* Made nodes (conv.c's): a convolution evaluates the reduce-window or reduce it equals on
+     * in[0] and in[2] (a reduce's sums have its spatial dims of 1 added: the same order), a
+     * reshape (of a global one to the reduce's shape) copies its operand. */
     hlo_array *sum_ops[2] = {NULL, NULL};
     if (nd->sum_of) {
         sum_ops[0] = ops[0];
         sum_ops[1] = ops[2];
     }
-    if (hlo_eval_instr(g->m, g->file, nd->sum_of ? nd->sum_of : nd->src, nd->sum_of ? sum_ops : ops,
-                       elems, g->err))
+    if (nd->src->opcode == HLO_OP_RESHAPE && tc_is_made(g, nd->src)) {
+        if (!(elems[0] = hlo_array_new(nd->shape.type, nd->shape.rank, nd->shape.dims)))
+            return tc_fail(g, nd->src, "out of memory");
+        memcpy(elems[0]->data, ops[0]->data,
+               (size_t)nd->shape.elements * hlo_type_size(nd->shape.type));
+    } else if (hlo_eval_instr(g->m, g->file, nd->sum_of ? nd->sum_of : nd->src,
+                              nd->sum_of ? sum_ops : ops, elems, g->err)) {
         return -1;
+    }
+    if (nd->sum_of && nd->sum_of->opcode == HLO_OP_REDUCE) {
+        elems[0]->shape.rank = nd->shape.rank;
+        memcpy(elems[0]->shape.dims, nd->shape.dims, sizeof nd->shape.dims);
+    }
     for (int j = 0; j < n; j++) {
         const int k = first + j;
         tc_node *to = &g->nodes[k];

@@ -131,7 +131,8 @@ typedef struct {
     tc_node *nodes;
     int n_made;
     hlo_instr **made; /* instructions the compiler wrote (conv.c's tc_sum_pool), not the
-                         module's: never on the host; a made constant owns its name */
+                         module's: never on the host but a global sum pooling's reshape to
+                         the reduce's shape; a made constant owns its name */
     int n_inputs;
     int *inputs; /* node ids of the model inputs, in parameter order */
     int n_outputs;
@@ -186,6 +187,8 @@ int tc_build(tc_graph *g, hlo_array **params, int n_params);
  * included (a node's operands may be the values of other instructions, seen through copies). */
 const hlo_shape *tc_operand_shape(const tc_graph *g, const hlo_instr *in, int i);
 int tc_fold(tc_graph *g);
+/* Is in one of the instructions the compiler wrote (tc_graph.made)? */
+bool tc_is_made(const tc_graph *g, const hlo_instr *in);
 void tc_graph_free(tc_graph *g);
 /* Whether node i is live (an output depends on it); its single live user, or -1. */
 bool tc_live(const tc_graph *g, int i);
