@@ -243,7 +243,7 @@ def _from_gemm_json(j):
     subs = sum(1 for c in per_core if c["rows"]) if chip else 1  # cores without rows submit none
     row = {"name": "gemm", "kind": "gemm", "segment": 0, "op": 0, "fused": "",
            "dtype": "bf16" if g["b_dtype"] == "bfloat16" else "int8",
-           "macs": j["macs"], "bytes": bound["memory_bytes"], "submissions": 1,
+           "macs": j["macs"], "bytes": bound["memory_bytes"], "submissions": 1, "iterations": 1,
            "m": g["m"], "k": g["k"], "n": g["n"], "cycles": cycles,
            "ideal_cycles": j["macs"] / n2,
            "bound_cycles": cycles / bound["cycles_over_bound"]}
