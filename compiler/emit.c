@@ -398,34 +398,63 @@ static uint64_t weight_bytes(const tc_graph *g, const tc_op *op)
 /* Bytes of op's parameters: int32 bias, mult, shift per column; in bf16 the fp32 bias. */
 static uint64_t param_bytes(const tc_op *op) { return (op->bf16 ? 4ull : 12ull) * op->n; }
 
-/* Weights and kernels in tile order, and the operations' parameters. */
+/* FNV-1a of n bytes. */
+static uint64_t fnv1a(const uint8_t *b, uint64_t n)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (uint64_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+/* A weight image already in the constant image: where, how long, its hash. */
+typedef struct {
+    uint64_t off, size, hash;
+} wimage;
+
+/* Weights and kernels in tile order, and the operations' parameters. Operations whose weight
+ * images are byte for byte the same (a loop's dot in each unrolled iteration) share one: each
+ * image is written at the end, then dropped for an earlier one of equal hash and bytes. */
 static int const_image(tc_graph *g, tpub_package *p)
 {
-    uint64_t at = 0;
-    for (int i = 0; i < g->n_ops; i++) {
-        tc_op *op = &g->ops[i];
-        if (op->w < 0)
-            op->b_off = at;
-        at = align_up(at + weight_bytes(g, op));
-        if (op->bias >= 0 || op->out_int8) {
-            op->p_off = at;
-            at = align_up(at + param_bytes(op));
-        }
-    }
-    p->const_bytes = at;
-    if (!(p->const_image = calloc(at ? at : 1, 1)))
+    uint64_t cap = 0;
+    for (int i = 0; i < g->n_ops; i++)
+        cap += align_up(weight_bytes(g, &g->ops[i])) + align_up(param_bytes(&g->ops[i]));
+    wimage *seen = malloc(((size_t)g->n_ops + 1) * sizeof *seen);
+    if (!seen || !(p->const_image = calloc(cap ? cap : 1, 1))) {
+        free(seen);
         return tc_fail(g, NULL,
                        "out of memory for the package's constant image (%llu bytes of "
                        "weights and parameters)",
-                       (unsigned long long)at);
+                       (unsigned long long)cap);
+    }
+    uint64_t at = 0;
+    int n_seen = 0;
     for (int i = 0; i < g->n_ops; i++) {
-        const tc_op *op = &g->ops[i];
+        tc_op *op = &g->ops[i];
         if (op->kind == TC_CONV && op->w < 0)
-            conv_tiles(g, op, p->const_image + op->b_off);
+            conv_tiles(g, op, p->const_image + at);
         else if (op->w < 0)
-            gemm_tiles(g, op, p->const_image + op->b_off);
+            gemm_tiles(g, op, p->const_image + at);
+        const uint64_t size = weight_bytes(g, op);
+        if (size) {
+            const uint64_t hash = fnv1a(p->const_image + at, size);
+            int j = 0;
+            while (j < n_seen && (seen[j].hash != hash || seen[j].size != size ||
+                                  memcmp(p->const_image + seen[j].off, p->const_image + at, size)))
+                j++;
+            if (j < n_seen) { /* the next image is written over it, on zeros as calloc's */
+                memset(p->const_image + at, 0, size);
+                op->b_off = seen[j].off;
+            } else {
+                seen[n_seen++] = (wimage){at, size, hash};
+                op->b_off = at;
+                at = align_up(at + size);
+            }
+        }
         if (!(op->bias >= 0 || op->out_int8))
             continue;
+        op->p_off = at;
         for (uint32_t j = 0; op->bf16 && j < op->n; j++) {
             uint32_t v;
             memcpy(&v, &op->bias_f[j], 4);
@@ -440,7 +469,12 @@ static int const_image(tc_graph *g, tpub_package *p)
                     p->const_image[op->p_off + 4ull * (f * op->n + j) + byte] =
                         (uint8_t)((uint32_t)v[f] >> (8 * byte));
         }
+        at = align_up(at + param_bytes(op));
     }
+    free(seen);
+    p->const_bytes = at;
+    uint8_t *shrunk = realloc(p->const_image, at ? at : 1);
+    p->const_image = shrunk ? shrunk : p->const_image;
     return 0;
 }
 
@@ -496,7 +530,7 @@ static int make_ops(tc_graph *g, tpub_package *p)
         const uint64_t c_elt = out_elt(op);
         for (uint32_t b = 0; b < op->batch; b++) {
             hlo_text name = {0}, fused = {0};
-            hlo_text_printf(&name, "%s", g->nodes[op->dot].name);
+            hlo_text_printf(&name, "%s", tc_layer_name(g, op->dot));
             if (op->batch > 1)
                 hlo_text_printf(&name, "[%u]", b);
             fused_names(g, op, &fused);

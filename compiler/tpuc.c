@@ -189,6 +189,12 @@ static void report_op(tc_graph *g, const tc_op *op, int i)
                             v->pool_w, v->pool_stride_h, v->pool_stride_w);
     }
     hlo_text_printf(t, " -> %s\n", result_fate(g, i));
+    for (int j = 0; op->w < 0 && j < i; j++)
+        if (g->ops[j].w < 0 && g->ops[j].b_off == op->b_off) {
+            hlo_text_printf(t, "      weights: %s %d's image, the same bytes\n",
+                            g->ops[j].kind == TC_CONV ? "conv" : "gemm", j);
+            break;
+        }
     report_layout(g, op);
 }
 
@@ -355,6 +361,7 @@ int tpuc_compile(const tpuc_options *o, tpub_package *out, hlo_error *err)
                   .allow_nonfinite = o->allow_nonfinite,
                   .bf16 = o->precision == TPUC_BF16,
                   .no_conv_packing = o->no_conv_packing,
+                  .unroll_bytes = o->unroll_bytes ? o->unroll_bytes : TC_UNROLL_BYTES,
                   .n_calib_ignored = o->precision == TPUC_BF16 ? o->n_calib : 0,
                   .err = err};
     const hlo_computation *entry = hlo_entry(m);

@@ -118,6 +118,17 @@ static size_t extent(const tpub_xfer *x)
     return ((size_t)(x->rows - 1) * x->ld + x->cols) * dev_size(x->dev_type);
 }
 
+/* Do operations a and b count to one report layer? */
+static bool same_layer(const tpub_op *a, const tpub_op *b)
+{
+    if (a->kind != b->kind || strcmp(rt_op_name(a), rt_op_name(b)))
+        return false;
+    if (a->kind == TPUB_OP_CONV2D)
+        return a->conv.flags == b->conv.flags;
+    return a->gemm.flags == b->gemm.flags && a->gemm.m == b->gemm.m && a->gemm.k == b->gemm.k &&
+           a->gemm.n == b->gemm.n;
+}
+
 tpurt_status rt_segments_init(tpurt *rt)
 {
     const tpub_package *pkg = rt->pkg;
@@ -129,6 +140,16 @@ tpurt_status rt_segments_init(tpurt *rt)
             l->segment = k;
             l->index = g;
         }
+    }
+    if (!(rt->lines = calloc(rt->n_layers + 1, sizeof *rt->lines)))
+        return rt_fail(rt, TPURT_E_NOMEM, "out of host memory");
+    for (uint32_t i = 0; i < rt->n_layers; i++) {
+        rt_layer *l = &rt->layers[i];
+        l->line = 0;
+        while (l->line < rt->n_lines && !same_layer(rt->layers[rt->lines[l->line]].op, l->op))
+            l->line++;
+        if (l->line == rt->n_lines)
+            rt->lines[rt->n_lines++] = i;
     }
     return TPURT_OK;
 }

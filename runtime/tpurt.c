@@ -466,6 +466,7 @@ void tpurt_close(tpurt *rt)
     rt_replicas_free(rt);
     tpu_close(rt->dev); /* closes a trace still armed */
     free(rt->layers);
+    free(rt->lines);
     free(rt->first_layer);
     free(rt->inputs);
     free(rt->outputs);
@@ -535,7 +536,7 @@ tpurt_status tpurt_trace(tpurt *rt, const char *path, uint64_t from, uint64_t to
 
 /* ---------------------------------------------------------- statistics -- */
 
-uint32_t tpurt_n_layers(const tpurt *rt) { return rt ? rt->n_layers : 0; }
+uint32_t tpurt_n_layers(const tpurt *rt) { return rt ? rt->n_lines : 0; }
 
 tpurt_status tpurt_get_layer(tpurt *rt, uint32_t i, tpurt_layer *out)
 {
@@ -543,9 +544,9 @@ tpurt_status tpurt_get_layer(tpurt *rt, uint32_t i, tpurt_layer *out)
         return TPURT_E_ARG;
     if (!out)
         return rt_fail(rt, TPURT_E_ARG, "tpurt_get_layer: NULL layer");
-    if (i >= rt->n_layers)
-        return rt_fail(rt, TPURT_E_ARG, "tpurt_get_layer: %u, but there are %u", i, rt->n_layers);
-    const rt_layer *l = &rt->layers[i];
+    if (i >= rt->n_lines)
+        return rt_fail(rt, TPURT_E_ARG, "tpurt_get_layer: %u, but there are %u", i, rt->n_lines);
+    const rt_layer *l = &rt->layers[rt->lines[i]];
     const tpub_op *op = l->op;
     *out = (tpurt_layer){
         .name = rt_op_name(op),
@@ -555,11 +556,17 @@ tpurt_status tpurt_get_layer(tpurt *rt, uint32_t i, tpurt_layer *out)
         .kind = op->kind,
         .macs = l->cost.macs,
         .bytes = l->cost.bytes,
-        .submissions = l->submissions,
-        .cycles = l->cycles,
-        .ideal_cycles = l->ideal,
-        .bound_cycles = l->bound,
     };
+    for (uint32_t j = rt->lines[i]; j < rt->n_layers; j++) {
+        const rt_layer *o = &rt->layers[j];
+        if (o->line != i)
+            continue;
+        out->submissions += o->submissions;
+        out->cycles += o->cycles;
+        out->ideal_cycles += o->ideal;
+        out->bound_cycles += o->bound;
+        out->iterations++;
+    }
     if (op->kind == TPUB_OP_GEMM) {
         out->m = op->gemm.m;
         out->k = op->gemm.k;

@@ -162,7 +162,8 @@ tpurt_status tpurt_trace(tpurt *rt, const char *path, uint64_t from, uint64_t to
 /* ---------------------------------------------------------- statistics -- */
 
 /* One operation of the package (a layer: a GEMM or a CONV2D) and what its submissions
- * measured, summed over them. */
+ * measured, summed over them; a dot of an unrolled loop is one operation per iteration, all of
+ * the body's dot's name: one layer sums them all (docs/compiler.md "Loops with dots"). */
 typedef struct {
     const char *name;        /* the HLO dot or convolution it implements (valid until close) */
     const char *fused;       /* the HLO ops folded into it, comma-separated, or "" */
@@ -177,6 +178,8 @@ typedef struct {
     uint64_t submissions, cycles;
     double ideal_cycles; /* tpu_gemm_cost's or tpu_conv2d_cost's, times the submissions */
     double bound_cycles; /* the lower bound, max(compute, memory), times the submissions */
+    uint32_t iterations; /* the operations it sums: 1, or a loop's trips (segment and index are
+                            the first's) */
 } tpurt_layer;
 
 typedef struct {
@@ -202,7 +205,7 @@ typedef struct {
 } tpurt_core_stats;
 tpurt_status tpurt_get_core_stats(tpurt *rt, uint32_t core, tpurt_core_stats *out);
 
-/* The package's operations, segment by segment; 0 for NULL. */
+/* The package's operations, segment by segment (a loop's dot once); 0 for NULL. */
 uint32_t tpurt_n_layers(const tpurt *rt);
 tpurt_status tpurt_get_layer(tpurt *rt, uint32_t i, tpurt_layer *out);
 

@@ -27,6 +27,7 @@ typedef struct {
     tpu_cost cost; /* of one submission */
     uint64_t submissions, cycles;
     double ideal, bound; /* cost.ideal_cycles and cost.bound_cycles summed over submissions */
+    uint32_t line;       /* the report's layer (tpurt_layer) it counts to */
 } rt_layer;
 
 typedef struct rt_sched rt_sched;
@@ -65,7 +66,9 @@ struct tpurt {
     rt_layer *layers; /* segment by segment */
     uint32_t n_layers;
     uint32_t *first_layer; /* per segment: its first operation in layers (n_segments + 1) */
-    rt_replica *replicas;  /* one per core */
+    uint32_t *lines;       /* per report layer (tpurt_layer): its first operation in layers */
+    uint32_t n_lines;
+    rt_replica *replicas; /* one per core */
     uint32_t n_replicas;
     uint64_t batch; /* the run under way, or the next one */
     int tracing;    /* tpurt_trace armed a trace: closed when the run ends */
@@ -122,7 +125,9 @@ tpu_status rt_sched_wait(rt_replica *r);
  * of its operands and results agree with the segment; else NULL with the message (located in
  * the host program) in rt. */
 const tpub_segment *rt_segment_of(tpurt *rt, const hlo_computation *c, const hlo_instr *in);
-/* The layers of every segment, once the package is checked. */
+/* The layers of every segment, once the package is checked, and the report's layers: an
+ * operation counts to the first of the same name, kind and flags (a loop's dot is one operation
+ * per unrolled iteration, each named after the body's dot), else to its own. */
 tpurt_status rt_segments_init(tpurt *rt);
 /* Bytes of the largest transfer: each replica's staging buffer. */
 uint64_t rt_staging_bytes(const tpurt *rt);

@@ -165,6 +165,7 @@ class Runtime:
             "dtype": "bf16" if l.flags & ABI["TPU_GEMM_BF16"] else "int8",
             "macs": l.macs,
             "bytes": l.bytes,
+            "iterations": l.iterations,
         }
         if conv:
             v = l.conv

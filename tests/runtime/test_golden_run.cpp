@@ -434,6 +434,50 @@ TEST(AvgPool, OnTheDeviceMatchesTheReference)
             }
 }
 
+// jnp.mean over H and W (a reduce add from 0 over the spatial dims, then a divide), NHWC and
+// NCHW, on the input and after a convolution + ReLU: the reduce runs on the device as the
+// depthwise convolution of ones over the whole plane, the division on the host.
+TEST(AvgPool, GlobalMeanOnTheDeviceMatchesTheReference)
+{
+    struct Case {
+        const char *name;
+        bool nchw, conv;
+    } cases[] = {{"nhwc", false, false}, {"nchw", true, false}, {"conv_relu_nhwc", false, true}};
+    for (uint32_t n : {4u, 8u, 16u})
+        for (const Case &c : cases)
+            for (uint8_t precision : {TPUC_INT8, TPUC_BF16}) {
+                const std::string name = std::string("mean_") + c.name +
+                                         (precision == TPUC_BF16 ? "_bf16" : "") + "_n" +
+                                         std::to_string(n);
+                SCOPED_TRACE(name);
+                std::mt19937 rng(5 + n);
+                const std::string in = c.nchw ? "f32[2,6,8,8]" : "f32[2,8,8,6]";
+                std::string t = "HloModule m\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] "
+                                "parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\nENTRY main {\n";
+                std::string v = "x";
+                if (c.conv) {
+                    t += "  x = f32[2,10,10,3] parameter(0)\n  k = f32[3,3,3,6] constant(" +
+                         cnn_hlo::literal(rng, {3, 3, 3, 6}, false, -1, 1) +
+                         ")\n  cv = f32[2,8,8,6] convolution(x, k), window={size=3x3}, "
+                         "dim_labels=b01f_01io->b01f\n  z = f32[] constant(0)\n  zb = " +
+                         in + " broadcast(z), dimensions={}\n  u = " + in + " maximum(cv, zb)\n";
+                    v = "u";
+                } else {
+                    t += "  x = " + in + " parameter(0)\n";
+                }
+                t += "  zero = f32[] constant(0)\n  mean = f32[2,6] reduce(" + v +
+                     ", zero), dimensions={" + (c.nchw ? "2,3" : "1,2") +
+                     "}, to_apply=add\n  size = f32[] constant(64)\n  sb = f32[2,6] "
+                     "broadcast(size), "
+                     "dimensions={}\n  ROOT d = f32[2,6] divide(mean, sb)\n}\n";
+                const Golden r = compile_and_run(name, t, n, -1, 1, precision);
+                EXPECT_NE(r.report.find(" mean  2 x 8x8x6 -> 1x1x6, kernel 8x8"), std::string::npos)
+                    << r.report;
+                EXPECT_NE(r.report.find("on the host: mean_"), std::string::npos) << r.report;
+                expect_close(r, precision == TPUC_BF16 ? 0.01 : 0.03);
+            }
+}
+
 // Two dense layers: the first's result stays on the device as bf16 (OUT_BF16) for the second.
 TEST(Bf16, MlpHandsOnBf16)
 {

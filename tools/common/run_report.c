@@ -224,10 +224,11 @@ static json_t *summary_json(const run_summary *s)
                                      (json_int_t)l->k, "n", (json_int_t)l->n);
         /* A GEMM's keys in the order they always had, then what a convolution adds. */
         json_object_update_new(
-            o, json_pack("{s:o, s:I, s:I, s:I, s:f, s:o, s:o, s:s, s:I}", "flags",
+            o, json_pack("{s:o, s:I, s:I, s:I, s:I, s:f, s:o, s:o, s:s, s:I}", "flags",
                          flags_json(l->flags), "macs", (json_int_t)l->macs, "bytes",
-                         (json_int_t)l->bytes, "submissions", (json_int_t)l->submissions,
-                         "cycles_per_batch", (double)l->cycles / batches, "mxu_utilization_percent",
+                         (json_int_t)l->bytes, "iterations", (json_int_t)l->iterations,
+                         "submissions", (json_int_t)l->submissions, "cycles_per_batch",
+                         (double)l->cycles / batches, "mxu_utilization_percent",
                          cli_json_real(100 * cli_ratio(l->ideal_cycles, (double)l->cycles)),
                          "cycles_over_bound",
                          cli_json_real(cli_ratio((double)l->cycles, l->bound_cycles)), "kind",
@@ -375,6 +376,7 @@ static void print_summary(const run_summary *s)
     printf(")\n");
 
     int width = 5, shape_width = 20, convs = 0;
+    bool loops = false; /* a column of iterations when a loop's dot sums several */
     for (uint32_t i = 0; i < s->n_layers; i++) {
         char shape[96];
         const int w = (int)strlen(s->layers[i].name);
@@ -382,15 +384,19 @@ static void print_summary(const run_summary *s)
         width = w > width ? w : width;
         shape_width = sw > shape_width ? sw : shape_width;
         convs += s->layers[i].kind == TPUB_OP_CONV2D;
+        loops |= s->layers[i].iterations > 1;
     }
-    printf("layers, per batch:\n  %-*s %*s %14s %11s %13s\n", width, "name", shape_width,
-           "m x k x n", "cycles", "MXU util %", "cycles/bound");
+    printf("layers, per batch:\n  %-*s %*s%*s %14s %11s %13s\n", width, "name", shape_width,
+           "m x k x n", loops ? 11 : 0, loops ? "iterations" : "", "cycles", "MXU util %",
+           "cycles/bound");
     const double batches = (double)pl->batches;
     for (uint32_t i = 0; i < s->n_layers; i++) {
         const tpurt_layer *l = &s->layers[i];
-        char shape[96];
-        printf("  %-*s %*s %14s %11.1f %13.3f\n", width, l->name, shape_width,
-               layer_shape(l, shape), rounded(b1, (double)l->cycles / batches),
+        char shape[96], iterations[32] = "";
+        if (loops)
+            snprintf(iterations, sizeof iterations, " %10u", l->iterations);
+        printf("  %-*s %*s%s %14s %11.1f %13.3f\n", width, l->name, shape_width,
+               layer_shape(l, shape), iterations, rounded(b1, (double)l->cycles / batches),
                100 * cli_ratio(l->ideal_cycles, (double)l->cycles),
                cli_ratio((double)l->cycles, l->bound_cycles));
     }
