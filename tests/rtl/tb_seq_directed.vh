@@ -30,7 +30,7 @@ task errors_directed;
     begin
         // 1: illegal opcode, before any other check
         err_case(insn(8'h00, 0, 1, 0, 0, 0, 0), 1, 0);
-        err_case(insn(8'h0a, 0, 0, 0, 0, 0, 0), 1, 0);
+        err_case(insn(8'h0b, 0, 0, 0, 0, 0, 0), 1, 0);
         err_case(insn(8'hff, 8'hff, 0, 32'hffffffff, 20'hfffff, 0, 0), 1, 0);
         // 2: bad operands, each opcode
         err_case(insn(8'h01, 8'h01, 1, 0, 0, N, N), 2, 0);
@@ -244,7 +244,7 @@ task oldest_wins;
         fault_at[0] = 1'b1;
         delay_at[0] = 20;
         emit(insn(8'h04, 0, 2, 8, 0, 0, 0));
-        emit(insn(8'h0a, 0, 0, 0, 0, 0, 0));
+        emit(insn(8'h0b, 0, 0, 0, 0, 0, 0));
         emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
         run_prog;
         if (m_first_code != 1 || m_code != 6 || m_pc != 0) begin

@@ -88,7 +88,8 @@ TEST(Isa, OpcodeNames)
     EXPECT_STREQ(tpusim_opcode_name(TPU_OP_SYNC), "SYNC");
     EXPECT_STREQ(tpusim_opcode_name(TPU_OP_HALT), "HALT");
     EXPECT_STREQ(tpusim_opcode_name(TPU_OP_ZERO), "ZERO");
-    for (uint32_t op : {0u, 10u, 0x2au, 0xffu, 0x100u, 0xffffffffu})
+    EXPECT_STREQ(tpusim_opcode_name(TPU_OP_RD_ACC), "RD_ACC");
+    for (uint32_t op : {0u, 11u, 0x2au, 0xffu, 0x100u, 0xffffffffu})
         EXPECT_STREQ(tpusim_opcode_name(op), "?") << op;
 }
 
