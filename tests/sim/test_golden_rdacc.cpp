@@ -23,8 +23,8 @@ TEST(GoldenRdAcc, AgainstTheRule)
 {
     tpu_rng r{0x5eed0acc};
     for (uint32_t n : {4u, 8u, 16u})
-        for (uint32_t flags : {0u, uint32_t(TPU_F_ACC), uint32_t(TPU_F_BF16),
-                               uint32_t(TPU_F_ACC | TPU_F_BF16)})
+        for (uint32_t flags :
+             {0u, uint32_t(TPU_F_ACC), uint32_t(TPU_F_BF16), uint32_t(TPU_F_ACC | TPU_F_BF16)})
             for (int trial = 0; trial < 20; trial++) {
                 Golden m(n, 16, 16, 2, 4096);
                 fill_random(m, &r);
@@ -67,7 +67,8 @@ TEST(GoldenRdAcc, EdgeValues)
             Golden m(n);
             for (uint32_t c = 0; c < n; c++) {
                 m.acc(0)[c] = int32_t(fp32_edges[i]);
-                m.put32(4 * c, j + c < fp32_edge_count ? fp32_edges[j + c] : fp32_edges[i] ^ (1u << 31));
+                m.put32(4 * c,
+                        j + c < fp32_edge_count ? fp32_edges[j + c] : fp32_edges[i] ^ (1u << 31));
             }
             ASSERT_EQ(m.exec(TPU_OP_RD_ACC, TPU_F_ACC | TPU_F_BF16, 1, 0, 0, 4 * n, 0), 0);
             for (uint32_t c = 0; c < n; c++) {
@@ -118,9 +119,9 @@ TEST(GoldenRdAcc, SumsReplicasInOrder)
     rng_fill_fp(&r, m.mem(), m.cfg.mem_size);
     ASSERT_EQ(m.exec(TPU_OP_RD_ACC, TPU_F_BF16, rows, 0, 5, 4 * n, 4 * n), 0);
     for (uint32_t k = 1; k < replicas; k++)
-        ASSERT_EQ(m.exec(TPU_OP_RD_ACC, TPU_F_ACC | TPU_F_BF16, rows, k * rows * 4 * n, 5, 4 * n,
-                         4 * n),
-                  0);
+        ASSERT_EQ(
+            m.exec(TPU_OP_RD_ACC, TPU_F_ACC | TPU_F_BF16, rows, k * rows * 4 * n, 5, 4 * n, 4 * n),
+            0);
     ASSERT_EQ(m.exec(TPU_OP_WR_HOST, TPU_F_SRC_ACC | TPU_F_BF16, rows, at, 5, 4 * n, 4 * n), 0);
     for (uint32_t i = 0; i < rows; i++)
         for (uint32_t c = 0; c < n; c++) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sim/fp.h"
+#include "tests/support/fp_values.h"
 
 /* ------------------------------------------------------------ buffers -- */
 
@@ -288,6 +289,56 @@ void bf16_gemm_reference(const bf16_gemm_desc *d, uint32_t n_arr, const uint8_t 
                 acc = tpusim_fp32_relu(acc);
             c[(size_t)i * d->n + j] = d->out_bf16 ? tpusim_fp32_to_bf16(acc) : acc;
         }
+}
+
+/* ------------------------------------------------------------- RD_ACC -- */
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+    for (unsigned k = 0; k < 4; k++)
+        p[k] = (uint8_t)(v >> 8 * k);
+}
+
+/* X, Y (R rows of 4N bytes each), the tile (N x N), two activation rows (N each), then the
+ * output: 3R + 2 rows of 4N bytes. */
+uint64_t rdacc_bytes(uint32_t n_arr)
+{
+    return (uint64_t)(2 * RDACC_R + 3 * RDACC_R + 2) * 4 * n_arr + (uint64_t)(n_arr + 2) * n_arr;
+}
+
+uint64_t rdacc_program(tpu_prog *p, uint32_t n_arr, uint8_t *mem, uint32_t base, uint32_t acc,
+                       tpu_rng *r)
+{
+    const uint32_t n = n_arr, row = 4 * n, R = RDACC_R;
+    const uint32_t x = base, y = x + R * row, w = y + R * row, act = w + n * n, out = act + 2 * n;
+    /* Every edge value in X (R >= 32 / N), each met by another edge or a value near it. */
+    for (uint32_t i = 0; i < R * n; i++) {
+        const uint32_t v = i < fp32_edge_count ? fp32_edges[i] : rng_fp32(r);
+        put_le32(mem + x + 4 * i, v);
+        put_le32(mem + y + 4 * i,
+                 i % 2 ? rng_fp32_near(r, v) : fp32_edges[(5 * i + 3) % fp32_edge_count]);
+    }
+    rng_fill_int8(r, (int8_t *)mem + w, (size_t)(n + 2) * n);
+
+    const uint32_t F = TPU_F_BF16, A = TPU_F_ACC;
+    /* int32, then fp32: rows acc .. + R, acc + R .. + R */
+    prog_emit(p, TPU_OP_RD_ACC, 0, R, x, acc, row, row);
+    prog_emit(p, TPU_OP_RD_ACC, A, R, y, acc, row, row);
+    prog_emit(p, TPU_OP_RD_ACC, F, R, x, acc + R, row, row);
+    prog_emit(p, TPU_OP_RD_ACC, A | F, R, y, acc + R, row, row);
+    /* Half the columns, Y's first row added to every row (stride 0), then half the columns of
+     * Y's others: rows acc + 2R .. */
+    prog_emit(p, TPU_OP_RD_ACC, F, R, x, acc + 2 * R, 2 * n, row);
+    prog_emit(p, TPU_OP_RD_ACC, A | F, R, y, acc + 2 * R, row, 0);
+    prog_emit(p, TPU_OP_RD_ACC, A | F, R - 1, y + row, acc + 2 * R, 2 * n, row);
+    /* The ACC write port: an RD_ACC behind a MATMUL on its rows, a MATMUL behind the RD_ACC. */
+    prog_emit(p, TPU_OP_RD_HOST, 0, 2, act, 0, n, n);
+    prog_emit(p, TPU_OP_RD_WEIGHT, 0, n, w, 0, n, n);
+    prog_emit(p, TPU_OP_MATMUL, TPU_F_LOAD, 2, 0, acc + 3 * R, 0, 0);
+    prog_emit(p, TPU_OP_RD_ACC, A, 2, y, acc + 3 * R, row, row);
+    prog_emit(p, TPU_OP_MATMUL, A, 2, 0, acc + 3 * R, 0, 0);
+    prog_emit(p, TPU_OP_WR_HOST, TPU_F_SRC_ACC, 3 * R + 2, out, acc, row, row);
+    return out + (uint64_t)(3 * R + 2) * row;
 }
 
 /* ----------------------------------------------------- random programs -- */
