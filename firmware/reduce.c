@@ -50,8 +50,7 @@ static int decode_reduce(fw_ctx *c, const uint8_t *raw, uint32_t bytes, reduce *
         const uint32_t f = FW_REDUCE_OPERANDS + FW_REDUCE_OPERAND_BYTES * i;
         const uint32_t name = i < r->sources ? i : FW_REDUCE_MAX + i - r->sources;
         uint32_t *addr = i < r->sources ? &r->src[i] : &r->dst[i - r->sources];
-        if (fw_operand(c, raw, f, f + 4, buf_names[name], off_names[name], extent, addr,
-                       &range[i]))
+        if (fw_operand(c, raw, f, f + 4, buf_names[name], off_names[name], extent, addr, &range[i]))
             return c->res->code;
         if (*addr % 4)
             return fw_bad(c, off_names[name], "the operand's address is not a multiple of 4");
@@ -66,9 +65,8 @@ static int decode_reduce(fw_ctx *c, const uint8_t *raw, uint32_t bytes, reduce *
         for (uint32_t i = 0; i < d; i++)
             if (fw_overlap(range[d], range[i]) && (i >= r->sources || range[i].lo != range[d].lo))
                 return fw_bad(c, name,
-                              i < r->sources
-                                  ? "the destination intersects a source it is not"
-                                  : "the destination intersects another destination");
+                              i < r->sources ? "the destination intersects a source it is not"
+                                             : "the destination intersects another destination");
     }
     return FW_OK;
 }
@@ -84,8 +82,10 @@ static int push_rows(fw_ctx *c, const reduce *r, bool drain, uint32_t row, uint3
     const uint32_t count = drain ? r->destinations : r->sources;
     for (uint32_t i = 0; i < count; i++)
         if (fw_push(c, drain ? TPU_OP_WR_HOST : TPU_OP_RD_ACC,
-                    fp | (drain ? TPU_F_SRC_ACC : i ? TPU_F_ACC : 0), rows,
-                    (drain ? r->dst[i] : r->src[i]) + row * pitch, acc, width, pitch))
+                    fp | (drain ? TPU_F_SRC_ACC
+                          : i   ? TPU_F_ACC
+                                : 0),
+                    rows, (drain ? r->dst[i] : r->src[i]) + row * pitch, acc, width, pitch))
             return c->res->code;
     return FW_OK;
 }

@@ -73,10 +73,10 @@ struct Case {
 // all of memory checked: each destination holds the fold, nothing else changed.
 void run_case(const tpusim_hwcfg &cfg, const Case &c, uint64_t seed)
 {
-    SCOPED_TRACE(::testing::Message() << "N=" << cfg.array_n << " acc=" << cfg.acc_rows
-                                      << " R=" << c.sources << " E=" << c.elements
-                                      << " f32=" << c.f32 << " in_place=" << c.in_place
-                                      << " edges=" << c.edges << " seed=" << seed);
+    SCOPED_TRACE(::testing::Message()
+                 << "N=" << cfg.array_n << " acc=" << cfg.acc_rows << " R=" << c.sources
+                 << " E=" << c.elements << " f32=" << c.f32 << " in_place=" << c.in_place
+                 << " edges=" << c.edges << " seed=" << seed);
     GoldenHal h(cfg);
     ASSERT_NE(h.g, nullptr);
     tpu_rng rng{seed};
@@ -100,9 +100,10 @@ void run_case(const tpusim_hwcfg &cfg, const Case &c, uint64_t seed)
         for (uint32_t e = 0; e < c.elements; e++) {
             uint8_t *p = mem + bufs[i].addr + 4 + 4 * e;
             const uint32_t x0 = rd32(mem + bufs[0].addr + 4 + 4 * e);
-            wr32(p, c.edges ? (i ? rng_fp32_near(&rng, x0)
-                                 : fp32_edges[rng_below(&rng, static_cast<uint32_t>(fp32_edge_count))])
-                            : rng_fp32(&rng));
+            wr32(p, c.edges
+                        ? (i ? rng_fp32_near(&rng, x0)
+                             : fp32_edges[rng_below(&rng, static_cast<uint32_t>(fp32_edge_count))])
+                        : rng_fp32(&rng));
         }
     std::vector<uint8_t> expect(mem, mem + cfg.mem_size);
     std::memcpy(expect.data() + at, stream.data(), stream.size());
