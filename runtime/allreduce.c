@@ -12,7 +12,6 @@
 #include "runtime/tpurt_internal.h"
 
 #include <stdio.h>
-#include <string.h>
 
 /* Array k of an all-reduce's result (its operands' shapes). */
 static const hlo_shape *part(const hlo_instr *in, int k)
@@ -20,8 +19,17 @@ static const hlo_shape *part(const hlo_instr *in, int k)
     return in->shape.type == HLO_TUPLE ? &in->shape.tuple[k] : &in->shape;
 }
 
+/* Elements of all its operands. */
+static uint64_t elements(const hlo_instr *in)
+{
+    uint64_t e = 0;
+    for (int k = 0; k < in->n_operands; k++)
+        e += (uint64_t)part(in, k)->elements;
+    return e;
+}
+
 /* Whether the cores sum in among the replicas: R > 1 of them, to_apply an add of its two
- * parameters, every operand f32 (or every one s32). */
+ * parameters, every operand f32 (or every one s32), some elements. */
 static int on_device(const tpurt *rt, const hlo_instr *in)
 {
     if (in->opcode != HLO_OP_ALL_REDUCE || hlo_devices(rt->host) < 2 ||
@@ -40,16 +48,7 @@ static int on_device(const tpurt *rt, const hlo_instr *in)
     for (int k = 0; k < in->n_operands; k++)
         if (part(in, k)->type != t || (t != HLO_F32 && t != HLO_S32))
             return 0;
-    return 1;
-}
-
-/* Elements of all its operands. */
-static uint64_t elements(const hlo_instr *in)
-{
-    uint64_t e = 0;
-    for (int k = 0; k < in->n_operands; k++)
-        e += (uint64_t)part(in, k)->elements;
-    return e;
+    return elements(in) > 0;
 }
 
 /* Calls fn for each all-reduce of the host program the cores sum; returns how many. */
