@@ -374,9 +374,13 @@ void random_round(const ChipSize &p, tpusim *s, std::vector<std::unique_ptr<Gold
                        k == failing ? TPU_FAULT_UB_RANGE : TPU_FAULT_NONE);
         for (size_t i = 0; i < local[k].n; i++) {
             tpusim_fields f = tpusim_decode(&local[k].insns[i]);
-            if (f.op == TPU_OP_RD_HOST || f.op == TPU_OP_RD_WEIGHT || f.op == TPU_OP_RD_PARAMS ||
-                f.op == TPU_OP_WR_HOST)
-                f.a += k * kRegion;
+            tpusim_access acc[TPU_FOOTPRINT_MAX];
+            const int na = tpusim_footprint(&f, hw.array_n, acc);
+            for (int j = 0; j < na; j++)
+                if (acc[j].space == TPU_SPACE_MEM) { // a is the memory address of every such op
+                    f.a += k * kRegion;
+                    break;
+                }
             prog_emit(&moved[k], f.op, f.flags, f.rows, f.a, f.b, f.len, f.stride);
         }
         ptrs.push_back(moved[k].insns);
