@@ -486,6 +486,13 @@ static tpusim_fields make_valid(gen *g, uint32_t op, int load)
         f.rows = pick_rows(g, g->ubw);
         f.b = pick_start(g, g->ubw, f.rows);
         break;
+    case TPU_OP_RD_ACC: /* int32 or fp32 (memory holds edge values), written or added */
+        f.flags = (rng_chance(r, 50) ? TPU_F_ACC : 0) | (rng_chance(r, 50) ? TPU_F_BF16 : 0);
+        f.rows = pick_rows(g, g->accw);
+        f.b = pick_start(g, g->accw, f.rows);
+        f.len = 4 * (1 + rng_below(r, g->n));
+        pick_mem(g, &f);
+        break;
     case TPU_OP_WR_HOST:
         if (rng_chance(r, 50)) {
             f.flags = TPU_F_SRC_ACC | (rng_chance(r, 50) ? TPU_F_BIAS : 0) |
@@ -521,9 +528,9 @@ static void emit_random(gen *g)
     /* Opcodes with percent weights. */
     static const struct {
         uint32_t op, weight;
-    } mix[] = {{TPU_OP_RD_HOST, 16}, {TPU_OP_RD_WEIGHT, 13}, {TPU_OP_RD_PARAMS, 5},
-               {TPU_OP_MATMUL, 24},  {TPU_OP_ACTIVATE, 14},  {TPU_OP_WR_HOST, 16},
-               {TPU_OP_SYNC, 4},     {TPU_OP_ZERO, 8}};
+    } mix[] = {{TPU_OP_RD_HOST, 14}, {TPU_OP_RD_WEIGHT, 13}, {TPU_OP_RD_PARAMS, 5},
+               {TPU_OP_MATMUL, 23},  {TPU_OP_ACTIVATE, 14},  {TPU_OP_WR_HOST, 14},
+               {TPU_OP_SYNC, 4},     {TPU_OP_ZERO, 7},       {TPU_OP_RD_ACC, 6}};
     uint32_t x = rng_below(g->r, 100), k = 0;
     while (x >= mix[k].weight)
         x -= mix[k++].weight;
@@ -552,6 +559,7 @@ static void break_operand(gen *g, tpusim_fields *f)
                 f->op == TPU_OP_RD_WEIGHT  ? TPU_F_BF16
                 : f->op == TPU_OP_MATMUL   ? TPU_F_ACC | TPU_F_LOAD | TPU_F_UNSIGNED | TPU_F_BF16
                 : f->op == TPU_OP_ACTIVATE ? TPU_F_BIAS | TPU_F_RELU | TPU_F_POOL | TPU_F_BF16
+                : f->op == TPU_OP_RD_ACC   ? TPU_F_ACC | TPU_F_BF16
                 : f->op == TPU_OP_WR_HOST && (f->flags & TPU_F_SRC_ACC)
                     ? TPU_F_SRC_ACC | TPU_F_BIAS | TPU_F_RELU | TPU_F_BF16
                     : 0;
@@ -591,7 +599,7 @@ static void break_operand(gen *g, tpusim_fields *f)
                 default: f->stride = 1 + rng_below(g->r, 0xffffffffu); break;
                 }
                 return;
-            default: /* RD_HOST, WR_HOST use every field */ break;
+            default: /* RD_HOST, WR_HOST, RD_ACC use every field */ break;
             }
             break;
         case 3: /* rows 0 */
@@ -630,12 +638,12 @@ static void break_operand(gen *g, tpusim_fields *f)
             }
             break;
         default: { /* len out of range */
-            const int words = f->op == TPU_OP_RD_PARAMS ||
+            const int words = f->op == TPU_OP_RD_PARAMS || f->op == TPU_OP_RD_ACC ||
                               (f->op == TPU_OP_WR_HOST && (f->flags & TPU_F_SRC_ACC));
             const uint32_t max =
                 f->op == TPU_OP_RD_WEIGHT ? (f->flags & TPU_F_BF16 ? 2 * n : n) : 4 * n;
             if (f->op != TPU_OP_RD_HOST && f->op != TPU_OP_RD_WEIGHT && f->op != TPU_OP_RD_PARAMS &&
-                f->op != TPU_OP_WR_HOST)
+                f->op != TPU_OP_WR_HOST && f->op != TPU_OP_RD_ACC)
                 break;
             switch (rng_below(g->r, 3)) {
             case 0: f->len = 0; return;
@@ -663,22 +671,23 @@ static long emit_bad(gen *g, int code)
 {
     static const uint32_t ub_ops[] = {TPU_OP_RD_HOST, TPU_OP_MATMUL, TPU_OP_ACTIVATE,
                                       TPU_OP_WR_HOST, TPU_OP_ZERO};
-    static const uint32_t acc_ops[] = {TPU_OP_MATMUL, TPU_OP_ACTIVATE, TPU_OP_WR_HOST};
+    static const uint32_t acc_ops[] = {TPU_OP_MATMUL, TPU_OP_ACTIVATE, TPU_OP_WR_HOST,
+                                       TPU_OP_RD_ACC};
     static const uint32_t mem_ops[] = {TPU_OP_RD_HOST, TPU_OP_RD_WEIGHT, TPU_OP_RD_PARAMS,
-                                       TPU_OP_WR_HOST};
+                                       TPU_OP_WR_HOST, TPU_OP_RD_ACC};
     const tpusim_hwcfg *cfg = g->cfg;
     tpu_rng *r = g->r;
     tpusim_fields f;
     switch (code) {
     case TPU_FAULT_ILLEGAL_OPCODE: {
         const uint32_t op =
-            rng_chance(r, 30) ? 0 : TPU_OP_ZERO + 1 + rng_below(r, 0xff - TPU_OP_ZERO);
+            rng_chance(r, 30) ? 0 : TPU_OP_RD_ACC + 1 + rng_below(r, 0xff - TPU_OP_RD_ACC);
         prog_emit(g->p, op, rng_below(r, 256), rng_below(r, 0x10000), (uint32_t)rng_next(r),
                   rng_below(r, 0x100000), rng_below(r, 4096), (uint32_t)rng_next(r));
         return (long)g->p->n - 1;
     }
     case TPU_FAULT_BAD_OPERAND:
-        f = make_valid(g, TPU_OP_RD_HOST + rng_below(r, TPU_OP_ZERO), rng_chance(r, 50));
+        f = make_valid(g, TPU_OP_RD_HOST + rng_below(r, TPU_OP_RD_ACC), rng_chance(r, 50));
         break_operand(g, &f);
         break;
     case TPU_FAULT_UB_RANGE: /* past the end by 1..span rows, or a MATMUL whose stride alone does */
@@ -699,7 +708,7 @@ static long emit_bad(gen *g, int code)
         break;
     case TPU_FAULT_ACC_RANGE: /* past the end by 1..span rows; or a window too tall for ACC */
         do
-            f = make_valid(g, acc_ops[rng_below(r, 3)], 0);
+            f = make_valid(g, acc_ops[rng_below(r, 4)], 0);
         while (f.op == TPU_OP_WR_HOST && !(f.flags & TPU_F_SRC_ACC));
         if (f.op == TPU_OP_ACTIVATE && cfg->acc_rows / 14 + 1001 <= TPU_POOL_PITCH_MASK &&
             rng_chance(r, 30)) {
@@ -714,7 +723,7 @@ static long emit_bad(gen *g, int code)
         }
         break;
     case TPU_FAULT_MEM_RANGE:
-        f = make_valid(g, mem_ops[rng_below(r, 4)], 0);
+        f = make_valid(g, mem_ops[rng_below(r, 5)], 0);
         if (f.rows > 1 && rng_chance(r, 50)) {
             /* 64-bit footprint: a 32-bit sum would wrap back into range */
             f.stride = 0xffffffffu - rng_below(r, 16);

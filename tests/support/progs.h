@@ -109,9 +109,10 @@ void gemm_tile_b(const int8_t *b, uint32_t k, uint32_t n, uint32_t tile, int8_t 
 
 /* Appends n_insns random instructions of every opcode and a HALT: MATMULs with UB row steps 0
  * (consecutive) to N and a few up to 255, ACTIVATEs with and without POOL (windows up to 15 x 15,
- * steps and pitches small and large), ZEROs; int8 and bf16 (BF16 on RD_WEIGHT, MATMUL, ACTIVATE
- * and WR_HOST.SRC_ACC) mixed, so that tiles and ACC rows of one type meet instructions of the
- * other too. Operands lie in small windows of UB, ACC and memory
+ * steps and pitches small and large), ZEROs, RD_ACCs (int32 or fp32, written or added, among
+ * the MATMULs on the same ACC rows); int8 and bf16 (BF16 on RD_WEIGHT, MATMUL, ACTIVATE,
+ * WR_HOST.SRC_ACC and RD_ACC) mixed, so that tiles and ACC rows of one type meet instructions of
+ * the other too. Operands lie in small windows of UB, ACC and memory
  * (the first min(mem_size, 2048 + 64 N) bytes) so that instructions often overlap (a strided or
  * pooled range too long for its window lies anywhere), and the weight FIFO is tracked so that it
  * never under- or overflows. With inject set to an error code
