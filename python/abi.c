@@ -44,6 +44,8 @@ static const tpusim_abi_entry abi[] = {
     {CONST(TPURT_E_MISMATCH)},
     {CONST(TPURT_E_IO)},
     {CONST(TPUB_OP_CONV2D)},
+    {CONST(TPURT_ALL_REDUCE)},
+    {CONST(TPU_REDUCE_F32)},
     {CONST(TPU_GEMM_BF16)},
     {CONST(TPUC_INT8)},
     {CONST(TPUC_BF16)},

@@ -235,7 +235,7 @@ static tpurt_status replica_streams(tpurt *rt, rt_replica *r)
     const uint64_t act_bytes = pkg->arena_bytes - pkg->const_bytes;
     if (!(r->streams = calloc(rt->n_layers + 1, sizeof *r->streams)))
         return rt_fail(rt, TPURT_E_NOMEM, "out of host memory for the command streams");
-    for (uint32_t i = 0; i < rt->n_layers; i++) {
+    for (uint32_t i = 0; i < rt->first_layer[pkg->n_segments]; i++) {
         rt_layer *l = &rt->layers[i];
         tpu_stream *s = r->streams[i] = tpu_stream_new();
         if (!s)
@@ -293,7 +293,7 @@ tpurt_status rt_replicas_init(tpurt *rt, int weights_per_core)
         if (st != TPURT_OK)
             return st;
     }
-    return TPURT_OK;
+    return rt_reduce_setup(rt);
 }
 
 void rt_replicas_free(tpurt *rt)
@@ -323,7 +323,8 @@ static tpurt_status setup_device(tpurt *rt, const tpurt_options *opts)
     rt->n_replicas = cfg.cores ? cfg.cores : 1;
     const uint64_t act_bytes = pkg->arena_bytes - pkg->const_bytes;
     const uint64_t each = opts->weights_per_core ? pkg->arena_bytes : act_bytes;
-    const uint64_t total = pkg->arena_bytes + (rt->n_replicas - 1) * each;
+    const uint64_t total = pkg->arena_bytes + (rt->n_replicas - 1) * each +
+                           (uint64_t)hlo_devices(rt->host) * rt->reduce_bytes;
     tpu_status s;
     if (opts->remote) {
         s = tpu_open_remote(opts->remote, &rt->dev, rt->msg, sizeof rt->msg);
@@ -379,10 +380,11 @@ static tpurt_status open_runtime(tpurt *rt, const tpurt_options *opts)
 
     for (uint32_t k = 0; k < pkg->n_segments; k++)
         rt->first_layer[k + 1] = rt->first_layer[k] + pkg->segments[k].n_ops;
-    rt->n_layers = rt->first_layer[pkg->n_segments];
+    rt->n_layers = rt->first_layer[pkg->n_segments] + rt_reduce_count(rt);
     if (!(rt->layers = calloc(rt->n_layers + 1, sizeof *rt->layers)) ||
         (st = rt_segments_init(rt)) != TPURT_OK)
         return st == TPURT_OK ? rt_fail(rt, TPURT_E_NOMEM, "out of host memory") : st;
+    rt_reduce_layers(rt);
     if ((st = setup_device(rt, opts)) == TPURT_OK && hlo_devices(rt->host) > rt->n_replicas)
         st = rt_fail(rt, TPURT_E_PACKAGE,
                      "the host program runs as %lld replicas, but the device has %u cores",
@@ -549,11 +551,8 @@ tpurt_status tpurt_get_layer(tpurt *rt, uint32_t i, tpurt_layer *out)
     const rt_layer *l = &rt->layers[rt->lines[i]];
     const tpub_op *op = l->op;
     *out = (tpurt_layer){
-        .name = rt_op_name(op),
-        .fused = rt_op_fused(op),
         .segment = l->segment,
         .index = l->index,
-        .kind = op->kind,
         .macs = l->cost.macs,
         .bytes = l->cost.bytes,
     };
@@ -567,6 +566,13 @@ tpurt_status tpurt_get_layer(tpurt *rt, uint32_t i, tpurt_layer *out)
         out->bound_cycles += o->bound;
         out->iterations++;
     }
+    if (!op) {
+        rt_reduce_describe(rt, l, out);
+        return TPURT_OK;
+    }
+    out->name = rt_op_name(op);
+    out->fused = rt_op_fused(op);
+    out->kind = op->kind;
     if (op->kind == TPUB_OP_GEMM) {
         out->m = op->gemm.m;
         out->k = op->gemm.k;
