@@ -213,7 +213,7 @@ static inline uint64_t fw_conv_tiles(uint32_t kh, uint32_t kw, uint32_t c, int p
  * bytes. Each operand is 4-byte aligned. A destination is either one of the sources (the same
  * address: in place) or apart from all of them, and apart from the other destinations. The
  * all-reduce of data-parallel replicas: each core sums its slice of every replica's buffer and
- * writes the sum back into all of them. All u32. */
+ * writes the sum into the first replica's, in place, which all of them read. All u32. */
 enum fw_reduce_field {
     FW_REDUCE_FLAGS = 4,
     FW_REDUCE_ELEMENTS = 8,

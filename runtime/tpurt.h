@@ -141,8 +141,8 @@ tpurt_status tpurt_run(tpurt *rt, const void *const *inputs, uint32_t n_inputs,
  * are bit-identical and reproducible. A sum of f32 (or s32) runs on the R cores: each replica's
  * operands are written into device memory, core k adds slice k of the elements over the R
  * replicas in order (firmware REDUCE: the same bits as the host's fold, but that every NaN is
- * the canonical one) and writes it into every replica's buffer, and each replica reads its
- * sums back; its cycles and bytes are its own layer (tpurt_get_layer, TPURT_ALL_REDUCE).
+ * the canonical one) and writes it into replica 0's buffer, from which every replica reads
+ * the sums; its cycles and bytes are its own layer (tpurt_get_layer, TPURT_ALL_REDUCE).
  * Any other combination (a maximum, a product) is host work (tpurt_host_op "all-reduce", its
  * bytes those of one replica's result). A replica that ends (by an error, or without the
  * all-reduce) releases those waiting with an error. On the device a core waiting for its peers
