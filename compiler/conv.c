@@ -1,6 +1,7 @@
 /* conv.c - convolutions on the device: which ones the CONV2D command runs, their kernels in
  * (kh, kw, c) x cout order, which max poolings fuse into them, which run packed, and the sum
- * poolings (an average's) that run as depthwise convolutions of ones (docs/compiler.md).
+ * poolings (an average's, windowed or global as jnp.mean's reduce) that run as depthwise
+ * convolutions of ones (docs/compiler.md).
  *
  * Packed: CONV2D's K tiles hold one kernel position's channels (or, packed runs, one kernel row:
  * kw * c), so a first layer of one channel fills 1 or kw of the array's N rows. When the input
@@ -426,6 +427,19 @@ static bool trivial_window(const hlo_instr *in, int d)
            wd->rhs_dilate == 1;
 }
 
+/* The channel dim of reduce in over an operand of rank r, when it reduces the operand's dims
+ * but 0 and that one: a global sum pooling (jnp.mean's sum over H and W, NHWC or NCHW); else
+ * -1. */
+static int global_sum_channels(const hlo_instr *in, int r)
+{
+    const hlo_ints *d = &in->dimensions;
+    if (in->opcode != HLO_OP_REDUCE || r != 4 || d->n != 2)
+        return -1;
+    const int lo = (int)(d->v[0] < d->v[1] ? d->v[0] : d->v[1]),
+              hi = (int)(d->v[0] < d->v[1] ? d->v[1] : d->v[0]);
+    return lo == 1 && hi == 2 ? 3 : lo == 2 && hi == 3 ? 1 : -1;
+}
+
 int tc_sum_pool(tc_graph *g, const hlo_instr *in, const int *ops, int *node)
 {
     *node = -1;
@@ -436,30 +450,37 @@ int tc_sum_pool(tc_graph *g, const hlo_instr *in, const int *ops, int *node)
     const hlo_instr *init = iv->src;
     const int r = x->shape.rank, ns = r - 2;
     /* One image dim (0) and one channel dim (the last, or 1) the window leaves alone; the others
-     * are the convolution's spatial dims, in order. */
+     * are the convolution's spatial dims, in order. A reduce's window is the whole plane. */
     if (in->n_operands != 2 || (r != 3 && r != 4))
         return 0;
-    const int fd = trivial_window(in, r - 1) ? r - 1 : 1;
-    if (!hlo_is_float(x->shape.type) || !reducer_is(g->m, in->to_apply, HLO_OP_ADD) ||
+    const int global = global_sum_channels(in, r);
+    const int fd = in->opcode == HLO_OP_REDUCE ? global : trivial_window(in, r - 1) ? r - 1 : 1;
+    if (fd < 0 || !hlo_is_float(x->shape.type) || !reducer_is(g->m, in->to_apply, HLO_OP_ADD) ||
         init->opcode != HLO_OP_CONSTANT || init->n_literal != 1 || init->literal[0] != 0 ||
-        !trivial_window(in, 0) || !trivial_window(in, fd))
+        (global < 0 && (!trivial_window(in, 0) || !trivial_window(in, fd))))
         return 0;
-    hlo_instr *conv = calloc(1, sizeof *conv), *kern = calloc(1, sizeof *kern);
-    hlo_instr **made = realloc(g->made, ((size_t)g->n_made + 2) * sizeof *made);
+    hlo_instr *conv = calloc(1, sizeof *conv), *kern = calloc(1, sizeof *kern),
+              *flat = global >= 0 ? calloc(1, sizeof *flat) : NULL;
+    hlo_instr **made = realloc(g->made, ((size_t)g->n_made + 3) * sizeof *made);
     hlo_window_dim *wd = calloc((size_t)ns, sizeof *wd);
     hlo_array *ones = NULL;
     if (made)
         g->made = made;
-    if (!conv || !kern || !made || !wd) {
+    if (!conv || !kern || (global >= 0 && !flat) || !made || !wd) {
         free(conv);
         free(kern);
+        free(flat);
         free(wd);
         return tc_fail(g, in, "out of memory");
     }
     g->made[g->n_made++] = conv;
     g->made[g->n_made++] = kern;
+    if (flat)
+        g->made[g->n_made++] = flat;
     /* A convolution of feature_group_count = c (depthwise) with a kernel of ones, b01f_01io ->
-     * b01f in the operand's own dim order: its zero padding is the init value 0's. */
+     * b01f in the operand's own dim order: its zero padding is the init value 0's. A global
+     * one's result has its spatial dims of size 1: flat, a reshape to the reduce's shape, is the
+     * reduce's value. */
     const int64_t c = x->shape.dims[fd];
     int64_t kd[HLO_MAX_RANK];
     *conv = *in;
@@ -468,6 +489,17 @@ int tc_sum_pool(tc_graph *g, const hlo_instr *in, const int *ops, int *node)
     conv->feature_group_count = c;
     conv->batch_group_count = 1;
     conv->window = (hlo_window){.present = true, .rank = ns, .dims = wd};
+    if (global >= 0) {
+        conv->shape = x->shape;
+        for (int d = 1; d < r; d++)
+            conv->shape.dims[d] = d == fd ? c : 1;
+        conv->shape.elements = x->shape.dims[0] * c;
+        hlo_instr_init(flat);
+        flat->opcode = HLO_OP_RESHAPE;
+        flat->opcode_name = "reshape";
+        flat->name = in->name;
+        flat->shape = in->shape;
+    }
     hlo_conv_dims *dl = &conv->dim_labels;
     *dl = (hlo_conv_dims){.present = true,
                           .n_spatial = ns,
@@ -478,7 +510,11 @@ int tc_sum_pool(tc_graph *g, const hlo_instr *in, const int *ops, int *node)
     for (int d = 1, k = 0; d < r; d++) {
         if (d == fd)
             continue;
-        wd[k] = in->window.dims[d];
+        wd[k] = global >= 0 ? (hlo_window_dim){.size = x->shape.dims[d],
+                                               .stride = 1,
+                                               .lhs_dilate = 1,
+                                               .rhs_dilate = 1}
+                            : in->window.dims[d];
         kd[k] = wd[k].size;
         dl->input_spatial_dims[k] = dl->output_spatial_dims[k] = d;
         dl->kernel_spatial_dims[k] = k;
@@ -513,8 +549,8 @@ int tc_sum_pool(tc_graph *g, const hlo_instr *in, const int *ops, int *node)
     g->nodes[d].sum_of = in;
     tc_op op = {0};
     if (!tc_device_conv(g, d, &op)) {
-        *node = d;
-        return 0;
+        *node = global >= 0 ? tc_add_node(g, flat, 1, &d) : d;
+        return *node < 0 ? tc_fail(g, in, "out of memory") : 0;
     }
     /* The host sums it as written. */
     for (int i = k; i <= d; i++) {

@@ -69,11 +69,13 @@ static void conv_out_perm(const tc_graph *g, const tc_op *op, tpub_xfer *x)
         x->dims[k] = s->dims[k];
 }
 
-/* Does input in's transfer gather (tc_conv_gather)? */
+/* Does input in's transfer gather (tc_conv_gather, gemm_b_gather)? */
 static bool gathers(const tc_graph *g, const tc_seg_input *in)
 {
     const tc_op *op = &g->ops[in->op];
-    return op->kind == TC_CONV && (in->b || op->in_gather || op->packed);
+    if (op->kind == TC_GEMM)
+        return in->b && tc_gemm_b_tiled(g, op);
+    return in->b || op->in_gather || op->packed;
 }
 
 uint32_t tc_input_perm(const tc_graph *g, const tc_seg_input *in, uint32_t perm[TPUB_MAX_RANK])
@@ -122,6 +124,67 @@ tc_seg_input *tc_segment_inputs(const tc_graph *g, int s, int *n_inputs)
     return list;
 }
 
+/* Elements of one batch index of a GEMM's B in tile order: KT x NT tiles of N x N. */
+static uint64_t tiled_elements(const tc_graph *g, const tc_op *op)
+{
+    const uint32_t N = g->array_n;
+    return (uint64_t)tiles(op->k, N) * tiles(op->n, N) * N * N;
+}
+
+bool tc_gemm_b_tiled(const tc_graph *g, const tc_op *op)
+{
+    return op->w < 0 || (uint64_t)op->batch * tiled_elements(g, op) <= TC_GATHER_MAX;
+}
+
+/* Where weight (b, k, n) of a GEMM goes in tile order (docs/command-stream.md, B_TILED), in
+ * elements: each batch index's tiles after the last's; weight row k goes to A's column krow[k]
+ * when the GEMM reads a view in place. */
+static uint64_t tile_at(const tc_graph *g, const tc_op *op, uint32_t b, uint32_t k, uint32_t n)
+{
+    const uint32_t N = g->array_n, KT = tiles(op->k, N);
+    const uint32_t row = op->a_dev && op->krow ? (uint32_t)op->krow[k] : k;
+    const uint64_t tile = (uint64_t)(n / N) * KT + row / N;
+    return b * tiled_elements(g, op) + tile * N * N + (row % N) * N + n % N;
+}
+
+/* A run-time B's gather into tile order (tpub.h): the device element tile_at(b, k, n) is the
+ * host element of B's [batch][k][n], the host array transposed as op->b_order says; the tiles'
+ * padding is zeros. */
+static uint32_t *gemm_b_gather(const tc_graph *g, const tc_op *op, uint64_t *count)
+{
+    const hlo_shape *s = &g->nodes[op->w].shape;
+    uint32_t perm[TPUB_MAX_RANK];
+    const uint32_t rank = op->b_rank ? tc_perm(op->b_order, op->b_rank, s->dims, perm) : 0;
+    int64_t stride[HLO_MAX_RANK], idx[HLO_MAX_RANK] = {0};
+    for (int d = s->rank, at = 1; d-- > 0; at *= (int)s->dims[d])
+        stride[d] = at;
+    *count = op->batch * tiled_elements(g, op);
+    uint32_t *gather = malloc((size_t)*count * sizeof *gather);
+    if (!gather)
+        return NULL;
+    for (uint64_t i = 0; i < *count; i++)
+        gather[i] = TPUB_GATHER_ZERO;
+    /* The device's row-major [batch][k][n] walks the host array's dims in perm's order. */
+    uint64_t host = 0;
+    for (uint32_t b = 0; b < op->batch; b++)
+        for (uint32_t k = 0; k < op->k; k++)
+            for (uint32_t n = 0; n < op->n; n++) {
+                gather[tile_at(g, op, b, k, n)] = (uint32_t)host;
+                if (!rank) {
+                    host++;
+                    continue;
+                }
+                for (uint32_t d = rank; d-- > 0;) {
+                    host += (uint64_t)stride[perm[d]];
+                    if (++idx[d] < s->dims[perm[d]])
+                        break;
+                    host -= (uint64_t)stride[perm[d]] * (uint64_t)s->dims[perm[d]];
+                    idx[d] = 0;
+                }
+            }
+    return gather;
+}
+
 /* Bytes per element of op's operands on the device (A, a run-time B, weights), and of its
  * result. */
 static uint64_t in_elt(const tc_op *op) { return op->bf16 ? 2 : 1; }
@@ -134,7 +197,9 @@ static uint64_t input_bytes(const tc_graph *g, const tc_op *op, bool b)
     if (b && op->kind == TC_CONV) /* a run-time kernel, in tile order */
         return in_elt(op) * tpub_conv_k_tiles(&op->cv, N) * tiles(op->n, N) * N * N;
     if (b)
-        return (uint64_t)op->batch * op->k * op->n * in_elt(op);
+        return (uint64_t)op->batch *
+               (tc_gemm_b_tiled(g, op) ? tiled_elements(g, op) : (uint64_t)op->k * op->n) *
+               in_elt(op);
     return in_elt(op) * (op->kind == TC_CONV
                              ? (uint64_t)op->cv.batch * op->cv.h * op->cv.w * op->cv.c
                              : (uint64_t)op->batch * op->m * op->k);
@@ -179,7 +244,8 @@ static int input_xfer(tc_graph *g, tpub_segment *seg, const tc_seg_input *in, ui
     for (uint32_t k = 0; k < x->rank; k++)
         x->dims[k] = s->dims[k];
     uint64_t count = 0;
-    if (gather && !(x->gather = tc_conv_gather(g, op, in->b, &count)))
+    if (gather && !(x->gather = op->kind == TC_GEMM ? gemm_b_gather(g, op, &count)
+                                                    : tc_conv_gather(g, op, in->b, &count)))
         return -1;
     x->host_elements = gather ? (uint64_t)s->elements : 0;
     return op->exact || op->bf16 ? 0 : set_scales(x, 1, in->b ? &op->b_scale : &op->a_scale);
@@ -292,22 +358,14 @@ static void put_weight(const tc_op *op, size_t w, uint8_t *at)
         at[1] = (uint8_t)(op->wh[w] >> 8);
 }
 
-/* A GEMM's weights in tile order (docs/command-stream.md, B_TILED), each batch index's after the
- * last; weight row k goes to A's column krow[k] when the GEMM reads a view in place. bf16
- * weights are 2-byte little-endian elements. */
+/* A GEMM's weights in tile order (tile_at); bf16 weights are 2-byte little-endian elements. */
 static void gemm_tiles(const tc_graph *g, const tc_op *op, uint8_t *image)
 {
-    const uint32_t N = g->array_n, KT = tiles(op->k, N);
-    const uint64_t elt = in_elt(op), per_batch = (uint64_t)KT * tiles(op->n, N) * N * N * elt;
     for (uint32_t b = 0; b < op->batch; b++)
-        for (uint32_t k = 0; k < op->k; k++) {
-            const uint32_t row = op->a_dev && op->krow ? (uint32_t)op->krow[k] : k;
-            for (uint32_t n = 0; n < op->n; n++) {
-                const uint64_t tile = (uint64_t)(n / N) * KT + row / N;
+        for (uint32_t k = 0; k < op->k; k++)
+            for (uint32_t n = 0; n < op->n; n++)
                 put_weight(op, ((size_t)b * op->k + k) * op->n + n,
-                           image + b * per_batch + (tile * N * N + (row % N) * N + n % N) * elt);
-            }
-        }
+                           image + tile_at(g, op, b, k, n) * in_elt(op));
 }
 
 /* A convolution's kernel in the CONV2D tile order (firmware/firmware.h): tile (kt, nt) at
@@ -334,40 +392,69 @@ static uint64_t weight_bytes(const tc_graph *g, const tc_op *op)
         return 0;
     return in_elt(op) * (op->kind == TC_CONV
                              ? tpub_conv_k_tiles(&op->cv, N) * tiles(op->n, N) * N * N
-                             : (uint64_t)op->batch * tiles(op->k, N) * tiles(op->n, N) * N * N);
+                             : op->batch * tiled_elements(g, op));
 }
 
 /* Bytes of op's parameters: int32 bias, mult, shift per column; in bf16 the fp32 bias. */
 static uint64_t param_bytes(const tc_op *op) { return (op->bf16 ? 4ull : 12ull) * op->n; }
 
-/* Weights and kernels in tile order, and the operations' parameters. */
+/* FNV-1a of n bytes. */
+static uint64_t fnv1a(const uint8_t *b, uint64_t n)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (uint64_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+/* A weight image already in the constant image: where, how long, its hash. */
+typedef struct {
+    uint64_t off, size, hash;
+} wimage;
+
+/* Weights and kernels in tile order, and the operations' parameters. Operations whose weight
+ * images are byte for byte the same (a loop's dot in each unrolled iteration) share one: each
+ * image is written at the end, then dropped for an earlier one of equal hash and bytes. */
 static int const_image(tc_graph *g, tpub_package *p)
 {
-    uint64_t at = 0;
-    for (int i = 0; i < g->n_ops; i++) {
-        tc_op *op = &g->ops[i];
-        if (op->w < 0)
-            op->b_off = at;
-        at = align_up(at + weight_bytes(g, op));
-        if (op->bias >= 0 || op->out_int8) {
-            op->p_off = at;
-            at = align_up(at + param_bytes(op));
-        }
-    }
-    p->const_bytes = at;
-    if (!(p->const_image = calloc(at ? at : 1, 1)))
+    uint64_t cap = 0;
+    for (int i = 0; i < g->n_ops; i++)
+        cap += align_up(weight_bytes(g, &g->ops[i])) + align_up(param_bytes(&g->ops[i]));
+    wimage *seen = malloc(((size_t)g->n_ops + 1) * sizeof *seen);
+    if (!seen || !(p->const_image = calloc(cap ? cap : 1, 1))) {
+        free(seen);
         return tc_fail(g, NULL,
                        "out of memory for the package's constant image (%llu bytes of "
                        "weights and parameters)",
-                       (unsigned long long)at);
+                       (unsigned long long)cap);
+    }
+    uint64_t at = 0;
+    int n_seen = 0;
     for (int i = 0; i < g->n_ops; i++) {
-        const tc_op *op = &g->ops[i];
+        tc_op *op = &g->ops[i];
         if (op->kind == TC_CONV && op->w < 0)
-            conv_tiles(g, op, p->const_image + op->b_off);
+            conv_tiles(g, op, p->const_image + at);
         else if (op->w < 0)
-            gemm_tiles(g, op, p->const_image + op->b_off);
+            gemm_tiles(g, op, p->const_image + at);
+        const uint64_t size = weight_bytes(g, op);
+        if (size) {
+            const uint64_t hash = fnv1a(p->const_image + at, size);
+            int j = 0;
+            while (j < n_seen && (seen[j].hash != hash || seen[j].size != size ||
+                                  memcmp(p->const_image + seen[j].off, p->const_image + at, size)))
+                j++;
+            if (j < n_seen) { /* the next image is written over it, on zeros as calloc's */
+                memset(p->const_image + at, 0, size);
+                op->b_off = seen[j].off;
+            } else {
+                seen[n_seen++] = (wimage){at, size, hash};
+                op->b_off = at;
+                at = align_up(at + size);
+            }
+        }
         if (!(op->bias >= 0 || op->out_int8))
             continue;
+        op->p_off = at;
         for (uint32_t j = 0; op->bf16 && j < op->n; j++) {
             uint32_t v;
             memcpy(&v, &op->bias_f[j], 4);
@@ -382,7 +469,12 @@ static int const_image(tc_graph *g, tpub_package *p)
                     p->const_image[op->p_off + 4ull * (f * op->n + j) + byte] =
                         (uint8_t)((uint32_t)v[f] >> (8 * byte));
         }
+        at = align_up(at + param_bytes(op));
     }
+    free(seen);
+    p->const_bytes = at;
+    uint8_t *shrunk = realloc(p->const_image, at ? at : 1);
+    p->const_image = shrunk ? shrunk : p->const_image;
     return 0;
 }
 
@@ -405,9 +497,9 @@ static void fused_names(const tc_graph *g, const tc_op *op, hlo_text *t)
 }
 
 /* The device's flags for op, the command's (docs/command-stream.md). */
-static uint32_t op_flags(const tc_op *op)
+static uint32_t op_flags(const tc_graph *g, const tc_op *op)
 {
-    uint32_t flags = op->kind == TC_GEMM && op->w < 0 ? TPUB_GEMM_B_TILED : 0;
+    uint32_t flags = op->kind == TC_GEMM && tc_gemm_b_tiled(g, op) ? TPUB_GEMM_B_TILED : 0;
     flags |= op->bias >= 0 ? TPUB_GEMM_BIAS : 0;
     flags |= op->relu >= 0 ? TPUB_GEMM_RELU : 0;
     flags |= op->out_int8 ? TPUB_GEMM_OUT_INT8 : 0;
@@ -419,10 +511,10 @@ static uint32_t op_flags(const tc_op *op)
 }
 
 /* The segments' operations: one command per GEMM of a batch (batch b's A, B and C follow batch
- * b - 1's; B in tile order, or a run-time B row-major), one per convolution. */
+ * b - 1's; B in tile order, or a run-time B too large to gather row-major), one per
+ * convolution. */
 static int make_ops(tc_graph *g, tpub_package *p)
 {
-    const uint32_t N = g->array_n;
     for (int i = 0; i < g->n_ops; i++) {
         const tc_op *op = &g->ops[i];
         tpub_segment *s = &p->segments[op->seg];
@@ -430,16 +522,15 @@ static int make_ops(tc_graph *g, tpub_package *p)
         if (!q)
             return tc_fail(g, NULL, "out of memory");
         s->ops = q;
-        const uint32_t flags = op_flags(op);
+        const uint32_t flags = op_flags(g, op);
         const bool params = flags & (TPUB_GEMM_BIAS | TPUB_GEMM_OUT_INT8);
         const uint64_t b_bytes =
-            (op->w >= 0 ? (uint64_t)op->k * op->n
-                        : (uint64_t)tiles(op->k, N) * tiles(op->n, N) * N * N) *
+            (flags & TPUB_GEMM_B_TILED ? tiled_elements(g, op) : (uint64_t)op->k * op->n) *
             in_elt(op);
         const uint64_t c_elt = out_elt(op);
         for (uint32_t b = 0; b < op->batch; b++) {
             hlo_text name = {0}, fused = {0};
-            hlo_text_printf(&name, "%s", g->nodes[op->dot].name);
+            hlo_text_printf(&name, "%s", tc_layer_name(g, op->dot));
             if (op->batch > 1)
                 hlo_text_printf(&name, "[%u]", b);
             fused_names(g, op, &fused);

@@ -219,10 +219,13 @@ static int emit_node(host_writer *w, int i)
     }
     if (!rc && nd->elem >= 0) /* the tuple-valued instruction goes under its elements' base */
         *strrchr(base, '_') = 0;
-    if (!rc && nd->src->opcode != HLO_OP_BITCAST)
+    const bool made = tc_is_made(g, nd->src); /* conv.c's reshape of a global sum pooling */
+    if (!rc && nd->src->opcode != HLO_OP_BITCAST && !made)
         rc = operand_names(w, nd, base, names, opn);
     if (!rc && nd->src->opcode == HLO_OP_BITCAST)
         rc = emit_bitcast(w, nd, names[0]);
+    else if (!rc && made)
+        hlo_print_instr(&w->t, g->m, nd->src, false, base, &nd->shape, names, 1);
     else if (!rc)
         hlo_print_instr(&w->t, g->m, nd->src, false, base,
                         nd->elem >= 0 ? &nd->src->shape : &nd->shape, (const char *const *)opn,

@@ -1,7 +1,7 @@
 /* ir.c - the compiler's graph: built from the checked module with calls inlined, tuples
- * resolved, loops with dots unrolled when their trip count is known and sum poolings made
- * convolutions (conv.c), constants folded; evaluated on calibration batches. Placement is
- * place.c's. */
+ * resolved, loops with dots unrolled when their trip count is known and within the unroll
+ * budget (loop.c keeps their accounts), sum poolings made convolutions (conv.c), constants
+ * folded; evaluated on calibration batches. Placement is place.c's. */
 #include "compiler/tpuc_internal.h"
 
 #include <stdarg.h>
@@ -71,7 +71,8 @@ int tc_add_node(tc_graph *g, const hlo_instr *src, int n_in, const int *in)
                     .n_in = n_in,
                     .role = TC_HOST,
                     .input = -1,
-                    .op = -1};
+                    .op = -1,
+                    .repeats = -1};
     nd->shape.n_tuple = 0;
     nd->shape.tuple = NULL;
     if (n_in && !(nd->in = malloc((size_t)n_in * sizeof *nd->in)))
@@ -166,7 +167,8 @@ static int add_instr_nodes(tc_graph *g, const hlo_computation *c, const hlo_inst
         for (int j = 0; a->node < 0 && j < a->n; j++)
             ops[n_in++] = a->t[j].node;
     }
-    int rc = op == HLO_OP_REDUCE_WINDOW ? tc_sum_pool(g, in, ops, &r->node) : 0;
+    int rc =
+        op == HLO_OP_REDUCE_WINDOW || op == HLO_OP_REDUCE ? tc_sum_pool(g, in, ops, &r->node) : 0;
     if (rc || r->node >= 0) {
         rc = rc ? 1 : 0; /* the message is set */
     } else if (in->shape.type != HLO_TUPLE) {
@@ -194,21 +196,6 @@ static int add_instr_nodes(tc_graph *g, const hlo_computation *c, const hlo_inst
 static int inline_comp(tc_graph *g, int comp, const tval *args, tval *out);
 static bool fold_fits(tc_node *nd);
 static int eval_node(tc_graph *g, int i, hlo_array *const *ops, hlo_array **vals);
-
-/* Whether computation comp, or one it calls, has a dot or convolution. */
-static bool has_dot(const hlo_module *m, int comp)
-{
-    const hlo_computation *c = &m->comps[comp];
-    for (int i = 0; i < c->n_instrs; i++) {
-        const hlo_instr *in = &c->instrs[i];
-        if (in->opcode == HLO_OP_DOT || in->opcode == HLO_OP_CONVOLUTION)
-            return true;
-        for (int k = 0, callee; (callee = hlo_callee(in, k)) >= 0; k++)
-            if (has_dot(m, callee))
-                return true;
-    }
-    return false;
-}
 
 /* Node i's value when it depends on constants alone (then i becomes one, as tc_fold would make
  * it), else NULL; no[j] marks the nodes found not constant. */
@@ -240,12 +227,16 @@ static void drop_nodes(tc_graph *g, int mark)
 
 /* While in, its state init, unrolled into *r: its condition and body inlined in turn for as
  * long as the condition depends on constants alone (a fori_loop's or lax.scan's counter), at
- * most TC_UNROLL_MAX_TRIPS times, so that the body's dots are graph nodes the device can run.
- * Returns 0, 1 when the trip count is not known at compile time (the graph as it was), -1 with
- * the message set. */
-static int unroll_while(tc_graph *g, const hlo_instr *in, const tval *init, tval *r)
+ * most TC_UNROLL_MAX_TRIPS times and while the values its trips compute take at most
+ * g->unroll_bytes, so that the body's dots are graph nodes the device can run.
+ * Returns 0, 1 when the trip count is not known at compile time or the loop is over budget
+ * (the graph as it was; *why says which for the latter), -1 with the message set. */
+static int unroll_while(tc_graph *g, const hlo_instr *in, const tval *init, tval *r,
+                        const char **why)
 {
     const int mark = g->n_nodes;
+    int first_end = mark, trip_start = mark;
+    uint64_t bytes = 0;
     tval state;
     if (tval_copy(init, &state))
         return tc_fail(g, NULL, "out of memory");
@@ -260,28 +251,40 @@ static int unroll_while(tc_graph *g, const hlo_instr *in, const tval *init, tval
         const bool more = p && hlo_array_get(p, 0) != 0;
         free(no);
         tval_free(&pred);
-        if (!p || (more && trip == TC_UNROLL_MAX_TRIPS)) {
-            tval_free(&state);
-            drop_nodes(g, mark);
-            return 1;
-        }
-        if (!more)
+        if (more && trip == TC_UNROLL_MAX_TRIPS)
+            *why = "unrolled, it would take more than TC_UNROLL_MAX_TRIPS trips "
+                   "(docs/compiler.md)";
+        if (!p || *why)
             break;
+        if (!more) {
+            *r = state;
+            return 0;
+        }
         tval next;
         const int rc = inline_comp(g, in->body, &state, &next);
         tval_free(&state);
         if (rc)
             return -1;
         state = next;
+        bytes += tc_trip_bytes(g, trip_start, g->n_nodes);
+        if (bytes > g->unroll_bytes)
+            *why = "unrolled, its trips would compute more bytes than "
+                   "tpuc_options.unroll_bytes (docs/compiler.md)";
+        if (trip)
+            tc_mark_repeats(g, mark, first_end, trip_start, g->n_nodes);
+        first_end = trip ? first_end : g->n_nodes;
+        trip_start = g->n_nodes;
     }
-    *r = state;
-    return 0;
+    tval_free(&state);
+    drop_nodes(g, mark);
+    return 1;
 }
 
 static int inline_comp(tc_graph *g, int comp, const tval *args, tval *out)
 {
     const hlo_computation *c = &g->m->comps[comp];
     int n = c->n_instrs, at, rc = 0;
+    const char *why = NULL; /* why a while with dots stays whole */
     int *order = malloc(((size_t)n + 1) * sizeof *order);
     tval *v = calloc((size_t)n + 1, sizeof *v);
     *out = (tval){-1, 0, NULL};
@@ -335,9 +338,9 @@ static int inline_comp(tc_graph *g, int comp, const tval *args, tval *out)
             }
             goto node;
         case HLO_OP_WHILE:
-            if (!has_dot(g->m, in->body))
+            if (!tc_has_dot(g->m, in->body))
                 goto node;
-            rc = unroll_while(g, in, &v[in->operands[0].index], r);
+            rc = unroll_while(g, in, &v[in->operands[0].index], r, &why);
             if (rc < 0)
                 goto done; /* the message is set */
             if (rc == 0)
@@ -355,6 +358,10 @@ static int inline_comp(tc_graph *g, int comp, const tval *args, tval *out)
                 rc = -1;
                 goto done; /* the message is set */
             }
+            for (int j = -1; why && j < r->n; j++) /* a while kept whole, over a budget */
+                if ((j < 0 ? r->node : r->t[j].node) >= 0)
+                    g->nodes[j < 0 ? r->node : r->t[j].node].host_reason = why;
+            why = NULL;
             break;
         }
     }
@@ -526,6 +533,14 @@ static bool fold_fits(tc_node *nd)
     return false;
 }
 
+bool tc_is_made(const tc_graph *g, const hlo_instr *in)
+{
+    for (int i = 0; i < g->n_made; i++)
+        if (g->made[i] == in)
+            return true;
+    return false;
+}
+
 /* Evaluates node i on its operand values into vals[i], or when vals is NULL into its value,
  * making it a constant. An element of a tuple-valued instruction evaluates the whole
  * instruction once for itself and the later live elements still without a value (they share
@@ -538,14 +553,27 @@ static int eval_node(tc_graph *g, int i, hlo_array *const *ops, hlo_array **vals
               first = i - (nd->elem > 0 ? nd->elem : 0);
     if (n > (int)(sizeof elems / sizeof *elems))
         return tc_fail(g, nd->src, "'%s' has too many results", nd->src->name);
+    /* Made nodes (conv.c's): a convolution evaluates the reduce-window or reduce it equals on
+     * in[0] and in[2] (a reduce's sums have its spatial dims of 1 added: the same order), a
+     * reshape (of a global one to the reduce's shape) copies its operand. */
     hlo_array *sum_ops[2] = {NULL, NULL};
     if (nd->sum_of) {
         sum_ops[0] = ops[0];
         sum_ops[1] = ops[2];
     }
-    if (hlo_eval_instr(g->m, g->file, nd->sum_of ? nd->sum_of : nd->src, nd->sum_of ? sum_ops : ops,
-                       elems, g->err))
+    if (nd->src->opcode == HLO_OP_RESHAPE && tc_is_made(g, nd->src)) {
+        if (!(elems[0] = hlo_array_new(nd->shape.type, nd->shape.rank, nd->shape.dims)))
+            return tc_fail(g, nd->src, "out of memory");
+        memcpy(elems[0]->data, ops[0]->data,
+               (size_t)nd->shape.elements * hlo_type_size(nd->shape.type));
+    } else if (hlo_eval_instr(g->m, g->file, nd->sum_of ? nd->sum_of : nd->src,
+                              nd->sum_of ? sum_ops : ops, elems, g->err)) {
         return -1;
+    }
+    if (nd->sum_of && nd->sum_of->opcode == HLO_OP_REDUCE) {
+        elems[0]->shape.rank = nd->shape.rank;
+        memcpy(elems[0]->shape.dims, nd->shape.dims, sizeof nd->shape.dims);
+    }
     for (int j = 0; j < n; j++) {
         const int k = first + j;
         tc_node *to = &g->nodes[k];

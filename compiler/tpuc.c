@@ -105,15 +105,22 @@ static void report_layout(tc_graph *g, const tc_op *op)
         const tc_seg_input ins[2] = {{op->x, (int)(op - g->ops), false},
                                      {op->w, (int)(op - g->ops), true}};
         for (int b = 0; b < (op->w >= 0 ? 2 : 1); b++) {
-            uint32_t p[TPUB_MAX_RANK], r = op->a_dev && !b ? 0 : tc_input_perm(g, &ins[b], p);
-            if (b && !r)
-                hlo_text_printf(t, "      B '%s' computed at run time, written row-major\n",
-                                g->nodes[op->w].name);
+            const bool gathered = b && tc_gemm_b_tiled(g, op);
+            const int64_t *dims = g->nodes[ins[b].node].shape.dims;
+            uint32_t p[TPUB_MAX_RANK], r = op->a_dev && !b ? 0
+                                           : gathered && op->b_rank
+                                               ? tc_perm(op->b_order, op->b_rank, dims, p)
+                                               : tc_input_perm(g, &ins[b], p);
+            if (!r && !b)
+                continue;
+            hlo_text_printf(t, "      %s '%s' %s", b ? "B computed at run time," : "A",
+                            g->nodes[ins[b].node].name,
+                            gathered ? "gathered in tile order" : "written");
             if (r) {
-                hlo_text_printf(t, "      %s '%s' written with its dims in the order ",
-                                b ? "B computed at run time," : "A", g->nodes[ins[b].node].name);
+                hlo_text_printf(t, " with its dims in the order ");
                 print_dims(t, p, r, "\n");
-            }
+            } else
+                hlo_text_printf(t, "%s\n", gathered ? "" : " row-major");
         }
         return;
     }
@@ -182,6 +189,12 @@ static void report_op(tc_graph *g, const tc_op *op, int i)
                             v->pool_w, v->pool_stride_h, v->pool_stride_w);
     }
     hlo_text_printf(t, " -> %s\n", result_fate(g, i));
+    for (int j = 0; op->w < 0 && j < i; j++)
+        if (g->ops[j].w < 0 && g->ops[j].b_off == op->b_off) {
+            hlo_text_printf(t, "      weights: %s %d's image, the same bytes\n",
+                            g->ops[j].kind == TC_CONV ? "conv" : "gemm", j);
+            break;
+        }
     report_layout(g, op);
 }
 
@@ -348,6 +361,7 @@ int tpuc_compile(const tpuc_options *o, tpub_package *out, hlo_error *err)
                   .allow_nonfinite = o->allow_nonfinite,
                   .bf16 = o->precision == TPUC_BF16,
                   .no_conv_packing = o->no_conv_packing,
+                  .unroll_bytes = o->unroll_bytes ? o->unroll_bytes : TC_UNROLL_BYTES,
                   .n_calib_ignored = o->precision == TPUC_BF16 ? o->n_calib : 0,
                   .err = err};
     const hlo_computation *entry = hlo_entry(m);

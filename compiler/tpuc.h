@@ -54,6 +54,10 @@ typedef struct {
      * into K, docs/compiler.md) where that takes fewer MXU slots; with this set, never. In the
      * padding after precision: the struct's size and offsets stay as they were. */
     bool no_conv_packing;
+    /* A while with dots whose trip count is known is unrolled when the values its trips compute
+     * (every instruction's result but constants', each trip) take at most this many bytes; a
+     * larger one stays whole on the host (docs/compiler.md "Loops with dots"). 0: 1 GiB. */
+    uint64_t unroll_bytes;
 } tpuc_options;
 
 typedef enum {

@@ -1,6 +1,6 @@
 /* tpuc_internal.h - the compiler's graph, shared by its stages (not a public interface).
  *
- * ir.c builds the graph (calls inlined, tuples resolved, loops with dots unrolled, sum
+ * ir.c builds the graph (calls inlined, tuples resolved, loops with dots unrolled (loop.c), sum
  * poolings made convolutions, constants folded); place.c picks the device operations (GEMMs and
  * convolutions), fuses their epilogues and groups them into segments; layout.c decides where device
  * values sit (NHWC convolutions, views read in place); quant.c calibrates and quantizes them;
@@ -43,7 +43,9 @@ typedef struct {
     bool needed;             /* an output depends on it (before folding) */
     const char *host_reason; /* why it stays on the host (static string): a dot or convolution
                                 the device cannot run, a pooling it cannot fuse, a result too
-                                large to fold */
+                                large to fold, a loop over the unroll budget */
+    int repeats; /* a dot or convolution of an unrolled loop's later trip: the first trip's it
+                    repeats (loop.c), else -1 */
 } tc_node;
 
 /* The most per-channel affine nodes a device operation fuses (a bias, then batch norm's
@@ -121,14 +123,16 @@ typedef struct {
     const hlo_module *m;
     const char *file;
     uint32_t array_n;
-    bool bf16;            /* float operations in bf16 (tpuc_options.precision) */
-    bool no_conv_packing; /* tpuc_options.no_conv_packing */
-    int n_calib_ignored;  /* calibration arrays given with bf16, for the report */
+    bool bf16;             /* float operations in bf16 (tpuc_options.precision) */
+    bool no_conv_packing;  /* tpuc_options.no_conv_packing */
+    uint64_t unroll_bytes; /* tpuc_options.unroll_bytes, or TC_UNROLL_BYTES */
+    int n_calib_ignored;   /* calibration arrays given with bf16, for the report */
     int n_nodes, cap_nodes;
     tc_node *nodes;
     int n_made;
     hlo_instr **made; /* instructions the compiler wrote (conv.c's tc_sum_pool), not the
-                         module's: never on the host; a made constant owns its name */
+                         module's: never on the host but a global sum pooling's reshape to
+                         the reduce's shape; a made constant owns its name */
     int n_inputs;
     int *inputs; /* node ids of the model inputs, in parameter order */
     int n_outputs;
@@ -151,8 +155,10 @@ typedef struct {
 #define TC_FOLD_MAX_BYTES ((int64_t)1 << 30)
 
 /* A while whose body has dots is unrolled (ir.c) when its trip count is known at compile time
- * and at most this. */
+ * and at most this, and the values its trips compute (loop.c's tc_trip_bytes) take at most
+ * tpuc_options.unroll_bytes, by default this many bytes. */
 #define TC_UNROLL_MAX_TRIPS 1024
+#define TC_UNROLL_BYTES ((uint64_t)1 << 30)
 
 /* A dot's right-hand side computed at run time is written to device memory by a transfer of at
  * most this many int8 elements; a larger one keeps the dot on the host. */
@@ -181,6 +187,8 @@ int tc_build(tc_graph *g, hlo_array **params, int n_params);
  * included (a node's operands may be the values of other instructions, seen through copies). */
 const hlo_shape *tc_operand_shape(const tc_graph *g, const hlo_instr *in, int i);
 int tc_fold(tc_graph *g);
+/* Is in one of the instructions the compiler wrote (tc_graph.made)? */
+bool tc_is_made(const tc_graph *g, const hlo_instr *in);
 void tc_graph_free(tc_graph *g);
 /* Whether node i is live (an output depends on it); its single live user, or -1. */
 bool tc_live(const tc_graph *g, int i);
@@ -191,6 +199,20 @@ int tc_place(tc_graph *g);
 const char *tc_device_types(const tc_node *l, const tc_node *r, const tc_node *nd, bool *exact);
 /* Is node one of op's fused affine nodes (op->affine)? */
 bool tc_in_affine(const tc_op *op, int node);
+
+/* loop.c */
+/* Whether computation comp, or one it calls, has a dot or convolution. */
+bool tc_has_dot(const hlo_module *m, int comp);
+/* Nodes [from, to) are a later trip of a loop whose first trip made nodes [first, end): when
+ * their dots and convolutions are the same instructions' in the same order (a nested loop whose
+ * trip count varies makes others), each repeats the first trip's (tc_node.repeats). */
+void tc_mark_repeats(tc_graph *g, int first, int end, int from, int to);
+/* Bytes of the values of nodes [from, to), constants' left out: a constant is the same in
+ * every trip, and a weight's image is shared (emit.c). */
+uint64_t tc_trip_bytes(const tc_graph *g, int from, int to);
+/* The name of the layer that dot or convolution node runs as: the first trip's dot it repeats,
+ * or its own. */
+const char *tc_layer_name(const tc_graph *g, int node);
 
 /* conv.c */
 /* Why convolution node d stays on the host, or NULL when the device runs it (then op's
@@ -211,6 +233,9 @@ int64_t tc_conv_tile_row(const tpub_conv *v, uint32_t n, uint32_t t, uint32_t r)
  * fields when packed) or of its run-time kernel (in tile order), *count indices (tpub_xfer).
  * Returns NULL when out of memory. */
 uint32_t *tc_conv_gather(const tc_graph *g, const tc_op *op, bool kernel, uint64_t *count);
+/* Is GEMM op's B in tile order on the device (B_TILED)? Weights always; a run-time B when its
+ * gather (emit.c) has at most TC_GATHER_MAX elements, else it is written row-major. */
+bool tc_gemm_b_tiled(const tc_graph *g, const tc_op *op);
 /* Why reduce-window node u, which reads op's result, does not fuse into it as max pooling, or
  * NULL when it does (then op's pooling geometry set). */
 const char *tc_device_pool(tc_graph *g, tc_op *op, int u);

@@ -3,7 +3,8 @@
  * The stream is kept assembled (header, buffer table, commands) so that tpu_stream_data is a
  * plain accessor. Host-side checks are only those needed to encode a command at all; the
  * firmware validates everything else, so a stream that the firmware rejects can be built.
- * tpu_gemm_cost, the lower bounds a GEMM command's cycles are measured against, is here too. */
+ * The costs, the lower bounds a command's cycles are measured against (tpu_gemm_cost,
+ * tpu_conv2d_cost, tpu_reduce_cost), are here too. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,30 @@ tpu_status tpu_stream_gemm(tpu_stream *s, const tpu_gemm *g)
     return TPU_OK;
 }
 
+tpu_status tpu_stream_reduce(tpu_stream *s, const tpu_reduce *r)
+{
+    if (!s || !r || (r->flags & ~(uint32_t)FW_REDUCE_FLAGS_ALL) || !r->sources ||
+        r->sources > FW_REDUCE_MAX || !r->destinations || r->destinations > FW_REDUCE_MAX)
+        return TPU_E_ARG;
+    const uint32_t bytes = FW_REDUCE_BYTES(r->sources, r->destinations);
+    uint8_t *c;
+    const tpu_status st = begin_command(s, FW_CMD_REDUCE, (uint16_t)bytes, &c);
+    if (st != TPU_OK)
+        return st;
+    put32(c + FW_REDUCE_FLAGS, r->flags);
+    put32(c + FW_REDUCE_ELEMENTS, r->elements);
+    put32(c + FW_REDUCE_SOURCES, r->sources);
+    put32(c + FW_REDUCE_DESTINATIONS, r->destinations);
+    for (uint32_t i = 0; i < r->sources + r->destinations; i++) {
+        const tpu_operand *o = i < r->sources ? &r->src[i] : &r->dst[i - r->sources];
+        put32(c + FW_REDUCE_OPERANDS + FW_REDUCE_OPERAND_BYTES * i, o->buf);
+        put32(c + FW_REDUCE_OPERANDS + FW_REDUCE_OPERAND_BYTES * i + 4, o->offset);
+    }
+    s->len += bytes;
+    header(s);
+    return TPU_OK;
+}
+
 const void *tpu_stream_data(const tpu_stream *s, size_t *bytes)
 {
     if (bytes)
@@ -235,6 +260,17 @@ tpu_status tpu_conv2d_cost(const tpu_info *info, const tpu_conv2d *v, tpu_cost *
     out->memory_cycles = ratio((double)out->bytes, info->mem_bytes_per_cycle);
     const double c = out->ideal_cycles, m = out->memory_cycles;
     out->bound_cycles = c >= m || isnan(m) ? c : m;
+    return TPU_OK;
+}
+
+tpu_status tpu_reduce_cost(const tpu_info *info, const tpu_reduce *r, tpu_cost *out)
+{
+    if (!info || !r || !out)
+        return TPU_E_ARG;
+    out->macs = 0;
+    out->bytes = 4ull * r->elements * (r->sources + r->destinations);
+    out->ideal_cycles = 0;
+    out->bound_cycles = out->memory_cycles = ratio((double)out->bytes, info->mem_bytes_per_cycle);
     return TPU_OK;
 }
 

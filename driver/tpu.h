@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "firmware/firmware.h" /* the command stream: its GEMM and CONV2D flags */
+#include "firmware/firmware.h" /* the command stream: its flags and REDUCE's limits */
 #include "rtl/tpu_isa.h"       /* the ISA's counters, ID and VERSION (generated) */
 #include "sim/config.h"        /* the device's configuration and its limits */
 
@@ -158,6 +158,22 @@ uint32_t tpu_conv_k_tiles(const tpu_conv2d *v, uint32_t n);
  * elements), the output (pooled) and the parameters, each crossing the memory port once (bf16:
  * 2-byte input and kernel elements, as tpu_gemm_cost). */
 tpu_status tpu_conv2d_cost(const tpu_info *info, const tpu_conv2d *v, tpu_cost *out);
+
+/* The element-wise sum of `sources` buffers of `elements` int32, or with TPU_REDUCE_F32 fp32,
+ * added in source order and written to each of `destinations` buffers (REDUCE,
+ * docs/command-stream.md): a core's slice of an all-reduce. Each operand 4-byte aligned; a
+ * destination is a source (in place) or apart from them. The operands' ld fields are not used. */
+enum tpu_reduce_flags { TPU_REDUCE_F32 = FW_REDUCE_F32 };
+typedef struct {
+    uint32_t flags, elements, sources, destinations;
+    tpu_operand src[FW_REDUCE_MAX], dst[FW_REDUCE_MAX];
+} tpu_reduce;
+/* Appends a REDUCE command: TPU_E_ARG for a NULL argument, an unknown flag, or 0 or more than
+ * FW_REDUCE_MAX sources or destinations (the firmware checks the rest at tpu_submit). */
+tpu_status tpu_stream_reduce(tpu_stream *s, const tpu_reduce *r);
+/* What a REDUCE costs at best (tpu_cost): no MACs; bytes 4 * elements * (sources +
+ * destinations), each crossing the memory port once; the bound is the memory's. */
+tpu_status tpu_reduce_cost(const tpu_info *info, const tpu_reduce *r, tpu_cost *out);
 
 /* The stream's bytes as the firmware reads them. */
 const void *tpu_stream_data(const tpu_stream *s, size_t *bytes);

@@ -1,6 +1,7 @@
 /* firmware.c - the command-stream walk (firmware.h, docs/command-stream.md): the core's ID
  * registers, the header and buffer table, then every command validated before any is expanded
- * (GEMM: gemm.c, CONV2D: conv.c). Freestanding: no libc, no memory but fixed-size locals. */
+ * (GEMM: gemm.c, CONV2D: conv.c, REDUCE: reduce.c). Freestanding: no libc, no memory but fixed-size
+ * locals. */
 #include "firmware/fw_internal.h"
 
 int fw_fail(fw_ctx *c, int code, uint32_t buf, const char *field, const char *why)
@@ -160,7 +161,10 @@ int fw_operand(fw_ctx *c, const uint8_t *raw, uint32_t f_buf, uint32_t f_off, co
 
 /* -------------------------------------------------------------- the walk -- */
 
-_Static_assert((int)FW_CONV_BYTES >= (int)FW_GEMM_BYTES, "walk's buffer holds any command");
+/* The longest command: REDUCE with the most operands. */
+#define LONGEST FW_REDUCE_BYTES(FW_REDUCE_MAX, FW_REDUCE_MAX)
+_Static_assert(LONGEST >= (int)FW_CONV_BYTES && (int)FW_CONV_BYTES >= (int)FW_GEMM_BYTES,
+               "walk's buffer holds any command");
 
 int fw_flags_version(fw_ctx *c, uint32_t flags)
 {
@@ -169,13 +173,24 @@ int fw_flags_version(fw_ctx *c, uint32_t flags)
     return FW_OK;
 }
 
+/* Whether a command of op may be bytes long: GEMM's and CONV2D's size, or for REDUCE a size its
+ * own check can tell exactly once it has read its operand counts. */
+static bool command_size(uint32_t op, uint32_t bytes)
+{
+    switch (op) {
+    case FW_CMD_GEMM: return bytes == FW_GEMM_BYTES;
+    case FW_CMD_CONV2D: return bytes == FW_CONV_BYTES;
+    default: return bytes >= FW_REDUCE_OPERANDS && bytes <= LONGEST;
+    }
+}
+
 /* Walk the commands: validate each (charging its decode cost) or, with run, expand each.
- * CONV2D needs a version 2 stream. */
+ * CONV2D needs a version 2 stream, REDUCE a version 4 one. */
 static int walk(fw_ctx *c, bool run)
 {
     uint32_t off = FW_HEADER_BYTES + c->buffers * FW_BUFFER_BYTES;
     for (c->cmd = 0; c->cmd < c->commands; c->cmd++) {
-        uint8_t raw[FW_CONV_BYTES]; /* the longest command */
+        uint8_t raw[LONGEST];
         if (!run)
             c->hal->spend(c->hal->ctx, FW_CYCLES_COMMAND);
         if (c->bytes - off < 4)
@@ -185,14 +200,17 @@ static int walk(fw_ctx *c, bool run)
         const uint32_t op = fw_le16(raw + FW_CMD_OP), bytes = fw_le16(raw + FW_CMD_BYTES);
         if (bytes < 4 || bytes % 4 || bytes > c->bytes - off)
             return fw_bad(c, "bytes", "below 4, not a multiple of 4, or past the stream's end");
-        if (op != FW_CMD_GEMM && op != FW_CMD_CONV2D)
+        if (op != FW_CMD_GEMM && op != FW_CMD_CONV2D && op != FW_CMD_REDUCE)
             return fw_bad(c, "op", "unknown command");
         if (op == FW_CMD_CONV2D && c->version < 2)
             return fw_bad(c, "op", "CONV2D needs a version 2 stream");
-        if (bytes != (op == FW_CMD_GEMM ? FW_GEMM_BYTES : FW_CONV_BYTES))
+        if (op == FW_CMD_REDUCE && c->version < 4)
+            return fw_bad(c, "op", "REDUCE needs a version 4 stream");
+        if (!command_size(op, bytes))
             return fw_bad(c, "bytes", "not the command's size");
-        if (load(c, off, raw, bytes) ||
-            (op == FW_CMD_GEMM ? fw_gemm(c, raw, run) : fw_conv(c, raw, run)))
+        if (load(c, off, raw, bytes) || (op == FW_CMD_GEMM     ? fw_gemm(c, raw, run)
+                                         : op == FW_CMD_CONV2D ? fw_conv(c, raw, run)
+                                                               : fw_reduce(c, raw, bytes, run)))
             return c->res->code;
         if (run && fw_push(c, TPU_OP_SYNC, 0, 0, 0, 0, 0, 0))
             return c->res->code;

@@ -32,9 +32,9 @@ typedef struct fw_hal {
  * structure they belong to. */
 
 #define FW_STREAM_MAGIC 0x53555054u /* the bytes "TPUS" */
-/* Version 2 added CONV2D, version 3 the BF16 and OUT_BF16 flags; versions 1 (GEMM only) and 2
- * are still accepted. */
-#define FW_STREAM_VERSION 3u
+/* Version 2 added CONV2D, version 3 the BF16 and OUT_BF16 flags, version 4 REDUCE; versions 1
+ * (GEMM only) to 3 are still accepted. */
+#define FW_STREAM_VERSION 4u
 #define FW_STREAM_VERSION_MIN 1u
 
 /* Header: FW_HEADER_BYTES bytes at the start of the stream, all u32. */
@@ -58,7 +58,7 @@ enum fw_buffer_field {
 
 /* Commands: after the buffer table, back to back. Every command starts with u16 op, u16 bytes
  * (the command's length, header included, a multiple of 4). */
-enum fw_command_op { FW_CMD_GEMM = 1, FW_CMD_CONV2D = 2 };
+enum fw_command_op { FW_CMD_GEMM = 1, FW_CMD_CONV2D = 2, FW_CMD_REDUCE = 3 };
 enum fw_command_field { FW_CMD_OP = 0, FW_CMD_BYTES = 2 };
 
 /* GEMM: C[m x n] = act(A[m x k] . B[k x n] (+ bias)), all row-major with a leading dimension
@@ -202,6 +202,30 @@ static inline uint64_t fw_conv_tiles(uint32_t kh, uint32_t kw, uint32_t c, int p
     const uint64_t h = kh, w = kw, ch = c;
     return packed ? h * ((w * ch + n - 1) / n) : h * w * ((ch + n - 1) / n);
 }
+
+/* REDUCE (stream version 4): the element-wise sum of `sources` buffers of `elements` 32-bit
+ * elements, added in source order, written to each of `destinations` buffers:
+ *   dst_d[e] = ((src_0[e] + src_1[e]) + src_2[e]) + ... for e < elements, every d
+ * in int32 (wrapping), or with FW_REDUCE_F32 in fp32 (each add docs/isa.md's fp32_add: rounded
+ * to nearest even, subnormals read and returned as zeros, NaN the canonical one; one source is
+ * copied bit for bit). The operands, (buffer index, byte offset) pairs, follow the fixed fields:
+ * the sources, then the destinations; the command is FW_REDUCE_BYTES(sources, destinations)
+ * bytes. Each operand is 4-byte aligned. A destination is either one of the sources (the same
+ * address: in place) or apart from all of them, and apart from the other destinations. The
+ * all-reduce of data-parallel replicas: each core sums its slice of every replica's buffer and
+ * writes the sum into the first replica's, in place, which all of them read. All u32. */
+enum fw_reduce_field {
+    FW_REDUCE_FLAGS = 4,
+    FW_REDUCE_ELEMENTS = 8,
+    FW_REDUCE_SOURCES = 12,
+    FW_REDUCE_DESTINATIONS = 16,
+    FW_REDUCE_OPERANDS = 20, /* u32 buf, u32 off per operand */
+    FW_REDUCE_OPERAND_BYTES = 8
+};
+#define FW_REDUCE_MAX 8u /* sources, and destinations, at most */
+#define FW_REDUCE_BYTES(sources, destinations) \
+    (FW_REDUCE_OPERANDS + FW_REDUCE_OPERAND_BYTES * ((sources) + (destinations)))
+enum fw_reduce_flag { FW_REDUCE_F32 = 1u << 0, FW_REDUCE_FLAGS_ALL = FW_REDUCE_F32 };
 
 /* ------------------------------------------------------------ cost model -- */
 /* Control-processor cycles (hal->spend): once per stream for reading the ID registers, header

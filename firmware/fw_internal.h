@@ -1,6 +1,7 @@
 /* fw_internal.h - what the firmware's files share (internal to firmware/): the context of one
  * stream, the core's configuration, pushing instructions and failing with a named field. The
- * GEMM schedule is in gemm.c, the CONV2D schedule in conv.c, the stream walk in firmware.c. */
+ * GEMM schedule is in gemm.c, the CONV2D schedule in conv.c, REDUCE's in reduce.c, the stream walk
+ * in firmware.c. */
 #ifndef TPU_FIRMWARE_FW_INTERNAL_H
 #define TPU_FIRMWARE_FW_INTERNAL_H
 
@@ -76,5 +77,7 @@ fw_range fw_stream_range(const fw_ctx *c);
  * it into core instructions. */
 int fw_gemm(fw_ctx *c, const uint8_t *raw, bool run);
 int fw_conv(fw_ctx *c, const uint8_t *raw, bool run);
+/* The same for REDUCE, of bytes bytes (its size depends on its operand counts). */
+int fw_reduce(fw_ctx *c, const uint8_t *raw, uint32_t bytes, bool run);
 
 #endif

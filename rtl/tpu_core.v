@@ -4,7 +4,8 @@
 // store = tpu_dma_wr), the unified buffer, accumulators, weight FIFO and activation parameters,
 // and the memory port (docs/isa.md "Ports of tpu_core").
 // Memory ports: UB w0 load, w1 activate, zero port the load unit's ZERO, r0 MXU, r1 store; ACC
-// write MXU, r0 activate, r1 store.
+// write MXU or the load unit's RD_ACC (the sequencer never lets both write: a plain mux), r0
+// activate, r1 store.
 module tpu_core #(
     parameter N = 16,
     parameter UB_ROWS = 16384,
@@ -196,6 +197,15 @@ module tpu_core #(
     wire acc_w_en, acc_w_accumulate, acc_w_bf16, acc_r0_en, acc_r1_en;
     wire [`TPU_INSN_B_W-1:0] acc_w_addr, acc_r0_addr, acc_r1_addr;
     wire [32*N-1:0] acc_w_data, acc_r0_data, acc_r1_data;
+    // The write port's two sources: the MXU's results and RD_ACC's rows.
+    wire mx_acc_en, mx_acc_accumulate, mx_acc_bf16, ld_acc_en, ld_acc_accumulate, ld_acc_bf16;
+    wire [`TPU_INSN_B_W-1:0] mx_acc_addr, ld_acc_addr;
+    wire [32*N-1:0] mx_acc_data, ld_acc_data;
+    assign acc_w_en = mx_acc_en || ld_acc_en;
+    assign acc_w_addr = ld_acc_en ? ld_acc_addr : mx_acc_addr;
+    assign acc_w_accumulate = ld_acc_en ? ld_acc_accumulate : mx_acc_accumulate;
+    assign acc_w_bf16 = ld_acc_en ? ld_acc_bf16 : mx_acc_bf16;
+    assign acc_w_data = ld_acc_en ? ld_acc_data : mx_acc_data;
 
     tpu_acc #(
         .N(N),
@@ -294,6 +304,7 @@ module tpu_core #(
         .cmd_len(cmd_len),
         .cmd_stride(cmd_stride),
         .cmd_bf16(cmd_flags[`TPU_F_BF16_BIT]),
+        .cmd_acc(cmd_flags[`TPU_F_ACC_BIT]),
         .done(ld_done),
         .fault(ld_fault),
         .zero_valid(zr_valid),
@@ -321,7 +332,12 @@ module tpu_core #(
         .wf_push(wf_push),
         .prm_en(prm_en),
         .prm_sel(prm_sel),
-        .prm_data(prm_data)
+        .prm_data(prm_data),
+        .acc_en(ld_acc_en),
+        .acc_addr(ld_acc_addr),
+        .acc_accumulate(ld_acc_accumulate),
+        .acc_bf16(ld_acc_bf16),
+        .acc_data(ld_acc_data)
     );
 
     // MATMUL in flight are counted by the sequencer; the MXU's own count is not needed.
@@ -353,11 +369,11 @@ module tpu_core #(
         .ub_addr(ub_r0_addr),
         .ub_pair(ub_r0_pair),
         .ub_data(ub_r0_data),
-        .acc_en(acc_w_en),
-        .acc_addr(acc_w_addr),
-        .acc_accumulate(acc_w_accumulate),
-        .acc_bf16(acc_w_bf16),
-        .acc_data(acc_w_data),
+        .acc_en(mx_acc_en),
+        .acc_addr(mx_acc_addr),
+        .acc_accumulate(mx_acc_accumulate),
+        .acc_bf16(mx_acc_bf16),
+        .acc_data(mx_acc_data),
         .row_fire(row_fire),
         .weight_stall(weight_stall),
         .busy(mxu_busy_unused)

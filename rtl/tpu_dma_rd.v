@@ -1,7 +1,7 @@
 `default_nettype none
 `include "tpu_isa.vh"
-// Load unit: RD_HOST, RD_WEIGHT and RD_PARAMS (docs/isa.md), up to LD_SLOTS instructions in flight,
-// and ZERO beside them.
+// Load unit: RD_HOST, RD_WEIGHT, RD_PARAMS and RD_ACC (docs/isa.md), up to LD_SLOTS instructions in
+// flight, and ZERO beside them.
 // The zero engine takes one ZERO at a time through its own handshake (zero_valid/ready, the
 // cmd_* fields) and sets its rows to zero through the UB's zero port, one per cycle from the
 // cycle after it is taken, without reading memory; zero_done pulses with the last row, and the
@@ -15,19 +15,22 @@
 //   overlap), for the largest k whose rows fit one write-back cycle (k*S <= 4 UB rows for an
 //   RD_HOST, S = ceil(len / N); k*S <= WF_ROWS for an RD_WEIGHT, S = 1, or 2 with BF16: its
 //   rows are 2N bytes) and whose bytes fit the 4N-byte bus, capped by the rows left; RD_PARAMS
-//   takes k = 1. It takes the next instruction in the cycle it issues the last request of the
-//   current one, so the memory's latency overlaps across instructions too.
+//   and RD_ACC (one ACC row per write-back cycle) take k = 1. It takes the next instruction in
+//   the cycle it issues the last request of the current one, so the memory's latency overlaps
+//   across instructions too.
 // - Write-back side: responses come back in request order (one id) and are written, in order, to
 //   the destination of the oldest descriptor the cycle after they arrive, all the k rows of one
 //   response in that cycle: an RD_HOST's k*S UB rows b + i*S .. through the UB's wide load port,
-//   an RD_WEIGHT's tile rows i .. i+k-1 through the FIFO's wide port (wf_bf16: as bf16), or a
-//   parameter row. Memory row l of the response is its bytes l*stride .. (so the descriptor keeps
-//   the stride's low bits, all a k > 1 needs) with bytes >= len forced to zero, at bytes l*S*N of
-//   the written data (an RD_HOST's UB row s: bytes s*N of it). Done (with fault) pulses with the
+//   an RD_WEIGHT's tile rows i .. i+k-1 through the FIFO's wide port (wf_bf16: as bf16), a
+//   parameter row, or an RD_ACC's ACC row b + i through the accumulators' write port (added to
+//   the row with acc_accumulate, in fp32 with acc_bf16; the sequencer keeps the MXU off it).
+//   Memory row l of the response is its bytes l*stride .. (so the descriptor keeps the stride's
+//   low bits, all a k > 1 needs) with bytes >= len forced to zero, at bytes l*S*N of the written
+//   data (an RD_HOST's UB row s: bytes s*N of it). Done (with fault) pulses with the
 //   last write of an instruction, or with its tile push, and retires the descriptor.
-// A response with err is written as zero rows (all the rows it carries), so the result never
-// depends on what a failing memory drives on rdata; the instruction still runs to the end and
-// raises fault with done.
+// A response with err is written as zero rows (all the rows it carries; an ACC row not added to),
+// so the result never depends on what a failing memory drives on rdata; the instruction still
+// runs to the end and raises fault with done.
 // Responses cannot be held, so an RD_WEIGHT issues no request before it has reserved a free tile:
 // the FIFO's tiles plus those reserved and not yet pushed must be below WFIFO_TILES. Its rows
 // below `rows` come from memory and the rest are zeros, written in cycles with no response once
@@ -53,6 +56,7 @@ module tpu_dma_rd #(
     input wire [`TPU_INSN_LEN_W-1:0] cmd_len,
     input wire [`TPU_INSN_STRIDE_W-1:0] cmd_stride,
     input wire cmd_bf16,
+    input wire cmd_acc,  // RD_ACC: add to the ACC rows
     output reg done,
     output reg fault,
     // ZERO: the zero engine's handshake and done, and the UB zero port
@@ -85,7 +89,13 @@ module tpu_dma_rd #(
     // activation parameter registers
     output reg prm_en,
     output wire [1:0] prm_sel,
-    output wire [32*N-1:0] prm_data
+    output wire [32*N-1:0] prm_data,
+    // accumulator write port (RD_ACC)
+    output reg acc_en,
+    output wire [`TPU_INSN_B_W-1:0] acc_addr,
+    output reg acc_accumulate,
+    output reg acc_bf16,
+    output wire [32*N-1:0] acc_data
 );
     // The fields' widths (rtl/tpu_isa.toml).
     localparam ROWS_W = `TPU_INSN_ROWS_W, B_W = `TPU_INSN_B_W, LEN_W = `TPU_INSN_LEN_W;
@@ -105,8 +115,8 @@ module tpu_dma_rd #(
     localparam [CW-1:0] CNT_ONE = 1;
     localparam [2:0] SPAN_ONE = 1;
     localparam WDW = 8 * N * LANES;  // the written data
-    // descriptor: {ub, wf, prm, bf16}, per, rows, base, len, stride's low bits
-    localparam DW = 4 + CW + ROWS_W + B_W + LEN_W + SW;
+    // descriptor: {ub, wf, prm, acc, accumulate, bf16}, per, rows, base, len, stride's low bits
+    localparam DW = 6 + CW + ROWS_W + B_W + LEN_W + SW;
 
     // UB rows an RD_HOST row of len bytes fills: S = ceil(len / N), 1..4 (len <= 4N).
     function [2:0] span_of(input [LEN_W-1:0] len);
@@ -198,6 +208,8 @@ module tpu_dma_rd #(
         cmd_op == `TPU_OP_RD_HOST,
         cmd_op == `TPU_OP_RD_WEIGHT,
         cmd_op == `TPU_OP_RD_PARAMS,
+        cmd_op == `TPU_OP_RD_ACC,
+        cmd_acc,
         cmd_bf16,
         cmd_per,
         cmd_rows,
@@ -209,9 +221,11 @@ module tpu_dma_rd #(
     wire h_ub = d_head[DW-1];
     wire h_wf = d_head[DW-2];
     wire h_prm = d_head[DW-3];
-    wire h_bf16 = d_head[DW-4];
-    wire [CW-1:0] h_per = d_head[DW-5-:CW];
-    wire [ROWS_W-1:0] h_rows = d_head[DW-5-CW-:ROWS_W];
+    wire h_acc = d_head[DW-4];
+    wire h_accumulate = d_head[DW-5];
+    wire h_bf16 = d_head[DW-6];
+    wire [CW-1:0] h_per = d_head[DW-7-:CW];
+    wire [ROWS_W-1:0] h_rows = d_head[DW-7-CW-:ROWS_W];
     wire [B_W-1:0] h_base = d_head[SW+LEN_W+B_W-1:SW+LEN_W];
     wire [LEN_W-1:0] h_len = d_head[SW+LEN_W-1:SW];
     wire [SW-1:0] h_stride = d_head[SW-1:0];
@@ -241,7 +255,8 @@ module tpu_dma_rd #(
     reg [ROWS_W-1:0] zeros;  // RD_WEIGHT: zero rows written after its `rows` rows
     reg err_seen;
 
-    // The row being written: one data register and one row index serve all three destinations.
+    // The row being written: one data register serves all four destinations, one row index the
+    // tile and parameter rows (ub_addr is also the ACC row's).
     reg [WDW-1:0] wdata;
     reg [8:0] wrow;
 
@@ -275,6 +290,8 @@ module tpu_dma_rd #(
     assign ub_data = wdata[32*N-1:0];
     assign wf_data = wdata[8*N*WF_ROWS-1:0];
     assign prm_data = wdata[32*N-1:0];
+    assign acc_addr = ub_addr;
+    assign acc_data = wdata[32*N-1:0];
     assign wf_row = wrow;
     assign prm_sel = wrow[1:0];
 
@@ -314,6 +331,7 @@ module tpu_dma_rd #(
             ub_en <= 1'b0;
             wf_en <= 1'b0;
             prm_en <= 1'b0;
+            acc_en <= 1'b0;
             wf_push <= 1'b0;
             done <= 1'b0;
             fault <= 1'b0;
@@ -324,6 +342,7 @@ module tpu_dma_rd #(
             ub_en <= rsp_valid && h_ub;
             wf_en <= (rsp_valid && h_wf) || fill_zero;
             prm_en <= rsp_valid && h_prm;
+            acc_en <= rsp_valid && h_acc;
             wf_push <= complete && h_wf;
             done <= complete;
             fault <= complete && (err_seen || (rsp_valid && rsp_err));
@@ -333,6 +352,8 @@ module tpu_dma_rd #(
                 wrow <= received[8:0];
                 wf_rows <= rsp_rows[WCW-1:0];
                 wf_bf16 <= h_bf16;
+                acc_accumulate <= h_accumulate && !rsp_err;
+                acc_bf16 <= h_bf16;
                 // Bytes k >= len are zero, all of them after an error.
                 wdata <= rsp_err ? {WDW{1'b0}} : rsp_lanes;
             end else if (fill_zero) begin

@@ -22,7 +22,9 @@
 // frees its record in the same cycle, so a dependent instruction issues in the cycle its producer
 // completes: every unit signals done no earlier than the clock edge of its last write, and a
 // newly issued unit reads or writes at the earliest one cycle later. The load unit may hold
-// fewer than LD_SLOTS loads (its cmd_ready says when it takes one), never more.
+// fewer than LD_SLOTS loads (its cmd_ready says when it takes one), never more. The MXU and the
+// load unit's RD_ACC share the accumulators' write port: an RD_ACC waits until no MATMUL is in
+// flight, and a MATMUL while an RD_ACC is (a unit stall, whatever their rows).
 //
 // Errors: a failing check at the head, or a unit's fault, stops the sequencer and records the
 // code and the instruction's index (the oldest instruction wins); nothing issues after it, the
@@ -53,7 +55,7 @@ module tpu_seq #(
     output wire [`TPU_INSN_B_W-1:0] cmd_b,
     output wire [`TPU_INSN_LEN_W-1:0] cmd_len,
     output wire [`TPU_INSN_STRIDE_W-1:0] cmd_stride,
-    // load unit: RD_HOST, RD_WEIGHT, RD_PARAMS
+    // load unit: RD_HOST, RD_WEIGHT, RD_PARAMS, RD_ACC
     output wire ld_valid,
     input wire ld_ready,
     input wire ld_done,
@@ -163,6 +165,7 @@ module tpu_seq #(
     wire d_sync = d_op == `TPU_OP_SYNC;
     wire d_halt = d_op == `TPU_OP_HALT;
     wire d_zero = d_op == `TPU_OP_ZERO;
+    wire d_rda = d_op == `TPU_OP_RD_ACC;
     wire d_src_acc = d_flags[`TPU_F_SRC_ACC_BIT];
     wire d_pool = d_flags[`TPU_F_POOL_BIT];
     wire d_bf16 = d_flags[`TPU_F_BF16_BIT];
@@ -202,6 +205,7 @@ module tpu_seq #(
                           : d_stride != 0);
             d_zero:
             d_bad = (d_flags & ~`TPU_OP_ZERO_FLAGS) != 0 || d_rows == 0 || d_a != 0 || !d_ab_zero;
+            d_rda: d_bad = (d_flags & ~`TPU_OP_RD_ACC_FLAGS) != 0 || d_rows == 0 || !d_len_4n;
             d_wr:
             d_bad = (d_flags & ~(d_src_acc ? `TPU_OP_WR_HOST_FLAGS : {`TPU_INSN_FLAGS_W{1'b0}})) != 0
                           || d_rows == 0 || !(d_src_acc ? d_len_4n : d_len_bus);
@@ -230,7 +234,7 @@ module tpu_seq #(
         (d_rdh || d_wr) ? {{STEP_W{1'b0}}, d_rows} * {{(UBN_W - 3) {1'b0}}, d_span} :
         {{STEP_W{1'b0}}, d_rows};
     wire [A_W:0] d_ub_hi = {1'b0, d_ub_lo} + {{(A_W + 1 - UBN_W) {1'b0}}, d_ub_n};
-    wire d_acc_v = d_mm || d_act || (d_wr && d_src_acc);
+    wire d_acc_v = d_mm || d_act || (d_wr && d_src_acc) || d_rda;
     wire [ROWS_W+PSTEP_W-1:0] d_pool_steps = {{PSTEP_W{1'b0}}, d_rows_m1} * {{ROWS_W{1'b0}}, d_pstep};
     wire [PH_W-1:0] d_ph_m1 = d_ph - 1;
     wire [PH_W+PITCH_W-1:0] d_pool_pitches = {{PITCH_W{1'b0}}, d_ph_m1} * {{PH_W{1'b0}}, d_pitch};
@@ -239,7 +243,7 @@ module tpu_seq #(
         {{(POOL_W - PH_W - PITCH_W) {1'b0}}, d_pool_pitches} + {{(POOL_W - PW_W) {1'b0}}, d_pw} :
         {{(POOL_W - ROWS_W) {1'b0}}, d_rows};
     wire [A_W:0] d_acc_hi = {{(A_W + 1 - B_W) {1'b0}}, d_b} + {{(A_W + 1 - POOL_W) {1'b0}}, d_acc_n};
-    wire d_mem_v = d_rdh || d_rdw || d_rdp || d_wr;
+    wire d_mem_v = d_rdh || d_rdw || d_rdp || d_wr || d_rda;
     wire [MEMHI_W-1:0] d_mem_hi = {{(MEMHI_W - A_W) {1'b0}}, d_a} +
         {{(MEMHI_W - ROWS_W) {1'b0}}, d_rows_m1} * {{(MEMHI_W - STRIDE_W) {1'b0}}, d_stride} +
         {{(MEMHI_W - LEN_W) {1'b0}}, d_len};
@@ -248,7 +252,7 @@ module tpu_seq #(
 
     reg [`TPU_FAULT_W-1:0] d_code;
     always @* begin
-        if (!(d_rdh || d_rdw || d_rdp || d_mm || d_act || d_wr || d_sync || d_halt || d_zero))
+        if (!(d_rdh || d_rdw || d_rdp || d_mm || d_act || d_wr || d_sync || d_halt || d_zero || d_rda))
             d_code = `TPU_FAULT_ILLEGAL_OPCODE;
         else if (d_bad) d_code = `TPU_FAULT_BAD_OPERAND;
         else if (d_ub_v && d_ub_hi > UB_LIM) d_code = `TPU_FAULT_UB_RANGE;
@@ -258,7 +262,7 @@ module tpu_seq #(
 
     // Only the footprints of instructions that pass every check are ever compared, and those
     // have their upper bounds within UB_ROWS, ACC_ROWS and MEM_SIZE: A_W (32) bits each. Writers: UB
-    // RD_HOST, ZERO and ACTIVATE, ACC MATMUL, memory WR_HOST, parameters RD_PARAMS.
+    // RD_HOST, ZERO and ACTIVATE, ACC MATMUL and RD_ACC, memory WR_HOST, parameters RD_PARAMS.
 
     // ------------------------------------------------------------- head register
     reg h_valid;
@@ -277,6 +281,7 @@ module tpu_seq #(
     reg h_zr;
     reg h_sys;
     reg h_rdw;
+    reg h_rda;
     reg h_halt;
     reg [`TPU_FAULT_W-1:0] h_code;
     reg [MEMHI_W-1:0] h_mem_hi;  // end of the memory range, for the MEM_SIZE check
@@ -305,6 +310,7 @@ module tpu_seq #(
     localparam [LDP-1:0] LDP_ONE = 1;
     localparam [LD_SLOTS-1:0] LD_BIT0 = 1;
     reg [LD_SLOTS-1:0] ld_v;
+    reg [LD_SLOTS-1:0] ld_rda;  // the slot's load is an RD_ACC
     reg [31:0] ld_pcs[0:LD_SLOTS-1];
     reg [LDP-1:0] ld_wp;  // next slot to fill
     reg [LDP-1:0] ld_rp;  // oldest load, freed by the next ld_done
@@ -350,13 +356,17 @@ module tpu_seq #(
     wire ac_busy = ac_v && !ac_done;
     wire zr_busy = zr_v && !zr_done;
     wire [MXU_SLOTS-1:0] mx_busy = mx_v & ~({{(MXU_SLOTS - 1) {1'b0}}, mx_done} << mx_rp);
+    // The ACC write port is the MXU's and RD_ACC's: neither issues while the other is in flight.
+    wire rda_busy = (ld_busy & ld_rda) != {LD_SLOTS{1'b0}};
+    wire mx_any = mx_busy != {MXU_SLOTS{1'b0}};
     wire idle = ld_busy == {LD_SLOTS{1'b0}} && !st_busy && !ac_busy && !zr_busy &&
         mx_busy == {MXU_SLOTS{1'b0}};
 
     // Hazards of the head against the other units' instructions in flight. Loads are exempt
-    // among themselves like MATMULs: they read only memory, which no load writes, and write UB
-    // rows, tiles or parameters in program order (the load unit writes back in order), so a
-    // younger load overwriting an older one's rows leaves the younger one's data, as in order.
+    // among themselves like MATMULs: they read memory, which no load writes, and ACC rows only in
+    // RD_ACC's read-modify-write as they write them, and they write UB rows, ACC rows, tiles or
+    // parameters in program order (the load unit writes back in order), so a younger load
+    // overwriting an older one's rows leaves the younger one's data, as in order.
     // An ACTIVATE, WR_HOST or ZERO is not compared with its own unit's record either: that unit
     // takes it only once idle (or finishing). A ZERO and a load are compared: the zero engine
     // writes its rows at once, not in order with the loads' responses.
@@ -417,8 +427,8 @@ module tpu_seq #(
 
     // ------------------------------------------------------------------- issue
     wire go = h_valid && !halted && !stop && !ld_err && !st_err && h_err == `TPU_FAULT_NONE;
-    assign ld_valid = go && h_ld && ld_busy != {LD_SLOTS{1'b1}} && !hazard;
-    assign mx_valid = go && h_mm && mx_busy != {MXU_SLOTS{1'b1}} && !hazard;
+    assign ld_valid = go && h_ld && ld_busy != {LD_SLOTS{1'b1}} && !(h_rda && mx_any) && !hazard;
+    assign mx_valid = go && h_mm && mx_busy != {MXU_SLOTS{1'b1}} && !rda_busy && !hazard;
     assign ac_valid = go && h_act && !ac_busy && !hazard;
     assign st_valid = go && h_wr && !st_busy && !hazard;
     assign zr_valid = go && h_zr && !zr_busy && !hazard;
@@ -478,13 +488,14 @@ module tpu_seq #(
             h_b <= d_b;
             h_len <= d_len;
             h_stride <= d_stride;
-            h_ld <= d_rdh || d_rdw || d_rdp;
+            h_ld <= d_rdh || d_rdw || d_rdp || d_rda;
             h_mm <= d_mm;
             h_act <= d_act;
             h_wr <= d_wr;
             h_zr <= d_zero;
             h_sys <= d_sync || d_halt;
             h_rdw <= d_rdw;
+            h_rda <= d_rda;
             h_halt <= d_halt;
             h_code <= d_code;
             h_mem_hi <= d_mem_hi;
@@ -493,7 +504,7 @@ module tpu_seq #(
             h_ub_lo <= d_ub_lo;
             h_ub_hi <= d_ub_hi[A_W-1:0];
             h_acc_v <= d_acc_v;
-            h_acc_w <= d_mm;
+            h_acc_w <= d_mm || d_rda;
             h_acc_lo <= {{(A_W - B_W) {1'b0}}, d_b};
             h_acc_hi <= d_acc_hi[A_W-1:0];
             h_mem_v <= d_mem_v;
@@ -556,7 +567,10 @@ module tpu_seq #(
             r_prm_v[rec_wi]  <= h_prm_v;
             r_prm_w[rec_wi]  <= h_prm_w;
         end
-        if (ld_issue) ld_pcs[ld_wp] <= h_pc;
+        if (ld_issue) begin
+            ld_pcs[ld_wp] <= h_pc;
+            ld_rda[ld_wp] <= h_rda;
+        end
         if (st_issue) st_pc <= h_pc;
     end
 endmodule

@@ -8,8 +8,8 @@
  * submission starts at the device cycle where its batch's previous one stopped, whatever the
  * host threads' timing: the simulated cycles are the same from run to run. The driver is
  * called under one lock. The replicas of a data-parallel package meet at its all-reduces
- * there too: a batch waiting for its peers is not busy, and the last to arrive combines for
- * all. */
+ * there too: a batch waiting for its peers is not busy; the cores sum what they can
+ * (allreduce.c), and the last to arrive combines the rest on the host for all. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
@@ -34,6 +34,8 @@ struct rt_sched {
     hlo_array *const *ops[TPUSIM_CORES_MAX];
     hlo_array **outs[TPUSIM_CORES_MAX];
     const char *failed[TPUSIM_CORES_MAX]; /* per replica released: NULL, or why it failed */
+    int peer[TPUSIM_CORES_MAX];           /* that failure is a peer's (not the combination's) */
+    int bad;                              /* the first replica that failed its part, or -1 */
     char why[512];
 };
 
@@ -62,8 +64,9 @@ tpu_status rt_sched_wait(rt_replica *r)
     return r->outcome;
 }
 
-/* Releases the replicas at the all-reduce, each failing with s->failed[i] (set by the caller)
- * when not NULL: those that wait (all but self, the caller if it arrived) are busy again. */
+/* Releases the replicas at the all-reduce's meeting, each failing with s->failed[i] (set by
+ * the caller) when not NULL: those that wait (all but self, the caller if it arrived) are busy
+ * again. */
 static void release(rt_sched *s, int self)
 {
     for (uint32_t i = 0; i < s->n; i++)
@@ -72,6 +75,7 @@ static void release(rt_sched *s, int self)
             s->busy += (int)i != self;
         }
     s->arrived = 0;
+    s->bad = -1;
     pthread_cond_broadcast(&s->met);
 }
 
@@ -94,11 +98,56 @@ static void combine(rt_sched *s, const tpurt *rt, const hlo_instr *in)
             else
                 why = "out of host memory";
         }
-    for (uint32_t i = 0; i < s->n; i++)
+    for (uint32_t i = 0; i < s->n; i++) {
         s->failed[i] = why;
+        s->peer[i] = 0;
+    }
 }
 
-/* hlo_eval_hooks.all_reduce: waits for the other replicas (tpurt_run_batches). */
+/* Replica r, holding the lock, meets its peers at all-reduce in: it waits, not busy, until all
+ * have arrived. The last to arrive decides for all: if a replica failed its own part (failed;
+ * its message in its msg), every one fails; else with host set it combines the operands on the
+ * host. A replica that ended (by an error, or without reaching the all-reduce) releases them
+ * with an error. Returns 0, or -1 with err filled and *peer set when a peer's failure is the
+ * cause. */
+static int meet(rt_sched *s, rt_replica *r, const hlo_instr *in, int host, hlo_array *const *ops,
+                hlo_array **outs, int failed, int *peer, hlo_error *err)
+{
+    const uint32_t me = (uint32_t)(r - r->rt->replicas);
+    *peer = 1;
+    if (s->ended >= 0)
+        return hlo_errorf(err, "replica %d ended without reaching it", s->ended);
+    s->ops[me] = ops;
+    s->outs[me] = outs;
+    s->failed[me] = NULL;
+    s->peer[me] = 0;
+    if (failed && (s->bad < 0 || (int)me < s->bad))
+        s->bad = (int)me;
+    if (++s->arrived == s->n) {
+        if (s->bad >= 0) {
+            snprintf(s->why, sizeof s->why, "replica %d failed at it", s->bad);
+            for (uint32_t i = 0; i < s->n; i++) {
+                s->failed[i] = s->why;
+                s->peer[i] = 1;
+            }
+        } else if (host) {
+            combine(s, r->rt, in);
+        }
+        release(s, (int)me);
+    } else {
+        s->busy--;
+        pthread_cond_signal(&s->idle);
+        while (s->ops[me])
+            pthread_cond_wait(&s->met, &s->mu);
+    }
+    *peer = s->peer[me];
+    const char *why = s->failed[me];
+    return why ? hlo_errorf(err, "%s", why) : 0;
+}
+
+/* hlo_eval_hooks.all_reduce: meets the other replicas (tpurt_run_batches); the sums on the
+ * cores (allreduce.c: each replica writes its operands, they meet, each core sums its slice,
+ * they meet again, each reads its sums back) or on the host. */
 static int all_reduce_hook(void *ctx, const hlo_instr *in, hlo_array *const *operands,
                            int n_operands, hlo_array **outs, int n_outs, hlo_error *err)
 {
@@ -115,29 +164,26 @@ static int all_reduce_hook(void *ctx, const hlo_instr *in, hlo_array *const *ope
         }
         return 0;
     }
-    const uint32_t me = (uint32_t)(r - r->rt->replicas);
+    const int layer = rt_reduce_layer(r->rt, in);
+    tpurt_status own = TPURT_OK; /* this replica's device work */
+    int peer = 0;
     pthread_mutex_lock(&s->mu);
-    if (s->ended >= 0) {
-        pthread_mutex_unlock(&s->mu);
-        r->peer_failed = 1;
-        return hlo_errorf(err, "replica %d ended without reaching it", s->ended);
+    if (layer >= 0)
+        own = rt_reduce_write(r, (uint32_t)layer, operands);
+    int rc = meet(s, r, in, layer < 0, operands, outs, own != TPURT_OK, &peer, err);
+    if (!rc && layer >= 0) {
+        pthread_mutex_unlock(&s->mu); /* the submission takes the lock */
+        own = rt_reduce_run(r, (uint32_t)layer);
+        pthread_mutex_lock(&s->mu);
+        rc = meet(s, r, in, 0, operands, outs, own != TPURT_OK, &peer, err);
+        if (!rc && (own = rt_reduce_read(r, (uint32_t)layer, outs)) != TPURT_OK)
+            rc = hlo_errorf(err, "its sums could not be read");
     }
-    s->ops[me] = operands;
-    s->outs[me] = outs;
-    s->failed[me] = NULL;
-    if (++s->arrived == s->n) {
-        combine(s, r->rt, in);
-        release(s, (int)me);
-    } else {
-        s->busy--;
-        pthread_cond_signal(&s->idle);
-        while (s->ops[me])
-            pthread_cond_wait(&s->met, &s->mu);
-    }
-    const char *why = s->failed[me];
-    r->peer_failed = why && s->ended >= 0;
+    if (own != TPURT_OK)
+        r->hook_status = own; /* its message in r->msg */
+    r->peer_failed = rc && peer && own == TPURT_OK;
     pthread_mutex_unlock(&s->mu);
-    return why ? hlo_errorf(err, "%s", why) : 0;
+    return rc;
 }
 
 /* The host program's results against the output signatures, copied into the caller's buffers
@@ -179,6 +225,10 @@ static void count_host_work(void *ctx, const hlo_computation *c, const hlo_instr
     case HLO_OP_WHILE:
     case HLO_OP_CONDITIONAL:
     case HLO_OP_CUSTOM_CALL: return;
+    case HLO_OP_ALL_REDUCE: /* the cores' work when they sum it: its own layer */
+        if (rt_reduce_layer(((rt_replica *)ctx)->rt, in) >= 0)
+            return;
+        break;
     default: break;
     }
     rt_host_work *w = &((rt_replica *)ctx)->host_work;
@@ -261,8 +311,10 @@ static void *batch_thread(void *arg)
         s->ended = (int)(j->r - j->r->rt->replicas);
     if (s->arrived) { /* its peers at an all-reduce wait in vain */
         snprintf(s->why, sizeof s->why, "replica %d ended without reaching it", s->ended);
-        for (uint32_t i = 0; i < s->n; i++)
+        for (uint32_t i = 0; i < s->n; i++) {
             s->failed[i] = s->why;
+            s->peer[i] = 1;
+        }
         release(s, -1);
     }
     s->busy--;
@@ -276,7 +328,7 @@ static void *batch_thread(void *arg)
  * of the submission that stopped to its batch. */
 static tpurt_status run_side_by_side(tpurt *rt, batch_job *jobs, uint32_t n)
 {
-    rt_sched s = {.busy = n, .live = n, .n = n, .ended = -1};
+    rt_sched s = {.busy = n, .live = n, .n = n, .ended = -1, .bad = -1};
     pthread_mutex_init(&s.mu, NULL);
     pthread_cond_init(&s.idle, NULL);
     pthread_cond_init(&s.served, NULL);

@@ -118,6 +118,19 @@ static size_t extent(const tpub_xfer *x)
     return ((size_t)(x->rows - 1) * x->ld + x->cols) * dev_size(x->dev_type);
 }
 
+/* Do operations a and b count to one report layer? */
+static bool same_layer(const tpub_op *a, const tpub_op *b)
+{
+    if (!a || !b) /* an all-reduce the cores sum is a layer of its own */
+        return false;
+    if (a->kind != b->kind || strcmp(rt_op_name(a), rt_op_name(b)))
+        return false;
+    if (a->kind == TPUB_OP_CONV2D)
+        return a->conv.flags == b->conv.flags;
+    return a->gemm.flags == b->gemm.flags && a->gemm.m == b->gemm.m && a->gemm.k == b->gemm.k &&
+           a->gemm.n == b->gemm.n;
+}
+
 tpurt_status rt_segments_init(tpurt *rt)
 {
     const tpub_package *pkg = rt->pkg;
@@ -129,6 +142,16 @@ tpurt_status rt_segments_init(tpurt *rt)
             l->segment = k;
             l->index = g;
         }
+    }
+    if (!(rt->lines = calloc(rt->n_layers + 1, sizeof *rt->lines)))
+        return rt_fail(rt, TPURT_E_NOMEM, "out of host memory");
+    for (uint32_t i = 0; i < rt->n_layers; i++) {
+        rt_layer *l = &rt->layers[i];
+        l->line = 0;
+        while (l->line < rt->n_lines && !same_layer(rt->layers[rt->lines[l->line]].op, l->op))
+            l->line++;
+        if (l->line == rt->n_lines)
+            rt->lines[rt->n_lines++] = i;
     }
     return TPURT_OK;
 }
@@ -317,9 +340,7 @@ static tpurt_status read_output(rt_replica *r, uint32_t k, uint32_t j, const hlo
     return TPURT_OK;
 }
 
-/* Submits one operation on r's core and adds what it measured to its layer, its core and the
- * totals. */
-static tpurt_status run_op(rt_replica *r, uint32_t layer)
+tpu_status rt_submit(rt_replica *r, uint32_t layer, const tpu_cost *cost)
 {
     tpurt *rt = r->rt;
     rt_layer *l = &rt->layers[layer];
@@ -333,8 +354,8 @@ static tpurt_status run_op(rt_replica *r, uint32_t layer)
     if (s == TPU_OK) {
         l->submissions++;
         l->cycles += perf.cycles;
-        l->ideal += l->cost.ideal_cycles;
-        l->bound += l->cost.bound_cycles;
+        l->ideal += cost->ideal_cycles;
+        l->bound += cost->bound_cycles;
         rt->stats.submissions++;
         rt->stats.verified += perf.verified != 0;
         rt->stats.cycles += perf.cycles;
@@ -347,6 +368,14 @@ static tpurt_status run_op(rt_replica *r, uint32_t layer)
         c->mxu_busy += perf.counters[TPU_PERF_MXU_BUSY];
     }
     rt_sched_unlock(r);
+    return s;
+}
+
+/* Submits one operation on r's core. */
+static tpurt_status run_op(rt_replica *r, uint32_t layer)
+{
+    const rt_layer *l = &r->rt->layers[layer];
+    const tpu_status s = rt_submit(r, layer, &l->cost);
     if (s != TPU_OK) {
         char where[160];
         snprintf(where, sizeof where, "batch %llu, segment %u, %s %u '%s'",

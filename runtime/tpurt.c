@@ -235,7 +235,7 @@ static tpurt_status replica_streams(tpurt *rt, rt_replica *r)
     const uint64_t act_bytes = pkg->arena_bytes - pkg->const_bytes;
     if (!(r->streams = calloc(rt->n_layers + 1, sizeof *r->streams)))
         return rt_fail(rt, TPURT_E_NOMEM, "out of host memory for the command streams");
-    for (uint32_t i = 0; i < rt->n_layers; i++) {
+    for (uint32_t i = 0; i < rt->first_layer[pkg->n_segments]; i++) {
         rt_layer *l = &rt->layers[i];
         tpu_stream *s = r->streams[i] = tpu_stream_new();
         if (!s)
@@ -293,7 +293,7 @@ tpurt_status rt_replicas_init(tpurt *rt, int weights_per_core)
         if (st != TPURT_OK)
             return st;
     }
-    return TPURT_OK;
+    return rt_reduce_setup(rt);
 }
 
 void rt_replicas_free(tpurt *rt)
@@ -323,7 +323,8 @@ static tpurt_status setup_device(tpurt *rt, const tpurt_options *opts)
     rt->n_replicas = cfg.cores ? cfg.cores : 1;
     const uint64_t act_bytes = pkg->arena_bytes - pkg->const_bytes;
     const uint64_t each = opts->weights_per_core ? pkg->arena_bytes : act_bytes;
-    const uint64_t total = pkg->arena_bytes + (rt->n_replicas - 1) * each;
+    const uint64_t total = pkg->arena_bytes + (rt->n_replicas - 1) * each +
+                           (uint64_t)hlo_devices(rt->host) * rt->reduce_bytes;
     tpu_status s;
     if (opts->remote) {
         s = tpu_open_remote(opts->remote, &rt->dev, rt->msg, sizeof rt->msg);
@@ -379,10 +380,11 @@ static tpurt_status open_runtime(tpurt *rt, const tpurt_options *opts)
 
     for (uint32_t k = 0; k < pkg->n_segments; k++)
         rt->first_layer[k + 1] = rt->first_layer[k] + pkg->segments[k].n_ops;
-    rt->n_layers = rt->first_layer[pkg->n_segments];
+    rt->n_layers = rt->first_layer[pkg->n_segments] + rt_reduce_count(rt);
     if (!(rt->layers = calloc(rt->n_layers + 1, sizeof *rt->layers)) ||
         (st = rt_segments_init(rt)) != TPURT_OK)
         return st == TPURT_OK ? rt_fail(rt, TPURT_E_NOMEM, "out of host memory") : st;
+    rt_reduce_layers(rt);
     if ((st = setup_device(rt, opts)) == TPURT_OK && hlo_devices(rt->host) > rt->n_replicas)
         st = rt_fail(rt, TPURT_E_PACKAGE,
                      "the host program runs as %lld replicas, but the device has %u cores",
@@ -466,6 +468,7 @@ void tpurt_close(tpurt *rt)
     rt_replicas_free(rt);
     tpu_close(rt->dev); /* closes a trace still armed */
     free(rt->layers);
+    free(rt->lines);
     free(rt->first_layer);
     free(rt->inputs);
     free(rt->outputs);
@@ -535,7 +538,7 @@ tpurt_status tpurt_trace(tpurt *rt, const char *path, uint64_t from, uint64_t to
 
 /* ---------------------------------------------------------- statistics -- */
 
-uint32_t tpurt_n_layers(const tpurt *rt) { return rt ? rt->n_layers : 0; }
+uint32_t tpurt_n_layers(const tpurt *rt) { return rt ? rt->n_lines : 0; }
 
 tpurt_status tpurt_get_layer(tpurt *rt, uint32_t i, tpurt_layer *out)
 {
@@ -543,23 +546,33 @@ tpurt_status tpurt_get_layer(tpurt *rt, uint32_t i, tpurt_layer *out)
         return TPURT_E_ARG;
     if (!out)
         return rt_fail(rt, TPURT_E_ARG, "tpurt_get_layer: NULL layer");
-    if (i >= rt->n_layers)
-        return rt_fail(rt, TPURT_E_ARG, "tpurt_get_layer: %u, but there are %u", i, rt->n_layers);
-    const rt_layer *l = &rt->layers[i];
+    if (i >= rt->n_lines)
+        return rt_fail(rt, TPURT_E_ARG, "tpurt_get_layer: %u, but there are %u", i, rt->n_lines);
+    const rt_layer *l = &rt->layers[rt->lines[i]];
     const tpub_op *op = l->op;
     *out = (tpurt_layer){
-        .name = rt_op_name(op),
-        .fused = rt_op_fused(op),
         .segment = l->segment,
         .index = l->index,
-        .kind = op->kind,
         .macs = l->cost.macs,
         .bytes = l->cost.bytes,
-        .submissions = l->submissions,
-        .cycles = l->cycles,
-        .ideal_cycles = l->ideal,
-        .bound_cycles = l->bound,
     };
+    for (uint32_t j = rt->lines[i]; j < rt->n_layers; j++) {
+        const rt_layer *o = &rt->layers[j];
+        if (o->line != i)
+            continue;
+        out->submissions += o->submissions;
+        out->cycles += o->cycles;
+        out->ideal_cycles += o->ideal;
+        out->bound_cycles += o->bound;
+        out->iterations++;
+    }
+    if (!op) {
+        rt_reduce_describe(rt, l, out);
+        return TPURT_OK;
+    }
+    out->name = rt_op_name(op);
+    out->fused = rt_op_fused(op);
+    out->kind = op->kind;
     if (op->kind == TPUB_OP_GEMM) {
         out->m = op->gemm.m;
         out->k = op->gemm.k;

@@ -138,10 +138,15 @@ tpurt_status tpurt_run(tpurt *rt, const void *const *inputs, uint32_t n_inputs,
  * At an all-reduce each waits until all have reached it; then every one gets the same
  * combination, folded in replica order 0..R-1 (hlo_all_reduce_combine: for the f32 sum of a
  * pmean, ((x0 + x1) + x2) + ..., each add rounded to nearest even), so the replicas' results
- * are bit-identical and reproducible. A replica that ends (by an error, or without the
- * all-reduce) releases those waiting with an error. The combination is host work
- * (tpurt_host_op "all-reduce", its bytes those of one replica's result); on the device a core
- * waiting for its peers is idle, which the cycles show. */
+ * are bit-identical and reproducible. A sum of f32 (or s32) runs on the R cores: each replica's
+ * operands are written into device memory, core k adds slice k of the elements over the R
+ * replicas in order (firmware REDUCE: the same bits as the host's fold, but that every NaN is
+ * the canonical one) and writes it into replica 0's buffer, from which every replica reads
+ * the sums; its cycles and bytes are its own layer (tpurt_get_layer, TPURT_ALL_REDUCE).
+ * Any other combination (a maximum, a product) is host work (tpurt_host_op "all-reduce", its
+ * bytes those of one replica's result). A replica that ends (by an error, or without the
+ * all-reduce) releases those waiting with an error. On the device a core waiting for its peers
+ * is idle, which the cycles show. */
 tpurt_status tpurt_run_batches(tpurt *rt, uint32_t n_batches, const void *const *const *inputs,
                                uint32_t n_inputs, void *const *const *outputs, uint32_t n_outputs);
 /* The cores that run batches: 1, or the chip's. 0 for NULL. */
@@ -161,22 +166,32 @@ tpurt_status tpurt_trace(tpurt *rt, const char *path, uint64_t from, uint64_t to
 
 /* ---------------------------------------------------------- statistics -- */
 
-/* One operation of the package (a layer: a GEMM or a CONV2D) and what its submissions
- * measured, summed over them. */
+/* One operation of the package (a layer: a GEMM or a CONV2D), or an all-reduce the cores sum
+ * (after the operations, one per such all-reduce of the host program), and what its
+ * submissions measured, summed over them; a dot of an unrolled loop is one operation per
+ * iteration, all of the body's dot's name: one layer sums them all (docs/compiler.md "Loops
+ * with dots"). */
+#define TPURT_ALL_REDUCE ((tpub_op_kind)3) /* tpurt_layer.kind of an all-reduce */
 typedef struct {
-    const char *name;        /* the HLO dot or convolution it implements (valid until close) */
+    const char *name;        /* the HLO dot, convolution or all-reduce (valid until close) */
     const char *fused;       /* the HLO ops folded into it, comma-separated, or "" */
-    uint32_t segment, index; /* segment K, operation G of it */
-    tpub_op_kind kind;       /* TPUB_OP_GEMM or TPUB_OP_CONV2D */
-    uint32_t m, k, n;        /* a GEMM's; 0 for a convolution */
-    uint32_t flags;          /* TPU_GEMM_* (B_TILED always set for a GEMM; TPU_CONV_POOL) */
+    uint32_t segment, index; /* segment K, operation G of it (an all-reduce: 0, its number) */
+    tpub_op_kind kind;       /* TPUB_OP_GEMM, TPUB_OP_CONV2D or TPURT_ALL_REDUCE */
+    uint32_t m, k, n;        /* a GEMM's; 0 for a convolution; an all-reduce's replicas, 0 and
+                                elements (of all its operands) */
+    uint32_t flags;          /* TPU_GEMM_* (B_TILED always set for a GEMM; TPU_CONV_POOL);
+                                TPU_REDUCE_F32 for an f32 all-reduce */
     const tpub_conv *conv;   /* a convolution's geometry (the package's record), else NULL */
     uint32_t oh, ow;         /* a convolution's output size (pooled with TPU_CONV_POOL) */
-    uint64_t macs;           /* of one submission: m * k * n, or tpu_conv2d_cost's */
-    uint64_t bytes;          /* of one submission: the memory traffic of its cost (tpu_cost) */
+    uint64_t macs;           /* of one submission: m * k * n, or tpu_conv2d_cost's (0) */
+    uint64_t bytes;          /* of one submission: the memory traffic of its cost (tpu_cost);
+                                an all-reduce's: all its cores' (tpu_reduce_cost) */
     uint64_t submissions, cycles;
     double ideal_cycles; /* tpu_gemm_cost's or tpu_conv2d_cost's, times the submissions */
-    double bound_cycles; /* the lower bound, max(compute, memory), times the submissions */
+    double bound_cycles; /* the lower bound, max(compute, memory), times the submissions (an
+                            all-reduce: each core's slice's memory bound, summed) */
+    uint32_t iterations; /* the operations it sums: 1, or a loop's trips (segment and index are
+                            the first's) */
 } tpurt_layer;
 
 typedef struct {
@@ -202,7 +217,7 @@ typedef struct {
 } tpurt_core_stats;
 tpurt_status tpurt_get_core_stats(tpurt *rt, uint32_t core, tpurt_core_stats *out);
 
-/* The package's operations, segment by segment; 0 for NULL. */
+/* The package's operations, segment by segment (a loop's dot once); 0 for NULL. */
 uint32_t tpurt_n_layers(const tpurt *rt);
 tpurt_status tpurt_get_layer(tpurt *rt, uint32_t i, tpurt_layer *out);
 

@@ -1,5 +1,6 @@
-/* tpurt_internal.h - what tpurt.c (opening, runs, statistics) and segment.c (the device
- * segments) share; not part of the runtime's interface. */
+/* tpurt_internal.h - what tpurt.c (opening, runs, statistics), segment.c (the device
+ * segments), batches.c (runs side by side) and allreduce.c (the cores' all-reduces) share; not
+ * part of the runtime's interface. */
 #ifndef TPU_RUNTIME_TPURT_INTERNAL_H
 #define TPU_RUNTIME_TPURT_INTERNAL_H
 
@@ -20,13 +21,16 @@ typedef struct {
     hlo_shape shape;
 } rt_sig;
 
-/* One operation of the package (a GEMM or a CONV2D) and what its submissions measured. */
+/* One operation of the package (a GEMM or a CONV2D), or an all-reduce the cores sum, and what
+ * its submissions measured. */
 typedef struct {
-    const tpub_op *op;
+    const tpub_op *op;           /* NULL for an all-reduce */
+    const hlo_instr *all_reduce; /* the host program's, after the package's operations */
     uint32_t segment, index;
     tpu_cost cost; /* of one submission */
     uint64_t submissions, cycles;
     double ideal, bound; /* cost.ideal_cycles and cost.bound_cycles summed over submissions */
+    uint32_t line;       /* the report's layer (tpurt_layer) it counts to */
 } rt_layer;
 
 typedef struct rt_sched rt_sched;
@@ -38,7 +42,8 @@ typedef struct {
     uint32_t core;
     uint32_t consts;          /* device address of arena offset 0: the constants it reads */
     uint32_t acts;            /* device address of arena offset const_bytes: its activations */
-    tpu_stream **streams;     /* one per layer */
+    tpu_stream **streams;     /* one per layer (an all-reduce's: NULL for an empty slice) */
+    uint32_t reduce;          /* device address of its all-reduces' buffer (allreduce.c) */
     uint8_t *staging;         /* room for the largest transfer's device bytes */
     hlo_array *params;        /* views of the caller's input buffers during a run */
     hlo_array **param_list;   /* &params[i], as the evaluator takes them */
@@ -64,7 +69,11 @@ struct tpurt {
     uint32_t arena;   /* device address of replica 0's arena (offset 0) */
     rt_layer *layers; /* segment by segment */
     uint32_t n_layers;
-    uint32_t *first_layer; /* per segment: its first operation in layers (n_segments + 1) */
+    uint32_t *first_layer; /* per segment: its first operation in layers (n_segments + 1; the
+                            * last, the first all-reduce's) */
+    uint32_t *lines;       /* per report layer (tpurt_layer): its first operation in layers */
+    uint32_t n_lines;
+    uint64_t reduce_bytes; /* of each replica's all-reduce buffer: the largest all-reduce's */
     rt_replica *replicas;  /* one per core */
     uint32_t n_replicas;
     uint64_t batch; /* the run under way, or the next one */
@@ -117,12 +126,38 @@ void rt_sched_unlock(rt_replica *r);
 /* After a submission on r's core, with the lock held: its outcome. */
 tpu_status rt_sched_wait(rt_replica *r);
 
+/* allreduce.c: the all-reduces the cores sum, layers after the package's operations. */
+/* How many the host program has. */
+uint32_t rt_reduce_count(tpurt *rt);
+/* Their layers (rt->layers has room) and the buffer size. */
+void rt_reduce_layers(tpurt *rt);
+/* The layer of all-reduce in, or -1 when the host combines it. */
+int rt_reduce_layer(const tpurt *rt, const hlo_instr *in);
+/* What tpurt_get_layer says of all-reduce layer l besides its counts. */
+void rt_reduce_describe(const tpurt *rt, const rt_layer *l, tpurt_layer *out);
+/* Each replica's buffer and streams, and each layer's cost: the whole all-reduce's (after the
+ * device and the replicas' other streams). */
+tpurt_status rt_reduce_setup(tpurt *rt);
+/* Replica r's part in layer's all-reduce, with the scheduler's lock held for write and read
+ * and not for run: its operands into its buffer; its core's slice of the sums (once every
+ * replica has written); its sums back into new arrays outs (once every core is done). A
+ * failure's message is in r->msg. */
+tpurt_status rt_reduce_write(rt_replica *r, uint32_t layer, hlo_array *const *ops);
+tpurt_status rt_reduce_run(rt_replica *r, uint32_t layer);
+tpurt_status rt_reduce_read(rt_replica *r, uint32_t layer, hlo_array **outs);
+
 /* segment.c */
+/* Submits replica r's stream of layer on its core and waits for it, adding what it measured
+ * (cost: of this submission) to the layer, the core and the totals; the driver's failure
+ * message in r->driver_msg. */
+tpu_status rt_submit(rt_replica *r, uint32_t layer, const tpu_cost *cost);
 /* The segment a custom-call instruction of computation c runs, once its target and the shapes
  * of its operands and results agree with the segment; else NULL with the message (located in
  * the host program) in rt. */
 const tpub_segment *rt_segment_of(tpurt *rt, const hlo_computation *c, const hlo_instr *in);
-/* The layers of every segment, once the package is checked. */
+/* The layers of every segment, once the package is checked, and the report's layers: an
+ * operation counts to the first of the same name, kind and flags (a loop's dot is one operation
+ * per unrolled iteration, each named after the body's dot), else to its own. */
 tpurt_status rt_segments_init(tpurt *rt);
 /* Bytes of the largest transfer: each replica's staging buffer. */
 uint64_t rt_staging_bytes(const tpurt *rt);

@@ -198,6 +198,12 @@ static int validate(const tpusim_golden *g, const tpusim_fields *f)
         flags_ok = TPU_OP_ZERO_FLAGS;
         used = F_ROWS | F_B;
         break;
+    case TPU_OP_RD_ACC:
+        flags_ok = TPU_OP_RD_ACC_FLAGS;
+        used = F_ROWS | F_A | F_B | F_LEN | F_STRIDE;
+        len_min = len_step = 4;
+        len_max = 4 * n;
+        break;
     case TPU_OP_WR_HOST:
         used = F_ROWS | F_A | F_B | F_LEN | F_STRIDE;
         len_max = 4 * n;
@@ -376,6 +382,20 @@ static void execute(tpusim_golden *g, const tpusim_fields *f)
         break;
     }
     case TPU_OP_ZERO: memset(g->ub + (size_t)f->b * n, 0, (size_t)f->rows * n); break;
+    case TPU_OP_RD_ACC: {
+        /* Words past len/4 are zero: with ACC they still go through the add, as in the
+         * hardware's row-wide adder (an fp32 -0 or subnormal becomes +0). */
+        const int accumulate = (f->flags & TPU_F_ACC) != 0, fp = (f->flags & TPU_F_BF16) != 0;
+        for (uint32_t i = 0; i < f->rows; i++) {
+            const uint8_t *src = g->mem + f->a + (size_t)i * f->stride;
+            uint32_t *out = (uint32_t *)g->acc + ((size_t)f->b + i) * n;
+            for (size_t c = 0; c < n; c++) {
+                const uint32_t v = c < f->len / 4 ? rd32(src + 4 * c) : 0;
+                out[c] = !accumulate ? v : fp ? tpusim_fp32_add(out[c], v) : out[c] + v;
+            }
+        }
+        break;
+    }
     case TPU_OP_WR_HOST: {
         const int bias = (f->flags & TPU_F_BIAS) != 0, relu = (f->flags & TPU_F_RELU) != 0;
         for (uint32_t i = 0; i < f->rows; i++) {

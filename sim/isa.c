@@ -131,6 +131,11 @@ char *tpusim_disasm(const tpusim_insn *insn, char *buf, size_t size)
         put(buf, size, &pos, " rows=%u ub=%u", f.rows, f.b);
         used = F_ROWS | F_B;
         break;
+    case TPU_OP_RD_ACC:
+        put(buf, size, &pos, " rows=%u mem=0x%x stride=%u len=%u acc=%u", f.rows, f.a, f.stride,
+            f.len, f.b);
+        used = F_ROWS | F_A | F_B | F_LEN | F_STRIDE;
+        break;
     case TPU_OP_WR_HOST:
         put(buf, size, &pos, " rows=%u %s=%u mem=0x%x stride=%u len=%u", f.rows,
             src_acc ? "acc" : "ub", f.b, f.a, f.stride, f.len);

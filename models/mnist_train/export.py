@@ -11,6 +11,8 @@ CNN), softmax cross-entropy on integer labels, plain SGD at a fixed learning rat
                      a global batch of 8 * BATCH, the gradients and the loss averaged by
                      lax.pmean), as XLA compiles it for one of them: one tuple all-reduce,
                      num_partitions=8, params donated; for `tpusim train --cores 8`
+  step_b128.mlir, step_dp8_b128.hlo  the same two steps at SCALING_BATCH rows a device, the
+                     seeds' per-core batch for a v3-8: make train's scaling table
   init.safetensors   the initial params, named as step.mlir's state inputs (params__w1__, ...)
   train_x_u8.npy     uint8 [N_TRAIN, 784]: the first N_TRAIN digits of models/mnist's shuffled
                      training split; the step divides by 255 itself (x is uint8, as the digits are)
@@ -42,6 +44,7 @@ SEED = 20240  # init, and tpusim train --seed
 PIXELS, HIDDEN, CLASSES = mnist.PIXELS, 128, mnist.CLASSES
 BATCH = 32
 DEVICES = 8  # step_dp8.hlo's replicas
+SCALING_BATCH = 128  # rows a core in the scaling table (step_b128.mlir, step_dp8_b128.hlo)
 N_TRAIN = 4096  # 128 steps an epoch; 3.2 MB of uint8
 EPOCHS = 2
 LEARNING_RATE = 0.3  # chosen on the training digits left out of train_x_u8 (README.md)
@@ -184,8 +187,6 @@ def main():
     params = init_params()
     logits, step = model(jnp.dot)
     tree = {k: jax.ShapeDtypeStruct(v.shape, v.dtype) for k, v in params.items()}
-    x_spec = jax.ShapeDtypeStruct((BATCH, PIXELS), jnp.uint8)
-    y_spec = jax.ShapeDtypeStruct((BATCH,), jnp.int32)
 
     def mlir(lowered):  # argument names kept; locations name this file only, not the checkout
         return lowered.as_text(debug_info=True).replace(HERE + "/", "")
@@ -204,21 +205,25 @@ def main():
 
     out = args.out_dir
     os.makedirs(out, exist_ok=True)
-    mnist.write_text(os.path.join(out, "step.mlir"),
-                     mlir(jax.jit(step, donate_argnums=0).lower(tree, x_spec, y_spec)))
-    mnist.write_text(os.path.join(out, "predict.mlir"), mlir(jax.jit(logits).lower(tree, x_spec)))
     from jax.sharding import Mesh, PartitionSpec as P
     shard_map = getattr(jax, "shard_map", None) or __import__("jax.experimental.shard_map").experimental.shard_map.shard_map
     mesh = Mesh(np.array(jax.devices()[:DEVICES]), ("i",))
     # Without the replication check each device's gradients are its own, which pmean averages.
     dp = jax.jit(shard_map(dp_step(step.loss), mesh=mesh, in_specs=(P(), P("i"), P("i")),
                            out_specs=(P(), P()), check_vma=False), donate_argnums=0)
-    dp_x = jax.ShapeDtypeStruct((DEVICES * BATCH, PIXELS), jnp.uint8)
-    dp_y = jax.ShapeDtypeStruct((DEVICES * BATCH,), jnp.int32)
     names = [f"params__{k}__" for k in sorted(params)] + ["x", "y"]
-    mnist.write_text(os.path.join(out, "step_dp8.hlo"),
-                     rename_entry_parameters(dp.lower(tree, dp_x, dp_y).compile().as_text(), names)
-                     .replace(HERE + "/", ""))
+
+    def specs(rows):  # x and y of a batch of rows
+        return jax.ShapeDtypeStruct((rows, PIXELS), jnp.uint8), jax.ShapeDtypeStruct((rows,), jnp.int32)
+
+    for batch, tag in ((BATCH, ""), (SCALING_BATCH, "_b128")):
+        mnist.write_text(os.path.join(out, f"step{tag}.mlir"),
+                         mlir(jax.jit(step, donate_argnums=0).lower(tree, *specs(batch))))
+        mnist.write_text(os.path.join(out, f"step_dp8{tag}.hlo"),
+                         rename_entry_parameters(dp.lower(tree, *specs(DEVICES * batch)).compile().as_text(), names)
+                         .replace(HERE + "/", ""))
+    mnist.write_text(os.path.join(out, "predict.mlir"),
+                     mlir(jax.jit(logits).lower(tree, specs(BATCH)[0])))
     mnist.save_safetensors(os.path.join(out, "init.safetensors"),
                            [(f"params__{k}__", np.asarray(params[k])) for k in sorted(params)], {})
     np.save(os.path.join(out, "train_x_u8.npy"), x_u8)

@@ -21,8 +21,12 @@ Writes, into --out-dir (default: this script's directory), for each optimizer OP
   torch_OPT.hlo            the step: (state..., x u8[32,784], y s32[32]) -> (state'..., loss)
   torch_OPT.safetensors    the initial state, named as the step's state inputs
   torch_OPT_losses.json    the loss of each of the first STEPS steps run by torch_xla on the CPU
-                           (float32) on tpusim train's batches
-With --model cnn, the example's CNN instead (class CNN says what differs), as torch_cnn_OPT*: not
+                           (float32) on tpusim train's batches, and the test accuracy after them
+                           on models/mnist's 2,000 test digits
+  torch_predict.hlo        the network's forward pass: (parameters..., x u8[32,784]) -> the
+                           log-probabilities f32[32,10], parameters named as the steps' state
+                           (tpusim train --eval)
+With --model cnn, the example's CNN instead (class CNN says what differs), as torch_cnn_*: not
 committed, a step costs 160 times the MLP's cycles (README.md).
 Needs torch and torch_xla (models/mnist_cnn/requirements.txt); regenerating only.
 """
@@ -120,8 +124,21 @@ def step(model, opt, x, y):
     return loss
 
 
-def export(model_name, opt_name, x_u8, y, order):
-    """(HLO text, [(name, initial array)], losses of the steps of order) of one optimizer."""
+def accuracy(model, test_x, test_y, device):
+    """The fraction of test digits whose largest output is their label, in batches of BATCH."""
+    import torch_xla
+    right = 0
+    with torch.no_grad():
+        for at in range(0, len(test_x), BATCH):
+            out = model(torch.from_numpy(test_x[at:at + BATCH]).to(device))
+            torch_xla.sync()
+            right += int((out.cpu().argmax(dim=1).numpy() == test_y[at:at + BATCH]).sum())
+    return right / len(test_x)
+
+
+def export(model_name, opt_name, x_u8, y, order, test):
+    """(step HLO text, forward HLO text, [(name, initial array)], losses of the steps of order,
+    test accuracy after them) of one optimizer."""
     import torch_xla
     device = torch_xla.device()
     model, opt = start(model_name, opt_name, device)
@@ -134,6 +151,8 @@ def export(model_name, opt_name, x_u8, y, order):
         yb = torch.from_numpy(y[rows]).to(device)
         if i == 0:
             ids.update(names.tensor_ids([("x", xb), ("y", yb)]))
+            params = [n for n, _ in model.named_parameters()]
+            forward = names.bind([model(xb)], ids, params + ["x"])
         loss = step(model, opt, xb, yb)
         if i == 0:
             outs = [t for _, t in state_tensors(model, opt, opt_name)] + [loss]
@@ -141,7 +160,7 @@ def export(model_name, opt_name, x_u8, y, order):
             hlo = names.bind(outs, ids, aliased + ["x", "y"], aliased)
         torch_xla.sync()
         losses.append(loss.item())
-    return hlo, init, losses
+    return hlo, forward, init, losses, accuracy(model, *test, device)
 
 
 def main():
@@ -158,15 +177,19 @@ def main():
     x_u8 = np.load(os.path.join(HERE, "train_x_u8.npy"))
     y = np.load(os.path.join(HERE, "train_y.npy")).astype(np.int32)
     order = jax_step.runner_order(N_TRAIN, args.batch, args.steps, SEED)
+    test = (np.load(os.path.join(jax_step.MNIST_DIR, "test_x_u8.npy")), np.load(os.path.join(jax_step.MNIST_DIR, "test_y.npy")))
+    prefix = os.path.join(args.out_dir, "torch_" + ("cnn_" if args.model == "cnn" else ""))
     for opt_name in args.optimizers.split(","):
-        hlo, init, losses = export(args.model, opt_name, x_u8, y, order)
-        base = os.path.join(args.out_dir, "torch_" + ("cnn_" if args.model == "cnn" else "") + opt_name)
+        hlo, forward, init, losses, acc = export(args.model, opt_name, x_u8, y, order, test)
+        base = prefix + opt_name
         jax_step.mnist.write_text(base + ".hlo", hlo)
+        jax_step.mnist.write_text(prefix + "predict.hlo", forward)  # the same for every optimizer
         jax_step.mnist.save_safetensors(base + ".safetensors", init, {})
         jax_step.mnist.write_text(base + "_losses.json", json.dumps(
             {"model": args.model, "optimizer": opt_name, "seed": SEED, "batch": args.batch, "torch": torch.__version__,
-             "losses": [round(v, 7) for v in losses]}, indent=1) + "\n")
-        print(f"{opt_name}: loss {losses[0]:.5f} -> {np.mean(losses[-16:]):.5f} (mean of the last 16)")
+             "losses": [round(v, 7) for v in losses], "test_accuracy": acc}, indent=1) + "\n")
+        print(f"{opt_name}: loss {losses[0]:.5f} -> {np.mean(losses[-16:]):.5f} (mean of the last 16), "
+              f"test accuracy {acc:.4f}")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ typedef struct {
     bool allow_nonfinite;
     uint8_t precision;
     bool no_conv_packing;
+    uint64_t unroll_bytes;
 } tpuc_options;
 
 typedef struct {
@@ -121,6 +122,7 @@ typedef struct {
     uint64_t submissions, cycles;
     double ideal_cycles;
     double bound_cycles;
+    uint32_t iterations;
 } tpurt_layer;
 
 typedef struct {

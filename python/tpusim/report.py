@@ -24,9 +24,10 @@ class Report:
     device_cycles: the device's clock edges (less than cycles when a chip's cores run side by
     side); mxu_utilization_percent and cycles_over_bound: against the layers' ideal (MACs / N^2)
     and lower-bound cycles; bit_exact_submissions of submissions agreed with the golden model;
-    layers: one row per device operation (GEMM or convolution); per_core: with a chip of several
-    cores, each core's figures (else None); compiler_report: the compiler's text (what runs on
-    the device, what on the host, the quantization); host_seconds: the host program's own ops;
+    layers: one row per device operation (GEMM or convolution; a loop's dot once, with its
+    iterations); per_core: with a chip of several cores, each core's figures (else None);
+    compiler_report: the compiler's text (what runs on the device, what on the host, the
+    quantization); host_seconds: the host program's own ops;
     host: what they were, per opcode; device_macs_percent: the device's share of the MACs;
     precision: what the device operations computed in. A run's JSON report (Report.load) also
     gives images, and accuracy_percent and agreement_percent when it was run with labels and
@@ -163,8 +164,9 @@ class Report:
         )
 
     def __str__(self):
-        cols = ["name", "kind", "dtype", "m", "k", "n", "cycles_per_batch",
-                "mxu_utilization_percent", "cycles_over_bound"]
+        loops = any(l["iterations"] > 1 for l in self.layer_rows)
+        cols = ["name", "kind", "dtype", "m", "k", "n"] + ["iterations"] * loops + [
+            "cycles_per_batch", "mxu_utilization_percent", "cycles_over_bound"]
         lines = [
             f"array:                     {self.array_n} x {self.array_n}, {self.cores} core(s)",
             f"memory:                    latency {self.mem_latency} cycles, "
@@ -204,6 +206,7 @@ def _from_run_json(j):
         cycles = round(l["cycles_per_batch"] * j["batches"])
         row = {k: l[k] for k in ("name", "kind", "segment", "op", "fused", "macs", "bytes",
                                  "submissions")}
+        row["iterations"] = l.get("iterations", 1)  # reports from before loops were summed
         row["dtype"] = "bf16" if "bf16" in l["flags"] else "int8"
         row.update(m=l.get("m", 0), k=l.get("k", 0), n=l.get("n", 0))
         if l["kind"] == "conv2d":
@@ -240,7 +243,7 @@ def _from_gemm_json(j):
     subs = sum(1 for c in per_core if c["rows"]) if chip else 1  # cores without rows submit none
     row = {"name": "gemm", "kind": "gemm", "segment": 0, "op": 0, "fused": "",
            "dtype": "bf16" if g["b_dtype"] == "bfloat16" else "int8",
-           "macs": j["macs"], "bytes": bound["memory_bytes"], "submissions": 1,
+           "macs": j["macs"], "bytes": bound["memory_bytes"], "submissions": 1, "iterations": 1,
            "m": g["m"], "k": g["k"], "n": g["n"], "cycles": cycles,
            "ideal_cycles": j["macs"] / n2,
            "bound_cycles": cycles / bound["cycles_over_bound"]}

@@ -155,16 +155,19 @@ class Runtime:
         l = ffi.new("tpurt_layer *")
         self._check(lib.tpurt_get_layer(self._rt, i, l))
         conv = l.kind == ABI["TPUB_OP_CONV2D"]
+        reduce = l.kind == ABI["TPURT_ALL_REDUCE"]
         d = {
             "name": ffi.string(l.name).decode(),
-            "kind": "conv2d" if conv else "gemm",
+            "kind": "all-reduce" if reduce else "conv2d" if conv else "gemm",
             "segment": l.segment,
             "op": l.index,
             "m": l.m, "k": l.k, "n": l.n,
             "fused": ffi.string(l.fused).decode(),
-            "dtype": "bf16" if l.flags & ABI["TPU_GEMM_BF16"] else "int8",
+            "dtype": (("f32" if l.flags & ABI["TPU_REDUCE_F32"] else "s32") if reduce
+                      else "bf16" if l.flags & ABI["TPU_GEMM_BF16"] else "int8"),
             "macs": l.macs,
             "bytes": l.bytes,
+            "iterations": l.iterations,
         }
         if conv:
             v = l.conv

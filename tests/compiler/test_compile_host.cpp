@@ -1,7 +1,8 @@
 // test_compile_host.cpp - tpuc's host programs: the JAX samples of tests/hlo/ops (HLO, and
 // StableHLO in the pretty and the generic syntax), which tpuc keeps on the host, evaluate to
 // JAX's results and as their HLO; control flow over constants folds at compile time; a loop with
-// a dot whose trip count depends on data stays whole; empty tuple operands are built again;
+// a dot whose trip count depends on data, or over the unroll budget, stays whole, an unrolled one
+// shares one weight image; empty tuple operands are built again;
 // all-reduces stay on the host under the model's device count.
 #include <gtest/gtest.h>
 
@@ -134,6 +135,68 @@ TEST(CompileHost, LoopsWithDotsUnrollOnlyWhenTheirTripCountIsKnown)
     EXPECT_NE(host.find("while("), std::string::npos) << host;
     EXPECT_EQ(host.find("tpu.segment"), std::string::npos) << host;
     expect_same(run1(host, {make(HLO_F32, {2, 2}, {1, 2, 3, 4})}), {128, 256, 384, 512});
+}
+
+// Compiles module text in bf16 for the 4 x 4 array with unroll_bytes (0: the default) into
+// *pkg; false (the test failed) when it does not compile.
+bool compile_text(const std::string &text, uint64_t unroll_bytes, tpub_package *pkg)
+{
+    tpuc_options o = {};
+    o.hlo_path = "scan.hlo";
+    o.hlo_text = text.c_str();
+    o.hlo_len = text.size();
+    o.array_n = 4;
+    o.precision = TPUC_BF16;
+    o.unroll_bytes = unroll_bytes;
+    hlo_error err{};
+    const bool ok = tpuc_compile(&o, pkg, &err) == 0;
+    EXPECT_TRUE(ok) << err.msg;
+    return ok;
+}
+
+TEST(CompileHost, UnrolledLoopsShareOneWeightImage)
+{
+    // The body's constant weight is a node of its own in each trip, the same bytes in tile
+    // order: one image in the constant image whatever the trip count, each trip's GEMM named
+    // after the body's dot (the runtime's report sums them as one layer).
+    tpub_package one, many;
+    ASSERT_TRUE(compile_text(hlo_test::scan_hlo(1, 12, 4), 0, &one));
+    ASSERT_TRUE(compile_text(hlo_test::scan_hlo(16, 12, 4), 0, &many));
+    EXPECT_EQ(one.const_bytes, 320u); // 3 x 3 tiles of 4 x 4 bf16: 288 bytes, aligned to 64
+    EXPECT_EQ(many.const_bytes, one.const_bytes);
+    ASSERT_EQ(many.n_segments, 16u);
+    for (uint32_t s = 0; s < many.n_segments; s++) {
+        ASSERT_EQ(many.segments[s].n_ops, 1u);
+        EXPECT_STREQ(many.segments[s].ops[0].gemm.name, "d");
+        EXPECT_EQ(many.segments[s].ops[0].gemm.b_off, 0u);
+    }
+    EXPECT_NE(std::string(many.report).find("gemm 1  d_"), std::string::npos) << many.report;
+    EXPECT_NE(std::string(many.report).find("\n      weights: gemm 0's image, the same bytes\n"),
+              std::string::npos)
+        << many.report;
+    tpub_free(&one);
+    tpub_free(&many);
+}
+
+TEST(CompileHost, LoopsOverTheUnrollBudgetStayWhole)
+{
+    // Each trip computes lt (pred, 1 byte), i1 (s32, 4 bytes), d and th (f32[4,12], 192 bytes
+    // each); the constants n, one and c do not count.
+    const uint64_t trips = 5, bytes = trips * (1 + 4 + 2 * 4 * 12 * 4);
+    tpub_package at, over;
+    ASSERT_TRUE(compile_text(hlo_test::scan_hlo((int)trips, 12, 4), bytes, &at));
+    ASSERT_TRUE(compile_text(hlo_test::scan_hlo((int)trips, 12, 4), bytes - 1, &over));
+    EXPECT_EQ(at.n_segments, trips);
+    EXPECT_EQ(std::string(at.host_hlo).find("while("), std::string::npos) << at.host_hlo;
+    EXPECT_EQ(over.n_segments, 0u);
+    EXPECT_NE(std::string(over.host_hlo).find("while("), std::string::npos) << over.host_hlo;
+    EXPECT_NE(std::string(over.report)
+                  .find("w_1 stays on the host: unrolled, its trips would compute more bytes "
+                        "than tpuc_options.unroll_bytes (docs/compiler.md)"),
+              std::string::npos)
+        << over.report;
+    tpub_free(&at);
+    tpub_free(&over);
 }
 
 TEST(CompileHost, EmptyTupleOperandsAreRebuilt)

@@ -328,7 +328,7 @@ TEST(DriverStream, BytesAsDocumented)
     const uint8_t *p = static_cast<const uint8_t *>(tpu_stream_data(s, &bytes));
     ASSERT_EQ(bytes, 24u);
     EXPECT_EQ(std::memcmp(p, "TPUS", 4), 0);
-    EXPECT_EQ(rd32(p + 4), 3u); // stream version 3: GEMM and CONV2D, int8 and bf16
+    EXPECT_EQ(rd32(p + 4), 4u); // stream version 4: GEMM and CONV2D, int8 and bf16, REDUCE
     EXPECT_EQ(rd32(p + 8), 24u);
 
     uint32_t i0 = 99, i1 = 99, i2 = 99;
@@ -385,7 +385,64 @@ TEST(DriverStream, BytesAsDocumented)
     tpu_stream_free(nullptr);
 }
 
+// A REDUCE: its size from its operand counts, the operands sources first; the counts checked.
+TEST(DriverStream, ReduceBytesAsDocumented)
+{
+    tpu_stream *s = tpu_stream_new();
+    ASSERT_NE(s, nullptr);
+    tpu_reduce r{};
+    r.flags = TPU_REDUCE_F32;
+    r.elements = 0x01020304;
+    r.sources = 3;
+    r.destinations = 2;
+    for (uint32_t i = 0; i < 3; i++)
+        r.src[i] = {i, 0x100 * i + 4, 0};
+    r.dst[0] = {7, 8, 0};
+    r.dst[1] = {9, 12, 0};
+    ASSERT_EQ(tpu_stream_reduce(s, &r), TPU_OK);
+    size_t bytes = 0;
+    const uint8_t *p = static_cast<const uint8_t *>(tpu_stream_data(s, &bytes));
+    ASSERT_EQ(bytes, 24u + 20 + 8 * 5);
+    EXPECT_EQ(rd32(p + 16), 1u); // one command
+    const uint8_t *c = p + 24;
+    EXPECT_EQ(rd32(c), 3u | 60u << 16); // op REDUCE, 60 bytes
+    const uint32_t fields[] = {1, 0x01020304, 3, 2, 0, 4, 1, 0x104, 2, 0x204, 7, 8, 9, 12};
+    for (int i = 0; i < 14; i++)
+        EXPECT_EQ(rd32(c + 4 + 4 * i), fields[i]) << "field " << i;
+    for (auto [srcs, dsts] : {std::pair{0u, 1u}, {1u, 0u}, {9u, 1u}, {1u, 9u}}) {
+        r.sources = srcs;
+        r.destinations = dsts;
+        EXPECT_EQ(tpu_stream_reduce(s, &r), TPU_E_ARG) << srcs << " " << dsts;
+    }
+    r.sources = r.destinations = 1;
+    r.flags = 2;
+    EXPECT_EQ(tpu_stream_reduce(s, &r), TPU_E_ARG);
+    EXPECT_EQ(tpu_stream_reduce(s, nullptr), TPU_E_ARG);
+    tpu_stream_data(s, &bytes);
+    EXPECT_EQ(bytes, 24u + 60); // unchanged by the refusals
+    tpu_stream_free(s);
+}
+
 // ---------------------------------------------------------------- cost --
+
+TEST(DriverCost, ReduceCostIsItsMemoryTraffic)
+{
+    tpu_info info{};
+    info.array_n = 8;
+    info.mem_bytes_per_cycle = 16;
+    tpu_reduce r{};
+    r.elements = 100;
+    r.sources = 8;
+    r.destinations = 8;
+    tpu_cost c;
+    ASSERT_EQ(tpu_reduce_cost(&info, &r, &c), TPU_OK);
+    EXPECT_EQ(c.macs, 0u);
+    EXPECT_EQ(c.bytes, 100u * 4 * 16);
+    EXPECT_EQ(c.ideal_cycles, 0.0);
+    EXPECT_EQ(c.memory_cycles, 6400.0 / 16);
+    EXPECT_EQ(c.bound_cycles, c.memory_cycles);
+    EXPECT_EQ(tpu_reduce_cost(&info, nullptr, &c), TPU_E_ARG);
+}
 
 TEST(DriverCost, GemmCostAsDocumented)
 {

@@ -695,7 +695,7 @@ TEST(FirmwareValidation, Hardware)
     }
     // A newer minor version is fine.
     GoldenHal h(make_cfg(8));
-    h.regs[TPU_CSR_VERSION] = 0x00010003;
+    h.regs[TPU_CSR_VERSION] = TPU_VERSION + 1;
     EXPECT_EQ(run_stream(h, stream, kStreamAt).res.code, FW_OK);
 }
 

@@ -2,9 +2,11 @@
 """tpusim.jit (python/tpusim/_jax.py) against JAX: a small MLP and a small CNN within the
 tolerance of the repo's JAX tests (tests/jax/random_mlp.py: max |device - JAX| <= 5 % of max |JAX|,
 int8 calibrated on the first call's inputs) and bit-exact against the golden model (the report's
-counts); a GRU scanned with lax.scan, its dots on the device in both precisions; the package reused on the second call (the compiles counter), compiled again on a new
-shape and on new weight values; pytrees in and out; bf16 weights; a model on a chip's cores; an unsupported op as a located
-CompileError; bad arguments as ArgumentError. precision="bf16": an MLP against JAX float32 within
+counts); the CNN's global average pooling as jnp.mean, its sum on the device; a GRU scanned with
+lax.scan, its dots on the device in both precisions, one report layer per dot; the package
+reused on the second call (the compiles counter), compiled again on a new shape and on new weight
+values; pytrees in and out; bf16 weights; a model on a chip's cores; an unsupported op as a
+located CompileError; bad arguments as ArgumentError. precision="bf16": an MLP against JAX float32 within
 bf16's rounding bound carried through the layers (tests/jax/random_bf16.py's bf16_bound), with
 float32 and with ml_dtypes bfloat16 inputs, and the report's precision.
 
@@ -53,6 +55,13 @@ def cnn(params, x):
     h = jax.nn.relu(h + params["kb"])
     h = h.reshape(h.shape[0], -1)
     return h @ params["w"] + params["b"]
+
+
+def cnn_mean(params, x):  # cnn with global average pooling as jnp.mean writes it
+    h = jax.lax.conv_general_dilated(x, params["k"], (1, 1), "VALID",
+                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    h = jax.nn.relu(h + params["kb"])
+    return jnp.mean(h, axis=(1, 2)) @ params["w"] + params["b"]
 
 
 def gru(params, x):  # x [batch, time, features] -> the last state, scanned over time
@@ -132,9 +141,25 @@ class Jit(unittest.TestCase):
         self.assertEqual(list(r.layers["kind"]), ["conv2d", "gemm"])
         self.assertEqual(r.layers["output"][0], (4, 6, 6, 8))
 
+    def test_cnn_global_mean(self):
+        # jnp.mean over H and W: its sum runs on the device as a convolution of ones over the
+        # whole plane, the division by H * W on the host.
+        rng = np.random.default_rng(5)
+        params = {"k": he(rng, (3, 3, 2, 8), 18), "kb": np.full(8, 0.05, np.float32),
+                  "w": he(rng, (8, 10), 8), "b": np.zeros(10, np.float32)}
+        x = rng.random((4, 8, 8, 2), dtype=np.float32)
+        for precision in ("int8", "bf16"):
+            f = tpusim.jit(cnn_mean, array=ARRAY, precision=precision)
+            self.assertClose(f(params, x), cnn_mean(params, x))
+            r = f.last_report
+            self.assertBitExact(r)
+            self.assertEqual(list(r.layers["kind"]), ["conv2d", "conv2d", "gemm"])
+            self.assertEqual(r.layers["output"][1], (4, 1, 1, 8))
+
     def test_gru_scan(self):
         # lax.scan's while is unrolled (its trip count is a constant): both dots of each step on
-        # the device, the first step's h . Wh folded (h is zeros), nothing multiplied on the host.
+        # the device, the first step's h . Wh folded (h is zeros), nothing multiplied on the host;
+        # the report has one layer per dot of the body, with its iterations.
         rng = np.random.default_rng(4)
         T, F, H = 6, 10, 12
         params = {"wx": he(rng, (F, 3 * H), F), "wh": he(rng, (H, 3 * H), H),
@@ -145,7 +170,9 @@ class Jit(unittest.TestCase):
             self.assertClose(f(params, x), gru(params, x))
             r = f.last_report
             self.assertBitExact(r)
-            self.assertEqual(list(r.layers["kind"]), ["gemm"] * (2 * T - 1))
+            self.assertEqual(list(r.layers["kind"]), ["gemm"] * 2)
+            self.assertEqual(list(r.layers["iterations"]), [T, T - 1])
+            self.assertEqual(list(r.layers["submissions"]), [T, T - 1])
             self.assertNotIn("(while)", r.compiler_report)
 
     def test_pytree_output_and_weights_argument(self):

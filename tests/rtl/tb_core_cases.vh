@@ -38,7 +38,7 @@ task stream;
         check(pv >= run_cycles - 2 && pv <= run_cycles + 2, "PERF_ACTIVE ~ cycles to HALT",
               run_cycles, pv);
         check_csr(A_ID, 32'h54505531, "ID");
-        check_csr(A_VERSION, 32'h00010003, "VERSION");
+        check_csr(A_VERSION, 32'h00010004, "VERSION");
         check_csr(A_ARRAY_N, N, "ARRAY_N");
         check_csr(A_UB_ROWS, UB_ROWS, "UB_ROWS");
         check_csr(A_ACC_ROWS, ACC_ROWS, "ACC_ROWS");
@@ -324,7 +324,7 @@ task errors_all;
         nprog = 0;
         emit(insn(OP_RD_HOST, 0, 4, 0, 300, N, N));
         emit(insn(OP_SYNC, 0, 0, 0, 0, 0, 0));
-        emit(insn(8'h0a, 0, 1, 0, 0, 0, 0));
+        emit(insn(8'h0b, 0, 1, 0, 0, 0, 0));
         emit(insn(OP_RD_HOST, 0, 4, 0, 310, N, N));
         emit(insn(OP_HALT, 0, 0, 0, 0, 0, 0));
         expect_error("illegal", 1, 2, MEMB, 1);

@@ -8,7 +8,7 @@
 // instructions, none for the zero rows of a tile: rows i .. i+k-1 as one request of
 // (k-1)*stride + len bytes at a + i*stride, k = min(R, rows left) with R the largest count whose
 // rows fit one write (k*S <= 4 UB rows for an RD_HOST of S = ceil(len / N), k <= WF_ROWS for an
-// RD_WEIGHT, WF_ROWS/2 for an RD_WEIGHT.BF16 of 2N-byte rows, 1 for RD_PARAMS) and whose bytes
+// RD_WEIGHT, WF_ROWS/2 for an RD_WEIGHT.BF16 of 2N-byte rows, 1 for RD_PARAMS and RD_ACC) and whose bytes
 // fit the 4N-byte bus), no
 // RD_WEIGHT request unless a tile is free counting the tiles of RD_WEIGHTs already started and
 // not pushed, at most LD_SLOTS instructions accepted and not done, writes only for the oldest
@@ -18,7 +18,9 @@
 // err rows zero, all rows of a multi-row request with err zero, untouched rows unchanged, tiles
 // row by row at their push), one UB write per response, tile writes of 1..WF_ROWS rows inside
 // the tile (BF16: 1..WF_ROWS/2 rows of 2N bytes, wf_bf16 set), one per response and one per
-// zero row, exactly one done per
+// zero row, an RD_ACC's ACC rows b + i one per response (one memory row per request) the cycle
+// after it arrives, with its ACC and BF16 flags, not accumulating a row whose response has err,
+// exactly one done per
 // instruction in order, with its last write or its tile push, and its fault; no activity
 // outside instructions; one request per cycle when the memory always accepts, and, for chains of
 // full-size instructions, no cycle lost between instructions (so they overlap).
@@ -40,6 +42,7 @@ module tb_dma_rd;
     localparam [7:0] OP_HOST = 8'h01;
     localparam [7:0] OP_WEIGHT = 8'h02;
     localparam [7:0] OP_PARAMS = 8'h03;
+    localparam [7:0] OP_ACC = 8'h0a;
 
     reg clk = 1'b0;
     always #5 clk = !clk;
@@ -54,6 +57,7 @@ module tb_dma_rd;
     reg [11:0] cmd_len = 12'd0;
     reg [31:0] cmd_stride = 32'd0;
     reg cmd_bf16 = 1'b0;
+    reg cmd_acc = 1'b0;
     wire done;
     wire fault;
     reg zero_valid = 1'b0;
@@ -82,6 +86,11 @@ module tb_dma_rd;
     wire prm_en;
     wire [1:0] prm_sel;
     wire [32*N-1:0] prm_data;
+    wire acc_en;
+    wire [19:0] acc_addr;
+    wire acc_accumulate;
+    wire acc_bf16;
+    wire [32*N-1:0] acc_data;
 
     tpu_dma_rd #(
         .N(N),
@@ -100,6 +109,7 @@ module tb_dma_rd;
         .cmd_len(cmd_len),
         .cmd_stride(cmd_stride),
         .cmd_bf16(cmd_bf16),
+        .cmd_acc(cmd_acc),
         .done(done),
         .fault(fault),
         .zero_valid(zero_valid),
@@ -127,7 +137,12 @@ module tb_dma_rd;
         .wf_push(wf_push),
         .prm_en(prm_en),
         .prm_sel(prm_sel),
-        .prm_data(prm_data)
+        .prm_data(prm_data),
+        .acc_en(acc_en),
+        .acc_addr(acc_addr),
+        .acc_accumulate(acc_accumulate),
+        .acc_bf16(acc_bf16),
+        .acc_data(acc_data)
     );
 
     integer seed = 1;
@@ -235,7 +250,8 @@ module tb_dma_rd;
     reg [19:0] p_b[0:MAXI-1];
     reg [11:0] p_len[0:MAXI-1];
     reg [31:0] p_stride[0:MAXI-1];
-    reg p_bf[0:MAXI-1];  // RD_WEIGHT.BF16
+    reg p_bf[0:MAXI-1];  // RD_WEIGHT.BF16, RD_ACC.BF16
+    reg p_accf[0:MAXI-1];  // RD_ACC.ACC
     integer p_first[0:MAXI-1];  // cycles of the first and last request
     integer p_last[0:MAXI-1];
     integer p_nreq[0:MAXI-1];  // requests issued
@@ -265,6 +281,8 @@ module tb_dma_rd;
     integer n_ub = 0;  // writes for the oldest instruction not done (RD_HOST: rows of memory)
     integer n_wf = 0;
     integer n_prm = 0;
+    integer n_accw = 0;  // ACC rows written for the oldest instruction not done
+    integer n_accw_all = 0;  // ... in the whole run
     integer n_push = 0;
     integer n_wfw = 0;  // tile writes (each of 1..WF_ROWS rows)
     integer n_req = 0;  // requests of the whole run, and of contiguous RD_WEIGHTs
@@ -283,6 +301,7 @@ module tb_dma_rd;
     integer w_s;  // UB rows per memory row and memory rows of the response being written
     integer w_k;
     reg rsp_host = 1'b0;  // the previous cycle's response was for an RD_HOST
+    reg rsp_acc = 1'b0;  // ... for an RD_ACC
     integer n_wide = 0;  // RD_HOST writes of more than one UB row
 
     // ZEROs: their own program, rows b >= UB_ROWS.
@@ -331,10 +350,10 @@ module tb_dma_rd;
                 nz_acc = nz_acc + 1;
                 z_at   = cycle;
             end
-            if (n_done == n_acc && (ub_en || wf_en || wf_push || prm_en || done)) begin
+            if (n_done == n_acc && (ub_en || wf_en || wf_push || prm_en || acc_en || done)) begin
                 $display(
-                    "FAIL: activity with no instruction in flight (ub %b wf %b push %b prm %b done %b)",
-                    ub_en, wf_en, wf_push, prm_en, done);
+                    "FAIL: activity with no instruction in flight (ub %b wf %b push %b prm %b acc %b done %b)",
+                    ub_en, wf_en, wf_push, prm_en, acc_en, done);
                 fail;
             end
             if (n_acc - n_done > LD_SLOTS) begin
@@ -410,6 +429,30 @@ module tb_dma_rd;
                 n_wf  = n_wf + wf_rows;
                 n_wfw = n_wfw + 1;
             end
+            // RD_ACC: ACC row b + i the cycle after memory row i's response, its bytes >= len zero
+            // (all of it after err, then not added), ACC and BF16 as the instruction says.
+            if (acc_en !== rsp_acc) begin
+                $display("FAIL: ACC write %b, response for an RD_ACC in the cycle before %b",
+                         acc_en, rsp_acc);
+                fail;
+            end
+            if (acc_en) begin
+                row = exp_wrow(n_done, n_accw);
+                if (p_op[n_done] != OP_ACC || n_accw >= p_rows[n_done] ||
+                    acc_addr !== p_b[n_done] + n_accw || acc_data !== row ||
+                    acc_bf16 !== p_bf[n_done] ||
+                    acc_accumulate !== (p_accf[n_done] && !req_err(
+                        n_done, n_accw
+                    ))) begin
+                    $display(
+                        "FAIL: ACC write of row %0d (%h, accumulate %b, bf16 %b), expected memory row %0d of the oldest instruction: row %0d (%h, accumulate %b, bf16 %b)",
+                        acc_addr, acc_data, acc_accumulate, acc_bf16, n_accw, p_b[n_done] + n_accw,
+                        row, p_accf[n_done] && !req_err(n_done, n_accw), p_bf[n_done]);
+                    fail;
+                end
+                n_accw = n_accw + 1;
+                n_accw_all = n_accw_all + 1;
+            end
             if (prm_en) begin
                 if (p_op[n_done] != OP_PARAMS || prm_sel > 2) begin
                     $display("FAIL: parameter register %0d written outside an RD_PARAMS", prm_sel);
@@ -438,7 +481,8 @@ module tb_dma_rd;
                 started = started - 1;
             end
             if (done) begin
-                if (!(p_op[n_done] == OP_HOST ? ub_en : p_op[n_done] == OP_WEIGHT ? wf_push : prm_en)) begin
+                if (!(p_op[n_done] == OP_HOST ? ub_en : p_op[n_done] == OP_WEIGHT ? wf_push :
+                      p_op[n_done] == OP_ACC ? acc_en : prm_en)) begin
                     $display("FAIL: done not with the last write or push");
                     fail;
                 end
@@ -470,10 +514,11 @@ module tb_dma_rd;
                 if (n_ub != (p_op[n_done] == OP_HOST ? p_rows[n_done] : 0) ||
                     n_wf != (p_op[n_done] == OP_WEIGHT ? N : 0) ||
                     n_push != (p_op[n_done] == OP_WEIGHT ? 1 : 0) ||
-                    n_prm != (p_op[n_done] == OP_PARAMS ? 3 : 0)) begin
+                    n_prm != (p_op[n_done] == OP_PARAMS ? 3 : 0) ||
+                    n_accw != (p_op[n_done] == OP_ACC ? p_rows[n_done] : 0)) begin
                     $display(
-                        "FAIL: %0d UB writes, %0d tile row writes, %0d pushes, %0d parameter writes",
-                        n_ub, n_wf, n_push, n_prm);
+                        "FAIL: %0d UB writes, %0d tile row writes, %0d pushes, %0d parameter writes, %0d ACC writes",
+                        n_ub, n_wf, n_push, n_prm, n_accw);
                     fail;
                 end
                 // One write per response, one per zero row.
@@ -495,6 +540,7 @@ module tb_dma_rd;
                 n_ubw  = 0;
                 n_wf   = 0;
                 n_prm  = 0;
+                n_accw = 0;
                 n_push = 0;
                 n_wfw  = 0;
                 n_done = n_done + 1;
@@ -502,6 +548,7 @@ module tb_dma_rd;
             if (cmd_valid && cmd_ready) n_acc = n_acc + 1;
             // Responses belong to the oldest instruction not done after this cycle's done.
             rsp_host = rsp_valid && n_done < n_acc && p_op[n_done] == OP_HOST;
+            rsp_acc  = rsp_valid && n_done < n_acc && p_op[n_done] == OP_ACC;
 
             // The driver offers the instructions generated so far in order, gaps at random, and
             // in some cycles the next ZERO instead (cmd_rows and cmd_b are then its fields).
@@ -520,6 +567,7 @@ module tb_dma_rd;
                 cmd_len <= p_len[n_acc];
                 cmd_stride <= p_stride[n_acc];
                 cmd_bf16 <= p_bf[n_acc];
+                cmd_acc <= p_accf[n_acc];
             end else cmd_valid <= 1'b0;
 
             // The FIFO: pushed tiles count from the next cycle, as do pops of the head tile.
@@ -545,6 +593,7 @@ module tb_dma_rd;
             p_len[n_prog] = len;
             p_stride[n_prog] = stride;
             p_bf[n_prog] = 1'b0;
+            p_accf[n_prog] = 1'b0;
             n_prog = n_prog + 1;
         end
     endtask
@@ -554,6 +603,16 @@ module tb_dma_rd;
         begin
             add(OP_WEIGHT, rows, a, 0, len, stride);
             p_bf[n_prog-1] = 1'b1;
+        end
+    endtask
+
+    // An RD_ACC (ISA 1.4) with its ACC and BF16 flags: rows of len 4..4N bytes, one per request.
+    task add_acc(input [15:0] rows, input [31:0] a, input [19:0] b, input [11:0] len,
+                 input [31:0] stride, input accf, input bf);
+        begin
+            add(OP_ACC, rows, a, b, len, stride);
+            p_accf[n_prog-1] = accf;
+            p_bf[n_prog-1]   = bf;
         end
     endtask
 
@@ -619,7 +678,7 @@ module tb_dma_rd;
         reg [31:0] rs;
         reg [11:0] rl;
         begin
-            op_i = 1 + {$random(seed)} % 3;
+            op_i = 1 + {$random(seed)} % 4;
             ra   = {$random(seed)} % MEM_SIZE;
             case ({$random(
                 seed
@@ -647,7 +706,12 @@ module tb_dma_rd;
                     rl = ({$random(seed)} % 2) ? N : 1 + {$random(seed)} % N;
                     add(OP_WEIGHT, rr, ra, 0, rl, ({$random(seed)} % 2) ? {20'd0, rl} : rs);
                 end
-            end else add(OP_PARAMS, 3, ra, 0, 4 * (1 + {$random(seed)} % N), rs);
+            end else if (op_i == 3) add(OP_PARAMS, 3, ra, 0, 4 * (1 + {$random(seed)} % N), rs);
+            else begin
+                rr = 1 + {$random(seed)} % 24;
+                add_acc(rr, ra, {$random(seed)} % 40, 4 * (1 + {$random(seed)} % N), rs, $random(
+                        seed), $random(seed));
+            end
         end
     endtask
 
@@ -683,6 +747,14 @@ module tb_dma_rd;
         add(OP_PARAMS, 3, 32, 0, 4 * N, 4 * N);
         run_batch;
         add(OP_PARAMS, 3, 9, 0, 4, 0);
+        run_batch;
+        add_acc(1, 0, 0, 4, 0, 1'b0, 1'b0);
+        run_batch;
+        add_acc(5, MEM_SIZE - 4 * N * 5, 9, 4 * N, 4 * N, 1'b1, 1'b1);
+        run_batch;
+        add_acc(3, 64, 60, 8, 0, 1'b1, 1'b0);
+        run_batch;
+        add_acc(3, MEM_SIZE - 4 * N, 30, 4 * N, 2 * N, 1'b1, 1'b1);  // rows 1, 2 past memory
         run_batch;
 
         // Wide RD_HOST rows (ISA 1.2: len up to the bus's 4N bytes), each written as its S =
@@ -894,6 +966,7 @@ module tb_dma_rd;
         add(OP_HOST, 2, 32'hffff_fff0, 0, N, 16);
         add(OP_PARAMS, 3, 0, 0, 4 * N, MEM_SIZE / 2 - N);  // only the last row fails
         add(OP_WEIGHT, N, MEM_SIZE - N * N, 0, N, N + 1);  // the last rows fail
+        add_acc(4, MEM_SIZE - 4 * N - 8, 3, 4 * N, 4, 1'b1, 1'b1);  // the last two rows fail
         add(OP_HOST, 5, 77, 50, N, 1);
         run_batch;
 
@@ -936,7 +1009,8 @@ module tb_dma_rd;
             end
             run_batch;
         end
-        $display("%0d loads and %0d ZEROs checked", n_prog, nz_prog);
+        $display("%0d loads (%0d ACC rows of RD_ACCs) and %0d ZEROs checked", n_prog, n_accw_all,
+                 nz_prog);
         $display("PASS");
         $finish;
     end

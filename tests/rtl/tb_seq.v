@@ -38,9 +38,12 @@
 // MATMUL on its last output row and a WR_HOST on a row between two of its output rows (its
 // footprint is the whole range), not a ZERO on the row after; a wide WR_HOST holding back an
 // ACTIVATE on its last UB row, not a ZERO on the row after; random ACTIVATEs with steps and
-// WR_HOSTs of len up to 4N in the reference model. Coverage: each hazard kind that can occur between units (UB RAW/WAR/WAW, ACC RAW/WAR,
+// WR_HOSTs of len up to 4N in the reference model; ISA 1.4's RD_ACC, a load writing ACC rows,
+// in the random programs and its checks, with the ACC write port it shares with the MXU (an
+// RD_ACC waits for every MATMUL in flight and a MATMUL for every RD_ACC). Coverage: each hazard kind that can occur between units (UB RAW/WAR/WAW, ACC RAW/WAR,
 // memory RAW/WAR, parameter RAW/WAR) must have held an instruction back, a ZERO behind a load and
-// a load behind a ZERO too, units must have overlapped, SYNC must have waited.
+// a load behind a ZERO too, units must have overlapped, SYNC must have waited, an RD_ACC and a
+// MATMUL must have waited for the ACC write port.
 module tb_seq;
     parameter N = 8;
     localparam UB_ROWS = 64;
@@ -149,7 +152,7 @@ module tb_seq;
 
     function integer unit_of(input [127:0] x);
         case (x[7:0])
-            8'h01, 8'h02, 8'h03: unit_of = U_LD;
+            8'h01, 8'h02, 8'h03, 8'h0a: unit_of = U_LD;
             8'h04: unit_of = U_MX;
             8'h05: unit_of = U_AC;
             8'h06: unit_of = U_ST;
@@ -202,12 +205,13 @@ module tb_seq;
                 bad = (fl & ~8'hd8) != 0 || rows == 0 || len > 255 || (fl[6] ?
                     stride[3:0] == 0 || stride[7:4] == 0 || stride[15:8] == 0 : stride != 0);
                 9: bad = fl != 0 || rows == 0 || a != 0 || len != 0 || stride != 0;
+                10: bad = (fl & ~8'h81) != 0 || rows == 0 || len < 4 || len > 4 * N || len % 4 != 0;
                 6:
                 bad = (fl & ~8'hb8) != 0 || (!src && (fl & 8'h98) != 0) || rows == 0
                          || (src ? (len < 4 || len > 4 * N || len % 4 != 0) : (len < 1 || len > 4 * N));
                 default: bad = x[127:8] != 0;
             endcase
-            if (op < 1 || op > 9) ref_code = 1;
+            if (op < 1 || op > 10) ref_code = 1;
             else if (bad) ref_code = 2;
             else if (past(x, `TPU_SPACE_UB, UB_ROWS)) ref_code = 3;
             else if (past(x, `TPU_SPACE_ACC, ACC_ROWS)) ref_code = 4;
@@ -281,6 +285,8 @@ module tb_seq;
     integer zero_held = 0;  // cycles a ZERO waited for a load, or a load for a ZERO
     integer zero_overlap = 0;  // cycles a ZERO and a load were both in flight
     integer ld_full_cycles = 0;
+    integer rda_port_held = 0;  // cycles an RD_ACC waited for the MXU's ACC writes
+    integer mx_port_held = 0;  // ... and a MATMUL for an RD_ACC's
 
     task model_reset;
         begin
@@ -316,7 +322,7 @@ module tb_seq;
         exp_st,
         exp_sys,
         exp_issue;
-    reg ld_room, st_free, ac_free, zr_free, mx_room, all_free, fault_now, exp_zr;
+    reg ld_room, st_free, ac_free, zr_free, mx_room, all_free, fault_now, exp_zr, rda_in, port_wait;
     reg [DW-1:0] dz;  // dependencies between a ZERO and a load
     reg [127:0] hx;
     reg [3:0] hcode;
@@ -403,8 +409,13 @@ module tb_seq;
             if (hu != U_AC && !ac_free) d = d | deps(hx, prog[ac_j]);
             if (hu != U_MX) for (i = mx_done; i < mx_n; i = i + 1) d = d | deps(hx, prog[mx_j[i]]);
             exp_hz = d != {DW{1'b0}};
-            exp_ld = exp_go && hu == U_LD && ld_room && !exp_hz;
-            exp_mx = exp_go && hu == U_MX && mx_room && !exp_hz;
+            // The ACC write port: an RD_ACC waits for every MATMUL in flight, a MATMUL for every
+            // RD_ACC.
+            rda_in = 1'b0;
+            for (i = ld_done; i < ld_n; i = i + 1) rda_in = rda_in || prog[ld_j[i]][7:0] == 8'h0a;
+            port_wait = hx[7:0] == 8'h0a ? mx_busy_n != 0 : hu == U_MX && rda_in;
+            exp_ld = exp_go && hu == U_LD && ld_room && !port_wait && !exp_hz;
+            exp_mx = exp_go && hu == U_MX && mx_room && !port_wait && !exp_hz;
             exp_ac = exp_go && hu == U_AC && ac_free && !exp_hz;
             exp_st = exp_go && hu == U_ST && st_free && !exp_hz;
             exp_zr = exp_go && hu == U_ZR && zr_free && !exp_hz;
@@ -453,6 +464,9 @@ module tb_seq;
             if (zr_j >= 0 && ld_n > 0) zero_overlap = zero_overlap + 1;
             if (exp_go && hu == U_SYS && !all_free && hx[7:0] == 8'h07) sync_waits = sync_waits + 1;
             if (ld_busy_n == LD_SLOTS) ld_full_cycles = ld_full_cycles + 1;
+            if (exp_go && port_wait && !exp_hz)
+                if (hu == U_MX) mx_port_held = mx_port_held + 1;
+                else rda_port_held = rda_port_held + 1;
             if ((ld_n > 0) + (st_j >= 0) + (ac_j >= 0) + (zr_j >= 0) + (mx_n > 0) >= 2)
                 overlap_cycles = overlap_cycles + 1;
 
@@ -606,8 +620,19 @@ module tb_seq;
                      8'h02, fl, 1 + $urandom % N, a, 0, 1 + $urandom % (fl[7] ? 2 * N : N), stride
                      ));
                 wc = wc + 1;
-            end else if (pick < 18) begin
+            end else if (pick < 13) begin
                 emit(insn(8'h03, 0, 3, a, 0, 4 * (1 + $urandom % N), stride));
+            end else if (pick < 18) begin
+                // RD_ACC (ISA 1.4), with and without ACC and BF16
+                emit(insn(
+                     8'h0a,
+                     ($urandom % 2) << 7 | $urandom % 2,
+                     rows,
+                     a,
+                     $urandom % (17 - rows),
+                     4 * (1 + $urandom % N),
+                     stride
+                     ));
             end else if (pick < 34) begin
                 // Half of them wide (len up to 4N): rows * ceil(len / N) UB rows.
                 len  = ($urandom % 2) ? 1 + $urandom % N : 1 + $urandom % (4 * N);
@@ -741,7 +766,7 @@ module tb_seq;
             wc   = 0;
             for (t = 0; t < n; t = t + 1) begin
                 gen_valid(wc);
-                if ((prog[plen-1][7:0] <= 8'h03 || prog[plen-1][7:0] == 8'h06) && ($urandom % 100) < fault_pct)
+                if ((prog[plen-1][7:0] <= 8'h03 || prog[plen-1][7:0] == 8'h06 || prog[plen-1][7:0] == 8'h0a) && ($urandom % 100) < fault_pct)
                     fault_at[plen-1] = 1'b1;
             end
             emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
@@ -814,17 +839,18 @@ module tb_seq;
             $finish;
         end
         if (codes_seen[8:1] != 8'hff || sync_waits == 0 || overlap_cycles == 0 || mm_b2b < 10 || faults_seen == 0
-            || ld_full_cycles == 0 || zero_held == 0 || zero_overlap == 0) begin
+            || ld_full_cycles == 0 || zero_held == 0 || zero_overlap == 0 || rda_port_held == 0
+            || mx_port_held == 0) begin
             $display(
-                "FAIL: seq: coverage: error codes seen %b, SYNC waits %0d, overlap cycles %0d, back-to-back MATMULs %0d, faults %0d, cycles with all load slots full %0d, ZERO/load held %0d, overlapping %0d",
+                "FAIL: seq: coverage: error codes seen %b, SYNC waits %0d, overlap cycles %0d, back-to-back MATMULs %0d, faults %0d, cycles with all load slots full %0d, ZERO/load held %0d, overlapping %0d, RD_ACC/MATMUL held for the ACC port %0d/%0d",
                 codes_seen[8:0], sync_waits, overlap_cycles, mm_b2b, faults_seen, ld_full_cycles,
-                zero_held, zero_overlap);
+                zero_held, zero_overlap, rda_port_held, mx_port_held);
             $finish;
         end
         $display(
-            "seq: %0d directed error cases, %0d instructions issued, %0d cycles; overlap cycles %0d, back-to-back MATMULs %0d, faults %0d, cycles with all load slots full %0d, ZERO/load held %0d, overlapping %0d",
+            "seq: %0d directed error cases, %0d instructions issued, %0d cycles; overlap cycles %0d, back-to-back MATMULs %0d, faults %0d, cycles with all load slots full %0d, ZERO/load held %0d, overlapping %0d, RD_ACC/MATMUL held for the ACC port %0d/%0d",
             err_cases, total_issued, edges, overlap_cycles, mm_b2b, faults_seen, ld_full_cycles,
-            zero_held, zero_overlap);
+            zero_held, zero_overlap, rda_port_held, mx_port_held);
         $display("PASS");
         $finish;
     end

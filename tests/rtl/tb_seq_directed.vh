@@ -30,7 +30,7 @@ task errors_directed;
     begin
         // 1: illegal opcode, before any other check
         err_case(insn(8'h00, 0, 1, 0, 0, 0, 0), 1, 0);
-        err_case(insn(8'h0a, 0, 0, 0, 0, 0, 0), 1, 0);
+        err_case(insn(8'h0b, 0, 0, 0, 0, 0, 0), 1, 0);
         err_case(insn(8'hff, 8'hff, 0, 32'hffffffff, 20'hfffff, 0, 0), 1, 0);
         // 2: bad operands, each opcode
         err_case(insn(8'h01, 8'h01, 1, 0, 0, N, N), 2, 0);
@@ -81,6 +81,18 @@ task errors_directed;
         err_case(insn(8'h09, 0, 1, 0, 0, 1, 0), 2, 0);
         err_case(insn(8'h09, 0, 1, 0, 0, 0, 1), 2, 0);
         err_case(insn(8'h09, 0, UB_ROWS, 0, 0, 0, 0), 0, 0);
+        // ISA 1.4: RD_ACC takes ACC and BF16, len 4..4N in fours; ACC range [b, b+rows)
+        err_case(insn(8'h0a, 8'h81, 2, 0, 0, 4 * N, 4 * N), 0, 0);
+        err_case(insn(8'h0a, 8'h02, 1, 0, 0, 4, 0), 2, 0);
+        err_case(insn(8'h0a, 8'h20, 1, 0, 0, 4, 0), 2, 0);
+        err_case(insn(8'h0a, 0, 0, 0, 0, 4, 0), 2, 0);
+        err_case(insn(8'h0a, 0, 1, 0, 0, 0, 0), 2, 0);
+        err_case(insn(8'h0a, 0, 1, 0, 0, 6, 0), 2, 0);
+        err_case(insn(8'h0a, 0, 1, 0, 0, 4 * N + 4, 0), 2, 0);
+        err_case(insn(8'h0a, 0, 2, 0, ACC_ROWS - 1, 4, 0), 4, 0);
+        err_case(insn(8'h0a, 0, 1, 0, ACC_ROWS - 1, 4, 0), 0, 0);
+        err_case(insn(8'h0a, 0, 2, MEMSZ - 8, 0, 8, 4), 5, 0);
+        err_case(insn(8'h0a, 0, 2, MEMSZ - 12, 0, 8, 4), 0, 0);
         err_case(insn(8'h04, 0, 1, 0, 0, 0, 256), 2, 0);
         err_case(insn(8'h04, 0, 1, 0, 0, 0, 32'hffffffff), 2, 0);
         err_case(insn(8'h04, 8'h40, 1, 0, 0, 0, 0), 2, 0);
@@ -244,7 +256,7 @@ task oldest_wins;
         fault_at[0] = 1'b1;
         delay_at[0] = 20;
         emit(insn(8'h04, 0, 2, 8, 0, 0, 0));
-        emit(insn(8'h0a, 0, 0, 0, 0, 0, 0));
+        emit(insn(8'h0b, 0, 0, 0, 0, 0, 0));
         emit(insn(8'h08, 0, 0, 0, 0, 0, 0));
         run_prog;
         if (m_first_code != 1 || m_code != 6 || m_pc != 0) begin

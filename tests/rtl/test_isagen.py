@@ -186,7 +186,7 @@ class IsaGen(unittest.TestCase):
                 self.assertIn(w, p.stderr)
 
     def test_generated_names_collide(self):
-        table = self.table + '[[opcode]]\nname = "MATMUL_FLAGS"\nvalue = 0x0A\ndescription = "x"\n'
+        table = self.table + '[[opcode]]\nname = "MATMUL_FLAGS"\nvalue = 0x0B\ndescription = "x"\n'
         self.fails(table, "opcode 'MATMUL_FLAGS'", "generates TPU_OP_MATMUL_FLAGS",
                    "as does opcode 'MATMUL'")
 

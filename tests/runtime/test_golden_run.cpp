@@ -434,6 +434,50 @@ TEST(AvgPool, OnTheDeviceMatchesTheReference)
             }
 }
 
+// jnp.mean over H and W (a reduce add from 0 over the spatial dims, then a divide), NHWC and
+// NCHW, on the input and after a convolution + ReLU: the reduce runs on the device as the
+// depthwise convolution of ones over the whole plane, the division on the host.
+TEST(AvgPool, GlobalMeanOnTheDeviceMatchesTheReference)
+{
+    struct Case {
+        const char *name;
+        bool nchw, conv;
+    } cases[] = {{"nhwc", false, false}, {"nchw", true, false}, {"conv_relu_nhwc", false, true}};
+    for (uint32_t n : {4u, 8u, 16u})
+        for (const Case &c : cases)
+            for (uint8_t precision : {TPUC_INT8, TPUC_BF16}) {
+                const std::string name = std::string("mean_") + c.name +
+                                         (precision == TPUC_BF16 ? "_bf16" : "") + "_n" +
+                                         std::to_string(n);
+                SCOPED_TRACE(name);
+                std::mt19937 rng(5 + n);
+                const std::string in = c.nchw ? "f32[2,6,8,8]" : "f32[2,8,8,6]";
+                std::string t = "HloModule m\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] "
+                                "parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\nENTRY main {\n";
+                std::string v = "x";
+                if (c.conv) {
+                    t += "  x = f32[2,10,10,3] parameter(0)\n  k = f32[3,3,3,6] constant(" +
+                         cnn_hlo::literal(rng, {3, 3, 3, 6}, false, -1, 1) +
+                         ")\n  cv = f32[2,8,8,6] convolution(x, k), window={size=3x3}, "
+                         "dim_labels=b01f_01io->b01f\n  z = f32[] constant(0)\n  zb = " +
+                         in + " broadcast(z), dimensions={}\n  u = " + in + " maximum(cv, zb)\n";
+                    v = "u";
+                } else {
+                    t += "  x = " + in + " parameter(0)\n";
+                }
+                t += "  zero = f32[] constant(0)\n  mean = f32[2,6] reduce(" + v +
+                     ", zero), dimensions={" + (c.nchw ? "2,3" : "1,2") +
+                     "}, to_apply=add\n  size = f32[] constant(64)\n  sb = f32[2,6] "
+                     "broadcast(size), "
+                     "dimensions={}\n  ROOT d = f32[2,6] divide(mean, sb)\n}\n";
+                const Golden r = compile_and_run(name, t, n, -1, 1, precision);
+                EXPECT_NE(r.report.find(" mean  2 x 8x8x6 -> 1x1x6, kernel 8x8"), std::string::npos)
+                    << r.report;
+                EXPECT_NE(r.report.find("on the host: mean_"), std::string::npos) << r.report;
+                expect_close(r, precision == TPUC_BF16 ? 0.01 : 0.03);
+            }
+}
+
 // Two dense layers: the first's result stays on the device as bf16 (OUT_BF16) for the second.
 TEST(Bf16, MlpHandsOnBf16)
 {
@@ -514,8 +558,8 @@ TEST(Labels, OneInputTwoLayouts)
 
 // Self-attention with two heads: Q, K and V projections, scores Q . K^T per (batch, head) with
 // the batch dims in the middle of both operands, a softmax on the host, then softmax . V. Every
-// dot runs on the device: the two attention dots with a B computed at run time, written
-// row-major by a permuted transfer and quantized per tensor, and their A permuted likewise.
+// dot runs on the device: the two attention dots with a B computed at run time, gathered in
+// tile order by its transfer (its dims permuted) and quantized per tensor, and their A permuted.
 TEST(RuntimeDots, AttentionRunsEveryDotOnTheDevice)
 {
     std::mt19937 rng(21);
@@ -552,13 +596,17 @@ TEST(RuntimeDots, AttentionRunsEveryDotOnTheDevice)
         EXPECT_NE(r.report.find("A 'q4' written with its dims in the order (0,2,1,3)"),
                   std::string::npos)
             << r.report;
-        EXPECT_NE(r.report.find("B computed at run time, 'k4' written with its dims in the order "
-                                "(0,2,3,1)"),
-                  std::string::npos)
+        EXPECT_NE(
+            r.report.find(
+                "B computed at run time, 'k4' gathered in tile order with its dims in the order "
+                "(0,2,3,1)"),
+            std::string::npos)
             << r.report;
-        EXPECT_NE(r.report.find("B computed at run time, 'v4' written with its dims in the order "
-                                "(0,2,1,3)"),
-                  std::string::npos)
+        EXPECT_NE(
+            r.report.find(
+                "B computed at run time, 'v4' gathered in tile order with its dims in the order "
+                "(0,2,1,3)"),
+            std::string::npos)
             << r.report;
         EXPECT_NE(r.report.find("s: B = 'k4' f32 -> s8 per tensor"), std::string::npos) << r.report;
         EXPECT_EQ(r.report.find("stays on the host"), std::string::npos) << r.report;
@@ -582,8 +630,10 @@ TEST(RuntimeDots, OneValueAsBothOperandsAndIntegers)
                              "rhs_contracting_dims={1}\n}\n";
     const Golden r = compile_and_run("gram", gram, 4, -1, 1);
     EXPECT_NE(r.report.find("(GEMMs: 1, segments: 1)"), std::string::npos) << r.report;
-    EXPECT_NE(r.report.find("B computed at run time, 'x' written with its dims in the order (1,0)"),
-              std::string::npos)
+    EXPECT_NE(
+        r.report.find(
+            "B computed at run time, 'x' gathered in tile order with its dims in the order (1,0)"),
+        std::string::npos)
         << r.report;
     expect_close(r, 0.03);
     const std::string ints =

@@ -1,6 +1,6 @@
 // test_runtime.cpp - the runtime (runtime/tpurt.h) in process, on packages built here (and a JAX
-// training step tpuc compiles, its outputs that update its inputs): outputs
-// bit-exact against a C reference of the same quantized arithmetic, the signatures, the
+// training step and a scanned loop tpuc compiles, the step's outputs that update its inputs):
+// outputs bit-exact against a C reference of the same quantized arithmetic, the signatures, the
 // statistics, the options (memory timing, verify off, cycle budget), tpurt_load, traces, and
 // every error tpurt can return with its message, the runtime staying usable or closable after it.
 #include <gtest/gtest.h>
@@ -21,6 +21,7 @@
 
 #include "compiler/tpuc.h"
 #include "runtime/tpurt.h"
+#include "tests/support/hlo_test.h"
 #include "tests/support/pkg_build.h"
 #include "tests/support/progs.h"
 #include "tests/support/runtime_models.h"
@@ -354,6 +355,7 @@ TEST_F(Runtime, StatisticsPerLayerAndInAll)
         EXPECT_EQ(l.flags, flags[i] | TPU_GEMM_B_TILED);
         EXPECT_EQ(l.macs, (uint64_t)shapes[i][0] * shapes[i][1] * shapes[i][2]);
         EXPECT_EQ(l.submissions, 3u);
+        EXPECT_EQ(l.iterations, 1u);
         EXPECT_GT(l.cycles, 0u);
         // The driver's cost of one submission, three times.
         tpu_gemm g{};
@@ -371,6 +373,46 @@ TEST_F(Runtime, StatisticsPerLayerAndInAll)
         cycles += l.cycles;
     }
     EXPECT_EQ(s.cycles, cycles);
+}
+
+TEST_F(Runtime, AnUnrolledLoopsDotIsOneLayer)
+{
+    // Six trips of h = tanh(h . w): six GEMMs of one name in six segments, one layer.
+    const std::string text = hlo_test::scan_hlo(6, 12, 4);
+    tpuc_options o{};
+    o.hlo_path = "scan.hlo";
+    o.hlo_text = text.c_str();
+    o.hlo_len = text.size();
+    o.array_n = array_n();
+    o.precision = TPUC_BF16;
+    tpub_package pkg;
+    hlo_error e{};
+    ASSERT_EQ(tpuc_compile(&o, &pkg, &e), 0) << e.msg;
+    {
+        Rt rt(pkg);
+        ASSERT_EQ(rt.st, TPURT_OK) << rt.err;
+        std::vector<float> x(4 * 12, 0.5f), y(4 * 12);
+        const void *in[] = {x.data()};
+        void *out[] = {y.data()};
+        for (int run = 0; run < 2; run++)
+            ASSERT_EQ(tpurt_run(rt, in, 1, out, 1), TPURT_OK) << tpurt_last_error(rt);
+        tpurt_stats s;
+        ASSERT_EQ(tpurt_get_stats(rt, &s), TPURT_OK);
+        EXPECT_EQ(s.submissions, 12u);
+        ASSERT_EQ(tpurt_n_layers(rt), 1u);
+        tpurt_layer l;
+        ASSERT_EQ(tpurt_get_layer(rt, 0, &l), TPURT_OK);
+        EXPECT_STREQ(l.name, "d");
+        EXPECT_EQ(l.segment, 0u);
+        EXPECT_EQ(l.iterations, 6u);
+        EXPECT_EQ(l.submissions, 12u);
+        EXPECT_EQ(l.macs, 4u * 12 * 12);
+        EXPECT_EQ(l.cycles, s.cycles);
+        EXPECT_DOUBLE_EQ(l.ideal_cycles, 12.0 * (double)l.macs / (array_n() * array_n()));
+        EXPECT_EQ(tpurt_get_layer(rt, 1, &l), TPURT_E_ARG);
+        EXPECT_STREQ(tpurt_last_error(rt), "tpurt_get_layer: 1, but there are 1");
+    }
+    tpub_free(&pkg);
 }
 
 TEST_F(Runtime, OptionsReachTheDevice)

@@ -1,7 +1,8 @@
 // test_chip.cpp - the multi-core device (a verilated tpu_chip, sim/tpusim.h with cores > 0) for
 // every built chip: C cores running their own GEMMs and random programs concurrently on the one
 // memory, each core bit-exact against a golden model of its own; the contention the shared port
-// causes; a one-core chip timing exactly like a lone core; the chip CSRs and the barrier.
+// causes; a one-core chip timing exactly like a lone core; RD_ACC's sums of shared replicas on
+// every core; the chip CSRs and the barrier.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,7 +15,9 @@
 
 #include <unistd.h>
 
+#include "sim/fp.h"
 #include "sim/tpusim.h"
+#include "tests/support/fp_values.h"
 #include "tests/support/progs.h"
 
 namespace
@@ -374,9 +377,13 @@ void random_round(const ChipSize &p, tpusim *s, std::vector<std::unique_ptr<Gold
                        k == failing ? TPU_FAULT_UB_RANGE : TPU_FAULT_NONE);
         for (size_t i = 0; i < local[k].n; i++) {
             tpusim_fields f = tpusim_decode(&local[k].insns[i]);
-            if (f.op == TPU_OP_RD_HOST || f.op == TPU_OP_RD_WEIGHT || f.op == TPU_OP_RD_PARAMS ||
-                f.op == TPU_OP_WR_HOST)
-                f.a += k * kRegion;
+            tpusim_access acc[TPU_FOOTPRINT_MAX];
+            const int na = tpusim_footprint(&f, hw.array_n, acc);
+            for (int j = 0; j < na; j++)
+                if (acc[j].space == TPU_SPACE_MEM) { // a is the memory address of every such op
+                    f.a += k * kRegion;
+                    break;
+                }
             prog_emit(&moved[k], f.op, f.flags, f.rows, f.a, f.b, f.len, f.stride);
         }
         ptrs.push_back(moved[k].insns);
@@ -442,6 +449,74 @@ TEST_P(Chip, OneCoresErrorLeavesTheOthersAlone)
         random_round(p, r.dev.s, r.golds, 100 + round, static_cast<uint32_t>(round % p.cores));
         random_round(p, r.dev.s, r.golds, 200 + round, p.cores);
     }
+}
+
+// RD_ACC (ISA 1.4) on every core at once through the shared port, an all-reduce's sums: C
+// replicas of 2C rows of N fp32 (edge values among them) in shared memory, core k adding rows 2k,
+// 2k+1 of every replica in replica order (fp32 and int32) and writing them out side by side.
+// Every core's ACC and the memory against golden models running the programs one after another
+// (the cores read the same bytes and write different ones), the sums against the host's.
+TEST_P(Chip, RdAccSumsSharedReplicasOnEveryCore)
+{
+    const ChipSize p = GetParam();
+    const uint32_t n = p.n, row = 4 * n, rows = 2 * p.cores, replica = rows * row;
+    const uint32_t out = p.cores * replica, size = out + 2 * replica;
+    Device dev(n, p.cores, size);
+    ASSERT_NE(dev.s, nullptr);
+    tpusim_hwcfg hw;
+    tpusim_read_hwcfg(dev.s, &hw);
+    std::vector<uint8_t> image(size);
+    tpu_rng r{0xa11 + 10u * p.cores + n};
+    rng_fill_fp(&r, image.data(), out);
+    ASSERT_EQ(tpusim_mem_write(dev.s, 0, image.data(), image.size()), 0);
+    std::vector<tpu_prog> progs(p.cores);
+    std::vector<const tpusim_insn *> ptrs;
+    std::vector<size_t> lens;
+    for (uint32_t k = 0; k < p.cores; k++) {
+        for (uint32_t t = 0; t < 2; t++) { // fp32, then int32 at ACC rows 2, 3 and past the fp32
+            const uint32_t ty = t ? 0 : TPU_F_BF16, acc = 2 * t;
+            for (uint32_t c = 0; c < p.cores; c++)
+                prog_emit(&progs[k], TPU_OP_RD_ACC, ty | (c ? TPU_F_ACC : 0), 2,
+                          c * replica + 2 * k * row, acc, row, row);
+            prog_emit(&progs[k], TPU_OP_WR_HOST, TPU_F_SRC_ACC | ty, 2,
+                      out + t * replica + 2 * k * row, acc, row, row);
+        }
+        prog_emit(&progs[k], TPU_OP_HALT, 0, 0, 0, 0, 0, 0);
+        ptrs.push_back(progs[k].insns);
+        lens.push_back(progs[k].n);
+    }
+    std::vector<int> results(p.cores, -1);
+    ASSERT_EQ(tpusim_run_programs(dev.s, ptrs.data(), lens.data(), kMaxCycles, results.data()),
+              TPUSIM_HALTED);
+    std::vector<uint8_t> got(size);
+    ASSERT_EQ(tpusim_mem_read(dev.s, 0, got.data(), got.size()), 0);
+    hw.mem_size = size;
+    std::vector<uint8_t> mem = image;
+    for (uint32_t k = 0; k < p.cores; k++) {
+        Golden g(hw);
+        ASSERT_NE(g.g, nullptr);
+        std::copy(mem.begin(), mem.end(), tpusim_golden_mem(g.g));
+        ASSERT_EQ(tpusim_golden_run(g.g, progs[k].insns, progs[k].n, nullptr), TPU_FAULT_NONE);
+        std::copy(tpusim_golden_mem(g.g), tpusim_golden_mem(g.g) + size, mem.begin());
+        EXPECT_EQ(compare_core(dev.s, k, g.g, hw), "");
+    }
+    EXPECT_EQ(got, mem);
+    auto word = [&](uint64_t at) {
+        uint32_t v;
+        std::memcpy(&v, got.data() + at, 4);
+        return v;
+    };
+    for (uint32_t e = 0; e < rows * n; e++) {
+        uint32_t f = word(4 * e), i = f;
+        for (uint32_t c = 1; c < p.cores; c++) {
+            f = tpusim_fp32_add(f, word(c * replica + 4 * e));
+            i += word(c * replica + 4 * e);
+        }
+        EXPECT_EQ(word(out + 4 * e), f) << "fp32 element " << e;
+        EXPECT_EQ(word(out + replica + 4 * e), i) << "int32 element " << e;
+    }
+    for (tpu_prog &pr : progs)
+        prog_free(&pr);
 }
 
 // The barrier through the chip CSR port (docs/isa.md "The barrier").

@@ -411,6 +411,27 @@ TEST_P(Core, Int8AndBf16BackToBack)
     prog_free(&p);
 }
 
+// RD_ACC (ISA 1.4) on fp32 edge values in int32 and fp32, short rows, stride 0, and against
+// MATMULs on its ACC rows both ways, with a fast and a slow memory: memory, UB and ACC as the
+// golden model's.
+TEST_P(Core, RdAccEdgeValues)
+{
+    const uint32_t n = GetParam();
+    for (uint32_t latency : {1u, 37u}) {
+        Sim sim(n, latency, 4);
+        ASSERT_NE(sim.s, nullptr);
+        std::vector<uint8_t> img(rdacc_bytes(n));
+        tpu_rng r{0xacc0 + n};
+        tpu_prog p{};
+        rdacc_program(&p, n, img.data(), 0, 7, &r);
+        prog_emit(&p, TPU_OP_HALT, 0, 0, 0, 0, 0, 0);
+        ASSERT_EQ(tpusim_mem_write(sim.s, 0, img.data(), img.size()), 0);
+        expect_agree(sim.s, p);
+        EXPECT_EQ(tpusim_reg_read(sim.s, TPU_CSR_STATUS) & TPU_STATUS_ERROR, 0u);
+        prog_free(&p);
+    }
+}
+
 std::string name_of(const ::testing::TestParamInfo<uint32_t> &info)
 {
     return "N" + std::to_string(info.param);

@@ -365,7 +365,7 @@ TEST(GoldenErrors, EveryCheck)
               ACC = TPU_FAULT_ACC_RANGE, MEM = TPU_FAULT_MEM_RANGE;
     const ErrorCase cases[] = {
         {"opcode 0", I(0, 0, 0, 0, 0, 0, 0), ILL},
-        {"opcode 10", I(10, 0, 1, 0, 0, 1, 0), ILL},
+        {"opcode 11", I(11, 0, 1, 0, 0, 1, 0), ILL},
         {"opcode 0xff", I(0xff, 0xff, 0xffff, ~0u, 0xfffff, 0xfff, ~0u), ILL},
         {"RD_HOST flag ACC", I(RH, TPU_F_ACC, 1, 0, 0, 4, 0), BAD},
         {"RD_HOST reserved flag 6", I(RH, 0x40, 1, 0, 0, 4, 0), BAD},

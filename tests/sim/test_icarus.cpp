@@ -1,6 +1,6 @@
-// The same RTL under Icarus Verilog: GEMM programs (int8, bf16) run in tests/rtl/tb_core.v (file
-// mode) and must leave exactly the memory that the golden model and the verilated core leave, in
-// the same cycles as the verilated core.
+// The same RTL under Icarus Verilog: GEMM programs (int8, bf16) and RD_ACC's (ISA 1.4) run in
+// tests/rtl/tb_core.v (file mode) and must leave exactly the memory that the golden model and the
+// verilated core leave, in the same cycles as the verilated core.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -189,6 +189,22 @@ TEST(Icarus, Bf16GemmMatchesGoldenAndVerilator)
     bf16_gemm_program(&p, kN, &d, 0, 0);
     prog_emit(&p, TPU_OP_HALT, 0, 0, 0, 0, 0, 0);
     expect_same(sim, p, img, "bf16 GEMM 13x21x11");
+    prog_free(&p);
+}
+
+// RD_ACC (ISA 1.4) in int32 and fp32 on edge values, and beside MATMULs on its ACC rows.
+TEST(Icarus, RdAccMatchesGoldenAndVerilator)
+{
+    if (!have_n8())
+        GTEST_SKIP() << "no N=8 model built";
+    Sim sim;
+    ASSERT_NE(sim.s, nullptr);
+    std::vector<uint8_t> img(kMemSize, 0);
+    tpu_rng r{44};
+    tpu_prog p{};
+    rdacc_program(&p, kN, img.data(), 64, 3, &r);
+    prog_emit(&p, TPU_OP_HALT, 0, 0, 0, 0, 0, 0);
+    expect_same(sim, p, img, "RD_ACC");
     prog_free(&p);
 }
 

@@ -88,7 +88,8 @@ TEST(Isa, OpcodeNames)
     EXPECT_STREQ(tpusim_opcode_name(TPU_OP_SYNC), "SYNC");
     EXPECT_STREQ(tpusim_opcode_name(TPU_OP_HALT), "HALT");
     EXPECT_STREQ(tpusim_opcode_name(TPU_OP_ZERO), "ZERO");
-    for (uint32_t op : {0u, 10u, 0x2au, 0xffu, 0x100u, 0xffffffffu})
+    EXPECT_STREQ(tpusim_opcode_name(TPU_OP_RD_ACC), "RD_ACC");
+    for (uint32_t op : {0u, 11u, 0x2au, 0xffu, 0x100u, 0xffffffffu})
         EXPECT_STREQ(tpusim_opcode_name(op), "?") << op;
 }
 
@@ -245,6 +246,12 @@ TEST(Isa, FootprintOfEveryOpcode)
                  {TPU_SPACE_PARAMS, R, 0, 1, 1, 1},
                  {TPU_SPACE_MEM, W, 0x200, 2, 32, 32}}));
     EXPECT_EQ(footprint(TPU_OP_ZERO, 0, 9, 0, 4, 0, 0), (V{{TPU_SPACE_UB, W, 4, 9, 1, 1}}));
+    EXPECT_EQ(footprint(TPU_OP_RD_ACC, TPU_F_BF16, 3, 0x100, 5, 16, 64),
+              (V{{TPU_SPACE_MEM, R, 0x100, 3, 64, 16}, {TPU_SPACE_ACC, W, 5, 3, 1, 1}}));
+    EXPECT_EQ(footprint(TPU_OP_RD_ACC, TPU_F_ACC, 3, 0x100, 5, 16, 0),
+              (V{{TPU_SPACE_MEM, R, 0x100, 3, 0, 16},
+                 {TPU_SPACE_ACC, R, 5, 3, 1, 1},
+                 {TPU_SPACE_ACC, W, 5, 3, 1, 1}}));
     EXPECT_EQ(footprint(TPU_OP_SYNC, 0, 0, 0, 0, 0, 0), V{});
     EXPECT_EQ(footprint(TPU_OP_HALT, 0, 0, 0, 0, 0, 0), V{});
 }

@@ -197,6 +197,35 @@ inline const std::string kCountLoop = "cond {\n"
                                       "  ROOT t = (s32[], f32[2]) tuple(j, y)\n"
                                       "}\n";
 
+// A loop as lax.scan writes one over a closed-over weight: t steps of h = tanh(h . w), h an
+// f32[b,k] parameter, w (k x k) a constant of the body (the same values each step, small
+// multiples of 1 / (8 k)); the dot is named "d", the while "w".
+inline std::string scan_hlo(int t, int k, int b)
+{
+    const std::string bk = "f32[" + std::to_string(b) + "," + std::to_string(k) + "]",
+                      state = "(s32[], " + bk + ")";
+    std::string w;
+    for (int i = 0; i < k; i++)
+        for (int j = 0; j < k; j++)
+            w += std::string(j   ? ", "
+                             : i ? "}, {"
+                                 : "{") +
+                 std::to_string(((i * 37 + j * 11) % 97 - 48) / 8.0 / k);
+    return "HloModule scan\ncond {\n  s = " + state + " parameter(0)\n" +
+           "  i = s32[] get-tuple-element(s), index=0\n  n = s32[] constant(" + std::to_string(t) +
+           ")\n  ROOT lt = pred[] compare(i, n), direction=LT\n}\nbody {\n  s = " + state +
+           " parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n  h = " + bk +
+           " get-tuple-element(s), index=1\n  one = s32[] constant(1)\n  i1 = s32[] add(i, one)\n" +
+           "  c = f32[" + std::to_string(k) + "," + std::to_string(k) + "] constant({" + w +
+           "}})\n  d = " + bk +
+           " dot(h, c), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  th = " + bk +
+           " tanh(d)\n  ROOT r = " + state + " tuple(i1, th)\n}\nENTRY e {\n  x = " + bk +
+           " parameter(0)\n  z = s32[] constant(0)\n  s = " + state +
+           " tuple(z, x)\n  w = " + state +
+           " while(s), condition=cond, body=body\n  ROOT y = " + bk +
+           " get-tuple-element(w), index=1\n}\n";
+}
+
 inline const double kNaN = std::numeric_limits<double>::quiet_NaN();
 inline const double kInf = std::numeric_limits<double>::infinity();
 

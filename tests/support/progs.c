@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sim/fp.h"
+#include "tests/support/fp_values.h"
 
 /* ------------------------------------------------------------ buffers -- */
 
@@ -290,6 +291,56 @@ void bf16_gemm_reference(const bf16_gemm_desc *d, uint32_t n_arr, const uint8_t 
         }
 }
 
+/* ------------------------------------------------------------- RD_ACC -- */
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+    for (unsigned k = 0; k < 4; k++)
+        p[k] = (uint8_t)(v >> 8 * k);
+}
+
+/* X, Y (R rows of 4N bytes each), the tile (N x N), two activation rows (N each), then the
+ * output: 3R + 2 rows of 4N bytes. */
+uint64_t rdacc_bytes(uint32_t n_arr)
+{
+    return (uint64_t)(2 * RDACC_R + 3 * RDACC_R + 2) * 4 * n_arr + (uint64_t)(n_arr + 2) * n_arr;
+}
+
+uint64_t rdacc_program(tpu_prog *p, uint32_t n_arr, uint8_t *mem, uint32_t base, uint32_t acc,
+                       tpu_rng *r)
+{
+    const uint32_t n = n_arr, row = 4 * n, R = RDACC_R;
+    const uint32_t x = base, y = x + R * row, w = y + R * row, act = w + n * n, out = act + 2 * n;
+    /* Every edge value in X (R >= 32 / N), each met by another edge or a value near it. */
+    for (uint32_t i = 0; i < R * n; i++) {
+        const uint32_t v = i < fp32_edge_count ? fp32_edges[i] : rng_fp32(r);
+        put_le32(mem + x + 4 * i, v);
+        put_le32(mem + y + 4 * i,
+                 i % 2 ? rng_fp32_near(r, v) : fp32_edges[(5 * i + 3) % fp32_edge_count]);
+    }
+    rng_fill_int8(r, (int8_t *)mem + w, (size_t)(n + 2) * n);
+
+    const uint32_t F = TPU_F_BF16, A = TPU_F_ACC;
+    /* int32, then fp32: rows acc .. + R, acc + R .. + R */
+    prog_emit(p, TPU_OP_RD_ACC, 0, R, x, acc, row, row);
+    prog_emit(p, TPU_OP_RD_ACC, A, R, y, acc, row, row);
+    prog_emit(p, TPU_OP_RD_ACC, F, R, x, acc + R, row, row);
+    prog_emit(p, TPU_OP_RD_ACC, A | F, R, y, acc + R, row, row);
+    /* Half the columns, Y's first row added to every row (stride 0), then half the columns of
+     * Y's others: rows acc + 2R .. */
+    prog_emit(p, TPU_OP_RD_ACC, F, R, x, acc + 2 * R, 2 * n, row);
+    prog_emit(p, TPU_OP_RD_ACC, A | F, R, y, acc + 2 * R, row, 0);
+    prog_emit(p, TPU_OP_RD_ACC, A | F, R - 1, y + row, acc + 2 * R, 2 * n, row);
+    /* The ACC write port: an RD_ACC behind a MATMUL on its rows, a MATMUL behind the RD_ACC. */
+    prog_emit(p, TPU_OP_RD_HOST, 0, 2, act, 0, n, n);
+    prog_emit(p, TPU_OP_RD_WEIGHT, 0, n, w, 0, n, n);
+    prog_emit(p, TPU_OP_MATMUL, TPU_F_LOAD, 2, 0, acc + 3 * R, 0, 0);
+    prog_emit(p, TPU_OP_RD_ACC, A, 2, y, acc + 3 * R, row, row);
+    prog_emit(p, TPU_OP_MATMUL, A, 2, 0, acc + 3 * R, 0, 0);
+    prog_emit(p, TPU_OP_WR_HOST, TPU_F_SRC_ACC, 3 * R + 2, out, acc, row, row);
+    return out + (uint64_t)(3 * R + 2) * row;
+}
+
 /* ----------------------------------------------------- random programs -- */
 
 /* Percent of the RD_WEIGHTs, MATMULs, ACTIVATEs and WR_HOST.SRC_ACCs in bf16 (ISA 1.3). */
@@ -435,6 +486,13 @@ static tpusim_fields make_valid(gen *g, uint32_t op, int load)
         f.rows = pick_rows(g, g->ubw);
         f.b = pick_start(g, g->ubw, f.rows);
         break;
+    case TPU_OP_RD_ACC: /* int32 or fp32 (memory holds edge values), written or added */
+        f.flags = (rng_chance(r, 50) ? TPU_F_ACC : 0) | (rng_chance(r, 50) ? TPU_F_BF16 : 0);
+        f.rows = pick_rows(g, g->accw);
+        f.b = pick_start(g, g->accw, f.rows);
+        f.len = 4 * (1 + rng_below(r, g->n));
+        pick_mem(g, &f);
+        break;
     case TPU_OP_WR_HOST:
         if (rng_chance(r, 50)) {
             f.flags = TPU_F_SRC_ACC | (rng_chance(r, 50) ? TPU_F_BIAS : 0) |
@@ -470,9 +528,9 @@ static void emit_random(gen *g)
     /* Opcodes with percent weights. */
     static const struct {
         uint32_t op, weight;
-    } mix[] = {{TPU_OP_RD_HOST, 16}, {TPU_OP_RD_WEIGHT, 13}, {TPU_OP_RD_PARAMS, 5},
-               {TPU_OP_MATMUL, 24},  {TPU_OP_ACTIVATE, 14},  {TPU_OP_WR_HOST, 16},
-               {TPU_OP_SYNC, 4},     {TPU_OP_ZERO, 8}};
+    } mix[] = {{TPU_OP_RD_HOST, 14}, {TPU_OP_RD_WEIGHT, 13}, {TPU_OP_RD_PARAMS, 5},
+               {TPU_OP_MATMUL, 23},  {TPU_OP_ACTIVATE, 14},  {TPU_OP_WR_HOST, 14},
+               {TPU_OP_SYNC, 4},     {TPU_OP_ZERO, 7},       {TPU_OP_RD_ACC, 6}};
     uint32_t x = rng_below(g->r, 100), k = 0;
     while (x >= mix[k].weight)
         x -= mix[k++].weight;
@@ -501,6 +559,7 @@ static void break_operand(gen *g, tpusim_fields *f)
                 f->op == TPU_OP_RD_WEIGHT  ? TPU_F_BF16
                 : f->op == TPU_OP_MATMUL   ? TPU_F_ACC | TPU_F_LOAD | TPU_F_UNSIGNED | TPU_F_BF16
                 : f->op == TPU_OP_ACTIVATE ? TPU_F_BIAS | TPU_F_RELU | TPU_F_POOL | TPU_F_BF16
+                : f->op == TPU_OP_RD_ACC   ? TPU_F_ACC | TPU_F_BF16
                 : f->op == TPU_OP_WR_HOST && (f->flags & TPU_F_SRC_ACC)
                     ? TPU_F_SRC_ACC | TPU_F_BIAS | TPU_F_RELU | TPU_F_BF16
                     : 0;
@@ -540,7 +599,7 @@ static void break_operand(gen *g, tpusim_fields *f)
                 default: f->stride = 1 + rng_below(g->r, 0xffffffffu); break;
                 }
                 return;
-            default: /* RD_HOST, WR_HOST use every field */ break;
+            default: /* RD_HOST, WR_HOST, RD_ACC use every field */ break;
             }
             break;
         case 3: /* rows 0 */
@@ -579,12 +638,12 @@ static void break_operand(gen *g, tpusim_fields *f)
             }
             break;
         default: { /* len out of range */
-            const int words = f->op == TPU_OP_RD_PARAMS ||
+            const int words = f->op == TPU_OP_RD_PARAMS || f->op == TPU_OP_RD_ACC ||
                               (f->op == TPU_OP_WR_HOST && (f->flags & TPU_F_SRC_ACC));
             const uint32_t max =
                 f->op == TPU_OP_RD_WEIGHT ? (f->flags & TPU_F_BF16 ? 2 * n : n) : 4 * n;
             if (f->op != TPU_OP_RD_HOST && f->op != TPU_OP_RD_WEIGHT && f->op != TPU_OP_RD_PARAMS &&
-                f->op != TPU_OP_WR_HOST)
+                f->op != TPU_OP_WR_HOST && f->op != TPU_OP_RD_ACC)
                 break;
             switch (rng_below(g->r, 3)) {
             case 0: f->len = 0; return;
@@ -612,22 +671,23 @@ static long emit_bad(gen *g, int code)
 {
     static const uint32_t ub_ops[] = {TPU_OP_RD_HOST, TPU_OP_MATMUL, TPU_OP_ACTIVATE,
                                       TPU_OP_WR_HOST, TPU_OP_ZERO};
-    static const uint32_t acc_ops[] = {TPU_OP_MATMUL, TPU_OP_ACTIVATE, TPU_OP_WR_HOST};
+    static const uint32_t acc_ops[] = {TPU_OP_MATMUL, TPU_OP_ACTIVATE, TPU_OP_WR_HOST,
+                                       TPU_OP_RD_ACC};
     static const uint32_t mem_ops[] = {TPU_OP_RD_HOST, TPU_OP_RD_WEIGHT, TPU_OP_RD_PARAMS,
-                                       TPU_OP_WR_HOST};
+                                       TPU_OP_WR_HOST, TPU_OP_RD_ACC};
     const tpusim_hwcfg *cfg = g->cfg;
     tpu_rng *r = g->r;
     tpusim_fields f;
     switch (code) {
     case TPU_FAULT_ILLEGAL_OPCODE: {
         const uint32_t op =
-            rng_chance(r, 30) ? 0 : TPU_OP_ZERO + 1 + rng_below(r, 0xff - TPU_OP_ZERO);
+            rng_chance(r, 30) ? 0 : TPU_OP_RD_ACC + 1 + rng_below(r, 0xff - TPU_OP_RD_ACC);
         prog_emit(g->p, op, rng_below(r, 256), rng_below(r, 0x10000), (uint32_t)rng_next(r),
                   rng_below(r, 0x100000), rng_below(r, 4096), (uint32_t)rng_next(r));
         return (long)g->p->n - 1;
     }
     case TPU_FAULT_BAD_OPERAND:
-        f = make_valid(g, TPU_OP_RD_HOST + rng_below(r, TPU_OP_ZERO), rng_chance(r, 50));
+        f = make_valid(g, TPU_OP_RD_HOST + rng_below(r, TPU_OP_RD_ACC), rng_chance(r, 50));
         break_operand(g, &f);
         break;
     case TPU_FAULT_UB_RANGE: /* past the end by 1..span rows, or a MATMUL whose stride alone does */
@@ -648,7 +708,7 @@ static long emit_bad(gen *g, int code)
         break;
     case TPU_FAULT_ACC_RANGE: /* past the end by 1..span rows; or a window too tall for ACC */
         do
-            f = make_valid(g, acc_ops[rng_below(r, 3)], 0);
+            f = make_valid(g, acc_ops[rng_below(r, 4)], 0);
         while (f.op == TPU_OP_WR_HOST && !(f.flags & TPU_F_SRC_ACC));
         if (f.op == TPU_OP_ACTIVATE && cfg->acc_rows / 14 + 1001 <= TPU_POOL_PITCH_MASK &&
             rng_chance(r, 30)) {
@@ -663,7 +723,7 @@ static long emit_bad(gen *g, int code)
         }
         break;
     case TPU_FAULT_MEM_RANGE:
-        f = make_valid(g, mem_ops[rng_below(r, 4)], 0);
+        f = make_valid(g, mem_ops[rng_below(r, 5)], 0);
         if (f.rows > 1 && rng_chance(r, 50)) {
             /* 64-bit footprint: a 32-bit sum would wrap back into range */
             f.stride = 0xffffffffu - rng_below(r, 16);

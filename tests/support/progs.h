@@ -86,6 +86,21 @@ void bf16_gemm_program(tpu_prog *p, uint32_t n_arr, const bf16_gemm_desc *d, uin
  * the memory image d was laid out in; c receives m x n fp32 or bf16 bit patterns. */
 void bf16_gemm_reference(const bf16_gemm_desc *d, uint32_t n_arr, const uint8_t *mem, uint32_t *c);
 
+/* RD_ACC (ISA 1.4) on an array of size n_arr <= 16, its memory laid out from base in mem, which
+ * must hold rdacc_bytes(n_arr) bytes from there: R rows X of N fp32 (every one of fp32_edges,
+ * then rng_fp32) and R rows Y (other edge values, or values that meet X's in an add:
+ * rng_fp32_near, cancellation, neighbours, overflow), an int8 tile and two int8 activation rows.
+ * Appends, without a HALT: RD_ACC X then RD_ACC.ACC Y into ACC rows acc.. in int32 (wrapping)
+ * and in fp32 (BF16); the same with len 2N (the columns past it added as +0) and with stride 0
+ * (Y's first row added to every row); a MATMUL.LOAD, an RD_ACC.ACC onto its ACC rows and a
+ * MATMUL.ACC onto the sum (the ACC write port they share, both ways); then WR_HOST.SRC_ACC of every
+ * ACC row used (3R + 2 of them from acc, 4N bytes each) after the inputs. Uses UB rows 0 and 1.
+ * Returns the first byte after the layout. */
+enum { RDACC_R = 8 };
+uint64_t rdacc_bytes(uint32_t n_arr);
+uint64_t rdacc_program(tpu_prog *p, uint32_t n_arr, uint8_t *mem, uint32_t base, uint32_t acc,
+                       tpu_rng *r);
+
 /* B_TILED layout (docs/command-stream.md): a k x n int8 B in tile x tile tiles, tile (kt, nt) at
  * byte (nt * ceil(k/tile) + kt) * tile^2, zero-padded past k and n. gemm_tiled_b_bytes is its
  * size; gemm_tile_b writes row-major b (pitch n) into out in that layout. */
@@ -94,9 +109,10 @@ void gemm_tile_b(const int8_t *b, uint32_t k, uint32_t n, uint32_t tile, int8_t 
 
 /* Appends n_insns random instructions of every opcode and a HALT: MATMULs with UB row steps 0
  * (consecutive) to N and a few up to 255, ACTIVATEs with and without POOL (windows up to 15 x 15,
- * steps and pitches small and large), ZEROs; int8 and bf16 (BF16 on RD_WEIGHT, MATMUL, ACTIVATE
- * and WR_HOST.SRC_ACC) mixed, so that tiles and ACC rows of one type meet instructions of the
- * other too. Operands lie in small windows of UB, ACC and memory
+ * steps and pitches small and large), ZEROs, RD_ACCs (int32 or fp32, written or added, among
+ * the MATMULs on the same ACC rows); int8 and bf16 (BF16 on RD_WEIGHT, MATMUL, ACTIVATE,
+ * WR_HOST.SRC_ACC and RD_ACC) mixed, so that tiles and ACC rows of one type meet instructions of
+ * the other too. Operands lie in small windows of UB, ACC and memory
  * (the first min(mem_size, 2048 + 64 N) bytes) so that instructions often overlap (a strided or
  * pooled range too long for its window lies anywhere), and the weight FIFO is tracked so that it
  * never under- or overflows. With inject set to an error code

@@ -1,8 +1,8 @@
 // test_run.cpp - `tpusim run`, run as a program on packages built here (tpub_save): outputs
 // bit-exact against a C reference of the same quantized arithmetic, batching (padding trimmed,
 // --limit), --input-divide, two segments with a tuple result and copies, the classification
-// extras, the JSON report, the trace, and every error class with its exit code and no output
-// file left behind.
+// extras, the JSON report (an unrolled loop's dot as one layer), the trace, and every error
+// class with its exit code and no output file left behind.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <jansson.h>
@@ -25,6 +25,7 @@
 #include "driver/tpu.h"
 #include "io/npy.h"
 #include "package/tpub.h"
+#include "tests/support/hlo_test.h"
 #include "tests/support/pkg_build.h"
 #include "tests/support/progs.h"
 #include "tests/support/runtime_models.h"
@@ -490,6 +491,38 @@ TEST_F(Run, HostWorkIsReported)
           "\nMACs on the device:        16.7 %  (256 per batch; 1,280 on the host)  most of the "
           "model's MACs run on the host\n"})
         EXPECT_NE(r.out.find(line), std::string::npos) << line << "\nin:\n" << r.out;
+}
+
+TEST_F(Run, AnUnrolledLoopsDotIsOneLayer)
+{
+    // Six trips of h = tanh(h . w) unrolled: six GEMMs named after the body's dot "d", one line
+    // with their iterations in the text report, one layer in the JSON one.
+    std::ofstream(dir / "m.hlo") << hlo_test::scan_hlo(6, 8, 4);
+    std::vector<float> x = random_x(1, 7);
+    x.resize(4 * 8);
+    save_npy(dir / "x.npy", NPY_FLOAT32, {4, 8}, x.data());
+    const std::string tpuc = "'" TPU_BINARY_DIR "/bin/tpuc'" + arg("m.hlo") + "--calibrate" +
+                             arg("x.npy") + "--array " + std::to_string(array_n()) + " --quiet -o" +
+                             arg("m.tpub") + ">/dev/null";
+    ASSERT_EQ(std::system(tpuc.c_str()), 0) << tpuc;
+    const Result r = run(arg("m.tpub") + "--input" + arg("x.npy") + "--json" + arg("r.json"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("\n  name             m x k x n iterations         cycles  MXU util %  "
+                         "cycles/bound\n  d                4 x 8 x 8          6 "),
+              std::string::npos)
+        << r.out;
+    json_error_t jerr;
+    json_t *j = json_load_file(path("r.json").c_str(), 0, &jerr);
+    ASSERT_NE(j, nullptr) << jerr.text;
+    json_t *layers = json_object_get(j, "layers");
+    ASSERT_EQ(json_array_size(layers), 1u);
+    json_t *l = json_array_get(layers, 0);
+    EXPECT_STREQ(json_string_value(json_object_get(l, "name")), "d");
+    EXPECT_EQ(json_integer_value(json_object_get(l, "iterations")), 6);
+    EXPECT_EQ(json_integer_value(json_object_get(l, "submissions")), 6);
+    EXPECT_EQ(json_real_value(json_object_get(l, "cycles_per_batch")),
+              (double)json_integer_value(json_object_get(json_object_get(j, "cycles"), "total")));
+    json_decref(j);
 }
 
 TEST_F(Run, TraceOfTheFirstBatch)

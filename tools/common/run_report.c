@@ -215,7 +215,7 @@ static json_t *summary_json(const run_summary *s)
     json_t *layers = json_array();
     for (uint32_t i = 0; layers && i < s->n_layers; i++) {
         const tpurt_layer *l = &s->layers[i];
-        const int conv = l->kind == TPUB_OP_CONV2D;
+        const int conv = l->kind == TPUB_OP_CONV2D, reduce = l->kind == TPURT_ALL_REDUCE;
         json_t *o = conv ? json_pack("{s:s, s:s, s:I}", "name", l->name, "fused", l->fused,
                                      "segment", (json_int_t)l->segment)
                          : json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "name", l->name,
@@ -224,14 +224,18 @@ static json_t *summary_json(const run_summary *s)
                                      (json_int_t)l->k, "n", (json_int_t)l->n);
         /* A GEMM's keys in the order they always had, then what a convolution adds. */
         json_object_update_new(
-            o, json_pack("{s:o, s:I, s:I, s:I, s:f, s:o, s:o, s:s, s:I}", "flags",
-                         flags_json(l->flags), "macs", (json_int_t)l->macs, "bytes",
-                         (json_int_t)l->bytes, "submissions", (json_int_t)l->submissions,
-                         "cycles_per_batch", (double)l->cycles / batches, "mxu_utilization_percent",
+            o, json_pack("{s:o, s:I, s:I, s:I, s:I, s:f, s:o, s:o, s:s, s:I}", "flags",
+                         flags_json(reduce ? 0 : l->flags), "macs", (json_int_t)l->macs, "bytes",
+                         (json_int_t)l->bytes, "iterations", (json_int_t)l->iterations,
+                         "submissions", (json_int_t)l->submissions, "cycles_per_batch",
+                         (double)l->cycles / batches, "mxu_utilization_percent",
                          cli_json_real(100 * cli_ratio(l->ideal_cycles, (double)l->cycles)),
                          "cycles_over_bound",
                          cli_json_real(cli_ratio((double)l->cycles, l->bound_cycles)), "kind",
-                         conv ? "conv2d" : "gemm", "op", (json_int_t)l->index));
+                         conv     ? "conv2d"
+                         : reduce ? "all-reduce"
+                                  : "gemm",
+                         "op", (json_int_t)l->index));
         if (conv)
             json_object_update_new(o, conv_json(l));
         json_array_append_new(layers, o);
@@ -293,10 +297,13 @@ static void print_fraction(const char *label, uint64_t hits, uint64_t total, con
     printf("\n");
 }
 
-/* The table's shape column: a GEMM's m x k x n, a convolution's input -> output (NHWC). */
+/* The table's shape column: a GEMM's m x k x n, a convolution's input -> output (NHWC), an
+ * all-reduce's replicas x elements. */
 static const char *layer_shape(const tpurt_layer *l, char buf[96])
 {
-    if (l->kind == TPUB_OP_CONV2D)
+    if (l->kind == TPURT_ALL_REDUCE)
+        snprintf(buf, 96, "sum of %u x %u", l->m, l->n);
+    else if (l->kind == TPUB_OP_CONV2D)
         snprintf(buf, 96, "%ux%ux%ux%u -> %ux%ux%ux%u", l->conv->batch, l->conv->h, l->conv->w,
                  l->conv->c, l->conv->batch, l->oh, l->ow, l->conv->cout);
     else
@@ -375,6 +382,7 @@ static void print_summary(const run_summary *s)
     printf(")\n");
 
     int width = 5, shape_width = 20, convs = 0;
+    bool loops = false; /* a column of iterations when a loop's dot sums several */
     for (uint32_t i = 0; i < s->n_layers; i++) {
         char shape[96];
         const int w = (int)strlen(s->layers[i].name);
@@ -382,15 +390,19 @@ static void print_summary(const run_summary *s)
         width = w > width ? w : width;
         shape_width = sw > shape_width ? sw : shape_width;
         convs += s->layers[i].kind == TPUB_OP_CONV2D;
+        loops |= s->layers[i].iterations > 1;
     }
-    printf("layers, per batch:\n  %-*s %*s %14s %11s %13s\n", width, "name", shape_width,
-           "m x k x n", "cycles", "MXU util %", "cycles/bound");
+    printf("layers, per batch:\n  %-*s %*s%*s %14s %11s %13s\n", width, "name", shape_width,
+           "m x k x n", loops ? 11 : 0, loops ? "iterations" : "", "cycles", "MXU util %",
+           "cycles/bound");
     const double batches = (double)pl->batches;
     for (uint32_t i = 0; i < s->n_layers; i++) {
         const tpurt_layer *l = &s->layers[i];
-        char shape[96];
-        printf("  %-*s %*s %14s %11.1f %13.3f\n", width, l->name, shape_width,
-               layer_shape(l, shape), rounded(b1, (double)l->cycles / batches),
+        char shape[96], iterations[32] = "";
+        if (loops)
+            snprintf(iterations, sizeof iterations, " %10u", l->iterations);
+        printf("  %-*s %*s%s %14s %11.1f %13.3f\n", width, l->name, shape_width,
+               layer_shape(l, shape), iterations, rounded(b1, (double)l->cycles / batches),
                100 * cli_ratio(l->ideal_cycles, (double)l->cycles),
                cli_ratio((double)l->cycles, l->bound_cycles));
     }

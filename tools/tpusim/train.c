@@ -307,15 +307,22 @@ static int save_losses(const train_options *o, const float *loss, uint64_t steps
     return cli_commit(files, n, rc);
 }
 
-/* Where a step's work ran: the device's share of its MACs, and the host program's own work
- * (the loss, the element-wise gradient work, the optimizer's update), per step. */
+/* Where a step's work ran: the device's share of its MACs, the all-reduces the cores sum, and
+ * the host program's own work (the loss, the element-wise gradient work, the optimizer's
+ * update), per step. */
 static void print_placement(tpurt *rt, uint64_t steps)
 {
     uint64_t device = 0, host = 0, ops = 0, bytes = 0;
+    char g1[32], g2[32], g3[32], g4[32];
     for (uint32_t i = 0; i < tpurt_n_layers(rt); i++) {
         tpurt_layer l;
         tpurt_get_layer(rt, i, &l); /* i is in range: cannot fail */
         device += l.macs * l.submissions;
+        if (l.kind == TPURT_ALL_REDUCE)
+            printf(CLI_LABEL "'%s', %s elements: %s cycles per step on its %u cores (%s each), "
+                             "%s bytes through the memory port\n",
+                   "all-reduce:", l.name, cli_group(g1, l.n), cli_group(g2, l.cycles / steps), l.m,
+                   cli_group(g3, l.cycles / steps / l.m), cli_group(g4, l.bytes));
     }
     for (uint32_t i = 0; i < tpurt_n_host_ops(rt); i++) {
         tpurt_host_op h;
@@ -324,7 +331,6 @@ static void print_placement(tpurt *rt, uint64_t steps)
         ops += h.count;
         bytes += h.bytes;
     }
-    char g1[32], g2[32], g3[32], g4[32];
     printf(CLI_LABEL "%.1f %% (%s per step; %s on the host)\n",
            "MACs on the device:", 100.0 * cli_ratio((double)device, (double)(device + host)),
            cli_group(g1, device / steps), cli_group(g2, host / steps));
