@@ -375,6 +375,21 @@ TEST_P(Packing, BitExactWithUnpacked)
 
 INSTANTIATE_TEST_SUITE_P(Arrays, Packing, ::testing::Values(4u, 8u, 16u));
 
+// The head of a pooling test's module: the add reducer, then its input of type img (8x8, 6
+// channels): parameter x, or with conv a 3x3 convolution of a 10x10x3 parameter x and ReLU, u.
+std::string pool_input(std::mt19937 &rng, const std::string &img, bool conv)
+{
+    std::string t = "HloModule m\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                    "  ROOT s = f32[] add(a, b)\n}\n\nENTRY main {\n";
+    if (!conv)
+        return t + "  x = " + img + " parameter(0)\n";
+    return t + "  x = f32[2,10,10,3] parameter(0)\n  k = f32[3,3,3,6] constant(" +
+           cnn_hlo::literal(rng, {3, 3, 3, 6}, false, -1, 1) +
+           ")\n  cv = f32[2,8,8,6] convolution(x, k), window={size=3x3}, "
+           "dim_labels=b01f_01io->b01f\n  z = f32[] constant(0)\n  zb = " +
+           img + " broadcast(z), dimensions={}\n  u = " + img + " maximum(cv, zb)\n";
+}
+
 // Average pooling as JAX (flax avg_pool: reduce-window add from 0, divided by the window's size
 // padding included) and PyTorch/XLA (NCHW) spell it, windowed and global, on the input and after
 // a convolution + ReLU: each reduce-window runs on the device as a depthwise convolution with a
@@ -407,20 +422,7 @@ TEST(AvgPool, OnTheDeviceMatchesTheReference)
                     const std::string hw = std::to_string(h) + "," + std::to_string(w);
                     return c.nchw ? "f32[2,6," + hw + "]" : "f32[2," + hw + ",6]";
                 };
-                std::string t = "HloModule m\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] "
-                                "parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\nENTRY main {\n";
-                std::string v = "x";
-                if (c.conv) {
-                    t += "  x = f32[2,10,10,3] parameter(0)\n  k = f32[3,3,3,6] constant(" +
-                         cnn_hlo::literal(rng, {3, 3, 3, 6}, false, -1, 1) +
-                         ")\n  cv = f32[2,8,8,6] convolution(x, k), window={size=3x3}, "
-                         "dim_labels=b01f_01io->b01f\n  z = f32[] constant(0)\n  zb = " +
-                         dims(8, 8) + " broadcast(z), dimensions={}\n  u = " + dims(8, 8) +
-                         " maximum(cv, zb)\n";
-                    v = "u";
-                } else {
-                    t += "  x = " + dims(8, 8) + " parameter(0)\n";
-                }
+                std::string t = pool_input(rng, dims(8, 8), c.conv), v = c.conv ? "u" : "x";
                 const std::string out = dims(c.oh, c.ow);
                 t += "  zero = f32[] constant(0)\n  rw = " + out + " reduce-window(" + v +
                      ", zero), window={" + c.window + "}, to_apply=add\n  size = f32[] constant(" +
@@ -452,19 +454,7 @@ TEST(AvgPool, GlobalMeanOnTheDeviceMatchesTheReference)
                 SCOPED_TRACE(name);
                 std::mt19937 rng(5 + n);
                 const std::string in = c.nchw ? "f32[2,6,8,8]" : "f32[2,8,8,6]";
-                std::string t = "HloModule m\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] "
-                                "parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\nENTRY main {\n";
-                std::string v = "x";
-                if (c.conv) {
-                    t += "  x = f32[2,10,10,3] parameter(0)\n  k = f32[3,3,3,6] constant(" +
-                         cnn_hlo::literal(rng, {3, 3, 3, 6}, false, -1, 1) +
-                         ")\n  cv = f32[2,8,8,6] convolution(x, k), window={size=3x3}, "
-                         "dim_labels=b01f_01io->b01f\n  z = f32[] constant(0)\n  zb = " +
-                         in + " broadcast(z), dimensions={}\n  u = " + in + " maximum(cv, zb)\n";
-                    v = "u";
-                } else {
-                    t += "  x = " + in + " parameter(0)\n";
-                }
+                std::string t = pool_input(rng, in, c.conv), v = c.conv ? "u" : "x";
                 t += "  zero = f32[] constant(0)\n  mean = f32[2,6] reduce(" + v +
                      ", zero), dimensions={" + (c.nchw ? "2,3" : "1,2") +
                      "}, to_apply=add\n  size = f32[] constant(64)\n  sb = f32[2,6] "
